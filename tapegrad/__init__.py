@@ -1,0 +1,29 @@
+"""tapegrad: reverse-mode automatic differentiation on a flat Wengert tape.
+
+The forward pass appends op codes to numpy arrays; a Numba-compiled interpreter sweeps them
+backwards.  See README.md for a tour and ../shared/API.md for the contract.
+"""
+from . import _methods, _graph
+from ._creation import (arange, eye, full, linspace, manual_seed, ones, ones_like, rand, randn,
+                        tensor, zeros, zeros_like)
+from ._ops import (abs_ as abs, add, amax, amin, broadcast_to, clip, concatenate, cos, div, dot,
+                   exp, expand_dims, expm1, leaky_relu, log, log1p, log_softmax, logsumexp,
+                   matmul, maximum, mean, minimum, mul, neg, power, prod, relu, reshape,
+                   sigmoid, sin, softmax, sqrt, squeeze, stack, sub, sum, tan, tanh, transpose,
+                   where)
+from ._tape import Tape, current_tape
+from ._tensor import Tensor
+from . import autograd
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .testing import gradcheck
+
+_methods.attach()
+
+pow = power  # noqa: A001 - PyTorch's name
+clamp = clip
+max = amax  # noqa: A001
+min = amin  # noqa: A001
+unsqueeze = expand_dims
+float64 = "float64"
+
+__version__ = "0.1.0"

@@ -1,0 +1,117 @@
+"""Views of the tape that look like PyTorch's graph objects, built on demand from tape rows."""
+from . import _tape as T
+from ._tensor import Tensor
+
+# op name -> PyTorch-style backward name
+_TORCH_NAMES = {
+    "NEG": "Neg", "EXP": "Exp", "LOG": "Log", "LOG1P": "Log1p", "EXPM1": "Expm1",
+    "SQRT": "Sqrt", "SIN": "Sin", "COS": "Cos", "TAN": "Tan", "TANH": "Tanh",
+    "SIGMOID": "Sigmoid", "RELU": "Relu", "ABS": "Abs", "LEAKY_RELU": "LeakyRelu",
+    "ADDS": "Add", "MULS": "Mul", "RSUBS": "Rsub", "RDIVS": "Div", "POWS": "Pow",
+    "RPOWS": "Pow", "CLIP": "Clamp", "ADD": "Add", "SUB": "Sub", "MUL": "Mul", "DIV": "Div",
+    "POW": "Pow", "MAXIMUM": "Maximum", "MINIMUM": "Minimum", "WHERE": "Where",
+    "VIEW": "View", "RESHAPE": "Reshape", "SUM": "Sum", "PROD": "Prod", "AMAX": "Amax",
+    "AMIN": "Amin", "MATMUL": "Mm", "CONCAT": "Cat", "GATHER": "Index", "SETITEM": "IndexPut",
+    "CUSTOM": "Custom", "FREED": "Freed",
+}
+
+
+def operand_rows(t, row):
+    """Rows that ``row`` reads, derived from its op code and parameters."""
+    code = t.op(row)
+    if code == 40:  # CONCAT keeps its inputs in ipool
+        p = int(t.ip[row])
+        k = int(t.ipool[p + 2])
+        return [int(r) for r in t.ipool[p + 3:p + 3 + k]]
+    if code == T.CUSTOM:
+        return list(t.extras[row].input_rows)
+    return [r for r in t.operands(row) if r >= 0]
+
+
+class Node:
+    """``grad_fn`` of a non-leaf tensor: a view of one tape row."""
+
+    __slots__ = ("tape", "row")
+
+    def __init__(self, tape, row):
+        self.tape = tape
+        self.row = row
+
+    def _check(self):
+        if not self.tape.alive:
+            raise RuntimeError("this grad_fn belongs to a graph that was freed by backward()")
+
+    def name(self):
+        self._check()
+        t = self.tape
+        code = t.op(self.row)
+        if code == T.CUSTOM:
+            return t.extras[self.row].name
+        return _TORCH_NAMES.get(T._OP_NAMES[code], T._OP_NAMES[code].title()) + "Backward0"
+
+    @property
+    def next_functions(self):
+        self._check()
+        t = self.tape
+        out = []
+        for r in operand_rows(t, self.row):
+            code = t.op(r)
+            if code == T.LEAF:
+                out.append((AccumulateGrad(t.handles[r]), 0))
+            elif code == T.CONST or not t.rg[r]:
+                out.append((None, 0))
+            else:
+                out.append((Node(t, r), 0))
+        return tuple(out)
+
+    def __eq__(self, other):
+        return isinstance(other, Node) and other.tape is self.tape and other.row == self.row
+
+    def __hash__(self):
+        return hash((id(self.tape), self.row))
+
+    def __repr__(self):
+        return f"<{self.name()} object (tape row {self.row})>"
+
+
+class AccumulateGrad:
+    """The sink of a leaf in ``next_functions``."""
+
+    def __init__(self, variable):
+        self.variable = variable
+        self.next_functions = ()
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self):
+        return "<AccumulateGrad object>"
+
+
+def grad_fn(self):
+    if self._leaf or not self._rg or self._tape is None or not self._tape.alive:
+        return None
+    return Node(self._tape, self._row)
+
+
+def retain_grad(self):
+    if self._leaf:
+        return
+    t = self._tape
+    if t is None or not t.alive:
+        raise RuntimeError("retain_grad() on a tensor whose graph was already freed")
+    t.extras.setdefault("retain", []).append(self._row)
+
+
+def register_hook(self, hook):
+    """Call ``hook(grad)`` when this leaf's gradient is computed; it may return a new grad."""
+    if not self._rg:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self._meta is None:
+        self._meta = {}
+    self._meta.setdefault("hooks", []).append(hook)
+    return hook
+
+
+Tensor.grad_fn = property(grad_fn)
+Tensor.retain_grad = retain_grad

@@ -1,0 +1,366 @@
+"""Compiled tape interpreters: every ``@njit`` function of tapegrad lives here.
+
+Numba's on-disk cache is keyed on *this file's* content only, so op codes are written here as
+literals (``if o == 27:  # MUL``) rather than imported.  ``KERNEL_OPS`` lists the op names by
+code; ``_ops.py`` checks at import that its table agrees with it and that every op has a
+branch below (see ``kernel_branches``), so the Python side and the kernels cannot drift apart.
+
+Tape layout (one row per value, row index == slot):
+  code[i]  int64   op | (a + 1) << 8 | (b + 1) << 36: the op code (position in KERNEL_OPS) and
+                   the operand rows a, b (-1 when unused), packed so recording writes one word
+  ip[i]    int64   start of this op's integer parameters in ``ipool``
+  fp[i]    float64 scalar parameter (constant, exponent, slope, clip low)
+  voff[i]  int64   offset of the value in ``val``/``adj``; size is voff[i+1] - voff[i]
+  rg[i]    int8    1 when the row needs a gradient
+  state[i] int8    bit 1: reached by the current sweep; bit 2: freed by an earlier backward
+"""
+import numpy as np
+from numba import njit
+
+KERNEL_OPS = (
+    "LEAF", "CONST", "FREED", "CUSTOM",
+    "NEG", "EXP", "LOG", "LOG1P", "EXPM1", "SQRT", "SIN", "COS", "TAN", "TANH",
+    "SIGMOID", "RELU", "ABS", "LEAKY_RELU",
+    "ADDS", "MULS", "RSUBS", "RDIVS", "POWS", "RPOWS", "CLIP",
+    "ADD", "SUB", "MUL", "DIV", "POW", "MAXIMUM", "MINIMUM", "WHERE",
+    "VIEW", "RESHAPE", "SUM", "PROD", "AMAX", "AMIN", "MATMUL", "CONCAT", "GATHER",
+    "SETITEM", "GUARD",
+)
+
+# Sweep results: (status, row)
+DONE = 0          # swept everything
+HIT_FREED = 1     # reached a row whose graph was freed by an earlier backward
+HIT_CUSTOM = 2    # reached a custom Function: Python runs it, then resumes below it
+BAD_OP = 3        # unknown op code (never silently skipped)
+
+
+@njit(cache=True)
+def strided_offsets(ipool, p, ndim, base):
+    """Flat offsets base + sum(idx[d] * stride[d]) for every multi-index idx (C order) of the
+    shape ipool[p:p+ndim] with strides ipool[p+ndim:p+2*ndim]."""
+    n = 1
+    for d in range(ndim):
+        n *= ipool[p + d]
+    out = np.empty(n, np.int64)
+    if n == 0:
+        return out
+    idx = np.zeros(max(ndim, 1), np.int64)
+    cur = base
+    for j in range(n):
+        out[j] = cur
+        d = ndim - 1
+        while d >= 0:
+            idx[d] += 1
+            cur += ipool[p + ndim + d]
+            if idx[d] < ipool[p + d]:
+                break
+            cur -= ipool[p + ndim + d] * idx[d]
+            idx[d] = 0
+            d -= 1
+    return out
+
+
+@njit(cache=True)
+def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, bottom):
+    """Reverse sweep over rows top..bottom, accumulating adjoints of reached rows.
+
+    Stops early (returning the row) at a custom op or a freed row so Python can act."""
+    i = top
+    while i >= bottom:
+        s = state[i]
+        if (s & 1) == 0:
+            i -= 1
+            continue
+        w = code[i]
+        o = w & 255
+        if o <= 1:  # LEAF, CONST: nothing below them
+            i -= 1
+            continue
+        if (s & 2) != 0 or o == 2:  # freed row, FREED placeholder
+            return HIT_FREED, i
+        if o == 3:  # CUSTOM
+            return HIT_CUSTOM, i
+        lo = voff[i]
+        n = voff[i + 1] - lo
+        ra = ((w >> 8) & 0xFFFFFFF) - 1
+        rb = (w >> 36) - 1
+        if o <= 24:
+            # ---- unary elementwise: adj[a] += adj[out] * d out / d a ----
+            if rg[ra] == 0:
+                i -= 1
+                continue
+            state[ra] |= 1
+            pa = voff[ra]
+            c = fp[i]
+            if o == 4:  # NEG
+                for j in range(n):
+                    adj[pa + j] -= adj[lo + j]
+            elif o == 5:  # EXP
+                for j in range(n):
+                    adj[pa + j] += adj[lo + j] * val[lo + j]
+            elif o == 6:  # LOG
+                for j in range(n):
+                    adj[pa + j] += adj[lo + j] / val[pa + j]
+            elif o == 7:  # LOG1P
+                for j in range(n):
+                    adj[pa + j] += adj[lo + j] / (1.0 + val[pa + j])
+            elif o == 8:  # EXPM1
+                for j in range(n):
+                    adj[pa + j] += adj[lo + j] * (val[lo + j] + 1.0)
+            elif o == 9:  # SQRT
+                for j in range(n):
+                    adj[pa + j] += adj[lo + j] * 0.5 / val[lo + j]
+            elif o == 10:  # SIN
+                for j in range(n):
+                    adj[pa + j] += adj[lo + j] * np.cos(val[pa + j])
+            elif o == 11:  # COS
+                for j in range(n):
+                    adj[pa + j] -= adj[lo + j] * np.sin(val[pa + j])
+            elif o == 12:  # TAN
+                for j in range(n):
+                    t = val[lo + j]
+                    adj[pa + j] += adj[lo + j] * (1.0 + t * t)
+            elif o == 13:  # TANH
+                for j in range(n):
+                    t = val[lo + j]
+                    adj[pa + j] += adj[lo + j] * (1.0 - t * t)
+            elif o == 14:  # SIGMOID
+                for j in range(n):
+                    t = val[lo + j]
+                    adj[pa + j] += adj[lo + j] * t * (1.0 - t)
+            elif o == 15:  # RELU
+                for j in range(n):
+                    if val[pa + j] > 0.0:
+                        adj[pa + j] += adj[lo + j]
+            elif o == 16:  # ABS
+                for j in range(n):
+                    x = val[pa + j]
+                    if x > 0.0:
+                        adj[pa + j] += adj[lo + j]
+                    elif x < 0.0:
+                        adj[pa + j] -= adj[lo + j]
+                    elif x != x:
+                        adj[pa + j] += x
+            elif o == 17:  # LEAKY_RELU
+                for j in range(n):
+                    if val[pa + j] > 0.0:
+                        adj[pa + j] += adj[lo + j]
+                    else:
+                        adj[pa + j] += adj[lo + j] * c
+            elif o == 18:  # ADDS
+                for j in range(n):
+                    adj[pa + j] += adj[lo + j]
+            elif o == 19:  # MULS
+                for j in range(n):
+                    adj[pa + j] += adj[lo + j] * c
+            elif o == 20:  # RSUBS
+                for j in range(n):
+                    adj[pa + j] -= adj[lo + j]
+            elif o == 21:  # RDIVS
+                for j in range(n):
+                    x = val[pa + j]
+                    adj[pa + j] -= adj[lo + j] * c / (x * x)
+            elif o == 22:  # POWS
+                if c != 0.0:
+                    for j in range(n):
+                        adj[pa + j] += adj[lo + j] * c * val[pa + j] ** (c - 1.0)
+            elif o == 23:  # RPOWS
+                lc = np.log(c)
+                for j in range(n):
+                    adj[pa + j] += adj[lo + j] * val[lo + j] * lc
+            elif o == 24:  # CLIP
+                hi = fpool[ip[i]]
+                for j in range(n):
+                    x = val[pa + j]
+                    if x >= c and x <= hi:
+                        adj[pa + j] += adj[lo + j]
+            else:
+                return BAD_OP, i
+        elif o <= 32:
+            # ---- binary elementwise on equal shapes (broadcasting is an explicit VIEW row) ----
+            pa = voff[ra]
+            pb = voff[rb]
+            ga = rg[ra] != 0
+            gb = rg[rb] != 0
+            if ga:
+                state[ra] |= 1
+            if gb:
+                state[rb] |= 1
+            if o == 25:  # ADD
+                for j in range(n):
+                    g = adj[lo + j]
+                    if ga:
+                        adj[pa + j] += g
+                    if gb:
+                        adj[pb + j] += g
+            elif o == 26:  # SUB
+                for j in range(n):
+                    g = adj[lo + j]
+                    if ga:
+                        adj[pa + j] += g
+                    if gb:
+                        adj[pb + j] -= g
+            elif o == 27:  # MUL
+                for j in range(n):
+                    g = adj[lo + j]
+                    if ga:
+                        adj[pa + j] += g * val[pb + j]
+                    if gb:
+                        adj[pb + j] += g * val[pa + j]
+            elif o == 28:  # DIV
+                for j in range(n):
+                    g = adj[lo + j] / val[pb + j]
+                    if ga:
+                        adj[pa + j] += g
+                    if gb:
+                        adj[pb + j] -= g * val[lo + j]
+            elif o == 29:  # POW
+                for j in range(n):
+                    g = adj[lo + j]
+                    x = val[pa + j]
+                    y = val[pb + j]
+                    if ga and y != 0.0:
+                        adj[pa + j] += g * y * x ** (y - 1.0)
+                    if gb and not (x == 0.0 and y >= 0.0):
+                        adj[pb + j] += g * val[lo + j] * np.log(x)
+            elif o == 30 or o == 31:  # MAXIMUM, MINIMUM: ties split the gradient evenly
+                for j in range(n):
+                    g = adj[lo + j]
+                    x = val[pa + j]
+                    y = val[pb + j]
+                    if x == y:
+                        wa = 0.5
+                    elif (x > y) == (o == 30):
+                        wa = 1.0
+                    else:
+                        wa = 0.0
+                    if ga:
+                        adj[pa + j] += g * wa
+                    if gb:
+                        adj[pb + j] += g * (1.0 - wa)
+            elif o == 32:  # WHERE: ipool[ip] is the row of the 0/1 condition
+                pc = voff[ipool[ip[i]]]
+                for j in range(n):
+                    g = adj[lo + j]
+                    if val[pc + j] != 0.0:
+                        if ga:
+                            adj[pa + j] += g
+                    elif gb:
+                        adj[pb + j] += g
+            else:
+                return BAD_OP, i
+        else:
+            # ---- structural ops: hand-written backward each ----
+            p = ip[i]
+            if o == 43:  # GUARD: records a branch decision; no gradient
+                i -= 1
+                continue
+            if o == 40:  # CONCAT: outer, inner, k, rows[k], lens[k]
+                outer = ipool[p]
+                inner = ipool[p + 1]
+                k = ipool[p + 2]
+                width = 0
+                for t in range(k):
+                    width += ipool[p + 3 + k + t] * inner
+                start = 0
+                for t in range(k):
+                    r = ipool[p + 3 + t]
+                    w = ipool[p + 3 + k + t] * inner
+                    if rg[r] != 0:
+                        state[r] |= 1
+                        pr = voff[r]
+                        for u in range(outer):
+                            for v in range(w):
+                                adj[pr + u * w + v] += adj[lo + u * width + start + v]
+                    start += w
+                i -= 1
+                continue
+            if rg[ra] == 0 and (rb < 0 or rg[rb] == 0):
+                i -= 1
+                continue
+            pa = voff[ra]
+            if o == 33:  # VIEW: ndim, shape[ndim], strides[ndim], base (over the output)
+                nd = ipool[p]
+                offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
+                state[ra] |= 1
+                for j in range(n):
+                    adj[pa + offs[j]] += adj[lo + j]
+            elif o == 34:  # RESHAPE
+                state[ra] |= 1
+                for j in range(n):
+                    adj[pa + j] += adj[lo + j]
+            elif o >= 35 and o <= 38:  # SUM PROD AMAX AMIN: ndim, in-shape, out-strides
+                nd = ipool[p]
+                offs = strided_offsets(ipool, p + 1, nd, 0)
+                m = offs.shape[0]
+                state[ra] |= 1
+                if o == 35:  # SUM
+                    for j in range(m):
+                        adj[pa + j] += adj[lo + offs[j]]
+                elif o == 36:  # PROD: exact with zeros
+                    zc = np.zeros(n, np.int64)
+                    pnz = np.ones(n)
+                    for j in range(m):
+                        x = val[pa + j]
+                        if x == 0.0:
+                            zc[offs[j]] += 1
+                        else:
+                            pnz[offs[j]] *= x
+                    for j in range(m):
+                        q = offs[j]
+                        x = val[pa + j]
+                        if zc[q] == 0:
+                            adj[pa + j] += adj[lo + q] * pnz[q] / x
+                        elif zc[q] == 1 and x == 0.0:
+                            adj[pa + j] += adj[lo + q] * pnz[q]
+                else:  # AMAX / AMIN: ties share the gradient evenly
+                    cnt = np.zeros(n)
+                    for j in range(m):
+                        if val[pa + j] == val[lo + offs[j]]:
+                            cnt[offs[j]] += 1.0
+                    for j in range(m):
+                        q = offs[j]
+                        if val[pa + j] == val[lo + q]:
+                            adj[pa + j] += adj[lo + q] / cnt[q]
+            elif o == 39:  # MATMUL: batch, m, k, n
+                nb = ipool[p]
+                mm = ipool[p + 1]
+                kk = ipool[p + 2]
+                nn = ipool[p + 3]
+                pb = voff[rb]
+                for t in range(nb):
+                    G = adj[lo + t * mm * nn:lo + (t + 1) * mm * nn].reshape(mm, nn)
+                    if rg[ra] != 0:
+                        Bt = val[pb + t * kk * nn:pb + (t + 1) * kk * nn].reshape(kk, nn)
+                        ga2 = adj[pa + t * mm * kk:pa + (t + 1) * mm * kk].reshape(mm, kk)
+                        ga2 += np.dot(G, Bt.T)
+                    if rg[rb] != 0:
+                        At = val[pa + t * mm * kk:pa + (t + 1) * mm * kk].reshape(mm, kk)
+                        gb2 = adj[pb + t * kk * nn:pb + (t + 1) * kk * nn].reshape(kk, nn)
+                        gb2 += np.dot(At.T, G)
+                if rg[ra] != 0:
+                    state[ra] |= 1
+                if rg[rb] != 0:
+                    state[rb] |= 1
+            elif o == 41:  # GATHER: m, idx[m]; repeated indices accumulate
+                state[ra] |= 1
+                for j in range(n):
+                    adj[pa + ipool[p + 1 + j]] += adj[lo + j]
+            elif o == 42:  # SETITEM: out = a; out[idx] = b.  m, idx[m]
+                m = ipool[p]
+                if rg[ra] != 0:
+                    state[ra] |= 1
+                    keep = np.ones(n)
+                    for j in range(m):
+                        keep[ipool[p + 1 + j]] = 0.0
+                    for j in range(n):
+                        adj[pa + j] += adj[lo + j] * keep[j]
+                if rg[rb] != 0:
+                    state[rb] |= 1
+                    pb = voff[rb]
+                    for j in range(m):
+                        adj[pb + j] += adj[lo + ipool[p + 1 + j]]
+            else:
+                return BAD_OP, i
+        i -= 1
+    return DONE, -1

@@ -1,0 +1,318 @@
+"""Operators and methods of Tensor, each a thin call into ``_ops``.
+
+Kept apart from ``_tensor.py`` so the handle stays small; ``attach()`` runs once at import.
+"""
+import numpy as np
+
+from . import _ops as O
+from ._tensor import STATE, Tensor
+
+
+def _is_num(y):
+    c = y.__class__
+    return c is float or c is int
+
+
+def _add(self, other):
+    if other.__class__ is Tensor and self._v.__class__ is float and other._v.__class__ is float:
+        return O.record_binary(self, other, 25, self._v + other._v)
+    if _is_num(other):  # hot path for scalar chains
+        v = self._v
+        c = float(other)
+        return O.record_unary(self, 18, v + c, c)
+    return O.add(self, other)
+
+
+def _mul(self, other):
+    if other.__class__ is Tensor and self._v.__class__ is float and other._v.__class__ is float:
+        return O.record_binary(self, other, 27, self._v * other._v)
+    if _is_num(other):
+        c = float(other)
+        return O.record_unary(self, 19, self._v * c, c)
+    return O.mul(self, other)
+
+
+def _axis(axis, dim):
+    if dim is not None:
+        if axis is not None:
+            raise TypeError("give axis= or dim=, not both")
+        return dim
+    return axis
+
+
+def _reduction(fn):
+    def method(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        if keepdim is not None:
+            keepdims = keepdim
+        return fn(self, _axis(axis, dim), keepdims)
+    method.__name__ = fn.__name__
+    return method
+
+
+def _transpose(self, *axes):
+    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        axes = tuple(axes[0])
+    if not axes:
+        return O.transpose(self)
+    if len(axes) == 2 and self.ndim != 2:
+        return O.swapaxes(self, *axes)
+    if len(axes) == 2 and self.ndim == 2 and sorted(a % 2 for a in axes) == [0, 1]:
+        return O.transpose(self, (1, 0)) if axes[0] % 2 != axes[1] % 2 else O.transpose(self)
+    return O.transpose(self, axes)
+
+
+def _reshape(self, *shape):
+    return O.reshape(self, *shape)
+
+
+def _check_inplace(self, opname):
+    if self._leaf and self._rg and STATE.enabled:
+        raise RuntimeError(
+            f"a leaf Variable that requires grad is being used in an in-place operation "
+            f"({opname} on shape {self.shape}); wrap the update in `with tg.no_grad():`")
+
+
+def _inplace(fn, opname):
+    """In-place update: a leaf under no_grad changes its value; a graph tensor takes the new row."""
+    def method(self, other):
+        _check_inplace(self, opname)
+        if not STATE.enabled or not (self._rg or (isinstance(other, Tensor) and other._rg)):
+            new = fn(self.detach(), other.detach() if isinstance(other, Tensor) else other)
+            _set_value(self, new._v)
+            return self
+        _swap_in(self, fn(self, other))
+        return self
+    method.__name__ = opname
+    return method
+
+
+def _set_value(self, v):
+    old = self._v
+    if old.__class__ is not float and v.__class__ is not float and old.shape == v.shape \
+            and old.dtype == v.dtype:
+        old[...] = v
+    else:
+        if old.__class__ is not float and np.shape(v) != old.shape:
+            raise RuntimeError(f"in-place update changes shape {old.shape} to {np.shape(v)}; "
+                               "in-place ops cannot broadcast the destination")
+        self._v = v if old.__class__ is float or v.__class__ is not float else \
+            np.asarray(v, dtype=old.dtype)
+    bump_version(self)
+    self._invalidate()
+
+
+def bump_version(self):
+    meta = self._meta
+    if meta is None:
+        meta = self._meta = {}
+    meta["version"] = meta.get("version", 0) + 1
+
+
+def _swap_in(self, new):
+    """Make ``self`` the handle of ``new``'s row (in-place op on a graph tensor)."""
+    if new.shape != self.shape:
+        raise RuntimeError(f"in-place update changes shape {self.shape} to {new.shape}; "
+                           "in-place ops cannot broadcast the destination")
+    bump_version(self)
+    self._v = new._v
+    self._tape = new._tape
+    self._row = new._row
+    self._rg = new._rg
+    self._leaf = new._leaf
+    if new._tape is not None and new._row >= 0:
+        new._tape.handles[new._row] = self
+
+
+def _setitem(self, key, value):
+    _check_inplace(self, "__setitem__")
+    if not STATE.enabled or not (self._rg or (isinstance(value, Tensor) and value._rg)):
+        new = O.setitem(self.detach(), key, value.detach() if isinstance(value, Tensor)
+                        else value)
+        _set_value(self, new._v)
+        return
+    _swap_in(self, O.setitem(self, key, value))
+
+
+def _compare(ufunc, name):
+    def method(self, other):
+        from ._tensor import GUARD_HOOK
+        ov = other._v if isinstance(other, Tensor) else other
+        out = ufunc(np.asarray(self._v), np.asarray(ov) if not np.isscalar(ov) else ov)
+        res = Tensor._const(np.asarray(out))
+        hook = GUARD_HOOK[0]
+        if hook is not None:
+            hook(self, name, other, res)
+        return res
+    method.__name__ = name
+    return method
+
+
+def _zero_(self):
+    with_grad = STATE.enabled and self._rg and self._leaf
+    if with_grad:
+        _check_inplace(self, "zero_")
+    v = self._v
+    _set_value(self, 0.0 if v.__class__ is float else np.zeros_like(v))
+    return self
+
+
+def _rpow(self, other):
+    return O.power(other, self)
+
+
+def _max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    if isinstance(axis, Tensor):
+        return O.maximum(self, axis)
+    if keepdim is not None:
+        keepdims = keepdim
+    return O.amax(self, _axis(axis, dim), keepdims)
+
+
+def _min(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    if isinstance(axis, Tensor):
+        return O.minimum(self, axis)
+    if keepdim is not None:
+        keepdims = keepdim
+    return O.amin(self, _axis(axis, dim), keepdims)
+
+
+def _argmax(self, axis=None, *, dim=None):
+    return Tensor._const(np.asarray(np.argmax(np.asarray(self._v), _axis(axis, dim))))
+
+
+def _argmin(self, axis=None, *, dim=None):
+    return Tensor._const(np.asarray(np.argmin(np.asarray(self._v), _axis(axis, dim))))
+
+
+def _std(self, axis=None, keepdims=False, ddof=0, *, dim=None):
+    return O.sqrt(O.var(self, _axis(axis, dim), keepdims, ddof))
+
+
+def _var(self, axis=None, keepdims=False, ddof=0, *, dim=None):
+    return O.var(self, _axis(axis, dim), keepdims, ddof)
+
+
+def _softmax(self, axis=-1, *, dim=None):
+    return O.softmax(self, _axis(axis, dim) if dim is not None else axis)
+
+
+def _log_softmax(self, axis=-1, *, dim=None):
+    return O.log_softmax(self, _axis(axis, dim) if dim is not None else axis)
+
+
+def _logsumexp(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    if keepdim is not None:
+        keepdims = keepdim
+    return O.logsumexp(self, _axis(axis, dim), keepdims)
+
+
+def _unsqueeze(self, dim):
+    return O.expand_dims(self, dim)
+
+
+def _squeeze(self, axis=None, *, dim=None):
+    return O.squeeze(self, _axis(axis, dim))
+
+
+def _flatten(self):
+    return O.reshape(self, (-1,))
+
+
+def _expand(self, *shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    shape = tuple(self.shape[i - (len(shape) - self.ndim)] if s == -1 else s
+                  for i, s in enumerate(shape))
+    return O.broadcast_to(self, shape)
+
+
+def _permute(self, *dims):
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    return O.transpose(self, dims)
+
+
+def _clip(self, min=None, max=None):  # noqa: A002 - PyTorch's names
+    return O.clip(self, min, max)
+
+
+def _clamp_(self, min=None, max=None):  # noqa: A002
+    return _inplace(lambda s, _: O.clip(s, min, max), "clamp_")(self, None)
+
+
+def _pos(self):
+    return self
+
+
+def attach():
+    M = Tensor
+    M.__add__ = _add
+    M.__radd__ = _add
+    M.__sub__ = O.sub
+    M.__rsub__ = lambda s, o: O.sub(o, s)
+    M.__mul__ = _mul
+    M.__rmul__ = _mul
+    M.__truediv__ = O.div
+    M.__rtruediv__ = lambda s, o: O.div(o, s)
+    M.__pow__ = lambda s, o: O.power(s, o)
+    M.__rpow__ = _rpow
+    M.__matmul__ = lambda s, o: O.matmul(s, o)
+    M.__rmatmul__ = lambda s, o: O.matmul(o, s)
+    M.__neg__ = O.neg
+    M.__pos__ = _pos
+    M.__abs__ = O.abs_
+    M.__getitem__ = O.getitem
+    M.__setitem__ = _setitem
+    for name, uf in (("__lt__", np.less), ("__le__", np.less_equal), ("__gt__", np.greater),
+                     ("__ge__", np.greater_equal), ("__eq__", np.equal),
+                     ("__ne__", np.not_equal)):
+        setattr(M, name, _compare(uf, name))
+    M.__iadd__ = M.add_ = _inplace(O.add, "add_")
+    M.__isub__ = M.sub_ = _inplace(O.sub, "sub_")
+    M.__imul__ = M.mul_ = _inplace(O.mul, "mul_")
+    M.__itruediv__ = M.div_ = _inplace(O.div, "div_")
+    M.clamp_ = _clamp_
+    M.zero_ = _zero_
+    for name in ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh",
+                 "sigmoid", "relu"):
+        setattr(M, name, getattr(O, name))
+    M.abs = O.abs_
+    M.neg = O.neg
+    M.sum = _reduction(O.sum)
+    M.mean = _reduction(O.mean)
+    M.prod = _reduction(O.prod)
+    M.max = _max
+    M.min = _min
+    M.amax = _reduction(O.amax)
+    M.amin = _reduction(O.amin)
+    M.argmax = _argmax
+    M.argmin = _argmin
+    M.var = _var
+    M.std = _std
+    M.logsumexp = _logsumexp
+    M.softmax = _softmax
+    M.log_softmax = _log_softmax
+    M.reshape = _reshape
+    M.view = _reshape
+    M.transpose = _transpose
+    M.permute = _permute
+    M.T = property(lambda s: O.transpose(s))
+    M.squeeze = _squeeze
+    M.unsqueeze = _unsqueeze
+    M.expand_dims = _unsqueeze
+    M.flatten = _flatten
+    M.ravel = _flatten
+    M.expand = _expand
+    M.broadcast_to = lambda s, shape: O.broadcast_to(s, shape)
+    M.clip = _clip
+    M.clamp = _clip
+    M.pow = lambda s, o: O.power(s, o)
+    M.matmul = lambda s, o: O.matmul(s, o)
+    M.dot = lambda s, o: O.dot(s, o)
+    M.maximum = lambda s, o: O.maximum(s, o)
+    M.minimum = lambda s, o: O.minimum(s, o)
+    M.leaky_relu = O.leaky_relu
+    M.add = lambda s, o: O.add(s, o)
+    M.sub = lambda s, o: O.sub(s, o)
+    M.mul = lambda s, o: O.mul(s, o)
+    M.div = lambda s, o: O.div(s, o)

@@ -1,0 +1,697 @@
+"""The op table and the differentiable functions built from it.
+
+Each op is one ``Op`` row: its code is its position in ``_kernels.KERNEL_OPS`` (checked at
+import), its NumPy forward, and the test metadata the gradcheck suite is parametrised from
+(``domain``: where inputs are sampled).  Elementwise functions are generated from their rows;
+structural ops (reductions, views, matmul, concatenate, indexing) are written out below.
+"""
+import math
+import re
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+
+from . import _kernels as K
+from . import _tape as T
+from ._tensor import (STATE, Tensor, record, record_binary, record_unary, result, row_of,
+                      tape_for, value_of, needs_grad)
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    kind: str                          # "unary", "scalar", "binary", "structural", "internal"
+    np_fwd: Optional[Callable] = None  # numpy forward on values
+    math_fwd: Optional[Callable] = None  # fast forward on Python floats (0-d tensors)
+    domain: tuple = (-2.0, 2.0)        # test inputs are drawn from here
+    smooth_away_from: tuple = ()       # test inputs keep clear of these kinks
+
+
+def _sigmoid(v):
+    return 0.5 * (np.tanh(0.5 * v) + 1.0)
+
+
+def _msigmoid(v):
+    return 0.5 * (math.tanh(0.5 * v) + 1.0)
+
+
+def _safe(f, g):
+    """A float forward that falls back to numpy's IEEE result (inf/nan) instead of raising."""
+    def fwd(v):
+        try:
+            return f(v)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            with np.errstate(all="ignore"):
+                return float(g(np.float64(v)))
+    return fwd
+
+
+OPS = [
+    Op("LEAF", "internal"), Op("CONST", "internal"), Op("FREED", "internal"),
+    Op("CUSTOM", "internal"),
+    Op("NEG", "unary", np.negative, lambda v: -v),
+    Op("EXP", "unary", np.exp, _safe(math.exp, np.exp)),
+    Op("LOG", "unary", np.log, _safe(math.log, np.log), domain=(0.2, 3.0)),
+    Op("LOG1P", "unary", np.log1p, _safe(math.log1p, np.log1p), domain=(-0.7, 2.0)),
+    Op("EXPM1", "unary", np.expm1, _safe(math.expm1, np.expm1)),
+    Op("SQRT", "unary", np.sqrt, _safe(math.sqrt, np.sqrt), domain=(0.2, 3.0)),
+    Op("SIN", "unary", np.sin, _safe(math.sin, np.sin)),
+    Op("COS", "unary", np.cos, _safe(math.cos, np.cos)),
+    Op("TAN", "unary", np.tan, _safe(math.tan, np.tan), domain=(-1.2, 1.2)),
+    Op("TANH", "unary", np.tanh, math.tanh),
+    Op("SIGMOID", "unary", _sigmoid, _msigmoid),
+    Op("RELU", "unary", lambda v: np.maximum(v, 0.0), lambda v: v if v > 0.0 else 0.0,
+       smooth_away_from=(0.0,)),
+    Op("ABS", "unary", np.abs, abs, smooth_away_from=(0.0,)),
+    Op("LEAKY_RELU", "scalar", smooth_away_from=(0.0,)),
+    Op("ADDS", "scalar"), Op("MULS", "scalar"), Op("RSUBS", "scalar"), Op("RDIVS", "scalar",
+                                                                          domain=(0.3, 2.0)),
+    Op("POWS", "scalar", domain=(0.3, 2.0)), Op("RPOWS", "scalar"),
+    Op("CLIP", "scalar", smooth_away_from=(-0.5, 0.5)),
+    Op("ADD", "binary", np.add), Op("SUB", "binary", np.subtract),
+    Op("MUL", "binary", np.multiply), Op("DIV", "binary", np.divide, domain=(0.3, 2.0)),
+    Op("POW", "binary", np.power, domain=(0.3, 2.0)),
+    Op("MAXIMUM", "binary", np.maximum), Op("MINIMUM", "binary", np.minimum),
+    Op("WHERE", "structural"),
+    Op("VIEW", "structural"), Op("RESHAPE", "structural"), Op("SUM", "structural"),
+    Op("PROD", "structural"), Op("AMAX", "structural"), Op("AMIN", "structural"),
+    Op("MATMUL", "structural"), Op("CONCAT", "structural"), Op("GATHER", "structural"),
+    Op("SETITEM", "structural"), Op("GUARD", "internal"),
+]
+CODE = {op.name: i for i, op in enumerate(OPS)}
+BY_CODE = OPS
+
+
+def _check_table_matches_kernels():
+    """The op table, KERNEL_OPS and the kernel's literal branches must agree, row for row."""
+    names = tuple(op.name for op in OPS)
+    if names != K.KERNEL_OPS:
+        raise ImportError(f"tapegrad op table and _kernels.KERNEL_OPS disagree: {names} vs "
+                          f"{K.KERNEL_OPS}; edit both (the kernel file holds the literals)")
+    for code, name in kernel_branches():
+        if K.KERNEL_OPS[code] != name:
+            raise ImportError(f"_kernels.py branch 'o == {code}  # {name}' but code {code} is "
+                              f"{K.KERNEL_OPS[code]}")
+
+
+def kernel_branches():
+    """(code, name) for every ``o == N  # NAME`` branch written in _kernels.py."""
+    with open(K.__file__) as f:
+        src = f.read()
+    return [(int(c), n) for c, n in re.findall(r"o == (\d+)[^#\n]*#\s*([A-Z_][A-Z_0-9]*)", src)]
+
+
+_check_table_matches_kernels()
+
+G = CODE  # short alias used below
+
+# ---- elementwise ---------------------------------------------------------------------------
+
+
+def _make_unary(name):
+    code = CODE[name]
+    op = OPS[code]
+    np_fwd, math_fwd = op.np_fwd, op.math_fwd
+
+    def f(x):
+        if x.__class__ is not Tensor:
+            x = Tensor._const(value_of(x)) if not isinstance(x, Tensor) else x
+        v = x._v
+        if v.__class__ is float:
+            out = math_fwd(v)
+        else:
+            with np.errstate(all="ignore"):
+                out = np_fwd(v if v.dtype == np.float64 else v.astype(np.float64))
+        return record_unary(x, code, out)
+    f.__name__ = name.lower()
+    f.__doc__ = f"Elementwise {name.lower()} (differentiable)."
+    return f
+
+
+neg = _make_unary("NEG")
+exp = _make_unary("EXP")
+log = _make_unary("LOG")
+log1p = _make_unary("LOG1P")
+expm1 = _make_unary("EXPM1")
+sqrt = _make_unary("SQRT")
+sin = _make_unary("SIN")
+cos = _make_unary("COS")
+tan = _make_unary("TAN")
+tanh = _make_unary("TANH")
+sigmoid = _make_unary("SIGMOID")
+relu = _make_unary("RELU")
+abs_ = _make_unary("ABS")
+
+
+def _scalar_op(x, code, out_float, out_array, c):
+    v = x._v
+    if v.__class__ is float:
+        try:
+            out = out_float(v, c)
+        except (ZeroDivisionError, OverflowError, ValueError):
+            with np.errstate(all="ignore"):
+                out = float(out_array(np.float64(v), c))
+    else:
+        with np.errstate(all="ignore"):
+            out = out_array(v if v.dtype == np.float64 else v.astype(np.float64), c)
+    return record_unary(x, code, out, c)
+
+
+def leaky_relu(x, negative_slope=0.01):
+    x = _t(x)
+    c = float(negative_slope)
+    return _scalar_op(x, 17, lambda v, c: v if v > 0.0 else v * c,
+                      lambda v, c: np.where(v > 0.0, v, v * c), c)
+
+
+def clip(x, lo=None, hi=None):
+    x = _t(x)
+    if isinstance(lo, Tensor) or isinstance(hi, Tensor) or np.ndim(lo) or np.ndim(hi):
+        out = x
+        if lo is not None:
+            out = maximum(out, lo)
+        if hi is not None:
+            out = minimum(out, hi)
+        return out
+    lo = -math.inf if lo is None else float(lo)
+    hi = math.inf if hi is None else float(hi)
+    if lo > hi:
+        raise ValueError(f"clip: lower bound {lo} is above upper bound {hi}")
+    v = x._v
+    out = min(max(v, lo), hi) if v.__class__ is float else np.clip(v, lo, hi)
+    if not needs_grad(x):
+        return Tensor._const(out)
+    t = tape_for(x)
+    ra = row_of(t, x)
+    return record(t, 24, ra, -1, out, lo, t.add_float(hi))
+
+
+# ---- binary with broadcasting -----------------------------------------------------------------
+
+def _t(x):
+    return x if x.__class__ is Tensor else Tensor._const(value_of(x))
+
+
+def _shape(v):
+    return () if v.__class__ is float else v.shape
+
+
+def contiguous_strides(shape):
+    strides = [0] * len(shape)
+    s = 1
+    for d in range(len(shape) - 1, -1, -1):
+        strides[d] = s
+        s *= shape[d]
+    return strides
+
+
+def _broadcast_params(in_shape, out_shape):
+    nd = len(out_shape)
+    lead = nd - len(in_shape)
+    cs = contiguous_strides(in_shape)
+    strides = []
+    for d in range(nd):
+        if d < lead or in_shape[d - lead] == 1:
+            strides.append(0)
+        else:
+            strides.append(cs[d - lead])
+    return [nd, *out_shape, *strides, 0]
+
+
+def _as_shape(t, x, shape, op_name="broadcast_to"):
+    """Row of ``x`` broadcast to ``shape`` (an explicit VIEW row when shapes differ)."""
+    xs = tuple(_shape(x._v) if x.__class__ is Tensor else np.shape(x))
+    if xs == tuple(shape) or not (x.__class__ is Tensor and x._rg):
+        if xs == tuple(shape):
+            return row_of(t, x)
+    r = row_of(t, x) if x.__class__ is Tensor and x._rg else -1
+    v = result(np.ascontiguousarray(np.broadcast_to(np.asarray(value_of(x)), shape)))
+    if not (x.__class__ is Tensor and x._rg):
+        return t.push(T.CONST, -1, -1, v, None, 0)
+    return record(t, 33, r, -1, v, ip=t.add_ints(_broadcast_params(xs, shape)))._row
+
+
+def _binary(name, code, x, y):
+    xv = value_of(x)
+    yv = value_of(y)
+    try:
+        with np.errstate(all="ignore"):
+            out = OPS[code].np_fwd(xv, yv)
+    except ValueError:
+        raise ValueError(f"{name}: operands could not be broadcast together with shapes "
+                         f"{np.shape(xv)} and {np.shape(yv)}") from None
+    out = result(out)
+    if not needs_grad(x, y):
+        return Tensor._const(out)
+    t = tape_for(x, y)
+    shape = _shape(out)
+    ra = _as_shape(t, x, shape)
+    rb = _as_shape(t, y, shape)
+    return record(t, code, ra, rb, out)
+
+
+def _is_scalar(y):
+    return y.__class__ is float or y.__class__ is int or (
+        isinstance(y, (numbers.Real, np.floating, np.integer)) and not isinstance(y, bool)
+        and not isinstance(y, np.ndarray))
+
+
+import numbers  # noqa: E402  (used by _is_scalar above)
+
+
+def add(x, y):
+    if x.__class__ is Tensor and y.__class__ is Tensor and x._v.__class__ is float \
+            and y._v.__class__ is float:
+        return record_binary(x, y, 25, x._v + y._v)
+    if x.__class__ is Tensor and _is_scalar(y):
+        c = float(y)
+        v = x._v
+        return record_unary(x, 18, v + c, c)
+    if y.__class__ is Tensor and _is_scalar(x):
+        return add(y, x)
+    return _binary("add", 25, x, y)
+
+
+def sub(x, y):
+    if x.__class__ is Tensor and y.__class__ is Tensor and x._v.__class__ is float \
+            and y._v.__class__ is float:
+        return record_binary(x, y, 26, x._v - y._v)
+    if x.__class__ is Tensor and _is_scalar(y):
+        c = float(y)
+        return record_unary(x, 18, x._v - c, -c)
+    if y.__class__ is Tensor and _is_scalar(x):
+        c = float(x)
+        return record_unary(y, 20, c - y._v, c)
+    return _binary("sub", 26, x, y)
+
+
+def mul(x, y):
+    if x.__class__ is Tensor and y.__class__ is Tensor and x._v.__class__ is float \
+            and y._v.__class__ is float:
+        return record_binary(x, y, 27, x._v * y._v)
+    if x.__class__ is Tensor and _is_scalar(y):
+        c = float(y)
+        return record_unary(x, 19, x._v * c, c)
+    if y.__class__ is Tensor and _is_scalar(x):
+        return mul(y, x)
+    return _binary("mul", 27, x, y)
+
+
+def div(x, y):
+    if x.__class__ is Tensor and y.__class__ is Tensor and x._v.__class__ is float \
+            and y._v.__class__ is float and y._v != 0.0:
+        return record_binary(x, y, 28, x._v / y._v)
+    if x.__class__ is Tensor and _is_scalar(y):
+        c = float(y)
+        v = x._v
+        if v.__class__ is float:
+            out = v / c if c != 0.0 else float(np.float64(v) / np.float64(c))
+        else:
+            with np.errstate(all="ignore"):
+                out = v / c
+        with np.errstate(all="ignore"):
+            inv = float(np.float64(1.0) / np.float64(c))
+        return record_unary(x, 19, out, inv)
+    if y.__class__ is Tensor and _is_scalar(x):
+        c = float(x)
+        return _scalar_op(y, 21, lambda v, c: c / v, lambda v, c: c / v, c)
+    return _binary("div", 28, x, y)
+
+
+def power(x, y):
+    if x.__class__ is Tensor and _is_scalar(y):
+        c = float(y)
+        return _scalar_op(x, 22, lambda v, c: v ** c if v >= 0.0 or c == int(c) else math.nan,
+                          np.power, c)
+    if y.__class__ is Tensor and _is_scalar(x):
+        c = float(x)
+        return _scalar_op(y, 23, lambda v, c: c ** v, lambda v, c: np.power(c, v), c)
+    return _binary("pow", 29, x, y)
+
+
+def maximum(x, y):
+    return _binary("maximum", 30, x, y)
+
+
+def minimum(x, y):
+    return _binary("minimum", 31, x, y)
+
+
+def where(cond, x, y):
+    """Elementwise choice; both branches are recorded, so it is safe to replay."""
+    c = np.asarray(value_of(cond) if isinstance(cond, Tensor) else cond).astype(bool)
+    xv, yv = value_of(x), value_of(y)
+    out = result(np.where(c, xv, yv))
+    if not needs_grad(x, y):
+        return Tensor._const(out)
+    t = tape_for(x, y)
+    shape = _shape(out)
+    ra = _as_shape(t, _t(x), shape)
+    rb = _as_shape(t, _t(y), shape)
+    rc = _as_shape(t, Tensor._const(result(c.astype(np.float64))), shape)
+    return record(t, 32, ra, rb, out, ip=t.add_ints([rc]))
+
+
+# ---- shape ops --------------------------------------------------------------------------------
+
+def _norm_axes(axis, ndim, op):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out = []
+    for ax in axes:
+        ax = int(ax)
+        if not -ndim <= ax < max(ndim, 1):
+            raise ValueError(f"{op}: axis {ax} is out of range for a tensor of {ndim} dims")
+        out.append(ax % ndim if ndim else 0)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op}: repeated axis in {axis}")
+    return tuple(sorted(out))
+
+
+def _reduce(name, code, x, axis, keepdims, np_fn):
+    x = _t(x)
+    v = x._v
+    shape = _shape(v)
+    axes = _norm_axes(axis, len(shape), name)
+    if v.__class__ is float:
+        out = v
+    else:
+        if v.size == 0 and code in (37, 38) and any(shape[a] == 0 for a in axes):
+            raise ValueError(f"{name}: zero-size reduction over axis {axis} of shape {shape} "
+                             "has no identity")
+        out = result(np_fn(v, axis=axes, keepdims=keepdims))
+    if not needs_grad(x):
+        return Tensor._const(out)
+    t = tape_for(x)
+    ra = row_of(t, x)
+    kept = [1 if d in axes else s for d, s in enumerate(shape)]
+    cs = contiguous_strides(kept)
+    ostr = [0 if d in axes else cs[d] for d in range(len(shape))]
+    return record(t, code, ra, -1, out, ip=t.add_ints([len(shape), *shape, *ostr]))
+
+
+def sum(x, axis=None, keepdims=False):  # noqa: A001 - numpy's name
+    return _reduce("sum", 35, x, axis, keepdims, np.sum)
+
+
+def prod(x, axis=None, keepdims=False):
+    return _reduce("prod", 36, x, axis, keepdims, np.prod)
+
+
+def amax(x, axis=None, keepdims=False):
+    return _reduce("max", 37, x, axis, keepdims, np.max)
+
+
+def amin(x, axis=None, keepdims=False):
+    return _reduce("min", 38, x, axis, keepdims, np.min)
+
+
+def mean(x, axis=None, keepdims=False):
+    x = _t(x)
+    shape = x.shape
+    axes = _norm_axes(axis, len(shape), "mean")
+    count = 1
+    for a in axes:
+        count *= shape[a]
+    s = sum(x, axis, keepdims)
+    return mul(s, 1.0 / count if count else math.nan)
+
+
+def var(x, axis=None, keepdims=False, ddof=0):
+    x = _t(x)
+    m = mean(x, axis, keepdims=True)
+    d = sub(x, m)
+    axes = _norm_axes(axis, x.ndim, "var")
+    count = 1
+    for a in axes:
+        count *= x.shape[a]
+    return mul(sum(mul(d, d), axis, keepdims), 1.0 / max(count - ddof, 0) if count > ddof
+               else math.nan)
+
+
+def reshape(x, *shape):
+    x = _t(x)
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    v = x._v
+    try:
+        out = np.reshape(np.asarray(v), shape)
+    except ValueError:
+        raise ValueError(f"reshape: cannot reshape tensor of shape {x.shape} into shape "
+                         f"{tuple(shape)}") from None
+    out = result(out.copy() if out.ndim else out)
+    if not needs_grad(x):
+        return Tensor._const(out)
+    t = tape_for(x)
+    return record(t, 34, row_of(t, x), -1, out)
+
+
+def _view(x, idx_view, out):
+    """Record ``out`` as a strided view of ``x``; ``idx_view`` is np.arange(x.size)[...]."""
+    t = tape_for(x)
+    ra = row_of(t, x)
+    nd = idx_view.ndim
+    base = int(idx_view.flat[0]) if idx_view.size else 0
+    strides = [s // idx_view.itemsize for s in idx_view.strides]
+    return record(t, 33, ra, -1, out, ip=t.add_ints([nd, *idx_view.shape, *strides, base]))
+
+
+def _flat_index(shape):
+    return np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
+
+
+def transpose(x, axes=None):
+    x = _t(x)
+    v = x._v
+    if v.__class__ is float:
+        return reshape(x, ())
+    if axes is None:
+        axes = tuple(range(v.ndim))[::-1]
+    try:
+        out = np.ascontiguousarray(np.transpose(v, axes))
+    except ValueError as e:
+        raise ValueError(f"transpose: axes {axes} do not fit shape {v.shape}: {e}") from None
+    if not needs_grad(x):
+        return Tensor._const(out)
+    return _view(x, np.transpose(_flat_index(v.shape), axes), out)
+
+
+def swapaxes(x, a1, a2):
+    x = _t(x)
+    axes = list(range(x.ndim))
+    axes[a1], axes[a2] = axes[a2], axes[a1]
+    return transpose(x, axes)
+
+
+def broadcast_to(x, shape):
+    x = _t(x)
+    shape = tuple(shape)
+    try:
+        out = result(np.ascontiguousarray(np.broadcast_to(np.asarray(x._v), shape)))
+    except ValueError:
+        raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}") from None
+    if not needs_grad(x):
+        return Tensor._const(out)
+    t = tape_for(x)
+    return t.handles[_as_shape(t, x, shape)] if shape != x.shape else reshape(x, shape)
+
+
+def squeeze(x, axis=None):
+    x = _t(x)
+    try:
+        shape = np.squeeze(np.empty(x.shape, dtype=np.uint8), axis).shape
+    except ValueError:
+        raise ValueError(f"squeeze: cannot select axis {axis} of shape {x.shape}: it is not "
+                         "of size one") from None
+    return reshape(x, shape)
+
+
+def expand_dims(x, axis):
+    x = _t(x)
+    return reshape(x, np.expand_dims(np.empty(x.shape, dtype=np.uint8), axis).shape)
+
+
+def ravel(x):
+    return reshape(x, (-1,))
+
+
+def concatenate(xs, axis=0):
+    xs = [_t(x) for x in xs]
+    if not xs:
+        raise ValueError("concatenate: need at least one tensor")
+    shapes = [x.shape for x in xs]
+    nd = len(shapes[0])
+    if nd == 0:
+        raise ValueError("concatenate: zero-dimensional tensors cannot be concatenated")
+    ax = _norm_axes(axis, nd, "concatenate")[0]
+    for s in shapes:
+        if len(s) != nd or any(s[d] != shapes[0][d] for d in range(nd) if d != ax):
+            raise ValueError(f"concatenate: shapes {shapes} differ outside axis {axis}")
+    out = result(np.concatenate([np.asarray(x._v, dtype=np.float64) for x in xs], axis=ax))
+    if not needs_grad(*xs):
+        return Tensor._const(out)
+    t = tape_for(*xs)
+    rows = [row_of(t, x) for x in xs]
+    outer = int(np.prod(shapes[0][:ax], dtype=np.int64))
+    inner = int(np.prod(shapes[0][ax + 1:], dtype=np.int64))
+    lens = [s[ax] for s in shapes]
+    return record(t, 40, -1, -1, out, ip=t.add_ints([outer, inner, len(xs), *rows, *lens]))
+
+
+def stack(xs, axis=0):
+    xs = [_t(x) for x in xs]
+    if not xs:
+        raise ValueError("stack: need at least one tensor")
+    shapes = {x.shape for x in xs}
+    if len(shapes) != 1:
+        raise ValueError(f"stack: all input shapes must be equal, got {[x.shape for x in xs]}")
+    nd = xs[0].ndim + 1
+    ax = axis % nd if -nd <= axis < nd else None
+    if ax is None:
+        raise ValueError(f"stack: axis {axis} is out of range for {nd} dims")
+    return concatenate([expand_dims(x, ax) for x in xs], axis=ax)
+
+
+# ---- matmul -----------------------------------------------------------------------------------
+
+def matmul(x, y):
+    x, y = _t(x), _t(y)
+    xs, ys = x.shape, y.shape
+    if len(xs) == 0 or len(ys) == 0:
+        raise ValueError(f"matmul: operands must be at least 1-D, got shapes {xs} and {ys}; "
+                         "use * for scalars")
+    xm = xs if len(xs) >= 2 else (1,) + xs
+    ym = ys if len(ys) >= 2 else ys + (1,)
+    if xm[-1] != ym[-2]:
+        raise ValueError(f"matmul: shape mismatch {xs} @ {ys}: inner dimensions {xm[-1]} and "
+                         f"{ym[-2]} differ")
+    try:
+        batch = np.broadcast_shapes(xm[:-2], ym[:-2])
+    except ValueError:
+        raise ValueError(f"matmul: batch dimensions of {xs} and {ys} do not broadcast") from None
+    xv = np.asarray(value_of(x))
+    yv = np.asarray(value_of(y))
+    out = result(np.matmul(xv, yv))
+    if not needs_grad(x, y):
+        return Tensor._const(out)
+    t = tape_for(x, y)
+    m, k, n = xm[-2], xm[-1], ym[-1]
+    if tuple(xm[:-2]) != tuple(batch):
+        ra = _as_shape(t, Tensor._const(xv.reshape(xm)) if not x._rg else reshape(x, xm),
+                       batch + (m, k))
+    else:
+        ra = row_of(t, x)
+    if tuple(ym[:-2]) != tuple(batch):
+        rb = _as_shape(t, Tensor._const(yv.reshape(ym)) if not y._rg else reshape(y, ym),
+                       batch + (k, n))
+    else:
+        rb = row_of(t, y)
+    nb = int(np.prod(batch, dtype=np.int64))
+    return record(t, 39, ra, rb, out, ip=t.add_ints([nb, m, k, n]))
+
+
+def dot(x, y):
+    x, y = _t(x), _t(y)
+    if x.ndim == 0 or y.ndim == 0:
+        return mul(x, y)
+    if y.ndim > 2:
+        raise ValueError(f"dot: only 1-D and 2-D right operands are supported (got {y.shape}); "
+                         "use matmul or tensordot")
+    return matmul(x, y)
+
+
+# ---- composite ops ------------------------------------------------------------------------------
+
+def logsumexp(x, axis=None, keepdims=False):
+    x = _t(x)
+    v = np.asarray(x._v)
+    axes = _norm_axes(axis, v.ndim, "logsumexp")
+    m = np.max(v, axis=axes, keepdims=True) if v.size else np.zeros([1] * v.ndim)
+    m = np.where(np.isfinite(m), m, 0.0)
+    s = log(sum(exp(sub(x, m)), axes, keepdims=True))
+    out = add(s, m)
+    if not keepdims:
+        out = reshape(out, np.squeeze(np.empty(out.shape), axes).shape)
+    return out
+
+
+def softmax(x, axis=-1):
+    x = _t(x)
+    v = np.asarray(x._v)
+    m = np.max(v, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = exp(sub(x, m))
+    return div(e, sum(e, axis, keepdims=True))
+
+
+def log_softmax(x, axis=-1):
+    x = _t(x)
+    return sub(x, logsumexp(x, axis, keepdims=True))
+
+
+# ---- indexing ---------------------------------------------------------------------------------
+
+def _index_key(key):
+    """Normalise a __getitem__ key: Tensors become arrays; returns (key, is_basic)."""
+    items = key if isinstance(key, tuple) else (key,)
+    norm = []
+    basic = True
+    for k in items:
+        if isinstance(k, Tensor):
+            k = np.asarray(k._v)
+            if k.dtype.kind == "f":
+                raise IndexError("tensors used as indices must be integer or boolean")
+        if isinstance(k, (list, np.ndarray)) or (isinstance(k, np.generic) and k.dtype == bool) \
+                or isinstance(k, bool):
+            basic = False
+        norm.append(k)
+    return (tuple(norm) if isinstance(key, tuple) else norm[0]), basic
+
+
+def getitem(x, key):
+    x = _t(x)
+    key, basic = _index_key(key)
+    v = np.asarray(x._v)
+    try:
+        picked = v[key]
+    except IndexError as e:
+        raise IndexError(f"index {key!r} is invalid for a tensor of shape {x.shape}: {e}") \
+            from None
+    out = result(np.array(picked, dtype=np.float64) if v.dtype == np.float64 else
+                 np.array(picked))
+    if not needs_grad(x):
+        return Tensor._const(out if v.dtype == np.float64 or out.__class__ is float
+                             else np.asarray(picked).copy())
+    flat = _flat_index(v.shape)[key]
+    if basic:
+        return _view(x, np.asarray(flat), out)
+    t = tape_for(x)
+    ra = row_of(t, x)
+    flat = np.asarray(flat).ravel()
+    return record(t, 41, ra, -1, out, ip=t.add_ints([flat.size, *flat]))
+
+
+def setitem(x, key, value):
+    """Functional ``x[key] = value``: returns the new tensor (the Tensor method swaps it in)."""
+    key, _ = _index_key(key)
+    xv = np.asarray(x._v)
+    flat = _flat_index(xv.shape)[key]
+    flat = np.asarray(flat).ravel()
+    vv = value_of(value)
+    try:
+        vb = np.broadcast_to(np.asarray(vv), np.asarray(xv[key]).shape)
+    except ValueError:
+        raise ValueError(f"setitem: value of shape {np.shape(vv)} cannot be broadcast to the "
+                         f"indexed shape {np.asarray(xv[key]).shape}") from None
+    out = xv.astype(np.float64).copy()
+    out.reshape(-1)[flat] = vb.reshape(-1)
+    out = result(out)
+    if not needs_grad(x, value):
+        return Tensor._const(out)
+    t = tape_for(x, value)
+    ra = row_of(t, x)
+    vt = value if isinstance(value, Tensor) else Tensor._const(result(np.asarray(vv, float)))
+    rb = _as_shape(t, vt, np.asarray(xv[key]).shape)
+    return record(t, 42, ra, rb, out, ip=t.add_ints([flat.size, *flat]))

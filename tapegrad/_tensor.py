@@ -1,0 +1,402 @@
+"""The Tensor handle and the few helpers every op uses to record itself on the tape.
+
+A Tensor is (value, tape, row): ``_v`` is its value (a Python float for 0-d tensors, else a
+float64 ndarray of its own, so it stays readable after the tape is reset), ``_row`` its row on
+``_tape`` while that tape is alive (a reset retires the Tape object, see _tape.py).  No parents, closures or grad_fn objects
+are stored: the graph is the tape.
+"""
+import numbers
+import threading
+
+import numpy as np
+
+from . import _tape as T
+
+STATE = T.STATE
+_get_ident = threading.get_ident
+
+
+class Tensor:
+    """A value with an optional place on the tape. See API.md for the public surface."""
+
+    __slots__ = ("_v", "_tape", "_row", "_rg", "_leaf", "_grad", "_m", "__weakref__")
+    __array_priority__ = 1000
+
+    # ---- construction -----------------------------------------------------------------------
+    def __init__(self, data, requires_grad=False, dtype=None):
+        v = _as_value(data, dtype)
+        self._v = v
+        self._tape = None
+        self._row = -1
+        self._leaf = True
+        self._rg = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # ---- basic attributes ----------------------------------------------------------------------
+    # ``_grad`` and ``_m`` are left unset on op results (one store less per recorded op)
+    @property
+    def grad(self):
+        try:
+            return self._grad
+        except AttributeError:
+            return None
+
+    @grad.setter
+    def grad(self, g):
+        if g is not None and not isinstance(g, Tensor):
+            raise TypeError(f"assigned grad must be a Tensor or None, got {type(g).__name__}")
+        self._grad = g
+
+    @property
+    def _meta(self):
+        """Rarely used per-tensor facts (version counter, hooks), or None."""
+        try:
+            return self._m
+        except AttributeError:
+            return None
+
+    @_meta.setter
+    def _meta(self, m):
+        self._m = m
+
+    @property
+    def data(self):
+        """The value as a numpy array (no gradient tracking)."""
+        v = self._v
+        if v.__class__ is float:
+            return np.array(v)
+        return v
+
+    @data.setter
+    def data(self, value):
+        self._v = _as_value(value, None)
+        self._invalidate()
+
+    @property
+    def requires_grad(self):
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, flag=True):
+        if flag and not self._leaf:
+            if self._rg:
+                return self
+            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
+        if flag and _dtype_of(self._v).kind not in "f":
+            raise RuntimeError(
+                "Only Tensors of floating point dtype can require gradients "
+                f"(got dtype {_dtype_of(self._v)}); create it with float data or dtype=float64")
+        if not self._leaf and not flag:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. "
+                               "Use .detach() to get a tensor without gradient tracking.")
+        self._rg = bool(flag)
+        self._invalidate()
+        return self
+
+    @property
+    def is_leaf(self):
+        return self._leaf
+
+    @property
+    def shape(self):
+        v = self._v
+        return () if v.__class__ is float else v.shape
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        v = self._v
+        return 1 if v.__class__ is float else v.size
+
+    @property
+    def dtype(self):
+        return _dtype_of(self._v)
+
+    def __len__(self):
+        s = self.shape
+        if not s:
+            raise TypeError("len() of a 0-d tensor")
+        return s[0]
+
+    def numel(self):
+        return self.size
+
+    def dim(self):
+        return self.ndim
+
+    # ---- conversion --------------------------------------------------------------------------
+    def numpy(self):
+        if self._rg:
+            # PyTorch refuses; numpy users of tg.grad expect values, so hand out a copy
+            return np.array(self._v)
+        return self.data
+
+    def __array__(self, dtype=None, copy=None):
+        a = np.array(self._v) if self._v.__class__ is float else self._v
+        if dtype is not None:
+            a = a.astype(dtype)
+        return a
+
+    def item(self):
+        if self.size != 1:
+            raise ValueError(f"only one element tensors can be converted to Python scalars "
+                             f"(shape {self.shape})")
+        _guard_hook(self, "item")
+        v = self._v
+        return v if v.__class__ is float else v.reshape(-1)[0].item()
+
+    def __float__(self):
+        if self.size != 1:
+            raise TypeError(f"only one element tensors can be converted to Python scalars "
+                            f"(shape {self.shape})")
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.dtype.kind not in "iu":
+            raise TypeError("only integer tensors can be used as an index")
+        return int(self.item())
+
+    def __bool__(self):
+        if self.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
+                               f"(shape {self.shape})")
+        _guard_hook(self, "bool")
+        return bool(self._v if self._v.__class__ is float else self._v.reshape(-1)[0])
+
+    def tolist(self):
+        v = self._v
+        return v if v.__class__ is float else v.tolist()
+
+    def detach(self):
+        return Tensor._const(self._v)
+
+    def clone(self):
+        from . import _ops
+        return _ops.reshape(self, self.shape) if self._rg else Tensor._const(_copy(self._v))
+
+    def _invalidate(self):
+        """Forget the tape row: the value changed (or the flag did), so the next use re-enters."""
+        self._tape = None
+        self._row = -1
+
+    @staticmethod
+    def _const(v):
+        h = _new(Tensor)
+        h._v = v
+        h._tape = None
+        h._row = -1
+        h._rg = False
+        h._leaf = True
+        return h
+
+    def __repr__(self):
+        v = self._v
+        body = np.array2string(np.asarray(v), separator=", ", prefix="tensor(",
+                               precision=4, suppress_small=False)
+        extra = ""
+        if self._rg:
+            if self._leaf:
+                extra = ", requires_grad=True"
+            else:
+                fn = self.grad_fn
+                extra = f", grad_fn=<{fn.name()}>" if fn is not None else ", requires_grad=True"
+        if _dtype_of(v) != np.float64 and v.__class__ is not float:
+            extra = f", dtype={v.dtype}" + extra
+        return f"tensor({body}{extra})"
+
+    __hash__ = object.__hash__
+
+
+_new = object.__new__
+
+
+def _dtype_of(v):
+    return np.dtype(np.float64) if v.__class__ is float else v.dtype
+
+
+def _copy(v):
+    return v if v.__class__ is float else v.copy()
+
+
+def _as_value(data, dtype):
+    """Normalise user data to a value: float for 0-d float64, else an ndarray."""
+    if isinstance(data, Tensor):
+        data = data._v
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+    arr = np.array(data, dtype=dtype, copy=True)
+    if arr.dtype.kind == "f" and dtype is None:
+        arr = arr.astype(np.float64, copy=False)
+    elif arr.dtype == object:
+        raise TypeError(f"cannot make a tensor from {type(data).__name__} data")
+    if arr.ndim == 0 and arr.dtype == np.float64:
+        return float(arr)
+    return arr
+
+
+def value_of(x):
+    """The float64 value of an operand (Tensor, number or array-like)."""
+    if x.__class__ is Tensor:
+        v = x._v
+        if v.__class__ is not float and v.dtype != np.float64:
+            return v.astype(np.float64)
+        return v
+    if x.__class__ is float:
+        return x
+    if isinstance(x, numbers.Number):
+        return float(x)
+    a = np.asarray(x, dtype=np.float64)
+    return float(a) if a.ndim == 0 else a
+
+
+def result(v):
+    """Normalise an op result to the value representation."""
+    if v.__class__ is float:
+        return v
+    if isinstance(v, np.ndarray):
+        if v.ndim == 0:
+            return float(v)
+        if v.dtype != np.float64:
+            return v.astype(np.float64)
+        return v
+    return float(v)
+
+
+# ---- recording ---------------------------------------------------------------------------------
+def tape_for(*xs):
+    """The calling thread's tape, after checking no operand lives on another thread's tape."""
+    t = STATE.tape
+    for x in xs:
+        if x.__class__ is Tensor and x._tape is not None and x._tape is not t \
+                and x._tape.alive and x._tape.owner != t.owner:
+            raise RuntimeError(
+                "this Tensor was recorded on another thread's tape; each thread records its own "
+                "graph. Pass .detach() values between threads.")
+    if t.n + 8 >= t.cap:
+        t = t.maybe_reset()
+        while t.n + 8 >= t.cap:
+            t.grow_rows()
+    return t
+
+
+def row_of(t, x):
+    """The row of operand ``x`` on tape ``t``, entering it (LEAF/CONST/FREED) when absent."""
+    if x.__class__ is Tensor:
+        if x._tape is t:
+            return x._row
+        if x._tape is not None and x._tape is not t and x._tape.alive \
+                and x._tape.owner != t.owner:
+            raise RuntimeError("this Tensor was recorded on another thread's tape")
+        v = x._v
+        if v.__class__ is not float and v.dtype != np.float64:
+            v = v.astype(np.float64)
+        if x._leaf:
+            code = T.LEAF if x._rg else T.CONST
+        else:
+            code = T.FREED if x._rg else T.CONST
+        r = t.push(code, -1, -1, v, x, 1 if x._rg else 0)
+        if code == T.LEAF:
+            t.leaf_rows.append(r)
+        if code != T.FREED:
+            x._tape = t
+            x._row = r
+        return r
+    v = value_of(x)
+    return t.push(T.CONST, -1, -1, v, None, 0)
+
+
+def record(t, code, ra, rb, v, fp=0.0, ip=0):
+    """Append a grad-requiring row holding value ``v``; returns its new handle."""
+    h = _new(Tensor)
+    h._v = v
+    h._tape = t
+    h._rg = True
+    h._leaf = False
+    h._row = t.push(code, ra, rb, v, h, 1, fp, ip)
+    return h
+
+
+def record_unary(x, code, v, fp=0.0):
+    """Record ``v = op(x)`` when x needs grad (the hot path of every elementwise op).
+
+    For 0-d values the row is written inline: a call to Tape.push costs as much as the op."""
+    t = STATE.tape
+    if not (x._rg and t.enabled):
+        return Tensor._const(v)
+    i = t.n
+    if v.__class__ is float and x._tape is t and i + 8 < t.cap:
+        off = t.voff_m[i]
+        if off < t.vcap:
+            h = _new(Tensor)
+            h._v = v
+            h._tape = t
+            h._rg = True
+            h._leaf = False
+            h._row = i
+            t.val_m[off] = v
+            t.voff_m[i + 1] = off + 1
+            t.code_m[i] = code | (x._row + 1) << 8 | 1 << 36
+            if fp:  # the fp column is zero unless written
+                t.fp_m[i] = fp
+            t.handles.append(h)
+            t.n = i + 1
+            return h
+    t = tape_for(x)
+    ra = row_of(t, x)
+    return record(t, code, ra, -1, v, fp)
+
+
+def record_binary(x, y, code, v):
+    """Record ``v = op(x, y)`` for two Tensors of equal shape (the scalar hot path)."""
+    t = STATE.tape
+    if not ((x._rg or y._rg) and t.enabled):
+        return Tensor._const(v)
+    i = t.n
+    if x._tape is t and y._tape is t and i + 8 < t.cap and v.__class__ is float:
+        off = t.voff_m[i]
+        if off < t.vcap:
+            h = _new(Tensor)
+            h._v = v
+            h._tape = t
+            h._rg = True
+            h._leaf = False
+            h._row = i
+            t.val_m[off] = v
+            t.voff_m[i + 1] = off + 1
+            t.code_m[i] = code | (x._row + 1) << 8 | (y._row + 1) << 36
+            t.handles.append(h)
+            t.n = i + 1
+            return h
+    t = tape_for(x, y)
+    ra = row_of(t, x)
+    rb = row_of(t, y)
+    return record(t, code, ra, rb, v)
+
+
+def needs_grad(*xs):
+    if not STATE.enabled:
+        return False
+    for x in xs:
+        if x.__class__ is Tensor and x._rg:
+            return True
+    return False
+
+
+def _guard_hook(x, kind):
+    """Overridden by trace recording to note a branch decision on a traced value."""
+    hook = GUARD_HOOK[0]
+    if hook is not None and x._rg:
+        hook(x, kind)
+
+
+GUARD_HOOK = [None]

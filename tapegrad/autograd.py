@@ -1,0 +1,295 @@
+"""Backward passes: seed adjoints, run the compiled sweep, hand gradients to leaves.
+
+``backward``/``grad`` here drive ``_kernels.backward_sweep``; with ``create_graph=True`` the
+sweep is instead replayed in Python through differentiable ops (``_higher.py``), so its
+results are on the tape and can be differentiated again.
+"""
+import functools
+
+import numpy as np
+
+from . import _kernels as K
+from . import _tape as T
+from ._tensor import STATE, Tensor, result
+
+# ---- grad mode ----------------------------------------------------------------------------------
+
+
+class set_grad_enabled:
+    """Context manager and decorator that sets gradient recording on or off (per thread)."""
+
+    def __init__(self, mode=True):
+        self.mode = bool(mode)
+        self.prev = STATE.enabled
+        STATE.enabled = self.mode  # like PyTorch, calling it as a function takes effect at once
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        STATE.enabled = self.prev
+        return False
+
+    def __call__(self, fn):
+        STATE.enabled = self.prev  # used as a decorator: undo the eager switch
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with type(self)(self.mode):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class _GradMode:
+    mode = True
+
+    def __enter__(self):
+        self.prev = STATE.enabled
+        STATE.enabled = self.mode
+        return self
+
+    def __exit__(self, *exc):
+        STATE.enabled = self.prev
+        return False
+
+    def __call__(self, fn):
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            prev = STATE.enabled
+            STATE.enabled = mode
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                STATE.enabled = prev
+        return wrapper
+
+
+class no_grad(_GradMode):
+    """Turn off gradient recording inside ``with`` or a decorated function."""
+    mode = False
+
+
+class enable_grad(_GradMode):
+    """Turn gradient recording back on (e.g. inside ``no_grad``)."""
+    mode = True
+
+
+def is_grad_enabled():
+    return STATE.enabled
+
+
+# ---- backward -------------------------------------------------------------------------------------
+
+_FREED_MSG = ("Trying to backward through the graph a second time (or directly access saved "
+              "tensors after they have already been freed). Saved intermediate values of the "
+              "graph are freed when you call .backward() or autograd.grad(). Specify "
+              "retain_graph=True if you need to backward through the graph a second time.")
+
+
+def _as_list(x):
+    if x is None:
+        return []
+    if isinstance(x, Tensor):
+        return [x]
+    return list(x)
+
+
+def _check_root(t, y, i):
+    if not isinstance(y, Tensor):
+        raise TypeError(f"outputs[{i}] is a {type(y).__name__}, not a Tensor")
+    if not y._rg:
+        raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
+                           "grad_fn")
+    if y._leaf:
+        return
+    if y._tape is not t:
+        if y._tape is not None and y._tape.owner != t.owner:
+            raise RuntimeError("this Tensor was recorded on another thread's tape")
+        raise RuntimeError(_FREED_MSG)
+
+
+def _seed_value(y, g, i):
+    shape = y.shape
+    if g is None:
+        if y.size != 1:
+            raise RuntimeError(f"grad can be implicitly created only for scalar outputs "
+                               f"(output {i} has shape {shape}); pass gradient= / grad_outputs=")
+        return np.ones(shape)
+    gv = np.asarray(g._v if isinstance(g, Tensor) else g, dtype=np.float64)
+    if gv.shape != tuple(shape):
+        if gv.size == 1 and y.size == 1:
+            return gv.reshape(shape)
+        raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {gv.shape} and "
+                           f"output[{i}] has a shape of {tuple(shape)}")
+    return gv
+
+
+def run_backward(outputs, grad_outputs, inputs, retain_graph, create_graph,
+                 accumulate, allow_unused=False):
+    """Shared engine of Tensor.backward, autograd.backward and autograd.grad.
+
+    Returns the gradients of ``inputs`` (numpy arrays, or None when unreached)."""
+    outputs = _as_list(outputs)
+    grads = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(grads)} grad_outputs for {len(outputs)} outputs")
+    if retain_graph is None:
+        retain_graph = create_graph
+    t = STATE.tape
+    for i, y in enumerate(outputs):
+        _check_root(t, y, i)
+    if create_graph:
+        from . import _higher
+        return _higher.backward_graph(t, outputs, grads, inputs, accumulate, allow_unused)
+    seeds = [_seed_value(y, g, i) for i, (y, g) in enumerate(zip(outputs, grads))]
+    # outputs that are leaves seed themselves directly
+    roots = []
+    for y, s in zip(outputs, seeds):
+        roots.append((_row_for(t, y), s))
+    top = max(r for r, _ in roots)
+    end = t.voff[top + 1]
+    t.adj[:end] = 0.0
+    st = t.state[:top + 1]
+    st &= 2
+    for r, s in roots:
+        lo = t.voff[r]
+        t.adj[lo:lo + s.size] += s.ravel()
+        t.state[r] |= 1
+    sweep(t, top)
+    if inputs is not None:
+        out = []
+        for k, x in enumerate(inputs):
+            r = _input_row(t, x)
+            if r is None or r > top or not (t.state[r] & 1):
+                if not allow_unused:
+                    raise RuntimeError(
+                        f"One of the differentiated Tensors (input {k}, shape {x.shape}) appears "
+                        "to not have been used in the graph. Set allow_unused=True if this is "
+                        "the desired behavior.")
+                out.append(None)
+            else:
+                out.append(t.gradient(r).reshape(x.shape).copy())
+    else:
+        out = None
+    if accumulate:
+        _accumulate_leaves(t, top)
+    _run_retained(t, top)
+    if not retain_graph:
+        _free(t, top)
+        t.maybe_reset()
+    return out
+
+
+def _row_for(t, y):
+    if y._leaf:
+        from ._tensor import row_of
+        return row_of(t, y)
+    return y._row
+
+
+def _input_row(t, x):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"inputs must be Tensors, got {type(x).__name__}")
+    if not x._rg:
+        raise RuntimeError(f"One of the differentiated Tensors (shape {x.shape}) does not "
+                           "require grad")
+    if x._tape is t:
+        return x._row
+    return None
+
+
+def sweep(t, top, bottom=0):
+    """Run the compiled sweep from ``top``, handing custom ops to Python as they come."""
+    while True:
+        status, row = K.backward_sweep(t.code, t.ip, t.fp, t.voff, t.rg, t.state,
+                                       t.ipool, t.fpool, t.val, t.adj, top, bottom)
+        if status == K.DONE:
+            return
+        if status == K.HIT_FREED:
+            raise RuntimeError(_FREED_MSG)
+        if status == K.HIT_CUSTOM:
+            t.extras[row].run_backward(t, row)
+            top = row - 1
+            continue
+        raise RuntimeError(f"tapegrad internal error: unknown op code {t.op(row)} at tape row "
+                           f"{row}; the op table and kernels are out of sync")
+
+
+def _accumulate_leaves(t, top):
+    for r in t.leaf_rows:
+        if r > top or not (t.state[r] & 1):
+            continue
+        leaf = t.handles[r]
+        if leaf is None or not leaf._rg:
+            continue
+        g = t.gradient(r).reshape(leaf.shape)
+        g = result(g.copy())
+        hooks = leaf._meta.get("hooks") if leaf._meta else None
+        if hooks:
+            g = _apply_hooks(hooks, g)
+        if leaf.grad is None:
+            leaf.grad = Tensor._const(g if g.__class__ is float else np.array(g))
+        else:
+            gv = leaf.grad._v
+            leaf.grad._v = gv + g if gv.__class__ is float else (gv.__iadd__(g) if
+                                                                   np.shape(g) == gv.shape
+                                                                   else gv + g)
+
+
+def _apply_hooks(hooks, g):
+    for h in hooks:
+        r = h(Tensor._const(g))
+        if r is not None:
+            g = result(np.asarray(r._v if isinstance(r, Tensor) else r, dtype=np.float64))
+    return g
+
+
+def _run_retained(t, top):
+    """Give ``.grad`` to non-leaf tensors that asked for it with retain_grad()."""
+    retained = t.extras.get("retain")
+    if not retained:
+        return
+    for r in retained:
+        if r > top or not (t.state[r] & 1):
+            continue
+        h = t.handles[r]
+        if h is None:
+            continue
+        g = result(t.gradient(r).reshape(h.shape).copy())
+        if h.grad is None:
+            h.grad = Tensor._const(g)
+        else:
+            h.grad = Tensor._const(result(h.grad._v + g))
+
+
+def _free(t, top):
+    st = t.state[:top + 1]
+    swept = ((st & 1) != 0) & (t.ops(top + 1) > T.CONST)
+    st[swept] |= 2
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of leaves (PyTorch semantics)."""
+    run_backward(tensors, grad_tensors, None, retain_graph, create_graph, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False):
+    """Gradients of ``outputs`` with respect to ``inputs``, as a tuple of Tensors."""
+    single = isinstance(inputs, Tensor)
+    ins = [inputs] if single else list(inputs)
+    res = run_backward(outputs, grad_outputs, ins, retain_graph, create_graph,
+                       accumulate=False, allow_unused=allow_unused)
+    if create_graph:
+        return tuple(res)
+    return tuple(None if g is None else Tensor._const(result(g)) for g in res)
+
+
+def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    run_backward([self], None if gradient is None else [gradient], None, retain_graph,
+                 create_graph, accumulate=True)
+
+
+Tensor.backward = _tensor_backward

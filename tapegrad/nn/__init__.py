@@ -1,0 +1,1 @@
+"""Neural-network helpers (Module, Linear, Sequential, activations) built on Tensor ops."""

@@ -1,0 +1,56 @@
+"""``gradcheck``: tapegrad's gradients against central finite differences."""
+import numpy as np
+
+from ._tensor import Tensor
+from .autograd import grad as _grad
+
+
+def _as_input(x):
+    if isinstance(x, Tensor):
+        return np.array(x._v, dtype=np.float64)
+    return np.array(x, dtype=np.float64)
+
+
+def gradcheck(f, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
+    """Check d sum(f(*inputs) * u) / d inputs against central differences, element by element.
+
+    ``u`` is a fixed random cotangent, so non-scalar outputs are checked in full.  Returns True,
+    or raises AssertionError naming the input and its worst element."""
+    if isinstance(inputs, (Tensor, np.ndarray, float, int)):
+        inputs = (inputs,)
+    values = [_as_input(x) for x in inputs]
+    rng = np.random.default_rng(0)
+
+    def run(vals, track):
+        ts = [Tensor(v, requires_grad=track) for v in vals]
+        out = f(*ts)
+        return ts, out
+
+    ts, out = run(values, True)
+    out_v = np.asarray(out._v if isinstance(out, Tensor) else out, dtype=np.float64)
+    u = rng.standard_normal(out_v.shape)
+    if isinstance(out, Tensor) and out._rg:
+        grads = _grad([out], ts, grad_outputs=[u], allow_unused=True)
+    else:
+        grads = [None] * len(ts)
+    for k, v in enumerate(values):
+        analytic = np.zeros_like(v) if grads[k] is None else np.asarray(grads[k]._v)
+        numeric = np.zeros_like(v)
+        flat = v.reshape(-1)
+        for j in range(flat.size):
+            old = flat[j]
+            flat[j] = old + eps
+            plus = np.sum(np.asarray(run(values, False)[1]._v if True else 0) * u)
+            flat[j] = old - eps
+            minus = np.sum(np.asarray(run(values, False)[1]._v) * u)
+            flat[j] = old
+            numeric.reshape(-1)[j] = (plus - minus) / (2 * eps)
+        err = np.abs(analytic - numeric)
+        tol = atol + rtol * np.abs(numeric)
+        if analytic.shape != numeric.shape or np.any(~(err <= tol)):
+            j = int(np.nanargmax(np.where(np.isnan(err), np.inf, err - tol)))
+            raise AssertionError(
+                f"gradcheck failed for input {k} (shape {v.shape}) at element "
+                f"{np.unravel_index(j, v.shape) if v.shape else ()}: analytic "
+                f"{analytic.reshape(-1)[j]!r} vs numeric {numeric.reshape(-1)[j]!r}")
+    return True

@@ -1,0 +1,41 @@
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+
+def test_contract_first_example():
+    x = tg.tensor([2., 3.], requires_grad=True)
+    (x ** 2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [4., 6.])
+
+
+def test_scalar_chain_matches_analytic():
+    x = tg.tensor(0.3, requires_grad=True)
+    y = tg.sin(x) * x + tg.exp(x) / 2.0
+    y.backward()
+    expect = np.cos(0.3) * 0.3 + np.sin(0.3) + np.exp(0.3) / 2
+    assert x.grad.item() == pytest.approx(expect, rel=1e-14)
+
+
+def test_broadcast_gradient_sums_back():
+    a = tg.tensor(np.arange(6.).reshape(2, 3), requires_grad=True)
+    b = tg.tensor([1., 2., 3.], requires_grad=True)
+    (a * b).sum().backward()
+    np.testing.assert_allclose(b.grad.numpy(), [3., 5., 7.])
+    np.testing.assert_allclose(a.grad.numpy(), [[1, 2, 3], [1, 2, 3]])
+
+
+def test_matmul_gradient():
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((3, 4))
+    B = rng.standard_normal((4, 2))
+    a = tg.tensor(A, requires_grad=True)
+    b = tg.tensor(B, requires_grad=True)
+    (a @ b).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), np.ones((3, 2)) @ B.T)
+    np.testing.assert_allclose(b.grad.numpy(), A.T @ np.ones((3, 2)))
+
+
+def test_gradcheck_runs():
+    assert tg.gradcheck(lambda x: (tg.tanh(x) * x).sum(), [np.linspace(-1, 1, 5)])
