@@ -364,3 +364,40 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                 return BAD_OP, i
         i -= 1
     return DONE, -1
+
+
+@njit(cache=True)
+def jacobian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top,
+                    out_rows, seeds, in_rows, result):
+    """One reverse sweep per cotangent, all inside one compiled call (reverse-mode Jacobian).
+
+    seeds[r] is a cotangent laid out over the concatenated values of ``out_rows``; the
+    gradient for each of ``in_rows`` (concatenated) goes to result[r].  Returns (status, row)
+    of the first sweep that could not finish (a custom op or freed row) or (DONE, -1)."""
+    end = voff[top + 1]
+    for r in range(seeds.shape[0]):
+        for j in range(end):
+            adj[j] = 0.0
+        for j in range(top + 1):
+            state[j] &= 2
+        k = 0
+        for q in range(out_rows.shape[0]):
+            ro = out_rows[q]
+            lo = voff[ro]
+            for j in range(voff[ro + 1] - lo):
+                adj[lo + j] += seeds[r, k]
+                k += 1
+            state[ro] |= 1
+        status, row = backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
+                                     top, 0)
+        if status != DONE:
+            return status, row
+        k = 0
+        for q in range(in_rows.shape[0]):
+            ri = in_rows[q]
+            lo = voff[ri]
+            reached = (state[ri] & 1) != 0
+            for j in range(voff[ri + 1] - lo):
+                result[r, k] = adj[lo + j] if reached else 0.0
+                k += 1
+    return DONE, -1

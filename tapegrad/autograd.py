@@ -210,8 +210,9 @@ def sweep(t, top, bottom=0):
         if status == K.HIT_FREED:
             raise RuntimeError(_FREED_MSG)
         if status == K.HIT_CUSTOM:
-            t.extras[row].run_backward(t, row)
-            top = row - 1
+            # the payload runs its Python backward, adds into operand adjoints (setting their
+            # state bit 1) and says where the compiled sweep resumes
+            top = t.extras[row].run_backward(t, row)
             continue
         raise RuntimeError(f"tapegrad internal error: unknown op code {t.op(row)} at tape row "
                            f"{row}; the op table and kernels are out of sync")
