@@ -24,7 +24,7 @@ KERNEL_OPS = (
     "ADDS", "MULS", "RSUBS", "RDIVS", "POWS", "RPOWS", "CLIP",
     "ADD", "SUB", "MUL", "DIV", "POW", "MAXIMUM", "MINIMUM", "WHERE",
     "VIEW", "RESHAPE", "SUM", "PROD", "AMAX", "AMIN", "MATMUL", "CONCAT", "GATHER",
-    "SETITEM", "GUARD",
+    "SETITEM", "GUARD", "SCATTER",
 )
 
 # Sweep results: (status, row)
@@ -346,6 +346,11 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                 state[ra] |= 1
                 for j in range(n):
                     adj[pa + ipool[p + 1 + j]] += adj[lo + j]
+            elif o == 44:  # SCATTER: out = zeros; out[idx[j]] += a[j].  m, idx[m]
+                m = ipool[p]
+                state[ra] |= 1
+                for j in range(m):
+                    adj[pa + j] += adj[lo + ipool[p + 1 + j]]
             elif o == 42:  # SETITEM: out = a; out[idx] = b.  m, idx[m]
                 m = ipool[p]
                 if rg[ra] != 0:

@@ -77,7 +77,7 @@ OPS = [
     Op("VIEW", "structural"), Op("RESHAPE", "structural"), Op("SUM", "structural"),
     Op("PROD", "structural"), Op("AMAX", "structural"), Op("AMIN", "structural"),
     Op("MATMUL", "structural"), Op("CONCAT", "structural"), Op("GATHER", "structural"),
-    Op("SETITEM", "structural"), Op("GUARD", "internal"),
+    Op("SETITEM", "structural"), Op("GUARD", "internal"), Op("SCATTER", "structural"),
 ]
 CODE = {op.name: i for i, op in enumerate(OPS)}
 BY_CODE = OPS
@@ -695,3 +695,31 @@ def setitem(x, key, value):
     vt = value if isinstance(value, Tensor) else Tensor._const(result(np.asarray(vv, float)))
     rb = _as_shape(t, vt, np.asarray(xv[key]).shape)
     return record(t, 42, ra, rb, out, ip=t.add_ints([flat.size, *flat]))
+
+
+def scatter_add(g, flat_idx, shape):
+    """``out = zeros(shape); out.flat[flat_idx] += g.flat`` (repeated indices accumulate).
+
+    The adjoint of gather-style indexing; differentiable (its backward is a gather)."""
+    g = _t(g)
+    flat_idx = np.asarray(flat_idx, dtype=np.int64).ravel()
+    if flat_idx.size != g.size:
+        raise ValueError(f"scatter_add: {flat_idx.size} indices for {g.size} values")
+    out = np.zeros(int(np.prod(shape, dtype=np.int64)))
+    np.add.at(out, flat_idx, np.asarray(g._v, dtype=np.float64).ravel())
+    out = result(out.reshape(shape))
+    if not needs_grad(g):
+        return Tensor._const(out)
+    t = tape_for(g)
+    return record(t, 44, row_of(t, g), -1, out, ip=t.add_ints([flat_idx.size, *flat_idx]))
+
+
+def gather_flat(x, flat_idx, shape):
+    """``x.flat[flat_idx]`` reshaped to ``shape`` (differentiable; repeated indices accumulate)."""
+    x = _t(x)
+    flat_idx = np.asarray(flat_idx, dtype=np.int64).ravel()
+    out = result(np.asarray(x._v, dtype=np.float64).reshape(-1)[flat_idx].reshape(shape))
+    if not needs_grad(x):
+        return Tensor._const(out)
+    t = tape_for(x)
+    return record(t, 41, row_of(t, x), -1, out, ip=t.add_ints([flat_idx.size, *flat_idx]))
