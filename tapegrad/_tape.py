@@ -19,6 +19,7 @@ from . import _kernels as K
 
 _OP_NAMES = K.KERNEL_OPS
 LEAF, CONST, FREED, CUSTOM = 0, 1, 2, 3
+GUARD = K.KERNEL_OPS.index("GUARD")
 MAX_ROWS = 1 << 27   # operand rows are packed into 28 bits of the code column
 
 

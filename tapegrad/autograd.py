@@ -89,11 +89,12 @@ _FREED_MSG = ("Trying to backward through the graph a second time (or directly a
 
 
 def _as_list(x):
+    """A Tensor, array or number is one item; a list or tuple is several."""
     if x is None:
         return []
-    if isinstance(x, Tensor):
-        return [x]
-    return list(x)
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    return [x]
 
 
 def _check_root(t, y, i):
