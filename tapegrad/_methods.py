@@ -5,7 +5,7 @@ Kept apart from ``_tensor.py`` so the handle stays small; ``attach()`` runs once
 import numpy as np
 
 from . import _ops as O
-from ._tensor import STATE, Tensor
+from ._tensor import STATE, Tensor, record_binary, record_unary
 
 
 def _is_num(y):
@@ -15,20 +15,20 @@ def _is_num(y):
 
 def _add(self, other):
     if other.__class__ is Tensor and self._v.__class__ is float and other._v.__class__ is float:
-        return O.record_binary(self, other, 25, self._v + other._v)
+        return record_binary(self, other, 25, self._v + other._v)
     if _is_num(other):  # hot path for scalar chains
         v = self._v
         c = float(other)
-        return O.record_unary(self, 18, v + c, c)
+        return record_unary(self, 18, v + c, c)
     return O.add(self, other)
 
 
 def _mul(self, other):
     if other.__class__ is Tensor and self._v.__class__ is float and other._v.__class__ is float:
-        return O.record_binary(self, other, 27, self._v * other._v)
+        return record_binary(self, other, 27, self._v * other._v)
     if _is_num(other):
         c = float(other)
-        return O.record_unary(self, 19, self._v * c, c)
+        return record_unary(self, 19, self._v * c, c)
     return O.mul(self, other)
 
 
@@ -192,12 +192,14 @@ def _var(self, axis=None, keepdims=False, ddof=0, *, dim=None):
     return O.var(self, _axis(axis, dim), keepdims, ddof)
 
 
-def _softmax(self, axis=-1, *, dim=None):
-    return O.softmax(self, _axis(axis, dim) if dim is not None else axis)
+def _softmax(self, axis=None, *, dim=None):
+    axis = _axis(axis, dim)
+    return O.softmax(self, -1 if axis is None else axis)
 
 
-def _log_softmax(self, axis=-1, *, dim=None):
-    return O.log_softmax(self, _axis(axis, dim) if dim is not None else axis)
+def _log_softmax(self, axis=None, *, dim=None):
+    axis = _axis(axis, dim)
+    return O.log_softmax(self, -1 if axis is None else axis)
 
 
 def _logsumexp(self, axis=None, keepdims=False, *, dim=None, keepdim=None):

@@ -36,29 +36,24 @@ def _msigmoid(v):
     return 0.5 * (math.tanh(0.5 * v) + 1.0)
 
 
-def _safe(f, g):
-    """A float forward that falls back to numpy's IEEE result (inf/nan) instead of raising."""
-    def fwd(v):
-        try:
-            return f(v)
-        except (ValueError, OverflowError, ZeroDivisionError):
-            with np.errstate(all="ignore"):
-                return float(g(np.float64(v)))
-    return fwd
+def _ieee(np_fwd, v):
+    """numpy's IEEE result (inf/nan) for a float where ``math`` raises instead."""
+    with np.errstate(all="ignore"):
+        return float(np_fwd(np.float64(v)))
 
 
 OPS = [
     Op("LEAF", "internal"), Op("CONST", "internal"), Op("FREED", "internal"),
     Op("CUSTOM", "internal"),
     Op("NEG", "unary", np.negative, lambda v: -v),
-    Op("EXP", "unary", np.exp, _safe(math.exp, np.exp)),
-    Op("LOG", "unary", np.log, _safe(math.log, np.log), domain=(0.2, 3.0)),
-    Op("LOG1P", "unary", np.log1p, _safe(math.log1p, np.log1p), domain=(-0.7, 2.0)),
-    Op("EXPM1", "unary", np.expm1, _safe(math.expm1, np.expm1)),
-    Op("SQRT", "unary", np.sqrt, _safe(math.sqrt, np.sqrt), domain=(0.2, 3.0)),
-    Op("SIN", "unary", np.sin, _safe(math.sin, np.sin)),
-    Op("COS", "unary", np.cos, _safe(math.cos, np.cos)),
-    Op("TAN", "unary", np.tan, _safe(math.tan, np.tan), domain=(-1.2, 1.2)),
+    Op("EXP", "unary", np.exp, math.exp),
+    Op("LOG", "unary", np.log, math.log, domain=(0.2, 3.0)),
+    Op("LOG1P", "unary", np.log1p, math.log1p, domain=(-0.7, 2.0)),
+    Op("EXPM1", "unary", np.expm1, math.expm1),
+    Op("SQRT", "unary", np.sqrt, math.sqrt, domain=(0.2, 3.0)),
+    Op("SIN", "unary", np.sin, math.sin),
+    Op("COS", "unary", np.cos, math.cos),
+    Op("TAN", "unary", np.tan, math.tan, domain=(-1.2, 1.2)),
     Op("TANH", "unary", np.tanh, math.tanh),
     Op("SIGMOID", "unary", _sigmoid, _msigmoid),
     Op("RELU", "unary", lambda v: np.maximum(v, 0.0), lambda v: v if v > 0.0 else 0.0,
@@ -119,10 +114,12 @@ def _make_unary(name):
             x = Tensor._const(value_of(x)) if not isinstance(x, Tensor) else x
         v = x._v
         if v.__class__ is float:
-            out = math_fwd(v)
-        else:
-            with np.errstate(all="ignore"):
-                out = np_fwd(v if v.dtype == np.float64 else v.astype(np.float64))
+            try:
+                out = math_fwd(v)
+            except (ValueError, OverflowError, ZeroDivisionError):
+                out = _ieee(np_fwd, v)  # math raises where IEEE gives inf/nan
+        else:  # numpy's own warnings apply, as they would to the same numpy code
+            out = np_fwd(v if v.dtype == np.float64 else v.astype(np.float64))
         return record_unary(x, code, out)
     f.__name__ = name.lower()
     f.__doc__ = f"Elementwise {name.lower()} (differentiable)."
@@ -153,8 +150,7 @@ def _scalar_op(x, code, out_float, out_array, c):
             with np.errstate(all="ignore"):
                 out = float(out_array(np.float64(v), c))
     else:
-        with np.errstate(all="ignore"):
-            out = out_array(v if v.dtype == np.float64 else v.astype(np.float64), c)
+        out = out_array(v if v.dtype == np.float64 else v.astype(np.float64), c)
     return record_unary(x, code, out, c)
 
 

@@ -329,28 +329,40 @@ def record(t, code, ra, rb, v, fp=0.0, ip=0):
 def record_unary(x, code, v, fp=0.0):
     """Record ``v = op(x)`` when x needs grad (the hot path of every elementwise op).
 
-    For 0-d values the row is written inline: a call to Tape.push costs as much as the op."""
+    The row is written inline: a call to Tape.push costs as much as the op."""
     t = STATE.tape
     if not (x._rg and t.enabled):
         return Tensor._const(v)
     i = t.n
-    if v.__class__ is float and x._tape is t and i + 8 < t.cap:
+    if x._tape is t and i + 8 < t.cap:
         off = t.voff_m[i]
-        if off < t.vcap:
-            h = _new(Tensor)
-            h._v = v
-            h._tape = t
-            h._rg = True
-            h._leaf = False
-            h._row = i
+        if v.__class__ is float:
+            if off >= t.vcap:
+                return _record_slow(t, x, code, v, fp)
             t.val_m[off] = v
             t.voff_m[i + 1] = off + 1
-            t.code_m[i] = code | (x._row + 1) << 8 | 1 << 36
-            if fp:  # the fp column is zero unless written
-                t.fp_m[i] = fp
-            t.handles.append(h)
-            t.n = i + 1
-            return h
+        else:
+            end = off + v.size
+            if end > t.vcap:
+                return _record_slow(t, x, code, v, fp)
+            t.val[off:end] = v.reshape(-1)
+            t.voff_m[i + 1] = end
+        h = _new(Tensor)
+        h._v = v
+        h._tape = t
+        h._rg = True
+        h._leaf = False
+        h._row = i
+        t.code_m[i] = code | (x._row + 1) << 8 | 1 << 36
+        if fp:  # the fp column is zero unless written
+            t.fp_m[i] = fp
+        t.handles.append(h)
+        t.n = i + 1
+        return h
+    return _record_slow(t, x, code, v, fp)
+
+
+def _record_slow(t, x, code, v, fp):
     t = tape_for(x)
     ra = row_of(t, x)
     return record(t, code, ra, -1, v, fp)
