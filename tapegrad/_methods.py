@@ -213,7 +213,12 @@ def _unsqueeze(self, dim):
 
 
 def _squeeze(self, axis=None, *, dim=None):
-    return O.squeeze(self, _axis(axis, dim))
+    axis = _axis(axis, dim)
+    if axis is not None:  # PyTorch: a named dim that is not of size one is left alone
+        shape = self.shape
+        axis = tuple(a for a in O._norm_axes(axis, len(shape), "squeeze")
+                     if a < len(shape) and shape[a] == 1)
+    return O.squeeze(self, axis)
 
 
 def _flatten(self):

@@ -56,6 +56,7 @@ def gradcheck(f, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
             j = int(np.nanargmax(np.where(np.isnan(err), np.inf, err - tol)))
             raise AssertionError(
                 f"gradcheck failed for input {k} (shape {v.shape}) at element "
-                f"{np.unravel_index(j, v.shape) if v.shape else ()}: analytic "
-                f"{analytic.reshape(-1)[j]!r} vs numeric {numeric.reshape(-1)[j]!r}")
+                f"{tuple(int(i) for i in np.unravel_index(j, v.shape))}: analytic "
+                f"{float(analytic.reshape(-1)[j])!r} vs numeric "
+                f"{float(numeric.reshape(-1)[j])!r}")
     return True
