@@ -8,25 +8,27 @@ from . import _ops as O
 from ._tensor import STATE, Tensor, record_binary, record_unary
 
 
-def _is_num(y):
-    c = y.__class__
-    return c is float or c is int
-
-
 def _add(self, other):
-    if other.__class__ is Tensor and self._v.__class__ is float and other._v.__class__ is float:
-        return record_binary(self, other, 25, self._v + other._v)
-    if _is_num(other):  # hot path for scalar chains
-        v = self._v
+    oc = other.__class__
+    if oc is Tensor:
+        if self._v.__class__ is float and other._v.__class__ is float:
+            return record_binary(self, other, 25, self._v + other._v)
+    elif oc is float:  # hot path for scalar chains
+        return record_unary(self, 18, self._v + other, other)
+    elif oc is int:
         c = float(other)
-        return record_unary(self, 18, v + c, c)
+        return record_unary(self, 18, self._v + c, c)
     return O.add(self, other)
 
 
 def _mul(self, other):
-    if other.__class__ is Tensor and self._v.__class__ is float and other._v.__class__ is float:
-        return record_binary(self, other, 27, self._v * other._v)
-    if _is_num(other):
+    oc = other.__class__
+    if oc is Tensor:
+        if self._v.__class__ is float and other._v.__class__ is float:
+            return record_binary(self, other, 27, self._v * other._v)
+    elif oc is float:
+        return record_unary(self, 19, self._v * other, other)
+    elif oc is int:
         c = float(other)
         return record_unary(self, 19, self._v * c, c)
     return O.mul(self, other)

@@ -111,7 +111,7 @@ def _make_unary(name):
 
     def f(x):
         if x.__class__ is not Tensor:
-            x = Tensor._const(value_of(x)) if not isinstance(x, Tensor) else x
+            x = x if isinstance(x, Tensor) else Tensor._const(value_of(x))
         v = x._v
         if v.__class__ is float:
             try:

@@ -329,40 +329,37 @@ def record(t, code, ra, rb, v, fp=0.0, ip=0):
 def record_unary(x, code, v, fp=0.0):
     """Record ``v = op(x)`` when x needs grad (the hot path of every elementwise op).
 
-    The row is written inline: a call to Tape.push costs as much as the op."""
+    A 0-d row is three list appends (see _tape.py); an array row is written in place."""
     t = STATE.tape
     if not (x._rg and t.enabled):
         return Tensor._const(v)
     i = t.n
     if x._tape is t and i + 8 < t.cap:
-        off = t.voff_m[i]
-        if v.__class__ is float:
-            if off >= t.vcap:
-                return _record_slow(t, x, code, v, fp)
-            t.val_m[off] = v
-            t.voff_m[i + 1] = off + 1
-        else:
-            end = off + v.size
-            if end > t.vcap:
-                return _record_slow(t, x, code, v, fp)
-            t.val[off:end] = v.reshape(-1)
-            t.voff_m[i + 1] = end
         h = _new(Tensor)
         h._v = v
         h._tape = t
         h._rg = True
         h._leaf = False
         h._row = i
-        t.code_m[i] = code | (x._row + 1) << 8 | 1 << 36
-        if fp:  # the fp column is zero unless written
-            t.fp_m[i] = fp
+        if v.__class__ is float:
+            t.pc.append(code | (x._row + 1) << 8)   # b = -1 packs as 0
+            t.pv.append(v)
+            t.pf.append(fp)
+        else:
+            if t.pc:
+                t.sync()
+            off = t._voff[i]
+            end = off + v.size
+            if end > t.vcap:
+                t._reserve(off, v.size)
+            t._val[off:end] = v.reshape(-1)
+            t._voff[i + 1] = end
+            t._code[i] = code | (x._row + 1) << 8
+            t._fp[i] = fp
+            t.nsync = i + 1
         t.handles.append(h)
         t.n = i + 1
         return h
-    return _record_slow(t, x, code, v, fp)
-
-
-def _record_slow(t, x, code, v, fp):
     t = tape_for(x)
     ra = row_of(t, x)
     return record(t, code, ra, -1, v, fp)
@@ -375,20 +372,18 @@ def record_binary(x, y, code, v):
         return Tensor._const(v)
     i = t.n
     if x._tape is t and y._tape is t and i + 8 < t.cap and v.__class__ is float:
-        off = t.voff_m[i]
-        if off < t.vcap:
-            h = _new(Tensor)
-            h._v = v
-            h._tape = t
-            h._rg = True
-            h._leaf = False
-            h._row = i
-            t.val_m[off] = v
-            t.voff_m[i + 1] = off + 1
-            t.code_m[i] = code | (x._row + 1) << 8 | (y._row + 1) << 36
-            t.handles.append(h)
-            t.n = i + 1
-            return h
+        h = _new(Tensor)
+        h._v = v
+        h._tape = t
+        h._rg = True
+        h._leaf = False
+        h._row = i
+        t.pc.append(code | (x._row + 1) << 8 | (y._row + 1) << 36)
+        t.pv.append(v)
+        t.pf.append(0.0)
+        t.handles.append(h)
+        t.n = i + 1
+        return h
     t = tape_for(x, y)
     ra = row_of(t, x)
     rb = row_of(t, y)

@@ -39,3 +39,23 @@ def test_matmul_gradient():
 
 def test_gradcheck_runs():
     assert tg.gradcheck(lambda x: (tg.tanh(x) * x).sum(), [np.linspace(-1, 1, 5)])
+
+
+def test_unary_rows_record_exactly_one_operand():
+    x = tg.tensor(0.5, requires_grad=True)
+    y = tg.sin(x * 2.0)
+    t = tg.current_tape()
+    assert t.operands(y._row)[1] == -1
+    assert len(y.grad_fn.next_functions) == 1
+    assert y.grad_fn.next_functions[0][0].name() == "MulBackward0"
+    assert len(y.grad_fn.next_functions[0][0].next_functions) == 1
+
+
+def test_one_op_records_one_row():
+    x = tg.tensor(0.5, requires_grad=True)
+    y = x * 3.0
+    t = tg.current_tape()
+    n = len(t)
+    z = tg.exp(y) + y
+    assert len(t) == n + 2
+    assert z.item() == pytest.approx(np.exp(1.5) + 1.5)
