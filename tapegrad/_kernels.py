@@ -32,6 +32,12 @@ DONE = 0          # swept everything
 HIT_FREED = 1     # reached a row whose graph was freed by an earlier backward
 HIT_CUSTOM = 2    # reached a custom Function: Python runs it, then resumes below it
 BAD_OP = 3        # unknown op code (never silently skipped)
+HIT_MATMUL = 4    # a large matmul: Python does it with numpy's BLAS, then resumes below it
+
+# Matmuls up to this many multiply-adds run as loops in the kernel; larger ones go to numpy.
+# The kernel never calls BLAS: Numba's np.dot uses scipy's OpenBLAS, whose thread pool spins
+# against numpy's when forward (numpy) and backward alternate (8x slower on 2 cores).
+SMALL_MATMUL = 1 << 16
 
 
 @njit(cache=True)
@@ -327,17 +333,26 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                 mm = ipool[p + 1]
                 kk = ipool[p + 2]
                 nn = ipool[p + 3]
+                if nb * mm * kk * nn > SMALL_MATMUL:
+                    return HIT_MATMUL, i
                 pb = voff[rb]
                 for t in range(nb):
-                    G = adj[lo + t * mm * nn:lo + (t + 1) * mm * nn].reshape(mm, nn)
-                    if rg[ra] != 0:
-                        Bt = val[pb + t * kk * nn:pb + (t + 1) * kk * nn].reshape(kk, nn)
-                        ga2 = adj[pa + t * mm * kk:pa + (t + 1) * mm * kk].reshape(mm, kk)
-                        ga2 += np.dot(G, Bt.T)
-                    if rg[rb] != 0:
-                        At = val[pa + t * mm * kk:pa + (t + 1) * mm * kk].reshape(mm, kk)
-                        gb2 = adj[pb + t * kk * nn:pb + (t + 1) * kk * nn].reshape(kk, nn)
-                        gb2 += np.dot(At.T, G)
+                    ga0 = pa + t * mm * kk
+                    gb0 = pb + t * kk * nn
+                    g0 = lo + t * mm * nn
+                    if rg[ra] != 0:  # dA = G @ B^T
+                        for u in range(mm):
+                            for q in range(kk):
+                                acc = 0.0
+                                for v in range(nn):
+                                    acc += adj[g0 + u * nn + v] * val[gb0 + q * nn + v]
+                                adj[ga0 + u * kk + q] += acc
+                    if rg[rb] != 0:  # dB = A^T @ G
+                        for u in range(mm):
+                            for q in range(kk):
+                                x = val[ga0 + u * kk + q]
+                                for v in range(nn):
+                                    adj[gb0 + q * nn + v] += x * adj[g0 + u * nn + v]
                 if rg[ra] != 0:
                     state[ra] |= 1
                 if rg[rb] != 0:

@@ -210,6 +210,10 @@ def sweep(t, top, bottom=0):
             return
         if status == K.HIT_FREED:
             raise RuntimeError(_FREED_MSG)
+        if status == K.HIT_MATMUL:
+            _matmul_backward(t, row)
+            top = row - 1
+            continue
         if status == K.HIT_CUSTOM:
             # the payload runs its Python backward, adds into operand adjoints (setting their
             # state bit 1) and says where the compiled sweep resumes
@@ -217,6 +221,25 @@ def sweep(t, top, bottom=0):
             continue
         raise RuntimeError(f"tapegrad internal error: unknown op code {t.op(row)} at tape row "
                            f"{row}; the op table and kernels are out of sync")
+
+
+def _matmul_backward(t, row):
+    """Backward of a large matmul row with numpy's BLAS (the kernel hands these over)."""
+    ra, rb = t.operands(row)
+    p = int(t.ip[row])
+    nb, m, k, n = (int(v) for v in t.ipool[p:p + 4])
+    voff, val, adj, rg = t.voff, t.val, t.adj, t.rg
+    lo = voff[row]
+    G = adj[lo:lo + nb * m * n].reshape(nb, m, n)
+    pa, pb = voff[ra], voff[rb]
+    if rg[ra]:
+        B = val[pb:pb + nb * k * n].reshape(nb, k, n)
+        adj[pa:pa + nb * m * k].reshape(nb, m, k)[...] += np.matmul(G, B.transpose(0, 2, 1))
+        t.state[ra] |= 1
+    if rg[rb]:
+        A = val[pa:pa + nb * m * k].reshape(nb, m, k)
+        adj[pb:pb + nb * k * n].reshape(nb, k, n)[...] += np.matmul(A.transpose(0, 2, 1), G)
+        t.state[rb] |= 1
 
 
 def _accumulate_leaves(t, top):
