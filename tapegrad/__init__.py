@@ -27,3 +27,5 @@ unsqueeze = expand_dims
 float64 = "float64"
 
 __version__ = "0.1.0"
+
+from . import nn, optim  # noqa: E402  (built on the namespace above)

@@ -1,0 +1,133 @@
+"""Activations and losses (``tg.nn.functional``), composed from tapegrad's differentiable ops.
+
+Being compositions, they get their backward, higher derivatives and trace replay from the ops.
+Arguments follow PyTorch (``dim=``, ``keepdim=``, ``reduction=``); ``axis=`` is accepted too.
+Losses are numerically stable: the softmax family shifts by the row maximum, and
+``binary_cross_entropy`` clamps its logs at -100 like PyTorch (where a log is clamped its
+gradient is zero).
+"""
+import numpy as np
+
+from .. import _ops
+from .._tensor import Tensor
+
+relu = _ops.relu
+sigmoid = _ops.sigmoid
+tanh = _ops.tanh
+
+
+def leaky_relu(input, negative_slope=0.01):
+    return _ops.leaky_relu(input, negative_slope)
+
+
+def _dim(dim, axis, default):
+    if axis is not None:
+        if dim is not None:
+            raise TypeError("give dim= or axis=, not both")
+        return axis
+    return default if dim is None else dim
+
+
+def softmax(input, dim=None, *, axis=None):
+    """Softmax along ``dim`` (default: the last axis)."""
+    return _ops.softmax(input, _dim(dim, axis, -1))
+
+
+def log_softmax(input, dim=None, *, axis=None):
+    """Log-softmax along ``dim`` (default: the last axis), computed as x - logsumexp(x)."""
+    return _ops.log_softmax(input, _dim(dim, axis, -1))
+
+
+def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """log(sum(exp(x))) over ``dim`` (default: all axes), shifted by the maximum."""
+    return _ops.logsumexp(input, _dim(dim, axis, None), keepdim if keepdims is None else keepdims)
+
+
+def _reduce(losses, reduction):
+    if reduction == "mean":
+        return _ops.mean(losses)
+    if reduction == "sum":
+        return _ops.sum(losses)
+    if reduction == "none":
+        return losses
+    raise ValueError(f"{reduction!r} is not a valid value for reduction: use 'mean', 'sum' or "
+                     "'none'")
+
+
+def _class_targets(target, n, classes):
+    t = np.asarray(target._v if isinstance(target, Tensor) else target)
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"cross_entropy: target must hold integer class indices, got dtype "
+                        f"{t.dtype} (class probabilities are not supported)")
+    if t.shape != (n,):
+        raise ValueError(f"cross_entropy: expected target of shape ({n},) for input of "
+                         f"{n} rows, got {t.shape}")
+    if t.size and (t.min() < 0 or t.max() >= classes):
+        bad = t[(t < 0) | (t >= classes)][0]
+        raise IndexError(f"cross_entropy: target {bad} is out of bounds for {classes} classes")
+    return t
+
+
+def cross_entropy(input, target, reduction="mean"):
+    """Softmax cross-entropy of logits ``input`` (N, C) (or (C,)) against integer classes
+    ``target`` (N,) (or a scalar).
+
+    Per row: logsumexp(x) - x[target], computed on x - max(x): one shifted copy, its
+    logsumexp, and one gather of the N target entries."""
+    x = _ops._t(input)
+    if x.ndim == 1:
+        t = np.asarray(target._v if isinstance(target, Tensor) else target).reshape(1)
+        return _reduce(_ops.reshape(cross_entropy(_ops.reshape(x, (1, -1)), t, "none"), ()),
+                       reduction)
+    if x.ndim != 2:
+        raise ValueError(f"cross_entropy: expected input of shape (N, C) or (C,), got {x.shape}")
+    n, classes = x.shape
+    t = _class_targets(target, n, classes)
+    v = x._v
+    m = v.max(axis=1, keepdims=True) if v.size else np.zeros((n, 1))
+    m[~np.isfinite(m)] = 0.0
+    s = _ops.sub(x, m)
+    lse = _ops.log(_ops.sum(_ops.exp(s), 1))
+    return _reduce(_ops.sub(lse, _ops.getitem(s, (np.arange(n), t))), reduction)
+
+
+def mse_loss(input, target, reduction="mean"):
+    """Mean (or summed) squared difference."""
+    d = _ops.sub(input, target)
+    return _reduce(_ops.mul(d, d), reduction)
+
+
+def _clamped_log(p, positive):
+    """log(p) clamped below at -100; entries where ``positive`` is False give -100."""
+    if not positive.all():
+        p = _ops.where(positive, p, 1e-300)
+    return _ops.clip(_ops.log(p), -100.0)
+
+
+def binary_cross_entropy(input, target, weight=None, reduction="mean"):
+    """-(t log p + (1 - t) log(1 - p)) for probabilities ``input``, logs clamped at -100."""
+    p = _ops._t(input)
+    pv = np.asarray(p._v)
+    if np.any((pv < 0.0) | (pv > 1.0)):
+        raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 "
+                           "and 1")
+    tv = target if isinstance(target, Tensor) else np.asarray(target, dtype=np.float64)
+    if np.shape(tv._v if isinstance(tv, Tensor) else tv) != pv.shape:
+        raise ValueError(f"binary_cross_entropy: target shape "
+                         f"{np.shape(tv._v if isinstance(tv, Tensor) else tv)} differs from "
+                         f"input shape {pv.shape}")
+    log_p = _clamped_log(p, pv > 0.0)
+    log_q = _clamped_log(_ops.sub(1.0, p), pv < 1.0)
+    # -(t log p + (1 - t) log q) = -(log q + t (log p - log q))
+    losses = _ops.neg(_ops.add(log_q, _ops.mul(tv, _ops.sub(log_p, log_q))))
+    if weight is not None:
+        losses = _ops.mul(losses, weight)
+    return _reduce(losses, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, reduction="mean"):
+    """Sigmoid + binary cross-entropy on logits, stably: max(x, 0) - x t + log1p(exp(-|x|))."""
+    x = _ops._t(input)
+    losses = _ops.add(_ops.sub(_ops.relu(x), _ops.mul(x, target)),
+                      _ops.log1p(_ops.exp(_ops.neg(_ops.abs_(x)))))
+    return _reduce(losses, reduction)

@@ -1,0 +1,165 @@
+"""Optimizers (``tg.optim``): SGD and Adam with PyTorch's update rules.
+
+Updates are computed in NumPy on the parameters' own arrays, in place, and each updated
+parameter is marked changed (version bump, tape row forgotten) exactly as ``with tg.no_grad():
+p -= ...`` would, so a graph that saved the old value refuses to backward.
+Parameters whose ``.grad`` is None are skipped.  ``params`` is an iterable of tensors or of
+dicts (parameter groups) with a ``"params"`` entry and per-group overrides, as in PyTorch.
+"""
+import math
+
+import numpy as np
+
+from . import _methods
+from ._tensor import Tensor
+
+
+def _commit(p, arr):
+    """Record that parameter ``p`` now holds ``arr`` (its own array updated in place, or a
+    fresh 0-d value)."""
+    if p._v is arr:
+        _methods.bump_version(p)
+        p._invalidate()
+    else:
+        _methods._set_value(p, float(arr))
+
+
+def _array(p):
+    """The parameter's value as an array updated in place (a 0-d copy for scalar tensors)."""
+    v = p._v
+    return np.array(v) if v.__class__ is float else v
+
+
+class Optimizer:
+    """Base class: holds ``param_groups`` (dicts with "params" and hyper-parameters) and the
+    per-parameter ``state``."""
+
+    def __init__(self, params, defaults):
+        self.defaults = dict(defaults)
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            "Tensors or dicts, but got a Tensor")
+        params = list(params)
+        if not params:
+            raise ValueError("optimizer got an empty parameter list")
+        groups = params if isinstance(params[0], dict) else [{"params": params}]
+        self.param_groups = []
+        self.state = {}
+        seen = set()
+        for g in groups:
+            group = dict(self.defaults)
+            group.update(g)
+            ps = group["params"]
+            group["params"] = [ps] if isinstance(ps, Tensor) else list(ps)
+            for p in group["params"]:
+                if not isinstance(p, Tensor) or not p.requires_grad or not p.is_leaf:
+                    raise ValueError(f"can't optimize {p!r}: parameters must be leaf Tensors "
+                                     "with requires_grad=True")
+                if id(p) in seen:
+                    raise ValueError("some parameters appear in more than one parameter group")
+                seen.add(id(p))
+            self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none=True):
+        """Clear the gradients of every parameter (to None by default, like PyTorch)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if set_to_none:
+                    p.grad = None
+                elif p.grad is not None:
+                    p.grad.zero_()
+
+    def _with_grads(self, group):
+        """(parameter, value array, gradient array) for the group's parameters that have a
+        gradient; the gradient array is never aliased to anything the optimizer writes."""
+        for p in group["params"]:
+            g = p.grad
+            if g is None:
+                continue
+            yield p, _array(p), np.asarray(g._v, dtype=np.float64)
+
+    def step(self):
+        raise NotImplementedError
+
+
+def _check(name, value, low=0.0):
+    if not value >= low:
+        raise ValueError(f"Invalid {name} value: {value}")
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with optional momentum (PyTorch's rule).
+
+    g = grad + weight_decay * p;  with momentum: b = momentum * b + (1 - dampening) * g
+    (b = g on the first step), and g = g + momentum * b (nesterov) or g = b;  p -= lr * g."""
+
+    def __init__(self, params, lr, momentum=0.0, weight_decay=0.0, dampening=0.0,
+                 nesterov=False):
+        _check("learning rate", lr)
+        _check("momentum", momentum)
+        _check("weight_decay", weight_decay)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay,
+                                      dampening=dampening, nesterov=nesterov))
+
+    def step(self):
+        for group in self.param_groups:
+            lr, mu, wd = group["lr"], group["momentum"], group["weight_decay"]
+            damp, nesterov = group["dampening"], group["nesterov"]
+            for p, v, g in self._with_grads(group):
+                if wd:
+                    g = g + wd * v
+                if mu:
+                    state = self.state.setdefault(id(p), {})
+                    buf = state.get("momentum_buffer")
+                    if buf is None:
+                        buf = state["momentum_buffer"] = np.array(g, dtype=np.float64)
+                    else:
+                        buf *= mu
+                        buf += (1.0 - damp) * g
+                    g = g + mu * buf if nesterov else buf
+                v -= lr * g
+                _commit(p, v)
+
+
+class Adam(Optimizer):
+    """Adam (PyTorch's rule, with bias correction).
+
+    g = grad + weight_decay * p;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;
+    p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+        _check("learning rate", lr)
+        _check("epsilon", eps)
+        _check("weight_decay", weight_decay)
+        for i, b in enumerate(betas):
+            if not 0.0 <= b < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {b}")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay))
+
+    def step(self):
+        for group in self.param_groups:
+            lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], \
+                group["weight_decay"]
+            for p, v, g in self._with_grads(group):
+                if wd:
+                    g = g + wd * v
+                state = self.state.setdefault(id(p), {})
+                if not state:
+                    state["step"] = 0
+                    state["exp_avg"] = np.zeros_like(v)
+                    state["exp_avg_sq"] = np.zeros_like(v)
+                state["step"] += 1
+                t = state["step"]
+                m, s = state["exp_avg"], state["exp_avg_sq"]
+                m *= b1
+                m += (1.0 - b1) * g
+                s *= b2
+                s += (1.0 - b2) * (g * g)
+                denom = np.sqrt(s)
+                denom /= math.sqrt(1.0 - b2 ** t)
+                denom += eps
+                v -= (lr / (1.0 - b1 ** t)) * (m / denom)
+                _commit(p, v)
