@@ -89,6 +89,9 @@ def _inplace(fn, opname):
 
 
 def _set_value(self, v):
+    t = self._tape
+    if t is not None and t.alive and self._row in t.lazy:
+        t.materialize(self._row)  # the tape holds this very array: copy it before it changes
     old = self._v
     if old.__class__ is not float and v.__class__ is not float and old.shape == v.shape \
             and old.dtype == v.dtype:

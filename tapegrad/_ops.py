@@ -26,6 +26,8 @@ class Op:
     math_fwd: Optional[Callable] = None  # fast forward on Python floats (0-d tensors)
     domain: tuple = (-2.0, 2.0)        # test inputs are drawn from here
     smooth_away_from: tuple = ()       # test inputs keep clear of these kinks
+    reads: str = ""                    # values its backward kernel reads: a, b operands, o its
+                                       # own output, c WHERE's condition (see _tape's lazy rows)
 
 
 def _sigmoid(v):
@@ -46,32 +48,36 @@ OPS = [
     Op("LEAF", "internal"), Op("CONST", "internal"), Op("FREED", "internal"),
     Op("CUSTOM", "internal"),
     Op("NEG", "unary", np.negative, lambda v: -v),
-    Op("EXP", "unary", np.exp, math.exp),
-    Op("LOG", "unary", np.log, math.log, domain=(0.2, 3.0)),
-    Op("LOG1P", "unary", np.log1p, math.log1p, domain=(-0.7, 2.0)),
-    Op("EXPM1", "unary", np.expm1, math.expm1),
-    Op("SQRT", "unary", np.sqrt, math.sqrt, domain=(0.2, 3.0)),
-    Op("SIN", "unary", np.sin, math.sin),
-    Op("COS", "unary", np.cos, math.cos),
-    Op("TAN", "unary", np.tan, math.tan, domain=(-1.2, 1.2)),
-    Op("TANH", "unary", np.tanh, math.tanh),
-    Op("SIGMOID", "unary", _sigmoid, _msigmoid),
+    Op("EXP", "unary", np.exp, math.exp, reads="o"),
+    Op("LOG", "unary", np.log, math.log, domain=(0.2, 3.0), reads="a"),
+    Op("LOG1P", "unary", np.log1p, math.log1p, domain=(-0.7, 2.0), reads="a"),
+    Op("EXPM1", "unary", np.expm1, math.expm1, reads="o"),
+    Op("SQRT", "unary", np.sqrt, math.sqrt, domain=(0.2, 3.0), reads="o"),
+    Op("SIN", "unary", np.sin, math.sin, reads="a"),
+    Op("COS", "unary", np.cos, math.cos, reads="a"),
+    Op("TAN", "unary", np.tan, math.tan, domain=(-1.2, 1.2), reads="o"),
+    Op("TANH", "unary", np.tanh, math.tanh, reads="o"),
+    Op("SIGMOID", "unary", _sigmoid, _msigmoid, reads="o"),
     Op("RELU", "unary", lambda v: np.maximum(v, 0.0), lambda v: v if v > 0.0 else 0.0,
-       smooth_away_from=(0.0,)),
-    Op("ABS", "unary", np.abs, abs, smooth_away_from=(0.0,)),
-    Op("LEAKY_RELU", "scalar", smooth_away_from=(0.0,)),
-    Op("ADDS", "scalar"), Op("MULS", "scalar"), Op("RSUBS", "scalar"), Op("RDIVS", "scalar",
-                                                                          domain=(0.3, 2.0)),
-    Op("POWS", "scalar", domain=(0.3, 2.0)), Op("RPOWS", "scalar"),
-    Op("CLIP", "scalar", smooth_away_from=(-0.5, 0.5)),
+       smooth_away_from=(0.0,), reads="a"),
+    Op("ABS", "unary", np.abs, abs, smooth_away_from=(0.0,), reads="a"),
+    Op("LEAKY_RELU", "scalar", smooth_away_from=(0.0,), reads="a"),
+    Op("ADDS", "scalar"), Op("MULS", "scalar"), Op("RSUBS", "scalar"),
+    Op("RDIVS", "scalar", domain=(0.3, 2.0), reads="a"),
+    Op("POWS", "scalar", domain=(0.3, 2.0), reads="a"), Op("RPOWS", "scalar", reads="o"),
+    Op("CLIP", "scalar", smooth_away_from=(-0.5, 0.5), reads="a"),
     Op("ADD", "binary", np.add), Op("SUB", "binary", np.subtract),
-    Op("MUL", "binary", np.multiply), Op("DIV", "binary", np.divide, domain=(0.3, 2.0)),
-    Op("POW", "binary", np.power, domain=(0.3, 2.0)),
-    Op("MAXIMUM", "binary", np.maximum), Op("MINIMUM", "binary", np.minimum),
-    Op("WHERE", "structural"),
+    Op("MUL", "binary", np.multiply, reads="ab"),
+    Op("DIV", "binary", np.divide, domain=(0.3, 2.0), reads="bo"),
+    Op("POW", "binary", np.power, domain=(0.3, 2.0), reads="abo"),
+    Op("MAXIMUM", "binary", np.maximum, reads="ab"),
+    Op("MINIMUM", "binary", np.minimum, reads="ab"),
+    Op("WHERE", "structural", reads="c"),
     Op("VIEW", "structural"), Op("RESHAPE", "structural"), Op("SUM", "structural"),
-    Op("PROD", "structural"), Op("AMAX", "structural"), Op("AMIN", "structural"),
-    Op("MATMUL", "structural"), Op("CONCAT", "structural"), Op("GATHER", "structural"),
+    Op("PROD", "structural", reads="a"), Op("AMAX", "structural", reads="ao"),
+    Op("AMIN", "structural", reads="ao"),
+    Op("MATMUL", "structural", reads="ab"),  # small ones only: large go to numpy, see _tape
+    Op("CONCAT", "structural"), Op("GATHER", "structural"),
     Op("SETITEM", "structural"), Op("GUARD", "internal"), Op("SCATTER", "structural"),
 ]
 CODE = {op.name: i for i, op in enumerate(OPS)}
@@ -98,6 +104,7 @@ def kernel_branches():
 
 
 _check_table_matches_kernels()
+T.Tape.READS = tuple(op.reads for op in OPS)   # what lazy rows must provide, by op code
 
 G = CODE  # short alias used below
 
@@ -222,7 +229,7 @@ def _as_shape(t, x, shape, op_name="broadcast_to"):
         if xs == tuple(shape):
             return row_of(t, x)
     r = row_of(t, x) if x.__class__ is Tensor and x._rg else -1
-    v = result(np.ascontiguousarray(np.broadcast_to(np.asarray(value_of(x)), shape)))
+    v = result(np.broadcast_to(np.asarray(value_of(x)), shape))  # copied only when needed
     if not (x.__class__ is Tensor and x._rg):
         return t.push(T.CONST, -1, -1, v, None, 0)
     return record(t, 33, r, -1, v, ip=t.add_ints(_broadcast_params(xs, shape)))._row

@@ -6,6 +6,12 @@ of a column (``t.code``, ``t.val``, ``t.voff``, ``t.fp``, and everything built o
 kernels, inspection, replay) goes through a property that first flushes the pending rows in
 one vectorised step, so nothing can see a stale tape.  Array ops write their rows directly.
 
+Lazy rows: an array of LAZY_MIN or more elements is not copied when its row is pushed; the
+row reserves its place in the buffers and ``lazy[row]`` holds the array itself.  It is written
+when an op whose backward reads it is recorded (the op table's ``reads``), when the array is
+about to change in place, or when anything reads ``t.val``.  So parameters, input batches and
+broadcast biases that only feed matmuls and additions are never copied.
+
 Lifetime: a backward without ``retain_graph`` marks the rows it swept as freed.  When no handle
 that the user still holds points at an unfreed row, the tape is reset to empty: its arrays move
 to a fresh Tape object and the old one is retired (``alive = False``), so "is this handle's row
@@ -23,7 +29,9 @@ from . import _kernels as K
 _OP_NAMES = K.KERNEL_OPS
 LEAF, CONST, FREED, CUSTOM = 0, 1, 2, 3
 GUARD = K.KERNEL_OPS.index("GUARD")
+MATMUL = K.KERNEL_OPS.index("MATMUL")
 MAX_ROWS = 1 << 27   # operand rows are packed into 28 bits of the code column
+LAZY_MIN = 4096      # arrays this large enter the tape lazily (see above)
 
 
 class Tape:
@@ -31,7 +39,8 @@ class Tape:
 
     __slots__ = ("owner", "enabled", "alive", "n", "handles", "leaf_rows", "extras", "cap",
                  "_code", "ip", "_fp", "rg", "state", "_voff", "_val", "adj", "vcap", "np",
-                 "ipool", "nf", "fpool", "pc", "pv", "pf", "nsync", "__weakref__")
+                 "ipool", "nf", "fpool", "pc", "pv", "pf", "nsync", "lazy", "__weakref__")
+    READS = ()   # per op code, what its backward reads; filled in from the op table by _ops
 
     def __init__(self, rows=1024, values=4096):
         self.owner = threading.get_ident()
@@ -43,6 +52,7 @@ class Tape:
         self.handles = []        # handles[i]: the Tensor of row i (values, leaves, custom ops)
         self.leaf_rows = []      # rows of LEAF entries, for accumulating .grad
         self.extras = {}         # row -> Python payload (custom Function ctx, guard info)
+        self.lazy = {}           # row -> array not yet copied into ``val`` (see module doc)
         self.cap = 0
         self._alloc_rows(rows)
         self._alloc_values(values)
@@ -60,9 +70,40 @@ class Tape:
 
     @property
     def val(self):
+        """The value buffer with every row written (lazy rows are copied in first)."""
         if self.pc:
             self.sync()
+        if self.lazy:
+            for r in list(self.lazy):
+                self.materialize(r)
         return self._val
+
+    def materialize(self, row):
+        """Copy lazy row ``row`` into the value buffer (no-op when it is already there)."""
+        v = self.lazy.pop(row, None)
+        if v is not None:
+            lo = self._voff[row]
+            self._val[lo:lo + v.size] = v.reshape(-1)
+
+    def need(self, code, ra, rb, ip=0):
+        """Write the lazy operands that op ``code`` reads in its backward."""
+        reads = self.READS[code]
+        if code == MATMUL and int(np.prod(self.ipool[ip:ip + 4])) > K.SMALL_MATMUL:
+            return  # large matmuls run in numpy, which reads lazy arrays directly
+        if "a" in reads and ra in self.lazy:
+            self.materialize(ra)
+        if "b" in reads and rb in self.lazy:
+            self.materialize(rb)
+        if "c" in reads:
+            self.materialize(int(self.ipool[ip]))
+
+    def row_value(self, row):
+        """Row ``row``'s value, flat, from the buffer or its lazy array."""
+        v = self.lazy.get(row)
+        if v is not None:
+            return v.reshape(-1)
+        lo = self.voff[row]
+        return self._val[lo:self._voff[row + 1]]
 
     @property
     def voff(self):
@@ -176,6 +217,8 @@ class Tape:
             self._reserve(off, size)
         if size == 1 and value.__class__ is float:
             self._val[off] = value
+        elif size >= LAZY_MIN and "o" not in self.READS[code]:
+            self.lazy[i] = value
         else:
             self._val[off:off + size] = value.reshape(-1)
         self._voff[i + 1] = off + size
@@ -201,8 +244,10 @@ class Tape:
         return self.code[:self.n if n is None else n] & 255
 
     def value(self, row):
-        lo, hi = self.voff[row], self.voff[row + 1]
-        return self.val[lo:hi]
+        if self.pc:
+            self.sync()
+        self.materialize(row)
+        return self._val[self._voff[row]:self._voff[row + 1]]
 
     def gradient(self, row):
         lo, hi = self.voff[row], self.voff[row + 1]
@@ -239,6 +284,7 @@ class Tape:
         new.handles = []
         new.leaf_rows = []
         new.extras = {}
+        new.lazy = {}
         new.state[:n] = 0
         new.rg[:n] = 1      # rows default to needing grad; constants clear it when pushed
         new._fp[:n] = 0.0

@@ -322,6 +322,8 @@ def record(t, code, ra, rb, v, fp=0.0, ip=0):
     h._tape = t
     h._rg = True
     h._leaf = False
+    if t.lazy:
+        t.need(code, ra, rb, ip)
     h._row = t.push(code, ra, rb, v, h, 1, fp, ip)
     return h
 
@@ -346,6 +348,8 @@ def record_unary(x, code, v, fp=0.0):
             t.pv.append(v)
             t.pf.append(fp)
         else:
+            if t.lazy or v.size >= T.LAZY_MIN:
+                return _record_slow(t, x, code, v, fp)
             if t.pc:
                 t.sync()
             off = t._voff[i]
@@ -360,6 +364,10 @@ def record_unary(x, code, v, fp=0.0):
         t.handles.append(h)
         t.n = i + 1
         return h
+    return _record_slow(t, x, code, v, fp)
+
+
+def _record_slow(t, x, code, v, fp):
     t = tape_for(x)
     ra = row_of(t, x)
     return record(t, code, ra, -1, v, fp)

@@ -204,8 +204,10 @@ def _input_row(t, x):
 def sweep(t, top, bottom=0):
     """Run the compiled sweep from ``top``, handing custom ops to Python as they come."""
     while True:
+        # t.code flushes pending rows; the kernel reads only values provided at record
+        # time (lazy rows it never reads stay uncopied), hence the raw _val buffer
         status, row = K.backward_sweep(t.code, t.ip, t.fp, t.voff, t.rg, t.state,
-                                       t.ipool, t.fpool, t.val, t.adj, top, bottom)
+                                       t.ipool, t.fpool, t._val, t.adj, top, bottom)
         if status == K.DONE:
             return
         if status == K.HIT_FREED:
@@ -228,16 +230,16 @@ def _matmul_backward(t, row):
     ra, rb = t.operands(row)
     p = int(t.ip[row])
     nb, m, k, n = (int(v) for v in t.ipool[p:p + 4])
-    voff, val, adj, rg = t.voff, t.val, t.adj, t.rg
+    voff, adj, rg = t.voff, t.adj, t.rg
     lo = voff[row]
     G = adj[lo:lo + nb * m * n].reshape(nb, m, n)
     pa, pb = voff[ra], voff[rb]
     if rg[ra]:
-        B = val[pb:pb + nb * k * n].reshape(nb, k, n)
+        B = t.row_value(rb).reshape(nb, k, n)
         adj[pa:pa + nb * m * k].reshape(nb, m, k)[...] += np.matmul(G, B.transpose(0, 2, 1))
         t.state[ra] |= 1
     if rg[rb]:
-        A = val[pa:pa + nb * m * k].reshape(nb, m, k)
+        A = t.row_value(ra).reshape(nb, m, k)
         adj[pb:pb + nb * k * n].reshape(nb, k, n)[...] += np.matmul(A.transpose(0, 2, 1), G)
         t.state[rb] |= 1
 

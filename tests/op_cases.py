@@ -1,0 +1,69 @@
+"""One differentiable case per op of the table: (function of tensors, input arrays).
+
+Shared by the higher-order and lazy-value tests; a new op needs a case here."""
+import numpy as np
+
+import tapegrad as tg
+from tapegrad import _ops as O
+
+rng = np.random.default_rng(7)
+
+
+def _u(lo, hi, *shape):
+    return rng.uniform(lo, hi, size=shape)
+
+
+def away_from_zero(*shape):
+    x = _u(0.3, 1.5, *shape)
+    return x * rng.choice([-1.0, 1.0], size=shape)
+
+
+# op name -> (function of tensors, list of input arrays)
+CASES = {
+    "NEG": (lambda x: -x, [_u(-2, 2, 3)]),
+    "EXP": (tg.exp, [_u(-2, 2, 3)]),
+    "LOG": (tg.log, [_u(0.3, 3, 3)]),
+    "LOG1P": (tg.log1p, [_u(-0.5, 2, 3)]),
+    "EXPM1": (tg.expm1, [_u(-2, 2, 3)]),
+    "SQRT": (tg.sqrt, [_u(0.3, 3, 3)]),
+    "SIN": (tg.sin, [_u(-2, 2, 3)]),
+    "COS": (tg.cos, [_u(-2, 2, 3)]),
+    "TAN": (tg.tan, [_u(-1, 1, 3)]),
+    "TANH": (tg.tanh, [_u(-2, 2, 3)]),
+    "SIGMOID": (tg.sigmoid, [_u(-2, 2, 3)]),
+    "RELU": (lambda x: tg.relu(x) * x, [away_from_zero(4)]),
+    "ABS": (lambda x: tg.abs(x) * x, [away_from_zero(4)]),
+    "LEAKY_RELU": (lambda x: tg.leaky_relu(x, 0.2) * x, [away_from_zero(4)]),
+    "ADDS": (lambda x: (x + 1.5) * x, [_u(-2, 2, 3)]),
+    "MULS": (lambda x: (x * 2.5) * x, [_u(-2, 2, 3)]),
+    "RSUBS": (lambda x: (1.5 - x) * x, [_u(-2, 2, 3)]),
+    "RDIVS": (lambda x: 2.0 / x, [_u(0.5, 2, 3)]),
+    "POWS": (lambda x: x ** 3.5, [_u(0.5, 2, 3)]),
+    "RPOWS": (lambda x: 2.0 ** x, [_u(-1, 1, 3)]),
+    "CLIP": (lambda x: tg.clip(x, -0.5, 0.5) * x, [np.array([-1.0, -0.2, 0.3, 0.9])]),
+    "ADD": (lambda x, y: (x + y) * x * y, [_u(-2, 2, 2, 3), _u(-2, 2, 3)]),
+    "SUB": (lambda x, y: (x - y) * x * y, [_u(-2, 2, 2, 3), _u(-2, 2, 2, 1)]),
+    "MUL": (lambda x, y: x * y * y, [_u(-2, 2, 3), _u(-2, 2, 3)]),
+    "DIV": (lambda x, y: x / y, [_u(-2, 2, 3), _u(0.5, 2, 3)]),
+    "POW": (lambda x, y: x ** y, [_u(0.5, 2, 3), _u(-1, 2, 3)]),
+    "MAXIMUM": (lambda x, y: tg.maximum(x, y) * x, [np.array([0.1, 2.0, -1.0]),
+                                                    np.array([1.0, -1.0, 0.5])]),
+    "MINIMUM": (lambda x, y: tg.minimum(x, y) * y, [np.array([0.1, 2.0, -1.0]),
+                                                    np.array([1.0, -1.0, 0.5])]),
+    "WHERE": (lambda x, y: tg.where(np.array([True, False, True]), x * y, y * y),
+              [_u(-2, 2, 3), _u(-2, 2, 3)]),
+    "VIEW": (lambda x: (x[1:, ::-1][:, :2] * x.T[::2, :2].T).sum() * x, [_u(-2, 2, 3, 3)]),
+    "RESHAPE": (lambda x: x.reshape(2, 3) * x.reshape(2, 3), [_u(-2, 2, 6)]),
+    "SUM": (lambda x: x.sum(axis=0) ** 2, [_u(-2, 2, 3, 2)]),
+    "PROD": (lambda x: x.prod(axis=1), [_u(0.5, 2, 2, 3)]),
+    "AMAX": (lambda x: x.max(axis=0) ** 2, [np.array([[1.0, -2.0], [0.5, 3.0]])]),
+    "AMIN": (lambda x: x.min(axis=1) ** 2, [np.array([[1.0, -2.0], [0.5, 3.0]])]),
+    "MATMUL": (lambda a, b: tg.tanh(a @ b), [_u(-1, 1, 2, 3), _u(-1, 1, 3, 2)]),
+    "CONCAT": (lambda x, y: tg.concatenate([x * y, y], axis=1) ** 2,
+               [_u(-2, 2, 2, 2), _u(-2, 2, 2, 2)]),
+    "GATHER": (lambda x: x[np.array([0, 2, 0])] ** 3, [_u(-2, 2, 3)]),
+    "SETITEM": (lambda x, y: O.setitem(x * x, np.array([1]), y * x[0]),
+                [_u(-2, 2, 3), _u(-2, 2, 1)]),
+    "SCATTER": (lambda x: O.scatter_add(x * x, [0, 2, 0], (4,)) ** 2, [_u(-2, 2, 3)]),
+}
+INTERNAL = {"LEAF", "CONST", "FREED", "CUSTOM", "GUARD"}
