@@ -29,3 +29,10 @@ float64 = "float64"
 __version__ = "0.1.0"
 
 from . import nn, optim  # noqa: E402  (built on the namespace above)
+
+# ---- functional transforms and NumPy dispatch (issue 3) ----
+from . import _dispatch, numpy  # noqa: E402,F401  (numpy: `import tapegrad.numpy as tnp`)
+from ._ops import einsum, norm, outer, square, tensordot  # noqa: E402
+from .functional import grad, jacobian, value_and_grad, vjp  # noqa: E402
+
+_dispatch.attach()

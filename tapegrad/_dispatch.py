@@ -1,0 +1,310 @@
+"""NumPy dispatch: ``np.sin(t)``, ``np.sum(t)``, ``arr * t`` ... run tapegrad ops on Tensors.
+
+``attach()`` gives Tensor ``__array_ufunc__`` and ``__array_function__``, so existing NumPy code
+differentiates when handed Tensors.  Each supported NumPy callable maps to a tapegrad op or a
+composite of ops (the tables below); functions whose result carries no gradient (``np.shape``,
+``np.argmax``, ``np.isnan``, ``np.floor``...) run on the values.  Anything else raises a
+TypeError naming the function: a gradient is never dropped silently.
+"""
+import math
+
+import numpy as np
+
+from . import _ops as O
+from ._tensor import Tensor
+
+
+def _plain(x):
+    """Tensors (also inside lists/tuples/dicts) replaced by their numpy values."""
+    if isinstance(x, Tensor):
+        return x.data
+    if isinstance(x, (list, tuple)):
+        return type(x)(_plain(v) for v in x) if type(x) in (list, tuple) else x
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    return x
+
+
+def _refuse(name, what):
+    raise TypeError(f"numpy.{name}: {what} is not supported on tapegrad Tensors "
+                    "(it would drop the gradient)")
+
+
+_HARMLESS = {"dtype": (np.float64, float, "float64"), "order": ("C", "K", "A"),
+             "casting": ("same_kind", "unsafe", "safe"), "optimize": (True, False, "greedy",
+                                                                      "optimal")}
+
+
+def _no_extras(name, out=None, **kw):
+    """Reject out= (a Tensor result cannot be written into an array) and options that change
+    the result (a float64 dtype, memory order, casting and einsum's optimize are harmless)."""
+    if out is not None:
+        _refuse(name, "out=")
+    for k, v in kw.items():
+        if v is not None and v not in _HARMLESS.get(k, ()):
+            _refuse(name, f"{k}={v!r}")
+
+
+# ---- ufuncs --------------------------------------------------------------------------------------
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+
+
+def _logaddexp(a, b):
+    m = O.result(np.maximum(O.value_of(a), O.value_of(b)))   # constant shift, like logsumexp
+    m = O.result(np.where(np.isfinite(m), m, 0.0))
+    return O.add(O.log(O.add(O.exp(O.sub(a, m)), O.exp(O.sub(b, m)))), m)
+
+
+UFUNCS = {
+    np.negative: O.neg, np.positive: lambda x: O.mul(x, 1.0), np.absolute: O.abs_,
+    np.fabs: O.abs_, np.exp: O.exp, np.expm1: O.expm1, np.log: O.log, np.log1p: O.log1p,
+    np.sqrt: O.sqrt, np.sin: O.sin, np.cos: O.cos, np.tan: O.tan, np.tanh: O.tanh,
+    np.square: O.square, np.exp2: lambda x: O.power(2.0, x),
+    np.log2: lambda x: O.mul(O.log(x), 1.0 / _LN2),
+    np.log10: lambda x: O.mul(O.log(x), 1.0 / _LN10),
+    np.reciprocal: lambda x: O.div(1.0, x),
+    np.sinh: lambda x: O.mul(O.sub(O.exp(x), O.exp(O.neg(x))), 0.5),
+    np.cosh: lambda x: O.mul(O.add(O.exp(x), O.exp(O.neg(x))), 0.5),
+    np.add: O.add, np.subtract: O.sub, np.multiply: O.mul, np.divide: O.div,
+    np.power: O.power, np.float_power: O.power, np.maximum: O.maximum, np.minimum: O.minimum,
+    np.fmax: O.maximum, np.fmin: O.minimum, np.matmul: O.matmul,
+    np.hypot: lambda a, b: O.sqrt(O.add(O.square(a), O.square(b))),
+    np.logaddexp: _logaddexp,
+}
+if hasattr(np, "vecdot"):
+    UFUNCS[np.vecdot] = lambda a, b: O.sum(O.mul(a, b), -1)
+
+COMPARE = {np.less: ("__lt__", "__gt__"), np.less_equal: ("__le__", "__ge__"),
+           np.greater: ("__gt__", "__lt__"), np.greater_equal: ("__ge__", "__le__"),
+           np.equal: ("__eq__", "__eq__"), np.not_equal: ("__ne__", "__ne__")}
+
+# results carry no gradient (boolean, or piecewise constant with zero derivative)
+VALUE_UFUNCS = {np.isnan, np.isinf, np.isfinite, np.signbit, np.sign, np.floor, np.ceil,
+                np.trunc, np.rint, np.logical_and, np.logical_or, np.logical_xor,
+                np.logical_not}
+
+REDUCE = {np.add: O.sum, np.multiply: O.prod, np.maximum: O.amax, np.minimum: O.amin}
+
+
+def _compare(ufunc, a, b):
+    mine, swapped = COMPARE[ufunc]
+    if isinstance(a, Tensor):
+        return getattr(a, mine)(b)        # the Tensor method also notes trace guards
+    return getattr(b, swapped)(a)
+
+
+def _ufunc_outer(fn, a, b):
+    a, b = O._t(a), O._t(b)
+    return fn(O.reshape(a, a.shape + (1,) * b.ndim), b)
+
+
+def array_ufunc(ufunc, method, inputs, kwargs):
+    """Run ``ufunc.method(*inputs, **kwargs)`` with tapegrad ops (also used by tapegrad.numpy)."""
+    name = ufunc.__name__
+    if method == "__call__":
+        if kwargs:
+            _no_extras(name, **kwargs)
+        fn = UFUNCS.get(ufunc)
+        if fn is not None:
+            return fn(*inputs)
+        if ufunc in COMPARE:
+            return _compare(ufunc, *inputs)
+        if ufunc in VALUE_UFUNCS:
+            return ufunc(*_plain(inputs))
+    elif method == "reduce" and ufunc in REDUCE:
+        axis, keepdims = kwargs.pop("axis", 0), kwargs.pop("keepdims", False)
+        _no_extras(f"{name}.reduce", **kwargs)
+        return REDUCE[ufunc](inputs[0], axis, keepdims)
+    elif method == "outer" and ufunc in UFUNCS and ufunc.nin == 2:
+        _no_extras(f"{name}.outer", **kwargs)
+        return _ufunc_outer(UFUNCS[ufunc], *inputs)
+    _refuse(name if method == "__call__" else f"{name}.{method}", "this ufunc")
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if method == "__call__" and not kwargs:   # hot path: np.sin(t), arr * t
+        fn = UFUNCS.get(ufunc)
+        if fn is not None:
+            return fn(*inputs)
+    return array_ufunc(ufunc, method, inputs, kwargs)
+
+
+# ---- functions --------------------------------------------------------------------------------
+
+def _reduction(fn, name):
+    def impl(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        _no_extras(name, out, dtype=dtype, **kw)
+        return fn(a, axis, keepdims)
+    return impl
+
+
+def _var(name, take_sqrt):
+    def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        _no_extras(name, out, dtype=dtype, **kw)
+        v = O.var(a, axis, keepdims, ddof)
+        return O.sqrt(v) if take_sqrt else v
+    return impl
+
+
+def _where(condition, x=None, y=None):
+    if x is None and y is None:
+        return np.where(_plain(condition))
+    return O.where(condition, x, y)
+
+
+def _clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kw):  # noqa: A002
+    _no_extras("clip", out, **kw)
+    return O.clip(a, a_min if min is None else min, a_max if max is None else max)
+
+
+def _concatenate(arrays, axis=0, out=None, **kw):
+    _no_extras("concatenate", out, **kw)
+    if axis is None:
+        return O.concatenate([O.ravel(O._t(a)) for a in arrays], 0)
+    return O.concatenate(arrays, axis)
+
+
+def _stack(arrays, axis=0, out=None, **kw):
+    _no_extras("stack", out, **kw)
+    return O.stack(arrays, axis)
+
+
+def _atleast(a, nd):
+    a = O._t(a)
+    if a.ndim >= nd:
+        return a
+    return O.reshape(a, (1,) * (nd - a.ndim) + a.shape)
+
+
+def _hstack(tup, **kw):
+    _no_extras("hstack", **kw)
+    arrs = [_atleast(a, 1) for a in tup]
+    return O.concatenate(arrs, 0 if arrs[0].ndim == 1 else 1)
+
+
+def _vstack(tup, **kw):
+    _no_extras("vstack", **kw)
+    return O.concatenate([_atleast(a, 2) for a in tup], 0)
+
+
+def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    if order != "C":
+        _refuse("reshape", f"order={order!r}")
+    return O.reshape(a, shape if shape is not None else newshape)
+
+
+def _moveaxis(a, source, destination):
+    a = O._t(a)
+    src = [s % a.ndim for s in np.atleast_1d(source)]
+    dst = [d % a.ndim for d in np.atleast_1d(destination)]
+    order = [n for n in range(a.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return O.transpose(a, order)
+
+
+def _dot(a, b, out=None):
+    _no_extras("dot", out)
+    a, b = O._t(a), O._t(b)
+    if b.ndim > 2 and a.ndim >= 1:
+        return O.tensordot(a, b, ([a.ndim - 1], [b.ndim - 2]))
+    return O.dot(a, b)
+
+
+def _inner(a, b):
+    a, b = O._t(a), O._t(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return O.mul(a, b)
+    return O.tensordot(a, b, ([a.ndim - 1], [b.ndim - 1]))
+
+
+def _outer(a, b, out=None):
+    _no_extras("outer", out)
+    return O.outer(a, b)
+
+
+def _cumsum(a, axis=None, dtype=None, out=None):
+    """Running sum as a matmul with an upper-triangular ones matrix (O(n^2), differentiable)."""
+    _no_extras("cumsum", out, dtype=dtype)
+    a = O._t(a)
+    if axis is None:
+        a, axis = O.ravel(a), 0
+    moved = _moveaxis(a, axis, -1)
+    n = moved.shape[-1]
+    return _moveaxis(O.matmul(moved, np.triu(np.ones((n, n)))), -1, axis)
+
+
+def _diff(a, n=1, axis=-1):
+    a = O._t(a)
+    for _ in range(n):
+        hi = [slice(None)] * a.ndim
+        lo = [slice(None)] * a.ndim
+        hi[axis], lo[axis] = slice(1, None), slice(None, -1)
+        a = O.sub(O.getitem(a, tuple(hi)), O.getitem(a, tuple(lo)))
+    return a
+
+
+def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    _no_extras("trace", out, dtype=dtype)
+    a = O._t(a)
+    if offset or a.ndim != 2:
+        _refuse("trace", "offset or a non 2-D input")
+    return O.einsum("ii", a)
+
+
+def _einsum(subscripts, *operands, out=None, **kw):
+    _no_extras("einsum", out, **kw)
+    if not isinstance(subscripts, str):
+        _refuse("einsum", "the interleaved (operand, sublist) form")
+    return O.einsum(subscripts, *operands)
+
+
+def _copy(a, order="K", subok=False):
+    return O._t(a).clone()
+
+
+FUNCTIONS = {
+    np.sum: _reduction(O.sum, "sum"), np.mean: _reduction(O.mean, "mean"),
+    np.prod: _reduction(O.prod, "prod"), np.max: _reduction(O.amax, "max"),
+    np.min: _reduction(O.amin, "min"), np.amax: _reduction(O.amax, "amax"),
+    np.amin: _reduction(O.amin, "amin"), np.var: _var("var", False),
+    np.std: _var("std", True), np.where: _where, np.clip: _clip,
+    np.concatenate: _concatenate, np.stack: _stack, np.hstack: _hstack, np.vstack: _vstack,
+    np.reshape: _reshape, np.transpose: lambda a, axes=None: O.transpose(a, axes),
+    np.swapaxes: O.swapaxes, np.moveaxis: _moveaxis,
+    np.squeeze: lambda a, axis=None: O.squeeze(a, axis),
+    np.expand_dims: O.expand_dims, np.ravel: lambda a, order="C": O.ravel(a),
+    np.broadcast_to: lambda array, shape, subok=False: O.broadcast_to(array, shape),
+    np.atleast_1d: lambda a: _atleast(a, 1), np.atleast_2d: lambda a: _atleast(a, 2),
+    np.dot: _dot, np.vdot: lambda a, b: O.sum(O.mul(O.ravel(O._t(a)), O.ravel(O._t(b)))),
+    np.inner: _inner, np.outer: _outer,
+    np.tensordot: O.tensordot, np.einsum: _einsum, np.linalg.norm: O.norm,
+    np.cumsum: _cumsum, np.diff: _diff, np.trace: _trace, np.copy: _copy,
+}
+
+# results carry no gradient: shapes, indices, predicates, fresh arrays, rounded values
+VALUE_FUNCTIONS = {
+    np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj, np.argmax,
+    np.argmin, np.argsort, np.nonzero, np.flatnonzero, np.count_nonzero, np.allclose,
+    np.isclose, np.array_equal, np.array_equiv, np.zeros_like, np.ones_like, np.empty_like,
+    np.full_like, np.round, np.around, np.any, np.all, np.can_cast, np.min_scalar_type,
+}
+
+
+def _array_function(self, func, types, args, kwargs):
+    impl = FUNCTIONS.get(func)
+    if impl is not None:
+        return impl(*args, **kwargs)
+    if func in VALUE_FUNCTIONS:
+        return func(*_plain(args), **_plain(kwargs))
+    mod = getattr(func, "__module__", "numpy") or "numpy"
+    name = f"{'numpy.linalg' if 'linalg' in mod else 'numpy'}.{func.__name__}"
+    raise TypeError(f"{name} is not supported on tapegrad Tensors (it would drop the "
+                    "gradient); use tapegrad ops, or call it on t.detach().numpy() if no "
+                    "gradient is needed")
+
+
+def attach():
+    Tensor.__array_ufunc__ = _array_ufunc
+    Tensor.__array_function__ = _array_function

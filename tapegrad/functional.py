@@ -1,0 +1,370 @@
+"""Functional transforms over plain NumPy code (JAX / HIPS autograd style).
+
+``grad``, ``value_and_grad``, ``vjp`` and ``jacobian`` wrap the float leaves of the chosen
+arguments in fresh leaf Tensors, run ``f`` once (it records on the tape like any Tensor code)
+and sweep the tape once; nothing is kept per op, so a transform costs one forward and one
+backward plus a constant.  Inside another transform (an argument is already a Tensor that
+requires grad, or ``f`` runs under an outer transform) gradients are taken with
+``create_graph=True`` and returned as Tensors, so the outer transform can differentiate them.
+"""
+import functools
+import threading
+
+import numpy as np
+
+from . import _kernels as K
+from . import autograd
+from ._tensor import STATE, Tensor
+
+__all__ = ["grad", "value_and_grad", "vjp", "jacobian"]
+
+
+class _Depth(threading.local):
+    n = 0
+
+
+_DEPTH = _Depth()   # how many transforms are running f on this thread
+
+
+# ---- pytrees -----------------------------------------------------------------------------------
+
+class _BadLeaf(Exception):
+    """Raised at a leaf; containers on the way up prepend their keys to ``path``."""
+
+    def __init__(self, why):
+        super().__init__(why)
+        self.why, self.path = why, ""
+
+
+def _map(tree, fn):
+    """Apply ``fn`` to the leaves of nested lists / tuples / dicts, keeping the structure."""
+    cls = tree.__class__
+    if cls is list or cls is tuple or cls is dict or isinstance(tree, (list, tuple, dict)):
+        items = tree.items() if isinstance(tree, dict) else enumerate(tree)
+        out = []
+        for k, v in items:
+            try:
+                out.append((k, _map(v, fn)))
+            except _BadLeaf as e:
+                e.path = f"[{k!r}]{e.path}"
+                raise
+        if isinstance(tree, dict):
+            return cls(out) if cls is not dict else dict(out)
+        vals = [v for _, v in out]
+        if isinstance(tree, tuple) and hasattr(tree, "_fields"):   # namedtuple
+            return cls(*vals)
+        return cls(vals) if cls in (list, tuple) else list(vals)
+    return fn(tree)
+
+
+def _leaves(tree):
+    out = []
+    _map(tree, out.append)
+    return out
+
+
+def _unflatten(tree, values):
+    """The structure of ``tree`` with its leaves replaced, in order, by ``values``."""
+    it = iter(values)
+    return _map(tree, lambda _: next(it))
+
+
+# ---- arguments -------------------------------------------------------------------------------
+
+def _check_argnums(argnums, nargs):
+    single = isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool)
+    nums = (argnums,) if single else argnums
+    if not isinstance(nums, (tuple, list)) or not all(
+            isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in nums):
+        raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
+    for i in nums:
+        if not -nargs <= i < nargs:
+            raise ValueError(f"argnums {i} is out of range: the function was called with "
+                             f"{nargs} positional argument(s)")
+    return tuple(int(i) % nargs for i in nums), single
+
+
+def _input(leaf, inputs):
+    """A fresh Tensor standing for one argument leaf (appended to ``inputs``), or the leaf
+    itself when it passes through untouched (None, Python/NumPy ints and bools)."""
+    cls = leaf.__class__
+    if cls is float:
+        x = Tensor._const(leaf)
+    elif cls is Tensor:
+        if leaf.dtype.kind != "f":
+            raise _BadLeaf(f"is an integer/boolean Tensor (dtype {leaf.dtype})")
+        # a clone, not the Tensor itself: the inner gradient must not see the outer variable
+        x = leaf.clone() if leaf._rg else Tensor._const(leaf._v)
+    elif isinstance(leaf, np.ndarray) or isinstance(leaf, np.floating):
+        kind = leaf.dtype.kind
+        if kind != "f":
+            raise _BadLeaf(f"is an array of dtype {leaf.dtype}; only float arrays can be "
+                           "differentiated (pass it through a non-differentiated argument, "
+                           "or use .astype(float))")
+        x = Tensor._const(float(leaf) if leaf.ndim == 0 else leaf.astype(np.float64))
+    elif leaf is None or isinstance(leaf, (bool, int, np.integer, np.bool_)):
+        inputs.append(None)
+        return leaf
+    else:
+        raise _BadLeaf(f"has type {type(leaf).__name__}, which cannot be differentiated "
+                       "(expected floats, float arrays, Tensors or lists/tuples/dicts of them)")
+    if not x._rg:
+        x._rg = True
+    inputs.append(x)
+    return x
+
+
+def _describe(tree):
+    text = repr(tree)
+    return f"{type(tree).__name__} {text if len(text) < 40 else text[:37] + '...'}"
+
+
+def _value(y):
+    """An output as a user sees it outside the transform: Tensors become floats / arrays."""
+    return y._v if y.__class__ is Tensor else y
+
+
+def _like(orig, g):
+    """Gradient array ``g`` in the type of argument leaf ``orig`` (a float gives a float)."""
+    if orig.__class__ is float or orig.__class__ is Tensor:
+        return float(g) if g.ndim == 0 else g
+    if g.ndim == 0 and isinstance(orig, np.floating):
+        return orig.dtype.type(g)
+    return g.astype(orig.dtype, copy=False)
+
+
+def _zeros(shape, nested):
+    z = np.zeros(shape)
+    return Tensor._const(float(z) if z.ndim == 0 else z) if nested else z
+
+
+class _Call:
+    """One call of ``f`` with fresh leaf Tensors for the float leaves of ``args[argnums]``."""
+
+    __slots__ = ("trees", "inputs", "single", "nested", "out")
+
+    def __init__(self, f, args, kwargs, argnums):
+        nums, self.single = _check_argnums(argnums, len(args))
+        args = list(args)
+        self.trees = [args[i] for i in nums]   # the arguments as given
+        self.inputs = []     # one entry per leaf: its input Tensor, or None (passed through)
+        for i in nums:
+            start = len(self.inputs)
+            try:
+                args[i] = _map(args[i], lambda leaf: _input(leaf, self.inputs))
+            except _BadLeaf as e:
+                raise TypeError(f"argument {i}{e.path} {e.why}") from None
+            if all(x is None for x in self.inputs[start:]):
+                raise TypeError(f"argument {i} has no float values to differentiate (got "
+                                f"{_describe(args[i])}); pass floats such as 3.0 or float "
+                                "arrays")
+        self.nested = _DEPTH.n > 0 or any(x is not None and not x._leaf for x in self.inputs)
+        prev = STATE.enabled
+        STATE.enabled = True
+        _DEPTH.n += 1
+        try:
+            self.out = f(*args, **kwargs)
+        finally:
+            _DEPTH.n -= 1
+            STATE.enabled = prev
+
+    def used_inputs(self):
+        return [x for x in self.inputs if x is not None]
+
+    def backward(self, ys, cts, retain):
+        """Gradients (arrays, or Tensors when nested; None if unreached) of the used inputs."""
+        ins = self.used_inputs()
+        pairs = [(y, ct) for y, ct in zip(ys, cts) if y.__class__ is Tensor and y._rg]
+        if not pairs:
+            return [None] * len(ins)
+        ys = [y for y, _ in pairs]
+        cts = None if cts[0] is None else [ct for _, ct in pairs]
+        if self.nested or _DEPTH.n > 0 or any(isinstance(c, Tensor) and c._rg
+                                              for c in cts or ()):
+            return list(autograd.grad(ys, ins, cts, retain_graph=True, create_graph=True,
+                                      allow_unused=True))
+        return autograd.run_backward(ys, cts, ins, retain, False, accumulate=False,
+                                     allow_unused=True)
+
+    def grads_tree(self, grads, shape=()):
+        """Per-input gradients put back into the argument structures (``shape``: the output
+        shape prefixed to each block, for Jacobians).  Tensors stay Tensors (nested use)."""
+        it = iter(grads)
+        leaves = []
+        nested = self.nested or any(g.__class__ is Tensor for g in grads)
+        for x in self.inputs:
+            if x is None:
+                leaves.append(None)
+                continue
+            g = next(it)
+            leaves.append(_zeros(shape + x.shape, nested) if g is None else g)
+        it = iter(leaves)
+
+        def fill(orig):
+            g = next(it)
+            return g if g is None or nested else _like(orig, g)
+        trees = [_map(tree, fill) for tree in self.trees]
+        return trees[0] if self.single else tuple(trees)
+
+
+def _split_aux(out, has_aux):
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError("has_aux=True requires f to return a pair (output, aux), got "
+                        f"{_describe(out)}")
+    return out[0], out[1]
+
+
+def _check_scalar(out):
+    if out.__class__ is Tensor:
+        shape = out.shape
+    elif isinstance(out, (float, int, np.number, np.ndarray)):
+        shape = np.shape(out)
+    else:
+        raise TypeError(f"grad needs f to return a scalar (a float or a 0-d Tensor), got "
+                        f"{_describe(out)}")
+    if int(np.prod(shape)) != 1:
+        raise TypeError(f"grad needs f to return a scalar, but it returned shape {shape}; use "
+                        "tg.jacobian(f) for the full Jacobian or tg.vjp(f, x) for "
+                        "vector-Jacobian products")
+
+
+# ---- transforms ----------------------------------------------------------------------------------
+
+def value_and_grad(f, argnums=0, has_aux=False):
+    """``f``'s value and its gradient with respect to ``args[argnums]`` (same structure)."""
+    @functools.wraps(f)
+    def value_and_grad_f(*args, **kwargs):
+        c = _Call(f, args, kwargs, argnums)
+        out, aux = _split_aux(c.out, has_aux)
+        _check_scalar(out)
+        g = c.grads_tree(c.backward([out], [None], False))
+        value = out if c.nested else _value(out)
+        if has_aux:
+            return (value, aux if c.nested else _map(aux, _value)), g
+        return value, g
+    return value_and_grad_f
+
+
+def grad(f, argnums=0, has_aux=False):
+    """The gradient of scalar ``f`` with respect to ``args[argnums]`` (``(grad, aux)`` with
+    has_aux); arguments may be floats, arrays, Tensors or lists / tuples / dicts of them."""
+    vg = value_and_grad(f, argnums, has_aux)
+
+    @functools.wraps(f)
+    def grad_f(*args, **kwargs):
+        value, g = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+    return grad_f
+
+
+def vjp(f, *primals, has_aux=False):
+    """``(f(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` (same structure as the output) returns
+    one cotangent per primal and may be called any number of times."""
+    c = _Call(f, primals, {}, tuple(range(len(primals))))
+    out, aux = _split_aux(c.out, has_aux)
+    ys = _leaves(out)
+
+    def vjp_fn(cotangent):
+        cts = _leaves(cotangent)
+        if len(cts) != len(ys):
+            raise ValueError(f"vjp_fn: the cotangent has {len(cts)} leaves but f's output has "
+                             f"{len(ys)}; pass one array per output leaf, in its structure")
+        for k, (y, ct) in enumerate(zip(ys, cts)):
+            shape = np.shape(_value(y))
+            if ct is not None and np.shape(_value(ct)) != shape:
+                raise ValueError(f"vjp_fn: cotangent leaf {k} has shape "
+                                 f"{np.shape(_value(ct))} but the output has shape {shape}")
+        cts = [np.zeros(np.shape(_value(y))) if ct is None else ct for y, ct in zip(ys, cts)]
+        return c.grads_tree(c.backward(ys, cts, True))
+
+    value = out if c.nested else _map(out, _value)
+    if has_aux:
+        return value, vjp_fn, aux if c.nested else _map(aux, _value)
+    return value, vjp_fn
+
+
+def jacobian(f, argnums=0):
+    """Reverse-mode Jacobian: for each output leaf of shape S and argument leaf of shape A an
+    array of shape S + A, in the output structure of argument structures."""
+    @functools.wraps(f)
+    def jacobian_f(*args, **kwargs):
+        c = _Call(f, args, kwargs, argnums)
+        ys = _leaves(c.out)
+        shapes = [np.shape(_value(y)) for y in ys]
+        sizes = [0 if y is None else int(np.prod(s)) for y, s in zip(ys, shapes)]
+        rows = _jacobian_rows(c, ys, sizes)
+        blocks, off = [], 0
+        for y, shape, m in zip(ys, shapes, sizes):
+            if y is None:
+                blocks.append(None)
+            else:
+                blocks.append(c.grads_tree([None if J is None else
+                                            J[off:off + m].reshape(shape + x.shape)
+                                            for J, x in zip(rows, c.used_inputs())], shape))
+            off += m
+        return _unflatten(c.out, blocks)
+    return jacobian_f
+
+
+def _jacobian_rows(c, ys, sizes):
+    """For each used input x, the (M, *x.shape) Jacobian of all output values (M in all)."""
+    ins = c.used_inputs()
+    m = sum(sizes)
+    eye = np.eye(m)
+    if c.nested or _DEPTH.n > 0:   # differentiable rows, one create_graph backward per row
+        from . import _ops
+        per_row = []
+        for r in range(m):
+            cts = np.split(eye[r], np.cumsum(sizes)[:-1])
+            cts = [ct.reshape(np.shape(_value(y))) for ct, y in zip(cts, ys)]
+            per_row.append(c.backward(ys, cts, True))
+        return [_ops.stack([_zeros(x.shape, True) if row[k] is None else row[k]
+                            for row in per_row]) if m else None for k, x in enumerate(ins)]
+    keep = [k for k, y in enumerate(ys) if y.__class__ is Tensor and y._rg]
+    J = np.zeros((m, sum(x.size for x in ins)))
+    if keep:
+        starts = np.concatenate([[0], np.cumsum(sizes)])
+        sel = np.concatenate([np.arange(starts[k], starts[k + 1]) for k in keep])
+        J[sel] = _sweep_all([ys[k] for k in keep], ins, len(sel))
+    cols = np.concatenate([[0], np.cumsum([x.size for x in ins])])
+    return [J[:, cols[k]:cols[k + 1]].reshape((m,) + x.shape) for k, x in enumerate(ins)]
+
+
+def _sweep_all(ys, ins, m):
+    """(m, N) Jacobian of the graph outputs ``ys``: one compiled call sweeps every cotangent;
+    a custom Function on the way falls back to one Python-driven backward per row."""
+    t = STATE.tape
+    for i, y in enumerate(ys):
+        autograd._check_root(t, y, i)
+    out_rows = np.array([autograd._row_for(t, y) for y in ys], np.int64)
+    top = int(out_rows.max())
+    cols = np.concatenate([[0], np.cumsum([x.size for x in ins])])
+    used = [k for k, x in enumerate(ins) if x._tape is t and x._row <= top]
+    res = np.zeros((m, int(sum(ins[k].size for k in used))))
+    status, row = K.jacobian_sweeps(t.code, t.ip, t.fp, t.voff, t.rg, t.state, t.ipool,
+                                    t.fpool, t.val, t.adj, top, out_rows, np.eye(m),
+                                    np.array([ins[k]._row for k in used], np.int64), res)
+    J = np.zeros((m, int(cols[-1])))
+    if status == K.DONE:
+        ucols = np.concatenate([[0], np.cumsum([ins[k].size for k in used])])
+        for j, k in enumerate(used):
+            J[:, cols[k]:cols[k + 1]] = res[:, ucols[j]:ucols[j + 1]]
+        autograd._free(t, top)
+        t.maybe_reset()
+        return J
+    if status == K.HIT_FREED:
+        raise RuntimeError(autograd._FREED_MSG)
+    if status != K.HIT_CUSTOM:
+        raise RuntimeError(f"tapegrad internal error: jacobian sweep stopped with status "
+                           f"{status} at tape row {row}")
+    splits = np.cumsum([y.size for y in ys])[:-1]
+    for r, seed in enumerate(np.eye(m)):
+        cts = [ct.reshape(y.shape) for ct, y in zip(np.split(seed, splits), ys)]
+        grads = autograd.run_backward(ys, cts, ins, r < m - 1, False, accumulate=False,
+                                      allow_unused=True)
+        for k, g in enumerate(grads):
+            if g is not None:
+                J[r, cols[k]:cols[k + 1]] = g.ravel()
+    return J
