@@ -36,3 +36,9 @@ from ._ops import einsum, norm, outer, square, tensordot  # noqa: E402
 from .functional import grad, jacobian, value_and_grad, vjp  # noqa: E402
 
 _dispatch.attach()
+
+# ---- custom Functions, checkpointing, inspection, anomaly mode (issue 5) ----
+from . import _inspect  # noqa: E402,F401  (attaches Tape.stats/dump/to_dot, Jupyter reprs)
+from .anomaly import detect_anomaly, is_anomaly_enabled  # noqa: E402
+from .checkpoint import checkpoint  # noqa: E402
+from .function import Function, FunctionCtx  # noqa: E402

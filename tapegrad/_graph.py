@@ -100,18 +100,45 @@ def retain_grad(self):
     t = self._tape
     if t is None or not t.alive:
         raise RuntimeError("retain_grad() on a tensor whose graph was already freed")
-    t.extras.setdefault("retain", []).append(self._row)
+    retained = t.extras.setdefault("retain", [])
+    if self._row not in retained:
+        retained.append(self._row)
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``; ``remove()`` unregisters the hook."""
+
+    def __init__(self, hooks, hook):
+        self.hooks = hooks
+        self.hook = hook
+
+    def remove(self):
+        if self.hook in self.hooks:
+            self.hooks.remove(self.hook)
 
 
 def register_hook(self, hook):
-    """Call ``hook(grad)`` when this leaf's gradient is computed; it may return a new grad."""
+    """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new grad.
+
+    Hooks run in registration order.  A leaf keeps its hooks (``_meta["hooks"]``, applied when
+    ``.grad`` is accumulated).  A non-leaf's hooks belong to its tape row
+    (``t.extras["hooks"][row]``): the backward sweep stops after that row's adjoint is complete,
+    runs them, and what they return is what flows on to the row's inputs."""
     if not self._rg:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    if self._meta is None:
-        self._meta = {}
-    self._meta.setdefault("hooks", []).append(hook)
-    return hook
+    if self._leaf:
+        if self._meta is None:
+            self._meta = {}
+        hooks = self._meta.setdefault("hooks", [])
+    else:
+        t = self._tape
+        if t is None or not t.alive:
+            raise RuntimeError("register_hook() on a tensor whose graph was already freed")
+        hooks = t.extras.setdefault("hooks", {}).setdefault(self._row, [])
+    hooks.append(hook)
+    return RemovableHandle(hooks, hook)
 
 
 Tensor.grad_fn = property(grad_fn)
 Tensor.retain_grad = retain_grad
+Tensor.register_hook = register_hook

@@ -2,6 +2,8 @@
 
 Kept apart from ``_tensor.py`` so the handle stays small; ``attach()`` runs once at import.
 """
+import weakref
+
 import numpy as np
 
 from . import _ops as O
@@ -106,11 +108,26 @@ def _set_value(self, v):
     self._invalidate()
 
 
-def bump_version(self):
+def bump_version(self, at=None):
+    """Count an in-place change of ``self``; its current tape row now holds a stale value.
+
+    The overwrite is noted as ``t.extras["dirty"]`` (row, at, weakref, version before): a
+    backward that reaches a row recorded before row ``at`` that needs the old value raises
+    (``_checks.check_versions``).  Nothing is noted for tensors that were never modified."""
     meta = self._meta
     if meta is None:
         meta = self._meta = {}
-    meta["version"] = meta.get("version", 0) + 1
+    v = meta.get("version", 0)
+    meta["version"] = v + 1
+    t = self._tape
+    if t is not None and t.alive and self._row >= 0:
+        t.extras.setdefault("dirty", []).append(
+            (self._row, t.n if at is None else at, weakref.ref(self), v))
+
+
+def _version(self):
+    meta = self._meta
+    return meta.get("version", 0) if meta else 0
 
 
 def _swap_in(self, new):
@@ -118,7 +135,19 @@ def _swap_in(self, new):
     if new.shape != self.shape:
         raise RuntimeError(f"in-place update changes shape {self.shape} to {new.shape}; "
                            "in-place ops cannot broadcast the destination")
-    bump_version(self)
+    bump_version(self, new._row)
+    t = self._tape
+    if t is not None and t.alive and 0 <= self._row < len(t.handles) \
+            and t.handles[self._row] is self:
+        # the old row keeps a stand-in handle (sharing the version counter), so the user's
+        # handle is not listed twice: a doubly listed handle would keep the tape from resetting
+        old = object.__new__(Tensor)
+        old._v, old._tape, old._row, old._rg, old._leaf = self._v, t, self._row, self._rg, False
+        old._m = self._m
+        t.handles[self._row] = old
+        retained = t.extras.get("retain")
+        if retained and self._row in retained and new._tape is t:
+            retained[retained.index(self._row)] = new._row   # .grad follows the new version
     self._v = new._v
     self._tape = new._tape
     self._row = new._row
@@ -285,6 +314,7 @@ def attach():
     M.__itruediv__ = M.div_ = _inplace(O.div, "div_")
     M.clamp_ = _clamp_
     M.zero_ = _zero_
+    M._version = property(_version)
     for name in ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh",
                  "sigmoid", "relu"):
         setattr(M, name, getattr(O, name))

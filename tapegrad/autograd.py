@@ -202,6 +202,20 @@ def _input_row(t, x):
 
 
 def sweep(t, top, bottom=0):
+    """Sweep rows top..bottom.  Plain graphs go straight to the compiled sweep; a tape with
+    extras (custom ops, hooks, in-place overwrites) or anomaly mode goes through ``_checks``,
+    which runs the same compiled sweep in segments between hooked rows, then checks versions
+    and (in anomaly mode) finiteness."""
+    if t.extras or ANOMALY[0]:
+        from . import _checks
+        return _checks.sweep(t, top, bottom, compiled_sweep)
+    compiled_sweep(t, top, bottom)
+
+
+ANOMALY = [False]   # set by tapegrad.anomaly.detect_anomaly
+
+
+def compiled_sweep(t, top, bottom=0):
     """Run the compiled sweep from ``top``, handing custom ops to Python as they come."""
     while True:
         # t.code flushes pending rows; the kernel reads only values provided at record

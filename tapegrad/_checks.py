@@ -1,0 +1,160 @@
+"""The backward sweep when the tape has Python-side business: hooks, versions, anomaly mode.
+
+``autograd.sweep`` comes here when ``t.extras`` is not empty (custom ops, hooks, retained
+grads, in-place overwrites) or anomaly mode is on.  The sweep itself stays compiled:
+
+- hooks on non-leaf rows (``t.extras["hooks"][row]``): the compiled sweep runs in segments,
+  stopping just above each hooked row (for a custom op's output, above the op's last output),
+  so that row's adjoint is complete; the hooks run in registration order and what they return
+  replaces the adjoint that flows on.
+- versions (``t.extras["dirty"]``, written by ``_methods.bump_version``): after the sweep, a
+  reached row recorded before an in-place overwrite that needs the overwritten value for its
+  backward (PyTorch's saved tensors, ``SAVES`` below) raises the in-place RuntimeError.
+- anomaly mode: ``anomaly.check_backward`` scans the adjoints of reached rows.
+"""
+import numpy as np
+
+from . import _kernels as K
+from . import _tape as T
+from ._higher import row_shape
+from ._tensor import Tensor, result
+
+# Values an op's backward needs (PyTorch's saved tensors): per operand a, operand b and the
+# output: 1 always, 2 only when the *other* operand needs a gradient.
+SAVES = {
+    "EXP": (0, 0, 1), "LOG": (1, 0, 0), "LOG1P": (1, 0, 0), "EXPM1": (0, 0, 1),
+    "SQRT": (0, 0, 1), "SIN": (1, 0, 0), "COS": (1, 0, 0), "TAN": (0, 0, 1), "TANH": (0, 0, 1),
+    "SIGMOID": (0, 0, 1), "RELU": (0, 0, 1), "ABS": (1, 0, 0), "LEAKY_RELU": (1, 0, 0),
+    "RDIVS": (1, 0, 0), "POWS": (1, 0, 0), "RPOWS": (0, 0, 1), "CLIP": (1, 0, 0),
+    "MUL": (2, 2, 0), "DIV": (2, 1, 0), "POW": (1, 1, 1), "MAXIMUM": (1, 1, 0),
+    "MINIMUM": (1, 1, 0), "PROD": (1, 0, 1), "AMAX": (1, 0, 1), "AMIN": (1, 0, 1),
+    "MATMUL": (2, 2, 0),
+}
+_NEED = np.zeros((len(K.KERNEL_OPS), 3), np.int8)
+for _name, _flags in SAVES.items():
+    _NEED[K.KERNEL_OPS.index(_name)] = _flags
+
+
+def sweep(t, top, bottom, compiled):
+    from .autograd import ANOMALY
+    hooks = t.extras.get("hooks")
+    try:
+        if hooks:
+            _hooked_sweep(t, top, bottom, compiled, hooks)
+        else:
+            compiled(t, top, bottom)
+    except ZeroDivisionError:
+        if ANOMALY[0]:
+            from .anomaly import locate_division
+            locate_division(t, top, bottom)
+        raise
+    if t.extras.get("dirty"):
+        check_versions(t, top, bottom)
+    if ANOMALY[0]:
+        from .anomaly import check_backward
+        check_backward(t, top, bottom)
+
+
+# ---- hooks --------------------------------------------------------------------------------------
+def _hooked_sweep(t, top, bottom, compiled, hooks):
+    stops = {}
+    for r, fns in hooks.items():
+        if fns and bottom <= r <= top:
+            b = max(t.extras[r].output_rows) if t.op(r) == T.CUSTOM else r
+            stops.setdefault(min(b, top), []).append(r)
+    for b in sorted(stops, reverse=True):
+        compiled(t, top, b + 1)
+        top = b
+        for r in sorted(stops[b], reverse=True):
+            if t.state[r] & 1:
+                run_hooks(t, r, hooks[r])
+    compiled(t, top, bottom)
+
+
+def run_hooks(t, r, fns):
+    """Run ``fns`` on row r's adjoint (registration order); write back what they return."""
+    lo, hi = t.voff[r], t.voff[r + 1]
+    shape = row_shape(t, r)
+    g = result(t.adj[lo:hi].reshape(shape).copy())
+    changed = False
+    for fn in list(fns):
+        out = fn(Tensor._const(g))
+        if out is None:
+            continue
+        ov = np.asarray(out._v if isinstance(out, Tensor) else out, dtype=np.float64)
+        if ov.shape != tuple(shape) and not (ov.size == 1 and hi - lo == 1):
+            raise RuntimeError(f"hook {getattr(fn, '__name__', fn)!s} returned a gradient of "
+                               f"shape {ov.shape} for a tensor of shape {tuple(shape)}")
+        g = result(ov.reshape(shape).copy())
+        changed = True
+    if changed:
+        t.adj[lo:hi] = np.ravel(g)
+
+
+# ---- versions -----------------------------------------------------------------------------------
+def check_versions(t, top, bottom):
+    """Raise if a reached row needs a value that was overwritten in place after it was read."""
+    stale = {}
+    for row, at, ref, ver in t.extras["dirty"]:
+        if bottom <= row <= top and at > row:
+            if row not in stale or at < stale[row][0]:
+                stale[row] = (at, ref, ver)
+    if not stale:
+        return
+    lo = min(stale)
+    hi = min(top, max(a for a, _, _ in stale.values()) - 1)
+    if hi < lo:
+        return
+    rows = np.arange(lo, hi + 1)
+    rows = rows[(t.state[lo:hi + 1] & 1) != 0]
+    w = t.code[rows]
+    ops = w & 255
+    need = _NEED[ops]
+    keep = need.any(axis=1)
+    rows, w, ops, need = rows[keep], w[keep], ops[keep], need[keep]
+    if not rows.size:
+        return
+    ra = ((w >> 8) & 0xFFFFFFF) - 1
+    rb = (w >> 36) - 1
+    at = np.full(hi + 1, -1, np.int64)
+    for row, (a, _, _) in stale.items():
+        if row <= hi:
+            at[row] = a
+    rga = t.rg[np.maximum(ra, 0)] != 0
+    rgb = t.rg[np.maximum(rb, 0)] != 0
+    need_a = (need[:, 0] == 1) | ((need[:, 0] == 2) & rgb)
+    need_b = (need[:, 1] == 1) | ((need[:, 1] == 2) & rga)
+    bad_a = need_a & (ra >= 0) & (at[np.clip(ra, 0, hi)] > rows) & (ra <= hi)
+    bad_b = need_b & (rb >= 0) & (at[np.clip(rb, 0, hi)] > rows) & (rb <= hi)
+    bad_o = (need[:, 2] != 0) & (at[rows] > rows)
+    bad = bad_a | bad_b | bad_o
+    if not bad.any():
+        return
+    j = int(np.flatnonzero(bad)[-1])          # the first one the sweep met
+    reader = int(rows[j])
+    victim = reader if bad_o[j] else int(ra[j] if bad_a[j] else rb[j])
+    _, ref, ver = stale[victim]
+    from ._graph import Node
+    raise version_error(t, victim, ref(), ver, Node(t, reader).name())
+
+
+def version_error(t, row, handle, expected, reader):
+    """The PyTorch-style RuntimeError for a value modified in place after it was saved."""
+    from ._graph import Node
+    code = t.op(row)
+    if handle is not None:
+        shape, now = tuple(handle.shape), handle._version
+    else:
+        shape, now = row_shape(t, row), expected + 1
+    if code == T.LEAF:
+        what = "which is a leaf tensor"
+    elif code <= T.FREED:
+        what = "which is a constant"
+    else:
+        what = f"which is output 0 of {Node(t, row).name()}"
+    return RuntimeError(
+        f"one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [float64 {list(shape)}], {what}, is at version {now}; expected "
+        f"version {expected} instead; the backward of {reader} needs it. "
+        "Hint: compute on a copy (x.clone()) instead of modifying x in place, or modify it "
+        "only after the backward pass.")

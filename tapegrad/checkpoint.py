@@ -1,0 +1,186 @@
+"""``tg.checkpoint(fn, *args)``: keep fn's inputs and outputs on the tape, not its insides.
+
+The call records ``fn`` on a scratch tape (so the Tensors it reads, arguments or captured in
+a closure, such as module parameters, are found), keeps only the output values, and records a
+custom op on the real tape: its inputs are those Tensors, its outputs one CUSTOM row each
+(payload ``CheckpointNode``).  At backward the payload runs ``fn`` again on a fresh scratch
+tape, where each input enters as a leaf, sweeps that tape from the output adjoints and adds
+the inputs' gradients into the real tape.  The random generator of ``tg.randn``/``tg.rand`` is
+restored for the recomputation, so dropout-style randomness repeats.
+"""
+import numpy as np
+
+from . import _creation
+from . import _tape as T
+from ._tensor import STATE, Tensor, row_of
+from .function import CustomNode, fit_graph_grad
+
+
+def _run_on_scratch(fn, args, kwargs, inputs):
+    """Run ``fn`` recording on a scratch tape where ``inputs`` enter as leaves.
+
+    Returns (scratch tape, outputs tuple, single, output rows on scratch (or None), input rows
+    on scratch).  The input handles get their own tape and row back afterwards."""
+    main = STATE.tape
+    s = T.Tape(rows=256, values=1024)
+    saved = [(h, h._tape, h._row, h._leaf) for h in inputs]
+    STATE.tape = s
+    try:
+        in_rows = []
+        for h in inputs:
+            h._tape = None
+            h._leaf = True      # enters the scratch tape as a LEAF row
+            in_rows.append(row_of(s, h))
+        raw = fn(*args, **kwargs)
+        s = STATE.tape          # (the scratch tape object, unless it reset itself)
+        single = not isinstance(raw, tuple)
+        outs = (raw,) if single else tuple(raw)
+        out_rows = [o._row if isinstance(o, Tensor) and o._rg and o._tape is s else None
+                    for o in outs]
+    finally:
+        STATE.tape = main
+        for h, tape, row, leaf in saved:
+            h._tape, h._row, h._leaf = tape, row, leaf
+    return s, outs, single, out_rows, in_rows
+
+
+def _captured(main, s, known):
+    """Grad-requiring Tensors ``fn`` read that are not in ``known``: captured leaves (put back
+    on their row of ``main``) and captured graph tensors (FREED placeholders on ``s``)."""
+    found = []
+    for r in s.leaf_rows:
+        h = s.handles[r]
+        if h is not None and h._rg and id(h) not in known:
+            known.add(id(h))
+            _restore_leaf(main, h, s)
+            found.append(h)
+    for r in np.flatnonzero(s.ops() == T.FREED):
+        h = s.handles[int(r)]
+        if h is not None and id(h) not in known:
+            known.add(id(h))
+            found.append(h)
+    return found
+
+
+def _restore_leaf(main, h, s):
+    """A leaf that entered the scratch tape gets back its latest row on ``main`` (if its value
+    is still the one recorded there); otherwise it re-enters ``main`` when used next."""
+    if h._tape is not s:
+        return
+    h._tape, h._row = None, -1
+    if not main.alive:
+        return
+    for r in reversed(main.leaf_rows):
+        if main.handles[r] is h:
+            if np.array_equal(main.value(r), np.ravel(h._v)):
+                h._tape, h._row = main, r
+            return
+
+
+class CheckpointNode(CustomNode):
+    """Payload of ``checkpoint``: recomputes ``fn`` at backward."""
+
+    name = "CheckpointFunctionBackward"
+
+    def __init__(self, fn, args, kwargs, rng_state):
+        self.fn = fn
+        self.args = args
+        self.kwargs = kwargs
+        self.rng_state = rng_state
+
+    def _recompute(self, runner):
+        gen = _creation.rng().bit_generator
+        now = gen.state
+        if self.rng_state is not None:
+            gen.state = self.rng_state
+        try:
+            return runner()
+        finally:
+            gen.state = now
+
+    def backward_values(self, t, grads):
+        self.check_inputs(t)
+        inputs = [t.handles[r] for r in self.input_rows]
+        s, outs, _, out_rows, in_rows = self._recompute(
+            lambda: _run_on_scratch(self.fn, self.args, self.kwargs, inputs))
+        try:
+            top = -1
+            for k, g in zip(self.out_pos, grads):
+                r = out_rows[k] if k < len(out_rows) else None
+                if g is None or r is None:
+                    continue
+                if tuple(outs[k].shape) != np.shape(g):
+                    raise RuntimeError(
+                        f"checkpoint: recomputing {getattr(self.fn, '__name__', 'fn')} gave "
+                        f"output {k} the shape {outs[k].shape}, not {np.shape(g)} as in the "
+                        "forward pass; checkpointed functions must be deterministic")
+                lo = s.voff[r]
+                s.adj[lo:s.voff[r + 1]] += np.ravel(g)
+                s.state[r] |= 1
+                top = max(top, r)
+            if top < 0:
+                return [None] * len(in_rows)
+            from .autograd import sweep
+            sweep(s, top)
+            return [s.gradient(r).reshape(shape).copy() if s.state[r] & 1 else None
+                    for r, shape in zip(in_rows, self.in_shapes)]
+        finally:
+            _captured(t, s, {id(h) for h in inputs})
+            s.alive = False
+
+    def vjp_graph(self, grads):
+        """create_graph=True: recompute on the live tape and differentiate with create_graph,
+        so the input gradients carry a graph."""
+        from .autograd import grad
+        t = self.live_tape()
+        self.check_inputs(t)
+        inputs = [t.handles[r] for r in self.input_rows]
+        raw = self._recompute(lambda: self.fn(*self.args, **self.kwargs))
+        outs = raw if isinstance(raw, tuple) else (raw,)
+        ys, gs = [], []
+        for k, g in zip(self.out_pos, grads):
+            if g is not None and isinstance(outs[k], Tensor) and outs[k]._rg:
+                ys.append(outs[k])
+                gs.append(g)
+        if not ys:
+            return [None] * len(inputs)
+        res = grad(ys, inputs, grad_outputs=gs, create_graph=True, allow_unused=True)
+        return [fit_graph_grad(g, shape, self.name, k)
+                for k, (g, shape) in enumerate(zip(res, self.in_shapes))]
+
+
+def checkpoint(fn, *args, preserve_rng_state=True, use_reentrant=None, **kwargs):
+    """``fn(*args, **kwargs)`` without keeping its intermediate values on the tape.
+
+    They are recomputed during backward; gradients equal those without checkpointing.  fn may
+    read Tensors other than its arguments (e.g. module parameters): they get gradients too.
+    ``fn`` must be deterministic apart from tapegrad's own random generator (restored for the
+    recomputation unless ``preserve_rng_state=False``).  ``use_reentrant`` is accepted for
+    PyTorch compatibility and ignored."""
+    if not STATE.enabled:
+        return fn(*args, **kwargs)
+    main = STATE.tape
+    rng_state = _creation.rng().bit_generator.state if preserve_rng_state else None
+    known, arg_inputs = set(), []
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, Tensor) and a._rg and id(a) not in known:
+            known.add(id(a))
+            arg_inputs.append(a)
+    s, outs, single, out_rows, _ = _run_on_scratch(fn, args, kwargs, arg_inputs)
+    try:
+        inputs = arg_inputs + _captured(main, s, known)
+    finally:
+        s.alive = False
+    values = []
+    for o in outs:
+        if not isinstance(o, Tensor):
+            raise TypeError(f"checkpoint: {getattr(fn, '__name__', 'fn')} returned a "
+                            f"{type(o).__name__}; it must return a Tensor or a tuple of them")
+        values.append(o._v)
+    differentiable = [r is not None for r in out_rows]
+    if not any(differentiable):
+        res = [Tensor._const(v) for v in values]
+    else:
+        node = CheckpointNode(fn, args, kwargs, rng_state)
+        res = node.record(inputs, values, differentiable)
+    return res[0] if single else tuple(res)

@@ -1,0 +1,332 @@
+"""Custom differentiable operations: ``tg.Function`` (PyTorch's ``torch.autograd.Function``).
+
+``MyFn.apply(*args)`` runs ``MyFn.forward(ctx, ...)`` under no_grad on detached inputs and
+records one CUSTOM row per differentiable output.  The rows are pushed consecutively and share
+one payload, a ``CustomNode`` stored at ``t.extras[row]`` for each of them.  The compiled sweep
+stops at the highest reached CUSTOM row (every output adjoint is complete then) and calls
+``node.run_backward(t, row)``, which runs the Python backward, adds into the inputs' adjoint
+slices and returns the row below the outputs where the compiled sweep resumes.
+
+``CustomNode`` is also the base of ``tg.checkpoint``'s payload (checkpoint.py).  Payload protocol:
+``name``, ``input_rows``, ``output_rows``, ``run_backward(t, row)``, ``vjp_graph(grads)`` (for
+``create_graph=True``: gradients of the inputs as graph-carrying Tensors, see _higher.py).
+The payload keeps no strong reference to the handles of its rows: it reads ``t.handles[row]``.
+"""
+import weakref
+
+import numpy as np
+
+from . import _tape as T
+from ._tensor import STATE, Tensor, result, row_of, tape_for, value_of
+from .autograd import _FREED_MSG, enable_grad, no_grad
+
+_new = object.__new__
+
+
+def sum_to_shape(g, shape, who):
+    """``g`` (an array) summed down to ``shape`` as PyTorch does for expandable gradients."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    if g.size == int(np.prod(shape, dtype=np.int64)) and g.size == 1:
+        return g.reshape(shape)
+    try:
+        ok = np.broadcast_shapes(g.shape, shape) == g.shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise RuntimeError(f"{who} - got {list(g.shape)} but expected shape compatible with "
+                           f"{list(shape)}")
+    lead = g.ndim - len(shape)
+    g = g.sum(axis=tuple(range(lead))) if lead else g
+    axes = tuple(d for d, n in enumerate(shape) if n == 1 and g.shape[d] != 1)
+    return g.sum(axis=axes, keepdims=True) if axes else g
+
+
+class CustomNode:
+    """Payload of a custom op's CUSTOM rows (one object for all of its outputs)."""
+
+    name = "CustomBackward"
+
+    # ---- recording --------------------------------------------------------------------------
+    def record(self, inputs, outs, differentiable):
+        """Put ``inputs`` (Tensors needing grad) on the tape and push one CUSTOM row per
+        differentiable output value; returns the output Tensors."""
+        t = tape_for(*inputs)
+        self.tape = weakref.ref(t)
+        self.input_rows = tuple(row_of(t, x) for x in inputs)
+        self.in_shapes = tuple(x.shape for x in inputs)
+        self.in_versions = tuple(x._version for x in inputs)
+        shared = {id(x._v) for x in inputs if x._v.__class__ is not float}
+        rows, pos, shapes, handles = [], [], [], []
+        for k, (v, diff) in enumerate(zip(outs, differentiable)):
+            if v.__class__ is not float and (id(v) in shared or id(v.base) in shared):
+                v = v.copy()   # an output that is an input's array gets a value of its own
+            if not diff:
+                handles.append(Tensor._const(v))
+                continue
+            h = _new(Tensor)
+            h._v = v
+            h._tape = t
+            h._rg = True
+            h._leaf = False
+            h._row = t.push(T.CUSTOM, -1, -1, v, h, 1)
+            t.extras[h._row] = self
+            rows.append(h._row)
+            pos.append(k)
+            shapes.append(h.shape)
+            handles.append(h)
+        self.output_rows = tuple(rows)
+        self.out_pos = tuple(pos)          # forward output index of each output row
+        self.out_shapes = tuple(shapes)
+        self.n_out = len(outs)
+        return handles
+
+    def live_tape(self):
+        t = self.tape()
+        if t is None or not t.alive:
+            raise RuntimeError(_FREED_MSG)
+        return t
+
+    def check_inputs(self, t):
+        """Raise the in-place error when an input's handle moved off its recorded row."""
+        from ._checks import version_error
+        for r, v in zip(self.input_rows, self.in_versions):
+            if t.op(r) == T.FREED:
+                raise RuntimeError(_FREED_MSG)
+            h = t.handles[r]
+            if h is not None and (h._version != v or not (h._tape is t and h._row == r)):
+                raise version_error(t, r, h, v, self.name)
+
+    # ---- backward ---------------------------------------------------------------------------
+    def output_grads(self, t, row):
+        """Adjoints of the output rows (arrays shaped like the outputs; None when unreached)."""
+        out = []
+        for r, shape in zip(self.output_rows, self.out_shapes):
+            if r <= row and t.state[r] & 1:
+                out.append(t.gradient(r).reshape(shape).copy())
+            else:
+                out.append(None)
+        return out
+
+    def run_backward(self, t, row):
+        grads = self.backward_values(t, self.output_grads(t, row))
+        for k, (r, g) in enumerate(zip(self.input_rows, grads)):
+            if g is None or not t.rg[r]:
+                continue
+            g = sum_to_shape(np.asarray(g, dtype=np.float64), self.in_shapes[k],
+                             f"Function {self.name} returned an invalid gradient at index {k}")
+            lo = t.voff[r]
+            t.adj[lo:t.voff[r + 1]] += g.reshape(-1)
+            t.state[r] |= 1
+        return self.output_rows[0] - 1
+
+    def backward_values(self, t, grads):
+        """Gradients of the inputs (aligned with input_rows) from the output adjoints."""
+        raise NotImplementedError
+
+
+class FunctionCtx:
+    """The ``ctx`` of a custom Function: saved tensors, ``needs_input_grad``, free attributes."""
+
+    def __init__(self):
+        self._saved = ()
+        self._owner = {}       # id(forward-side tensor) -> tape row it stands for
+        self._graph = None     # during vjp_graph: id(forward-side tensor) -> graph handle
+        self._node = None
+        self._non_diff = ()
+        self.needs_input_grad = ()
+        self.materialize_grads = True
+
+    def save_for_backward(self, *tensors):
+        for x in tensors:
+            if x is not None and not isinstance(x, Tensor):
+                raise TypeError(f"save_for_backward can only save Tensors (or None), got "
+                                f"{type(x).__name__}; keep other values as ctx attributes")
+        self._saved = tensors
+
+    @property
+    def saved_tensors(self):
+        node = self._node
+        if node is not None:
+            node.check_saved(self._saved)
+        if self._graph is not None:
+            return tuple(None if x is None else self._graph.get(id(x), x) for x in self._saved)
+        return tuple(self._saved)
+
+    saved_variables = saved_tensors
+
+    def mark_non_differentiable(self, *outputs):
+        self._non_diff = outputs
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = bool(value)
+
+    def mark_dirty(self, *tensors):
+        """Accepted for PyTorch compatibility (forward works on detached copies here)."""
+
+
+class FunctionNode(CustomNode):
+    """Payload of ``Function.apply``: calls the user's backward."""
+
+    def __init__(self, cls, ctx, n_args, arg_index):
+        self.cls = cls
+        self.ctx = ctx
+        self.name = cls.__name__ + "Backward"
+        self.n_args = n_args
+        self.arg_index = arg_index          # apply-argument position of each input row
+        ctx._node = self
+
+    def check_saved(self, saved):
+        t = self.live_tape()
+        owner = self.ctx._owner
+        for x in saved:
+            if x is None or id(x) not in owner:
+                continue
+            r, v = owner[id(x)]
+            h = t.handles[r]
+            if h is not None and h._version != v:
+                raise _version_error(t, r, h, v, self.name)
+
+    def _grads_in(self, grads, make):
+        """One gradient per forward output: the given ones, zeros (materialized) or None."""
+        full = [None] * self.n_out
+        for k, g, shape in zip(self.out_pos, grads, self.out_shapes):
+            full[k] = g
+        for k in range(self.n_out):
+            if full[k] is None and self.ctx.materialize_grads:
+                full[k] = make(k)
+        return full
+
+    def _call_backward(self, grads):
+        res = self.cls.backward(self.ctx, *grads)
+        if not isinstance(res, tuple):
+            res = (res,)
+        n = self.n_args
+        if len(res) != n:
+            if len(res) > n and all(g is None for g in res[n:]):
+                res = res[:n]
+            else:
+                raise RuntimeError(f"function {self.name} returned an incorrect number of "
+                                   f"gradients (expected {n}, got {len(res)})")
+        return [res[i] for i in self.arg_index]
+
+    def _zeros(self, k):
+        shape = self.fwd_shapes[k]
+        return Tensor._const(0.0 if shape == () else np.zeros(shape))
+
+    def backward_values(self, t, grads):
+        grads = [None if g is None else Tensor._const(result(g)) for g in grads]
+        with no_grad():
+            res = self._call_backward(self._grads_in(grads, self._zeros))
+        return [None if g is None else (g._v if isinstance(g, Tensor) else value_of(g))
+                for g in res]
+
+    def vjp_graph(self, grads):
+        """Input gradients as graph-carrying Tensors: the user's backward, called under grad
+        mode with ``ctx.saved_tensors`` resolved to the handles of the recorded rows (so a
+        backward written with tapegrad ops is itself differentiable)."""
+        t = self.live_tape()
+        graph = {}
+        for obj_id, (r, _) in self.ctx._owner.items():
+            graph[obj_id] = t.handles[r]
+        grads = [None if g is None else (g if isinstance(g, Tensor) else
+                                         Tensor._const(result(np.asarray(g, float))))
+                 for g in grads]
+        self.ctx._graph = graph
+        try:
+            with enable_grad():
+                res = self._call_backward(self._grads_in(grads, self._zeros))
+        finally:
+            self.ctx._graph = None
+        return [fit_graph_grad(g, shape, self.name, k)
+                for k, (g, shape) in enumerate(zip(res, self.in_shapes))]
+
+
+def fit_graph_grad(g, shape, name, k):
+    """A graph-mode gradient as a Tensor of ``shape`` (summed down like sum_to_shape)."""
+    from . import _ops as O
+    if g is None:
+        return None
+    if not isinstance(g, Tensor):
+        g = Tensor._const(result(np.asarray(g, dtype=np.float64)))
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    target = sum_to_shape(np.zeros(g.shape), shape,
+                          f"Function {name} returned an invalid gradient at index {k}")
+    lead = g.ndim - len(shape)
+    if lead:
+        g = O.sum(g, tuple(range(lead)))
+    axes = tuple(d for d, n in enumerate(shape) if n == 1 and g.shape[d] != 1)
+    if axes:
+        g = O.sum(g, axes, keepdims=True)
+    return O.reshape(g, target.shape)
+
+
+def _version_error(t, row, handle, expected, reader):
+    from ._checks import version_error
+    return version_error(t, row, handle, expected, reader)
+
+
+def _as_output(o, name):
+    if isinstance(o, Tensor):
+        return o._v
+    if isinstance(o, (float, int, np.ndarray, np.number)):
+        return value_of(o) if np.asarray(o).dtype.kind in "fiub" else o
+    raise TypeError(f"{name}.forward returned a {type(o).__name__}; outputs must be Tensors, "
+                    "arrays or numbers")
+
+
+class Function:
+    """Base class of custom differentiable operations (see API.md, "Custom operations").
+
+    Subclasses define ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)`` as static
+    methods and are called through ``apply``.  forward runs under no_grad on detached inputs;
+    backward gets one gradient per output (zeros for outputs that got none, unless
+    ``ctx.set_materialize_grads(False)``) and returns one per ``apply`` argument (None for
+    non-Tensor arguments and inputs that need no gradient)."""
+
+    @staticmethod
+    def forward(ctx, *args):
+        raise NotImplementedError("a tg.Function subclass must define forward(ctx, *args)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("a tg.Function subclass must define backward(ctx, *grads)")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        if kwargs:
+            raise TypeError(f"{cls.__name__}.apply() takes no keyword arguments")
+        ctx = FunctionCtx()
+        grad_on = STATE.enabled
+        needs = tuple(bool(grad_on and isinstance(a, Tensor) and a._rg) for a in args)
+        ctx.needs_input_grad = needs
+        fwd_args = tuple(Tensor._const(a._v) if isinstance(a, Tensor) else a for a in args)
+        with no_grad():
+            raw = cls.forward(ctx, *fwd_args)
+        single = not isinstance(raw, tuple)
+        outs = (raw,) if single else raw
+        values = [_as_output(o, cls.__name__) for o in outs]
+        if not any(needs):
+            res = [Tensor._const(result(v)) if v.__class__ is not float else Tensor._const(v)
+                   for v in values]
+            return res[0] if single else tuple(res)
+        non_diff = {id(o) for o in ctx._non_diff}
+        differentiable = [id(o) not in non_diff and np.asarray(v).dtype.kind == "f"
+                          for o, v in zip(outs, values)]
+        values = [result(v) if d else v for v, d in zip(values, differentiable)]
+        arg_index = tuple(i for i, n in enumerate(needs) if n)
+        node = FunctionNode(cls, ctx, len(args), arg_index)
+        node.fwd_shapes = tuple(np.shape(v) for v in values)
+        handles = node.record([args[i] for i in arg_index], values, differentiable)
+        # saved tensors resolve to tape rows: detached inputs -> input rows, outputs -> theirs
+        saved = {id(x) for x in ctx._saved if x is not None}
+        for i, r in zip(arg_index, node.input_rows):
+            if id(fwd_args[i]) in saved:
+                ctx._owner[id(fwd_args[i])] = (r, args[i]._version)
+        for k, r in zip(node.out_pos, node.output_rows):
+            if id(outs[k]) in saved and id(outs[k]) not in ctx._owner:
+                ctx._owner[id(outs[k])] = (r, 0)
+        return handles[0] if single else tuple(handles)

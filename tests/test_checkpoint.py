@@ -1,0 +1,73 @@
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+rng = np.random.default_rng(0)
+W0 = rng.standard_normal((4, 4)) * 0.5
+X0 = rng.standard_normal((3, 4))
+
+
+def _run(use_checkpoint):
+    W = tg.tensor(W0, requires_grad=True)   # read by the block through its closure
+
+    def block(h):
+        for _ in range(4):
+            h = tg.tanh(h @ W) + h * 0.5
+        return h
+
+    x = tg.tensor(X0, requires_grad=True)
+    h = x * 2.0
+    start = tg.current_tape().nbytes
+    for _ in range(2):                       # the same block checkpointed twice
+        h = tg.checkpoint(block, h) if use_checkpoint else block(h)
+    nbytes = tg.current_tape().nbytes - start
+    (h ** 2).sum().backward()
+    return x.grad.numpy(), W.grad.numpy(), nbytes
+
+
+def test_gradients_equal_and_tape_is_smaller():
+    gx, gw, plain_bytes = _run(False)
+    cx, cw, ck_bytes = _run(True)
+    np.testing.assert_allclose(cx, gx, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(cw, gw, rtol=1e-12, atol=1e-12)
+    assert ck_bytes < plain_bytes / 3
+
+
+def test_checkpoint_grad_fn_and_autograd_grad():
+    x = tg.tensor([0.3, -0.7], requires_grad=True)
+    y = tg.checkpoint(lambda v: tg.sin(v) * v, x)
+    assert y.grad_fn.name() == "CheckpointFunctionBackward"
+    g, = tg.autograd.grad(y.sum(), x)
+    xv = np.array([0.3, -0.7])
+    np.testing.assert_allclose(g.numpy(), np.cos(xv) * xv + np.sin(xv))
+
+
+def test_checkpoint_two_outputs_and_gradcheck():
+    def f(a, b):
+        return tg.exp(a) * b, a - b
+    assert tg.gradcheck(lambda a, b: (lambda p, q: (p * q).sum())(*tg.checkpoint(f, a, b)),
+                        [np.array([0.1, 0.4]), np.array([-0.3, 0.9])])
+
+
+def test_checkpoint_double_backward():
+    x = tg.tensor(0.7, requires_grad=True)
+    y = tg.checkpoint(lambda v: tg.sin(v) * v, x)
+    g, = tg.autograd.grad(y, x, create_graph=True)
+    g2, = tg.autograd.grad(g, x)
+    assert g2.item() == pytest.approx(-np.sin(0.7) * 0.7 + 2 * np.cos(0.7))
+
+
+def test_checkpoint_repeats_randomness():
+    tg.manual_seed(3)
+    x = tg.tensor(np.ones(5), requires_grad=True)
+    y = tg.checkpoint(lambda v: v * tg.rand(5), x)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), y.numpy())
+
+
+def test_checkpoint_under_no_grad_just_calls():
+    x = tg.tensor([1.0], requires_grad=True)
+    with tg.no_grad():
+        y = tg.checkpoint(lambda v: v * 2, x)
+    assert y.grad_fn is None and y.numpy()[0] == 2.0

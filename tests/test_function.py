@@ -1,0 +1,147 @@
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+
+class Square(tg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output * 2 * x
+
+
+class MulAdd(tg.Function):
+    """(x * y * k, x + y) with a non-Tensor argument k."""
+
+    @staticmethod
+    def forward(ctx, x, y, k):
+        ctx.save_for_backward(x, y)
+        ctx.k = k
+        return x * y * k, x + y
+
+    @staticmethod
+    def backward(ctx, g_prod, g_sum):
+        x, y = ctx.saved_tensors
+        assert ctx.needs_input_grad == (True, True, False)
+        return g_prod * y * ctx.k + g_sum, g_prod * x * ctx.k + g_sum, None
+
+
+def test_contract_example_and_grad_fn():
+    x = tg.tensor([1., 2., 3.], requires_grad=True)
+    y = Square.apply(x)
+    np.testing.assert_allclose(y.numpy(), [1, 4, 9])
+    assert y.grad_fn.name() == "SquareBackward"
+    assert isinstance(y.grad_fn.next_functions[0][0], tg._graph.AccumulateGrad)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2, 4, 6])
+
+
+def test_custom_op_inside_larger_graph():
+    xv = np.array([0.3, -1.2, 2.0])
+    x = tg.tensor(xv, requires_grad=True)
+    h = tg.sin(x) * 3.0
+    y = Square.apply(h)
+    loss = (tg.exp(y * 0.1) * x).sum()
+    loss.backward()
+    hv = 3 * np.sin(xv)
+    e = np.exp(0.1 * hv ** 2)
+    expect = e + xv * e * 0.1 * 2 * hv * 3 * np.cos(xv)
+    np.testing.assert_allclose(x.grad.numpy(), expect, rtol=1e-12)
+
+
+def test_two_outputs_and_non_tensor_argument():
+    x = tg.tensor([1., 2.], requires_grad=True)
+    y = tg.tensor([3., 5.], requires_grad=True)
+    p, s = MulAdd.apply(x, y, 2.0)
+    np.testing.assert_allclose(p.numpy(), [6, 20])
+    np.testing.assert_allclose(s.numpy(), [4, 7])
+    (p.sum() * 2 + (s * s).sum()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * 2 * np.array([3, 5]) + 2 * np.array([4, 7]))
+    np.testing.assert_allclose(y.grad.numpy(), 2 * 2 * np.array([1, 2]) + 2 * np.array([4, 7]))
+
+
+def test_only_one_output_used_gets_zero_for_the_other():
+    x = tg.tensor([1., 2.], requires_grad=True)
+    y = tg.tensor([3., 5.], requires_grad=True)
+    p, s = MulAdd.apply(x, y, 1.0)
+    s.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1, 1])
+
+
+def test_gradcheck_through_custom_op():
+    assert tg.gradcheck(lambda a, b: MulAdd.apply(tg.tanh(a), b, 3.0)[0].sum()
+                        + Square.apply(b).sum(), [np.array([0.2, -0.4]), np.array([1.1, 0.7])])
+
+
+def test_wrong_number_of_gradients_names_the_function():
+    class Bad(tg.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = tg.tensor([1., 2.], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"BadBackward.*incorrect number of gradients"):
+        Bad.apply(x, x).sum().backward()
+
+
+def test_wrong_shape_names_the_function():
+    class BadShape(tg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return tg.ones(5)
+
+    x = tg.tensor([1., 2.], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"BadShapeBackward.*invalid gradient at index 0"):
+        BadShape.apply(x).sum().backward()
+
+
+def test_no_grad_and_no_requires_grad_give_plain_tensors():
+    x = tg.tensor([1., 2.])
+    y = Square.apply(x)
+    assert not y.requires_grad and y.grad_fn is None
+    z = tg.tensor([1., 2.], requires_grad=True)
+    with tg.no_grad():
+        assert Square.apply(z).grad_fn is None
+
+
+def test_double_backward_through_custom_op():
+    x = tg.tensor(1.5, requires_grad=True)
+    y = Square.apply(x) * x        # x^3
+    g, = tg.autograd.grad(y, x, create_graph=True)
+    assert g.item() == pytest.approx(3 * 1.5 ** 2)
+    g2, = tg.autograd.grad(g, x)
+    assert g2.item() == pytest.approx(6 * 1.5)
+
+
+def test_saved_output_modified_in_place_raises():
+    class Exp(tg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            y, = ctx.saved_tensors
+            return g * y
+
+    x = tg.tensor([0., 1.], requires_grad=True)
+    y = Exp.apply(x)
+    y.add_(1.0)
+    with pytest.raises(RuntimeError, match=r"ExpBackward.*version 1; expected version 0"):
+        y.sum().backward()
