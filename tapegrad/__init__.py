@@ -42,3 +42,6 @@ from . import _inspect  # noqa: E402,F401  (attaches Tape.stats/dump/to_dot, Jup
 from .anomaly import detect_anomaly, is_anomaly_enabled  # noqa: E402
 from .checkpoint import checkpoint  # noqa: E402
 from .function import Function, FunctionCtx  # noqa: E402
+
+# record once, replay many (issue 6)
+from .trace import RetraceRequired, load_trace, trace  # noqa: E402

@@ -90,15 +90,23 @@ def _check_table_matches_kernels():
     if names != K.KERNEL_OPS:
         raise ImportError(f"tapegrad op table and _kernels.KERNEL_OPS disagree: {names} vs "
                           f"{K.KERNEL_OPS}; edit both (the kernel file holds the literals)")
-    for code, name in kernel_branches():
-        if K.KERNEL_OPS[code] != name:
-            raise ImportError(f"_kernels.py branch 'o == {code}  # {name}' but code {code} is "
-                              f"{K.KERNEL_OPS[code]}")
+    for path in (K.__file__, REPLAY_KERNELS):
+        for code, name in kernel_branches(path):
+            if code >= len(K.KERNEL_OPS) or K.KERNEL_OPS[code] != name:
+                raise ImportError(f"{path}: branch 'o == {code}  # {name}' but code {code} is "
+                                  f"{K.KERNEL_OPS[code] if code < len(K.KERNEL_OPS) else None}")
+    # every op but LEAF/CONST/FREED/CUSTOM must have a forward replay branch (tg.trace)
+    missing = set(K.KERNEL_OPS[4:]) - {n for _, n in kernel_branches(REPLAY_KERNELS)}
+    if missing:
+        raise ImportError(f"_replay_kernels.py has no forward replay branch for {sorted(missing)}")
 
 
-def kernel_branches():
-    """(code, name) for every ``o == N  # NAME`` branch written in _kernels.py."""
-    with open(K.__file__) as f:
+REPLAY_KERNELS = K.__file__.replace("_kernels.py", "_replay_kernels.py")
+
+
+def kernel_branches(path=None):
+    """(code, name) for every ``o == N  # NAME`` branch written in _kernels.py (or ``path``)."""
+    with open(path or K.__file__) as f:
         src = f.read()
     return [(int(c), n) for c, n in re.findall(r"o == (\d+)[^#\n]*#\s*([A-Z_][A-Z_0-9]*)", src)]
 

@@ -63,6 +63,7 @@ class Tensor:
     @property
     def data(self):
         """The value as a numpy array (no gradient tracking)."""
+        _guard_hook(self, "data")   # a traced value leaves the tape: tg.trace pins it
         v = self._v
         if v.__class__ is float:
             return np.array(v)
@@ -133,12 +134,14 @@ class Tensor:
 
     # ---- conversion --------------------------------------------------------------------------
     def numpy(self):
+        _guard_hook(self, "numpy")
         if self._rg:
             # PyTorch refuses; numpy users of tg.grad expect values, so hand out a copy
             return np.array(self._v)
         return self.data
 
     def __array__(self, dtype=None, copy=None):
+        _guard_hook(self, "array")
         a = np.array(self._v) if self._v.__class__ is float else self._v
         if dtype is not None:
             a = a.astype(dtype)
@@ -174,10 +177,12 @@ class Tensor:
         return bool(self._v if self._v.__class__ is float else self._v.reshape(-1)[0])
 
     def tolist(self):
+        _guard_hook(self, "tolist")
         v = self._v
         return v if v.__class__ is float else v.tolist()
 
     def detach(self):
+        _guard_hook(self, "detach")
         return Tensor._const(self._v)
 
     def clone(self):
@@ -231,6 +236,7 @@ def _copy(v):
 def _as_value(data, dtype):
     """Normalise user data to a value: float for 0-d float64, else an ndarray."""
     if isinstance(data, Tensor):
+        _guard_hook(data, "tensor")
         data = data._v
     if dtype is not None:
         dtype = np.dtype(dtype)

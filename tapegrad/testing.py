@@ -6,9 +6,11 @@ from .autograd import grad as _grad
 
 
 def _as_input(x):
+    # C order: the checks perturb entries through a flat view (a Fortran array's reshape
+    # would be a copy, and the perturbation would change nothing)
     if isinstance(x, Tensor):
-        return np.array(x._v, dtype=np.float64)
-    return np.array(x, dtype=np.float64)
+        return np.array(x._v, dtype=np.float64, order="C")
+    return np.array(x, dtype=np.float64, order="C")
 
 
 def _value(out):

@@ -1,0 +1,644 @@
+"""Record once, replay many: ``tg.trace(f, *example_args)``.
+
+``f`` runs once on a private tape with leaf Tensors for its float arguments.  The recorded rows
+(plain arrays) are then replayed by compiled code: ``_replay_kernels.forward_sweep`` writes new
+values for every row, ``_kernels.backward_sweep`` sweeps the adjoints, one njit call per
+``tr.grad``.  Wherever Python looked at a traced value while recording (comparisons, ``bool``,
+``float``/``.item()``, ``.numpy()``...), a GUARD row keeps the outcome it saw, with the source
+line in ``Trace.sites``; a replay whose inputs would go another way raises RetraceRequired (or
+records again, with ``retrace=True``), so a replay never returns a silently wrong answer.
+
+Layout: the traced input leaves are rows 0..k-1 (arguments in ``argnums`` first), so their
+values are the first ``m`` entries of ``val`` and a replay starts by writing ``val[:m] = x``.
+"""
+import json
+import linecache
+import math
+import os
+import sys
+import threading
+
+import numba
+import numpy as np
+
+from . import _kernels as K
+from . import _replay_kernels as R
+from . import _tape as T
+from ._replay_kernels import RetraceRequired, replay_grad  # noqa: F401 (for njit users)
+from ._tensor import GUARD_HOOK, STATE, Tensor, row_of, value_of
+
+__all__ = ["trace", "Trace", "RetraceRequired", "load_trace"]
+
+_PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_CMP = {"__lt__": 0, "__le__": 1, "__gt__": 2, "__ge__": 3, "__eq__": 4, "__ne__": 5}
+_CMP_TEXT = ("<", "<=", ">", ">=", "==", "!=", "pinned (float()/.item()/.numpy())")
+PIN = 6
+_ARRAYS = ("code", "ip", "fp", "voff", "rg", "ipool", "fpool", "val")
+
+
+# ---- recording -----------------------------------------------------------------------------
+
+class _TraceTape(T.Tape):
+    """A tape owned by one trace: never reset, and it notices grad mode being switched off."""
+
+    __slots__ = ("_on", "grad_off")
+
+    def maybe_reset(self):
+        return self
+
+    @property
+    def enabled(self):
+        return self._on
+
+    @enabled.setter
+    def enabled(self, flag):
+        if not flag:
+            self.grad_off = True
+        self._on = flag
+
+
+_LOCAL = threading.local()
+_ACTIVE = [0]
+_LOCK = threading.Lock()
+
+
+def _dispatch(x, kind, other=None, res=None):
+    rec = getattr(_LOCAL, "rec", None)
+    if rec is not None:
+        rec.guard(x, kind, other, res)
+
+
+def _site():
+    """file:line (and the line's text) of the innermost caller outside tapegrad."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_PKG):
+        f = f.f_back
+    if f is None:
+        return "<unknown>", ""
+    fn, ln = f.f_code.co_filename, f.f_lineno
+    return f"{fn}:{ln}", linecache.getline(fn, ln).strip()
+
+
+class _Recorder:
+    def __init__(self, tape):
+        self.tape = tape
+        self.sites = {}     # guard row -> [site, source text, what was seen]
+
+    def traced(self, x):
+        return x.__class__ is Tensor and x._rg and x._tape is self.tape
+
+    def guard(self, x, kind, other, res):
+        t = self.tape
+        if kind in _CMP:
+            if not (self.traced(x) or self.traced(other)):
+                return
+            try:
+                ov = other if isinstance(other, Tensor) else value_of(other)
+            except (TypeError, ValueError):
+                return      # comparing with a non-number: the outcome does not depend on x
+            from ._ops import _as_shape
+            seen = np.asarray(res._v if isinstance(res, Tensor) else res, np.float64)
+            shape = seen.shape
+            xa = x if isinstance(x, Tensor) else Tensor._const(value_of(x))
+            ra = _as_shape(t, xa, shape)
+            if not isinstance(ov, Tensor) and np.ndim(ov) == 0:
+                rb, c = -1, float(ov)
+            else:
+                rb, c = _as_shape(t, ov if isinstance(ov, Tensor) else Tensor._const(ov),
+                                  shape), 0.0
+            code = _CMP[kind]
+            value = float(seen) if seen.ndim == 0 else seen
+            what = f"x {_CMP_TEXT[code]} y was {_outcome(seen)}"
+        elif not self.traced(x):
+            return
+        elif kind == "bool":
+            ra, rb, c, code = row_of(t, x), -1, 0.0, 5
+            value = float(x._v != 0) if x._v.__class__ is float else \
+                np.asarray(x._v != 0, np.float64).reshape(-1)
+            what = f"bool(x) was {bool(np.all(value))}"
+        else:
+            ra, rb, c, code = row_of(t, x), -1, 0.0, PIN
+            value = x._v if x._v.__class__ is float else np.array(x._v, np.float64)
+            what = f"{kind}() read the value {_short(value)}"
+        if value.__class__ is not float and value.size == 1 and np.ndim(value) == 0:
+            value = float(value)
+        row = t.push(T.GUARD, ra, rb, value, None, 0, c, t.add_ints([code]))
+        site, text = _site()
+        self.sites[row] = [site, text, what]
+
+
+def _outcome(seen):
+    return bool(seen) if seen.ndim == 0 else f"the mask {seen.astype(bool).tolist()}" \
+        if seen.size <= 8 else f"a mask of shape {seen.shape}"
+
+
+def _short(v):
+    return repr(v) if v.__class__ is float else f"array of shape {np.shape(v)}"
+
+
+def _begin(rec):
+    with _LOCK:
+        _ACTIVE[0] += 1
+        GUARD_HOOK[0] = _dispatch
+    prev = getattr(_LOCAL, "rec", None)
+    _LOCAL.rec = rec
+    return prev
+
+
+def _end(prev):
+    _LOCAL.rec = prev
+    with _LOCK:
+        _ACTIVE[0] -= 1
+        if _ACTIVE[0] == 0:
+            GUARD_HOOK[0] = None
+
+
+# ---- pytrees ---------------------------------------------------------------------------------
+# A spec is JSON data: ["f", shape, pyfloat] a traced float leaf, ["s", value] a static leaf,
+# ["a", dtype, shape, values] a static integer/bool array, ["l"|"t", children], ["d", keys,
+# children].  Output specs carry the row: ["f", shape, pyfloat, row].
+
+def _spec(obj, diff, leaves):
+    if isinstance(obj, Tensor):
+        obj = obj._v
+    if isinstance(obj, dict):
+        keys = list(obj)
+        return ["d", keys, [_spec(obj[k], diff, leaves) for k in keys]]
+    if isinstance(obj, (list, tuple)):
+        return ["t" if isinstance(obj, tuple) else "l", [_spec(o, diff, leaves) for o in obj]]
+    if isinstance(obj, (float, np.floating)) or (diff and isinstance(obj, (int, np.integer))
+                                                  and not isinstance(obj, (bool, np.bool_))):
+        leaves.append(float(obj))
+        return ["f", [], True]
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.kind == "f" or (diff and obj.dtype.kind in "iu"):
+            leaves.append(np.array(obj, np.float64))
+            return ["f", list(obj.shape), False]
+        return ["a", obj.dtype.str, list(obj.shape), obj.ravel().tolist()]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    return ["s", obj]
+
+
+def _collect(spec, obj, out, path):
+    """Append the float leaves of ``obj`` (checked against ``spec``) to ``out``."""
+    kind = spec[0]
+    if isinstance(obj, Tensor):
+        obj = obj._v
+    if kind == "f":
+        if spec[2] and obj.__class__ is float:
+            out.append(obj)
+            return
+        a = np.asarray(obj, dtype=np.float64) if not isinstance(obj, (dict, list, tuple)) \
+            else None
+        if a is None or list(a.shape) != spec[1]:
+            got = f"shape {a.shape}" if a is not None else type(obj).__name__
+            raise ValueError(f"trace: argument {path} has {got}, but the trace was recorded "
+                             f"with shape {tuple(spec[1])}; make a new trace for new shapes")
+        out.append(float(a) if spec[2] else a)
+    elif kind in "lt":
+        if not isinstance(obj, (list, tuple)) or len(obj) != len(spec[1]):
+            raise ValueError(f"trace: argument {path} is {_describe(obj)}, but the trace was "
+                             f"recorded with a {'list' if kind == 'l' else 'tuple'} of "
+                             f"{len(spec[1])} items")
+        for i, (s, o) in enumerate(zip(spec[1], obj)):
+            _collect(s, o, out, f"{path}[{i}]")
+    elif kind == "d":
+        if not isinstance(obj, dict) or set(obj) != set(spec[1]):
+            raise ValueError(f"trace: argument {path} is {_describe(obj)}, but the trace was "
+                             f"recorded with a dict of keys {spec[1]}")
+        for k, s in zip(spec[1], spec[2]):
+            _collect(s, obj[k], out, f"{path}[{k!r}]")
+    else:
+        same = _spec(obj, False, []) == spec
+        if not same:
+            raise RetraceRequired(f"trace: argument {path} is {_describe(obj)}, but the trace "
+                                  f"was recorded with the non-float value {_static_text(spec)}; "
+                                  "Python may take other branches for it, so record a new "
+                                  "trace (or create it with retrace=True)")
+
+
+def _describe(obj):
+    if isinstance(obj, dict):
+        return f"a dict of keys {list(obj)}"
+    if isinstance(obj, (list, tuple)):
+        return f"a {type(obj).__name__} of {len(obj)} items"
+    return repr(obj) if np.ndim(obj) == 0 else f"an array of shape {np.shape(obj)}"
+
+
+def _static_text(spec):
+    return repr(spec[1]) if spec[0] == "s" else f"array {spec[3]}"
+
+
+def _build(spec, flat, pos):
+    """Rebuild a pytree of gradients (or outputs) from the flat vector; returns (obj, pos)."""
+    kind = spec[0]
+    if kind == "f":
+        if spec[2]:
+            return float(flat[pos]), pos + 1
+        size = math.prod(spec[1])
+        return flat[pos:pos + size].reshape(spec[1]), pos + size
+    if kind in "lt":
+        items = []
+        for s in spec[1]:
+            o, pos = _build(s, flat, pos)
+            items.append(o)
+        return (tuple(items) if kind == "t" else items), pos
+    if kind == "d":
+        out = {}
+        for k, s in zip(spec[1], spec[2]):
+            out[k], pos = _build(s, flat, pos)
+        return out, pos
+    return None, pos
+
+
+def _leaf_tensors(spec, leaves, it):
+    """The argument with each float leaf replaced by the next leaf Tensor of ``it``."""
+    kind = spec[0]
+    if kind == "f":
+        return next(it)
+    if kind in "lt":
+        items = [_leaf_tensors(s, leaves, it) for s in spec[1]]
+        return tuple(items) if kind == "t" else items
+    if kind == "d":
+        return {k: _leaf_tensors(s, leaves, it) for k, s in zip(spec[1], spec[2])}
+    if kind == "a":
+        return np.array(spec[3], dtype=np.dtype(spec[1])).reshape(spec[2])
+    return spec[1]
+
+
+def _out_spec(obj, t):
+    if isinstance(obj, dict):
+        keys = list(obj)
+        return ["d", keys, [_out_spec(obj[k], t) for k in keys]]
+    if isinstance(obj, (list, tuple)):
+        return ["t" if isinstance(obj, tuple) else "l", [_out_spec(o, t) for o in obj]]
+    if isinstance(obj, Tensor):
+        v = obj._v
+        if obj._tape is t and obj._rg:
+            row = obj._row
+        else:
+            row = t.push(T.CONST, -1, -1, v if v.__class__ is float else
+                         np.asarray(v, np.float64), None, 0)
+        return ["f", list(np.shape(v)), v.__class__ is float, row]
+    if isinstance(obj, (float, int, np.number)) and not isinstance(obj, bool):
+        return ["f", [], True, t.push(T.CONST, -1, -1, float(obj), None, 0)]
+    if isinstance(obj, np.ndarray) and obj.dtype.kind in "fiu":
+        return ["f", list(obj.shape), False,
+                t.push(T.CONST, -1, -1, np.array(obj, np.float64), None, 0)]
+    return ["s", obj]
+
+
+def _out_value(spec, val, voff):
+    kind = spec[0]
+    if kind == "f":
+        r = spec[3]
+        v = val[voff[r]:voff[r + 1]]
+        return float(v[0]) if spec[2] else v.reshape(spec[1]).copy()
+    if kind in "lt":
+        items = [_out_value(s, val, voff) for s in spec[1]]
+        return tuple(items) if kind == "t" else items
+    if kind == "d":
+        return {k: _out_value(s, val, voff) for k, s in zip(spec[1], spec[2])}
+    return spec[1]
+
+
+# ---- the trace ---------------------------------------------------------------------------------
+
+class Trace:
+    """A recorded tape plus what is needed to replay it.  Create with ``tg.trace``."""
+
+    def __init__(self, f, args, argnums=0, retrace=False):
+        self.f = f
+        self.single = isinstance(argnums, int)
+        self.argnums = (argnums,) if self.single else tuple(int(a) for a in argnums)
+        for a in self.argnums:
+            if not -len(args) <= a < len(args):
+                raise ValueError(f"trace: argnums {argnums} is out of range for "
+                                 f"{len(args)} example arguments")
+        self.argnums = tuple(a % len(args) for a in self.argnums)
+        self.retrace = bool(retrace)
+        self.retraces = 0
+        self._record(args)
+
+    # ---- recording ------------------------------------------------------------------------
+    def _record(self, args):
+        specs, per_arg = [], []
+        for i, a in enumerate(args):
+            leaves = []
+            specs.append(_spec(a, i in self.argnums, leaves))
+            per_arg.append(leaves)
+        order = list(self.argnums) + [i for i in range(len(args)) if i not in self.argnums]
+        t = _TraceTape()
+        t.grad_off = False
+        tensors = {i: [Tensor(v, requires_grad=True) for v in per_arg[i]] for i in order}
+        rec = _Recorder(t)
+        prev_tape = STATE.tape
+        STATE.tape = t
+        prev = _begin(rec)
+        try:
+            for i in order:
+                for leaf in tensors[i]:
+                    row_of(t, leaf)
+            k = t.n
+            targs = [_leaf_tensors(specs[i], per_arg[i], iter(tensors[i]))
+                     for i in range(len(args))]
+            out = self.f(*targs)
+            out_spec = _out_spec(out, t)
+        finally:
+            _end(prev)
+            STATE.tape = prev_tape
+        self._finish(t, rec, specs, out_spec, k,
+                     sum(np.size(v) for i in self.argnums for v in per_arg[i]))
+
+    def _finish(self, t, rec, specs, out_spec, k, ng):
+        code = t.code[:t.n].copy()      # reading code flushes pending rows
+        n = code.shape[0]
+        ops = code & 255
+        bad = np.flatnonzero((ops == T.CUSTOM) | (ops >= len(K.KERNEL_OPS)))
+        if bad.size:
+            r = int(bad[0])
+            name = getattr(t.extras.get(r), "name", K.KERNEL_OPS[ops[r]]
+                           if ops[r] < len(K.KERNEL_OPS) else f"op {ops[r]}")
+            raise TypeError(f"tg.trace cannot replay {name} (tape row {r}): custom "
+                            "tg.Function ops run Python code in their backward. Trace a function "
+                            "without it, or use tg.grad, which records every call")
+        if t.extras.get("hooks"):
+            raise TypeError("tg.trace: f registered tensor hooks (register_hook); they run "
+                            "Python code in backward and cannot be replayed")
+        if t.grad_off:
+            raise RuntimeError("tg.trace: f turned gradient recording off (tg.no_grad / "
+                               "set_grad_enabled(False)) while traced; values computed then "
+                               "would be frozen into the trace and go stale on replay")
+        if (t.state[:n] != 0).any():
+            raise RuntimeError("tg.trace: f ran a backward pass (backward / tg.grad / "
+                               "autograd.grad without create_graph) on traced values; its "
+                               "results would be frozen into the trace. Trace the outer "
+                               "function with tg.grad inside it using create_graph=True, or "
+                               "differentiate the trace with tr.grad")
+        rg = t.rg[:n].copy()
+        frozen = ((ops == T.LEAF) & (np.arange(n) >= k)) | (ops == T.FREED)
+        code[frozen] = T.CONST      # external leaves and retired values are constants here
+        rg[frozen] = 0
+        voff = t.voff[:n + 1].copy()
+        size = int(voff[n])
+        self.code, self.rg, self.voff = code, rg, voff
+        self.ip = t.ip[:n].copy()
+        self.fp = t.fp[:n].copy()
+        self.val = t.val[:size].copy()
+        self.ipool = t.ipool[:max(t.np, 1)].copy()
+        self.fpool = t.fpool[:max(t.nf, 1)].copy()
+        self.specs, self.out_spec = specs, out_spec
+        self.m = int(voff[k])
+        self.ng = int(ng)
+        self.sites = {int(r): s for r, s in rec.sites.items()}
+        self._setup()
+
+    def _setup(self):
+        """Buffers and the pre-extracted argument tuple of the compiled calls."""
+        n = self.code.shape[0]
+        self.n = n
+        self.adj = np.zeros(max(self.val.shape[0], self.ng))
+        if self.val.shape[0] < self.adj.shape[0]:
+            self.val = np.concatenate([self.val, np.zeros(self.adj.shape[0] - self.val.size)])
+        self.state = np.zeros(n, np.int8)
+        o = self.out_spec
+        self.out_row = o[3] if o[0] == "f" else -1
+        self.out_size = int(np.prod(o[1], dtype=np.int64)) if o[0] == "f" else 0
+        self._fwd = (self.code, self.ip, self.fp, self.voff, self.ipool, self.fpool, self.val, n)
+        self._bwd = (self.code, self.ip, self.fp, self.voff, self.rg, self.state, self.ipool,
+                     self.fpool, self.val, self.adj, n, self.out_row)
+        self._tape = None
+
+    # ---- arguments --------------------------------------------------------------------------
+    def _flat(self, args):
+        specs = self.specs
+        if len(args) != len(specs):
+            raise ValueError(f"trace: called with {len(args)} arguments; it was recorded with "
+                             f"{len(specs)}")
+        parts = []
+        for i in self.argnums:
+            _collect(specs[i], args[i], parts, f"{i}")
+        for i in range(len(args)):
+            if i not in self.argnums:
+                _collect(specs[i], args[i], parts, f"{i}")
+        if not parts:
+            return np.zeros(0)
+        if all(p.__class__ is float for p in parts):
+            return np.array(parts)
+        return np.concatenate([np.ravel(p) for p in parts])
+
+    def flat_input(self, *args):
+        """The flat input vector of ``args`` as the compiled replay reads it (see njit_grad)."""
+        return self._flat(args)
+
+    def _prepared(self, args):
+        try:
+            return self._flat(args)
+        except RetraceRequired:
+            if not self._can_retrace():
+                raise
+        self._retrace(args)
+        return self._flat(args)
+
+    def _can_retrace(self):
+        return self.retrace and self.f is not None
+
+    def _retrace(self, args):
+        self.retraces += 1
+        self._record(args)
+
+    def _failed(self, status, row, args, again):
+        """A replay stopped at ``row``: retrace and run ``again``, or raise."""
+        if status == R.GUARD_FAILED:
+            if self._can_retrace():
+                self._retrace(args)
+                return again()
+            raise RetraceRequired(self.guard_message(row))
+        raise RuntimeError(f"tapegrad trace: replay stopped at tape row {row} "
+                           f"({K.KERNEL_OPS[self.code[row] & 255]}, status {status})")
+
+    def guard_message(self, row, prefix=""):
+        site, text, what = self.sites.get(int(row), ["<unknown>", "", "a branch"])
+        src = f" `{text}`" if text else ""
+        hint = "" if self.f is not None else " (this trace was loaded without its function)"
+        return (f"{prefix}the inputs take another branch than the recorded one: at {site}"
+                f"{src} Python saw {what} when the trace was recorded. Record a new trace for "
+                f"these inputs, or create it with tg.trace(f, *args, retrace=True){hint}")
+
+    # ---- replay -----------------------------------------------------------------------------
+    def __call__(self, *args):
+        x = self._prepared(args)
+        self.val[:self.m] = x
+        status, row = R.forward_sweep(*self._fwd)
+        if status != R.DONE:
+            return self._failed(status, row, args, lambda: self(*args))
+        return _out_value(self.out_spec, self.val, self.voff)
+
+    def value_and_grad(self, *args):
+        """(f(*args), gradient in the structure of the ``argnums`` arguments)."""
+        self._need_scalar("grad")
+        x = self._prepared(args)
+        g = np.empty(self.ng)
+        status, row = R.grad_into(*self._bwd, x, g)
+        if status != R.DONE:
+            return self._failed(status, row, args, lambda: self.value_and_grad(*args))
+        v = self.val[self.voff[self.out_row]]
+        return (float(v) if self.out_spec[2] else np.array(v).reshape(self.out_spec[1]),
+                self._grads(g))
+
+    def _need_scalar(self, what):
+        if self.out_size != 1:
+            o = self.out_spec
+            got = f"shape {tuple(o[1])}" if o[0] == "f" else "a pytree of outputs"
+            raise ValueError(f"trace.{what}: f must return a scalar to be differentiated; it "
+                             f"returned {got}")
+
+    def grad(self, *args):
+        """Gradient of the scalar f at ``args`` (same structure as the ``argnums`` args)."""
+        return self.value_and_grad(*args)[1]
+
+    def _grads(self, g):
+        pos = 0
+        out = []
+        for i in self.argnums:
+            o, pos = _build(self.specs[i], g, pos)
+            out.append(o)
+        return out[0] if self.single else tuple(out)
+
+    def grad_many(self, X, *rest):
+        """Gradients at each X[b] (the ``argnums`` argument, an array or float) in parallel.
+
+        ``rest`` are the other arguments, shared by the whole batch.  Returns an array of
+        shape X.shape; raises RetraceRequired naming the first batch index whose inputs take
+        another branch (with retrace=True those items are answered one by one instead)."""
+        if len(self.argnums) != 1:
+            raise ValueError("trace.grad_many: needs a trace of a single argnums argument")
+        self._need_scalar("grad_many")
+        spec = self.specs[self.argnums[0]]
+        if spec[0] != "f":
+            raise ValueError("trace.grad_many: the differentiated argument must be a float "
+                             "or an array (stack pytrees yourself)")
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if list(X.shape[1:]) != spec[1]:
+            raise ValueError(f"trace.grad_many: X has shape {X.shape}; expected (batch, "
+                             f"*{tuple(spec[1])}) for the recorded argument shape")
+        nb = X.shape[0]
+        args = list(rest)
+        args.insert(self.argnums[0], X[0] if nb else np.zeros(spec[1]))
+        if spec[2] and nb:
+            args[self.argnums[0]] = float(X[0])
+        x0 = self._prepared(tuple(args))
+        XX = np.empty((nb, self.m))
+        XX[:, :self.ng] = X.reshape(nb, -1)
+        XX[:, self.ng:] = x0[self.ng:]
+        G = np.empty((nb, self.ng))
+        values = np.empty(nb)
+        fails = np.empty(nb, np.int64)
+        if nb:
+            R.grad_batch(self.code, self.ip, self.fp, self.voff, self.rg, self.ipool,
+                         self.fpool, self.val, self.n, self.out_row, XX, G, values, fails,
+                         numba.get_num_threads())
+        for b in np.flatnonzero(fails >= 0):
+            row = int(fails[b])
+            if not (self._can_retrace() and self.code[row] & 255 == T.GUARD):
+                if self.code[row] & 255 == T.GUARD:
+                    raise RetraceRequired(self.guard_message(row, f"grad_many item {b}: "))
+                raise RuntimeError(f"tapegrad trace: replay of item {b} stopped at row {row}")
+            args[self.argnums[0]] = float(X[b]) if spec[2] else X[b]
+            G[b] = np.ravel(self.grad(*args))
+        self.last_values = values
+        return G.reshape(X.shape)
+
+    # ---- numba users -----------------------------------------------------------------------
+    @property
+    def njit_grad(self):
+        """``(replay_grad, arrays)``: ``replay_grad(arrays, x)`` is an ``@njit`` function
+        returning the flat gradient (w.r.t. the ``argnums`` inputs, in ``flat_input`` order)
+        at the flat input ``x = tr.flat_input(*args)``; call it from your own njit code.  It
+        uses the trace's buffers (not thread-safe: one call at a time per trace) and raises
+        RetraceRequired when x takes another branch than the recorded one."""
+        meta = np.array([self.n, self.out_row, self.ng], np.int64)
+        self._need_scalar("njit_grad")
+        return R.replay_grad, (self.code, self.ip, self.fp, self.voff, self.rg, self.state,
+                               self.ipool, self.fpool, self.val, self.adj, meta)
+
+    # ---- data -------------------------------------------------------------------------------
+    @property
+    def tape(self):
+        """The recorded rows as a Tape (for len(), nbytes, inspection); values are those of
+        the last replay."""
+        if self._tape is None:
+            t = T.Tape(rows=max(self.n, 1), values=max(self.val.size, 1))
+            t._code[:self.n] = self.code
+            t.ip[:self.n] = self.ip
+            t._fp[:self.n] = self.fp
+            t.rg[:self.n] = self.rg
+            t._voff[:self.n + 1] = self.voff
+            t.n = t.nsync = self.n
+            t.handles = [None] * self.n
+            t.leaf_rows = [r for r in range(self.n) if self.voff[r] < self.m]
+            t.extras = {r: s for r, s in self.sites.items()}
+            t.ipool = self.ipool.copy()
+            t.np = self.ipool.size
+            t.fpool = self.fpool.copy()
+            t.nf = self.fpool.size
+            t.enabled = False
+            self._tape = t
+        self._tape._val[:self.val.size] = self.val
+        return self._tape
+
+    def __len__(self):
+        return self.n
+
+    def _meta(self):
+        return {"specs": self.specs, "out_spec": self.out_spec, "argnums": list(self.argnums),
+                "single": self.single, "m": self.m, "ng": self.ng,
+                "sites": [[r, *s] for r, s in sorted(self.sites.items())]}
+
+    def __getstate__(self):
+        return {"arrays": {k: getattr(self, k) for k in _ARRAYS}, "meta": self._meta()}
+
+    def __setstate__(self, state):
+        self._restore(state["arrays"], state["meta"])
+
+    def _restore(self, arrays, meta):
+        for k in _ARRAYS:
+            setattr(self, k, np.ascontiguousarray(arrays[k]))
+        self.f = None
+        self.retrace = False
+        self.retraces = 0
+        self.specs, self.out_spec = meta["specs"], meta["out_spec"]
+        self.argnums, self.single = tuple(meta["argnums"]), meta["single"]
+        self.m, self.ng = meta["m"], meta["ng"]
+        self.sites = {int(s[0]): list(s[1:]) for s in meta["sites"]}
+        self._setup()
+
+    def save(self, path):
+        """Write the trace as ``np.savez`` arrays plus JSON metadata (no pickled code)."""
+        try:
+            meta = json.dumps(self._meta())
+        except TypeError as e:
+            raise TypeError(f"trace.save: a non-float argument or output is not JSON data "
+                            f"({e}); pickle the trace instead") from None
+        with open(path, "wb") as fh:
+            np.savez(fh, meta=np.array(meta), **{k: getattr(self, k) for k in _ARRAYS})
+
+    def __repr__(self):
+        return (f"<tapegrad Trace of {getattr(self.f, '__name__', '?')}: {self.n} rows, "
+                f"{len(self.sites)} guards, {self.m} inputs>")
+
+
+def trace(f, *example_args, argnums=0, retrace=False):
+    """Record ``f(*example_args)`` once; the result replays it compiled (see ``Trace``)."""
+    return Trace(f, example_args, argnums, retrace)
+
+
+def load_trace(path):
+    """Load a trace written by ``Trace.save``."""
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in _ARRAYS}
+        meta = json.loads(str(z["meta"]))
+    tr = Trace.__new__(Trace)
+    tr._restore(arrays, meta)
+    return tr
