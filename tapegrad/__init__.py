@@ -43,5 +43,8 @@ from .anomaly import detect_anomaly, is_anomaly_enabled  # noqa: E402
 from .checkpoint import checkpoint  # noqa: E402
 from .function import Function, FunctionCtx  # noqa: E402
 
+# second-order transforms (issue 4)
+from .second_order import hessian, hvp, jvp  # noqa: E402
+
 # record once, replay many (issue 6)
 from .trace import RetraceRequired, load_trace, trace  # noqa: E402

@@ -40,7 +40,7 @@ HIT_MATMUL = 4    # a large matmul: Python does it with numpy's BLAS, then resum
 SMALL_MATMUL = 1 << 16
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")  # IEEE inf/nan, never ZeroDivisionError
 def strided_offsets(ipool, p, ndim, base):
     """Flat offsets base + sum(idx[d] * stride[d]) for every multi-index idx (C order) of the
     shape ipool[p:p+ndim] with strides ipool[p+ndim:p+2*ndim]."""
@@ -66,7 +66,7 @@ def strided_offsets(ipool, p, ndim, base):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")  # IEEE inf/nan, never ZeroDivisionError
 def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, bottom):
     """Reverse sweep over rows top..bottom, accumulating adjoints of reached rows.
 
@@ -386,7 +386,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
     return DONE, -1
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")  # IEEE inf/nan, never ZeroDivisionError
 def jacobian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top,
                     out_rows, seeds, in_rows, result):
     """One reverse sweep per cotangent, all inside one compiled call (reverse-mode Jacobian).

@@ -59,3 +59,16 @@ def test_one_op_records_one_row():
     z = tg.exp(y) + y
     assert len(t) == n + 2
     assert z.item() == pytest.approx(np.exp(1.5) + 1.5)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_backward_division_by_zero_follows_ieee_not_python():
+    x = tg.tensor([1.0, 0.0], requires_grad=True)
+    tg.log(x).sum().backward()              # d log(x) = 1/x: inf at 0, no ZeroDivisionError
+    assert x.grad.numpy().tolist() == [1.0, np.inf]
+    z = tg.tensor([0.0, 2.0], requires_grad=True)
+    (1.0 / z).sum().backward()
+    assert z.grad.numpy()[0] == -np.inf and z.grad.numpy()[1] == -0.25
+    s = tg.tensor(0.0, requires_grad=True)
+    tg.sqrt(s).backward()
+    assert s.grad.item() == np.inf
