@@ -409,6 +409,10 @@ class Trace:
         self._bwd = (self.code, self.ip, self.fp, self.voff, self.rg, self.state, self.ipool,
                      self.fpool, self.val, self.adj, n, self.out_row)
         self._tape = None
+        self._order = list(self.argnums) + [i for i in range(len(self.specs))
+                                            if i not in self.argnums]
+        self._all_floats = bool(self.specs) and all(sp[0] == "f" and sp[2] for sp in self.specs)
+        self._out_off = int(self.voff[self.out_row]) if self.out_row >= 0 else 0
 
     # ---- arguments --------------------------------------------------------------------------
     def _flat(self, args):
@@ -417,15 +421,12 @@ class Trace:
             raise ValueError(f"trace: called with {len(args)} arguments; it was recorded with "
                              f"{len(specs)}")
         parts = []
-        for i in self.argnums:
-            _collect(specs[i], args[i], parts, f"{i}")
-        for i in range(len(args)):
-            if i not in self.argnums:
-                _collect(specs[i], args[i], parts, f"{i}")
+        for i in self._order:
+            _collect(specs[i], args[i], parts, i)
+        if self._all_floats:
+            return np.array(parts)
         if not parts:
             return np.zeros(0)
-        if all(p.__class__ is float for p in parts):
-            return np.array(parts)
         return np.concatenate([np.ravel(p) for p in parts])
 
     def flat_input(self, *args):
@@ -451,9 +452,13 @@ class Trace:
     def _failed(self, status, row, args, again):
         """A replay stopped at ``row``: retrace and run ``again``, or raise."""
         if status == R.GUARD_FAILED:
-            if self._can_retrace():
+            if self._can_retrace() and not getattr(self, "_retrying", False):
                 self._retrace(args)
-                return again()
+                self._retrying = True    # a fresh trace must pass at its own arguments
+                try:
+                    return again()
+                finally:
+                    self._retrying = False
             raise RetraceRequired(self.guard_message(row))
         raise RuntimeError(f"tapegrad trace: replay stopped at tape row {row} "
                            f"({K.KERNEL_OPS[self.code[row] & 255]}, status {status})")
@@ -477,14 +482,15 @@ class Trace:
 
     def value_and_grad(self, *args):
         """(f(*args), gradient in the structure of the ``argnums`` arguments)."""
-        self._need_scalar("grad")
+        if self.out_size != 1:
+            self._need_scalar("grad")
         x = self._prepared(args)
         g = np.empty(self.ng)
         status, row = R.grad_into(*self._bwd, x, g)
         if status != R.DONE:
             return self._failed(status, row, args, lambda: self.value_and_grad(*args))
-        v = self.val[self.voff[self.out_row]]
-        return (float(v) if self.out_spec[2] else np.array(v).reshape(self.out_spec[1]),
+        v = float(self.val[self._out_off])
+        return (v if self.out_spec[2] else np.array(v).reshape(self.out_spec[1]),
                 self._grads(g))
 
     def _need_scalar(self, what):

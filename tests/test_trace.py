@@ -365,3 +365,13 @@ def test_example_fit_improves():
     import trace_speed
     res = trace_speed.main(steps=60, iters=15, compare=False, verbose=False)
     assert res["loss_end"] < 0.5 * res["loss_start"]
+
+
+def test_trace_tape_is_inspectable():
+    tr = tg.trace(branchy, 2.0)
+    t = tr.tape
+    assert len(t) == len(tr) and t.nbytes > 0
+    text = t.dump()
+    assert "GUARD" in text and "MUL" in text
+    assert t.stats()["rows"] == len(tr)
+
