@@ -587,18 +587,18 @@ def matmul(x, y):
     out = result(np.matmul(xv, yv))
     if not needs_grad(x, y):
         return Tensor._const(out)
-    t = tape_for(x, y)
     m, k, n = xm[-2], xm[-1], ym[-1]
-    if tuple(xm[:-2]) != tuple(batch):
-        ra = _as_shape(t, Tensor._const(xv.reshape(xm)) if not x._rg else reshape(x, xm),
-                       batch + (m, k))
-    else:
-        ra = row_of(t, x)
-    if tuple(ym[:-2]) != tuple(batch):
-        rb = _as_shape(t, Tensor._const(yv.reshape(ym)) if not y._rg else reshape(y, ym),
-                       batch + (k, n))
-    else:
-        rb = row_of(t, y)
+    # operands that need a batch broadcast are reshaped first: an op may reclaim rows
+    # (tape_for), so no other op runs between tape_for and the last row this op writes
+    xb = tuple(xm[:-2]) != tuple(batch)
+    yb = tuple(ym[:-2]) != tuple(batch)
+    if xb:
+        x = Tensor._const(xv.reshape(xm)) if not x._rg else reshape(x, xm)
+    if yb:
+        y = Tensor._const(yv.reshape(ym)) if not y._rg else reshape(y, ym)
+    t = tape_for(x, y)
+    ra = _as_shape(t, x, batch + (m, k)) if xb else row_of(t, x)
+    rb = _as_shape(t, y, batch + (k, n)) if yb else row_of(t, y)
     nb = int(np.prod(batch, dtype=np.int64))
     return record(t, 39, ra, rb, out, ip=t.add_ints([nb, m, k, n]))
 

@@ -30,6 +30,7 @@ _OP_NAMES = K.KERNEL_OPS
 LEAF, CONST, FREED, CUSTOM = 0, 1, 2, 3
 GUARD = K.KERNEL_OPS.index("GUARD")
 MATMUL = K.KERNEL_OPS.index("MATMUL")
+CLIP = K.KERNEL_OPS.index("CLIP")
 MAX_ROWS = 1 << 27   # operand rows are packed into 28 bits of the code column
 LAZY_MIN = 4096      # arrays this large enter the tape lazily (see above)
 
@@ -56,9 +57,9 @@ class Tape:
         self.cap = 0
         self._alloc_rows(rows)
         self._alloc_values(values)
-        self.np = 0              # used length of ipool
+        self.np = 1              # used length of ipool (entry 0 unused: ip == 0 means none)
         self.ipool = np.zeros(1024, np.int64)
-        self.nf = 0
+        self.nf = 1              # likewise for fpool
         self.fpool = np.zeros(64, np.float64)
 
     # ---- columns (reading one flushes pending rows first) -----------------------------------
@@ -254,22 +255,71 @@ class Tape:
         return self.adj[lo:hi]
 
     # ---- lifetime ----------------------------------------------------------------------------
-    def held_unfreed_row(self):
-        """True when a handle the user still holds points at a row no backward has freed."""
+    def last_held_row(self):
+        """The highest row that a handle the user still holds needs for a future backward:
+        an unfreed op row whose handle is referenced from outside the tape (-1 if none)."""
         n = self.n
         candidates = np.flatnonzero(((self.state[:n] & 2) == 0) & (self.ops(n) > CONST))
         handles = self.handles
         # one reference from ``handles`` and one from getrefcount's own argument
         for i in candidates[::-1]:
             if sys.getrefcount(handles[i]) > 2:
-                return True
-        return False
+                return int(i)
+        return -1
 
     def maybe_reset(self):
-        """Reset when nothing the user holds can reach a row; returns the live tape."""
-        if self.n and not self.held_unfreed_row():
+        """Reclaim the rows nothing can reach any more; returns the live tape.
+
+        Rows only depend on earlier rows, so everything after the last row a held graph
+        needs is unreachable: the tape is cut there (or emptied when nothing is held).  A
+        graph kept in a notebook variable therefore pins only its own rows, not every row
+        recorded after it."""
+        if not self.n:
+            return self
+        keep = self.last_held_row() + 1
+        if keep == 0:
             return self.reset()
+        if keep < self.n:
+            self.truncate(keep)
         return self
+
+    def truncate(self, keep):
+        """Drop rows ``keep`` and later; held handles of dropped rows are detached first."""
+        self.sync()
+        n = self.n
+        for h in self.handles[keep:]:
+            # the list, the loop variable and getrefcount's argument: 3 references
+            if h is not None and sys.getrefcount(h) > 3 and h._tape is self and h._row >= keep:
+                h._tape = None
+                h._row = -1
+        del self.handles[keep:]
+        self.leaf_rows = [r for r in self.leaf_rows if r < keep]
+        for r in [r for r in self.lazy if r >= keep]:
+            del self.lazy[r]
+        ex = self.extras
+        for k in [k for k in ex if isinstance(k, (int, np.integer)) and k >= keep]:
+            del ex[k]
+        if "retain" in ex:
+            ex["retain"] = [r for r in ex["retain"] if r < keep]
+        for key in ("hooks", "lines"):
+            if key in ex:
+                ex[key] = {r: v for r, v in ex[key].items() if r < keep}
+        if "dirty" in ex:
+            ex["dirty"] = [d for d in ex["dirty"] if d[0] < keep and d[1] <= keep]
+        # parameter pools: rows are pushed in order, so their parameters are too
+        ips = self.ip[keep:n]
+        ops = self.ops(n)[keep:n]
+        clip = ops == CLIP
+        pool = ips[(ips > 0) & ~clip]
+        if pool.size:
+            self.np = int(pool.min())
+        fl = ips[(ips > 0) & clip]
+        if fl.size:
+            self.nf = int(fl.min())
+        self.state[keep:n] = 0
+        self.rg[keep:n] = 1
+        self._fp[keep:n] = 0.0
+        self.n = self.nsync = keep
 
     def reset(self):
         """Empty the tape: a fresh Tape object takes over the arrays; this one is retired."""
@@ -279,8 +329,8 @@ class Tape:
         n = self.nsync
         new.pc, new.pv, new.pf = [], [], []   # pending rows are dropped with the rest
         new.n = new.nsync = 0
-        new.np = 0
-        new.nf = 0
+        new.np = 1
+        new.nf = 1
         new.handles = []
         new.leaf_rows = []
         new.extras = {}
