@@ -317,3 +317,15 @@ def test_mlp_training_step_matches_numpy_gradients():
     expect = [x.T @ d1, d1.sum(0), h.T @ d2, d2.sum(0)]
     for param, e in zip(net.parameters(), expect):
         np.testing.assert_allclose(param.grad.numpy(), e, rtol=1e-12, atol=1e-15)
+
+
+def test_cross_entropy_second_derivative_is_softmax_jacobian():
+    # composed from ops, so create_graph works: d/dz (v . dL/dz) = H v, H = diag(p) - p p^T
+    z = RNG.standard_normal((1, 4))
+    v = RNG.standard_normal((1, 4))
+    zt = tg.tensor(z, requires_grad=True)
+    g, = tg.autograd.grad(F.cross_entropy(zt, np.array([1])), zt, create_graph=True)
+    hv, = tg.autograd.grad((g * v).sum(), zt)
+    p = np.exp(z[0]) / np.exp(z[0]).sum()
+    np.testing.assert_allclose(hv.numpy()[0], (np.diag(p) - np.outer(p, p)) @ v[0], rtol=1e-12,
+                               atol=1e-15)
