@@ -33,7 +33,7 @@ class RetraceRequired(RuntimeError):
     """A replayed trace met inputs that take another branch than the one recorded."""
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def pairwise_sum(val, s, n):
     """NumPy's pairwise summation of val[s:s+n] (same blocking, same order)."""
     if n < 8:
@@ -71,7 +71,7 @@ def pairwise_sum(val, s, n):
     return pairwise_sum(val, s, n2) + pairwise_sum(val, s + n2, n - n2)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
     """Recompute rows 0..nrows-1 in place in ``val`` (LEAF/CONST rows are inputs).
 
@@ -334,7 +334,7 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
     return DONE, -1
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def matmul_backward(ip, voff, rg, state, ipool, val, adj, w, i):
     """Adjoints of a large MATMUL row (the sweep hands those back to its caller)."""
     ra = ((w >> 8) & 0xFFFFFFF) - 1
@@ -368,7 +368,7 @@ def matmul_backward(ip, voff, rg, state, ipool, val, adj, w, i):
         state[rb] |= 1
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_row, x, g):
     """One replay: x -> val[:x.size] (the input LEAF rows), forward sweep, backward sweep from
     the scalar ``out_row``; the gradient of the first g.size input values goes to g."""
@@ -399,7 +399,7 @@ def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_
     return DONE, -1
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, error_model="numpy")
 def grad_batch(code, ip, fp, voff, rg, ipool, fpool, val0, nrows, out_row, X, G, values,
                fails, nthreads):
     """grad_into for every row of X, in parallel over the batch (never over the tape): each
@@ -419,7 +419,7 @@ def grad_batch(code, ip, fp, voff, rg, ipool, fpool, val0, nrows, out_row, X, G,
             values[b] = val[voff[out_row]]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def replay_grad(arrays, x):
     """Gradient of a trace at the flat input ``x``, callable from user ``@njit`` code.
 

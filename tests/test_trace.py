@@ -375,3 +375,15 @@ def test_trace_tape_is_inspectable():
     assert "GUARD" in text and "MUL" in text
     assert t.stats()["rows"] == len(tr)
 
+
+
+def test_division_by_zero_gives_ieee_values_like_recording():
+    def f(x, y):
+        return 1.0 / x + x / y + tg.log(x * 0.0 + 1.0)
+
+    tr = tg.trace(f, 1.0, 2.0)
+    with np.errstate(all="ignore"):
+        v = tr(0.0, 0.0)
+    assert np.isnan(v) or np.isinf(v)
+    with np.errstate(all="ignore"):
+        assert tr(2.0, 0.0) == f(tg.tensor(2.0), tg.tensor(0.0)).item() == np.inf
