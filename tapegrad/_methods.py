@@ -82,12 +82,24 @@ def _inplace(fn, opname):
         _check_inplace(self, opname)
         if not STATE.enabled or not (self._rg or (isinstance(other, Tensor) and other._rg)):
             new = fn(self.detach(), other.detach() if isinstance(other, Tensor) else other)
-            _set_value(self, new._v)
+            _untracked_update(self, new._v)
             return self
         _swap_in(self, fn(self, other))
         return self
     method.__name__ = opname
     return method
+
+
+def _untracked_update(self, v):
+    """An in-place change autograd does not see (under no_grad, or of a constant).
+
+    A graph tensor keeps its place in the graph, as in PyTorch: the new value becomes an
+    identity row of the old one, so gradients pass straight through the update."""
+    t = self._tape
+    if not self._leaf and self._rg and t is STATE.tape:
+        _swap_in(self, O.record(t, O.CODE["RESHAPE"], self._row, -1, v))
+    else:
+        _set_value(self, v)
 
 
 def _set_value(self, v):
@@ -162,7 +174,7 @@ def _setitem(self, key, value):
     if not STATE.enabled or not (self._rg or (isinstance(value, Tensor) and value._rg)):
         new = O.setitem(self.detach(), key, value.detach() if isinstance(value, Tensor)
                         else value)
-        _set_value(self, new._v)
+        _untracked_update(self, new._v)
         return
     _swap_in(self, O.setitem(self, key, value))
 

@@ -70,3 +70,23 @@ def test_in_place_on_leaf_requiring_grad_raises():
     x = tg.tensor([1., 2.], requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf Variable"):
         x.add_(1.0)
+
+
+def test_untracked_in_place_update_keeps_graph_tensor_in_graph():
+    # PyTorch: autograd does not see an update made under no_grad; the gradient of the
+    # graph tensor passes straight through it
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2.0
+    with tg.no_grad():
+        y.add_(1.0)
+    (y * y).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * 2 * (2 * np.array([1.0, 2.0]) + 1))
+
+
+def test_untracked_indexed_assignment_keeps_graph_tensor_in_graph():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2.0
+    with tg.no_grad():
+        y[0] = 10.0
+    (y * y).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [40.0, 16.0])
