@@ -265,18 +265,17 @@ def _accumulate_leaves(t, top):
         leaf = t.handles[r]
         if leaf is None or not leaf._rg:
             continue
-        g = t.gradient(r).reshape(leaf.shape)
-        g = result(g.copy())
+        g = t.gradient(r).reshape(leaf.shape)   # a view of the adjoint buffer
         hooks = leaf._meta.get("hooks") if leaf._meta else None
         if hooks:
-            g = _apply_hooks(hooks, g)
-        if leaf.grad is None:
-            leaf.grad = Tensor._const(g if g.__class__ is float else np.array(g))
+            g = _apply_hooks(hooks, result(g.copy()))
+        old = leaf.grad
+        if old is None:  # one copy out of the buffer (it is reused by the next backward)
+            leaf.grad = Tensor._const(g if g.__class__ is float else result(g.copy()))
+        elif old._v.__class__ is float or np.shape(g) != old._v.shape:
+            old._v = result(old._v + g)
         else:
-            gv = leaf.grad._v
-            leaf.grad._v = gv + g if gv.__class__ is float else (gv.__iadd__(g) if
-                                                                   np.shape(g) == gv.shape
-                                                                   else gv + g)
+            old._v += g
 
 
 def _apply_hooks(hooks, g):

@@ -1,0 +1,219 @@
+"""Tape lifetime: deep chains without recursion, bounded tapes in long loops, readable values.
+
+``tg.current_tape()`` is a new Tape object after each reset, so it is re-read every time."""
+import functools
+import math
+import threading
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+
+def on_fresh_tape(test):
+    """Run ``test`` in a new thread, so on a tape of its own: graph handles that other tests
+    still hold (e.g. in a failed test's traceback) cannot pin the tape it measures."""
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        box = []
+
+        def body():
+            try:
+                test(*args, **kwargs)
+            except BaseException as e:  # noqa: B902 - re-raised in the test's thread
+                box.append(e)
+
+        th = threading.Thread(target=body)
+        th.start()
+        th.join()
+        if box:
+            raise box[0]
+    return run
+
+
+@on_fresh_tape
+def test_million_op_chain_forward_and_backward():
+    x = tg.tensor(1.0, requires_grad=True)
+    y = x
+    n = 500_000
+    for _ in range(n):                  # two ops per iteration: 10^6 rows
+        y = y * 1.0000001 + 0.0
+    tape = tg.current_tape()
+    assert len(tape) >= 2 * n
+    expect = 1.0000001 ** n
+    assert y.item() == pytest.approx(expect, rel=1e-12)
+    y.backward()                        # no recursion: a RecursionError would surface here
+    assert x.grad.item() == pytest.approx(expect, rel=1e-12)
+    assert y.item() == pytest.approx(expect, rel=1e-12)      # still readable
+    assert len(tg.current_tape()) == 0                        # nothing held: the tape reset
+
+
+def test_deep_array_chain_with_mixed_ops():
+    x = tg.tensor([0.5, -0.25], requires_grad=True)
+    y = x
+    for _ in range(20_000):
+        y = tg.sin(y) * 0.5 + y * 0.5
+    y.sum().backward()
+    # reference by forward-mode on floats
+    g = np.ones(2)
+    v = np.array([0.5, -0.25])
+    for _ in range(20_000):
+        g = g * (0.5 * np.cos(v) + 0.5)
+        v = np.sin(v) * 0.5 + v * 0.5
+    np.testing.assert_allclose(y.numpy(), v, rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), g, rtol=1e-10)
+
+
+@on_fresh_tape
+def test_scalar_chain_uses_at_most_64_bytes_per_op():
+    x = tg.tensor(0.3, requires_grad=True)
+    y = x
+    for _ in range(20_000):
+        y = y * 1.01 + 0.5
+        y = tg.sin(y)
+    tape = tg.current_tape()
+    assert len(tape) >= 60_000
+    assert tape.nbytes / len(tape) <= 64
+    y.backward()
+
+
+def _train_linear(steps, keep_losses=None, zero_with_none=True):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((8, 3))
+    Y = X @ np.array([1.0, -2.0, 0.5]) + 0.3
+    Xt = tg.tensor(X)
+    w = tg.zeros(3, requires_grad=True)
+    b = tg.tensor(0.0, requires_grad=True)
+    rows_before, rows_after, bytes_after = [], [], []
+    for _ in range(steps):
+        loss = ((Xt @ w + b - Y) ** 2).mean()
+        rows_before.append(len(tg.current_tape()))
+        loss.backward()
+        with tg.no_grad():
+            w -= 0.05 * w.grad
+            b -= 0.05 * b.grad
+        if zero_with_none:
+            w.grad = b.grad = None
+        else:
+            w.grad.zero_()
+            b.grad.zero_()
+        if keep_losses is not None:
+            keep_losses.append(loss)
+        tape = tg.current_tape()
+        rows_after.append(len(tape))
+        bytes_after.append(tape.nbytes)
+    return w, b, rows_before, rows_after, bytes_after
+
+
+@on_fresh_tape
+def test_training_loop_keeps_the_tape_flat_even_with_every_loss_kept():
+    losses = []                                   # the user keeps every loss handle
+    w, b, before, after, nbytes = _train_linear(10_000, keep_losses=losses,
+                                                zero_with_none=False)
+    np.testing.assert_allclose(w.numpy(), [1.0, -2.0, 0.5], atol=1e-8)
+    assert b.item() == pytest.approx(0.3, abs=1e-8)
+    assert max(before) == before[0] <= 16          # the same few rows every step
+    assert max(after) <= before[0] and max(nbytes) <= 4096
+    vals = [loss.item() for loss in losses]         # every kept value is still readable
+    assert vals[0] > 1.0 and vals[-1] < 1e-12
+    assert all(math.isfinite(v) for v in vals)
+    with pytest.raises(RuntimeError, match="retain_graph=True"):
+        losses[5].backward()                        # its graph was freed long ago
+
+
+@on_fresh_tape
+def test_short_training_loop_zeroing_grads_with_none():
+    w, b, before, after, nbytes = _train_linear(300)
+    assert max(before) == before[0] <= 16
+    assert max(after) <= before[0]
+
+
+def test_first_kept_loss_value_is_exact():
+    losses = []
+    _train_linear(50, keep_losses=losses)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((8, 3))
+    Y = X @ np.array([1.0, -2.0, 0.5]) + 0.3
+    assert losses[0].item() == pytest.approx(np.mean(Y ** 2), rel=1e-14)
+
+
+def test_values_and_grads_stay_readable_across_resets():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    kept = []
+    for k in range(200):
+        h = x * float(k)
+        out = (h * x).sum()
+        out.backward()
+        kept.append((h, out))
+    for k, (h, out) in enumerate(kept):
+        assert h.tolist() == [float(k), 2.0 * k]
+        assert out.item() == 5.0 * k
+        assert h.requires_grad and not h.is_leaf
+    assert x.grad.tolist() == [2.0 * sum(range(200)), 4.0 * sum(range(200))]
+
+
+def test_retired_non_leaf_reused_in_new_graph():
+    w = tg.tensor([1.0, 2.0], requires_grad=True)
+    h = w * 2.0
+    h.sum().backward()
+    z = h * 3.0                       # forward still works on the old value
+    assert z.tolist() == [6.0, 12.0] and z.requires_grad
+    with pytest.raises(RuntimeError, match="retain_graph=True"):
+        z.sum().backward()
+    w.grad = None
+    (h.detach() * w).sum().backward()     # detached, it is a plain constant
+    assert w.grad.tolist() == [2.0, 4.0]
+
+
+@on_fresh_tape
+def test_retain_graph_keeps_rows_until_the_last_backward():
+    w = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = (w * w).sum()
+    y.backward(retain_graph=True)
+    assert len(tg.current_tape()) > 0
+    y.backward()
+    assert w.grad.tolist() == [4.0, 8.0]
+    del y
+    (w * 1.0).sum().backward()
+    assert len(tg.current_tape()) == 0
+
+
+@on_fresh_tape
+def test_no_grad_loop_records_nothing():
+    w = tg.tensor([1.0, 2.0], requires_grad=True)
+    s = tg.tensor(0.5, requires_grad=True)
+    tape = tg.current_tape()
+    n0 = len(tape)
+    with tg.no_grad():
+        for _ in range(5_000):
+            y = (w * 2.0).sum() + s * 3.0
+    assert tg.current_tape() is tape and len(tape) == n0
+    assert not y.requires_grad
+
+
+@pytest.mark.xfail(strict=True, reason="a forward-only loop (no backward, no no_grad) that "
+                   "holds only its latest result never resets the tape: the held handle pins "
+                   "every earlier, unreachable graph and the tape grows without bound "
+                   "(_tape.maybe_reset resets only when no held row is unfreed)")
+def test_forward_only_loop_holding_latest_result_stays_bounded():
+    w = tg.tensor([1.0, 2.0], requires_grad=True)
+    s = tg.tensor(0.5, requires_grad=True)
+    most = 0
+    for _ in range(15_000):
+        y = (w * 2.0).sum() + s * 3.0          # e.g. an evaluation metric, never backwarded
+        most = max(most, len(tg.current_tape()))
+    assert y.item() == 7.5
+    assert most <= 20_000
+
+
+@on_fresh_tape
+def test_unrelated_held_handle_does_not_make_a_training_loop_leak():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    stale = x * 2.0                  # held (a notebook variable, a traceback), never backwarded
+    losses = []
+    _, _, before, after, _ = _train_linear(3_000, keep_losses=losses)
+    assert max(before) == before[0] and max(after) <= before[0]
+    assert stale.tolist() == [2.0, 4.0]
+    stale.sum().backward()           # and the held graph still works
+    assert x.grad.tolist() == [2.0, 2.0]
