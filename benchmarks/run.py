@@ -200,6 +200,74 @@ def mlp_step():
     ]
 
 
+# ---- functional transforms (issue 3) -------------------------------------------------------
+@benchmark
+def functional_grad():
+    def chain_np(x):
+        for _ in range(CHAIN_STEPS):
+            x = np.sin(x) * 0.9 + x * x * 0.01 + 0.1
+        return x
+
+    def backward_path():
+        x = tg.tensor(0.5, requires_grad=True)
+        chain(x).backward()
+        return x.grad.item()
+
+    g = tg.grad(chain_np)
+    assert abs(g(0.5) - backward_path()) < 1e-12
+    t_b, t_g = [], []
+    for _ in range(REPEATS):
+        t_b.append(median_time(backward_path, 1))
+        t_g.append(median_time(lambda: g(0.5), 1))
+    a, b = statistics.median(t_b), statistics.median(t_g)
+
+    def rosen(xs):   # 500 variables as a Python list of scalars
+        return sum(100.0 * (xs[i + 1] - xs[i] ** 2) ** 2 + (1.0 - xs[i]) ** 2
+                   for i in range(len(xs) - 1))
+    x0 = [0.5] * 500
+    gr = tg.grad(rosen)
+
+    def rosen_tensor():
+        xs = [tg.tensor(v, requires_grad=True) for v in x0]
+        rosen(xs).backward()
+        return [x.grad.item() for x in xs]
+    assert np.allclose(gr(x0), rosen_tensor())
+    t_rt = median_time(rosen_tensor)
+    t_rg = median_time(lambda: gr(x0))
+    return [
+        row("tg.grad of the scalar chain / Tensor backward() path", b / a, "x", 1.1),
+        row("Rosenbrock, 500 scalars in a list: Tensor API backward()", t_rt * 1e3, "ms"),
+        row("Rosenbrock, 500 scalars in a list: tg.grad", t_rg * 1e3, "ms"),
+    ]
+
+
+# ---- record once, replay many (issue 6) ----------------------------------------------------
+@benchmark
+def trace_replay():
+    def chain_np(x):
+        for _ in range(CHAIN_STEPS):
+            x = np.sin(x) * 0.9 + x * x * 0.01 + 0.1
+        return x
+
+    def first():
+        tr = tg.trace(chain_np, 0.5)
+        return tr, tr.grad(0.4)
+    t_first = median_time(lambda: first(), max(3, REPEATS // 3))
+    tr, g = first()
+    assert abs(g - tg.grad(chain_np)(0.4)) < 1e-12
+    t_replay = median_time(lambda: tr.grad(0.4), REPEATS * 10)
+    X = np.linspace(0.1, 0.9, 200)
+    tr.grad_many(X)
+    t_single = median_time(lambda: [tr.grad(float(x)) for x in X])
+    t_many = median_time(lambda: tr.grad_many(X))
+    return [
+        row("trace: record + first replayed gradient (2,000-step chain)", t_first * 1e3, "ms"),
+        row("trace: replay forward+backward per op", t_replay / CHAIN_OPS * 1e9, "ns", 40),
+        row("trace: grad_many(200) speed-up over 200 single replays", t_single / t_many, "x",
+            1.6, lower_is_better=False),
+    ]
+
+
 # ---- second order (issue 4) ------------------------------------------------------------------
 @benchmark
 def hessian_logsumexp():
