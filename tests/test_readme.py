@@ -1,0 +1,59 @@
+"""README.md's ```python blocks run, and print what their `# comments` say.
+
+Blocks run in order in one namespace (like reading the page top to bottom). A line
+`print(...)  # expected` must print a line that starts with `expected`.
+"""
+import contextlib
+import io
+import os
+import re
+
+import pytest
+
+README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+
+
+def python_blocks():
+    with open(README, encoding="utf-8") as fh:
+        text = fh.read()
+    return re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
+
+
+def expected_prints(block):
+    """The comment after each single-line print(...) call, in order (None when absent)."""
+    out = []
+    for line in block.splitlines():
+        m = re.match(r"\s*print\(.*?\)\s*(?:#\s*(.*))?$", line)
+        if m:
+            out.append(m.group(1).strip() if m.group(1) else None)
+    return out
+
+
+def test_readme_has_python_blocks():
+    assert len(python_blocks()) >= 3
+
+
+def test_set_up_commands_unchanged():
+    # CI runs exactly these; the README's Set up section must keep them
+    with open(README, encoding="utf-8") as fh:
+        text = fh.read()
+    setup = text.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    for command in ['pip install -e ".[dev]"', "pytest", "python examples/quickstart.py"]:
+        assert f"\n    {command}\n" in setup
+
+
+def test_readme_python_blocks_run_and_print_what_they_say():
+    namespace = {"__name__": "readme"}
+    for i, block in enumerate(python_blocks()):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            exec(compile(block, f"README.md python block {i}", "exec"), namespace)
+        printed = buf.getvalue().splitlines()
+        expected = expected_prints(block)
+        assert len(printed) == len(expected), (block, printed)
+        for want, got in zip(expected, printed):
+            if want is not None:
+                # the comment may go on with an explanation after two spaces
+                want = re.split(r"\s{2,}", want)[0]
+                assert got.startswith(want), f"block {i}: printed {got!r}, README says {want!r}"
+
