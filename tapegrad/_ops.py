@@ -335,8 +335,8 @@ def power(x, y):
         c = float(y)
         return _scalar_op(x, 22, lambda v, c: v ** c if v >= 0.0 or c == int(c) else math.nan,
                           np.power, c)
-    if y.__class__ is Tensor and _is_scalar(x):
-        c = float(x)
+    if y.__class__ is Tensor and _is_scalar(x) and float(x) != 0.0:
+        c = float(x)  # (a zero base goes to POW, whose backward masks 0 ** y for y >= 0)
         return _scalar_op(y, 23, lambda v, c: c ** v, lambda v, c: np.power(c, v), c)
     return _binary("pow", 29, x, y)
 
@@ -532,6 +532,8 @@ def concatenate(xs, axis=0):
     xs = [_t(x) for x in xs]
     if not xs:
         raise ValueError("concatenate: need at least one tensor")
+    if axis is None:  # numpy: flatten the inputs first
+        xs, axis = [reshape(x, (-1,)) for x in xs], 0
     shapes = [x.shape for x in xs]
     nd = len(shapes[0])
     if nd == 0:
@@ -673,8 +675,8 @@ def getitem(x, key):
     out = result(np.array(picked, dtype=np.float64) if v.dtype == np.float64 else
                  np.array(picked))
     if not needs_grad(x):
-        return Tensor._const(out if v.dtype == np.float64 or out.__class__ is float
-                             else np.asarray(picked).copy())
+        # integer/bool tensors keep their dtype, also for one element (labels[i] is an index)
+        return Tensor._const(out if v.dtype == np.float64 else np.array(picked))
     flat = _flat_index(v.shape)[key]
     if basic:
         return _view(x, np.asarray(flat), out)

@@ -157,6 +157,7 @@ case("ADD", "tg.add", tg.add, sample("ADD", (2, 3)), sample("ADD", (3,)), ref=np
 case("SUB", "tg.sub", tg.sub, sample("SUB", (2, 1)), sample("SUB", (3,)), ref=np.subtract)
 case("MUL", "tg.mul", tg.mul, sample("MUL", ()), sample("MUL", (3,)), ref=np.multiply)
 case("DIV", "tg.div", tg.div, sample("DIV", (3,)), sample("DIV", (2, 1)), ref=np.divide)
+case("POW", "zero base 0.0 ** x", lambda x: 0.0 ** x, sample("POW", (3,)))
 case("POW", "tg.pow", tg.pow, sample("POW", (3,)), sample("POW", (2, 1)), ref=np.power)
 case("ADD", "scalar tensor + x", lambda s, x: s + x, sample("ADD", ()), sample("ADD", (2, 2)))
 case("MUL", "x * scalar tensor", lambda x, s: x * s, sample("MUL", (2, 2)), sample("MUL", ()))
@@ -353,6 +354,9 @@ case("CONCAT", "three pieces, one constant", lambda x, y: tg.concatenate([x, np.
                                                                            axis=1),
      sample("CONCAT", (2, 1)), sample("CONCAT", (2, 3)),
      ref=lambda x, y: np.concatenate([x, np.ones((2, 2)), y], axis=1))
+case("CONCAT", "axis=None flattens", lambda x, y: tg.concatenate([x, y], axis=None),
+     sample("CONCAT", (2, 2)), sample("CONCAT", (3,)),
+     ref=lambda x, y: np.concatenate([x, y], axis=None))
 case("CONCAT", "same tensor twice", lambda x: tg.concatenate([x, x * 2.0]), sample("CONCAT", (3,)),
      ref=lambda x: np.concatenate([x, x * 2.0]))
 for _ax in (0, 1, 2, -1, -3):
@@ -541,6 +545,10 @@ def test_pow_scalar_exponent_zero_and_rpow_values():
     np.testing.assert_allclose(_grad_of(lambda x: (2.0 ** x).sum(), [0.0, 3.0]),
                                [np.log(2.0), 8.0 * np.log(2.0)], rtol=1e-15)
     np.testing.assert_allclose(_grad_of(lambda x: (x ** 3).sum(), [-2.0, 0.0]), [12.0, 0.0])
+    # a zero base: d/dy 0 ** y is taken as 0 for y >= 0 (PyTorch), scalar or tensor base alike
+    np.testing.assert_array_equal(_grad_of(lambda y: (0.0 ** y).sum(), [0.0, 1.0, 2.5]), [0, 0, 0])
+    np.testing.assert_array_equal(_grad_of(lambda y: (tg.zeros(3) ** y).sum(), [0.0, 1.0, 2.5]),
+                                  [0, 0, 0])
 
 
 # ---- gradcheck must be able to fail -----------------------------------------------------------------

@@ -542,6 +542,19 @@ def test_tensor_attributes():
         leaf([1.0, 2.0]).item()
 
 
+def test_integer_tensors_keep_their_dtype_when_indexed():
+    labels = tg.tensor([0, 2, 1])
+    assert labels[1].dtype.kind == "i" and labels[1].item() == 2
+    assert labels[1:].dtype.kind == "i" and labels[[2, 0]].tolist() == [1, 0]
+    assert tg.tensor([True, False])[0].dtype == np.bool_
+    logits = leaf(np.arange(9.0).reshape(3, 3))
+    picked = tg.stack([logits[i, labels[i]] for i in range(3)])   # a label used as an index
+    assert picked.tolist() == [0.0, 5.0, 7.0]
+    picked.sum().backward()
+    np.testing.assert_array_equal(logits.grad.numpy(), np.eye(3)[[0, 2, 1]])
+    np.testing.assert_array_equal(logits[tg.arange(3), labels].numpy(), [0.0, 5.0, 7.0])
+
+
 # ---- bad input ------------------------------------------------------------------------------------
 
 def test_backward_on_non_scalar_without_gradient():
