@@ -578,3 +578,24 @@ def test_gradcheck_catches_a_custom_op_with_a_bad_backward():
 def test_gradcheck_catches_a_missing_gradient():
     with pytest.raises(AssertionError, match="input 0"):
         tg.gradcheck(lambda x: x.detach() * 3.0 + 0.0 * x, [np.array([1.0, 2.0])])
+
+
+def test_gradcheck_tolerances_are_used_and_inputs_left_alone():
+    def slightly_wrong(x):        # gradient off by 1e-4 * x
+        return x * x + 1e-4 * x * x.detach()
+
+    x0 = np.array([1.0, -2.0, 0.5])
+    kept = x0.copy()
+    assert tg.gradcheck(slightly_wrong, [x0], atol=1e-3, rtol=1e-3)
+    with pytest.raises(AssertionError, match=r"input 0 .*element \(\d,\)"):
+        tg.gradcheck(slightly_wrong, [x0], atol=1e-7, rtol=0.0)
+    np.testing.assert_array_equal(x0, kept)
+    t = tg.tensor([0.3, 0.7], requires_grad=True)   # Tensor inputs are accepted too
+    assert tg.gradcheck(lambda a, b: (a * b).sin(), [t, tg.tensor([1.5, -1.0])])
+    assert t.grad is None
+
+
+def test_gradcheck_flags_a_nan_gradient():
+    with np.errstate(all="ignore"):
+        with pytest.raises(AssertionError, match="input 0"):
+            tg.gradcheck(lambda x: x * (x.detach() * np.inf - np.inf) + x, [np.array([1.0])])

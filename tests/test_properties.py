@@ -137,7 +137,8 @@ def test_each_elementwise_op_records_exactly_one_row(ks):
     y = x * 1.0
     tape = tg.current_tape()
     n0 = len(tape)
-    for k in ks:
-        y = unary[k](y)
+    with np.errstate(all="ignore"):
+        for k in ks:
+            y = unary[k](y)
     assert tg.current_tape() is tape
     assert len(tape) - n0 == len(ks)

@@ -195,7 +195,8 @@ def test_no_grad_loop_records_nothing():
 @pytest.mark.xfail(strict=True, reason="a forward-only loop (no backward, no no_grad) that "
                    "holds only its latest result never resets the tape: the held handle pins "
                    "every earlier, unreachable graph and the tape grows without bound "
-                   "(_tape.maybe_reset resets only when no held row is unfreed)")
+                   "(_tape reclaims only rows after the last held graph; nothing compacts "
+                   "the unreachable rows before it)")
 def test_forward_only_loop_holding_latest_result_stays_bounded():
     w = tg.tensor([1.0, 2.0], requires_grad=True)
     s = tg.tensor(0.5, requires_grad=True)
