@@ -207,7 +207,7 @@ class Tensor:
     def __repr__(self):
         v = self._v
         body = np.array2string(np.asarray(v), separator=", ", prefix="tensor(",
-                               precision=4, suppress_small=False)
+                               formatter=_float_format(v))
         extra = ""
         if self._rg:
             if self._leaf:
@@ -223,6 +223,21 @@ class Tensor:
 
 
 _new = object.__new__
+
+
+def _float_format(v):
+    """PyTorch's print style: whole numbers as ``4.``, else 4 decimals (``0.5000``), or
+    scientific when magnitudes span a wide range."""
+    a = np.asarray(v)
+    if a.dtype.kind != "f" or a.size == 0:
+        return None
+    finite = a[np.isfinite(a)]
+    if finite.size == 0 or np.all(finite == np.round(finite)) and np.max(np.abs(finite)) < 1e8:
+        return None
+    mag = np.abs(finite[finite != 0])
+    if mag.size and (mag.max() >= 1e8 or mag.min() < 1e-4 or mag.max() / mag.min() >= 1e3):
+        return {"float_kind": lambda x: f"{x:.4e}"}
+    return {"float_kind": lambda x: f"{x:.4f}"}
 
 
 def _dtype_of(v):
@@ -279,15 +294,18 @@ def result(v):
 
 
 # ---- recording ---------------------------------------------------------------------------------
+_OTHER_THREAD = ("this Tensor was computed on another thread's tape; each thread records its own "
+                 "graph (leaves such as parameters can be shared). Pass .detach() values between "
+                 "threads.")
+
+
 def tape_for(*xs):
     """The calling thread's tape, after checking no operand lives on another thread's tape."""
     t = STATE.tape
     for x in xs:
-        if x.__class__ is Tensor and x._tape is not None and x._tape is not t \
-                and x._tape.alive and x._tape.owner != t.owner:
-            raise RuntimeError(
-                "this Tensor was recorded on another thread's tape; each thread records its own "
-                "graph. Pass .detach() values between threads.")
+        if x.__class__ is Tensor and not x._leaf and x._tape is not None \
+                and x._tape is not t and x._tape.alive and x._tape.owner != t.owner:
+            raise RuntimeError(_OTHER_THREAD)
     if t.n + 8 >= t.cap:
         t = t.maybe_reset()
         while t.n + 8 >= t.cap:
@@ -300,9 +318,9 @@ def row_of(t, x):
     if x.__class__ is Tensor:
         if x._tape is t:
             return x._row
-        if x._tape is not None and x._tape is not t and x._tape.alive \
+        if not x._leaf and x._tape is not None and x._tape is not t and x._tape.alive \
                 and x._tape.owner != t.owner:
-            raise RuntimeError("this Tensor was recorded on another thread's tape")
+            raise RuntimeError(_OTHER_THREAD)
         v = x._v
         if v.__class__ is not float and v.dtype != np.float64:
             v = v.astype(np.float64)

@@ -30,9 +30,6 @@ def test_contract_example_repr():
     assert repr(x.exp()).endswith("grad_fn=<ExpBackward0>)")
 
 
-@pytest.mark.xfail(strict=True, reason="repr pads non-integer values numpy-style ('0.5   ') "
-                   "instead of PyTorch's fixed 4 decimals ('0.5000'); Tensor.__repr__ in "
-                   "_tensor.py")
 def test_repr_of_fractions_uses_fixed_decimals_like_pytorch():
     assert repr(tg.tensor([0.5, 0.25])) == "tensor([0.5000, 0.2500])"
 
@@ -655,9 +652,6 @@ def test_each_thread_differentiates_on_its_own_tape():
     assert results == {k: [100.0 * k * k, 100.0 * k] for k in (1, 2, 3)}
 
 
-@pytest.mark.xfail(strict=True, reason="a shared leaf (a model parameter) that another "
-                   "thread's live graph uses is rejected as 'recorded on another thread's "
-                   "tape' (row_of/tape_for in _tensor.py check leaves like graph tensors)")
 def test_shared_leaf_usable_from_two_threads():
     w = leaf([1.0, 2.0])
     box = {}
