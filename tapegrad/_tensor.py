@@ -5,7 +5,9 @@ float64 ndarray of its own, so it stays readable after the tape is reset), ``_ro
 ``_tape`` while that tape is alive (a reset retires the Tape object, see _tape.py).  No parents, closures or grad_fn objects
 are stored: the graph is the tape.
 """
+import dis
 import numbers
+import sys
 import threading
 
 import numpy as np
@@ -141,6 +143,8 @@ class Tensor:
         return self.data
 
     def __array__(self, dtype=None, copy=None):
+        if self._rg and STATE.enabled and _storing_into_array(sys._getframe(1)):
+            raise TypeError(_DROPPED % "out[...] = x")
         _guard_hook(self, "array")
         a = np.array(self._v) if self._v.__class__ is float else self._v
         if dtype is not None:
@@ -156,6 +160,8 @@ class Tensor:
         return v if v.__class__ is float else v.reshape(-1)[0].item()
 
     def __float__(self):
+        if self._rg and STATE.enabled and _storing_into_array(sys._getframe(1)):
+            raise TypeError(_DROPPED % "out[i] = x")
         if self.size != 1:
             raise TypeError(f"only one element tensors can be converted to Python scalars "
                             f"(shape {self.shape})")
@@ -223,6 +229,26 @@ class Tensor:
 
 
 _new = object.__new__
+
+_DROPPED = ("%s stores a Tensor that requires grad into a NumPy array, which would silently "
+            "drop its gradient. Build the result with tapegrad ops instead (tg.stack, "
+            "tg.concatenate, tnp.where), or assign into a Tensor: out = tg.zeros(n); out[i] = x. "
+            "Use x.detach() or x.item() if you really want the value only.")
+_STORE_SITES = {}
+
+
+def _storing_into_array(frame):
+    """True when ``frame`` is executing ``container[key] = value``.
+
+    NumPy converts the value of ``out[i] = x`` through ``__float__``/``__array__``, the same
+    hooks as a deliberate ``float(x)``; only the instruction being run tells them apart."""
+    key = (frame.f_code, frame.f_lasti)
+    hit = _STORE_SITES.get(key)
+    if hit is None:
+        hit = any(ins.offset == frame.f_lasti and ins.opname == "STORE_SUBSCR"
+                  for ins in dis.get_instructions(frame.f_code))
+        _STORE_SITES[key] = hit
+    return hit
 
 
 def _float_format(v):

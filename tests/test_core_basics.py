@@ -72,3 +72,35 @@ def test_backward_division_by_zero_follows_ieee_not_python():
     s = tg.tensor(0.0, requires_grad=True)
     tg.sqrt(s).backward()
     assert s.grad.item() == np.inf
+
+
+def test_storing_traced_value_into_numpy_array_raises_instead_of_dropping_gradient():
+    def scalar_store(x):
+        out = np.zeros(2)
+        out[0] = x[0] * x[1]
+        return np.sum(out ** 2)
+
+    def slice_store(x):
+        out = np.zeros(2)
+        out[:] = x * 2.0
+        return np.sum(out)
+
+    for f in (scalar_store, slice_store):
+        with pytest.raises((TypeError, ValueError)) as info:
+            tg.grad(f)(np.array([1.0, 2.0]))
+        err = info.value if isinstance(info.value, TypeError) else info.value.__cause__
+        assert "would silently drop its gradient" in str(err)
+
+
+def test_deliberate_conversions_still_work():
+    assert tg.grad(lambda x: x * 2.0 if float(x) > 0 else -x)(1.5) == 2.0
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    np.testing.assert_array_equal(np.asarray(x), [1.0, 2.0])
+    y = tg.zeros(2)
+    y[0] = x[0] * x[1]                       # a Tensor destination keeps the gradient
+    (y ** 2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [8.0, 4.0])
+    out = np.zeros(2)
+    with tg.no_grad():
+        out[0] = x[0]                        # no gradient requested: allowed
+    assert out[0] == 1.0
