@@ -285,7 +285,37 @@ def _custom(t, r, g, adj, reached):
         if go is not None:
             reached[o] = go
         grads.append(go)
-    return list(zip(payload.input_rows, payload.vjp_graph(grads)))
+    # graph-carrying values the backward could see: incoming gradients and saved tensors
+    deps = [x for x in grads if x is not None and x._rg]
+    deps += [t.handles[row] for row, _ in payload.ctx._owner.values()
+             if t.handles[row] is not None and t.handles[row]._rg]
+    results = payload.vjp_graph(grads)
+    if deps:
+        results = [_once_differentiable(x, deps, payload.name) for x in results]
+    return list(zip(payload.input_rows, results))
+
+
+def _once_differentiable(g, deps, name):
+    """A constant gradient computed from graph-carrying inputs (the backward used plain numpy
+    on ``.data``) is only right to first order: return it as a row that raises when a higher
+    derivative reaches it, instead of silently contributing zero (PyTorch's
+    ``once_differentiable``).  Zero and graph-carrying gradients pass unchanged."""
+    if g is None or g._rg or not np.any(np.asarray(g._v)):
+        return g
+    from .function import Function
+
+    class NonDifferentiableBackward(Function):
+        @staticmethod
+        def forward(ctx, value, *inputs):
+            return Tensor._const(value)
+
+        @staticmethod
+        def backward(ctx, grad):
+            raise RuntimeError(
+                f"the backward of {name} was computed with non-differentiable operations "
+                "(e.g. NumPy on .data), so it cannot be differentiated again; write its "
+                "backward with tapegrad ops to take higher derivatives through it")
+    return NonDifferentiableBackward.apply(g._v, *deps)
 
 
 def backward_graph(t, outputs, grads, inputs, accumulate, allow_unused):

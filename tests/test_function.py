@@ -145,3 +145,40 @@ def test_saved_output_modified_in_place_raises():
     y.add_(1.0)
     with pytest.raises(RuntimeError, match=r"ExpBackward.*version 1; expected version 0"):
         y.sum().backward()
+
+
+class NumpySquare(tg.Function):
+    """A backward written with plain numpy on .data: right once, not twice."""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return tg.tensor(x.data ** 2)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return tg.tensor(g.data * 2 * x.data)
+
+
+def test_numpy_backward_differentiated_twice_raises_instead_of_dropping_a_term():
+    x = tg.tensor(3.0, requires_grad=True)
+    z = NumpySquare.apply(x) + x ** 3                 # d2z = 2 + 6x: the 2 must not vanish
+    g, = tg.autograd.grad(z, x, create_graph=True)
+    assert g.item() == 6.0 + 27.0
+    with pytest.raises(RuntimeError, match="NumpySquareBackward.*cannot be differentiated"):
+        tg.autograd.grad(g, x)
+
+
+def test_linear_custom_op_with_tapegrad_backward_differentiates_twice():
+    class Double(tg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2.0
+    x = tg.tensor(3.0, requires_grad=True)
+    g, = tg.autograd.grad(Double.apply(x) * x, x, create_graph=True)   # 4x
+    h, = tg.autograd.grad(g, x)
+    assert (g.item(), h.item()) == (12.0, 4.0)
