@@ -62,6 +62,13 @@ def chain(x, steps=CHAIN_STEPS):
     return x
 
 
+def chain_np(x):
+    """The same chain as plain NumPy code, for the functional transforms and tg.trace."""
+    for _ in range(CHAIN_STEPS):
+        x = np.sin(x) * 0.9 + x * x * 0.01 + 0.1
+    return x
+
+
 @benchmark
 def scalar_chain():
     rec, bwd, sweep = [], [], []
@@ -203,11 +210,6 @@ def mlp_step():
 # ---- functional transforms (issue 3) -------------------------------------------------------
 @benchmark
 def functional_grad():
-    def chain_np(x):
-        for _ in range(CHAIN_STEPS):
-            x = np.sin(x) * 0.9 + x * x * 0.01 + 0.1
-        return x
-
     def backward_path():
         x = tg.tensor(0.5, requires_grad=True)
         chain(x).backward()
@@ -244,11 +246,6 @@ def functional_grad():
 # ---- record once, replay many (issue 6) ----------------------------------------------------
 @benchmark
 def trace_replay():
-    def chain_np(x):
-        for _ in range(CHAIN_STEPS):
-            x = np.sin(x) * 0.9 + x * x * 0.01 + 0.1
-        return x
-
     def first():
         tr = tg.trace(chain_np, 0.5)
         return tr, tr.grad(0.4)
@@ -303,12 +300,8 @@ def hessian_logsumexp():
 def hvp_chain():
     from tapegrad.second_order import hvp
 
-    def f(x):
-        for _ in range(CHAIN_STEPS):
-            x = np.sin(x) * 0.9 + x * x * 0.01 + 0.1
-        return x
-    assert np.isfinite(hvp(f, (0.5,), (1.0,)))
-    t = median_time(lambda: hvp(f, (0.5,), (1.0,)), max(3, REPEATS // 3))
+    assert np.isfinite(hvp(chain_np, (0.5,), (1.0,)))
+    t = median_time(lambda: hvp(chain_np, (0.5,), (1.0,)), max(3, REPEATS // 3))
     return [row("hvp of the 2,000-step scalar chain, per call", t * 1e3, "ms")]
 
 
