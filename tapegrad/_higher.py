@@ -287,8 +287,10 @@ def _custom(t, r, g, adj, reached):
         grads.append(go)
     # graph-carrying values the backward could see: incoming gradients and saved tensors
     deps = [x for x in grads if x is not None and x._rg]
-    deps += [t.handles[row] for row, _ in payload.ctx._owner.values()
-             if t.handles[row] is not None and t.handles[row]._rg]
+    ctx = getattr(payload, "ctx", None)   # checkpoints recompute instead of saving
+    if ctx is not None:
+        deps += [t.handles[row] for row, _ in ctx._owner.values()
+                 if t.handles[row] is not None and t.handles[row]._rg]
     results = payload.vjp_graph(grads)
     if deps:
         results = [_once_differentiable(x, deps, payload.name) for x in results]
