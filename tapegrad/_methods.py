@@ -104,8 +104,11 @@ def _untracked_update(self, v):
 
 def _set_value(self, v):
     t = self._tape
-    if t is not None and t.alive and self._row in t.lazy:
-        t.materialize(self._row)  # the tape holds this very array: copy it before it changes
+    if t is not None and t.alive:
+        if t.pc:
+            t.sync()              # pending rows may hold this very array
+        if self._row in t.lazy:
+            t.materialize(self._row)  # the tape holds this very array: copy it first
     old = self._v
     if old.__class__ is not float and v.__class__ is not float and old.shape == v.shape \
             and old.dtype == v.dtype:

@@ -1,7 +1,8 @@
 """The Wengert tape: flat numpy columns, one row per recorded value, grown by doubling.
 
-Recording a 0-d op only appends to three Python lists (``pending``: packed code, value, float
-parameter); an append costs ~20 ns where a store into a numpy column costs ~65 ns.  Every read
+Recording an elementwise op on a float or a small array only appends to three Python lists
+(``pending``: packed code, value, float parameter); an append costs ~20 ns where a store into
+a numpy column costs ~65 ns.  Every read
 of a column (``t.code``, ``t.val``, ``t.voff``, ``t.fp``, and everything built on them: the
 kernels, inspection, replay) goes through a property that first flushes the pending rows in
 one vectorised step, so nothing can see a stale tape.  Array ops write their rows directly.
@@ -40,7 +41,7 @@ class Tape:
 
     __slots__ = ("owner", "enabled", "alive", "n", "handles", "leaf_rows", "extras", "cap",
                  "_code", "ip", "_fp", "rg", "state", "_voff", "_val", "adj", "vcap", "np",
-                 "ipool", "nf", "fpool", "pc", "pv", "pf", "nsync", "lazy", "__weakref__")
+                 "ipool", "nf", "fpool", "pc", "pv", "pf", "parr", "nsync", "lazy", "__weakref__")
     READS = ()   # per op code, what its backward reads; filled in from the op table by _ops
 
     def __init__(self, rows=1024, values=4096):
@@ -49,7 +50,8 @@ class Tape:
         self.alive = True
         self.n = 0               # rows recorded, pending ones included
         self.nsync = 0           # rows [0, nsync) are in the numpy columns
-        self.pc, self.pv, self.pf = [], [], []   # pending 0-d rows: code word, value, fp
+        self.pc, self.pv, self.pf = [], [], []   # pending rows: code word, value, fp
+        self.parr = False        # some pending values are (small) arrays, not floats
         self.handles = []        # handles[i]: the Tensor of row i (values, leaves, custom ops)
         self.leaf_rows = []      # rows of LEAF entries, for accumulating .grad
         self.extras = {}         # row -> Python payload (custom Function ctx, guard info)
@@ -119,7 +121,7 @@ class Tape:
         return self._fp
 
     def sync(self):
-        """Move pending 0-d rows into the numpy columns (one vectorised write per column)."""
+        """Move pending rows into the numpy columns (one vectorised write per column)."""
         k = len(self.pc)
         if not k:
             return
@@ -127,14 +129,26 @@ class Tape:
         while s + k > self.cap:
             self._alloc_rows(self.cap * 2, keep=s)
         off = int(self._voff[s])
-        if off + k > self.vcap:
-            self._reserve(off, k)
+        pv = self.pv
+        if self.parr:   # mixed sizes: offsets from the sizes, values concatenated
+            sizes = np.fromiter((1 if v.__class__ is float else v.size for v in pv),
+                                np.int64, k)
+            ends = off + np.cumsum(sizes)
+            end = int(ends[-1])
+            if end > self.vcap:
+                self._reserve(off, end - off)
+            self._val[off:end] = np.concatenate([np.ravel(v) for v in pv])
+            self._voff[s + 1:s + k + 1] = ends
+            self.parr = False
+        else:
+            if off + k > self.vcap:
+                self._reserve(off, k)
+            self._val[off:off + k] = pv
+            self._voff[s + 1:s + k + 1] = np.arange(off + 1, off + k + 1)
         self._code[s:s + k] = self.pc
         self._fp[s:s + k] = self.pf
-        self._val[off:off + k] = self.pv
-        self._voff[s + 1:s + k + 1] = np.arange(off + 1, off + k + 1)
         self.pc.clear()
-        self.pv.clear()
+        pv.clear()
         self.pf.clear()
         self.nsync = s + k
 
@@ -328,6 +342,7 @@ class Tape:
             setattr(new, name, getattr(self, name))
         n = self.nsync
         new.pc, new.pv, new.pf = [], [], []   # pending rows are dropped with the rest
+        new.parr = False
         new.n = new.nsync = 0
         new.np = 1
         new.nf = 1

@@ -381,7 +381,7 @@ def record(t, code, ra, rb, v, fp=0.0, ip=0):
 def record_unary(x, code, v, fp=0.0):
     """Record ``v = op(x)`` when x needs grad (the hot path of every elementwise op).
 
-    A 0-d row is three list appends (see _tape.py); an array row is written in place."""
+    A float or small-array row is three list appends, flushed later (see _tape.py)."""
     t = STATE.tape
     if not (x._rg and t.enabled):
         return Tensor._const(v)
@@ -393,24 +393,13 @@ def record_unary(x, code, v, fp=0.0):
         h._rg = True
         h._leaf = False
         h._row = i
-        if v.__class__ is float:
-            t.pc.append(code | (x._row + 1) << 8)   # b = -1 packs as 0
-            t.pv.append(v)
-            t.pf.append(fp)
-        else:
-            if t.lazy or v.size >= T.LAZY_MIN:
+        if v.__class__ is not float:
+            if v.size >= T.LAZY_MIN:   # large: its row may stay lazy (see _tape.py)
                 return _record_slow(t, x, code, v, fp)
-            if t.pc:
-                t.sync()
-            off = t._voff[i]
-            end = off + v.size
-            if end > t.vcap:
-                t._reserve(off, v.size)
-            t._val[off:end] = v.reshape(-1)
-            t._voff[i + 1] = end
-            t._code[i] = code | (x._row + 1) << 8
-            t._fp[i] = fp
-            t.nsync = i + 1
+            t.parr = True
+        t.pc.append(code | (x._row + 1) << 8)   # b = -1 packs as 0
+        t.pv.append(v)
+        t.pf.append(fp)
         t.handles.append(h)
         t.n = i + 1
         return h
