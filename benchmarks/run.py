@@ -45,10 +45,10 @@ def median_time(fn, repeats=None, setup=None):
 
 def row(figure, value, unit, budget=None, lower_is_better=True):
     if budget is None:
-        return (figure, f"{value:.3g} {unit}", "report", "")
+        return (figure, f"{value:.4g} {unit}", "report", "")
     ok = value <= budget if lower_is_better else value >= budget
     cmp = "<=" if lower_is_better else ">="
-    return (figure, f"{value:.3g} {unit}", f"{cmp} {budget:g} {unit}", "yes" if ok else "NO")
+    return (figure, f"{value:.4g} {unit}", f"{cmp} {budget:g} {unit}", "yes" if ok else "NO")
 
 
 # ---- scalar chain -----------------------------------------------------------------------------
