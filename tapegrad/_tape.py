@@ -187,12 +187,6 @@ class Tape:
             cap *= 2
         self._alloc_values(cap, keep=end)
 
-    def reserve_values(self, size):
-        """Make room for ``size`` more values after the last row."""
-        end = int(self.voff[self.n])
-        if end + size > self.vcap:
-            self._reserve(end, size)
-
     def add_ints(self, values):
         """Append integer parameters to ipool; returns their start."""
         values = np.asarray(values, np.int64).ravel()
