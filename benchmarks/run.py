@@ -43,6 +43,15 @@ def median_time(fn, repeats=None, setup=None):
     return statistics.median(times)
 
 
+def interleaved(fa, fb):
+    """Medians of fa() and fb() timed alternately, so both see the same machine state."""
+    ta, tb = [], []
+    for _ in range(REPEATS):
+        ta.append(median_time(fa, 1))
+        tb.append(median_time(fb, 1))
+    return statistics.median(ta), statistics.median(tb)
+
+
 def row(figure, value, unit, budget=None, lower_is_better=True):
     if budget is None:
         return (figure, f"{value:.4g} {unit}", "report", "")
@@ -195,11 +204,8 @@ def mlp_step():
     l_np = numpy_mlp_step(X, y, [p.copy() for p in params])
     l_tg = tapegrad_mlp_step(Xt, y, [tg.tensor(p, requires_grad=True) for p in params])
     assert abs(l_np - l_tg) < 1e-9, (l_np, l_tg)
-    t_np, t_tg = [], []
-    for _ in range(REPEATS):      # interleaved, so both see the same machine state
-        t_np.append(median_time(lambda: numpy_mlp_step(X, y, P_np), 1))
-        t_tg.append(median_time(lambda: tapegrad_mlp_step(Xt, y, P_tg), 1))
-    a, b = statistics.median(t_np), statistics.median(t_tg)
+    a, b = interleaved(lambda: numpy_mlp_step(X, y, P_np),
+                       lambda: tapegrad_mlp_step(Xt, y, P_tg))
     return [
         row("MLP step 784-256-256-10, batch 128: hand-written NumPy", a * 1e3, "ms"),
         row("MLP step: tapegrad", b * 1e3, "ms"),
@@ -217,11 +223,7 @@ def functional_grad():
 
     g = tg.grad(chain_np)
     assert abs(g(0.5) - backward_path()) < 1e-12
-    t_b, t_g = [], []
-    for _ in range(REPEATS):
-        t_b.append(median_time(backward_path, 1))
-        t_g.append(median_time(lambda: g(0.5), 1))
-    a, b = statistics.median(t_b), statistics.median(t_g)
+    a, b = interleaved(backward_path, lambda: g(0.5))
 
     def rosen(xs):   # 500 variables as a Python list of scalars
         return sum(100.0 * (xs[i + 1] - xs[i] ** 2) ** 2 + (1.0 - xs[i]) ** 2
