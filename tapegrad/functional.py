@@ -12,7 +12,7 @@ import threading
 
 import numpy as np
 
-from . import _kernels as K
+from .kernels import sweeps as K
 from . import autograd
 from ._tensor import STATE, Tensor
 
