@@ -607,6 +607,7 @@ def getitem(x, key):
 
 def setitem(x, key, value):
     """Functional ``x[key] = value``: returns the new tensor (the Tensor method swaps it in)."""
+    x = _t(x)
     key, _ = _index_key(key)
     xv = np.asarray(x._v)
     flat = _flat_index(xv.shape)[key]
