@@ -1,6 +1,6 @@
 """tg.nn.progress.ProgressBar: tqdm.auto when tqdm is installed, the built-in text bar when it is
-not (simulated by hiding tqdm from the import system) or when tqdm's notebook widget cannot be
-shown."""
+not (simulated by hiding tqdm from the import system), tqdm's text bar when its notebook widget
+cannot be built."""
 import io
 import sys
 

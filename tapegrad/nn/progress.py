@@ -7,11 +7,11 @@
     bar.close()
 
 With tqdm (``pip install "tapegrad[nn]"``) the bar is ``tqdm.auto.tqdm``: a widget in Jupyter
-(when ipywidgets is installed), a text bar in a terminal or a log, and keyword values given to
-``update`` are shown as tqdm's postfix (``loss=0.123``).  Without tqdm, or in a notebook
-without ipywidgets, a small built-in text bar is drawn instead; it redraws in place (carriage
-return) at most ``redraws`` times, so it stays cheap in tight loops and readable in logs.
-Both write to ``file`` (standard output by default) and end with ``n/total``.
+(when ipywidgets is installed; without it tqdm warns and draws text), a text bar in a terminal
+or a log, and keyword values given to ``update`` are shown as tqdm's postfix (``loss=0.123``).
+Without tqdm a small built-in text bar is drawn instead; it redraws in place (carriage return)
+at most ``redraws`` times, so it stays cheap in tight loops and readable in logs.  Both write to
+``file`` (standard output by default, as before tqdm) and end with ``n/total``.
 """
 import sys
 import time
@@ -35,7 +35,8 @@ def _open_tqdm(total, desc, file):
     try:
         return tqdm(**kwargs)
     except ImportError:
-        # tqdm.auto picked the notebook widget but ipywidgets is missing: tqdm's text bar
+        # tqdm.notebook raises this when it cannot build its widget (ipywidgets missing or too
+        # old, with tqdm versions that do not check on import): tqdm's text bar then
         try:
             from tqdm.std import tqdm as text_tqdm
         except ImportError:
