@@ -23,9 +23,11 @@ def load_example():
 
 
 def env_with_this_tapegrad():
-    """The environment with this checkout's tapegrad first on the path (for child processes)."""
+    """The environment with the tapegrad this process imported first on the path, for child
+    processes (a checkout run with PYTHONPATH, an editable or a regular install alike)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in [env.get("PYTHONPATH")] if p])
+    here = os.path.dirname(os.path.dirname(os.path.abspath(tg.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([here] + [p for p in [env.get("PYTHONPATH")] if p])
     return env
 
 
@@ -48,7 +50,7 @@ def test_pickled_trace_replays_in_another_process(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     value, grad, where = pickle.loads((tmp_path / "out.pkl").read_bytes())
-    assert os.path.dirname(os.path.dirname(where)) == ROOT   # this checkout, not another one
+    assert os.path.abspath(where) == os.path.abspath(tg.__file__)  # not another copy
     assert value == tr(*args)
     np.testing.assert_array_equal(grad, tr.grad(*args))
     # and both equal a fresh differentiation of the NumPy code
@@ -69,7 +71,7 @@ def test_dask_summed_shard_gradients_equal_single_machine(capsys):
             pids = client.run(os.getpid)
             assert len(pids) == 2 and os.getpid() not in pids.values()
             files = client.run(lambda: __import__("tapegrad").__file__)
-            assert set(files.values()) == {tg.__file__}
+            assert {os.path.abspath(f) for f in files.values()} == {os.path.abspath(tg.__file__)}
             # 5 shards of 1201 and 1200 rows: two shapes, so two traces
             res = ex.train(client, n_shards=5, steps=3, n=6001, d=8, seed=2)
             assert res["ok"] and res["diff"] <= 1e-10
