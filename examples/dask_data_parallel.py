@@ -69,6 +69,9 @@ class DistributedGradient:
         traces = record_traces(shards, theta)
         remote = {shape: client.scatter(tr, broadcast=True) for shape, tr in traces.items()}
         self.traces = [remote[Xs.shape] for Xs, _ in shards]
+        # here the shards come from the client; data that does not fit it would rather be
+        # loaded where it lives, one future per shard (client.submit(load_shard, i)), and the
+        # traces recorded from one shard of each shape
         self.X = client.scatter([Xs for Xs, _ in shards])
         self.y = client.scatter([ys for _, ys in shards])
         self.n = sum(len(ys) for _, ys in shards)
