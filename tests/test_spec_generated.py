@@ -224,3 +224,37 @@ def test_custom_function_forward_mode_uses_its_jvp_or_refuses():
         tg.jvp(lambda a: Cube.apply(a), (x,), (v,))
     # reverse mode still works without jvp, and hvp falls back to reverse-over-reverse
     np.testing.assert_allclose(tg.hvp(lambda a: Cube.apply(a).sum(), (x,), (v,)), 6 * x * v)
+
+
+@pytest.mark.parametrize("name", sorted(SMOOTH))
+def test_trace_jvp_and_hvp_replay_equal_eager(name):
+    f, xs = ALL[name]
+    s = _scalarized(f, _eval(f, xs).shape, 9)
+    argnums = tuple(range(len(xs)))
+    tr = tg.trace(s, *xs, argnums=argnums) if len(xs) > 1 else tg.trace(s, *xs)
+    rng = _rng(name)
+    moved = [x * (1 + 1e-3 * rng.standard_normal(np.shape(x))) for x in xs]
+    vs = [rng.standard_normal(np.shape(x)) for x in xs]
+    tangents = tuple(vs) if len(xs) > 1 else vs[0]
+    value, tangent = tr.jvp(*moved, tangents)
+    ev, et = tg.jvp(s, tuple(moved), tuple(vs))
+    assert value == pytest.approx(ev, rel=1e-13, abs=1e-13)
+    assert tangent == pytest.approx(et, rel=1e-11, abs=1e-12)
+    hv = tr.hvp(*moved, tangents)
+    ehv = tg.hvp(s, tuple(moved), tuple(vs))
+    for a, b in zip(hv if len(xs) > 1 else (hv,), ehv if len(xs) > 1 else (ehv,)):
+        np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-12)
+
+
+def test_trace_jvp_hvp_hessian_respect_guards():
+    def f(x):
+        return np.sum(x ** 3) if x[0] > 0 else np.sum(np.sin(x))
+    x = np.array([0.5, -1.0])
+    tr = tg.trace(f, x)
+    np.testing.assert_allclose(tr.hessian(x), np.diag(6 * x))
+    with pytest.raises(tg.RetraceRequired):
+        tr.jvp(-x, np.ones(2))
+    with pytest.raises(tg.RetraceRequired):
+        tr.hvp(-x, np.ones(2))
+    tr2 = tg.trace(f, x, retrace=True)
+    np.testing.assert_allclose(tr2.hvp(-x, np.ones(2)), -np.sin(-x))
