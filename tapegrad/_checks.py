@@ -10,7 +10,7 @@ grads, in-place overwrites) or anomaly mode is on.  The sweep itself stays compi
 - versions (``t.extras["dirty"]``, written by ``_methods.bump_version``): after the sweep, a
   reached row recorded before an in-place overwrite that needs the overwritten value for its
   backward (PyTorch's saved tensors, ``SAVES`` below) raises the in-place RuntimeError.
-- anomaly mode: ``anomaly.check_backward`` scans the adjoints of reached rows.
+- anomaly mode: the tape's checker (``t.anomaly``) scans the adjoints of reached rows.
 """
 import numpy as np
 
@@ -25,7 +25,6 @@ _NEED = np.array(SAVES, np.int8)
 
 
 def sweep(t, top, bottom, compiled):
-    from .autograd import ANOMALY
     hooks = t.extras.get("hooks")
     try:
         if hooks:
@@ -33,15 +32,13 @@ def sweep(t, top, bottom, compiled):
         else:
             compiled(t, top, bottom)
     except ZeroDivisionError:
-        if ANOMALY[0]:
-            from .anomaly import locate_division
-            locate_division(t, top, bottom)
+        if t.anomaly is not None:
+            t.anomaly.locate_division(t, top, bottom)
         raise
     if t.extras.get("dirty"):
         check_versions(t, top, bottom)
-    if ANOMALY[0]:
-        from .anomaly import check_backward
-        check_backward(t, top, bottom)
+    if t.anomaly is not None:
+        t.anomaly.check_backward(t, top, bottom)
 
 
 # ---- hooks --------------------------------------------------------------------------------------

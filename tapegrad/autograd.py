@@ -206,13 +206,10 @@ def sweep(t, top, bottom=0):
     extras (custom ops, hooks, in-place overwrites) or anomaly mode goes through ``_checks``,
     which runs the same compiled sweep in segments between hooked rows, then checks versions
     and (in anomaly mode) finiteness."""
-    if t.extras or ANOMALY[0]:
+    if t.extras or t.anomaly is not None:
         from . import _checks
         return _checks.sweep(t, top, bottom, compiled_sweep)
     compiled_sweep(t, top, bottom)
-
-
-ANOMALY = [False]   # set by tapegrad.anomaly.detect_anomaly
 
 
 def compiled_sweep(t, top, bottom=0):
