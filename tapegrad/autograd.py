@@ -237,21 +237,29 @@ def compiled_sweep(t, top, bottom=0):
 
 
 def _matmul_backward(t, row):
-    """Backward of a large matmul row with numpy's BLAS (the kernel hands these over)."""
+    """Backward of a large matmul row with numpy's BLAS (the kernel hands these over);
+    transposed operands are read and written through transposed views, never copied."""
     ra, rb = t.operands(row)
     p = int(t.ip[row])
-    nb, m, k, n = (int(v) for v in t.ipool[p:p + 4])
+    nb, m, k, n, ta, tb = (int(v) for v in t.ipool[p:p + 6])
     voff, adj, rg = t.voff, t.adj, t.rg
     lo = voff[row]
     G = adj[lo:lo + nb * m * n].reshape(nb, m, n)
     pa, pb = voff[ra], voff[rb]
+
+    def stored(flat, rows, cols, transposed):      # (nb, rows, cols) view of a layout
+        if transposed:
+            return flat.reshape(nb, cols, rows).transpose(0, 2, 1)
+        return flat.reshape(nb, rows, cols)
     if rg[ra]:
-        B = t.row_value(rb).reshape(nb, k, n)
-        adj[pa:pa + nb * m * k].reshape(nb, m, k)[...] += np.matmul(G, B.transpose(0, 2, 1))
+        B = stored(t.row_value(rb), k, n, tb)
+        dA = stored(adj[pa:pa + nb * m * k], m, k, ta)
+        dA += np.matmul(G, B.transpose(0, 2, 1))
         t.state[ra] |= 1
     if rg[rb]:
-        A = t.row_value(ra).reshape(nb, m, k)
-        adj[pb:pb + nb * k * n].reshape(nb, k, n)[...] += np.matmul(A.transpose(0, 2, 1), G)
+        A = stored(t.row_value(ra), m, k, ta)
+        dB = stored(adj[pb:pb + nb * k * n], k, n, tb)
+        dB += np.matmul(A.transpose(0, 2, 1), G)
         t.state[rb] |= 1
 
 

@@ -27,6 +27,9 @@ SPECIAL = {
     "AMIN tie": (lambda x: x.min() * x.sum(), [np.array([0.5, 0.5, 2.0])]),
     "MAXIMUM tie": (lambda x, y: tg.maximum(x, y) * x, [np.array([1.0, 2.0]),
                                                         np.array([1.0, -1.0])]),
+    "MATMUL transposed operand": (lambda x, w: tg.tanh(tg.nn.functional.linear(x, w)),
+                                  [np.linspace(-1, 1, 6).reshape(2, 3),
+                                   np.linspace(-0.5, 0.7, 12).reshape(4, 3)]),
 }
 ALL = {**CASES, **SPECIAL}
 SMOOTH = {k: v for k, v in ALL.items() if "tie" not in k}   # FD needs differentiable points
@@ -58,7 +61,7 @@ def test_every_op_is_covered():
 def test_generated_kernels_are_current():
     with open(generate.TARGET) as fh:
         assert fh.read() == generate.render(), \
-            "tapegrad/kernels/sweeps.py is stale: run python -m tapegrad.kernels.generate"
+            "tapegrad/kernels/sweeps.py is stale: run python tapegrad/kernels/generate.py"
 
 
 def test_stale_fingerprint_is_refused():
@@ -258,3 +261,13 @@ def test_trace_jvp_hvp_hessian_respect_guards():
         tr.hvp(-x, np.ones(2))
     tr2 = tg.trace(f, x, retrace=True)
     np.testing.assert_allclose(tr2.hvp(-x, np.ones(2)), -np.sin(-x))
+
+
+def test_large_transposed_matmul_backward_through_blas():
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((8, 300)), rng.standard_normal((120, 300))   # > SMALL_MATMUL
+    f = lambda a, b: (tg.nn.functional.linear(a, b) ** 2).sum()            # noqa: E731
+    gx, gw = tg.grad(f, argnums=(0, 1))(x, w)
+    y = x @ w.T
+    np.testing.assert_allclose(gx, 2 * y @ w, rtol=1e-12)
+    np.testing.assert_allclose(gw, 2 * y.T @ x, rtol=1e-12)
