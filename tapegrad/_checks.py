@@ -16,6 +16,7 @@ import numpy as np
 
 from .ops.spec import SAVES
 from . import _tape as T
+from ._graph import Node
 from ._higher import row_shape
 from ._tensor import Tensor, result
 
@@ -120,13 +121,11 @@ def check_versions(t, top, bottom):
     reader = int(rows[j])
     victim = reader if bad_o[j] else int(ra[j] if bad_a[j] else rb[j])
     _, ref, ver = stale[victim]
-    from ._graph import Node
     raise version_error(t, victim, ref(), ver, Node(t, reader).name())
 
 
 def version_error(t, row, handle, expected, reader):
     """The PyTorch-style RuntimeError for a value modified in place after it was saved."""
-    from ._graph import Node
     code = t.op(row)
     if handle is not None:
         shape, now = tuple(handle.shape), handle._version

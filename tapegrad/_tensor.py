@@ -191,10 +191,6 @@ class Tensor:
         _guard_hook(self, "detach")
         return Tensor._const(self._v)
 
-    def clone(self):
-        from . import _ops
-        return _ops.reshape(self, self.shape) if self._rg else Tensor._const(_copy(self._v))
-
     def _invalidate(self):
         """Forget the tape row: the value changed (or the flag did), so the next use re-enters."""
         self._tape = None

@@ -10,7 +10,8 @@ import numpy as np
 
 from .kernels import sweeps as K
 from . import _tape as T
-from ._tensor import STATE, Tensor, result
+from . import _checks, _higher
+from ._tensor import STATE, Tensor, result, row_of
 
 # ---- grad mode ----------------------------------------------------------------------------------
 
@@ -142,8 +143,11 @@ def run_backward(outputs, grad_outputs, inputs, retain_graph, create_graph,
     for i, y in enumerate(outputs):
         _check_root(t, y, i)
     if create_graph:
-        from . import _higher
-        return _higher.backward_graph(t, outputs, grads, inputs, accumulate, allow_unused)
+        roots = [(_row_for(t, y), g if isinstance(g, Tensor) else _seed_value(y, g, i))
+                 for i, (y, g) in enumerate(zip(outputs, grads))]
+        in_rows = None if inputs is None else [_input_row(t, x) for x in inputs]
+        return _higher.backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused,
+                                      _FREED_MSG)
     seeds = [_seed_value(y, g, i) for i, (y, g) in enumerate(zip(outputs, grads))]
     # outputs that are leaves seed themselves directly
     roots = []
@@ -185,7 +189,6 @@ def run_backward(outputs, grad_outputs, inputs, retain_graph, create_graph,
 
 def _row_for(t, y):
     if y._leaf:
-        from ._tensor import row_of
         return row_of(t, y)
     return y._row
 
@@ -207,7 +210,6 @@ def sweep(t, top, bottom=0):
     which runs the same compiled sweep in segments between hooked rows, then checks versions
     and (in anomaly mode) finiteness."""
     if t.extras or t.anomaly is not None:
-        from . import _checks
         return _checks.sweep(t, top, bottom, compiled_sweep)
     compiled_sweep(t, top, bottom)
 

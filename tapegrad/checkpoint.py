@@ -13,6 +13,7 @@ import numpy as np
 from . import _creation
 from . import _tape as T
 from ._tensor import STATE, Tensor, row_of
+from .autograd import grad, sweep
 from .function import CustomNode, fit_graph_grad
 
 
@@ -120,7 +121,6 @@ class CheckpointNode(CustomNode):
                 top = max(top, r)
             if top < 0:
                 return [None] * len(in_rows)
-            from .autograd import sweep
             sweep(s, top)
             return [s.gradient(r).reshape(shape).copy() if s.state[r] & 1 else None
                     for r, shape in zip(in_rows, self.in_shapes)]
@@ -131,7 +131,6 @@ class CheckpointNode(CustomNode):
     def vjp_graph(self, grads):
         """create_graph=True: recompute on the live tape and differentiate with create_graph,
         so the input gradients carry a graph."""
-        from .autograd import grad
         t = self.live_tape()
         self.check_inputs(t)
         inputs = [t.handles[r] for r in self.input_rows]

@@ -21,6 +21,7 @@ import threading
 import numba
 import numpy as np
 
+from ._ops import _as_shape
 from .kernels import sweeps as R
 from .ops.spec import NAMES
 from . import _tape as T
@@ -96,7 +97,6 @@ class _Recorder:
                 ov = other if isinstance(other, Tensor) else value_of(other)
             except (TypeError, ValueError):
                 return      # comparing with a non-number: the outcome does not depend on x
-            from ._ops import _as_shape
             seen = np.asarray(res._v if isinstance(res, Tensor) else res, np.float64)
             shape = seen.shape
             xa = x if isinstance(x, Tensor) else Tensor._const(value_of(x))
