@@ -41,9 +41,6 @@ Elementwise, Structural = decl.Elementwise, decl.Structural
 
 TARGET = Path(__file__).with_name("sweeps.py")
 NJIT = '@njit(cache=True, error_model="numpy")'
-# structural kernels are inlined into each sweep: one compiled function per sweep keeps the
-# cold compile of a first gradient near that of a hand-written interpreter
-INLINE = '@njit(inline="always", error_model="numpy")'
 
 _UNARY = [o for o in OPS if isinstance(o, Elementwise) and o.arity == 1]
 _BINARY = [o for o in OPS if isinstance(o, Elementwise) and o.arity == 2]
@@ -681,13 +678,11 @@ def _kernel_sources():
         for extra in (o.tangent, o.backward_tangent):
             if callable(extra):
                 fns.append(extra)
-    helpers = {h.__name__ for o in _STRUCT for h in o.helpers}
-    for fn in fns:
+    for fn in fns:   # each compiled once, shared by every sweep that calls it
         if fn.__name__ in seen:
             continue
         seen.add(fn.__name__)
-        deco = NJIT if fn.__name__ in helpers else INLINE
-        out.append(f"\n\n{deco}\n{inspect.getsource(fn).rstrip()}\n")
+        out.append(f"\n\n{NJIT}\n{inspect.getsource(fn).rstrip()}\n")
     return "".join(out)
 
 

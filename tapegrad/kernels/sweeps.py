@@ -31,14 +31,14 @@ class RetraceRequired(RuntimeError):
     """A replayed trace met inputs that take another branch than the one recorded."""
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def where_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     cond = voff[ipool[p]]
     for j in range(n):
         D[lo + j] = (A[pa + j] if V[cond + j] != 0.0 else B[pb + j])
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def where_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                    kind):
     cond = voff[ipool[p]]
@@ -83,7 +83,7 @@ def strided_offsets(ipool, p, ndim, base):
     return out
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def view_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
@@ -91,7 +91,7 @@ def view_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         D[lo + j] = A[pa + offs[j]]
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def view_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
@@ -101,13 +101,13 @@ def view_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipoo
     return 0
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def reshape_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     for j in range(n):
         D[lo + j] = A[pa + j]
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def reshape_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                      kind):
     state[ra] |= 1
@@ -154,7 +154,7 @@ def pairwise_sum(val, s, n):
     return pairwise_sum(val, s, n2) + pairwise_sum(val, s + n2, n - n2)
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def sum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     # NumPy adds pairwise over the innermost reduced run: follow it, so a replay matches
     nd = ipool[p]
@@ -176,7 +176,7 @@ def sum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + offs[j]] += pairwise_sum(A, pa + j, run)
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def sum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
@@ -208,7 +208,7 @@ def reduce_groups(V, pa, lo, n, offs, m):
     return zc, pnz, z1, z2
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def prod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
@@ -218,7 +218,7 @@ def prod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         D[lo + offs[j]] *= A[pa + j]
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def prod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     # exact with zeros: d out / d x_j is the product of the other entries
     nd = ipool[p]
@@ -236,7 +236,7 @@ def prod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipoo
     return 0
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
     """sum_j t_j * prod_{k != j} x_k per group, exact with zeros."""
     nd = ipool[p]
@@ -255,7 +255,7 @@ def prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
             tval[lo + q] += t * pnz[q]
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def prod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state,
                           ipool, fpool):
     """Tangent of prod_backward: tadj_j += tg * P_-j + g * sum_{k != j} t_k P_-jk."""
@@ -304,7 +304,7 @@ def extreme_weights(V, pa, lo, n, offs):
     return w
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
@@ -321,7 +321,7 @@ def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + q] = x
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def extreme_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                      kind):
     nd = ipool[p]
@@ -333,7 +333,7 @@ def extreme_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
     return 0
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
@@ -344,7 +344,7 @@ def extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
         tval[lo + offs[j]] += tval[pa + j] * w[j]
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def amin_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
@@ -361,7 +361,7 @@ def amin_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + q] = x
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def matmul_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nb = ipool[p]
     mm = ipool[p + 1]
@@ -383,7 +383,7 @@ def matmul_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
                     D[c0 + u * nn + v] += x * B[b0 + q * tq + v * tv]
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                     kind):
     nb = ipool[p]
@@ -418,14 +418,14 @@ def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     return 0
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def concat_operands(ipool, p):
     """The rows CONCAT reads (listed in its parameters)."""
     k = ipool[p + 2]
     return ipool[p + 3:p + 3 + k]
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def concat_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     outer = ipool[p]
     inner = ipool[p + 1]
@@ -443,7 +443,7 @@ def concat_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         start += wd
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def concat_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                     kind):
     outer = ipool[p]
@@ -466,13 +466,13 @@ def concat_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     return 0
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def gather_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     for j in range(n):
         D[lo + j] = A[pa + ipool[p + 1 + j]]
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def gather_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                     kind):
     state[ra] |= 1
@@ -481,7 +481,7 @@ def gather_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     return 0
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def setitem_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     m = ipool[p]
     for j in range(n):
@@ -490,7 +490,7 @@ def setitem_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         D[lo + ipool[p + 1 + j]] = B[pb + j]
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def setitem_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                      kind):
     m = ipool[p]
@@ -511,7 +511,7 @@ def setitem_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
     return 0
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def scatter_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     m = ipool[p]
     for j in range(n):
@@ -520,7 +520,7 @@ def scatter_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         D[lo + ipool[p + 1 + j]] += A[pa + j]
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def scatter_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                      kind):
     m = ipool[p]
