@@ -279,7 +279,7 @@ def _as_output(o, name):
 
 
 class Function:
-    """Base class of custom differentiable operations (see API.md, "Custom operations").
+    """Base class of custom differentiable operations, like PyTorch's ``torch.autograd.Function``.
 
     Subclasses define ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)`` as static
     methods and are called through ``apply``.  forward runs under no_grad on detached inputs;

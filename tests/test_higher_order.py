@@ -9,7 +9,6 @@ from tapegrad import _ops as O
 from op_cases import CASES, INTERNAL
 
 
-
 def test_every_op_has_a_second_order_case():
     assert {op.name for op in O.OPS} - INTERNAL == set(CASES)
 
