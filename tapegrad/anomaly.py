@@ -108,7 +108,17 @@ def _disable(prev):
 class detect_anomaly:
     """Context manager / decorator: raise at the first op whose forward value
     (``check_forward=True``) or backward gradient is not finite, naming the op, its tape row
-    and the source line that recorded it.  Slows recording; for debugging."""
+    and the source line that recorded it.  Slows recording; for debugging.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 0.0], requires_grad=True)
+        >>> with tg.detect_anomaly():      # d sqrt(x)/dx is inf at 0
+        ...     tg.sqrt(x).sum().backward()
+        Traceback (most recent call last):
+        ...
+        RuntimeError: Function 'SqrtBackward0' (tape row ...) returned inf values in its ...
+    """
 
     def __init__(self, check_nan=True, check_forward=True):
         self.check = bool(check_nan)
@@ -132,6 +142,16 @@ class detect_anomaly:
 
 
 def is_anomaly_enabled():
+    """True inside ``detect_anomaly()``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.is_anomaly_enabled()
+        False
+        >>> with tg.detect_anomaly():
+        ...     tg.is_anomaly_enabled()
+        True
+    """
     return ANOMALY[0]
 
 
