@@ -40,7 +40,27 @@ def _array(p):
 
 class Optimizer:
     """Base class: holds ``param_groups`` (dicts with "params" and hyper-parameters) and the
-    per-parameter ``state``.  Subclasses implement ``step()``."""
+    per-parameter ``state``.  Subclasses implement ``step()``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> class PlainSGD(tg.optim.Optimizer):
+        ...     def __init__(self, params, lr):
+        ...         super().__init__(params, dict(lr=lr))
+        ...
+        ...     def step(self):
+        ...         with tg.no_grad():
+        ...             for group in self.param_groups:
+        ...                 for p in group["params"]:
+        ...                     if p.grad is not None:
+        ...                         p -= group["lr"] * p.grad
+        >>> w = tg.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = PlainSGD([w], lr=0.25)
+        >>> (w ** 2).sum().backward()
+        >>> opt.step()
+        >>> w
+        tensor([0.5000, -1.0000], requires_grad=True)
+    """
 
     def __init__(self, params, defaults):
         self.defaults = dict(defaults)
