@@ -70,11 +70,11 @@ def main(epochs=20, hidden=128, batch_size=64, lr=1e-2, seed=0):
 
 def _numpy_step(params, x, y, lr):
     """Forward, hand-derived backward and SGD update of a ReLU MLP; params = [(W, b), ...]
-    with W of shape (in, out), updated in place.  Returns the loss."""
+    with W of shape (out, in) as in nn.Linear, updated in place.  Returns the loss."""
     acts, pre = [x], []
     h = x
     for i, (W, b) in enumerate(params):
-        z = h @ W
+        z = h @ W.T
         z += b
         pre.append(z)
         h = np.maximum(z, 0.0) if i < len(params) - 1 else z
@@ -91,10 +91,10 @@ def _numpy_step(params, x, y, lr):
     d /= n
     for i in range(len(params) - 1, -1, -1):
         W, b = params[i]
-        gW = acts[i].T @ d
+        gW = d.T @ acts[i]
         gb = d.sum(axis=0)
         if i:
-            d = d @ W.T
+            d = d @ W
             d *= pre[i - 1] > 0.0
         W -= lr * gW
         b -= lr * gb

@@ -44,7 +44,8 @@ from .checkpoint import checkpoint  # noqa: E402
 from .function import Function, FunctionCtx  # noqa: E402
 
 # second-order transforms (issue 4)
-from .second_order import hessian, hvp, jvp  # noqa: E402
+from .errors import ForwardModeError  # noqa: E402
+from .second_order import hessian, hvp, jacfwd, jacrev, jvp  # noqa: E402
 
 # record once, replay many (issue 6)
 from .trace import RetraceRequired, load_trace, trace  # noqa: E402

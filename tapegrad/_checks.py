@@ -14,25 +14,14 @@ grads, in-place overwrites) or anomaly mode is on.  The sweep itself stays compi
 """
 import numpy as np
 
-from . import _kernels as K
+from .ops.spec import SAVES
 from . import _tape as T
 from ._higher import row_shape
 from ._tensor import Tensor, result
 
-# Values an op's backward needs (PyTorch's saved tensors): per operand a, operand b and the
-# output: 1 always, 2 only when the *other* operand needs a gradient.
-SAVES = {
-    "EXP": (0, 0, 1), "LOG": (1, 0, 0), "LOG1P": (1, 0, 0), "EXPM1": (0, 0, 1),
-    "SQRT": (0, 0, 1), "SIN": (1, 0, 0), "COS": (1, 0, 0), "TAN": (0, 0, 1), "TANH": (0, 0, 1),
-    "SIGMOID": (0, 0, 1), "RELU": (0, 0, 1), "ABS": (1, 0, 0), "LEAKY_RELU": (1, 0, 0),
-    "RDIVS": (1, 0, 0), "POWS": (1, 0, 0), "RPOWS": (0, 0, 1), "CLIP": (1, 0, 0),
-    "MUL": (2, 2, 0), "DIV": (2, 1, 0), "POW": (1, 1, 1), "MAXIMUM": (1, 1, 0),
-    "MINIMUM": (1, 1, 0), "PROD": (1, 0, 1), "AMAX": (1, 0, 1), "AMIN": (1, 0, 1),
-    "MATMUL": (2, 2, 0),
-}
-_NEED = np.zeros((len(K.KERNEL_OPS), 3), np.int8)
-for _name, _flags in SAVES.items():
-    _NEED[K.KERNEL_OPS.index(_name)] = _flags
+# Values an op's backward needs (PyTorch's saved tensors), derived from the op spec: per
+# operand a, operand b and the output: 1 always, 2 only when the *other* operand needs a gradient.
+_NEED = np.array(SAVES, np.int8)
 
 
 def sweep(t, top, bottom, compiled):

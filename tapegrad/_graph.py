@@ -1,25 +1,12 @@
 """Views of the tape that look like PyTorch's graph objects, built on demand from tape rows."""
 from . import _tape as T
+from .ops.spec import C, graph_name
 from ._tensor import Tensor
-
-# op name -> PyTorch-style backward name
-_TORCH_NAMES = {
-    "NEG": "Neg", "EXP": "Exp", "LOG": "Log", "LOG1P": "Log1p", "EXPM1": "Expm1",
-    "SQRT": "Sqrt", "SIN": "Sin", "COS": "Cos", "TAN": "Tan", "TANH": "Tanh",
-    "SIGMOID": "Sigmoid", "RELU": "Relu", "ABS": "Abs", "LEAKY_RELU": "LeakyRelu",
-    "ADDS": "Add", "MULS": "Mul", "RSUBS": "Rsub", "RDIVS": "Div", "POWS": "Pow",
-    "RPOWS": "Pow", "CLIP": "Clamp", "ADD": "Add", "SUB": "Sub", "MUL": "Mul", "DIV": "Div",
-    "POW": "Pow", "MAXIMUM": "Maximum", "MINIMUM": "Minimum", "WHERE": "Where",
-    "VIEW": "View", "RESHAPE": "Reshape", "SUM": "Sum", "PROD": "Prod", "AMAX": "Amax",
-    "AMIN": "Amin", "MATMUL": "Mm", "CONCAT": "Cat", "GATHER": "Index", "SETITEM": "IndexPut",
-    "CUSTOM": "Custom", "FREED": "Freed",
-}
-
 
 def operand_rows(t, row):
     """Rows that ``row`` reads, derived from its op code and parameters."""
     code = t.op(row)
-    if code == 40:  # CONCAT keeps its inputs in ipool
+    if code == C.CONCAT:  # CONCAT keeps its inputs in ipool
         p = int(t.ip[row])
         k = int(t.ipool[p + 2])
         return [int(r) for r in t.ipool[p + 3:p + 3 + k]]
@@ -47,7 +34,7 @@ class Node:
         code = t.op(self.row)
         if code == T.CUSTOM:
             return t.extras[self.row].name
-        return _TORCH_NAMES.get(T._OP_NAMES[code], T._OP_NAMES[code].title()) + "Backward0"
+        return graph_name(code)
 
     @property
     def next_functions(self):

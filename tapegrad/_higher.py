@@ -1,16 +1,25 @@
-"""``create_graph=True``: the backward sweep written with differentiable tapegrad ops.
+"""``create_graph=True`` and nested forward mode: the spec's rules evaluated on Tensors.
 
-The compiled sweep in ``_kernels.py`` only produces numbers.  Here the same reverse walk runs
-in Python, row by row, and each row's vector-Jacobian product is computed with tapegrad ops,
-so the gradients are themselves recorded on the tape (appended after the rows being swept)
-and can be differentiated again, to any order.  ``VJP[code]`` is the rule table: one entry per
-op, returning ``[(operand_row, gradient), ...]``.
+The compiled sweeps only produce numbers.  Here the same reverse walk (``backward_graph``)
+runs in Python, row by row, and each row's vector-Jacobian product is the op spec's own
+declaration evaluated with differentiable tapegrad ops (``vjp``), so the gradients are
+themselves recorded on the tape and can be differentiated again, to any order; ``jvp`` does
+the same for tangents.  Every order therefore agrees with the compiled sweeps by
+construction: both come from the one declaration.
 """
 import numpy as np
 
 from . import _ops as O
 from . import _tape as T
 from ._tensor import Tensor, result
+from .ops import formula
+from .ops.decl import Elementwise
+from .ops.spec import OPS
+
+
+def _const(v):
+    return Tensor._const(result(np.asarray(v, dtype=np.float64)))
+
 
 def row_shape(t, r):
     h = t.handles[r]
@@ -37,240 +46,134 @@ def row_tensor(t, r, shape=None):
     return x
 
 
-def _ints(t, r, start, count):
-    p = int(t.ip[r]) + start
-    return [int(v) for v in t.ipool[p:p + count]]
+class Rows:
+    """A view of tape ``t`` for the spec's Tensor-level rules: row values as Tensors, row
+    parameters, and the differentiable ops (``rows.ops``) to build derivatives with."""
+
+    ops = O
+
+    def __init__(self, t):
+        self.t = t
+
+    def operands(self, r):
+        return self.t.operands(r)
+
+    def shape(self, r):
+        return row_shape(self.t, r)
+
+    def tensor(self, r, shape=None):
+        return row_tensor(self.t, r, shape)
+
+    def value(self, r):
+        return self.t.value(r)
+
+    def rg(self, r):
+        return bool(self.t.rg[r])
+
+    def ints(self, r, start, count):
+        p = int(self.t.ip[r]) + start
+        return [int(v) for v in self.t.ipool[p:p + count]]
+
+    @staticmethod
+    def strided(shape, strides, base):
+        offs = np.full(shape, base, dtype=np.int64)
+        for d, (n, s) in enumerate(zip(shape, strides)):
+            view = [1] * len(shape)
+            view[d] = n
+            offs += (np.arange(n, dtype=np.int64) * s).reshape(view)
+        return offs
+
+    def reduce_offsets(self, r):
+        nd = self.ints(r, 0, 1)[0]
+        in_shape = tuple(self.ints(r, 1, nd))
+        return in_shape, self.strided(in_shape, self.ints(r, 1 + nd, nd), 0).reshape(-1)
+
+    @staticmethod
+    def const(v):
+        return Tensor._const(result(np.asarray(v, dtype=np.float64)))
+
+    @staticmethod
+    def zeros(shape):
+        return Tensor._const(result(np.zeros(shape)))
 
 
-def _strided(shape, strides, base):
-    offs = np.full(shape, base, dtype=np.int64)
-    for d, (n, s) in enumerate(zip(shape, strides)):
-        view = [1] * len(shape)
-        view[d] = n
-        offs += (np.arange(n, dtype=np.int64) * s).reshape(view)
-    return offs
+class _FormulaOps:
+    """The names a derivative formula may call, as differentiable tapegrad functions."""
+    exp, log, log1p, expm1, sqrt = O.exp, O.log, O.log1p, O.expm1, O.sqrt
+    sin, cos, tan, tanh = O.sin, O.cos, O.tan, O.tanh
+    abs, sign, where, minimum, maximum = O.abs_, O.sign, O.where, O.minimum, O.maximum
+
+    @staticmethod
+    def value_of(x):
+        return x._v if isinstance(x, Tensor) else x
 
 
-def _reduce_offsets(t, r):
-    nd = int(t.ipool[t.ip[r]])
-    in_shape = tuple(_ints(t, r, 1, nd))
-    ostr = _ints(t, r, 1 + nd, nd)
-    return in_shape, _strided(in_shape, ostr, 0).reshape(-1)
+class _Partials:
+    """An elementwise op's partial derivatives as functions on Tensors, and what they read."""
 
+    def __init__(self, spec):
+        self.fns = [None if d.strip() in ("1.0", "-1.0") else
+                    formula.tensor_function(d, _FormulaOps) for d in spec.d]
+        self.signs = [1.0 if d.strip() == "1.0" else -1.0 if d.strip() == "-1.0" else None
+                      for d in spec.d]
+        used = set().union(*(formula.symbols(d) for d in spec.d))
+        self.used = used
 
-def _const(v):
-    return Tensor._const(result(np.asarray(v, dtype=np.float64)))
-
-
-# ---- rules: (t, r, g, a, b) -> list of (row, grad) for operands a = row A, b = row B ----------
-def _unary(fn):
-    def rule(t, r, g):
-        ra, _ = t.operands(r)
-        shape = row_shape(t, r)
-        return [(ra, fn(t, r, g, row_tensor(t, ra, shape), float(t.fp[r])))]
-    return rule
-
-
-def _out(t, r):
-    return row_tensor(t, r)
-
-
-def _mask(cond):
-    return _const(np.asarray(cond, dtype=np.float64))
-
-
-def _pows(t, r, g, a, c):
-    if c == 0.0:
-        return g * 0.0
-    return g * (O.power(a, c - 1.0) * c)
-
-
-VJP = {
-    "NEG": _unary(lambda t, r, g, a, c: -g),
-    "EXP": _unary(lambda t, r, g, a, c: g * _out(t, r)),
-    "LOG": _unary(lambda t, r, g, a, c: g / a),
-    "LOG1P": _unary(lambda t, r, g, a, c: g / (a + 1.0)),
-    "EXPM1": _unary(lambda t, r, g, a, c: g * (_out(t, r) + 1.0)),
-    "SQRT": _unary(lambda t, r, g, a, c: g * 0.5 / _out(t, r)),
-    "SIN": _unary(lambda t, r, g, a, c: g * O.cos(a)),
-    "COS": _unary(lambda t, r, g, a, c: -(g * O.sin(a))),
-    "TAN": _unary(lambda t, r, g, a, c: g * (_out(t, r) * _out(t, r) + 1.0)),
-    "TANH": _unary(lambda t, r, g, a, c: g * (1.0 - _out(t, r) * _out(t, r))),
-    "SIGMOID": _unary(lambda t, r, g, a, c: g * (_out(t, r) * (1.0 - _out(t, r)))),
-    "RELU": _unary(lambda t, r, g, a, c: g * _mask(np.asarray(a._v) > 0.0)),
-    "ABS": _unary(lambda t, r, g, a, c: g * _mask(np.sign(a._v))),
-    "LEAKY_RELU": _unary(lambda t, r, g, a, c: g * _mask(np.where(np.asarray(a._v) > 0.0,
-                                                                   1.0, c))),
-    "ADDS": _unary(lambda t, r, g, a, c: g),
-    "MULS": _unary(lambda t, r, g, a, c: g * c),
-    "RSUBS": _unary(lambda t, r, g, a, c: -g),
-    "RDIVS": _unary(lambda t, r, g, a, c: -(g * c) / (a * a)),
-    "POWS": _unary(_pows),
-    "RPOWS": _unary(lambda t, r, g, a, c: g * _out(t, r) * float(np.log(c))),
-    "CLIP": _unary(lambda t, r, g, a, c: g * _mask(
-        (np.asarray(a._v) >= c) & (np.asarray(a._v) <= t.fpool[t.ip[r]]))),
-}
-
-
-def _binary(fn):
-    def rule(t, r, g):
+    def evaluate(self, t, r):
+        """The partials at row ``r`` (Tensors, or the floats 1.0 / -1.0)."""
         ra, rb = t.operands(r)
         shape = row_shape(t, r)
-        a, b = row_tensor(t, ra, shape), row_tensor(t, rb, shape)
-        ga, gb = fn(t, r, g, a, b)
-        return [(ra, ga), (rb, gb)]
-    return rule
+        u = self.used
+        a = row_tensor(t, ra, shape) if "a" in u else None
+        b = row_tensor(t, rb, shape) if "b" in u and rb >= 0 else None
+        out = row_tensor(t, r, shape) if "out" in u else None
+        c = float(t.fp[r])
+        c2 = float(t.fpool[t.ip[r]]) if "c2" in u else 0.0
+        return [s if f is None else f(a, b, out, c, c2) for f, s in zip(self.fns, self.signs)]
 
 
-def _pow_rule(t, r, g, a, b):
-    av, bv = np.asarray(a._v), np.asarray(b._v)
-    ga = g * b * O.power(a, b - 1.0)
-    safe = _mask(~((av == 0.0) & (bv >= 0.0)))
-    gb = g * _out(t, r) * O.log(O.where(np.asarray(av == 0.0), 1.0, a)) * safe
-    return ga, gb
+def _scale(x, d):
+    """x * d, where the constant partials 1 and -1 record nothing or one negation."""
+    if d.__class__ is float:
+        if d == 1.0:
+            return x
+        if d == -1.0:
+            return -x
+    return x * d
 
 
-def _choose(is_max):
-    def fn(t, r, g, a, b):
-        av, bv = np.asarray(a._v), np.asarray(b._v)
-        w = np.where(av == bv, 0.5, np.where((av > bv) == is_max, 1.0, 0.0))
-        return g * _mask(w), g * _mask(1.0 - w)
-    return fn
+PARTIALS = [_Partials(o) if isinstance(o, Elementwise) else None for o in OPS]
 
 
-VJP.update({
-    "ADD": _binary(lambda t, r, g, a, b: (g, g)),
-    "SUB": _binary(lambda t, r, g, a, b: (g, -g)),
-    "MUL": _binary(lambda t, r, g, a, b: (g * b, g * a)),
-    "DIV": _binary(lambda t, r, g, a, b: (g / b, -(g * _out(t, r)) / b)),
-    "POW": _binary(_pow_rule),
-    "MAXIMUM": _binary(_choose(True)),
-    "MINIMUM": _binary(_choose(False)),
-})
+def vjp(t, r, g):
+    """The spec's VJP of row ``r`` on Tensors: ``[(operand_row, gradient), ...]``."""
+    code = t.op(r)
+    part = PARTIALS[code]
+    if part is not None:
+        rows = t.operands(r)
+        return [(row, _scale(g, d)) for row, d in zip(rows, part.evaluate(t, r))
+                if row >= 0 and t.rg[row]]
+    return OPS[code].vjp(Rows(t), r, g)
 
 
-def _where(t, r, g):
-    ra, rb = t.operands(r)
-    cond = t.value(int(t.ipool[t.ip[r]])).reshape(g.shape) != 0.0
-    return [(ra, O.where(cond, g, 0.0)), (rb, O.where(cond, 0.0, g))]
-
-
-def _view(t, r, g):
-    ra, _ = t.operands(r)
-    nd = int(t.ipool[t.ip[r]])
-    shape = _ints(t, r, 1, nd)
-    strides = _ints(t, r, 1 + nd, nd)
-    base = int(t.ipool[t.ip[r] + 1 + 2 * nd])
-    offs = _strided(shape, strides, base)
-    return [(ra, O.scatter_add(g, offs, row_shape(t, ra)))]
-
-
-def _reshape(t, r, g):
-    ra, _ = t.operands(r)
-    return [(ra, O.reshape(g, row_shape(t, ra)))]
-
-
-def _sum(t, r, g):
-    ra, _ = t.operands(r)
-    in_shape, offs = _reduce_offsets(t, r)
-    return [(ra, O.gather_flat(g, offs, in_shape))]
-
-
-def _prod(t, r, g):
-    ra, _ = t.operands(r)
-    in_shape, offs = _reduce_offsets(t, r)
-    a = row_tensor(t, ra, in_shape)
-    av = np.asarray(a._v)
-    if np.any(av == 0.0):
-        # product of the other entries, computed exactly (no division by the zero)
-        flat = av.reshape(-1)
-        others = np.empty_like(flat)
-        for j in range(flat.size):
-            grp = offs == offs[j]
-            grp[j] = False
-            others[j] = np.prod(flat[grp])
-        return [(ra, O.gather_flat(g, offs, in_shape) * _const(others.reshape(in_shape)))]
-    return [(ra, O.gather_flat(g * _out(t, r), offs, in_shape) / a)]
-
-
-def _extreme(t, r, g):
-    ra, _ = t.operands(r)
-    in_shape, offs = _reduce_offsets(t, r)
-    av = t.value(ra)
-    ov = t.value(r)
-    hit = (av == ov[offs]).astype(np.float64)
-    count = np.zeros(ov.size)
-    np.add.at(count, offs, hit)
-    w = hit / np.where(count[offs] > 0, count[offs], 1.0)
-    return [(ra, O.gather_flat(g, offs, in_shape) * _const(w.reshape(in_shape)))]
-
-
-def _matmul(t, r, g):
-    ra, rb = t.operands(r)
-    nb, m, k, n = _ints(t, r, 0, 4)
-    G = O.reshape(g, (nb, m, n))
-    out = []
-    if t.rg[ra]:
-        B = O.reshape(row_tensor(t, rb), (nb, k, n))
-        out.append((ra, O.reshape(O.matmul(G, O.swapaxes(B, -1, -2)), row_shape(t, ra))))
-    if t.rg[rb]:
-        A = O.reshape(row_tensor(t, ra), (nb, m, k))
-        out.append((rb, O.reshape(O.matmul(O.swapaxes(A, -1, -2), G), row_shape(t, rb))))
+def jvp(t, r, tangent):
+    """The spec's JVP of row ``r`` on Tensors; ``tangent(row)`` gives an operand's tangent
+    (or None); returns None when no operand carries one."""
+    code = t.op(r)
+    part = PARTIALS[code]
+    if part is None:
+        return OPS[code].jvp(Rows(t), r, tangent)
+    out = None
+    rows = t.operands(r)
+    ts = [tangent(row) if row >= 0 else None for row in rows]
+    if all(x is None for x in ts):
+        return None
+    for tx, d in zip(ts, part.evaluate(t, r)):
+        if tx is None:
+            continue
+        term = _scale(tx, d)
+        out = term if out is None else out + term
     return out
-
-
-def _concat(t, r, g):
-    outer, inner, k = _ints(t, r, 0, 3)
-    rows = _ints(t, r, 3, k)
-    lens = _ints(t, r, 3 + k, k)
-    width = sum(lens) * inner
-    G = O.reshape(g, (outer, width))
-    out, start = [], 0
-    for row, ln in zip(rows, lens):
-        w = ln * inner
-        if t.rg[row]:
-            out.append((row, O.reshape(O.getitem(G, (slice(None), slice(start, start + w))),
-                                       row_shape(t, row))))
-        start += w
-    return out
-
-
-def _index_params(t, r):
-    m = int(t.ipool[t.ip[r]])
-    p = int(t.ip[r]) + 1
-    return t.ipool[p:p + m].copy()
-
-
-def _gather(t, r, g):
-    ra, _ = t.operands(r)
-    return [(ra, O.scatter_add(g, _index_params(t, r), row_shape(t, ra)))]
-
-
-def _scatter(t, r, g):
-    ra, _ = t.operands(r)
-    return [(ra, O.gather_flat(g, _index_params(t, r), row_shape(t, ra)))]
-
-
-def _setitem(t, r, g):
-    ra, rb = t.operands(r)
-    idx = _index_params(t, r)
-    keep = np.ones(g.size)
-    keep[idx] = 0.0
-    return [(ra, g * _const(keep.reshape(g.shape))),
-            (rb, O.gather_flat(g, idx, row_shape(t, rb)))]
-
-
-VJP.update({
-    "WHERE": _where, "VIEW": _view, "RESHAPE": _reshape, "SUM": _sum, "PROD": _prod,
-    "AMAX": _extreme, "AMIN": _extreme, "MATMUL": _matmul, "CONCAT": _concat,
-    "GATHER": _gather, "SCATTER": _scatter, "SETITEM": _setitem,
-})
-
-_NO_RULE = {"LEAF", "CONST", "FREED", "CUSTOM", "GUARD"}
-missing = [op.name for op in O.OPS if op.name not in VJP and op.name not in _NO_RULE]
-if missing:
-    raise ImportError(f"tapegrad: ops without a create_graph rule in _higher.VJP: {missing}")
-RULES = [VJP.get(op.name) for op in O.OPS]
 
 
 def _custom(t, r, g, adj, reached):
@@ -352,10 +255,7 @@ def backward_graph(t, outputs, grads, inputs, accumulate, allow_unused):
         if code == T.CUSTOM:
             contributions = _custom(t, r, g, adj, reached)
         else:
-            rule = RULES[code]
-            if rule is None:
-                continue
-            contributions = rule(t, r, g)
+            contributions = vjp(t, r, g)
         for ra, ga in contributions:
             if ra < 0 or not t.rg[ra] or ga is None:
                 continue

@@ -8,18 +8,21 @@ import numpy as np
 
 from . import _ops as O
 from ._tensor import STATE, Tensor, record_binary, record_unary
+from .ops.spec import C
+
+_ADD, _ADDS, _MUL, _MULS = C.ADD, C.ADDS, C.MUL, C.MULS   # the operator hot path
 
 
 def _add(self, other):
     oc = other.__class__
     if oc is Tensor:
         if self._v.__class__ is float and other._v.__class__ is float:
-            return record_binary(self, other, 25, self._v + other._v)
+            return record_binary(self, other, _ADD, self._v + other._v)
     elif oc is float:  # hot path for scalar chains
-        return record_unary(self, 18, self._v + other, other)
+        return record_unary(self, _ADDS, self._v + other, other)
     elif oc is int:
         c = float(other)
-        return record_unary(self, 18, self._v + c, c)
+        return record_unary(self, _ADDS, self._v + c, c)
     return O.add(self, other)
 
 
@@ -27,12 +30,12 @@ def _mul(self, other):
     oc = other.__class__
     if oc is Tensor:
         if self._v.__class__ is float and other._v.__class__ is float:
-            return record_binary(self, other, 27, self._v * other._v)
+            return record_binary(self, other, _MUL, self._v * other._v)
     elif oc is float:
-        return record_unary(self, 19, self._v * other, other)
+        return record_unary(self, _MULS, self._v * other, other)
     elif oc is int:
         c = float(other)
-        return record_unary(self, 19, self._v * c, c)
+        return record_unary(self, _MULS, self._v * c, c)
     return O.mul(self, other)
 
 
@@ -97,7 +100,7 @@ def _untracked_update(self, v):
     identity row of the old one, so gradients pass straight through the update."""
     t = self._tape
     if not self._leaf and self._rg and t is STATE.tape:
-        _swap_in(self, O.record(t, O.CODE["RESHAPE"], self._row, -1, v))
+        _swap_in(self, O.record(t, C.RESHAPE, self._row, -1, v))
     else:
         _set_value(self, v)
 

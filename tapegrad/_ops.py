@@ -1,41 +1,21 @@
-"""The op table and the differentiable functions built from it.
+"""The differentiable functions: each records one op row of the spec (``tapegrad/ops``), or
+is composed from functions that do.
 
-Each op is one ``Op`` row: its code is its position in ``_kernels.KERNEL_OPS`` (checked at
-import), its NumPy forward, and the test metadata the gradcheck suite is parametrised from
-(``domain``: where inputs are sampled).  Elementwise functions are generated from their rows;
-structural ops (reductions, views, matmul, concatenate, indexing) are written out below.
+An op's derivatives are not written here: the spec declares them once, and the generated
+kernels, create_graph and forward mode all read that declaration.  Elementwise functions
+take their forward from the spec's formula; structural ones (reductions, views, matmul,
+concatenate, indexing) prepare the integer parameters their kernels read.
 """
 import math
-import re
-from dataclasses import dataclass
-from typing import Callable, Optional
+import numbers
 
 import numpy as np
 
-from . import _kernels as K
 from . import _tape as T
-from ._tensor import (STATE, Tensor, record, record_binary, record_unary, result, row_of,
-                      tape_for, value_of, needs_grad)
-
-
-@dataclass(frozen=True)
-class Op:
-    name: str
-    kind: str                          # "unary", "scalar", "binary", "structural", "internal"
-    np_fwd: Optional[Callable] = None  # numpy forward on values
-    math_fwd: Optional[Callable] = None  # fast forward on Python floats (0-d tensors)
-    domain: tuple = (-2.0, 2.0)        # test inputs are drawn from here
-    smooth_away_from: tuple = ()       # test inputs keep clear of these kinks
-    reads: str = ""                    # values its backward kernel reads: a, b operands, o its
-                                       # own output, c WHERE's condition (see _tape's lazy rows)
-
-
-def _sigmoid(v):
-    return 0.5 * (np.tanh(0.5 * v) + 1.0)
-
-
-def _msigmoid(v):
-    return 0.5 * (math.tanh(0.5 * v) + 1.0)
+from .ops import formula
+from .ops.spec import C, op as spec_op
+from ._tensor import (Tensor, needs_grad, record, record_binary, record_unary, result, row_of,
+                      tape_for, value_of)
 
 
 def _ieee(np_fwd, v):
@@ -44,85 +24,14 @@ def _ieee(np_fwd, v):
         return float(np_fwd(np.float64(v)))
 
 
-OPS = [
-    Op("LEAF", "internal"), Op("CONST", "internal"), Op("FREED", "internal"),
-    Op("CUSTOM", "internal"),
-    Op("NEG", "unary", np.negative, lambda v: -v),
-    Op("EXP", "unary", np.exp, math.exp, reads="o"),
-    Op("LOG", "unary", np.log, math.log, domain=(0.2, 3.0), reads="a"),
-    Op("LOG1P", "unary", np.log1p, math.log1p, domain=(-0.7, 2.0), reads="a"),
-    Op("EXPM1", "unary", np.expm1, math.expm1, reads="o"),
-    Op("SQRT", "unary", np.sqrt, math.sqrt, domain=(0.2, 3.0), reads="o"),
-    Op("SIN", "unary", np.sin, math.sin, reads="a"),
-    Op("COS", "unary", np.cos, math.cos, reads="a"),
-    Op("TAN", "unary", np.tan, math.tan, domain=(-1.2, 1.2), reads="o"),
-    Op("TANH", "unary", np.tanh, math.tanh, reads="o"),
-    Op("SIGMOID", "unary", _sigmoid, _msigmoid, reads="o"),
-    Op("RELU", "unary", lambda v: np.maximum(v, 0.0), lambda v: v if v > 0.0 else 0.0,
-       smooth_away_from=(0.0,), reads="a"),
-    Op("ABS", "unary", np.abs, abs, smooth_away_from=(0.0,), reads="a"),
-    Op("LEAKY_RELU", "scalar", smooth_away_from=(0.0,), reads="a"),
-    Op("ADDS", "scalar"), Op("MULS", "scalar"), Op("RSUBS", "scalar"),
-    Op("RDIVS", "scalar", domain=(0.3, 2.0), reads="a"),
-    Op("POWS", "scalar", domain=(0.3, 2.0), reads="a"), Op("RPOWS", "scalar", reads="o"),
-    Op("CLIP", "scalar", smooth_away_from=(-0.5, 0.5), reads="a"),
-    Op("ADD", "binary", np.add), Op("SUB", "binary", np.subtract),
-    Op("MUL", "binary", np.multiply, reads="ab"),
-    Op("DIV", "binary", np.divide, domain=(0.3, 2.0), reads="bo"),
-    Op("POW", "binary", np.power, domain=(0.3, 2.0), reads="abo"),
-    Op("MAXIMUM", "binary", np.maximum, reads="ab"),
-    Op("MINIMUM", "binary", np.minimum, reads="ab"),
-    Op("WHERE", "structural", reads="c"),
-    Op("VIEW", "structural"), Op("RESHAPE", "structural"), Op("SUM", "structural"),
-    Op("PROD", "structural", reads="a"), Op("AMAX", "structural", reads="ao"),
-    Op("AMIN", "structural", reads="ao"),
-    Op("MATMUL", "structural", reads="ab"),  # small ones only: large go to numpy, see _tape
-    Op("CONCAT", "structural"), Op("GATHER", "structural"),
-    Op("SETITEM", "structural"), Op("GUARD", "internal"), Op("SCATTER", "structural"),
-]
-CODE = {op.name: i for i, op in enumerate(OPS)}
-BY_CODE = OPS
-
-
-def _check_table_matches_kernels():
-    """The op table, KERNEL_OPS and the kernel's literal branches must agree, row for row."""
-    names = tuple(op.name for op in OPS)
-    if names != K.KERNEL_OPS:
-        raise ImportError(f"tapegrad op table and _kernels.KERNEL_OPS disagree: {names} vs "
-                          f"{K.KERNEL_OPS}; edit both (the kernel file holds the literals)")
-    for path in (K.__file__, REPLAY_KERNELS):
-        for code, name in kernel_branches(path):
-            if code >= len(K.KERNEL_OPS) or K.KERNEL_OPS[code] != name:
-                raise ImportError(f"{path}: branch 'o == {code}  # {name}' but code {code} is "
-                                  f"{K.KERNEL_OPS[code] if code < len(K.KERNEL_OPS) else None}")
-    # every op but LEAF/CONST/FREED/CUSTOM must have a forward replay branch (tg.trace)
-    missing = set(K.KERNEL_OPS[4:]) - {n for _, n in kernel_branches(REPLAY_KERNELS)}
-    if missing:
-        raise ImportError(f"_replay_kernels.py has no forward replay branch for {sorted(missing)}")
-
-
-REPLAY_KERNELS = K.__file__.replace("_kernels.py", "_replay_kernels.py")
-
-
-def kernel_branches(path=None):
-    """(code, name) for every ``o == N  # NAME`` branch written in _kernels.py (or ``path``)."""
-    with open(path or K.__file__) as f:
-        src = f.read()
-    return [(int(c), n) for c, n in re.findall(r"o == (\d+)[^#\n]*#\s*([A-Z_][A-Z_0-9]*)", src)]
-
-
-_check_table_matches_kernels()
-T.Tape.READS = tuple(op.reads for op in OPS)   # what lazy rows must provide, by op code
-
-G = CODE  # short alias used below
-
 # ---- elementwise ---------------------------------------------------------------------------
 
 
 def _make_unary(name):
-    code = CODE[name]
-    op = OPS[code]
-    np_fwd, math_fwd = op.np_fwd, op.math_fwd
+    spec = spec_op(name)
+    code = C.__dict__[name]
+    np_fwd = formula.python_function(spec.fwd, ("a",), "numpy")
+    math_fwd = formula.python_function(spec.fwd, ("a",), "math")
 
     def f(x):
         if x.__class__ is not Tensor:
@@ -156,6 +65,13 @@ relu = _make_unary("RELU")
 abs_ = _make_unary("ABS")
 
 
+def sign(x):
+    """Elementwise sign; its derivative is zero (NaN stays NaN), so it records nothing."""
+    v = value_of(x)
+    return Tensor._const(result(np.sign(v)) if v.__class__ is not float else
+                         (1.0 if v > 0.0 else (-1.0 if v < 0.0 else v * 0.0)))
+
+
 def _scalar_op(x, code, out_float, out_array, c):
     v = x._v
     if v.__class__ is float:
@@ -172,7 +88,7 @@ def _scalar_op(x, code, out_float, out_array, c):
 def leaky_relu(x, negative_slope=0.01):
     x = _t(x)
     c = float(negative_slope)
-    return _scalar_op(x, 17, lambda v, c: v if v > 0.0 else v * c,
+    return _scalar_op(x, C.LEAKY_RELU, lambda v, c: v if v > 0.0 else v * c,
                       lambda v, c: np.where(v > 0.0, v, v * c), c)
 
 
@@ -195,7 +111,7 @@ def clip(x, lo=None, hi=None):
         return Tensor._const(out)
     t = tape_for(x)
     ra = row_of(t, x)
-    return record(t, 24, ra, -1, out, lo, t.add_float(hi))
+    return record(t, C.CLIP, ra, -1, out, lo, t.add_float(hi))
 
 
 # ---- binary with broadcasting -----------------------------------------------------------------
@@ -240,7 +156,13 @@ def _as_shape(t, x, shape, op_name="broadcast_to"):
     v = result(np.broadcast_to(np.asarray(value_of(x)), shape))  # copied only when needed
     if not (x.__class__ is Tensor and x._rg):
         return t.push(T.CONST, -1, -1, v, None, 0)
-    return record(t, 33, r, -1, v, ip=t.add_ints(_broadcast_params(xs, shape)))._row
+    return record(t, C.VIEW, r, -1, v, ip=t.add_ints(_broadcast_params(xs, shape)))._row
+
+
+# the NumPy ufunc each binary op serves (IEEE results on floats and arrays alike)
+_BINARY_FWD = {C.__dict__[o.name]: getattr(np, o.numpy[0])
+               for o in (spec_op(n) for n in ("ADD", "SUB", "MUL", "DIV", "POW", "MAXIMUM",
+                                              "MINIMUM"))}
 
 
 def _binary(name, code, x, y):
@@ -248,7 +170,7 @@ def _binary(name, code, x, y):
     yv = value_of(y)
     try:
         with np.errstate(all="ignore"):
-            out = OPS[code].np_fwd(xv, yv)
+            out = _BINARY_FWD[code](xv, yv)
     except ValueError:
         raise ValueError(f"{name}: operands could not be broadcast together with shapes "
                          f"{np.shape(xv)} and {np.shape(yv)}") from None
@@ -268,51 +190,48 @@ def _is_scalar(y):
         and not isinstance(y, np.ndarray))
 
 
-import numbers  # noqa: E402  (used by _is_scalar above)
-
-
 def add(x, y):
     if x.__class__ is Tensor and y.__class__ is Tensor and x._v.__class__ is float \
             and y._v.__class__ is float:
-        return record_binary(x, y, 25, x._v + y._v)
+        return record_binary(x, y, C.ADD, x._v + y._v)
     if x.__class__ is Tensor and _is_scalar(y):
         c = float(y)
         v = x._v
-        return record_unary(x, 18, v + c, c)
+        return record_unary(x, C.ADDS, v + c, c)
     if y.__class__ is Tensor and _is_scalar(x):
         return add(y, x)
-    return _binary("add", 25, x, y)
+    return _binary("add", C.ADD, x, y)
 
 
 def sub(x, y):
     if x.__class__ is Tensor and y.__class__ is Tensor and x._v.__class__ is float \
             and y._v.__class__ is float:
-        return record_binary(x, y, 26, x._v - y._v)
+        return record_binary(x, y, C.SUB, x._v - y._v)
     if x.__class__ is Tensor and _is_scalar(y):
         c = float(y)
-        return record_unary(x, 18, x._v - c, -c)
+        return record_unary(x, C.ADDS, x._v - c, -c)
     if y.__class__ is Tensor and _is_scalar(x):
         c = float(x)
-        return record_unary(y, 20, c - y._v, c)
-    return _binary("sub", 26, x, y)
+        return record_unary(y, C.RSUBS, c - y._v, c)
+    return _binary("sub", C.SUB, x, y)
 
 
 def mul(x, y):
     if x.__class__ is Tensor and y.__class__ is Tensor and x._v.__class__ is float \
             and y._v.__class__ is float:
-        return record_binary(x, y, 27, x._v * y._v)
+        return record_binary(x, y, C.MUL, x._v * y._v)
     if x.__class__ is Tensor and _is_scalar(y):
         c = float(y)
-        return record_unary(x, 19, x._v * c, c)
+        return record_unary(x, C.MULS, x._v * c, c)
     if y.__class__ is Tensor and _is_scalar(x):
         return mul(y, x)
-    return _binary("mul", 27, x, y)
+    return _binary("mul", C.MUL, x, y)
 
 
 def div(x, y):
     if x.__class__ is Tensor and y.__class__ is Tensor and x._v.__class__ is float \
             and y._v.__class__ is float and y._v != 0.0:
-        return record_binary(x, y, 28, x._v / y._v)
+        return record_binary(x, y, C.DIV, x._v / y._v)
     if x.__class__ is Tensor and _is_scalar(y):
         c = float(y)
         v = x._v
@@ -323,30 +242,30 @@ def div(x, y):
                 out = v / c
         with np.errstate(all="ignore"):
             inv = float(np.float64(1.0) / np.float64(c))
-        return record_unary(x, 19, out, inv)
+        return record_unary(x, C.MULS, out, inv)
     if y.__class__ is Tensor and _is_scalar(x):
         c = float(x)
-        return _scalar_op(y, 21, lambda v, c: c / v, lambda v, c: c / v, c)
-    return _binary("div", 28, x, y)
+        return _scalar_op(y, C.RDIVS, lambda v, c: c / v, lambda v, c: c / v, c)
+    return _binary("div", C.DIV, x, y)
 
 
 def power(x, y):
     if x.__class__ is Tensor and _is_scalar(y):
         c = float(y)
-        return _scalar_op(x, 22, lambda v, c: v ** c if v >= 0.0 or c == int(c) else math.nan,
+        return _scalar_op(x, C.POWS, lambda v, c: v ** c if v >= 0.0 or c == int(c) else math.nan,
                           np.power, c)
     if y.__class__ is Tensor and _is_scalar(x) and float(x) != 0.0:
         c = float(x)  # (a zero base goes to POW, whose backward masks 0 ** y for y >= 0)
-        return _scalar_op(y, 23, lambda v, c: c ** v, lambda v, c: np.power(c, v), c)
-    return _binary("pow", 29, x, y)
+        return _scalar_op(y, C.RPOWS, lambda v, c: c ** v, lambda v, c: np.power(c, v), c)
+    return _binary("pow", C.POW, x, y)
 
 
 def maximum(x, y):
-    return _binary("maximum", 30, x, y)
+    return _binary("maximum", C.MAXIMUM, x, y)
 
 
 def minimum(x, y):
-    return _binary("minimum", 31, x, y)
+    return _binary("minimum", C.MINIMUM, x, y)
 
 
 def where(cond, x, y):
@@ -361,7 +280,7 @@ def where(cond, x, y):
     ra = _as_shape(t, _t(x), shape)
     rb = _as_shape(t, _t(y), shape)
     rc = _as_shape(t, Tensor._const(result(c.astype(np.float64))), shape)
-    return record(t, 32, ra, rb, out, ip=t.add_ints([rc]))
+    return record(t, C.WHERE, ra, rb, out, ip=t.add_ints([rc]))
 
 
 # ---- shape ops --------------------------------------------------------------------------------
@@ -389,7 +308,7 @@ def _reduce(name, code, x, axis, keepdims, np_fn):
     if v.__class__ is float:
         out = v
     else:
-        if v.size == 0 and code in (37, 38) and any(shape[a] == 0 for a in axes):
+        if v.size == 0 and code in (C.AMAX, C.AMIN) and any(shape[a] == 0 for a in axes):
             raise ValueError(f"{name}: zero-size reduction over axis {axis} of shape {shape} "
                              "has no identity")
         out = result(np_fn(v, axis=axes, keepdims=keepdims))
@@ -404,19 +323,19 @@ def _reduce(name, code, x, axis, keepdims, np_fn):
 
 
 def sum(x, axis=None, keepdims=False):  # noqa: A001 - numpy's name
-    return _reduce("sum", 35, x, axis, keepdims, np.sum)
+    return _reduce("sum", C.SUM, x, axis, keepdims, np.sum)
 
 
 def prod(x, axis=None, keepdims=False):
-    return _reduce("prod", 36, x, axis, keepdims, np.prod)
+    return _reduce("prod", C.PROD, x, axis, keepdims, np.prod)
 
 
 def amax(x, axis=None, keepdims=False):
-    return _reduce("max", 37, x, axis, keepdims, np.max)
+    return _reduce("max", C.AMAX, x, axis, keepdims, np.max)
 
 
 def amin(x, axis=None, keepdims=False):
-    return _reduce("min", 38, x, axis, keepdims, np.min)
+    return _reduce("min", C.AMIN, x, axis, keepdims, np.min)
 
 
 def mean(x, axis=None, keepdims=False):
@@ -456,7 +375,7 @@ def reshape(x, *shape):
     if not needs_grad(x):
         return Tensor._const(out)
     t = tape_for(x)
-    return record(t, 34, row_of(t, x), -1, out)
+    return record(t, C.RESHAPE, row_of(t, x), -1, out)
 
 
 def _view(x, idx_view, out):
@@ -466,7 +385,7 @@ def _view(x, idx_view, out):
     nd = idx_view.ndim
     base = int(idx_view.flat[0]) if idx_view.size else 0
     strides = [s // idx_view.itemsize for s in idx_view.strides]
-    return record(t, 33, ra, -1, out, ip=t.add_ints([nd, *idx_view.shape, *strides, base]))
+    return record(t, C.VIEW, ra, -1, out, ip=t.add_ints([nd, *idx_view.shape, *strides, base]))
 
 
 def _flat_index(shape):
@@ -550,7 +469,7 @@ def concatenate(xs, axis=0):
     outer = int(np.prod(shapes[0][:ax], dtype=np.int64))
     inner = int(np.prod(shapes[0][ax + 1:], dtype=np.int64))
     lens = [s[ax] for s in shapes]
-    return record(t, 40, -1, -1, out, ip=t.add_ints([outer, inner, len(xs), *rows, *lens]))
+    return record(t, C.CONCAT, -1, -1, out, ip=t.add_ints([outer, inner, len(xs), *rows, *lens]))
 
 
 def stack(xs, axis=0):
@@ -602,7 +521,7 @@ def matmul(x, y):
     ra = _as_shape(t, x, batch + (m, k)) if xb else row_of(t, x)
     rb = _as_shape(t, y, batch + (k, n)) if yb else row_of(t, y)
     nb = int(np.prod(batch, dtype=np.int64))
-    return record(t, 39, ra, rb, out, ip=t.add_ints([nb, m, k, n]))
+    return record(t, C.MATMUL, ra, rb, out, ip=t.add_ints([nb, m, k, n]))
 
 
 def dot(x, y):
@@ -683,11 +602,12 @@ def getitem(x, key):
     t = tape_for(x)
     ra = row_of(t, x)
     flat = np.asarray(flat).ravel()
-    return record(t, 41, ra, -1, out, ip=t.add_ints([flat.size, *flat]))
+    return record(t, C.GATHER, ra, -1, out, ip=t.add_ints([flat.size, *flat]))
 
 
 def setitem(x, key, value):
     """Functional ``x[key] = value``: returns the new tensor (the Tensor method swaps it in)."""
+    x = _t(x)
     key, _ = _index_key(key)
     xv = np.asarray(x._v)
     flat = _flat_index(xv.shape)[key]
@@ -707,7 +627,7 @@ def setitem(x, key, value):
     ra = row_of(t, x)
     vt = value if isinstance(value, Tensor) else Tensor._const(result(np.asarray(vv, float)))
     rb = _as_shape(t, vt, np.asarray(xv[key]).shape)
-    return record(t, 42, ra, rb, out, ip=t.add_ints([flat.size, *flat]))
+    return record(t, C.SETITEM, ra, rb, out, ip=t.add_ints([flat.size, *flat]))
 
 
 def scatter_add(g, flat_idx, shape):
@@ -724,7 +644,7 @@ def scatter_add(g, flat_idx, shape):
     if not needs_grad(g):
         return Tensor._const(out)
     t = tape_for(g)
-    return record(t, 44, row_of(t, g), -1, out, ip=t.add_ints([flat_idx.size, *flat_idx]))
+    return record(t, C.SCATTER, row_of(t, g), -1, out, ip=t.add_ints([flat_idx.size, *flat_idx]))
 
 
 def gather_flat(x, flat_idx, shape):
@@ -735,7 +655,7 @@ def gather_flat(x, flat_idx, shape):
     if not needs_grad(x):
         return Tensor._const(out)
     t = tape_for(x)
-    return record(t, 41, row_of(t, x), -1, out, ip=t.add_ints([flat_idx.size, *flat_idx]))
+    return record(t, C.GATHER, row_of(t, x), -1, out, ip=t.add_ints([flat_idx.size, *flat_idx]))
 
 
 # ---- composites for numpy dispatch and tapegrad.numpy (issue 3: functional transforms) -----------

@@ -25,13 +25,13 @@ import threading
 
 import numpy as np
 
-from . import _kernels as K
+from .ops.spec import C, NAMES, READS
+from .ops.structural import SMALL_MATMUL
 
-_OP_NAMES = K.KERNEL_OPS
-LEAF, CONST, FREED, CUSTOM = 0, 1, 2, 3
-GUARD = K.KERNEL_OPS.index("GUARD")
-MATMUL = K.KERNEL_OPS.index("MATMUL")
-CLIP = K.KERNEL_OPS.index("CLIP")
+_OP_NAMES = NAMES
+LEAF, CONST, FREED, CUSTOM, GUARD = C.LEAF, C.CONST, C.FREED, C.CUSTOM, C.GUARD
+MATMUL = C.MATMUL
+CLIP = C.CLIP
 MAX_ROWS = 1 << 27   # operand rows are packed into 28 bits of the code column
 LAZY_MIN = 4096      # arrays this large enter the tape lazily (see above)
 
@@ -42,7 +42,7 @@ class Tape:
     __slots__ = ("owner", "enabled", "alive", "n", "handles", "leaf_rows", "extras", "cap",
                  "_code", "ip", "_fp", "rg", "state", "_voff", "_val", "adj", "vcap", "np",
                  "ipool", "nf", "fpool", "pc", "pv", "pf", "parr", "nsync", "lazy", "__weakref__")
-    READS = ()   # per op code, what its backward reads; filled in from the op table by _ops
+    READS = READS   # per op code, what its backward reads (derived from the op spec)
 
     def __init__(self, rows=1024, values=4096):
         self.owner = threading.get_ident()
@@ -91,7 +91,7 @@ class Tape:
     def need(self, code, ra, rb, ip=0):
         """Write the lazy operands that op ``code`` reads in its backward."""
         reads = self.READS[code]
-        if code == MATMUL and int(np.prod(self.ipool[ip:ip + 4])) > K.SMALL_MATMUL:
+        if code == MATMUL and int(np.prod(self.ipool[ip:ip + 4])) > SMALL_MATMUL:
             return  # large matmuls run in numpy, which reads lazy arrays directly
         if "a" in reads and ra in self.lazy:
             self.materialize(ra)

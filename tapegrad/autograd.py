@@ -1,6 +1,6 @@
 """Backward passes: seed adjoints, run the compiled sweep, hand gradients to leaves.
 
-``backward``/``grad`` here drive ``_kernels.backward_sweep``; with ``create_graph=True`` the
+``backward``/``grad`` here drive the generated ``backward_sweep``; with ``create_graph=True`` the
 sweep is instead replayed in Python through differentiable ops (``_higher.py``), so its
 results are on the tape and can be differentiated again.
 """
@@ -8,7 +8,7 @@ import functools
 
 import numpy as np
 
-from . import _kernels as K
+from .kernels import sweeps as K
 from . import _tape as T
 from ._tensor import STATE, Tensor, result
 
@@ -221,7 +221,7 @@ def compiled_sweep(t, top, bottom=0):
         # t.code flushes pending rows; the kernel reads only values provided at record
         # time (lazy rows it never reads stay uncopied), hence the raw _val buffer
         status, row = K.backward_sweep(t.code, t.ip, t.fp, t.voff, t.rg, t.state,
-                                       t.ipool, t.fpool, t._val, t.adj, top, bottom)
+                                       t.ipool, t.fpool, t._val, t.adj, top, bottom, 0)
         if status == K.DONE:
             return
         if status == K.HIT_FREED:

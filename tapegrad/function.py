@@ -19,6 +19,7 @@ import numpy as np
 from . import _tape as T
 from ._tensor import STATE, Tensor, result, row_of, tape_for, value_of
 from .autograd import _FREED_MSG, enable_grad, no_grad
+from .errors import ForwardModeError
 
 _new = object.__new__
 
@@ -243,6 +244,31 @@ class FunctionNode(CustomNode):
             res = self._call_backward(self._grads_in(grads, self._zeros))
         return [None if g is None else (g._v if isinstance(g, Tensor) else value_of(g))
                 for g in res]
+
+    def jvp_values(self, tangents):
+        """Output tangents (flat arrays) from the user's ``jvp(ctx, *tangents)`` staticmethod,
+        given one flat tangent or None per input row (forward mode)."""
+        if getattr(self.cls, "jvp", None) is None:
+            raise self.no_jvp_error()
+        full = [None] * self.n_args
+        for k, (v, shape) in enumerate(zip(tangents, self.in_shapes)):
+            full[self.arg_index[k]] = Tensor._const(
+                result(np.zeros(shape) if v is None else np.asarray(v).reshape(shape)))
+        with no_grad():
+            res = self.cls.jvp(self.ctx, *full)
+        if not isinstance(res, tuple):
+            res = (res,)
+        if len(res) != self.n_out:
+            raise RuntimeError(f"function {self.name[:-8]}.jvp returned {len(res)} tangents "
+                               f"for {self.n_out} outputs")
+        return [None if res[k] is None else np.ravel(value_of(res[k])) for k in self.out_pos]
+
+    def no_jvp_error(self):
+        return ForwardModeError(
+            f"forward mode (tg.jvp / tg.hvp / tg.hessian / tg.jacfwd) reached the custom "
+            f"Function {self.cls.__name__}, which has no jvp: define a `jvp(ctx, *tangents)` "
+            "staticmethod returning one tangent per output (PyTorch's forward-AD convention), "
+            "or use reverse mode (tg.vjp, tg.jacrev)")
 
     def vjp_graph(self, grads):
         """Input gradients as graph-carrying Tensors: the user's backward, called under grad

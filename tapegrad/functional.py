@@ -12,8 +12,8 @@ import threading
 
 import numpy as np
 
-from . import _kernels as K
-from . import autograd
+from .kernels import sweeps as K
+from . import autograd, forward
 from ._tensor import STATE, Tensor
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacobian"]
@@ -285,27 +285,63 @@ def vjp(f, *primals, has_aux=False):
     return value, vjp_fn
 
 
-def jacobian(f, argnums=0):
-    """Reverse-mode Jacobian: for each output leaf of shape S and argument leaf of shape A an
-    array of shape S + A, in the output structure of argument structures."""
+def jacobian(f, argnums=0, mode="auto"):
+    """The Jacobian: for each output leaf of shape S and argument leaf of shape A an array
+    of shape S + A, in the output structure of argument structures.
+
+    ``mode="rev"`` sweeps once per output element, ``"fwd"`` once per input element (both in
+    one compiled call); ``"auto"`` picks the one with fewer sweeps."""
+    if mode not in ("auto", "rev", "fwd"):
+        raise ValueError(f"jacobian: mode must be 'auto', 'rev' or 'fwd', got {mode!r}")
+
     @functools.wraps(f)
     def jacobian_f(*args, **kwargs):
         c = _Call(f, args, kwargs, argnums)
-        ys = _leaves(c.out)
-        shapes = [np.shape(_value(y)) for y in ys]
-        sizes = [0 if y is None else int(np.prod(s)) for y, s in zip(ys, shapes)]
-        rows = _jacobian_rows(c, ys, sizes)
-        blocks, off = [], 0
-        for y, shape, m in zip(ys, shapes, sizes):
-            if y is None:
-                blocks.append(None)
-            else:
-                blocks.append(c.grads_tree([None if J is None else
-                                            J[off:off + m].reshape(shape + x.shape)
-                                            for J, x in zip(rows, c.used_inputs())], shape))
-            off += m
-        return _unflatten(c.out, blocks)
+        rows_fn = _jacobian_rows
+        if mode != "rev" and not (c.nested or _DEPTH.n > 0):
+            n_out = sum(int(np.size(_value(y))) for y in _leaves(c.out) if y is not None)
+            n_in = sum(x.size for x in c.used_inputs())
+            if mode == "fwd" or n_out > n_in:
+                rows_fn = _forward_rows
+        return _jacobian_blocks(c, rows_fn)
     return jacobian_f
+
+
+def _jacobian_blocks(c, rows_fn):
+    """Assemble the Jacobian of call ``c`` from ``rows_fn(c, ys, sizes)`` (per used input, the
+    (M, *x.shape) derivatives of all M output values)."""
+    ys = _leaves(c.out)
+    shapes = [np.shape(_value(y)) for y in ys]
+    sizes = [0 if y is None else int(np.prod(s)) for y, s in zip(ys, shapes)]
+    rows = rows_fn(c, ys, sizes)
+    blocks, off = [], 0
+    for y, shape, m in zip(ys, shapes, sizes):
+        if y is None:
+            blocks.append(None)
+        else:
+            blocks.append(c.grads_tree([None if J is None else
+                                        J[off:off + m].reshape(shape + x.shape)
+                                        for J, x in zip(rows, c.used_inputs())], shape))
+        off += m
+    return _unflatten(c.out, blocks)
+
+
+def _forward_rows(c, ys, sizes):
+    """Like ``_jacobian_rows``, by forward mode (one tangent sweep per input element)."""
+    t = STATE.tape
+    ins = c.used_inputs()
+    keep = [k for k, y in enumerate(ys) if y.__class__ is Tensor and y._rg and y._tape is t]
+    m = sum(sizes)
+    J = np.zeros((m, sum(x.size for x in ins)))
+    if keep:
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+        sel = np.concatenate([np.arange(starts[k], starts[k + 1]) for k in keep])
+        J[sel] = forward.jacobian_forward(
+            t, [x._row if x._tape is t else -1 for x in ins], [x.size for x in ins],
+            [ys[k]._row for k in keep], [sizes[k] for k in keep])
+        t.maybe_reset()
+    cols = np.concatenate([[0], np.cumsum([x.size for x in ins])]).astype(int)
+    return [J[:, cols[k]:cols[k + 1]].reshape((m,) + x.shape) for k, x in enumerate(ins)]
 
 
 def _jacobian_rows(c, ys, sizes):

@@ -6,6 +6,12 @@ p -= ...`` would, so a graph that saved the old value refuses to backward.
 Parameters whose ``.grad`` is None are skipped.  ``params`` is an iterable of tensors or of
 dicts (parameter groups) with a ``"params"`` entry and per-group overrides, as in PyTorch.
 
+``state_dict()`` / ``load_state_dict()`` follow PyTorch's structure: ``{"state": {index: {...}},
+"param_groups": [{hyper-parameters..., "params": [index, ...]}]}``, where a parameter's index
+is its position counting through the groups in order, and the per-parameter state holds NumPy
+copies of the buffers (SGD's ``momentum_buffer``; Adam's ``step``, ``exp_avg``,
+``exp_avg_sq``).
+
 Examples:
     >>> import tapegrad as tg
     >>> model = tg.nn.Linear(2, 1)
@@ -14,6 +20,7 @@ Examples:
     >>> [group["lr"] for group in opt.param_groups]
     [0.1, 0.01]
 """
+import copy
 import math
 
 import numpy as np
@@ -119,6 +126,70 @@ class Optimizer:
     def step(self):
         raise NotImplementedError
 
+    # ---- state ---------------------------------------------------------------------------------
+    def _indexed_params(self):
+        """(index, group number, parameter) in PyTorch's state-dict numbering."""
+        i = 0
+        for gi, group in enumerate(self.param_groups):
+            for p in group["params"]:
+                yield i, gi, p
+                i += 1
+
+    def state_dict(self):
+        """``{"state": {index: {name: copy}}, "param_groups": [{..., "params": [index...]}]}``:
+        a copy, so training on does not change it (and it pickles)."""
+        state, groups, start = {}, [], 0
+        for group in self.param_groups:
+            packed = {k: copy.deepcopy(v) for k, v in group.items() if k != "params"}
+            packed["params"] = list(range(start, start + len(group["params"])))
+            start += len(group["params"])
+            groups.append(packed)
+        for i, _, p in self._indexed_params():
+            if self.state.get(id(p)):
+                state[i] = copy.deepcopy(self.state[id(p)])
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        """Load hyper-parameters and per-parameter state saved by ``state_dict()`` of an
+        optimizer over parameters of the same shapes, grouped the same way (values are copied).
+        Raises ValueError, naming what differs, and then changes nothing."""
+        try:
+            saved_groups, saved_state = state_dict["param_groups"], state_dict["state"]
+        except (TypeError, KeyError):
+            raise ValueError("optimizer state_dict must be a dict with 'state' and "
+                             "'param_groups' entries (from Optimizer.state_dict())") from None
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(f"loaded state dict has {len(saved_groups)} parameter groups, this "
+                             f"optimizer has {len(self.param_groups)}")
+        index = {}
+        for gi, (saved, group) in enumerate(zip(saved_groups, self.param_groups)):
+            if len(saved["params"]) != len(group["params"]):
+                raise ValueError(f"loaded state dict contains a parameter group ({gi}) of "
+                                 f"{len(saved['params'])} parameters that doesn't match the size "
+                                 f"of optimizer's group ({len(group['params'])})")
+            index.update(zip(saved["params"], group["params"]))
+        unknown = [k for k in saved_state if k not in index]
+        if unknown:
+            raise ValueError(f"loaded state dict has state for parameter(s) {unknown} that no "
+                             "parameter group lists")
+        new_state = {}
+        for k, entry in saved_state.items():
+            p = index[k]
+            entry = copy.deepcopy(dict(entry))
+            for name, v in entry.items():
+                if isinstance(v, np.ndarray) and v.shape != tuple(p.shape):
+                    raise ValueError(f"loaded state for parameter {k}: {name!r} has shape "
+                                     f"{v.shape}, the parameter has shape {tuple(p.shape)}")
+            new_state[id(p)] = entry
+        for saved, group in zip(saved_groups, self.param_groups):
+            hyper = {k: copy.deepcopy(v) for k, v in saved.items() if k != "params"}
+            group.update(self._normalize_group(hyper))
+        self.state = new_state
+
+    def _normalize_group(self, hyper):
+        """Hyper-parameters read back from a state dict, in this optimizer's types."""
+        return hyper
+
 
 def _check(name, value, low=0.0):
     if not value >= low:
@@ -200,6 +271,11 @@ class Adam(Optimizer):
                 raise ValueError(f"Invalid beta parameter at index {i}: {b}")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay))
+
+    def _normalize_group(self, hyper):
+        if "betas" in hyper:  # a list after a round trip through JSON
+            hyper["betas"] = tuple(hyper["betas"])
+        return hyper
 
     def step(self):
         for group in self.param_groups:

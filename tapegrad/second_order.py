@@ -1,25 +1,25 @@
-"""Second-order transforms: ``hessian``, ``hvp`` and ``jvp``, composed from the first-order ones.
+"""Forward mode and second order: ``jvp``, ``jacfwd``, ``jacrev``, ``hvp`` and ``hessian``.
 
-All three differentiate a gradient, so they rely on ``create_graph``: the inner gradient is
-recorded on the tape by ``_higher.py`` (one Python pass over the rows of ``f``) and the outer
-derivative is then taken by the compiled sweep.  ``hessian`` is ``jacobian(grad(f))``: its n
-rows come from one compiled call that sweeps n cotangents (``_kernels.jacobian_sweeps``), not
-n Python backward passes.
+Forward mode is native: ``f`` is recorded once and the generated tangent sweep pushes the
+tangents through the tape (about the cost of a gradient).  ``hvp`` and ``hessian`` are
+forward-over-reverse: one compiled call runs a tangent sweep and a reverse sweep over
+(adjoint, tangent) pairs per direction, with each op's second-order rule derived from its
+spec formulas by the kernel generator.
+
+Inside another transform, or when primals or tangents carry a graph, the same rules are
+evaluated on Tensors (``forward.tangent_graph``), so results can be differentiated again in
+primals and tangents alike (jvp of jvp, grad of jvp in the tangent, jvp of grad).
 """
+import functools
+
 import numpy as np
 
 from . import autograd
-from ._tensor import Tensor
-from .functional import _DEPTH, _Call, _leaves, _unflatten, _value, grad, jacobian
+from . import forward as F
+from ._tensor import STATE, Tensor
+from .functional import _DEPTH, _Call, _leaves, _unflatten, _value, _zeros, grad, jacobian
 
-__all__ = ["hessian", "hvp", "jvp"]
-
-
-def hessian(f, argnums=0):
-    """The matrix of second derivatives of scalar ``f`` with respect to ``args[argnums]``.
-
-    For an argument of shape S the result has shape S + S (nested like ``jacobian``)."""
-    return jacobian(grad(f, argnums), argnums)
+__all__ = ["hessian", "hvp", "jvp", "jacfwd", "jacrev"]
 
 
 def _pairs(primals, tangents, what):
@@ -32,7 +32,8 @@ def _pairs(primals, tangents, what):
 
 
 def _tangent_leaves(primals, tangents, what):
-    """Tangent arrays matched leaf by leaf to the primals (same structure and shapes)."""
+    """Tangent leaves matched to the primals' float leaves (same structure and shapes): arrays,
+    or Tensors when a tangent carries a graph."""
     out = []
     for i, (p, t) in enumerate(zip(primals, tangents)):
         pl, tl = _leaves(p), _leaves(t)
@@ -42,78 +43,187 @@ def _tangent_leaves(primals, tangents, what):
         for a, b in zip(pl, tl):
             if a is None or isinstance(a, (bool, int, np.integer)):
                 continue
-            bv = np.asarray(b._v if isinstance(b, Tensor) else b, dtype=np.float64)
-            if bv.shape != np.shape(a._v if isinstance(a, Tensor) else a):
-                raise ValueError(f"{what}: tangent {i} has shape {bv.shape}, but its primal "
-                                 f"has shape {np.shape(a._v if isinstance(a, Tensor) else a)}")
+            shape = np.shape(a._v if isinstance(a, Tensor) else a)
+            if isinstance(b, Tensor) and b._rg:
+                bv = b
+            else:
+                bv = np.asarray(b._v if isinstance(b, Tensor) else b, dtype=np.float64)
+            if np.shape(bv._v if isinstance(bv, Tensor) else bv) != shape:
+                raise ValueError(f"{what}: tangent {i} has shape {np.shape(_value(b))}, but its "
+                                 f"primal has shape {shape}")
             out.append(bv)
     return out
 
 
-def _vdot(gs, vs):
-    total = None
-    for g, v in zip(gs, vs):
-        if g is None:
-            continue
-        term = (g * v).sum() if isinstance(g, Tensor) else float(np.sum(g * v))
-        total = term if total is None else total + term
-    return 0.0 if total is None else total
+def _graph_carrying(tree):
+    return any(isinstance(x, Tensor) and x._rg for x in _leaves(tree))
+
+
+def _fix(a):
+    return float(a) if np.ndim(a) == 0 and not isinstance(a, Tensor) else a
+
+
+def jvp(f, primals, tangents):
+    """``(f(*primals), J @ tangents)`` by forward mode; outputs in the structure ``f`` returns.
+
+    Costs one recording of ``f`` plus one compiled tangent sweep.  Differentiable in primals
+    and tangents when used inside another transform."""
+    primals, tangents = _pairs(primals, tangents, "jvp")
+    vs = _tangent_leaves(primals, tangents, "jvp")
+    nested = _DEPTH.n > 0 or _graph_carrying(primals) or any(isinstance(v, Tensor) for v in vs)
+    c = _Call(f, primals, {}, tuple(range(len(primals))))
+    nested = nested or c.nested
+    ys = _leaves(c.out)
+    t = STATE.tape
+    ins = c.used_inputs()
+    tracked = [k for k, y in enumerate(ys) if isinstance(y, Tensor) and y._rg and
+               (y._tape is t)]
+    out_rows = [ys[k]._row for k in tracked]
+    in_rows = [x._row if x._tape is t else -1 for x in ins]
+    if not tracked:
+        res = []
+    elif nested:
+        seeds = {r: (v if isinstance(v, Tensor) else Tensor._const(_value_arr(v, x)))
+                 for r, v, x in zip(in_rows, vs, ins) if r >= 0}
+        res = F.tangent_graph(t, seeds, out_rows)
+    else:
+        pairs = [(r, np.ravel(v)) for r, v in zip(in_rows, vs) if r >= 0]
+        res = F.tangent_values(t, [r for r, _ in pairs], [v for _, v in pairs], out_rows)
+    by_k = dict(zip(tracked, res))
+    tangent_out, values = [], []
+    for k, y in enumerate(ys):
+        shape = np.shape(_value(y))
+        d = by_k.get(k)
+        if d is None:
+            d = _zeros(shape, nested)
+        elif not nested:
+            d = d.reshape(shape)
+        tangent_out.append(d)
+        values.append(y if nested else _value(y))
+    out = (_unflatten(c.out, [_fix(v) for v in values]),
+           _unflatten(c.out, [_fix(d) for d in tangent_out]))
+    if not nested:
+        del c, ys, ins
+        STATE.tape.maybe_reset()
+    return out
+
+
+def _value_arr(v, x):
+    a = np.asarray(v, dtype=np.float64).reshape(x.shape)
+    return float(a) if a.ndim == 0 else a
+
+
+def jacfwd(f, argnums=0):
+    """Forward-mode Jacobian (one tangent sweep per input element, in one compiled call):
+    the cheaper one when inputs are fewer than outputs.  Same layout as ``tg.jacobian``."""
+    return jacobian(f, argnums, mode="fwd")
+
+
+def jacrev(f, argnums=0):
+    """Reverse-mode Jacobian (one reverse sweep per output element, in one compiled call)."""
+    return jacobian(f, argnums, mode="rev")
+
+
+def hessian(f, argnums=0):
+    """The matrix of second derivatives of scalar ``f`` with respect to ``args[argnums]``.
+
+    For an argument of shape S the result has shape S + S (nested like ``jacobian`` of
+    ``grad``).  Forward-over-reverse in one compiled call; inside another transform it is
+    ``jacobian(grad(f))`` on Tensors, so it can be differentiated again."""
+    fallback = jacobian(grad(f, argnums), argnums)
+
+    @functools.wraps(f)
+    def hessian_f(*args, **kwargs):
+        if _DEPTH.n > 0 or any(_graph_carrying(a) for a in args):
+            return fallback(*args, **kwargs)
+        H, c = _compiled_hessian(f, args, kwargs, argnums, None)
+        if H is None:
+            del c
+            return fallback(*args, **kwargs)
+        return _hessian_tree(c, H)
+    return hessian_f
+
+
+def _compiled_hessian(f, args, kwargs, argnums, directions):
+    """(H @ directions.T rows, the call) for scalar f, or (None, call) when the tape needs a
+    Python-side rule (custom ops)."""
+    c = _Call(f, args, kwargs, argnums)
+    out = c.out
+    if not (isinstance(out, Tensor) or np.ndim(_value(out)) == 0) or np.size(_value(out)) != 1:
+        raise TypeError(f"hessian/hvp need f to return a scalar, got shape "
+                        f"{np.shape(_value(out))}")
+    ins = c.used_inputs()
+    n = sum(x.size for x in ins)
+    dirs = np.eye(n) if directions is None else directions
+    t = STATE.tape
+    if not (isinstance(out, Tensor) and out._rg and out._tape is t):
+        return np.zeros((dirs.shape[0], n)), c
+    autograd._check_root(t, out, 0)
+    top = out._row
+    cols = np.concatenate([[0], np.cumsum([x.size for x in ins])]).astype(int)
+    used = [k for k, x in enumerate(ins) if x._tape is t and x._row <= top]
+    ucols = np.concatenate([np.arange(cols[k], cols[k + 1]) for k in used]) if used else \
+        np.zeros(0, int)
+    res = F.hessian_values(t, top, [ins[k]._row for k in used], dirs[:, ucols])
+    if res is None:
+        return None, c
+    H = np.zeros((dirs.shape[0], n))
+    H[:, ucols] = res
+    return H, c
+
+
+def _hessian_tree(c, H):
+    ins = c.used_inputs()
+    cols = np.concatenate([[0], np.cumsum([x.size for x in ins])]).astype(int)
+    inner = []
+    for i, xi in enumerate(ins):
+        block = H[cols[i]:cols[i + 1]]
+        inner.append(c.grads_tree([block[:, cols[j]:cols[j + 1]].reshape(xi.shape + xj.shape)
+                                   for j, xj in enumerate(ins)], xi.shape))
+    it = iter(inner)
+    leaves = [None if x is None else next(it) for x in c.inputs]
+    it = iter(leaves)
+    trees = [_unflatten(tree, [next(it) for _ in _leaves(tree)]) for tree in c.trees]
+    single = c.single
+    del c
+    STATE.tape.maybe_reset()
+    return trees[0] if single else tuple(trees)
 
 
 def hvp(f, primals, tangents):
     """Hessian-vector product of scalar ``f`` at ``primals`` along ``tangents``.
 
     Returns ``H @ v`` in the structure of the primals (a single primal gives a single result).
-    Costs one forward, one create_graph backward and one compiled backward: no Hessian is
-    formed."""
+    One recording plus one compiled tangent sweep and one forward-over-reverse sweep; no
+    Hessian is formed.  Inside another transform it is ``jvp(grad(f))`` on Tensors."""
     primals, tangents = _pairs(primals, tangents, "hvp")
     vs = _tangent_leaves(primals, tangents, "hvp")
     argnums = tuple(range(len(primals)))
     g = grad(f, argnums)
+    nested = _DEPTH.n > 0 or _graph_carrying(primals) or any(isinstance(v, Tensor) for v in vs)
+    if not nested:
+        v = np.concatenate([np.ravel(x) for x in vs]) if vs else np.zeros(0)
+        H, c = _compiled_hessian(f, primals, {}, argnums, v[None, :])
+        if H is not None:
+            leaves = []
+            off = 0
+            for x in c.inputs:
+                if x is None:
+                    leaves.append(None)
+                    continue
+                leaves.append(H[0, off:off + x.size].reshape(x.shape))
+                off += x.size
+            trees = c.grads_tree([b for b in leaves if b is not None])
+            del c
+            STATE.tape.maybe_reset()
+            return trees[0] if len(primals) == 1 else trees
+        del c
 
-    def directional(*xs):
-        grads = [d for d in _leaves(g(*xs)) if d is not None]   # None: pass-through leaves
-        return _vdot(grads, vs)
+    def directional(*xs):        # <grad f(xs), v>: its gradient is H v (v may carry a graph)
+        total = None
+        for d, v in zip([d for d in _leaves(g(*xs)) if d is not None], vs):
+            term = (d * v).sum()
+            total = term if total is None else total + term
+        return 0.0 if total is None else total
     out = grad(directional, argnums)(*primals)
     return out[0] if len(primals) == 1 else out
-
-
-def jvp(f, primals, tangents):
-    """``(f(*primals), J @ tangents)``: a forward-mode product by the double-vjp trick.
-
-    ``J^T u`` is linear in a dummy cotangent ``u``; differentiating ``<J^T u, v>`` with respect
-    to ``u`` gives ``J v``.  Outputs come in the structure ``f`` returns."""
-    primals, tangents = _pairs(primals, tangents, "jvp")
-    vs = _tangent_leaves(primals, tangents, "jvp")
-    c = _Call(f, primals, {}, tuple(range(len(primals))))
-    nested = c.nested or _DEPTH.n > 0
-    ys = _leaves(c.out)
-    tracked = [y for y in ys if isinstance(y, Tensor) and y._rg]
-    us = [Tensor(np.zeros(y.shape), requires_grad=True) for y in tracked]
-    ins = c.used_inputs()
-    if tracked:
-        gs = autograd.grad(tracked, ins, grad_outputs=us, retain_graph=True,
-                           create_graph=True, allow_unused=True)
-        s = _vdot(gs, vs)
-    else:
-        s = 0.0
-    if isinstance(s, Tensor) and s._rg:
-        jv = autograd.grad(s, us, create_graph=nested, allow_unused=True)
-    else:
-        jv = [None] * len(us)
-    it = iter(jv)
-    tangent_out = []
-    for y in ys:
-        if isinstance(y, Tensor) and y._rg:
-            d = next(it)
-            if d is None:
-                d = Tensor._const(np.zeros(y.shape)) if nested else np.zeros(y.shape)
-            elif not nested:
-                d = d._v
-            tangent_out.append(d)
-        else:
-            tangent_out.append(np.zeros(np.shape(_value(y))))
-    values = [y if nested else _value(y) for y in ys]
-    fix = (lambda a: float(a) if np.ndim(a) == 0 and not isinstance(a, Tensor) else a)
-    return (_unflatten(c.out, [fix(v) for v in values]),
-            _unflatten(c.out, [fix(d) for d in tangent_out]))

@@ -1,8 +1,8 @@
 """Record once, replay many: ``tg.trace(f, *example_args)``.
 
 ``f`` runs once on a private tape with leaf Tensors for its float arguments.  The recorded rows
-(plain arrays) are then replayed by compiled code: ``_replay_kernels.forward_sweep`` writes new
-values for every row, ``_kernels.backward_sweep`` sweeps the adjoints, one njit call per
+(plain arrays) are then replayed by compiled code: the generated ``forward_sweep`` writes new
+values for every row, ``backward_sweep`` sweeps the adjoints, one njit call per
 ``tr.grad``.  Wherever Python looked at a traced value while recording (comparisons, ``bool``,
 ``float``/``.item()``, ``.numpy()``...), a GUARD row keeps the outcome it saw, with the source
 line in ``Trace.sites``; a replay whose inputs would go another way raises RetraceRequired (or
@@ -21,10 +21,10 @@ import threading
 import numba
 import numpy as np
 
-from . import _kernels as K
-from . import _replay_kernels as R
+from .kernels import sweeps as R
+from .ops.spec import NAMES
 from . import _tape as T
-from ._replay_kernels import RetraceRequired, replay_grad  # noqa: F401 (for njit users)
+from .kernels.sweeps import RetraceRequired, replay_grad  # noqa: F401 (for njit users)
 from ._tensor import GUARD_HOOK, STATE, Tensor, row_of, value_of
 
 __all__ = ["trace", "Trace", "RetraceRequired", "load_trace"]
@@ -355,11 +355,11 @@ class Trace:
         code = t.code[:t.n].copy()      # reading code flushes pending rows
         n = code.shape[0]
         ops = code & 255
-        bad = np.flatnonzero((ops == T.CUSTOM) | (ops >= len(K.KERNEL_OPS)))
+        bad = np.flatnonzero((ops == T.CUSTOM) | (ops >= len(NAMES)))
         if bad.size:
             r = int(bad[0])
-            name = getattr(t.extras.get(r), "name", K.KERNEL_OPS[ops[r]]
-                           if ops[r] < len(K.KERNEL_OPS) else f"op {ops[r]}")
+            name = getattr(t.extras.get(r), "name", NAMES[ops[r]]
+                           if ops[r] < len(NAMES) else f"op {ops[r]}")
             raise TypeError(f"tg.trace cannot replay {name} (tape row {r}): custom "
                             "tg.Function ops run Python code in their backward. Trace a function "
                             "without it, or use tg.grad, which records every call")
@@ -461,7 +461,7 @@ class Trace:
                     self._retrying = False
             raise RetraceRequired(self.guard_message(row))
         raise RuntimeError(f"tapegrad trace: replay stopped at tape row {row} "
-                           f"({K.KERNEL_OPS[self.code[row] & 255]}, status {status})")
+                           f"({NAMES[self.code[row] & 255]}, status {status})")
 
     def guard_message(self, row, prefix=""):
         site, text, what = self.sites.get(int(row), ["<unknown>", "", "a branch"])

@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from tapegrad import _ops as O
+from tapegrad.ops.spec import OPS
 
 from op_cases import CASES, INTERNAL
 
 
 def test_every_op_has_a_second_order_case():
-    assert {op.name for op in O.OPS} - INTERNAL == set(CASES)
+    assert {op.name for op in OPS} - INTERNAL == set(CASES)
 
 
 def _first_derivative(f, wseed=3):

@@ -23,12 +23,12 @@ def test_linear_forward_equals_numpy():
     lin = nn.Linear(5, 3)
     x = RNG.standard_normal((4, 5))
     W, b = lin.weight.numpy(), lin.bias.numpy()
-    assert W.shape == (5, 3) and b.shape == (3,)
-    np.testing.assert_allclose(lin(tg.tensor(x)).numpy(), x @ W + b, rtol=1e-14)
-    np.testing.assert_allclose(lin(x[0]).numpy(), x[0] @ W + b, rtol=1e-14)
+    assert W.shape == (3, 5) and b.shape == (3,)   # PyTorch's (out_features, in_features)
+    np.testing.assert_allclose(lin(tg.tensor(x)).numpy(), x @ W.T + b, rtol=1e-14)
+    np.testing.assert_allclose(lin(x[0]).numpy(), x[0] @ W.T + b, rtol=1e-14)
     nobias = nn.Linear(5, 3, bias=False)
     assert nobias.bias is None and len(list(nobias.parameters())) == 1
-    np.testing.assert_allclose(nobias(x).numpy(), x @ nobias.weight.numpy(), rtol=1e-14)
+    np.testing.assert_allclose(nobias(x).numpy(), x @ nobias.weight.numpy().T, rtol=1e-14)
 
 
 def test_linear_init_is_pytorch_uniform_and_seeded():
@@ -51,7 +51,7 @@ def test_linear_gradients_match_hand_derivation():
     x = RNG.standard_normal((3, 4))
     g = RNG.standard_normal((3, 2))
     (lin(x) * g).sum().backward()
-    np.testing.assert_allclose(lin.weight.grad.numpy(), x.T @ g, rtol=1e-12)
+    np.testing.assert_allclose(lin.weight.grad.numpy(), g.T @ x, rtol=1e-12)
     np.testing.assert_allclose(lin.bias.grad.numpy(), g.sum(0), rtol=1e-12)
 
 
@@ -128,33 +128,35 @@ def test_state_dict_round_trip():
     assert list(b.parameters()) == params_before  # same Tensor objects, values copied in
     np.testing.assert_array_equal(a(x).numpy(), b(x).numpy())
     np.testing.assert_array_equal(b[0].count.numpy(), [5.0])
-    # the state dict is a copy: training a does not change it
-    first = sd["2.weight"].numpy().copy()
+    # the state dict holds NumPy copies: training a does not change it
+    assert all(type(v) is np.ndarray for v in sd.values())
+    first = sd["2.weight"].copy()
     with tg.no_grad():
         a[2].weight += 1.0
-    np.testing.assert_array_equal(sd["2.weight"].numpy(), first)
+    np.testing.assert_array_equal(sd["2.weight"], first)
 
 
 def test_load_state_dict_invalidates_tape_copy_of_parameter():
     lin = nn.Linear(2, 1)
     x = np.array([[1.0, 2.0]])
     keep = lin(x)  # keeps the tape (and the weight's row on it) alive
-    lin.load_state_dict({"weight": np.array([[3.0], [4.0]]), "bias": np.array([0.5])})
+    lin.load_state_dict({"weight": np.array([[3.0, 4.0]]), "bias": np.array([0.5])})
     out = lin(x)
     assert out.item() == 11.5
     out.backward()
-    np.testing.assert_array_equal(lin.weight.grad.numpy(), [[1.0], [2.0]])
+    np.testing.assert_array_equal(lin.weight.grad.numpy(), [[1.0, 2.0]])
     del keep
 
 
 def test_load_state_dict_errors():
     lin = nn.Linear(2, 3)
     with pytest.raises(RuntimeError, match="Missing key.*'bias'"):
-        lin.load_state_dict({"weight": np.zeros((2, 3))})
+        lin.load_state_dict({"weight": np.zeros((3, 2))})
     with pytest.raises(RuntimeError, match="Unexpected key.*'extra'"):
-        lin.load_state_dict({"weight": np.zeros((2, 3)), "bias": np.zeros(3), "extra": 1.0})
-    with pytest.raises(RuntimeError, match="size mismatch for weight"):
-        lin.load_state_dict({"weight": np.zeros((3, 2)), "bias": np.zeros(3)})
+        lin.load_state_dict({"weight": np.zeros((3, 2)), "bias": np.zeros(3), "extra": 1.0})
+    with pytest.raises(RuntimeError, match="size mismatch for weight") as info:
+        lin.load_state_dict({"weight": np.zeros((4, 2)), "bias": np.zeros(3)})
+    assert "layout" not in str(info.value)
     missing, unexpected = lin.load_state_dict({"bias": np.ones(3), "x": 1.0}, strict=False)
     assert missing == ["weight"] and unexpected == ["x"]
     np.testing.assert_array_equal(lin.bias.numpy(), np.ones(3))
@@ -305,16 +307,16 @@ def test_mlp_training_step_matches_numpy_gradients():
     y = RNG.integers(0, 3, 5)
     F.cross_entropy(net(x), y).backward()
     W1, b1, W2, b2 = (p.numpy() for p in net.parameters())
-    z1 = x @ W1 + b1
+    z1 = x @ W1.T + b1
     h = np.maximum(z1, 0)
-    z2 = h @ W2 + b2
+    z2 = h @ W2.T + b2
     p = np.exp(z2 - z2.max(1, keepdims=True))
     p /= p.sum(1, keepdims=True)
     d2 = p.copy()
     d2[np.arange(5), y] -= 1
     d2 /= 5
-    d1 = (d2 @ W2.T) * (z1 > 0)
-    expect = [x.T @ d1, d1.sum(0), h.T @ d2, d2.sum(0)]
+    d1 = (d2 @ W2) * (z1 > 0)
+    expect = [d1.T @ x, d1.sum(0), d2.T @ h, d2.sum(0)]
     for param, e in zip(net.parameters(), expect, strict=True):
         np.testing.assert_allclose(param.grad.numpy(), e, rtol=1e-12, atol=1e-15)
 

@@ -4,10 +4,14 @@ A parameter is a leaf Tensor with ``requires_grad=True`` assigned as a module at
 with ``nn.Parameter(data)``); a Module attribute is a submodule.  Tensors that do not require
 grad can be kept in the state dict with ``register_buffer``.
 
-``Linear`` stores its weight as ``(in_features, out_features)`` and computes ``x @ weight + bias``:
-measured faster than PyTorch's ``(out, in)`` layout, whose ``x @ weight.T`` copies the transpose
-(forward) and scatters it back (backward) on every step.  Its initialisation matches PyTorch's
+``Linear`` follows PyTorch: its weight has shape ``(out_features, in_features)`` and it computes
+``x @ weight.T + bias``, so weights and state dicts port between the two as they are.  (Until the
+op set has a matmul with a transposed operand, ``weight.T`` is a copy in the forward pass and a
+scatter in the backward pass on every step.)  Its initialisation matches PyTorch's
 (U(-1/sqrt(in), 1/sqrt(in)) for weight and bias) and draws from ``tg.manual_seed``'s generator.
+
+``state_dict()`` is an ordered dict of dotted names (``0.weight`` in a ``Sequential``) to NumPy
+copies of the parameters and buffers; ``load_state_dict`` copies values back in place.
 """
 import math
 from collections import OrderedDict
@@ -165,27 +169,32 @@ class Module:
         return self
 
     # ---- state ---------------------------------------------------------------------------------------
-    def state_dict(self):
-        """An ordered dict of dotted name -> detached copy (Tensor) of every parameter and buffer."""
-        out = OrderedDict()
+    def _named_state(self):
+        """(dotted name, owning module, attribute name, Tensor) for every parameter and buffer
+        that is not None, in state-dict order (a tensor shared by two modules under each name)."""
         for mod_name, m in self.named_modules():
             for table in (m._parameters, m._buffers):
                 for name, t in table.items():
                     if t is not None:
-                        key = f"{mod_name}.{name}" if mod_name else name
-                        out[key] = Tensor(np.array(t._v, dtype=t.dtype))
-        return out
+                        yield (f"{mod_name}.{name}" if mod_name else name), m, name, t
+
+    def state_dict(self):
+        """An ordered dict of dotted name -> NumPy copy of every parameter and buffer."""
+        return OrderedDict((key, np.array(t._v, dtype=t.dtype))
+                           for key, _, _, t in self._named_state())
+
+    def _shape_mismatch(self, key, name, loaded_shape, shape):
+        """The message for a state-dict value of the wrong shape (modules may explain more)."""
+        return (f"size mismatch for {key}: copying a param with shape {loaded_shape} from "
+                f"checkpoint, the shape in current model is {shape}")
 
     def load_state_dict(self, state_dict, strict=True):
-        """Copy values into the parameters and buffers in place (their Tensors stay the same
-        objects, so optimizers keep working).  With ``strict``, missing or unexpected keys raise
-        RuntimeError; a shape mismatch always does.  Returns (missing_keys, unexpected_keys)."""
-        own = OrderedDict()
-        for mod_name, m in self.named_modules():
-            for table in (m._parameters, m._buffers):
-                for name, t in table.items():
-                    if t is not None:
-                        own[f"{mod_name}.{name}" if mod_name else name] = t
+        """Copy values (NumPy arrays, Tensors or numbers) into the parameters and buffers in
+        place: their Tensors stay the same objects, so optimizers keep working.  With
+        ``strict`` (the default), missing or unexpected keys raise RuntimeError naming them; a
+        shape mismatch always raises.  Nothing is copied when anything raises.  Returns
+        (missing_keys, unexpected_keys)."""
+        own = OrderedDict((key, (m, name, t)) for key, m, name, t in self._named_state())
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         errors = []
@@ -194,20 +203,19 @@ class Module:
         if strict and unexpected:
             errors.append("Unexpected key(s) in state_dict: " + ", ".join(map(repr, unexpected)))
         values = {}
-        for k, t in own.items():
+        for k, (m, name, t) in own.items():
             if k not in state_dict:
                 continue
             v = state_dict[k]
             v = np.array(v._v if isinstance(v, Tensor) else v, dtype=t.dtype)
             if v.shape != t.shape:
-                errors.append(f"size mismatch for {k}: copying a param with shape {v.shape} "
-                              f"from checkpoint, the shape in current model is {t.shape}")
+                errors.append(m._shape_mismatch(k, name, v.shape, t.shape))
             values[k] = v
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
         for k, v in values.items():
-            _methods._set_value(own[k], float(v) if v.ndim == 0 else v)
+            _methods._set_value(own[k][2], float(v) if v.ndim == 0 else v)
         return missing, unexpected
 
     # ---- calling --------------------------------------------------------------------------------------
@@ -240,7 +248,7 @@ def _zero_grads(params, set_to_none=True):
 
 
 class Linear(Module):
-    """``y = x @ weight + bias`` with weight of shape (in_features, out_features)."""
+    """``y = x @ weight.T + bias`` with weight of shape (out_features, in_features), as PyTorch."""
 
     def __init__(self, in_features, out_features, bias=True):
         super().__init__()
@@ -248,8 +256,8 @@ class Linear(Module):
         self.out_features = int(out_features)
         bound = 1.0 / math.sqrt(self.in_features) if self.in_features else 0.0
         rng = _creation.rng()
-        self.weight = Parameter(rng.uniform(-bound, bound, (self.in_features,
-                                                             self.out_features)))
+        self.weight = Parameter(rng.uniform(-bound, bound, (self.out_features,
+                                                             self.in_features)))
         if bias:
             self.bias = Parameter(rng.uniform(-bound, bound, self.out_features))
         else:
@@ -257,9 +265,18 @@ class Linear(Module):
 
     def forward(self, x):
         params = self._parameters
-        out = _ops.matmul(x, params["weight"])
+        out = _ops.matmul(x, _ops.transpose(params["weight"]))
         b = params["bias"]
         return out if b is None else _ops.add(out, b)
+
+    def _shape_mismatch(self, key, name, loaded_shape, shape):
+        msg = super()._shape_mismatch(key, name, loaded_shape, shape)
+        if name == "weight" and len(shape) == 2 and tuple(loaded_shape) == tuple(shape)[::-1]:
+            msg += (f". nn.Linear's weight layout changed to PyTorch's (out_features, "
+                    f"in_features) = {shape}; this checkpoint has the old (in_features, "
+                    f"out_features) layout {loaded_shape}: transpose it "
+                    f"(state_dict[{key!r}] = state_dict[{key!r}].T) before loading")
+        return msg
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "

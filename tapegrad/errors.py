@@ -1,0 +1,6 @@
+"""Errors tapegrad raises where it cannot differentiate something, rather than guess."""
+
+
+class ForwardModeError(TypeError):
+    """Forward mode met a row it cannot push a tangent through (e.g. a custom Function with
+    no ``jvp`` staticmethod)."""

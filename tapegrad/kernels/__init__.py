@@ -1,0 +1,16 @@
+"""The compiled sweeps (``sweeps.py``, generated from the op spec by ``generate.py``).
+
+``sweeps`` is the only module of tapegrad with ``@njit`` code.  It carries the fingerprint of
+the spec it was generated from; a module generated from another spec is refused here rather
+than run with op codes that mean something else.
+"""
+from ..ops.spec import FINGERPRINT
+from . import sweeps
+
+if sweeps.FINGERPRINT != FINGERPRINT:
+    raise ImportError(
+        "tapegrad/kernels/sweeps.py was generated from another version of the op spec "
+        f"(fingerprint {sweeps.FINGERPRINT}, spec {FINGERPRINT}); regenerate it with "
+        "`python -m tapegrad.kernels.generate`")
+
+__all__ = ["sweeps"]

@@ -1,0 +1,713 @@
+"""Writes ``sweeps.py``, the one module of compiled tape sweeps, from the op spec.
+
+Run ``python -m tapegrad.kernels.generate`` after changing anything in ``tapegrad/ops``;
+``tests/test_generated.py`` fails while the checked-in module is out of date, and the module
+refuses to load when its fingerprint differs from the spec's.
+
+Every sweep is an if/elif interpreter over the tape rows, dispatching on op codes assigned
+here (an op's code is its position in the spec).  Elementwise ops become inline loops written
+from their formulas; structural ops call their kernels, whose source is copied into the
+generated file, so Numba's on-disk cache (keyed on that one file) always sees everything the
+sweeps run.  The sweeps:
+
+- ``backward_sweep``: reverse (adjoints);
+- ``forward_sweep``: forward replay of a recorded tape, with guard checks (``tg.trace``);
+- ``tangent_sweep``: forward mode (tangents);
+- ``hvp_sweep``: reverse over tangents (adjoints and their tangents: Hessian-vector products);
+- drivers: ``jacobian_sweeps``, ``jvp_sweeps``, ``hessian_sweeps``, ``grad_into``,
+  ``grad_batch`` and ``replay_grad`` (callable from user ``@njit`` code).
+"""
+from __future__ import annotations
+
+import inspect
+import sys
+import textwrap
+from pathlib import Path
+
+from ..ops import formula, structural
+from ..ops.spec import CODE, FINGERPRINT, NAMES, OPS
+from ..ops.decl import Elementwise, Structural
+
+TARGET = Path(__file__).with_name("sweeps.py")
+NJIT = '@njit(cache=True, error_model="numpy")'
+# structural kernels are inlined into each sweep: one compiled function per sweep keeps the
+# cold compile of a first gradient near that of a hand-written interpreter
+INLINE = '@njit(inline="always", error_model="numpy")'
+
+_UNARY = [o for o in OPS if isinstance(o, Elementwise) and o.arity == 1]
+_BINARY = [o for o in OPS if isinstance(o, Elementwise) and o.arity == 2]
+_STRUCT = [o for o in OPS if isinstance(o, Structural)]
+LAST_INTERNAL = max(CODE[n] for n in ("LEAF", "CONST", "FREED", "CUSTOM", "GUARD"))
+
+
+def _last(ops):
+    return max(CODE[o.name] for o in ops)
+
+
+def _branch(first, o):
+    return f"{'if' if first else 'elif'} o == {CODE[o.name]}:  # {o.name}"
+
+
+def _indent(text, n):
+    return textwrap.indent(text, " " * n)
+
+
+def _loads(used, arrays):
+    """Loads of the symbols a formula uses: ``a = val[upa + j]`` ..."""
+    lines = []
+    for sym, expr in arrays:
+        if sym in used:
+            lines.append(f"{sym} = {expr}")
+    return lines
+
+
+def _params(o, body_syms):
+    lines = []
+    if "c" in body_syms:
+        lines.append("c = fp[i]")
+    if "c2" in body_syms:
+        lines.append("c2 = fpool[ip[i]]")
+    return lines
+
+
+def _syms(*texts):
+    out = set()
+    for t in texts:
+        out |= formula.symbols(t)
+    return out
+
+
+def _code(text):
+    return formula.numba_code(text, {})
+
+
+# ---- elementwise branches, one generator per sweep ------------------------------------------------
+
+_VALUE_LOADS = [("a", "val[upa + j]"), ("b", "val[upb + j]"), ("out", "val[ulo + j]")]
+
+
+def _accumulate(target, g, d):
+    """``target += g * d`` with the common constant partials folded."""
+    if d.strip() == "1.0":
+        return f"{target} += {g}"
+    if d.strip() == "-1.0":
+        return f"{target} -= {g}"
+    return f"{target} += {g} * ({_code(d)})"
+
+
+def backward_unary(o):
+    d = o.d[0]
+    used = _syms(d)
+    body = ["g = adj[ulo + j]"] + _loads(used, _VALUE_LOADS) + [_accumulate("adj[upa + j]", "g", d)]
+    return "\n".join(_params(o, used) + ["for j in range(un):"] + ["    " + b for b in body])
+
+
+def backward_binary(o):
+    used = _syms(*o.d)
+    body = ["g = adj[ulo + j]"] + _loads(used, _VALUE_LOADS)
+    body += ["if ga:", "    " + _accumulate("adj[upa + j]", "g", o.d[0]),
+             "if gb:", "    " + _accumulate("adj[upb + j]", "g", o.d[1])]
+    return "\n".join(_params(o, used) + ["for j in range(un):"] + ["    " + b for b in body])
+
+
+def forward_elementwise(o):
+    used = _syms(o.fwd)
+    body = _loads(used, _VALUE_LOADS[:2]) + [f"val[ulo + j] = {_code(o.fwd)}"]
+    return "\n".join(_params(o, used) + ["for j in range(un):"] + ["    " + b for b in body])
+
+
+def tangent_elementwise(o):
+    used = _syms(*o.d)
+    body = _loads(used, _VALUE_LOADS) + ["t = 0.0"]
+    for k, (d, ta, has) in enumerate(zip(o.d, ("tval[upa + j]", "tval[upb + j]"), ("ha", "hb"))):
+        term = f"t += {ta}" if d.strip() == "1.0" else (
+            f"t -= {ta}" if d.strip() == "-1.0" else f"t += {ta} * ({_code(d)})")
+        body += [f"if {has}:", "    " + term]
+    body.append("tval[ulo + j] = t")
+    return "\n".join(_params(o, used) + ["for j in range(un):"] + ["    " + b for b in body])
+
+
+def _second(d):
+    """g * (tangent of the partial ``d``) as code, each term gated on its tangent existing."""
+    terms = []
+    for sym, t, has in (("a", "tval[upa + j]", "ha"), ("b", "tval[upb + j]", "hb"),
+                        ("out", "tval[ulo + j]", "hout")):
+        if sym in formula.symbols(d):
+            dd = formula.derivative(d, sym)
+            if dd != "0.0":
+                terms.append((has, f"{t} * ({_code(dd)})"))
+    return terms
+
+
+def hvp_elementwise(o):
+    used = _syms(*o.d)
+    for d in o.d:
+        for sym in ("a", "b", "out"):
+            if sym in formula.symbols(d):
+                used |= formula.symbols(formula.derivative(d, sym))
+    body = ["g = adj[ulo + j]", "tg = tadj[ulo + j]"] + _loads(used, _VALUE_LOADS)
+    for k, (d, dst, gate) in enumerate(zip(o.d, ("upa", "upb"), ("ga", "gb"))):
+        lines = [f"d = {_code(d)}", f"adj[{dst} + j] += g * d", "s = tg * d"]
+        for has, term in _second(d):
+            lines += [f"if {has}:", f"    s += g * {term}"]
+        lines.append(f"tadj[{dst} + j] += s")
+        if o.arity == 2:
+            body += [f"if {gate}:"] + ["    " + x for x in lines]
+        else:
+            body += lines
+    return "\n".join(_params(o, used) + ["for j in range(un):"] + ["    " + b for b in body])
+
+
+def _chain(ops, make, depth):
+    out = []
+    for k, o in enumerate(ops):
+        out.append(_branch(k == 0, o))
+        out.append(_indent(make(o), 4))
+    out += ["else:", "    return BAD_OP, i"]
+    return _indent("\n".join(out), depth)
+
+
+# ---- structural branches ---------------------------------------------------------------------------
+
+def _fn(o, which):
+    f = getattr(o, which)
+    return f.__name__
+
+
+def _struct_chain(make, depth):
+    out = []
+    for k, o in enumerate(_STRUCT):
+        out.append(_branch(k == 0, o))
+        out.append(_indent(make(o), 4))
+    out += ["else:", "    return BAD_OP, i"]
+    return _indent("\n".join(out), depth)
+
+
+_ARGS_F = "lo, n, pa, pb, p, voff, ipool, fpool"
+_ARGS_B = "lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool"
+
+
+def struct_backward(o):
+    return f"status = {_fn(o, 'backward')}(adj, val, val, val, adj, {_ARGS_B}, kind)"
+
+
+def struct_forward(o):
+    return f"{_fn(o, 'forward')}(val, val, val, val, False, {_ARGS_F})"
+
+
+def struct_tangent(o):
+    if o.tangent == "linear":
+        return f"{_fn(o, 'forward')}(tval, tval, val, tval, False, {_ARGS_F})"
+    if o.tangent == "bilinear":
+        f = _fn(o, "forward")
+        return "\n".join([
+            "for j in range(n):", "    tval[lo + j] = 0.0",
+            "if ra >= 0 and flag[ra] != 0:", f"    {f}(tval, val, val, tval, True, {_ARGS_F})",
+            "if rb >= 0 and flag[rb] != 0:", f"    {f}(val, tval, val, tval, True, {_ARGS_F})"])
+    return f"{o.tangent.__name__}(val, tval, {_ARGS_F})"
+
+
+def struct_hvp(o):
+    b = _fn(o, "backward")
+    lines = [f"status = {b}(adj, val, val, val, adj, {_ARGS_B}, 1)"]
+    if o.backward_tangent in ("linear", "bilinear"):
+        lines.append(f"{b}(tadj, val, val, val, tadj, {_ARGS_B}, 1)")
+        if o.backward_tangent == "bilinear":
+            lines.append(f"{b}(adj, tval, tval, val, tadj, {_ARGS_B}, 1)")
+    else:
+        lines.append(f"{o.backward_tangent.__name__}(adj, tadj, val, tval, {_ARGS_B})")
+    return "\n".join(lines)
+
+
+def struct_has_tangent(o):
+    if o.operands is not None:
+        return "\n".join([f"rows = {o.operands.__name__}(ipool, p)", "has = False",
+                          "for q in range(rows.shape[0]):",
+                          "    if flag[rows[q]] != 0:", "        has = True"])
+    return "has = (ra >= 0 and flag[ra] != 0) or (rb >= 0 and flag[rb] != 0)"
+
+
+# ---- the module --------------------------------------------------------------------------------------
+
+HEADER = '''\
+# GENERATED FILE: do not edit. Regenerate with `python -m tapegrad.kernels.generate` (from tapegrad/ops).
+"""Compiled tape sweeps: every ``@njit`` function of tapegrad, generated from the op spec.
+
+Tape layout (one row per value, row index == slot):
+  code[i]  int64   op | (a + 1) << 8 | (b + 1) << 36: op code and operand rows (-1: none)
+  ip[i]    int64   start of the op's integer parameters in ``ipool``
+  fp[i]    float64 scalar parameter c (constant, exponent, slope, clip low)
+  voff[i]  int64   offset of the value in ``val``/``adj``; size is voff[i+1] - voff[i]
+  rg[i]    int8    1 when the row needs a gradient
+  state[i] int8    bit 1: reached by the current sweep; bit 2: freed by an earlier backward
+Tangent sweeps keep ``tval`` (tangents, laid out like ``val``) and ``flag[i]`` (1 when row i
+carries a tangent).
+"""
+import numpy as np
+from numba import njit, prange
+
+FINGERPRINT = "{fingerprint}"
+OP_NAMES = {names}
+
+# sweep results: (status, row)
+DONE = 0          # swept everything
+HIT_FREED = 1     # reached a row whose graph was freed by an earlier backward
+HIT_CUSTOM = 2    # reached a custom Function: Python runs it, then resumes
+BAD_OP = 3        # unknown op code (never silently skipped)
+HIT_MATMUL = {hit_matmul}    # a large matmul: Python does it with NumPy's BLAS, then resumes
+GUARD_FAILED = 5  # a replayed guard saw another outcome than the recorded one
+SMALL_MATMUL = {small_matmul}
+
+
+class RetraceRequired(RuntimeError):
+    """A replayed trace met inputs that take another branch than the one recorded."""
+'''
+
+
+def _row_prologue(depth):
+    return _indent("\n".join([
+        "lo = voff[i]",
+        "n = voff[i + 1] - lo",
+        "ra = ((w >> 8) & 0xFFFFFFF) - 1",
+        "rb = (w >> 36) - 1",
+        "# unsigned offsets: Numba then drops negative-index wraparound checks (~3x faster)",
+        "ulo = np.uint64(lo)",
+        "un = np.uint64(n)"]), depth)
+
+
+def _backward_like(name, signature, doc, unary, binary, struct, extra_setup=""):
+    lu, lb = _last(_UNARY), _last(_BINARY)
+    return f'''
+{NJIT}
+def {name}({signature}):
+    """{doc}"""
+    i = top
+    while i >= bottom:
+        s = state[i]
+        if (s & 1) == 0:
+            i -= 1
+            continue
+        w = code[i]
+        o = w & 255
+        if o == {CODE["LEAF"]} or o == {CODE["CONST"]} or o == {CODE["GUARD"]}:
+            i -= 1
+            continue
+        if (s & 2) != 0 or o == {CODE["FREED"]}:
+            return HIT_FREED, i
+        if o == {CODE["CUSTOM"]}:
+            return HIT_CUSTOM, i
+{_row_prologue(8)}
+{extra_setup}
+        if o <= {lu}:
+            if rg[ra] == 0:
+                i -= 1
+                continue
+            state[ra] |= 1
+            upa = np.uint64(voff[ra])
+{_chain(_UNARY, unary, 12)}
+        elif o <= {lb}:
+            upa = np.uint64(voff[ra])
+            upb = np.uint64(voff[rb])
+            ga = rg[ra] != 0
+            gb = rg[rb] != 0
+            if ga:
+                state[ra] |= 1
+            if gb:
+                state[rb] |= 1
+{_chain(_BINARY, binary, 12)}
+        else:
+            p = ip[i]
+            if ra >= 0 and rg[ra] == 0 and (rb < 0 or rg[rb] == 0):
+                i -= 1
+                continue
+            pa = voff[ra] if ra >= 0 else 0
+            pb = voff[rb] if rb >= 0 else 0
+            status = 0
+{_struct_chain(struct, 12)}
+            if status != 0:
+                return status, i
+        i -= 1
+    return DONE, -1
+'''
+
+
+def backward_sweep():
+    return _backward_like(
+        "backward_sweep",
+        "code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, bottom, kind",
+        "Reverse sweep over rows top..bottom, accumulating adjoints of reached rows.\n\n"
+        "    Stops (returning the row) at a custom op, a freed row or, when ``kind`` is 0, a "
+        "large\n    matmul, so Python can act; ``kind`` 1 does every matmul here.",
+        backward_unary, backward_binary, struct_backward)
+
+
+def hvp_sweep():
+    return _backward_like(
+        "hvp_sweep",
+        "code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj, tadj, top, bottom",
+        "Reverse sweep carrying (adjoint, tangent of the adjoint) pairs over a tape whose "
+        "tangents\n    ``tangent_sweep`` computed: forward-over-reverse, so ``tadj`` of the "
+        "inputs is H v.",
+        hvp_elementwise, hvp_elementwise, struct_hvp,
+        extra_setup=_indent("\n".join([
+            "ha = ra >= 0 and flag[ra] != 0",
+            "hb = rb >= 0 and flag[rb] != 0",
+            "hout = flag[i] != 0"]), 8))
+
+
+def forward_sweep():
+    lu, lb = _last(_UNARY), _last(_BINARY)
+    return f'''
+{NJIT}
+def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
+    """Recompute rows 0..nrows-1 in place in ``val`` (LEAF/CONST rows are inputs).
+
+    Returns (DONE, -1), (GUARD_FAILED, row) at the first guard whose outcome changed, or
+    (BAD_OP, row) for a row that cannot be replayed (custom Python op)."""
+    for i in range(nrows):
+        w = code[i]
+        o = w & 255
+        if o == {CODE["LEAF"]} or o == {CODE["CONST"]} or o == {CODE["FREED"]}:
+            continue
+        if o == {CODE["CUSTOM"]}:
+            return BAD_OP, i
+{_row_prologue(8)}
+        if o == {CODE["GUARD"]}:
+            if not guard_holds(ip, fp, voff, ipool, val, i, lo, n, ra, rb):
+                return GUARD_FAILED, i
+        elif o <= {lu}:
+            upa = np.uint64(voff[ra])
+{_chain(_UNARY, forward_elementwise, 12)}
+        elif o <= {lb}:
+            upa = np.uint64(voff[ra])
+            upb = np.uint64(voff[rb])
+{_chain(_BINARY, forward_elementwise, 12)}
+        else:
+            p = ip[i]
+            pa = voff[ra] if ra >= 0 else 0
+            pb = voff[rb] if rb >= 0 else 0
+{_struct_chain(struct_forward, 12)}
+    return DONE, -1
+'''
+
+
+def tangent_sweep():
+    lu, lb = _last(_UNARY), _last(_BINARY)
+    return f'''
+{NJIT}
+def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop):
+    """Forward mode over rows start..stop-1: each row's tangent from its operands' tangents.
+
+    The caller zeroes ``tval``/``flag`` and seeds the input rows; rows none of whose operands
+    carries a tangent are skipped.  Stops at a custom op (Python runs its jvp)."""
+    for i in range(start, stop):
+        w = code[i]
+        o = w & 255
+        if o <= {LAST_INTERNAL}:
+            if o == {CODE["CUSTOM"]}:
+                return HIT_CUSTOM, i
+            continue
+{_row_prologue(8)}
+        if o <= {lb}:
+            ha = flag[ra] != 0
+            hb = rb >= 0 and flag[rb] != 0
+            if not ha and not hb:
+                continue
+            flag[i] = 1
+            upa = np.uint64(voff[ra])
+            upb = np.uint64(voff[rb]) if rb >= 0 else np.uint64(0)
+            if o <= {lu}:
+{_chain(_UNARY, tangent_elementwise, 16)}
+            else:
+{_chain(_BINARY, tangent_elementwise, 16)}
+        else:
+            p = ip[i]
+{_indent(_struct_has_tangent_chain(), 12)}
+            if not has:
+                continue
+            flag[i] = 1
+            pa = voff[ra] if ra >= 0 else 0
+            pb = voff[rb] if rb >= 0 else 0
+{_struct_chain(struct_tangent, 12)}
+    return DONE, -1
+'''
+
+
+def _struct_has_tangent_chain():
+    special = [o for o in _STRUCT if o.operands is not None]
+    out = []
+    for k, o in enumerate(special):
+        out.append(_branch(k == 0, o))
+        out.append(_indent(struct_has_tangent(o), 4))
+    generic = "has = (ra >= 0 and flag[ra] != 0) or (rb >= 0 and flag[rb] != 0)"
+    if out:
+        out += ["else:", "    " + generic]
+    else:
+        out = [generic]
+    return "\n".join(out)
+
+
+DRIVERS = '''
+
+@njit(cache=True, error_model="numpy")
+def guard_holds(ip, fp, voff, ipool, val, i, lo, n, ra, rb):
+    """A GUARD row: ``ipool[ip[i]]`` is the kind (0 <, 1 <=, 2 >, 3 >=, 4 ==, 5 !=, 6 pin: the
+    value must not change); the row's own value holds the recorded outcome (0/1) or, for a
+    pin, the recorded value.  True when the current values give the recorded outcome."""
+    kind = ipool[ip[i]]
+    pa = voff[ra]
+    pb = voff[rb] if rb >= 0 else 0
+    c = fp[i]
+    for j in range(n):
+        x = val[pa + j]
+        r = val[lo + j]
+        if kind == 6:
+            same = x == r or (x != x and r != r)
+        else:
+            y = val[pb + j] if rb >= 0 else c
+            if kind == 0:
+                hit = x < y
+            elif kind == 1:
+                hit = x <= y
+            elif kind == 2:
+                hit = x > y
+            elif kind == 3:
+                hit = x >= y
+            elif kind == 4:
+                hit = x == y
+            else:
+                hit = x != y
+            same = hit == (r != 0.0)
+        if not same:
+            return False
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def jacobian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top,
+                    out_rows, seeds, in_rows, result):
+    """One reverse sweep per cotangent, all inside one compiled call (reverse-mode Jacobian).
+
+    seeds[r] is a cotangent laid out over the concatenated values of ``out_rows``; the
+    gradient for each of ``in_rows`` (concatenated) goes to result[r].  Returns (status, row)
+    of the first sweep that could not finish (a custom op or freed row) or (DONE, -1)."""
+    end = voff[top + 1]
+    for r in range(seeds.shape[0]):
+        for j in range(end):
+            adj[j] = 0.0
+        for j in range(top + 1):
+            state[j] &= 2
+        k = 0
+        for q in range(out_rows.shape[0]):
+            ro = out_rows[q]
+            lo = voff[ro]
+            for j in range(voff[ro + 1] - lo):
+                adj[lo + j] += seeds[r, k]
+                k += 1
+            state[ro] |= 1
+        status, row = backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
+                                     top, 0, 1)
+        if status != DONE:
+            return status, row
+        k = 0
+        for q in range(in_rows.shape[0]):
+            ri = in_rows[q]
+            lo = voff[ri]
+            reached = (state[ri] & 1) != 0
+            for j in range(voff[ri + 1] - lo):
+                result[r, k] = adj[lo + j] if reached else 0.0
+                k += 1
+    return DONE, -1
+
+
+@njit(cache=True, error_model="numpy")
+def seed_tangents(voff, tval, flag, in_rows, v, top):
+    """Zero the tangents of rows 0..top and lay ``v`` over the input rows."""
+    for j in range(voff[top + 1]):
+        tval[j] = 0.0
+    for j in range(top + 1):
+        flag[j] = 0
+    k = 0
+    for q in range(in_rows.shape[0]):
+        ri = in_rows[q]
+        lo = voff[ri]
+        for j in range(voff[ri + 1] - lo):
+            tval[lo + j] += v[k]
+            k += 1
+        flag[ri] = 1
+
+
+@njit(cache=True, error_model="numpy")
+def jvp_sweeps(code, ip, fp, voff, ipool, fpool, val, tval, flag, top, in_rows, tangents,
+               out_rows, result):
+    """One tangent sweep per row of ``tangents`` (laid over the concatenated values of
+    ``in_rows``); result[r] gets the tangents of ``out_rows`` (forward-mode Jacobian)."""
+    start = in_rows.min() if in_rows.shape[0] else top + 1
+    for r in range(tangents.shape[0]):
+        seed_tangents(voff, tval, flag, in_rows, tangents[r], top)
+        status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag,
+                                    start, top + 1)
+        if status != DONE:
+            return status, row
+        k = 0
+        for q in range(out_rows.shape[0]):
+            ro = out_rows[q]
+            lo = voff[ro]
+            has = flag[ro] != 0
+            for j in range(voff[ro + 1] - lo):
+                result[r, k] = tval[lo + j] if has else 0.0
+                k += 1
+    return DONE, -1
+
+
+@njit(cache=True, error_model="numpy")
+def hessian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj, tadj,
+                   top, out_row, in_rows, tangents, result):
+    """Hessian-vector products of the scalar ``out_row`` for every row of ``tangents``: a
+    tangent sweep, then a reverse sweep over (adjoint, tangent) pairs, per direction."""
+    start = in_rows.min() if in_rows.shape[0] else top + 1
+    end = voff[top + 1]
+    for r in range(tangents.shape[0]):
+        seed_tangents(voff, tval, flag, in_rows, tangents[r], top)
+        status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag,
+                                    start, top + 1)
+        if status != DONE:
+            return status, row
+        for j in range(end):
+            adj[j] = 0.0
+            tadj[j] = 0.0
+        for j in range(top + 1):
+            state[j] &= 2
+        adj[voff[out_row]] = 1.0
+        state[out_row] |= 1
+        status, row = hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag,
+                                adj, tadj, top, 0)
+        if status != DONE:
+            return status, row
+        k = 0
+        for q in range(in_rows.shape[0]):
+            ri = in_rows[q]
+            lo = voff[ri]
+            reached = (state[ri] & 1) != 0
+            for j in range(voff[ri + 1] - lo):
+                result[r, k] = tadj[lo + j] if reached else 0.0
+                k += 1
+    return DONE, -1
+
+
+@njit(cache=True, error_model="numpy")
+def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_row, x, g):
+    """One replay: x -> val[:x.size] (the input LEAF rows), forward sweep, backward sweep from
+    the scalar ``out_row``; the gradient of the first g.size input values goes to g."""
+    for j in range(x.shape[0]):
+        val[j] = x[j]
+    status, row = forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows)
+    if status != DONE:
+        return status, row
+    end = max(voff[out_row + 1], g.shape[0])
+    for j in range(end):
+        adj[j] = 0.0
+    for j in range(out_row + 1):
+        state[j] = 0
+    adj[voff[out_row]] = 1.0
+    state[out_row] = 1
+    status, row = backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
+                                 out_row, 0, 1)
+    if status != DONE:
+        return status, row
+    for j in range(g.shape[0]):
+        g[j] = adj[j]
+    return DONE, -1
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def grad_batch(code, ip, fp, voff, rg, ipool, fpool, val0, nrows, out_row, X, G, values,
+               fails, nthreads):
+    """grad_into for every row of X, in parallel over the batch (never over the tape): each
+    worker owns a value/adjoint/state buffer.  fails[b] is -1 or the row that stopped item b."""
+    nb = X.shape[0]
+    nt = max(1, min(nb, nthreads))
+    for c in prange(nt):
+        b0 = c * nb // nt
+        b1 = (c + 1) * nb // nt
+        val = val0.copy()
+        adj = np.zeros(val0.shape[0])
+        state = np.zeros(code.shape[0], np.int8)
+        for b in range(b0, b1):
+            status, row = grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
+                                    nrows, out_row, X[b], G[b])
+            fails[b] = -1 if status == DONE else row
+            values[b] = val[voff[out_row]]
+
+
+@njit(cache=True, error_model="numpy")
+def replay_grad(arrays, x):
+    """Gradient of a trace at the flat input ``x``, callable from user ``@njit`` code.
+
+    ``arrays`` is ``tr.njit_grad[1]``; raises RetraceRequired when a guard fails (the trace's
+    Python side names the source line: call ``tr.grad`` there)."""
+    code, ip, fp, voff, rg, state, ipool, fpool, val, adj, meta = arrays
+    g = np.empty(meta[2])
+    status, row = grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
+                            meta[0], meta[1], x, g)
+    if status == GUARD_FAILED:
+        raise RetraceRequired("tapegrad replay_grad: the input takes another branch than the "
+                              "recorded one; call tr.grad(x) from Python to see where")
+    if status != DONE:
+        raise RuntimeError("tapegrad replay_grad: the trace holds a row that cannot be replayed")
+    return g
+'''
+
+
+def _kernel_sources():
+    seen, out = set(), []
+    fns = []
+    for o in _STRUCT:
+        fns += list(o.helpers)
+        if o.operands is not None:
+            fns.append(o.operands)
+        fns += [o.forward, o.backward]
+        for extra in (o.tangent, o.backward_tangent):
+            if callable(extra):
+                fns.append(extra)
+    helpers = {h.__name__ for o in _STRUCT for h in o.helpers}
+    for fn in fns:
+        if fn.__name__ in seen:
+            continue
+        seen.add(fn.__name__)
+        deco = NJIT if fn.__name__ in helpers else INLINE
+        out.append(f"\n\n{deco}\n{inspect.getsource(fn).rstrip()}\n")
+    return "".join(out)
+
+
+def render() -> str:
+    text = HEADER.format(fingerprint=FINGERPRINT, names=repr(NAMES),
+                         hit_matmul=structural.HIT_MATMUL, small_matmul=structural.SMALL_MATMUL)
+    text += _kernel_sources()
+    text += "\n" + backward_sweep() + "\n" + forward_sweep() + "\n" + tangent_sweep()
+    text += "\n" + hvp_sweep() + DRIVERS
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    out, blank = [], 0
+    for ln in lines:   # no runs of more than two blank lines, no blank lines in branches
+        blank = blank + 1 if not ln else 0
+        if blank <= 2:
+            out.append(ln)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    text = render()
+    if "--check" in argv:
+        current = TARGET.read_text() if TARGET.exists() else ""
+        if current != text:
+            print(f"{TARGET.name} is out of date: run python -m tapegrad.kernels.generate")
+            return 1
+        return 0
+    TARGET.write_text(text)
+    print(f"wrote {TARGET} ({len(text.splitlines())} lines, fingerprint {FINGERPRINT})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

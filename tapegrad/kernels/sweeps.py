@@ -1,0 +1,1956 @@
+# GENERATED FILE: do not edit. Regenerate with `python -m tapegrad.kernels.generate` (from tapegrad/ops).
+"""Compiled tape sweeps: every ``@njit`` function of tapegrad, generated from the op spec.
+
+Tape layout (one row per value, row index == slot):
+  code[i]  int64   op | (a + 1) << 8 | (b + 1) << 36: op code and operand rows (-1: none)
+  ip[i]    int64   start of the op's integer parameters in ``ipool``
+  fp[i]    float64 scalar parameter c (constant, exponent, slope, clip low)
+  voff[i]  int64   offset of the value in ``val``/``adj``; size is voff[i+1] - voff[i]
+  rg[i]    int8    1 when the row needs a gradient
+  state[i] int8    bit 1: reached by the current sweep; bit 2: freed by an earlier backward
+Tangent sweeps keep ``tval`` (tangents, laid out like ``val``) and ``flag[i]`` (1 when row i
+carries a tangent).
+"""
+import numpy as np
+from numba import njit, prange
+
+FINGERPRINT = "a13e603ea8e3e7ff"
+OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER')
+
+# sweep results: (status, row)
+DONE = 0          # swept everything
+HIT_FREED = 1     # reached a row whose graph was freed by an earlier backward
+HIT_CUSTOM = 2    # reached a custom Function: Python runs it, then resumes
+BAD_OP = 3        # unknown op code (never silently skipped)
+HIT_MATMUL = 4    # a large matmul: Python does it with NumPy's BLAS, then resumes
+GUARD_FAILED = 5  # a replayed guard saw another outcome than the recorded one
+SMALL_MATMUL = 65536
+
+
+class RetraceRequired(RuntimeError):
+    """A replayed trace met inputs that take another branch than the one recorded."""
+
+
+@njit(inline="always", error_model="numpy")
+def where_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    cond = voff[ipool[p]]
+    for j in range(n):
+        D[lo + j] = (A[pa + j] if V[cond + j] != 0.0 else B[pb + j])
+
+
+@njit(inline="always", error_model="numpy")
+def where_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                   kind):
+    cond = voff[ipool[p]]
+    ga = rg[ra] != 0
+    gb = rg[rb] != 0
+    if ga:
+        state[ra] |= 1
+    if gb:
+        state[rb] |= 1
+    for j in range(n):
+        if V[cond + j] != 0.0:
+            if ga:
+                D[pa + j] += G[lo + j]
+        elif gb:
+            D[pb + j] += G[lo + j]
+    return 0
+
+
+@njit(cache=True, error_model="numpy")
+def strided_offsets(ipool, p, ndim, base):
+    """Flat offsets base + sum(idx[d] * stride[d]) for every multi-index idx (C order) of the
+    shape ipool[p:p+ndim] with strides ipool[p+ndim:p+2*ndim]."""
+    n = 1
+    for d in range(ndim):
+        n *= ipool[p + d]
+    out = np.empty(n, np.int64)
+    if n == 0:
+        return out
+    idx = np.zeros(max(ndim, 1), np.int64)
+    cur = base
+    for j in range(n):
+        out[j] = cur
+        d = ndim - 1
+        while d >= 0:
+            idx[d] += 1
+            cur += ipool[p + ndim + d]
+            if idx[d] < ipool[p + d]:
+                break
+            cur -= ipool[p + ndim + d] * idx[d]
+            idx[d] = 0
+            d -= 1
+    return out
+
+
+@njit(inline="always", error_model="numpy")
+def view_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
+    for j in range(n):
+        D[lo + j] = A[pa + offs[j]]
+
+
+@njit(inline="always", error_model="numpy")
+def view_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
+    state[ra] |= 1
+    for j in range(n):
+        D[pa + offs[j]] += G[lo + j]
+    return 0
+
+
+@njit(inline="always", error_model="numpy")
+def reshape_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    for j in range(n):
+        D[lo + j] = A[pa + j]
+
+
+@njit(inline="always", error_model="numpy")
+def reshape_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                     kind):
+    state[ra] |= 1
+    for j in range(n):
+        D[pa + j] += G[lo + j]
+    return 0
+
+
+@njit(cache=True, error_model="numpy")
+def pairwise_sum(val, s, n):
+    """NumPy's pairwise summation of val[s:s+n] (same blocking, same order)."""
+    if n < 8:
+        res = -0.0
+        for i in range(n):
+            res += val[s + i]
+        return res
+    if n <= 128:
+        r0 = val[s]
+        r1 = val[s + 1]
+        r2 = val[s + 2]
+        r3 = val[s + 3]
+        r4 = val[s + 4]
+        r5 = val[s + 5]
+        r6 = val[s + 6]
+        r7 = val[s + 7]
+        i = 8
+        while i < n - (n % 8):
+            r0 += val[s + i]
+            r1 += val[s + i + 1]
+            r2 += val[s + i + 2]
+            r3 += val[s + i + 3]
+            r4 += val[s + i + 4]
+            r5 += val[s + i + 5]
+            r6 += val[s + i + 6]
+            r7 += val[s + i + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += val[s + i]
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return pairwise_sum(val, s, n2) + pairwise_sum(val, s + n2, n - n2)
+
+
+@njit(inline="always", error_model="numpy")
+def sum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    # NumPy adds pairwise over the innermost reduced run: follow it, so a replay matches
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    m = offs.shape[0]
+    run = 1
+    d = nd - 1
+    while d >= 0:
+        s = ipool[p + 1 + d]
+        if s != 1:
+            if ipool[p + 1 + nd + d] != 0:
+                break
+            run *= s
+        d -= 1
+    for j in range(n):
+        D[lo + j] = 0.0
+    if run > 0:
+        for j in range(0, m, run):
+            D[lo + offs[j]] += pairwise_sum(A, pa + j, run)
+
+
+@njit(inline="always", error_model="numpy")
+def sum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    state[ra] |= 1
+    for j in range(offs.shape[0]):
+        D[pa + j] += G[lo + offs[j]]
+    return 0
+
+
+@njit(cache=True, error_model="numpy")
+def reduce_groups(V, pa, lo, n, offs, m):
+    """Per output q of a product reduction: zero count, product of the non-zeros, first and
+    second zero position, sum of t/x over non-zeros is left to the caller."""
+    zc = np.zeros(n, np.int64)
+    pnz = np.ones(n)
+    z1 = np.full(n, -1, np.int64)
+    z2 = np.full(n, -1, np.int64)
+    for j in range(m):
+        q = offs[j]
+        x = V[pa + j]
+        if x == 0.0:
+            if zc[q] == 0:
+                z1[q] = j
+            elif zc[q] == 1:
+                z2[q] = j
+            zc[q] += 1
+        else:
+            pnz[q] *= x
+    return zc, pnz, z1, z2
+
+
+@njit(inline="always", error_model="numpy")
+def prod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    for j in range(n):
+        D[lo + j] = 1.0
+    for j in range(offs.shape[0]):
+        D[lo + offs[j]] *= A[pa + j]
+
+
+@njit(inline="always", error_model="numpy")
+def prod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
+    # exact with zeros: d out / d x_j is the product of the other entries
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    m = offs.shape[0]
+    zc, pnz, z1, z2 = reduce_groups(V, pa, lo, n, offs, m)
+    state[ra] |= 1
+    for j in range(m):
+        q = offs[j]
+        x = V[pa + j]
+        if zc[q] == 0:
+            D[pa + j] += G[lo + q] * pnz[q] / x
+        elif zc[q] == 1 and x == 0.0:
+            D[pa + j] += G[lo + q] * pnz[q]
+    return 0
+
+
+@njit(inline="always", error_model="numpy")
+def prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
+    """sum_j t_j * prod_{k != j} x_k per group, exact with zeros."""
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    m = offs.shape[0]
+    zc, pnz, z1, z2 = reduce_groups(val, pa, lo, n, offs, m)
+    for q in range(n):
+        tval[lo + q] = 0.0
+    for j in range(m):
+        q = offs[j]
+        x = val[pa + j]
+        t = tval[pa + j]
+        if zc[q] == 0:
+            tval[lo + q] += t * pnz[q] / x
+        elif zc[q] == 1 and x == 0.0:
+            tval[lo + q] += t * pnz[q]
+
+
+@njit(inline="always", error_model="numpy")
+def prod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state,
+                          ipool, fpool):
+    """Tangent of prod_backward: tadj_j += tg * P_-j + g * sum_{k != j} t_k P_-jk."""
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    m = offs.shape[0]
+    zc, pnz, z1, z2 = reduce_groups(val, pa, lo, n, offs, m)
+    st = np.zeros(n)            # sum of t_k / x_k over non-zero x_k, per group
+    for j in range(m):
+        x = val[pa + j]
+        if x != 0.0:
+            st[offs[j]] += tval[pa + j] / x
+    state[ra] |= 1
+    for j in range(m):
+        q = offs[j]
+        x = val[pa + j]
+        t = tval[pa + j]
+        g = adj[lo + q]
+        tg = tadj[lo + q]
+        if zc[q] == 0:
+            pj = pnz[q] / x
+            tadj[pa + j] += tg * pj + g * pj * (st[q] - t / x)
+        elif zc[q] == 1:
+            if x == 0.0:
+                tadj[pa + j] += tg * pnz[q] + g * pnz[q] * st[q]
+            else:
+                tadj[pa + j] += g * tval[pa + z1[q]] * pnz[q] / x
+        elif zc[q] == 2 and x == 0.0:
+            other = z2[q] if z1[q] == j else z1[q]
+            tadj[pa + j] += g * tval[pa + other] * pnz[q]
+
+
+@njit(cache=True, error_model="numpy")
+def extreme_weights(V, pa, lo, n, offs):
+    """Each entry's share of its group's gradient: ties split it evenly."""
+    m = offs.shape[0]
+    cnt = np.zeros(n)
+    for j in range(m):
+        if V[pa + j] == V[lo + offs[j]]:
+            cnt[offs[j]] += 1.0
+    w = np.zeros(m)
+    for j in range(m):
+        q = offs[j]
+        if V[pa + j] == V[lo + q]:
+            w[j] = 1.0 / cnt[q]
+    return w
+
+
+@njit(inline="always", error_model="numpy")
+def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    seen = np.zeros(n, np.bool_)
+    for j in range(offs.shape[0]):   # NaN propagates
+        q = offs[j]
+        x = A[pa + j]
+        if not seen[q]:
+            seen[q] = True
+            D[lo + q] = x
+            continue
+        cur = D[lo + q]
+        if cur == cur and (x != x or x > cur):
+            D[lo + q] = x
+
+
+@njit(inline="always", error_model="numpy")
+def extreme_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                     kind):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    w = extreme_weights(V, pa, lo, n, offs)
+    state[ra] |= 1
+    for j in range(offs.shape[0]):
+        D[pa + j] += G[lo + offs[j]] * w[j]
+    return 0
+
+
+@njit(inline="always", error_model="numpy")
+def extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    w = extreme_weights(val, pa, lo, n, offs)
+    for q in range(n):
+        tval[lo + q] = 0.0
+    for j in range(offs.shape[0]):
+        tval[lo + offs[j]] += tval[pa + j] * w[j]
+
+
+@njit(inline="always", error_model="numpy")
+def amin_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    seen = np.zeros(n, np.bool_)
+    for j in range(offs.shape[0]):   # NaN propagates
+        q = offs[j]
+        x = A[pa + j]
+        if not seen[q]:
+            seen[q] = True
+            D[lo + q] = x
+            continue
+        cur = D[lo + q]
+        if cur == cur and (x != x or x < cur):
+            D[lo + q] = x
+
+
+@njit(inline="always", error_model="numpy")
+def matmul_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    nb = ipool[p]
+    mm = ipool[p + 1]
+    kk = ipool[p + 2]
+    nn = ipool[p + 3]
+    if not acc:
+        for j in range(n):
+            D[lo + j] = 0.0
+    for t in range(nb):
+        a0 = pa + t * mm * kk
+        b0 = pb + t * kk * nn
+        c0 = lo + t * mm * nn
+        for u in range(mm):
+            for q in range(kk):
+                x = A[a0 + u * kk + q]
+                for v in range(nn):
+                    D[c0 + u * nn + v] += x * B[b0 + q * nn + v]
+
+
+@njit(inline="always", error_model="numpy")
+def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                    kind):
+    nb = ipool[p]
+    mm = ipool[p + 1]
+    kk = ipool[p + 2]
+    nn = ipool[p + 3]
+    if kind == 0 and nb * mm * kk * nn > SMALL_MATMUL:
+        return HIT_MATMUL    # the caller runs it through NumPy's BLAS
+    for t in range(nb):
+        a0 = pa + t * mm * kk
+        b0 = pb + t * kk * nn
+        g0 = lo + t * mm * nn
+        if rg[ra] != 0:  # dA = G @ B^T
+            for u in range(mm):
+                for q in range(kk):
+                    acc = 0.0
+                    for v in range(nn):
+                        acc += G[g0 + u * nn + v] * B[b0 + q * nn + v]
+                    D[a0 + u * kk + q] += acc
+        if rg[rb] != 0:  # dB = A^T @ G
+            for u in range(mm):
+                for q in range(kk):
+                    x = A[a0 + u * kk + q]
+                    for v in range(nn):
+                        D[b0 + q * nn + v] += x * G[g0 + u * nn + v]
+    if rg[ra] != 0:
+        state[ra] |= 1
+    if rg[rb] != 0:
+        state[rb] |= 1
+    return 0
+
+
+@njit(inline="always", error_model="numpy")
+def concat_operands(ipool, p):
+    """The rows CONCAT reads (listed in its parameters)."""
+    k = ipool[p + 2]
+    return ipool[p + 3:p + 3 + k]
+
+
+@njit(inline="always", error_model="numpy")
+def concat_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    outer = ipool[p]
+    inner = ipool[p + 1]
+    k = ipool[p + 2]
+    width = 0
+    for t in range(k):
+        width += ipool[p + 3 + k + t] * inner
+    start = 0
+    for t in range(k):
+        pr = voff[ipool[p + 3 + t]]
+        wd = ipool[p + 3 + k + t] * inner
+        for u in range(outer):
+            for v in range(wd):
+                D[lo + u * width + start + v] = A[pr + u * wd + v]
+        start += wd
+
+
+@njit(inline="always", error_model="numpy")
+def concat_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                    kind):
+    outer = ipool[p]
+    inner = ipool[p + 1]
+    k = ipool[p + 2]
+    width = 0
+    for t in range(k):
+        width += ipool[p + 3 + k + t] * inner
+    start = 0
+    for t in range(k):
+        r = ipool[p + 3 + t]
+        wd = ipool[p + 3 + k + t] * inner
+        if rg[r] != 0:
+            state[r] |= 1
+            pr = voff[r]
+            for u in range(outer):
+                for v in range(wd):
+                    D[pr + u * wd + v] += G[lo + u * width + start + v]
+        start += wd
+    return 0
+
+
+@njit(inline="always", error_model="numpy")
+def gather_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    for j in range(n):
+        D[lo + j] = A[pa + ipool[p + 1 + j]]
+
+
+@njit(inline="always", error_model="numpy")
+def gather_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                    kind):
+    state[ra] |= 1
+    for j in range(n):       # repeated indices accumulate
+        D[pa + ipool[p + 1 + j]] += G[lo + j]
+    return 0
+
+
+@njit(inline="always", error_model="numpy")
+def setitem_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    m = ipool[p]
+    for j in range(n):
+        D[lo + j] = A[pa + j]
+    for j in range(m):
+        D[lo + ipool[p + 1 + j]] = B[pb + j]
+
+
+@njit(inline="always", error_model="numpy")
+def setitem_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                     kind):
+    m = ipool[p]
+    written = np.zeros(n, np.bool_)
+    if rg[rb] != 0:
+        state[rb] |= 1
+    for j in range(m - 1, -1, -1):     # the last write of each position takes its gradient
+        q = ipool[p + 1 + j]
+        if not written[q]:
+            written[q] = True
+            if rg[rb] != 0:
+                D[pb + j] += G[lo + q]
+    if rg[ra] != 0:
+        state[ra] |= 1
+        for j in range(n):
+            if not written[j]:
+                D[pa + j] += G[lo + j]
+    return 0
+
+
+@njit(inline="always", error_model="numpy")
+def scatter_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    m = ipool[p]
+    for j in range(n):
+        D[lo + j] = 0.0
+    for j in range(m):
+        D[lo + ipool[p + 1 + j]] += A[pa + j]
+
+
+@njit(inline="always", error_model="numpy")
+def scatter_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                     kind):
+    m = ipool[p]
+    state[ra] |= 1
+    for j in range(m):
+        D[pa + j] += G[lo + ipool[p + 1 + j]]
+    return 0
+
+
+@njit(cache=True, error_model="numpy")
+def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, bottom, kind):
+    """Reverse sweep over rows top..bottom, accumulating adjoints of reached rows.
+
+    Stops (returning the row) at a custom op, a freed row or, when ``kind`` is 0, a large
+    matmul, so Python can act; ``kind`` 1 does every matmul here."""
+    i = top
+    while i >= bottom:
+        s = state[i]
+        if (s & 1) == 0:
+            i -= 1
+            continue
+        w = code[i]
+        o = w & 255
+        if o == 0 or o == 1 or o == 4:
+            i -= 1
+            continue
+        if (s & 2) != 0 or o == 2:
+            return HIT_FREED, i
+        if o == 3:
+            return HIT_CUSTOM, i
+        lo = voff[i]
+        n = voff[i + 1] - lo
+        ra = ((w >> 8) & 0xFFFFFFF) - 1
+        rb = (w >> 36) - 1
+        # unsigned offsets: Numba then drops negative-index wraparound checks (~3x faster)
+        ulo = np.uint64(lo)
+        un = np.uint64(n)
+
+        if o <= 25:
+            if rg[ra] == 0:
+                i -= 1
+                continue
+            state[ra] |= 1
+            upa = np.uint64(voff[ra])
+            if o == 5:  # NEG
+                for j in range(un):
+                    g = adj[ulo + j]
+                    adj[upa + j] -= g
+            elif o == 6:  # EXP
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (out)
+            elif o == 7:  # LOG
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 / a)
+            elif o == 8:  # LOG1P
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 / (1.0 + a))
+            elif o == 9:  # EXPM1
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (out + 1.0)
+            elif o == 10:  # SQRT
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (0.5 / out)
+            elif o == 11:  # SIN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (np.cos(a))
+            elif o == 12:  # COS
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (-np.sin(a))
+            elif o == 13:  # TAN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (1.0 + out * out)
+            elif o == 14:  # TANH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (1.0 - out * out)
+            elif o == 15:  # SIGMOID
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (out * (1.0 - out))
+            elif o == 16:  # RELU
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 if a > 0.0 else 0.0)
+            elif o == 17:  # ABS
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 if a > 0.0 else -1.0 if a < 0.0 else a * 0.0)
+            elif o == 18:  # LEAKY_RELU
+                c = fp[i]
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 if a > 0.0 else c)
+            elif o == 19:  # ADDS
+                for j in range(un):
+                    g = adj[ulo + j]
+                    adj[upa + j] += g
+            elif o == 20:  # MULS
+                c = fp[i]
+                for j in range(un):
+                    g = adj[ulo + j]
+                    adj[upa + j] += g * (c)
+            elif o == 21:  # RSUBS
+                for j in range(un):
+                    g = adj[ulo + j]
+                    adj[upa + j] -= g
+            elif o == 22:  # RDIVS
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (-out / a)
+            elif o == 23:  # POWS
+                c = fp[i]
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (0.0 if c == 0.0 else c * a ** (c - 1.0))
+            elif o == 24:  # RPOWS
+                c = fp[i]
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (out * np.log(c))
+            elif o == 25:  # CLIP
+                c = fp[i]
+                c2 = fpool[ip[i]]
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 if (a >= c) & (a <= c2) else 0.0)
+            else:
+                return BAD_OP, i
+        elif o <= 32:
+            upa = np.uint64(voff[ra])
+            upb = np.uint64(voff[rb])
+            ga = rg[ra] != 0
+            gb = rg[rb] != 0
+            if ga:
+                state[ra] |= 1
+            if gb:
+                state[rb] |= 1
+            if o == 26:  # ADD
+                for j in range(un):
+                    g = adj[ulo + j]
+                    if ga:
+                        adj[upa + j] += g
+                    if gb:
+                        adj[upb + j] += g
+            elif o == 27:  # SUB
+                for j in range(un):
+                    g = adj[ulo + j]
+                    if ga:
+                        adj[upa + j] += g
+                    if gb:
+                        adj[upb + j] -= g
+            elif o == 28:  # MUL
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    if ga:
+                        adj[upa + j] += g * (b)
+                    if gb:
+                        adj[upb + j] += g * (a)
+            elif o == 29:  # DIV
+                for j in range(un):
+                    g = adj[ulo + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        adj[upa + j] += g * (1.0 / b)
+                    if gb:
+                        adj[upb + j] += g * (-out / b)
+            elif o == 30:  # POW
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        adj[upa + j] += g * (0.0 if b == 0.0 else b * a ** (b - 1.0))
+                    if gb:
+                        adj[upb + j] += g * (0.0 if (a == 0.0) & (b >= 0.0) else out * np.log(a))
+            elif o == 31:  # MAXIMUM
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    if ga:
+                        adj[upa + j] += g * (0.5 if a == b else 1.0 if a > b else 0.0)
+                    if gb:
+                        adj[upb + j] += g * (0.5 if a == b else 0.0 if a > b else 1.0)
+            elif o == 32:  # MINIMUM
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    if ga:
+                        adj[upa + j] += g * (0.5 if a == b else 1.0 if a < b else 0.0)
+                    if gb:
+                        adj[upb + j] += g * (0.5 if a == b else 0.0 if a < b else 1.0)
+            else:
+                return BAD_OP, i
+        else:
+            p = ip[i]
+            if ra >= 0 and rg[ra] == 0 and (rb < 0 or rg[rb] == 0):
+                i -= 1
+                continue
+            pa = voff[ra] if ra >= 0 else 0
+            pb = voff[rb] if rb >= 0 else 0
+            status = 0
+            if o == 33:  # WHERE
+                status = where_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 34:  # VIEW
+                status = view_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 35:  # RESHAPE
+                status = reshape_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 36:  # SUM
+                status = sum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 37:  # PROD
+                status = prod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 38:  # AMAX
+                status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 39:  # AMIN
+                status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 40:  # MATMUL
+                status = matmul_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 41:  # CONCAT
+                status = concat_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 42:  # GATHER
+                status = gather_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 43:  # SETITEM
+                status = setitem_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 44:  # SCATTER
+                status = scatter_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            else:
+                return BAD_OP, i
+            if status != 0:
+                return status, i
+        i -= 1
+    return DONE, -1
+
+
+@njit(cache=True, error_model="numpy")
+def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
+    """Recompute rows 0..nrows-1 in place in ``val`` (LEAF/CONST rows are inputs).
+
+    Returns (DONE, -1), (GUARD_FAILED, row) at the first guard whose outcome changed, or
+    (BAD_OP, row) for a row that cannot be replayed (custom Python op)."""
+    for i in range(nrows):
+        w = code[i]
+        o = w & 255
+        if o == 0 or o == 1 or o == 2:
+            continue
+        if o == 3:
+            return BAD_OP, i
+        lo = voff[i]
+        n = voff[i + 1] - lo
+        ra = ((w >> 8) & 0xFFFFFFF) - 1
+        rb = (w >> 36) - 1
+        # unsigned offsets: Numba then drops negative-index wraparound checks (~3x faster)
+        ulo = np.uint64(lo)
+        un = np.uint64(n)
+        if o == 4:
+            if not guard_holds(ip, fp, voff, ipool, val, i, lo, n, ra, rb):
+                return GUARD_FAILED, i
+        elif o <= 25:
+            upa = np.uint64(voff[ra])
+            if o == 5:  # NEG
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = -a
+            elif o == 6:  # EXP
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.exp(a)
+            elif o == 7:  # LOG
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.log(a)
+            elif o == 8:  # LOG1P
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.log1p(a)
+            elif o == 9:  # EXPM1
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.expm1(a)
+            elif o == 10:  # SQRT
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.sqrt(a)
+            elif o == 11:  # SIN
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.sin(a)
+            elif o == 12:  # COS
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.cos(a)
+            elif o == 13:  # TAN
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.tan(a)
+            elif o == 14:  # TANH
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.tanh(a)
+            elif o == 15:  # SIGMOID
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = 0.5 * (np.tanh(0.5 * a) + 1.0)
+            elif o == 16:  # RELU
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = a if a >= 0.0 or a != a else 0.0
+            elif o == 17:  # ABS
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.abs(a)
+            elif o == 18:  # LEAKY_RELU
+                c = fp[i]
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = a if a > 0.0 else a * c
+            elif o == 19:  # ADDS
+                c = fp[i]
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = a + c
+            elif o == 20:  # MULS
+                c = fp[i]
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = a * c
+            elif o == 21:  # RSUBS
+                c = fp[i]
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = c - a
+            elif o == 22:  # RDIVS
+                c = fp[i]
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = c / a
+            elif o == 23:  # POWS
+                c = fp[i]
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = a ** c
+            elif o == 24:  # RPOWS
+                c = fp[i]
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = c ** a
+            elif o == 25:  # CLIP
+                c = fp[i]
+                c2 = fpool[ip[i]]
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = (a if a >= c or a != a else c) if (a if a >= c or a != a else c) <= c2 or (a if a >= c or a != a else c) != (a if a >= c or a != a else c) else c2
+            else:
+                return BAD_OP, i
+        elif o <= 32:
+            upa = np.uint64(voff[ra])
+            upb = np.uint64(voff[rb])
+            if o == 26:  # ADD
+                for j in range(un):
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    val[ulo + j] = a + b
+            elif o == 27:  # SUB
+                for j in range(un):
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    val[ulo + j] = a - b
+            elif o == 28:  # MUL
+                for j in range(un):
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    val[ulo + j] = a * b
+            elif o == 29:  # DIV
+                for j in range(un):
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    val[ulo + j] = a / b
+            elif o == 30:  # POW
+                for j in range(un):
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    val[ulo + j] = a ** b
+            elif o == 31:  # MAXIMUM
+                for j in range(un):
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    val[ulo + j] = a if a >= b or a != a else b
+            elif o == 32:  # MINIMUM
+                for j in range(un):
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    val[ulo + j] = a if a <= b or a != a else b
+            else:
+                return BAD_OP, i
+        else:
+            p = ip[i]
+            pa = voff[ra] if ra >= 0 else 0
+            pb = voff[rb] if rb >= 0 else 0
+            if o == 33:  # WHERE
+                where_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 34:  # VIEW
+                view_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 35:  # RESHAPE
+                reshape_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 36:  # SUM
+                sum_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 37:  # PROD
+                prod_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 38:  # AMAX
+                amax_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 39:  # AMIN
+                amin_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 40:  # MATMUL
+                matmul_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 41:  # CONCAT
+                concat_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 42:  # GATHER
+                gather_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 43:  # SETITEM
+                setitem_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 44:  # SCATTER
+                scatter_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            else:
+                return BAD_OP, i
+    return DONE, -1
+
+
+@njit(cache=True, error_model="numpy")
+def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop):
+    """Forward mode over rows start..stop-1: each row's tangent from its operands' tangents.
+
+    The caller zeroes ``tval``/``flag`` and seeds the input rows; rows none of whose operands
+    carries a tangent are skipped.  Stops at a custom op (Python runs its jvp)."""
+    for i in range(start, stop):
+        w = code[i]
+        o = w & 255
+        if o <= 4:
+            if o == 3:
+                return HIT_CUSTOM, i
+            continue
+        lo = voff[i]
+        n = voff[i + 1] - lo
+        ra = ((w >> 8) & 0xFFFFFFF) - 1
+        rb = (w >> 36) - 1
+        # unsigned offsets: Numba then drops negative-index wraparound checks (~3x faster)
+        ulo = np.uint64(lo)
+        un = np.uint64(n)
+        if o <= 32:
+            ha = flag[ra] != 0
+            hb = rb >= 0 and flag[rb] != 0
+            if not ha and not hb:
+                continue
+            flag[i] = 1
+            upa = np.uint64(voff[ra])
+            upb = np.uint64(voff[rb]) if rb >= 0 else np.uint64(0)
+            if o <= 25:
+                if o == 5:  # NEG
+                    for j in range(un):
+                        t = 0.0
+                        if ha:
+                            t -= tval[upa + j]
+                        tval[ulo + j] = t
+                elif o == 6:  # EXP
+                    for j in range(un):
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (out)
+                        tval[ulo + j] = t
+                elif o == 7:  # LOG
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 / a)
+                        tval[ulo + j] = t
+                elif o == 8:  # LOG1P
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 / (1.0 + a))
+                        tval[ulo + j] = t
+                elif o == 9:  # EXPM1
+                    for j in range(un):
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (out + 1.0)
+                        tval[ulo + j] = t
+                elif o == 10:  # SQRT
+                    for j in range(un):
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (0.5 / out)
+                        tval[ulo + j] = t
+                elif o == 11:  # SIN
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (np.cos(a))
+                        tval[ulo + j] = t
+                elif o == 12:  # COS
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (-np.sin(a))
+                        tval[ulo + j] = t
+                elif o == 13:  # TAN
+                    for j in range(un):
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 + out * out)
+                        tval[ulo + j] = t
+                elif o == 14:  # TANH
+                    for j in range(un):
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 - out * out)
+                        tval[ulo + j] = t
+                elif o == 15:  # SIGMOID
+                    for j in range(un):
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (out * (1.0 - out))
+                        tval[ulo + j] = t
+                elif o == 16:  # RELU
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 if a > 0.0 else 0.0)
+                        tval[ulo + j] = t
+                elif o == 17:  # ABS
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 if a > 0.0 else -1.0 if a < 0.0 else a * 0.0)
+                        tval[ulo + j] = t
+                elif o == 18:  # LEAKY_RELU
+                    c = fp[i]
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 if a > 0.0 else c)
+                        tval[ulo + j] = t
+                elif o == 19:  # ADDS
+                    for j in range(un):
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j]
+                        tval[ulo + j] = t
+                elif o == 20:  # MULS
+                    c = fp[i]
+                    for j in range(un):
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (c)
+                        tval[ulo + j] = t
+                elif o == 21:  # RSUBS
+                    for j in range(un):
+                        t = 0.0
+                        if ha:
+                            t -= tval[upa + j]
+                        tval[ulo + j] = t
+                elif o == 22:  # RDIVS
+                    for j in range(un):
+                        a = val[upa + j]
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (-out / a)
+                        tval[ulo + j] = t
+                elif o == 23:  # POWS
+                    c = fp[i]
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (0.0 if c == 0.0 else c * a ** (c - 1.0))
+                        tval[ulo + j] = t
+                elif o == 24:  # RPOWS
+                    c = fp[i]
+                    for j in range(un):
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (out * np.log(c))
+                        tval[ulo + j] = t
+                elif o == 25:  # CLIP
+                    c = fp[i]
+                    c2 = fpool[ip[i]]
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 if (a >= c) & (a <= c2) else 0.0)
+                        tval[ulo + j] = t
+                else:
+                    return BAD_OP, i
+            else:
+                if o == 26:  # ADD
+                    for j in range(un):
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j]
+                        if hb:
+                            t += tval[upb + j]
+                        tval[ulo + j] = t
+                elif o == 27:  # SUB
+                    for j in range(un):
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j]
+                        if hb:
+                            t -= tval[upb + j]
+                        tval[ulo + j] = t
+                elif o == 28:  # MUL
+                    for j in range(un):
+                        a = val[upa + j]
+                        b = val[upb + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (b)
+                        if hb:
+                            t += tval[upb + j] * (a)
+                        tval[ulo + j] = t
+                elif o == 29:  # DIV
+                    for j in range(un):
+                        b = val[upb + j]
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 / b)
+                        if hb:
+                            t += tval[upb + j] * (-out / b)
+                        tval[ulo + j] = t
+                elif o == 30:  # POW
+                    for j in range(un):
+                        a = val[upa + j]
+                        b = val[upb + j]
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (0.0 if b == 0.0 else b * a ** (b - 1.0))
+                        if hb:
+                            t += tval[upb + j] * (0.0 if (a == 0.0) & (b >= 0.0) else out * np.log(a))
+                        tval[ulo + j] = t
+                elif o == 31:  # MAXIMUM
+                    for j in range(un):
+                        a = val[upa + j]
+                        b = val[upb + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (0.5 if a == b else 1.0 if a > b else 0.0)
+                        if hb:
+                            t += tval[upb + j] * (0.5 if a == b else 0.0 if a > b else 1.0)
+                        tval[ulo + j] = t
+                elif o == 32:  # MINIMUM
+                    for j in range(un):
+                        a = val[upa + j]
+                        b = val[upb + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (0.5 if a == b else 1.0 if a < b else 0.0)
+                        if hb:
+                            t += tval[upb + j] * (0.5 if a == b else 0.0 if a < b else 1.0)
+                        tval[ulo + j] = t
+                else:
+                    return BAD_OP, i
+        else:
+            p = ip[i]
+            if o == 41:  # CONCAT
+                rows = concat_operands(ipool, p)
+                has = False
+                for q in range(rows.shape[0]):
+                    if flag[rows[q]] != 0:
+                        has = True
+            else:
+                has = (ra >= 0 and flag[ra] != 0) or (rb >= 0 and flag[rb] != 0)
+            if not has:
+                continue
+            flag[i] = 1
+            pa = voff[ra] if ra >= 0 else 0
+            pb = voff[rb] if rb >= 0 else 0
+            if o == 33:  # WHERE
+                where_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 34:  # VIEW
+                view_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 35:  # RESHAPE
+                reshape_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 36:  # SUM
+                sum_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 37:  # PROD
+                prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 38:  # AMAX
+                extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 39:  # AMIN
+                extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 40:  # MATMUL
+                for j in range(n):
+                    tval[lo + j] = 0.0
+                if ra >= 0 and flag[ra] != 0:
+                    matmul_forward(tval, val, val, tval, True, lo, n, pa, pb, p, voff, ipool, fpool)
+                if rb >= 0 and flag[rb] != 0:
+                    matmul_forward(val, tval, val, tval, True, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 41:  # CONCAT
+                concat_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 42:  # GATHER
+                gather_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 43:  # SETITEM
+                setitem_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 44:  # SCATTER
+                scatter_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            else:
+                return BAD_OP, i
+    return DONE, -1
+
+
+@njit(cache=True, error_model="numpy")
+def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj, tadj, top, bottom):
+    """Reverse sweep carrying (adjoint, tangent of the adjoint) pairs over a tape whose tangents
+    ``tangent_sweep`` computed: forward-over-reverse, so ``tadj`` of the inputs is H v."""
+    i = top
+    while i >= bottom:
+        s = state[i]
+        if (s & 1) == 0:
+            i -= 1
+            continue
+        w = code[i]
+        o = w & 255
+        if o == 0 or o == 1 or o == 4:
+            i -= 1
+            continue
+        if (s & 2) != 0 or o == 2:
+            return HIT_FREED, i
+        if o == 3:
+            return HIT_CUSTOM, i
+        lo = voff[i]
+        n = voff[i + 1] - lo
+        ra = ((w >> 8) & 0xFFFFFFF) - 1
+        rb = (w >> 36) - 1
+        # unsigned offsets: Numba then drops negative-index wraparound checks (~3x faster)
+        ulo = np.uint64(lo)
+        un = np.uint64(n)
+        ha = ra >= 0 and flag[ra] != 0
+        hb = rb >= 0 and flag[rb] != 0
+        hout = flag[i] != 0
+        if o <= 25:
+            if rg[ra] == 0:
+                i -= 1
+                continue
+            state[ra] |= 1
+            upa = np.uint64(voff[ra])
+            if o == 5:  # NEG
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    d = -1.0
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    tadj[upa + j] += s
+            elif o == 6:  # EXP
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    out = val[ulo + j]
+                    d = out
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if hout:
+                        s += g * tval[ulo + j] * (1.0)
+                    tadj[upa + j] += s
+            elif o == 7:  # LOG
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 / a
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-(1.0 / (a * a)))
+                    tadj[upa + j] += s
+            elif o == 8:  # LOG1P
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 / (1.0 + a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-(1.0 / ((1.0 + a) * (1.0 + a))))
+                    tadj[upa + j] += s
+            elif o == 9:  # EXPM1
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    out = val[ulo + j]
+                    d = out + 1.0
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if hout:
+                        s += g * tval[ulo + j] * (1.0)
+                    tadj[upa + j] += s
+            elif o == 10:  # SQRT
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    out = val[ulo + j]
+                    d = 0.5 / out
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if hout:
+                        s += g * tval[ulo + j] * (-(0.5 / (out * out)))
+                    tadj[upa + j] += s
+            elif o == 11:  # SIN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = np.cos(a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-np.sin(a))
+                    tadj[upa + j] += s
+            elif o == 12:  # COS
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = -np.sin(a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-np.cos(a))
+                    tadj[upa + j] += s
+            elif o == 13:  # TAN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    out = val[ulo + j]
+                    d = 1.0 + out * out
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if hout:
+                        s += g * tval[ulo + j] * (out + out)
+                    tadj[upa + j] += s
+            elif o == 14:  # TANH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    out = val[ulo + j]
+                    d = 1.0 - out * out
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if hout:
+                        s += g * tval[ulo + j] * (-(out + out))
+                    tadj[upa + j] += s
+            elif o == 15:  # SIGMOID
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    out = val[ulo + j]
+                    d = out * (1.0 - out)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if hout:
+                        s += g * tval[ulo + j] * (1.0 - out + out * -1.0)
+                    tadj[upa + j] += s
+            elif o == 16:  # RELU
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 if a > 0.0 else 0.0
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (0.0 if a > 0.0 else 0.0)
+                    tadj[upa + j] += s
+            elif o == 17:  # ABS
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 if a > 0.0 else -1.0 if a < 0.0 else a * 0.0
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    tadj[upa + j] += s
+            elif o == 18:  # LEAKY_RELU
+                c = fp[i]
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 if a > 0.0 else c
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (0.0 if a > 0.0 else 0.0)
+                    tadj[upa + j] += s
+            elif o == 19:  # ADDS
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    d = 1.0
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    tadj[upa + j] += s
+            elif o == 20:  # MULS
+                c = fp[i]
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    d = c
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    tadj[upa + j] += s
+            elif o == 21:  # RSUBS
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    d = -1.0
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    tadj[upa + j] += s
+            elif o == 22:  # RDIVS
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    out = val[ulo + j]
+                    d = -out / a
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-(-out / (a * a)))
+                    if hout:
+                        s += g * tval[ulo + j] * (-1.0 / a)
+                    tadj[upa + j] += s
+            elif o == 23:  # POWS
+                c = fp[i]
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 0.0 if c == 0.0 else c * a ** (c - 1.0)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (0.0 if c == 0.0 else c * ((c - 1.0) * a ** (c - 1.0 - 1.0)))
+                    tadj[upa + j] += s
+            elif o == 24:  # RPOWS
+                c = fp[i]
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    out = val[ulo + j]
+                    d = out * np.log(c)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if hout:
+                        s += g * tval[ulo + j] * (np.log(c))
+                    tadj[upa + j] += s
+            elif o == 25:  # CLIP
+                c = fp[i]
+                c2 = fpool[ip[i]]
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 if (a >= c) & (a <= c2) else 0.0
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (0.0 if (a >= c) & (a <= c2) else 0.0)
+                    tadj[upa + j] += s
+            else:
+                return BAD_OP, i
+        elif o <= 32:
+            upa = np.uint64(voff[ra])
+            upb = np.uint64(voff[rb])
+            ga = rg[ra] != 0
+            gb = rg[rb] != 0
+            if ga:
+                state[ra] |= 1
+            if gb:
+                state[rb] |= 1
+            if o == 26:  # ADD
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    if ga:
+                        d = 1.0
+                        adj[upa + j] += g * d
+                        s = tg * d
+                        tadj[upa + j] += s
+                    if gb:
+                        d = 1.0
+                        adj[upb + j] += g * d
+                        s = tg * d
+                        tadj[upb + j] += s
+            elif o == 27:  # SUB
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    if ga:
+                        d = 1.0
+                        adj[upa + j] += g * d
+                        s = tg * d
+                        tadj[upa + j] += s
+                    if gb:
+                        d = -1.0
+                        adj[upb + j] += g * d
+                        s = tg * d
+                        tadj[upb + j] += s
+            elif o == 28:  # MUL
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    if ga:
+                        d = b
+                        adj[upa + j] += g * d
+                        s = tg * d
+                        if hb:
+                            s += g * tval[upb + j] * (1.0)
+                        tadj[upa + j] += s
+                    if gb:
+                        d = a
+                        adj[upb + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (1.0)
+                        tadj[upb + j] += s
+            elif o == 29:  # DIV
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        d = 1.0 / b
+                        adj[upa + j] += g * d
+                        s = tg * d
+                        if hb:
+                            s += g * tval[upb + j] * (-(1.0 / (b * b)))
+                        tadj[upa + j] += s
+                    if gb:
+                        d = -out / b
+                        adj[upb + j] += g * d
+                        s = tg * d
+                        if hb:
+                            s += g * tval[upb + j] * (-(-out / (b * b)))
+                        if hout:
+                            s += g * tval[ulo + j] * (-1.0 / b)
+                        tadj[upb + j] += s
+            elif o == 30:  # POW
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        d = 0.0 if b == 0.0 else b * a ** (b - 1.0)
+                        adj[upa + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (0.0 if b == 0.0 else b * ((b - 1.0) * a ** (b - 1.0 - 1.0)))
+                        if hb:
+                            s += g * tval[upb + j] * (0.0 if b == 0.0 else a ** (b - 1.0) + b * (a ** (b - 1.0) * np.log(a)))
+                        tadj[upa + j] += s
+                    if gb:
+                        d = 0.0 if (a == 0.0) & (b >= 0.0) else out * np.log(a)
+                        adj[upb + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (0.0 if (a == 0.0) & (b >= 0.0) else out * (1.0 / a))
+                        if hb:
+                            s += g * tval[upb + j] * (0.0 if (a == 0.0) & (b >= 0.0) else 0.0)
+                        if hout:
+                            s += g * tval[ulo + j] * (0.0 if (a == 0.0) & (b >= 0.0) else np.log(a))
+                        tadj[upb + j] += s
+            elif o == 31:  # MAXIMUM
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    if ga:
+                        d = 0.5 if a == b else 1.0 if a > b else 0.0
+                        adj[upa + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (0.0 if a == b else 0.0 if a > b else 0.0)
+                        if hb:
+                            s += g * tval[upb + j] * (0.0 if a == b else 0.0 if a > b else 0.0)
+                        tadj[upa + j] += s
+                    if gb:
+                        d = 0.5 if a == b else 0.0 if a > b else 1.0
+                        adj[upb + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (0.0 if a == b else 0.0 if a > b else 0.0)
+                        if hb:
+                            s += g * tval[upb + j] * (0.0 if a == b else 0.0 if a > b else 0.0)
+                        tadj[upb + j] += s
+            elif o == 32:  # MINIMUM
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    if ga:
+                        d = 0.5 if a == b else 1.0 if a < b else 0.0
+                        adj[upa + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (0.0 if a == b else 0.0 if a < b else 0.0)
+                        if hb:
+                            s += g * tval[upb + j] * (0.0 if a == b else 0.0 if a < b else 0.0)
+                        tadj[upa + j] += s
+                    if gb:
+                        d = 0.5 if a == b else 0.0 if a < b else 1.0
+                        adj[upb + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (0.0 if a == b else 0.0 if a < b else 0.0)
+                        if hb:
+                            s += g * tval[upb + j] * (0.0 if a == b else 0.0 if a < b else 0.0)
+                        tadj[upb + j] += s
+            else:
+                return BAD_OP, i
+        else:
+            p = ip[i]
+            if ra >= 0 and rg[ra] == 0 and (rb < 0 or rg[rb] == 0):
+                i -= 1
+                continue
+            pa = voff[ra] if ra >= 0 else 0
+            pb = voff[rb] if rb >= 0 else 0
+            status = 0
+            if o == 33:  # WHERE
+                status = where_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                where_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+            elif o == 34:  # VIEW
+                status = view_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                view_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+            elif o == 35:  # RESHAPE
+                status = reshape_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                reshape_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+            elif o == 36:  # SUM
+                status = sum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                sum_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+            elif o == 37:  # PROD
+                status = prod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                prod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
+            elif o == 38:  # AMAX
+                status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                extreme_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+            elif o == 39:  # AMIN
+                status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                extreme_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+            elif o == 40:  # MATMUL
+                status = matmul_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                matmul_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                matmul_backward(adj, tval, tval, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+            elif o == 41:  # CONCAT
+                status = concat_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                concat_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+            elif o == 42:  # GATHER
+                status = gather_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                gather_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+            elif o == 43:  # SETITEM
+                status = setitem_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                setitem_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+            elif o == 44:  # SCATTER
+                status = scatter_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                scatter_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+            else:
+                return BAD_OP, i
+            if status != 0:
+                return status, i
+        i -= 1
+    return DONE, -1
+
+
+@njit(cache=True, error_model="numpy")
+def guard_holds(ip, fp, voff, ipool, val, i, lo, n, ra, rb):
+    """A GUARD row: ``ipool[ip[i]]`` is the kind (0 <, 1 <=, 2 >, 3 >=, 4 ==, 5 !=, 6 pin: the
+    value must not change); the row's own value holds the recorded outcome (0/1) or, for a
+    pin, the recorded value.  True when the current values give the recorded outcome."""
+    kind = ipool[ip[i]]
+    pa = voff[ra]
+    pb = voff[rb] if rb >= 0 else 0
+    c = fp[i]
+    for j in range(n):
+        x = val[pa + j]
+        r = val[lo + j]
+        if kind == 6:
+            same = x == r or (x != x and r != r)
+        else:
+            y = val[pb + j] if rb >= 0 else c
+            if kind == 0:
+                hit = x < y
+            elif kind == 1:
+                hit = x <= y
+            elif kind == 2:
+                hit = x > y
+            elif kind == 3:
+                hit = x >= y
+            elif kind == 4:
+                hit = x == y
+            else:
+                hit = x != y
+            same = hit == (r != 0.0)
+        if not same:
+            return False
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def jacobian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top,
+                    out_rows, seeds, in_rows, result):
+    """One reverse sweep per cotangent, all inside one compiled call (reverse-mode Jacobian).
+
+    seeds[r] is a cotangent laid out over the concatenated values of ``out_rows``; the
+    gradient for each of ``in_rows`` (concatenated) goes to result[r].  Returns (status, row)
+    of the first sweep that could not finish (a custom op or freed row) or (DONE, -1)."""
+    end = voff[top + 1]
+    for r in range(seeds.shape[0]):
+        for j in range(end):
+            adj[j] = 0.0
+        for j in range(top + 1):
+            state[j] &= 2
+        k = 0
+        for q in range(out_rows.shape[0]):
+            ro = out_rows[q]
+            lo = voff[ro]
+            for j in range(voff[ro + 1] - lo):
+                adj[lo + j] += seeds[r, k]
+                k += 1
+            state[ro] |= 1
+        status, row = backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
+                                     top, 0, 1)
+        if status != DONE:
+            return status, row
+        k = 0
+        for q in range(in_rows.shape[0]):
+            ri = in_rows[q]
+            lo = voff[ri]
+            reached = (state[ri] & 1) != 0
+            for j in range(voff[ri + 1] - lo):
+                result[r, k] = adj[lo + j] if reached else 0.0
+                k += 1
+    return DONE, -1
+
+
+@njit(cache=True, error_model="numpy")
+def seed_tangents(voff, tval, flag, in_rows, v, top):
+    """Zero the tangents of rows 0..top and lay ``v`` over the input rows."""
+    for j in range(voff[top + 1]):
+        tval[j] = 0.0
+    for j in range(top + 1):
+        flag[j] = 0
+    k = 0
+    for q in range(in_rows.shape[0]):
+        ri = in_rows[q]
+        lo = voff[ri]
+        for j in range(voff[ri + 1] - lo):
+            tval[lo + j] += v[k]
+            k += 1
+        flag[ri] = 1
+
+
+@njit(cache=True, error_model="numpy")
+def jvp_sweeps(code, ip, fp, voff, ipool, fpool, val, tval, flag, top, in_rows, tangents,
+               out_rows, result):
+    """One tangent sweep per row of ``tangents`` (laid over the concatenated values of
+    ``in_rows``); result[r] gets the tangents of ``out_rows`` (forward-mode Jacobian)."""
+    start = in_rows.min() if in_rows.shape[0] else top + 1
+    for r in range(tangents.shape[0]):
+        seed_tangents(voff, tval, flag, in_rows, tangents[r], top)
+        status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag,
+                                    start, top + 1)
+        if status != DONE:
+            return status, row
+        k = 0
+        for q in range(out_rows.shape[0]):
+            ro = out_rows[q]
+            lo = voff[ro]
+            has = flag[ro] != 0
+            for j in range(voff[ro + 1] - lo):
+                result[r, k] = tval[lo + j] if has else 0.0
+                k += 1
+    return DONE, -1
+
+
+@njit(cache=True, error_model="numpy")
+def hessian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj, tadj,
+                   top, out_row, in_rows, tangents, result):
+    """Hessian-vector products of the scalar ``out_row`` for every row of ``tangents``: a
+    tangent sweep, then a reverse sweep over (adjoint, tangent) pairs, per direction."""
+    start = in_rows.min() if in_rows.shape[0] else top + 1
+    end = voff[top + 1]
+    for r in range(tangents.shape[0]):
+        seed_tangents(voff, tval, flag, in_rows, tangents[r], top)
+        status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag,
+                                    start, top + 1)
+        if status != DONE:
+            return status, row
+        for j in range(end):
+            adj[j] = 0.0
+            tadj[j] = 0.0
+        for j in range(top + 1):
+            state[j] &= 2
+        adj[voff[out_row]] = 1.0
+        state[out_row] |= 1
+        status, row = hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag,
+                                adj, tadj, top, 0)
+        if status != DONE:
+            return status, row
+        k = 0
+        for q in range(in_rows.shape[0]):
+            ri = in_rows[q]
+            lo = voff[ri]
+            reached = (state[ri] & 1) != 0
+            for j in range(voff[ri + 1] - lo):
+                result[r, k] = tadj[lo + j] if reached else 0.0
+                k += 1
+    return DONE, -1
+
+
+@njit(cache=True, error_model="numpy")
+def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_row, x, g):
+    """One replay: x -> val[:x.size] (the input LEAF rows), forward sweep, backward sweep from
+    the scalar ``out_row``; the gradient of the first g.size input values goes to g."""
+    for j in range(x.shape[0]):
+        val[j] = x[j]
+    status, row = forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows)
+    if status != DONE:
+        return status, row
+    end = max(voff[out_row + 1], g.shape[0])
+    for j in range(end):
+        adj[j] = 0.0
+    for j in range(out_row + 1):
+        state[j] = 0
+    adj[voff[out_row]] = 1.0
+    state[out_row] = 1
+    status, row = backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
+                                 out_row, 0, 1)
+    if status != DONE:
+        return status, row
+    for j in range(g.shape[0]):
+        g[j] = adj[j]
+    return DONE, -1
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def grad_batch(code, ip, fp, voff, rg, ipool, fpool, val0, nrows, out_row, X, G, values,
+               fails, nthreads):
+    """grad_into for every row of X, in parallel over the batch (never over the tape): each
+    worker owns a value/adjoint/state buffer.  fails[b] is -1 or the row that stopped item b."""
+    nb = X.shape[0]
+    nt = max(1, min(nb, nthreads))
+    for c in prange(nt):
+        b0 = c * nb // nt
+        b1 = (c + 1) * nb // nt
+        val = val0.copy()
+        adj = np.zeros(val0.shape[0])
+        state = np.zeros(code.shape[0], np.int8)
+        for b in range(b0, b1):
+            status, row = grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
+                                    nrows, out_row, X[b], G[b])
+            fails[b] = -1 if status == DONE else row
+            values[b] = val[voff[out_row]]
+
+
+@njit(cache=True, error_model="numpy")
+def replay_grad(arrays, x):
+    """Gradient of a trace at the flat input ``x``, callable from user ``@njit`` code.
+
+    ``arrays`` is ``tr.njit_grad[1]``; raises RetraceRequired when a guard fails (the trace's
+    Python side names the source line: call ``tr.grad`` there)."""
+    code, ip, fp, voff, rg, state, ipool, fpool, val, adj, meta = arrays
+    g = np.empty(meta[2])
+    status, row = grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
+                            meta[0], meta[1], x, g)
+    if status == GUARD_FAILED:
+        raise RetraceRequired("tapegrad replay_grad: the input takes another branch than the "
+                              "recorded one; call tr.grad(x) from Python to see where")
+    if status != DONE:
+        raise RuntimeError("tapegrad replay_grad: the trace holds a row that cannot be replayed")
+    return g

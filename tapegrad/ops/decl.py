@@ -1,0 +1,68 @@
+"""The kinds of op declaration: internal rows, elementwise formulas, structural kernels."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Union
+
+@dataclass(frozen=True)
+class Internal:
+    """A row kind the sweeps treat specially (leaves, constants, custom ops, guards)."""
+    name: str
+    graph: str = ""
+    family: str = "internal"
+
+
+@dataclass(frozen=True)
+class Elementwise:
+    """``out = fwd(a[, b][, c, c2])`` element by element on equal shapes.
+
+    ``d`` holds the partial derivative of ``out`` with respect to each operand, as formulas;
+    the VJP is ``g * d``, the JVP ``sum(t * d)``, the second-order sweep differentiates ``d``
+    once more (symbolically, at generation time) and create_graph evaluates ``d`` on Tensors.
+    """
+    name: str
+    fwd: str
+    d: tuple
+    params: int = 0                 # scalar parameters: c = fp[row]; c2 = fpool[ip[row]]
+    graph: str = ""                 # grad_fn name, e.g. "ExpBackward0"
+    numpy: tuple = ()               # NumPy / Tensor names this op serves
+    domain: tuple = (-2.0, 2.0)     # test inputs are drawn from here
+    kinks: tuple = ()               # test inputs keep clear of these points
+    family: str = "elementwise"
+
+    @property
+    def arity(self) -> int:
+        return len(self.d)
+
+
+@dataclass(frozen=True)
+class Structural:
+    """An op with hand-written kernels (reductions, shape, indexing, linear algebra).
+
+    Kernels are plain functions whose source the generator copies into the generated module:
+    ``forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool)`` writes the value (A, B
+    hold operands a and b, V the recorded values, D the destination; ``acc`` adds instead);
+    ``backward(G, A, B, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)``
+    adds the operands' adjoints into D (returns 0, or a status for Python to act on).
+    ``tangent`` / ``backward_tangent`` are "linear" (the op is linear in its operands: apply
+    ``forward`` to tangents, ``backward`` to tangent adjoints), "bilinear" (matmul: one term
+    per operand) or kernels of their own.  ``vjp(rows, r, g)`` and ``jvp(rows, r, tangent)``
+    are the same rules on Tensors, for create_graph and nested forward mode.
+    """
+    name: str
+    forward: Callable
+    backward: Callable
+    vjp: Callable
+    jvp: Callable
+    tangent: Union[str, Callable] = "linear"
+    backward_tangent: Union[str, Callable] = "linear"
+    helpers: tuple = ()             # njit helpers the kernels call (copied too)
+    operands: Union[Callable, None] = None   # kernel listing the rows read, when not a / b
+    graph: str = ""
+    numpy: tuple = ()
+    domain: tuple = (-2.0, 2.0)
+    family: str = "structural"
+
+
+Op = Union[Internal, Elementwise, Structural]
+

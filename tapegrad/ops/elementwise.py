@@ -1,0 +1,54 @@
+"""Elementwise ops: one line of formulas each (see ``formula.py`` for the language).
+
+``fwd`` is the value, ``d`` the partial derivative of ``out`` with respect to each operand.
+Kinks pick one side (``relu'(0) = 0``, ``abs'(0) = 0``); ties of maximum / minimum split the
+gradient evenly, at every order, because every order evaluates these same formulas.
+"""
+from .decl import Elementwise as E
+
+OPS = (
+    # ---- one operand ----
+    E("NEG", "-a", ("-1.0",), numpy=("negative", "__neg__")),
+    E("EXP", "exp(a)", ("out",), numpy=("exp",)),
+    E("LOG", "log(a)", ("1.0 / a",), numpy=("log",), domain=(0.2, 3.0)),
+    E("LOG1P", "log1p(a)", ("1.0 / (1.0 + a)",), graph="Log1pBackward0", numpy=("log1p",),
+      domain=(-0.7, 2.0)),
+    E("EXPM1", "expm1(a)", ("out + 1.0",), numpy=("expm1",)),
+    E("SQRT", "sqrt(a)", ("0.5 / out",), numpy=("sqrt",), domain=(0.2, 3.0)),
+    E("SIN", "sin(a)", ("cos(a)",), numpy=("sin",)),
+    E("COS", "cos(a)", ("-sin(a)",), numpy=("cos",)),
+    E("TAN", "tan(a)", ("1.0 + out * out",), numpy=("tan",), domain=(-1.2, 1.2)),
+    E("TANH", "tanh(a)", ("1.0 - out * out",), numpy=("tanh",)),
+    E("SIGMOID", "0.5 * (tanh(0.5 * a) + 1.0)", ("out * (1.0 - out)",),
+      numpy=("scipy.special.expit",)),
+    E("RELU", "maximum(a, 0.0)", ("where(a > 0.0, 1.0, 0.0)",), kinks=(0.0,)),
+    E("ABS", "abs(a)", ("sign(a)",), numpy=("absolute", "abs", "__abs__"),
+      kinks=(0.0,)),
+    # ---- one operand and scalar parameters c (and c2) ----
+    E("LEAKY_RELU", "where(a > 0.0, a, a * c)", ("where(a > 0.0, 1.0, c)",), params=1,
+      kinks=(0.0,)),
+    E("ADDS", "a + c", ("1.0",), params=1, graph="AddBackward0"),
+    E("MULS", "a * c", ("c",), params=1, graph="MulBackward0"),
+    E("RSUBS", "c - a", ("-1.0",), params=1, graph="RsubBackward0"),
+    E("RDIVS", "c / a", ("-out / a",), params=1, graph="DivBackward0", domain=(0.3, 2.0)),
+    E("POWS", "a ** c", ("where(c == 0.0, 0.0, c * a ** (c - 1.0))",), params=1,
+      graph="PowBackward0", domain=(0.3, 2.0)),
+    E("RPOWS", "c ** a", ("out * log(c)",), params=1, graph="PowBackward0"),
+    E("CLIP", "minimum(maximum(a, c), c2)", ("where((a >= c) & (a <= c2), 1.0, 0.0)",),
+      params=2, graph="ClampBackward0", numpy=("clip",), kinks=(-0.5, 0.5)),
+    # ---- two operands (broadcasting is an explicit VIEW row before them) ----
+    E("ADD", "a + b", ("1.0", "1.0"), numpy=("add", "__add__")),
+    E("SUB", "a - b", ("1.0", "-1.0"), numpy=("subtract", "__sub__")),
+    E("MUL", "a * b", ("b", "a"), numpy=("multiply", "__mul__")),
+    E("DIV", "a / b", ("1.0 / b", "-out / b"), numpy=("divide", "true_divide", "__truediv__"),
+      domain=(0.3, 2.0)),
+    E("POW", "a ** b", ("where(b == 0.0, 0.0, b * a ** (b - 1.0))",
+                        "where((a == 0.0) & (b >= 0.0), 0.0, out * log(a))"),
+      numpy=("power", "__pow__"), domain=(0.3, 2.0)),
+    E("MAXIMUM", "maximum(a, b)", ("where(a == b, 0.5, where(a > b, 1.0, 0.0))",
+                                   "where(a == b, 0.5, where(a > b, 0.0, 1.0))"),
+      numpy=("maximum",)),
+    E("MINIMUM", "minimum(a, b)", ("where(a == b, 0.5, where(a < b, 1.0, 0.0))",
+                                   "where(a == b, 0.5, where(a < b, 0.0, 1.0))"),
+      numpy=("minimum",)),
+)

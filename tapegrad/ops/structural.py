@@ -1,0 +1,783 @@
+"""Structural ops: reductions, shape, indexing and linear algebra, each declared once.
+
+Kernels are plain functions; the generator copies their source into the generated kernel
+module (so Numba's cache, keyed on that file, sees them) and calls them from every sweep.
+Argument conventions (see ``decl.Structural``):
+
+    forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool)
+    backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+
+``lo``/``n``: the row's value offset and size; ``pa``/``pb``: the operands' offsets; ``p``:
+the start of the row's integer parameters in ``ipool``.  ``kind`` is 0 in a plain backward
+(a large matmul may hand itself to NumPy's BLAS) and 1 inside higher-order sweeps.
+
+The Tensor-level rules ``vjp(rows, r, g)`` and ``jvp(rows, r, tangent)`` receive ``rows``, a
+view of the tape with differentiable ops (``rows.ops``); see ``autograd/rows.py``.
+"""
+import numpy as np
+
+from .decl import Structural
+
+HIT_MATMUL = 4        # status: a large matmul for NumPy's BLAS (kept equal in the sweeps)
+SMALL_MATMUL = 1 << 16
+
+
+# ---- helpers the kernels call ----------------------------------------------------------------------
+
+def strided_offsets(ipool, p, ndim, base):
+    """Flat offsets base + sum(idx[d] * stride[d]) for every multi-index idx (C order) of the
+    shape ipool[p:p+ndim] with strides ipool[p+ndim:p+2*ndim]."""
+    n = 1
+    for d in range(ndim):
+        n *= ipool[p + d]
+    out = np.empty(n, np.int64)
+    if n == 0:
+        return out
+    idx = np.zeros(max(ndim, 1), np.int64)
+    cur = base
+    for j in range(n):
+        out[j] = cur
+        d = ndim - 1
+        while d >= 0:
+            idx[d] += 1
+            cur += ipool[p + ndim + d]
+            if idx[d] < ipool[p + d]:
+                break
+            cur -= ipool[p + ndim + d] * idx[d]
+            idx[d] = 0
+            d -= 1
+    return out
+
+
+def pairwise_sum(val, s, n):
+    """NumPy's pairwise summation of val[s:s+n] (same blocking, same order)."""
+    if n < 8:
+        res = -0.0
+        for i in range(n):
+            res += val[s + i]
+        return res
+    if n <= 128:
+        r0 = val[s]
+        r1 = val[s + 1]
+        r2 = val[s + 2]
+        r3 = val[s + 3]
+        r4 = val[s + 4]
+        r5 = val[s + 5]
+        r6 = val[s + 6]
+        r7 = val[s + 7]
+        i = 8
+        while i < n - (n % 8):
+            r0 += val[s + i]
+            r1 += val[s + i + 1]
+            r2 += val[s + i + 2]
+            r3 += val[s + i + 3]
+            r4 += val[s + i + 4]
+            r5 += val[s + i + 5]
+            r6 += val[s + i + 6]
+            r7 += val[s + i + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += val[s + i]
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return pairwise_sum(val, s, n2) + pairwise_sum(val, s + n2, n - n2)
+
+
+def reduce_groups(V, pa, lo, n, offs, m):
+    """Per output q of a product reduction: zero count, product of the non-zeros, first and
+    second zero position, sum of t/x over non-zeros is left to the caller."""
+    zc = np.zeros(n, np.int64)
+    pnz = np.ones(n)
+    z1 = np.full(n, -1, np.int64)
+    z2 = np.full(n, -1, np.int64)
+    for j in range(m):
+        q = offs[j]
+        x = V[pa + j]
+        if x == 0.0:
+            if zc[q] == 0:
+                z1[q] = j
+            elif zc[q] == 1:
+                z2[q] = j
+            zc[q] += 1
+        else:
+            pnz[q] *= x
+    return zc, pnz, z1, z2
+
+
+# ---- shape -----------------------------------------------------------------------------------------
+# VIEW: ndim, shape[ndim], strides[ndim], base (out[idx] = a[base + sum(idx * stride)])
+
+def view_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
+    for j in range(n):
+        D[lo + j] = A[pa + offs[j]]
+
+
+def view_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
+    state[ra] |= 1
+    for j in range(n):
+        D[pa + offs[j]] += G[lo + j]
+    return 0
+
+
+def _view_offsets(rows, r):
+    nd = rows.ints(r, 0, 1)[0]
+    shape = rows.ints(r, 1, nd)
+    strides = rows.ints(r, 1 + nd, nd)
+    base = rows.ints(r, 1 + 2 * nd, 1)[0]
+    return rows.strided(shape, strides, base)
+
+
+def view_vjp(rows, r, g):
+    ra, _ = rows.operands(r)
+    return [(ra, rows.ops.scatter_add(g, _view_offsets(rows, r), rows.shape(ra)))]
+
+
+def view_jvp(rows, r, tangent):
+    ra, _ = rows.operands(r)
+    ta = tangent(ra)
+    offs = _view_offsets(rows, r)
+    return None if ta is None else rows.ops.gather_flat(ta, offs, offs.shape)
+
+
+# RESHAPE: no parameters (same flat order)
+
+def reshape_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    for j in range(n):
+        D[lo + j] = A[pa + j]
+
+
+def reshape_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                     kind):
+    state[ra] |= 1
+    for j in range(n):
+        D[pa + j] += G[lo + j]
+    return 0
+
+
+def reshape_vjp(rows, r, g):
+    ra, _ = rows.operands(r)
+    return [(ra, rows.ops.reshape(g, rows.shape(ra)))]
+
+
+def reshape_jvp(rows, r, tangent):
+    ra, _ = rows.operands(r)
+    ta = tangent(ra)
+    return None if ta is None else rows.ops.reshape(ta, rows.shape(r))
+
+
+# CONCAT: outer, inner, k, rows[k], lens[k] (operands are listed in ipool; a = b = -1)
+
+def concat_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    outer = ipool[p]
+    inner = ipool[p + 1]
+    k = ipool[p + 2]
+    width = 0
+    for t in range(k):
+        width += ipool[p + 3 + k + t] * inner
+    start = 0
+    for t in range(k):
+        pr = voff[ipool[p + 3 + t]]
+        wd = ipool[p + 3 + k + t] * inner
+        for u in range(outer):
+            for v in range(wd):
+                D[lo + u * width + start + v] = A[pr + u * wd + v]
+        start += wd
+
+
+def concat_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                    kind):
+    outer = ipool[p]
+    inner = ipool[p + 1]
+    k = ipool[p + 2]
+    width = 0
+    for t in range(k):
+        width += ipool[p + 3 + k + t] * inner
+    start = 0
+    for t in range(k):
+        r = ipool[p + 3 + t]
+        wd = ipool[p + 3 + k + t] * inner
+        if rg[r] != 0:
+            state[r] |= 1
+            pr = voff[r]
+            for u in range(outer):
+                for v in range(wd):
+                    D[pr + u * wd + v] += G[lo + u * width + start + v]
+        start += wd
+    return 0
+
+
+def concat_operands(ipool, p):
+    """The rows CONCAT reads (listed in its parameters)."""
+    k = ipool[p + 2]
+    return ipool[p + 3:p + 3 + k]
+
+
+def _concat_params(rows, r):
+    outer, inner, k = rows.ints(r, 0, 3)
+    return outer, inner, rows.ints(r, 3, k), rows.ints(r, 3 + k, k)
+
+
+def concat_vjp(rows, r, g):
+    O = rows.ops
+    outer, inner, ins, lens = _concat_params(rows, r)
+    G = O.reshape(g, (outer, sum(lens) * inner))
+    out, start = [], 0
+    for row, ln in zip(ins, lens):
+        w = ln * inner
+        if rows.rg(row):
+            piece = O.getitem(G, (slice(None), slice(start, start + w)))
+            out.append((row, O.reshape(piece, rows.shape(row))))
+        start += w
+    return out
+
+
+def concat_jvp(rows, r, tangent):
+    O = rows.ops
+    outer, inner, ins, lens = _concat_params(rows, r)
+    parts = [tangent(row) for row in ins]
+    if all(t is None for t in parts):
+        return None
+    parts = [O.reshape(rows.zeros(rows.shape(row)) if t is None else t, (outer, ln * inner))
+             for t, row, ln in zip(parts, ins, lens)]
+    return O.reshape(O.concatenate(parts, axis=1), rows.shape(r))
+
+
+# ---- reductions: ndim, in_shape[ndim], out_strides[ndim] (0 on reduced axes) -----------------------
+
+def sum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    # NumPy adds pairwise over the innermost reduced run: follow it, so a replay matches
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    m = offs.shape[0]
+    run = 1
+    d = nd - 1
+    while d >= 0:
+        s = ipool[p + 1 + d]
+        if s != 1:
+            if ipool[p + 1 + nd + d] != 0:
+                break
+            run *= s
+        d -= 1
+    for j in range(n):
+        D[lo + j] = 0.0
+    if run > 0:
+        for j in range(0, m, run):
+            D[lo + offs[j]] += pairwise_sum(A, pa + j, run)
+
+
+def sum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    state[ra] |= 1
+    for j in range(offs.shape[0]):
+        D[pa + j] += G[lo + offs[j]]
+    return 0
+
+
+def sum_vjp(rows, r, g):
+    ra, _ = rows.operands(r)
+    in_shape, offs = rows.reduce_offsets(r)
+    return [(ra, rows.ops.gather_flat(g, offs, in_shape))]
+
+
+def sum_jvp(rows, r, tangent):
+    ra, _ = rows.operands(r)
+    ta = tangent(ra)
+    if ta is None:
+        return None
+    _, offs = rows.reduce_offsets(r)
+    return rows.ops.scatter_add(ta, offs, rows.shape(r))
+
+
+def prod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    for j in range(n):
+        D[lo + j] = 1.0
+    for j in range(offs.shape[0]):
+        D[lo + offs[j]] *= A[pa + j]
+
+
+def prod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
+    # exact with zeros: d out / d x_j is the product of the other entries
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    m = offs.shape[0]
+    zc, pnz, z1, z2 = reduce_groups(V, pa, lo, n, offs, m)
+    state[ra] |= 1
+    for j in range(m):
+        q = offs[j]
+        x = V[pa + j]
+        if zc[q] == 0:
+            D[pa + j] += G[lo + q] * pnz[q] / x
+        elif zc[q] == 1 and x == 0.0:
+            D[pa + j] += G[lo + q] * pnz[q]
+    return 0
+
+
+def prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
+    """sum_j t_j * prod_{k != j} x_k per group, exact with zeros."""
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    m = offs.shape[0]
+    zc, pnz, z1, z2 = reduce_groups(val, pa, lo, n, offs, m)
+    for q in range(n):
+        tval[lo + q] = 0.0
+    for j in range(m):
+        q = offs[j]
+        x = val[pa + j]
+        t = tval[pa + j]
+        if zc[q] == 0:
+            tval[lo + q] += t * pnz[q] / x
+        elif zc[q] == 1 and x == 0.0:
+            tval[lo + q] += t * pnz[q]
+
+
+def prod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state,
+                          ipool, fpool):
+    """Tangent of prod_backward: tadj_j += tg * P_-j + g * sum_{k != j} t_k P_-jk."""
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    m = offs.shape[0]
+    zc, pnz, z1, z2 = reduce_groups(val, pa, lo, n, offs, m)
+    st = np.zeros(n)            # sum of t_k / x_k over non-zero x_k, per group
+    for j in range(m):
+        x = val[pa + j]
+        if x != 0.0:
+            st[offs[j]] += tval[pa + j] / x
+    state[ra] |= 1
+    for j in range(m):
+        q = offs[j]
+        x = val[pa + j]
+        t = tval[pa + j]
+        g = adj[lo + q]
+        tg = tadj[lo + q]
+        if zc[q] == 0:
+            pj = pnz[q] / x
+            tadj[pa + j] += tg * pj + g * pj * (st[q] - t / x)
+        elif zc[q] == 1:
+            if x == 0.0:
+                tadj[pa + j] += tg * pnz[q] + g * pnz[q] * st[q]
+            else:
+                tadj[pa + j] += g * tval[pa + z1[q]] * pnz[q] / x
+        elif zc[q] == 2 and x == 0.0:
+            other = z2[q] if z1[q] == j else z1[q]
+            tadj[pa + j] += g * tval[pa + other] * pnz[q]
+
+
+def _exclusive_products(rows, r, a):
+    """P[j] = product of the other entries of j's group, as a differentiable Tensor (built
+    from a masked product of repeated rows, so it is exact at zeros, at every order)."""
+    O = rows.ops
+    in_shape, offs = rows.reduce_offsets(r)
+    size = offs.size
+    nout = max(int(np.prod(rows.shape(r), dtype=np.int64)), 1)
+    m = size // nout if nout else 0
+    order = np.argsort(offs, kind="stable")
+    grouped = O.gather_flat(a, order, (nout, m))
+    rep = O.broadcast_to(O.reshape(grouped, (nout, 1, m)), (nout, m, m))
+    mask = np.broadcast_to(np.eye(m, dtype=bool), (nout, m, m))
+    excl = O.prod(O.where(mask, 1.0, rep), axis=2)           # (nout, m)
+    inverse = np.empty(size, np.int64)
+    inverse[order] = np.arange(size)
+    return O.gather_flat(excl, inverse, in_shape), offs, in_shape
+
+
+def prod_vjp(rows, r, g):
+    ra, _ = rows.operands(r)
+    excl, offs, in_shape = _exclusive_products(rows, r, rows.tensor(ra))
+    return [(ra, rows.ops.gather_flat(g, offs, in_shape) * excl)]
+
+
+def prod_jvp(rows, r, tangent):
+    ra, _ = rows.operands(r)
+    ta = tangent(ra)
+    if ta is None:
+        return None
+    excl, offs, _ = _exclusive_products(rows, r, rows.tensor(ra))
+    return rows.ops.scatter_add(ta * excl, offs, rows.shape(r))
+
+
+def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    seen = np.zeros(n, np.bool_)
+    for j in range(offs.shape[0]):   # NaN propagates
+        q = offs[j]
+        x = A[pa + j]
+        if not seen[q]:
+            seen[q] = True
+            D[lo + q] = x
+            continue
+        cur = D[lo + q]
+        if cur == cur and (x != x or x > cur):
+            D[lo + q] = x
+
+
+def amin_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    seen = np.zeros(n, np.bool_)
+    for j in range(offs.shape[0]):   # NaN propagates
+        q = offs[j]
+        x = A[pa + j]
+        if not seen[q]:
+            seen[q] = True
+            D[lo + q] = x
+            continue
+        cur = D[lo + q]
+        if cur == cur and (x != x or x < cur):
+            D[lo + q] = x
+
+
+def extreme_weights(V, pa, lo, n, offs):
+    """Each entry's share of its group's gradient: ties split it evenly."""
+    m = offs.shape[0]
+    cnt = np.zeros(n)
+    for j in range(m):
+        if V[pa + j] == V[lo + offs[j]]:
+            cnt[offs[j]] += 1.0
+    w = np.zeros(m)
+    for j in range(m):
+        q = offs[j]
+        if V[pa + j] == V[lo + q]:
+            w[j] = 1.0 / cnt[q]
+    return w
+
+
+def extreme_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                     kind):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    w = extreme_weights(V, pa, lo, n, offs)
+    state[ra] |= 1
+    for j in range(offs.shape[0]):
+        D[pa + j] += G[lo + offs[j]] * w[j]
+    return 0
+
+
+def extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, 0)
+    w = extreme_weights(val, pa, lo, n, offs)
+    for q in range(n):
+        tval[lo + q] = 0.0
+    for j in range(offs.shape[0]):
+        tval[lo + offs[j]] += tval[pa + j] * w[j]
+
+
+def _extreme_weights(rows, r):
+    ra, _ = rows.operands(r)
+    in_shape, offs = rows.reduce_offsets(r)
+    av = rows.value(ra)
+    ov = rows.value(r)
+    hit = (av == ov[offs]).astype(np.float64)
+    count = np.zeros(ov.size)
+    np.add.at(count, offs, hit)
+    w = hit / np.where(count[offs] > 0, count[offs], 1.0)
+    return rows.const(w.reshape(in_shape)), offs, in_shape
+
+
+def extreme_vjp(rows, r, g):
+    ra, _ = rows.operands(r)
+    w, offs, in_shape = _extreme_weights(rows, r)
+    return [(ra, rows.ops.gather_flat(g, offs, in_shape) * w)]
+
+
+def extreme_jvp(rows, r, tangent):
+    ra, _ = rows.operands(r)
+    ta = tangent(ra)
+    if ta is None:
+        return None
+    w, offs, _ = _extreme_weights(rows, r)
+    return rows.ops.scatter_add(ta * w, offs, rows.shape(r))
+
+
+# ---- elementwise choice: ipool[p] is the row of the 0/1 condition -----------------------------------
+
+def where_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    cond = voff[ipool[p]]
+    for j in range(n):
+        D[lo + j] = (A[pa + j] if V[cond + j] != 0.0 else B[pb + j])
+
+
+def where_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                   kind):
+    cond = voff[ipool[p]]
+    ga = rg[ra] != 0
+    gb = rg[rb] != 0
+    if ga:
+        state[ra] |= 1
+    if gb:
+        state[rb] |= 1
+    for j in range(n):
+        if V[cond + j] != 0.0:
+            if ga:
+                D[pa + j] += G[lo + j]
+        elif gb:
+            D[pb + j] += G[lo + j]
+    return 0
+
+
+def _where_cond(rows, r, shape):
+    return rows.value(rows.ints(r, 0, 1)[0]).reshape(shape) != 0.0
+
+
+def where_vjp(rows, r, g):
+    ra, rb = rows.operands(r)
+    cond = _where_cond(rows, r, g.shape)
+    O = rows.ops
+    return [(ra, O.where(cond, g, 0.0)), (rb, O.where(cond, 0.0, g))]
+
+
+def where_jvp(rows, r, tangent):
+    ra, rb = rows.operands(r)
+    ta, tb = tangent(ra), tangent(rb)
+    if ta is None and tb is None:
+        return None
+    shape = rows.shape(r)
+    return rows.ops.where(_where_cond(rows, r, shape), 0.0 if ta is None else ta,
+                          0.0 if tb is None else tb)
+
+
+# ---- indexing: m, idx[m] (flat indices into the operand, or into the output for SCATTER) -------------
+
+def gather_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    for j in range(n):
+        D[lo + j] = A[pa + ipool[p + 1 + j]]
+
+
+def gather_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                    kind):
+    state[ra] |= 1
+    for j in range(n):       # repeated indices accumulate
+        D[pa + ipool[p + 1 + j]] += G[lo + j]
+    return 0
+
+
+def _index(rows, r):
+    m = rows.ints(r, 0, 1)[0]
+    return np.asarray(rows.ints(r, 1, m), np.int64)
+
+
+def gather_vjp(rows, r, g):
+    ra, _ = rows.operands(r)
+    return [(ra, rows.ops.scatter_add(g, _index(rows, r), rows.shape(ra)))]
+
+
+def gather_jvp(rows, r, tangent):
+    ra, _ = rows.operands(r)
+    ta = tangent(ra)
+    return None if ta is None else rows.ops.gather_flat(ta, _index(rows, r), rows.shape(r))
+
+
+def scatter_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    m = ipool[p]
+    for j in range(n):
+        D[lo + j] = 0.0
+    for j in range(m):
+        D[lo + ipool[p + 1 + j]] += A[pa + j]
+
+
+def scatter_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                     kind):
+    m = ipool[p]
+    state[ra] |= 1
+    for j in range(m):
+        D[pa + j] += G[lo + ipool[p + 1 + j]]
+    return 0
+
+
+def scatter_vjp(rows, r, g):
+    ra, _ = rows.operands(r)
+    return [(ra, rows.ops.gather_flat(g, _index(rows, r), rows.shape(ra)))]
+
+
+def scatter_jvp(rows, r, tangent):
+    ra, _ = rows.operands(r)
+    ta = tangent(ra)
+    return None if ta is None else rows.ops.scatter_add(ta, _index(rows, r), rows.shape(r))
+
+
+# SETITEM: out = a; out[idx[j]] = b[j] in order, so with repeated indices the last write wins
+
+def setitem_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    m = ipool[p]
+    for j in range(n):
+        D[lo + j] = A[pa + j]
+    for j in range(m):
+        D[lo + ipool[p + 1 + j]] = B[pb + j]
+
+
+def setitem_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                     kind):
+    m = ipool[p]
+    written = np.zeros(n, np.bool_)
+    if rg[rb] != 0:
+        state[rb] |= 1
+    for j in range(m - 1, -1, -1):     # the last write of each position takes its gradient
+        q = ipool[p + 1 + j]
+        if not written[q]:
+            written[q] = True
+            if rg[rb] != 0:
+                D[pb + j] += G[lo + q]
+    if rg[ra] != 0:
+        state[ra] |= 1
+        for j in range(n):
+            if not written[j]:
+                D[pa + j] += G[lo + j]
+    return 0
+
+
+def _setitem_masks(rows, r, size):
+    idx = _index(rows, r)
+    last = np.zeros(idx.size)
+    written = np.zeros(size, bool)
+    for j in range(idx.size - 1, -1, -1):
+        if not written[idx[j]]:
+            written[idx[j]] = True
+            last[j] = 1.0
+    return idx, last, (~written).astype(np.float64)
+
+
+def setitem_vjp(rows, r, g):
+    ra, rb = rows.operands(r)
+    idx, last, keep = _setitem_masks(rows, r, g.size)
+    O = rows.ops
+    gb = O.gather_flat(g, idx, rows.shape(rb)) * rows.const(last.reshape(rows.shape(rb)))
+    return [(ra, g * rows.const(keep.reshape(g.shape))), (rb, gb)]
+
+
+def setitem_jvp(rows, r, tangent):
+    ra, rb = rows.operands(r)
+    ta, tb = tangent(ra), tangent(rb)
+    if ta is None and tb is None:
+        return None
+    shape = rows.shape(r)
+    size = int(np.prod(shape, dtype=np.int64))
+    idx, last, keep = _setitem_masks(rows, r, size)
+    O = rows.ops
+    out = None if ta is None else ta * rows.const(keep.reshape(shape))
+    if tb is not None:
+        put = O.scatter_add(tb * rows.const(last.reshape(rows.shape(rb))), idx, shape)
+        out = put if out is None else out + put
+    return out
+
+
+# ---- linear algebra ---------------------------------------------------------------------------------
+# MATMUL: batch, m, k, n (operands contiguous (batch, m, k) and (batch, k, n))
+
+def matmul_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    nb = ipool[p]
+    mm = ipool[p + 1]
+    kk = ipool[p + 2]
+    nn = ipool[p + 3]
+    if not acc:
+        for j in range(n):
+            D[lo + j] = 0.0
+    for t in range(nb):
+        a0 = pa + t * mm * kk
+        b0 = pb + t * kk * nn
+        c0 = lo + t * mm * nn
+        for u in range(mm):
+            for q in range(kk):
+                x = A[a0 + u * kk + q]
+                for v in range(nn):
+                    D[c0 + u * nn + v] += x * B[b0 + q * nn + v]
+
+
+def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                    kind):
+    nb = ipool[p]
+    mm = ipool[p + 1]
+    kk = ipool[p + 2]
+    nn = ipool[p + 3]
+    if kind == 0 and nb * mm * kk * nn > SMALL_MATMUL:
+        return HIT_MATMUL    # the caller runs it through NumPy's BLAS
+    for t in range(nb):
+        a0 = pa + t * mm * kk
+        b0 = pb + t * kk * nn
+        g0 = lo + t * mm * nn
+        if rg[ra] != 0:  # dA = G @ B^T
+            for u in range(mm):
+                for q in range(kk):
+                    acc = 0.0
+                    for v in range(nn):
+                        acc += G[g0 + u * nn + v] * B[b0 + q * nn + v]
+                    D[a0 + u * kk + q] += acc
+        if rg[rb] != 0:  # dB = A^T @ G
+            for u in range(mm):
+                for q in range(kk):
+                    x = A[a0 + u * kk + q]
+                    for v in range(nn):
+                        D[b0 + q * nn + v] += x * G[g0 + u * nn + v]
+    if rg[ra] != 0:
+        state[ra] |= 1
+    if rg[rb] != 0:
+        state[rb] |= 1
+    return 0
+
+
+def matmul_vjp(rows, r, g):
+    O = rows.ops
+    ra, rb = rows.operands(r)
+    nb, m, k, n = rows.ints(r, 0, 4)
+    G = O.reshape(g, (nb, m, n))
+    out = []
+    if rows.rg(ra):
+        Bt = O.swapaxes(O.reshape(rows.tensor(rb), (nb, k, n)), -1, -2)
+        out.append((ra, O.reshape(O.matmul(G, Bt), rows.shape(ra))))
+    if rows.rg(rb):
+        At = O.swapaxes(O.reshape(rows.tensor(ra), (nb, m, k)), -1, -2)
+        out.append((rb, O.reshape(O.matmul(At, G), rows.shape(rb))))
+    return out
+
+
+def matmul_jvp(rows, r, tangent):
+    O = rows.ops
+    ra, rb = rows.operands(r)
+    ta, tb = tangent(ra), tangent(rb)
+    nb, m, k, n = rows.ints(r, 0, 4)
+    out = None
+    if ta is not None:
+        out = O.matmul(O.reshape(ta, (nb, m, k)), O.reshape(rows.tensor(rb), (nb, k, n)))
+    if tb is not None:
+        term = O.matmul(O.reshape(rows.tensor(ra), (nb, m, k)), O.reshape(tb, (nb, k, n)))
+        out = term if out is None else out + term
+    return None if out is None else O.reshape(out, rows.shape(r))
+
+
+S = Structural
+OPS = (
+    S("WHERE", where_forward, where_backward, where_vjp, where_jvp, numpy=("where",)),
+    S("VIEW", view_forward, view_backward, view_vjp, view_jvp, helpers=(strided_offsets,),
+      numpy=("broadcast_to", "transpose", "__getitem__")),
+    S("RESHAPE", reshape_forward, reshape_backward, reshape_vjp, reshape_jvp,
+      numpy=("reshape", "ravel", "squeeze", "expand_dims")),
+    S("SUM", sum_forward, sum_backward, sum_vjp, sum_jvp, helpers=(pairwise_sum,),
+      numpy=("sum",)),
+    S("PROD", prod_forward, prod_backward, prod_vjp, prod_jvp, tangent=prod_tangent,
+      backward_tangent=prod_backward_tangent, helpers=(reduce_groups,), numpy=("prod",),
+      domain=(0.3, 2.0)),
+    S("AMAX", amax_forward, extreme_backward, extreme_vjp, extreme_jvp, tangent=extreme_tangent,
+      helpers=(extreme_weights,), numpy=("max", "amax")),
+    S("AMIN", amin_forward, extreme_backward, extreme_vjp, extreme_jvp, tangent=extreme_tangent,
+      numpy=("min", "amin")),
+    S("MATMUL", matmul_forward, matmul_backward, matmul_vjp, matmul_jvp, tangent="bilinear",
+      backward_tangent="bilinear", graph="MmBackward0", numpy=("matmul", "dot", "__matmul__")),
+    S("CONCAT", concat_forward, concat_backward, concat_vjp, concat_jvp, graph="CatBackward0",
+      operands=concat_operands,
+      numpy=("concatenate", "stack")),
+    S("GATHER", gather_forward, gather_backward, gather_vjp, gather_jvp, graph="IndexBackward0",
+      numpy=("__getitem__",)),
+    S("SETITEM", setitem_forward, setitem_backward, setitem_vjp, setitem_jvp,
+      graph="IndexPutBackward0", numpy=("__setitem__",)),
+    S("SCATTER", scatter_forward, scatter_backward, scatter_vjp, scatter_jvp),
+)

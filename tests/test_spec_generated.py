@@ -1,0 +1,226 @@
+"""Checks generated from the op spec: every op, forward mode and second order.
+
+For each op of ``tapegrad.ops.spec`` (one case each in ``op_cases.py``, plus special points:
+products with zeros, max/min ties) these tests compare
+
+- the compiled tangent sweep (``tg.jvp``) with central finite differences;
+- forward and reverse mode through the transposition identity <u, J v> = <J^T u, v>;
+- the Tensor-level JVP (nested use) with the compiled one, and ``grad`` of a jvp in the
+  tangent with ``J^T w`` (the jvp is differentiable in its tangent);
+- the compiled forward-over-reverse ``hvp`` with finite differences of the gradient, and
+  ``hessian`` with the create_graph route (``jacobian(grad)``): both come from one declaration;
+- a traced replay (``tg.trace``) with eager recording, at inputs other than the recorded ones.
+"""
+import numpy as np
+import pytest
+
+import tapegrad as tg
+from tapegrad.kernels import generate
+from tapegrad.ops.spec import FINGERPRINT, OPS
+
+from op_cases import CASES, INTERNAL
+
+SPECIAL = {
+    "PROD one zero": (lambda x: x.prod(axis=1), [np.array([[0.0, 1.5, -2.0], [0.7, 1.2, 0.9]])]),
+    "PROD two zeros": (lambda x: x.prod(), [np.array([0.0, 1.5, 0.0, 2.0])]),
+    "AMAX tie": (lambda x: x.max(axis=0) * x.sum(), [np.array([[1.0, 2.0], [1.0, -3.0]])]),
+    "AMIN tie": (lambda x: x.min() * x.sum(), [np.array([0.5, 0.5, 2.0])]),
+    "MAXIMUM tie": (lambda x, y: tg.maximum(x, y) * x, [np.array([1.0, 2.0]),
+                                                        np.array([1.0, -1.0])]),
+}
+ALL = {**CASES, **SPECIAL}
+SMOOTH = {k: v for k, v in ALL.items() if "tie" not in k}   # FD needs differentiable points
+
+
+def _rng(name):
+    return np.random.default_rng(abs(hash(name)) % (2 ** 32))
+
+
+def _scalarized(f, out_shape, seed):
+    w = np.random.default_rng(seed).standard_normal(out_shape)
+    return lambda *xs: (f(*xs) * w).sum()
+
+
+def _eval(f, xs):
+    return np.array(f(*[tg.tensor(x) for x in xs]).numpy(), dtype=float)
+
+
+def _fd_jvp(f, xs, vs, eps=1e-6):
+    plus = _eval(f, [x + eps * v for x, v in zip(xs, vs)])
+    minus = _eval(f, [x - eps * v for x, v in zip(xs, vs)])
+    return (plus - minus) / (2 * eps)
+
+
+def test_every_op_is_covered():
+    assert {op.name for op in OPS} - INTERNAL <= {k.split()[0] for k in ALL}
+
+
+def test_generated_kernels_are_current():
+    with open(generate.TARGET) as fh:
+        assert fh.read() == generate.render(), \
+            "tapegrad/kernels/sweeps.py is stale: run python -m tapegrad.kernels.generate"
+
+
+def test_stale_fingerprint_is_refused():
+    from tapegrad.kernels import sweeps
+    assert sweeps.FINGERPRINT == FINGERPRINT
+
+
+@pytest.mark.parametrize("name", sorted(SMOOTH))
+def test_jvp_matches_finite_differences(name):
+    f, xs = ALL[name]
+    vs = [_rng(name).standard_normal(np.shape(x)) for x in xs]
+    out, tangent = tg.jvp(f, tuple(xs), tuple(vs))
+    np.testing.assert_allclose(out, _eval(f, xs), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(tangent, _fd_jvp(f, xs, vs), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_transposition_identity(name):
+    f, xs = ALL[name]
+    rng = _rng(name)
+    vs = [rng.standard_normal(np.shape(x)) for x in xs]
+    out, jv = tg.jvp(f, tuple(xs), tuple(vs))
+    u = rng.standard_normal(np.shape(out))
+    _, vjp_fn = tg.vjp(f, *xs)
+    jtu = vjp_fn(u)
+    lhs = float(np.sum(u * jv))
+    rhs = sum(float(np.sum(g * v)) for g, v in zip(jtu, vs))
+    assert lhs == pytest.approx(rhs, rel=1e-10, abs=1e-10)
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_nested_jvp_equals_compiled(name):
+    """Inside another transform the JVP is the spec's rule evaluated on Tensors."""
+    f, xs = ALL[name]
+    vs = [_rng(name).standard_normal(np.shape(x)) for x in xs]
+    _, compiled = tg.jvp(f, tuple(xs), tuple(vs))
+
+    def outer(*ys):
+        _, t = tg.jvp(f, ys, tuple(vs))
+        return t
+    nested = tg.jvp(outer, tuple(xs), tuple(np.zeros_like(x) for x in xs))[0]
+    np.testing.assert_allclose(nested, compiled, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_grad_of_jvp_in_the_tangent_is_vjp(name):
+    f, xs = ALL[name]
+    rng = _rng(name)
+    out = _eval(f, xs)
+    w = rng.standard_normal(out.shape)
+    vs = [rng.standard_normal(np.shape(x)) for x in xs]
+
+    def along(*ts):
+        _, t = tg.jvp(f, tuple(xs), ts)
+        return (t * w).sum()
+    got = tg.grad(along, argnums=tuple(range(len(xs))))(*vs)
+    want = tg.vjp(f, *xs)[1](w)
+    for g, h in zip(got, want):
+        np.testing.assert_allclose(g, h, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(SMOOTH))
+def test_jvp_of_jvp_matches_finite_differences(name):
+    f, xs = ALL[name]
+    rng = _rng(name)
+    v1 = [rng.standard_normal(np.shape(x)) for x in xs]
+    v2 = [rng.standard_normal(np.shape(x)) for x in xs]
+
+    def directional(*ys):
+        return tg.jvp(f, ys, tuple(v1))[1]
+    got = tg.jvp(directional, tuple(xs), tuple(v2))[1]
+    eps = 1e-5
+    plus = tg.jvp(f, tuple(x + eps * v for x, v in zip(xs, v2)), tuple(v1))[1]
+    minus = tg.jvp(f, tuple(x - eps * v for x, v in zip(xs, v2)), tuple(v1))[1]
+    np.testing.assert_allclose(got, (plus - minus) / (2 * eps), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(SMOOTH))
+def test_compiled_hvp_matches_finite_differences(name):
+    f, xs = ALL[name]
+    s = _scalarized(f, _eval(f, xs).shape, 11)
+    rng = _rng(name)
+    vs = [rng.standard_normal(np.shape(x)) for x in xs]
+    argnums = tuple(range(len(xs)))
+    hv = tg.hvp(s, tuple(xs), tuple(vs))
+    hv = hv if len(xs) > 1 else (hv,)
+    eps = 1e-5
+    gp = tg.grad(s, argnums)(*[x + eps * v for x, v in zip(xs, vs)])
+    gm = tg.grad(s, argnums)(*[x - eps * v for x, v in zip(xs, vs)])
+    for h, a, b in zip(hv, gp, gm):
+        np.testing.assert_allclose(h, (a - b) / (2 * eps), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_compiled_hessian_equals_reverse_over_reverse(name):
+    """Forward-over-reverse (generated second-order rules) and create_graph (the same
+    formulas on Tensors) agree, at special points too (zeros in prod, ties)."""
+    f, xs = ALL[name]
+    s = _scalarized(f, _eval(f, xs).shape, 5)
+    for k in range(len(xs)):
+        compiled = tg.hessian(s, argnums=k)(*xs)
+        via_graph = tg.jacobian(tg.grad(s, argnums=k), argnums=k, mode="rev")(*xs)
+        np.testing.assert_allclose(compiled, via_graph, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(SMOOTH))
+def test_trace_replay_equals_eager(name):
+    f, xs = ALL[name]
+    s = _scalarized(f, _eval(f, xs).shape, 3)
+    argnums = tuple(range(len(xs)))
+    tr = tg.trace(s, *xs, argnums=argnums) if len(xs) > 1 else tg.trace(s, *xs)
+    rng = _rng(name)
+    moved = [x * (1 + 1e-3 * rng.standard_normal(np.shape(x))) for x in xs]
+    value, grads = tr.value_and_grad(*moved)
+    ev, eg = tg.value_and_grad(s, argnums)(*moved)
+    assert value == pytest.approx(ev, rel=1e-13, abs=1e-13)
+    for g, h in zip(grads if len(xs) > 1 else (grads,), eg):
+        np.testing.assert_allclose(g, h, rtol=1e-12, atol=1e-13)
+
+
+def test_prod_hessian_at_zeros_is_exact():
+    x = np.array([0.0, 2.0, 3.0])
+    H = tg.hessian(lambda v: np.prod(v))(x)
+    # d2/dxi dxj prod = product of the others but i and j
+    want = np.array([[0, 3, 2], [3, 0, 0], [2, 0, 0]], float)
+    np.testing.assert_array_equal(H, want)
+    H2 = tg.hessian(lambda v: np.prod(v))(np.array([0.0, 0.0, 5.0]))
+    np.testing.assert_array_equal(H2, [[0, 5, 0], [5, 0, 0], [0, 0, 0]])
+
+
+def test_max_ties_split_evenly_at_every_order():
+    x = np.array([2.0, 2.0, 1.0])
+    g = tg.grad(lambda v: np.max(v) ** 2)(x)
+    np.testing.assert_allclose(g, [2.0, 2.0, 0.0])
+    H = tg.hessian(lambda v: np.max(v) ** 2)(x)
+    np.testing.assert_allclose(H, [[0.5, 0.5, 0], [0.5, 0.5, 0], [0, 0, 0]])
+    _, t = tg.jvp(lambda v: np.max(v), (x,), (np.array([1.0, 3.0, 5.0]),))
+    assert t == pytest.approx(2.0)
+
+
+def test_custom_function_forward_mode_uses_its_jvp_or_refuses():
+    class Cube(tg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return 3 * x ** 2 * g
+
+    class CubeJvp(Cube):
+        @staticmethod
+        def jvp(ctx, t):
+            x, = ctx.saved_tensors
+            return 3 * x ** 2 * t
+
+    x, v = np.array([1.0, 2.0]), np.array([0.5, -1.0])
+    _, t = tg.jvp(lambda a: CubeJvp.apply(a), (x,), (v,))
+    np.testing.assert_allclose(t, 3 * x ** 2 * v)
+    with pytest.raises(tg.ForwardModeError, match="Cube.*jvp"):
+        tg.jvp(lambda a: Cube.apply(a), (x,), (v,))
+    # reverse mode still works without jvp, and hvp falls back to reverse-over-reverse
+    np.testing.assert_allclose(tg.hvp(lambda a: Cube.apply(a).sum(), (x,), (v,)), 6 * x * v)
