@@ -12,6 +12,7 @@
 import glob
 import html
 import inspect
+import json
 import os
 import re
 
@@ -34,10 +35,23 @@ def _stem(path):
     return os.path.splitext(os.path.basename(path))[0]
 
 
+def _notebook_title(path):
+    """The notebook's first Markdown heading without its Markdown (else the file name)."""
+    with open(path, encoding="utf-8") as fh:
+        cells = json.load(fh)["cells"]
+    for cell in cells:
+        if cell["cell_type"] == "markdown":
+            for line in "".join(cell["source"]).splitlines():
+                if line.startswith("# "):
+                    return line[2:].replace("`", "").strip()
+    return _stem(path)
+
+
 def on_config(config):
     nav = config["nav"]
     sections = [
-        {"Notebooks": [f"notebooks/{os.path.basename(p)}" for p in _notebooks()]},
+        {"Notebooks": [{_notebook_title(p): f"notebooks/{os.path.basename(p)}"}
+                       for p in _notebooks()]},
         {"Examples": [f"examples/{_stem(p)}.md" for p in _examples()]},
     ]
     config["nav"] = nav[:1] + sections + nav[1:]
