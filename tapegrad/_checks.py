@@ -10,12 +10,13 @@ grads, in-place overwrites) or anomaly mode is on.  The sweep itself stays compi
 - versions (``t.extras["dirty"]``, written by ``_methods.bump_version``): after the sweep, a
   reached row recorded before an in-place overwrite that needs the overwritten value for its
   backward (PyTorch's saved tensors, ``SAVES`` below) raises the in-place RuntimeError.
-- anomaly mode: ``anomaly.check_backward`` scans the adjoints of reached rows.
+- anomaly mode: the tape's checker (``t.anomaly``) scans the adjoints of reached rows.
 """
 import numpy as np
 
 from .ops.spec import SAVES
 from . import _tape as T
+from ._graph import Node
 from ._higher import row_shape
 from ._tensor import Tensor, result
 
@@ -25,7 +26,6 @@ _NEED = np.array(SAVES, np.int8)
 
 
 def sweep(t, top, bottom, compiled):
-    from .autograd import ANOMALY
     hooks = t.extras.get("hooks")
     try:
         if hooks:
@@ -33,15 +33,13 @@ def sweep(t, top, bottom, compiled):
         else:
             compiled(t, top, bottom)
     except ZeroDivisionError:
-        if ANOMALY[0]:
-            from .anomaly import locate_division
-            locate_division(t, top, bottom)
+        if t.anomaly is not None:
+            t.anomaly.locate_division(t, top, bottom)
         raise
     if t.extras.get("dirty"):
         check_versions(t, top, bottom)
-    if ANOMALY[0]:
-        from .anomaly import check_backward
-        check_backward(t, top, bottom)
+    if t.anomaly is not None:
+        t.anomaly.check_backward(t, top, bottom)
 
 
 # ---- hooks --------------------------------------------------------------------------------------
@@ -123,13 +121,11 @@ def check_versions(t, top, bottom):
     reader = int(rows[j])
     victim = reader if bad_o[j] else int(ra[j] if bad_a[j] else rb[j])
     _, ref, ver = stale[victim]
-    from ._graph import Node
     raise version_error(t, victim, ref(), ver, Node(t, reader).name())
 
 
 def version_error(t, row, handle, expected, reader):
     """The PyTorch-style RuntimeError for a value modified in place after it was saved."""
-    from ._graph import Node
     code = t.op(row)
     if handle is not None:
         shape, now = tuple(handle.shape), handle._version

@@ -188,58 +188,27 @@ def _custom(t, r, g, adj, reached):
         if go is not None:
             reached[o] = go
         grads.append(go)
-    # graph-carrying values the backward could see: incoming gradients and saved tensors
-    deps = [x for x in grads if x is not None and x._rg]
-    ctx = getattr(payload, "ctx", None)   # checkpoints recompute instead of saving
-    if ctx is not None:
-        deps += [t.handles[row] for row, _ in ctx._owner.values()
-                 if t.handles[row] is not None and t.handles[row]._rg]
-    results = payload.vjp_graph(grads)
-    if deps:
-        results = [_once_differentiable(x, deps, payload.name) for x in results]
-    return list(zip(payload.input_rows, results))
+    return list(zip(payload.input_rows, payload.checked_vjp_graph(t, grads)))
 
 
-def _once_differentiable(g, deps, name):
-    """A constant gradient computed from graph-carrying inputs (the backward used plain numpy
-    on ``.data``) is only right to first order: return it as a row that raises when a higher
-    derivative reaches it, instead of silently contributing zero (PyTorch's
-    ``once_differentiable``).  Zero and graph-carrying gradients pass unchanged."""
-    if g is None or g._rg or not np.any(np.asarray(g._v)):
-        return g
-    from .function import Function
+def backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused, freed_msg):
+    """Reverse sweep with differentiable ops; returns input gradients as Tensors.
 
-    class NonDifferentiableBackward(Function):
-        @staticmethod
-        def forward(ctx, value, *inputs):
-            return Tensor._const(value)
-
-        @staticmethod
-        def backward(ctx, grad):
-            raise RuntimeError(
-                f"the backward of {name} was computed with non-differentiable operations "
-                "(e.g. NumPy on .data), so it cannot be differentiated again; write its "
-                "backward with tapegrad ops to take higher derivatives through it")
-    return NonDifferentiableBackward.apply(g._v, *deps)
-
-
-def backward_graph(t, outputs, grads, inputs, accumulate, allow_unused):
-    """Reverse sweep with differentiable ops; returns input gradients as Tensors."""
-    from . import autograd as A
+    ``roots``: (row, seed) pairs, a seed being a Tensor or an array of the output's shape;
+    ``in_rows``: the rows of ``inputs`` (None for one not on this tape)."""
     adj = {}
-    for i, (y, g) in enumerate(zip(outputs, grads)):
-        seed = g if isinstance(g, Tensor) else _const(A._seed_value(y, g, i))
-        if seed.shape != y.shape:
-            seed = O.reshape(seed, y.shape)
-        r = A._row_for(t, y)
+    for r, seed in roots:
+        if not isinstance(seed, Tensor):
+            seed = _const(seed)
+        shape = row_shape(t, r)
+        if seed.shape != shape:
+            seed = O.reshape(seed, shape)
         adj[r] = adj[r] + seed if r in adj else seed
     top = max(adj)
     if inputs is not None:
-        in_rows = [A._input_row(t, x) for x in inputs]
         known = [r for r in in_rows if r is not None]
         bottom = min(known) if known else top + 1
     else:
-        in_rows = None
         bottom = 0
     reached = {}
     for r in range(top, bottom - 1, -1):
@@ -251,7 +220,7 @@ def backward_graph(t, outputs, grads, inputs, accumulate, allow_unused):
         if code <= T.CONST or code == T.GUARD:
             continue
         if code == T.FREED or t.state[r] & 2:
-            raise RuntimeError(A._FREED_MSG)
+            raise RuntimeError(freed_msg)
         if code == T.CUSTOM:
             contributions = _custom(t, r, g, adj, reached)
         else:

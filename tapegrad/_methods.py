@@ -7,7 +7,7 @@ import weakref
 import numpy as np
 
 from . import _ops as O
-from ._tensor import STATE, Tensor, record_binary, record_unary
+from ._tensor import GUARD_HOOK, STATE, Tensor, record_binary, record_unary
 from .ops.spec import C
 
 _ADD, _ADDS, _MUL, _MULS = C.ADD, C.ADDS, C.MUL, C.MULS   # the operator hot path
@@ -187,7 +187,6 @@ def _setitem(self, key, value):
 
 def _compare(ufunc, name):
     def method(self, other):
-        from ._tensor import GUARD_HOOK
         ov = other._v if isinstance(other, Tensor) else other
         out = ufunc(np.asarray(self._v), np.asarray(ov) if not np.isscalar(ov) else ov)
         res = Tensor._const(np.asarray(out))
@@ -303,8 +302,16 @@ def _pos(self):
     return self
 
 
+def _clone(self):
+    """A copy that stays in the graph (an identity row) when self requires grad."""
+    if self._rg:
+        return O.reshape(self, self.shape)
+    return Tensor._const(self._v if self._v.__class__ is float else self._v.copy())
+
+
 def attach():
     M = Tensor
+    M.clone = _clone
     M.__add__ = _add
     M.__radd__ = _add
     M.__sub__ = O.sub

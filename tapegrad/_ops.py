@@ -521,7 +521,31 @@ def matmul(x, y):
     ra = _as_shape(t, x, batch + (m, k)) if xb else row_of(t, x)
     rb = _as_shape(t, y, batch + (k, n)) if yb else row_of(t, y)
     nb = int(np.prod(batch, dtype=np.int64))
-    return record(t, C.MATMUL, ra, rb, out, ip=t.add_ints([nb, m, k, n]))
+    return record(t, C.MATMUL, ra, rb, out, ip=t.add_ints([nb, m, k, n, 0, 0]))
+
+
+def linear(x, weight, bias=None):
+    """``x @ weight.T + bias`` (PyTorch's ``F.linear``): weight has shape (out, in) and is read
+    transposed by the matmul kernel, never copied."""
+    x, w = _t(x), _t(weight)
+    if w.ndim != 2 or x.ndim == 0 or x.shape[-1] != w.shape[1]:
+        raise ValueError(f"linear: input of shape {x.shape} does not fit a weight of shape "
+                         f"{w.shape} (out_features, in_features)")
+    lead = x.shape[:-1]
+    x2 = x if x.ndim == 2 else reshape(x, (-1, x.shape[-1]))
+    xv = np.asarray(value_of(x2))
+    wv = np.asarray(value_of(w))
+    out = result(xv @ wv.T)
+    if needs_grad(x2, w):
+        t = tape_for(x2, w)
+        m, k = xv.shape
+        out = record(t, C.MATMUL, row_of(t, x2), row_of(t, w), out,
+                     ip=t.add_ints([1, m, k, wv.shape[0], 0, 1]))
+    else:
+        out = Tensor._const(out)
+    if x.ndim != 2:
+        out = reshape(out, lead + (wv.shape[0],))
+    return out if bias is None else add(out, bias)
 
 
 def dot(x, y):

@@ -41,7 +41,9 @@ class Tape:
 
     __slots__ = ("owner", "enabled", "alive", "n", "handles", "leaf_rows", "extras", "cap",
                  "_code", "ip", "_fp", "rg", "state", "_voff", "_val", "adj", "vcap", "np",
-                 "ipool", "nf", "fpool", "pc", "pv", "pf", "parr", "nsync", "lazy", "__weakref__")
+                 "ipool", "nf", "fpool", "pc", "pv", "pf", "parr", "nsync", "lazy", "fastcap",
+                 "anomaly", "__weakref__")
+    ARRAYS = ("_code", "ip", "_fp", "rg", "state", "_voff", "_val", "adj", "ipool", "fpool")
     READS = READS   # per op code, what its backward reads (derived from the op spec)
 
     def __init__(self, rows=1024, values=4096):
@@ -56,6 +58,7 @@ class Tape:
         self.leaf_rows = []      # rows of LEAF entries, for accumulating .grad
         self.extras = {}         # row -> Python payload (custom Function ctx, guard info)
         self.lazy = {}           # row -> array not yet copied into ``val`` (see module doc)
+        self.anomaly = None      # anomaly mode of the owning thread: its checker, or None
         self.cap = 0
         self._alloc_rows(rows)
         self._alloc_values(values)
@@ -168,6 +171,13 @@ class Tape:
             voff[:keep + 1] = self._voff[:keep + 1]
         self._voff = voff
         self.cap = cap
+        self.set_fast_path()
+
+    def set_fast_path(self):
+        """Rows below ``fastcap`` may be recorded by the inline fast paths of
+        ``record_unary``/``record_binary``; anomaly mode sets it to 0 so every row goes
+        through ``push`` (where its checker sees it) at no cost to the fast path."""
+        self.fastcap = self.cap if self.anomaly is None else 0
 
     def _alloc_values(self, cap, keep=0):
         val = np.zeros(cap)
@@ -238,6 +248,8 @@ class Tape:
             self.rg[i] = 0
         self.handles.append(handle)
         self.n = self.nsync = i + 1
+        if self.anomaly is not None:
+            self.anomaly.recorded(self, i, code, value)
         return i
 
     # ---- reading rows ---------------------------------------------------------------------
@@ -347,7 +359,7 @@ class Tape:
         new.state[:n] = 0
         new.rg[:n] = 1      # rows default to needing grad; constants clear it when pushed
         new._fp[:n] = 0.0
-        for name in Tape.__slots__[7:-1]:   # drop the arrays; keep owner/enabled/alive/n...
+        for name in Tape.ARRAYS:   # the retired tape drops its arrays; keeps owner/enabled/...
             if hasattr(self, name):
                 delattr(self, name)
         self.handles = []

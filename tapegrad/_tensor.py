@@ -191,10 +191,6 @@ class Tensor:
         _guard_hook(self, "detach")
         return Tensor._const(self._v)
 
-    def clone(self):
-        from . import _ops
-        return _ops.reshape(self, self.shape) if self._rg else Tensor._const(_copy(self._v))
-
     def _invalidate(self):
         """Forget the tape row: the value changed (or the flag did), so the next use re-enters."""
         self._tape = None
@@ -386,7 +382,7 @@ def record_unary(x, code, v, fp=0.0):
     if not (x._rg and t.enabled):
         return Tensor._const(v)
     i = t.n
-    if x._tape is t and i + 8 < t.cap:
+    if x._tape is t and i + 8 < t.fastcap:
         h = _new(Tensor)
         h._v = v
         h._tape = t
@@ -418,7 +414,7 @@ def record_binary(x, y, code, v):
     if not ((x._rg or y._rg) and t.enabled):
         return Tensor._const(v)
     i = t.n
-    if x._tape is t and y._tape is t and i + 8 < t.cap and v.__class__ is float:
+    if x._tape is t and y._tape is t and i + 8 < t.fastcap and v.__class__ is float:
         h = _new(Tensor)
         h._v = v
         h._tape = t

@@ -1,14 +1,14 @@
 """``tg.detect_anomaly()``: find the op that first produced a nan/inf, with its source line.
 
-While active (a context manager or decorator, nestable, process-wide):
-- every recorded row goes through ``Tape.push`` (the inline scalar fast paths of
-  ``record_unary``/``record_binary`` are switched to their generic path by swapping in a
-  forwarding code object, so nothing is added to them when anomaly mode is off); the push
-  notes the user's source line of the row (``t.extras["lines"][row]``, the first frame outside
-  tapegrad) and, with ``check_forward``, raises when an op's value is not finite;
-- after each backward sweep, the adjoints of the reached rows are scanned: the highest row
-  whose adjoint is not finite got it from one of the rows that read it; that row's backward
-  (isolated when several rows read it) is named in the RuntimeError with its source line.
+While active (a context manager or decorator, nestable, per thread like PyTorch's), the
+thread's tape carries a checker (``t.anomaly``):
+- the tape sends every recorded row through ``Tape.push`` (its ``fastcap`` is 0, so the inline
+  fast paths of ``record_unary``/``record_binary`` step aside) and ``push`` tells the checker,
+  which notes the user's source line of the row (``t.extras["lines"][row]``, the first frame
+  outside tapegrad) and, with ``check_forward``, raises when an op's value is not finite;
+- after each backward sweep the checker scans the adjoints of the reached rows: the highest
+  row whose adjoint is not finite got it from one of the rows that read it; that row's
+  backward (isolated when several rows read it) is named in the RuntimeError with its line.
 """
 import functools
 import linecache
@@ -18,91 +18,50 @@ import sys
 import numpy as np
 
 from . import _tape as T
-from . import _tensor
-from .autograd import ANOMALY, compiled_sweep
+from ._graph import Node, operand_rows
+from ._tensor import STATE
+from .autograd import compiled_sweep
 
 _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
-_DEPTH = [0]
-_SAVED = {}
 
 
-def _record_unary_fwd(x, code, v, fp=0.0):
-    return __import__("tapegrad.anomaly", None, None, ("_",)).slow_unary(x, code, v, fp)
+class _Checker:
+    """What anomaly mode does on a tape: called by ``Tape.push`` and by the backward."""
+
+    def __init__(self, check_forward):
+        self.check_forward = check_forward
+
+    def recorded(self, t, row, code, value):
+        f = sys._getframe(1)
+        while f is not None and f.f_code.co_filename.startswith(_PKG):
+            f = f.f_back
+        if f is not None:
+            t.extras.setdefault("lines", {})[row] = (f.f_code.co_filename, f.f_lineno)
+        op = code & 255
+        if self.check_forward and op > T.FREED and op != T.GUARD and \
+                not np.all(np.isfinite(value)):
+            kind = "nan" if np.any(np.isnan(value)) else "inf"
+            name = "CustomBackward" if op == T.CUSTOM else _name(t, row)
+            raise RuntimeError(f"Function '{name}' (tape row {row}) produced {kind} values in "
+                               f"its forward output{where(t, row)}\n(detect_anomaly("
+                               "check_forward=False) checks gradients only)")
+
+    @staticmethod
+    def check_backward(t, top, bottom):
+        check_backward(t, top, bottom)
+
+    @staticmethod
+    def locate_division(t, top, bottom):
+        locate_division(t, top, bottom)
 
 
-def _record_binary_fwd(x, y, code, v):
-    return __import__("tapegrad.anomaly", None, None, ("_",)).slow_binary(x, y, code, v)
-
-
-def slow_unary(x, code, v, fp=0.0):
-    t = _tensor.STATE.tape
-    if not (x._rg and t.enabled):
-        return _tensor.Tensor._const(v)
-    t = _tensor.tape_for(x)
-    return _tensor.record(t, code, _tensor.row_of(t, x), -1, v, fp)
-
-
-def slow_binary(x, y, code, v):
-    t = _tensor.STATE.tape
-    if not ((x._rg or y._rg) and t.enabled):
-        return _tensor.Tensor._const(v)
-    t = _tensor.tape_for(x, y)
-    ra = _tensor.row_of(t, x)
-    return _tensor.record(t, code, ra, _tensor.row_of(t, y), v)
-
-
-def _push(self, code, ra, rb, value, handle, rg=1, fp=0.0, ip=0):
-    row = _SAVED["push"](self, code, ra, rb, value, handle, rg, fp, ip)
-    f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_PKG):
-        f = f.f_back
-    if f is not None:
-        self.extras.setdefault("lines", {})[row] = (f.f_code.co_filename, f.f_lineno)
-    op = code & 255
-    if _CHECK_FORWARD[0] and op > T.FREED and op != T.GUARD and \
-            not np.all(np.isfinite(value)):
-        kind = "nan" if np.any(np.isnan(value)) else "inf"
-        name = "CustomBackward" if op == T.CUSTOM else _name(self, row)
-        raise RuntimeError(f"Function '{name}' (tape row {row}) produced {kind} values in its "
-                           f"forward output{where(self, row)}\n(detect_anomaly(check_forward="
-                           "False) checks gradients only)")
-    return row
-
-
-_CHECK_FORWARD = [True]
-
-
-def _swap(fn, fwd):
-    same = fn.__code__.co_varnames[:fn.__code__.co_argcount] == \
-        fwd.__code__.co_varnames[:fwd.__code__.co_argcount]
-    if same:
-        _SAVED[fn] = fn.__code__
-        fn.__code__ = fwd.__code__
-    return same
-
-
-def _enable(check_forward):
-    if _DEPTH[0] == 0:
-        _SAVED["push"] = T.Tape.push
-        T.Tape.push = _push
-        _swap(_tensor.record_unary, _record_unary_fwd)
-        _swap(_tensor.record_binary, _record_binary_fwd)
-        ANOMALY[0] = True
-    _DEPTH[0] += 1
-    prev = _CHECK_FORWARD[0]
-    _CHECK_FORWARD[0] = check_forward
+def _set(checker):
+    """Install ``checker`` (or None) on this thread's tape; returns the previous one."""
+    t = STATE.tape
+    prev = t.anomaly
+    t.anomaly = checker
+    t.set_fast_path()
     return prev
-
-
-def _disable(prev):
-    _CHECK_FORWARD[0] = prev
-    _DEPTH[0] -= 1
-    if _DEPTH[0] == 0:
-        T.Tape.push = _SAVED.pop("push")
-        for fn in (_tensor.record_unary, _tensor.record_binary):
-            if fn in _SAVED:
-                fn.__code__ = _SAVED.pop(fn)
-        ANOMALY[0] = False
 
 
 class detect_anomaly:
@@ -118,6 +77,9 @@ class detect_anomaly:
         Traceback (most recent call last):
         ...
         RuntimeError: Function 'SqrtBackward0' (tape row ...) returned inf values in its ...
+        >>> with tg.detect_anomaly():
+        ...     tg.is_anomaly_enabled()
+        True
     """
 
     def __init__(self, check_nan=True, check_forward=True):
@@ -125,12 +87,13 @@ class detect_anomaly:
         self.check_forward = bool(check_forward)
 
     def __enter__(self):
-        self.prev = _enable(self.check_forward) if self.check else None
+        if self.check:
+            self.prev = _set(_Checker(self.check_forward))
         return self
 
     def __exit__(self, *exc):
         if self.check:
-            _disable(self.prev)
+            _set(self.prev)
         return False
 
     def __call__(self, fn):
@@ -142,7 +105,7 @@ class detect_anomaly:
 
 
 def is_anomaly_enabled():
-    """True inside ``detect_anomaly()``.
+    """Whether anomaly mode is on for the calling thread (inside ``detect_anomaly()``).
 
     Examples:
         >>> import tapegrad as tg
@@ -152,11 +115,10 @@ def is_anomaly_enabled():
         ...     tg.is_anomaly_enabled()
         True
     """
-    return ANOMALY[0]
+    return STATE.tape.anomaly is not None
 
 
 def _name(t, row):
-    from ._graph import Node
     return Node(t, row).name() if t.op(row) > T.CONST else T._OP_NAMES[t.op(row)].lower()
 
 
@@ -171,7 +133,6 @@ def where(t, row):
 
 def check_backward(t, top, bottom):
     """Raise naming the op whose backward first produced a non-finite adjoint."""
-    from ._graph import operand_rows
     voff = t.voff
     lo, hi = int(voff[bottom]), int(voff[top + 1])
     bad = np.flatnonzero(~np.isfinite(t.adj[lo:hi]))
@@ -198,7 +159,6 @@ def check_backward(t, top, bottom):
 def _alone(t, c):
     """Run row c's backward step on zeroed operand adjoints; returns (operand rows, their
     fresh adjoints, the error it raised or None); the adjoints are put back afterwards."""
-    from ._graph import operand_rows
     saved = [(r, t.gradient(r).copy()) for r in operand_rows(t, c)]
     try:
         for r, _ in saved:

@@ -10,7 +10,8 @@ import numpy as np
 
 from .kernels import sweeps as K
 from . import _tape as T
-from ._tensor import STATE, Tensor, result
+from . import _checks, _higher
+from ._tensor import STATE, Tensor, result, row_of
 
 # ---- grad mode ----------------------------------------------------------------------------------
 
@@ -142,8 +143,11 @@ def run_backward(outputs, grad_outputs, inputs, retain_graph, create_graph,
     for i, y in enumerate(outputs):
         _check_root(t, y, i)
     if create_graph:
-        from . import _higher
-        return _higher.backward_graph(t, outputs, grads, inputs, accumulate, allow_unused)
+        roots = [(_row_for(t, y), g if isinstance(g, Tensor) else _seed_value(y, g, i))
+                 for i, (y, g) in enumerate(zip(outputs, grads))]
+        in_rows = None if inputs is None else [_input_row(t, x) for x in inputs]
+        return _higher.backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused,
+                                      _FREED_MSG)
     seeds = [_seed_value(y, g, i) for i, (y, g) in enumerate(zip(outputs, grads))]
     # outputs that are leaves seed themselves directly
     roots = []
@@ -185,7 +189,6 @@ def run_backward(outputs, grad_outputs, inputs, retain_graph, create_graph,
 
 def _row_for(t, y):
     if y._leaf:
-        from ._tensor import row_of
         return row_of(t, y)
     return y._row
 
@@ -206,13 +209,9 @@ def sweep(t, top, bottom=0):
     extras (custom ops, hooks, in-place overwrites) or anomaly mode goes through ``_checks``,
     which runs the same compiled sweep in segments between hooked rows, then checks versions
     and (in anomaly mode) finiteness."""
-    if t.extras or ANOMALY[0]:
-        from . import _checks
+    if t.extras or t.anomaly is not None:
         return _checks.sweep(t, top, bottom, compiled_sweep)
     compiled_sweep(t, top, bottom)
-
-
-ANOMALY = [False]   # set by tapegrad.anomaly.detect_anomaly
 
 
 def compiled_sweep(t, top, bottom=0):
@@ -240,21 +239,29 @@ def compiled_sweep(t, top, bottom=0):
 
 
 def _matmul_backward(t, row):
-    """Backward of a large matmul row with numpy's BLAS (the kernel hands these over)."""
+    """Backward of a large matmul row with numpy's BLAS (the kernel hands these over);
+    transposed operands are read and written through transposed views, never copied."""
     ra, rb = t.operands(row)
     p = int(t.ip[row])
-    nb, m, k, n = (int(v) for v in t.ipool[p:p + 4])
+    nb, m, k, n, ta, tb = (int(v) for v in t.ipool[p:p + 6])
     voff, adj, rg = t.voff, t.adj, t.rg
     lo = voff[row]
     G = adj[lo:lo + nb * m * n].reshape(nb, m, n)
     pa, pb = voff[ra], voff[rb]
+
+    def stored(flat, rows, cols, transposed):      # (nb, rows, cols) view of a layout
+        if transposed:
+            return flat.reshape(nb, cols, rows).transpose(0, 2, 1)
+        return flat.reshape(nb, rows, cols)
     if rg[ra]:
-        B = t.row_value(rb).reshape(nb, k, n)
-        adj[pa:pa + nb * m * k].reshape(nb, m, k)[...] += np.matmul(G, B.transpose(0, 2, 1))
+        B = stored(t.row_value(rb), k, n, tb)
+        dA = stored(adj[pa:pa + nb * m * k], m, k, ta)
+        dA += np.matmul(G, B.transpose(0, 2, 1))
         t.state[ra] |= 1
     if rg[rb]:
-        A = t.row_value(ra).reshape(nb, m, k)
-        adj[pb:pb + nb * k * n].reshape(nb, k, n)[...] += np.matmul(A.transpose(0, 2, 1), G)
+        A = stored(t.row_value(ra), m, k, ta)
+        dB = stored(adj[pb:pb + nb * k * n], k, n, tb)
+        dB += np.matmul(A.transpose(0, 2, 1), G)
         t.state[rb] |= 1
 
 

@@ -13,6 +13,8 @@ import numpy as np
 from . import _creation
 from . import _tape as T
 from ._tensor import STATE, Tensor, row_of
+from .autograd import grad, sweep
+from .forward import tangent_graph, tangent_values
 from .function import CustomNode, fit_graph_grad
 
 
@@ -98,6 +100,41 @@ class CheckpointNode(CustomNode):
         finally:
             gen.state = now
 
+    def jvp_values(self, tangents):
+        """Forward mode: recompute ``fn`` on a scratch tape and push the tangents through it
+        (``tangents``: one flat array or None per input row)."""
+        t = self.live_tape()
+        self.check_inputs(t)
+        inputs = [t.handles[r] for r in self.input_rows]
+        s, outs, _, out_rows, in_rows = self._recompute(
+            lambda: _run_on_scratch(self.fn, self.args, self.kwargs, inputs))
+        try:
+            seeds = [(r, np.ravel(v)) for r, v in zip(in_rows, tangents) if v is not None]
+            rows = [r for r in out_rows if r is not None]
+            res = tangent_values(s, [r for r, _ in seeds], [v for _, v in seeds], rows) \
+                if rows and seeds else []
+            by_row = dict(zip(rows, res))
+            return [None if out_rows[k] is None else by_row.get(out_rows[k])
+                    for k in self.out_pos]
+        finally:
+            _captured(t, s, {id(h) for h in inputs})
+            s.alive = False
+
+    def jvp_graph(self, tangents):
+        """Nested forward mode: recompute ``fn`` on the live tape and push the tangent Tensors
+        through it with the spec's rules on Tensors (so they can be differentiated again)."""
+        t = self.live_tape()
+        self.check_inputs(t)
+        first = t.n          # the recomputed rows start here; the walk visits only them
+        raw = self._recompute(lambda: self.fn(*self.args, **self.kwargs))
+        outs = raw if isinstance(raw, tuple) else (raw,)
+        rows = [o._row if isinstance(o, Tensor) and o._rg and o._tape is t else None
+                for o in outs]
+        seeds = {r: v for r, v in zip(self.input_rows, tangents) if v is not None}
+        live = [r for r in rows if r is not None]
+        by_row = dict(zip(live, tangent_graph(t, seeds, live, first))) if live and seeds else {}
+        return [None if rows[k] is None else by_row.get(rows[k]) for k in self.out_pos]
+
     def backward_values(self, t, grads):
         self.check_inputs(t)
         inputs = [t.handles[r] for r in self.input_rows]
@@ -120,7 +157,6 @@ class CheckpointNode(CustomNode):
                 top = max(top, r)
             if top < 0:
                 return [None] * len(in_rows)
-            from .autograd import sweep
             sweep(s, top)
             return [s.gradient(r).reshape(shape).copy() if s.state[r] & 1 else None
                     for r, shape in zip(in_rows, self.in_shapes)]
@@ -131,7 +167,6 @@ class CheckpointNode(CustomNode):
     def vjp_graph(self, grads):
         """create_graph=True: recompute on the live tape and differentiate with create_graph,
         so the input gradients carry a graph."""
-        from .autograd import grad
         t = self.live_tape()
         self.check_inputs(t)
         inputs = [t.handles[r] for r in self.input_rows]

@@ -67,12 +67,13 @@ def tangent_values(t, in_rows, tangents, out_rows):
     return [tval[voff[r]:voff[r + 1]].copy() if flag[r] else None for r in out_rows]
 
 
-def tangent_graph(t, tangents, out_rows):
+def tangent_graph(t, tangents, out_rows, start=0):
     """Tangents of ``out_rows`` as Tensors on the tape (differentiable in the primals and in
-    the tangents); ``tangents`` maps input rows to tangent Tensors."""
+    the tangents); ``tangents`` maps input rows to tangent Tensors.  Rows below ``start`` are
+    not visited (beyond the seeded ones)."""
     tan = dict(tangents)
     top = max(out_rows)
-    start = min(tan, default=top + 1)
+    start = max(start, min(tan, default=top + 1))
     for r in range(start, top + 1):
         code = t.op(r)
         if code <= T.FREED or code == T.GUARD or r in tangents:

@@ -18,6 +18,8 @@ import numpy as np
 
 from . import _tape as T
 from ._tensor import STATE, Tensor, result, row_of, tape_for, value_of
+from . import _ops as O
+from ._checks import version_error
 from .autograd import _FREED_MSG, enable_grad, no_grad
 from .errors import ForwardModeError
 
@@ -83,6 +85,20 @@ class CustomNode:
         self.n_out = len(outs)
         return handles
 
+    def checked_vjp_graph(self, t, grads):
+        """``vjp_graph`` for create_graph, where a gradient computed from graph-carrying
+        values with non-differentiable operations raises if differentiated again."""
+        # graph-carrying values the backward could see: incoming gradients and saved tensors
+        deps = [x for x in grads if x is not None and x._rg]
+        ctx = getattr(self, "ctx", None)   # checkpoints recompute instead of saving
+        if ctx is not None:
+            deps += [t.handles[row] for row, _ in ctx._owner.values()
+                     if t.handles[row] is not None and t.handles[row]._rg]
+        results = self.vjp_graph(grads)
+        if deps:
+            results = [_once_differentiable(x, deps, self.name) for x in results]
+        return results
+
     def live_tape(self):
         t = self.tape()
         if t is None or not t.alive:
@@ -91,7 +107,6 @@ class CustomNode:
 
     def check_inputs(self, t):
         """Raise the in-place error when an input's handle moved off its recorded row."""
-        from ._checks import version_error
         for r, v in zip(self.input_rows, self.in_versions):
             if t.op(r) == T.FREED:
                 raise RuntimeError(_FREED_MSG)
@@ -293,7 +308,6 @@ class FunctionNode(CustomNode):
 
 def fit_graph_grad(g, shape, name, k):
     """A graph-mode gradient as a Tensor of ``shape`` (summed down like sum_to_shape)."""
-    from . import _ops as O
     if g is None:
         return None
     if not isinstance(g, Tensor):
@@ -313,7 +327,6 @@ def fit_graph_grad(g, shape, name, k):
 
 
 def _version_error(t, row, handle, expected, reader):
-    from ._checks import version_error
     return version_error(t, row, handle, expected, reader)
 
 
@@ -324,6 +337,28 @@ def _as_output(o, name):
         return value_of(o) if np.asarray(o).dtype.kind in "fiub" else o
     raise TypeError(f"{name}.forward returned a {type(o).__name__}; outputs must be Tensors, "
                     "arrays or numbers")
+
+
+def _once_differentiable(g, deps, name):
+    """A constant gradient computed from graph-carrying inputs (the backward used plain numpy
+    on ``.data``) is only right to first order: return it as a row that raises when a higher
+    derivative reaches it, instead of silently contributing zero (PyTorch's
+    ``once_differentiable``).  Zero and graph-carrying gradients pass unchanged."""
+    if g is None or g._rg or not np.any(np.asarray(g._v)):
+        return g
+
+    class NonDifferentiableBackward(Function):
+        @staticmethod
+        def forward(ctx, value, *inputs):
+            return Tensor._const(value)
+
+        @staticmethod
+        def backward(ctx, grad):
+            raise RuntimeError(
+                f"the backward of {name} was computed with non-differentiable operations "
+                "(e.g. NumPy on .data), so it cannot be differentiated again; write its "
+                "backward with tapegrad ops to take higher derivatives through it")
+    return NonDifferentiableBackward.apply(g._v, *deps)
 
 
 class Function:

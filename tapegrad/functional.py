@@ -13,7 +13,7 @@ import threading
 import numpy as np
 
 from .kernels import sweeps as K
-from . import autograd, forward
+from . import _ops, autograd, forward
 from ._tensor import STATE, Tensor
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacobian"]
@@ -350,7 +350,6 @@ def _jacobian_rows(c, ys, sizes):
     m = sum(sizes)
     eye = np.eye(m)
     if c.nested or _DEPTH.n > 0:   # differentiable rows, one create_graph backward per row
-        from . import _ops
         per_row = []
         for r in range(m):
             cts = np.split(eye[r], np.cumsum(sizes)[:-1])

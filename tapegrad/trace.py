@@ -21,6 +21,7 @@ import threading
 import numba
 import numpy as np
 
+from ._ops import _as_shape
 from .kernels import sweeps as R
 from .ops.spec import NAMES
 from . import _tape as T
@@ -96,7 +97,6 @@ class _Recorder:
                 ov = other if isinstance(other, Tensor) else value_of(other)
             except (TypeError, ValueError):
                 return      # comparing with a non-number: the outcome does not depend on x
-            from ._ops import _as_shape
             seen = np.asarray(res._v if isinstance(res, Tensor) else res, np.float64)
             shape = seen.shape
             xa = x if isinstance(x, Tensor) else Tensor._const(value_of(x))
@@ -511,6 +511,88 @@ class Trace:
             o, pos = _build(self.specs[i], g, pos)
             out.append(o)
         return out[0] if self.single else tuple(out)
+
+    def _tangent_flat(self, args, tangents):
+        """Tangents for the ``argnums`` arguments, flat in the replay's input order."""
+        tangents = tangents if len(self.argnums) > 1 else (tangents,)
+        if len(tangents) != len(self.argnums):
+            raise ValueError(f"trace: {len(tangents)} tangents for {len(self.argnums)} "
+                             "differentiated arguments")
+        targs = list(args)
+        for i, tv in zip(self.argnums, tangents):
+            targs[i] = tv
+        try:
+            return self._flat(targs)[:self.ng]
+        except (RetraceRequired, ValueError, TypeError) as e:
+            raise ValueError("trace: tangents must have the structure and shapes of the "
+                             f"differentiated arguments ({e})") from None
+
+    def _tangents_at(self, args, tangents):
+        """Forward replay at ``args`` and a compiled tangent sweep; returns (tval, flag), or
+        the status and row of a replay that stopped."""
+        x = self._prepared(args)
+        v = self._tangent_flat(args, tangents)
+        self.val[:self.m] = x
+        status, row = R.forward_sweep(*self._fwd)
+        if status != R.DONE:
+            return status, row
+        tval = np.zeros(self.val.shape[0])
+        flag = np.zeros(self.n, np.int8)
+        tval[:self.ng] = v
+        flag[:int(np.searchsorted(self.voff, self.ng))] = 1   # the argnums leaf rows
+        status, row = R.tangent_sweep(self.code, self.ip, self.fp, self.voff, self.ipool,
+                                      self.fpool, self.val, tval, flag, 0, self.n)
+        if status != R.DONE:
+            return status, row
+        return tval, flag
+
+    def jvp(self, *args_and_tangents):
+        """``tr.jvp(*args, tangents)`` -> ``(f(*args), J @ tangents)``, replayed: one forward
+        sweep and one tangent sweep, both compiled.  ``tangents`` has the structure of the
+        ``argnums`` argument (a tuple of them when several were recorded)."""
+        *args, tangents = args_and_tangents
+        res = self._tangents_at(args, tangents)
+        if not isinstance(res[0], np.ndarray):
+            return self._failed(res[0], res[1], tuple(args),
+                                lambda: self.jvp(*args_and_tangents))
+        tval, _ = res
+        return (_out_value(self.out_spec, self.val, self.voff),
+                _out_value(self.out_spec, tval, self.voff))
+
+    def hvp(self, *args_and_v):
+        """``tr.hvp(*args, v)`` -> Hessian-vector product of the scalar f, replayed: forward,
+        tangent and forward-over-reverse sweeps, all compiled.  In the structure of the
+        ``argnums`` arguments."""
+        self._need_scalar("hvp")
+        *args, v = args_and_v
+        res = self._tangents_at(args, v)
+        if not isinstance(res[0], np.ndarray):
+            return self._failed(res[0], res[1], tuple(args), lambda: self.hvp(*args_and_v))
+        tval, flag = res
+        adj = np.zeros(self.val.shape[0])
+        tadj = np.zeros(self.val.shape[0])
+        state = np.zeros(self.n, np.int8)
+        adj[self._out_off] = 1.0
+        state[self.out_row] = 1
+        status, row = R.hvp_sweep(self.code, self.ip, self.fp, self.voff, self.rg, state,
+                                  self.ipool, self.fpool, self.val, tval, flag, adj, tadj,
+                                  self.out_row, 0)
+        if status != R.DONE:
+            return self._failed(status, row, tuple(args), lambda: self.hvp(*args_and_v))
+        return self._grads(tadj[:self.ng].copy())
+
+    def hessian(self, *args):
+        """The Hessian of the scalar f at ``args`` (for one array argument of shape S: an array
+        of shape S + S), from ``hvp`` along each basis direction."""
+        if len(self.argnums) != 1 or self.specs[self.argnums[0]][0] != "f":
+            raise ValueError("trace.hessian: needs a trace of one float or array argument")
+        spec = self.specs[self.argnums[0]]
+        shape = tuple(spec[1])
+        eye = np.eye(self.ng)
+        rows = [np.ravel(self.hvp(*args, float(e[0]) if spec[2] else e.reshape(shape)))
+                for e in eye]
+        H = np.array(rows).reshape(shape + shape)
+        return float(H) if spec[2] else H
 
     def grad_many(self, X, *rest):
         """Gradients at each X[b] (the ``argnums`` argument, an array or float) in parallel.

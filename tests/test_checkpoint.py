@@ -71,3 +71,22 @@ def test_checkpoint_under_no_grad_just_calls():
     with tg.no_grad():
         y = tg.checkpoint(lambda v: v * 2, x)
     assert y.grad_fn is None and y.numpy()[0] == 2.0
+
+
+def test_forward_mode_through_checkpoint_recomputes():
+    W = tg.tensor(np.array([[0.5, -1.0], [2.0, 0.3]]), requires_grad=True)
+
+    def block(x):
+        return tg.tanh(x @ W) * x
+
+    def f(x):
+        return (tg.checkpoint(block, x) ** 2).sum()
+
+    def g(x):
+        return (block(x) ** 2).sum()
+    x, v = np.array([0.3, -0.8]), np.array([1.0, 0.5])
+    assert tg.jvp(f, (x,), (v,))[1] == pytest.approx(tg.jvp(g, (x,), (v,))[1], rel=1e-12)
+    np.testing.assert_allclose(tg.hvp(f, (x,), (v,)), tg.hvp(g, (x,), (v,)), rtol=1e-12)
+    jj = tg.jvp(lambda y: tg.jvp(f, (y,), (v,))[1], (x,), (v,))[1]      # nested: Tensor rules
+    assert jj == pytest.approx(tg.jvp(lambda y: tg.jvp(g, (y,), (v,))[1], (x,), (v,))[1])
+    np.testing.assert_allclose(tg.hessian(f)(x), tg.hessian(g)(x), rtol=1e-12)

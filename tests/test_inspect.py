@@ -85,3 +85,22 @@ def test_anomaly_mode_keeps_results():
         y = tg.sin(x) * x
         y.backward()
     assert x.grad.item() == pytest.approx(np.cos(0.5) * 0.5 + np.sin(0.5))
+
+
+def test_anomaly_mode_is_per_thread():
+    import threading
+    seen = {}
+
+    def other():
+        seen["enabled"] = tg.is_anomaly_enabled()
+        x = tg.tensor(0.0, requires_grad=True)
+        y = tg.log(x)          # -inf: would raise under anomaly mode's forward check
+        seen["value"] = y.item()
+
+    with tg.detect_anomaly():
+        assert tg.is_anomaly_enabled()
+        th = threading.Thread(target=other)
+        th.start()
+        th.join()
+    assert seen == {"enabled": False, "value": -np.inf}
+    assert not tg.is_anomaly_enabled()

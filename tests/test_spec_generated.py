@@ -27,6 +27,9 @@ SPECIAL = {
     "AMIN tie": (lambda x: x.min() * x.sum(), [np.array([0.5, 0.5, 2.0])]),
     "MAXIMUM tie": (lambda x, y: tg.maximum(x, y) * x, [np.array([1.0, 2.0]),
                                                         np.array([1.0, -1.0])]),
+    "MATMUL transposed operand": (lambda x, w: tg.tanh(tg.nn.functional.linear(x, w)),
+                                  [np.linspace(-1, 1, 6).reshape(2, 3),
+                                   np.linspace(-0.5, 0.7, 12).reshape(4, 3)]),
 }
 ALL = {**CASES, **SPECIAL}
 SMOOTH = {k: v for k, v in ALL.items() if "tie" not in k}   # FD needs differentiable points
@@ -58,7 +61,7 @@ def test_every_op_is_covered():
 def test_generated_kernels_are_current():
     with open(generate.TARGET) as fh:
         assert fh.read() == generate.render(), \
-            "tapegrad/kernels/sweeps.py is stale: run python -m tapegrad.kernels.generate"
+            "tapegrad/kernels/sweeps.py is stale: run python tapegrad/kernels/generate.py"
 
 
 def test_stale_fingerprint_is_refused():
@@ -224,3 +227,47 @@ def test_custom_function_forward_mode_uses_its_jvp_or_refuses():
         tg.jvp(lambda a: Cube.apply(a), (x,), (v,))
     # reverse mode still works without jvp, and hvp falls back to reverse-over-reverse
     np.testing.assert_allclose(tg.hvp(lambda a: Cube.apply(a).sum(), (x,), (v,)), 6 * x * v)
+
+
+@pytest.mark.parametrize("name", sorted(SMOOTH))
+def test_trace_jvp_and_hvp_replay_equal_eager(name):
+    f, xs = ALL[name]
+    s = _scalarized(f, _eval(f, xs).shape, 9)
+    argnums = tuple(range(len(xs)))
+    tr = tg.trace(s, *xs, argnums=argnums) if len(xs) > 1 else tg.trace(s, *xs)
+    rng = _rng(name)
+    moved = [x * (1 + 1e-3 * rng.standard_normal(np.shape(x))) for x in xs]
+    vs = [rng.standard_normal(np.shape(x)) for x in xs]
+    tangents = tuple(vs) if len(xs) > 1 else vs[0]
+    value, tangent = tr.jvp(*moved, tangents)
+    ev, et = tg.jvp(s, tuple(moved), tuple(vs))
+    assert value == pytest.approx(ev, rel=1e-13, abs=1e-13)
+    assert tangent == pytest.approx(et, rel=1e-11, abs=1e-12)
+    hv = tr.hvp(*moved, tangents)
+    ehv = tg.hvp(s, tuple(moved), tuple(vs))
+    for a, b in zip(hv if len(xs) > 1 else (hv,), ehv if len(xs) > 1 else (ehv,)):
+        np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-12)
+
+
+def test_trace_jvp_hvp_hessian_respect_guards():
+    def f(x):
+        return np.sum(x ** 3) if x[0] > 0 else np.sum(np.sin(x))
+    x = np.array([0.5, -1.0])
+    tr = tg.trace(f, x)
+    np.testing.assert_allclose(tr.hessian(x), np.diag(6 * x))
+    with pytest.raises(tg.RetraceRequired):
+        tr.jvp(-x, np.ones(2))
+    with pytest.raises(tg.RetraceRequired):
+        tr.hvp(-x, np.ones(2))
+    tr2 = tg.trace(f, x, retrace=True)
+    np.testing.assert_allclose(tr2.hvp(-x, np.ones(2)), -np.sin(-x))
+
+
+def test_large_transposed_matmul_backward_through_blas():
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((8, 300)), rng.standard_normal((120, 300))   # > SMALL_MATMUL
+    f = lambda a, b: (tg.nn.functional.linear(a, b) ** 2).sum()            # noqa: E731
+    gx, gw = tg.grad(f, argnums=(0, 1))(x, w)
+    y = x @ w.T
+    np.testing.assert_allclose(gx, 2 * y @ w, rtol=1e-12)
+    np.testing.assert_allclose(gw, 2 * y.T @ x, rtol=1e-12)

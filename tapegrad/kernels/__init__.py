@@ -11,6 +11,6 @@ if sweeps.FINGERPRINT != FINGERPRINT:
     raise ImportError(
         "tapegrad/kernels/sweeps.py was generated from another version of the op spec "
         f"(fingerprint {sweeps.FINGERPRINT}, spec {FINGERPRINT}); regenerate it with "
-        "`python -m tapegrad.kernels.generate`")
+        "`python tapegrad/kernels/generate.py`")
 
 __all__ = ["sweeps"]

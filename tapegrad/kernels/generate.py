@@ -1,6 +1,6 @@
 """Writes ``sweeps.py``, the one module of compiled tape sweeps, from the op spec.
 
-Run ``python -m tapegrad.kernels.generate`` after changing anything in ``tapegrad/ops``;
+Run ``python tapegrad/kernels/generate.py`` after changing anything in ``tapegrad/ops``;
 ``tests/test_generated.py`` fails while the checked-in module is out of date, and the module
 refuses to load when its fingerprint differs from the spec's.
 
@@ -19,14 +19,25 @@ sweeps run.  The sweeps:
 """
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import sys
 import textwrap
 from pathlib import Path
 
-from ..ops import formula, structural
-from ..ops.spec import CODE, FINGERPRINT, NAMES, OPS
-from ..ops.decl import Elementwise, Structural
+if __package__:          # imported as tapegrad.kernels.generate (the tests do)
+    from ..ops import decl, formula, spec, structural
+else:                    # run as a script: load tapegrad/ops on its own, because the tapegrad
+    #                      package refuses to import while its kernels are stale
+    _OPS_DIR = Path(__file__).resolve().parent.parent / "ops"
+    _found = importlib.util.spec_from_file_location(
+        "tapegrad_ops_alone", _OPS_DIR / "__init__.py", submodule_search_locations=[str(_OPS_DIR)])
+    sys.modules[_found.name] = importlib.util.module_from_spec(_found)
+    _found.loader.exec_module(sys.modules[_found.name])
+    from tapegrad_ops_alone import decl, formula, spec, structural
+
+CODE, FINGERPRINT, NAMES, OPS = spec.CODE, spec.FINGERPRINT, spec.NAMES, spec.OPS
+Elementwise, Structural = decl.Elementwise, decl.Structural
 
 TARGET = Path(__file__).with_name("sweeps.py")
 NJIT = '@njit(cache=True, error_model="numpy")'
@@ -230,7 +241,7 @@ def struct_has_tangent(o):
 # ---- the module --------------------------------------------------------------------------------------
 
 HEADER = '''\
-# GENERATED FILE: do not edit. Regenerate with `python -m tapegrad.kernels.generate` (from tapegrad/ops).
+# GENERATED FILE: do not edit. Regenerate with `python tapegrad/kernels/generate.py` (from tapegrad/ops).
 """Compiled tape sweeps: every ``@njit`` function of tapegrad, generated from the op spec.
 
 Tape layout (one row per value, row index == slot):
@@ -701,7 +712,7 @@ def main(argv=None) -> int:
     if "--check" in argv:
         current = TARGET.read_text() if TARGET.exists() else ""
         if current != text:
-            print(f"{TARGET.name} is out of date: run python -m tapegrad.kernels.generate")
+            print(f"{TARGET.name} is out of date: run python tapegrad/kernels/generate.py")
             return 1
         return 0
     TARGET.write_text(text)

@@ -1,4 +1,4 @@
-# GENERATED FILE: do not edit. Regenerate with `python -m tapegrad.kernels.generate` (from tapegrad/ops).
+# GENERATED FILE: do not edit. Regenerate with `python tapegrad/kernels/generate.py` (from tapegrad/ops).
 """Compiled tape sweeps: every ``@njit`` function of tapegrad, generated from the op spec.
 
 Tape layout (one row per value, row index == slot):
@@ -14,7 +14,7 @@ carries a tangent).
 import numpy as np
 from numba import njit, prange
 
-FINGERPRINT = "a13e603ea8e3e7ff"
+FINGERPRINT = "5a68581823802322"
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER')
 
 # sweep results: (status, row)
@@ -367,6 +367,8 @@ def matmul_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     mm = ipool[p + 1]
     kk = ipool[p + 2]
     nn = ipool[p + 3]
+    su, sq = (1, mm) if ipool[p + 4] else (kk, 1)     # strides of a over (row u, inner q)
+    tq, tv = (1, kk) if ipool[p + 5] else (nn, 1)     # strides of b over (inner q, column v)
     if not acc:
         for j in range(n):
             D[lo + j] = 0.0
@@ -376,9 +378,9 @@ def matmul_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         c0 = lo + t * mm * nn
         for u in range(mm):
             for q in range(kk):
-                x = A[a0 + u * kk + q]
+                x = A[a0 + u * su + q * sq]
                 for v in range(nn):
-                    D[c0 + u * nn + v] += x * B[b0 + q * nn + v]
+                    D[c0 + u * nn + v] += x * B[b0 + q * tq + v * tv]
 
 
 @njit(inline="always", error_model="numpy")
@@ -390,6 +392,8 @@ def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     nn = ipool[p + 3]
     if kind == 0 and nb * mm * kk * nn > SMALL_MATMUL:
         return HIT_MATMUL    # the caller runs it through NumPy's BLAS
+    su, sq = (1, mm) if ipool[p + 4] else (kk, 1)
+    tq, tv = (1, kk) if ipool[p + 5] else (nn, 1)
     for t in range(nb):
         a0 = pa + t * mm * kk
         b0 = pb + t * kk * nn
@@ -399,14 +403,14 @@ def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
                 for q in range(kk):
                     acc = 0.0
                     for v in range(nn):
-                        acc += G[g0 + u * nn + v] * B[b0 + q * nn + v]
-                    D[a0 + u * kk + q] += acc
+                        acc += G[g0 + u * nn + v] * B[b0 + q * tq + v * tv]
+                    D[a0 + u * su + q * sq] += acc
         if rg[rb] != 0:  # dB = A^T @ G
             for u in range(mm):
                 for q in range(kk):
-                    x = A[a0 + u * kk + q]
+                    x = A[a0 + u * su + q * sq]
                     for v in range(nn):
-                        D[b0 + q * nn + v] += x * G[g0 + u * nn + v]
+                        D[b0 + q * tq + v * tv] += x * G[g0 + u * nn + v]
     if rg[ra] != 0:
         state[ra] |= 1
     if rg[rb] != 0:

@@ -14,6 +14,7 @@ from .._tensor import Tensor
 relu = _ops.relu
 sigmoid = _ops.sigmoid
 tanh = _ops.tanh
+linear = _ops.linear     # input @ weight.T + bias; weight (out_features, in_features)
 
 
 def leaky_relu(input, negative_slope=0.01):

@@ -265,9 +265,7 @@ class Linear(Module):
 
     def forward(self, x):
         params = self._parameters
-        out = _ops.matmul(x, _ops.transpose(params["weight"]))
-        b = params["bias"]
-        return out if b is None else _ops.add(out, b)
+        return _ops.linear(x, params["weight"], params["bias"])
 
     def _shape_mismatch(self, key, name, loaded_shape, shape):
         msg = super()._shape_mismatch(key, name, loaded_shape, shape)

@@ -18,6 +18,7 @@ differentiated: they select between branches, as the kinks of relu or abs do.
 from __future__ import annotations
 
 import ast
+import copy
 import math
 from functools import lru_cache
 from typing import Callable
@@ -202,7 +203,6 @@ def _mul_raw(x, y):
 def numba_code(text: str, names: dict[str, str]) -> str:
     """The formula as a scalar expression for a kernel; ``names`` renames the symbols to the
     kernel's local variables."""
-    import copy
     tree = _ToNumba(names).visit(copy.deepcopy(parse(text)))
     return ast.unparse(ast.fix_missing_locations(tree))
 
@@ -266,7 +266,6 @@ class _Wrap(ast.NodeTransformer):
 def tensor_function(text: str, ops) -> Callable:
     """The formula as ``f(a, b, out, c, c2)`` on Tensors, written with the differentiable ops
     in namespace ``ops`` (tapegrad's op module: exp, log, ..., where, value_of, sign)."""
-    import copy
     tree = _ValuesInConditions().visit(copy.deepcopy(parse(text)))
     src = ast.unparse(ast.fix_missing_locations(tree))
     ns = {name: getattr(ops, name) for name in FUNCS}

@@ -672,13 +672,17 @@ def setitem_jvp(rows, r, tangent):
 
 
 # ---- linear algebra ---------------------------------------------------------------------------------
-# MATMUL: batch, m, k, n (operands contiguous (batch, m, k) and (batch, k, n))
+# MATMUL: batch, m, k, n, ta, tb: out (batch, m, n) = a @ b, where a is stored (batch, m, k), or
+# (batch, k, m) when ta (read transposed, never copied), and b (batch, k, n), or (batch, n, k)
+# when tb: so x @ w.T (a linear layer) records no transpose.
 
 def matmul_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nb = ipool[p]
     mm = ipool[p + 1]
     kk = ipool[p + 2]
     nn = ipool[p + 3]
+    su, sq = (1, mm) if ipool[p + 4] else (kk, 1)     # strides of a over (row u, inner q)
+    tq, tv = (1, kk) if ipool[p + 5] else (nn, 1)     # strides of b over (inner q, column v)
     if not acc:
         for j in range(n):
             D[lo + j] = 0.0
@@ -688,9 +692,9 @@ def matmul_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         c0 = lo + t * mm * nn
         for u in range(mm):
             for q in range(kk):
-                x = A[a0 + u * kk + q]
+                x = A[a0 + u * su + q * sq]
                 for v in range(nn):
-                    D[c0 + u * nn + v] += x * B[b0 + q * nn + v]
+                    D[c0 + u * nn + v] += x * B[b0 + q * tq + v * tv]
 
 
 def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
@@ -701,6 +705,8 @@ def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     nn = ipool[p + 3]
     if kind == 0 and nb * mm * kk * nn > SMALL_MATMUL:
         return HIT_MATMUL    # the caller runs it through NumPy's BLAS
+    su, sq = (1, mm) if ipool[p + 4] else (kk, 1)
+    tq, tv = (1, kk) if ipool[p + 5] else (nn, 1)
     for t in range(nb):
         a0 = pa + t * mm * kk
         b0 = pb + t * kk * nn
@@ -710,14 +716,14 @@ def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
                 for q in range(kk):
                     acc = 0.0
                     for v in range(nn):
-                        acc += G[g0 + u * nn + v] * B[b0 + q * nn + v]
-                    D[a0 + u * kk + q] += acc
+                        acc += G[g0 + u * nn + v] * B[b0 + q * tq + v * tv]
+                    D[a0 + u * su + q * sq] += acc
         if rg[rb] != 0:  # dB = A^T @ G
             for u in range(mm):
                 for q in range(kk):
-                    x = A[a0 + u * kk + q]
+                    x = A[a0 + u * su + q * sq]
                     for v in range(nn):
-                        D[b0 + q * nn + v] += x * G[g0 + u * nn + v]
+                        D[b0 + q * tq + v * tv] += x * G[g0 + u * nn + v]
     if rg[ra] != 0:
         state[ra] |= 1
     if rg[rb] != 0:
@@ -725,18 +731,32 @@ def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     return 0
 
 
+def _matmul_operands(rows, r, a, b):
+    """Operands as (batch, m, k) and (batch, k, n) Tensors, however they are stored."""
+    O = rows.ops
+    nb, m, k, n, ta, tb = rows.ints(r, 0, 6)
+    A = O.swapaxes(O.reshape(a, (nb, k, m)), -1, -2) if ta else O.reshape(a, (nb, m, k))
+    B = O.swapaxes(O.reshape(b, (nb, n, k)), -1, -2) if tb else O.reshape(b, (nb, k, n))
+    return A, B
+
+
+def _stored(rows, r, x, transposed, shape):
+    """A (batch, p, q) gradient back in its operand's storage layout."""
+    O = rows.ops
+    return O.reshape(O.swapaxes(x, -1, -2) if transposed else x, shape)
+
+
 def matmul_vjp(rows, r, g):
     O = rows.ops
     ra, rb = rows.operands(r)
-    nb, m, k, n = rows.ints(r, 0, 4)
+    nb, m, k, n, ta, tb = rows.ints(r, 0, 6)
+    A, B = _matmul_operands(rows, r, rows.tensor(ra), rows.tensor(rb))
     G = O.reshape(g, (nb, m, n))
     out = []
     if rows.rg(ra):
-        Bt = O.swapaxes(O.reshape(rows.tensor(rb), (nb, k, n)), -1, -2)
-        out.append((ra, O.reshape(O.matmul(G, Bt), rows.shape(ra))))
+        out.append((ra, _stored(rows, r, O.matmul(G, O.swapaxes(B, -1, -2)), ta, rows.shape(ra))))
     if rows.rg(rb):
-        At = O.swapaxes(O.reshape(rows.tensor(ra), (nb, m, k)), -1, -2)
-        out.append((rb, O.reshape(O.matmul(At, G), rows.shape(rb))))
+        out.append((rb, _stored(rows, r, O.matmul(O.swapaxes(A, -1, -2), G), tb, rows.shape(rb))))
     return out
 
 
@@ -744,12 +764,12 @@ def matmul_jvp(rows, r, tangent):
     O = rows.ops
     ra, rb = rows.operands(r)
     ta, tb = tangent(ra), tangent(rb)
-    nb, m, k, n = rows.ints(r, 0, 4)
+    A, B = _matmul_operands(rows, r, rows.tensor(ra), rows.tensor(rb))
     out = None
     if ta is not None:
-        out = O.matmul(O.reshape(ta, (nb, m, k)), O.reshape(rows.tensor(rb), (nb, k, n)))
+        out = O.matmul(_matmul_operands(rows, r, ta, rows.tensor(rb))[0], B)
     if tb is not None:
-        term = O.matmul(O.reshape(rows.tensor(ra), (nb, m, k)), O.reshape(tb, (nb, k, n)))
+        term = O.matmul(A, _matmul_operands(rows, r, rows.tensor(ra), tb)[1])
         out = term if out is None else out + term
     return None if out is None else O.reshape(out, rows.shape(r))
 
