@@ -4,7 +4,8 @@
     python benchmarks/run.py --write    # also refresh the table in benchmarks/README.md
     python benchmarks/run.py --quick    # fewer repeats (a smoke run)
 
-Each benchmark returns rows (figure, measured, budget, ok); budgets come from the issues.
+Each benchmark returns rows (figure, measured, budget, ok); budgets are the project's
+performance targets.
 """
 import argparse
 import gc
@@ -174,7 +175,7 @@ def numpy_mlp_step(X, y, P, lr=0.01):
     dh1 = da1 * (h1 > 0)
     dW1 = X.T @ dh1
     db1 = dh1.sum(0)
-    for p_, g in zip(P, (dW1, db1, dW2, db2, dW3, db3)):
+    for p_, g in zip(P, (dW1, db1, dW2, db2, dW3, db3), strict=True):
         p_ -= lr * g
     return loss
 
@@ -213,7 +214,7 @@ def mlp_step():
     ]
 
 
-# ---- functional transforms (issue 3) -------------------------------------------------------
+# ---- functional transforms ------------------------------------------------------------------
 @benchmark
 def functional_grad():
     def backward_path():
@@ -245,7 +246,7 @@ def functional_grad():
     ]
 
 
-# ---- record once, replay many (issue 6) ----------------------------------------------------
+# ---- record once, replay many ---------------------------------------------------------------
 @benchmark
 def trace_replay():
     def first():
@@ -281,8 +282,9 @@ def forward_mode():
     for label, f, x0, v0 in (("small elementwise (100 elems)", _small_elementwise, x, v),
                              ("2,000-step scalar chain", chain_np, 0.5, 1.0)):
         g = tg.grad(f)
-        t_g, t_j = interleaved(lambda: g(x0), lambda: tg.jvp(f, (x0,), (v0,)))
-        _, t_h = interleaved(lambda: g(x0), lambda: tg.hvp(f, (x0,), (v0,)))
+        # interleaved() calls the lambdas in this iteration, so their loop variables are current
+        t_g, t_j = interleaved(lambda: g(x0), lambda: tg.jvp(f, (x0,), (v0,)))  # noqa: B023
+        _, t_h = interleaved(lambda: g(x0), lambda: tg.hvp(f, (x0,), (v0,)))  # noqa: B023
         rows += [
             row(f"{label}: tg.grad", t_g * 1e6, "us"),
             row(f"{label}: tg.jvp / tg.grad", t_j / t_g, "x", 2),

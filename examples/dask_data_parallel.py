@@ -45,7 +45,7 @@ def make_data(n=6000, d=20, seed=0):
 
 def split(X, y, n_shards):
     """Shards as equal as possible (``np.array_split``): (X_shard, y_shard) pairs."""
-    return list(zip(np.array_split(X, n_shards), np.array_split(y, n_shards)))
+    return list(zip(np.array_split(X, n_shards), np.array_split(y, n_shards), strict=True))
 
 
 def record_traces(shards, theta):

@@ -109,7 +109,7 @@ def benchmark_step(sizes=(784, 256, 256, 10), batch=128, repeats=30, lr=0.01, se
     y = rng.integers(0, sizes[-1], batch)
     tg.manual_seed(seed)
     layers = []
-    for a, b in zip(sizes[:-1], sizes[1:]):
+    for a, b in zip(sizes[:-1], sizes[1:], strict=True):
         layers += [nn.Linear(a, b), nn.ReLU()]
     model = nn.Sequential(*layers[:-1])
     opt = tg.optim.SGD(model.parameters(), lr=lr)

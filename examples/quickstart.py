@@ -65,7 +65,8 @@ def f(x):
 x0 = np.array([0.0, 0.5])
 print("tg.grad(f)(x0) =", tg.grad(f)(x0))    # d/dx sum_k sin(k x)/k = cos x + cos 2x + cos 3x
 print("analytic       =", np.cos(x0) + np.cos(2 * x0) + np.cos(3 * x0))
-value, g = tg.value_and_grad(lambda p: np.sum(p["w"] ** 2) + p["b"] ** 3)({"w": np.ones(2), "b": 2.0})
+value, g = tg.value_and_grad(lambda p: np.sum(p["w"] ** 2) + p["b"] ** 3)(
+    {"w": np.ones(2), "b": 2.0})
 print("value_and_grad on a dict:", value, g)
 
 section("Hessian")

@@ -45,7 +45,7 @@ def make_loss(obs):
     def loss(p):
         path = simulate(p[0], p[1], steps)
         err = 0.0
-        for xk, ok in zip(path, obs):
+        for xk, ok in zip(path, obs, strict=True):
             d = xk - ok
             err = err + d * d
         return err * (1.0 / steps)

@@ -32,7 +32,7 @@ def main(epochs=500, hidden=4, lr=0.05, seed=0):
     with tg.no_grad():
         probs = model(X).numpy().ravel()
     preds = (probs > 0.5).astype(int)
-    for (a, b), p, q in zip(INPUTS.astype(int), probs, preds):
+    for (a, b), p, q in zip(INPUTS.astype(int), probs, preds, strict=True):
         print(f"{a} xor {b} -> {q}   (p = {p:.3f})")
     correct = int(np.sum(preds == TARGETS.ravel()))
     print(f"{correct}/4 correct, final loss {loss.item():.4f}")

@@ -7,17 +7,44 @@ _rng = [np.random.default_rng()]
 
 
 def manual_seed(seed):
-    """Seed tapegrad's random generator (used by randn/rand and nn initialisers)."""
+    """Seed tapegrad's random generator (used by randn/rand and nn initialisers).
+
+    Returns the new ``numpy.random.Generator``.
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> _ = tg.manual_seed(0)
+        >>> a = tg.randn(3)
+        >>> _ = tg.manual_seed(0)
+        >>> np.array_equal(a.numpy(), tg.randn(3).numpy())
+        True
+    """
     _rng[0] = np.random.default_rng(seed)
     return _rng[0]
 
 
 def rng():
+    """tapegrad's ``numpy.random.Generator`` (the one ``manual_seed`` replaces)."""
     return _rng[0]
 
 
 def tensor(data, requires_grad=False, dtype=None):
-    """A new leaf tensor holding a copy of ``data``; float data becomes float64."""
+    """A new leaf tensor holding a copy of ``data``; float data becomes float64.
+
+    Only floating point tensors can require gradients.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([2.0, 3.0], requires_grad=True)
+        >>> x
+        tensor([2., 3.], requires_grad=True)
+        >>> (x ** 2).sum().backward()
+        >>> x.grad
+        tensor([4., 6.])
+        >>> tg.tensor([1, 2])
+        tensor([1, 2], dtype=int64)
+    """
     if requires_grad and dtype is None:
         arr = np.asarray(data._v if isinstance(data, Tensor) else data)
         if arr.dtype.kind in "iub":
@@ -39,26 +66,76 @@ def _shape(shape):
 
 
 def zeros(*shape, requires_grad=False):
+    """A float64 tensor of zeros; ``shape`` as separate integers or one tuple.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.zeros(2, 3)
+        tensor([[0., 0., 0.],
+                [0., 0., 0.]])
+        >>> tg.zeros((2,), requires_grad=True)
+        tensor([0., 0.], requires_grad=True)
+    """
     return _make(np.zeros(_shape(shape)), requires_grad)
 
 
 def ones(*shape, requires_grad=False):
+    """A float64 tensor of ones; ``shape`` as separate integers or one tuple.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.ones(3)
+        tensor([1., 1., 1.])
+    """
     return _make(np.ones(_shape(shape)), requires_grad)
 
 
 def full(shape, fill_value, requires_grad=False):
+    """A float64 tensor of ``shape`` filled with ``fill_value``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.full((2,), 7.0)
+        tensor([7., 7.])
+    """
     return _make(np.full(shape, fill_value, dtype=np.float64), requires_grad)
 
 
 def zeros_like(x, requires_grad=False):
+    """A float64 tensor of zeros shaped like ``x`` (a Tensor, array or nested list).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.zeros_like(tg.ones(2, 2))
+        tensor([[0., 0.],
+                [0., 0.]])
+    """
     return _make(np.zeros(np.shape(x._v if isinstance(x, Tensor) else x)), requires_grad)
 
 
 def ones_like(x, requires_grad=False):
+    """A float64 tensor of ones shaped like ``x`` (a Tensor, array or nested list).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.ones_like([[1, 2, 3]])
+        tensor([[1., 1., 1.]])
+    """
     return _make(np.ones(np.shape(x._v if isinstance(x, Tensor) else x)), requires_grad)
 
 
 def arange(start, stop=None, step=1, requires_grad=False):
+    """Evenly spaced values in ``[start, stop)`` like ``numpy.arange``.
+
+    Integer arguments give an int64 tensor, unless ``requires_grad`` (then float64).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.arange(4)
+        tensor([0, 1, 2, 3], dtype=int64)
+        >>> tg.arange(1, 2, 0.25)
+        tensor([1.0000, 1.2500, 1.5000, 1.7500])
+    """
     a = np.arange(start, stop, step) if stop is not None else np.arange(start)
     if requires_grad or a.dtype.kind == "f":
         a = a.astype(np.float64)
@@ -66,16 +143,47 @@ def arange(start, stop=None, step=1, requires_grad=False):
 
 
 def linspace(start, stop, num=50, requires_grad=False):
+    """``num`` evenly spaced float64 values from ``start`` to ``stop`` inclusive.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.linspace(0, 1, 5)
+        tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
+    """
     return _make(np.linspace(start, stop, num), requires_grad)
 
 
 def eye(n, m=None, requires_grad=False):
+    """An ``n`` x ``m`` float64 tensor with ones on the diagonal (``m`` defaults to ``n``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.eye(2)
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
     return _make(np.eye(n, m), requires_grad)
 
 
 def randn(*shape, requires_grad=False):
+    """Standard normal samples from tapegrad's generator (see ``manual_seed``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> _ = tg.manual_seed(0)
+        >>> tg.randn(2, 3).shape
+        (2, 3)
+    """
     return _make(rng().standard_normal(_shape(shape)), requires_grad)
 
 
 def rand(*shape, requires_grad=False):
+    """Uniform samples in ``[0, 1)`` from tapegrad's generator (see ``manual_seed``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.rand(4)
+        >>> 0.0 <= float(x.min()) and float(x.max()) < 1.0
+        True
+    """
     return _make(rng().random(_shape(shape)), requires_grad)

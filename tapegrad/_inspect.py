@@ -42,7 +42,16 @@ def _preview(t, r, k=4):
 
 def stats(self):
     """Ops by kind: ``{"rows", "nbytes", "by_op": {name: {"count", "bytes"}}}`` (bytes of the
-    rows' values and adjoints plus their column entries, largest first)."""
+    rows' values and adjoints plus their column entries, largest first).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = (tg.sin(x) * 2.0).sum()
+        >>> st = tg.current_tape().stats()
+        >>> sorted(st), st["by_op"]["SIN"]["count"] >= 1
+        (['by_op', 'nbytes', 'rows'], True)
+    """
     n = self.n
     ops = self.ops(n)
     sizes = np.diff(self.voff[:n + 1])
@@ -56,7 +65,21 @@ def stats(self):
 
 
 def dump(self, limit=None):
-    """The Wengert list as text, one row a line: index, op, input rows, shape, value preview."""
+    """The Wengert list as text, one row a line: index, op, input rows, shape, value preview.
+
+    Row numbers depend on what the tape already holds; ``limit`` caps the rows shown.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = (tg.sin(x) * 2.0).sum()
+        >>> print(tg.current_tape().dump())
+        tape: ... rows, ... bytes
+        ...
+        %...SIN            (%...) shape=(2,) [0.8415, 0.9093]
+        %...MULS           (%...) shape=(2,) [1.683, 1.819]
+        %...SUM            (%...) shape=() 3.502
+    """
     n = self.n if limit is None else min(self.n, limit)
     lines = [f"tape: {self.n} rows, {self.nbytes} bytes"]
     for r in range(n):
@@ -109,12 +132,28 @@ def _dot(t, rows, title):
 
 
 def tape_to_dot(self, max_nodes=2000):
-    """Graphviz source of the whole tape (the first ``max_nodes`` rows)."""
+    """Graphviz source of the whole tape (the first ``max_nodes`` rows).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = tg.exp(x).sum()
+        >>> tg.current_tape().to_dot().startswith("digraph tape {")
+        True
+    """
     return _dot(self, list(range(min(self.n, max_nodes))), "tape")
 
 
 def tensor_to_dot(self, max_nodes=2000):
-    """Graphviz source of the graph that produced this tensor."""
+    """Graphviz source of the graph that produced this tensor.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> dot = (tg.sin(x) * 2.0).sum().to_dot()
+        >>> print(dot.splitlines()[0], "SinBackward0" in dot, "SumBackward0" in dot)
+        digraph tensor { True True
+    """
     t = self._tape
     if t is None or not t.alive or self._row < 0:
         return f'digraph tensor {{\n  r [label="{tuple(self.shape)}", shape=box];\n}}'

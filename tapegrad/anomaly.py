@@ -69,10 +69,17 @@ class detect_anomaly:
     (``check_forward=True``) or backward gradient is not finite, naming the op, its tape row
     and the source line that recorded it.  Slows recording; for debugging.
 
-    >>> import tapegrad as tg
-    >>> with tg.detect_anomaly():
-    ...     tg.is_anomaly_enabled()
-    True
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 0.0], requires_grad=True)
+        >>> with tg.detect_anomaly():      # d sqrt(x)/dx is inf at 0
+        ...     tg.sqrt(x).sum().backward()
+        Traceback (most recent call last):
+        ...
+        RuntimeError: Function 'SqrtBackward0' (tape row ...) returned inf values in its ...
+        >>> with tg.detect_anomaly():
+        ...     tg.is_anomaly_enabled()
+        True
     """
 
     def __init__(self, check_nan=True, check_forward=True):
@@ -98,7 +105,16 @@ class detect_anomaly:
 
 
 def is_anomaly_enabled():
-    """Whether anomaly mode is on for the calling thread."""
+    """Whether anomaly mode is on for the calling thread (inside ``detect_anomaly()``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.is_anomaly_enabled()
+        False
+        >>> with tg.detect_anomaly():
+        ...     tg.is_anomaly_enabled()
+        True
+    """
     return STATE.tape.anomaly is not None
 
 

@@ -191,7 +191,21 @@ def checkpoint(fn, *args, preserve_rng_state=True, use_reentrant=None, **kwargs)
     read Tensors other than its arguments (e.g. module parameters): they get gradients too.
     ``fn`` must be deterministic apart from tapegrad's own random generator (restored for the
     recomputation unless ``preserve_rng_state=False``).  ``use_reentrant`` is accepted for
-    PyTorch compatibility and ignored."""
+    PyTorch compatibility and ignored.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w = tg.tensor([0.5, -1.0], requires_grad=True)
+        >>> def block(x):                   # its tanh rows are not kept on the tape
+        ...     return tg.tanh(tg.tanh(x * w) * 2.0)
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = tg.checkpoint(block, x)
+        >>> y.grad_fn.name()
+        'CheckpointFunctionBackward'
+        >>> y.sum().backward()              # recomputes block, then sweeps it
+        >>> x.grad, w.grad
+        (tensor([0.3698, -0.0115]), tensor([0.7395, 0.0229]))
+    """
     if not STATE.enabled:
         return fn(*args, **kwargs)
     main = STATE.tape

@@ -143,7 +143,24 @@ class CustomNode:
 
 
 class FunctionCtx:
-    """The ``ctx`` of a custom Function: saved tensors, ``needs_input_grad``, free attributes."""
+    """The ``ctx`` of a custom Function: saved tensors, ``needs_input_grad``, free attributes.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> class Scale(tg.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x, k):
+        ...         ctx.k = k                       # any attribute: kept for backward
+        ...         return x * k
+        ...
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         return grad * ctx.k, None       # no gradient for the number k
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> Scale.apply(x, 3.0).sum().backward()
+        >>> x.grad
+        tensor([3., 3.])
+    """
 
     def __init__(self):
         self._saved = ()
@@ -155,6 +172,8 @@ class FunctionCtx:
         self.materialize_grads = True
 
     def save_for_backward(self, *tensors):
+        """Keep Tensors (or None) for backward, read back through ``saved_tensors``; an
+        in-place change of a saved tensor before backward raises there."""
         for x in tensors:
             if x is not None and not isinstance(x, Tensor):
                 raise TypeError(f"save_for_backward can only save Tensors (or None), got "
@@ -163,6 +182,7 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self):
+        """The tuple given to ``save_for_backward`` (checked against in-place changes)."""
         node = self._node
         if node is not None:
             node.check_saved(self._saved)
@@ -173,9 +193,11 @@ class FunctionCtx:
     saved_variables = saved_tensors
 
     def mark_non_differentiable(self, *outputs):
+        """Declare forward outputs (indices, masks ...) that get no gradient."""
         self._non_diff = outputs
 
     def set_materialize_grads(self, value):
+        """With False, backward gets None (not zeros) for outputs that received no gradient."""
         self.materialize_grads = bool(value)
 
     def mark_dirty(self, *tensors):
@@ -340,13 +362,37 @@ def _once_differentiable(g, deps, name):
 
 
 class Function:
-    """Base class of custom differentiable operations (see API.md, "Custom operations").
+    """Base class of custom differentiable operations, like PyTorch's ``torch.autograd.Function``.
 
     Subclasses define ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)`` as static
     methods and are called through ``apply``.  forward runs under no_grad on detached inputs;
     backward gets one gradient per output (zeros for outputs that got none, unless
     ``ctx.set_materialize_grads(False)``) and returns one per ``apply`` argument (None for
-    non-Tensor arguments and inputs that need no gradient)."""
+    non-Tensor arguments and inputs that need no gradient).
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> class Square(tg.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x * x
+        ...
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         x, = ctx.saved_tensors
+        ...         return 2.0 * x * grad
+        >>> x = tg.tensor([1.0, 3.0], requires_grad=True)
+        >>> y = Square.apply(x)
+        >>> y
+        tensor([1., 9.], grad_fn=<SquareBackward>)
+        >>> y.sum().backward()
+        >>> x.grad
+        tensor([2., 6.])
+        >>> tg.gradcheck(Square.apply, np.array([0.5, -2.0]))
+        True
+    """
 
     @staticmethod
     def forward(ctx, *args):

@@ -11,6 +11,14 @@ dicts (parameter groups) with a ``"params"`` entry and per-group overrides, as i
 is its position counting through the groups in order, and the per-parameter state holds NumPy
 copies of the buffers (SGD's ``momentum_buffer``; Adam's ``step``, ``exp_avg``,
 ``exp_avg_sq``).
+
+Examples:
+    >>> import tapegrad as tg
+    >>> model = tg.nn.Linear(2, 1)
+    >>> opt = tg.optim.Adam([{"params": [model.weight]},
+    ...                      {"params": [model.bias], "lr": 0.01}], lr=0.1)
+    >>> [group["lr"] for group in opt.param_groups]
+    [0.1, 0.01]
 """
 import copy
 import math
@@ -39,7 +47,27 @@ def _array(p):
 
 class Optimizer:
     """Base class: holds ``param_groups`` (dicts with "params" and hyper-parameters) and the
-    per-parameter ``state``."""
+    per-parameter ``state``.  Subclasses implement ``step()``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> class PlainSGD(tg.optim.Optimizer):
+        ...     def __init__(self, params, lr):
+        ...         super().__init__(params, dict(lr=lr))
+        ...
+        ...     def step(self):
+        ...         with tg.no_grad():
+        ...             for group in self.param_groups:
+        ...                 for p in group["params"]:
+        ...                     if p.grad is not None:
+        ...                         p -= group["lr"] * p.grad
+        >>> w = tg.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = PlainSGD([w], lr=0.25)
+        >>> (w ** 2).sum().backward()
+        >>> opt.step()
+        >>> w
+        tensor([0.5000, -1.0000], requires_grad=True)
+    """
 
     def __init__(self, params, defaults):
         self.defaults = dict(defaults)
@@ -68,7 +96,17 @@ class Optimizer:
             self.param_groups.append(group)
 
     def zero_grad(self, set_to_none=True):
-        """Clear the gradients of every parameter (to None by default, like PyTorch)."""
+        """Clear the gradients of every parameter (to None by default, like PyTorch).
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> w = tg.tensor([1.0, 2.0], requires_grad=True)
+            >>> opt = tg.optim.SGD([w], lr=0.1)
+            >>> (w * w).sum().backward()
+            >>> opt.zero_grad()
+            >>> w.grad is None
+            True
+        """
         for group in self.param_groups:
             for p in group["params"]:
                 if set_to_none:
@@ -162,7 +200,19 @@ class SGD(Optimizer):
     """Stochastic gradient descent with optional momentum (PyTorch's rule).
 
     g = grad + weight_decay * p;  with momentum: b = momentum * b + (1 - dampening) * g
-    (b = g on the first step), and g = g + momentum * b (nesterov) or g = b;  p -= lr * g."""
+    (b = g on the first step), and g = g + momentum * b (nesterov) or g = b;  p -= lr * g.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w = tg.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = tg.optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> for _ in range(2):
+        ...     opt.zero_grad()
+        ...     (w ** 2).sum().backward()
+        ...     opt.step()
+        >>> w
+        tensor([0.4600, -0.9200], requires_grad=True)
+    """
 
     def __init__(self, params, lr, momentum=0.0, weight_decay=0.0, dampening=0.0,
                  nesterov=False):
@@ -198,7 +248,19 @@ class Adam(Optimizer):
     """Adam (PyTorch's rule, with bias correction).
 
     g = grad + weight_decay * p;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;
-    p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)."""
+    p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w = tg.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = tg.optim.Adam([w], lr=0.1)
+        >>> for _ in range(3):
+        ...     opt.zero_grad()
+        ...     (w ** 2).sum().backward()
+        ...     opt.step()
+        >>> w
+        tensor([0.7016, -1.7006], requires_grad=True)
+    """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
         _check("learning rate", lr)

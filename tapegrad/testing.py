@@ -21,7 +21,27 @@ def gradcheck(f, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
     """Check d sum(f(*inputs) * u) / d inputs against central differences, element by element.
 
     ``u`` is a fixed random cotangent, so non-scalar outputs are checked in full.  Returns True,
-    or raises AssertionError naming the input and its worst element."""
+    or raises AssertionError naming the input and its worst element.
+
+    Args:
+        f: a function of Tensors returning a Tensor (or a number).
+        inputs: one array-like or a sequence of them (float64 copies are checked).
+        eps: finite difference step.
+        atol: absolute tolerance.
+        rtol: relative tolerance, of the numeric derivative.
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> tg.gradcheck(lambda x, y: tg.sin(x) * y, [np.array([0.5, 1.0]), np.array([2.0, 3.0])])
+        True
+        >>> def wrong(x):                       # the value without its graph: gradient 1, not 2x
+        ...     return tg.tensor(x.numpy() ** 2) + x
+        >>> tg.gradcheck(wrong, np.array([1.0]))
+        Traceback (most recent call last):
+        ...
+        AssertionError: gradcheck failed for input 0 (shape (1,)) at element (0,): ...
+    """
     if isinstance(inputs, (Tensor, np.ndarray, float, int)):
         inputs = (inputs,)
     values = [_as_input(x) for x in inputs]

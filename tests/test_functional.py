@@ -246,7 +246,7 @@ def test_jacobian_of_identity_and_constant_outputs():
 
 def test_jacobian_through_custom_function_uses_the_fallback():
     if not hasattr(tg, "Function"):
-        pytest.skip("tg.Function (issue 5) is not in this tree yet")
+        pytest.skip("tg.Function is not in this tree")
 
     class Cube(tg.Function):
         @staticmethod
@@ -291,7 +291,7 @@ def test_non_scalar_output_points_to_jacobian_and_vjp():
         tg.grad(lambda x: x, has_aux=True)(1.0)
 
 
-# ---- speed and the scipy example ------------------------------------------------------------------
+# ---- speed and the scipy example -----------------------------------------------------------------
 
 def test_transform_records_the_same_rows_as_the_tensor_api():
     """No per-op work is added by tg.grad: f records exactly the rows it records with Tensors."""

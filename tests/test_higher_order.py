@@ -9,7 +9,6 @@ from tapegrad.ops.spec import OPS
 from op_cases import CASES, INTERNAL
 
 
-
 def test_every_op_has_a_second_order_case():
     assert {op.name for op in OPS} - INTERNAL == set(CASES)
 

@@ -4,6 +4,7 @@ import pytest
 
 import tapegrad as tg
 from tapegrad import _tape as T
+
 from op_cases import CASES
 
 
@@ -12,7 +13,8 @@ def _grads(f, inputs):
     out = f(*xs)
     w = np.random.default_rng(5).standard_normal(out.shape)
     out.backward(w)
-    return [np.zeros_like(v) if x.grad is None else x.grad.numpy() for x, v in zip(xs, inputs)]
+    return [np.zeros_like(v) if x.grad is None else x.grad.numpy()
+            for x, v in zip(xs, inputs, strict=True)]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -21,7 +23,7 @@ def test_every_op_same_gradient_with_every_row_lazy(name, monkeypatch):
     eager = _grads(f, inputs)
     monkeypatch.setattr(T, "LAZY_MIN", 1)
     lazy = _grads(f, inputs)
-    for a, b in zip(eager, lazy):
+    for a, b in zip(eager, lazy, strict=True):
         np.testing.assert_array_equal(a, b)
     assert tg.gradcheck(f, inputs)
 
@@ -42,7 +44,7 @@ def test_in_place_change_copies_the_old_value_first():
     W0 = rng.standard_normal((100, 80))
     X = tg.tensor(rng.standard_normal((64, 100)), requires_grad=True)
     W = tg.tensor(W0.copy(), requires_grad=True)
-    y = (X @ W).sum()
+    y = (X @ W).sum()    # noqa: F841  (held: its graph keeps W's row on the tape)
     t = tg.current_tape()
     row = W._row
     with tg.no_grad():

@@ -97,7 +97,7 @@ def test_module_before_init_and_missing_attribute_errors():
     with pytest.raises(AttributeError, match="super\\(\\).__init__"):
         Bad()
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
-        nn.Linear(1, 1).nothing
+        nn.Linear(1, 1).nothing  # noqa: B018  (the attribute access is what raises)
 
 
 def test_train_eval_and_zero_grad():
@@ -317,7 +317,7 @@ def test_mlp_training_step_matches_numpy_gradients():
     d2 /= 5
     d1 = (d2 @ W2) * (z1 > 0)
     expect = [d1.T @ x, d1.sum(0), d2.T @ h, d2.sum(0)]
-    for param, e in zip(net.parameters(), expect):
+    for param, e in zip(net.parameters(), expect, strict=True):
         np.testing.assert_allclose(param.grad.numpy(), e, rtol=1e-12, atol=1e-15)
 
 

@@ -78,7 +78,7 @@ for _op in OPS:
     for _shape in SHAPES:
         case(_op.name, f"fn{_shape}", _fn, sample(_op.name, _shape), ref=_ref)
     _method = {"NEG": lambda x: -x, "ABS": lambda x: abs(x)}.get(
-        _op.name, lambda x, _n=_op.name.lower(): getattr(x, _n)())
+        _op.name, lambda x, _n=_op.name.lower(): getattr(x, _n)())  # noqa: B008  (binds _op now)
     case(_op.name, "method", _method, sample(_op.name, (3,)), ref=_ref)
 
 for _shape in SHAPES:
@@ -154,7 +154,7 @@ for _name in BINARY_FN:
         case(_name, f"{_sa}op{_sb}", BINARY_FN[_name], _x, _y,
              ref=BINARY_REF.get(_name, BINARY_FN[_name]))
     case(_name, "same operand", lambda x, f=BINARY_FN[_name]: f(x, x * 1.5),
-         sample(_name, (2, 3)), ref=lambda x, f=BINARY_REF.get(_name, BINARY_FN[_name]):
+         sample(_name, (2, 3)), ref=lambda x, f=BINARY_REF.get(_name, BINARY_FN[_name]):  # noqa: B008
          f(x, x * 1.5))
 case("ADD", "tg.add", tg.add, sample("ADD", (2, 3)), sample("ADD", (3,)), ref=np.add)
 case("SUB", "tg.sub", tg.sub, sample("SUB", (2, 1)), sample("SUB", (3,)), ref=np.subtract)
@@ -474,7 +474,7 @@ def test_gradcheck(c):
     assert tg.gradcheck(c.fn, [a.copy() for a in c.inputs])
 
 
-# ---- exact values where finite differences cannot look --------------------------------------------
+# ---- exact values where finite differences cannot look -------------------------------------------
 
 def _grad_of(fn, value):
     x = tg.tensor(value, requires_grad=True)
@@ -554,7 +554,7 @@ def test_pow_scalar_exponent_zero_and_rpow_values():
                                   [0, 0, 0])
 
 
-# ---- gradcheck must be able to fail -----------------------------------------------------------------
+# ---- gradcheck must be able to fail --------------------------------------------------------------
 
 def test_gradcheck_catches_a_wrong_gradient_and_names_input_and_element():
     # d/db of b * b.detach() is b on the tape but 2b numerically: wrong only at b[2]

@@ -96,12 +96,12 @@ def test_random_program_dot_product_test(prog, n_inputs, seed):
     else:
         gs = tg.autograd.grad(out, leaves, grad_outputs=u, allow_unused=True)
         grads = [np.zeros(N) if g is None else g.numpy() for g in gs]
-    lhs = sum(float(np.dot(g, v)) for g, v in zip(grads, vs))    # <J^T u, v>
+    lhs = sum(float(np.dot(g, v)) for g, v in zip(grads, vs, strict=True))    # <J^T u, v>
 
     h = 1e-5
     with np.errstate(all="ignore"):
-        plus = _as_array(run_program(prog, [x + h * v for x, v in zip(xs, vs)], 1))
-        minus = _as_array(run_program(prog, [x - h * v for x, v in zip(xs, vs)], 1))
+        plus = _as_array(run_program(prog, [x + h * v for x, v in zip(xs, vs, strict=True)], 1))
+        minus = _as_array(run_program(prog, [x - h * v for x, v in zip(xs, vs, strict=True)], 1))
     rhs = float(np.sum(u * (plus - minus))) / (2 * h)              # <u, J v>
     # truncation error ~h^2, rounding error ~1e-16 * <|u|, |f|> / h
     tol = 1e-6 * (1.0 + abs(lhs) + abs(rhs)) + 1e-9 * float(np.sum(np.abs(u) * np.abs(ref)))

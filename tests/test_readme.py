@@ -8,8 +8,6 @@ import io
 import os
 import re
 
-import pytest
-
 README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
 
 
@@ -51,7 +49,7 @@ def test_readme_python_blocks_run_and_print_what_they_say():
         printed = buf.getvalue().splitlines()
         expected = expected_prints(block)
         assert len(printed) == len(expected), (block, printed)
-        for want, got in zip(expected, printed):
+        for want, got in zip(expected, printed, strict=True):
             if want is not None:
                 # the comment may go on with an explanation after two spaces
                 want = re.split(r"\s{2,}", want)[0]

@@ -12,7 +12,7 @@ def test_held_graph_does_not_pin_later_training_rows():
     kept = (x * 3.0).sum()                  # a graph the user keeps, never backwarded
     w = tg.tensor(0.5, requires_grad=True)
     sizes = []
-    for step in range(2000):
+    for _ in range(2000):
         loss = (w * 2.0 - 1.0) ** 2
         loss.backward()
         with tg.no_grad():

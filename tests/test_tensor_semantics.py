@@ -1,4 +1,4 @@
-"""PyTorch-style Tensor semantics from API.md ("Tensors" and "Autograd controls"), and bad input."""
+"""PyTorch-style Tensor semantics (tensors and autograd controls), and bad input."""
 import math
 import threading
 
@@ -173,7 +173,7 @@ def test_requires_grad_switched_on_later():
     assert a.grad.tolist() == [2.0, 4.0]
 
 
-# ---- .grad accumulation, zero_, detach -------------------------------------------------------------
+# ---- .grad accumulation, zero_, detach -----------------------------------------------------------
 
 def test_grad_accumulates_until_zeroed():
     x = leaf([1.0, 2.0])
@@ -225,7 +225,7 @@ def test_value_readable_after_backward():
     np.testing.assert_array_equal(np.asarray(y), [3.0, 6.0])
 
 
-# ---- grad mode -------------------------------------------------------------------------------------
+# ---- grad mode -----------------------------------------------------------------------------------
 
 def test_no_grad_enable_grad_nest():
     x = leaf(1.0)
@@ -289,7 +289,7 @@ def test_no_grad_and_enable_grad_as_decorators():
 def test_grad_mode_restored_after_exception():
     with pytest.raises(ZeroDivisionError):
         with tg.no_grad():
-            1 / 0
+            1 / 0  # noqa: B018  (the division is what raises)
     assert tg.is_grad_enabled()
 
     @tg.no_grad()
@@ -498,8 +498,8 @@ def test_dim_is_an_alias_of_axis():
 
 @pytest.mark.parametrize("op", ["<", "<=", ">", ">=", "==", "!="])
 def test_comparisons_return_bool_tensors_without_grad(op):
-    x = leaf([1.0, 2.0, 3.0])
-    for other in (2.0, tg.tensor([3.0, 2.0, 1.0]), np.array([3.0, 2.0, 1.0])):
+    x = leaf([1.0, 2.0, 3.0])  # noqa: F841  (x and other are read by eval)
+    for other in (2.0, tg.tensor([3.0, 2.0, 1.0]), np.array([3.0, 2.0, 1.0])):  # noqa: B007
         out = eval(f"x {op} other")
         expect = eval(f"np.array([1.0, 2.0, 3.0]) {op} np.asarray(other)")
         assert out.dtype == np.bool_
@@ -552,7 +552,7 @@ def test_integer_tensors_keep_their_dtype_when_indexed():
     np.testing.assert_array_equal(logits[tg.arange(3), labels].numpy(), [0.0, 5.0, 7.0])
 
 
-# ---- bad input ------------------------------------------------------------------------------------
+# ---- bad input -----------------------------------------------------------------------------------
 
 def test_backward_on_non_scalar_without_gradient():
     x = leaf([1.0, 2.0])
@@ -666,7 +666,7 @@ def test_shared_leaf_usable_from_two_threads():
     assert w.grad.tolist() == [3.0, 3.0]
 
 
-# ---- IEEE special values ----------------------------------------------------------------------------
+# ---- IEEE special values -------------------------------------------------------------------------
 
 def test_nan_inf_forward_values_follow_ieee():
     with np.errstate(all="ignore"):

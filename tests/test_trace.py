@@ -288,7 +288,7 @@ def test_trace_leaves_thread_tape_alone():
     assert tr.grad(0.3) == float(eager_grad(chain, 0.3)[1])
 
 
-# ---- batches, numba, files ------------------------------------------------------------------------
+# ---- batches, numba, files -----------------------------------------------------------------------
 
 def test_grad_many_matches_single_replays():
     def f(x):
