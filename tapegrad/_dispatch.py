@@ -6,8 +6,6 @@ composite of ops (the tables below); functions whose result carries no gradient 
 ``np.argmax``, ``np.isnan``, ``np.floor``...) run on the values.  Anything else raises a
 TypeError naming the function: a gradient is never dropped silently.
 """
-import math
-
 import numpy as np
 
 from . import _ops as O
@@ -47,30 +45,22 @@ def _no_extras(name, out=None, **kw):
 
 # ---- ufuncs --------------------------------------------------------------------------------------
 
-_LN2, _LN10 = math.log(2.0), math.log(10.0)
-
-
-def _logaddexp(a, b):
-    m = O.result(np.maximum(O.value_of(a), O.value_of(b)))   # constant shift, like logsumexp
-    m = O.result(np.where(np.isfinite(m), m, 0.0))
-    return O.add(O.log(O.add(O.exp(O.sub(a, m)), O.exp(O.sub(b, m)))), m)
-
-
 UFUNCS = {
     np.negative: O.neg, np.positive: lambda x: O.mul(x, 1.0), np.absolute: O.abs_,
     np.fabs: O.abs_, np.exp: O.exp, np.expm1: O.expm1, np.log: O.log, np.log1p: O.log1p,
     np.sqrt: O.sqrt, np.sin: O.sin, np.cos: O.cos, np.tan: O.tan, np.tanh: O.tanh,
-    np.square: O.square, np.exp2: lambda x: O.power(2.0, x),
-    np.log2: lambda x: O.mul(O.log(x), 1.0 / _LN2),
-    np.log10: lambda x: O.mul(O.log(x), 1.0 / _LN10),
-    np.reciprocal: lambda x: O.div(1.0, x),
-    np.sinh: lambda x: O.mul(O.sub(O.exp(x), O.exp(O.neg(x))), 0.5),
-    np.cosh: lambda x: O.mul(O.add(O.exp(x), O.exp(O.neg(x))), 0.5),
+    np.arcsin: O.arcsin, np.arccos: O.arccos, np.arctan: O.arctan, np.arcsinh: O.arcsinh,
+    np.arccosh: O.arccosh, np.arctanh: O.arctanh, np.sinh: O.sinh, np.cosh: O.cosh,
+    np.log2: O.log2, np.log10: O.log10, np.exp2: O.exp2, np.cbrt: O.cbrt,
+    np.square: O.square, np.reciprocal: O.reciprocal, np.deg2rad: O.deg2rad,
+    np.radians: O.deg2rad, np.rad2deg: O.rad2deg, np.degrees: O.rad2deg,
+    np.sign: O.sign, np.floor: O.floor, np.ceil: O.ceil, np.rint: O.rint, np.trunc: O.trunc,
+    np.conjugate: O.conj,
     np.add: O.add, np.subtract: O.sub, np.multiply: O.mul, np.divide: O.div,
     np.power: O.power, np.float_power: O.power, np.maximum: O.maximum, np.minimum: O.minimum,
     np.fmax: O.maximum, np.fmin: O.minimum, np.matmul: O.matmul,
-    np.hypot: lambda a, b: O.sqrt(O.add(O.square(a), O.square(b))),
-    np.logaddexp: _logaddexp,
+    np.arctan2: O.arctan2, np.hypot: O.hypot, np.logaddexp: O.logaddexp,
+    np.logaddexp2: O.logaddexp2, np.remainder: O.remainder, np.fmod: O.fmod,
 }
 if hasattr(np, "vecdot"):
     UFUNCS[np.vecdot] = lambda a, b: O.sum(O.mul(a, b), -1)
@@ -80,9 +70,8 @@ COMPARE = {np.less: ("__lt__", "__gt__"), np.less_equal: ("__le__", "__ge__"),
            np.equal: ("__eq__", "__eq__"), np.not_equal: ("__ne__", "__ne__")}
 
 # results carry no gradient (boolean, or piecewise constant with zero derivative)
-VALUE_UFUNCS = {np.isnan, np.isinf, np.isfinite, np.signbit, np.sign, np.floor, np.ceil,
-                np.trunc, np.rint, np.logical_and, np.logical_or, np.logical_xor,
-                np.logical_not}
+VALUE_UFUNCS = {np.isnan, np.isinf, np.isfinite, np.signbit, np.logical_and, np.logical_or,
+                np.logical_xor, np.logical_not}
 
 REDUCE = {np.add: O.sum, np.multiply: O.prod, np.maximum: O.amax, np.minimum: O.amin}
 
@@ -260,6 +249,22 @@ def _einsum(subscripts, *operands, out=None, **kw):
     return O.einsum(subscripts, *operands)
 
 
+def _around(a, decimals=0, out=None):
+    _no_extras("round", out)
+    return O.around(a, decimals)
+
+
+def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    if copy is False:
+        _refuse("nan_to_num", "copy=False (in place)")
+    return O.nan_to_num(x, True, nan, posinf, neginf)
+
+
+def _fix(x, out=None):
+    _no_extras("fix", out)
+    return O.trunc(x)
+
+
 def _copy(a, order="K", subok=False):
     return O._t(a).clone()
 
@@ -281,6 +286,11 @@ FUNCTIONS = {
     np.inner: _inner, np.outer: _outer,
     np.tensordot: O.tensordot, np.einsum: _einsum, np.linalg.norm: O.norm,
     np.cumsum: _cumsum, np.diff: _diff, np.trace: _trace, np.copy: _copy,
+    np.round: _around, np.around: _around, np.nan_to_num: _nan_to_num, np.fix: _fix,
+    np.sinc: lambda x: O.sinc(x),
+    np.real: O.real, np.imag: O.imag,
+    np.angle: lambda z, deg=False: O.angle(z, deg),
+    np.real_if_close: lambda a, tol=100: O.real_if_close(a, tol),
 }
 
 # results carry no gradient: shapes, indices, predicates, fresh arrays, rounded values
@@ -288,7 +298,7 @@ VALUE_FUNCTIONS = {
     np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj, np.argmax,
     np.argmin, np.argsort, np.nonzero, np.flatnonzero, np.count_nonzero, np.allclose,
     np.isclose, np.array_equal, np.array_equiv, np.zeros_like, np.ones_like, np.empty_like,
-    np.full_like, np.round, np.around, np.any, np.all, np.can_cast, np.min_scalar_type,
+    np.full_like, np.any, np.all, np.can_cast, np.min_scalar_type,
 }
 
 

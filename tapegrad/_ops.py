@@ -65,11 +65,35 @@ relu = _make_unary("RELU")
 abs_ = _make_unary("ABS")
 
 
-def sign(x):
-    """Elementwise sign; its derivative is zero (NaN stays NaN), so it records nothing."""
-    v = value_of(x)
-    return Tensor._const(result(np.sign(v)) if v.__class__ is not float else
-                         (1.0 if v > 0.0 else (-1.0 if v < 0.0 else v * 0.0)))
+arcsin = _make_unary("ARCSIN")
+arccos = _make_unary("ARCCOS")
+arctan = _make_unary("ARCTAN")
+arcsinh = _make_unary("ARCSINH")
+arccosh = _make_unary("ARCCOSH")
+arctanh = _make_unary("ARCTANH")
+sinh = _make_unary("SINH")
+cosh = _make_unary("COSH")
+log2 = _make_unary("LOG2")
+log10 = _make_unary("LOG10")
+exp2 = _make_unary("EXP2")
+cbrt = _make_unary("CBRT")
+sinc = _make_unary("SINC")
+sinc.__doc__ = ("NumPy's normalized sinc, sin(pi x) / (pi x), 1 at 0; its derivatives are "
+                "exact at 0 at every order (a series is used near 0).")
+
+# Piecewise constant: NumPy's value with derivative 0 at every order (almost everywhere; at
+# the jumps too, as in JAX and PyTorch).  Each records a row, so a trace replays the value.
+sign = _make_unary("SIGN")
+floor = _make_unary("FLOOR")
+ceil = _make_unary("CEIL")
+rint = _make_unary("RINT")
+trunc = _make_unary("TRUNC")
+for _f in (sign, floor, ceil, rint, trunc):
+    _f.__doc__ = (f"Elementwise {_f.__name__} (NumPy's value); its derivative is 0 at every "
+                  "order (almost everywhere, as in JAX and PyTorch).")
+formula.TENSOR_FUNCS.update(
+    (f.__name__, f) for f in (arcsin, arccos, arctan, arcsinh, arccosh, arctanh, sinh, cosh,
+                              log2, log10, exp2, cbrt, sinc, sign, floor, ceil, rint, trunc))
 
 
 def _scalar_op(x, code, out_float, out_array, c):
@@ -162,7 +186,8 @@ def _as_shape(t, x, shape, op_name="broadcast_to"):
 # the NumPy ufunc each binary op serves (IEEE results on floats and arrays alike)
 _BINARY_FWD = {C.__dict__[o.name]: getattr(np, o.numpy[0])
                for o in (spec_op(n) for n in ("ADD", "SUB", "MUL", "DIV", "POW", "MAXIMUM",
-                                              "MINIMUM"))}
+                                              "MINIMUM", "ARCTAN2", "HYPOT", "LOGADDEXP",
+                                              "LOGADDEXP2", "REMAINDER", "FMOD"))}
 
 
 def _binary(name, code, x, y):
@@ -266,6 +291,46 @@ def maximum(x, y):
 
 def minimum(x, y):
     return _binary("minimum", C.MINIMUM, x, y)
+
+
+def arctan2(x1, x2):
+    """Elementwise angle of the point (x2, x1), NumPy's quadrants; the partials are taken as 0
+    at the origin, where arctan2 jumps."""
+    return _binary("arctan2", C.ARCTAN2, x1, x2)
+
+
+def hypot(x1, x2):
+    """sqrt(x1**2 + x2**2) without overflow (NumPy's value); gradient 0 at the origin."""
+    return _binary("hypot", C.HYPOT, x1, x2)
+
+
+def logaddexp(x1, x2):
+    """log(exp(x1) + exp(x2)), computed stably (NumPy's value); gradients are the softmax
+    weights exp(x - out), 1/2 each at a tie."""
+    return _binary("logaddexp", C.LOGADDEXP, x1, x2)
+
+
+def logaddexp2(x1, x2):
+    """log2(2**x1 + 2**x2), computed stably (NumPy's value)."""
+    return _binary("logaddexp2", C.LOGADDEXP2, x1, x2)
+
+
+def remainder(x1, x2):
+    """NumPy's (and Python's) ``x1 % x2``: the sign of the divisor.  d/dx1 = 1 and
+    d/dx2 = -floor(x1 / x2) (piecewise; at the jumps, the side NumPy's value is on)."""
+    return _binary("remainder", C.REMAINDER, x1, x2)
+
+
+mod = remainder
+
+
+def fmod(x1, x2):
+    """C's fmod: the sign of the dividend.  d/dx1 = 1, d/dx2 = -trunc(x1 / x2)."""
+    return _binary("fmod", C.FMOD, x1, x2)
+
+
+formula.TENSOR_FUNCS.update(arctan2=arctan2, hypot=hypot, logaddexp=logaddexp,
+                            logaddexp2=logaddexp2, remainder=remainder, fmod=fmod)
 
 
 def where(cond, x, y):
@@ -688,6 +753,81 @@ def gather_flat(x, flat_idx, shape):
 def square(x):
     x = _t(x)
     return mul(x, x)
+
+
+def reciprocal(x):
+    """1 / x (composite: one RDIVS row, NumPy's value)."""
+    return div(1.0, x)
+
+
+def deg2rad(x):
+    """Degrees to radians (composite: one MULS row by pi / 180, as NumPy computes it)."""
+    return mul(x, math.pi / 180.0)
+
+
+def rad2deg(x):
+    """Radians to degrees (composite: one MULS row by 180 / pi, as NumPy computes it)."""
+    return mul(x, 180.0 / math.pi)
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+def around(x, decimals=0):
+    """np.round: round half to even at ``decimals`` digits, as NumPy does (scale, rint,
+    unscale).  Derivative 0 at every order (RINT)."""
+    decimals = int(decimals)
+    if decimals == 0:
+        return rint(x)
+    if decimals > 0:     # a true division (a DIV row), as NumPy divides, not a MULS by 1/f
+        f = 10.0 ** decimals
+        return div(rint(mul(x, f)), np.array(f))
+    f = 10.0 ** -decimals
+    return mul(rint(div(x, f)), f)
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """np.nan_to_num: derivative 1 where x is finite, 0 where a value was replaced (composite:
+    a WHERE row choosing between x and the constant replacements)."""
+    x = _t(x)
+    v = np.asarray(x._v, dtype=np.float64)
+    big = np.finfo(np.float64).max
+    repl = np.where(np.isnan(v), float(nan),
+                    np.where(v > 0, big if posinf is None else float(posinf),
+                             -big if neginf is None else float(neginf)))
+    out = where(np.isfinite(v), x, result(repl) if repl.ndim else float(repl))
+    return out
+
+
+def real(x):
+    """The real part of a real Tensor: the Tensor itself (derivative 1)."""
+    return _t(x)
+
+
+def imag(x):
+    """The imaginary part of a real Tensor: zeros, constant (derivative 0)."""
+    x = _t(x)
+    v = x._v
+    return Tensor._const(0.0 if v.__class__ is float else np.zeros(v.shape))
+
+
+def conj(x):
+    """The complex conjugate of a real Tensor: the Tensor itself (derivative 1)."""
+    return _t(x)
+
+
+def angle(x, deg=False):
+    """np.angle of a real Tensor: 0 for x >= +0, pi for x < 0 (and -0.0), NaN for NaN, as
+    ``arctan2(0, x)``; derivative 0 at every order."""
+    x = _t(x)
+    zero = 0.0 if x._v.__class__ is float else result(np.zeros(x.shape))
+    out = arctan2(zero, x)
+    return rad2deg(out) if deg else out
+
+
+def real_if_close(x, tol=100):
+    """A real Tensor is already real: the Tensor itself."""
+    return _t(x)
 
 
 def outer(x, y):

@@ -131,8 +131,12 @@ case("CLIP", "tg.clamp", lambda x: tg.clamp(x, -0.5, 0.5), sample("CLIP", (5,)),
 # ---- binary ops with broadcasting --------------------------------------------------------------
 BINARY_FN = {"ADD": (lambda x, y: x + y), "SUB": (lambda x, y: x - y),
              "MUL": (lambda x, y: x * y), "DIV": (lambda x, y: x / y),
-             "POW": (lambda x, y: x ** y), "MAXIMUM": tg.maximum, "MINIMUM": tg.minimum}
-BINARY_REF = {"MAXIMUM": np.maximum, "MINIMUM": np.minimum}
+             "POW": (lambda x, y: x ** y), "MAXIMUM": tg.maximum, "MINIMUM": tg.minimum,
+             "ARCTAN2": tg.arctan2, "HYPOT": tg.hypot, "LOGADDEXP": tg.logaddexp,
+             "LOGADDEXP2": tg.logaddexp2, "REMAINDER": (lambda x, y: x % y), "FMOD": tg.fmod}
+BINARY_REF = {"MAXIMUM": np.maximum, "MINIMUM": np.minimum, "ARCTAN2": np.arctan2,
+              "HYPOT": np.hypot, "LOGADDEXP": np.logaddexp, "LOGADDEXP2": np.logaddexp2,
+              "FMOD": np.fmod}
 
 
 def _apart(x, y, name):

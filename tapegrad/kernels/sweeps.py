@@ -14,8 +14,8 @@ carries a tangent).
 import numpy as np
 from numba import njit, prange
 
-FINGERPRINT = "5a68581823802322"
-OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER')
+FINGERPRINT = "70611c0edf3cf3e9"
+OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER')
 
 # sweep results: (status, row)
 DONE = 0          # swept everything
@@ -559,7 +559,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
         ulo = np.uint64(lo)
         un = np.uint64(n)
 
-        if o <= 25:
+        if o <= 43:
             if rg[ra] == 0:
                 i -= 1
                 continue
@@ -629,44 +629,130 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                     g = adj[ulo + j]
                     a = val[upa + j]
                     adj[upa + j] += g * (1.0 if a > 0.0 else -1.0 if a < 0.0 else a * 0.0)
-            elif o == 18:  # LEAKY_RELU
+            elif o == 18:  # ARCSIN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 / np.sqrt(1.0 - a * a))
+            elif o == 19:  # ARCCOS
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (-1.0 / np.sqrt(1.0 - a * a))
+            elif o == 20:  # ARCTAN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 / (1.0 + a * a))
+            elif o == 21:  # ARCSINH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 / np.sqrt(a * a + 1.0))
+            elif o == 22:  # ARCCOSH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0)))
+            elif o == 23:  # ARCTANH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 / (1.0 - a * a))
+            elif o == 24:  # SINH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (np.cosh(a))
+            elif o == 25:  # COSH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (np.sinh(a))
+            elif o == 26:  # LOG2
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 / (a * 0.6931471805599453))
+            elif o == 27:  # LOG10
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 / (a * 2.302585092994046))
+            elif o == 28:  # EXP2
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (out * 0.6931471805599453)
+            elif o == 29:  # CBRT
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (1.0 / (3.0 * out * out))
+            elif o == 30:  # SINC
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (a * (-3.289868133696453 + a * a * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else (np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a))
+            elif o == 31:  # SIGN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    adj[upa + j] += g * (0.0)
+            elif o == 32:  # FLOOR
+                for j in range(un):
+                    g = adj[ulo + j]
+                    adj[upa + j] += g * (0.0)
+            elif o == 33:  # CEIL
+                for j in range(un):
+                    g = adj[ulo + j]
+                    adj[upa + j] += g * (0.0)
+            elif o == 34:  # RINT
+                for j in range(un):
+                    g = adj[ulo + j]
+                    adj[upa + j] += g * (0.0)
+            elif o == 35:  # TRUNC
+                for j in range(un):
+                    g = adj[ulo + j]
+                    adj[upa + j] += g * (0.0)
+            elif o == 36:  # LEAKY_RELU
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
                     adj[upa + j] += g * (1.0 if a > 0.0 else c)
-            elif o == 19:  # ADDS
+            elif o == 37:  # ADDS
                 for j in range(un):
                     g = adj[ulo + j]
                     adj[upa + j] += g
-            elif o == 20:  # MULS
+            elif o == 38:  # MULS
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
                     adj[upa + j] += g * (c)
-            elif o == 21:  # RSUBS
+            elif o == 39:  # RSUBS
                 for j in range(un):
                     g = adj[ulo + j]
                     adj[upa + j] -= g
-            elif o == 22:  # RDIVS
+            elif o == 40:  # RDIVS
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
                     out = val[ulo + j]
                     adj[upa + j] += g * (-out / a)
-            elif o == 23:  # POWS
+            elif o == 41:  # POWS
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
                     adj[upa + j] += g * (0.0 if c == 0.0 else c * a ** (c - 1.0))
-            elif o == 24:  # RPOWS
+            elif o == 42:  # RPOWS
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
                     out = val[ulo + j]
                     adj[upa + j] += g * (out * np.log(c))
-            elif o == 25:  # CLIP
+            elif o == 43:  # CLIP
                 c = fp[i]
                 c2 = fpool[ip[i]]
                 for j in range(un):
@@ -675,7 +761,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                     adj[upa + j] += g * (1.0 if (a >= c) & (a <= c2) else 0.0)
             else:
                 return BAD_OP, i
-        elif o <= 32:
+        elif o <= 56:
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb])
             ga = rg[ra] != 0
@@ -684,21 +770,21 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                 state[ra] |= 1
             if gb:
                 state[rb] |= 1
-            if o == 26:  # ADD
+            if o == 44:  # ADD
                 for j in range(un):
                     g = adj[ulo + j]
                     if ga:
                         adj[upa + j] += g
                     if gb:
                         adj[upb + j] += g
-            elif o == 27:  # SUB
+            elif o == 45:  # SUB
                 for j in range(un):
                     g = adj[ulo + j]
                     if ga:
                         adj[upa + j] += g
                     if gb:
                         adj[upb + j] -= g
-            elif o == 28:  # MUL
+            elif o == 46:  # MUL
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
@@ -707,7 +793,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g * (b)
                     if gb:
                         adj[upb + j] += g * (a)
-            elif o == 29:  # DIV
+            elif o == 47:  # DIV
                 for j in range(un):
                     g = adj[ulo + j]
                     b = val[upb + j]
@@ -716,7 +802,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g * (1.0 / b)
                     if gb:
                         adj[upb + j] += g * (-out / b)
-            elif o == 30:  # POW
+            elif o == 48:  # POW
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
@@ -726,7 +812,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g * (0.0 if b == 0.0 else b * a ** (b - 1.0))
                     if gb:
                         adj[upb + j] += g * (0.0 if (a == 0.0) & (b >= 0.0) else out * np.log(a))
-            elif o == 31:  # MAXIMUM
+            elif o == 49:  # MAXIMUM
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
@@ -735,7 +821,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g * (0.5 if a == b else 1.0 if a > b else 0.0)
                     if gb:
                         adj[upb + j] += g * (0.5 if a == b else 0.0 if a > b else 1.0)
-            elif o == 32:  # MINIMUM
+            elif o == 50:  # MINIMUM
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
@@ -744,6 +830,65 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g * (0.5 if a == b else 1.0 if a < b else 0.0)
                     if gb:
                         adj[upb + j] += g * (0.5 if a == b else 0.0 if a < b else 1.0)
+            elif o == 51:  # ARCTAN2
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    if ga:
+                        adj[upa + j] += g * (b / (1.0 if a * a + b * b == 0.0 else a * a + b * b))
+                    if gb:
+                        adj[upb + j] += g * (-a / (1.0 if a * a + b * b == 0.0 else a * a + b * b))
+            elif o == 52:  # HYPOT
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        adj[upa + j] += g * (a / (1.0 if out == 0.0 else out))
+                    if gb:
+                        adj[upb + j] += g * (b / (1.0 if out == 0.0 else out))
+            elif o == 53:  # LOGADDEXP
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        adj[upa + j] += g * (np.exp(a - out))
+                    if gb:
+                        adj[upb + j] += g * (np.exp(b - out))
+            elif o == 54:  # LOGADDEXP2
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        adj[upa + j] += g * (np.exp2(a - out))
+                    if gb:
+                        adj[upb + j] += g * (np.exp2(b - out))
+            elif o == 55:  # REMAINDER
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        adj[upa + j] += g
+                    if gb:
+                        adj[upb + j] += g * (-np.floor((a - out) / b + 0.5))
+            elif o == 56:  # FMOD
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        adj[upa + j] += g
+                    if gb:
+                        adj[upb + j] += g * (-np.floor((a - out) / b + 0.5))
             else:
                 return BAD_OP, i
         else:
@@ -754,29 +899,29 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
             pa = voff[ra] if ra >= 0 else 0
             pb = voff[rb] if rb >= 0 else 0
             status = 0
-            if o == 33:  # WHERE
+            if o == 57:  # WHERE
                 status = where_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 34:  # VIEW
+            elif o == 58:  # VIEW
                 status = view_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 35:  # RESHAPE
+            elif o == 59:  # RESHAPE
                 status = reshape_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 36:  # SUM
+            elif o == 60:  # SUM
                 status = sum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 37:  # PROD
+            elif o == 61:  # PROD
                 status = prod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 38:  # AMAX
+            elif o == 62:  # AMAX
                 status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 39:  # AMIN
+            elif o == 63:  # AMIN
                 status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 40:  # MATMUL
+            elif o == 64:  # MATMUL
                 status = matmul_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 41:  # CONCAT
+            elif o == 65:  # CONCAT
                 status = concat_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 42:  # GATHER
+            elif o == 66:  # GATHER
                 status = gather_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 43:  # SETITEM
+            elif o == 67:  # SETITEM
                 status = setitem_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 44:  # SCATTER
+            elif o == 68:  # SCATTER
                 status = scatter_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
             else:
                 return BAD_OP, i
@@ -809,7 +954,7 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
         if o == 4:
             if not guard_holds(ip, fp, voff, ipool, val, i, lo, n, ra, rb):
                 return GUARD_FAILED, i
-        elif o <= 25:
+        elif o <= 43:
             upa = np.uint64(voff[ra])
             if o == 5:  # NEG
                 for j in range(un):
@@ -863,42 +1008,114 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
                 for j in range(un):
                     a = val[upa + j]
                     val[ulo + j] = np.abs(a)
-            elif o == 18:  # LEAKY_RELU
+            elif o == 18:  # ARCSIN
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.arcsin(a)
+            elif o == 19:  # ARCCOS
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.arccos(a)
+            elif o == 20:  # ARCTAN
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.arctan(a)
+            elif o == 21:  # ARCSINH
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.arcsinh(a)
+            elif o == 22:  # ARCCOSH
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.arccosh(a)
+            elif o == 23:  # ARCTANH
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.arctanh(a)
+            elif o == 24:  # SINH
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.sinh(a)
+            elif o == 25:  # COSH
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.cosh(a)
+            elif o == 26:  # LOG2
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.log2(a)
+            elif o == 27:  # LOG10
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.log10(a)
+            elif o == 28:  # EXP2
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.exp2(a)
+            elif o == 29:  # CBRT
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.cbrt(a)
+            elif o == 30:  # SINC
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.sinc(a)
+            elif o == 31:  # SIGN
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = 1.0 if a > 0.0 else -1.0 if a < 0.0 else a * 0.0
+            elif o == 32:  # FLOOR
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.floor(a)
+            elif o == 33:  # CEIL
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.ceil(a)
+            elif o == 34:  # RINT
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.rint(a)
+            elif o == 35:  # TRUNC
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.trunc(a)
+            elif o == 36:  # LEAKY_RELU
                 c = fp[i]
                 for j in range(un):
                     a = val[upa + j]
                     val[ulo + j] = a if a > 0.0 else a * c
-            elif o == 19:  # ADDS
+            elif o == 37:  # ADDS
                 c = fp[i]
                 for j in range(un):
                     a = val[upa + j]
                     val[ulo + j] = a + c
-            elif o == 20:  # MULS
+            elif o == 38:  # MULS
                 c = fp[i]
                 for j in range(un):
                     a = val[upa + j]
                     val[ulo + j] = a * c
-            elif o == 21:  # RSUBS
+            elif o == 39:  # RSUBS
                 c = fp[i]
                 for j in range(un):
                     a = val[upa + j]
                     val[ulo + j] = c - a
-            elif o == 22:  # RDIVS
+            elif o == 40:  # RDIVS
                 c = fp[i]
                 for j in range(un):
                     a = val[upa + j]
                     val[ulo + j] = c / a
-            elif o == 23:  # POWS
+            elif o == 41:  # POWS
                 c = fp[i]
                 for j in range(un):
                     a = val[upa + j]
                     val[ulo + j] = a ** c
-            elif o == 24:  # RPOWS
+            elif o == 42:  # RPOWS
                 c = fp[i]
                 for j in range(un):
                     a = val[upa + j]
                     val[ulo + j] = c ** a
-            elif o == 25:  # CLIP
+            elif o == 43:  # CLIP
                 c = fp[i]
                 c2 = fpool[ip[i]]
                 for j in range(un):
@@ -906,73 +1123,103 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
                     val[ulo + j] = (a if a >= c or a != a else c) if (a if a >= c or a != a else c) <= c2 or (a if a >= c or a != a else c) != (a if a >= c or a != a else c) else c2
             else:
                 return BAD_OP, i
-        elif o <= 32:
+        elif o <= 56:
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb])
-            if o == 26:  # ADD
+            if o == 44:  # ADD
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a + b
-            elif o == 27:  # SUB
+            elif o == 45:  # SUB
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a - b
-            elif o == 28:  # MUL
+            elif o == 46:  # MUL
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a * b
-            elif o == 29:  # DIV
+            elif o == 47:  # DIV
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a / b
-            elif o == 30:  # POW
+            elif o == 48:  # POW
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a ** b
-            elif o == 31:  # MAXIMUM
+            elif o == 49:  # MAXIMUM
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a if a >= b or a != a else b
-            elif o == 32:  # MINIMUM
+            elif o == 50:  # MINIMUM
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a if a <= b or a != a else b
+            elif o == 51:  # ARCTAN2
+                for j in range(un):
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    val[ulo + j] = np.arctan2(a, b)
+            elif o == 52:  # HYPOT
+                for j in range(un):
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    val[ulo + j] = np.hypot(a, b)
+            elif o == 53:  # LOGADDEXP
+                for j in range(un):
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    val[ulo + j] = np.logaddexp(a, b)
+            elif o == 54:  # LOGADDEXP2
+                for j in range(un):
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    val[ulo + j] = np.logaddexp2(a, b)
+            elif o == 55:  # REMAINDER
+                for j in range(un):
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    val[ulo + j] = np.remainder(a, b)
+            elif o == 56:  # FMOD
+                for j in range(un):
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    val[ulo + j] = np.fmod(a, b)
             else:
                 return BAD_OP, i
         else:
             p = ip[i]
             pa = voff[ra] if ra >= 0 else 0
             pb = voff[rb] if rb >= 0 else 0
-            if o == 33:  # WHERE
+            if o == 57:  # WHERE
                 where_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 34:  # VIEW
+            elif o == 58:  # VIEW
                 view_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 35:  # RESHAPE
+            elif o == 59:  # RESHAPE
                 reshape_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 36:  # SUM
+            elif o == 60:  # SUM
                 sum_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 37:  # PROD
+            elif o == 61:  # PROD
                 prod_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 38:  # AMAX
+            elif o == 62:  # AMAX
                 amax_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 39:  # AMIN
+            elif o == 63:  # AMIN
                 amin_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 40:  # MATMUL
+            elif o == 64:  # MATMUL
                 matmul_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 41:  # CONCAT
+            elif o == 65:  # CONCAT
                 concat_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 42:  # GATHER
+            elif o == 66:  # GATHER
                 gather_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 43:  # SETITEM
+            elif o == 67:  # SETITEM
                 setitem_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 44:  # SCATTER
+            elif o == 68:  # SCATTER
                 scatter_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
             else:
                 return BAD_OP, i
@@ -999,7 +1246,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
         # unsigned offsets: Numba then drops negative-index wraparound checks (~3x faster)
         ulo = np.uint64(lo)
         un = np.uint64(n)
-        if o <= 32:
+        if o <= 56:
             ha = flag[ra] != 0
             hb = rb >= 0 and flag[rb] != 0
             if not ha and not hb:
@@ -1007,7 +1254,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
             flag[i] = 1
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb]) if rb >= 0 else np.uint64(0)
-            if o <= 25:
+            if o <= 43:
                 if o == 5:  # NEG
                     for j in range(un):
                         t = 0.0
@@ -1098,7 +1345,129 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if ha:
                             t += tval[upa + j] * (1.0 if a > 0.0 else -1.0 if a < 0.0 else a * 0.0)
                         tval[ulo + j] = t
-                elif o == 18:  # LEAKY_RELU
+                elif o == 18:  # ARCSIN
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 / np.sqrt(1.0 - a * a))
+                        tval[ulo + j] = t
+                elif o == 19:  # ARCCOS
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (-1.0 / np.sqrt(1.0 - a * a))
+                        tval[ulo + j] = t
+                elif o == 20:  # ARCTAN
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 / (1.0 + a * a))
+                        tval[ulo + j] = t
+                elif o == 21:  # ARCSINH
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 / np.sqrt(a * a + 1.0))
+                        tval[ulo + j] = t
+                elif o == 22:  # ARCCOSH
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0)))
+                        tval[ulo + j] = t
+                elif o == 23:  # ARCTANH
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 / (1.0 - a * a))
+                        tval[ulo + j] = t
+                elif o == 24:  # SINH
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (np.cosh(a))
+                        tval[ulo + j] = t
+                elif o == 25:  # COSH
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (np.sinh(a))
+                        tval[ulo + j] = t
+                elif o == 26:  # LOG2
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 / (a * 0.6931471805599453))
+                        tval[ulo + j] = t
+                elif o == 27:  # LOG10
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 / (a * 2.302585092994046))
+                        tval[ulo + j] = t
+                elif o == 28:  # EXP2
+                    for j in range(un):
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (out * 0.6931471805599453)
+                        tval[ulo + j] = t
+                elif o == 29:  # CBRT
+                    for j in range(un):
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 / (3.0 * out * out))
+                        tval[ulo + j] = t
+                elif o == 30:  # SINC
+                    for j in range(un):
+                        a = val[upa + j]
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (a * (-3.289868133696453 + a * a * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else (np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a))
+                        tval[ulo + j] = t
+                elif o == 31:  # SIGN
+                    for j in range(un):
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (0.0)
+                        tval[ulo + j] = t
+                elif o == 32:  # FLOOR
+                    for j in range(un):
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (0.0)
+                        tval[ulo + j] = t
+                elif o == 33:  # CEIL
+                    for j in range(un):
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (0.0)
+                        tval[ulo + j] = t
+                elif o == 34:  # RINT
+                    for j in range(un):
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (0.0)
+                        tval[ulo + j] = t
+                elif o == 35:  # TRUNC
+                    for j in range(un):
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (0.0)
+                        tval[ulo + j] = t
+                elif o == 36:  # LEAKY_RELU
                     c = fp[i]
                     for j in range(un):
                         a = val[upa + j]
@@ -1106,26 +1475,26 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if ha:
                             t += tval[upa + j] * (1.0 if a > 0.0 else c)
                         tval[ulo + j] = t
-                elif o == 19:  # ADDS
+                elif o == 37:  # ADDS
                     for j in range(un):
                         t = 0.0
                         if ha:
                             t += tval[upa + j]
                         tval[ulo + j] = t
-                elif o == 20:  # MULS
+                elif o == 38:  # MULS
                     c = fp[i]
                     for j in range(un):
                         t = 0.0
                         if ha:
                             t += tval[upa + j] * (c)
                         tval[ulo + j] = t
-                elif o == 21:  # RSUBS
+                elif o == 39:  # RSUBS
                     for j in range(un):
                         t = 0.0
                         if ha:
                             t -= tval[upa + j]
                         tval[ulo + j] = t
-                elif o == 22:  # RDIVS
+                elif o == 40:  # RDIVS
                     for j in range(un):
                         a = val[upa + j]
                         out = val[ulo + j]
@@ -1133,7 +1502,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if ha:
                             t += tval[upa + j] * (-out / a)
                         tval[ulo + j] = t
-                elif o == 23:  # POWS
+                elif o == 41:  # POWS
                     c = fp[i]
                     for j in range(un):
                         a = val[upa + j]
@@ -1141,7 +1510,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if ha:
                             t += tval[upa + j] * (0.0 if c == 0.0 else c * a ** (c - 1.0))
                         tval[ulo + j] = t
-                elif o == 24:  # RPOWS
+                elif o == 42:  # RPOWS
                     c = fp[i]
                     for j in range(un):
                         out = val[ulo + j]
@@ -1149,7 +1518,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if ha:
                             t += tval[upa + j] * (out * np.log(c))
                         tval[ulo + j] = t
-                elif o == 25:  # CLIP
+                elif o == 43:  # CLIP
                     c = fp[i]
                     c2 = fpool[ip[i]]
                     for j in range(un):
@@ -1161,7 +1530,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                 else:
                     return BAD_OP, i
             else:
-                if o == 26:  # ADD
+                if o == 44:  # ADD
                     for j in range(un):
                         t = 0.0
                         if ha:
@@ -1169,7 +1538,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j]
                         tval[ulo + j] = t
-                elif o == 27:  # SUB
+                elif o == 45:  # SUB
                     for j in range(un):
                         t = 0.0
                         if ha:
@@ -1177,7 +1546,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t -= tval[upb + j]
                         tval[ulo + j] = t
-                elif o == 28:  # MUL
+                elif o == 46:  # MUL
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
@@ -1187,7 +1556,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (a)
                         tval[ulo + j] = t
-                elif o == 29:  # DIV
+                elif o == 47:  # DIV
                     for j in range(un):
                         b = val[upb + j]
                         out = val[ulo + j]
@@ -1197,7 +1566,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (-out / b)
                         tval[ulo + j] = t
-                elif o == 30:  # POW
+                elif o == 48:  # POW
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
@@ -1208,7 +1577,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (0.0 if (a == 0.0) & (b >= 0.0) else out * np.log(a))
                         tval[ulo + j] = t
-                elif o == 31:  # MAXIMUM
+                elif o == 49:  # MAXIMUM
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
@@ -1218,7 +1587,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (0.5 if a == b else 0.0 if a > b else 1.0)
                         tval[ulo + j] = t
-                elif o == 32:  # MINIMUM
+                elif o == 50:  # MINIMUM
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
@@ -1228,11 +1597,76 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (0.5 if a == b else 0.0 if a < b else 1.0)
                         tval[ulo + j] = t
+                elif o == 51:  # ARCTAN2
+                    for j in range(un):
+                        a = val[upa + j]
+                        b = val[upb + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (b / (1.0 if a * a + b * b == 0.0 else a * a + b * b))
+                        if hb:
+                            t += tval[upb + j] * (-a / (1.0 if a * a + b * b == 0.0 else a * a + b * b))
+                        tval[ulo + j] = t
+                elif o == 52:  # HYPOT
+                    for j in range(un):
+                        a = val[upa + j]
+                        b = val[upb + j]
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (a / (1.0 if out == 0.0 else out))
+                        if hb:
+                            t += tval[upb + j] * (b / (1.0 if out == 0.0 else out))
+                        tval[ulo + j] = t
+                elif o == 53:  # LOGADDEXP
+                    for j in range(un):
+                        a = val[upa + j]
+                        b = val[upb + j]
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (np.exp(a - out))
+                        if hb:
+                            t += tval[upb + j] * (np.exp(b - out))
+                        tval[ulo + j] = t
+                elif o == 54:  # LOGADDEXP2
+                    for j in range(un):
+                        a = val[upa + j]
+                        b = val[upb + j]
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (np.exp2(a - out))
+                        if hb:
+                            t += tval[upb + j] * (np.exp2(b - out))
+                        tval[ulo + j] = t
+                elif o == 55:  # REMAINDER
+                    for j in range(un):
+                        a = val[upa + j]
+                        b = val[upb + j]
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j]
+                        if hb:
+                            t += tval[upb + j] * (-np.floor((a - out) / b + 0.5))
+                        tval[ulo + j] = t
+                elif o == 56:  # FMOD
+                    for j in range(un):
+                        a = val[upa + j]
+                        b = val[upb + j]
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j]
+                        if hb:
+                            t += tval[upb + j] * (-np.floor((a - out) / b + 0.5))
+                        tval[ulo + j] = t
                 else:
                     return BAD_OP, i
         else:
             p = ip[i]
-            if o == 41:  # CONCAT
+            if o == 65:  # CONCAT
                 rows = concat_operands(ipool, p)
                 has = False
                 for q in range(rows.shape[0]):
@@ -1245,34 +1679,34 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
             flag[i] = 1
             pa = voff[ra] if ra >= 0 else 0
             pb = voff[rb] if rb >= 0 else 0
-            if o == 33:  # WHERE
+            if o == 57:  # WHERE
                 where_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 34:  # VIEW
+            elif o == 58:  # VIEW
                 view_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 35:  # RESHAPE
+            elif o == 59:  # RESHAPE
                 reshape_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 36:  # SUM
+            elif o == 60:  # SUM
                 sum_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 37:  # PROD
+            elif o == 61:  # PROD
                 prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 38:  # AMAX
+            elif o == 62:  # AMAX
                 extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 39:  # AMIN
+            elif o == 63:  # AMIN
                 extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 40:  # MATMUL
+            elif o == 64:  # MATMUL
                 for j in range(n):
                     tval[lo + j] = 0.0
                 if ra >= 0 and flag[ra] != 0:
                     matmul_forward(tval, val, val, tval, True, lo, n, pa, pb, p, voff, ipool, fpool)
                 if rb >= 0 and flag[rb] != 0:
                     matmul_forward(val, tval, val, tval, True, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 41:  # CONCAT
+            elif o == 65:  # CONCAT
                 concat_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 42:  # GATHER
+            elif o == 66:  # GATHER
                 gather_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 43:  # SETITEM
+            elif o == 67:  # SETITEM
                 setitem_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 44:  # SCATTER
+            elif o == 68:  # SCATTER
                 scatter_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
             else:
                 return BAD_OP, i
@@ -1308,7 +1742,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
         ha = ra >= 0 and flag[ra] != 0
         hb = rb >= 0 and flag[rb] != 0
         hout = flag[i] != 0
-        if o <= 25:
+        if o <= 43:
             if rg[ra] == 0:
                 i -= 1
                 continue
@@ -1452,7 +1886,193 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     adj[upa + j] += g * d
                     s = tg * d
                     tadj[upa + j] += s
-            elif o == 18:  # LEAKY_RELU
+            elif o == 18:  # ARCSIN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 / np.sqrt(1.0 - a * a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-(-(a + a) * (0.5 / np.sqrt(1.0 - a * a)) / (np.sqrt(1.0 - a * a) * np.sqrt(1.0 - a * a))))
+                    tadj[upa + j] += s
+            elif o == 19:  # ARCCOS
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = -1.0 / np.sqrt(1.0 - a * a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-(-1.0 * (-(a + a) * (0.5 / np.sqrt(1.0 - a * a))) / (np.sqrt(1.0 - a * a) * np.sqrt(1.0 - a * a))))
+                    tadj[upa + j] += s
+            elif o == 20:  # ARCTAN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 / (1.0 + a * a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-((a + a) / ((1.0 + a * a) * (1.0 + a * a))))
+                    tadj[upa + j] += s
+            elif o == 21:  # ARCSINH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 / np.sqrt(a * a + 1.0)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-((a + a) * (0.5 / np.sqrt(a * a + 1.0)) / (np.sqrt(a * a + 1.0) * np.sqrt(a * a + 1.0))))
+                    tadj[upa + j] += s
+            elif o == 22:  # ARCCOSH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0))
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-((0.5 / np.sqrt(a - 1.0) * np.sqrt(a + 1.0) + np.sqrt(a - 1.0) * (0.5 / np.sqrt(a + 1.0))) / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0) * (np.sqrt(a - 1.0) * np.sqrt(a + 1.0)))))
+                    tadj[upa + j] += s
+            elif o == 23:  # ARCTANH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 / (1.0 - a * a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-(-(a + a) / ((1.0 - a * a) * (1.0 - a * a))))
+                    tadj[upa + j] += s
+            elif o == 24:  # SINH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = np.cosh(a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (np.sinh(a))
+                    tadj[upa + j] += s
+            elif o == 25:  # COSH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = np.sinh(a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (np.cosh(a))
+                    tadj[upa + j] += s
+            elif o == 26:  # LOG2
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 / (a * 0.6931471805599453)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-(0.6931471805599453 / (a * 0.6931471805599453 * (a * 0.6931471805599453))))
+                    tadj[upa + j] += s
+            elif o == 27:  # LOG10
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 / (a * 2.302585092994046)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-(2.302585092994046 / (a * 2.302585092994046 * (a * 2.302585092994046))))
+                    tadj[upa + j] += s
+            elif o == 28:  # EXP2
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    out = val[ulo + j]
+                    d = out * 0.6931471805599453
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if hout:
+                        s += g * tval[ulo + j] * (0.6931471805599453)
+                    tadj[upa + j] += s
+            elif o == 29:  # CBRT
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    out = val[ulo + j]
+                    d = 1.0 / (3.0 * out * out)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if hout:
+                        s += g * tval[ulo + j] * (-((3.0 * out + 3.0 * out) / (3.0 * out * out * (3.0 * out * out))))
+                    tadj[upa + j] += s
+            elif o == 30:  # SINC
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    out = val[ulo + j]
+                    d = a * (-3.289868133696453 + a * a * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else (np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-3.289868133696453 + a * a * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05))))) + a * ((a + a) * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05))))) + a * a * ((a + a) * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)))) + a * a * ((a + a) * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05))) + a * a * ((a + a) * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)) + a * a * ((a + a) * (0.001781145516372851 + a * a * -9.766223126318928e-05) + a * a * ((a + a) * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else 3.141592653589793 * -np.sin(3.141592653589793 * a) / (1.0 if np.abs(a) < 0.1 else a) - (np.cos(3.141592653589793 * a) - out) * (0.0 if np.abs(a) < 0.1 else 1.0) / ((1.0 if np.abs(a) < 0.1 else a) * (1.0 if np.abs(a) < 0.1 else a)))
+                    if hout:
+                        s += g * tval[ulo + j] * (0.0 if np.abs(a) < 0.1 else -1.0 / (1.0 if np.abs(a) < 0.1 else a))
+                    tadj[upa + j] += s
+            elif o == 31:  # SIGN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    d = 0.0
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    tadj[upa + j] += s
+            elif o == 32:  # FLOOR
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    d = 0.0
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    tadj[upa + j] += s
+            elif o == 33:  # CEIL
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    d = 0.0
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    tadj[upa + j] += s
+            elif o == 34:  # RINT
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    d = 0.0
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    tadj[upa + j] += s
+            elif o == 35:  # TRUNC
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    d = 0.0
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    tadj[upa + j] += s
+            elif o == 36:  # LEAKY_RELU
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1464,7 +2084,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     if ha:
                         s += g * tval[upa + j] * (0.0 if a > 0.0 else 0.0)
                     tadj[upa + j] += s
-            elif o == 19:  # ADDS
+            elif o == 37:  # ADDS
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1472,7 +2092,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     adj[upa + j] += g * d
                     s = tg * d
                     tadj[upa + j] += s
-            elif o == 20:  # MULS
+            elif o == 38:  # MULS
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1481,7 +2101,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     adj[upa + j] += g * d
                     s = tg * d
                     tadj[upa + j] += s
-            elif o == 21:  # RSUBS
+            elif o == 39:  # RSUBS
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1489,7 +2109,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     adj[upa + j] += g * d
                     s = tg * d
                     tadj[upa + j] += s
-            elif o == 22:  # RDIVS
+            elif o == 40:  # RDIVS
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1503,7 +2123,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     if hout:
                         s += g * tval[ulo + j] * (-1.0 / a)
                     tadj[upa + j] += s
-            elif o == 23:  # POWS
+            elif o == 41:  # POWS
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1515,7 +2135,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     if ha:
                         s += g * tval[upa + j] * (0.0 if c == 0.0 else c * ((c - 1.0) * a ** (c - 1.0 - 1.0)))
                     tadj[upa + j] += s
-            elif o == 24:  # RPOWS
+            elif o == 42:  # RPOWS
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1527,7 +2147,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     if hout:
                         s += g * tval[ulo + j] * (np.log(c))
                     tadj[upa + j] += s
-            elif o == 25:  # CLIP
+            elif o == 43:  # CLIP
                 c = fp[i]
                 c2 = fpool[ip[i]]
                 for j in range(un):
@@ -1542,7 +2162,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     tadj[upa + j] += s
             else:
                 return BAD_OP, i
-        elif o <= 32:
+        elif o <= 56:
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb])
             ga = rg[ra] != 0
@@ -1551,7 +2171,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                 state[ra] |= 1
             if gb:
                 state[rb] |= 1
-            if o == 26:  # ADD
+            if o == 44:  # ADD
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1565,7 +2185,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         adj[upb + j] += g * d
                         s = tg * d
                         tadj[upb + j] += s
-            elif o == 27:  # SUB
+            elif o == 45:  # SUB
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1579,7 +2199,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         adj[upb + j] += g * d
                         s = tg * d
                         tadj[upb + j] += s
-            elif o == 28:  # MUL
+            elif o == 46:  # MUL
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1599,7 +2219,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if ha:
                             s += g * tval[upa + j] * (1.0)
                         tadj[upb + j] += s
-            elif o == 29:  # DIV
+            elif o == 47:  # DIV
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1621,7 +2241,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if hout:
                             s += g * tval[ulo + j] * (-1.0 / b)
                         tadj[upb + j] += s
-            elif o == 30:  # POW
+            elif o == 48:  # POW
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1648,7 +2268,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if hout:
                             s += g * tval[ulo + j] * (0.0 if (a == 0.0) & (b >= 0.0) else np.log(a))
                         tadj[upb + j] += s
-            elif o == 31:  # MAXIMUM
+            elif o == 49:  # MAXIMUM
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1672,7 +2292,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if hb:
                             s += g * tval[upb + j] * (0.0 if a == b else 0.0 if a > b else 0.0)
                         tadj[upb + j] += s
-            elif o == 32:  # MINIMUM
+            elif o == 50:  # MINIMUM
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1696,6 +2316,151 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if hb:
                             s += g * tval[upb + j] * (0.0 if a == b else 0.0 if a < b else 0.0)
                         tadj[upb + j] += s
+            elif o == 51:  # ARCTAN2
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    if ga:
+                        d = b / (1.0 if a * a + b * b == 0.0 else a * a + b * b)
+                        adj[upa + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (-(b * (0.0 if a * a + b * b == 0.0 else a + a) / ((1.0 if a * a + b * b == 0.0 else a * a + b * b) * (1.0 if a * a + b * b == 0.0 else a * a + b * b))))
+                        if hb:
+                            s += g * tval[upb + j] * (1.0 / (1.0 if a * a + b * b == 0.0 else a * a + b * b) - b * (0.0 if a * a + b * b == 0.0 else b + b) / ((1.0 if a * a + b * b == 0.0 else a * a + b * b) * (1.0 if a * a + b * b == 0.0 else a * a + b * b)))
+                        tadj[upa + j] += s
+                    if gb:
+                        d = -a / (1.0 if a * a + b * b == 0.0 else a * a + b * b)
+                        adj[upb + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (-1.0 / (1.0 if a * a + b * b == 0.0 else a * a + b * b) - -a * (0.0 if a * a + b * b == 0.0 else a + a) / ((1.0 if a * a + b * b == 0.0 else a * a + b * b) * (1.0 if a * a + b * b == 0.0 else a * a + b * b)))
+                        if hb:
+                            s += g * tval[upb + j] * (-(-a * (0.0 if a * a + b * b == 0.0 else b + b) / ((1.0 if a * a + b * b == 0.0 else a * a + b * b) * (1.0 if a * a + b * b == 0.0 else a * a + b * b))))
+                        tadj[upb + j] += s
+            elif o == 52:  # HYPOT
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        d = a / (1.0 if out == 0.0 else out)
+                        adj[upa + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (1.0 / (1.0 if out == 0.0 else out))
+                        if hout:
+                            s += g * tval[ulo + j] * (-(a * (0.0 if out == 0.0 else 1.0) / ((1.0 if out == 0.0 else out) * (1.0 if out == 0.0 else out))))
+                        tadj[upa + j] += s
+                    if gb:
+                        d = b / (1.0 if out == 0.0 else out)
+                        adj[upb + j] += g * d
+                        s = tg * d
+                        if hb:
+                            s += g * tval[upb + j] * (1.0 / (1.0 if out == 0.0 else out))
+                        if hout:
+                            s += g * tval[ulo + j] * (-(b * (0.0 if out == 0.0 else 1.0) / ((1.0 if out == 0.0 else out) * (1.0 if out == 0.0 else out))))
+                        tadj[upb + j] += s
+            elif o == 53:  # LOGADDEXP
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        d = np.exp(a - out)
+                        adj[upa + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (np.exp(a - out))
+                        if hout:
+                            s += g * tval[ulo + j] * (-1.0 * np.exp(a - out))
+                        tadj[upa + j] += s
+                    if gb:
+                        d = np.exp(b - out)
+                        adj[upb + j] += g * d
+                        s = tg * d
+                        if hb:
+                            s += g * tval[upb + j] * (np.exp(b - out))
+                        if hout:
+                            s += g * tval[ulo + j] * (-1.0 * np.exp(b - out))
+                        tadj[upb + j] += s
+            elif o == 54:  # LOGADDEXP2
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        d = np.exp2(a - out)
+                        adj[upa + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (np.exp2(a - out) * 0.6931471805599453)
+                        if hout:
+                            s += g * tval[ulo + j] * (-1.0 * (np.exp2(a - out) * 0.6931471805599453))
+                        tadj[upa + j] += s
+                    if gb:
+                        d = np.exp2(b - out)
+                        adj[upb + j] += g * d
+                        s = tg * d
+                        if hb:
+                            s += g * tval[upb + j] * (np.exp2(b - out) * 0.6931471805599453)
+                        if hout:
+                            s += g * tval[ulo + j] * (-1.0 * (np.exp2(b - out) * 0.6931471805599453))
+                        tadj[upb + j] += s
+            elif o == 55:  # REMAINDER
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        d = 1.0
+                        adj[upa + j] += g * d
+                        s = tg * d
+                        tadj[upa + j] += s
+                    if gb:
+                        d = -np.floor((a - out) / b + 0.5)
+                        adj[upb + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (-0.0)
+                        if hb:
+                            s += g * tval[upb + j] * (-0.0)
+                        if hout:
+                            s += g * tval[ulo + j] * (-0.0)
+                        tadj[upb + j] += s
+            elif o == 56:  # FMOD
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        d = 1.0
+                        adj[upa + j] += g * d
+                        s = tg * d
+                        tadj[upa + j] += s
+                    if gb:
+                        d = -np.floor((a - out) / b + 0.5)
+                        adj[upb + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (-0.0)
+                        if hb:
+                            s += g * tval[upb + j] * (-0.0)
+                        if hout:
+                            s += g * tval[ulo + j] * (-0.0)
+                        tadj[upb + j] += s
             else:
                 return BAD_OP, i
         else:
@@ -1706,41 +2471,41 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
             pa = voff[ra] if ra >= 0 else 0
             pb = voff[rb] if rb >= 0 else 0
             status = 0
-            if o == 33:  # WHERE
+            if o == 57:  # WHERE
                 status = where_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 where_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 34:  # VIEW
+            elif o == 58:  # VIEW
                 status = view_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 view_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 35:  # RESHAPE
+            elif o == 59:  # RESHAPE
                 status = reshape_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 reshape_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 36:  # SUM
+            elif o == 60:  # SUM
                 status = sum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 sum_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 37:  # PROD
+            elif o == 61:  # PROD
                 status = prod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 prod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
-            elif o == 38:  # AMAX
+            elif o == 62:  # AMAX
                 status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 extreme_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 39:  # AMIN
+            elif o == 63:  # AMIN
                 status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 extreme_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 40:  # MATMUL
+            elif o == 64:  # MATMUL
                 status = matmul_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 matmul_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 matmul_backward(adj, tval, tval, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 41:  # CONCAT
+            elif o == 65:  # CONCAT
                 status = concat_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 concat_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 42:  # GATHER
+            elif o == 66:  # GATHER
                 status = gather_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 gather_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 43:  # SETITEM
+            elif o == 67:  # SETITEM
                 status = setitem_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 setitem_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 44:  # SCATTER
+            elif o == 68:  # SCATTER
                 status = scatter_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 scatter_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
             else:
