@@ -213,25 +213,11 @@ def _outer(a, b, out=None):
     return O.outer(a, b)
 
 
-def _cumsum(a, axis=None, dtype=None, out=None):
-    """Running sum as a matmul with an upper-triangular ones matrix (O(n^2), differentiable)."""
-    _no_extras("cumsum", out, dtype=dtype)
-    a = O._t(a)
-    if axis is None:
-        a, axis = O.ravel(a), 0
-    moved = _moveaxis(a, axis, -1)
-    n = moved.shape[-1]
-    return _moveaxis(O.matmul(moved, np.triu(np.ones((n, n)))), -1, axis)
-
-
-def _diff(a, n=1, axis=-1):
-    a = O._t(a)
-    for _ in range(n):
-        hi = [slice(None)] * a.ndim
-        lo = [slice(None)] * a.ndim
-        hi[axis], lo[axis] = slice(1, None), slice(None, -1)
-        a = O.sub(O.getitem(a, tuple(hi)), O.getitem(a, tuple(lo)))
-    return a
+def _scan(fn, name):
+    def impl(a, axis=None, dtype=None, out=None):
+        _no_extras(name, out, dtype=dtype)
+        return fn(a, axis)
+    return impl
 
 
 def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
@@ -260,6 +246,34 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     return O.nan_to_num(x, True, nan, posinf, neginf)
 
 
+def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    return O.sort(a, axis, "stable" if stable else kind, order)
+
+
+def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    _no_extras("median", out)
+    return O.median(a, axis, keepdims)
+
+
+def _quantile(fn, name):
+    def impl(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+             keepdims=False, *, weights=None, interpolation=None):
+        _no_extras(name, out)
+        if weights is not None:
+            _refuse(name, "weights=")
+        return fn(a, q, axis, method, keepdims, interpolation=interpolation)
+    return impl
+
+
+def _ptp(a, axis=None, out=None, keepdims=False):
+    _no_extras("ptp", out)
+    return O.ptp(a, axis, keepdims)
+
+
+def _average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    return O.average(a, axis, weights, returned, keepdims)
+
+
 def _fix(x, out=None):
     _no_extras("fix", out)
     return O.trunc(x)
@@ -285,9 +299,14 @@ FUNCTIONS = {
     np.dot: _dot, np.vdot: lambda a, b: O.sum(O.mul(O.ravel(O._t(a)), O.ravel(O._t(b)))),
     np.inner: _inner, np.outer: _outer,
     np.tensordot: O.tensordot, np.einsum: _einsum, np.linalg.norm: O.norm,
-    np.cumsum: _cumsum, np.diff: _diff, np.trace: _trace, np.copy: _copy,
+    np.cumsum: _scan(O.cumsum, "cumsum"), np.cumprod: _scan(O.cumprod, "cumprod"),
+    np.diff: O.diff, np.trace: _trace, np.copy: _copy,
     np.round: _around, np.around: _around, np.nan_to_num: _nan_to_num, np.fix: _fix,
-    np.sinc: lambda x: O.sinc(x),
+    np.sinc: lambda x: O.sinc(x), np.sort: _sort,
+    np.partition: lambda a, kth, axis=-1, kind="introselect", order=None: O.partition(
+        a, kth, axis, kind, order),
+    np.median: _median, np.quantile: _quantile(O.quantile, "quantile"),
+    np.percentile: _quantile(O.percentile, "percentile"), np.ptp: _ptp, np.average: _average,
     np.real: O.real, np.imag: O.imag,
     np.angle: lambda z, deg=False: O.angle(z, deg),
     np.real_if_close: lambda a, tol=100: O.real_if_close(a, tol),

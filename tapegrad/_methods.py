@@ -348,6 +348,8 @@ def attach():
                  "logaddexp", "logaddexp2"):
         setattr(M, name, getattr(O, name))
     M.round = lambda s, decimals=0: O.around(s, decimals)
+    M.cumsum = lambda s, axis=None, *, dim=None: O.cumsum(s, _axis(axis, dim))
+    M.cumprod = lambda s, axis=None, *, dim=None: O.cumprod(s, _axis(axis, dim))
     M.conjugate = O.conj
     M.real = property(O.real)
     M.imag = property(O.imag)

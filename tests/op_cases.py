@@ -94,6 +94,8 @@ CASES = {
     "GATHER": (lambda x: x[np.array([0, 2, 0])] ** 3, [_u(-2, 2, 3)]),
     "SETITEM": (lambda x, y: O.setitem(x * x, np.array([1]), y * x[0]),
                 [_u(-2, 2, 3), _u(-2, 2, 1)]),
+    "CUMSUM": (lambda x: tg.cumsum(x, axis=1) ** 2, [_u(-2, 2, 2, 3)]),
+    "CUMPROD": (lambda x: tg.cumprod(x, axis=0) * x, [_u(0.5, 2, 3, 2)]),
     "SCATTER": (lambda x: O.scatter_add(x * x, [0, 2, 0], (4,)) ** 2, [_u(-2, 2, 3)]),
 }
 INTERNAL = {"LEAF", "CONST", "FREED", "CUSTOM", "GUARD"}

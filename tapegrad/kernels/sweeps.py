@@ -14,8 +14,8 @@ carries a tangent).
 import numpy as np
 from numba import njit, prange
 
-FINGERPRINT = "70611c0edf3cf3e9"
-OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER')
+FINGERPRINT = "e8baeb05c18e4683"
+OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'CUMSUM', 'CUMPROD')
 
 # sweep results: (status, row)
 DONE = 0          # swept everything
@@ -531,6 +531,119 @@ def scatter_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
 
 
 @njit(cache=True, error_model="numpy")
+def scan_offsets(ipool, p):
+    """Offsets of a scan's elements, one row per lane (o, i), in order along the axis."""
+    outer = ipool[p]
+    m = ipool[p + 1]
+    inner = ipool[p + 2]
+    offs = np.empty((outer * inner, m), np.int64)
+    for o in range(outer):
+        for i in range(inner):
+            for k in range(m):
+                offs[o * inner + i, k] = (o * m + k) * inner + i
+    return offs
+
+
+@njit(inline="always", error_model="numpy")
+def cumsum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    rev = ipool[p + 3]
+    for r in range(offs.shape[0]):
+        s = 0.0
+        for k in range(m):     # in NumPy's order, so a replay matches it
+            q = offs[r, m - 1 - k if rev else k]
+            s += A[pa + q]
+            D[lo + q] = s
+
+
+@njit(inline="always", error_model="numpy")
+def cumsum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                    kind):
+    # the adjoint of a running sum is the running sum the other way
+    offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    rev = ipool[p + 3]
+    state[ra] |= 1
+    for r in range(offs.shape[0]):
+        s = 0.0
+        for k in range(m):
+            q = offs[r, k if rev else m - 1 - k]
+            s += G[lo + q]
+            D[pa + q] += s
+    return 0
+
+
+@njit(inline="always", error_model="numpy")
+def cumprod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    offs = scan_offsets(ipool, p)
+    for r in range(offs.shape[0]):
+        s = 1.0
+        for k in range(offs.shape[1]):
+            q = offs[r, k]
+            s *= A[pa + q]
+            D[lo + q] = s
+
+
+@njit(inline="always", error_model="numpy")
+def cumprod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                     kind):
+    # exact with zeros: d x_j = E_j R_j, E_j = prod_{i<j} x_i (the previous output) and
+    # R_j = sum_{k>=j} g_k prod_{j<i<=k} x_i = g_j + x_{j+1} R_{j+1}; no division
+    offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    state[ra] |= 1
+    for r in range(offs.shape[0]):
+        R = 0.0
+        for k in range(m - 1, -1, -1):
+            q = offs[r, k]
+            R = G[lo + q] + (V[pa + offs[r, k + 1]] * R if k + 1 < m else 0.0)
+            e = V[lo + offs[r, k - 1]] if k > 0 else 1.0
+            D[pa + q] += e * R
+    return 0
+
+
+@njit(inline="always", error_model="numpy")
+def cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
+    """t out_k = t out_{k-1} x_k + out_{k-1} t_k (exact with zeros)."""
+    offs = scan_offsets(ipool, p)
+    for r in range(offs.shape[0]):
+        tp = 0.0
+        e = 1.0
+        for k in range(offs.shape[1]):
+            q = offs[r, k]
+            tp = tp * val[pa + q] + e * tval[pa + q]
+            tval[lo + q] = tp
+            e = val[lo + q]
+
+
+@njit(inline="always", error_model="numpy")
+def cumprod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state,
+                             ipool, fpool):
+    """Tangent of cumprod_backward: t(E_j R_j) = tE_j R_j + E_j tR_j, with tE_j the tangent of
+    the previous output and tR_j = tg_j + t_{j+1} R_{j+1} + x_{j+1} tR_{j+1}."""
+    offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    state[ra] |= 1
+    for r in range(offs.shape[0]):
+        R = 0.0
+        tR = 0.0
+        for k in range(m - 1, -1, -1):
+            q = offs[r, k]
+            if k + 1 < m:
+                q1 = offs[r, k + 1]
+                tR = tadj[lo + q] + tval[pa + q1] * R + val[pa + q1] * tR
+                R = adj[lo + q] + val[pa + q1] * R
+            else:
+                tR = tadj[lo + q]
+                R = adj[lo + q]
+            if k > 0:
+                tadj[pa + q] += tval[lo + offs[r, k - 1]] * R + val[lo + offs[r, k - 1]] * tR
+            else:
+                tadj[pa + q] += tR
+
+
+@njit(cache=True, error_model="numpy")
 def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, bottom, kind):
     """Reverse sweep over rows top..bottom, accumulating adjoints of reached rows.
 
@@ -923,6 +1036,10 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                 status = setitem_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
             elif o == 68:  # SCATTER
                 status = scatter_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 69:  # CUMSUM
+                status = cumsum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 70:  # CUMPROD
+                status = cumprod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
             else:
                 return BAD_OP, i
             if status != 0:
@@ -1221,6 +1338,10 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
                 setitem_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 68:  # SCATTER
                 scatter_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 69:  # CUMSUM
+                cumsum_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 70:  # CUMPROD
+                cumprod_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
             else:
                 return BAD_OP, i
     return DONE, -1
@@ -1708,6 +1829,10 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                 setitem_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 68:  # SCATTER
                 scatter_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 69:  # CUMSUM
+                cumsum_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 70:  # CUMPROD
+                cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
             else:
                 return BAD_OP, i
     return DONE, -1
@@ -2508,6 +2633,12 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
             elif o == 68:  # SCATTER
                 status = scatter_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 scatter_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+            elif o == 69:  # CUMSUM
+                status = cumsum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                cumsum_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+            elif o == 70:  # CUMPROD
+                status = cumprod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                cumprod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             else:
                 return BAD_OP, i
             if status != 0:
