@@ -2,8 +2,9 @@
 
 ``attach()`` gives Tensor ``__array_ufunc__`` and ``__array_function__``, so existing NumPy code
 differentiates when handed Tensors.  Each supported NumPy callable maps to a tapegrad op or a
-composite of ops (the tables below); functions whose result carries no gradient (``np.shape``,
-``np.argmax``, ``np.isnan``, ``np.floor``...) run on the values.  Anything else raises a
+composite of ops (the tables below); rounding and sign (``np.floor``, ``np.round``...) are ops
+with derivative 0; functions whose result carries no gradient (``np.shape``, ``np.argmax``,
+``np.isnan``...) run on the values.  Anything else raises a
 TypeError naming the function: a gradient is never dropped silently.
 """
 import numpy as np
@@ -61,6 +62,7 @@ UFUNCS = {
     np.fmax: O.maximum, np.fmin: O.minimum, np.matmul: O.matmul,
     np.arctan2: O.arctan2, np.hypot: O.hypot, np.logaddexp: O.logaddexp,
     np.logaddexp2: O.logaddexp2, np.remainder: O.remainder, np.fmod: O.fmod,
+    np.floor_divide: O.floor_divide, np.divmod: O.divmod_,
 }
 if hasattr(np, "vecdot"):
     UFUNCS[np.vecdot] = lambda a, b: O.sum(O.mul(a, b), -1)
@@ -74,6 +76,7 @@ VALUE_UFUNCS = {np.isnan, np.isinf, np.isfinite, np.signbit, np.logical_and, np.
                 np.logical_xor, np.logical_not}
 
 REDUCE = {np.add: O.sum, np.multiply: O.prod, np.maximum: O.amax, np.minimum: O.amin}
+ACCUMULATE = {np.add: O.cumsum, np.multiply: O.cumprod}
 
 
 def _compare(ufunc, a, b):
@@ -105,6 +108,10 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         axis, keepdims = kwargs.pop("axis", 0), kwargs.pop("keepdims", False)
         _no_extras(f"{name}.reduce", **kwargs)
         return REDUCE[ufunc](inputs[0], axis, keepdims)
+    elif method == "accumulate" and ufunc in ACCUMULATE:
+        axis = kwargs.pop("axis", 0)
+        _no_extras(f"{name}.accumulate", **kwargs)
+        return ACCUMULATE[ufunc](inputs[0], axis)
     elif method == "outer" and ufunc in UFUNCS and ufunc.nin == 2:
         _no_extras(f"{name}.outer", **kwargs)
         return _ufunc_outer(UFUNCS[ufunc], *inputs)

@@ -355,6 +355,10 @@ def attach():
     M.imag = property(O.imag)
     M.__mod__ = O.remainder
     M.__rmod__ = lambda s, o: O.remainder(o, s)
+    M.__floordiv__ = O.floor_divide
+    M.__rfloordiv__ = lambda s, o: O.floor_divide(o, s)
+    M.__divmod__ = O.divmod_
+    M.__rdivmod__ = lambda s, o: O.divmod_(o, s)
     M.atan2 = O.arctan2
     for torch_name, name in (("asin", "arcsin"), ("acos", "arccos"), ("atan", "arctan"),
                              ("asinh", "arcsinh"), ("acosh", "arccosh"), ("atanh", "arctanh")):

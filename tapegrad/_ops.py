@@ -305,8 +305,8 @@ def hypot(x1, x2):
 
 
 def logaddexp(x1, x2):
-    """log(exp(x1) + exp(x2)), computed stably (NumPy's value); gradients are the softmax
-    weights exp(x - out), 1/2 each at a tie."""
+    """log(exp(x1) + exp(x2)), computed stably (NumPy's value); the gradients are the softmax
+    weights sigmoid(x1 - x2) and sigmoid(x2 - x1): exactly 1/2 each at a tie."""
     return _binary("logaddexp", C.LOGADDEXP, x1, x2)
 
 
@@ -322,6 +322,17 @@ def remainder(x1, x2):
 
 
 mod = remainder
+
+
+def floor_divide(x1, x2):
+    """NumPy's ``x1 // x2``: (x1 - x1 % x2) / x2 rounded to the integer it is, as NumPy's
+    divmod computes it (composite); derivative 0 at every order."""
+    return rint(div(sub(x1, remainder(x1, x2)), x2))
+
+
+def divmod_(x1, x2):
+    """np.divmod: (floor_divide, remainder)."""
+    return floor_divide(x1, x2), remainder(x1, x2)
 
 
 def fmod(x1, x2):
@@ -1066,9 +1077,16 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     return out
 
 
+def _identity(x):
+    """A new row equal to x (a RESHAPE to its own shape): functions return a result of their
+    own, never their argument itself."""
+    x = _t(x)
+    return reshape(x, x.shape)
+
+
 def real(x):
-    """The real part of a real Tensor: the Tensor itself (derivative 1)."""
-    return _t(x)
+    """The real part of a real Tensor: its value (derivative 1)."""
+    return _identity(x)
 
 
 def imag(x):
@@ -1079,8 +1097,8 @@ def imag(x):
 
 
 def conj(x):
-    """The complex conjugate of a real Tensor: the Tensor itself (derivative 1)."""
-    return _t(x)
+    """The complex conjugate of a real Tensor: its value (derivative 1)."""
+    return _identity(x)
 
 
 def angle(x, deg=False):
@@ -1093,8 +1111,8 @@ def angle(x, deg=False):
 
 
 def real_if_close(x, tol=100):
-    """A real Tensor is already real: the Tensor itself."""
-    return _t(x)
+    """A real Tensor is already real: its value (derivative 1)."""
+    return _identity(x)
 
 
 def outer(x, y):

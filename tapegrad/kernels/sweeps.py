@@ -14,7 +14,7 @@ carries a tangent).
 import numpy as np
 from numba import njit, prange
 
-FINGERPRINT = "e8baeb05c18e4683"
+FINGERPRINT = "3bfc4bbf6e4e079d"
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'CUMSUM', 'CUMPROD')
 
 # sweep results: (status, row)
@@ -967,21 +967,19 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                     g = adj[ulo + j]
                     a = val[upa + j]
                     b = val[upb + j]
-                    out = val[ulo + j]
                     if ga:
-                        adj[upa + j] += g * (np.exp(a - out))
+                        adj[upa + j] += g * (0.5 + 0.5 * np.tanh(0.5 * (a - b)))
                     if gb:
-                        adj[upb + j] += g * (np.exp(b - out))
+                        adj[upb + j] += g * (0.5 - 0.5 * np.tanh(0.5 * (a - b)))
             elif o == 54:  # LOGADDEXP2
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
                     b = val[upb + j]
-                    out = val[ulo + j]
                     if ga:
-                        adj[upa + j] += g * (np.exp2(a - out))
+                        adj[upa + j] += g * (0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b)))
                     if gb:
-                        adj[upb + j] += g * (np.exp2(b - out))
+                        adj[upb + j] += g * (0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b)))
             elif o == 55:  # REMAINDER
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1743,23 +1741,21 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
-                        out = val[ulo + j]
                         t = 0.0
                         if ha:
-                            t += tval[upa + j] * (np.exp(a - out))
+                            t += tval[upa + j] * (0.5 + 0.5 * np.tanh(0.5 * (a - b)))
                         if hb:
-                            t += tval[upb + j] * (np.exp(b - out))
+                            t += tval[upb + j] * (0.5 - 0.5 * np.tanh(0.5 * (a - b)))
                         tval[ulo + j] = t
                 elif o == 54:  # LOGADDEXP2
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
-                        out = val[ulo + j]
                         t = 0.0
                         if ha:
-                            t += tval[upa + j] * (np.exp2(a - out))
+                            t += tval[upa + j] * (0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b)))
                         if hb:
-                            t += tval[upb + j] * (np.exp2(b - out))
+                            t += tval[upb + j] * (0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b)))
                         tval[ulo + j] = t
                 elif o == 55:  # REMAINDER
                     for j in range(un):
@@ -2496,24 +2492,23 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     tg = tadj[ulo + j]
                     a = val[upa + j]
                     b = val[upb + j]
-                    out = val[ulo + j]
                     if ga:
-                        d = np.exp(a - out)
+                        d = 0.5 + 0.5 * np.tanh(0.5 * (a - b))
                         adj[upa + j] += g * d
                         s = tg * d
                         if ha:
-                            s += g * tval[upa + j] * (np.exp(a - out))
-                        if hout:
-                            s += g * tval[ulo + j] * (-1.0 * np.exp(a - out))
+                            s += g * tval[upa + j] * (0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)))))
+                        if hb:
+                            s += g * tval[upb + j] * (0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)))))
                         tadj[upa + j] += s
                     if gb:
-                        d = np.exp(b - out)
+                        d = 0.5 - 0.5 * np.tanh(0.5 * (a - b))
                         adj[upb + j] += g * d
                         s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (-(0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b))))))
                         if hb:
-                            s += g * tval[upb + j] * (np.exp(b - out))
-                        if hout:
-                            s += g * tval[ulo + j] * (-1.0 * np.exp(b - out))
+                            s += g * tval[upb + j] * (-(0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b))))))
                         tadj[upb + j] += s
             elif o == 54:  # LOGADDEXP2
                 for j in range(un):
@@ -2521,24 +2516,23 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     tg = tadj[ulo + j]
                     a = val[upa + j]
                     b = val[upb + j]
-                    out = val[ulo + j]
                     if ga:
-                        d = np.exp2(a - out)
+                        d = 0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b))
                         adj[upa + j] += g * d
                         s = tg * d
                         if ha:
-                            s += g * tval[upa + j] * (np.exp2(a - out) * 0.6931471805599453)
-                        if hout:
-                            s += g * tval[ulo + j] * (-1.0 * (np.exp2(a - out) * 0.6931471805599453))
+                            s += g * tval[upa + j] * (0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)))))
+                        if hb:
+                            s += g * tval[upb + j] * (0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)))))
                         tadj[upa + j] += s
                     if gb:
-                        d = np.exp2(b - out)
+                        d = 0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b))
                         adj[upb + j] += g * d
                         s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (-(0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b))))))
                         if hb:
-                            s += g * tval[upb + j] * (np.exp2(b - out) * 0.6931471805599453)
-                        if hout:
-                            s += g * tval[ulo + j] * (-1.0 * (np.exp2(b - out) * 0.6931471805599453))
+                            s += g * tval[upb + j] * (-(0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b))))))
                         tadj[upb + j] += s
             elif o == 55:  # REMAINDER
                 for j in range(un):

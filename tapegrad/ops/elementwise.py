@@ -5,7 +5,7 @@ Kinks pick one side (``relu'(0) = 0``, ``abs'(0) = 0``); ties of maximum / minim
 gradient evenly, at every order, because every order evaluates these same formulas.
 """
 from .decl import Elementwise as E
-from .formula import LN2, LN10, sinc_derivative
+from .formula import LN2, LN10, logaddexp_partials, sinc_derivative
 
 _INTEGERS = (-2.0, -1.0, 0.0, 1.0, 2.0)
 
@@ -85,9 +85,9 @@ OPS = (
       numpy=("arctan2",)),
     E("HYPOT", "hypot(a, b)", ("a / where(out == 0.0, 1.0, out)",
                                "b / where(out == 0.0, 1.0, out)"), numpy=("hypot",)),
-    # NumPy's stable forms; the partials exp(a - out) never overflow and are 1/2 at a == b
-    E("LOGADDEXP", "logaddexp(a, b)", ("exp(a - out)", "exp(b - out)"), numpy=("logaddexp",)),
-    E("LOGADDEXP2", "logaddexp2(a, b)", ("exp2(a - out)", "exp2(b - out)"),
+    # NumPy's stable forms; the partials are sigmoids, exactly 1/2 at a == b
+    E("LOGADDEXP", "logaddexp(a, b)", logaddexp_partials("a", "b"), numpy=("logaddexp",)),
+    E("LOGADDEXP2", "logaddexp2(a, b)", logaddexp_partials("a", "b", LN2),
       numpy=("logaddexp2",)),
     # out = a - q * b with q integer (floor(a / b), trunc(a / b)): d/db = -q, read back from out
     E("REMAINDER", "remainder(a, b)", ("1.0", "-floor((a - out) / b + 0.5)"),

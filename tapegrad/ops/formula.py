@@ -46,6 +46,14 @@ def _sinc_series():
     return f"x * ({text})"
 
 
+def logaddexp_partials(x: str = "a", y: str = "b", scale: float = 1.0) -> tuple:
+    """The partials of logaddexp (scale 1) and logaddexp2 (scale ln 2): the softmax weights
+    sigmoid(+-scale (x - y)), written with tanh so they are exactly 1/2 at a tie, exactly 0 and
+    1 far apart, and never NaN at any order (tanh' = 1 - tanh^2 stays finite)."""
+    t = f"tanh({0.5 * scale!r} * (({x}) - ({y})))"
+    return f"0.5 + 0.5 * {t}", f"0.5 - 0.5 * {t}"
+
+
 def sinc_derivative(x: str = "a", out: str = "out") -> str:
     """d sinc(x)/dx as a formula, given the texts of x and of sinc(x): a series near 0 (the
     closed form (cos(pi x) - sinc(x)) / x cancels there), with a safe denominator so neither
@@ -216,11 +224,10 @@ def _d_binary(node, name, x, y, sym):
         r2 = _add(_mul(x, x), _mul(y, y))
         safe = _call("where", ast.Compare(r2, [ast.Eq()], [_num(0.0)]), _num(1.0), r2)
         return _div(_sub(_mul(dx, y), _mul(dy, x)), safe)
-    if name == "logaddexp":                 # exp(x - f), exp(y - f)
-        return _add(_mul(dx, _call("exp", _sub(x, node))), _mul(dy, _call("exp", _sub(y, node))))
-    if name == "logaddexp2":
-        return _add(_mul(dx, _call("exp2", _sub(x, node))),
-                    _mul(dy, _call("exp2", _sub(y, node))))
+    if name in ("logaddexp", "logaddexp2"):
+        px, py = logaddexp_partials(ast.unparse(x), ast.unparse(y),
+                                    1.0 if name == "logaddexp" else LN2)
+        return _add(_mul(dx, parse(px)), _mul(dy, parse(py)))
     raise ValueError(f"no derivative rule for {name}() in a derivative formula")
 
 
