@@ -136,10 +136,15 @@ def _reduction(fn, name):
 
 
 def _var(name, take_sqrt):
-    def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
+             **kw):
         _no_extras(name, out, dtype=dtype, **kw)
-        v = O.var(a, axis, keepdims, ddof)
-        return O.sqrt(v) if take_sqrt else v
+        if correction is not None:      # NumPy 2's name for ddof
+            if ddof != 0:
+                raise ValueError(f"{name}: ddof and correction can't be provided "
+                                 "simultaneously.")
+            ddof = correction
+        return (O.std if take_sqrt else O.var)(a, axis, keepdims, ddof)
     return impl
 
 

@@ -353,6 +353,8 @@ def test_scan_methods_and_names():
     close(t.var(ddof=1), X.var(ddof=1), ulps=8)
     close(t.std(axis=0, ddof=1), X.std(axis=0, ddof=1), ulps=8)
     close(t.round(1), X.round(1))
+    if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
+        close(np.var(t, axis=1, correction=1), np.var(X, axis=1, correction=1), ulps=8)
     for name in ("cumsum", "cumprod", "diff", "sort", "median", "ptp", "var", "std",
                  "average"):
         close(getattr(tg, name)(t), getattr(np, name)(X), ulps=8)
@@ -496,3 +498,10 @@ def test_floor_divide_divmod_and_accumulate():
           np.multiply.accumulate(x, axis=1))
     _check_derivatives(lambda v: np.multiply.accumulate(v, axis=1), [x])
     assert "floor_divide" in vars(tnp) and "divmod" in vars(tnp)
+
+
+def test_arctan2_gradient_of_tiny_operands_does_not_underflow():
+    y, x = 3e-200, 4e-200
+    gy, gx = tg.grad(lambda a, b: np.arctan2(a, b), argnums=(0, 1))(y, x)
+    r = 5e-200                     # r * r underflows: the partials are (x / r) / r, (-y / r) / r
+    np.testing.assert_allclose([gy, gx], [0.8 / r, -0.6 / r], rtol=1e-14)

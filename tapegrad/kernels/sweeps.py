@@ -14,7 +14,7 @@ carries a tangent).
 import numpy as np
 from numba import njit, prange
 
-FINGERPRINT = "3bfc4bbf6e4e079d"
+FINGERPRINT = "298ddb23255743b9"
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'CUMSUM', 'CUMPROD')
 
 # sweep results: (status, row)
@@ -949,9 +949,9 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                     a = val[upa + j]
                     b = val[upb + j]
                     if ga:
-                        adj[upa + j] += g * (b / (1.0 if a * a + b * b == 0.0 else a * a + b * b))
+                        adj[upa + j] += g * (b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
                     if gb:
-                        adj[upb + j] += g * (-a / (1.0 if a * a + b * b == 0.0 else a * a + b * b))
+                        adj[upb + j] += g * (-a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
             elif o == 52:  # HYPOT
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1722,9 +1722,9 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         b = val[upb + j]
                         t = 0.0
                         if ha:
-                            t += tval[upa + j] * (b / (1.0 if a * a + b * b == 0.0 else a * a + b * b))
+                            t += tval[upa + j] * (b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
                         if hb:
-                            t += tval[upb + j] * (-a / (1.0 if a * a + b * b == 0.0 else a * a + b * b))
+                            t += tval[upb + j] * (-a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
                         tval[ulo + j] = t
                 elif o == 52:  # HYPOT
                     for j in range(un):
@@ -2444,22 +2444,22 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     a = val[upa + j]
                     b = val[upb + j]
                     if ga:
-                        d = b / (1.0 if a * a + b * b == 0.0 else a * a + b * b)
+                        d = b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
                         adj[upa + j] += g * d
                         s = tg * d
                         if ha:
-                            s += g * tval[upa + j] * (-(b * (0.0 if a * a + b * b == 0.0 else a + a) / ((1.0 if a * a + b * b == 0.0 else a * a + b * b) * (1.0 if a * a + b * b == 0.0 else a * a + b * b))))
+                            s += g * tval[upa + j] * (-(b * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
                         if hb:
-                            s += g * tval[upb + j] * (1.0 / (1.0 if a * a + b * b == 0.0 else a * a + b * b) - b * (0.0 if a * a + b * b == 0.0 else b + b) / ((1.0 if a * a + b * b == 0.0 else a * a + b * b) * (1.0 if a * a + b * b == 0.0 else a * a + b * b)))
+                            s += g * tval[upb + j] * ((1.0 / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
                         tadj[upa + j] += s
                     if gb:
-                        d = -a / (1.0 if a * a + b * b == 0.0 else a * a + b * b)
+                        d = -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
                         adj[upb + j] += g * d
                         s = tg * d
                         if ha:
-                            s += g * tval[upa + j] * (-1.0 / (1.0 if a * a + b * b == 0.0 else a * a + b * b) - -a * (0.0 if a * a + b * b == 0.0 else a + a) / ((1.0 if a * a + b * b == 0.0 else a * a + b * b) * (1.0 if a * a + b * b == 0.0 else a * a + b * b)))
+                            s += g * tval[upa + j] * ((-1.0 / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
                         if hb:
-                            s += g * tval[upb + j] * (-(-a * (0.0 if a * a + b * b == 0.0 else b + b) / ((1.0 if a * a + b * b == 0.0 else a * a + b * b) * (1.0 if a * a + b * b == 0.0 else a * a + b * b))))
+                            s += g * tval[upb + j] * (-(-a * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
                         tadj[upb + j] += s
             elif o == 52:  # HYPOT
                 for j in range(un):

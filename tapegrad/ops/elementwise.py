@@ -5,7 +5,7 @@ Kinks pick one side (``relu'(0) = 0``, ``abs'(0) = 0``); ties of maximum / minim
 gradient evenly, at every order, because every order evaluates these same formulas.
 """
 from .decl import Elementwise as E
-from .formula import LN2, LN10, logaddexp_partials, sinc_derivative
+from .formula import LN2, LN10, arctan2_partials, logaddexp_partials, sinc_derivative
 
 _INTEGERS = (-2.0, -1.0, 0.0, 1.0, 2.0)
 
@@ -80,9 +80,7 @@ OPS = (
                                    "where(a == b, 0.5, where(a < b, 0.0, 1.0))"),
       numpy=("minimum",)),
     # angle of (b, a): the partials are 0 at the origin, where arctan2 jumps
-    E("ARCTAN2", "arctan2(a, b)", ("b / where(a * a + b * b == 0.0, 1.0, a * a + b * b)",
-                                   "-a / where(a * a + b * b == 0.0, 1.0, a * a + b * b)"),
-      numpy=("arctan2",)),
+    E("ARCTAN2", "arctan2(a, b)", arctan2_partials("a", "b"), numpy=("arctan2",)),
     E("HYPOT", "hypot(a, b)", ("a / where(out == 0.0, 1.0, out)",
                                "b / where(out == 0.0, 1.0, out)"), numpy=("hypot",)),
     # NumPy's stable forms; the partials are sigmoids, exactly 1/2 at a == b

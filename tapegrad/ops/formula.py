@@ -46,6 +46,13 @@ def _sinc_series():
     return f"x * ({text})"
 
 
+def arctan2_partials(x: str = "a", y: str = "b") -> tuple:
+    """The partials of arctan2(x, y): y / r^2 and -x / r^2, divided twice by r = hypot(x, y)
+    (x*x + y*y would underflow for tiny operands); 0 at the origin, where arctan2 jumps."""
+    r = f"where(hypot({x}, {y}) == 0.0, 1.0, hypot({x}, {y}))"
+    return f"{y} / {r} / {r}", f"-{x} / {r} / {r}"
+
+
 def logaddexp_partials(x: str = "a", y: str = "b", scale: float = 1.0) -> tuple:
     """The partials of logaddexp (scale 1) and logaddexp2 (scale ln 2): the softmax weights
     sigmoid(+-scale (x - y)), written with tanh so they are exactly 1/2 at a tie, exactly 0 and
@@ -220,10 +227,9 @@ def _d_binary(node, name, x, y, sym):
     if name == "hypot":                     # x / f, y / f (0 at the origin, like abs'(0))
         safe = _call("where", ast.Compare(node, [ast.Eq()], [_num(0.0)]), _num(1.0), node)
         return _div(_add(_mul(dx, x), _mul(dy, y)), safe)
-    if name == "arctan2":                   # f = atan(x / y): (y dx - x dy) / (x^2 + y^2)
-        r2 = _add(_mul(x, x), _mul(y, y))
-        safe = _call("where", ast.Compare(r2, [ast.Eq()], [_num(0.0)]), _num(1.0), r2)
-        return _div(_sub(_mul(dx, y), _mul(dy, x)), safe)
+    if name == "arctan2":
+        px, py = arctan2_partials(f"({ast.unparse(x)})", f"({ast.unparse(y)})")
+        return _add(_mul(dx, parse(px)), _mul(dy, parse(py)))
     if name in ("logaddexp", "logaddexp2"):
         px, py = logaddexp_partials(ast.unparse(x), ast.unparse(y),
                                     1.0 if name == "logaddexp" else LN2)
