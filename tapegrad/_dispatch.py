@@ -2,12 +2,11 @@
 
 ``attach()`` gives Tensor ``__array_ufunc__`` and ``__array_function__``, so existing NumPy code
 differentiates when handed Tensors.  Each supported NumPy callable maps to a tapegrad op or a
-composite of ops (the tables below); functions whose result carries no gradient (``np.shape``,
-``np.argmax``, ``np.isnan``, ``np.floor``...) run on the values.  Anything else raises a
+composite of ops (the tables below); rounding and sign (``np.floor``, ``np.round``...) are ops
+with derivative 0; functions whose result carries no gradient (``np.shape``, ``np.argmax``,
+``np.isnan``...) run on the values.  Anything else raises a
 TypeError naming the function: a gradient is never dropped silently.
 """
-import math
-
 import numpy as np
 
 from . import _ops as O
@@ -47,30 +46,23 @@ def _no_extras(name, out=None, **kw):
 
 # ---- ufuncs --------------------------------------------------------------------------------------
 
-_LN2, _LN10 = math.log(2.0), math.log(10.0)
-
-
-def _logaddexp(a, b):
-    m = O.result(np.maximum(O.value_of(a), O.value_of(b)))   # constant shift, like logsumexp
-    m = O.result(np.where(np.isfinite(m), m, 0.0))
-    return O.add(O.log(O.add(O.exp(O.sub(a, m)), O.exp(O.sub(b, m)))), m)
-
-
 UFUNCS = {
     np.negative: O.neg, np.positive: lambda x: O.mul(x, 1.0), np.absolute: O.abs_,
     np.fabs: O.abs_, np.exp: O.exp, np.expm1: O.expm1, np.log: O.log, np.log1p: O.log1p,
     np.sqrt: O.sqrt, np.sin: O.sin, np.cos: O.cos, np.tan: O.tan, np.tanh: O.tanh,
-    np.square: O.square, np.exp2: lambda x: O.power(2.0, x),
-    np.log2: lambda x: O.mul(O.log(x), 1.0 / _LN2),
-    np.log10: lambda x: O.mul(O.log(x), 1.0 / _LN10),
-    np.reciprocal: lambda x: O.div(1.0, x),
-    np.sinh: lambda x: O.mul(O.sub(O.exp(x), O.exp(O.neg(x))), 0.5),
-    np.cosh: lambda x: O.mul(O.add(O.exp(x), O.exp(O.neg(x))), 0.5),
+    np.arcsin: O.arcsin, np.arccos: O.arccos, np.arctan: O.arctan, np.arcsinh: O.arcsinh,
+    np.arccosh: O.arccosh, np.arctanh: O.arctanh, np.sinh: O.sinh, np.cosh: O.cosh,
+    np.log2: O.log2, np.log10: O.log10, np.exp2: O.exp2, np.cbrt: O.cbrt,
+    np.square: O.square, np.reciprocal: O.reciprocal, np.deg2rad: O.deg2rad,
+    np.radians: O.deg2rad, np.rad2deg: O.rad2deg, np.degrees: O.rad2deg,
+    np.sign: O.sign, np.floor: O.floor, np.ceil: O.ceil, np.rint: O.rint, np.trunc: O.trunc,
+    np.conjugate: O.conj,
     np.add: O.add, np.subtract: O.sub, np.multiply: O.mul, np.divide: O.div,
     np.power: O.power, np.float_power: O.power, np.maximum: O.maximum, np.minimum: O.minimum,
     np.fmax: O.maximum, np.fmin: O.minimum, np.matmul: O.matmul,
-    np.hypot: lambda a, b: O.sqrt(O.add(O.square(a), O.square(b))),
-    np.logaddexp: _logaddexp,
+    np.arctan2: O.arctan2, np.hypot: O.hypot, np.logaddexp: O.logaddexp,
+    np.logaddexp2: O.logaddexp2, np.remainder: O.remainder, np.fmod: O.fmod,
+    np.floor_divide: O.floor_divide, np.divmod: O.divmod_,
 }
 if hasattr(np, "vecdot"):
     UFUNCS[np.vecdot] = lambda a, b: O.sum(O.mul(a, b), -1)
@@ -80,11 +72,11 @@ COMPARE = {np.less: ("__lt__", "__gt__"), np.less_equal: ("__le__", "__ge__"),
            np.equal: ("__eq__", "__eq__"), np.not_equal: ("__ne__", "__ne__")}
 
 # results carry no gradient (boolean, or piecewise constant with zero derivative)
-VALUE_UFUNCS = {np.isnan, np.isinf, np.isfinite, np.signbit, np.sign, np.floor, np.ceil,
-                np.trunc, np.rint, np.logical_and, np.logical_or, np.logical_xor,
-                np.logical_not}
+VALUE_UFUNCS = {np.isnan, np.isinf, np.isfinite, np.signbit, np.logical_and, np.logical_or,
+                np.logical_xor, np.logical_not}
 
 REDUCE = {np.add: O.sum, np.multiply: O.prod, np.maximum: O.amax, np.minimum: O.amin}
+ACCUMULATE = {np.add: O.cumsum, np.multiply: O.cumprod}
 
 
 def _compare(ufunc, a, b):
@@ -116,6 +108,10 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         axis, keepdims = kwargs.pop("axis", 0), kwargs.pop("keepdims", False)
         _no_extras(f"{name}.reduce", **kwargs)
         return REDUCE[ufunc](inputs[0], axis, keepdims)
+    elif method == "accumulate" and ufunc in ACCUMULATE:
+        axis = kwargs.pop("axis", 0)
+        _no_extras(f"{name}.accumulate", **kwargs)
+        return ACCUMULATE[ufunc](inputs[0], axis)
     elif method == "outer" and ufunc in UFUNCS and ufunc.nin == 2:
         _no_extras(f"{name}.outer", **kwargs)
         return _ufunc_outer(UFUNCS[ufunc], *inputs)
@@ -140,10 +136,15 @@ def _reduction(fn, name):
 
 
 def _var(name, take_sqrt):
-    def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
+             **kw):
         _no_extras(name, out, dtype=dtype, **kw)
-        v = O.var(a, axis, keepdims, ddof)
-        return O.sqrt(v) if take_sqrt else v
+        if correction is not None:      # NumPy 2's name for ddof
+            if ddof != 0:
+                raise ValueError(f"{name}: ddof and correction can't be provided "
+                                 "simultaneously.")
+            ddof = correction
+        return (O.std if take_sqrt else O.var)(a, axis, keepdims, ddof)
     return impl
 
 
@@ -224,25 +225,11 @@ def _outer(a, b, out=None):
     return O.outer(a, b)
 
 
-def _cumsum(a, axis=None, dtype=None, out=None):
-    """Running sum as a matmul with an upper-triangular ones matrix (O(n^2), differentiable)."""
-    _no_extras("cumsum", out, dtype=dtype)
-    a = O._t(a)
-    if axis is None:
-        a, axis = O.ravel(a), 0
-    moved = _moveaxis(a, axis, -1)
-    n = moved.shape[-1]
-    return _moveaxis(O.matmul(moved, np.triu(np.ones((n, n)))), -1, axis)
-
-
-def _diff(a, n=1, axis=-1):
-    a = O._t(a)
-    for _ in range(n):
-        hi = [slice(None)] * a.ndim
-        lo = [slice(None)] * a.ndim
-        hi[axis], lo[axis] = slice(1, None), slice(None, -1)
-        a = O.sub(O.getitem(a, tuple(hi)), O.getitem(a, tuple(lo)))
-    return a
+def _scan(fn, name):
+    def impl(a, axis=None, dtype=None, out=None):
+        _no_extras(name, out, dtype=dtype)
+        return fn(a, axis)
+    return impl
 
 
 def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
@@ -258,6 +245,50 @@ def _einsum(subscripts, *operands, out=None, **kw):
     if not isinstance(subscripts, str):
         _refuse("einsum", "the interleaved (operand, sublist) form")
     return O.einsum(subscripts, *operands)
+
+
+def _around(a, decimals=0, out=None):
+    _no_extras("round", out)
+    return O.around(a, decimals)
+
+
+def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    if copy is False:
+        _refuse("nan_to_num", "copy=False (in place)")
+    return O.nan_to_num(x, True, nan, posinf, neginf)
+
+
+def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    return O.sort(a, axis, "stable" if stable else kind, order)
+
+
+def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    _no_extras("median", out)
+    return O.median(a, axis, keepdims)
+
+
+def _quantile(fn, name):
+    def impl(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+             keepdims=False, *, weights=None, interpolation=None):
+        _no_extras(name, out)
+        if weights is not None:
+            _refuse(name, "weights=")
+        return fn(a, q, axis, method, keepdims, interpolation=interpolation)
+    return impl
+
+
+def _ptp(a, axis=None, out=None, keepdims=False):
+    _no_extras("ptp", out)
+    return O.ptp(a, axis, keepdims)
+
+
+def _average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    return O.average(a, axis, weights, returned, keepdims)
+
+
+def _fix(x, out=None):
+    _no_extras("fix", out)
+    return O.trunc(x)
 
 
 def _copy(a, order="K", subok=False):
@@ -280,7 +311,17 @@ FUNCTIONS = {
     np.dot: _dot, np.vdot: lambda a, b: O.sum(O.mul(O.ravel(O._t(a)), O.ravel(O._t(b)))),
     np.inner: _inner, np.outer: _outer,
     np.tensordot: O.tensordot, np.einsum: _einsum, np.linalg.norm: O.norm,
-    np.cumsum: _cumsum, np.diff: _diff, np.trace: _trace, np.copy: _copy,
+    np.cumsum: _scan(O.cumsum, "cumsum"), np.cumprod: _scan(O.cumprod, "cumprod"),
+    np.diff: O.diff, np.trace: _trace, np.copy: _copy,
+    np.round: _around, np.around: _around, np.nan_to_num: _nan_to_num, np.fix: _fix,
+    np.sinc: lambda x: O.sinc(x), np.sort: _sort,
+    np.partition: lambda a, kth, axis=-1, kind="introselect", order=None: O.partition(
+        a, kth, axis, kind, order),
+    np.median: _median, np.quantile: _quantile(O.quantile, "quantile"),
+    np.percentile: _quantile(O.percentile, "percentile"), np.ptp: _ptp, np.average: _average,
+    np.real: O.real, np.imag: O.imag,
+    np.angle: lambda z, deg=False: O.angle(z, deg),
+    np.real_if_close: lambda a, tol=100: O.real_if_close(a, tol),
 }
 
 # results carry no gradient: shapes, indices, predicates, fresh arrays, rounded values
@@ -288,7 +329,7 @@ VALUE_FUNCTIONS = {
     np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj, np.argmax,
     np.argmin, np.argsort, np.nonzero, np.flatnonzero, np.count_nonzero, np.allclose,
     np.isclose, np.array_equal, np.array_equiv, np.zeros_like, np.ones_like, np.empty_like,
-    np.full_like, np.round, np.around, np.any, np.all, np.can_cast, np.min_scalar_type,
+    np.full_like, np.any, np.all, np.can_cast, np.min_scalar_type,
 }
 
 

@@ -341,8 +341,28 @@ def attach():
     M.zero_ = _zero_
     M._version = property(_version)
     for name in ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh",
-                 "sigmoid", "relu"):
+                 "sigmoid", "relu", "arcsin", "arccos", "arctan", "arcsinh", "arccosh",
+                 "arctanh", "sinh", "cosh", "log2", "log10", "exp2", "cbrt", "sinc", "sign",
+                 "floor", "ceil", "rint", "trunc", "reciprocal", "square", "deg2rad",
+                 "rad2deg", "nan_to_num", "conj", "remainder", "fmod", "arctan2", "hypot",
+                 "logaddexp", "logaddexp2"):
         setattr(M, name, getattr(O, name))
+    M.round = lambda s, decimals=0: O.around(s, decimals)
+    M.cumsum = lambda s, axis=None, *, dim=None: O.cumsum(s, _axis(axis, dim))
+    M.cumprod = lambda s, axis=None, *, dim=None: O.cumprod(s, _axis(axis, dim))
+    M.conjugate = O.conj
+    M.real = property(O.real)
+    M.imag = property(O.imag)
+    M.__mod__ = O.remainder
+    M.__rmod__ = lambda s, o: O.remainder(o, s)
+    M.__floordiv__ = O.floor_divide
+    M.__rfloordiv__ = lambda s, o: O.floor_divide(o, s)
+    M.__divmod__ = O.divmod_
+    M.__rdivmod__ = lambda s, o: O.divmod_(o, s)
+    M.atan2 = O.arctan2
+    for torch_name, name in (("asin", "arcsin"), ("acos", "arccos"), ("atan", "arctan"),
+                             ("asinh", "arcsinh"), ("acosh", "arccosh"), ("atanh", "arctanh")):
+        setattr(M, torch_name, getattr(O, name))
     M.abs = O.abs_
     M.neg = O.neg
     M.sum = _reduction(O.sum)

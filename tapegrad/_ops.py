@@ -14,8 +14,8 @@ import numpy as np
 from . import _tape as T
 from .ops import formula
 from .ops.spec import C, op as spec_op
-from ._tensor import (Tensor, needs_grad, record, record_binary, record_unary, result, row_of,
-                      tape_for, value_of)
+from ._tensor import (GUARD_HOOK, Tensor, needs_grad, record, record_binary, record_unary,
+                      result, row_of, tape_for, value_of)
 
 
 def _ieee(np_fwd, v):
@@ -65,11 +65,35 @@ relu = _make_unary("RELU")
 abs_ = _make_unary("ABS")
 
 
-def sign(x):
-    """Elementwise sign; its derivative is zero (NaN stays NaN), so it records nothing."""
-    v = value_of(x)
-    return Tensor._const(result(np.sign(v)) if v.__class__ is not float else
-                         (1.0 if v > 0.0 else (-1.0 if v < 0.0 else v * 0.0)))
+arcsin = _make_unary("ARCSIN")
+arccos = _make_unary("ARCCOS")
+arctan = _make_unary("ARCTAN")
+arcsinh = _make_unary("ARCSINH")
+arccosh = _make_unary("ARCCOSH")
+arctanh = _make_unary("ARCTANH")
+sinh = _make_unary("SINH")
+cosh = _make_unary("COSH")
+log2 = _make_unary("LOG2")
+log10 = _make_unary("LOG10")
+exp2 = _make_unary("EXP2")
+cbrt = _make_unary("CBRT")
+sinc = _make_unary("SINC")
+sinc.__doc__ = ("NumPy's normalized sinc, sin(pi x) / (pi x), 1 at 0; its derivatives are "
+                "exact at 0 at every order (a series is used near 0).")
+
+# Piecewise constant: NumPy's value with derivative 0 at every order (almost everywhere; at
+# the jumps too, as in JAX and PyTorch).  Each records a row, so a trace replays the value.
+sign = _make_unary("SIGN")
+floor = _make_unary("FLOOR")
+ceil = _make_unary("CEIL")
+rint = _make_unary("RINT")
+trunc = _make_unary("TRUNC")
+for _f in (sign, floor, ceil, rint, trunc):
+    _f.__doc__ = (f"Elementwise {_f.__name__} (NumPy's value); its derivative is 0 at every "
+                  "order (almost everywhere, as in JAX and PyTorch).")
+formula.TENSOR_FUNCS.update(
+    (f.__name__, f) for f in (arcsin, arccos, arctan, arcsinh, arccosh, arctanh, sinh, cosh,
+                              log2, log10, exp2, cbrt, sinc, sign, floor, ceil, rint, trunc))
 
 
 def _scalar_op(x, code, out_float, out_array, c):
@@ -162,7 +186,8 @@ def _as_shape(t, x, shape, op_name="broadcast_to"):
 # the NumPy ufunc each binary op serves (IEEE results on floats and arrays alike)
 _BINARY_FWD = {C.__dict__[o.name]: getattr(np, o.numpy[0])
                for o in (spec_op(n) for n in ("ADD", "SUB", "MUL", "DIV", "POW", "MAXIMUM",
-                                              "MINIMUM"))}
+                                              "MINIMUM", "ARCTAN2", "HYPOT", "LOGADDEXP",
+                                              "LOGADDEXP2", "REMAINDER", "FMOD"))}
 
 
 def _binary(name, code, x, y):
@@ -268,6 +293,57 @@ def minimum(x, y):
     return _binary("minimum", C.MINIMUM, x, y)
 
 
+def arctan2(x1, x2):
+    """Elementwise angle of the point (x2, x1), NumPy's quadrants; the partials are taken as 0
+    at the origin, where arctan2 jumps."""
+    return _binary("arctan2", C.ARCTAN2, x1, x2)
+
+
+def hypot(x1, x2):
+    """sqrt(x1**2 + x2**2) without overflow (NumPy's value); gradient 0 at the origin."""
+    return _binary("hypot", C.HYPOT, x1, x2)
+
+
+def logaddexp(x1, x2):
+    """log(exp(x1) + exp(x2)), computed stably (NumPy's value); the gradients are the softmax
+    weights sigmoid(x1 - x2) and sigmoid(x2 - x1): exactly 1/2 each at a tie."""
+    return _binary("logaddexp", C.LOGADDEXP, x1, x2)
+
+
+def logaddexp2(x1, x2):
+    """log2(2**x1 + 2**x2), computed stably (NumPy's value)."""
+    return _binary("logaddexp2", C.LOGADDEXP2, x1, x2)
+
+
+def remainder(x1, x2):
+    """NumPy's (and Python's) ``x1 % x2``: the sign of the divisor.  d/dx1 = 1 and
+    d/dx2 = -floor(x1 / x2) (piecewise; at the jumps, the side NumPy's value is on)."""
+    return _binary("remainder", C.REMAINDER, x1, x2)
+
+
+mod = remainder
+
+
+def floor_divide(x1, x2):
+    """NumPy's ``x1 // x2``: (x1 - x1 % x2) / x2 rounded to the integer it is, as NumPy's
+    divmod computes it (composite); derivative 0 at every order."""
+    return rint(div(sub(x1, remainder(x1, x2)), x2))
+
+
+def divmod_(x1, x2):
+    """np.divmod: (floor_divide, remainder)."""
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def fmod(x1, x2):
+    """C's fmod: the sign of the dividend.  d/dx1 = 1, d/dx2 = -trunc(x1 / x2)."""
+    return _binary("fmod", C.FMOD, x1, x2)
+
+
+formula.TENSOR_FUNCS.update(arctan2=arctan2, hypot=hypot, logaddexp=logaddexp,
+                            logaddexp2=logaddexp2, remainder=remainder, fmod=fmod)
+
+
 def where(cond, x, y):
     """Elementwise choice; both branches are recorded, so it is safe to replay."""
     c = np.asarray(value_of(cond) if isinstance(cond, Tensor) else cond).astype(bool)
@@ -359,6 +435,273 @@ def var(x, axis=None, keepdims=False, ddof=0):
         count *= x.shape[a]
     return mul(sum(mul(d, d), axis, keepdims), 1.0 / max(count - ddof, 0) if count > ddof
                else math.nan)
+
+
+# ---- scans -------------------------------------------------------------------------------------
+
+def _scan(name, code, x, outer, m, inner, extra=()):
+    """Record a running sum / product over the middle axis of x seen as (outer, m, inner)."""
+    x = _t(x)
+    v = np.asarray(x._v, dtype=np.float64)
+    lanes = v.reshape(outer, m, inner)
+    if name == "cumsum" and extra and extra[0]:
+        out = np.cumsum(lanes[:, ::-1], axis=1)[:, ::-1]
+    else:
+        out = (np.cumsum if name == "cumsum" else np.cumprod)(lanes, axis=1)
+    out = result(np.ascontiguousarray(out).reshape(v.shape))
+    if not needs_grad(x):
+        return Tensor._const(out)
+    t = tape_for(x)
+    return record(t, code, row_of(t, x), -1, out, ip=t.add_ints([outer, m, inner, *extra]))
+
+
+def scan_sum(x, outer, m, inner, reverse=0):
+    """Running sum over the middle axis of x seen as (outer, m, inner); backwards when
+    ``reverse`` (the adjoint of a running sum is the running sum the other way)."""
+    return _scan("cumsum", C.CUMSUM, x, outer, m, inner, (int(reverse),))
+
+
+def scan_prod(x, outer, m, inner):
+    """Running product over the middle axis of x seen as (outer, m, inner)."""
+    return _scan("cumprod", C.CUMPROD, x, outer, m, inner)
+
+
+def _lanes(x, axis, name):
+    x = _t(x)
+    if axis is None or x.ndim == 0:
+        x, axis = ravel(x), 0
+    ax = _norm_axes(axis, x.ndim, name)[0]
+    shape = x.shape
+    return x, int(np.prod(shape[:ax], dtype=np.int64)), shape[ax], \
+        int(np.prod(shape[ax + 1:], dtype=np.int64))
+
+
+def cumsum(x, axis=None):
+    """np.cumsum (one CUMSUM row; its backward is a running sum the other way)."""
+    x, outer, m, inner = _lanes(x, axis, "cumsum")
+    return scan_sum(x, outer, m, inner)
+
+
+def cumprod(x, axis=None):
+    """np.cumprod (one CUMPROD row); gradients exact with zeros, at every order."""
+    x, outer, m, inner = _lanes(x, axis, "cumprod")
+    return scan_prod(x, outer, m, inner)
+
+
+def std(x, axis=None, keepdims=False, ddof=0):
+    """np.std: the square root of ``var`` (composite)."""
+    return sqrt(var(x, axis, keepdims, ddof))
+
+
+def ptp(x, axis=None, keepdims=False):
+    """np.ptp: max - min (composite; ties split the gradient evenly, as max and min do)."""
+    return sub(amax(x, axis, keepdims), amin(x, axis, keepdims))
+
+
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+    """np.average: sum(a * w) / sum(w) along ``axis`` (composite; differentiable in a and in
+    the weights).  1-D weights along ``axis`` broadcast as NumPy's do."""
+    a = _t(a)
+    if weights is None:
+        avg = mean(a, axis, keepdims)
+        if not returned:
+            return avg
+        count = a.size // max(avg.size, 1) if a.size else 0
+        return avg, Tensor._const(result(np.full(avg.shape, float(count))) if avg.ndim
+                                  else float(count))
+    w = _t(weights)
+    if w.shape != a.shape:
+        if axis is None:
+            raise TypeError("average: axis must be specified when the shapes of a and weights "
+                            "differ")
+        if w.ndim != 1:
+            raise TypeError("average: 1D weights expected when the shapes of a and weights "
+                            "differ")
+        ax = _norm_axes(axis, a.ndim, "average")
+        if len(ax) != 1 or w.shape[0] != a.shape[ax[0]]:
+            raise ValueError("average: length of weights differs from the length of the axis")
+        shape = [1] * a.ndim
+        shape[ax[0]] = w.shape[0]
+        w = reshape(w, shape)
+    scl = sum(broadcast_to(w, np.broadcast_shapes(w.shape, a.shape)) if w.shape != a.shape
+              else w, axis, keepdims)
+    if np.any(np.asarray(scl._v) == 0.0):
+        raise ZeroDivisionError("average: weights sum to zero, can't be normalized")
+    avg = div(sum(mul(a, w), axis, keepdims), scl)
+    if not returned:
+        return avg
+    return avg, (scl if scl.shape == avg.shape else broadcast_to(scl, avg.shape))
+
+
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    """np.diff: n-th differences along ``axis`` (composite of slices and SUB rows)."""
+    a = _t(a)
+    if n < 0:
+        raise ValueError(f"diff: order must be non-negative but got {n}")
+    if a.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    ax = _norm_axes(axis, a.ndim, "diff")[0]
+    ends = []
+    for end in (prepend, append):
+        if end is None:
+            ends.append(None)
+            continue
+        e = _t(end)
+        if e.ndim == 0:
+            shape = list(a.shape)
+            shape[ax] = 1
+            e = broadcast_to(e, tuple(shape))
+        ends.append(e)
+    if ends[0] is not None or ends[1] is not None:
+        a = concatenate([e for e in (ends[0], a, ends[1]) if e is not None], axis=ax)
+    for _ in range(n):
+        hi = [slice(None)] * a.ndim
+        lo = [slice(None)] * a.ndim
+        hi[ax], lo[ax] = slice(1, None), slice(None, -1)
+        a = sub(getitem(a, tuple(hi)), getitem(a, tuple(lo)))
+    return a
+
+
+# ---- sorting: argsort / argpartition on the values, then one GATHER row ------------------------
+
+def _gather_along(x, idx, axis):
+    """x[idx] along ``axis`` (idx as argsort returns it), as one GATHER row."""
+    v = np.asarray(x._v)
+    flat = np.take_along_axis(_flat_index(v.shape), idx, axis)
+    return gather_flat(x, flat, idx.shape)
+
+
+def _order_guard(out, axis, pairs):
+    """While a trace records: guards that the gathered values are still in order, so a replay
+    whose inputs sort differently raises RetraceRequired instead of reusing the recorded
+    permutation.  ``pairs`` lists (before, after) slices along ``axis`` that must satisfy <=."""
+    if GUARD_HOOK[0] is None or not out._rg:
+        return
+    for before, after in pairs:
+        lo = [slice(None)] * out.ndim
+        hi = [slice(None)] * out.ndim
+        lo[axis], hi[axis] = before, after
+        getitem(out, tuple(lo)) <= getitem(out, tuple(hi))   # noqa: B015 - records the guard
+
+
+def _arranged(name, x, axis, order, arg):
+    """x gathered along ``axis`` by ``arg(values, axis)`` (argsort / argpartition)."""
+    if order is not None:
+        raise TypeError(f"{name}: order= (structured arrays) is not supported on Tensors")
+    x = _t(x)
+    if axis is None:
+        x, axis = ravel(x), -1
+    v = np.asarray(x._v)
+    out = _gather_along(x, arg(v, axis), axis)
+    return out, axis % v.ndim, v.shape
+
+
+def sort(x, axis=-1, kind=None, order=None):
+    """np.sort: the values gathered in argsort order (one GATHER row); the gradient flows to
+    the element each output came from (at ties, to one of them).  In a trace, a guard keeps
+    the recorded order honest."""
+    out, ax, _ = _arranged("sort", x, axis, order,
+                           lambda v, axis: np.argsort(v, axis=axis, kind=kind))
+    _order_guard(out, ax, [(slice(0, -1), slice(1, None))])
+    return out
+
+
+def partition(x, kth, axis=-1, kind="introselect", order=None):
+    """np.partition: the values gathered in argpartition order (one GATHER row).  Only the
+    ``kth`` positions are defined by NumPy (the rest is any order, as NumPy's own)."""
+    out, ax, shape = _arranged("partition", x, axis, order,
+                               lambda v, axis: np.argpartition(v, kth, axis=axis, kind=kind))
+    n = shape[ax]
+    pairs = []
+    for k in np.atleast_1d(kth):
+        k = int(k) % n
+        pairs += [(slice(0, k), slice(k, k + 1)), (slice(k, k + 1), slice(k + 1, None))]
+    _order_guard(out, ax, pairs)
+    return out
+
+
+def _to_last(x, axis, name):
+    """x with the reduced axes moved last and flattened into one; and the shape keepdims
+    gives."""
+    shape = x.shape
+    if axis is None:
+        return ravel(x), (1,) * len(shape)
+    axes = _norm_axes(axis, len(shape), name)
+    others = [d for d in range(len(shape)) if d not in axes]
+    y = transpose(x, others + list(axes)) if others + list(axes) != list(range(len(shape))) \
+        else x
+    m = int(np.prod([shape[d] for d in axes], dtype=np.int64))
+    kept = tuple(1 if d in axes else s for d, s in enumerate(shape))
+    return reshape(y, tuple(shape[d] for d in others) + (m,)), kept
+
+
+def _nan_lanes(s, out):
+    """NaN where a lane holds a NaN (sorted last), as NumPy's median and quantile give."""
+    last = np.asarray(s._v)[..., -1]
+    if not np.isnan(last).any():
+        return out
+    mask = np.broadcast_to(np.isnan(last), np.shape(out._v))
+    return where(mask, math.nan, out)
+
+
+def _sorted_lanes(a, axis, name):
+    """The values sorted along the reduced axes (moved last and flattened), the keepdims
+    shape and the lane length."""
+    y, kept = _to_last(_t(a), axis, name)
+    n = y.shape[-1]
+    if n == 0:
+        raise ValueError(f"{name} of an empty axis")
+    return sort(y, -1), kept, n
+
+
+def median(a, axis=None, keepdims=False):
+    """np.median: the middle of the sorted values (mean of the two middle ones for an even
+    count); composite of sort (argsort + GATHER) and arithmetic."""
+    s, kept, n = _sorted_lanes(a, axis, "median")
+    mid = getitem(s, (Ellipsis, n // 2))
+    if n % 2 == 0:
+        mid = mul(add(getitem(s, (Ellipsis, n // 2 - 1)), mid), 0.5)
+    mid = _nan_lanes(s, mid)
+    return reshape(mid, kept) if keepdims else mid
+
+
+def quantile(a, q, axis=None, method="linear", keepdims=False, *, interpolation=None):
+    """np.quantile with linear interpolation (NumPy's default, and NumPy's formula): sort
+    (argsort + GATHER), then a + (b - a) * t between the neighbours.  The gradient flows to
+    the selected elements, (1 - t) and t; q itself is not differentiated."""
+    if interpolation is not None:
+        method = interpolation
+    if method != "linear":
+        raise NotImplementedError(f"quantile: method={method!r} is not supported on Tensors; "
+                                  "only 'linear' (NumPy's default)")
+    if isinstance(q, Tensor) and q._rg:
+        raise TypeError("quantile: q requires grad; tapegrad differentiates quantiles in the "
+                        "data only (pass q as a number or array)")
+    qv = np.asarray(value_of(q), dtype=np.float64)
+    if not (np.all(qv >= 0.0) and np.all(qv <= 1.0)):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    s, kept, n = _sorted_lanes(a, axis, "quantile")
+    virtual = (n - 1) * qv.reshape(-1)
+    prev = np.floor(virtual).astype(np.int64)
+    nxt = np.minimum(prev + 1, n - 1)
+    t = virtual - prev
+    lo = getitem(s, (Ellipsis, prev))
+    hi = getitem(s, (Ellipsis, nxt))
+    d = sub(hi, lo)
+    out = where(t >= 0.5, sub(hi, mul(d, result(1.0 - t))), add(lo, mul(d, result(t))))
+    out = _nan_lanes(s, out)                          # (..., nq)
+    rest = kept if keepdims else s.shape[:-1]
+    out = transpose(out, (out.ndim - 1,) + tuple(range(out.ndim - 1)))
+    return reshape(out, qv.shape + tuple(rest))
+
+
+def percentile(a, q, axis=None, method="linear", keepdims=False, *, interpolation=None):
+    """np.percentile: ``quantile(a, q / 100)``."""
+    if isinstance(q, Tensor) and q._rg:
+        raise TypeError("percentile: q requires grad; tapegrad differentiates percentiles in "
+                        "the data only (pass q as a number or array)")
+    return quantile(a, np.true_divide(value_of(q), 100), axis, method, keepdims,
+                    interpolation=interpolation)
 
 
 def reshape(x, *shape):
@@ -688,6 +1031,88 @@ def gather_flat(x, flat_idx, shape):
 def square(x):
     x = _t(x)
     return mul(x, x)
+
+
+def reciprocal(x):
+    """1 / x (composite: one RDIVS row, NumPy's value)."""
+    return div(1.0, x)
+
+
+def deg2rad(x):
+    """Degrees to radians (composite: one MULS row by pi / 180, as NumPy computes it)."""
+    return mul(x, math.pi / 180.0)
+
+
+def rad2deg(x):
+    """Radians to degrees (composite: one MULS row by 180 / pi, as NumPy computes it)."""
+    return mul(x, 180.0 / math.pi)
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+def around(x, decimals=0):
+    """np.round: round half to even at ``decimals`` digits, as NumPy does (scale, rint,
+    unscale).  Derivative 0 at every order (RINT)."""
+    decimals = int(decimals)
+    if decimals == 0:
+        return rint(x)
+    if decimals > 0:     # a true division (a DIV row), as NumPy divides, not a MULS by 1/f
+        f = 10.0 ** decimals
+        return div(rint(mul(x, f)), np.array(f))
+    f = 10.0 ** -decimals
+    return mul(rint(div(x, f)), f)
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """np.nan_to_num: derivative 1 where x is finite, 0 where a value was replaced (composite:
+    a WHERE row choosing between x and the constant replacements)."""
+    x = _t(x)
+    v = np.asarray(x._v, dtype=np.float64)
+    big = np.finfo(np.float64).max
+    repl = np.where(np.isnan(v), float(nan),
+                    np.where(v > 0, big if posinf is None else float(posinf),
+                             -big if neginf is None else float(neginf)))
+    out = where(np.isfinite(v), x, result(repl) if repl.ndim else float(repl))
+    return out
+
+
+def _identity(x):
+    """A new row equal to x (a RESHAPE to its own shape): functions return a result of their
+    own, never their argument itself."""
+    x = _t(x)
+    return reshape(x, x.shape)
+
+
+def real(x):
+    """The real part of a real Tensor: its value (derivative 1)."""
+    return _identity(x)
+
+
+def imag(x):
+    """The imaginary part of a real Tensor: zeros, constant (derivative 0)."""
+    x = _t(x)
+    v = x._v
+    return Tensor._const(0.0 if v.__class__ is float else np.zeros(v.shape))
+
+
+def conj(x):
+    """The complex conjugate of a real Tensor: its value (derivative 1)."""
+    return _identity(x)
+
+
+def angle(x, deg=False):
+    """np.angle of a real Tensor: 0 for x >= +0, pi for x < 0 (and -0.0), NaN for NaN, as
+    ``arctan2(0, x)``; derivative 0 at every order."""
+    x = _t(x)
+    zero = 0.0 if x._v.__class__ is float else result(np.zeros(x.shape))
+    out = arctan2(zero, x)
+    return rad2deg(out) if deg else out
+
+
+def real_if_close(x, tol=100):
+    """A real Tensor is already real: its value (derivative 1)."""
+    return _identity(x)
 
 
 def outer(x, y):

@@ -122,18 +122,18 @@ def test_comparisons_and_predicates_return_values_without_grad():
         np.testing.assert_array_equal(np.asarray(out), expect)
         assert not getattr(out, "requires_grad", False)
     assert np.shape(x) == (2,) and np.ndim(x) == 1 and np.argmax(x) == 1
-    np.testing.assert_array_equal(np.floor(x * 1.5), [-2.0, 3.0])
+    np.testing.assert_array_equal(np.floor(x * 1.5).numpy(), [-2.0, 3.0])
     assert np.allclose(x, [-1.0, 2.0])
     # sign/floor have zero derivative: the gradient through them is zero, not dropped
     assert tg.grad(lambda t: np.sum(np.sign(t) * t))(np.array([-1.0, 2.0])).tolist() == [-1, 1]
 
 
 @pytest.mark.parametrize("call, name", [
-    (lambda t: np.arctan(t), "numpy.arctan"),
-    (lambda t: np.sort(t), "numpy.sort"),
+    (lambda t: np.i0(t), "numpy.i0"),
+    (lambda t: np.unique(t), "numpy.unique"),
     (lambda t: np.linalg.det(t.reshape(2, 2) if t.size == 4 else t), "numpy.linalg.det"),
-    (lambda t: np.cumprod(t), "numpy.cumprod"),
-    (lambda t: np.add.accumulate(t), "numpy.add.accumulate"),
+    (lambda t: np.interp(t, [0.0, 1.0], [1.0, 2.0]), "numpy.interp"),
+    (lambda t: np.maximum.accumulate(t), "numpy.maximum.accumulate"),
     (lambda t: np.sum(t, out=np.zeros(())), "numpy.sum: out="),
     (lambda t: np.linalg.norm(t.reshape(2, 2), 2), "spectral/nuclear"),
 ])
@@ -175,8 +175,8 @@ def test_tnp_on_tensors_differentiates():
         h = tnp.tanh(tnp.dot(x, M))
         return tnp.sum(tnp.concatenate([h, tnp.exp(-h)], axis=0)) + tnp.linalg.norm(x)
     assert tg.gradcheck(f, [V])
-    with pytest.raises(TypeError, match="numpy.arctan"):
-        tnp.arctan(tg.tensor(V))
+    with pytest.raises(TypeError, match="numpy.i0"):
+        tnp.i0(tg.tensor(V))
 
 
 def test_tnp_array_stacks_tensors_instead_of_dropping_them():

@@ -131,8 +131,12 @@ case("CLIP", "tg.clamp", lambda x: tg.clamp(x, -0.5, 0.5), sample("CLIP", (5,)),
 # ---- binary ops with broadcasting --------------------------------------------------------------
 BINARY_FN = {"ADD": (lambda x, y: x + y), "SUB": (lambda x, y: x - y),
              "MUL": (lambda x, y: x * y), "DIV": (lambda x, y: x / y),
-             "POW": (lambda x, y: x ** y), "MAXIMUM": tg.maximum, "MINIMUM": tg.minimum}
-BINARY_REF = {"MAXIMUM": np.maximum, "MINIMUM": np.minimum}
+             "POW": (lambda x, y: x ** y), "MAXIMUM": tg.maximum, "MINIMUM": tg.minimum,
+             "ARCTAN2": tg.arctan2, "HYPOT": tg.hypot, "LOGADDEXP": tg.logaddexp,
+             "LOGADDEXP2": tg.logaddexp2, "REMAINDER": (lambda x, y: x % y), "FMOD": tg.fmod}
+BINARY_REF = {"MAXIMUM": np.maximum, "MINIMUM": np.minimum, "ARCTAN2": np.arctan2,
+              "HYPOT": np.hypot, "LOGADDEXP": np.logaddexp, "LOGADDEXP2": np.logaddexp2,
+              "FMOD": np.fmod}
 
 
 def _apart(x, y, name):
@@ -441,6 +445,20 @@ def _assign_into_const(v):
 
 case("SETITEM", "into a constant", _assign_into_const, sample("SETITEM", (2,)),
      ref=lambda v: np.array([0.0, v[0], v[1], 0.0]) * 2.0)
+
+
+# ---- scans ------------------------------------------------------------------------------------
+for _shape, _axis in (((5,), None), ((2, 3), 0), ((2, 3), 1), ((2, 3, 2), -2), ((2, 3), None)):
+    case("CUMSUM", f"cumsum{_shape} axis={_axis}", lambda x, a=_axis: tg.cumsum(x, a),
+         sample("CUMSUM", _shape), ref=lambda x, a=_axis: np.cumsum(x, a))
+    case("CUMPROD", f"cumprod{_shape} axis={_axis}", lambda x, a=_axis: tg.cumprod(x, a),
+         sample("CUMPROD", _shape), ref=lambda x, a=_axis: np.cumprod(x, a))
+case("CUMSUM", "method", lambda x: x.cumsum(axis=1), sample("CUMSUM", (2, 3)),
+     ref=lambda x: x.cumsum(axis=1))
+case("CUMPROD", "with zeros", lambda x: tg.cumprod(x, 1),
+     np.array([[0.0, 1.5, -0.5], [1.2, 0.0, 0.0]]), ref=lambda x: np.cumprod(x, 1))
+case("CUMPROD", "method", lambda x: x.cumprod(0), sample("CUMPROD", (3, 2)),
+     ref=lambda x: x.cumprod(0))
 
 
 # ---- the tests ---------------------------------------------------------------------------------

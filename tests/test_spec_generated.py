@@ -23,6 +23,11 @@ from op_cases import CASES, INTERNAL
 SPECIAL = {
     "PROD one zero": (lambda x: x.prod(axis=1), [np.array([[0.0, 1.5, -2.0], [0.7, 1.2, 0.9]])]),
     "PROD two zeros": (lambda x: x.prod(), [np.array([0.0, 1.5, 0.0, 2.0])]),
+    "CUMPROD one zero": (lambda x: tg.cumprod(x, axis=1) * x,
+                         [np.array([[1.3, 0.0, -0.8, 1.1], [0.7, 1.2, 0.0, 0.0]])]),
+    "CUMPROD zero first": (lambda x: tg.cumprod(x), [np.array([0.0, 1.5, -2.0, 0.5])]),
+    "CUMSUM reversed axis": (lambda x: tg.cumsum(x, axis=0) * x, [np.array([[1.0, -2.0],
+                                                                            [0.5, 3.0]])]),
     "AMAX tie": (lambda x: x.max(axis=0) * x.sum(), [np.array([[1.0, 2.0], [1.0, -3.0]])]),
     "AMIN tie": (lambda x: x.min() * x.sum(), [np.array([0.5, 0.5, 2.0])]),
     "MAXIMUM tie": (lambda x, y: tg.maximum(x, y) * x, [np.array([1.0, 2.0]),

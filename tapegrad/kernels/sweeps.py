@@ -14,8 +14,8 @@ carries a tangent).
 import numpy as np
 from numba import njit, prange
 
-FINGERPRINT = "5a68581823802322"
-OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER')
+FINGERPRINT = "298ddb23255743b9"
+OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'CUMSUM', 'CUMPROD')
 
 # sweep results: (status, row)
 DONE = 0          # swept everything
@@ -531,6 +531,119 @@ def scatter_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
 
 
 @njit(cache=True, error_model="numpy")
+def scan_offsets(ipool, p):
+    """Offsets of a scan's elements, one row per lane (o, i), in order along the axis."""
+    outer = ipool[p]
+    m = ipool[p + 1]
+    inner = ipool[p + 2]
+    offs = np.empty((outer * inner, m), np.int64)
+    for o in range(outer):
+        for i in range(inner):
+            for k in range(m):
+                offs[o * inner + i, k] = (o * m + k) * inner + i
+    return offs
+
+
+@njit(inline="always", error_model="numpy")
+def cumsum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    rev = ipool[p + 3]
+    for r in range(offs.shape[0]):
+        s = 0.0
+        for k in range(m):     # in NumPy's order, so a replay matches it
+            q = offs[r, m - 1 - k if rev else k]
+            s += A[pa + q]
+            D[lo + q] = s
+
+
+@njit(inline="always", error_model="numpy")
+def cumsum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                    kind):
+    # the adjoint of a running sum is the running sum the other way
+    offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    rev = ipool[p + 3]
+    state[ra] |= 1
+    for r in range(offs.shape[0]):
+        s = 0.0
+        for k in range(m):
+            q = offs[r, k if rev else m - 1 - k]
+            s += G[lo + q]
+            D[pa + q] += s
+    return 0
+
+
+@njit(inline="always", error_model="numpy")
+def cumprod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    offs = scan_offsets(ipool, p)
+    for r in range(offs.shape[0]):
+        s = 1.0
+        for k in range(offs.shape[1]):
+            q = offs[r, k]
+            s *= A[pa + q]
+            D[lo + q] = s
+
+
+@njit(inline="always", error_model="numpy")
+def cumprod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
+                     kind):
+    # exact with zeros: d x_j = E_j R_j, E_j = prod_{i<j} x_i (the previous output) and
+    # R_j = sum_{k>=j} g_k prod_{j<i<=k} x_i = g_j + x_{j+1} R_{j+1}; no division
+    offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    state[ra] |= 1
+    for r in range(offs.shape[0]):
+        R = 0.0
+        for k in range(m - 1, -1, -1):
+            q = offs[r, k]
+            R = G[lo + q] + (V[pa + offs[r, k + 1]] * R if k + 1 < m else 0.0)
+            e = V[lo + offs[r, k - 1]] if k > 0 else 1.0
+            D[pa + q] += e * R
+    return 0
+
+
+@njit(inline="always", error_model="numpy")
+def cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
+    """t out_k = t out_{k-1} x_k + out_{k-1} t_k (exact with zeros)."""
+    offs = scan_offsets(ipool, p)
+    for r in range(offs.shape[0]):
+        tp = 0.0
+        e = 1.0
+        for k in range(offs.shape[1]):
+            q = offs[r, k]
+            tp = tp * val[pa + q] + e * tval[pa + q]
+            tval[lo + q] = tp
+            e = val[lo + q]
+
+
+@njit(inline="always", error_model="numpy")
+def cumprod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state,
+                             ipool, fpool):
+    """Tangent of cumprod_backward: t(E_j R_j) = tE_j R_j + E_j tR_j, with tE_j the tangent of
+    the previous output and tR_j = tg_j + t_{j+1} R_{j+1} + x_{j+1} tR_{j+1}."""
+    offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    state[ra] |= 1
+    for r in range(offs.shape[0]):
+        R = 0.0
+        tR = 0.0
+        for k in range(m - 1, -1, -1):
+            q = offs[r, k]
+            if k + 1 < m:
+                q1 = offs[r, k + 1]
+                tR = tadj[lo + q] + tval[pa + q1] * R + val[pa + q1] * tR
+                R = adj[lo + q] + val[pa + q1] * R
+            else:
+                tR = tadj[lo + q]
+                R = adj[lo + q]
+            if k > 0:
+                tadj[pa + q] += tval[lo + offs[r, k - 1]] * R + val[lo + offs[r, k - 1]] * tR
+            else:
+                tadj[pa + q] += tR
+
+
+@njit(cache=True, error_model="numpy")
 def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, bottom, kind):
     """Reverse sweep over rows top..bottom, accumulating adjoints of reached rows.
 
@@ -559,7 +672,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
         ulo = np.uint64(lo)
         un = np.uint64(n)
 
-        if o <= 25:
+        if o <= 43:
             if rg[ra] == 0:
                 i -= 1
                 continue
@@ -629,44 +742,130 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                     g = adj[ulo + j]
                     a = val[upa + j]
                     adj[upa + j] += g * (1.0 if a > 0.0 else -1.0 if a < 0.0 else a * 0.0)
-            elif o == 18:  # LEAKY_RELU
+            elif o == 18:  # ARCSIN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 / np.sqrt(1.0 - a * a))
+            elif o == 19:  # ARCCOS
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (-1.0 / np.sqrt(1.0 - a * a))
+            elif o == 20:  # ARCTAN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 / (1.0 + a * a))
+            elif o == 21:  # ARCSINH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 / np.sqrt(a * a + 1.0))
+            elif o == 22:  # ARCCOSH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0)))
+            elif o == 23:  # ARCTANH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 / (1.0 - a * a))
+            elif o == 24:  # SINH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (np.cosh(a))
+            elif o == 25:  # COSH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (np.sinh(a))
+            elif o == 26:  # LOG2
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 / (a * 0.6931471805599453))
+            elif o == 27:  # LOG10
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 / (a * 2.302585092994046))
+            elif o == 28:  # EXP2
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (out * 0.6931471805599453)
+            elif o == 29:  # CBRT
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (1.0 / (3.0 * out * out))
+            elif o == 30:  # SINC
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (a * (-3.289868133696453 + a * a * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else (np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a))
+            elif o == 31:  # SIGN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    adj[upa + j] += g * (0.0)
+            elif o == 32:  # FLOOR
+                for j in range(un):
+                    g = adj[ulo + j]
+                    adj[upa + j] += g * (0.0)
+            elif o == 33:  # CEIL
+                for j in range(un):
+                    g = adj[ulo + j]
+                    adj[upa + j] += g * (0.0)
+            elif o == 34:  # RINT
+                for j in range(un):
+                    g = adj[ulo + j]
+                    adj[upa + j] += g * (0.0)
+            elif o == 35:  # TRUNC
+                for j in range(un):
+                    g = adj[ulo + j]
+                    adj[upa + j] += g * (0.0)
+            elif o == 36:  # LEAKY_RELU
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
                     adj[upa + j] += g * (1.0 if a > 0.0 else c)
-            elif o == 19:  # ADDS
+            elif o == 37:  # ADDS
                 for j in range(un):
                     g = adj[ulo + j]
                     adj[upa + j] += g
-            elif o == 20:  # MULS
+            elif o == 38:  # MULS
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
                     adj[upa + j] += g * (c)
-            elif o == 21:  # RSUBS
+            elif o == 39:  # RSUBS
                 for j in range(un):
                     g = adj[ulo + j]
                     adj[upa + j] -= g
-            elif o == 22:  # RDIVS
+            elif o == 40:  # RDIVS
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
                     out = val[ulo + j]
                     adj[upa + j] += g * (-out / a)
-            elif o == 23:  # POWS
+            elif o == 41:  # POWS
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
                     adj[upa + j] += g * (0.0 if c == 0.0 else c * a ** (c - 1.0))
-            elif o == 24:  # RPOWS
+            elif o == 42:  # RPOWS
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
                     out = val[ulo + j]
                     adj[upa + j] += g * (out * np.log(c))
-            elif o == 25:  # CLIP
+            elif o == 43:  # CLIP
                 c = fp[i]
                 c2 = fpool[ip[i]]
                 for j in range(un):
@@ -675,7 +874,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                     adj[upa + j] += g * (1.0 if (a >= c) & (a <= c2) else 0.0)
             else:
                 return BAD_OP, i
-        elif o <= 32:
+        elif o <= 56:
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb])
             ga = rg[ra] != 0
@@ -684,21 +883,21 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                 state[ra] |= 1
             if gb:
                 state[rb] |= 1
-            if o == 26:  # ADD
+            if o == 44:  # ADD
                 for j in range(un):
                     g = adj[ulo + j]
                     if ga:
                         adj[upa + j] += g
                     if gb:
                         adj[upb + j] += g
-            elif o == 27:  # SUB
+            elif o == 45:  # SUB
                 for j in range(un):
                     g = adj[ulo + j]
                     if ga:
                         adj[upa + j] += g
                     if gb:
                         adj[upb + j] -= g
-            elif o == 28:  # MUL
+            elif o == 46:  # MUL
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
@@ -707,7 +906,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g * (b)
                     if gb:
                         adj[upb + j] += g * (a)
-            elif o == 29:  # DIV
+            elif o == 47:  # DIV
                 for j in range(un):
                     g = adj[ulo + j]
                     b = val[upb + j]
@@ -716,7 +915,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g * (1.0 / b)
                     if gb:
                         adj[upb + j] += g * (-out / b)
-            elif o == 30:  # POW
+            elif o == 48:  # POW
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
@@ -726,7 +925,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g * (0.0 if b == 0.0 else b * a ** (b - 1.0))
                     if gb:
                         adj[upb + j] += g * (0.0 if (a == 0.0) & (b >= 0.0) else out * np.log(a))
-            elif o == 31:  # MAXIMUM
+            elif o == 49:  # MAXIMUM
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
@@ -735,7 +934,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g * (0.5 if a == b else 1.0 if a > b else 0.0)
                     if gb:
                         adj[upb + j] += g * (0.5 if a == b else 0.0 if a > b else 1.0)
-            elif o == 32:  # MINIMUM
+            elif o == 50:  # MINIMUM
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
@@ -744,6 +943,63 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g * (0.5 if a == b else 1.0 if a < b else 0.0)
                     if gb:
                         adj[upb + j] += g * (0.5 if a == b else 0.0 if a < b else 1.0)
+            elif o == 51:  # ARCTAN2
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    if ga:
+                        adj[upa + j] += g * (b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
+                    if gb:
+                        adj[upb + j] += g * (-a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
+            elif o == 52:  # HYPOT
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        adj[upa + j] += g * (a / (1.0 if out == 0.0 else out))
+                    if gb:
+                        adj[upb + j] += g * (b / (1.0 if out == 0.0 else out))
+            elif o == 53:  # LOGADDEXP
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    if ga:
+                        adj[upa + j] += g * (0.5 + 0.5 * np.tanh(0.5 * (a - b)))
+                    if gb:
+                        adj[upb + j] += g * (0.5 - 0.5 * np.tanh(0.5 * (a - b)))
+            elif o == 54:  # LOGADDEXP2
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    if ga:
+                        adj[upa + j] += g * (0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b)))
+                    if gb:
+                        adj[upb + j] += g * (0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b)))
+            elif o == 55:  # REMAINDER
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        adj[upa + j] += g
+                    if gb:
+                        adj[upb + j] += g * (-np.floor((a - out) / b + 0.5))
+            elif o == 56:  # FMOD
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        adj[upa + j] += g
+                    if gb:
+                        adj[upb + j] += g * (-np.floor((a - out) / b + 0.5))
             else:
                 return BAD_OP, i
         else:
@@ -754,30 +1010,34 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
             pa = voff[ra] if ra >= 0 else 0
             pb = voff[rb] if rb >= 0 else 0
             status = 0
-            if o == 33:  # WHERE
+            if o == 57:  # WHERE
                 status = where_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 34:  # VIEW
+            elif o == 58:  # VIEW
                 status = view_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 35:  # RESHAPE
+            elif o == 59:  # RESHAPE
                 status = reshape_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 36:  # SUM
+            elif o == 60:  # SUM
                 status = sum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 37:  # PROD
+            elif o == 61:  # PROD
                 status = prod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 38:  # AMAX
+            elif o == 62:  # AMAX
                 status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 39:  # AMIN
+            elif o == 63:  # AMIN
                 status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 40:  # MATMUL
+            elif o == 64:  # MATMUL
                 status = matmul_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 41:  # CONCAT
+            elif o == 65:  # CONCAT
                 status = concat_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 42:  # GATHER
+            elif o == 66:  # GATHER
                 status = gather_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 43:  # SETITEM
+            elif o == 67:  # SETITEM
                 status = setitem_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 44:  # SCATTER
+            elif o == 68:  # SCATTER
                 status = scatter_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 69:  # CUMSUM
+                status = cumsum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 70:  # CUMPROD
+                status = cumprod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
             else:
                 return BAD_OP, i
             if status != 0:
@@ -809,7 +1069,7 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
         if o == 4:
             if not guard_holds(ip, fp, voff, ipool, val, i, lo, n, ra, rb):
                 return GUARD_FAILED, i
-        elif o <= 25:
+        elif o <= 43:
             upa = np.uint64(voff[ra])
             if o == 5:  # NEG
                 for j in range(un):
@@ -863,42 +1123,114 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
                 for j in range(un):
                     a = val[upa + j]
                     val[ulo + j] = np.abs(a)
-            elif o == 18:  # LEAKY_RELU
+            elif o == 18:  # ARCSIN
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.arcsin(a)
+            elif o == 19:  # ARCCOS
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.arccos(a)
+            elif o == 20:  # ARCTAN
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.arctan(a)
+            elif o == 21:  # ARCSINH
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.arcsinh(a)
+            elif o == 22:  # ARCCOSH
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.arccosh(a)
+            elif o == 23:  # ARCTANH
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.arctanh(a)
+            elif o == 24:  # SINH
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.sinh(a)
+            elif o == 25:  # COSH
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.cosh(a)
+            elif o == 26:  # LOG2
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.log2(a)
+            elif o == 27:  # LOG10
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.log10(a)
+            elif o == 28:  # EXP2
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.exp2(a)
+            elif o == 29:  # CBRT
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.cbrt(a)
+            elif o == 30:  # SINC
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.sinc(a)
+            elif o == 31:  # SIGN
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = 1.0 if a > 0.0 else -1.0 if a < 0.0 else a * 0.0
+            elif o == 32:  # FLOOR
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.floor(a)
+            elif o == 33:  # CEIL
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.ceil(a)
+            elif o == 34:  # RINT
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.rint(a)
+            elif o == 35:  # TRUNC
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = np.trunc(a)
+            elif o == 36:  # LEAKY_RELU
                 c = fp[i]
                 for j in range(un):
                     a = val[upa + j]
                     val[ulo + j] = a if a > 0.0 else a * c
-            elif o == 19:  # ADDS
+            elif o == 37:  # ADDS
                 c = fp[i]
                 for j in range(un):
                     a = val[upa + j]
                     val[ulo + j] = a + c
-            elif o == 20:  # MULS
+            elif o == 38:  # MULS
                 c = fp[i]
                 for j in range(un):
                     a = val[upa + j]
                     val[ulo + j] = a * c
-            elif o == 21:  # RSUBS
+            elif o == 39:  # RSUBS
                 c = fp[i]
                 for j in range(un):
                     a = val[upa + j]
                     val[ulo + j] = c - a
-            elif o == 22:  # RDIVS
+            elif o == 40:  # RDIVS
                 c = fp[i]
                 for j in range(un):
                     a = val[upa + j]
                     val[ulo + j] = c / a
-            elif o == 23:  # POWS
+            elif o == 41:  # POWS
                 c = fp[i]
                 for j in range(un):
                     a = val[upa + j]
                     val[ulo + j] = a ** c
-            elif o == 24:  # RPOWS
+            elif o == 42:  # RPOWS
                 c = fp[i]
                 for j in range(un):
                     a = val[upa + j]
                     val[ulo + j] = c ** a
-            elif o == 25:  # CLIP
+            elif o == 43:  # CLIP
                 c = fp[i]
                 c2 = fpool[ip[i]]
                 for j in range(un):
@@ -906,74 +1238,108 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
                     val[ulo + j] = (a if a >= c or a != a else c) if (a if a >= c or a != a else c) <= c2 or (a if a >= c or a != a else c) != (a if a >= c or a != a else c) else c2
             else:
                 return BAD_OP, i
-        elif o <= 32:
+        elif o <= 56:
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb])
-            if o == 26:  # ADD
+            if o == 44:  # ADD
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a + b
-            elif o == 27:  # SUB
+            elif o == 45:  # SUB
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a - b
-            elif o == 28:  # MUL
+            elif o == 46:  # MUL
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a * b
-            elif o == 29:  # DIV
+            elif o == 47:  # DIV
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a / b
-            elif o == 30:  # POW
+            elif o == 48:  # POW
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a ** b
-            elif o == 31:  # MAXIMUM
+            elif o == 49:  # MAXIMUM
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a if a >= b or a != a else b
-            elif o == 32:  # MINIMUM
+            elif o == 50:  # MINIMUM
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a if a <= b or a != a else b
+            elif o == 51:  # ARCTAN2
+                for j in range(un):
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    val[ulo + j] = np.arctan2(a, b)
+            elif o == 52:  # HYPOT
+                for j in range(un):
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    val[ulo + j] = np.hypot(a, b)
+            elif o == 53:  # LOGADDEXP
+                for j in range(un):
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    val[ulo + j] = np.logaddexp(a, b)
+            elif o == 54:  # LOGADDEXP2
+                for j in range(un):
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    val[ulo + j] = np.logaddexp2(a, b)
+            elif o == 55:  # REMAINDER
+                for j in range(un):
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    val[ulo + j] = np.remainder(a, b)
+            elif o == 56:  # FMOD
+                for j in range(un):
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    val[ulo + j] = np.fmod(a, b)
             else:
                 return BAD_OP, i
         else:
             p = ip[i]
             pa = voff[ra] if ra >= 0 else 0
             pb = voff[rb] if rb >= 0 else 0
-            if o == 33:  # WHERE
+            if o == 57:  # WHERE
                 where_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 34:  # VIEW
+            elif o == 58:  # VIEW
                 view_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 35:  # RESHAPE
+            elif o == 59:  # RESHAPE
                 reshape_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 36:  # SUM
+            elif o == 60:  # SUM
                 sum_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 37:  # PROD
+            elif o == 61:  # PROD
                 prod_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 38:  # AMAX
+            elif o == 62:  # AMAX
                 amax_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 39:  # AMIN
+            elif o == 63:  # AMIN
                 amin_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 40:  # MATMUL
+            elif o == 64:  # MATMUL
                 matmul_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 41:  # CONCAT
+            elif o == 65:  # CONCAT
                 concat_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 42:  # GATHER
+            elif o == 66:  # GATHER
                 gather_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 43:  # SETITEM
+            elif o == 67:  # SETITEM
                 setitem_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 44:  # SCATTER
+            elif o == 68:  # SCATTER
                 scatter_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 69:  # CUMSUM
+                cumsum_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 70:  # CUMPROD
+                cumprod_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
             else:
                 return BAD_OP, i
     return DONE, -1
@@ -999,7 +1365,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
         # unsigned offsets: Numba then drops negative-index wraparound checks (~3x faster)
         ulo = np.uint64(lo)
         un = np.uint64(n)
-        if o <= 32:
+        if o <= 56:
             ha = flag[ra] != 0
             hb = rb >= 0 and flag[rb] != 0
             if not ha and not hb:
@@ -1007,7 +1373,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
             flag[i] = 1
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb]) if rb >= 0 else np.uint64(0)
-            if o <= 25:
+            if o <= 43:
                 if o == 5:  # NEG
                     for j in range(un):
                         t = 0.0
@@ -1098,7 +1464,129 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if ha:
                             t += tval[upa + j] * (1.0 if a > 0.0 else -1.0 if a < 0.0 else a * 0.0)
                         tval[ulo + j] = t
-                elif o == 18:  # LEAKY_RELU
+                elif o == 18:  # ARCSIN
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 / np.sqrt(1.0 - a * a))
+                        tval[ulo + j] = t
+                elif o == 19:  # ARCCOS
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (-1.0 / np.sqrt(1.0 - a * a))
+                        tval[ulo + j] = t
+                elif o == 20:  # ARCTAN
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 / (1.0 + a * a))
+                        tval[ulo + j] = t
+                elif o == 21:  # ARCSINH
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 / np.sqrt(a * a + 1.0))
+                        tval[ulo + j] = t
+                elif o == 22:  # ARCCOSH
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0)))
+                        tval[ulo + j] = t
+                elif o == 23:  # ARCTANH
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 / (1.0 - a * a))
+                        tval[ulo + j] = t
+                elif o == 24:  # SINH
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (np.cosh(a))
+                        tval[ulo + j] = t
+                elif o == 25:  # COSH
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (np.sinh(a))
+                        tval[ulo + j] = t
+                elif o == 26:  # LOG2
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 / (a * 0.6931471805599453))
+                        tval[ulo + j] = t
+                elif o == 27:  # LOG10
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 / (a * 2.302585092994046))
+                        tval[ulo + j] = t
+                elif o == 28:  # EXP2
+                    for j in range(un):
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (out * 0.6931471805599453)
+                        tval[ulo + j] = t
+                elif o == 29:  # CBRT
+                    for j in range(un):
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.0 / (3.0 * out * out))
+                        tval[ulo + j] = t
+                elif o == 30:  # SINC
+                    for j in range(un):
+                        a = val[upa + j]
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (a * (-3.289868133696453 + a * a * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else (np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a))
+                        tval[ulo + j] = t
+                elif o == 31:  # SIGN
+                    for j in range(un):
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (0.0)
+                        tval[ulo + j] = t
+                elif o == 32:  # FLOOR
+                    for j in range(un):
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (0.0)
+                        tval[ulo + j] = t
+                elif o == 33:  # CEIL
+                    for j in range(un):
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (0.0)
+                        tval[ulo + j] = t
+                elif o == 34:  # RINT
+                    for j in range(un):
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (0.0)
+                        tval[ulo + j] = t
+                elif o == 35:  # TRUNC
+                    for j in range(un):
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (0.0)
+                        tval[ulo + j] = t
+                elif o == 36:  # LEAKY_RELU
                     c = fp[i]
                     for j in range(un):
                         a = val[upa + j]
@@ -1106,26 +1594,26 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if ha:
                             t += tval[upa + j] * (1.0 if a > 0.0 else c)
                         tval[ulo + j] = t
-                elif o == 19:  # ADDS
+                elif o == 37:  # ADDS
                     for j in range(un):
                         t = 0.0
                         if ha:
                             t += tval[upa + j]
                         tval[ulo + j] = t
-                elif o == 20:  # MULS
+                elif o == 38:  # MULS
                     c = fp[i]
                     for j in range(un):
                         t = 0.0
                         if ha:
                             t += tval[upa + j] * (c)
                         tval[ulo + j] = t
-                elif o == 21:  # RSUBS
+                elif o == 39:  # RSUBS
                     for j in range(un):
                         t = 0.0
                         if ha:
                             t -= tval[upa + j]
                         tval[ulo + j] = t
-                elif o == 22:  # RDIVS
+                elif o == 40:  # RDIVS
                     for j in range(un):
                         a = val[upa + j]
                         out = val[ulo + j]
@@ -1133,7 +1621,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if ha:
                             t += tval[upa + j] * (-out / a)
                         tval[ulo + j] = t
-                elif o == 23:  # POWS
+                elif o == 41:  # POWS
                     c = fp[i]
                     for j in range(un):
                         a = val[upa + j]
@@ -1141,7 +1629,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if ha:
                             t += tval[upa + j] * (0.0 if c == 0.0 else c * a ** (c - 1.0))
                         tval[ulo + j] = t
-                elif o == 24:  # RPOWS
+                elif o == 42:  # RPOWS
                     c = fp[i]
                     for j in range(un):
                         out = val[ulo + j]
@@ -1149,7 +1637,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if ha:
                             t += tval[upa + j] * (out * np.log(c))
                         tval[ulo + j] = t
-                elif o == 25:  # CLIP
+                elif o == 43:  # CLIP
                     c = fp[i]
                     c2 = fpool[ip[i]]
                     for j in range(un):
@@ -1161,7 +1649,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                 else:
                     return BAD_OP, i
             else:
-                if o == 26:  # ADD
+                if o == 44:  # ADD
                     for j in range(un):
                         t = 0.0
                         if ha:
@@ -1169,7 +1657,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j]
                         tval[ulo + j] = t
-                elif o == 27:  # SUB
+                elif o == 45:  # SUB
                     for j in range(un):
                         t = 0.0
                         if ha:
@@ -1177,7 +1665,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t -= tval[upb + j]
                         tval[ulo + j] = t
-                elif o == 28:  # MUL
+                elif o == 46:  # MUL
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
@@ -1187,7 +1675,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (a)
                         tval[ulo + j] = t
-                elif o == 29:  # DIV
+                elif o == 47:  # DIV
                     for j in range(un):
                         b = val[upb + j]
                         out = val[ulo + j]
@@ -1197,7 +1685,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (-out / b)
                         tval[ulo + j] = t
-                elif o == 30:  # POW
+                elif o == 48:  # POW
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
@@ -1208,7 +1696,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (0.0 if (a == 0.0) & (b >= 0.0) else out * np.log(a))
                         tval[ulo + j] = t
-                elif o == 31:  # MAXIMUM
+                elif o == 49:  # MAXIMUM
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
@@ -1218,7 +1706,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (0.5 if a == b else 0.0 if a > b else 1.0)
                         tval[ulo + j] = t
-                elif o == 32:  # MINIMUM
+                elif o == 50:  # MINIMUM
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
@@ -1228,11 +1716,74 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (0.5 if a == b else 0.0 if a < b else 1.0)
                         tval[ulo + j] = t
+                elif o == 51:  # ARCTAN2
+                    for j in range(un):
+                        a = val[upa + j]
+                        b = val[upb + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
+                        if hb:
+                            t += tval[upb + j] * (-a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
+                        tval[ulo + j] = t
+                elif o == 52:  # HYPOT
+                    for j in range(un):
+                        a = val[upa + j]
+                        b = val[upb + j]
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (a / (1.0 if out == 0.0 else out))
+                        if hb:
+                            t += tval[upb + j] * (b / (1.0 if out == 0.0 else out))
+                        tval[ulo + j] = t
+                elif o == 53:  # LOGADDEXP
+                    for j in range(un):
+                        a = val[upa + j]
+                        b = val[upb + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (0.5 + 0.5 * np.tanh(0.5 * (a - b)))
+                        if hb:
+                            t += tval[upb + j] * (0.5 - 0.5 * np.tanh(0.5 * (a - b)))
+                        tval[ulo + j] = t
+                elif o == 54:  # LOGADDEXP2
+                    for j in range(un):
+                        a = val[upa + j]
+                        b = val[upb + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b)))
+                        if hb:
+                            t += tval[upb + j] * (0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b)))
+                        tval[ulo + j] = t
+                elif o == 55:  # REMAINDER
+                    for j in range(un):
+                        a = val[upa + j]
+                        b = val[upb + j]
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j]
+                        if hb:
+                            t += tval[upb + j] * (-np.floor((a - out) / b + 0.5))
+                        tval[ulo + j] = t
+                elif o == 56:  # FMOD
+                    for j in range(un):
+                        a = val[upa + j]
+                        b = val[upb + j]
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j]
+                        if hb:
+                            t += tval[upb + j] * (-np.floor((a - out) / b + 0.5))
+                        tval[ulo + j] = t
                 else:
                     return BAD_OP, i
         else:
             p = ip[i]
-            if o == 41:  # CONCAT
+            if o == 65:  # CONCAT
                 rows = concat_operands(ipool, p)
                 has = False
                 for q in range(rows.shape[0]):
@@ -1245,35 +1796,39 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
             flag[i] = 1
             pa = voff[ra] if ra >= 0 else 0
             pb = voff[rb] if rb >= 0 else 0
-            if o == 33:  # WHERE
+            if o == 57:  # WHERE
                 where_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 34:  # VIEW
+            elif o == 58:  # VIEW
                 view_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 35:  # RESHAPE
+            elif o == 59:  # RESHAPE
                 reshape_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 36:  # SUM
+            elif o == 60:  # SUM
                 sum_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 37:  # PROD
+            elif o == 61:  # PROD
                 prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 38:  # AMAX
+            elif o == 62:  # AMAX
                 extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 39:  # AMIN
+            elif o == 63:  # AMIN
                 extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 40:  # MATMUL
+            elif o == 64:  # MATMUL
                 for j in range(n):
                     tval[lo + j] = 0.0
                 if ra >= 0 and flag[ra] != 0:
                     matmul_forward(tval, val, val, tval, True, lo, n, pa, pb, p, voff, ipool, fpool)
                 if rb >= 0 and flag[rb] != 0:
                     matmul_forward(val, tval, val, tval, True, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 41:  # CONCAT
+            elif o == 65:  # CONCAT
                 concat_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 42:  # GATHER
+            elif o == 66:  # GATHER
                 gather_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 43:  # SETITEM
+            elif o == 67:  # SETITEM
                 setitem_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 44:  # SCATTER
+            elif o == 68:  # SCATTER
                 scatter_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 69:  # CUMSUM
+                cumsum_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 70:  # CUMPROD
+                cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
             else:
                 return BAD_OP, i
     return DONE, -1
@@ -1308,7 +1863,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
         ha = ra >= 0 and flag[ra] != 0
         hb = rb >= 0 and flag[rb] != 0
         hout = flag[i] != 0
-        if o <= 25:
+        if o <= 43:
             if rg[ra] == 0:
                 i -= 1
                 continue
@@ -1452,7 +2007,193 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     adj[upa + j] += g * d
                     s = tg * d
                     tadj[upa + j] += s
-            elif o == 18:  # LEAKY_RELU
+            elif o == 18:  # ARCSIN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 / np.sqrt(1.0 - a * a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-(-(a + a) * (0.5 / np.sqrt(1.0 - a * a)) / (np.sqrt(1.0 - a * a) * np.sqrt(1.0 - a * a))))
+                    tadj[upa + j] += s
+            elif o == 19:  # ARCCOS
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = -1.0 / np.sqrt(1.0 - a * a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-(-1.0 * (-(a + a) * (0.5 / np.sqrt(1.0 - a * a))) / (np.sqrt(1.0 - a * a) * np.sqrt(1.0 - a * a))))
+                    tadj[upa + j] += s
+            elif o == 20:  # ARCTAN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 / (1.0 + a * a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-((a + a) / ((1.0 + a * a) * (1.0 + a * a))))
+                    tadj[upa + j] += s
+            elif o == 21:  # ARCSINH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 / np.sqrt(a * a + 1.0)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-((a + a) * (0.5 / np.sqrt(a * a + 1.0)) / (np.sqrt(a * a + 1.0) * np.sqrt(a * a + 1.0))))
+                    tadj[upa + j] += s
+            elif o == 22:  # ARCCOSH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0))
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-((0.5 / np.sqrt(a - 1.0) * np.sqrt(a + 1.0) + np.sqrt(a - 1.0) * (0.5 / np.sqrt(a + 1.0))) / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0) * (np.sqrt(a - 1.0) * np.sqrt(a + 1.0)))))
+                    tadj[upa + j] += s
+            elif o == 23:  # ARCTANH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 / (1.0 - a * a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-(-(a + a) / ((1.0 - a * a) * (1.0 - a * a))))
+                    tadj[upa + j] += s
+            elif o == 24:  # SINH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = np.cosh(a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (np.sinh(a))
+                    tadj[upa + j] += s
+            elif o == 25:  # COSH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = np.sinh(a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (np.cosh(a))
+                    tadj[upa + j] += s
+            elif o == 26:  # LOG2
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 / (a * 0.6931471805599453)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-(0.6931471805599453 / (a * 0.6931471805599453 * (a * 0.6931471805599453))))
+                    tadj[upa + j] += s
+            elif o == 27:  # LOG10
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.0 / (a * 2.302585092994046)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-(2.302585092994046 / (a * 2.302585092994046 * (a * 2.302585092994046))))
+                    tadj[upa + j] += s
+            elif o == 28:  # EXP2
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    out = val[ulo + j]
+                    d = out * 0.6931471805599453
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if hout:
+                        s += g * tval[ulo + j] * (0.6931471805599453)
+                    tadj[upa + j] += s
+            elif o == 29:  # CBRT
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    out = val[ulo + j]
+                    d = 1.0 / (3.0 * out * out)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if hout:
+                        s += g * tval[ulo + j] * (-((3.0 * out + 3.0 * out) / (3.0 * out * out * (3.0 * out * out))))
+                    tadj[upa + j] += s
+            elif o == 30:  # SINC
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    out = val[ulo + j]
+                    d = a * (-3.289868133696453 + a * a * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else (np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-3.289868133696453 + a * a * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05))))) + a * ((a + a) * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05))))) + a * a * ((a + a) * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)))) + a * a * ((a + a) * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05))) + a * a * ((a + a) * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)) + a * a * ((a + a) * (0.001781145516372851 + a * a * -9.766223126318928e-05) + a * a * ((a + a) * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else 3.141592653589793 * -np.sin(3.141592653589793 * a) / (1.0 if np.abs(a) < 0.1 else a) - (np.cos(3.141592653589793 * a) - out) * (0.0 if np.abs(a) < 0.1 else 1.0) / ((1.0 if np.abs(a) < 0.1 else a) * (1.0 if np.abs(a) < 0.1 else a)))
+                    if hout:
+                        s += g * tval[ulo + j] * (0.0 if np.abs(a) < 0.1 else -1.0 / (1.0 if np.abs(a) < 0.1 else a))
+                    tadj[upa + j] += s
+            elif o == 31:  # SIGN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    d = 0.0
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    tadj[upa + j] += s
+            elif o == 32:  # FLOOR
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    d = 0.0
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    tadj[upa + j] += s
+            elif o == 33:  # CEIL
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    d = 0.0
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    tadj[upa + j] += s
+            elif o == 34:  # RINT
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    d = 0.0
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    tadj[upa + j] += s
+            elif o == 35:  # TRUNC
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    d = 0.0
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    tadj[upa + j] += s
+            elif o == 36:  # LEAKY_RELU
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1464,7 +2205,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     if ha:
                         s += g * tval[upa + j] * (0.0 if a > 0.0 else 0.0)
                     tadj[upa + j] += s
-            elif o == 19:  # ADDS
+            elif o == 37:  # ADDS
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1472,7 +2213,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     adj[upa + j] += g * d
                     s = tg * d
                     tadj[upa + j] += s
-            elif o == 20:  # MULS
+            elif o == 38:  # MULS
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1481,7 +2222,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     adj[upa + j] += g * d
                     s = tg * d
                     tadj[upa + j] += s
-            elif o == 21:  # RSUBS
+            elif o == 39:  # RSUBS
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1489,7 +2230,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     adj[upa + j] += g * d
                     s = tg * d
                     tadj[upa + j] += s
-            elif o == 22:  # RDIVS
+            elif o == 40:  # RDIVS
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1503,7 +2244,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     if hout:
                         s += g * tval[ulo + j] * (-1.0 / a)
                     tadj[upa + j] += s
-            elif o == 23:  # POWS
+            elif o == 41:  # POWS
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1515,7 +2256,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     if ha:
                         s += g * tval[upa + j] * (0.0 if c == 0.0 else c * ((c - 1.0) * a ** (c - 1.0 - 1.0)))
                     tadj[upa + j] += s
-            elif o == 24:  # RPOWS
+            elif o == 42:  # RPOWS
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1527,7 +2268,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     if hout:
                         s += g * tval[ulo + j] * (np.log(c))
                     tadj[upa + j] += s
-            elif o == 25:  # CLIP
+            elif o == 43:  # CLIP
                 c = fp[i]
                 c2 = fpool[ip[i]]
                 for j in range(un):
@@ -1542,7 +2283,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     tadj[upa + j] += s
             else:
                 return BAD_OP, i
-        elif o <= 32:
+        elif o <= 56:
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb])
             ga = rg[ra] != 0
@@ -1551,7 +2292,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                 state[ra] |= 1
             if gb:
                 state[rb] |= 1
-            if o == 26:  # ADD
+            if o == 44:  # ADD
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1565,7 +2306,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         adj[upb + j] += g * d
                         s = tg * d
                         tadj[upb + j] += s
-            elif o == 27:  # SUB
+            elif o == 45:  # SUB
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1579,7 +2320,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         adj[upb + j] += g * d
                         s = tg * d
                         tadj[upb + j] += s
-            elif o == 28:  # MUL
+            elif o == 46:  # MUL
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1599,7 +2340,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if ha:
                             s += g * tval[upa + j] * (1.0)
                         tadj[upb + j] += s
-            elif o == 29:  # DIV
+            elif o == 47:  # DIV
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1621,7 +2362,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if hout:
                             s += g * tval[ulo + j] * (-1.0 / b)
                         tadj[upb + j] += s
-            elif o == 30:  # POW
+            elif o == 48:  # POW
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1648,7 +2389,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if hout:
                             s += g * tval[ulo + j] * (0.0 if (a == 0.0) & (b >= 0.0) else np.log(a))
                         tadj[upb + j] += s
-            elif o == 31:  # MAXIMUM
+            elif o == 49:  # MAXIMUM
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1672,7 +2413,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if hb:
                             s += g * tval[upb + j] * (0.0 if a == b else 0.0 if a > b else 0.0)
                         tadj[upb + j] += s
-            elif o == 32:  # MINIMUM
+            elif o == 50:  # MINIMUM
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -1696,6 +2437,149 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if hb:
                             s += g * tval[upb + j] * (0.0 if a == b else 0.0 if a < b else 0.0)
                         tadj[upb + j] += s
+            elif o == 51:  # ARCTAN2
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    if ga:
+                        d = b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
+                        adj[upa + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (-(b * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
+                        if hb:
+                            s += g * tval[upb + j] * ((1.0 / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
+                        tadj[upa + j] += s
+                    if gb:
+                        d = -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
+                        adj[upb + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * ((-1.0 / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
+                        if hb:
+                            s += g * tval[upb + j] * (-(-a * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
+                        tadj[upb + j] += s
+            elif o == 52:  # HYPOT
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        d = a / (1.0 if out == 0.0 else out)
+                        adj[upa + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (1.0 / (1.0 if out == 0.0 else out))
+                        if hout:
+                            s += g * tval[ulo + j] * (-(a * (0.0 if out == 0.0 else 1.0) / ((1.0 if out == 0.0 else out) * (1.0 if out == 0.0 else out))))
+                        tadj[upa + j] += s
+                    if gb:
+                        d = b / (1.0 if out == 0.0 else out)
+                        adj[upb + j] += g * d
+                        s = tg * d
+                        if hb:
+                            s += g * tval[upb + j] * (1.0 / (1.0 if out == 0.0 else out))
+                        if hout:
+                            s += g * tval[ulo + j] * (-(b * (0.0 if out == 0.0 else 1.0) / ((1.0 if out == 0.0 else out) * (1.0 if out == 0.0 else out))))
+                        tadj[upb + j] += s
+            elif o == 53:  # LOGADDEXP
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    if ga:
+                        d = 0.5 + 0.5 * np.tanh(0.5 * (a - b))
+                        adj[upa + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)))))
+                        if hb:
+                            s += g * tval[upb + j] * (0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)))))
+                        tadj[upa + j] += s
+                    if gb:
+                        d = 0.5 - 0.5 * np.tanh(0.5 * (a - b))
+                        adj[upb + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (-(0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b))))))
+                        if hb:
+                            s += g * tval[upb + j] * (-(0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b))))))
+                        tadj[upb + j] += s
+            elif o == 54:  # LOGADDEXP2
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    if ga:
+                        d = 0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b))
+                        adj[upa + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)))))
+                        if hb:
+                            s += g * tval[upb + j] * (0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)))))
+                        tadj[upa + j] += s
+                    if gb:
+                        d = 0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b))
+                        adj[upb + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (-(0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b))))))
+                        if hb:
+                            s += g * tval[upb + j] * (-(0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b))))))
+                        tadj[upb + j] += s
+            elif o == 55:  # REMAINDER
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        d = 1.0
+                        adj[upa + j] += g * d
+                        s = tg * d
+                        tadj[upa + j] += s
+                    if gb:
+                        d = -np.floor((a - out) / b + 0.5)
+                        adj[upb + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (-0.0)
+                        if hb:
+                            s += g * tval[upb + j] * (-0.0)
+                        if hout:
+                            s += g * tval[ulo + j] * (-0.0)
+                        tadj[upb + j] += s
+            elif o == 56:  # FMOD
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        d = 1.0
+                        adj[upa + j] += g * d
+                        s = tg * d
+                        tadj[upa + j] += s
+                    if gb:
+                        d = -np.floor((a - out) / b + 0.5)
+                        adj[upb + j] += g * d
+                        s = tg * d
+                        if ha:
+                            s += g * tval[upa + j] * (-0.0)
+                        if hb:
+                            s += g * tval[upb + j] * (-0.0)
+                        if hout:
+                            s += g * tval[ulo + j] * (-0.0)
+                        tadj[upb + j] += s
             else:
                 return BAD_OP, i
         else:
@@ -1706,43 +2590,49 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
             pa = voff[ra] if ra >= 0 else 0
             pb = voff[rb] if rb >= 0 else 0
             status = 0
-            if o == 33:  # WHERE
+            if o == 57:  # WHERE
                 status = where_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 where_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 34:  # VIEW
+            elif o == 58:  # VIEW
                 status = view_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 view_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 35:  # RESHAPE
+            elif o == 59:  # RESHAPE
                 status = reshape_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 reshape_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 36:  # SUM
+            elif o == 60:  # SUM
                 status = sum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 sum_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 37:  # PROD
+            elif o == 61:  # PROD
                 status = prod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 prod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
-            elif o == 38:  # AMAX
+            elif o == 62:  # AMAX
                 status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 extreme_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 39:  # AMIN
+            elif o == 63:  # AMIN
                 status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 extreme_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 40:  # MATMUL
+            elif o == 64:  # MATMUL
                 status = matmul_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 matmul_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 matmul_backward(adj, tval, tval, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 41:  # CONCAT
+            elif o == 65:  # CONCAT
                 status = concat_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 concat_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 42:  # GATHER
+            elif o == 66:  # GATHER
                 status = gather_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 gather_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 43:  # SETITEM
+            elif o == 67:  # SETITEM
                 status = setitem_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 setitem_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 44:  # SCATTER
+            elif o == 68:  # SCATTER
                 status = scatter_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 scatter_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+            elif o == 69:  # CUMSUM
+                status = cumsum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                cumsum_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+            elif o == 70:  # CUMPROD
+                status = cumprod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                cumprod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             else:
                 return BAD_OP, i
             if status != 0:

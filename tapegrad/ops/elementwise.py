@@ -5,6 +5,9 @@ Kinks pick one side (``relu'(0) = 0``, ``abs'(0) = 0``); ties of maximum / minim
 gradient evenly, at every order, because every order evaluates these same formulas.
 """
 from .decl import Elementwise as E
+from .formula import LN2, LN10, arctan2_partials, logaddexp_partials, sinc_derivative
+
+_INTEGERS = (-2.0, -1.0, 0.0, 1.0, 2.0)
 
 OPS = (
     # ---- one operand ----
@@ -24,6 +27,31 @@ OPS = (
     E("RELU", "maximum(a, 0.0)", ("where(a > 0.0, 1.0, 0.0)",), kinks=(0.0,)),
     E("ABS", "abs(a)", ("sign(a)",), numpy=("absolute", "abs", "__abs__"),
       kinks=(0.0,)),
+    E("ARCSIN", "arcsin(a)", ("1.0 / sqrt(1.0 - a * a)",), numpy=("arcsin",),
+      domain=(-0.8, 0.8)),
+    E("ARCCOS", "arccos(a)", ("-1.0 / sqrt(1.0 - a * a)",), numpy=("arccos",),
+      domain=(-0.8, 0.8)),
+    E("ARCTAN", "arctan(a)", ("1.0 / (1.0 + a * a)",), numpy=("arctan",)),
+    E("ARCSINH", "arcsinh(a)", ("1.0 / sqrt(a * a + 1.0)",), numpy=("arcsinh",)),
+    E("ARCCOSH", "arccosh(a)", ("1.0 / (sqrt(a - 1.0) * sqrt(a + 1.0))",), numpy=("arccosh",),
+      domain=(1.2, 3.0)),
+    E("ARCTANH", "arctanh(a)", ("1.0 / (1.0 - a * a)",), numpy=("arctanh",),
+      domain=(-0.8, 0.8)),
+    E("SINH", "sinh(a)", ("cosh(a)",), numpy=("sinh",)),
+    E("COSH", "cosh(a)", ("sinh(a)",), numpy=("cosh",)),
+    E("LOG2", "log2(a)", (f"1.0 / (a * {LN2!r})",), numpy=("log2",), domain=(0.2, 3.0)),
+    E("LOG10", "log10(a)", (f"1.0 / (a * {LN10!r})",), numpy=("log10",), domain=(0.2, 3.0)),
+    E("EXP2", "exp2(a)", (f"out * {LN2!r}",), numpy=("exp2",)),
+    E("CBRT", "cbrt(a)", ("1.0 / (3.0 * out * out)",), numpy=("cbrt",), kinks=(0.0,)),
+    # NumPy's normalized sinc; the derivative switches to a series near 0 (exact there)
+    E("SINC", "sinc(a)", (sinc_derivative("a", "out"),), numpy=("sinc",)),
+    # piecewise constant: NumPy's value, derivative 0 at every order (as JAX and PyTorch)
+    E("SIGN", "sign(a)", ("0.0",), numpy=("sign",), kinks=(0.0,)),
+    E("FLOOR", "floor(a)", ("0.0",), numpy=("floor",), kinks=_INTEGERS),
+    E("CEIL", "ceil(a)", ("0.0",), numpy=("ceil",), kinks=_INTEGERS),
+    E("RINT", "rint(a)", ("0.0",), numpy=("rint", "round", "around"),
+      kinks=(-1.5, -0.5, 0.5, 1.5)),
+    E("TRUNC", "trunc(a)", ("0.0",), numpy=("trunc", "fix"), kinks=_INTEGERS),
     # ---- one operand and scalar parameters c (and c2) ----
     E("LEAKY_RELU", "where(a > 0.0, a, a * c)", ("where(a > 0.0, 1.0, c)",), params=1,
       kinks=(0.0,)),
@@ -51,4 +79,17 @@ OPS = (
     E("MINIMUM", "minimum(a, b)", ("where(a == b, 0.5, where(a < b, 1.0, 0.0))",
                                    "where(a == b, 0.5, where(a < b, 0.0, 1.0))"),
       numpy=("minimum",)),
+    # angle of (b, a): the partials are 0 at the origin, where arctan2 jumps
+    E("ARCTAN2", "arctan2(a, b)", arctan2_partials("a", "b"), numpy=("arctan2",)),
+    E("HYPOT", "hypot(a, b)", ("a / where(out == 0.0, 1.0, out)",
+                               "b / where(out == 0.0, 1.0, out)"), numpy=("hypot",)),
+    # NumPy's stable forms; the partials are sigmoids, exactly 1/2 at a == b
+    E("LOGADDEXP", "logaddexp(a, b)", logaddexp_partials("a", "b"), numpy=("logaddexp",)),
+    E("LOGADDEXP2", "logaddexp2(a, b)", logaddexp_partials("a", "b", LN2),
+      numpy=("logaddexp2",)),
+    # out = a - q * b with q integer (floor(a / b), trunc(a / b)): d/db = -q, read back from out
+    E("REMAINDER", "remainder(a, b)", ("1.0", "-floor((a - out) / b + 0.5)"),
+      numpy=("remainder", "mod", "__mod__"), domain=(0.3, 2.0)),
+    E("FMOD", "fmod(a, b)", ("1.0", "-floor((a - out) / b + 0.5)"), numpy=("fmod",),
+      domain=(0.3, 2.0)),
 )

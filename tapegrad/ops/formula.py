@@ -27,7 +27,48 @@ import numpy as np
 
 SYMBOLS = ("a", "b", "out", "c", "c2")
 FUNCS = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "abs", "sign",
-         "where", "minimum", "maximum")
+         "where", "minimum", "maximum",
+         "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "sinh", "cosh", "log2",
+         "log10", "exp2", "cbrt", "sinc", "floor", "ceil", "rint", "trunc",
+         "arctan2", "hypot", "logaddexp", "logaddexp2", "remainder", "fmod")
+# piecewise-constant functions: derivative zero (almost everywhere), never differentiated
+ZERO_DERIVATIVE = ("sign", "floor", "ceil", "rint", "trunc")
+LN2, LN10, PI = math.log(2.0), math.log(10.0), math.pi
+
+
+def _sinc_series():
+    """sinc'(x) = sum_k (-1)^k pi^2k 2k x^(2k-1) / (2k+1)! for k = 1..7, in Horner form in x*x:
+    within an ulp or two of the closed form for |x| < 0.1, and exact at 0 at every order."""
+    coefs = [(-1) ** k * PI ** (2 * k) * 2 * k / math.factorial(2 * k + 1) for k in range(1, 8)]
+    text = repr(coefs[-1])
+    for c in reversed(coefs[:-1]):
+        text = f"{c!r} + x * x * ({text})"
+    return f"x * ({text})"
+
+
+def arctan2_partials(x: str = "a", y: str = "b") -> tuple:
+    """The partials of arctan2(x, y): y / r^2 and -x / r^2, divided twice by r = hypot(x, y)
+    (x*x + y*y would underflow for tiny operands); 0 at the origin, where arctan2 jumps."""
+    r = f"where(hypot({x}, {y}) == 0.0, 1.0, hypot({x}, {y}))"
+    return f"{y} / {r} / {r}", f"-{x} / {r} / {r}"
+
+
+def logaddexp_partials(x: str = "a", y: str = "b", scale: float = 1.0) -> tuple:
+    """The partials of logaddexp (scale 1) and logaddexp2 (scale ln 2): the softmax weights
+    sigmoid(+-scale (x - y)), written with tanh so they are exactly 1/2 at a tie, exactly 0 and
+    1 far apart, and never NaN at any order (tanh' = 1 - tanh^2 stays finite)."""
+    t = f"tanh({0.5 * scale!r} * (({x}) - ({y})))"
+    return f"0.5 + 0.5 * {t}", f"0.5 - 0.5 * {t}"
+
+
+def sinc_derivative(x: str = "a", out: str = "out") -> str:
+    """d sinc(x)/dx as a formula, given the texts of x and of sinc(x): a series near 0 (the
+    closed form (cos(pi x) - sinc(x)) / x cancels there), with a safe denominator so neither
+    branch is NaN (a NaN in the branch not taken would still poison higher derivatives)."""
+    near = f"abs({x}) < 0.1"
+    series = _sinc_series().replace("x", f"({x})")
+    return (f"where({near}, {series}, (cos({PI!r} * ({x})) - ({out})) / "
+            f"where({near}, 1.0, {x}))")
 
 
 @lru_cache(maxsize=None)
@@ -136,8 +177,10 @@ def _d(node: ast.expr, sym: str) -> ast.expr:
         args = node.args
         if name == "where":
             return _call("where", args[0], _d(args[1], sym), _d(args[2], sym))
-        if name == "sign":
+        if name in ZERO_DERIVATIVE:
             return _num(0.0)
+        if len(args) == 2:
+            return _d_binary(node, name, args[0], args[1], sym)
         x = args[0]
         if name == "abs":
             return _mul(_d(x, sym), _call("sign", x))
@@ -152,11 +195,46 @@ def _d(node: ast.expr, sym: str) -> ast.expr:
             "cos": lambda: _neg(_call("sin", x)),
             "tan": lambda: _add(_num(1.0), _mul(node, node)),
             "tanh": lambda: _sub(_num(1.0), _mul(node, node)),
+            "arcsin": lambda: _div(_num(1.0), _call("sqrt", _sub(_num(1.0), _mul(x, x)))),
+            "arccos": lambda: _div(_num(-1.0), _call("sqrt", _sub(_num(1.0), _mul(x, x)))),
+            "arctan": lambda: _div(_num(1.0), _add(_num(1.0), _mul(x, x))),
+            "arcsinh": lambda: _div(_num(1.0), _call("sqrt", _add(_mul(x, x), _num(1.0)))),
+            "arccosh": lambda: _div(_num(1.0), _mul(_call("sqrt", _sub(x, _num(1.0))),
+                                                    _call("sqrt", _add(x, _num(1.0))))),
+            "arctanh": lambda: _div(_num(1.0), _sub(_num(1.0), _mul(x, x))),
+            "sinh": lambda: _call("cosh", x),
+            "cosh": lambda: _call("sinh", x),
+            "log2": lambda: _div(_num(1.0), _mul(x, _num(LN2))),
+            "log10": lambda: _div(_num(1.0), _mul(x, _num(LN10))),
+            "exp2": lambda: _mul(node, _num(LN2)),
+            "cbrt": lambda: _div(_num(1.0), _mul(_num(3.0), _mul(node, node))),
+            "sinc": lambda: parse(sinc_derivative(ast.unparse(x), ast.unparse(node))),
         }.get(name)
         if local is None:
             raise ValueError(f"no derivative rule for {name}() in a derivative formula")
         return _mul(dx, local())
     raise ValueError(f"cannot differentiate {ast.unparse(node)!r}")
+
+
+def _d_binary(node, name, x, y, sym):
+    """Rules for the two-argument functions: dx * d/dx f + dy * d/dy f."""
+    dx, dy = _d(x, sym), _d(y, sym)
+    if name in ("remainder", "fmod"):      # f = x - q y with q integer: df = dx - q dy
+        q = _call("floor", _add(_div(_sub(x, node), y), _num(0.5)))
+        return _sub(dx, _mul(dy, q))
+    if name in ("minimum", "maximum"):
+        raise ValueError(f"{name}() in a derivative formula: write it with where()")
+    if name == "hypot":                     # x / f, y / f (0 at the origin, like abs'(0))
+        safe = _call("where", ast.Compare(node, [ast.Eq()], [_num(0.0)]), _num(1.0), node)
+        return _div(_add(_mul(dx, x), _mul(dy, y)), safe)
+    if name == "arctan2":
+        px, py = arctan2_partials(f"({ast.unparse(x)})", f"({ast.unparse(y)})")
+        return _add(_mul(dx, parse(px)), _mul(dy, parse(py)))
+    if name in ("logaddexp", "logaddexp2"):
+        px, py = logaddexp_partials(ast.unparse(x), ast.unparse(y),
+                                    1.0 if name == "logaddexp" else LN2)
+        return _add(_mul(dx, parse(px)), _mul(dy, parse(py)))
+    raise ValueError(f"no derivative rule for {name}() in a derivative formula")
 
 
 @lru_cache(maxsize=None)
@@ -225,13 +303,36 @@ def _fwhere(k, x, y):
     return x if k else y
 
 
+def _fsinc(x):
+    if x == 0.0:
+        return 1.0
+    y = math.pi * x
+    return math.sin(y) / y
+
+
+def _via_numpy(fn):
+    """A NumPy ufunc on Python floats (where ``math`` has no equal, or differs in corner cases
+    such as the sign of a zero)."""
+    return lambda *xs: float(fn(*xs))
+
+
 _MATH = {"exp": math.exp, "log": math.log, "log1p": math.log1p, "expm1": math.expm1,
          "sqrt": math.sqrt, "sin": math.sin, "cos": math.cos, "tan": math.tan,
          "tanh": math.tanh, "abs": abs, "sign": _fsign, "where": _fwhere, "minimum": _fmin,
-         "maximum": _fmax}
+         "maximum": _fmax, "arcsin": math.asin, "arccos": math.acos, "arctan": math.atan,
+         "arcsinh": math.asinh, "arccosh": math.acosh, "arctanh": math.atanh,
+         "sinh": math.sinh, "cosh": math.cosh, "log2": math.log2, "log10": math.log10,
+         "exp2": getattr(math, "exp2", _via_numpy(np.exp2)),
+         "cbrt": getattr(math, "cbrt", _via_numpy(np.cbrt)), "sinc": _fsinc,
+         "floor": _via_numpy(np.floor), "ceil": _via_numpy(np.ceil),
+         "rint": _via_numpy(np.rint), "trunc": _via_numpy(np.trunc), "arctan2": math.atan2,
+         "hypot": math.hypot, "logaddexp": _via_numpy(np.logaddexp),
+         "logaddexp2": _via_numpy(np.logaddexp2), "remainder": _via_numpy(np.remainder),
+         "fmod": _via_numpy(np.fmod)}
 _NUMPY = {"exp": np.exp, "log": np.log, "log1p": np.log1p, "expm1": np.expm1, "sqrt": np.sqrt,
           "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "abs": np.abs, "sign": np.sign,
           "where": np.where, "minimum": np.minimum, "maximum": np.maximum}
+_NUMPY.update({name: getattr(np, name) for name in FUNCS if name not in _NUMPY})
 
 
 def python_function(text: str, args: tuple[str, ...], on: str = "numpy") -> Callable:
@@ -244,6 +345,23 @@ def python_function(text: str, args: tuple[str, ...], on: str = "numpy") -> Call
             and node.args[0].id == "a" and args == ("a",)):
         return ns[node.func.id]
     return eval(f"lambda {', '.join(args)}: {text}", dict(ns))  # noqa: S307 - our own formulas
+
+
+# Differentiable Tensor functions of the language, registered by tapegrad's op module when it
+# is imported (this module sits below it and cannot import it): the names ``ops`` lacks.
+TENSOR_FUNCS: dict = {}
+
+
+def _tensor_op(ops, name):
+    """``ops.name``, else the registered Tensor function of that name (the functions the
+    language gained after ``ops`` was written: arcsin, sinh, exp2, floor...)."""
+    fn = getattr(ops, name, None)
+    if fn is None:
+        fn = TENSOR_FUNCS.get(name)
+    if fn is None:
+        raise ValueError(f"formula function {name}() has no Tensor version registered in "
+                         "formula.TENSOR_FUNCS")
+    return fn
 
 
 class _ValuesInConditions(ast.NodeTransformer):
@@ -268,6 +386,7 @@ def tensor_function(text: str, ops) -> Callable:
     in namespace ``ops`` (tapegrad's op module: exp, log, ..., where, value_of, sign)."""
     tree = _ValuesInConditions().visit(copy.deepcopy(parse(text)))
     src = ast.unparse(ast.fix_missing_locations(tree))
-    ns = {name: getattr(ops, name) for name in FUNCS}
+    called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    ns = {name: _tensor_op(ops, name) for name in called if name in FUNCS}
     ns["V"] = ops.value_of
     return eval(f"lambda a, b, out, c, c2: {src}", ns)  # noqa: S307 - our own formulas
