@@ -33,10 +33,11 @@ from . import nn, optim  # noqa: E402  (built on the namespace above)
 # ---- functional transforms and NumPy dispatch (issue 3) ----
 from . import _dispatch, numpy  # noqa: E402,F401  (numpy: `import tapegrad.numpy as tnp`)
 from ._ops import einsum, norm, outer, square, tensordot  # noqa: E402
-from ._ops import (angle, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh,  # noqa: E402
-                   around, cbrt, ceil, conj, cumprod, cumsum, cosh, deg2rad, degrees, exp2, floor, fmod, hypot,
-                   imag, log2, log10, logaddexp, logaddexp2, mod, nan_to_num, rad2deg, radians,
-                   real, reciprocal, remainder, rint, sign, sinc, sinh, trunc)
+from ._ops import (  # noqa: E402
+    angle, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, around, cbrt,
+    ceil, conj, cumprod, cumsum, cosh, deg2rad, degrees, exp2, floor, fmod,
+    hypot, imag, log2, log10, logaddexp, logaddexp2, mod, nan_to_num, rad2deg,
+    radians, real, reciprocal, remainder, rint, sign, sinc, sinh, trunc)
 from ._ops import (average, diff, median, partition, percentile, ptp, quantile,  # noqa: E402
                    sort, std, var)
 round = around  # noqa: A001 - NumPy's name

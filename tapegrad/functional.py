@@ -330,7 +330,9 @@ def _forward_rows(c, ys, sizes):
     """Like ``_jacobian_rows``, by forward mode (one tangent sweep per input element)."""
     t = STATE.tape
     ins = c.used_inputs()
-    keep = [k for k, y in enumerate(ys) if y.__class__ is Tensor and y._rg and y._tape is t]
+    keep = [k for k, y in enumerate(ys) if y.__class__ is Tensor and y._rg and
+            (y._tape is t or any(y is x for x in ins))]
+    out_rows = [autograd._row_for(t, ys[k]) for k in keep]   # an output may be an input
     m = sum(sizes)
     J = np.zeros((m, sum(x.size for x in ins)))
     if keep:
@@ -338,7 +340,7 @@ def _forward_rows(c, ys, sizes):
         sel = np.concatenate([np.arange(starts[k], starts[k + 1]) for k in keep])
         J[sel] = forward.jacobian_forward(
             t, [x._row if x._tape is t else -1 for x in ins], [x.size for x in ins],
-            [ys[k]._row for k in keep], [sizes[k] for k in keep])
+            out_rows, [sizes[k] for k in keep])
         t.maybe_reset()
     cols = np.concatenate([[0], np.cumsum([x.size for x in ins])]).astype(int)
     return [J[:, cols[k]:cols[k + 1]].reshape((m,) + x.shape) for k, x in enumerate(ins)]

@@ -76,9 +76,10 @@ def jvp(f, primals, tangents):
     ys = _leaves(c.out)
     t = STATE.tape
     ins = c.used_inputs()
+    # an output that is an input itself (f returned its argument) enters the tape as a leaf
     tracked = [k for k, y in enumerate(ys) if isinstance(y, Tensor) and y._rg and
-               (y._tape is t)]
-    out_rows = [ys[k]._row for k in tracked]
+               (y._tape is t or any(y is x for x in ins))]
+    out_rows = [autograd._row_for(t, ys[k]) for k in tracked]
     in_rows = [x._row if x._tape is t else -1 for x in ins]
     if not tracked:
         res = []

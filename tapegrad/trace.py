@@ -646,7 +646,7 @@ class Trace:
         at the flat input ``x = tr.flat_input(*args)``; call it from your own njit code.  It
         uses the trace's buffers (not thread-safe: one call at a time per trace) and raises
         RetraceRequired when x takes another branch than the recorded one."""
-        meta = np.array([self.n, self.out_row, self.ng], np.int64)
+        meta = np.array([self.n, self.out_row, self.ng, R.KERNELS_ID], np.int64)
         self._need_scalar("njit_grad")
         return R.replay_grad, (self.code, self.ip, self.fp, self.voff, self.rg, self.state,
                                self.ipool, self.fpool, self.val, self.adj, meta)

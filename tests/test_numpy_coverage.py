@@ -51,7 +51,7 @@ def _check_derivatives(f, xs):
     def s(*a):
         return (f(*a) * w).sum()
     grads = tg.grad(s, argnums=tuple(range(len(xs))))(*xs)
-    for k, (x, g) in enumerate(zip(xs, grads)):
+    for k, (x, g) in enumerate(zip(xs, grads, strict=True)):
         def along(v, k=k):
             args = list(xs)
             args[k] = v
@@ -60,8 +60,8 @@ def _check_derivatives(f, xs):
     vs = tuple(RNG.standard_normal(np.shape(x)) for x in xs)
     _, t = tg.jvp(f, tuple(xs), vs)
     eps = 1e-6
-    fd = (np.asarray(f(*[x + eps * v for x, v in zip(xs, vs)]))
-          - np.asarray(f(*[x - eps * v for x, v in zip(xs, vs)]))) / (2 * eps)
+    fd = (np.asarray(f(*[x + eps * v for x, v in zip(xs, vs, strict=True)]))
+          - np.asarray(f(*[x - eps * v for x, v in zip(xs, vs, strict=True)]))) / (2 * eps)
     np.testing.assert_allclose(t, fd, rtol=1e-6, atol=1e-7)
 
 
@@ -178,7 +178,7 @@ def test_sinc_at_zero_value_and_derivatives_at_every_order():
     np.testing.assert_allclose(t, g(x), rtol=1e-15)
 
 
-# ---- elementwise, two operands --------------------------------------------------------------------
+# ---- elementwise, two operands ---------------------------------------------------------------
 BINARY = {
     "arctan2": (np.arctan2, _u(-2, 2, 2, 3), _away([0.0], -2, 2, 3)),
     "hypot": (np.hypot, _u(-2, 2, 2, 3), _away([0.0], -2, 2, 3)),
@@ -252,7 +252,7 @@ def test_logaddexp_is_stable_and_splits_ties():
         ga, gb = g(1000.0, -1000.0)
         assert (ga, gb) == (1.0, 0.0)
         close(f(tg.tensor(1000.0, requires_grad=True), 1000.0), f(1000.0, 1000.0))
-        H = tg.hessian(lambda v: f(v[0], v[1]))(np.array([0.3, 0.3]))
+        H = tg.hessian(lambda v, f=f: f(v[0], v[1]))(np.array([0.3, 0.3]))
         k = math.log(base) * 0.25
         np.testing.assert_allclose(H, [[k, -k], [-k, k]], rtol=1e-14)
 

@@ -276,3 +276,15 @@ def test_large_transposed_matmul_backward_through_blas():
     y = x @ w.T
     np.testing.assert_allclose(gx, 2 * y @ w, rtol=1e-12)
     np.testing.assert_allclose(gw, 2 * y.T @ x, rtol=1e-12)
+
+
+def test_forward_mode_of_a_function_returning_its_argument():
+    x, v = np.array([1.0, 2.0]), np.array([0.5, -1.0])
+    np.testing.assert_array_equal(tg.jvp(lambda a: a, (x,), (v,))[1], v)
+    outs = tg.jvp(lambda a, b: (a, b * 2.0), (x, x), (v, v))[1]
+    np.testing.assert_array_equal(outs[0], v)
+    np.testing.assert_array_equal(outs[1], 2 * v)
+    np.testing.assert_array_equal(tg.jacfwd(lambda a: a)(x), np.eye(2))
+    inner = tg.jvp(lambda a: tg.jvp(lambda b: b, (a,), (v,))[1], (x,), (v,))
+    np.testing.assert_array_equal(inner[0], v)
+    np.testing.assert_array_equal(inner[1], np.zeros(2))

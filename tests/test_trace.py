@@ -387,3 +387,16 @@ def test_division_by_zero_gives_ieee_values_like_recording():
     assert np.isnan(v) or np.isinf(v)
     with np.errstate(all="ignore"):
         assert tr(2.0, 0.0) == f(tg.tensor(2.0), tg.tensor(0.0)).item() == np.inf
+
+
+def test_replay_grad_refuses_code_compiled_for_other_kernels():
+    """A user's cached @njit function embeds replay_grad's code; after tapegrad's kernels
+    change, the arrays carry another kernels id and the old code refuses instead of reading
+    op codes that now mean something else."""
+    tr = tg.trace(lambda x: np.sum(x ** 2), np.array([1.0, 2.0]))
+    fn, arrays = tr.njit_grad
+    meta = arrays[-1].copy()
+    meta[3] += 1
+    with pytest.raises(RuntimeError, match="another tapegrad version"):
+        fn(arrays[:-1] + (meta,), np.array([1.0, 2.0]))
+    np.testing.assert_allclose(fn(arrays, np.array([1.0, 2.0])), [2.0, 4.0])

@@ -255,6 +255,9 @@ import numpy as np
 from numba import njit, prange
 
 FINGERPRINT = "{fingerprint}"
+# compiled into every function that reads it: code cached by a user's own @njit(cache=True)
+# function from an older tapegrad carries the old number, and replay_grad refuses to run
+KERNELS_ID = {kernels_id}
 OP_NAMES = {names}
 
 # sweep results: (status, row)
@@ -655,6 +658,10 @@ def replay_grad(arrays, x):
     ``arrays`` is ``tr.njit_grad[1]``; raises RetraceRequired when a guard fails (the trace's
     Python side names the source line: call ``tr.grad`` there)."""
     code, ip, fp, voff, rg, state, ipool, fpool, val, adj, meta = arrays
+    if meta[3] != KERNELS_ID:
+        raise RuntimeError("tapegrad replay_grad: this compiled code comes from another tapegrad "
+                           "version (a stale Numba cache of your @njit function): delete the "
+                           "__pycache__ folder next to your code and run again")
     g = np.empty(meta[2])
     status, row = grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
                             meta[0], meta[1], x, g)
@@ -687,7 +694,8 @@ def _kernel_sources():
 
 
 def render() -> str:
-    text = HEADER.format(fingerprint=FINGERPRINT, names=repr(NAMES),
+    text = HEADER.format(fingerprint=FINGERPRINT, kernels_id=int(FINGERPRINT[:15], 16),
+                         names=repr(NAMES),
                          hit_matmul=structural.HIT_MATMUL, small_matmul=structural.SMALL_MATMUL)
     text += _kernel_sources()
     text += "\n" + backward_sweep() + "\n" + forward_sweep() + "\n" + tangent_sweep()

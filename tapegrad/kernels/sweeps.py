@@ -15,6 +15,9 @@ import numpy as np
 from numba import njit, prange
 
 FINGERPRINT = "298ddb23255743b9"
+# compiled into every function that reads it: code cached by a user's own @njit(cache=True)
+# function from an older tapegrad carries the old number, and replay_grad refuses to run
+KERNELS_ID = 187143141954253883
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'CUMSUM', 'CUMPROD')
 
 # sweep results: (status, row)
@@ -544,7 +547,7 @@ def scan_offsets(ipool, p):
     return offs
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def cumsum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
@@ -557,7 +560,7 @@ def cumsum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + q] = s
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def cumsum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                     kind):
     # the adjoint of a running sum is the running sum the other way
@@ -574,7 +577,7 @@ def cumsum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     return 0
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def cumprod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = scan_offsets(ipool, p)
     for r in range(offs.shape[0]):
@@ -585,7 +588,7 @@ def cumprod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + q] = s
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def cumprod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                      kind):
     # exact with zeros: d x_j = E_j R_j, E_j = prod_{i<j} x_i (the previous output) and
@@ -603,7 +606,7 @@ def cumprod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
     return 0
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
     """t out_k = t out_{k-1} x_k + out_{k-1} t_k (exact with zeros)."""
     offs = scan_offsets(ipool, p)
@@ -617,7 +620,7 @@ def cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
             e = val[lo + q]
 
 
-@njit(inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def cumprod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state,
                              ipool, fpool):
     """Tangent of cumprod_backward: t(E_j R_j) = tE_j R_j + E_j tR_j, with tE_j the tangent of
@@ -2839,6 +2842,10 @@ def replay_grad(arrays, x):
     ``arrays`` is ``tr.njit_grad[1]``; raises RetraceRequired when a guard fails (the trace's
     Python side names the source line: call ``tr.grad`` there)."""
     code, ip, fp, voff, rg, state, ipool, fpool, val, adj, meta = arrays
+    if meta[3] != KERNELS_ID:
+        raise RuntimeError("tapegrad replay_grad: this compiled code comes from another tapegrad "
+                           "version (a stale Numba cache of your @njit function): delete the "
+                           "__pycache__ folder next to your code and run again")
     g = np.empty(meta[2])
     status, row = grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
                             meta[0], meta[1], x, g)
