@@ -5,9 +5,7 @@ float64 ndarray of its own, so it stays readable after the tape is reset), ``_ro
 ``_tape`` while that tape is alive (a reset retires the Tape object, see _tape.py).  No parents, closures or grad_fn objects
 are stored: the graph is the tape.
 """
-import dis
 import numbers
-import sys
 import threading
 
 import numpy as np
@@ -143,9 +141,8 @@ class Tensor:
         return self.data
 
     def __array__(self, dtype=None, copy=None):
-        if self._rg and STATE.enabled and _storing_into_array(sys._getframe(1)):
-            raise TypeError(_DROPPED % "out[...] = x")
-        _guard_hook(self, "array")
+        if self._rg:
+            raise ConversionError(_conversion_error(self, "__array__"))
         a = np.array(self._v) if self._v.__class__ is float else self._v
         if dtype is not None:
             a = a.astype(dtype)
@@ -160,18 +157,20 @@ class Tensor:
         return v if v.__class__ is float else v.reshape(-1)[0].item()
 
     def __float__(self):
-        if self._rg and STATE.enabled and _storing_into_array(sys._getframe(1)):
-            raise TypeError(_DROPPED % "out[i] = x")
+        if self._rg and TRANSFORMS.n:
+            raise ConversionError(_conversion_error(self, "__float__"))
         if self.size != 1:
             raise TypeError(f"only one element tensors can be converted to Python scalars "
                             f"(shape {self.shape})")
         return float(self.item())
 
     def __int__(self):
+        if self._rg and TRANSFORMS.n:
+            raise ConversionError(_conversion_error(self, "__int__"))
         return int(self.item())
 
     def __index__(self):
-        if self.dtype.kind not in "iu":
+        if self.dtype.kind not in "iu":   # so a traced value (always float) never converts
             raise TypeError("only integer tensors can be used as an index")
         return int(self.item())
 
@@ -230,25 +229,58 @@ class Tensor:
 
 _new = object.__new__
 
-_DROPPED = ("%s stores a Tensor that requires grad into a NumPy array, which would silently "
-            "drop its gradient. Build the result with tapegrad ops instead (tg.stack, "
-            "tg.concatenate, tnp.where), or assign into a Tensor: out = tg.zeros(n); out[i] = x. "
-            "Use x.detach() or x.item() if you really want the value only.")
-_STORE_SITES = {}
+class ConversionError(TypeError):
+    """An implicit conversion of a Tensor that requires grad (see ``_conversion_error``).
+
+    NumPy wraps an error raised by ``__float__`` during ``out[i] = x`` in its own
+    "setting an array element with a sequence" ValueError; the transforms unwrap it with
+    ``unwrap_conversion`` so the user sees this message, not NumPy's."""
 
 
-def _storing_into_array(frame):
-    """True when ``frame`` is executing ``container[key] = value``.
+def unwrap_conversion(e):
+    """The ConversionError that caused ``e`` (through ``__cause__`` links), or None."""
+    seen = 0
+    while e is not None and seen < 32:
+        if isinstance(e, ConversionError):
+            return e
+        e = e.__cause__
+        seen += 1
+    return None
 
-    NumPy converts the value of ``out[i] = x`` through ``__float__``/``__array__``, the same
-    hooks as a deliberate ``float(x)``; only the instruction being run tells them apart."""
-    key = (frame.f_code, frame.f_lasti)
-    hit = _STORE_SITES.get(key)
-    if hit is None:
-        hit = any(ins.offset == frame.f_lasti and ins.opname == "STORE_SUBSCR"
-                  for ins in dis.get_instructions(frame.f_code))
-        _STORE_SITES[key] = hit
-    return hit
+
+class _Transforms(threading.local):
+    n = 0
+
+
+# how many transforms (tg.grad & co., a tg.trace recording) are running f on this thread;
+# inside one, a Tensor that requires grad is a traced value and never converts implicitly
+TRANSFORMS = _Transforms()
+
+_VIA = {"__array__": "np.asarray / np.array (or a NumPy, SciPy or other function that "
+                     "converts its argument to an array, a list of Tensors included)",
+        "__float__": "float() (or math.*, or a store into a NumPy array such as out[i] = x, "
+                     "y.fill(x), which convert through float())",
+        "__int__": "int()"}
+
+
+def _conversion_error(x, how):
+    """The message for an implicit conversion of a Tensor that requires grad."""
+    via = _VIA[how]
+    explicit = ("x.item() / x.numpy() / x.tolist() / x.detach() read the value explicitly, "
+                "without gradient")
+    if TRANSFORMS.n:
+        return (f"{how}: {via} was called on a traced Tensor (shape {x.shape}) inside a "
+                "tapegrad transform or tg.trace recording; converting it would silently drop its "
+                "gradient. Use the tapegrad.numpy function instead (import "
+                "tapegrad.numpy as tnp: tnp.asarray, tnp.array for lists of values, tnp.sin, "
+                "tnp.sum, tnp.stack...), or assign into a Tensor (out = tg.zeros(n); "
+                f"out[i] = x). If you want the value without its derivative, {explicit}"
+                " (in a trace, an explicit read is pinned: a replay with another value "
+                "raises RetraceRequired).")
+    return (f"{how}: {via} was called on a Tensor that requires grad; the NumPy array would "
+            "silently drop its gradient. Use tapegrad ops (tapegrad.numpy, tg.stack), or "
+            "x.detach().numpy() / x.numpy() / x.item() if you want the value without "
+            "gradient.")
 
 
 def _float_format(v):
@@ -279,6 +311,10 @@ def _as_value(data, dtype):
     if isinstance(data, Tensor):
         _guard_hook(data, "tensor")
         data = data._v
+    if isinstance(data, np.ma.MaskedArray):
+        raise TypeError("cannot make a tensor from a masked array: its masked values would be "
+                        "used as data. Pass x.filled(fill_value) or x.compressed(), or the data "
+                        "and the mask separately")
     if dtype is not None:
         dtype = np.dtype(dtype)
     arr = np.array(data, dtype=dtype, copy=True)

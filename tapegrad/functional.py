@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _kernels as K
 from . import autograd
-from ._tensor import STATE, Tensor
+from ._tensor import STATE, TRANSFORMS, Tensor, unwrap_conversion
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacobian"]
 
@@ -95,6 +95,10 @@ def _input(leaf, inputs):
             raise _BadLeaf(f"is an integer/boolean Tensor (dtype {leaf.dtype})")
         # a clone, not the Tensor itself: the inner gradient must not see the outer variable
         x = leaf.clone() if leaf._rg else Tensor._const(leaf._v)
+    elif isinstance(leaf, np.ma.MaskedArray):
+        raise _BadLeaf("is a masked array; tapegrad would differentiate its hidden values "
+                       "too. Pass x.filled(fill_value) or x.compressed(), or pass the data "
+                       "and the mask separately and use tnp.where(mask, ..., ...)")
     elif isinstance(leaf, np.ndarray) or isinstance(leaf, np.floating):
         kind = leaf.dtype.kind
         if kind != "f":
@@ -162,9 +166,16 @@ class _Call:
         prev = STATE.enabled
         STATE.enabled = True
         _DEPTH.n += 1
+        TRANSFORMS.n += 1
         try:
             self.out = f(*args, **kwargs)
+        except Exception as e:
+            hidden = unwrap_conversion(e)
+            if hidden is None or hidden is e:
+                raise
+            raise hidden from None   # NumPy wrapped it in "setting an array element..."
         finally:
+            TRANSFORMS.n -= 1
             _DEPTH.n -= 1
             STATE.enabled = prev
 

@@ -25,7 +25,7 @@ from . import _kernels as K
 from . import _replay_kernels as R
 from . import _tape as T
 from ._replay_kernels import RetraceRequired, replay_grad  # noqa: F401 (for njit users)
-from ._tensor import GUARD_HOOK, STATE, Tensor, row_of, value_of
+from ._tensor import GUARD_HOOK, STATE, TRANSFORMS, Tensor, row_of, unwrap_conversion, value_of
 
 __all__ = ["trace", "Trace", "RetraceRequired", "load_trace"]
 
@@ -161,6 +161,10 @@ def _end(prev):
 def _spec(obj, diff, leaves):
     if isinstance(obj, Tensor):
         obj = obj._v
+    if isinstance(obj, np.ma.MaskedArray):
+        raise TypeError("tg.trace: an argument is a masked array; its masked values would be "
+                        "traced as data. Pass x.filled(fill_value) or x.compressed(), or the "
+                        "data and the mask separately")
     if isinstance(obj, dict):
         keys = list(obj)
         return ["d", keys, [_spec(obj[k], diff, leaves) for k in keys]]
@@ -336,6 +340,7 @@ class Trace:
         prev_tape = STATE.tape
         STATE.tape = t
         prev = _begin(rec)
+        TRANSFORMS.n += 1
         try:
             for i in order:
                 for leaf in tensors[i]:
@@ -345,7 +350,13 @@ class Trace:
                      for i in range(len(args))]
             out = self.f(*targs)
             out_spec = _out_spec(out, t)
+        except Exception as e:
+            hidden = unwrap_conversion(e)
+            if hidden is None or hidden is e:
+                raise
+            raise hidden from None   # NumPy wrapped it in "setting an array element..."
         finally:
+            TRANSFORMS.n -= 1
             _end(prev)
             STATE.tape = prev_tape
         self._finish(t, rec, specs, out_spec, k,

@@ -169,7 +169,7 @@ def test_python_max_min_abs_on_traced_scalars():
 
 def test_float_pins_value():
     def f(x):
-        k = float(x)                      # Python now knows x: any change must retrace
+        k = x.item()                      # Python now knows x: any change must retrace
         return x * k
 
     tr = tg.trace(f, 2.0)

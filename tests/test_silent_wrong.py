@@ -1,0 +1,181 @@
+"""Silent wrong answers: every case here once returned a wrong number (a zero, a dropped
+derivative, a stale value) without an error.  Each test asserts the right value or the
+documented error; see docs/REFUSALS.md."""
+import math
+
+import numpy as np
+import pytest
+import scipy.special
+
+import tapegrad as tg
+import tapegrad.numpy as tnp
+
+X2 = np.array([1.0, 2.0])
+
+
+def _refused(f, arg=X2, what="__array__", transform=tg.grad):
+    with pytest.raises(TypeError) as info:
+        transform(f)(arg)
+    msg = str(info.value)
+    assert what in msg and "tapegrad.numpy" in msg and ".item()" in msg, msg
+    return info.value
+
+
+# ---- 1. leaving the traced path is an error, never a zero ------------------------------------
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.sum(np.asarray(x) ** 2),
+    lambda x: np.sum(np.array(x) ** 2),
+    lambda x: np.sum(np.asanyarray(x) ** 2),
+    lambda x: np.sum(np.array([x[0], x[1]])),
+    lambda x: np.sum([x[0], 2 * x[1]]),
+    lambda x: np.mean([x, x]),
+    lambda x: np.max([x[0], x[1]]),
+    lambda x: np.dot([x[0], x[1]], np.array([1.0, 3.0])),
+    lambda x: np.sum(np.vectorize(np.sin)(x)),
+    lambda x: scipy.special.logsumexp(x),
+    lambda x: scipy.special.softmax(x)[0],
+    lambda x: np.sum(np.ma.masked_array(x, mask=[0, 1])),
+], ids=["asarray", "array", "asanyarray", "array-of-list", "sum-of-list", "mean-of-list",
+        "max-of-list", "dot-of-list", "vectorize", "logsumexp", "softmax", "ma.masked_array"])
+def test_implicit_array_conversion_inside_grad_raises(f):
+    _refused(f)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: float(x[0]) * x[1],
+    lambda x: math.sin(x[0]) + x[0],
+    lambda x: np.sum(np.fromiter(x, float)),
+], ids=["float", "math.sin", "fromiter"])
+def test_float_conversion_inside_grad_raises(f):
+    _refused(f, what="__float__")
+
+
+def test_math_on_a_scalar_argument_raises():
+    _refused(lambda x: math.sin(x) + x, 0.7, what="__float__")
+    _refused(lambda x: int(x) * x, 0.7, what="__int__")
+
+
+def _fill(x):
+    y = np.empty(2)
+    y.fill(x[0])
+    return np.sum(y) + x[0]
+
+
+def _setitem(x):
+    y = np.empty(2)
+    y.__setitem__(0, 2 * x[0])
+    return np.sum(y) + x[0]
+
+
+def _store(x):
+    y = np.zeros(3)
+    y[0] = x[0] * 2
+    return np.sum(y) + x[0]
+
+
+def _store_slice(x):
+    y = np.zeros(3)
+    y[:2] = x * 2
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("f", [_fill, _setitem, _store])
+def test_store_into_numpy_array_shows_the_helpful_error(f):
+    # NumPy wraps __float__'s error in "setting an array element with a sequence": the
+    # transform must surface tapegrad's own message as the exception the user sees
+    err = _refused(f, what="__float__")
+    assert "sequence" not in str(err)
+    assert err.__suppress_context__ or err.__context__ is None
+
+
+def test_slice_store_into_numpy_array_raises():
+    _refused(_store_slice)
+
+
+@pytest.mark.parametrize("transform", [
+    tg.grad, tg.value_and_grad, tg.jacobian, tg.hessian,
+    lambda f: (lambda x: tg.vjp(f, x)),
+    lambda f: (lambda x: tg.jvp(f, (x,), (np.ones_like(x),))),
+    lambda f: (lambda x: tg.hvp(f, (x,), (np.ones_like(x),))),
+], ids=["grad", "value_and_grad", "jacobian", "hessian", "vjp", "jvp", "hvp"])
+def test_every_transform_refuses_implicit_conversion(transform):
+    _refused(lambda x: np.sum(np.asarray(x) ** 2), transform=transform)
+    _refused(lambda x: math.sin(x[0]) + x[1], what="__float__", transform=transform)
+
+
+def test_trace_recording_refuses_implicit_conversion():
+    with pytest.raises(TypeError, match="__array__"):
+        tg.trace(lambda x: np.sum(np.asarray(x) ** 2), X2)
+    with pytest.raises(TypeError, match="__float__"):
+        tg.trace(lambda x: math.sin(x) + x, 0.7)
+    with pytest.raises(TypeError, match="__float__"):
+        tg.trace(_store, X2)
+
+
+def test_explicit_reads_inside_transforms_are_values():
+    # .item() / .numpy() / .detach() are explicit reads without gradient
+    assert tg.grad(lambda x: x.item() * x)(3.0) == 3.0
+    assert tg.grad(lambda x: np.sum(x.numpy() * x))(X2).tolist() == [1.0, 2.0]
+    assert tg.grad(lambda x: np.sum(np.asarray(x.detach()) * x))(X2).tolist() == [1.0, 2.0]
+
+
+def test_tnp_conversions_differentiate():
+    np.testing.assert_allclose(tg.grad(lambda x: tnp.sum(tnp.asarray(x) ** 2))(X2), [2, 4])
+    np.testing.assert_allclose(
+        tg.grad(lambda x: tnp.sum(tnp.asarray(x, dtype=np.float64) ** 2))(X2), [2, 4])
+    np.testing.assert_allclose(
+        tg.grad(lambda x: tnp.sum(tnp.array(x, dtype=float) ** 2))(X2), [2, 4])
+    np.testing.assert_allclose(
+        tg.grad(lambda x: tnp.sum(tnp.asanyarray(x) ** 2))(X2), [2, 4])
+    # lists of traced values are stacked differentiably, nested lists too
+    np.testing.assert_allclose(
+        tg.grad(lambda x: tnp.sum(tnp.array([x[0], 2 * x[1]]) ** 2))(X2), [2, 16])
+    np.testing.assert_allclose(
+        tg.grad(lambda x: tnp.sum(tnp.asarray([[x[0], 2 * x[1]], [x[1], 1.0]])))(X2), [1, 3])
+    np.testing.assert_allclose(
+        tg.grad(lambda x: tnp.mean(tnp.array([x, x * 3])))(X2), [1, 1])
+
+
+def test_tnp_array_is_a_copy_that_keeps_the_gradient():
+    def f(x):
+        y = tnp.array(x)
+        y[0] = 0.0          # the copy changes, x does not
+        return tnp.sum(y * x)
+    np.testing.assert_allclose(tg.grad(f)(X2), [0.0, 4.0])
+
+
+def test_tnp_asarray_with_another_float_dtype_is_refused():
+    with pytest.raises(TypeError, match="float32"):
+        tg.grad(lambda x: tnp.sum(tnp.asarray(x, dtype=np.float32)))(X2)
+
+
+def test_masked_array_arguments_are_refused():
+    m = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+    with pytest.raises(TypeError, match="masked array"):
+        tg.grad(lambda x: np.sum(x ** 2))(m)
+    with pytest.raises(TypeError, match="masked array"):
+        tg.tensor(m)
+    with pytest.raises(TypeError, match="masked array"):
+        tg.trace(lambda x: np.sum(x ** 2), m)
+    # the documented fix
+    np.testing.assert_allclose(tg.grad(lambda x: np.sum(x ** 2))(m.compressed()), [2, 6])
+
+
+def test_tensor_api_outside_transforms_follows_pytorch():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    assert float(x[1]) == 2.0 and x[1].item() == 2.0 and int(x[1]) == 2
+    with pytest.raises(TypeError, match="requires grad"):
+        np.asarray(x)
+    with pytest.raises(TypeError, match="requires grad"):
+        np.sum([x[0], x[1]])
+    np.testing.assert_array_equal(np.asarray(x.detach()), [1.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(tg.tensor([1.0, 2.0])), [1.0, 2.0])
+    with tg.no_grad():
+        y = x * 2
+    np.testing.assert_array_equal(np.asarray(y), [2.0, 4.0])   # needs no gradient: converts
+
+
+def test_closure_constants_convert_inside_transforms():
+    c = tg.tensor([1.0, 3.0])       # no grad: an ordinary value
+    np.testing.assert_allclose(tg.grad(lambda x: tnp.sum(x * np.asarray(c)))(X2), [1, 3])
