@@ -300,6 +300,80 @@ def _pos(self):
     return self
 
 
+# ---- ndarray methods composed from existing ops (so code written for arrays runs) ----------
+
+def _astype(self, dtype, copy=True, **kw):
+    """ndarray.astype: float64 keeps the graph (a copy, as NumPy makes); an integer or bool
+    cast is piecewise constant, so it carries no derivative (like np.floor)."""
+    dt = np.dtype(dtype)
+    if dt == np.float64:
+        return self.clone() if copy else self
+    if dt.kind in "iub" or not self._rg:
+        _guard(self, "astype")   # a trace pins the value it reads
+        return Tensor(self._v, dtype=dt)
+    raise TypeError(f"Tensor.astype({dt}): tapegrad differentiates float64 values only; a "
+                    f"Tensor that requires grad cannot become {dt} (use astype(float))")
+
+
+def _guard(self, kind):
+    from ._tensor import _guard_hook
+    _guard_hook(self, kind)
+
+
+def _imag(self):
+    """The imaginary part of a real Tensor: zeros, which do not depend on it (exactly)."""
+    return Tensor._const(0.0 if self._v.__class__ is float else np.zeros(self.shape))
+
+
+def _values(name):
+    """Methods whose result is an integer or boolean array (no derivative by definition)."""
+    fn = getattr(np, name)
+
+    def method(self, *args, **kwargs):
+        _guard(self, name)       # a trace pins the value it reads
+        return fn(np.asarray(self._v), *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+def _round(self, decimals=0):
+    """Rounded values: piecewise constant, so the result needs no gradient."""
+    _guard(self, "round")
+    return Tensor._const(O.result(np.round(np.asarray(self._v), decimals)))
+
+
+def _take(self, indices, axis=None):
+    if axis is None:
+        return O.getitem(O.reshape(self, (-1,)), indices)
+    axis = axis % self.ndim
+    return O.getitem(self, (slice(None),) * axis + (indices,))
+
+
+def _repeat(self, repeats, axis=None):
+    if axis is None:
+        return O.getitem(O.reshape(self, (-1,)), np.repeat(np.arange(self.size), repeats))
+    axis = axis % self.ndim
+    idx = np.repeat(np.arange(self.shape[axis]), repeats)
+    return O.getitem(self, (slice(None),) * axis + (idx,))
+
+
+def _diagonal(self, offset=0, axis1=0, axis2=1):
+    if self.ndim != 2 or (axis1, axis2) not in ((0, 1), (1, 0)):
+        raise TypeError("Tensor.diagonal: only 2-D tensors with the default axes")
+    x = self if (axis1, axis2) == (0, 1) else O.transpose(self)
+    n, m = x.shape
+    i = np.arange(max(0, -offset), min(n, m - offset))
+    return O.getitem(x, (i, i + offset))
+
+
+def _trace_method(self, offset=0, axis1=0, axis2=1):
+    return O.sum(_diagonal(self, offset, axis1, axis2))
+
+
+def _fill(self, value):
+    self[...] = value
+
+
 def attach():
     M = Tensor
     M.__add__ = _add
@@ -373,3 +447,17 @@ def attach():
     M.sub = lambda s, o: O.sub(s, o)
     M.mul = lambda s, o: O.mul(s, o)
     M.div = lambda s, o: O.div(s, o)
+    M.copy = lambda s, order="C": s.clone()
+    M.astype = _astype
+    M.real = property(lambda s: s)          # a real Tensor is its own real part (a view)
+    M.imag = property(_imag)
+    M.conj = M.conjugate = lambda s: s.clone()
+    M.swapaxes = lambda s, a1, a2: O.swapaxes(s, a1, a2)
+    M.round = _round
+    for name in ("all", "any", "argsort", "nonzero"):
+        setattr(M, name, _values(name))
+    M.take = _take
+    M.repeat = _repeat
+    M.diagonal = _diagonal
+    M.trace = _trace_method
+    M.fill = M.fill_ = _fill

@@ -311,8 +311,31 @@ def _free(t, top):
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulate gradients of ``tensors`` into the ``.grad`` of leaves (PyTorch semantics)."""
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of leaves (PyTorch semantics);
+    with ``inputs``, only into the ``.grad`` of those tensors."""
+    if inputs is not None:
+        return _backward_into(tensors, grad_tensors, inputs, retain_graph, create_graph)
     run_backward(tensors, grad_tensors, None, retain_graph, create_graph, accumulate=True)
+
+
+def _backward_into(outputs, grads, inputs, retain_graph, create_graph):
+    """``backward(..., inputs=)``: accumulate into the listed tensors' ``.grad`` only."""
+    ins = _as_list(inputs)
+    if not ins:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    res = run_backward(outputs, grads, ins, retain_graph, create_graph, accumulate=False,
+                       allow_unused=True)
+    for x, g in zip(ins, res):
+        if g is None:
+            continue
+        if create_graph:
+            x.grad = g if x.grad is None else x.grad + g
+            continue
+        hooks = x._meta.get("hooks") if x._leaf and x._meta else None
+        g = result(g)
+        if hooks:
+            g = _apply_hooks(hooks, g)
+        x.grad = Tensor._const(g) if x.grad is None else Tensor._const(result(x.grad._v + g))
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -328,6 +351,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    if inputs is not None:
+        return _backward_into([self], None if gradient is None else [gradient], inputs,
+                              retain_graph, create_graph)
     run_backward([self], None if gradient is None else [gradient], None, retain_graph,
                  create_graph, accumulate=True)
 

@@ -106,9 +106,13 @@ def _input(leaf, inputs):
                            "differentiated (pass it through a non-differentiated argument, "
                            "or use .astype(float))")
         x = Tensor._const(float(leaf) if leaf.ndim == 0 else leaf.astype(np.float64))
-    elif leaf is None or isinstance(leaf, (bool, int, np.integer, np.bool_)):
+    elif leaf is None:
         inputs.append(None)
         return leaf
+    elif isinstance(leaf, (bool, int, np.integer, np.bool_)):
+        raise _BadLeaf(f"is {type(leaf).__name__} {leaf!r}; only floats can be differentiated "
+                       f"(write {float(leaf)!r}, or pass it in an argument that is not in "
+                       "argnums)")
     else:
         raise _BadLeaf(f"has type {type(leaf).__name__}, which cannot be differentiated "
                        "(expected floats, float arrays, Tensors or lists/tuples/dicts of them)")
@@ -152,12 +156,17 @@ class _Call:
         args = list(args)
         self.trees = [args[i] for i in nums]   # the arguments as given
         self.inputs = []     # one entry per leaf: its input Tensor, or None (passed through)
+        spans = {}
         for i in nums:
             start = len(self.inputs)
+            if i in spans:       # argnums=(0, 0): the same leaves again, one gradient each
+                self.inputs.extend(self.inputs[spans[i][0]:spans[i][1]])
+                continue
             try:
                 args[i] = _map(args[i], lambda leaf: _input(leaf, self.inputs))
             except _BadLeaf as e:
                 raise TypeError(f"argument {i}{e.path} {e.why}") from None
+            spans[i] = (start, len(self.inputs))
             if all(x is None for x in self.inputs[start:]):
                 raise TypeError(f"argument {i} has no float values to differentiate (got "
                                 f"{_describe(args[i])}); pass floats such as 3.0 or float "
@@ -227,7 +236,19 @@ def _split_aux(out, has_aux):
     return out[0], out[1]
 
 
+def _check_float(out, what="grad"):
+    """Refuse integer / boolean outputs (as JAX does): their derivative is not defined, and a
+    zero would look like an answer."""
+    dt = out.dtype if out.__class__ is Tensor or isinstance(out, (np.ndarray, np.generic)) \
+        else np.dtype(type(out)) if isinstance(out, (bool, int, float)) else None
+    if dt is not None and dt.kind not in "f":
+        raise TypeError(f"{what} requires real-valued (float) outputs, but f returned dtype "
+                        f"{dt} (e.g. a comparison or a count); return a float, or use "
+                        "has_aux=True to return it alongside the value to differentiate")
+
+
 def _check_scalar(out):
+    _check_float(out)
     if out.__class__ is Tensor:
         shape = out.shape
     elif isinstance(out, (float, int, np.number, np.ndarray)):
@@ -276,6 +297,9 @@ def vjp(f, *primals, has_aux=False):
     c = _Call(f, primals, {}, tuple(range(len(primals))))
     out, aux = _split_aux(c.out, has_aux)
     ys = _leaves(out)
+    for y in ys:
+        if y is not None:
+            _check_float(y, "vjp")
 
     def vjp_fn(cotangent):
         cts = _leaves(cotangent)
@@ -303,6 +327,9 @@ def jacobian(f, argnums=0):
     def jacobian_f(*args, **kwargs):
         c = _Call(f, args, kwargs, argnums)
         ys = _leaves(c.out)
+        for y in ys:
+            if y is not None:
+                _check_float(y, "jacobian")
         shapes = [np.shape(_value(y)) for y in ys]
         sizes = [0 if y is None else int(np.prod(s)) for y, s in zip(ys, shapes)]
         rows = _jacobian_rows(c, ys, sizes)

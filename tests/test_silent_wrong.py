@@ -179,3 +179,83 @@ def test_tensor_api_outside_transforms_follows_pytorch():
 def test_closure_constants_convert_inside_transforms():
     c = tg.tensor([1.0, 3.0])       # no grad: an ordinary value
     np.testing.assert_allclose(tg.grad(lambda x: tnp.sum(x * np.asarray(c)))(X2), [1, 3])
+
+
+# ---- 2. backward / grad semantics --------------------------------------------------------------
+
+def test_backward_inputs_accumulates_only_into_listed_tensors():
+    w = tg.tensor([1.0, 2.0], requires_grad=True)
+    b = tg.tensor(3.0, requires_grad=True)
+    (w * b).sum().backward(inputs=[w])
+    assert w.grad.tolist() == [3.0, 3.0] and b.grad is None
+    tg.autograd.backward((w * b).sum(), inputs=[b])
+    assert w.grad.tolist() == [3.0, 3.0] and b.grad.item() == 3.0
+    (w * b).sum().backward(inputs=w)                # a single Tensor works too
+    assert w.grad.tolist() == [6.0, 6.0] and b.grad.item() == 3.0
+    h = w * 2.0
+    (h * b).sum().backward(inputs=[h])              # a non-leaf input gets .grad, as PyTorch
+    assert h.grad.tolist() == [3.0, 3.0] and b.grad.item() == 3.0
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        (w * b).sum().backward(inputs=[])
+
+
+def test_backward_inputs_with_create_graph():
+    w = tg.tensor(2.0, requires_grad=True)
+    b = tg.tensor(3.0, requires_grad=True)
+    (w ** 3 * b).backward(inputs=[w], create_graph=True)
+    assert w.grad.item() == 36.0 and b.grad is None
+
+
+def test_repeated_argnums_give_plain_values():
+    g = tg.grad(lambda a, b: a * b, argnums=(0, 0))(3.0, 2.0)
+    assert g == (2.0, 2.0) and all(type(v) is float for v in g)
+    g = tg.grad(lambda a, b: np.sum(a * a * b), argnums=(0, 1, 0))(X2, 2.0)
+    assert all(not isinstance(v, tg.Tensor) for v in g)
+    np.testing.assert_allclose(g[0], [4.0, 8.0])
+    assert g[1] == 5.0
+    np.testing.assert_allclose(g[2], [4.0, 8.0])
+
+
+def test_integer_leaf_in_a_differentiated_argument_raises():
+    with pytest.raises(TypeError, match=r"argument 0\[1\] is int 2; only floats"):
+        tg.grad(lambda x: x[0] * x[1])([1.0, 2])
+    with pytest.raises(TypeError, match="only floats"):
+        tg.grad(lambda x: x["a"] * x["b"])({"a": 1.0, "b": True})
+    # None leaves pass through; ints in other arguments are fine
+    assert tg.grad(lambda x, n: x * n)(2.0, 3) == 3.0
+    assert tg.grad(lambda x: x[0] * 2.0)([1.0, None]) == [2.0, None]
+
+
+@pytest.mark.parametrize("f", [lambda x: x > 0, lambda x: 3, lambda x: np.int64(1)])
+def test_non_float_output_raises(f):
+    with pytest.raises(TypeError, match="real-valued"):
+        tg.grad(f)(1.0)
+
+
+def test_non_float_output_raises_in_jacobian_and_vjp():
+    with pytest.raises(TypeError, match="real-valued"):
+        tg.jacobian(lambda x: x > 0)(X2)
+    with pytest.raises(TypeError, match="real-valued"):
+        tg.vjp(lambda x: x > 0, X2)
+
+
+def test_ndarray_methods_on_tensors():
+    def f(x):
+        return (x.copy() * 2).sum() + (x.astype(float) ** 2).sum() + x.real.sum() \
+            + x.conj().sum() + x.conjugate().sum() + x.imag.sum() + x.take([0, 0]).sum() \
+            + x.repeat(2).sum() + x.swapaxes(0, 0).sum()
+    np.testing.assert_allclose(tg.grad(f)(X2), [2 + 2 + 1 + 1 + 1 + 0 + 2 + 2 + 1,
+                                               2 + 4 + 1 + 1 + 1 + 0 + 0 + 2 + 1])
+    x = tg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    x.trace().backward()
+    assert x.grad.tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    assert x.diagonal(1).tolist() == [2.0]
+    assert x.astype(int).dtype == np.int64 and not x.astype(int).requires_grad
+    assert not x.imag.requires_grad and x.imag.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    assert x.round().tolist() == x.tolist() and not x.round().requires_grad
+    assert bool(x.all()) and x.argsort().tolist() == [[0, 1], [0, 1]]
+    with pytest.raises(TypeError, match="float32"):
+        x.astype(np.float32)
+    y = x.copy()
+    y.fill(2.0)
+    assert y.tolist() == [[2.0, 2.0], [2.0, 2.0]] and x.tolist() == [[1.0, 2.0], [3.0, 4.0]]
