@@ -7,7 +7,7 @@ import weakref
 import numpy as np
 
 from . import _ops as O
-from ._tensor import STATE, Tensor, record_binary, record_unary
+from ._tensor import STATE, TRANSFORMS, Tensor, record_binary, record_unary
 
 
 def _add(self, other):
@@ -70,10 +70,128 @@ def _reshape(self, *shape):
 
 
 def _check_inplace(self, opname):
+    if TRANSFORMS.n and self._rg and (self._leaf or not STATE.enabled):
+        what = "a differentiated input" if self._leaf else "a traced value under no_grad"
+        raise RuntimeError(
+            f"{opname}: in-place change of {what} (shape {self.shape}) inside a tapegrad "
+            "transform or tg.trace recording; the derivative would be that of the value "
+            "before the change, not of what f computes. Change a copy, with gradient on: "
+            "x = x.copy() (or tnp.array(x)); x[i] = ...")
     if self._leaf and self._rg and STATE.enabled:
         raise RuntimeError(
             f"a leaf Variable that requires grad is being used in an in-place operation "
             f"({opname} on shape {self.shape}); wrap the update in `with tg.no_grad():`")
+    base = _base_of(self)
+    if base is not None:
+        if base._leaf and base._rg and STATE.enabled:
+            raise RuntimeError(
+                f"a view of a leaf Variable that requires grad is being used in an in-place "
+                f"operation ({opname} on shape {self.shape}); wrap the update in "
+                "`with tg.no_grad():`")
+        _check_inplace(base, opname)
+
+
+# ---- views -------------------------------------------------------------------------------------
+# NumPy's basic indexing returns a view: ``v = y[1:]; v[0] = 0`` changes y, and a write into y
+# shows in v.  A tapegrad result has its own value and row, so the link is kept here instead:
+# the view notes (weakref to its base, key) in its meta and the base lists its live views.
+# After an in-place change of a view the change is written into its base (``base[key] = v``,
+# a recorded setitem), and after an in-place change of a base its live views are derived
+# again (``v = base[key]``), so values and gradients are those NumPy's aliasing implies.
+
+def _basic_key(key):
+    items = key if isinstance(key, tuple) else (key,)
+    for k in items:
+        if not (k is None or k is Ellipsis or isinstance(k, slice)
+                or (isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)))):
+            return False
+    return True
+
+
+def _getitem(self, key):
+    out = O.getitem(self, key)
+    if out._v.__class__ is not float and _basic_key(key):   # NumPy returns a view
+        _note_view(self, out, key)
+    return out
+
+
+def _note_view(base, view, key):
+    vm = view._meta
+    if vm is None:
+        vm = view._meta = {}
+    vm["base"] = (weakref.ref(base), key)
+    bm = base._meta
+    if bm is None:
+        bm = base._meta = {}
+    views = bm.get("views")
+    if views is None:
+        views = bm["views"] = []
+    elif len(views) >= 8:
+        views[:] = [w for w in views if w[0]() is not None]
+    views.append((weakref.ref(view), key))
+
+
+def _base_of(self):
+    m = self._meta
+    if not m:
+        return None
+    b = m.get("base")
+    return None if b is None else b[0]()
+
+
+def _linked(self):
+    m = self._meta
+    return m is not None and ("base" in m or "views" in m)
+
+
+def _after_write(self):
+    """Carry an in-place change of ``self`` to its base (or to its views)."""
+    m = self._meta
+    b = m.get("base")
+    base = None if b is None else b[0]()
+    if base is not None:
+        _setitem(base, b[1], self)     # writes the view's values into the base, then
+        return                         # re-derives the base's views (self among them)
+    _refresh_views(self)
+
+
+def _refresh_views(self):
+    m = self._meta
+    views = m.get("views") if m else None
+    if not views:
+        return
+    for ref, key in list(views):
+        v = ref()
+        if v is None:
+            continue
+        new = O.getitem(self, key)
+        if STATE.enabled and new._rg:
+            _swap_in(v, new)
+        else:
+            _untracked_update(v, new._v)
+        _refresh_views(v)
+
+
+def _dedupe_last(self, key, value):
+    """``x[[0, 0]] = v``: NumPy keeps the last write to a repeated position.  The recorded
+    setitem would send the gradient to every written element, so the key is reduced to the
+    last write of each position (and the value to those elements) first."""
+    items = key if isinstance(key, tuple) else (key,)
+    if all(not isinstance(k, (list, np.ndarray, Tensor)) for k in items):
+        return key, value                # basic indexing cannot repeat a position
+    shape = self.shape
+    pos = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)[O._index_key(key)[0]]
+    flat = np.asarray(pos).ravel()
+    uniq, first_rev = np.unique(flat[::-1], return_index=True)
+    if uniq.size == flat.size:
+        return key, value
+    last = flat.size - 1 - first_rev     # the last write of each position
+    sub = np.unravel_index(uniq, shape)
+    if isinstance(value, Tensor):
+        full = O.reshape(O.broadcast_to(value, np.shape(pos)), (-1,))
+        return sub, O.getitem(full, last)
+    vv = np.broadcast_to(np.asarray(value, dtype=np.float64), np.shape(pos)).reshape(-1)
+    return sub, vv[last]
 
 
 def _inplace(fn, opname):
@@ -83,8 +201,10 @@ def _inplace(fn, opname):
         if not STATE.enabled or not (self._rg or (isinstance(other, Tensor) and other._rg)):
             new = fn(self.detach(), other.detach() if isinstance(other, Tensor) else other)
             _untracked_update(self, new._v)
-            return self
-        _swap_in(self, fn(self, other))
+        else:
+            _swap_in(self, fn(self, other))
+        if self._meta is not None and _linked(self):
+            _after_write(self)
         return self
     method.__name__ = opname
     return method
@@ -174,12 +294,15 @@ def _swap_in(self, new):
 
 def _setitem(self, key, value):
     _check_inplace(self, "__setitem__")
+    key, value = _dedupe_last(self, key, value)
     if not STATE.enabled or not (self._rg or (isinstance(value, Tensor) and value._rg)):
         new = O.setitem(self.detach(), key, value.detach() if isinstance(value, Tensor)
                         else value)
         _untracked_update(self, new._v)
-        return
-    _swap_in(self, O.setitem(self, key, value))
+    else:
+        _swap_in(self, O.setitem(self, key, value))
+    if self._meta is not None and _linked(self):
+        _after_write(self)
 
 
 def _compare(ufunc, name):
@@ -198,10 +321,12 @@ def _compare(ufunc, name):
 
 def _zero_(self):
     with_grad = STATE.enabled and self._rg and self._leaf
-    if with_grad:
+    if with_grad or TRANSFORMS.n or _base_of(self) is not None:
         _check_inplace(self, "zero_")
     v = self._v
     _set_value(self, 0.0 if v.__class__ is float else np.zeros_like(v))
+    if self._meta is not None and _linked(self):
+        _after_write(self)
     return self
 
 
@@ -391,7 +516,7 @@ def attach():
     M.__neg__ = O.neg
     M.__pos__ = _pos
     M.__abs__ = O.abs_
-    M.__getitem__ = O.getitem
+    M.__getitem__ = _getitem
     M.__setitem__ = _setitem
     for name, uf in (("__lt__", np.less), ("__le__", np.less_equal), ("__gt__", np.greater),
                      ("__ge__", np.greater_equal), ("__eq__", np.equal),

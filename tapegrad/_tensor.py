@@ -62,11 +62,27 @@ class Tensor:
 
     @property
     def data(self):
-        """The value as a numpy array (no gradient tracking)."""
+        """The value as a numpy array (no gradient tracking).
+
+        A leaf's array is its value itself, writable as in PyTorch (``p.data[0] = 10``): its
+        tape row is dropped first, so the next op records the value as it is then and no
+        graph mixes the new value with derivatives taken at the old one.  The value of a
+        graph result (non-leaf), of a traced value inside a transform and of a 0-d tensor is
+        handed out read-only: writing into it would go unseen by the tape (use an in-place
+        op on the Tensor, or ``.data = new``)."""
         _guard_hook(self, "data")   # a traced value leaves the tape: tg.trace pins it
         v = self._v
         if v.__class__ is float:
-            return np.array(v)
+            return _read_only(np.array(v))
+        if (self._rg and TRANSFORMS.n) or not self._leaf:
+            return _read_only(v)
+        t = self._tape
+        if t is not None:
+            if t.alive:
+                if t.pc:
+                    t.sync()
+                t.materialize(self._row)   # a lazy row holds this very array: copy it
+            self._invalidate()
         return v
 
     @data.setter
@@ -281,6 +297,12 @@ def _conversion_error(x, how):
             "silently drop its gradient. Use tapegrad ops (tapegrad.numpy, tg.stack), or "
             "x.detach().numpy() / x.numpy() / x.item() if you want the value without "
             "gradient.")
+
+
+def _read_only(a):
+    a = a.view()
+    a.flags.writeable = False
+    return a
 
 
 def _float_format(v):

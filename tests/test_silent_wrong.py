@@ -259,3 +259,133 @@ def test_ndarray_methods_on_tensors():
     y = x.copy()
     y.fill(2.0)
     assert y.tolist() == [[2.0, 2.0], [2.0, 2.0]] and x.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
+# ---- 3. in-place semantics that match NumPy or refuse -----------------------------------------
+
+X3 = np.array([1.0, 2.0, 3.0])
+
+
+def test_write_through_a_view_reaches_the_base():
+    def f(x):
+        y = x * 1.0
+        v = y[1:]
+        v[0] = 0.0
+        return np.sum(y)
+    v, g = tg.value_and_grad(f)(X3)
+    assert v == 4.0 and g.tolist() == [1.0, 0.0, 1.0]
+    # the same with NumPy: the numbers tapegrad must match
+    y = X3 * 1.0
+    y[1:][0] = 0.0
+    assert np.sum(y) == 4.0
+
+
+def test_write_into_the_base_shows_in_its_views():
+    def f(x):
+        y = x * 1.0
+        v = y[1:]
+        y[1] = 5 * x[0]
+        return np.sum(v * v)
+    v, g = tg.value_and_grad(f)(X3)
+    assert v == 25.0 + 9.0 and g.tolist() == [50.0, 0.0, 6.0]
+
+
+def test_views_of_views_and_2d_rows():
+    def f(x):
+        y = tnp.reshape(x * 1.0, (1, 3)) * 1.0
+        row = y[0]
+        tail = row[1:]
+        tail += 10.0                   # reaches row and y
+        return np.sum(y) + np.sum(row)
+    v, g = tg.value_and_grad(f)(X3)
+    assert v == 2 * (6.0 + 20.0) and g.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_in_place_on_a_view_of_a_leaf_is_refused():
+    x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    v = x[1:]
+    with pytest.raises(RuntimeError, match="view of a leaf"):
+        v[0] = 0.0
+    with tg.no_grad():
+        v[0] = 0.0                     # allowed under no_grad, and it reaches x
+    assert x.tolist() == [1.0, 0.0, 3.0]
+
+
+def test_repeated_fancy_indices_last_write_wins():
+    # rule: as NumPy does in practice, the last write to a repeated position wins; the
+    # gradient is that of the value actually stored
+    def f(x):
+        y = x ** 2
+        y[[0, 0]] = x[1:] * 5           # y[0] = 5 * x[2]
+        return np.sum(y)
+    v, g = tg.value_and_grad(f)(X3)
+    y = X3 ** 2
+    y[[0, 0]] = X3[1:] * 5
+    assert v == np.sum(y) == 15.0 + 4.0 + 9.0
+    assert g.tolist() == [0.0, 4.0, 5.0 + 6.0]
+    # with x = [1, 1, 1.5]: d/dx (5 x2 + x1^2 + x2^2) = [0, 2, 8]
+    assert tg.grad(f)(np.array([1.0, 1.0, 1.5])).tolist() == [0.0, 2.0, 8.0]
+    np.testing.assert_allclose(tg.gradcheck(f, [tg.tensor(X3, requires_grad=True)]), True)
+
+
+def test_repeated_fancy_indices_with_a_constant_value():
+    def f(x):
+        y = x * 1.0
+        y[[2, 0, 2]] = np.array([7.0, 8.0, 9.0])
+        return np.sum(y * y)
+    v, g = tg.value_and_grad(f)(X3)
+    assert v == 8.0 ** 2 + 2.0 ** 2 + 9.0 ** 2 and g.tolist() == [0.0, 4.0, 0.0]
+
+
+@pytest.mark.parametrize("n", [3, 5000])     # small rows are copied, large ones lazy
+def test_data_write_between_two_graphs_is_consistent(n):
+    x = tg.tensor(np.arange(1.0, n + 1.0), requires_grad=True)
+    y1 = (x ** 2).sum()
+    x.data[0] = 10.0
+    y2 = (x ** 3).sum()
+    y2.backward()
+    xv = np.arange(1.0, n + 1.0)
+    xv[0] = 10.0
+    assert y2.item() == np.sum(xv ** 3)
+    np.testing.assert_array_equal(x.grad.numpy(), 3 * xv ** 2)   # the new value throughout
+    x.grad = None
+    y1.backward()                       # the first graph keeps its own value
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * np.arange(1.0, n + 1.0))
+
+
+def test_data_of_a_graph_result_is_read_only():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 2.0
+    with pytest.raises(ValueError, match="read-only"):
+        h.data[0] = 3.0
+    with pytest.raises(ValueError, match="read-only"):
+        tg.grad(lambda x: x.data.__setitem__(0, 1.0) or tnp.sum(x))(X2)
+
+
+def test_no_grad_in_place_on_an_input_inside_a_transform_raises():
+    def f(x):
+        with tg.no_grad():
+            x[0] = 5.0
+        return np.sum(x ** 2)
+    with pytest.raises(RuntimeError, match="x = x.copy()"):
+        tg.grad(f)(X3)
+
+    def f_tracked(x):
+        x[0] = 5.0
+        return np.sum(x ** 2)
+    with pytest.raises(RuntimeError, match="x = x.copy()"):
+        tg.grad(f_tracked)(X3)
+
+    def f_copy(x):                      # the hint's fix: f does not depend on x[0]
+        x = x.copy()
+        x[0] = 5.0
+        return np.sum(x ** 2)
+    assert tg.grad(f_copy)(X3).tolist() == [0.0, 4.0, 6.0]
+
+    def f_graph(x):                     # an untracked change of a traced value
+        y = x * 1.0
+        with tg.no_grad():
+            y[0] = 5.0
+        return np.sum(y ** 2)
+    with pytest.raises(RuntimeError, match="under no_grad"):
+        tg.grad(f_graph)(X3)
