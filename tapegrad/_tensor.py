@@ -505,9 +505,10 @@ def needs_grad(*xs):
 
 
 def _guard_hook(x, kind):
-    """Overridden by trace recording to note a branch decision on a traced value."""
+    """Called by trace recording to note a read of a value a replay may change (a traced
+    value, or a Tensor f reads from its closure, which a replay reads again)."""
     hook = GUARD_HOOK[0]
-    if hook is not None and x._rg:
+    if hook is not None:
         hook(x, kind)
 
 

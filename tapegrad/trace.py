@@ -17,6 +17,7 @@ import math
 import os
 import sys
 import threading
+import weakref
 
 import numba
 import numpy as np
@@ -85,7 +86,9 @@ class _Recorder:
         self.sites = {}     # guard row -> [site, source text, what was seen]
 
     def traced(self, x):
-        return x.__class__ is Tensor and x._rg and x._tape is self.tape
+        """A value a replay may change: a traced value, or any other Tensor (one from f's
+        closure is read again at every replay; one made inside f is a harmless pin)."""
+        return x.__class__ is Tensor
 
     def guard(self, x, kind, other, res):
         t = self.tape
@@ -134,6 +137,14 @@ def _outcome(seen):
 
 def _short(v):
     return repr(v) if v.__class__ is float else f"array of shape {np.shape(v)}"
+
+
+def _rng_states():
+    """NumPy's global random state and tapegrad's generator state (to notice draws)."""
+    from . import _creation
+    st = np.random.get_state(legacy=False)
+    return (st["bit_generator"], repr(st["state"]), st.get("has_gauss"),
+            repr(_creation.rng().bit_generator.state))
 
 
 def _begin(rec):
@@ -341,6 +352,7 @@ class Trace:
         STATE.tape = t
         prev = _begin(rec)
         TRANSFORMS.n += 1
+        rng_before = _rng_states()
         try:
             for i in order:
                 for leaf in tensors[i]:
@@ -359,6 +371,12 @@ class Trace:
             TRANSFORMS.n -= 1
             _end(prev)
             STATE.tape = prev_tape
+        if _rng_states() != rng_before:
+            raise RuntimeError(
+                "tg.trace: f drew random numbers (np.random.* or tg.randn/tg.rand) while it was "
+                "recorded; the draws would be frozen into the trace and every replay would "
+                "reuse them instead of drawing again. Draw outside f and pass the values as an "
+                "argument (tr(x, noise)), or use tg.grad, which runs f at every call")
         self._finish(t, rec, specs, out_spec, k,
                      sum(np.size(v) for i in self.argnums for v in per_arg[i]))
 
@@ -389,6 +407,10 @@ class Trace:
                                "differentiate the trace with tr.grad")
         rg = t.rg[:n].copy()
         frozen = ((ops == T.LEAF) & (np.arange(n) >= k)) | (ops == T.FREED)
+        # Tensors f read from its closure (parameters...): re-read at every replay
+        self._closure = [(int(r), weakref.ref(t.handles[r]), np.shape(t.handles[r]._v))
+                         for r in np.flatnonzero(frozen | ((ops == T.CONST) & (np.arange(n) >= k)))
+                         if t.handles[r] is not None]
         code[frozen] = T.CONST      # external leaves and retired values are constants here
         rg[frozen] = 0
         voff = t.voff[:n + 1].copy()
@@ -446,12 +468,29 @@ class Trace:
 
     def _prepared(self, args):
         try:
-            return self._flat(args)
+            x = self._flat(args)
+            self._read_closure()
+            return x
         except RetraceRequired:
             if not self._can_retrace():
                 raise
         self._retrace(args)
         return self._flat(args)
+
+    def _read_closure(self):
+        """Write the current values of the Tensors f read from its closure into their rows."""
+        val, voff = self.val, self.voff
+        for r, ref, shape in self._closure:
+            h = ref()
+            if h is None:
+                continue
+            v = h._v
+            if np.shape(v) != shape:
+                raise RetraceRequired(
+                    f"trace: a Tensor f reads from its closure (tape row {r}) changed shape "
+                    f"from {shape} to {np.shape(v)}; record a new trace (or create it with "
+                    "retrace=True)")
+            val[voff[r]:voff[r + 1]] = v if v.__class__ is float else np.ravel(v)
 
     def _can_retrace(self):
         return self.retrace and self.f is not None
@@ -577,6 +616,7 @@ class Trace:
         RetraceRequired when x takes another branch than the recorded one."""
         meta = np.array([self.n, self.out_row, self.ng], np.int64)
         self._need_scalar("njit_grad")
+        self._read_closure()
         return R.replay_grad, (self.code, self.ip, self.fp, self.voff, self.rg, self.state,
                                self.ipool, self.fpool, self.val, self.adj, meta)
 
@@ -629,6 +669,7 @@ class Trace:
         self.argnums, self.single = tuple(meta["argnums"]), meta["single"]
         self.m, self.ng = meta["m"], meta["ng"]
         self.sites = {int(s[0]): list(s[1:]) for s in meta["sites"]}
+        self._closure = []     # a loaded trace keeps the closure values it was saved with
         self._setup()
 
     def save(self, path):
@@ -647,7 +688,24 @@ class Trace:
 
 
 def trace(f, *example_args, argnums=0, retrace=False):
-    """Record ``f(*example_args)`` once; the result replays it compiled (see ``Trace``)."""
+    """Record ``f(*example_args)`` once; the result replays it compiled (see ``Trace``).
+
+    What a replay reads:
+
+    - the arguments, at every call (same shapes; non-float arguments must be equal);
+    - Tensors ``f`` reads from its closure (e.g. parameters a ``tg.optim`` step updates): their
+      current value at every replay, so a replay after an optimizer step uses the new
+      weights (a change of shape raises RetraceRequired, or retraces).  A value Python looked
+      at while recording (``p.item()``, ``if p > 0``) is a guard like any other;
+    - NumPy arrays and Python numbers from the closure are constants of the trace (as in
+      ``jax.jit``): pass values that change as arguments.
+
+    Refused: ``f`` drawing random numbers (``np.random.*``, ``tg.randn``/``tg.rand``) while
+    recorded raises RuntimeError, since a replay cannot draw again and would silently reuse
+    the recorded draws; draw outside ``f`` and pass the noise as an argument.  (A
+    ``np.random.Generator`` created inside ``f`` cannot be noticed: do not use one there.)
+    Also refused: custom Functions, tensor hooks, ``no_grad`` or a backward inside ``f`` and
+    implicit conversions of traced values (``float(x)``, ``np.asarray(x)``...)."""
     return Trace(f, example_args, argnums, retrace)
 
 

@@ -389,3 +389,76 @@ def test_no_grad_in_place_on_an_input_inside_a_transform_raises():
         return np.sum(y ** 2)
     with pytest.raises(RuntimeError, match="under no_grad"):
         tg.grad(f_graph)(X3)
+
+
+# ---- 4. trace and checkpoint honesty ------------------------------------------------------------
+
+def test_trace_reads_closure_parameters_at_replay():
+    w = tg.tensor([1.0, 2.0], requires_grad=True)
+    b = tg.tensor(0.5)                                  # a closure constant Tensor too
+
+    def f(x):
+        return (w * x).sum() + b
+
+    tr = tg.trace(f, np.ones(2))
+    assert tr(np.ones(2)) == 3.5
+    opt = tg.optim.SGD([w], lr=1.0)
+    f(tg.tensor(np.ones(2))).backward()
+    opt.step()                                          # w = [0, 1]
+    with tg.no_grad():
+        b += 1.0
+    assert tr(np.ones(2)) == 2.5
+    x = np.array([3.0, 4.0])
+    v, g = tr.value_and_grad(x)
+    assert v == 4.0 + 1.5 and g.tolist() == [0.0, 1.0]
+    w.data = np.array([5.0, 6.0])                       # .data = works the same
+    assert tr.grad(x).tolist() == [5.0, 6.0]
+    np.testing.assert_allclose(tr.grad_many(np.stack([x, x])), [[5.0, 6.0], [5.0, 6.0]])
+
+
+def test_trace_closure_parameter_changing_shape_retraces_or_raises():
+    w = tg.tensor([1.0, 2.0], requires_grad=True)
+    tr = tg.trace(lambda x: (w * x).sum(), 1.0)
+    tr2 = tg.trace(lambda x: (w * x).sum(), 1.0, retrace=True)
+    w.data = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(tg.RetraceRequired, match="changed shape"):
+        tr(1.0)
+    assert tr2.grad(1.0) == 6.0
+
+
+def test_trace_guard_on_a_closure_parameter_fails_after_an_update():
+    w = tg.tensor(2.0, requires_grad=True)
+    tr = tg.trace(lambda x: x * w if w.item() > 0 else -x, 1.0)
+    assert tr.grad(1.0) == 2.0
+    w.data = -1.0
+    with pytest.raises(tg.RetraceRequired):
+        tr.grad(1.0)
+
+
+@pytest.mark.parametrize("draw", [lambda: np.random.randn(), lambda: np.random.rand(2),
+                                  lambda: tg.randn(2)])
+def test_trace_refuses_random_draws(draw):
+    # chosen rule: refuse (a replay cannot draw again; it would reuse the recorded draws)
+    with pytest.raises(RuntimeError, match="drew random numbers"):
+        tg.trace(lambda x: np.sum(x * draw()), np.ones(2))
+    noise = np.random.rand(2)                            # the documented fix
+    tr = tg.trace(lambda x, e: np.sum(x * e), np.ones(2), noise)
+    assert tr.grad(np.ones(2), noise).tolist() == noise.tolist()
+    assert "np.random" in tg.trace.__doc__           # the rule is documented
+
+
+def test_checkpoint_restores_numpy_global_random_state():
+    def block(x):
+        return x * np.random.randn(3) + x ** 2 * np.random.rand(3)
+
+    x0 = np.array([1.0, -2.0, 0.5])
+    np.random.seed(7)
+    x = tg.tensor(x0, requires_grad=True)
+    block(x).sum().backward()
+    plain = x.grad.numpy().copy()
+    after_plain = np.random.rand()
+    np.random.seed(7)
+    x = tg.tensor(x0, requires_grad=True)
+    tg.checkpoint(block, x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), plain)
+    assert np.random.rand() == after_plain            # the recomputation left no trace
