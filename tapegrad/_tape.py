@@ -309,6 +309,8 @@ class Tape:
             del ex[k]
         if "retain" in ex:
             ex["retain"] = [r for r in ex["retain"] if r < keep]
+        if "shared" in ex:
+            ex["shared"] = {k: r for k, r in ex["shared"].items() if r < keep}
         for key in ("hooks", "lines"):
             if key in ex:
                 ex[key] = {r: v for r, v in ex[key].items() if r < keep}

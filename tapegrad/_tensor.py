@@ -87,6 +87,10 @@ class Tensor:
 
     @data.setter
     def data(self, value):
+        if self._rg and TRANSFORMS.n:
+            raise RuntimeError("x.data = ... on a traced value inside a tapegrad transform or "
+                               "tg.trace recording would change it unseen by the derivative; "
+                               "compute the new value with tapegrad ops instead")
         self._v = _as_value(value, None)
         self._invalidate()
 
@@ -383,6 +387,9 @@ _OTHER_THREAD = ("this Tensor was computed on another thread's tape; each thread
                  "threads.")
 
 
+_CLAIM = threading.Lock()
+
+
 def tape_for(*xs):
     """The calling thread's tape, after checking no operand lives on another thread's tape."""
     t = STATE.tape
@@ -398,13 +405,24 @@ def tape_for(*xs):
 
 
 def row_of(t, x):
-    """The row of operand ``x`` on tape ``t``, entering it (LEAF/CONST/FREED) when absent."""
+    """The row of operand ``x`` on tape ``t``, entering it (LEAF/CONST/FREED) when absent.
+
+    A handle caches one (tape, row) pair.  A leaf shared between threads (a parameter) is
+    cached only by the first thread's live tape; the other threads keep its row in their
+    tape's ``extras["shared"]`` (id -> row), so no thread ever overwrites, or reads half of,
+    another thread's pair (claims are made under ``_CLAIM``)."""
     if x.__class__ is Tensor:
         if x._tape is t:
             return x._row
-        if not x._leaf and x._tape is not None and x._tape is not t and x._tape.alive \
-                and x._tape.owner != t.owner:
-            raise RuntimeError(_OTHER_THREAD)
+        cur = x._tape
+        if cur is not None and cur.alive and cur.owner != t.owner:
+            if not x._leaf:
+                raise RuntimeError(_OTHER_THREAD)
+            shared = t.extras.get("shared")
+            if shared is not None:
+                r = shared.get(id(x))
+                if r is not None:
+                    return r
         v = x._v
         if v.__class__ is not float and v.dtype != np.float64:
             v = v.astype(np.float64)
@@ -416,8 +434,13 @@ def row_of(t, x):
         if code == T.LEAF:
             t.leaf_rows.append(r)
         if code != T.FREED:
-            x._tape = t
-            x._row = r
+            with _CLAIM:
+                cur = x._tape
+                if cur is None or cur is t or not cur.alive or cur.owner == t.owner:
+                    x._tape = t
+                    x._row = r
+                    return r
+            t.extras.setdefault("shared", {})[id(x)] = r   # t.handles[r] keeps x alive
         return r
     v = value_of(x)
     return t.push(T.CONST, -1, -1, v, None, 0)

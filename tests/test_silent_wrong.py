@@ -2,6 +2,8 @@
 derivative, a stale value) without an error.  Each test asserts the right value or the
 documented error; see docs/REFUSALS.md."""
 import math
+import sys
+import threading
 
 import numpy as np
 import pytest
@@ -462,3 +464,92 @@ def test_checkpoint_restores_numpy_global_random_state():
     tg.checkpoint(block, x).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), plain)
     assert np.random.rand() == after_plain            # the recomputation left no trace
+
+
+# ---- 5. threads ----------------------------------------------------------------------------------
+
+@pytest.fixture
+def fast_switching():
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(old)
+
+
+def _in_threads(worker, n=4):
+    errors = []
+
+    def run(k):
+        try:
+            worker(k, errors)
+        except Exception as e:          # noqa: BLE001 - reported below
+            errors.append(repr(e))
+    ts = [threading.Thread(target=run, args=(k,)) for k in range(n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors[:3]
+
+
+def test_shared_leaf_grad_from_many_threads(fast_switching):
+    w = tg.tensor(np.arange(1.0, 5.0), requires_grad=True)
+
+    def worker(k, errors):
+        for i in range(150):
+            x = np.full(4, float(k + 1))
+            y = (w * x).sum() + (w ** 2).sum() * k + (w[1:] * x[1:]).sum()
+            g, = tg.autograd.grad(y, w)
+            expected = x + 2 * np.arange(1.0, 5.0) * k + np.r_[0.0, x[1:]]
+            if not np.array_equal(g.numpy(), expected):
+                errors.append((k, i, g.numpy().tolist(), expected.tolist()))
+    _in_threads(worker)
+
+
+def test_shared_leaf_backward_accumulates_from_many_threads(fast_switching):
+    w = tg.tensor(np.ones(3), requires_grad=True)
+    b = tg.tensor(2.0, requires_grad=True)
+
+    def worker(k, errors):
+        for _ in range(100):
+            ((w * b).sum() * (k + 1)).backward()
+    _in_threads(worker)
+    n = 100 * (1 + 2 + 3 + 4)
+    assert w.grad.tolist() == [2.0 * n] * 3 and b.grad.item() == 3.0 * n
+
+
+def test_shared_leaf_in_transforms_from_many_threads(fast_switching):
+    w = tg.tensor(np.array([0.5, -1.0]), requires_grad=True)
+
+    def worker(k, errors):
+        for _ in range(100):
+            g = tg.grad(lambda x: tnp.sum(tnp.sin(x * w) * w))(np.full(2, k + 1.0))
+            expected = np.cos((k + 1.0) * w.numpy()) * w.numpy() ** 2
+            if not np.allclose(g, expected, rtol=0, atol=1e-15):
+                errors.append((k, g.tolist(), expected.tolist()))
+    _in_threads(worker)
+
+
+def test_graph_tensor_from_another_thread_is_refused():
+    w = tg.tensor([1.0, 2.0], requires_grad=True)
+    h = w * 2.0
+    box = []
+
+    def other():
+        try:
+            (h * 3.0).sum().backward()
+        except RuntimeError as e:
+            box.append(str(e))
+    t = threading.Thread(target=other)
+    t.start()
+    t.join()
+    assert box and "another thread's tape" in box[0] and "leaves" in box[0]
+
+
+def test_leaf_with_two_rows_gets_the_sum_of_both():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y1 = x * 2.0
+    x.data                               # drops x's row: the next use enters a second one
+    y2 = x * 3.0
+    g, = tg.autograd.grad((y1 + y2).sum(), x)
+    assert g.tolist() == [5.0, 5.0]
