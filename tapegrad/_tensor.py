@@ -451,6 +451,7 @@ def record(t, code, ra, rb, v, fp=0.0, ip=0):
     h = _new(Tensor)
     h._v = v
     h._tape = t
+    h._row = -1      # complete before push lists it (an interrupt may land after push)
     h._rg = True
     h._leaf = False
     if t.lazy:
@@ -467,7 +468,9 @@ def record_unary(x, code, v, fp=0.0):
     if not (x._rg and t.enabled):
         return Tensor._const(v)
     i = t.n
-    if x._tape is t and i + 8 < t.cap:
+    # len(handles) == n: no torn row is pending (see Tape.sync); handles is appended first
+    # and the row count stored last, so an interrupt anywhere leaves a detectable torn row
+    if x._tape is t and i + 8 < t.cap and len(t.handles) == i:
         h = _new(Tensor)
         h._v = v
         h._tape = t
@@ -478,10 +481,10 @@ def record_unary(x, code, v, fp=0.0):
             if v.size >= T.LAZY_MIN:   # large: its row may stay lazy (see _tape.py)
                 return _record_slow(t, x, code, v, fp)
             t.parr = True
+        t.handles.append(h)
         t.pc.append(code | (x._row + 1) << 8)   # b = -1 packs as 0
         t.pv.append(v)
         t.pf.append(fp)
-        t.handles.append(h)
         t.n = i + 1
         return h
     return _record_slow(t, x, code, v, fp)
@@ -499,17 +502,18 @@ def record_binary(x, y, code, v):
     if not ((x._rg or y._rg) and t.enabled):
         return Tensor._const(v)
     i = t.n
-    if x._tape is t and y._tape is t and i + 8 < t.cap and v.__class__ is float:
+    if x._tape is t and y._tape is t and i + 8 < t.cap and v.__class__ is float \
+            and len(t.handles) == i:
         h = _new(Tensor)
         h._v = v
         h._tape = t
         h._rg = True
         h._leaf = False
         h._row = i
+        t.handles.append(h)
         t.pc.append(code | (x._row + 1) << 8 | (y._row + 1) << 36)
         t.pv.append(v)
         t.pf.append(0.0)
-        t.handles.append(h)
         t.n = i + 1
         return h
     t = tape_for(x, y)

@@ -172,11 +172,11 @@ class _Call:
                                 f"{_describe(args[i])}); pass floats such as 3.0 or float "
                                 "arrays")
         self.nested = _DEPTH.n > 0 or any(x is not None and not x._leaf for x in self.inputs)
-        prev = STATE.enabled
-        STATE.enabled = True
-        _DEPTH.n += 1
-        TRANSFORMS.n += 1
-        try:
+        prev, depth, transforms = STATE.enabled, _DEPTH.n, TRANSFORMS.n
+        try:     # set inside the try and restored absolutely: an interrupt cannot skew them
+            STATE.enabled = True
+            _DEPTH.n = depth + 1
+            TRANSFORMS.n = transforms + 1
             self.out = f(*args, **kwargs)
         except Exception as e:
             hidden = unwrap_conversion(e)
@@ -184,8 +184,8 @@ class _Call:
                 raise
             raise hidden from None   # NumPy wrapped it in "setting an array element..."
         finally:
-            TRANSFORMS.n -= 1
-            _DEPTH.n -= 1
+            TRANSFORMS.n = transforms
+            _DEPTH.n = depth
             STATE.enabled = prev
 
     def used_inputs(self):
