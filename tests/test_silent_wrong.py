@@ -652,3 +652,161 @@ def test_torn_pending_row_is_dropped():
     t = tg.current_tape()
     t.sync()
     assert len(t.handles) == t.n and not t.pc
+
+
+# ---- 7. trace files -------------------------------------------------------------------------------
+
+def _traced_for_files():
+    def f(x, y):
+        z = tnp.concatenate([x, y])[1:] * 2.0
+        m = tnp.where(x > 0, x, -x)
+        return tnp.sum(z ** 2) + tnp.max(tnp.reshape(x, (2, 2)).T @ tnp.reshape(m, (2, 2))) \
+            + tnp.sum(x[[0, 0, 3]]) + tnp.sum(tnp.clip(x, -1.0, 1.0))
+    x, y = np.array([1.0, -2.0, 3.0, 0.5]), np.array([0.25])
+    return tg.trace(f, x, y), x, y
+
+
+def _rewrite(src, dst, mutate, keep_checksum=False):
+    """A crafted file: ``mutate(arrays, meta)`` then a matching checksum (so the validation,
+    not the checksum, has to catch it), unless keep_checksum."""
+    import json
+    TM = sys.modules["tapegrad.trace"]
+    with np.load(src) as z:
+        arrays = {k: z[k].copy() for k in TM._ARRAYS}
+        meta = json.loads(str(z["meta"]))
+        stamp = json.loads(str(z["stamp"]))
+    mutate(arrays, meta)
+    mj = json.dumps(meta)
+    if not keep_checksum:
+        stamp["checksum"] = TM._checksum(arrays, mj)
+    with open(dst, "wb") as fh:
+        np.savez(fh, meta=np.array(mj), stamp=np.array(json.dumps(stamp)), **arrays)
+    return dst
+
+
+def _row(tr, name):
+    return int(np.flatnonzero((tr.code & 255) == tg._kernels.KERNEL_OPS.index(name))[0])
+
+
+def _set_param(tr, name, offset, value):
+    def mutate(a, meta):
+        a["ipool"][a["ip"][_row(tr, name)] + offset] = value
+    return mutate
+
+
+def _set_operand(tr, name, which, value):
+    def mutate(a, meta):
+        r = _row(tr, name)
+        w = int(a["code"][r])
+        ra, rb = ((w >> 8) & 0xFFFFFFF) - 1, (w >> 36) - 1
+        ra, rb = (value, rb) if which == "a" else (ra, value)
+        a["code"][r] = (w & 255) | (ra + 1) << 8 | (rb + 1) << 36
+    return mutate
+
+
+def test_saved_trace_round_trip_and_stamp(tmp_path):
+    tr, x, y = _traced_for_files()
+    tr.save(tmp_path / "t.npz")
+    back = tg.load_trace(tmp_path / "t.npz")
+    np.testing.assert_array_equal(back.grad(x, y), tr.grad(x, y))
+    TM = sys.modules["tapegrad.trace"]
+    assert TM.op_table_fingerprint() == TM.op_table_fingerprint() and \
+        len(TM.op_table_fingerprint()) == 16
+
+
+_CRAFTED = {
+    "op code beyond the table": lambda tr: lambda a, m: a["code"].__setitem__(
+        5, (a["code"][5] & ~255) | 250),
+    "custom op": lambda tr: lambda a, m: a["code"].__setitem__(5, (a["code"][5] & ~255) | 3),
+    "operand row in the future": lambda tr: _set_operand(tr, "ADD", "a", 10 ** 6),
+    "missing operand": lambda tr: _set_operand(tr, "ADD", "b", -1),
+    "negative value offset": lambda tr: lambda a, m: a["voff"].__setitem__(3, -5),
+    "offset past the values": lambda tr: lambda a, m: a["voff"].__setitem__(-1, 10 ** 9),
+    "huge ndim in ipool": lambda tr: _set_param(tr, "VIEW", 0, 10 ** 9),
+    "view base out of range": lambda tr: _set_param(tr, "VIEW", 3, 10 ** 6),
+    "negative stride": lambda tr: _set_param(tr, "VIEW", 2, -7),
+    "matmul sizes": lambda tr: _set_param(tr, "MATMUL", 1, 100),
+    "gather index": lambda tr: _set_param(tr, "GATHER", 1, 10 ** 7),
+    "negative count": lambda tr: _set_param(tr, "GATHER", 0, -3),
+    "concat row": lambda tr: _set_param(tr, "CONCAT", 3, 10 ** 5),
+    "where condition row": lambda tr: _set_param(tr, "WHERE", 0, 10 ** 5),
+    "reduction shape": lambda tr: _set_param(tr, "SUM", 1, 10 ** 6),
+    "guard kind": lambda tr: _set_param(tr, "GUARD", 0, 99),
+    "clip bound index": lambda tr: lambda a, m: a["ip"].__setitem__(_row(tr, "CLIP"), 10 ** 6),
+    "ipool pointer": lambda tr: lambda a, m: a["ip"].__setitem__(_row(tr, "VIEW"), 10 ** 9),
+    "rg flag": lambda tr: lambda a, m: a["rg"].__setitem__(0, 7),
+    "dtype": lambda tr: lambda a, m: a.__setitem__("code", a["code"].astype(np.float64)),
+    "column lengths": lambda tr: lambda a, m: a.__setitem__("ip", a["ip"][:-1]),
+    "input count": lambda tr: lambda a, m: m.__setitem__("m", 10 ** 6),
+    "output row": lambda tr: lambda a, m: m["out_spec"].__setitem__(3, 10 ** 6),
+    "argument shape": lambda tr: lambda a, m: m["specs"][0].__setitem__(1, [10 ** 3]),
+}
+
+
+@pytest.mark.parametrize("case", list(_CRAFTED))
+def test_crafted_trace_files_raise(tmp_path, case):
+    tr, x, y = _traced_for_files()
+    tr.save(tmp_path / "t.npz")
+    bad = _rewrite(tmp_path / "t.npz", tmp_path / "bad.npz", _CRAFTED[case](tr))
+    with pytest.raises(ValueError, match="field"):
+        tg.load_trace(bad)
+
+
+def test_corrupted_trace_files_raise(tmp_path):
+    tr, x, y = _traced_for_files()
+    good = tmp_path / "t.npz"
+    tr.save(good)
+    data = good.read_bytes()
+    (tmp_path / "trunc.npz").write_bytes(data[:len(data) // 2])
+    with pytest.raises(ValueError, match="cannot be read|corrupted"):
+        tg.load_trace(tmp_path / "trunc.npz")
+    # a changed value with the old checksum
+    bad = _rewrite(good, tmp_path / "flip.npz",
+                   lambda a, m: a["ipool"].__setitem__(1, a["ipool"][1] ^ 1), keep_checksum=True)
+    with pytest.raises(ValueError, match="checksum"):
+        tg.load_trace(bad)
+    # flipped bytes anywhere: always a ValueError, never a crash or a silent load
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        b = bytearray(data)
+        for i in rng.integers(0, len(b), 3):
+            b[i] ^= 0xFF
+        (tmp_path / "bytes.npz").write_bytes(bytes(b))
+        try:
+            back = tg.load_trace(tmp_path / "bytes.npz")
+        except ValueError:
+            continue
+        np.testing.assert_array_equal(back.grad(x, y), tr.grad(x, y))   # flips in padding
+
+
+def test_version_and_op_table_mismatch_name_both(tmp_path, monkeypatch):
+    import pickle
+    tr, x, y = _traced_for_files()
+    tr.save(tmp_path / "t.npz")
+    blob = pickle.dumps(tr)
+    TM = sys.modules["tapegrad.trace"]
+    monkeypatch.setattr(TM, "op_table_fingerprint", lambda: "0123456789abcdef")
+    with pytest.raises(ValueError, match=r"op table .*0123456789abcdef"):
+        tg.load_trace(tmp_path / "t.npz")
+    with pytest.raises(ValueError, match="op table"):
+        pickle.loads(blob)
+    monkeypatch.undo()
+    monkeypatch.setattr(tg, "__version__", "99.0")
+    with pytest.raises(ValueError, match=r"tapegrad 0\.1\.0.*tapegrad 99\.0"):
+        tg.load_trace(tmp_path / "t.npz")
+    with pytest.raises(ValueError, match="99.0"):
+        pickle.loads(blob)
+
+
+def test_pickled_trace_is_validated():
+    import pickle
+    tr, x, y = _traced_for_files()
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(tr)).grad(x, y), tr.grad(x, y))
+    state = tr.__getstate__()
+    state["arrays"] = dict(state["arrays"], ipool=state["arrays"]["ipool"].copy())
+    state["arrays"]["ipool"][1] = 10 ** 9
+    Trace = sys.modules["tapegrad.trace"].Trace
+    t2 = Trace.__new__(Trace)
+    with pytest.raises(ValueError, match="checksum"):
+        t2.__setstate__(state)
+    assert "trusted" in tg.load_trace.__doc__ or "trust" in tg.load_trace.__doc__
