@@ -3,6 +3,7 @@
 The forward pass appends op codes to numpy arrays; a Numba-compiled interpreter sweeps them
 backwards.  See README.md for a tour and ../shared/API.md for the contract.
 """
+from . import _numba_cache  # noqa: F401  (first: a writable Numba cache before any kernel)
 from . import _methods, _graph
 from ._creation import (arange, eye, full, linspace, manual_seed, ones, ones_like, rand, randn,
                         tensor, zeros, zeros_like)

@@ -810,3 +810,34 @@ def test_pickled_trace_is_validated():
     with pytest.raises(ValueError, match="checksum"):
         t2.__setstate__(state)
     assert "trusted" in tg.load_trace.__doc__ or "trust" in tg.load_trace.__doc__
+
+
+# ---- 8. read-only installs ------------------------------------------------------------------------
+
+def test_read_only_install_without_home_falls_back_to_a_temp_cache(tmp_path):
+    # as root every directory is writable, so the read-only check is forced by its test flag
+    import subprocess
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "HOME")}
+    env.update(TAPEGRAD_ASSUME_READONLY="1", HOME=str(tmp_path / "nowhere"),
+               PYTHONPATH=os.path.dirname(os.path.dirname(tg.__file__)))
+    code = ("import os, warnings\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    import tapegrad as tg\n"
+            "    import tapegrad._numba_cache as c\n"
+            "    c.ensure_cache_dir()\n"          # already set: no second warning
+            "print(len([x for x in w if 'NUMBA_CACHE_DIR' in str(x.message)]))\n"
+            "print(os.environ['NUMBA_CACHE_DIR'])\n"
+            "print(tg.grad(lambda x: x * x)(3.0))\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=600, cwd=str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    n_warnings, cache, value = out.stdout.split()
+    assert n_warnings == "1" and "tapegrad-numba-cache" in cache and float(value) == 6.0
+    assert os.path.isdir(cache)
+
+
+def test_writable_install_keeps_numba_default(tmp_path):
+    import tapegrad._numba_cache as c
+    assert c._writable(str(tmp_path / "sub"))
+    assert not os.environ.get("TAPEGRAD_ASSUME_READONLY")
