@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _kernels as K
 from . import autograd
+from . import pytree as _pytree
 from ._tensor import STATE, TRANSFORMS, Tensor, unwrap_conversion
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacobian"]
@@ -28,45 +29,11 @@ _DEPTH = _Depth()   # how many transforms are running f on this thread
 
 # ---- pytrees -----------------------------------------------------------------------------------
 
-class _BadLeaf(Exception):
-    """Raised at a leaf; containers on the way up prepend their keys to ``path``."""
-
-    def __init__(self, why):
-        super().__init__(why)
-        self.why, self.path = why, ""
-
-
-def _map(tree, fn):
-    """Apply ``fn`` to the leaves of nested lists / tuples / dicts, keeping the structure."""
-    cls = tree.__class__
-    if cls is list or cls is tuple or cls is dict or isinstance(tree, (list, tuple, dict)):
-        items = tree.items() if isinstance(tree, dict) else enumerate(tree)
-        out = []
-        for k, v in items:
-            try:
-                out.append((k, _map(v, fn)))
-            except _BadLeaf as e:
-                e.path = f"[{k!r}]{e.path}"
-                raise
-        if isinstance(tree, dict):
-            return cls(out) if cls is not dict else dict(out)
-        vals = [v for _, v in out]
-        if isinstance(tree, tuple) and hasattr(tree, "_fields"):   # namedtuple
-            return cls(*vals)
-        return cls(vals) if cls in (list, tuple) else list(vals)
-    return fn(tree)
-
-
-def _leaves(tree):
-    out = []
-    _map(tree, out.append)
-    return out
-
-
-def _unflatten(tree, values):
-    """The structure of ``tree`` with its leaves replaced, in order, by ``values``."""
-    it = iter(values)
-    return _map(tree, lambda _: next(it))
+# ``_leaves``/``_unflatten``/``_map`` are imported from here by second_order and others
+_BadLeaf = _pytree.BadLeaf
+_map = _pytree.map_leaves
+_leaves = _pytree.leaves
+_unflatten = _pytree.unflatten
 
 
 # ---- arguments -------------------------------------------------------------------------------

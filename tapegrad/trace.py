@@ -26,6 +26,7 @@ import numpy as np
 from . import _kernels as K
 from . import _replay_kernels as R
 from . import _tape as T
+from . import pytree
 from ._replay_kernels import RetraceRequired, replay_grad  # noqa: F401 (for njit users)
 from ._tensor import GUARD_HOOK, STATE, TRANSFORMS, Tensor, row_of, unwrap_conversion, value_of
 
@@ -168,7 +169,8 @@ def _end(prev, rec):
 
 # ---- pytrees ---------------------------------------------------------------------------------
 # A spec is JSON data: ["f", shape, pyfloat] a traced float leaf, ["s", value] a static leaf,
-# ["a", dtype, shape, values] a static integer/bool array, ["l"|"t", children], ["d", keys,
+# ["a", dtype, shape, values] a static integer/bool array, ["l"|"t", children] (a tuple spec
+# may end with its namedtuple type, "module:qualname", see tapegrad.pytree), ["d", keys,
 # children].  Output specs carry the row: ["f", shape, pyfloat, row].
 
 def _spec(obj, diff, leaves):
@@ -182,7 +184,8 @@ def _spec(obj, diff, leaves):
         keys = list(obj)
         return ["d", keys, [_spec(obj[k], diff, leaves) for k in keys]]
     if isinstance(obj, (list, tuple)):
-        return ["t" if isinstance(obj, tuple) else "l", [_spec(o, diff, leaves) for o in obj]]
+        return ["t" if isinstance(obj, tuple) else "l", [_spec(o, diff, leaves) for o in obj],
+                *_tuple_type(obj)]
     if isinstance(obj, (float, np.floating)) or (diff and isinstance(obj, (int, np.integer))
                                                   and not isinstance(obj, (bool, np.bool_))):
         leaves.append(float(obj))
@@ -195,6 +198,15 @@ def _spec(obj, diff, leaves):
     if isinstance(obj, np.generic):
         obj = obj.item()
     return ["s", obj]
+
+
+def _tuple_type(obj):
+    """A tuple spec's optional third entry: the namedtuple type (see tapegrad.pytree)."""
+    return [pytree.type_ref(obj)] if pytree.is_namedtuple(obj) else []
+
+
+def _tuple_of(spec, items):
+    return pytree.namedtuple_of(spec[2], items) if len(spec) > 2 else tuple(items)
 
 
 def _collect(spec, obj, out, path):
@@ -260,7 +272,7 @@ def _build(spec, flat, pos):
         for s in spec[1]:
             o, pos = _build(s, flat, pos)
             items.append(o)
-        return (tuple(items) if kind == "t" else items), pos
+        return (_tuple_of(spec, items) if kind == "t" else items), pos
     if kind == "d":
         out = {}
         for k, s in zip(spec[1], spec[2]):
@@ -276,7 +288,7 @@ def _leaf_tensors(spec, leaves, it):
         return next(it)
     if kind in "lt":
         items = [_leaf_tensors(s, leaves, it) for s in spec[1]]
-        return tuple(items) if kind == "t" else items
+        return _tuple_of(spec, items) if kind == "t" else items
     if kind == "d":
         return {k: _leaf_tensors(s, leaves, it) for k, s in zip(spec[1], spec[2])}
     if kind == "a":
@@ -289,7 +301,8 @@ def _out_spec(obj, t):
         keys = list(obj)
         return ["d", keys, [_out_spec(obj[k], t) for k in keys]]
     if isinstance(obj, (list, tuple)):
-        return ["t" if isinstance(obj, tuple) else "l", [_out_spec(o, t) for o in obj]]
+        return ["t" if isinstance(obj, tuple) else "l", [_out_spec(o, t) for o in obj],
+                *_tuple_type(obj)]
     if isinstance(obj, Tensor):
         v = obj._v
         if obj._tape is t and obj._rg:
@@ -314,7 +327,7 @@ def _out_value(spec, val, voff):
         return float(v[0]) if spec[2] else v.reshape(spec[1]).copy()
     if kind in "lt":
         items = [_out_value(s, val, voff) for s in spec[1]]
-        return tuple(items) if kind == "t" else items
+        return _tuple_of(spec, items) if kind == "t" else items
     if kind == "d":
         return {k: _out_value(s, val, voff) for k, s in zip(spec[1], spec[2])}
     return spec[1]

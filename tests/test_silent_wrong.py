@@ -1,7 +1,9 @@
 """Silent wrong answers: every case here once returned a wrong number (a zero, a dropped
 derivative, a stale value) without an error.  Each test asserts the right value or the
 documented error; see docs/REFUSALS.md."""
+import collections
 import math
+import pickle
 import os
 import sys
 import threading
@@ -841,3 +843,45 @@ def test_writable_install_keeps_numba_default(tmp_path):
     import tapegrad._numba_cache as c
     assert c._writable(str(tmp_path / "sub"))
     assert not os.environ.get("TAPEGRAD_ASSUME_READONLY")
+
+
+# ---- 9. one pytree module -------------------------------------------------------------------------
+
+Pair = collections.namedtuple("Pair", "a b")
+
+
+def test_trace_returns_the_same_container_types(tmp_path):
+    def f(p):
+        return {"pair": Pair(tnp.sum(p.a * p.b), p.a * 2.0), "list": [p.b, None],
+                "tuple": (p.b,)}
+    arg = Pair(np.ones(2), 3.0)
+    tr = tg.trace(f, arg)
+    for out in (tr(Pair(np.ones(2), 2.0)),
+                pickle.loads(pickle.dumps(tr))(Pair(np.ones(2), 2.0))):
+        assert type(out["pair"]) is Pair and type(out["list"]) is list \
+            and type(out["tuple"]) is tuple and out["list"][1] is None
+        assert out["pair"].a == 4.0 and out["pair"].b.tolist() == [2.0, 2.0]
+    eager = tg.vjp(f, Pair(np.ones(2), 2.0))[0]
+    assert type(eager["pair"]) is Pair and eager["list"][1] is None
+
+
+def test_trace_gradients_keep_namedtuple_arguments(tmp_path):
+    def g(p):
+        return tnp.sum(p.a ** 2) * p.b
+    tr = tg.trace(g, Pair(np.ones(2), 3.0))
+    gt, ge = tr.grad(Pair(np.ones(2), 2.0)), tg.grad(g)(Pair(np.ones(2), 2.0))
+    assert type(gt) is Pair and type(ge) is Pair
+    np.testing.assert_array_equal(gt.a, ge.a)
+    assert gt.b == ge.b == 2.0
+    tr.save(tmp_path / "p.npz")                     # the type is stored as module:qualname
+    assert type(tg.load_trace(tmp_path / "p.npz").grad(Pair(np.ones(2), 2.0))) is Pair
+
+
+def test_pytree_module_serves_functional_and_second_order():
+    from tapegrad import functional, pytree, second_order
+    assert functional._leaves is pytree.leaves and functional._unflatten is pytree.unflatten
+    assert second_order._leaves is pytree.leaves
+    t = {"x": Pair(1.0, [2.0, None]), "y": (3.0,)}
+    assert pytree.leaves(t) == [1.0, 2.0, None, 3.0]
+    back = pytree.unflatten(t, [10.0, 20.0, None, 30.0])
+    assert back == {"x": Pair(10.0, [20.0, None]), "y": (30.0,)} and type(back["x"]) is Pair
