@@ -13,7 +13,7 @@ from ._ops import (abs_ as abs, add, amax, amin, broadcast_to, clip, concatenate
                    sigmoid, sin, softmax, sqrt, squeeze, stack, sub, sum, tan, tanh, transpose,
                    where)
 from ._tape import Tape, current_tape
-from ._tensor import Tensor
+from ._tensor import ConversionError, Tensor
 from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .testing import gradcheck

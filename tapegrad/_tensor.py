@@ -256,6 +256,8 @@ class ConversionError(TypeError):
     "setting an array element with a sequence" ValueError; the transforms unwrap it with
     ``unwrap_conversion`` so the user sees this message, not NumPy's."""
 
+    __module__ = "tapegrad"   # exported as tapegrad.ConversionError
+
 
 def unwrap_conversion(e):
     """The ConversionError that caused ``e`` (through ``__cause__`` links), or None."""

@@ -885,3 +885,20 @@ def test_pytree_module_serves_functional_and_second_order():
     assert pytree.leaves(t) == [1.0, 2.0, None, 3.0]
     back = pytree.unflatten(t, [10.0, 20.0, None, 30.0])
     assert back == {"x": Pair(10.0, [20.0, None]), "y": (30.0,)} and type(back["x"]) is Pair
+
+
+# ---- 10. documentation ----------------------------------------------------------------------------
+
+def test_refusals_are_documented_and_linked():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(tg.__file__)))
+    with open(os.path.join(root, "README.md"), encoding="utf-8") as fh:
+        readme = fh.read()
+    assert "## What tapegrad refuses, and why" in readme and "docs/REFUSALS.md" in readme
+    with open(os.path.join(root, "docs", "REFUSALS.md"), encoding="utf-8") as fh:
+        doc = fh.read()
+    for phrase in ("__array__", "__float__", "only floats can be differentiated",
+                   "real-valued", "masked array", "x = x.copy()", "drew random numbers",
+                   "op table", "another thread's tape", "NUMBA_CACHE_DIR"):
+        assert phrase in doc, phrase
+    assert tg.ConversionError.__module__ == "tapegrad" and issubclass(tg.ConversionError,
+                                                                       TypeError)
