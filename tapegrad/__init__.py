@@ -3,6 +3,7 @@
 The forward pass appends op codes to numpy arrays; a Numba-compiled interpreter sweeps them
 backwards.  See README.md for a tour and ../shared/API.md for the contract.
 """
+from . import _numba_cache  # noqa: F401  (first: a writable Numba cache before any kernel)
 from . import _methods, _graph
 from ._creation import (arange, eye, full, linspace, manual_seed, ones, ones_like, rand, randn,
                         tensor, zeros, zeros_like)
@@ -12,7 +13,7 @@ from ._ops import (abs_ as abs, add, amax, amin, broadcast_to, clip, concatenate
                    sigmoid, sin, softmax, sqrt, squeeze, stack, sub, sum, tan, tanh, transpose,
                    where)
 from ._tape import Tape, current_tape
-from ._tensor import Tensor
+from ._tensor import ConversionError, Tensor
 from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .testing import gradcheck
@@ -26,7 +27,7 @@ min = amin  # noqa: A001
 unsqueeze = expand_dims
 float64 = "float64"
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402,F401
 
 from . import nn, optim  # noqa: E402  (built on the namespace above)
 

@@ -7,7 +7,7 @@ import weakref
 import numpy as np
 
 from . import _ops as O
-from ._tensor import GUARD_HOOK, STATE, Tensor, record_binary, record_unary
+from ._tensor import GUARD_HOOK, STATE, TRANSFORMS, Tensor, _guard_hook, record_binary, record_unary
 from .ops.spec import C
 
 _ADD, _ADDS, _MUL, _MULS = C.ADD, C.ADDS, C.MUL, C.MULS   # the operator hot path
@@ -73,10 +73,128 @@ def _reshape(self, *shape):
 
 
 def _check_inplace(self, opname):
+    if TRANSFORMS.n and self._rg and (self._leaf or not STATE.enabled):
+        what = "a differentiated input" if self._leaf else "a traced value under no_grad"
+        raise RuntimeError(
+            f"{opname}: in-place change of {what} (shape {self.shape}) inside a tapegrad "
+            "transform or tg.trace recording; the derivative would be that of the value "
+            "before the change, not of what f computes. Change a copy, with gradient on: "
+            "x = x.copy() (or tnp.array(x)); x[i] = ...")
     if self._leaf and self._rg and STATE.enabled:
         raise RuntimeError(
             f"a leaf Variable that requires grad is being used in an in-place operation "
             f"({opname} on shape {self.shape}); wrap the update in `with tg.no_grad():`")
+    base = _base_of(self)
+    if base is not None:
+        if base._leaf and base._rg and STATE.enabled:
+            raise RuntimeError(
+                f"a view of a leaf Variable that requires grad is being used in an in-place "
+                f"operation ({opname} on shape {self.shape}); wrap the update in "
+                "`with tg.no_grad():`")
+        _check_inplace(base, opname)
+
+
+# ---- views -------------------------------------------------------------------------------------
+# NumPy's basic indexing returns a view: ``v = y[1:]; v[0] = 0`` changes y, and a write into y
+# shows in v.  A tapegrad result has its own value and row, so the link is kept here instead:
+# the view notes (weakref to its base, key) in its meta and the base lists its live views.
+# After an in-place change of a view the change is written into its base (``base[key] = v``,
+# a recorded setitem), and after an in-place change of a base its live views are derived
+# again (``v = base[key]``), so values and gradients are those NumPy's aliasing implies.
+
+def _basic_key(key):
+    items = key if isinstance(key, tuple) else (key,)
+    for k in items:
+        if not (k is None or k is Ellipsis or isinstance(k, slice)
+                or (isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)))):
+            return False
+    return True
+
+
+def _getitem(self, key):
+    out = O.getitem(self, key)
+    if out._v.__class__ is not float and _basic_key(key):   # NumPy returns a view
+        _note_view(self, out, key)
+    return out
+
+
+def _note_view(base, view, key):
+    vm = view._meta
+    if vm is None:
+        vm = view._meta = {}
+    vm["base"] = (weakref.ref(base), key)
+    bm = base._meta
+    if bm is None:
+        bm = base._meta = {}
+    views = bm.get("views")
+    if views is None:
+        views = bm["views"] = []
+    elif len(views) >= 8:
+        views[:] = [w for w in views if w[0]() is not None]
+    views.append((weakref.ref(view), key))
+
+
+def _base_of(self):
+    m = self._meta
+    if not m:
+        return None
+    b = m.get("base")
+    return None if b is None else b[0]()
+
+
+def _linked(self):
+    m = self._meta
+    return m is not None and ("base" in m or "views" in m)
+
+
+def _after_write(self):
+    """Carry an in-place change of ``self`` to its base (or to its views)."""
+    m = self._meta
+    b = m.get("base")
+    base = None if b is None else b[0]()
+    if base is not None:
+        _setitem(base, b[1], self)     # writes the view's values into the base, then
+        return                         # re-derives the base's views (self among them)
+    _refresh_views(self)
+
+
+def _refresh_views(self):
+    m = self._meta
+    views = m.get("views") if m else None
+    if not views:
+        return
+    for ref, key in list(views):
+        v = ref()
+        if v is None:
+            continue
+        new = O.getitem(self, key)
+        if STATE.enabled and new._rg:
+            _swap_in(v, new)
+        else:
+            _untracked_update(v, new._v)
+        _refresh_views(v)
+
+
+def _dedupe_last(self, key, value):
+    """``x[[0, 0]] = v``: NumPy keeps the last write to a repeated position.  The recorded
+    setitem would send the gradient to every written element, so the key is reduced to the
+    last write of each position (and the value to those elements) first."""
+    items = key if isinstance(key, tuple) else (key,)
+    if all(not isinstance(k, (list, np.ndarray, Tensor)) for k in items):
+        return key, value                # basic indexing cannot repeat a position
+    shape = self.shape
+    pos = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)[O._index_key(key)[0]]
+    flat = np.asarray(pos).ravel()
+    uniq, first_rev = np.unique(flat[::-1], return_index=True)
+    if uniq.size == flat.size:
+        return key, value
+    last = flat.size - 1 - first_rev     # the last write of each position
+    sub = np.unravel_index(uniq, shape)
+    if isinstance(value, Tensor):
+        full = O.reshape(O.broadcast_to(value, np.shape(pos)), (-1,))
+        return sub, O.getitem(full, last)
+    vv = np.broadcast_to(np.asarray(value, dtype=np.float64), np.shape(pos)).reshape(-1)
+    return sub, vv[last]
 
 
 def _inplace(fn, opname):
@@ -86,8 +204,10 @@ def _inplace(fn, opname):
         if not STATE.enabled or not (self._rg or (isinstance(other, Tensor) and other._rg)):
             new = fn(self.detach(), other.detach() if isinstance(other, Tensor) else other)
             _untracked_update(self, new._v)
-            return self
-        _swap_in(self, fn(self, other))
+        else:
+            _swap_in(self, fn(self, other))
+        if self._meta is not None and _linked(self):
+            _after_write(self)
         return self
     method.__name__ = opname
     return method
@@ -177,12 +297,15 @@ def _swap_in(self, new):
 
 def _setitem(self, key, value):
     _check_inplace(self, "__setitem__")
+    key, value = _dedupe_last(self, key, value)
     if not STATE.enabled or not (self._rg or (isinstance(value, Tensor) and value._rg)):
         new = O.setitem(self.detach(), key, value.detach() if isinstance(value, Tensor)
                         else value)
         _untracked_update(self, new._v)
-        return
-    _swap_in(self, O.setitem(self, key, value))
+    else:
+        _swap_in(self, O.setitem(self, key, value))
+    if self._meta is not None and _linked(self):
+        _after_write(self)
 
 
 def _compare(ufunc, name):
@@ -200,10 +323,12 @@ def _compare(ufunc, name):
 
 def _zero_(self):
     with_grad = STATE.enabled and self._rg and self._leaf
-    if with_grad:
+    if with_grad or TRANSFORMS.n or _base_of(self) is not None:
         _check_inplace(self, "zero_")
     v = self._v
     _set_value(self, 0.0 if v.__class__ is float else np.zeros_like(v))
+    if self._meta is not None and _linked(self):
+        _after_write(self)
     return self
 
 
@@ -307,6 +432,77 @@ def _clone(self):
     if self._rg:
         return O.reshape(self, self.shape)
     return Tensor._const(self._v if self._v.__class__ is float else self._v.copy())
+# ---- ndarray methods composed from existing ops (so code written for arrays runs) ----------
+
+def _astype(self, dtype, copy=True, **kw):
+    """ndarray.astype: float64 keeps the graph (a copy, as NumPy makes); an integer or bool
+    cast is piecewise constant, so it carries no derivative (like np.floor)."""
+    dt = np.dtype(dtype)
+    if dt == np.float64:
+        return self.clone() if copy else self
+    if dt.kind in "iub" or not self._rg:
+        _guard(self, "astype")   # a trace pins the value it reads
+        return Tensor(self._v, dtype=dt)
+    raise TypeError(f"Tensor.astype({dt}): tapegrad differentiates float64 values only; a "
+                    f"Tensor that requires grad cannot become {dt} (use astype(float))")
+
+
+def _guard(self, kind):
+    _guard_hook(self, kind)
+
+
+def _imag(self):
+    """The imaginary part of a real Tensor: zeros, which do not depend on it (exactly)."""
+    return Tensor._const(0.0 if self._v.__class__ is float else np.zeros(self.shape))
+
+
+def _values(name):
+    """Methods whose result is an integer or boolean array (no derivative by definition)."""
+    fn = getattr(np, name)
+
+    def method(self, *args, **kwargs):
+        _guard(self, name)       # a trace pins the value it reads
+        return fn(np.asarray(self._v), *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+def _round(self, decimals=0):
+    """Rounded values: piecewise constant, so the result needs no gradient."""
+    _guard(self, "round")
+    return Tensor._const(O.result(np.round(np.asarray(self._v), decimals)))
+
+
+def _take(self, indices, axis=None):
+    if axis is None:
+        return O.getitem(O.reshape(self, (-1,)), indices)
+    axis = axis % self.ndim
+    return O.getitem(self, (slice(None),) * axis + (indices,))
+
+
+def _repeat(self, repeats, axis=None):
+    if axis is None:
+        return O.getitem(O.reshape(self, (-1,)), np.repeat(np.arange(self.size), repeats))
+    axis = axis % self.ndim
+    idx = np.repeat(np.arange(self.shape[axis]), repeats)
+    return O.getitem(self, (slice(None),) * axis + (idx,))
+
+
+def _diagonal(self, offset=0, axis1=0, axis2=1):
+    if self.ndim != 2 or (axis1, axis2) not in ((0, 1), (1, 0)):
+        raise TypeError("Tensor.diagonal: only 2-D tensors with the default axes")
+    x = self if (axis1, axis2) == (0, 1) else O.transpose(self)
+    n, m = x.shape
+    i = np.arange(max(0, -offset), min(n, m - offset))
+    return O.getitem(x, (i, i + offset))
+
+
+def _trace_method(self, offset=0, axis1=0, axis2=1):
+    return O.sum(_diagonal(self, offset, axis1, axis2))
+
+
+def _fill(self, value):
+    self[...] = value
 
 
 def attach():
@@ -327,7 +523,7 @@ def attach():
     M.__neg__ = O.neg
     M.__pos__ = _pos
     M.__abs__ = O.abs_
-    M.__getitem__ = O.getitem
+    M.__getitem__ = _getitem
     M.__setitem__ = _setitem
     for name, uf in (("__lt__", np.less), ("__le__", np.less_equal), ("__gt__", np.greater),
                      ("__ge__", np.greater_equal), ("__eq__", np.equal),
@@ -403,3 +599,17 @@ def attach():
     M.sub = lambda s, o: O.sub(s, o)
     M.mul = lambda s, o: O.mul(s, o)
     M.div = lambda s, o: O.div(s, o)
+    M.copy = lambda s, order="C": s.clone()
+    M.astype = _astype
+    M.real = property(lambda s: s)          # a real Tensor is its own real part (a view)
+    M.imag = property(_imag)
+    M.conj = M.conjugate = lambda s: s.clone()
+    M.swapaxes = lambda s, a1, a2: O.swapaxes(s, a1, a2)
+    M.round = _round
+    for name in ("all", "any", "argsort", "nonzero"):
+        setattr(M, name, _values(name))
+    M.take = _take
+    M.repeat = _repeat
+    M.diagonal = _diagonal
+    M.trace = _trace_method
+    M.fill = M.fill_ = _fill

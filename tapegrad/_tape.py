@@ -124,11 +124,22 @@ class Tape:
         return self._fp
 
     def sync(self):
-        """Move pending rows into the numpy columns (one vectorised write per column)."""
-        k = len(self.pc)
+        """Move pending rows into the numpy columns (one vectorised write per column).
+
+        Interrupt safety: a row is published by the store of ``n`` (after its handle and
+        pending entries are appended), pending rows are retired by the store of ``nsync``
+        (after the columns are written, before the lists are cleared).  So the lists are
+        never shorter than ``n - nsync``; anything longer is a torn row (a KeyboardInterrupt
+        between the appends) and is dropped here."""
+        s = self.nsync
+        k = self.n - s
+        if len(self.pc) != k or len(self.pv) != k or len(self.pf) != k \
+                or len(self.handles) != self.n:
+            self.drop_torn()
+            s = self.nsync
+            k = self.n - s
         if not k:
             return
-        s = self.nsync
         while s + k > self.cap:
             self._alloc_rows(self.cap * 2, keep=s)
         off = int(self._voff[s])
@@ -142,7 +153,6 @@ class Tape:
                 self._reserve(off, end - off)
             self._val[off:end] = np.concatenate([np.ravel(v) for v in pv])
             self._voff[s + 1:s + k + 1] = ends
-            self.parr = False
         else:
             if off + k > self.vcap:
                 self._reserve(off, k)
@@ -150,10 +160,24 @@ class Tape:
             self._voff[s + 1:s + k + 1] = np.arange(off + 1, off + k + 1)
         self._code[s:s + k] = self.pc
         self._fp[s:s + k] = self.pf
-        self.pc.clear()
+        self.nsync = s + k    # publish: from here on the lists hold no pending row
         pv.clear()
         self.pf.clear()
-        self.nsync = s + k
+        self.pc.clear()       # last: a non-empty pc is what makes readers call sync
+        self.parr = False
+
+    def drop_torn(self):
+        """Drop what an interrupted append or sync left beyond the published rows."""
+        n = self.n
+        if self.nsync > n:
+            self.nsync = n
+        k = n - self.nsync
+        # pc after pv/pf (a non-empty pc triggers sync), handles last (the record fast path
+        # checks len(handles) == n): an interrupt in here is caught by the next read
+        del self.pv[k:]
+        del self.pf[k:]
+        del self.pc[k:]
+        del self.handles[n:]
 
     # ---- storage -------------------------------------------------------------------------
     def _alloc_rows(self, cap, keep=0):
@@ -225,7 +249,7 @@ class Tape:
     # ---- rows ------------------------------------------------------------------------------
     def push(self, code, ra, rb, value, handle, rg=1, fp=0.0, ip=0):
         """Append one row holding ``value`` (a float or an ndarray); returns the row."""
-        if self.pc:
+        if self.pc or len(self.handles) != self.n:
             self.sync()
         i = self.n
         if i == self.cap:
@@ -247,7 +271,8 @@ class Tape:
         if not rg:
             self.rg[i] = 0
         self.handles.append(handle)
-        self.n = self.nsync = i + 1
+        self.nsync = i + 1    # an interrupt here leaves nsync > n: drop_torn undoes it
+        self.n = i + 1        # publish
         if self.anomaly is not None:
             self.anomaly.recorded(self, i, code, value)
         return i
@@ -312,7 +337,6 @@ class Tape:
             if h is not None and sys.getrefcount(h) > 3 and h._tape is self and h._row >= keep:
                 h._tape = None
                 h._row = -1
-        del self.handles[keep:]
         self.leaf_rows = [r for r in self.leaf_rows if r < keep]
         for r in [r for r in self.lazy if r >= keep]:
             del self.lazy[r]
@@ -321,6 +345,8 @@ class Tape:
             del ex[k]
         if "retain" in ex:
             ex["retain"] = [r for r in ex["retain"] if r < keep]
+        if "shared" in ex:
+            ex["shared"] = {k: r for k, r in ex["shared"].items() if r < keep}
         for key in ("hooks", "lines"):
             if key in ex:
                 ex[key] = {r: v for r, v in ex[key].items() if r < keep}
@@ -339,7 +365,9 @@ class Tape:
         self.state[keep:n] = 0
         self.rg[keep:n] = 1
         self._fp[keep:n] = 0.0
-        self.n = self.nsync = keep
+        self.nsync = keep
+        self.n = keep                 # publish; an interrupt before the next line leaves
+        del self.handles[keep:]       # handles longer than n, which drop_torn trims
 
     def reset(self):
         """Empty the tape: a fresh Tape object takes over the arrays; this one is retired."""
@@ -359,15 +387,17 @@ class Tape:
         new.state[:n] = 0
         new.rg[:n] = 1      # rows default to needing grad; constants clear it when pushed
         new._fp[:n] = 0.0
+        # publish the new tape before taking the old one apart: an interrupt past this point
+        # leaves a working current tape (the old rows were unreachable anyway)
+        if STATE.__dict__.get("tape") is self:
+            STATE.tape = new
+        self.alive = False
+        self.owner = new.owner
+        self.enabled = True
         for name in Tape.ARRAYS:   # the retired tape drops its arrays; keeps owner/enabled/...
             if hasattr(self, name):
                 delattr(self, name)
         self.handles = []
-        self.alive = False
-        self.owner = new.owner
-        self.enabled = True
-        if STATE.__dict__.get("tape") is self:
-            STATE.tape = new
         self.n = 0
         return new
 

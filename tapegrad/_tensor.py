@@ -5,9 +5,7 @@ float64 ndarray of its own, so it stays readable after the tape is reset), ``_ro
 ``_tape`` while that tape is alive (a reset retires the Tape object, see _tape.py).  No parents, closures or grad_fn objects
 are stored: the graph is the tape.
 """
-import dis
 import numbers
-import sys
 import threading
 
 import numpy as np
@@ -64,15 +62,35 @@ class Tensor:
 
     @property
     def data(self):
-        """The value as a numpy array (no gradient tracking)."""
+        """The value as a numpy array (no gradient tracking).
+
+        A leaf's array is its value itself, writable as in PyTorch (``p.data[0] = 10``): its
+        tape row is dropped first, so the next op records the value as it is then and no
+        graph mixes the new value with derivatives taken at the old one.  The value of a
+        graph result (non-leaf), of a traced value inside a transform and of a 0-d tensor is
+        handed out read-only: writing into it would go unseen by the tape (use an in-place
+        op on the Tensor, or ``.data = new``)."""
         _guard_hook(self, "data")   # a traced value leaves the tape: tg.trace pins it
         v = self._v
         if v.__class__ is float:
-            return np.array(v)
+            return _read_only(np.array(v))
+        if (self._rg and TRANSFORMS.n) or not self._leaf:
+            return _read_only(v)
+        t = self._tape
+        if t is not None:
+            if t.alive:
+                if t.pc:
+                    t.sync()
+                t.materialize(self._row)   # a lazy row holds this very array: copy it
+            self._invalidate()
         return v
 
     @data.setter
     def data(self, value):
+        if self._rg and TRANSFORMS.n:
+            raise RuntimeError("x.data = ... on a traced value inside a tapegrad transform or "
+                               "tg.trace recording would change it unseen by the derivative; "
+                               "compute the new value with tapegrad ops instead")
         self._v = _as_value(value, None)
         self._invalidate()
 
@@ -143,9 +161,8 @@ class Tensor:
         return self.data
 
     def __array__(self, dtype=None, copy=None):
-        if self._rg and STATE.enabled and _storing_into_array(sys._getframe(1)):
-            raise TypeError(_DROPPED % "out[...] = x")
-        _guard_hook(self, "array")
+        if self._rg:
+            raise ConversionError(_conversion_error(self, "__array__"))
         a = np.array(self._v) if self._v.__class__ is float else self._v
         if dtype is not None:
             a = a.astype(dtype)
@@ -160,18 +177,20 @@ class Tensor:
         return v if v.__class__ is float else v.reshape(-1)[0].item()
 
     def __float__(self):
-        if self._rg and STATE.enabled and _storing_into_array(sys._getframe(1)):
-            raise TypeError(_DROPPED % "out[i] = x")
+        if self._rg and TRANSFORMS.n:
+            raise ConversionError(_conversion_error(self, "__float__"))
         if self.size != 1:
             raise TypeError(f"only one element tensors can be converted to Python scalars "
                             f"(shape {self.shape})")
         return float(self.item())
 
     def __int__(self):
+        if self._rg and TRANSFORMS.n:
+            raise ConversionError(_conversion_error(self, "__int__"))
         return int(self.item())
 
     def __index__(self):
-        if self.dtype.kind not in "iu":
+        if self.dtype.kind not in "iu":   # so a traced value (always float) never converts
             raise TypeError("only integer tensors can be used as an index")
         return int(self.item())
 
@@ -226,25 +245,66 @@ class Tensor:
 
 _new = object.__new__
 
-_DROPPED = ("%s stores a Tensor that requires grad into a NumPy array, which would silently "
-            "drop its gradient. Build the result with tapegrad ops instead (tg.stack, "
-            "tg.concatenate, tnp.where), or assign into a Tensor: out = tg.zeros(n); out[i] = x. "
-            "Use x.detach() or x.item() if you really want the value only.")
-_STORE_SITES = {}
+class ConversionError(TypeError):
+    """An implicit conversion of a Tensor that requires grad (see ``_conversion_error``).
+
+    NumPy wraps an error raised by ``__float__`` during ``out[i] = x`` in its own
+    "setting an array element with a sequence" ValueError; the transforms unwrap it with
+    ``unwrap_conversion`` so the user sees this message, not NumPy's."""
+
+    __module__ = "tapegrad"   # exported as tapegrad.ConversionError
 
 
-def _storing_into_array(frame):
-    """True when ``frame`` is executing ``container[key] = value``.
+def unwrap_conversion(e):
+    """The ConversionError that caused ``e`` (through ``__cause__`` links), or None."""
+    seen = 0
+    while e is not None and seen < 32:
+        if isinstance(e, ConversionError):
+            return e
+        e = e.__cause__
+        seen += 1
+    return None
 
-    NumPy converts the value of ``out[i] = x`` through ``__float__``/``__array__``, the same
-    hooks as a deliberate ``float(x)``; only the instruction being run tells them apart."""
-    key = (frame.f_code, frame.f_lasti)
-    hit = _STORE_SITES.get(key)
-    if hit is None:
-        hit = any(ins.offset == frame.f_lasti and ins.opname == "STORE_SUBSCR"
-                  for ins in dis.get_instructions(frame.f_code))
-        _STORE_SITES[key] = hit
-    return hit
+
+class _Transforms(threading.local):
+    n = 0
+
+
+# how many transforms (tg.grad & co., a tg.trace recording) are running f on this thread;
+# inside one, a Tensor that requires grad is a traced value and never converts implicitly
+TRANSFORMS = _Transforms()
+
+_VIA = {"__array__": "np.asarray / np.array (or a NumPy, SciPy or other function that "
+                     "converts its argument to an array, a list of Tensors included)",
+        "__float__": "float() (or math.*, or a store into a NumPy array such as out[i] = x, "
+                     "y.fill(x), which convert through float())",
+        "__int__": "int()"}
+
+
+def _conversion_error(x, how):
+    """The message for an implicit conversion of a Tensor that requires grad."""
+    via = _VIA[how]
+    explicit = ("x.item() / x.numpy() / x.tolist() / x.detach() read the value explicitly, "
+                "without gradient")
+    if TRANSFORMS.n:
+        return (f"{how}: {via} was called on a traced Tensor (shape {x.shape}) inside a "
+                "tapegrad transform or tg.trace recording; converting it would silently drop its "
+                "gradient. Use the tapegrad.numpy function instead (import "
+                "tapegrad.numpy as tnp: tnp.asarray, tnp.array for lists of values, tnp.sin, "
+                "tnp.sum, tnp.stack...), or assign into a Tensor (out = tg.zeros(n); "
+                f"out[i] = x). If you want the value without its derivative, {explicit}"
+                " (in a trace, an explicit read is pinned: a replay with another value "
+                "raises RetraceRequired).")
+    return (f"{how}: {via} was called on a Tensor that requires grad; the NumPy array would "
+            "silently drop its gradient. Use tapegrad ops (tapegrad.numpy, tg.stack), or "
+            "x.detach().numpy() / x.numpy() / x.item() if you want the value without "
+            "gradient.")
+
+
+def _read_only(a):
+    a = a.view()
+    a.flags.writeable = False
+    return a
 
 
 def _float_format(v):
@@ -275,6 +335,10 @@ def _as_value(data, dtype):
     if isinstance(data, Tensor):
         _guard_hook(data, "tensor")
         data = data._v
+    if isinstance(data, np.ma.MaskedArray):
+        raise TypeError("cannot make a tensor from a masked array: its masked values would be "
+                        "used as data. Pass x.filled(fill_value) or x.compressed(), or the data "
+                        "and the mask separately")
     if dtype is not None:
         dtype = np.dtype(dtype)
     arr = np.array(data, dtype=dtype, copy=True)
@@ -321,6 +385,9 @@ _OTHER_THREAD = ("this Tensor was computed on another thread's tape; each thread
                  "threads.")
 
 
+_CLAIM = threading.Lock()
+
+
 def tape_for(*xs):
     """The calling thread's tape, after checking no operand lives on another thread's tape."""
     t = STATE.tape
@@ -336,13 +403,24 @@ def tape_for(*xs):
 
 
 def row_of(t, x):
-    """The row of operand ``x`` on tape ``t``, entering it (LEAF/CONST/FREED) when absent."""
+    """The row of operand ``x`` on tape ``t``, entering it (LEAF/CONST/FREED) when absent.
+
+    A handle caches one (tape, row) pair.  A leaf shared between threads (a parameter) is
+    cached only by the first thread's live tape; the other threads keep its row in their
+    tape's ``extras["shared"]`` (id -> row), so no thread ever overwrites, or reads half of,
+    another thread's pair (claims are made under ``_CLAIM``)."""
     if x.__class__ is Tensor:
         if x._tape is t:
             return x._row
-        if not x._leaf and x._tape is not None and x._tape is not t and x._tape.alive \
-                and x._tape.owner != t.owner:
-            raise RuntimeError(_OTHER_THREAD)
+        cur = x._tape
+        if cur is not None and cur.alive and cur.owner != t.owner:
+            if not x._leaf:
+                raise RuntimeError(_OTHER_THREAD)
+            shared = t.extras.get("shared")
+            if shared is not None:
+                r = shared.get(id(x))
+                if r is not None:
+                    return r
         v = x._v
         if v.__class__ is not float and v.dtype != np.float64:
             v = v.astype(np.float64)
@@ -354,8 +432,13 @@ def row_of(t, x):
         if code == T.LEAF:
             t.leaf_rows.append(r)
         if code != T.FREED:
-            x._tape = t
-            x._row = r
+            with _CLAIM:
+                cur = x._tape
+                if cur is None or cur is t or not cur.alive or cur.owner == t.owner:
+                    x._tape = t
+                    x._row = r
+                    return r
+            t.extras.setdefault("shared", {})[id(x)] = r   # t.handles[r] keeps x alive
         return r
     v = value_of(x)
     return t.push(T.CONST, -1, -1, v, None, 0)
@@ -366,6 +449,7 @@ def record(t, code, ra, rb, v, fp=0.0, ip=0):
     h = _new(Tensor)
     h._v = v
     h._tape = t
+    h._row = -1      # complete before push lists it (an interrupt may land after push)
     h._rg = True
     h._leaf = False
     if t.lazy:
@@ -382,7 +466,9 @@ def record_unary(x, code, v, fp=0.0):
     if not (x._rg and t.enabled):
         return Tensor._const(v)
     i = t.n
-    if x._tape is t and i + 8 < t.fastcap:
+    # len(handles) == n: no torn row is pending (see Tape.sync); handles is appended first
+    # and the row count stored last, so an interrupt anywhere leaves a detectable torn row
+    if x._tape is t and i + 8 < t.fastcap and len(t.handles) == i:
         h = _new(Tensor)
         h._v = v
         h._tape = t
@@ -393,10 +479,10 @@ def record_unary(x, code, v, fp=0.0):
             if v.size >= T.LAZY_MIN:   # large: its row may stay lazy (see _tape.py)
                 return _record_slow(t, x, code, v, fp)
             t.parr = True
+        t.handles.append(h)
         t.pc.append(code | (x._row + 1) << 8)   # b = -1 packs as 0
         t.pv.append(v)
         t.pf.append(fp)
-        t.handles.append(h)
         t.n = i + 1
         return h
     return _record_slow(t, x, code, v, fp)
@@ -414,17 +500,18 @@ def record_binary(x, y, code, v):
     if not ((x._rg or y._rg) and t.enabled):
         return Tensor._const(v)
     i = t.n
-    if x._tape is t and y._tape is t and i + 8 < t.fastcap and v.__class__ is float:
+    if x._tape is t and y._tape is t and i + 8 < t.fastcap and v.__class__ is float \
+            and len(t.handles) == i:
         h = _new(Tensor)
         h._v = v
         h._tape = t
         h._rg = True
         h._leaf = False
         h._row = i
+        t.handles.append(h)
         t.pc.append(code | (x._row + 1) << 8 | (y._row + 1) << 36)
         t.pv.append(v)
         t.pf.append(0.0)
-        t.handles.append(h)
         t.n = i + 1
         return h
     t = tape_for(x, y)
@@ -443,9 +530,10 @@ def needs_grad(*xs):
 
 
 def _guard_hook(x, kind):
-    """Overridden by trace recording to note a branch decision on a traced value."""
+    """Called by trace recording to note a read of a value a replay may change (a traced
+    value, or a Tensor f reads from its closure, which a replay reads again)."""
     hook = GUARD_HOOK[0]
-    if hook is not None and x._rg:
+    if hook is not None:
         hook(x, kind)
 
 

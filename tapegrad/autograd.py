@@ -5,6 +5,7 @@ sweep is instead replayed in Python through differentiable ops (``_higher.py``),
 results are on the tape and can be differentiated again.
 """
 import functools
+import threading
 
 import numpy as np
 
@@ -165,17 +166,21 @@ def run_backward(outputs, grad_outputs, inputs, retain_graph, create_graph,
     sweep(t, top)
     if inputs is not None:
         out = []
+        leaf_rows = _rows_by_leaf(t, inputs)
         for k, x in enumerate(inputs):
-            r = _input_row(t, x)
-            if r is None or r > top or not (t.state[r] & 1):
+            rows = [r for r in _input_rows(t, x, leaf_rows) if r <= top and t.state[r] & 1]
+            if not rows:
                 if not allow_unused:
                     raise RuntimeError(
                         f"One of the differentiated Tensors (input {k}, shape {x.shape}) appears "
                         "to not have been used in the graph. Set allow_unused=True if this is "
                         "the desired behavior.")
                 out.append(None)
-            else:
-                out.append(t.gradient(r).reshape(x.shape).copy())
+            else:   # a leaf may hold several rows (entered again after a change of value)
+                g = t.gradient(rows[0]).copy()
+                for r in rows[1:]:
+                    g += t.gradient(r)
+                out.append(g.reshape(x.shape))
     else:
         out = None
     if accumulate:
@@ -193,15 +198,34 @@ def _row_for(t, y):
     return y._row
 
 
+def _rows_by_leaf(t, inputs):
+    """id(leaf) -> its LEAF rows on ``t``, for the leaves among ``inputs`` (else None)."""
+    if not any(isinstance(x, Tensor) and x._leaf for x in inputs):
+        return None
+    out = {}
+    handles = t.handles
+    for r in t.leaf_rows:
+        out.setdefault(id(handles[r]), []).append(r)
+    return out
+
+
 def _input_row(t, x):
+    """The row of input ``x`` on ``t`` (a leaf's latest one), or None (used by _higher)."""
+    rows = _input_rows(t, x, _rows_by_leaf(t, [x]))
+    return rows[-1] if rows else None
+
+
+def _input_rows(t, x, leaf_rows):
+    """Every row of input ``x`` on ``t``: a leaf has one per entry (its handle caches only one,
+    and none for a leaf another thread's tape caches)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"inputs must be Tensors, got {type(x).__name__}")
     if not x._rg:
         raise RuntimeError(f"One of the differentiated Tensors (shape {x.shape}) does not "
                            "require grad")
-    if x._tape is t:
-        return x._row
-    return None
+    if x._leaf:
+        return leaf_rows.get(id(x), [])
+    return [x._row] if x._tape is t else []
 
 
 def sweep(t, top, bottom=0):
@@ -265,7 +289,15 @@ def _matmul_backward(t, row):
         t.state[rb] |= 1
 
 
+_GRAD_LOCK = threading.Lock()   # threads sharing a leaf accumulate into its .grad in turn
+
+
 def _accumulate_leaves(t, top):
+    with _GRAD_LOCK:
+        _accumulate_rows(t, top)
+
+
+def _accumulate_rows(t, top):
     for r in t.leaf_rows:
         if r > top or not (t.state[r] & 1):
             continue
@@ -318,8 +350,31 @@ def _free(t, top):
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulate gradients of ``tensors`` into the ``.grad`` of leaves (PyTorch semantics)."""
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of leaves (PyTorch semantics);
+    with ``inputs``, only into the ``.grad`` of those tensors."""
+    if inputs is not None:
+        return _backward_into(tensors, grad_tensors, inputs, retain_graph, create_graph)
     run_backward(tensors, grad_tensors, None, retain_graph, create_graph, accumulate=True)
+
+
+def _backward_into(outputs, grads, inputs, retain_graph, create_graph):
+    """``backward(..., inputs=)``: accumulate into the listed tensors' ``.grad`` only."""
+    ins = _as_list(inputs)
+    if not ins:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    res = run_backward(outputs, grads, ins, retain_graph, create_graph, accumulate=False,
+                       allow_unused=True)
+    for x, g in zip(ins, res):
+        if g is None:
+            continue
+        if create_graph:
+            x.grad = g if x.grad is None else x.grad + g
+            continue
+        hooks = x._meta.get("hooks") if x._leaf and x._meta else None
+        g = result(g)
+        if hooks:
+            g = _apply_hooks(hooks, g)
+        x.grad = Tensor._const(g) if x.grad is None else Tensor._const(result(x.grad._v + g))
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -335,6 +390,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    if inputs is not None:
+        return _backward_into([self], None if gradient is None else [gradient], inputs,
+                              retain_graph, create_graph)
     run_backward([self], None if gradient is None else [gradient], None, retain_graph,
                  create_graph, accumulate=True)
 

@@ -5,8 +5,9 @@ a closure, such as module parameters, are found), keeps only the output values, 
 custom op on the real tape: its inputs are those Tensors, its outputs one CUSTOM row each
 (payload ``CheckpointNode``).  At backward the payload runs ``fn`` again on a fresh scratch
 tape, where each input enters as a leaf, sweeps that tape from the output adjoints and adds
-the inputs' gradients into the real tape.  The random generator of ``tg.randn``/``tg.rand`` is
-restored for the recomputation, so dropout-style randomness repeats.
+the inputs' gradients into the real tape.  The random generator of ``tg.randn``/``tg.rand`` and
+NumPy's global one (``np.random.*``) are restored for the recomputation, so dropout-style
+randomness repeats.
 """
 import numpy as np
 
@@ -92,13 +93,15 @@ class CheckpointNode(CustomNode):
 
     def _recompute(self, runner):
         gen = _creation.rng().bit_generator
-        now = gen.state
+        now = gen.state, np.random.get_state()
         if self.rng_state is not None:
-            gen.state = self.rng_state
+            gen.state = self.rng_state[0]
+            np.random.set_state(self.rng_state[1])
         try:
             return runner()
         finally:
-            gen.state = now
+            gen.state = now[0]
+            np.random.set_state(now[1])
 
     def jvp_values(self, tangents):
         """Forward mode: recompute ``fn`` on a scratch tape and push the tangents through it
@@ -189,9 +192,10 @@ def checkpoint(fn, *args, preserve_rng_state=True, use_reentrant=None, **kwargs)
 
     They are recomputed during backward; gradients equal those without checkpointing.  fn may
     read Tensors other than its arguments (e.g. module parameters): they get gradients too.
-    ``fn`` must be deterministic apart from tapegrad's own random generator (restored for the
-    recomputation unless ``preserve_rng_state=False``).  ``use_reentrant`` is accepted for
-    PyTorch compatibility and ignored.
+    ``fn`` must be deterministic apart from tapegrad's own random generator and NumPy's global
+    one (``np.random.*``), both restored for the recomputation unless
+    ``preserve_rng_state=False``; a ``np.random.Generator`` fn draws from is not restored.
+    ``use_reentrant`` is accepted for PyTorch compatibility and ignored.
 
     Examples:
         >>> import tapegrad as tg
@@ -209,7 +213,8 @@ def checkpoint(fn, *args, preserve_rng_state=True, use_reentrant=None, **kwargs)
     if not STATE.enabled:
         return fn(*args, **kwargs)
     main = STATE.tape
-    rng_state = _creation.rng().bit_generator.state if preserve_rng_state else None
+    rng_state = (_creation.rng().bit_generator.state, np.random.get_state()) \
+        if preserve_rng_state else None
     known, arg_inputs = set(), []
     for a in list(args) + list(kwargs.values()):
         if isinstance(a, Tensor) and a._rg and id(a) not in known:

@@ -73,6 +73,7 @@ class CustomNode:
             h._tape = t
             h._rg = True
             h._leaf = False
+            h._row = -1      # complete before push lists it (interrupt safety)
             h._row = t.push(T.CUSTOM, -1, -1, v, h, 1)
             t.extras[h._row] = self
             rows.append(h._row)

@@ -14,7 +14,8 @@ import numpy as np
 
 from .kernels import sweeps as K
 from . import _ops, autograd, forward
-from ._tensor import STATE, Tensor
+from . import pytree as _pytree
+from ._tensor import STATE, TRANSFORMS, Tensor, unwrap_conversion
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacobian"]
 
@@ -28,45 +29,11 @@ _DEPTH = _Depth()   # how many transforms are running f on this thread
 
 # ---- pytrees -----------------------------------------------------------------------------------
 
-class _BadLeaf(Exception):
-    """Raised at a leaf; containers on the way up prepend their keys to ``path``."""
-
-    def __init__(self, why):
-        super().__init__(why)
-        self.why, self.path = why, ""
-
-
-def _map(tree, fn):
-    """Apply ``fn`` to the leaves of nested lists / tuples / dicts, keeping the structure."""
-    cls = tree.__class__
-    if cls is list or cls is tuple or cls is dict or isinstance(tree, (list, tuple, dict)):
-        items = tree.items() if isinstance(tree, dict) else enumerate(tree)
-        out = []
-        for k, v in items:
-            try:
-                out.append((k, _map(v, fn)))
-            except _BadLeaf as e:
-                e.path = f"[{k!r}]{e.path}"
-                raise
-        if isinstance(tree, dict):
-            return cls(out) if cls is not dict else dict(out)
-        vals = [v for _, v in out]
-        if isinstance(tree, tuple) and hasattr(tree, "_fields"):   # namedtuple
-            return cls(*vals)
-        return cls(vals) if cls in (list, tuple) else list(vals)
-    return fn(tree)
-
-
-def _leaves(tree):
-    out = []
-    _map(tree, out.append)
-    return out
-
-
-def _unflatten(tree, values):
-    """The structure of ``tree`` with its leaves replaced, in order, by ``values``."""
-    it = iter(values)
-    return _map(tree, lambda _: next(it))
+# ``_leaves``/``_unflatten``/``_map`` are imported from here by second_order and others
+_BadLeaf = _pytree.BadLeaf
+_map = _pytree.map_leaves
+_leaves = _pytree.leaves
+_unflatten = _pytree.unflatten
 
 
 # ---- arguments -------------------------------------------------------------------------------
@@ -95,6 +62,10 @@ def _input(leaf, inputs):
             raise _BadLeaf(f"is an integer/boolean Tensor (dtype {leaf.dtype})")
         # a clone, not the Tensor itself: the inner gradient must not see the outer variable
         x = leaf.clone() if leaf._rg else Tensor._const(leaf._v)
+    elif isinstance(leaf, np.ma.MaskedArray):
+        raise _BadLeaf("is a masked array; tapegrad would differentiate its hidden values "
+                       "too. Pass x.filled(fill_value) or x.compressed(), or pass the data "
+                       "and the mask separately and use tnp.where(mask, ..., ...)")
     elif isinstance(leaf, np.ndarray) or isinstance(leaf, np.floating):
         kind = leaf.dtype.kind
         if kind != "f":
@@ -102,9 +73,13 @@ def _input(leaf, inputs):
                            "differentiated (pass it through a non-differentiated argument, "
                            "or use .astype(float))")
         x = Tensor._const(float(leaf) if leaf.ndim == 0 else leaf.astype(np.float64))
-    elif leaf is None or isinstance(leaf, (bool, int, np.integer, np.bool_)):
+    elif leaf is None:
         inputs.append(None)
         return leaf
+    elif isinstance(leaf, (bool, int, np.integer, np.bool_)):
+        raise _BadLeaf(f"is {type(leaf).__name__} {leaf!r}; only floats can be differentiated "
+                       f"(write {float(leaf)!r}, or pass it in an argument that is not in "
+                       "argnums)")
     else:
         raise _BadLeaf(f"has type {type(leaf).__name__}, which cannot be differentiated "
                        "(expected floats, float arrays, Tensors or lists/tuples/dicts of them)")
@@ -148,24 +123,36 @@ class _Call:
         args = list(args)
         self.trees = [args[i] for i in nums]   # the arguments as given
         self.inputs = []     # one entry per leaf: its input Tensor, or None (passed through)
+        spans = {}
         for i in nums:
             start = len(self.inputs)
+            if i in spans:       # argnums=(0, 0): the same leaves again, one gradient each
+                self.inputs.extend(self.inputs[spans[i][0]:spans[i][1]])
+                continue
             try:
                 args[i] = _map(args[i], lambda leaf: _input(leaf, self.inputs))
             except _BadLeaf as e:
                 raise TypeError(f"argument {i}{e.path} {e.why}") from None
+            spans[i] = (start, len(self.inputs))
             if all(x is None for x in self.inputs[start:]):
                 raise TypeError(f"argument {i} has no float values to differentiate (got "
                                 f"{_describe(args[i])}); pass floats such as 3.0 or float "
                                 "arrays")
         self.nested = _DEPTH.n > 0 or any(x is not None and not x._leaf for x in self.inputs)
-        prev = STATE.enabled
-        STATE.enabled = True
-        _DEPTH.n += 1
-        try:
+        prev, depth, transforms = STATE.enabled, _DEPTH.n, TRANSFORMS.n
+        try:     # set inside the try and restored absolutely: an interrupt cannot skew them
+            STATE.enabled = True
+            _DEPTH.n = depth + 1
+            TRANSFORMS.n = transforms + 1
             self.out = f(*args, **kwargs)
+        except Exception as e:
+            hidden = unwrap_conversion(e)
+            if hidden is None or hidden is e:
+                raise
+            raise hidden from None   # NumPy wrapped it in "setting an array element..."
         finally:
-            _DEPTH.n -= 1
+            TRANSFORMS.n = transforms
+            _DEPTH.n = depth
             STATE.enabled = prev
 
     def used_inputs(self):
@@ -216,7 +203,19 @@ def _split_aux(out, has_aux):
     return out[0], out[1]
 
 
+def _check_float(out, what="grad"):
+    """Refuse integer / boolean outputs (as JAX does): their derivative is not defined, and a
+    zero would look like an answer."""
+    dt = out.dtype if out.__class__ is Tensor or isinstance(out, (np.ndarray, np.generic)) \
+        else np.dtype(type(out)) if isinstance(out, (bool, int, float)) else None
+    if dt is not None and dt.kind not in "f":
+        raise TypeError(f"{what} requires real-valued (float) outputs, but f returned dtype "
+                        f"{dt} (e.g. a comparison or a count); return a float, or use "
+                        "has_aux=True to return it alongside the value to differentiate")
+
+
 def _check_scalar(out):
+    _check_float(out)
     if out.__class__ is Tensor:
         shape = out.shape
     elif isinstance(out, (float, int, np.number, np.ndarray)):
@@ -265,6 +264,9 @@ def vjp(f, *primals, has_aux=False):
     c = _Call(f, primals, {}, tuple(range(len(primals))))
     out, aux = _split_aux(c.out, has_aux)
     ys = _leaves(out)
+    for y in ys:
+        if y is not None:
+            _check_float(y, "vjp")
 
     def vjp_fn(cotangent):
         cts = _leaves(cotangent)
@@ -297,6 +299,9 @@ def jacobian(f, argnums=0, mode="auto"):
     @functools.wraps(f)
     def jacobian_f(*args, **kwargs):
         c = _Call(f, args, kwargs, argnums)
+        for y in _leaves(c.out):
+            if y is not None:
+                _check_float(y, "jacobian")
         rows_fn = _jacobian_rows
         if mode != "rev" and not (c.nested or _DEPTH.n > 0):
             n_out = sum(int(np.size(_value(y))) for y in _leaves(c.out) if y is not None)

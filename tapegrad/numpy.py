@@ -63,20 +63,49 @@ linalg = types.SimpleNamespace(**{n: getattr(_np.linalg, n) for n in dir(_np.lin
 linalg.norm = _wrap_function(_np.linalg.norm, _O.norm)
 
 
-def array(obj, dtype=None, **kwargs):
-    """np.array; a (nested) list holding Tensors is stacked into one differentiable Tensor."""
+def _float_dtype(dtype):
+    """True for dtypes that keep a float64 value as it is (None, float, float64)."""
+    return dtype is None or _np.dtype(dtype) == _np.float64
+
+
+def _cast(t, dtype, name):
+    """Tensor ``t`` as ``dtype``: float64 keeps the graph; an integer or bool cast is
+    piecewise constant (no derivative, like np.floor); other floats would need a new op."""
+    if _float_dtype(dtype):
+        return t
+    kind = _np.dtype(dtype).kind
+    if kind in "iub" or not t.requires_grad:
+        return _Tensor(t._v, dtype=dtype) if kind != "f" or not t.requires_grad else t
+    raise TypeError(f"tapegrad.numpy.{name}: dtype={_np.dtype(dtype)} on a Tensor that "
+                    "requires grad is not supported (tapegrad differentiates float64 values); "
+                    "leave dtype out, or use dtype=float")
+
+
+def _stacked(obj):
+    """A (nested) list / tuple holding Tensors as one differentiable Tensor."""
+    return _O.stack([_stacked(v) if isinstance(v, (list, tuple)) else v for v in obj])
+
+
+def array(obj, dtype=None, copy=True, **kwargs):
+    """np.array that keeps the graph: a Tensor gives a differentiable copy; a (nested) list
+    holding Tensors is stacked into one differentiable Tensor."""
     if isinstance(obj, _Tensor):
-        return obj if dtype is None else _Tensor(obj.data, dtype=dtype)
+        return _cast(obj.clone() if copy else obj, dtype, "array")
     if isinstance(obj, (list, tuple)) and _contains_tensor(obj):
-        return _O.stack([array(v) if isinstance(v, (list, tuple)) else v for v in obj])
-    return _np.array(obj, dtype=dtype, **kwargs)
+        return _cast(_stacked(obj), dtype, "array")
+    return _np.array(obj, dtype=dtype, copy=copy, **kwargs)
 
 
 def asarray(obj, dtype=None, **kwargs):
     """np.asarray that keeps Tensors (and stacks lists of them) instead of dropping the graph."""
-    if isinstance(obj, _Tensor) or (isinstance(obj, (list, tuple)) and _contains_tensor(obj)):
-        return array(obj, dtype)
+    if isinstance(obj, _Tensor):
+        return _cast(obj, dtype, "asarray")
+    if isinstance(obj, (list, tuple)) and _contains_tensor(obj):
+        return _cast(_stacked(obj), dtype, "asarray")
     return _np.asarray(obj, dtype=dtype, **kwargs)
+
+
+asanyarray = asarray
 
 
 def _contains_tensor(obj):

@@ -11,12 +11,14 @@ records again, with ``retrace=True``), so a replay never returns a silently wron
 Layout: the traced input leaves are rows 0..k-1 (arguments in ``argnums`` first), so their
 values are the first ``m`` entries of ``val`` and a replay starts by writing ``val[:m] = x``.
 """
+import hashlib
 import json
 import linecache
 import math
 import os
 import sys
 import threading
+import weakref
 
 import numba
 import numpy as np
@@ -25,10 +27,16 @@ from ._ops import _as_shape
 from .kernels import sweeps as R
 from .ops.spec import NAMES
 from . import _tape as T
+from . import pytree
 from .kernels.sweeps import RetraceRequired, replay_grad  # noqa: F401 (for njit users)
-from ._tensor import GUARD_HOOK, STATE, Tensor, row_of, value_of
+from . import _creation
+from ._tensor import (GUARD_HOOK, STATE, TRANSFORMS, Tensor, row_of, unwrap_conversion,
+                      value_of)
+from ._version import __version__
+from .ops.decl import Elementwise
+from .ops.spec import CODE, FINGERPRINT, OPS
 
-__all__ = ["trace", "Trace", "RetraceRequired", "load_trace"]
+__all__ = ["trace", "Trace", "RetraceRequired", "load_trace", "op_table_fingerprint"]
 
 _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _CMP = {"__lt__": 0, "__le__": 1, "__gt__": 2, "__ge__": 3, "__eq__": 4, "__ne__": 5}
@@ -59,7 +67,7 @@ class _TraceTape(T.Tape):
 
 
 _LOCAL = threading.local()
-_ACTIVE = [0]
+_ACTIVE = set()   # ids of the recorders running (any thread)
 _LOCK = threading.Lock()
 
 
@@ -86,7 +94,9 @@ class _Recorder:
         self.sites = {}     # guard row -> [site, source text, what was seen]
 
     def traced(self, x):
-        return x.__class__ is Tensor and x._rg and x._tape is self.tape
+        """A value a replay may change: a traced value, or any other Tensor (one from f's
+        closure is read again at every replay; one made inside f is a harmless pin)."""
+        return x.__class__ is Tensor
 
     def guard(self, x, kind, other, res):
         t = self.tape
@@ -136,36 +146,50 @@ def _short(v):
     return repr(v) if v.__class__ is float else f"array of shape {np.shape(v)}"
 
 
+def _rng_states():
+    """NumPy's global random state and tapegrad's generator state (to notice draws)."""
+    st = np.random.get_state(legacy=False)
+    return (st["bit_generator"], repr(st["state"]), st.get("has_gauss"),
+            repr(_creation.rng().bit_generator.state))
+
+
 def _begin(rec):
     with _LOCK:
-        _ACTIVE[0] += 1
+        _ACTIVE.add(id(rec))
         GUARD_HOOK[0] = _dispatch
     prev = getattr(_LOCAL, "rec", None)
     _LOCAL.rec = rec
     return prev
 
 
-def _end(prev):
+def _end(prev, rec):
+    """Undo ``_begin`` (idempotent, also after an interrupted ``_begin``)."""
     _LOCAL.rec = prev
     with _LOCK:
-        _ACTIVE[0] -= 1
-        if _ACTIVE[0] == 0:
+        _ACTIVE.discard(id(rec))
+        if not _ACTIVE:
             GUARD_HOOK[0] = None
 
 
 # ---- pytrees ---------------------------------------------------------------------------------
 # A spec is JSON data: ["f", shape, pyfloat] a traced float leaf, ["s", value] a static leaf,
-# ["a", dtype, shape, values] a static integer/bool array, ["l"|"t", children], ["d", keys,
+# ["a", dtype, shape, values] a static integer/bool array, ["l"|"t", children] (a tuple spec
+# may end with its namedtuple type, "module:qualname", see tapegrad.pytree), ["d", keys,
 # children].  Output specs carry the row: ["f", shape, pyfloat, row].
 
 def _spec(obj, diff, leaves):
     if isinstance(obj, Tensor):
         obj = obj._v
+    if isinstance(obj, np.ma.MaskedArray):
+        raise TypeError("tg.trace: an argument is a masked array; its masked values would be "
+                        "traced as data. Pass x.filled(fill_value) or x.compressed(), or the "
+                        "data and the mask separately")
     if isinstance(obj, dict):
         keys = list(obj)
         return ["d", keys, [_spec(obj[k], diff, leaves) for k in keys]]
     if isinstance(obj, (list, tuple)):
-        return ["t" if isinstance(obj, tuple) else "l", [_spec(o, diff, leaves) for o in obj]]
+        return ["t" if isinstance(obj, tuple) else "l", [_spec(o, diff, leaves) for o in obj],
+                *_tuple_type(obj)]
     if isinstance(obj, (float, np.floating)) or (diff and isinstance(obj, (int, np.integer))
                                                   and not isinstance(obj, (bool, np.bool_))):
         leaves.append(float(obj))
@@ -178,6 +202,15 @@ def _spec(obj, diff, leaves):
     if isinstance(obj, np.generic):
         obj = obj.item()
     return ["s", obj]
+
+
+def _tuple_type(obj):
+    """A tuple spec's optional third entry: the namedtuple type (see tapegrad.pytree)."""
+    return [pytree.type_ref(obj)] if pytree.is_namedtuple(obj) else []
+
+
+def _tuple_of(spec, items):
+    return pytree.namedtuple_of(spec[2], items) if len(spec) > 2 else tuple(items)
 
 
 def _collect(spec, obj, out, path):
@@ -243,7 +276,7 @@ def _build(spec, flat, pos):
         for s in spec[1]:
             o, pos = _build(s, flat, pos)
             items.append(o)
-        return (tuple(items) if kind == "t" else items), pos
+        return (_tuple_of(spec, items) if kind == "t" else items), pos
     if kind == "d":
         out = {}
         for k, s in zip(spec[1], spec[2]):
@@ -259,7 +292,7 @@ def _leaf_tensors(spec, leaves, it):
         return next(it)
     if kind in "lt":
         items = [_leaf_tensors(s, leaves, it) for s in spec[1]]
-        return tuple(items) if kind == "t" else items
+        return _tuple_of(spec, items) if kind == "t" else items
     if kind == "d":
         return {k: _leaf_tensors(s, leaves, it) for k, s in zip(spec[1], spec[2])}
     if kind == "a":
@@ -272,7 +305,8 @@ def _out_spec(obj, t):
         keys = list(obj)
         return ["d", keys, [_out_spec(obj[k], t) for k in keys]]
     if isinstance(obj, (list, tuple)):
-        return ["t" if isinstance(obj, tuple) else "l", [_out_spec(o, t) for o in obj]]
+        return ["t" if isinstance(obj, tuple) else "l", [_out_spec(o, t) for o in obj],
+                *_tuple_type(obj)]
     if isinstance(obj, Tensor):
         v = obj._v
         if obj._tape is t and obj._rg:
@@ -297,10 +331,272 @@ def _out_value(spec, val, voff):
         return float(v[0]) if spec[2] else v.reshape(spec[1]).copy()
     if kind in "lt":
         items = [_out_value(s, val, voff) for s in spec[1]]
-        return tuple(items) if kind == "t" else items
+        return _tuple_of(spec, items) if kind == "t" else items
     if kind == "d":
         return {k: _out_value(s, val, voff) for k, s in zip(spec[1], spec[2])}
     return spec[1]
+
+
+# ---- files: checksum, versions, validation -------------------------------------------------------
+# Trust model: ``tr.save``/``tg.load_trace`` files are plain arrays plus JSON (np.load with
+# allow_pickle=False): loading one never runs code, and every field is checked against bounds
+# before compiled code reads it, so a corrupted or crafted file raises ValueError instead of
+# reading or writing out of bounds.  A pickled trace is plain pickle: unpickling runs whatever
+# the pickle says, so unpickle only traces you trust (its fields are validated all the same).
+
+_DTYPES = {"code": np.int64, "ip": np.int64, "fp": np.float64, "voff": np.int64,
+           "rg": np.int8, "ipool": np.int64, "fpool": np.float64, "val": np.float64}
+_MAX_NDIM = 64
+
+
+def op_table_fingerprint():
+    """The op spec's fingerprint: traces only replay on kernels generated from the same spec."""
+    return FINGERPRINT
+
+
+def _version():
+    return __version__
+
+
+def _checksum(arrays, meta_json):
+    h = hashlib.sha256()
+    for k in _ARRAYS:
+        a = np.ascontiguousarray(arrays[k])
+        h.update(f"{k}:{a.dtype.str}:{a.shape}".encode())
+        h.update(a.tobytes())
+    h.update(meta_json.encode())
+    return h.hexdigest()
+
+
+def _check_stamp(version, table, what):
+    mine, table_now = _version(), op_table_fingerprint()
+    if table != table_now:
+        raise ValueError(f"{what} was written by tapegrad {version} with op table {table}; this "
+                         f"is tapegrad {mine} with op table {table_now}. The op codes differ, "
+                         "so it cannot be replayed here: record the trace again")
+    if version != mine:
+        raise ValueError(f"{what} was written by tapegrad {version}; this is tapegrad {mine}. "
+                         "Record the trace again with this version")
+
+
+def _bad(field, why):
+    raise ValueError(f"trace file: field {field} {why}; the file is corrupted or was not "
+                     "written by Trace.save")
+
+
+def _validate(arrays, meta):
+    """Check every field a replay reads against bounds (see the trust model above)."""
+    for k, dt in _DTYPES.items():
+        a = arrays.get(k)
+        if not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype != dt:
+            _bad(k, f"must be a 1-D {np.dtype(dt).name} array")
+    code, ip, voff, rg = arrays["code"], arrays["ip"], arrays["voff"], arrays["rg"]
+    ipool, fpool, val = arrays["ipool"], arrays["fpool"], arrays["val"]
+    n = code.size
+    if n < 1 or ip.size != n or arrays["fp"].size != n or rg.size != n or voff.size != n + 1:
+        _bad("code/ip/fp/rg/voff", f"lengths disagree ({n} rows; voff needs {n + 1} entries)")
+    if ipool.size < 1 or fpool.size < 1:
+        _bad("ipool/fpool", "must not be empty")
+    if voff[0] != 0 or np.any(np.diff(voff) < 0) or voff[-1] > val.size:
+        _bad("voff", f"must rise from 0 to at most the {val.size} values")
+    if np.any((rg != 0) & (rg != 1)):
+        _bad("rg", "must be 0 or 1")
+    if np.any(code < 0):
+        _bad("code", "has a negative entry")
+    ops = code & 255
+    ra = ((code >> 8) & 0xFFFFFFF) - 1
+    rb = (code >> 36) - 1
+    names = NAMES
+    if np.any(ops >= len(names)):
+        r = int(np.flatnonzero(ops >= len(names))[0])
+        _bad("code", f"has op code {int(ops[r])} at row {r}, beyond the op table")
+    rows = np.arange(n)
+    size = np.diff(voff)
+    code_of = {name: i for i, name in enumerate(names)}
+    # operand layouts from the op spec: elementwise ops by arity, structural ones by name
+    unary = [i for i, o in enumerate(OPS) if isinstance(o, Elementwise) and o.arity == 1] + [
+        code_of["RESHAPE"]]
+    binary = [i for i, o in enumerate(OPS) if isinstance(o, Elementwise) and o.arity == 2] + [
+        code_of[x] for x in ("WHERE", "MATMUL", "SETITEM")]
+    no_operands = [code_of[x] for x in ("LEAF", "CONST", "CONCAT")]
+    known = set(unary) | set(binary) | set(no_operands) | {
+        code_of[x] for x in ("VIEW", "SUM", "PROD", "AMAX", "AMIN", "GATHER", "SCATTER",
+                             "GUARD", "CUMSUM", "CUMPROD")}
+    two_params = [i for i, o in enumerate(OPS) if isinstance(o, Elementwise) and o.params == 2]
+    for r in np.flatnonzero(~np.isin(ops, list(known))):
+        _bad("code", f"has op {names[ops[r]]} at row {r}, which a trace cannot hold")
+    uses_a = ~np.isin(ops, no_operands)
+    uses_b = np.isin(ops, binary)
+    for field, used, rr in (("operand a", uses_a, ra), ("operand b", uses_b, rb)):
+        bad = np.flatnonzero(np.where(used, (rr < 0) | (rr >= rows), rr != -1))
+        guard_b = bad[(ops[bad] == code_of["GUARD"]) & (rr[bad] >= -1) & (rr[bad] < bad)] \
+            if field == "operand b" else bad[:0]
+        bad = np.setdiff1d(bad, guard_b)
+        if bad.size:
+            r = int(bad[0])
+            _bad(f"code (row {r}, {names[ops[r]]})", f"{field} is row {int(rr[r])}; it must "
+                 "be an earlier row" + (" or -1" if not used[r] else ""))
+    a_size = np.where(uses_a, size[np.clip(ra, 0, n - 1)], 0)
+    b_size = np.where(rb >= 0, size[np.clip(rb, 0, n - 1)], 0)
+    elementwise = np.isin(ops, unary) | (uses_b & ~np.isin(ops, [code_of["MATMUL"],
+                                                               code_of["SETITEM"]]))
+    bad = np.flatnonzero((elementwise & (a_size != size))
+                         | (uses_b & elementwise & (b_size != size)))
+    if bad.size:
+        r = int(bad[0])
+        _bad(f"voff (row {r}, {names[ops[r]]})", "gives an operand a size other than the "
+             "row's own")
+    for r in np.flatnonzero(~elementwise & ~np.isin(ops, [code_of["LEAF"], code_of["CONST"]])
+                            | (ops == code_of["WHERE"]) | np.isin(ops, two_params)):
+        _check_params(names[ops[r]], int(r), int(ip[r]), ipool, fpool, size,
+                      int(a_size[r]), int(b_size[r]), int(size[r]), int(rb[r]) >= 0)
+    _check_meta(meta, n, voff, size)
+
+
+def _ints(ipool, p, count, field):
+    if p < 1 or count < 0 or p + count > ipool.size:
+        _bad(field, f"points at ipool[{p}:{p + count}], outside the pool of {ipool.size}")
+    return [int(v) for v in ipool[p:p + count]]
+
+
+def _check_params(name, r, p, ipool, fpool, size, na, nb, n, has_b):
+    field = f"ipool (row {r}, {name})"
+    spec = OPS[CODE[name]]
+    if isinstance(spec, Elementwise) and spec.params == 2:    # c2 = fpool[ip[row]]
+        if not 0 <= p < fpool.size:
+            _bad(f"ip (row {r}, {name})", f"is {p}, outside fpool of {fpool.size}")
+        return
+    if name == "WHERE":
+        (c,) = _ints(ipool, p, 1, field)
+        if not 0 <= c < r or size[c] != n:
+            _bad(field, f"names condition row {c}; it must be an earlier row of size {n}")
+        return
+    if name == "GUARD":
+        (kind,) = _ints(ipool, p, 1, field)
+        if not 0 <= kind <= 6 or na < n or (has_b and nb < n):
+            _bad(field, f"guard kind {kind} or operand sizes are out of range")
+        return
+    if name in ("VIEW", "SUM", "PROD", "AMAX", "AMIN"):
+        (nd,) = _ints(ipool, p, 1, field)
+        if not 0 <= nd <= _MAX_NDIM:
+            _bad(field, f"has ndim {nd} (at most {_MAX_NDIM})")
+        view = name == "VIEW"
+        vals = _ints(ipool, p + 1, 2 * nd + view, field)
+        shape, strides = vals[:nd], vals[nd:2 * nd]
+        base = vals[2 * nd] if view else 0
+        if any(s < 0 for s in shape):
+            _bad(field, f"has a negative shape {shape}")
+        count = math.prod(shape)
+        if count != (n if view else na):
+            _bad(field, f"shape {shape} holds {count} values, not "
+                 f"{n if view else na}")
+        if count:
+            lo = base + sum(min(0, (s - 1) * st) for s, st in zip(shape, strides))
+            hi = base + sum(max(0, (s - 1) * st) for s, st in zip(shape, strides))
+            limit = na if view else n
+            if lo < 0 or hi >= limit:
+                _bad(field, f"reaches offsets {lo}..{hi} of an array of {limit}")
+        return
+    if name == "MATMUL":
+        nb_, m, k, nn, ta, tb = _ints(ipool, p, 6, field)
+        if min(nb_, m, k, nn) < 0 or na != nb_ * m * k or nb != nb_ * k * nn \
+                or n != nb_ * m * nn or ta not in (0, 1) or tb not in (0, 1):
+            _bad(field, f"matmul sizes {nb_}x{m}x{k}x{nn} (transposed {ta}, {tb}) disagree "
+                 "with the operands")
+        return
+    if name in ("CUMSUM", "CUMPROD"):
+        outer, m, inner = _ints(ipool, p, 3, field)
+        if min(outer, m, inner) < 0 or n != outer * m * inner or na != n or (
+                name == "CUMSUM" and _ints(ipool, p + 3, 1, field)[0] not in (0, 1)):
+            _bad(field, f"scan sizes {outer}x{m}x{inner} disagree with the operand")
+        return
+    if name == "CONCAT":
+        outer, inner, k = _ints(ipool, p, 3, field)
+        if min(outer, inner, k) < 0:
+            _bad(field, "has a negative count")
+        rows_lens = _ints(ipool, p + 3, 2 * k, field)
+        parts, lens = rows_lens[:k], rows_lens[k:]
+        if any(not 0 <= q < r for q in parts) or any(x < 0 for x in lens) \
+                or any(size[q] != outer * x * inner for q, x in zip(parts, lens)) \
+                or n != outer * inner * sum(lens):
+            _bad(field, "concatenates rows or sizes that do not fit the row")
+        return
+    if name in ("GATHER", "SCATTER", "SETITEM"):
+        (m,) = _ints(ipool, p, 1, field)
+        idx = np.asarray(_ints(ipool, p + 1, m, field), np.int64) if m >= 0 else None
+        if m < 0:
+            _bad(field, f"has a negative count {m}")
+        if name == "GATHER":
+            ok = m == n and (not m or (idx.min() >= 0 and idx.max() < na))
+        elif name == "SCATTER":
+            ok = na == m and (not m or (idx.min() >= 0 and idx.max() < n))
+        else:
+            ok = na == n and nb == m and (not m or (idx.min() >= 0 and idx.max() < n))
+        if not ok:
+            _bad(field, f"{name.lower()} indices or sizes are out of range")
+        return
+    _bad(f"code (row {r})", f"has op {name}, which has no validation rule")
+
+
+def _check_meta(meta, n, voff, size):
+    try:
+        m, ng = int(meta["m"]), int(meta["ng"])
+        specs, out_spec = meta["specs"], meta["out_spec"]
+        argnums = [int(a) for a in meta["argnums"]]
+        sites = meta["sites"]
+    except (KeyError, TypeError, ValueError):
+        _bad("meta", "is missing entries or has entries of the wrong type")
+    if not 0 <= ng <= m <= voff[-1] or m not in set(voff.tolist()):
+        _bad("meta m/ng", f"({m}, {ng}) do not fit the input rows")
+    if not isinstance(specs, list) or any(not 0 <= a < len(specs) for a in argnums) \
+            or len(set(argnums)) != len(argnums) or not argnums:
+        _bad("meta argnums", f"{argnums} do not fit the {len(specs)} arguments")
+    sizes = [_spec_size(s) for s in specs]
+    if sum(sizes) != m or sum(sizes[a] for a in argnums) != ng:
+        _bad("meta specs", f"hold {sum(sizes)} input values, not {m}")
+    _check_out(out_spec, n, size)
+    for s in sites:
+        if not isinstance(s, list) or len(s) != 4 or not isinstance(s[0], int) \
+                or not 0 <= s[0] < n:
+            _bad("meta sites", "has an entry that is not [row, site, text, what]")
+
+
+def _spec_size(spec):
+    if not isinstance(spec, list) or not spec or spec[0] not in ("f", "s", "a", "l", "t", "d"):
+        _bad("meta specs", f"has a malformed entry {str(spec)[:40]}")
+    kind = spec[0]
+    if kind == "f":
+        if len(spec) < 3 or not isinstance(spec[1], list) or len(spec[1]) > _MAX_NDIM \
+                or any(not isinstance(d, int) or d < 0 for d in spec[1]):
+            _bad("meta specs", f"has a malformed shape {str(spec)[:40]}")
+        return math.prod(spec[1])
+    if kind in "lt":
+        return sum(_spec_size(s) for s in spec[1])
+    if kind == "d":
+        if len(spec[1]) != len(spec[2]):
+            _bad("meta specs", "has a dict with mismatched keys")
+        return sum(_spec_size(s) for s in spec[2])
+    return 0
+
+
+def _check_out(spec, n, size):
+    if not isinstance(spec, list) or not spec:
+        _bad("meta out_spec", "is malformed")
+    kind = spec[0]
+    if kind == "f":
+        if len(spec) != 4 or not isinstance(spec[3], int) or not 0 <= spec[3] < n \
+                or not isinstance(spec[1], list) or len(spec[1]) > _MAX_NDIM \
+                or any(not isinstance(d, int) or d < 0 for d in spec[1]) \
+                or math.prod(spec[1]) != size[spec[3]]:
+            _bad("meta out_spec", f"names a row or shape that does not fit: {str(spec)[:60]}")
+    elif kind in "lt":
+        for s in spec[1]:
+            _check_out(s, n, size)
+    elif kind == "d":
+        for s in spec[2]:
+            _check_out(s, n, size)
+    elif kind != "s":
+        _bad("meta out_spec", "is malformed")
 
 
 # ---- the trace ---------------------------------------------------------------------------------
@@ -334,9 +630,12 @@ class Trace:
         tensors = {i: [Tensor(v, requires_grad=True) for v in per_arg[i]] for i in order}
         rec = _Recorder(t)
         prev_tape = STATE.tape
-        STATE.tape = t
-        prev = _begin(rec)
-        try:
+        prev, depth = getattr(_LOCAL, "rec", None), TRANSFORMS.n
+        rng_before = _rng_states()
+        try:     # everything set inside the try and restored absolutely (interrupt safety)
+            STATE.tape = t
+            _begin(rec)
+            TRANSFORMS.n = depth + 1
             for i in order:
                 for leaf in tensors[i]:
                     row_of(t, leaf)
@@ -345,9 +644,21 @@ class Trace:
                      for i in range(len(args))]
             out = self.f(*targs)
             out_spec = _out_spec(out, t)
+        except Exception as e:
+            hidden = unwrap_conversion(e)
+            if hidden is None or hidden is e:
+                raise
+            raise hidden from None   # NumPy wrapped it in "setting an array element..."
         finally:
-            _end(prev)
+            TRANSFORMS.n = depth
             STATE.tape = prev_tape
+            _end(prev, rec)
+        if _rng_states() != rng_before:
+            raise RuntimeError(
+                "tg.trace: f drew random numbers (np.random.* or tg.randn/tg.rand) while it was "
+                "recorded; the draws would be frozen into the trace and every replay would "
+                "reuse them instead of drawing again. Draw outside f and pass the values as an "
+                "argument (tr(x, noise)), or use tg.grad, which runs f at every call")
         self._finish(t, rec, specs, out_spec, k,
                      sum(np.size(v) for i in self.argnums for v in per_arg[i]))
 
@@ -378,6 +689,10 @@ class Trace:
                                "differentiate the trace with tr.grad")
         rg = t.rg[:n].copy()
         frozen = ((ops == T.LEAF) & (np.arange(n) >= k)) | (ops == T.FREED)
+        # Tensors f read from its closure (parameters...): re-read at every replay
+        self._closure = [(int(r), weakref.ref(t.handles[r]), np.shape(t.handles[r]._v))
+                         for r in np.flatnonzero(frozen | ((ops == T.CONST) & (np.arange(n) >= k)))
+                         if t.handles[r] is not None]
         code[frozen] = T.CONST      # external leaves and retired values are constants here
         rg[frozen] = 0
         voff = t.voff[:n + 1].copy()
@@ -435,12 +750,29 @@ class Trace:
 
     def _prepared(self, args):
         try:
-            return self._flat(args)
+            x = self._flat(args)
+            self._read_closure()
+            return x
         except RetraceRequired:
             if not self._can_retrace():
                 raise
         self._retrace(args)
         return self._flat(args)
+
+    def _read_closure(self):
+        """Write the current values of the Tensors f read from its closure into their rows."""
+        val, voff = self.val, self.voff
+        for r, ref, shape in self._closure:
+            h = ref()
+            if h is None:
+                continue
+            v = h._v
+            if np.shape(v) != shape:
+                raise RetraceRequired(
+                    f"trace: a Tensor f reads from its closure (tape row {r}) changed shape "
+                    f"from {shape} to {np.shape(v)}; record a new trace (or create it with "
+                    "retrace=True)")
+            val[voff[r]:voff[r + 1]] = v if v.__class__ is float else np.ravel(v)
 
     def _can_retrace(self):
         return self.retrace and self.f is not None
@@ -648,6 +980,7 @@ class Trace:
         RetraceRequired when x takes another branch than the recorded one."""
         meta = np.array([self.n, self.out_row, self.ng, R.KERNELS_ID], np.int64)
         self._need_scalar("njit_grad")
+        self._read_closure()
         return R.replay_grad, (self.code, self.ip, self.fp, self.voff, self.rg, self.state,
                                self.ipool, self.fpool, self.val, self.adj, meta)
 
@@ -685,10 +1018,25 @@ class Trace:
                 "sites": [[r, *s] for r, s in sorted(self.sites.items())]}
 
     def __getstate__(self):
-        return {"arrays": {k: getattr(self, k) for k in _ARRAYS}, "meta": self._meta()}
+        arrays = {k: getattr(self, k) for k in _ARRAYS}
+        meta = self._meta()
+        return {"arrays": arrays, "meta": meta, "version": _version(),
+                "op_table": op_table_fingerprint(),
+                "checksum": _checksum(arrays, json.dumps(meta, default=repr))}
 
     def __setstate__(self, state):
-        self._restore(state["arrays"], state["meta"])
+        """Unpickling (trust model: see ``load_trace``): versions, checksum and every field
+        are checked before the trace can replay."""
+        if not isinstance(state, dict) or "op_table" not in state:
+            raise ValueError("pickled trace: it has no tapegrad version stamp (written by an "
+                             "older tapegrad, or not a trace); record the trace again")
+        _check_stamp(state.get("version"), state["op_table"], "this pickled trace")
+        arrays, meta = state["arrays"], state["meta"]
+        if _checksum(arrays, json.dumps(meta, default=repr)) != state.get("checksum"):
+            raise ValueError("pickled trace: the checksum does not match its arrays; the data "
+                             "is corrupted")
+        _validate(arrays, meta)
+        self._restore(arrays, meta)
 
     def _restore(self, arrays, meta):
         for k in _ARRAYS:
@@ -700,6 +1048,7 @@ class Trace:
         self.argnums, self.single = tuple(meta["argnums"]), meta["single"]
         self.m, self.ng = meta["m"], meta["ng"]
         self.sites = {int(s[0]): list(s[1:]) for s in meta["sites"]}
+        self._closure = []     # a loaded trace keeps the closure values it was saved with
         self._setup()
 
     def save(self, path):
@@ -709,8 +1058,11 @@ class Trace:
         except TypeError as e:
             raise TypeError(f"trace.save: a non-float argument or output is not JSON data "
                             f"({e}); pickle the trace instead") from None
+        arrays = {k: getattr(self, k) for k in _ARRAYS}
+        stamp = json.dumps({"version": _version(), "op_table": op_table_fingerprint(),
+                            "checksum": _checksum(arrays, meta)})
         with open(path, "wb") as fh:
-            np.savez(fh, meta=np.array(meta), **{k: getattr(self, k) for k in _ARRAYS})
+            np.savez(fh, meta=np.array(meta), stamp=np.array(stamp), **arrays)
 
     def __repr__(self):
         return (f"<tapegrad Trace of {getattr(self.f, '__name__', '?')}: {self.n} rows, "
@@ -718,15 +1070,69 @@ class Trace:
 
 
 def trace(f, *example_args, argnums=0, retrace=False):
-    """Record ``f(*example_args)`` once; the result replays it compiled (see ``Trace``)."""
+    """Record ``f(*example_args)`` once; the result replays it compiled (see ``Trace``).
+
+    What a replay reads:
+
+    - the arguments, at every call (same shapes; non-float arguments must be equal);
+    - Tensors ``f`` reads from its closure (e.g. parameters a ``tg.optim`` step updates): their
+      current value at every replay, so a replay after an optimizer step uses the new
+      weights (a change of shape raises RetraceRequired, or retraces).  A value Python looked
+      at while recording (``p.item()``, ``if p > 0``) is a guard like any other;
+    - NumPy arrays and Python numbers from the closure are constants of the trace (as in
+      ``jax.jit``): pass values that change as arguments.
+
+    Refused: ``f`` drawing random numbers (``np.random.*``, ``tg.randn``/``tg.rand``) while
+    recorded raises RuntimeError, since a replay cannot draw again and would silently reuse
+    the recorded draws; draw outside ``f`` and pass the noise as an argument.  (A
+    ``np.random.Generator`` created inside ``f`` cannot be noticed: do not use one there.)
+    Also refused: custom Functions, tensor hooks, ``no_grad`` or a backward inside ``f`` and
+    implicit conversions of traced values (``float(x)``, ``np.asarray(x)``...)."""
     return Trace(f, example_args, argnums, retrace)
 
 
 def load_trace(path):
-    """Load a trace written by ``Trace.save``."""
-    with np.load(path, allow_pickle=False) as z:
-        arrays = {k: z[k] for k in _ARRAYS}
-        meta = json.loads(str(z["meta"]))
+    """Load a trace written by ``Trace.save``.
+
+    Trust model: the file is arrays plus JSON, read without pickle, so loading runs no code
+    from it.  Its tapegrad version and op-table fingerprint must match this installation
+    (ValueError naming both otherwise), a sha256 checksum of its arrays and metadata detects
+    corruption, and every field a replay reads (op codes, operand rows, value offsets, the
+    integer parameters of each op: shapes, strides, counts, indices) is checked against
+    bounds before any compiled code runs, so a damaged or crafted file raises ValueError
+    naming the field and never reads or writes out of bounds.  Pickled traces (``pickle``,
+    Dask) are plain pickle: unpickle only traces you trust."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            names = set(z.files)
+            if "stamp" not in names:
+                raise ValueError(f"trace file {path}: it has no tapegrad version stamp "
+                                 "(written by an older tapegrad, or not a trace file); "
+                                 "record the trace again")
+            missing = [k for k in (*_ARRAYS, "meta") if k not in names]
+            if missing:
+                _bad(missing[0], "is missing")
+            arrays = {k: z[k] for k in _ARRAYS}
+            meta_json = str(z["meta"])
+            stamp = json.loads(str(z["stamp"]))
+    except ValueError:
+        raise
+    except Exception as e:      # noqa: BLE001 - a damaged zip or array header
+        raise ValueError(f"trace file {path} cannot be read ({type(e).__name__}: {e}); it is "
+                         "corrupted or not a file written by Trace.save") from None
+    if not isinstance(stamp, dict):
+        _bad("stamp", "is malformed")
+    _check_stamp(stamp.get("version"), stamp.get("op_table"), f"trace file {path}")
+    if _checksum(arrays, meta_json) != stamp.get("checksum"):
+        raise ValueError(f"trace file {path}: the sha256 checksum does not match its "
+                         "contents; the file is corrupted")
+    try:
+        meta = json.loads(meta_json)
+    except json.JSONDecodeError:
+        _bad("meta", "is not JSON")
+    if not isinstance(meta, dict):
+        _bad("meta", "is not a JSON object")
+    _validate(arrays, meta)
     tr = Trace.__new__(Trace)
     tr._restore(arrays, meta)
     return tr

@@ -93,9 +93,12 @@ def test_storing_traced_value_into_numpy_array_raises_instead_of_dropping_gradie
 
 
 def test_deliberate_conversions_still_work():
-    assert tg.grad(lambda x: x * 2.0 if float(x) > 0 else -x)(1.5) == 2.0
+    assert tg.grad(lambda x: x * 2.0 if x.item() > 0 else -x)(1.5) == 2.0
     x = tg.tensor([1.0, 2.0], requires_grad=True)
-    np.testing.assert_array_equal(np.asarray(x), [1.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(x.detach()), [1.0, 2.0])
+    with pytest.raises(TypeError, match="requires grad"):
+        np.asarray(x)                        # as PyTorch: refused while it requires grad
+    assert float(x[0]) == 1.0                # outside transforms float() reads the value
     y = tg.zeros(2)
     y[0] = x[0] * x[1]                       # a Tensor destination keeps the gradient
     (y ** 2).sum().backward()

@@ -222,7 +222,7 @@ def test_value_readable_after_backward():
     loss.backward()
     assert loss.item() == 9.0 and y.tolist() == [3.0, 6.0]
     np.testing.assert_array_equal(y.numpy(), [3.0, 6.0])
-    np.testing.assert_array_equal(np.asarray(y), [3.0, 6.0])
+    np.testing.assert_array_equal(np.asarray(y.detach()), [3.0, 6.0])
 
 
 # ---- grad mode -----------------------------------------------------------------------------------

@@ -1,0 +1,94 @@
+"""Pytrees: the containers tapegrad's transforms and traces walk through.
+
+Lists, tuples, dicts (and their subclasses) and namedtuples are containers; everything else is
+a leaf (``None`` included: it passes through).  Results come back as the same types, so a
+function that returns a namedtuple gets a namedtuple from ``tg.grad``, ``tg.jacobian`` and
+``tg.trace`` alike.  Traces store a namedtuple's type as ``"module:qualname"`` (JSON-able);
+it is found again through a registry of the types seen in this process, or by import.
+"""
+import importlib
+
+__all__ = ["map_leaves", "leaves", "unflatten", "is_namedtuple", "type_ref", "namedtuple_of",
+           "BadLeaf"]
+
+
+class BadLeaf(Exception):
+    """Raised at a leaf; containers on the way up prepend their keys to ``path``."""
+
+    def __init__(self, why):
+        super().__init__(why)
+        self.why, self.path = why, ""
+
+
+def is_namedtuple(obj):
+    return isinstance(obj, tuple) and hasattr(type(obj), "_fields")
+
+
+def map_leaves(tree, fn):
+    """Apply ``fn`` to the leaves of nested lists / tuples / dicts, keeping the structure."""
+    cls = tree.__class__
+    if cls is list or cls is tuple or cls is dict or isinstance(tree, (list, tuple, dict)):
+        items = tree.items() if isinstance(tree, dict) else enumerate(tree)
+        out = []
+        for k, v in items:
+            try:
+                out.append((k, map_leaves(v, fn)))
+            except BadLeaf as e:
+                e.path = f"[{k!r}]{e.path}"
+                raise
+        if isinstance(tree, dict):
+            return cls(out) if cls is not dict else dict(out)
+        vals = [v for _, v in out]
+        if is_namedtuple(tree):
+            return cls(*vals)
+        return cls(vals) if cls in (list, tuple) else list(vals)
+    return fn(tree)
+
+
+def leaves(tree):
+    out = []
+    map_leaves(tree, out.append)
+    return out
+
+
+def unflatten(tree, values):
+    """The structure of ``tree`` with its leaves replaced, in order, by ``values``."""
+    it = iter(values)
+    return map_leaves(tree, lambda _: next(it))
+
+
+_TYPES = {}   # "module:qualname" -> namedtuple class seen in this process
+
+
+def type_ref(obj):
+    """``"module:qualname"`` of a namedtuple (registered so this process can rebuild it)."""
+    cls = type(obj)
+    ref = f"{cls.__module__}:{cls.__qualname__}"
+    _TYPES[ref] = cls
+    return ref
+
+
+def _resolve(ref):
+    cls = _TYPES.get(ref)
+    if cls is not None:
+        return cls
+    try:
+        mod, _, qual = ref.partition(":")
+        obj = importlib.import_module(mod)
+        for part in qual.split("."):
+            obj = getattr(obj, part)
+        if isinstance(obj, type) and issubclass(obj, tuple) and hasattr(obj, "_fields"):
+            _TYPES[ref] = obj
+            return obj
+    except (ImportError, AttributeError, ValueError):
+        pass
+    return None
+
+
+def namedtuple_of(ref, items):
+    """``items`` as the namedtuple type ``ref`` (a plain tuple when the type cannot be found,
+    e.g. a class local to a function, loaded in another process)."""
+    cls = _resolve(ref) if isinstance(ref, str) else None
+    if cls is None or len(cls._fields) != len(items):
+        return tuple(items)
+    return cls(*items)
