@@ -1,7 +1,8 @@
-"""tapegrad: reverse-mode automatic differentiation on a flat Wengert tape.
+"""tapegrad: automatic differentiation on a flat Wengert tape.
 
-The forward pass appends op codes to numpy arrays; a Numba-compiled interpreter sweeps them
-backwards.  See README.md for a tour and ../shared/API.md for the contract.
+The forward pass appends op codes and operand rows to preallocated arrays; compiled sweeps,
+generated from one op spec (``tapegrad/ops``), run over them: reverse, forward replay,
+tangent and second order.  See README.md for a tour and docs/ARCHITECTURE.md for the layers.
 """
 from . import _numba_cache  # noqa: F401  (first: a writable Numba cache before any kernel)
 from . import _methods, _graph
@@ -31,7 +32,7 @@ from ._version import __version__  # noqa: E402,F401
 
 from . import nn, optim  # noqa: E402  (built on the namespace above)
 
-# ---- functional transforms and NumPy dispatch (issue 3) ----
+# ---- functional transforms and NumPy dispatch ----
 from . import _dispatch, numpy  # noqa: E402,F401  (numpy: `import tapegrad.numpy as tnp`)
 from ._ops import einsum, norm, outer, square, tensordot  # noqa: E402
 from ._ops import (  # noqa: E402
@@ -46,15 +47,15 @@ from .functional import grad, jacobian, value_and_grad, vjp  # noqa: E402
 
 _dispatch.attach()
 
-# ---- custom Functions, checkpointing, inspection, anomaly mode (issue 5) ----
+# ---- custom Functions, checkpointing, inspection, anomaly mode ----
 from . import _inspect  # noqa: E402,F401  (attaches Tape.stats/dump/to_dot, Jupyter reprs)
 from .anomaly import detect_anomaly, is_anomaly_enabled  # noqa: E402
 from .checkpoint import checkpoint  # noqa: E402
 from .function import Function, FunctionCtx  # noqa: E402
 
-# second-order transforms (issue 4)
+# ---- forward mode and second order ----
 from .errors import ForwardModeError  # noqa: E402
 from .second_order import hessian, hvp, jacfwd, jacrev, jvp  # noqa: E402
 
-# record once, replay many (issue 6)
+# ---- record once, replay many ----
 from .trace import RetraceRequired, load_trace, trace  # noqa: E402

@@ -1025,7 +1025,7 @@ def gather_flat(x, flat_idx, shape):
     return record(t, C.GATHER, row_of(t, x), -1, out, ip=t.add_ints([flat_idx.size, *flat_idx]))
 
 
-# ---- composites for numpy dispatch and tapegrad.numpy (issue 3: functional transforms) -----------
+# ---- composites for numpy dispatch and tapegrad.numpy --------------------------------------------
 # Written with the differentiable ops above only, so backward, replay and higher order come free.
 
 def square(x):

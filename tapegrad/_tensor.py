@@ -17,7 +17,7 @@ _get_ident = threading.get_ident
 
 
 class Tensor:
-    """A value with an optional place on the tape. See API.md for the public surface."""
+    """A value with an optional place on the tape (the public surface is in README.md and the docs)."""
 
     __slots__ = ("_v", "_tape", "_row", "_rg", "_leaf", "_grad", "_m", "__weakref__")
     __array_priority__ = 1000
