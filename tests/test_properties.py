@@ -142,3 +142,66 @@ def test_each_elementwise_op_records_exactly_one_row(ks):
             y = unary[k](y)
     assert tg.current_tape() is tape
     assert len(tape) - n0 == len(ks)
+
+
+# ---- random compositions of NumPy calls, differentiated as plain NumPy code -----------------------
+NUMPY_STEPS = [
+    ("sin", lambda v: np.sin(v)),
+    ("tanh", lambda v: np.tanh(v)),
+    ("exp(-v^2)", lambda v: np.exp(-v * v)),
+    ("sqrt(v^2+1)", lambda v: np.sqrt(v * v + 1.0)),
+    ("arctan", lambda v: np.arctan(v)),
+    ("arcsinh", lambda v: np.arcsinh(v)),
+    ("log1p(v^2)", lambda v: np.log1p(v ** 2)),
+    ("cumsum", lambda v: np.cumsum(v) * 0.5),
+    ("flip+roll", lambda v: np.concatenate([v[1:], v[:1]])[::-1]),
+    ("matvec", lambda v: _M @ v),
+    ("centre", lambda v: v - np.mean(v)),
+    ("softplus", lambda v: np.logaddexp(v, 0.0)),
+    ("hypot", lambda v: np.hypot(v, 0.5)),
+    ("sort", lambda v: np.sort(v)),
+]
+NUMPY_PAIRS = [
+    ("mul", lambda a, b: a * b),
+    ("arctan2", lambda a, b: np.arctan2(a, b * b + 1.0)),
+    ("maximum-soft", lambda a, b: np.logaddexp(a, b)),
+    ("dot", lambda a, b: a * np.dot(a, b) * 0.1),
+    ("stack-sum", lambda a, b: np.sum(np.stack([a, 2.0 * b]), axis=0)),
+]
+numpy_step = st.one_of(
+    st.tuples(st.just("u"), st.integers(0, len(NUMPY_STEPS) - 1), st.integers(0, 99)),
+    st.tuples(st.just("b"), st.integers(0, len(NUMPY_PAIRS) - 1), st.integers(0, 99),
+              st.integers(0, 99)),
+)
+
+
+def _numpy_program(prog):
+    def f(x):
+        pool = [x]
+        for s in prog:
+            if s[0] == "u":
+                pool.append(NUMPY_STEPS[s[1]][1](pool[s[2] % len(pool)]))
+            else:
+                pool.append(NUMPY_PAIRS[s[1]][1](pool[s[2] % len(pool)], pool[s[3] % len(pool)]))
+        return np.sum(pool[-1] * np.array([0.3, -0.7, 1.1])) + 0.1 * np.sum(pool[-1] ** 2)
+    return f
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(prog=st.lists(numpy_step, min_size=1, max_size=6), seed=st.integers(0, 2 ** 32 - 1))
+def test_random_numpy_programs_grad_and_jvp_match_finite_differences(prog, seed):
+    """tg.grad and tg.jvp of plain NumPy code agree with central differences of the very same
+    code run on arrays: no NumPy call on the way may drop a derivative silently."""
+    f = _numpy_program(prog)
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1.5, 1.5, N)
+    x = x + np.arange(N) * 0.37          # keep sort's order away from ties
+    v = rng.standard_normal(N)
+    eps = 1e-6
+    fd = (f(x + eps * v) - f(x - eps * v)) / (2 * eps)
+    assume(np.isfinite(fd) and abs(fd) < 1e6)
+    g = tg.grad(f)(x)
+    _, t = tg.jvp(f, (x,), (v,))
+    tol = 1e-5 * (1.0 + abs(fd))
+    assert abs(float(np.dot(g, v)) - fd) < tol
+    assert abs(float(t) - fd) < tol
