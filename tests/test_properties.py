@@ -144,7 +144,7 @@ def test_each_elementwise_op_records_exactly_one_row(ks):
     assert len(tape) - n0 == len(ks)
 
 
-# ---- random compositions of NumPy calls, differentiated as plain NumPy code -----------------------
+# ---- random compositions of NumPy calls, differentiated as plain NumPy code ----------------------
 NUMPY_STEPS = [
     ("sin", lambda v: np.sin(v)),
     ("tanh", lambda v: np.tanh(v)),
@@ -182,7 +182,8 @@ def _numpy_program(prog):
             if s[0] == "u":
                 pool.append(NUMPY_STEPS[s[1]][1](pool[s[2] % len(pool)]))
             else:
-                pool.append(NUMPY_PAIRS[s[1]][1](pool[s[2] % len(pool)], pool[s[3] % len(pool)]))
+                a, b = pool[s[2] % len(pool)], pool[s[3] % len(pool)]
+                pool.append(NUMPY_PAIRS[s[1]][1](a, b))
         return np.sum(pool[-1] * np.array([0.3, -0.7, 1.1])) + 0.1 * np.sum(pool[-1] ** 2)
     return f
 
