@@ -2,21 +2,24 @@
 
 The forward pass appends op codes and operand rows to preallocated arrays; compiled sweeps,
 generated from one op spec (``tapegrad/ops``), run over them: reverse, forward replay,
-tangent and second order.  See README.md for a tour and docs/ARCHITECTURE.md for the layers.
+tangent and second order.  See README.md for a tour and docs/ARCHITECTURE.md for the layers:
+``ops`` (the spec), ``kernels`` (generated sweeps), ``core`` (tape, Tensor, differentiable
+functions), ``autograd`` (the engine), ``transforms``, ``trace``, ``numpy``, ``nn``, ``optim``.
 """
 from . import _numba_cache  # noqa: F401  (first: a writable Numba cache before any kernel)
-from . import _methods, _graph
-from ._creation import (arange, eye, full, linspace, manual_seed, ones, ones_like, rand, randn,
-                        tensor, zeros, zeros_like)
-from ._ops import (abs_ as abs, add, amax, amin, broadcast_to, clip, concatenate, cos, div, dot,
-                   exp, expand_dims, expm1, leaky_relu, log, log1p, log_softmax, logsumexp,
-                   matmul, maximum, mean, minimum, mul, neg, power, prod, relu, reshape,
-                   sigmoid, sin, softmax, sqrt, squeeze, stack, sub, sum, tan, tanh, transpose,
-                   where)
-from ._tape import Tape, current_tape
-from ._tensor import ConversionError, Tensor
+from .autograd import graph as _graph  # noqa: F401  (grad_fn views)
+from .core import methods as _methods
+from .core.creation import (arange, eye, full, linspace, manual_seed, ones, ones_like, rand,
+                            randn, tensor, zeros, zeros_like)
+from .core.functions import (abs_ as abs, add, amax, amin, broadcast_to, clip, concatenate, cos,
+                             div, dot, exp, expand_dims, expm1, leaky_relu, log, log1p,
+                             log_softmax, logsumexp, matmul, maximum, mean, minimum, mul, neg,
+                             power, prod, relu, reshape, sigmoid, sin, softmax, sqrt, squeeze,
+                             stack, sub, sum, tan, tanh, transpose, where)
+from .core.tape import Tape, current_tape
+from .core.tensor import ConversionError, Tensor
 from . import autograd
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd.engine import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .testing import gradcheck
 
 _methods.attach()
@@ -28,34 +31,35 @@ min = amin  # noqa: A001
 unsqueeze = expand_dims
 float64 = "float64"
 
-from ._version import __version__  # noqa: E402,F401
+from ._version import __version__  # noqa: E402
 
 from . import nn, optim  # noqa: E402  (built on the namespace above)
 
 # ---- functional transforms and NumPy dispatch ----
-from . import _dispatch, numpy  # noqa: E402,F401  (numpy: `import tapegrad.numpy as tnp`)
-from ._ops import einsum, norm, outer, square, tensordot  # noqa: E402
-from ._ops import (  # noqa: E402
-    angle, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, around, cbrt,
-    ceil, conj, cumprod, cumsum, cosh, deg2rad, degrees, exp2, floor, fmod,
-    hypot, imag, log2, log10, logaddexp, logaddexp2, mod, nan_to_num, rad2deg,
-    radians, real, reciprocal, remainder, rint, sign, sinc, sinh, trunc)
-from ._ops import (average, diff, median, partition, percentile, ptp, quantile,  # noqa: E402
-                   sort, std, var)
+from . import numpy  # noqa: E402  (`import tapegrad.numpy as tnp`)
+from .numpy import dispatch as _dispatch  # noqa: E402
+from .core.functions import einsum, norm, outer, square, tensordot  # noqa: E402
+from .core.functions import (  # noqa: E402
+    angle, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, around, cbrt, ceil, conj,
+    cumprod, cumsum, cosh, deg2rad, degrees, exp2, floor, fmod, hypot, imag, log2, log10,
+    logaddexp, logaddexp2, mod, nan_to_num, rad2deg, radians, real, reciprocal, remainder, rint,
+    sign, sinc, sinh, trunc)
+from .core.functions import (average, diff, median, partition, percentile, ptp,  # noqa: E402
+                             quantile, sort, std, var)
 round = around  # noqa: A001 - NumPy's name
-from .functional import grad, jacobian, value_and_grad, vjp  # noqa: E402
+from .transforms.functional import grad, jacobian, value_and_grad, vjp  # noqa: E402
 
 _dispatch.attach()
 
 # ---- custom Functions, checkpointing, inspection, anomaly mode ----
-from . import _inspect  # noqa: E402,F401  (attaches Tape.stats/dump/to_dot, Jupyter reprs)
-from .anomaly import detect_anomaly, is_anomaly_enabled  # noqa: E402
-from .checkpoint import checkpoint  # noqa: E402
-from .function import Function, FunctionCtx  # noqa: E402
+from .autograd import inspect as _inspect  # noqa: E402  (Tape.stats/dump/to_dot, reprs)
+from .autograd.anomaly import detect_anomaly, is_anomaly_enabled  # noqa: E402
+from .autograd.checkpoint import checkpoint  # noqa: E402
+from .autograd.function import Function, FunctionCtx  # noqa: E402
 
 # ---- forward mode and second order ----
 from .errors import ForwardModeError  # noqa: E402
-from .second_order import hessian, hvp, jacfwd, jacrev, jvp  # noqa: E402
+from .transforms.second_order import hessian, hvp, jacfwd, jacrev, jvp  # noqa: E402
 
 # ---- record once, replay many ----
 from .trace import RetraceRequired, load_trace, trace  # noqa: E402

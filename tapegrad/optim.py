@@ -25,8 +25,8 @@ import math
 
 import numpy as np
 
-from . import _methods
-from ._tensor import Tensor
+from .core import methods as _methods
+from .core.tensor import Tensor
 
 
 def _commit(p, arr):

@@ -1,8 +1,8 @@
 """``gradcheck``: tapegrad's gradients against central finite differences."""
 import numpy as np
 
-from ._tensor import Tensor
-from .autograd import grad as _grad
+from .autograd.engine import grad as _grad
+from .core.tensor import Tensor
 
 
 def _as_input(x):

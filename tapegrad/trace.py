@@ -23,15 +23,14 @@ import weakref
 import numba
 import numpy as np
 
-from ._ops import _as_shape
+from .core.functions import _as_shape
 from .kernels import sweeps as R
 from .ops.spec import NAMES
-from . import _tape as T
+from .core import tape as T
 from . import pytree
 from .kernels.sweeps import RetraceRequired, replay_grad  # noqa: F401 (for njit users)
-from . import _creation
-from ._tensor import (GUARD_HOOK, STATE, TRANSFORMS, Tensor, row_of, unwrap_conversion,
-                      value_of)
+from .core import creation as _creation
+from .core.tensor import GUARD_HOOK, STATE, TRANSFORMS, Tensor, row_of, unwrap_conversion, value_of
 from ._version import __version__
 from .ops.decl import Elementwise
 from .ops.spec import CODE, FINGERPRINT, OPS

@@ -4,7 +4,7 @@ Shared by the higher-order and lazy-value tests; a new op needs a case here."""
 import numpy as np
 
 import tapegrad as tg
-from tapegrad import _ops as O
+from tapegrad.core import functions as O
 
 rng = np.random.default_rng(7)
 

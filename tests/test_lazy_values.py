@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from tapegrad import _tape as T
+from tapegrad.core import tape as T
 
 from op_cases import CASES
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from tapegrad import _ops
+from tapegrad.core import functions as _ops
 from tapegrad.ops import formula
 from tapegrad.ops.decl import Elementwise
 from tapegrad.ops.spec import CODE, OPS
@@ -585,7 +585,7 @@ def test_gradcheck_catches_a_wrong_gradient_and_names_input_and_element():
 
 
 def test_gradcheck_catches_a_custom_op_with_a_bad_backward():
-    from tapegrad._tensor import record_unary
+    from tapegrad.core.tensor import record_unary
 
     def bad_exp2(x):  # records EXP (backward: adj * value) for exp(2x): off by a factor 2
         return record_unary(x, CODE["EXP"], np.exp(2.0 * np.asarray(x._v)))

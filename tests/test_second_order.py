@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from tapegrad.second_order import hessian, hvp, jvp
+from tapegrad.transforms.second_order import hessian, hvp, jvp
 
 rng = np.random.default_rng(3)
 A = rng.standard_normal((8, 5))

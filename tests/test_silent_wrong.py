@@ -615,7 +615,7 @@ def _session_is_right(ref, tr):
     t = tg.current_tape()
     t.sync()
     assert len(t.handles) == t.n == t.nsync and not t.pc and not t.pv and not t.pf
-    from tapegrad._tensor import TRANSFORMS
+    from tapegrad.core.tensor import TRANSFORMS
     assert TRANSFORMS.n == 0 and tg.is_grad_enabled()
 
 
@@ -881,7 +881,8 @@ def test_trace_gradients_keep_namedtuple_arguments(tmp_path):
 
 
 def test_pytree_module_serves_functional_and_second_order():
-    from tapegrad import functional, pytree, second_order
+    from tapegrad import pytree
+    from tapegrad.transforms import functional, second_order
     assert functional._leaves is pytree.leaves and functional._unflatten is pytree.unflatten
     assert second_order._leaves is pytree.leaves
     t = {"x": Pair(1.0, [2.0, None]), "y": (3.0,)}

@@ -9,7 +9,7 @@ import pytest
 from numba import njit
 
 import tapegrad as tg
-from tapegrad import _ops as O
+from tapegrad.core import functions as O
 from tapegrad.trace import replay_grad
 
 
@@ -191,7 +191,7 @@ def test_values_leaving_the_tape_are_pinned(leak):
     assert tr.grad(2.0) == pytest.approx(float(eager_grad(lambda x: x * leak(x), 2.0)[1]))
     with pytest.raises(tg.RetraceRequired, match="read the value"):
         tr.grad(-2.0)
-    from tapegrad._tensor import GUARD_HOOK
+    from tapegrad.core.tensor import GUARD_HOOK
     assert GUARD_HOOK[0] is None
 
 

@@ -8,8 +8,8 @@ gradient is zero).
 """
 import numpy as np
 
-from .. import _ops
-from .._tensor import Tensor
+from ..core import functions as _ops
+from ..core.tensor import Tensor
 
 relu = _ops.relu
 sigmoid = _ops.sigmoid

@@ -18,8 +18,10 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .. import _creation, _methods, _ops
-from .._tensor import Tensor
+from ..core import creation as _creation
+from ..core import functions as _ops
+from ..core import methods as _methods
+from ..core.tensor import Tensor
 from . import functional as F
 
 

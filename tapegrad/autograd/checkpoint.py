@@ -11,10 +11,10 @@ randomness repeats.
 """
 import numpy as np
 
-from . import _creation
-from . import _tape as T
-from ._tensor import STATE, Tensor, row_of
-from .autograd import grad, sweep
+from ..core import creation as _creation
+from ..core import tape as T
+from ..core.tensor import STATE, Tensor, row_of
+from .engine import grad, sweep
 from .forward import tangent_graph, tangent_values
 from .function import CustomNode, fit_graph_grad
 

@@ -9,8 +9,8 @@ TypeError naming the function: a gradient is never dropped silently.
 """
 import numpy as np
 
-from . import _ops as O
-from ._tensor import Tensor
+from ..core import functions as O
+from ..core.tensor import Tensor
 
 
 def _plain(x):

@@ -11,10 +11,10 @@ PyTorch's forward AD does); otherwise forward mode raises naming it.
 """
 import numpy as np
 
-from . import _higher
-from . import _tape as T
-from .errors import ForwardModeError
-from .kernels import sweeps as K
+from ..core import tape as T
+from ..errors import ForwardModeError
+from ..kernels import sweeps as K
+from . import higher as _higher
 
 
 def _custom_error(t, row):

@@ -6,9 +6,9 @@ import weakref
 
 import numpy as np
 
-from . import _ops as O
-from ._tensor import GUARD_HOOK, STATE, TRANSFORMS, Tensor, _guard_hook, record_binary, record_unary
-from .ops.spec import C
+from ..ops.spec import C
+from . import functions as O
+from .tensor import GUARD_HOOK, STATE, TRANSFORMS, Tensor, _guard_hook, record_binary, record_unary
 
 _ADD, _ADDS, _MUL, _MULS = C.ADD, C.ADDS, C.MUL, C.MULS   # the operator hot path
 

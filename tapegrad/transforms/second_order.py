@@ -14,9 +14,9 @@ import functools
 
 import numpy as np
 
-from . import autograd
-from . import forward as F
-from ._tensor import STATE, Tensor
+from ..autograd import engine as autograd
+from ..autograd import forward as F
+from ..core.tensor import STATE, Tensor
 from .functional import _DEPTH, _Call, _leaves, _unflatten, _value, _zeros, grad, jacobian
 
 __all__ = ["hessian", "hvp", "jvp", "jacfwd", "jacrev"]

@@ -9,12 +9,12 @@ construction: both come from the one declaration.
 """
 import numpy as np
 
-from . import _ops as O
-from . import _tape as T
-from ._tensor import Tensor, result
-from .ops import formula
-from .ops.decl import Elementwise
-from .ops.spec import OPS
+from ..core import functions as O
+from ..core import tape as T
+from ..core.tensor import Tensor, result
+from ..ops import formula
+from ..ops.decl import Elementwise
+from ..ops.spec import OPS
 
 
 def _const(v):

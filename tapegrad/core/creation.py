@@ -1,7 +1,7 @@
 """Tensor constructors (``tg.tensor``, ``tg.zeros`` ...) and the global random seed."""
 import numpy as np
 
-from ._tensor import Tensor
+from .tensor import Tensor
 
 _rng = [np.random.default_rng()]
 

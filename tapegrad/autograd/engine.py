@@ -9,10 +9,11 @@ import threading
 
 import numpy as np
 
-from .kernels import sweeps as K
-from . import _tape as T
-from . import _checks, _higher
-from ._tensor import STATE, Tensor, result, row_of
+from ..kernels import sweeps as K
+from ..core import tape as T
+from . import checks as _checks
+from . import higher as _higher
+from ..core.tensor import STATE, Tensor, result, row_of
 
 # ---- grad mode ----------------------------------------------------------------------------------
 

@@ -12,10 +12,12 @@ import threading
 
 import numpy as np
 
-from .kernels import sweeps as K
-from . import _ops, autograd, forward
-from . import pytree as _pytree
-from ._tensor import STATE, TRANSFORMS, Tensor, unwrap_conversion
+from ..kernels import sweeps as K
+from ..core import functions as _ops
+from ..autograd import engine as autograd
+from ..autograd import forward
+from .. import pytree as _pytree
+from ..core.tensor import STATE, TRANSFORMS, Tensor, unwrap_conversion
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacobian"]
 

@@ -16,12 +16,12 @@ import weakref
 
 import numpy as np
 
-from . import _tape as T
-from ._tensor import STATE, Tensor, result, row_of, tape_for, value_of
-from . import _ops as O
-from ._checks import version_error
-from .autograd import _FREED_MSG, enable_grad, no_grad
-from .errors import ForwardModeError
+from ..core import tape as T
+from ..core.tensor import STATE, Tensor, result, row_of, tape_for, value_of
+from ..core import functions as O
+from .checks import version_error
+from .engine import _FREED_MSG, enable_grad, no_grad
+from ..errors import ForwardModeError
 
 _new = object.__new__
 

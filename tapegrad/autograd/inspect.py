@@ -9,11 +9,11 @@ import shutil
 
 import numpy as np
 
-from . import _tape as T
-from ._graph import Node, operand_rows
-from ._higher import row_shape
-from ._tape import Tape
-from ._tensor import Tensor
+from ..core import tape as T
+from ..core.tape import Tape
+from ..core.tensor import Tensor
+from .graph import Node, operand_rows
+from .higher import row_shape
 
 _ROW_BYTES = 8 * 4 + 1 + 1 + 8   # code, ip, fp, voff + rg, state (+ the handle slot)
 

@@ -10,9 +10,9 @@ import types
 
 import numpy as _np
 
-from . import _dispatch as _D
-from . import _ops as _O
-from ._tensor import Tensor as _Tensor
+from ..core import functions as _O
+from ..core.tensor import Tensor as _Tensor
+from . import dispatch as _D
 
 
 def _has_tensor(args):

@@ -17,12 +17,12 @@ import sys
 
 import numpy as np
 
-from . import _tape as T
-from ._graph import Node, operand_rows
-from ._tensor import STATE
-from .autograd import compiled_sweep
+from ..core import tape as T
+from ..core.tensor import STATE
+from .engine import compiled_sweep
+from .graph import Node, operand_rows
 
-_PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # tapegrad/
 
 
 class _Checker:

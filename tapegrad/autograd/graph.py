@@ -1,7 +1,7 @@
 """Views of the tape that look like PyTorch's graph objects, built on demand from tape rows."""
-from . import _tape as T
-from .ops.spec import C, graph_name
-from ._tensor import Tensor
+from ..core import tape as T
+from ..ops.spec import C, graph_name
+from ..core.tensor import Tensor
 
 def operand_rows(t, row):
     """Rows that ``row`` reads, derived from its op code and parameters."""

@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 
-from . import _tape as T
+from . import tape as T
 
 STATE = T.STATE
 _get_ident = threading.get_ident

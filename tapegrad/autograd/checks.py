@@ -14,11 +14,11 @@ grads, in-place overwrites) or anomaly mode is on.  The sweep itself stays compi
 """
 import numpy as np
 
-from .ops.spec import SAVES
-from . import _tape as T
-from ._graph import Node
-from ._higher import row_shape
-from ._tensor import Tensor, result
+from ..ops.spec import SAVES
+from ..core import tape as T
+from .graph import Node
+from .higher import row_shape
+from ..core.tensor import Tensor, result
 
 # Values an op's backward needs (PyTorch's saved tensors), derived from the op spec: per
 # operand a, operand b and the output: 1 always, 2 only when the *other* operand needs a gradient.

@@ -11,11 +11,11 @@ import numbers
 
 import numpy as np
 
-from . import _tape as T
-from .ops import formula
-from .ops.spec import C, op as spec_op
-from ._tensor import (GUARD_HOOK, Tensor, needs_grad, record, record_binary, record_unary,
-                      result, row_of, tape_for, value_of)
+from . import tape as T
+from ..ops import formula
+from ..ops.spec import C, op as spec_op
+from .tensor import (GUARD_HOOK, Tensor, needs_grad, record, record_binary, record_unary,
+                     result, row_of, tape_for, value_of)
 
 
 def _ieee(np_fwd, v):

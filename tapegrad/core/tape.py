@@ -25,8 +25,8 @@ import threading
 
 import numpy as np
 
-from .ops.spec import C, NAMES, READS
-from .ops.structural import SMALL_MATMUL
+from ..ops.spec import C, NAMES, READS
+from ..ops.structural import SMALL_MATMUL
 
 _OP_NAMES = NAMES
 LEAF, CONST, FREED, CUSTOM, GUARD = C.LEAF, C.CONST, C.FREED, C.CUSTOM, C.GUARD

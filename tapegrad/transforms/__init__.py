@@ -1,0 +1,2 @@
+"""JAX / HIPS-autograd style transforms on plain NumPy code: grad, vjp, jvp, jacobian,
+hessian, hvp."""
