@@ -600,6 +600,14 @@ def _check_out(spec, n, size):
 
 # ---- the trace ---------------------------------------------------------------------------------
 
+class _Work:
+    """One thread's replay buffers of a trace."""
+    __slots__ = ("val", "adj", "state", "fwd", "bwd")
+
+    def __init__(self, val, adj, state, fwd, bwd):
+        self.val, self.adj, self.state, self.fwd, self.bwd = val, adj, state, fwd, bwd
+
+
 class Trace:
     """A recorded tape plus what is needed to replay it.  Create with ``tg.trace``."""
 
@@ -709,24 +717,41 @@ class Trace:
         self._setup()
 
     def _setup(self):
-        """Buffers and the pre-extracted argument tuple of the compiled calls."""
+        """Sizes and the per-thread work buffers of the compiled calls.
+
+        ``self.val`` is the recorded template (constants included) and is never written by
+        a replay: each thread replays in its own copy (``_work``), so threads can share a
+        trace and pickling a trace while another thread replays it sees consistent arrays."""
         n = self.code.shape[0]
         self.n = n
-        self.adj = np.zeros(max(self.val.shape[0], self.ng))
-        if self.val.shape[0] < self.adj.shape[0]:
-            self.val = np.concatenate([self.val, np.zeros(self.adj.shape[0] - self.val.size)])
-        self.state = np.zeros(n, np.int8)
+        size = max(self.val.shape[0], self.ng)
+        if self.val.shape[0] < size:
+            self.val = np.concatenate([self.val, np.zeros(size - self.val.size)])
         o = self.out_spec
         self.out_row = o[3] if o[0] == "f" else -1
         self.out_size = int(np.prod(o[1], dtype=np.int64)) if o[0] == "f" else 0
-        self._fwd = (self.code, self.ip, self.fp, self.voff, self.ipool, self.fpool, self.val, n)
-        self._bwd = (self.code, self.ip, self.fp, self.voff, self.rg, self.state, self.ipool,
-                     self.fpool, self.val, self.adj, n, self.out_row)
+        self._local = threading.local()
         self._tape = None
         self._order = list(self.argnums) + [i for i in range(len(self.specs))
                                             if i not in self.argnums]
         self._all_floats = bool(self.specs) and all(sp[0] == "f" and sp[2] for sp in self.specs)
         self._out_off = int(self.voff[self.out_row]) if self.out_row >= 0 else 0
+
+    def _work(self):
+        """This thread's replay buffers: values (a copy of the template), adjoints, states
+        and the argument tuples of the compiled forward and backward calls."""
+        w = getattr(self._local, "w", None)
+        if w is None:
+            val = self.val.copy()
+            adj = np.zeros(val.shape[0])
+            state = np.zeros(self.n, np.int8)
+            w = _Work(val, adj, state,
+                      (self.code, self.ip, self.fp, self.voff, self.ipool, self.fpool, val,
+                       self.n),
+                      (self.code, self.ip, self.fp, self.voff, self.rg, state, self.ipool,
+                       self.fpool, val, adj, self.n, self.out_row))
+            self._local.w = w
+        return w
 
     # ---- arguments --------------------------------------------------------------------------
     def _flat(self, args):
@@ -760,7 +785,7 @@ class Trace:
 
     def _read_closure(self):
         """Write the current values of the Tensors f read from its closure into their rows."""
-        val, voff = self.val, self.voff
+        val, voff = self._work().val, self.voff
         for r, ref, shape in self._closure:
             h = ref()
             if h is None:
@@ -805,11 +830,12 @@ class Trace:
     # ---- replay -----------------------------------------------------------------------------
     def __call__(self, *args):
         x = self._prepared(args)
-        self.val[:self.m] = x
-        status, row = R.forward_sweep(*self._fwd)
+        w = self._work()
+        w.val[:self.m] = x
+        status, row = R.forward_sweep(*w.fwd)
         if status != R.DONE:
             return self._failed(status, row, args, lambda: self(*args))
-        return _out_value(self.out_spec, self.val, self.voff)
+        return _out_value(self.out_spec, w.val, self.voff)
 
     def value_and_grad(self, *args):
         """(f(*args), gradient in the structure of the ``argnums`` arguments)."""
@@ -817,10 +843,11 @@ class Trace:
             self._need_scalar("grad")
         x = self._prepared(args)
         g = np.empty(self.ng)
-        status, row = R.grad_into(*self._bwd, x, g)
+        w = self._work()
+        status, row = R.grad_into(*w.bwd, x, g)
         if status != R.DONE:
             return self._failed(status, row, args, lambda: self.value_and_grad(*args))
-        v = float(self.val[self._out_off])
+        v = float(w.val[self._out_off])
         return (v if self.out_spec[2] else np.array(v).reshape(self.out_spec[1]),
                 self._grads(g))
 
@@ -863,16 +890,17 @@ class Trace:
         the status and row of a replay that stopped."""
         x = self._prepared(args)
         v = self._tangent_flat(args, tangents)
-        self.val[:self.m] = x
-        status, row = R.forward_sweep(*self._fwd)
+        w = self._work()
+        w.val[:self.m] = x
+        status, row = R.forward_sweep(*w.fwd)
         if status != R.DONE:
             return status, row
-        tval = np.zeros(self.val.shape[0])
+        tval = np.zeros(w.val.shape[0])
         flag = np.zeros(self.n, np.int8)
         tval[:self.ng] = v
         flag[:int(np.searchsorted(self.voff, self.ng))] = 1   # the argnums leaf rows
         status, row = R.tangent_sweep(self.code, self.ip, self.fp, self.voff, self.ipool,
-                                      self.fpool, self.val, tval, flag, 0, self.n)
+                                      self.fpool, w.val, tval, flag, 0, self.n)
         if status != R.DONE:
             return status, row
         return tval, flag
@@ -887,7 +915,7 @@ class Trace:
             return self._failed(res[0], res[1], tuple(args),
                                 lambda: self.jvp(*args_and_tangents))
         tval, _ = res
-        return (_out_value(self.out_spec, self.val, self.voff),
+        return (_out_value(self.out_spec, self._work().val, self.voff),
                 _out_value(self.out_spec, tval, self.voff))
 
     def hvp(self, *args_and_v):
@@ -900,13 +928,14 @@ class Trace:
         if not isinstance(res[0], np.ndarray):
             return self._failed(res[0], res[1], tuple(args), lambda: self.hvp(*args_and_v))
         tval, flag = res
-        adj = np.zeros(self.val.shape[0])
-        tadj = np.zeros(self.val.shape[0])
+        val = self._work().val
+        adj = np.zeros(val.shape[0])
+        tadj = np.zeros(val.shape[0])
         state = np.zeros(self.n, np.int8)
         adj[self._out_off] = 1.0
         state[self.out_row] = 1
         status, row = R.hvp_sweep(self.code, self.ip, self.fp, self.voff, self.rg, state,
-                                  self.ipool, self.fpool, self.val, tval, flag, adj, tadj,
+                                  self.ipool, self.fpool, val, tval, flag, adj, tadj,
                                   self.out_row, 0)
         if status != R.DONE:
             return self._failed(status, row, tuple(args), lambda: self.hvp(*args_and_v))
@@ -956,7 +985,7 @@ class Trace:
         fails = np.empty(nb, np.int64)
         if nb:
             R.grad_batch(self.code, self.ip, self.fp, self.voff, self.rg, self.ipool,
-                         self.fpool, self.val, self.n, self.out_row, XX, G, values, fails,
+                         self.fpool, self._work().val, self.n, self.out_row, XX, G, values, fails,
                          numba.get_num_threads())
         for b in np.flatnonzero(fails >= 0):
             row = int(fails[b])
@@ -975,13 +1004,15 @@ class Trace:
         """``(replay_grad, arrays)``: ``replay_grad(arrays, x)`` is an ``@njit`` function
         returning the flat gradient (w.r.t. the ``argnums`` inputs, in ``flat_input`` order)
         at the flat input ``x = tr.flat_input(*args)``; call it from your own njit code.  It
-        uses the trace's buffers (not thread-safe: one call at a time per trace) and raises
-        RetraceRequired when x takes another branch than the recorded one."""
+        uses the calling thread's buffers of the trace (call it from one thread at a time per
+        ``arrays``) and raises RetraceRequired when x takes another branch than the recorded
+        one."""
         meta = np.array([self.n, self.out_row, self.ng, R.KERNELS_ID], np.int64)
         self._need_scalar("njit_grad")
         self._read_closure()
-        return R.replay_grad, (self.code, self.ip, self.fp, self.voff, self.rg, self.state,
-                               self.ipool, self.fpool, self.val, self.adj, meta)
+        w = self._work()
+        return R.replay_grad, (self.code, self.ip, self.fp, self.voff, self.rg, w.state,
+                               self.ipool, self.fpool, w.val, w.adj, meta)
 
     # ---- data -------------------------------------------------------------------------------
     @property
@@ -1005,7 +1036,7 @@ class Trace:
             t.nf = self.fpool.size
             t.enabled = False
             self._tape = t
-        self._tape._val[:self.val.size] = self.val
+        self._tape._val[:self.val.size] = self._work().val
         return self._tape
 
     def __len__(self):
