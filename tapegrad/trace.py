@@ -67,7 +67,7 @@ class _TraceTape(T.Tape):
 
 _LOCAL = threading.local()
 _ACTIVE = set()   # ids of the recorders running (any thread)
-_LOCK = threading.Lock()
+_LOCK = T.SectionLock()
 
 
 def _dispatch(x, kind, other=None, res=None):

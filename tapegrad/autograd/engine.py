@@ -5,7 +5,6 @@ sweep is instead replayed in Python through differentiable ops (``_higher.py``),
 results are on the tape and can be differentiated again.
 """
 import functools
-import threading
 
 import numpy as np
 
@@ -290,7 +289,7 @@ def _matmul_backward(t, row):
         t.state[rb] |= 1
 
 
-_GRAD_LOCK = threading.Lock()   # threads sharing a leaf accumulate into its .grad in turn
+_GRAD_LOCK = T.SectionLock()   # threads sharing a leaf accumulate into its .grad in turn
 
 
 def _accumulate_leaves(t, top):

@@ -36,6 +36,32 @@ MAX_ROWS = 1 << 27   # operand rows are packed into 28 bits of the code column
 LAZY_MIN = 4096      # arrays this large enter the tape lazily (see above)
 
 
+class SectionLock:
+    """A lock for short sections that never nest, which a thread cannot leak to itself.
+
+    A KeyboardInterrupt can land between a lock's acquisition and the protection of the
+    ``with`` block that releases it (signals and tracers run at instruction boundaries), so
+    the thread keeps the lock after leaving the block and the next ``with`` deadlocks.  The
+    sections guarded by this lock never nest: a thread that finds itself holding it on entry
+    leaked it, and lets go before acquiring it again."""
+
+    __slots__ = ("_lock",)
+
+    def __init__(self):
+        self._lock = threading.RLock()
+
+    def __enter__(self):
+        lock = self._lock
+        while lock._is_owned():
+            lock.release()
+        lock.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        if self._lock._is_owned():    # not when a nested entry already let go of it
+            self._lock.release()
+
+
 class Tape:
     """Columns of the Wengert list plus the flat value/adjoint buffers."""
 

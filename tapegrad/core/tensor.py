@@ -385,7 +385,7 @@ _OTHER_THREAD = ("this Tensor was computed on another thread's tape; each thread
                  "threads.")
 
 
-_CLAIM = threading.Lock()
+_CLAIM = T.SectionLock()
 
 
 def tape_for(*xs):
