@@ -220,6 +220,13 @@ def test_custom_jvp_gradient_forward_mode_and_second_order():
     close(hv, np.arange(1.0, 5.0) * s * (1 - s) * v)
     gj = tg.grad(lambda x: tnp.sum(tg.jvp(softplus, (x,), (v,))[1]))(x)
     close(gj, s * (1 - s) * v)
+    _, jj = tg.jvp(lambda x: tg.jvp(softplus, (x,), (1.0,))[1], (0.3,), (1.0,))
+    close(jj, 1 / (1 + np.exp(-0.3)) * (1 - 1 / (1 + np.exp(-0.3))))
+    # the Tensor API: create_graph, then a compiled backward through the rule's transpose
+    xt = tg.tensor(x, requires_grad=True)
+    gt, = tg.autograd.grad(softplus(xt).sum(), xt, create_graph=True)
+    gt.sum().backward()
+    close(xt.grad.numpy(), s * (1 - s))
     # third order through the rule (the rule's own derivative, differentiated twice)
     g3 = tg.grad(tg.grad(tg.grad(lambda y: softplus(y))))(0.3)
     s3 = 1 / (1 + np.exp(-0.3))
@@ -278,6 +285,13 @@ def test_custom_jvp_errors():
 
     with pytest.raises(AttributeError, match="No JVP defined for custom_jvp function f"):
         f(1.0)
+    f.defjvp(lambda p, t: (f(*p), 2.0 + 0.0 * t[0]))     # affine in the tangent: no transpose
+    with pytest.raises(ValueError, match="custom_jvp function f: the jvp rule's tangent_out "
+                                         r"\(output leaf 0\) is not linear in the tangents"):
+        tg.grad(f)(1.0)
+    f.defjvp(lambda p, t: (f(*p), np.ones(3) * tnp.sum(t[0])))
+    with pytest.raises(ValueError, match="tangent_out leaf 0 has shape"):
+        tg.grad(lambda x: tnp.sum(f(x)))(np.ones(2))
     w = tg.tensor(2.0, requires_grad=True)
 
     @tg.custom_jvp
@@ -318,6 +332,8 @@ def test_custom_vjp_values_gradient_and_grad_of_grad():
     close(tg.grad(tg.grad(sin_vjp))(0.7), -np.sin(0.7))
     close(tg.grad(tg.grad(tg.grad(sin_vjp)))(0.7), -np.cos(0.7))
     close(tg.hessian(f)(x), np.diag(2 * np.cos(2 * x)), atol=1e-12)
+    v = rng.standard_normal(3)
+    close(tg.hvp(f, (x,), (v,)), 2 * np.cos(2 * x) * v, atol=1e-12)
 
 
 def test_custom_vjp_forward_mode_raises_naming_the_function():
@@ -386,6 +402,21 @@ def test_fixed_point_value_gradient_and_closed_form():
     close(tg.grad(tg.grad(tg.grad(sq)))(4.0), 0.375 * 4.0 ** -2.5, rtol=1e-7)
 
 
+def test_fixed_point_forward_mode():
+    a, v = np.array([2.0, 3.0]), np.array([1.0, -2.0])
+
+    def root(a):
+        return tg.fixed_point(newton_sqrt, a, np.ones(2), dist, 1e-13)
+    out, tan = tg.jvp(root, (a,), (v,))
+    close(out, np.sqrt(a), rtol=1e-14)
+    close(tan, 0.5 / np.sqrt(a) * v, rtol=1e-9)
+    close(tg.jacfwd(root)(a), np.diag(0.5 / np.sqrt(a)), rtol=1e-9)
+    _, hv = tg.jvp(tg.grad(lambda a: tnp.sum(root(a))), (a,), (v,))   # forward over reverse
+    close(hv, -0.25 * a ** -1.5 * v, rtol=1e-8)
+    with pytest.raises(tg.ForwardModeError, match="fixed_point: nested forward mode"):
+        tg.grad(lambda a: tnp.sum(tg.jvp(root, (a,), (v,))[1]))(a)
+
+
 def test_fixed_point_tape_does_not_grow_with_iterations():
     steps, rows = [], []
 
@@ -399,14 +430,15 @@ def test_fixed_point_tape_does_not_grow_with_iterations():
 
     def f(a, x0):
         steps.append(0)
+        before = len(tg.current_tape())
         x = tg.fixed_point(counted, a, x0, dist, 1e-13)
-        rows.append(len(tg.current_tape()))
+        rows.append(len(tg.current_tape()) - before)
         return x * 1.0
 
     g_near = tg.grad(f)(2.0, 1.4)
     g_far = tg.grad(f)(2.0, 300.0)
     assert steps[1] > steps[0] + 5          # many more forward iterations (the adjoint too)
-    assert rows[0] == rows[1]               # ... and the same tape
+    assert rows[0] == rows[1] <= 2          # ... and the same rows: a's leaf and the result
     close(g_near, 0.5 / np.sqrt(2.0), rtol=1e-10)
     close(g_far, g_near, rtol=1e-10)
 

@@ -317,6 +317,7 @@ class _JVPNode(_Node):
         leaves = [fresh_leaf(zeros_like(x)) for x in primals]
         with engine.enable_grad():
             outs = self.by_row(self.rule_tangents(primals, leaves))
+            self._check_linear(outs)
             pairs = [(y, g) for y, g in zip(outs, grads, strict=True)
                      if g is not None and isinstance(y, Tensor) and y._rg]
             if not pairs:
@@ -324,6 +325,17 @@ class _JVPNode(_Node):
             ys, gs = zip(*pairs, strict=True)
             return engine.run_backward(list(ys), list(gs), leaves, True, create_graph,
                                        accumulate=False, allow_unused=True)
+
+    def _check_linear(self, outs):
+        """At zero tangents a linear rule gives zero: anything else (an affine or constant
+        tangent_out) has no transpose, and reverse mode would disagree with forward mode."""
+        for k, v in enumerate(outs):
+            a = np.asarray(value_of(v)) if v is not None else np.zeros(0)
+            if np.any(np.isfinite(a) & (a != 0)):
+                raise ValueError(f"{self.name}: the jvp rule's tangent_out (output leaf "
+                                 f"{self.out_pos[k]}) is not linear in the tangents: it is "
+                                 "nonzero for zero tangents. Return tangent_out as a linear "
+                                 "function of the tangents (e.g. x_dot * df/dx)")
 
     def backward_values(self, t, grads):
         with scratch_tape():

@@ -6,15 +6,20 @@ whose inputs are the Tensors in ``a``.  Its backward solves the adjoint fixed-po
 ``f(a)(x*)``, one compiled sweep per step on a scratch tape), then returns
 ``(df(a)/da)^T w``; the tape never grows with the number of iterations.  Under create_graph
 the adjoint equation is itself a ``fixed_point`` on Tensors, so higher derivatives are
-implicit too.
+implicit too.  Forward mode (``tg.jvp``, ``tg.jacfwd``) iterates the tangent equation the same
+way; nested forward mode raises ``ForwardModeError``.
 """
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..autograd import engine
+from ..autograd.forward import tangent_values
 from ..autograd.function import CustomNode, fit_graph_grad
 from ..autograd.higher import row_tensor
 from ..core.tensor import Tensor, result, value_of
+from ..errors import ForwardModeError
 from ..tree import tree_flatten, tree_unflatten
 from .custom import (
     check_no_graph,
@@ -102,6 +107,34 @@ class _FixedPointNode(CustomNode):
             w = _iterate(lambda w: _sweep(y, w, inputs, False)[-1] + g, zeros_like(g),
                          self.distance, self.tol)
             return _sweep(y, w, inputs, False)[:-1]
+
+    def jvp_values(self, tangents):
+        """Forward mode: the tangent of x* solves ``t = (df/dx) t + (df/da) da``, iterated
+        like the forward pass (one recording, one tangent sweep per step on a scratch tape)."""
+        shape = np.shape(self.x_star)
+        with scratch_tape() as s:
+            a_l = [fresh_leaf(self.leaves[j]) for j in self.slots]
+            x_l = fresh_leaf(self.x_star)
+            with engine.enable_grad():
+                y = self.f(self.a_tree(a_l))(x_l)
+            if not (isinstance(y, Tensor) and y._rg and y._tape is s):
+                return [None]
+            seeds = [(h._row, np.ravel(v)) for h, v in zip(a_l, tangents, strict=True)
+                     if v is not None and h._tape is s]
+            x_row = [x_l._row] if x_l._tape is s else []
+
+            def step(t):
+                vals = [v for _, v in seeds] + [np.ravel(t)] * len(x_row)
+                out, = tangent_values(s, [r for r, _ in seeds] + x_row, vals, [y._row])
+                return np.zeros(shape) if out is None else out.reshape(shape)
+            return [np.ravel(_iterate(step, np.zeros(shape), self.distance, self.tol))]
+
+    def jvp_graph(self, tangents):
+        raise ForwardModeError(
+            "fixed_point: nested forward mode (a tg.jvp inside another transform, or on "
+            "Tensors that carry a graph) is not supported through a fixed point; take that "
+            "derivative in reverse mode (tg.grad, tg.vjp); tg.grad, tg.hessian, tg.hvp and a "
+            "tg.jvp of a gradient work at any order")
 
     def vjp_graph(self, grads):
         g = grads[0]
