@@ -10,8 +10,9 @@ sweeps hand to the payload here:
   rule is linear in the tangents, so this is its exact transpose).  Under ``create_graph`` the
   rule is evaluated on the primals' graph handles, so every order is available.
 - ``custom_vjp``: reverse mode calls ``bwd(residuals, g)``; under ``create_graph`` ``fwd`` is
-  run again on the primals' graph handles, so residuals and cotangents carry a graph and
-  ``bwd`` can be differentiated again.  Forward mode raises ``ForwardModeError`` (as JAX does).
+  run again on the primals' graph handles (so it should be free of side effects), so
+  residuals and cotangents carry a graph and ``bwd`` can be differentiated again.  Forward
+  mode raises ``ForwardModeError`` (as JAX does).
 
 Numeric backward passes record on a scratch tape (``scratch_tape``): a sweep of the real tape
 is running then, and its adjoint buffer must not be touched.
@@ -80,7 +81,6 @@ def fit_shape(v, shape, who):
     if tuple(vshape) == tuple(shape):
         return v
     try:
-        np.broadcast_shapes(vshape, shape)
         ok = np.broadcast_shapes(vshape, shape) == tuple(shape)
     except ValueError:
         ok = False
