@@ -63,3 +63,8 @@ from .transforms.second_order import hessian, hvp, jacfwd, jacrev, jvp  # noqa: 
 
 # ---- record once, replay many ----
 from .trace import RetraceRequired, load_trace, trace  # noqa: E402
+
+# ---- functional toolkit: pytrees, custom rules, implicit fixed points, optimizers ----
+from . import optimizers, tree  # noqa: E402
+from .transforms.custom import custom_jvp, custom_vjp  # noqa: E402
+from .transforms.fixed_point import fixed_point  # noqa: E402
