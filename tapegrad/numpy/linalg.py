@@ -499,8 +499,8 @@ def qr(a, mode: str = "reduced"):
 
     >>> import numpy as np, tapegrad as tg
     >>> tg.grad(lambda a: np.linalg.qr(a).R[0, 0])(np.array([[3.0], [4.0]]))
-    array([[0.6],
-           [0.8]])
+    array([[-0.6],
+           [-0.8]])
     """
     a = O._t(a)
     if a.ndim < 2:
@@ -576,7 +576,7 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=None) -> Tensor:
     >>> import numpy as np, tapegrad as tg
     >>> tg.grad(lambda a: np.linalg.pinv(a).sum())(np.array([[2.0], [0.0]]))
     array([[-0.25],
-           [ 0.5 ]])
+           [ 0.25]])
     """
     a = O._t(a)
     kw = {} if rtol is None else {"rtol": rtol}
