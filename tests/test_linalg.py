@@ -334,3 +334,78 @@ def test_hessian_of_logdet():
 def test_trace_refuses_linalg():
     with pytest.raises(TypeError, match="LinalgInvBackward"):
         tg.trace(lambda a: np.linalg.inv(a).sum(), _well(2))
+
+
+# ---- tapegrad.scipy.linalg ---------------------------------------------------------------------
+
+sl = pytest.importorskip("scipy.linalg")
+tsl = pytest.importorskip("tapegrad.scipy.linalg")
+
+
+def test_solve_triangular():
+    a, b = _well(3), _rand(3, 2)
+    for lower in (True, False):
+        for trans in (0, 1, "T"):
+            for unit in (False, True):
+                check(lambda a, b, lo=lower, tr=trans, u=unit: tsl.solve_triangular(
+                    a, b, tr, lo, u), a, b, second=lower and trans == 0 and not unit)
+    check(lambda a, b: tsl.solve_triangular(a, b, lower=True), a, _rand(3))
+    # the triangle SciPy ignores gets no gradient
+    g = tg.grad(lambda a: tsl.solve_triangular(a, b, lower=True).sum())(a)
+    assert np.all(np.triu(g, 1) == 0)
+    with pytest.raises(np.linalg.LinAlgError):
+        tsl.solve_triangular(tg.tensor(np.zeros((2, 2)), requires_grad=True), np.ones(2))
+
+
+def test_cho_factor_cho_solve():
+    a, b = _spd(3), _rand(3)
+    for lower in (True, False):
+        c, low = tsl.cho_factor(tg.tensor(a, requires_grad=True), lower=lower)
+        ref = sl.cho_factor(a, lower=lower)
+        assert low == ref[1]
+        _close(c.data, ref[0], rtol=1e-13, atol=1e-14)
+        check(lambda a, b, lo=lower: tsl.cho_solve(tsl.cho_factor(a, lo), b), a, b,
+              second=lower)
+        check(lambda a, lo=lower: tsl.cho_factor(a, lo)[0], a)
+
+
+def test_solve_banded():
+    m, nl, nu = 4, 1, 2
+    ab = _rand(nl + nu + 1, m)
+    ab[nu] += 4.0                  # a strong diagonal
+    b = _rand(m, 2)
+    x = tsl.solve_banded((nl, nu), tg.tensor(ab), b)
+    _close(x.data, sl.solve_banded((nl, nu), ab, b), rtol=0, atol=0)
+    check(lambda ab, b: tsl.solve_banded((nl, nu), ab, b), ab, b, second=True)
+    check(lambda ab, b: tsl.solve_banded((nl, nu), ab, b), ab, _rand(m))
+
+
+def test_solve_sylvester():
+    a, b, q = _well(3), _well(2), _rand(3, 2)
+    check(tsl.solve_sylvester, a, b, q, second=True)
+
+
+def test_sqrtm_expm():
+    check(tsl.sqrtm, _spd(3), second=True)
+    check(tsl.sqrtm, _well(2))
+    with pytest.raises(ValueError, match="complex"):
+        tsl.sqrtm(tg.tensor(np.diag([-1.0, 1.0]), requires_grad=True))
+    a = 0.5 * _rand(3, 3)
+    check(tsl.expm, a, second=True)
+    check(tsl.expm, 0.5 * _rand(2, 2, 2))
+    _close(tsl.expm(tg.tensor(a, requires_grad=True)).data, sl.expm(a), rtol=0, atol=0)
+
+
+def test_scipy_plain_arrays_return_scipy_results():
+    a, s, b = _well(3), _spd(3), _rand(3)
+    np.testing.assert_array_equal(tsl.solve_triangular(a, b), sl.solve_triangular(a, b))
+    c = tsl.cho_factor(s)
+    np.testing.assert_array_equal(c[0], sl.cho_factor(s)[0])
+    np.testing.assert_array_equal(tsl.cho_solve(c, b), sl.cho_solve(c, b))
+    np.testing.assert_array_equal(tsl.expm(a), sl.expm(a))
+    np.testing.assert_array_equal(tsl.sqrtm(s), sl.sqrtm(s))
+    np.testing.assert_array_equal(tsl.solve_sylvester(a, s, a), sl.solve_sylvester(a, s, a))
+    ab = np.array([[0.0, 1.0, 1.0], [4.0, 4.0, 4.0]])
+    np.testing.assert_array_equal(tsl.solve_banded((0, 1), ab, b),
+                                  sl.solve_banded((0, 1), ab, b))
+    assert type(tsl.expm(a)) is np.ndarray

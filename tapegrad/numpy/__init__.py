@@ -13,7 +13,7 @@ import numpy as _np
 from ..core import functions as _O
 from ..core.tensor import Tensor as _Tensor
 from . import dispatch as _D
-from . import linalg as _linalg
+from . import linalg_ops as _linalg
 
 
 def _has_tensor(args):

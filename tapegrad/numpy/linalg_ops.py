@@ -1,5 +1,5 @@
-"""``np.linalg`` on Tensors: differentiable at any order, in reverse and forward mode, batched
-over leading dimensions as NumPy is.
+"""The functions behind ``np.linalg`` on Tensors (and ``tnp.linalg``): differentiable at any
+order, in reverse and forward mode, batched over leading dimensions as NumPy is.
 
 Forward values are NumPy's (LAPACK, called at record time); derivatives are Tensor expressions
 (see ``rules.py``), so ``create_graph``, ``tg.hessian`` and ``tg.jvp`` all work.  Conventions:
@@ -239,10 +239,13 @@ def cholesky(a, /, *, upper: bool = False) -> Tensor:
     _square(a, "cholesky")
     value = np.linalg.cholesky(_val(a), upper=upper)
     sym = _from_triangle(a, not upper)
-    low = apply("LinalgCholeskyBackward", [sym],
-                [np.swapaxes(value, -1, -2) if upper else value],
-                _cholesky_vjp, _cholesky_jvp)[0]
+    low = _cholesky_sym(sym, np.swapaxes(value, -1, -2) if upper else value)
     return _mT(low) if upper else low
+
+
+def _cholesky_sym(sym, low_value):
+    """The lower Cholesky factor (value given) of the symmetric Tensor ``sym``."""
+    return apply("LinalgCholeskyBackward", [sym], [low_value], _cholesky_vjp, _cholesky_jvp)[0]
 
 
 # ---- eigh, eigvalsh ----------------------------------------------------------------------------
