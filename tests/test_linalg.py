@@ -217,6 +217,14 @@ def test_pinv_lstsq():
     low_rank = np.outer(_rand(4), _rand(3))
     with pytest.raises(np.linalg.LinAlgError, match="full-rank"):
         tg.grad(lambda a: np.linalg.pinv(a).sum())(low_rank)
+    # a cutoff that drops a singular value: NumPy's value, but no derivative
+    d = np.diag([1.0, 0.5])
+    p = np.linalg.pinv(tg.tensor(d, requires_grad=True), rcond=0.9)
+    np.testing.assert_array_equal(p.data, np.linalg.pinv(d, rcond=0.9))
+    with pytest.raises(np.linalg.LinAlgError, match="full-rank"):
+        tg.jvp(lambda a: np.linalg.pinv(a, rtol=0.9), (d,), (d,))
+    with pytest.raises(np.linalg.LinAlgError, match="full-rank"):
+        tg.grad(lambda a: np.linalg.lstsq(a, np.ones(4))[0].sum())(low_rank)
 
 
 def test_norm():

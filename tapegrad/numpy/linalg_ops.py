@@ -530,14 +530,10 @@ def qr(a, mode: str = "reduced"):
 
 # ---- pinv, lstsq -------------------------------------------------------------------------------
 
-def _full_rank(a, name, rcond=None):
-    s = np.linalg.svd(_val(a), compute_uv=False)
-    m, n = _val(a).shape[-2:]
-    tol = (max(m, n) * np.finfo(np.float64).eps if rcond is None else rcond)
-    if s.shape[-1] and np.any(s[..., -1] <= tol * s[..., 0]):
-        raise LinAlgError(f"numpy.linalg.{name}: the derivative is implemented for full-rank "
-                          "matrices only (at a rank-deficient matrix the pseudo-inverse jumps, "
-                          "so it has no derivative); regularize the problem")
+def _rank_error(name):
+    return LinAlgError(f"numpy.linalg.{name}: the derivative is implemented for full-rank "
+                       "matrices only (where singular values are cut off, the pseudo-inverse "
+                       "jumps, so it has no derivative); regularize the problem")
 
 
 def _pinv_vjp_terms(a, p, g):
@@ -562,19 +558,26 @@ def _pinv_jvp_terms(a, p, da):
     return O.add(O.add(t1, t2), t3)
 
 
-def _pinv_vjp(x, y, g):
-    _full_rank(x[0], "pinv")
-    return [_pinv_vjp_terms(x[0], y[0], g[0])]
+def _pinv_rules(full, name):
+    """VJP and JVP of pinv; ``full``: no singular value was cut off in the forward."""
+    def vjp(x, y, g):
+        if not full:
+            raise _rank_error(name)
+        return [_pinv_vjp_terms(x[0], y[0], g[0])]
+
+    def jvp(x, y, dx):
+        if not full:
+            raise _rank_error(name)
+        return [_pinv_jvp_terms(x[0], y[0], dx[0])]
+    return vjp, jvp
 
 
-def _pinv_jvp(x, y, dx):
-    _full_rank(x[0], "pinv")
-    return [_pinv_jvp_terms(x[0], y[0], dx[0])]
+_UNSET = object()
 
 
-def pinv(a, rcond=None, hermitian: bool = False, *, rtol=None) -> Tensor:
-    """Moore-Penrose pseudo-inverse; differentiable at full-rank matrices (at a rank-deficient
-    one the derivative does not exist and it raises LinAlgError).
+def pinv(a, rcond=None, hermitian: bool = False, *, rtol=_UNSET) -> Tensor:
+    """Moore-Penrose pseudo-inverse; differentiable where no singular value is cut off (else
+    the pseudo-inverse jumps there and the derivative raises LinAlgError).
 
     >>> import numpy as np, tapegrad as tg
     >>> tg.grad(lambda a: np.linalg.pinv(a).sum())(np.array([[2.0], [0.0]]))
@@ -582,36 +585,45 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=None) -> Tensor:
            [ 0.25]])
     """
     a = O._t(a)
-    kw = {} if rtol is None else {"rtol": rtol}
-    value = np.linalg.pinv(_val(a), rcond=rcond, hermitian=hermitian, **kw)
-    return apply("LinalgPinvBackward", [a], [value], _pinv_vjp, _pinv_jvp)[0]
+    kw = {} if rtol is _UNSET else {"rtol": rtol}
+    av = _val(a)
+    value = np.linalg.pinv(av, rcond=rcond, hermitian=hermitian, **kw)
+    if rcond is None:      # NumPy's cutoff rule
+        rcond = 1e-15 if rtol is _UNSET else (
+            max(av.shape[-2:]) * np.finfo(np.float64).eps if rtol is None else rtol)
+    s = np.linalg.svd(av, compute_uv=False)
+    cut = np.asarray(rcond)[..., None] * np.max(s, axis=-1, keepdims=True, initial=0.0)
+    vjp, jvp = _pinv_rules(bool(np.all(s > cut)), "pinv")
+    return apply("LinalgPinvBackward", [a], [value], vjp, jvp)[0]
 
 
-def _lstsq_vjp(x, y, g):
-    a, b = x
-    _full_rank(a, "lstsq")
-    p = pinv(a)
-    gx = g[0]
-    return [_pinv_vjp_terms(a, p, O.matmul(gx, _mT(b))), O.matmul(_mT(p), gx)]
+def _lstsq_rules(full):
+    def vjp(x, y, g):
+        if not full:
+            raise _rank_error("lstsq")
+        a, b = x
+        p = pinv(a)
+        gx = g[0]
+        return [_pinv_vjp_terms(a, p, O.matmul(gx, _mT(b))), O.matmul(_mT(p), gx)]
 
-
-def _lstsq_jvp(x, y, dx):
-    a, b = x
-    da, db = dx
-    _full_rank(a, "lstsq")
-    p = pinv(a)
-    out = None if db is None else O.matmul(p, db)
-    if da is not None:
-        t = O.matmul(_pinv_jvp_terms(a, p, da), b)
-        out = t if out is None else O.add(out, t)
-    return [out]
+    def jvp(x, y, dx):
+        if not full:
+            raise _rank_error("lstsq")
+        a, b = x
+        da, db = dx
+        p = pinv(a)
+        out = None if db is None else O.matmul(p, db)
+        if da is not None:
+            t = O.matmul(_pinv_jvp_terms(a, p, da), b)
+            out = t if out is None else O.add(out, t)
+        return [out]
+    return vjp, jvp
 
 
 def lstsq(a, b, rcond=None):
     """Least-squares solution like NumPy: ``(x, residuals, rank, s)``.  The gradient flows
     through ``x``, ``residuals`` and ``s`` for full-rank ``a`` (rank-deficient: LinAlgError);
-    ``residuals`` and ``s`` are recomputed from ``x`` and ``a`` (equal to NumPy's up to
-    rounding).
+    ``residuals`` are recomputed from ``x`` (equal to NumPy's up to rounding).
 
     >>> import numpy as np, tapegrad as tg
     >>> a = np.array([[1.0], [1.0]])
@@ -623,10 +635,10 @@ def lstsq(a, b, rcond=None):
         raise LinAlgError(f"numpy.linalg.lstsq: a must be 2-D and b 1-D or 2-D, got shapes "
                           f"{a.shape} and {b.shape}")
     x, _, rank, s = np.linalg.lstsq(_val(a), _val(b), rcond=rcond)
-    b2 = O.reshape(b, (b.shape[0], 1)) if b.ndim == 1 else b
-    xt = apply("LinalgLstsqBackward", [a, b2], [x.reshape(a.shape[1], -1)], _lstsq_vjp,
-               _lstsq_jvp)[0]
     m, n = a.shape
+    b2 = O.reshape(b, (b.shape[0], 1)) if b.ndim == 1 else b
+    vjp, jvp = _lstsq_rules(rank == min(m, n))
+    xt = apply("LinalgLstsqBackward", [a, b2], [x.reshape(n, -1)], vjp, jvp)[0]
     if rank == n and m > n:
         r = O.sub(b2, O.matmul(a, xt))
         res = O.sum(O.mul(r, r), 0)
