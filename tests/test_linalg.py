@@ -417,3 +417,23 @@ def test_scipy_plain_arrays_return_scipy_results():
     np.testing.assert_array_equal(tsl.solve_banded((0, 1), ab, b),
                                   sl.solve_banded((0, 1), ab, b))
     assert type(tsl.expm(a)) is np.ndarray
+
+
+def test_in_place_change_after_record_raises_and_checkpoint_works():
+    a = _well(3)
+    x = tg.tensor(a, requires_grad=True)
+    y = np.linalg.inv(x * 1.0)
+    y.add_(1.0)                      # the rule reads y: the backward must refuse
+    with pytest.raises(RuntimeError, match="inplace"):
+        y.sum().backward()
+    x = tg.tensor(a, requires_grad=True)
+    b = x * 1.0
+    d = np.linalg.det(b)
+    b.mul_(2.0)                      # the rule reads b
+    with pytest.raises(RuntimeError, match="inplace"):
+        d.backward()
+    _close(tg.grad(lambda a: tg.checkpoint(np.linalg.det, a))(a), tg.grad(np.linalg.det)(a),
+           rtol=1e-13)
+    x = tg.tensor(a, requires_grad=True)
+    np.linalg.slogdet(x).logabsdet.backward()
+    _close(x.grad.data, np.linalg.inv(a).T, rtol=1e-12)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..autograd.checks import version_error
 from ..autograd.engine import enable_grad, no_grad
 from ..autograd.function import CustomNode, fit_graph_grad
 from ..core.tensor import STATE, Tensor, result, value_of
@@ -54,16 +55,25 @@ class RuleNode(CustomNode):
                 full[k] = shape_fn(v, shape)
         return full
 
+    def _check_versions(self, t):
+        """Raise when an operand or output was changed in place after the op was recorded
+        (the rules read their values)."""
+        rows = self.input_rows + self.output_rows
+        for r, v in zip(rows, self.in_versions + (0,) * len(self.output_rows), strict=True):
+            h = t.handles[r]
+            if h is not None and h._version != v:
+                raise version_error(t, r, h, v, self.name)
+
     def _on_values(self, rule, spread, vals):
         """``rule`` on constant Tensors (numbers only: a plain backward or tangent sweep)."""
-        self.check_inputs(self.live_tape())
+        self._check_versions(self.live_tape())
         with no_grad():
             return rule(self.x_const, self.y_const, spread(vals, _const_of))
 
     def _on_graph(self, rule, spread, vals):
         """``rule`` on the tape's handles, recorded (differentiable again)."""
         t = self.live_tape()
-        self.check_inputs(t)
+        self._check_versions(t)
         x, y = self._graph_operands(t)
         with enable_grad():
             return rule(x, y, spread(vals, _as_tensor))
