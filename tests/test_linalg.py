@@ -243,6 +243,8 @@ def test_norm():
         check(lambda v, o=ord_: np.linalg.norm(v, o), v)
     check(lambda b: np.linalg.norm(b, axis=1, keepdims=True), b)
     check(lambda a: np.linalg.norm(a, "nuc"), _rand(3, 3), second=True)
+    with pytest.raises(ValueError, match="Invalid norm order"):
+        np.linalg.norm(tg.tensor(a, requires_grad=True), 3)
 
 
 def test_matrix_power_multi_dot():

@@ -662,6 +662,8 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy'
     x = O._t(x)
     matrix = (axis is None and ord is not None and x.ndim == 2) or \
         (axis is not None and not isinstance(axis, int) and len(axis) == 2)
+    if matrix and ord not in (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf):
+        raise ValueError("Invalid norm order for matrices.")
     if not (matrix and ord in (2, -2, "nuc")):
         return O.norm(x, ord, axis, keepdims)
     axes = (0, 1) if axis is None else tuple(operator.index(v) % x.ndim for v in axis)
