@@ -182,3 +182,31 @@ def test_linear_custom_op_with_tapegrad_backward_differentiates_twice():
     g, = tg.autograd.grad(Double.apply(x) * x, x, create_graph=True)   # 4x
     h, = tg.autograd.grad(g, x)
     assert (g.item(), h.item()) == (12.0, 4.0)
+
+
+def test_multi_output_function_whose_last_output_is_unused_at_higher_order():
+    """create_graph and forward mode through a Function whose later output gets no gradient
+    (the graph-mode sweep must run its backward at the highest output that was reached)."""
+    class SquareCube(tg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x, x * x * x
+
+        @staticmethod
+        def backward(ctx, g2, g3):
+            x, = ctx.saved_tensors
+            return g2 * 2.0 * x + g3 * 3.0 * x * x
+
+        @staticmethod
+        def jvp(ctx, dx):
+            x, = ctx.saved_tensors
+            return 2.0 * x * dx, 3.0 * x * x * dx
+
+    x = np.array([0.5, -2.0])
+    f = lambda x: SquareCube.apply(x)[0].sum() ** 2      # noqa: E731
+    h = tg.hvp(f, (x,), (np.ones(2),))
+    # f = (sum x^2)^2: H = 8 x x^T + 4 sum(x^2) I
+    np.testing.assert_allclose(h, 8 * x * x.sum() + 4 * (x * x).sum(), rtol=1e-12)
+    _, t = tg.jvp(lambda x: SquareCube.apply(x)[0], (x,), (np.ones(2),))
+    np.testing.assert_allclose(t, 2 * x, rtol=1e-12)

@@ -36,7 +36,7 @@ def _custom_tangents(t, row, tval, flag):
     ins = [tval[voff[r]:voff[r + 1]] if flag[r] else None for r in payload.input_rows]
     outs = fn(ins)
     for r, v in zip(payload.output_rows, outs):
-        if v is not None:
+        if v is not None and r < flag.shape[0]:     # outputs above the sweep's top: unused
             tval[voff[r]:voff[r + 1]] = np.ravel(v)
             flag[r] = 1
     return max(payload.output_rows) + 1

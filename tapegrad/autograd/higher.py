@@ -180,8 +180,8 @@ def _custom(t, r, g, adj, reached):
     """A custom Function: its user-written backward, called with graph-carrying gradients."""
     payload = t.extras[r]
     outs = list(payload.output_rows)
-    if r != max(outs):
-        return []  # handled when the sweep met the Function's last output
+    if any(o > r and o in reached for o in outs):
+        return []  # handled when the sweep met the Function's highest reached output
     grads = []
     for o in outs:
         go = g if o == r else adj.pop(o, None)

@@ -1244,8 +1244,8 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - numpy's name
     axes = _norm_axes(axis, x.ndim, "norm") if axis is not None else (0, 1)
     if len(axes) == 2 and ord is not None and ord != "fro":
         if ord not in (1, -1, math.inf, -math.inf):
-            raise TypeError(f"norm: matrix norm ord={ord!r} (spectral/nuclear) is not "
-                            "differentiable in tapegrad; supported: None, 'fro', 1, -1, inf, -inf")
+            raise TypeError(f"norm: matrix norm ord={ord!r} (spectral/nuclear) needs the SVD: "
+                            "use np.linalg.norm or tnp.linalg.norm, which differentiate it")
         inner, outer_ax = (axes[0], axes[1]) if ord in (1, -1) else (axes[1], axes[0])
         s = sum(abs_(x), inner, keepdims=True)
         r = (amax if ord > 0 else amin)(s, outer_ax, keepdims=True)

@@ -13,6 +13,7 @@ import numpy as _np
 from ..core import functions as _O
 from ..core.tensor import Tensor as _Tensor
 from . import dispatch as _D
+from . import linalg_ops as _linalg
 
 
 def _has_tensor(args):
@@ -60,7 +61,8 @@ globals().update(_export())
 
 linalg = types.SimpleNamespace(**{n: getattr(_np.linalg, n) for n in dir(_np.linalg)
                                   if not n.startswith("_")})
-linalg.norm = _wrap_function(_np.linalg.norm, _O.norm)
+linalg.__dict__.update({f.__name__: _wrap_function(f, impl)
+                        for f, impl in _linalg.FUNCTIONS.items()})
 
 
 def _float_dtype(dtype):

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..core import functions as O
 from ..core.tensor import Tensor
+from . import linalg_ops
 
 
 def _plain(x):
@@ -323,6 +324,7 @@ FUNCTIONS = {
     np.angle: lambda z, deg=False: O.angle(z, deg),
     np.real_if_close: lambda a, tol=100: O.real_if_close(a, tol),
 }
+FUNCTIONS.update(linalg_ops.FUNCTIONS)
 
 # results carry no gradient: shapes, indices, predicates, fresh arrays, rounded values
 VALUE_FUNCTIONS = {

@@ -1,0 +1,733 @@
+"""The functions behind ``np.linalg`` on Tensors (and ``tnp.linalg``): differentiable at any
+order, in reverse and forward mode, batched over leading dimensions as NumPy is.
+
+Forward values are NumPy's (LAPACK, called at record time); derivatives are Tensor expressions
+(see ``rules.py``), so ``create_graph``, ``tg.hessian`` and ``tg.jvp`` all work.  Conventions:
+
+- ``cholesky``, ``eigh`` and ``eigvalsh`` read one triangle of ``a`` (``UPLO`` / ``upper``), as
+  LAPACK does, and so does their gradient: it lands in that triangle (off-diagonal entries count
+  twice, once for each mirror position).  Symmetrize ``(a + a.T) / 2`` first to spread it.
+- Derivatives that do not exist raise instead of returning a number: eigenvectors of repeated
+  eigenvalues, singular vectors of repeated (or, for non-square input, zero) singular values,
+  ``pinv``/``lstsq`` of rank-deficient matrices, and the extra columns of ``svd(...,
+  full_matrices=True)`` / ``qr(..., mode='complete')`` that NumPy picks arbitrarily.
+  ``det``/``slogdet``/``inv``/``solve`` of singular matrices raise ``LinAlgError`` (from the
+  forward or from the derivative, which needs the inverse).
+"""
+import operator
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..core import functions as O
+from ..core.tensor import Tensor
+from .rules import apply
+
+LinAlgError = np.linalg.LinAlgError
+_SlogdetResult = type(np.linalg.slogdet(np.eye(1)))
+_EighResult = type(np.linalg.eigh(np.eye(1)))
+_SVDResult = type(np.linalg.svd(np.eye(1)))
+_QRResult = type(np.linalg.qr(np.eye(1)))
+
+# ---- Tensor helpers (batched over leading axes) ----------------------------------------------
+
+
+def _val(x):
+    return np.asarray(x._v if isinstance(x, Tensor) else x, dtype=np.float64)
+
+
+def _mT(x):
+    return O.swapaxes(x, -1, -2)
+
+
+def _diag(x):
+    return O.einsum("...ii->...i", x)
+
+
+def _diag_embed(v):
+    n = v.shape[-1]
+    return O.mul(O.expand_dims(v, -1), np.eye(n))
+
+
+def _trace(x):
+    return O.einsum("...ii->...", x)
+
+
+def _sym(x):
+    return O.mul(O.add(x, _mT(x)), 0.5)
+
+
+def _scalar_to_matrix(s):
+    return O.reshape(s, tuple(s.shape) + (1, 1))
+
+
+def _square(a, name):
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise LinAlgError(f"numpy.linalg.{name}: last 2 dimensions of the array must be square "
+                          f"(got shape {a.shape})")
+
+
+def _from_triangle(a, lower):
+    """The symmetric matrix LAPACK sees when it reads one triangle of ``a``."""
+    n = a.shape[-1]
+    keep = np.tril(np.ones((n, n))) if lower else np.triu(np.ones((n, n)))
+    mirror = keep - np.eye(n)
+    return O.add(O.mul(a, keep), _mT(O.mul(a, mirror)))
+
+
+def _check_gaps(w, name, what, squared=False):
+    """Raise when two eigen/singular values coincide (to working precision): the derivative
+    of the vectors is undefined there."""
+    w = _val(w)
+    v = w * w if squared else w
+    d = np.abs(v[..., :, None] - v[..., None, :])
+    n = w.shape[-1]
+    scale = np.max(np.abs(v), axis=-1, keepdims=True)[..., None]
+    bad = (d <= 1e-12 * scale) & ~np.eye(n, dtype=bool)
+    if np.any(bad):
+        raise LinAlgError(
+            f"numpy.linalg.{name}: the derivative of the {what} is undefined at repeated "
+            f"values ({_val(w).tolist()}); differentiate a quantity that depends on the "
+            "values only (e.g. eigvalsh / svd(compute_uv=False)) or perturb the input")
+
+
+def _gap_matrix(w, squared=False):
+    """F[..., i, j] = 1 / (w_j - w_i) off the diagonal, 0 on it (as a Tensor of w)."""
+    n = w.shape[-1]
+    if squared:
+        w = O.mul(w, w)
+    d = O.sub(O.expand_dims(w, -2), O.expand_dims(w, -1))
+    eye = np.eye(n)
+    return O.div(1.0 - eye, O.add(d, eye))
+
+
+# ---- inv, solve, det, slogdet ------------------------------------------------------------------
+
+def _inv_vjp(x, y, g):
+    yt = _mT(y[0])
+    return [O.neg(O.matmul(O.matmul(yt, g[0]), yt))]
+
+
+def _inv_jvp(x, y, dx):
+    return [O.neg(O.matmul(O.matmul(y[0], dx[0]), y[0]))]
+
+
+def inv(a) -> Tensor:
+    """Inverse of a (stack of) square matrices; derivative ``-A^-1 dA A^-1``.
+
+    >>> import numpy as np, tapegrad as tg
+    >>> tg.grad(lambda a: np.linalg.inv(a).sum())(np.array([[2.0]]))
+    array([[-0.25]])
+    """
+    a = O._t(a)
+    _square(a, "inv")
+    return apply("LinalgInvBackward", [a], [np.linalg.inv(_val(a))], _inv_vjp, _inv_jvp)[0]
+
+
+def _solve_vjp(x, y, g):
+    gb = _solve(_mT(x[0]), g[0])
+    return [O.neg(O.matmul(gb, _mT(y[0]))), gb]
+
+
+def _solve_jvp(x, y, dx):
+    da, db = dx
+    rhs = db
+    if da is not None:
+        t = O.neg(O.matmul(da, y[0]))
+        rhs = t if rhs is None else O.add(rhs, t)
+    return [_solve(x[0], rhs)]
+
+
+def _solve(a, b, value=None):
+    """Solve a X = b for matrix right-hand sides ``b`` (..., M, K) (batch dims broadcast)."""
+    if value is None:
+        value = np.linalg.solve(_val(a), _val(b))
+    return apply("LinalgSolveBackward", [a, b], [value], _solve_vjp, _solve_jvp)[0]
+
+
+def solve(a, b) -> Tensor:
+    """Solution of ``a x = b`` with NumPy 2 semantics: ``b`` is a vector only when 1-D.
+
+    >>> import numpy as np, tapegrad as tg
+    >>> tg.grad(lambda b: np.linalg.solve(np.diag([2.0, 4.0]), b).sum())(np.ones(2))
+    array([0.5 , 0.25])
+    """
+    a, b = O._t(a), O._t(b)
+    _square(a, "solve")
+    value = np.linalg.solve(_val(a), _val(b))
+    if b.ndim == 1:
+        x = _solve(a, O.reshape(b, (b.shape[0], 1)), value[..., None])
+        return O.reshape(x, x.shape[:-1])
+    return _solve(a, b, value)
+
+
+def _det_vjp(x, y, g):
+    return [O.mul(_scalar_to_matrix(O.mul(g[0], y[0])), _mT(inv(x[0])))]
+
+
+def _det_jvp(x, y, dx):
+    return [O.mul(y[0], _trace(_solve(x[0], dx[0])))]
+
+
+def det(a) -> Tensor:
+    """Determinant; derivative ``det(A) A^-T`` (so it raises LinAlgError at singular A).
+
+    >>> import numpy as np, tapegrad as tg
+    >>> tg.grad(np.linalg.det)(np.array([[2.0, 0.0], [0.0, 3.0]]))
+    array([[3., 0.],
+           [0., 2.]])
+    """
+    a = O._t(a)
+    _square(a, "det")
+    return apply("LinalgDetBackward", [a], [np.linalg.det(_val(a))], _det_vjp, _det_jvp)[0]
+
+
+def _slogdet_vjp(x, y, g):
+    return [O.mul(_scalar_to_matrix(g[1]), _mT(inv(x[0])))]
+
+
+def _slogdet_jvp(x, y, dx):
+    return [None, _trace(_solve(x[0], dx[0]))]
+
+
+def slogdet(a):
+    """``(sign, logabsdet)`` like NumPy; ``sign`` carries no gradient, ``logabsdet`` has the
+    derivative ``A^-T``.
+
+    >>> import numpy as np, tapegrad as tg
+    >>> tg.grad(lambda a: np.linalg.slogdet(a).logabsdet)(np.array([[-2.0]]))
+    array([[-0.5]])
+    """
+    a = O._t(a)
+    _square(a, "slogdet")
+    sign, logdet = np.linalg.slogdet(_val(a))
+    s, ld = apply("LinalgSlogdetBackward", [a], [sign, logdet], _slogdet_vjp, _slogdet_jvp,
+                  nondiff=(0,))
+    return _SlogdetResult(s, ld)
+
+
+# ---- cholesky ----------------------------------------------------------------------------------
+
+def _phi(x):
+    """Lower triangle with the diagonal halved."""
+    n = x.shape[-1]
+    return O.mul(x, np.tril(np.ones((n, n))) - 0.5 * np.eye(n))
+
+
+def _cholesky_vjp(x, y, g):
+    low = y[0]
+    li = inv(low)
+    p = _phi(O.matmul(_mT(low), g[0]))
+    return [_sym(O.matmul(O.matmul(_mT(li), p), li))]
+
+
+def _cholesky_jvp(x, y, dx):
+    low = y[0]
+    li = inv(low)
+    return [O.matmul(low, _phi(O.matmul(O.matmul(li, dx[0]), _mT(li))))]
+
+
+def cholesky(a, /, *, upper: bool = False) -> Tensor:
+    """Cholesky factor of a symmetric positive definite matrix (the lower triangle of ``a``
+    is read, or the upper one with ``upper=True``, and the gradient flows there).
+
+    >>> import numpy as np, tapegrad as tg
+    >>> tg.grad(lambda a: np.linalg.cholesky(a).sum())(np.array([[4.0]]))
+    array([[0.25]])
+    """
+    a = O._t(a)
+    _square(a, "cholesky")
+    value = np.linalg.cholesky(_val(a), upper=upper)
+    sym = _from_triangle(a, not upper)
+    low = _cholesky_sym(sym, np.swapaxes(value, -1, -2) if upper else value)
+    return _mT(low) if upper else low
+
+
+def _cholesky_sym(sym, low_value):
+    """The lower Cholesky factor (value given) of the symmetric Tensor ``sym``."""
+    return apply("LinalgCholeskyBackward", [sym], [low_value], _cholesky_vjp, _cholesky_jvp)[0]
+
+
+# ---- eigh, eigvalsh ----------------------------------------------------------------------------
+
+def _eigh_vjp(x, y, g):
+    w, v = y
+    gw, gv = g
+    inner = None if gw is None else _diag_embed(gw)
+    if gv is not None:
+        _check_gaps(w, "eigh", "eigenvectors")
+        t = O.mul(_gap_matrix(w), O.matmul(_mT(v), gv))
+        inner = t if inner is None else O.add(inner, t)
+    return [_sym(O.matmul(O.matmul(v, inner), _mT(v)))]
+
+
+def _eigh_jvp(x, y, dx):
+    w, v = y
+    _check_gaps(w, "eigh", "eigenvectors")
+    m = O.matmul(O.matmul(_mT(v), dx[0]), v)
+    return [_diag(m), O.matmul(v, O.mul(_gap_matrix(w), m))]
+
+
+def _eigh_sym(sym, values):
+    w, v = apply("LinalgEighBackward", [sym], values, _eigh_vjp, _eigh_jvp)
+    return w, v
+
+
+def eigh(a, UPLO: str = "L"):  # noqa: N803 - NumPy's name
+    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix, from the triangle
+    ``UPLO``.  The eigenvectors' derivative is undefined at repeated eigenvalues: it raises
+    LinAlgError there (eigenvalue-only results stay differentiable).
+
+    >>> import numpy as np, tapegrad as tg
+    >>> tg.grad(lambda a: np.linalg.eigh(a).eigenvalues[-1])(np.diag([1.0, 2.0]))
+    array([[0., 0.],
+           [0., 1.]])
+    """
+    a = O._t(a)
+    _square(a, "eigh")
+    _uplo(UPLO, "eigh")
+    w, v = np.linalg.eigh(_val(a), UPLO)
+    return _EighResult(*_eigh_sym(_from_triangle(a, UPLO.upper() == "L"), [w, v]))
+
+
+def _uplo(uplo, name):
+    if uplo not in ("L", "U", "l", "u"):
+        raise ValueError(f"numpy.linalg.{name}: UPLO argument must be 'L' or 'U'")
+
+
+def _eigvalsh_vjp(x, y, g):
+    _, v = _eigh_sym(x[0], np.linalg.eigh(_val(x[0])))
+    return [O.matmul(O.mul(v, O.expand_dims(g[0], -2)), _mT(v))]
+
+
+def _eigvalsh_jvp(x, y, dx):
+    _, v = _eigh_sym(x[0], np.linalg.eigh(_val(x[0])))
+    return [_diag(O.matmul(O.matmul(_mT(v), dx[0]), v))]
+
+
+def eigvalsh(a, UPLO: str = "L") -> Tensor:  # noqa: N803 - NumPy's name
+    """Eigenvalues of a symmetric matrix, differentiable also at repeated eigenvalues (first
+    order; higher orders go through the eigenvectors and need distinct eigenvalues).
+
+    >>> import numpy as np, tapegrad as tg
+    >>> tg.grad(lambda a: np.linalg.eigvalsh(a).sum())(np.eye(2))
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    a = O._t(a)
+    _square(a, "eigvalsh")
+    _uplo(UPLO, "eigvalsh")
+    sym = _from_triangle(a, UPLO.upper() == "L")
+    return apply("LinalgEigvalshBackward", [sym], [np.linalg.eigvalsh(_val(a), UPLO)],
+                 _eigvalsh_vjp, _eigvalsh_jvp)[0]
+
+
+# ---- svd ---------------------------------------------------------------------------------------
+
+def _svd_checks(s, m, n, name="svd"):
+    _check_gaps(s, name, "singular vectors", squared=True)
+    if m != n and np.any(_val(s) == 0.0):
+        raise LinAlgError(f"numpy.linalg.{name}: the derivative of the singular vectors of a "
+                          "non-square matrix is undefined at a zero singular value")
+
+
+def _svd_vjp(x, y, g):
+    u, s, vh = y
+    gu, gs, gvh = g
+    m, n = x[0].shape[-2:]
+    v = _mT(vh)
+    s_row, s_col = O.expand_dims(s, -2), O.expand_dims(s, -1)
+    terms = [] if gs is None else [_diag_embed(gs)]
+    if gu is not None or gvh is not None:
+        _svd_checks(s, m, n)
+        f = _gap_matrix(s, squared=True)
+    if gu is not None:
+        xu = O.mul(f, O.matmul(_mT(u), gu))
+        terms.append(O.mul(O.add(xu, _mT(xu)), s_row))
+    if gvh is not None:
+        gv = _mT(gvh)
+        yv = O.mul(f, O.matmul(_mT(v), gv))
+        terms.append(O.mul(s_col, O.add(yv, _mT(yv))))
+    if not terms:
+        return [None]
+    j = terms[0]
+    for t in terms[1:]:
+        j = O.add(j, t)
+    ga = O.matmul(O.matmul(u, j), vh)
+    if m > n and gu is not None:
+        proj = O.sub(gu, O.matmul(u, O.matmul(_mT(u), gu)))
+        ga = O.add(ga, O.matmul(O.div(proj, s_row), vh))
+    if n > m and gvh is not None:
+        proj = O.sub(gv, O.matmul(v, O.matmul(_mT(v), gv)))
+        ga = O.add(ga, O.matmul(u, O.div(_mT(proj), s_col)))
+    return [ga]
+
+
+def _svd_jvp(x, y, dx):
+    u, s, vh = y
+    da = dx[0]
+    m, n = x[0].shape[-2:]
+    _svd_checks(s, m, n)
+    v = _mT(vh)
+    s_row, s_col = O.expand_dims(s, -2), O.expand_dims(s, -1)
+    ds_mat = O.matmul(O.matmul(_mT(u), da), v)
+    f = _gap_matrix(s, squared=True)
+    dss = O.mul(ds_mat, s_row)
+    sds = O.mul(s_col, ds_mat)
+    du = O.matmul(u, O.mul(f, O.add(dss, _mT(dss))))
+    dv = O.matmul(v, O.mul(f, O.add(sds, _mT(sds))))
+    if m > n:
+        dav = O.matmul(da, v)
+        du = O.add(du, O.div(O.sub(dav, O.matmul(u, O.matmul(_mT(u), dav))), s_row))
+    if n > m:
+        dahu = O.matmul(_mT(da), u)
+        dv = O.add(dv, O.div(O.sub(dahu, O.matmul(v, O.matmul(_mT(v), dahu))), s_row))
+    return [du, _diag(ds_mat), _mT(dv)]
+
+
+def _svd_reduced(a, values):
+    return apply("LinalgSvdBackward", [a], values, _svd_vjp, _svd_jvp)
+
+
+def _svdvals_vjp(x, y, g):
+    u, _, vh = _svd_reduced(x[0], np.linalg.svd(_val(x[0]), full_matrices=False))
+    return [O.matmul(O.mul(u, O.expand_dims(g[0], -2)), vh)]
+
+
+def _svdvals_jvp(x, y, dx):
+    u, _, vh = _svd_reduced(x[0], np.linalg.svd(_val(x[0]), full_matrices=False))
+    return [_diag(O.matmul(O.matmul(_mT(u), dx[0]), _mT(vh)))]
+
+
+def _svdvals(a, value=None):
+    if value is None:
+        value = np.linalg.svd(_val(a), compute_uv=False)
+    return apply("LinalgSvdvalsBackward", [a], [value], _svdvals_vjp, _svdvals_jvp)[0]
+
+
+def _complement_vjp(x, y, g):
+    if g[0] is not None and np.any(_val(g[0])):
+        raise LinAlgError(
+            "numpy.linalg.svd: full_matrices=True on a non-square matrix returns extra "
+            "singular vectors that are not unique, so a gradient through them is undefined; "
+            "use full_matrices=False")
+    return [None]
+
+
+def _complement_jvp(x, y, dx):
+    raise LinAlgError("numpy.linalg.svd: forward mode through full_matrices=True on a "
+                      "non-square matrix is undefined (the extra singular vectors are not "
+                      "unique); use full_matrices=False")
+
+
+def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
+    """Singular value decomposition like NumPy.  ``compute_uv=False`` and
+    ``full_matrices=False`` are differentiable everywhere the derivative exists (distinct,
+    and for non-square input nonzero, singular values; otherwise LinAlgError).  With
+    ``full_matrices=True`` on a non-square matrix, the extra columns of ``U`` (or rows of
+    ``Vh``) are not unique: a gradient reaching them raises.
+
+    >>> import numpy as np, tapegrad as tg
+    >>> tg.grad(lambda a: np.linalg.svd(a, compute_uv=False)[0])(np.diag([3.0, 1.0]))
+    array([[1., 0.],
+           [0., 0.]])
+    """
+    a = O._t(a)
+    if a.ndim < 2:
+        raise LinAlgError(f"numpy.linalg.svd: {a.ndim}-dimensional array given. Array must "
+                          "be at least two-dimensional")
+    if hermitian:
+        raise TypeError("numpy.linalg.svd: hermitian=True is not supported on tapegrad "
+                        "Tensors; leave it out (the result is the same up to signs)")
+    if not compute_uv:
+        return _svdvals(a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    if not full_matrices or m == n:
+        u, s, vh = np.linalg.svd(_val(a), full_matrices=False)
+        return _SVDResult(*_svd_reduced(a, [u, s, vh]))
+    u, s, vh = np.linalg.svd(_val(a), full_matrices=True)
+    ur, sr, vhr = _svd_reduced(a, [u[..., :, :k], s, vh[..., :k, :]])
+    if m > n:
+        extra = apply("LinalgSvdBackward", [a], [u[..., :, k:]], _complement_vjp,
+                      _complement_jvp)[0]
+        return _SVDResult(O.concatenate([ur, extra], -1), sr, vhr)
+    extra = apply("LinalgSvdBackward", [a], [vh[..., k:, :]], _complement_vjp,
+                  _complement_jvp)[0]
+    return _SVDResult(ur, sr, O.concatenate([vhr, extra], -2))
+
+
+# ---- qr ----------------------------------------------------------------------------------------
+
+def _rsolve(b, r):
+    """b R^-1 for upper triangular R (batched)."""
+    return _mT(_solve(_mT(r), _mT(b)))
+
+
+def _qr_vjp(x, y, g):
+    q, r = y
+    gq, gr = g
+    m = None
+    if gr is not None:
+        m = O.matmul(gr, _mT(r))
+    if gq is not None:
+        t = O.matmul(_mT(q), gq)
+        m = O.neg(t) if m is None else O.sub(m, t)
+    n = m.shape[-1]
+    upper = np.triu(np.ones((n, n)))
+    k = O.add(O.mul(m, upper), _mT(O.mul(m, upper - np.eye(n))))
+    lhs = O.matmul(q, k)
+    if gq is not None:
+        lhs = O.add(gq, lhs)
+    return [_mT(_solve(r, _mT(lhs)))]     # lhs R^-T
+
+
+def _qr_jvp(x, y, dx):
+    q, r = y
+    n = r.shape[-1]
+    dar = _rsolve(dx[0], r)
+    c = O.matmul(_mT(q), dar)
+    low = O.mul(c, np.tril(np.ones((n, n)), -1))
+    omega = O.sub(low, _mT(low))
+    dq = O.add(O.matmul(q, O.sub(omega, c)), dar)
+    dr = O.matmul(O.sub(c, omega), r)
+    return [dq, dr]
+
+
+def qr(a, mode: str = "reduced"):
+    """QR decomposition.  Differentiable in modes 'reduced' and 'r' (and 'complete' when it
+    equals 'reduced', i.e. M <= N); 'complete' on a tall matrix adds columns of Q that are
+    not unique, and 'raw' returns LAPACK's internal form: both are refused on Tensors.  The
+    derivative needs a nonsingular leading square block of R (LinAlgError otherwise).
+
+    >>> import numpy as np, tapegrad as tg
+    >>> tg.grad(lambda a: np.linalg.qr(a).R[0, 0])(np.array([[3.0], [4.0]]))
+    array([[-0.6],
+           [-0.8]])
+    """
+    a = O._t(a)
+    if a.ndim < 2:
+        raise LinAlgError(f"numpy.linalg.qr: {a.ndim}-dimensional array given. Array must be "
+                          "at least two-dimensional")
+    m, n = a.shape[-2:]
+    if mode == "raw" or (mode == "complete" and m > n):
+        raise TypeError(f"numpy.linalg.qr: mode={mode!r} is not differentiable on tapegrad "
+                        "Tensors (" + ("LAPACK's raw Householder form" if mode == "raw" else
+                                       "the extra columns of Q are not unique") +
+                        "); use mode='reduced'")
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"numpy.linalg.qr: unrecognized mode {mode!r}")
+    qv, rv = np.linalg.qr(_val(a), mode="reduced")
+    if m >= n:
+        q, r = apply("LinalgQrBackward", [a], [qv, rv], _qr_vjp, _qr_jvp)
+    else:
+        left = O.getitem(a, (Ellipsis, slice(None), slice(0, m)))
+        q, r1 = apply("LinalgQrBackward", [left], [qv, rv[..., :, :m]], _qr_vjp, _qr_jvp)
+        r2 = O.matmul(_mT(q), O.getitem(a, (Ellipsis, slice(None), slice(m, None))))
+        r = O.concatenate([r1, r2], -1)
+    return r if mode == "r" else _QRResult(q, r)
+
+
+# ---- pinv, lstsq -------------------------------------------------------------------------------
+
+def _rank_error(name):
+    return LinAlgError(f"numpy.linalg.{name}: the derivative is implemented for full-rank "
+                       "matrices only (where singular values are cut off, the pseudo-inverse "
+                       "jumps, so it has no derivative); regularize the problem")
+
+
+def _pinv_vjp_terms(a, p, g):
+    pt = _mT(p)
+    gt = _mT(g)
+    t1 = O.neg(O.matmul(O.matmul(pt, g), pt))
+    m2 = O.matmul(O.matmul(gt, p), pt)
+    t2 = O.sub(m2, O.matmul(a, O.matmul(p, m2)))
+    n3 = O.matmul(O.matmul(pt, p), gt)
+    t3 = O.sub(n3, O.matmul(O.matmul(n3, p), a))
+    return O.add(O.add(t1, t2), t3)
+
+
+def _pinv_jvp_terms(a, p, da):
+    pt = _mT(p)
+    dat = _mT(da)
+    t1 = O.neg(O.matmul(O.matmul(p, da), p))
+    m2 = O.matmul(O.matmul(p, pt), dat)
+    t2 = O.sub(m2, O.matmul(O.matmul(m2, a), p))
+    n3 = O.matmul(dat, O.matmul(pt, p))
+    t3 = O.sub(n3, O.matmul(p, O.matmul(a, n3)))
+    return O.add(O.add(t1, t2), t3)
+
+
+def _pinv_rules(full, name):
+    """VJP and JVP of pinv; ``full``: no singular value was cut off in the forward."""
+    def vjp(x, y, g):
+        if not full:
+            raise _rank_error(name)
+        return [_pinv_vjp_terms(x[0], y[0], g[0])]
+
+    def jvp(x, y, dx):
+        if not full:
+            raise _rank_error(name)
+        return [_pinv_jvp_terms(x[0], y[0], dx[0])]
+    return vjp, jvp
+
+
+_UNSET = object()
+
+
+def pinv(a, rcond=None, hermitian: bool = False, *, rtol=_UNSET) -> Tensor:
+    """Moore-Penrose pseudo-inverse; differentiable where no singular value is cut off (else
+    the pseudo-inverse jumps there and the derivative raises LinAlgError).
+
+    >>> import numpy as np, tapegrad as tg
+    >>> tg.grad(lambda a: np.linalg.pinv(a).sum())(np.array([[2.0], [0.0]]))
+    array([[-0.25],
+           [ 0.25]])
+    """
+    a = O._t(a)
+    kw = {} if rtol is _UNSET else {"rtol": rtol}
+    av = _val(a)
+    value = np.linalg.pinv(av, rcond=rcond, hermitian=hermitian, **kw)
+    if rcond is None:      # NumPy's cutoff rule
+        rcond = 1e-15 if rtol is _UNSET else (
+            max(av.shape[-2:]) * np.finfo(np.float64).eps if rtol is None else rtol)
+    s = np.linalg.svd(av, compute_uv=False)
+    cut = np.asarray(rcond)[..., None] * np.max(s, axis=-1, keepdims=True, initial=0.0)
+    vjp, jvp = _pinv_rules(bool(np.all(s > cut)), "pinv")
+    return apply("LinalgPinvBackward", [a], [value], vjp, jvp)[0]
+
+
+def _lstsq_rules(full):
+    def vjp(x, y, g):
+        if not full:
+            raise _rank_error("lstsq")
+        a, b = x
+        p = pinv(a)
+        gx = g[0]
+        return [_pinv_vjp_terms(a, p, O.matmul(gx, _mT(b))), O.matmul(_mT(p), gx)]
+
+    def jvp(x, y, dx):
+        if not full:
+            raise _rank_error("lstsq")
+        a, b = x
+        da, db = dx
+        p = pinv(a)
+        out = None if db is None else O.matmul(p, db)
+        if da is not None:
+            t = O.matmul(_pinv_jvp_terms(a, p, da), b)
+            out = t if out is None else O.add(out, t)
+        return [out]
+    return vjp, jvp
+
+
+def lstsq(a, b, rcond=None):
+    """Least-squares solution like NumPy: ``(x, residuals, rank, s)``.  The gradient flows
+    through ``x``, ``residuals`` and ``s`` for full-rank ``a`` (rank-deficient: LinAlgError);
+    ``residuals`` are recomputed from ``x`` (equal to NumPy's up to rounding).
+
+    >>> import numpy as np, tapegrad as tg
+    >>> a = np.array([[1.0], [1.0]])
+    >>> tg.grad(lambda b: np.linalg.lstsq(a, b)[0][0])(np.array([1.0, 3.0]))
+    array([0.5, 0.5])
+    """
+    a, b = O._t(a), O._t(b)
+    if a.ndim != 2 or b.ndim not in (1, 2):
+        raise LinAlgError(f"numpy.linalg.lstsq: a must be 2-D and b 1-D or 2-D, got shapes "
+                          f"{a.shape} and {b.shape}")
+    x, _, rank, s = np.linalg.lstsq(_val(a), _val(b), rcond=rcond)
+    m, n = a.shape
+    b2 = O.reshape(b, (b.shape[0], 1)) if b.ndim == 1 else b
+    vjp, jvp = _lstsq_rules(rank == min(m, n))
+    xt = apply("LinalgLstsqBackward", [a, b2], [x.reshape(n, -1)], vjp, jvp)[0]
+    if rank == n and m > n:
+        r = O.sub(b2, O.matmul(a, xt))
+        res = O.sum(O.mul(r, r), 0)
+    else:
+        res = np.empty(0)
+    return (O.reshape(xt, (n,)) if b.ndim == 1 else xt), res, rank, _svdvals(a, s)
+
+
+# ---- norm, matrix_power, multi_dot -------------------------------------------------------------
+
+def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy's name
+    """np.linalg.norm: every vector and matrix norm (``2``, ``-2`` and ``'nuc'`` through the
+    singular values; their derivative needs distinct extreme singular values only through
+    those values themselves).
+
+    >>> import numpy as np, tapegrad as tg
+    >>> tg.grad(lambda a: np.linalg.norm(a, 'nuc'))(np.diag([3.0, -1.0]))
+    array([[ 1.,  0.],
+           [ 0., -1.]])
+    """
+    x = O._t(x)
+    matrix = (axis is None and ord is not None and x.ndim == 2) or \
+        (axis is not None and not isinstance(axis, int) and len(axis) == 2)
+    if matrix and ord not in (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf):
+        raise ValueError("Invalid norm order for matrices.")
+    if not (matrix and ord in (2, -2, "nuc")):
+        return O.norm(x, ord, axis, keepdims)
+    axes = (0, 1) if axis is None else tuple(operator.index(v) % x.ndim for v in axis)
+    if axes[0] == axes[1]:
+        raise ValueError("Duplicate axes given.")
+    rest = [d for d in range(x.ndim) if d not in axes]
+    s = _svdvals(O.transpose(x, rest + list(axes)))
+    r = O.sum(s, -1) if ord == "nuc" else (O.amax if ord == 2 else O.amin)(s, -1)
+    if keepdims:
+        shape = list(x.shape)
+        for d in axes:
+            shape[d] = 1
+        r = O.reshape(r, tuple(shape))
+    return r
+
+
+def matrix_power(a, n: int) -> Tensor:
+    """``a`` to the integer power ``n`` (negative powers through ``inv``), by repeated
+    squaring with matmul.
+
+    >>> import numpy as np, tapegrad as tg
+    >>> tg.grad(lambda a: np.linalg.matrix_power(a, -2).sum())(np.array([[2.0]]))
+    array([[-0.25]])
+    """
+    a = O._t(a)
+    _square(a, "matrix_power")
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError("exponent must be an integer") from None
+    if n == 0:
+        return O.add(O.mul(a, 0.0), np.broadcast_to(np.eye(a.shape[-1]), a.shape))
+    if n < 0:
+        a, n = inv(a), -n
+    out, base = None, a
+    while True:
+        if n & 1:
+            out = base if out is None else O.matmul(out, base)
+        n >>= 1
+        if not n:
+            return out
+        base = O.matmul(base, base)
+
+
+def multi_dot(arrays: Sequence, *, out=None) -> Tensor:
+    """Chain of matrix products; a 1-D first (last) operand is a row (column) vector.
+
+    >>> import numpy as np, tapegrad as tg
+    >>> tg.grad(lambda a: np.linalg.multi_dot([a, np.eye(2), np.ones(2)]).sum())(np.eye(2))
+    array([[1., 1.],
+           [1., 1.]])
+    """
+    if out is not None:
+        raise TypeError("numpy.linalg.multi_dot: out= is not supported on tapegrad Tensors "
+                        "(it would drop the gradient)")
+    ops = [O._t(x) for x in arrays]
+    if len(ops) < 2:
+        raise ValueError("Expecting at least two arrays.")
+    acc = ops[0]
+    for x in ops[1:]:
+        acc = O.matmul(acc, x)
+    return acc
+
+
+_NAMES = ("inv", "pinv", "det", "slogdet", "solve", "lstsq", "cholesky", "qr", "eigh",
+          "eigvalsh", "svd", "norm", "matrix_power", "multi_dot")
+FUNCTIONS = {getattr(np.linalg, name): globals()[name] for name in _NAMES}

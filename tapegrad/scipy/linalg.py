@@ -1,0 +1,266 @@
+"""``scipy.linalg`` on Tensors: SciPy's names and signatures, differentiable at any order and in
+forward mode.  On plain arrays every function is SciPy's own call.
+
+Forward values are SciPy's; derivatives are Tensor expressions (``tapegrad.numpy.rules``):
+triangular and banded solves through the dense solve rule (the gradient lands only on the
+entries SciPy reads), ``solve_sylvester`` and ``sqrtm`` through Sylvester equations, ``expm``
+through the block-triangular identity ``expm([[A, E], [0, A]])[:n, n:] = L(A, E)`` (the
+Frechet derivative), so higher derivatives are more of the same ops.
+
+On Tensors the matrix arguments are 2-D (``expm``: batched too); SciPy's batching of the
+others is refused with a clear error.
+"""
+import numpy as np
+import scipy.linalg as _sl
+
+from ..core import functions as O
+from ..core.tensor import Tensor
+from ..numpy import linalg_ops as _L
+from ..numpy.rules import apply
+
+LinAlgError = np.linalg.LinAlgError
+
+
+def _has_tensor(*xs):
+    return any(isinstance(x, Tensor) for x in xs)
+
+
+def _matrix(a, name, square=True):
+    a = O._t(a)
+    if a.ndim != 2 or (square and a.shape[0] != a.shape[1]):
+        raise ValueError(f"scipy.linalg.{name}: on tapegrad Tensors the matrix must be 2-D"
+                         f"{' and square' if square else ''}, got shape {a.shape}")
+    return a
+
+
+def _rhs(b, m, name):
+    """``b`` as an (M, K) Tensor, and whether it was a vector."""
+    b = O._t(b)
+    if b.ndim not in (1, 2) or b.shape[0] != m:
+        raise ValueError(f"scipy.linalg.{name}: on tapegrad Tensors b must be (M,) or (M, K) "
+                         f"with M = {m}, got shape {b.shape}")
+    return (O.reshape(b, (m, 1)), True) if b.ndim == 1 else (b, False)
+
+
+def _solved(a_eff, b, value, name):
+    """x = a_eff^-1 b with the value SciPy computed, for vector or matrix b."""
+    b2, vec = _rhs(b, a_eff.shape[0], name)
+    x = _L._solve(a_eff, b2, np.reshape(value, b2.shape))
+    return O.reshape(x, (x.shape[0],)) if vec else x
+
+
+# ---- triangular, Cholesky and banded solves -----------------------------------------------------
+
+def _triangle(a, lower, unit_diagonal):
+    n = a.shape[-1]
+    mask = np.tril(np.ones((n, n)), -1 if unit_diagonal else 0) if lower else \
+        np.triu(np.ones((n, n)), 1 if unit_diagonal else 0)
+    t = O.mul(a, mask)
+    return O.add(t, np.eye(n)) if unit_diagonal else t
+
+
+def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = False,
+                     overwrite_b: bool = False, check_finite: bool = True):
+    """Solve ``a x = b`` for triangular ``a`` (only its ``lower``/upper triangle is read, and
+    its diagonal is taken as ones with ``unit_diagonal``; the gradient follows).
+
+    >>> import numpy as np, tapegrad as tg
+    >>> import tapegrad.scipy.linalg as tsl
+    >>> a = np.array([[2.0, 9.0], [1.0, 4.0]])
+    >>> tg.grad(lambda a: tsl.solve_triangular(a, np.ones(2), lower=True).sum())(a)
+    array([[-0.1875 ,  0.     ],
+           [-0.125  , -0.03125]])
+    """
+    if not _has_tensor(a, b):
+        return _sl.solve_triangular(a, b, trans, lower, unit_diagonal, overwrite_b,
+                                    check_finite)
+    a = _matrix(a, "solve_triangular")
+    value = _sl.solve_triangular(_L._val(a), _L._val(b), trans, lower, unit_diagonal,
+                                 check_finite=check_finite)
+    eff = _triangle(a, lower, unit_diagonal)
+    if trans in (1, 2, "T", "C"):
+        eff = O.swapaxes(eff, 0, 1)
+    elif trans not in (0, "N"):
+        raise ValueError(f"scipy.linalg.solve_triangular: invalid trans {trans!r}")
+    return _solved(eff, b, value, "solve_triangular")
+
+
+def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+    """``(c, lower)`` as SciPy: the Cholesky factor in one triangle of ``c``, the other
+    triangle of ``a`` passed through unchanged (and differentiable as such).
+
+    >>> import numpy as np, tapegrad as tg
+    >>> import tapegrad.scipy.linalg as tsl
+    >>> tg.grad(lambda a: tsl.cho_factor(a)[0][0, 0])(np.array([[4.0, 0.0], [0.0, 1.0]]))
+    array([[0.25, 0.  ],
+           [0.  , 0.  ]])
+    """
+    if not _has_tensor(a):
+        return _sl.cho_factor(a, lower, overwrite_a, check_finite)
+    a = _matrix(a, "cho_factor")
+    c, lower = _sl.cho_factor(_L._val(a), lower, check_finite=check_finite)
+    n = a.shape[0]
+    if lower:
+        f = _L._cholesky_sym(_L._from_triangle(a, True), np.tril(c))
+        rest = O.mul(a, np.triu(np.ones((n, n)), 1))
+    else:
+        f = _L._mT(_L._cholesky_sym(_L._from_triangle(a, False), np.triu(c).T))
+        rest = O.mul(a, np.tril(np.ones((n, n)), -1))
+    return O.add(f, rest), lower
+
+
+def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = True):
+    """Solve ``A x = b`` from ``cho_factor``'s ``(c, lower)`` (only the factor's triangle of
+    ``c`` is read).
+
+    >>> import numpy as np, tapegrad as tg
+    >>> import tapegrad.scipy.linalg as tsl
+    >>> a = np.array([[4.0, 0.0], [0.0, 1.0]])
+    >>> tg.grad(lambda a: tsl.cho_solve(tsl.cho_factor(a), np.ones(2)).sum())(a)
+    array([[-0.0625, -0.5   ],
+           [ 0.    , -1.    ]])
+    """
+    c, lower = c_and_lower
+    if not _has_tensor(c, b):
+        return _sl.cho_solve(c_and_lower, b, overwrite_b, check_finite)
+    c = _matrix(c, "cho_solve")
+    value = _sl.cho_solve((_L._val(c), lower), _L._val(b), check_finite=check_finite)
+    f = _triangle(c, lower, False)
+    a_eff = O.matmul(f, _L._mT(f)) if lower else O.matmul(_L._mT(f), f)
+    return _solved(a_eff, b, value, "cho_solve")
+
+
+def solve_banded(l_and_u, ab, b, overwrite_ab: bool = False, overwrite_b: bool = False,
+                 check_finite: bool = True):
+    """Solve ``a x = b`` for banded ``a`` stored as ``ab[u + i - j, j] == a[i, j]``.
+
+    >>> import numpy as np, tapegrad as tg
+    >>> import tapegrad.scipy.linalg as tsl
+    >>> ab = np.array([[0.0, 1.0], [2.0, 2.0]])          # upper diagonal, then the diagonal
+    >>> tg.grad(lambda ab: tsl.solve_banded((0, 1), ab, np.ones(2)).sum())(ab)
+    array([[ 0.   , -0.25 ],
+           [-0.125, -0.125]])
+    """
+    if not _has_tensor(ab, b):
+        return _sl.solve_banded(l_and_u, ab, b, overwrite_ab, overwrite_b, check_finite)
+    nl, nu = (int(v) for v in l_and_u)
+    ab = _matrix(ab, "solve_banded", square=False)
+    m = ab.shape[1]
+    if ab.shape[0] != nl + nu + 1:
+        raise ValueError(f"scipy.linalg.solve_banded: invalid values for the number of lower "
+                         f"and upper diagonals: l+u+1 ({nl + nu + 1}) does not equal "
+                         f"ab.shape[0] ({ab.shape[0]})")
+    value = _sl.solve_banded((nl, nu), _L._val(ab), _L._val(b), check_finite=check_finite)
+    i, j = np.indices((m, m))
+    k = nu + i - j
+    band = (k >= 0) & (k <= nl + nu)
+    dense = O.mul(O.getitem(ab, (np.where(band, k, 0), j)), band.astype(np.float64))
+    return _solved(dense, b, value, "solve_banded")
+
+
+# ---- Sylvester, sqrtm, expm ------------------------------------------------------------------
+
+def _sylvester(a, b, q):
+    return apply("ScipySolveSylvesterBackward", [a, b, q],
+                 [_sl.solve_sylvester(_L._val(a), _L._val(b), _L._val(q))],
+                 _sylvester_vjp, _sylvester_jvp)[0]
+
+
+def _sylvester_vjp(x, y, g):
+    a, b, _ = x
+    gq = _sylvester(_L._mT(a), _L._mT(b), g[0])
+    return [O.neg(O.matmul(gq, _L._mT(y[0]))), O.neg(O.matmul(_L._mT(y[0]), gq)), gq]
+
+
+def _sylvester_jvp(x, y, dx):
+    a, b, _ = x
+    da, db, dq = dx
+    rhs = [] if dq is None else [dq]
+    if da is not None:
+        rhs.append(O.neg(O.matmul(da, y[0])))
+    if db is not None:
+        rhs.append(O.neg(O.matmul(y[0], db)))
+    total = rhs[0]
+    for r in rhs[1:]:
+        total = O.add(total, r)
+    return [_sylvester(a, b, total)]
+
+
+def solve_sylvester(a, b, q):
+    """Solve ``a x + x b = q``; the derivative solves Sylvester equations again.
+
+    >>> import numpy as np, tapegrad as tg
+    >>> import tapegrad.scipy.linalg as tsl
+    >>> one = np.array([[1.0]])
+    >>> tg.grad(lambda a: tsl.solve_sylvester(a, one, one)[0, 0])(one)
+    array([[-0.25]])
+    """
+    if not _has_tensor(a, b, q):
+        return _sl.solve_sylvester(a, b, q)
+    a, b = _matrix(a, "solve_sylvester"), _matrix(b, "solve_sylvester")
+    q = _matrix(q, "solve_sylvester", square=False)
+    return _sylvester(a, b, q)
+
+
+def _sqrtm_vjp(x, y, g):
+    s = _L._mT(y[0])
+    return [_sylvester(s, s, g[0])]
+
+
+def _sqrtm_jvp(x, y, dx):
+    return [_sylvester(y[0], y[0], dx[0])]
+
+
+def sqrtm(A, **kwargs):  # noqa: N803 - SciPy's name
+    """Principal matrix square root ``X`` (``X @ X == A``); its derivative solves
+    ``X dX + dX X = dA``.  A complex root (negative eigenvalues) is refused on Tensors.
+
+    >>> import numpy as np, tapegrad as tg
+    >>> import tapegrad.scipy.linalg as tsl
+    >>> tg.grad(lambda a: tsl.sqrtm(a)[0, 0])(np.array([[4.0]]))
+    array([[0.25]])
+    """
+    if not _has_tensor(A):
+        return _sl.sqrtm(A, **kwargs)
+    a = _matrix(A, "sqrtm")
+    value = _sl.sqrtm(_L._val(a), **kwargs)
+    if isinstance(value, tuple):
+        value = value[0]
+    if np.iscomplexobj(value):
+        if np.any(np.imag(value) != 0):
+            raise ValueError("scipy.linalg.sqrtm: the square root of this matrix is complex "
+                             "(negative eigenvalues); tapegrad differentiates real values only")
+        value = np.real(value)
+    return apply("ScipySqrtmBackward", [a], [value], _sqrtm_vjp, _sqrtm_jvp)[0]
+
+
+def _frechet(a, e):
+    """L(a, e), the derivative of expm at ``a`` along ``e``: a block of a bigger expm."""
+    n = a.shape[-1]
+    zero = O.mul(a, 0.0)
+    big = O.concatenate([O.concatenate([a, e], -1), O.concatenate([zero, a], -1)], -2)
+    return O.getitem(expm(big), (Ellipsis, slice(0, n), slice(n, None)))
+
+
+def expm(A):  # noqa: N803 - SciPy's name
+    """Matrix exponential (batched over leading axes); the derivative is the Frechet
+    derivative, itself a block of ``expm`` of a block-triangular matrix.
+
+    >>> import numpy as np, tapegrad as tg
+    >>> import tapegrad.scipy.linalg as tsl
+    >>> tg.grad(lambda a: tsl.expm(a)[0, 0])(np.array([[0.0]]))
+    array([[1.]])
+    """
+    if not _has_tensor(A):
+        return _sl.expm(A)
+    a = O._t(A)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"scipy.linalg.expm: expected a square matrix (or a stack), got "
+                         f"shape {a.shape}")
+    return apply("ScipyExpmBackward", [a], [_sl.expm(_L._val(a))],
+                 lambda x, y, g: [_frechet(_L._mT(x[0]), g[0])],
+                 lambda x, y, dx: [_frechet(x[0], dx[0])])[0]
+
+
+__all__ = ["cho_factor", "cho_solve", "expm", "solve_banded", "solve_sylvester",
+           "solve_triangular", "sqrtm", "LinAlgError"]
