@@ -30,7 +30,7 @@ from .core import tape as T
 from . import pytree
 from .kernels.sweeps import RetraceRequired, replay_grad  # noqa: F401 (for njit users)
 from .core import creation as _creation
-from .core.tensor import GUARD_HOOK, STATE, TRANSFORMS, Tensor, row_of, unwrap_conversion, value_of
+from .core.tensor import GUARD_HOOK, STATE, TRANSFORMS, Tensor, row_of, raise_unwrapped, value_of
 from ._version import __version__
 from .ops.decl import Elementwise
 from .ops.spec import CODE, FINGERPRINT, OPS
@@ -652,10 +652,7 @@ class Trace:
             out = self.f(*targs)
             out_spec = _out_spec(out, t)
         except Exception as e:
-            hidden = unwrap_conversion(e)
-            if hidden is None or hidden is e:
-                raise
-            raise hidden from None   # NumPy wrapped it in "setting an array element..."
+            raise_unwrapped(e)
         finally:
             TRANSFORMS.n = depth
             STATE.tape = prev_tape

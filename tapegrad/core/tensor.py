@@ -266,6 +266,15 @@ def unwrap_conversion(e):
     return None
 
 
+def raise_unwrapped(e):
+    """Re-raise ``e``, or the ConversionError it wraps: NumPy reports a failed conversion as
+    "setting an array element with a sequence", with tapegrad's message only as the cause."""
+    hidden = unwrap_conversion(e)
+    if hidden is None or hidden is e:
+        raise e
+    raise hidden from None
+
+
 class _Transforms(threading.local):
     n = 0
 

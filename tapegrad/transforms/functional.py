@@ -17,7 +17,7 @@ from ..core import functions as _ops
 from ..autograd import engine as autograd
 from ..autograd import forward
 from .. import pytree as _pytree
-from ..core.tensor import STATE, TRANSFORMS, Tensor, unwrap_conversion
+from ..core.tensor import STATE, TRANSFORMS, Tensor, raise_unwrapped
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacobian"]
 
@@ -148,10 +148,7 @@ class _Call:
             TRANSFORMS.n = transforms + 1
             self.out = f(*args, **kwargs)
         except Exception as e:
-            hidden = unwrap_conversion(e)
-            if hidden is None or hidden is e:
-                raise
-            raise hidden from None   # NumPy wrapped it in "setting an array element..."
+            raise_unwrapped(e)
         finally:
             TRANSFORMS.n = transforms
             _DEPTH.n = depth
