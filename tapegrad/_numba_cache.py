@@ -12,14 +12,10 @@ import tempfile
 import warnings
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
-# tests set this to simulate a read-only install (as root, every directory is writable)
-_ASSUME_READONLY = "TAPEGRAD_ASSUME_READONLY"
 
 
-def _writable(path, honour_test_flag=True):
+def _writable(path):
     """Can Numba create ``path`` and a file in it?  (The check its cache locators make.)"""
-    if honour_test_flag and os.environ.get(_ASSUME_READONLY) == "1":
-        return False
     try:
         os.makedirs(path, exist_ok=True)
         with tempfile.TemporaryFile(dir=path):
@@ -46,7 +42,7 @@ def _private_temp_dir():
         os.makedirs(path, mode=0o700, exist_ok=True)
         st = os.lstat(path)
         if st.st_uid == uid and not st.st_mode & 0o022 and os.path.isdir(path) \
-                and not os.path.islink(path) and _writable(path, honour_test_flag=False):
+                and not os.path.islink(path) and _writable(path):
             return path
     except OSError:
         pass

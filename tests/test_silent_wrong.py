@@ -3,10 +3,13 @@ derivative, a stale value) without an error.  Each test asserts the right value 
 documented error; see docs/REFUSALS.md."""
 import collections
 import dis
+import hashlib
 import math
 import os
 import pickle
+import shutil
 import sys
+import tempfile
 import threading
 
 import numpy as np
@@ -855,12 +858,50 @@ def test_pickled_trace_is_validated():
 
 # ---- 8. read-only installs -----------------------------------------------------------------------
 
-def test_read_only_install_without_home_falls_back_to_a_temp_cache(tmp_path):
-    # as root every directory is writable, so the read-only check is forced by its test flag
+def _read_only_copy_of_the_package():
+    """A copy of the package in a directory nobody can write.  Its path depends on the
+    package's content, so a second run reuses the kernels Numba compiled for it."""
+    src = os.path.dirname(tg.__file__)
+    digest = hashlib.sha256()
+    for where, _dirs, files in sorted(os.walk(src)):
+        for name in sorted(files):
+            if name.endswith(".py"):
+                with open(os.path.join(where, name), "rb") as fh:
+                    digest.update(name.encode() + fh.read())
+    root = os.path.join(tempfile.gettempdir(), f"tapegrad-readonly-{digest.hexdigest()[:16]}")
+    if not os.path.isdir(os.path.join(root, "tapegrad")):
+        staging = tempfile.mkdtemp(prefix="tapegrad-readonly-staging-")
+        shutil.copytree(src, os.path.join(staging, "tapegrad"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        for where, _dirs, files in os.walk(staging, topdown=False):
+            for name in files:
+                os.chmod(os.path.join(where, name), 0o444)
+            os.chmod(where, 0o555)
+        try:
+            os.rename(staging, root)
+        except OSError:            # another run made it first
+            pass
+    return root
+
+
+def _without_write_override():
+    """The command prefix that runs a child without root's power to write anywhere."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("as root every directory is writable, and setpriv (util-linux) is not "
+                    "available to drop that capability for the child")
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search",
+            "--inh-caps=-dac_override,-dac_read_search"]
+
+
+def test_read_only_install_without_home_falls_back_to_a_temp_cache():
     import subprocess
+    prefix = _without_write_override()
+    root = _read_only_copy_of_the_package()
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "HOME")}
-    env.update(TAPEGRAD_ASSUME_READONLY="1", HOME=str(tmp_path / "nowhere"),
-               PYTHONPATH=os.path.dirname(os.path.dirname(tg.__file__)))
+    env.update(HOME=os.path.join(root, "no-home"), PYTHONPATH=root)
     code = ("import os, warnings\n"
             "with warnings.catch_warnings(record=True) as w:\n"
             "    warnings.simplefilter('always')\n"
@@ -869,11 +910,14 @@ def test_read_only_install_without_home_falls_back_to_a_temp_cache(tmp_path):
             "    c.ensure_cache_dir()\n"          # already set: no second warning
             "print(len([x for x in w if 'NUMBA_CACHE_DIR' in str(x.message)]))\n"
             "print(os.environ['NUMBA_CACHE_DIR'])\n"
+            "print(tg.__file__)\n"
             "print(tg.grad(lambda x: x * x)(3.0))\n")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, timeout=600, cwd=str(tmp_path))
+    out = subprocess.run(prefix + [sys.executable, "-c", code], env=env,
+                         capture_output=True, text=True, timeout=600, cwd=root)
     assert out.returncode == 0, out.stderr
-    n_warnings, cache, value = out.stdout.split()
+    n_warnings, cache, where, value = out.stdout.split()
+    assert where.startswith(root)               # the read-only copy, not this checkout
+    assert not os.access(os.path.dirname(where), os.W_OK) or prefix
     assert n_warnings == "1" and "tapegrad-numba-cache" in cache and float(value) == 6.0
     assert os.path.isdir(cache)
 
@@ -881,7 +925,7 @@ def test_read_only_install_without_home_falls_back_to_a_temp_cache(tmp_path):
 def test_writable_install_keeps_numba_default(tmp_path):
     import tapegrad._numba_cache as c
     assert c._writable(str(tmp_path / "sub"))
-    assert not os.environ.get("TAPEGRAD_ASSUME_READONLY")
+    assert c.ensure_cache_dir() is None or os.environ.get("NUMBA_CACHE_DIR")
 
 
 # ---- 9. one pytree module ------------------------------------------------------------------------
