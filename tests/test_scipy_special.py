@@ -200,3 +200,13 @@ def test_scipy_on_a_tensor_points_here():
         sp.gammaln(tg.tensor([1.5], requires_grad=True))
     with pytest.raises(TypeError, match="tapegrad.scipy.special"):
         tg.grad(lambda x: sp.logsumexp(x))(np.ones(2))
+
+
+@pytest.mark.parametrize("name", ["j0", "iv", "betainc", "gammaincc", "xlog1py_x"])
+def test_gradient_of_a_jvp_through_a_python_side_op(name):
+    # nested forward mode: the jvp of a custom op is recorded and differentiated again
+    f, _, x = UNARY[name]
+    first = _grad(f)
+    v = np.linspace(0.5, 1.5, x.size)
+    g = tg.grad(lambda x: tnp.sum(tg.jvp(f, (x,), (v,))[1]))(x)
+    np.testing.assert_allclose(g, _fd(first, x) * v, rtol=1e-5, atol=1e-8)
