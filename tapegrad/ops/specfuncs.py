@@ -16,7 +16,7 @@ def sf_gamma(x):
         return math.copysign(math.inf, x)
     if x < 0.0 and x == math.floor(x):
         return math.nan
-    if x > 171.7:
+    if x > 171.62437695630272:      # Gamma overflows the largest double
         return math.inf
     if x < -190.0:          # |Gamma| underflows: a zero with Gamma's sign there
         return 0.0 if math.floor(x) % 2.0 == 0.0 else -0.0
@@ -29,6 +29,8 @@ def sf_gammaln(x):
         return x
     if x <= 0.0 and x == math.floor(x):
         return math.inf
+    if x > 1e305:                   # Stirling's leading terms; overflow to inf as IEEE
+        return x * (math.log(x) - 1.0)
     return math.lgamma(x)
 
 
@@ -91,7 +93,8 @@ def sf_hurwitz_zeta(s, q):
 
 def sf_polygamma(n, x):
     """The n-th derivative of digamma (n a whole number >= 0): (-1)^(n+1) n! zeta(n+1, x),
-    shifted up by the recurrence for x <= 0; signed infinity at the poles, as SciPy."""
+    shifted up by the recurrence for x <= 0; signed infinity at the poles, as SciPy, and NaN
+    below x = -10^4 for n >= 1 (where SciPy reflects; not implemented here)."""
     if n == 0.0:
         return sf_digamma(x)
     if n < 0.0 or n != math.floor(n) or x != x:
@@ -101,7 +104,7 @@ def sf_polygamma(n, x):
         return sign * 0.0
     if x <= 0.0 and x == math.floor(x):
         return sign * math.inf
-    if x == -math.inf:
+    if x < -1e4:                    # the upward recurrence would take too long: NaN
         return math.nan
     extra = 0.0
     while x <= 0.0:
