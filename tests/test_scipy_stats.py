@@ -194,3 +194,22 @@ def test_plain_arrays_return_scipys_result():
 def test_cdf_in_a_shape_parameter_is_refused(call, arg):
     with pytest.raises(NotImplementedError, match=arg):
         tg.grad(call)(2.0)
+
+
+@pytest.mark.parametrize("x, mean, cov", [
+    ([0.1, 0.2, 0.3], 0.0, 1.5),                 # points of dimension 1, as SciPy reads them
+    (0.3, None, 2.0),
+    ([0.1, 0.2], None, np.eye(2)),
+    (np.ones((4, 2)), np.zeros(2), [1.0, 2.0]),
+])
+def test_multivariate_normal_shapes_as_scipy(x, mean, cov):
+    x = np.asarray(x, dtype=float)
+    got = ts.multivariate_normal.logpdf(tg.tensor(x), mean, cov).numpy()
+    want = st.multivariate_normal.logpdf(x, mean, cov)
+    assert np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_poisson_negative_mean_is_nan():
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(ts.poisson.logpmf([0, 1], tg.tensor(-1.0)).numpy()).all()

@@ -364,7 +364,8 @@ class _Poisson(_Distribution):
         ok = (kv >= 0) & (kv == np.floor(kv))
         kk = np.where(ok, kv, 0.0)
         inside = S.xlogy(kk, mu) - mu - S.gammaln(kk + 1.0)
-        return O.where(np.broadcast_to(ok, inside.shape), inside, -np.inf)
+        out = O.where(np.broadcast_to(ok, inside.shape), inside, -np.inf)
+        return O.where(O._t(mu) >= 0.0, out, np.nan)      # a negative mean: NaN, as SciPy
 
     def pmf(self, k, mu, loc=0):
         """P(K = k); differentiable in mu."""
@@ -517,17 +518,30 @@ class _MultivariateNormal(_Distribution):
             return O.mul(np.eye(dim), O.reshape(c, (1, dim)))
         return 0.5 * (c + O.transpose(c))
 
+    @staticmethod
+    def _dim(mean, cov):
+        """SciPy's dimension: from mean, else from cov, else 1."""
+        if mean is not None and np.ndim(S._value(mean)):
+            return np.shape(S._value(mean))[-1]
+        if np.ndim(S._value(cov)):
+            return np.shape(S._value(cov))[0]
+        return 1
+
     def _parts(self, x, mean, cov):
         x = O._t(x)
-        dim = x.shape[-1] if x.ndim else 1
-        if mean is not None and np.ndim(S._value(mean)):
-            dim = np.shape(S._value(mean))[-1]
-        elif np.ndim(S._value(cov)):
-            dim = np.shape(S._value(cov))[0]
-        if x.ndim == 0 or (x.shape[-1] != dim and dim == 1):
-            x = O.expand_dims(x, -1)
+        dim = self._dim(mean, cov)
+        if x.ndim == 0:
+            x = O.reshape(x, (1, 1))
+        elif x.ndim == 1:          # SciPy: one point of dim coordinates, or points of dim 1
+            x = O.reshape(x, (-1, 1) if dim == 1 else (1, -1))
         r = x if mean is None else O.sub(x, mean)
         return r, self._cov(cov, dim), dim
+
+    @staticmethod
+    def _squeeze(out):
+        """SciPy's squeezed output: a scalar for one point."""
+        return O.reshape(out, ()) if out.size == 1 else (
+            O.reshape(out, (out.shape[0],)) if out.ndim > 1 and out.shape[-1] == 1 else out)
 
     def logpdf(self, x, mean=None, cov=1, allow_singular: bool = False):
         """log density at x (the last axis holds the coordinates)."""
@@ -535,7 +549,7 @@ class _MultivariateNormal(_Distribution):
             return self._scipy.logpdf(x, mean, cov, allow_singular)
         r, c, dim = self._parts(x, mean, cov)
         quad = O.sum(O.mul(O.matmul(r, _Inverse.apply(c)), r), -1)
-        return -0.5 * (quad + _LogDet.apply(c) + dim * _LOG_2PI)
+        return self._squeeze(-0.5 * (quad + _LogDet.apply(c) + dim * _LOG_2PI))
 
     def pdf(self, x, mean=None, cov=1, allow_singular: bool = False):
         """density at x."""
@@ -547,8 +561,7 @@ class _MultivariateNormal(_Distribution):
         """differential entropy, 0.5 log det(2 pi e cov)."""
         if not _tensor_in(mean, cov):
             return self._scipy.entropy(mean, cov, allow_singular)
-        dim = np.shape(S._value(cov))[0] if np.ndim(S._value(cov)) else (
-            np.shape(S._value(mean))[-1] if mean is not None and np.ndim(S._value(mean)) else 1)
+        dim = self._dim(mean, cov)
         c = self._cov(cov, dim)
         return 0.5 * (_LogDet.apply(c) + dim * (1.0 + _LOG_2PI))
 
