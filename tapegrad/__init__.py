@@ -46,6 +46,8 @@ from .core.functions import (  # noqa: E402
     sign, sinc, sinh, trunc)
 from .core.functions import (average, diff, median, partition, percentile, ptp,  # noqa: E402
                              quantile, sort, std, var)
+from .core.functions import (digamma, erf, erfc, erfcinv, erfinv, gamma,  # noqa: E402
+                             gammaln, polygamma)
 round = around  # noqa: A001 - NumPy's name
 from .transforms.functional import grad, jacobian, value_and_grad, vjp  # noqa: E402
 

@@ -89,6 +89,13 @@ case("LEAKY_RELU", "slope0.2", lambda x: tg.leaky_relu(x, 0.2), sample("LEAKY_RE
 case("LEAKY_RELU", "method", lambda x: x.leaky_relu(negative_slope=0.3),
      sample("LEAKY_RELU", (5,)), ref=lambda x: np.where(x > 0, x, 0.3 * x))
 
+_polygamma = formula.python_function("polygamma(c, a)", ("a", "c"))
+for _n in (0, 1, 3):
+    case("POLYGAMMA", f"n={_n}", lambda x, n=_n: tg.polygamma(n, x), sample("POLYGAMMA", (2, 3)),
+         ref=lambda x, n=_n: _polygamma(x, float(n)))
+case("POLYGAMMA", "method", lambda x: x.polygamma(2), sample("POLYGAMMA", (3,)),
+     ref=lambda x: _polygamma(x, 2.0))
+
 # ---- ops with a Python / numpy scalar --------------------------------------------------------
 for _shape in SHAPES:
     case("ADDS", f"x+2.5{_shape}", lambda x: x + 2.5, sample("ADDS", _shape))

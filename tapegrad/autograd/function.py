@@ -279,6 +279,41 @@ class FunctionNode(CustomNode):
                                f"for {self.n_out} outputs")
         return [None if res[k] is None else np.ravel(value_of(res[k])) for k in self.out_pos]
 
+    def jvp_graph(self, tangents):
+        """Output tangents as graph-carrying Tensors (nested forward mode, e.g. a grad of a
+        jvp): the user's ``jvp`` under grad mode with ``ctx.saved_tensors`` resolved to the
+        handles of the recorded rows, as ``vjp_graph`` does for backward."""
+        if getattr(self.cls, "jvp", None) is None:
+            raise self.no_jvp_error()
+        t = self.live_tape()
+        full = [None] * self.n_args
+        for k, (v, shape) in enumerate(zip(tangents, self.in_shapes)):
+            full[self.arg_index[k]] = v if v is not None else self._zeros_like(shape)
+        self.ctx._graph = {obj_id: t.handles[r] for obj_id, (r, _) in self.ctx._owner.items()}
+        try:
+            with enable_grad():
+                res = self.cls.jvp(self.ctx, *full)
+        finally:
+            self.ctx._graph = None
+        if not isinstance(res, tuple):
+            res = (res,)
+        if len(res) != self.n_out:
+            raise RuntimeError(f"function {self.name[:-8]}.jvp returned {len(res)} tangents "
+                               f"for {self.n_out} outputs")
+        out = []
+        for k, shape in zip(self.out_pos, self.out_shapes):
+            g = res[k]
+            if g is not None and not isinstance(g, Tensor):
+                g = Tensor._const(result(np.asarray(g, dtype=np.float64)))
+            if g is not None and g.shape != tuple(shape):
+                g = O.reshape(O.broadcast_to(g, shape), shape)
+            out.append(g)
+        return out
+
+    @staticmethod
+    def _zeros_like(shape):
+        return Tensor._const(0.0 if tuple(shape) == () else np.zeros(shape))
+
     def no_jvp_error(self):
         return ForwardModeError(
             f"forward mode (tg.jvp / tg.hvp / tg.hessian / tg.jacfwd) reached the custom "

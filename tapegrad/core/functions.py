@@ -95,6 +95,30 @@ formula.TENSOR_FUNCS.update(
     (f.__name__, f) for f in (arcsin, arccos, arctan, arcsinh, arccosh, arctanh, sinh, cosh,
                               log2, log10, exp2, cbrt, sinc, sign, floor, ceil, rint, trunc))
 
+# Special functions (SciPy's values; derivatives closed under differentiation: gammaln' =
+# digamma, digamma' = polygamma(1, .), polygamma(n, .)' = polygamma(n + 1, .)).
+gamma = _make_unary("GAMMA")
+gammaln = _make_unary("GAMMALN")
+digamma = _make_unary("DIGAMMA")
+erf = _make_unary("ERF")
+erfc = _make_unary("ERFC")
+erfinv = _make_unary("ERFINV")
+erfcinv = _make_unary("ERFCINV")
+_polygamma_math = formula.python_function("polygamma(c, a)", ("a", "c"), "math")
+_polygamma_numpy = formula.python_function("polygamma(c, a)", ("a", "c"), "numpy")
+
+
+def polygamma(n, x):
+    """The n-th derivative of digamma (n a whole number >= 0, not differentiated)."""
+    if isinstance(n, Tensor) or np.ndim(n) or float(n) != int(n) or n < 0:
+        raise ValueError(f"polygamma: the order n must be one whole number >= 0 (got {n!r}); "
+                         "loop over orders for several")
+    return _scalar_op(_t(x), C.POLYGAMMA, _polygamma_math, _polygamma_numpy, float(n))
+
+
+formula.TENSOR_FUNCS.update(
+    (f.__name__, f) for f in (gamma, gammaln, digamma, polygamma, erf, erfc, erfinv, erfcinv))
+
 
 def _scalar_op(x, code, out_float, out_array, c):
     v = x._v

@@ -543,6 +543,10 @@ def attach():
                  "rad2deg", "nan_to_num", "conj", "remainder", "fmod", "arctan2", "hypot",
                  "logaddexp", "logaddexp2"):
         setattr(M, name, getattr(O, name))
+    for name in ("gamma", "gammaln", "digamma", "erf", "erfc", "erfinv", "erfcinv"):
+        setattr(M, name, getattr(O, name))   # special functions (PyTorch has x.erf() ...)
+    M.lgamma = O.gammaln
+    M.polygamma = lambda s, n: O.polygamma(n, s)
     M.round = lambda s, decimals=0: O.around(s, decimals)
     M.cumsum = lambda s, axis=None, *, dim=None: O.cumsum(s, _axis(axis, dim))
     M.cumprod = lambda s, axis=None, *, dim=None: O.cumprod(s, _axis(axis, dim))

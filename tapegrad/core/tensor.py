@@ -300,12 +300,14 @@ def _conversion_error(x, how):
                 "tapegrad transform or tg.trace recording; converting it would silently drop its "
                 "gradient. Use the tapegrad.numpy function instead (import "
                 "tapegrad.numpy as tnp: tnp.asarray, tnp.array for lists of values, tnp.sin, "
-                "tnp.sum, tnp.stack...), or assign into a Tensor (out = tg.zeros(n); "
+                "tnp.sum, tnp.stack...; tapegrad.scipy.special, .stats, .integrate for "
+                "SciPy's functions), or assign into a Tensor (out = tg.zeros(n); "
                 f"out[i] = x). If you want the value without its derivative, {explicit}"
                 " (in a trace, an explicit read is pinned: a replay with another value "
                 "raises RetraceRequired).")
     return (f"{how}: {via} was called on a Tensor that requires grad; the NumPy array would "
-            "silently drop its gradient. Use tapegrad ops (tapegrad.numpy, tg.stack), or "
+            "silently drop its gradient. Use tapegrad ops (tapegrad.numpy, tg.stack; "
+            "tapegrad.scipy.special, .stats, .integrate for SciPy's functions), or "
             "x.detach().numpy() / x.numpy() / x.item() if you want the value without "
             "gradient.")
 

@@ -26,7 +26,7 @@ import textwrap
 from pathlib import Path
 
 if __package__:          # imported as tapegrad.kernels.generate (the tests do)
-    from ..ops import decl, formula, spec, structural
+    from ..ops import decl, formula, spec, specfuncs, structural
 else:                    # run as a script: load tapegrad/ops on its own, because the tapegrad
     #                      package refuses to import while its kernels are stale
     _OPS_DIR = Path(__file__).resolve().parent.parent / "ops"
@@ -34,7 +34,7 @@ else:                    # run as a script: load tapegrad/ops on its own, becaus
         "tapegrad_ops_alone", _OPS_DIR / "__init__.py", submodule_search_locations=[str(_OPS_DIR)])
     sys.modules[_found.name] = importlib.util.module_from_spec(_found)
     _found.loader.exec_module(sys.modules[_found.name])
-    from tapegrad_ops_alone import decl, formula, spec, structural
+    from tapegrad_ops_alone import decl, formula, spec, specfuncs, structural
 
 CODE, FINGERPRINT, NAMES, OPS = spec.CODE, spec.FINGERPRINT, spec.NAMES, spec.OPS
 Elementwise, Structural = decl.Elementwise, decl.Structural
@@ -251,6 +251,8 @@ Tape layout (one row per value, row index == slot):
 Tangent sweeps keep ``tval`` (tangents, laid out like ``val``) and ``flag[i]`` (1 when row i
 carries a tangent).
 """
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -676,7 +678,7 @@ def replay_grad(arrays, x):
 
 def _kernel_sources():
     seen, out = set(), []
-    fns = []
+    fns = list(specfuncs.HELPERS)    # the formula language's special functions
     for o in _STRUCT:
         fns += list(o.helpers)
         if o.operands is not None:

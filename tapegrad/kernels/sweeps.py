@@ -11,14 +11,16 @@ Tape layout (one row per value, row index == slot):
 Tangent sweeps keep ``tval`` (tangents, laid out like ``val``) and ``flag[i]`` (1 when row i
 carries a tangent).
 """
+import math
+
 import numpy as np
 from numba import njit, prange
 
-FINGERPRINT = "298ddb23255743b9"
+FINGERPRINT = "b4683aed5be7fdbd"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 187143141954253883
-OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'CUMSUM', 'CUMPROD')
+KERNELS_ID = 812481569720532955
+OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'CUMSUM', 'CUMPROD')
 
 # sweep results: (status, row)
 DONE = 0          # swept everything
@@ -32,6 +34,175 @@ SMALL_MATMUL = 65536
 
 class RetraceRequired(RuntimeError):
     """A replayed trace met inputs that take another branch than the one recorded."""
+
+
+@njit(cache=True, error_model="numpy")
+def sf_gamma(x):
+    """Gamma; poles: +-inf at zero (by its sign), NaN at the negative integers (SciPy)."""
+    if x != x or x == math.inf:
+        return x
+    if x == 0.0:
+        return math.copysign(math.inf, x)
+    if x < 0.0 and x == math.floor(x):
+        return math.nan
+    if x > 171.62437695630272:      # Gamma overflows the largest double
+        return math.inf
+    if x < -190.0:          # |Gamma| underflows: a zero with Gamma's sign there
+        return 0.0 if math.floor(x) % 2.0 == 0.0 else -0.0
+    return math.gamma(x)
+
+
+@njit(cache=True, error_model="numpy")
+def sf_gammaln(x):
+    """log |Gamma(x)|: +inf at the poles, as SciPy (and -inf at -inf)."""
+    if x != x or x == math.inf or x == -math.inf:
+        return x
+    if x <= 0.0 and x == math.floor(x):
+        return math.inf
+    if x > 1e305:                   # Stirling's leading terms; overflow to inf as IEEE
+        return x * (math.log(x) - 1.0)
+    return math.lgamma(x)
+
+
+@njit(cache=True, error_model="numpy")
+def sf_digamma(x):
+    """psi(x) = d log Gamma(x) / dx: reflection below 0, recurrence up to 10, then the
+    asymptotic series (Bernoulli numbers).  -inf at +0, +inf at -0, NaN at negative integers."""
+    if x != x or x == math.inf:
+        return x
+    if x == 0.0:
+        return -math.copysign(math.inf, x)
+    if x == -math.inf or (x < 0.0 and x == math.floor(x)):
+        return math.nan
+    r = 0.0
+    if x < 0.0:            # psi(x) = psi(1 - x) - pi / tan(pi x), the angle reduced first
+        r = -math.pi / math.tan(math.pi * (x - math.floor(x)))
+        x = 1.0 - x
+    while x < 10.0:
+        r -= 1.0 / x
+        x += 1.0
+    z = 1.0 / (x * x)
+    tail = z * (1.0 / 12.0 - z * (1.0 / 120.0 - z * (1.0 / 252.0 - z * (
+        1.0 / 240.0 - z * (1.0 / 132.0 - z * (691.0 / 32760.0 - z / 12.0))))))
+    return r + math.log(x) - 0.5 / x - tail
+
+
+@njit(cache=True, error_model="numpy")
+def sf_hurwitz_zeta(s, q):
+    """zeta(s, q) = sum_k (k + q)^-s for s > 1, q > 0 (Euler-Maclaurin, as Cephes)."""
+    coef = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+            7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+            -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
+    total = q ** -s
+    a = q
+    b = 0.0
+    i = 0
+    while i < 9 or a <= 9.0:
+        i += 1
+        a += 1.0
+        b = a ** -s
+        total += b
+        if abs(b / total) < 1.1102230246251565e-16:
+            return total
+    w = a
+    total += b * w / (s - 1.0)
+    total -= 0.5 * b
+    fac = 1.0
+    k = 0.0
+    for j in range(12):
+        fac *= s + k
+        b /= w
+        term = fac * b / coef[j]
+        total += term
+        if abs(term / total) < 1.1102230246251565e-16:
+            return total
+        k += 1.0
+        fac *= s + k
+        b /= w
+        k += 1.0
+    return total
+
+
+@njit(cache=True, error_model="numpy")
+def sf_polygamma(n, x):
+    """The n-th derivative of digamma (n a whole number >= 0): (-1)^(n+1) n! zeta(n+1, x),
+    shifted up by the recurrence for x <= 0; signed infinity at the poles, as SciPy, and NaN
+    below x = -10^4 for n >= 1 (where SciPy reflects; not implemented here)."""
+    if n == 0.0:
+        return sf_digamma(x)
+    if n < 0.0 or n != math.floor(n) or x != x:
+        return math.nan
+    sign = 1.0 if n % 2.0 == 1.0 else -1.0
+    if x == math.inf:
+        return sign * 0.0
+    if x <= 0.0 and x == math.floor(x):
+        return sign * math.inf
+    if x < -1e4:                    # the upward recurrence would take too long: NaN
+        return math.nan
+    extra = 0.0
+    while x <= 0.0:
+        extra += x ** -(n + 1.0)
+        x += 1.0
+    return sign * math.exp(math.lgamma(n + 1.0)) * (sf_hurwitz_zeta(n + 1.0, x) + extra)
+
+
+@njit(cache=True, error_model="numpy")
+def sf_erf_newton(x, y):
+    """y refined so that erf(y) = x (Halley steps; |x| <= 1/2)."""
+    for _ in range(6):
+        step = (math.erf(y) - x) / (1.1283791670955126 * math.exp(-y * y))
+        step = step / (1.0 + y * step)
+        y -= step
+        if abs(step) <= 1e-17 + 1e-16 * abs(y):
+            break
+    return y
+
+
+@njit(cache=True, error_model="numpy")
+def sf_erfcinv_small(q):
+    """y > 0 with erfc(y) = q for 0 < q <= 1/2: Newton on log erfc (well scaled down to the
+    smallest subnormal q), from the asymptotic start y ~ sqrt(-log(q sqrt(pi) y))."""
+    y = math.sqrt(-math.log(q))
+    for _ in range(3):
+        y = math.sqrt(max(-math.log(q * 1.7724538509055159 * y), 0.25))
+    lq = math.log(q)
+    for _ in range(40):
+        e = math.erfc(y)
+        step = (math.log(e) - lq) / (-1.1283791670955126 * math.exp(-y * y) / e)
+        y -= step
+        if abs(step) <= 1e-16 * y:
+            break
+    return y
+
+
+@njit(cache=True, error_model="numpy")
+def sf_erfinv(x):
+    """The inverse of erf on [-1, 1] (+-inf at +-1, NaN outside)."""
+    if x != x or x < -1.0 or x > 1.0:
+        return math.nan
+    if x == 1.0 or x == -1.0:
+        return math.copysign(math.inf, x)
+    if abs(x) <= 0.5:
+        return sf_erf_newton(x, 0.886226925452758 * x)
+    if x > 0.0:                 # 1 - x is exact here: erfinv(x) = erfcinv(1 - x)
+        return sf_erfcinv_small(1.0 - x)
+    return -sf_erfcinv_small(1.0 + x)
+
+
+@njit(cache=True, error_model="numpy")
+def sf_erfcinv(q):
+    """The inverse of erfc on [0, 2] (+inf at 0, -inf at 2, NaN outside)."""
+    if q != q or q < 0.0 or q > 2.0:
+        return math.nan
+    if q == 0.0:
+        return math.inf
+    if q == 2.0:
+        return -math.inf
+    if q <= 0.5:
+        return sf_erfcinv_small(q)
+    if q >= 1.5:
+        return -sf_erfcinv_small(2.0 - q)
+    return sf_erf_newton(1.0 - q, 0.886226925452758 * (1.0 - q))
 
 
 @njit(cache=True, error_model="numpy")
@@ -675,7 +846,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
         ulo = np.uint64(lo)
         un = np.uint64(n)
 
-        if o <= 43:
+        if o <= 51:
             if rg[ra] == 0:
                 i -= 1
                 continue
@@ -875,9 +1046,51 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                     g = adj[ulo + j]
                     a = val[upa + j]
                     adj[upa + j] += g * (1.0 if (a >= c) & (a <= c2) else 0.0)
+            elif o == 44:  # GAMMA
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (out * sf_digamma(a))
+            elif o == 45:  # GAMMALN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (sf_digamma(a))
+            elif o == 46:  # DIGAMMA
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (sf_polygamma(1.0, a))
+            elif o == 47:  # POLYGAMMA
+                c = fp[i]
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (sf_polygamma(c + 1.0, a))
+            elif o == 48:  # ERF
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.1283791670955126 * np.exp(-(a * a)))
+            elif o == 49:  # ERFC
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (-1.1283791670955126 * np.exp(-(a * a)))
+            elif o == 50:  # ERFINV
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (0.8862269254527579 * np.exp(out * out))
+            elif o == 51:  # ERFCINV
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (-0.8862269254527579 * np.exp(out * out))
             else:
                 return BAD_OP, i
-        elif o <= 56:
+        elif o <= 64:
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb])
             ga = rg[ra] != 0
@@ -886,21 +1099,21 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                 state[ra] |= 1
             if gb:
                 state[rb] |= 1
-            if o == 44:  # ADD
+            if o == 52:  # ADD
                 for j in range(un):
                     g = adj[ulo + j]
                     if ga:
                         adj[upa + j] += g
                     if gb:
                         adj[upb + j] += g
-            elif o == 45:  # SUB
+            elif o == 53:  # SUB
                 for j in range(un):
                     g = adj[ulo + j]
                     if ga:
                         adj[upa + j] += g
                     if gb:
                         adj[upb + j] -= g
-            elif o == 46:  # MUL
+            elif o == 54:  # MUL
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
@@ -909,7 +1122,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g * (b)
                     if gb:
                         adj[upb + j] += g * (a)
-            elif o == 47:  # DIV
+            elif o == 55:  # DIV
                 for j in range(un):
                     g = adj[ulo + j]
                     b = val[upb + j]
@@ -918,7 +1131,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g * (1.0 / b)
                     if gb:
                         adj[upb + j] += g * (-out / b)
-            elif o == 48:  # POW
+            elif o == 56:  # POW
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
@@ -928,7 +1141,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g * (0.0 if b == 0.0 else b * a ** (b - 1.0))
                     if gb:
                         adj[upb + j] += g * (0.0 if (a == 0.0) & (b >= 0.0) else out * np.log(a))
-            elif o == 49:  # MAXIMUM
+            elif o == 57:  # MAXIMUM
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
@@ -937,7 +1150,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g * (0.5 if a == b else 1.0 if a > b else 0.0)
                     if gb:
                         adj[upb + j] += g * (0.5 if a == b else 0.0 if a > b else 1.0)
-            elif o == 50:  # MINIMUM
+            elif o == 58:  # MINIMUM
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
@@ -946,7 +1159,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g * (0.5 if a == b else 1.0 if a < b else 0.0)
                     if gb:
                         adj[upb + j] += g * (0.5 if a == b else 0.0 if a < b else 1.0)
-            elif o == 51:  # ARCTAN2
+            elif o == 59:  # ARCTAN2
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
@@ -955,7 +1168,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g * (b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
                     if gb:
                         adj[upb + j] += g * (-a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
-            elif o == 52:  # HYPOT
+            elif o == 60:  # HYPOT
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
@@ -965,7 +1178,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g * (a / (1.0 if out == 0.0 else out))
                     if gb:
                         adj[upb + j] += g * (b / (1.0 if out == 0.0 else out))
-            elif o == 53:  # LOGADDEXP
+            elif o == 61:  # LOGADDEXP
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
@@ -974,7 +1187,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g * (0.5 + 0.5 * np.tanh(0.5 * (a - b)))
                     if gb:
                         adj[upb + j] += g * (0.5 - 0.5 * np.tanh(0.5 * (a - b)))
-            elif o == 54:  # LOGADDEXP2
+            elif o == 62:  # LOGADDEXP2
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
@@ -983,7 +1196,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g * (0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b)))
                     if gb:
                         adj[upb + j] += g * (0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b)))
-            elif o == 55:  # REMAINDER
+            elif o == 63:  # REMAINDER
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
@@ -993,7 +1206,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                         adj[upa + j] += g
                     if gb:
                         adj[upb + j] += g * (-np.floor((a - out) / b + 0.5))
-            elif o == 56:  # FMOD
+            elif o == 64:  # FMOD
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
@@ -1013,33 +1226,33 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
             pa = voff[ra] if ra >= 0 else 0
             pb = voff[rb] if rb >= 0 else 0
             status = 0
-            if o == 57:  # WHERE
+            if o == 65:  # WHERE
                 status = where_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 58:  # VIEW
+            elif o == 66:  # VIEW
                 status = view_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 59:  # RESHAPE
+            elif o == 67:  # RESHAPE
                 status = reshape_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 60:  # SUM
+            elif o == 68:  # SUM
                 status = sum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 61:  # PROD
+            elif o == 69:  # PROD
                 status = prod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 62:  # AMAX
+            elif o == 70:  # AMAX
                 status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 63:  # AMIN
+            elif o == 71:  # AMIN
                 status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 64:  # MATMUL
+            elif o == 72:  # MATMUL
                 status = matmul_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 65:  # CONCAT
+            elif o == 73:  # CONCAT
                 status = concat_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 66:  # GATHER
+            elif o == 74:  # GATHER
                 status = gather_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 67:  # SETITEM
+            elif o == 75:  # SETITEM
                 status = setitem_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 68:  # SCATTER
+            elif o == 76:  # SCATTER
                 status = scatter_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 69:  # CUMSUM
+            elif o == 77:  # CUMSUM
                 status = cumsum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 70:  # CUMPROD
+            elif o == 78:  # CUMPROD
                 status = cumprod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
             else:
                 return BAD_OP, i
@@ -1072,7 +1285,7 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
         if o == 4:
             if not guard_holds(ip, fp, voff, ipool, val, i, lo, n, ra, rb):
                 return GUARD_FAILED, i
-        elif o <= 43:
+        elif o <= 51:
             upa = np.uint64(voff[ra])
             if o == 5:  # NEG
                 for j in range(un):
@@ -1239,72 +1452,105 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
                 for j in range(un):
                     a = val[upa + j]
                     val[ulo + j] = (a if a >= c or a != a else c) if (a if a >= c or a != a else c) <= c2 or (a if a >= c or a != a else c) != (a if a >= c or a != a else c) else c2
+            elif o == 44:  # GAMMA
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = sf_gamma(a)
+            elif o == 45:  # GAMMALN
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = sf_gammaln(a)
+            elif o == 46:  # DIGAMMA
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = sf_digamma(a)
+            elif o == 47:  # POLYGAMMA
+                c = fp[i]
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = sf_polygamma(c, a)
+            elif o == 48:  # ERF
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = math.erf(a)
+            elif o == 49:  # ERFC
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = math.erfc(a)
+            elif o == 50:  # ERFINV
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = sf_erfinv(a)
+            elif o == 51:  # ERFCINV
+                for j in range(un):
+                    a = val[upa + j]
+                    val[ulo + j] = sf_erfcinv(a)
             else:
                 return BAD_OP, i
-        elif o <= 56:
+        elif o <= 64:
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb])
-            if o == 44:  # ADD
+            if o == 52:  # ADD
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a + b
-            elif o == 45:  # SUB
+            elif o == 53:  # SUB
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a - b
-            elif o == 46:  # MUL
+            elif o == 54:  # MUL
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a * b
-            elif o == 47:  # DIV
+            elif o == 55:  # DIV
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a / b
-            elif o == 48:  # POW
+            elif o == 56:  # POW
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a ** b
-            elif o == 49:  # MAXIMUM
+            elif o == 57:  # MAXIMUM
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a if a >= b or a != a else b
-            elif o == 50:  # MINIMUM
+            elif o == 58:  # MINIMUM
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = a if a <= b or a != a else b
-            elif o == 51:  # ARCTAN2
+            elif o == 59:  # ARCTAN2
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = np.arctan2(a, b)
-            elif o == 52:  # HYPOT
+            elif o == 60:  # HYPOT
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = np.hypot(a, b)
-            elif o == 53:  # LOGADDEXP
+            elif o == 61:  # LOGADDEXP
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = np.logaddexp(a, b)
-            elif o == 54:  # LOGADDEXP2
+            elif o == 62:  # LOGADDEXP2
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = np.logaddexp2(a, b)
-            elif o == 55:  # REMAINDER
+            elif o == 63:  # REMAINDER
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
                     val[ulo + j] = np.remainder(a, b)
-            elif o == 56:  # FMOD
+            elif o == 64:  # FMOD
                 for j in range(un):
                     a = val[upa + j]
                     b = val[upb + j]
@@ -1315,33 +1561,33 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
             p = ip[i]
             pa = voff[ra] if ra >= 0 else 0
             pb = voff[rb] if rb >= 0 else 0
-            if o == 57:  # WHERE
+            if o == 65:  # WHERE
                 where_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 58:  # VIEW
+            elif o == 66:  # VIEW
                 view_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 59:  # RESHAPE
+            elif o == 67:  # RESHAPE
                 reshape_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 60:  # SUM
+            elif o == 68:  # SUM
                 sum_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 61:  # PROD
+            elif o == 69:  # PROD
                 prod_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 62:  # AMAX
+            elif o == 70:  # AMAX
                 amax_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 63:  # AMIN
+            elif o == 71:  # AMIN
                 amin_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 64:  # MATMUL
+            elif o == 72:  # MATMUL
                 matmul_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 65:  # CONCAT
+            elif o == 73:  # CONCAT
                 concat_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 66:  # GATHER
+            elif o == 74:  # GATHER
                 gather_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 67:  # SETITEM
+            elif o == 75:  # SETITEM
                 setitem_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 68:  # SCATTER
+            elif o == 76:  # SCATTER
                 scatter_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 69:  # CUMSUM
+            elif o == 77:  # CUMSUM
                 cumsum_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 70:  # CUMPROD
+            elif o == 78:  # CUMPROD
                 cumprod_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
             else:
                 return BAD_OP, i
@@ -1368,7 +1614,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
         # unsigned offsets: Numba then drops negative-index wraparound checks (~3x faster)
         ulo = np.uint64(lo)
         un = np.uint64(n)
-        if o <= 56:
+        if o <= 64:
             ha = flag[ra] != 0
             hb = rb >= 0 and flag[rb] != 0
             if not ha and not hb:
@@ -1376,7 +1622,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
             flag[i] = 1
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb]) if rb >= 0 else np.uint64(0)
-            if o <= 43:
+            if o <= 51:
                 if o == 5:  # NEG
                     for j in range(un):
                         t = 0.0
@@ -1649,10 +1895,68 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if ha:
                             t += tval[upa + j] * (1.0 if (a >= c) & (a <= c2) else 0.0)
                         tval[ulo + j] = t
+                elif o == 44:  # GAMMA
+                    for j in range(un):
+                        a = val[upa + j]
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (out * sf_digamma(a))
+                        tval[ulo + j] = t
+                elif o == 45:  # GAMMALN
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (sf_digamma(a))
+                        tval[ulo + j] = t
+                elif o == 46:  # DIGAMMA
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (sf_polygamma(1.0, a))
+                        tval[ulo + j] = t
+                elif o == 47:  # POLYGAMMA
+                    c = fp[i]
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (sf_polygamma(c + 1.0, a))
+                        tval[ulo + j] = t
+                elif o == 48:  # ERF
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (1.1283791670955126 * np.exp(-(a * a)))
+                        tval[ulo + j] = t
+                elif o == 49:  # ERFC
+                    for j in range(un):
+                        a = val[upa + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (-1.1283791670955126 * np.exp(-(a * a)))
+                        tval[ulo + j] = t
+                elif o == 50:  # ERFINV
+                    for j in range(un):
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (0.8862269254527579 * np.exp(out * out))
+                        tval[ulo + j] = t
+                elif o == 51:  # ERFCINV
+                    for j in range(un):
+                        out = val[ulo + j]
+                        t = 0.0
+                        if ha:
+                            t += tval[upa + j] * (-0.8862269254527579 * np.exp(out * out))
+                        tval[ulo + j] = t
                 else:
                     return BAD_OP, i
             else:
-                if o == 44:  # ADD
+                if o == 52:  # ADD
                     for j in range(un):
                         t = 0.0
                         if ha:
@@ -1660,7 +1964,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j]
                         tval[ulo + j] = t
-                elif o == 45:  # SUB
+                elif o == 53:  # SUB
                     for j in range(un):
                         t = 0.0
                         if ha:
@@ -1668,7 +1972,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t -= tval[upb + j]
                         tval[ulo + j] = t
-                elif o == 46:  # MUL
+                elif o == 54:  # MUL
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
@@ -1678,7 +1982,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (a)
                         tval[ulo + j] = t
-                elif o == 47:  # DIV
+                elif o == 55:  # DIV
                     for j in range(un):
                         b = val[upb + j]
                         out = val[ulo + j]
@@ -1688,7 +1992,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (-out / b)
                         tval[ulo + j] = t
-                elif o == 48:  # POW
+                elif o == 56:  # POW
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
@@ -1699,7 +2003,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (0.0 if (a == 0.0) & (b >= 0.0) else out * np.log(a))
                         tval[ulo + j] = t
-                elif o == 49:  # MAXIMUM
+                elif o == 57:  # MAXIMUM
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
@@ -1709,7 +2013,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (0.5 if a == b else 0.0 if a > b else 1.0)
                         tval[ulo + j] = t
-                elif o == 50:  # MINIMUM
+                elif o == 58:  # MINIMUM
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
@@ -1719,7 +2023,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (0.5 if a == b else 0.0 if a < b else 1.0)
                         tval[ulo + j] = t
-                elif o == 51:  # ARCTAN2
+                elif o == 59:  # ARCTAN2
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
@@ -1729,7 +2033,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (-a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
                         tval[ulo + j] = t
-                elif o == 52:  # HYPOT
+                elif o == 60:  # HYPOT
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
@@ -1740,7 +2044,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (b / (1.0 if out == 0.0 else out))
                         tval[ulo + j] = t
-                elif o == 53:  # LOGADDEXP
+                elif o == 61:  # LOGADDEXP
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
@@ -1750,7 +2054,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (0.5 - 0.5 * np.tanh(0.5 * (a - b)))
                         tval[ulo + j] = t
-                elif o == 54:  # LOGADDEXP2
+                elif o == 62:  # LOGADDEXP2
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
@@ -1760,7 +2064,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b)))
                         tval[ulo + j] = t
-                elif o == 55:  # REMAINDER
+                elif o == 63:  # REMAINDER
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
@@ -1771,7 +2075,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                         if hb:
                             t += tval[upb + j] * (-np.floor((a - out) / b + 0.5))
                         tval[ulo + j] = t
-                elif o == 56:  # FMOD
+                elif o == 64:  # FMOD
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
@@ -1786,7 +2090,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
                     return BAD_OP, i
         else:
             p = ip[i]
-            if o == 65:  # CONCAT
+            if o == 73:  # CONCAT
                 rows = concat_operands(ipool, p)
                 has = False
                 for q in range(rows.shape[0]):
@@ -1799,38 +2103,38 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
             flag[i] = 1
             pa = voff[ra] if ra >= 0 else 0
             pb = voff[rb] if rb >= 0 else 0
-            if o == 57:  # WHERE
+            if o == 65:  # WHERE
                 where_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 58:  # VIEW
+            elif o == 66:  # VIEW
                 view_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 59:  # RESHAPE
+            elif o == 67:  # RESHAPE
                 reshape_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 60:  # SUM
+            elif o == 68:  # SUM
                 sum_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 61:  # PROD
+            elif o == 69:  # PROD
                 prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 62:  # AMAX
+            elif o == 70:  # AMAX
                 extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 63:  # AMIN
+            elif o == 71:  # AMIN
                 extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 64:  # MATMUL
+            elif o == 72:  # MATMUL
                 for j in range(n):
                     tval[lo + j] = 0.0
                 if ra >= 0 and flag[ra] != 0:
                     matmul_forward(tval, val, val, tval, True, lo, n, pa, pb, p, voff, ipool, fpool)
                 if rb >= 0 and flag[rb] != 0:
                     matmul_forward(val, tval, val, tval, True, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 65:  # CONCAT
+            elif o == 73:  # CONCAT
                 concat_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 66:  # GATHER
+            elif o == 74:  # GATHER
                 gather_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 67:  # SETITEM
+            elif o == 75:  # SETITEM
                 setitem_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 68:  # SCATTER
+            elif o == 76:  # SCATTER
                 scatter_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 69:  # CUMSUM
+            elif o == 77:  # CUMSUM
                 cumsum_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 70:  # CUMPROD
+            elif o == 78:  # CUMPROD
                 cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
             else:
                 return BAD_OP, i
@@ -1866,7 +2170,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
         ha = ra >= 0 and flag[ra] != 0
         hb = rb >= 0 and flag[rb] != 0
         hout = flag[i] != 0
-        if o <= 43:
+        if o <= 51:
             if rg[ra] == 0:
                 i -= 1
                 continue
@@ -2284,9 +2588,101 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                     if ha:
                         s += g * tval[upa + j] * (0.0 if (a >= c) & (a <= c2) else 0.0)
                     tadj[upa + j] += s
+            elif o == 44:  # GAMMA
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    out = val[ulo + j]
+                    d = out * sf_digamma(a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (out * sf_polygamma(1.0, a))
+                    if hout:
+                        s += g * tval[ulo + j] * (sf_digamma(a))
+                    tadj[upa + j] += s
+            elif o == 45:  # GAMMALN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = sf_digamma(a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (sf_polygamma(1.0, a))
+                    tadj[upa + j] += s
+            elif o == 46:  # DIGAMMA
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = sf_polygamma(1.0, a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (sf_polygamma(1.0 + 1.0, a))
+                    tadj[upa + j] += s
+            elif o == 47:  # POLYGAMMA
+                c = fp[i]
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = sf_polygamma(c + 1.0, a)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (sf_polygamma(c + 1.0 + 1.0, a))
+                    tadj[upa + j] += s
+            elif o == 48:  # ERF
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = 1.1283791670955126 * np.exp(-(a * a))
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (1.1283791670955126 * (-(a + a) * np.exp(-(a * a))))
+                    tadj[upa + j] += s
+            elif o == 49:  # ERFC
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    a = val[upa + j]
+                    d = -1.1283791670955126 * np.exp(-(a * a))
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if ha:
+                        s += g * tval[upa + j] * (-1.1283791670955126 * (-(a + a) * np.exp(-(a * a))))
+                    tadj[upa + j] += s
+            elif o == 50:  # ERFINV
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    out = val[ulo + j]
+                    d = 0.8862269254527579 * np.exp(out * out)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if hout:
+                        s += g * tval[ulo + j] * (0.8862269254527579 * ((out + out) * np.exp(out * out)))
+                    tadj[upa + j] += s
+            elif o == 51:  # ERFCINV
+                for j in range(un):
+                    g = adj[ulo + j]
+                    tg = tadj[ulo + j]
+                    out = val[ulo + j]
+                    d = -0.8862269254527579 * np.exp(out * out)
+                    adj[upa + j] += g * d
+                    s = tg * d
+                    if hout:
+                        s += g * tval[ulo + j] * (-0.8862269254527579 * ((out + out) * np.exp(out * out)))
+                    tadj[upa + j] += s
             else:
                 return BAD_OP, i
-        elif o <= 56:
+        elif o <= 64:
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb])
             ga = rg[ra] != 0
@@ -2295,7 +2691,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                 state[ra] |= 1
             if gb:
                 state[rb] |= 1
-            if o == 44:  # ADD
+            if o == 52:  # ADD
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -2309,7 +2705,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         adj[upb + j] += g * d
                         s = tg * d
                         tadj[upb + j] += s
-            elif o == 45:  # SUB
+            elif o == 53:  # SUB
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -2323,7 +2719,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         adj[upb + j] += g * d
                         s = tg * d
                         tadj[upb + j] += s
-            elif o == 46:  # MUL
+            elif o == 54:  # MUL
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -2343,7 +2739,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if ha:
                             s += g * tval[upa + j] * (1.0)
                         tadj[upb + j] += s
-            elif o == 47:  # DIV
+            elif o == 55:  # DIV
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -2365,7 +2761,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if hout:
                             s += g * tval[ulo + j] * (-1.0 / b)
                         tadj[upb + j] += s
-            elif o == 48:  # POW
+            elif o == 56:  # POW
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -2392,7 +2788,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if hout:
                             s += g * tval[ulo + j] * (0.0 if (a == 0.0) & (b >= 0.0) else np.log(a))
                         tadj[upb + j] += s
-            elif o == 49:  # MAXIMUM
+            elif o == 57:  # MAXIMUM
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -2416,7 +2812,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if hb:
                             s += g * tval[upb + j] * (0.0 if a == b else 0.0 if a > b else 0.0)
                         tadj[upb + j] += s
-            elif o == 50:  # MINIMUM
+            elif o == 58:  # MINIMUM
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -2440,7 +2836,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if hb:
                             s += g * tval[upb + j] * (0.0 if a == b else 0.0 if a < b else 0.0)
                         tadj[upb + j] += s
-            elif o == 51:  # ARCTAN2
+            elif o == 59:  # ARCTAN2
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -2464,7 +2860,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if hb:
                             s += g * tval[upb + j] * (-(-a * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
                         tadj[upb + j] += s
-            elif o == 52:  # HYPOT
+            elif o == 60:  # HYPOT
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -2489,7 +2885,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if hout:
                             s += g * tval[ulo + j] * (-(b * (0.0 if out == 0.0 else 1.0) / ((1.0 if out == 0.0 else out) * (1.0 if out == 0.0 else out))))
                         tadj[upb + j] += s
-            elif o == 53:  # LOGADDEXP
+            elif o == 61:  # LOGADDEXP
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -2513,7 +2909,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if hb:
                             s += g * tval[upb + j] * (-(0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b))))))
                         tadj[upb + j] += s
-            elif o == 54:  # LOGADDEXP2
+            elif o == 62:  # LOGADDEXP2
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -2537,7 +2933,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if hb:
                             s += g * tval[upb + j] * (-(0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b))))))
                         tadj[upb + j] += s
-            elif o == 55:  # REMAINDER
+            elif o == 63:  # REMAINDER
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -2560,7 +2956,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
                         if hout:
                             s += g * tval[ulo + j] * (-0.0)
                         tadj[upb + j] += s
-            elif o == 56:  # FMOD
+            elif o == 64:  # FMOD
                 for j in range(un):
                     g = adj[ulo + j]
                     tg = tadj[ulo + j]
@@ -2593,47 +2989,47 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
             pa = voff[ra] if ra >= 0 else 0
             pb = voff[rb] if rb >= 0 else 0
             status = 0
-            if o == 57:  # WHERE
+            if o == 65:  # WHERE
                 status = where_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 where_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 58:  # VIEW
+            elif o == 66:  # VIEW
                 status = view_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 view_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 59:  # RESHAPE
+            elif o == 67:  # RESHAPE
                 status = reshape_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 reshape_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 60:  # SUM
+            elif o == 68:  # SUM
                 status = sum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 sum_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 61:  # PROD
+            elif o == 69:  # PROD
                 status = prod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 prod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
-            elif o == 62:  # AMAX
+            elif o == 70:  # AMAX
                 status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 extreme_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 63:  # AMIN
+            elif o == 71:  # AMIN
                 status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 extreme_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 64:  # MATMUL
+            elif o == 72:  # MATMUL
                 status = matmul_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 matmul_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 matmul_backward(adj, tval, tval, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 65:  # CONCAT
+            elif o == 73:  # CONCAT
                 status = concat_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 concat_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 66:  # GATHER
+            elif o == 74:  # GATHER
                 status = gather_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 gather_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 67:  # SETITEM
+            elif o == 75:  # SETITEM
                 status = setitem_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 setitem_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 68:  # SCATTER
+            elif o == 76:  # SCATTER
                 status = scatter_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 scatter_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 69:  # CUMSUM
+            elif o == 77:  # CUMSUM
                 status = cumsum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 cumsum_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 70:  # CUMPROD
+            elif o == 78:  # CUMPROD
                 status = cumprod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 cumprod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             else:

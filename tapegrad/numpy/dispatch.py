@@ -116,6 +116,10 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     elif method == "outer" and ufunc in UFUNCS and ufunc.nin == 2:
         _no_extras(f"{name}.outer", **kwargs)
         return _ufunc_outer(UFUNCS[ufunc], *inputs)
+    if getattr(np, name, None) is not ufunc:    # a SciPy ufunc (scipy.special.gammaln ...)
+        raise TypeError(f"{name} (a ufunc from outside NumPy, e.g. scipy.special) is not "
+                        "supported on tapegrad Tensors (it would drop the gradient); use "
+                        f"tapegrad.scipy.special.{name} (import tapegrad.scipy.special as tsp)")
     _refuse(name if method == "__call__" else f"{name}.{method}", "this ufunc")
 
 

@@ -4,6 +4,7 @@
 Kinks pick one side (``relu'(0) = 0``, ``abs'(0) = 0``); ties of maximum / minimum split the
 gradient evenly, at every order, because every order evaluates these same formulas.
 """
+from . import formula as F
 from .decl import Elementwise as E
 from .formula import LN2, LN10, arctan2_partials, logaddexp_partials, sinc_derivative
 
@@ -92,4 +93,13 @@ OPS = (
       numpy=("remainder", "mod", "__mod__"), domain=(0.3, 2.0)),
     E("FMOD", "fmod(a, b)", ("1.0", "-floor((a - out) / b + 0.5)"), numpy=("fmod",),
       domain=(0.3, 2.0)),
+    # ---- special functions (SciPy's values and conventions; see specfuncs.py) ----
+    E("GAMMA", "gamma(a)", ("out * digamma(a)",), domain=(0.3, 3.0)),
+    E("GAMMALN", "gammaln(a)", ("digamma(a)",), domain=(0.3, 3.0)),
+    E("DIGAMMA", "digamma(a)", ("polygamma(1.0, a)",), domain=(0.3, 3.0)),
+    E("POLYGAMMA", "polygamma(c, a)", ("polygamma(c + 1.0, a)",), params=1, domain=(0.3, 3.0)),
+    E("ERF", "erf(a)", (f"{F.TWO_OVER_SQRT_PI!r} * exp(-(a * a))",)),
+    E("ERFC", "erfc(a)", (f"{-F.TWO_OVER_SQRT_PI!r} * exp(-(a * a))",)),
+    E("ERFINV", "erfinv(a)", (f"{F.SQRT_PI_OVER_2!r} * exp(out * out)",), domain=(-0.8, 0.8)),
+    E("ERFCINV", "erfcinv(a)", (f"{-F.SQRT_PI_OVER_2!r} * exp(out * out)",), domain=(0.2, 1.8)),
 )

@@ -25,12 +25,21 @@ from typing import Callable
 
 import numpy as np
 
+from . import specfuncs
+
 SYMBOLS = ("a", "b", "out", "c", "c2")
 FUNCS = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "abs", "sign",
          "where", "minimum", "maximum",
          "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "sinh", "cosh", "log2",
          "log10", "exp2", "cbrt", "sinc", "floor", "ceil", "rint", "trunc",
-         "arctan2", "hypot", "logaddexp", "logaddexp2", "remainder", "fmod")
+         "arctan2", "hypot", "logaddexp", "logaddexp2", "remainder", "fmod",
+         "gamma", "gammaln", "digamma", "polygamma", "erf", "erfc", "erfinv", "erfcinv")
+# special functions: the kernels call math.* or a helper of specfuncs (copied into them);
+# polygamma(n, x) takes its order n from a scalar parameter, never differentiated
+SPECIAL = {"gamma": "sf_gamma", "gammaln": "sf_gammaln", "digamma": "sf_digamma",
+           "polygamma": "sf_polygamma", "erf": "math.erf", "erfc": "math.erfc",
+           "erfinv": "sf_erfinv", "erfcinv": "sf_erfcinv"}
+TWO_OVER_SQRT_PI, SQRT_PI_OVER_2 = 2.0 / math.sqrt(math.pi), math.sqrt(math.pi) / 2.0
 # piecewise-constant functions: derivative zero (almost everywhere), never differentiated
 ZERO_DERIVATIVE = ("sign", "floor", "ceil", "rint", "trunc")
 LN2, LN10, PI = math.log(2.0), math.log(10.0), math.pi
@@ -209,6 +218,13 @@ def _d(node: ast.expr, sym: str) -> ast.expr:
             "exp2": lambda: _mul(node, _num(LN2)),
             "cbrt": lambda: _div(_num(1.0), _mul(_num(3.0), _mul(node, node))),
             "sinc": lambda: parse(sinc_derivative(ast.unparse(x), ast.unparse(node))),
+            "gamma": lambda: _mul(node, _call("digamma", x)),
+            "gammaln": lambda: _call("digamma", x),
+            "digamma": lambda: _call("polygamma", _num(1.0), x),
+            "erf": lambda: _mul(_num(TWO_OVER_SQRT_PI), _call("exp", _neg(_mul(x, x)))),
+            "erfc": lambda: _mul(_num(-TWO_OVER_SQRT_PI), _call("exp", _neg(_mul(x, x)))),
+            "erfinv": lambda: _mul(_num(SQRT_PI_OVER_2), _call("exp", _mul(node, node))),
+            "erfcinv": lambda: _mul(_num(-SQRT_PI_OVER_2), _call("exp", _mul(node, node))),
         }.get(name)
         if local is None:
             raise ValueError(f"no derivative rule for {name}() in a derivative formula")
@@ -219,6 +235,10 @@ def _d(node: ast.expr, sym: str) -> ast.expr:
 def _d_binary(node, name, x, y, sym):
     """Rules for the two-argument functions: dx * d/dx f + dy * d/dy f."""
     dx, dy = _d(x, sym), _d(y, sym)
+    if name == "polygamma":                 # d/dx psi^(n)(x) = psi^(n+1)(x); n is an order
+        if not _is(dx, 0.0):
+            raise ValueError("polygamma(n, x): the order n is not differentiable")
+        return _mul(dy, _call("polygamma", _add(x, _num(1.0)), y))
     if name in ("remainder", "fmod"):      # f = x - q y with q integer: df = dx - q dy
         q = _call("floor", _add(_div(_sub(x, node), y), _num(0.5)))
         return _sub(dx, _mul(dy, q))
@@ -270,6 +290,11 @@ class _ToNumba(ast.NodeTransformer):
                                                          else ast.LtE()], [y]),
                                          ast.Compare(x, [ast.NotEq()], [x])])
             return ast.IfExp(keep, x, y)
+        if name in SPECIAL:
+            module, _, fn = SPECIAL[name].rpartition(".")
+            node.func = (ast.Attribute(ast.Name(module, ast.Load()), fn, ast.Load()) if module
+                         else ast.Name(fn, ast.Load()))
+            return node
         node.func = ast.Attribute(ast.Name("np", ast.Load()), name, ast.Load())
         return node
 
@@ -328,10 +353,13 @@ _MATH = {"exp": math.exp, "log": math.log, "log1p": math.log1p, "expm1": math.ex
          "rint": _via_numpy(np.rint), "trunc": _via_numpy(np.trunc), "arctan2": math.atan2,
          "hypot": math.hypot, "logaddexp": _via_numpy(np.logaddexp),
          "logaddexp2": _via_numpy(np.logaddexp2), "remainder": _via_numpy(np.remainder),
-         "fmod": _via_numpy(np.fmod)}
+         "fmod": _via_numpy(np.fmod), "erf": math.erf, "erfc": math.erfc}
+_MATH.update({name: getattr(specfuncs, fn) for name, fn in SPECIAL.items()
+              if not fn.startswith("math.")})
 _NUMPY = {"exp": np.exp, "log": np.log, "log1p": np.log1p, "expm1": np.expm1, "sqrt": np.sqrt,
           "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "abs": np.abs, "sign": np.sign,
           "where": np.where, "minimum": np.minimum, "maximum": np.maximum}
+_NUMPY.update({name: np.vectorize(_MATH[name], otypes=[np.float64]) for name in SPECIAL})
 _NUMPY.update({name: getattr(np, name) for name in FUNCS if name not in _NUMPY})
 
 

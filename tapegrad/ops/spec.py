@@ -18,7 +18,7 @@ import inspect
 import re
 from types import SimpleNamespace
 
-from . import elementwise, formula, structural
+from . import elementwise, formula, specfuncs, structural
 from .decl import Elementwise, Internal, Op, Structural
 
 # ---- the table --------------------------------------------------------------------------------------
@@ -121,6 +121,7 @@ def graph_name(code: int) -> str:
 
 def _fingerprint() -> str:
     h = hashlib.sha256()
+    h.update(inspect.getsource(specfuncs).encode())
     for o in OPS:
         h.update(repr((type(o).__name__, o.name)).encode())
         if isinstance(o, Elementwise):

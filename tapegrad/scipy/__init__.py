@@ -1,5 +1,17 @@
-"""SciPy's names on Tensors (``import tapegrad.scipy.linalg`` ...), differentiable.
+"""SciPy's names, differentiable: ``tapegrad.scipy.special``, ``.stats``, ``.integrate`` ...
 
-SciPy is an optional extra (``pip install tapegrad[examples]``); only these submodules import
-it, when they are imported themselves.
+Each submodule mirrors SciPy's module of the same name: with a Tensor among the arguments the
+functions record tapegrad ops (differentiable in reverse and forward mode, at any order);
+on plain numbers and arrays they return exactly what SciPy returns.  SciPy is an optional
+dependency (``pip install tapegrad[scipy]``): importing ``tapegrad`` never imports it, and the
+submodules here are imported on first use.
 """
+import importlib
+
+_SUBMODULES = ("special", "stats", "integrate", "linalg", "signal")
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,172 @@
+"""Scalar special functions for the formula language (gammaln, digamma, polygamma, erfinv ...).
+
+Plain Python on floats, written in the subset Numba compiles: the generator copies their
+source into the generated kernels (``@njit``), and ``formula`` calls the same functions on
+Python floats and, vectorized, on arrays.  One source, so eager values, compiled sweeps and
+replayed traces agree.  Values follow SciPy's conventions at poles and infinities.
+"""
+import math
+
+
+def sf_gamma(x):
+    """Gamma; poles: +-inf at zero (by its sign), NaN at the negative integers (SciPy)."""
+    if x != x or x == math.inf:
+        return x
+    if x == 0.0:
+        return math.copysign(math.inf, x)
+    if x < 0.0 and x == math.floor(x):
+        return math.nan
+    if x > 171.62437695630272:      # Gamma overflows the largest double
+        return math.inf
+    if x < -190.0:          # |Gamma| underflows: a zero with Gamma's sign there
+        return 0.0 if math.floor(x) % 2.0 == 0.0 else -0.0
+    return math.gamma(x)
+
+
+def sf_gammaln(x):
+    """log |Gamma(x)|: +inf at the poles, as SciPy (and -inf at -inf)."""
+    if x != x or x == math.inf or x == -math.inf:
+        return x
+    if x <= 0.0 and x == math.floor(x):
+        return math.inf
+    if x > 1e305:                   # Stirling's leading terms; overflow to inf as IEEE
+        return x * (math.log(x) - 1.0)
+    return math.lgamma(x)
+
+
+def sf_digamma(x):
+    """psi(x) = d log Gamma(x) / dx: reflection below 0, recurrence up to 10, then the
+    asymptotic series (Bernoulli numbers).  -inf at +0, +inf at -0, NaN at negative integers."""
+    if x != x or x == math.inf:
+        return x
+    if x == 0.0:
+        return -math.copysign(math.inf, x)
+    if x == -math.inf or (x < 0.0 and x == math.floor(x)):
+        return math.nan
+    r = 0.0
+    if x < 0.0:            # psi(x) = psi(1 - x) - pi / tan(pi x), the angle reduced first
+        r = -math.pi / math.tan(math.pi * (x - math.floor(x)))
+        x = 1.0 - x
+    while x < 10.0:
+        r -= 1.0 / x
+        x += 1.0
+    z = 1.0 / (x * x)
+    tail = z * (1.0 / 12.0 - z * (1.0 / 120.0 - z * (1.0 / 252.0 - z * (
+        1.0 / 240.0 - z * (1.0 / 132.0 - z * (691.0 / 32760.0 - z / 12.0))))))
+    return r + math.log(x) - 0.5 / x - tail
+
+
+def sf_hurwitz_zeta(s, q):
+    """zeta(s, q) = sum_k (k + q)^-s for s > 1, q > 0 (Euler-Maclaurin, as Cephes)."""
+    coef = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+            7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+            -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
+    total = q ** -s
+    a = q
+    b = 0.0
+    i = 0
+    while i < 9 or a <= 9.0:
+        i += 1
+        a += 1.0
+        b = a ** -s
+        total += b
+        if abs(b / total) < 1.1102230246251565e-16:
+            return total
+    w = a
+    total += b * w / (s - 1.0)
+    total -= 0.5 * b
+    fac = 1.0
+    k = 0.0
+    for j in range(12):
+        fac *= s + k
+        b /= w
+        term = fac * b / coef[j]
+        total += term
+        if abs(term / total) < 1.1102230246251565e-16:
+            return total
+        k += 1.0
+        fac *= s + k
+        b /= w
+        k += 1.0
+    return total
+
+
+def sf_polygamma(n, x):
+    """The n-th derivative of digamma (n a whole number >= 0): (-1)^(n+1) n! zeta(n+1, x),
+    shifted up by the recurrence for x <= 0; signed infinity at the poles, as SciPy, and NaN
+    below x = -10^4 for n >= 1 (where SciPy reflects; not implemented here)."""
+    if n == 0.0:
+        return sf_digamma(x)
+    if n < 0.0 or n != math.floor(n) or x != x:
+        return math.nan
+    sign = 1.0 if n % 2.0 == 1.0 else -1.0
+    if x == math.inf:
+        return sign * 0.0
+    if x <= 0.0 and x == math.floor(x):
+        return sign * math.inf
+    if x < -1e4:                    # the upward recurrence would take too long: NaN
+        return math.nan
+    extra = 0.0
+    while x <= 0.0:
+        extra += x ** -(n + 1.0)
+        x += 1.0
+    return sign * math.exp(math.lgamma(n + 1.0)) * (sf_hurwitz_zeta(n + 1.0, x) + extra)
+
+
+def sf_erf_newton(x, y):
+    """y refined so that erf(y) = x (Halley steps; |x| <= 1/2)."""
+    for _ in range(6):
+        step = (math.erf(y) - x) / (1.1283791670955126 * math.exp(-y * y))
+        step = step / (1.0 + y * step)
+        y -= step
+        if abs(step) <= 1e-17 + 1e-16 * abs(y):
+            break
+    return y
+
+
+def sf_erfcinv_small(q):
+    """y > 0 with erfc(y) = q for 0 < q <= 1/2: Newton on log erfc (well scaled down to the
+    smallest subnormal q), from the asymptotic start y ~ sqrt(-log(q sqrt(pi) y))."""
+    y = math.sqrt(-math.log(q))
+    for _ in range(3):
+        y = math.sqrt(max(-math.log(q * 1.7724538509055159 * y), 0.25))
+    lq = math.log(q)
+    for _ in range(40):
+        e = math.erfc(y)
+        step = (math.log(e) - lq) / (-1.1283791670955126 * math.exp(-y * y) / e)
+        y -= step
+        if abs(step) <= 1e-16 * y:
+            break
+    return y
+
+
+def sf_erfinv(x):
+    """The inverse of erf on [-1, 1] (+-inf at +-1, NaN outside)."""
+    if x != x or x < -1.0 or x > 1.0:
+        return math.nan
+    if x == 1.0 or x == -1.0:
+        return math.copysign(math.inf, x)
+    if abs(x) <= 0.5:
+        return sf_erf_newton(x, 0.886226925452758 * x)
+    if x > 0.0:                 # 1 - x is exact here: erfinv(x) = erfcinv(1 - x)
+        return sf_erfcinv_small(1.0 - x)
+    return -sf_erfcinv_small(1.0 + x)
+
+
+def sf_erfcinv(q):
+    """The inverse of erfc on [0, 2] (+inf at 0, -inf at 2, NaN outside)."""
+    if q != q or q < 0.0 or q > 2.0:
+        return math.nan
+    if q == 0.0:
+        return math.inf
+    if q == 2.0:
+        return -math.inf
+    if q <= 0.5:
+        return sf_erfcinv_small(q)
+    if q >= 1.5:
+        return -sf_erfcinv_small(2.0 - q)
+    return sf_erf_newton(1.0 - q, 0.886226925452758 * (1.0 - q))
+
+
+HELPERS = (sf_gamma, sf_gammaln, sf_digamma, sf_hurwitz_zeta, sf_polygamma, sf_erf_newton,
+           sf_erfcinv_small, sf_erfinv, sf_erfcinv)

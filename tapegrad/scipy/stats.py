@@ -1,0 +1,569 @@
+"""``scipy.stats`` distributions with SciPy's names and signatures, differentiable on Tensors.
+
+``tapegrad.scipy.stats.norm.logpdf(x, loc, scale)`` as in SciPy: with a Tensor among the
+arguments the result is a Tensor differentiable in x, loc, scale and the shape parameters
+wherever a closed form exists (log-densities everywhere; cdfs in x, loc and scale, and in
+the Poisson mean); a derivative with no closed form here (a cdf in a shape parameter, a
+discrete k) raises NotImplementedError naming the argument.  On plain arrays every method is
+SciPy's own call.  Outside the support the log-density is -inf with derivative 0, and a
+nonpositive scale gives NaN, as SciPy.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.stats as _st
+
+from ..autograd.function import Function
+from ..core import functions as O
+from ..core.tensor import Tensor
+from . import special as S
+
+__all__ = ["norm", "multivariate_normal", "t", "gamma", "beta", "chi2", "poisson", "dirichlet",
+           "expon", "laplace"]
+
+_LOG_2PI = math.log(2.0 * math.pi)
+
+
+def _tensor_in(*args) -> bool:
+    return any(isinstance(a, Tensor) for a in args)
+
+
+def _refuse(dist: str, method: str, name: str, a) -> None:
+    if isinstance(a, Tensor) and a.requires_grad:
+        raise NotImplementedError(
+            f"tapegrad.scipy.stats.{dist}.{method}: the derivative in {name} has no closed form "
+            f"here; pass {name} as a number, an array or a Tensor that does not require grad")
+
+
+def _nan_unless_positive(scale):
+    """0 where scale > 0, NaN elsewhere (SciPy's value for an invalid scale); adds nothing
+    to any derivative."""
+    return 0.0 * O.log(O._t(scale))
+
+
+def _standardize(x, loc, scale):
+    return O.div(O.sub(x, loc), scale)
+
+
+def _select(cond, inside, outside):
+    """``inside`` where ``cond``, else the constant ``outside``; the condition is a tape guard
+    when it comes from Tensors (a trace replays it or asks to retrace)."""
+    return O.where(cond, inside, outside)
+
+
+def _safe(z, cond, fill):
+    """z where ``cond``, ``fill`` elsewhere: a branch never evaluated at points it would turn
+    into NaN (a NaN in the unselected branch would still poison the derivatives)."""
+    return O.where(cond, z, fill)
+
+
+class _Distribution:
+    """A SciPy distribution: methods dispatch to SciPy on plain arrays."""
+
+    name = ""
+
+    def __init__(self):
+        self._scipy = getattr(_st, self.name)
+
+    def __repr__(self) -> str:
+        return f"<tapegrad.scipy.stats.{self.name}>"
+
+
+# ---- normal ------------------------------------------------------------------------------------
+
+def _log_ndtr(z):
+    """log Phi(z): log(erfc(-z / sqrt 2) / 2), and below z = -37 (where erfc nears underflow)
+    the asymptotic series -z^2/2 - log(-z sqrt(2 pi)) + log(1 - 1/z^2 + 3/z^4 - ...)."""
+    far = z < -37.0
+    near = O.log(0.5 * O.erfc(-_safe(z, z >= -37.0, 0.0) / math.sqrt(2.0)))
+    w = _safe(z, far, -40.0)
+    r = 1.0 / (w * w)
+    series = 1.0 - r * (1.0 - r * (3.0 - r * (15.0 - r * 105.0)))
+    tail = -0.5 * w * w - O.log(-w) - 0.5 * _LOG_2PI + O.log(series)
+    return O.where(far, tail, near)
+
+
+class _Norm(_Distribution):
+    """The normal distribution, ``scipy.stats.norm``.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> tg.grad(lambda m: stats.norm.logpdf(1.0, m, 2.0))(0.0)     # (x - m) / s^2
+    0.25
+    >>> round(float(stats.norm.cdf(0.0)), 12)
+    0.5
+    """
+
+    name = "norm"
+
+    def logpdf(self, x, loc=0.0, scale=1.0):
+        """log density at x."""
+        if not _tensor_in(x, loc, scale):
+            return self._scipy.logpdf(x, loc, scale)
+        z = _standardize(x, loc, scale)
+        return -0.5 * z * z - O.log(O._t(scale)) - 0.5 * _LOG_2PI
+
+    def pdf(self, x, loc=0.0, scale=1.0):
+        """density at x."""
+        if not _tensor_in(x, loc, scale):
+            return self._scipy.pdf(x, loc, scale)
+        return O.exp(self.logpdf(x, loc, scale))
+
+    def cdf(self, x, loc=0.0, scale=1.0):
+        """P(X <= x)."""
+        if not _tensor_in(x, loc, scale):
+            return self._scipy.cdf(x, loc, scale)
+        z = _standardize(x, loc, scale)
+        return 0.5 * O.erfc(-z / math.sqrt(2.0)) + _nan_unless_positive(scale)
+
+    def logcdf(self, x, loc=0.0, scale=1.0):
+        """log P(X <= x), accurate far in the lower tail."""
+        if not _tensor_in(x, loc, scale):
+            return self._scipy.logcdf(x, loc, scale)
+        return _log_ndtr(_standardize(x, loc, scale)) + _nan_unless_positive(scale)
+
+    def sf(self, x, loc=0.0, scale=1.0):
+        """P(X > x)."""
+        if not _tensor_in(x, loc, scale):
+            return self._scipy.sf(x, loc, scale)
+        z = _standardize(x, loc, scale)
+        return 0.5 * O.erfc(z / math.sqrt(2.0)) + _nan_unless_positive(scale)
+
+    def logsf(self, x, loc=0.0, scale=1.0):
+        """log P(X > x), accurate far in the upper tail."""
+        if not _tensor_in(x, loc, scale):
+            return self._scipy.logsf(x, loc, scale)
+        return _log_ndtr(-_standardize(x, loc, scale)) + _nan_unless_positive(scale)
+
+
+norm = _Norm()
+
+
+# ---- location-scale families with shape parameters ----------------------------------------------
+
+class _LocScale(_Distribution):
+    """``method(x, *shapes, loc=0, scale=1)`` from a standardized log-density of
+    z = (x - loc) / scale (a Tensor expression, differentiable in z and the shapes).  The
+    cdf-like methods take SciPy's values and, as derivative in z, the density (itself a
+    Tensor expression, so every order works); in the shape parameters they are refused."""
+
+    shapes: tuple = ()
+    lower, upper = -math.inf, math.inf     # support of z
+
+    def _logpdf_std(self, z, *shapes):
+        raise NotImplementedError
+
+    def _parse(self, args, kwds, method):
+        names = self.shapes + ("loc", "scale")
+        if len(args) > len(names):
+            raise TypeError(f"{self.name}.{method}() takes at most {len(names) + 1} arguments")
+        values = dict(zip(names, args, strict=False))
+        for k, v in kwds.items():
+            if k not in names or k in values:
+                raise TypeError(f"{self.name}.{method}() got an unexpected or repeated "
+                                f"argument {k!r}")
+            values[k] = v
+        missing = [n for n in self.shapes if n not in values]
+        if missing:
+            raise TypeError(f"{self.name}.{method}() missing shape argument(s) {missing}")
+        return ([values[n] for n in self.shapes], values.get("loc", 0.0),
+                values.get("scale", 1.0))
+
+    def _logpdf_z(self, z, shapes):
+        """The standardized log-density, -inf outside the support (derivative 0 there)."""
+        conds = ([z >= self.lower] if self.lower > -math.inf else []) + (
+            [z <= self.upper] if self.upper < math.inf else [])
+        mid = 0.5 if self.upper < math.inf else self.lower + 1.0
+        for cond in conds:         # never evaluated outside: no NaN to poison derivatives
+            z = O.where(cond, z, mid)
+        out = self._logpdf_std(z, *shapes)
+        for cond in conds:
+            out = O.where(cond, out, -np.inf)
+        return out
+
+    def logpdf(self, x, *args, **kwds):
+        """log density at x (SciPy's signature: x, shape parameters, loc, scale)."""
+        shapes, loc, scale = self._parse(args, kwds, "logpdf")
+        if not _tensor_in(x, loc, scale, *shapes):
+            return self._scipy.logpdf(x, *args, **kwds)
+        z = _standardize(x, loc, scale)
+        return self._logpdf_z(z, shapes) - O.log(O._t(scale))
+
+    def pdf(self, x, *args, **kwds):
+        """density at x."""
+        if not _tensor_in(x, *args, *kwds.values()):
+            return self._scipy.pdf(x, *args, **kwds)
+        return O.exp(self.logpdf(x, *args, **kwds))
+
+    def _cdf_like(self, method, x, args, kwds):
+        shapes, loc, scale = self._parse(args, kwds, method)
+        if not _tensor_in(x, loc, scale, *shapes):
+            return getattr(self._scipy, method)(x, *args, **kwds)
+        for name, v in zip(self.shapes, shapes, strict=True):
+            _refuse(self.name, method, name, v)
+        sv = [v.data if isinstance(v, Tensor) else v for v in shapes]
+        fn = getattr(self._scipy, method)
+        log_pdf = lambda z: self._logpdf_z(z, sv)  # noqa: E731
+        derivative = {
+            "cdf": lambda z: O.exp(log_pdf(z)),
+            "sf": lambda z: -O.exp(log_pdf(z)),
+            "logcdf": lambda z: O.exp(log_pdf(z) - op(z)),
+            "logsf": lambda z: -O.exp(log_pdf(z) - op(z)),
+        }[method]
+
+        def op(z):
+            return S._scipy_op(z, lambda v: fn(v, *sv), derivative)
+        return op(_standardize(x, loc, scale)) + _nan_unless_positive(scale)
+
+    def cdf(self, x, *args, **kwds):
+        """P(X <= x); differentiable in x, loc, scale."""
+        return self._cdf_like("cdf", x, args, kwds)
+
+    def logcdf(self, x, *args, **kwds):
+        """log P(X <= x); differentiable in x, loc, scale."""
+        return self._cdf_like("logcdf", x, args, kwds)
+
+    def sf(self, x, *args, **kwds):
+        """P(X > x); differentiable in x, loc, scale."""
+        return self._cdf_like("sf", x, args, kwds)
+
+    def logsf(self, x, *args, **kwds):
+        """log P(X > x); differentiable in x, loc, scale."""
+        return self._cdf_like("logsf", x, args, kwds)
+
+
+class _T(_LocScale):
+    """Student's t, ``scipy.stats.t(df)``.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> tg.grad(lambda x: stats.t.logpdf(x, 3.0))(0.0)
+    0.0
+    """
+
+    name, shapes = "t", ("df",)
+
+    def _logpdf_std(self, z, df):
+        half = O.mul(O.add(df, 1.0), 0.5)
+        return (S.gammaln(half) - S.gammaln(O.mul(df, 0.5)) - 0.5 * O.log(O.mul(df, math.pi))
+                - half * O.log1p(z * z / df))
+
+
+class _Gamma(_LocScale):
+    """The gamma distribution, ``scipy.stats.gamma(a)``.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> tg.grad(lambda x: stats.gamma.logpdf(x, 1.0))(2.0)      # exponential: -1
+    -1.0
+    """
+
+    name, shapes, lower = "gamma", ("a",), 0.0
+
+    def _logpdf_std(self, z, a):
+        return S.xlogy(O.sub(a, 1.0), z) - z - S.gammaln(a)
+
+
+class _Chi2(_LocScale):
+    """The chi-squared distribution, ``scipy.stats.chi2(df)``.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> tg.grad(lambda x: stats.chi2.logpdf(x, 2.0))(1.0)       # exponential of mean 2
+    -0.5
+    """
+
+    name, shapes, lower = "chi2", ("df",), 0.0
+
+    def _logpdf_std(self, z, df):
+        k = O.mul(df, 0.5)
+        return S.xlogy(O.sub(k, 1.0), z) - 0.5 * z - S.gammaln(k) - k * math.log(2.0)
+
+
+class _Beta(_LocScale):
+    """The beta distribution, ``scipy.stats.beta(a, b)``.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> tg.grad(lambda x: stats.beta.logpdf(x, 2.0, 1.0))(0.5)  # d/dx log(2 x)
+    2.0
+    """
+
+    name, shapes, lower, upper = "beta", ("a", "b"), 0.0, 1.0
+
+    def _logpdf_std(self, z, a, b):
+        return (S.xlogy(O.sub(a, 1.0), z) + S.xlog1py(O.sub(b, 1.0), -z) - S.betaln(a, b))
+
+
+class _Expon(_LocScale):
+    """The exponential distribution, ``scipy.stats.expon``.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> tg.grad(lambda s: stats.expon.logpdf(2.0, scale=s))(1.0)   # -1/s + x/s^2
+    1.0
+    """
+
+    name, lower = "expon", 0.0
+
+    def _logpdf_std(self, z):
+        return -z
+
+
+class _Laplace(_LocScale):
+    """The Laplace distribution, ``scipy.stats.laplace``.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> tg.grad(lambda m: stats.laplace.logpdf(2.0, m))(0.0)
+    1.0
+    """
+
+    name = "laplace"
+
+    def _logpdf_std(self, z):
+        return -O.abs_(z) - math.log(2.0)
+
+
+t = _T()
+gamma = _Gamma()
+chi2 = _Chi2()
+beta = _Beta()
+expon = _Expon()
+laplace = _Laplace()
+
+
+# ---- Poisson -------------------------------------------------------------------------------------
+
+class _Poisson(_Distribution):
+    """The Poisson distribution, ``scipy.stats.poisson(mu)``: differentiable in mu.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> tg.grad(lambda mu: stats.poisson.logpmf(3, mu))(2.0)    # k / mu - 1
+    0.5
+    """
+
+    name = "poisson"
+
+    def _k(self, method, k, loc):
+        _refuse("poisson", method, "k", k)
+        _refuse("poisson", method, "loc", loc)
+        return np.asarray(S._value(k), dtype=np.float64) - np.asarray(S._value(loc))
+
+    def logpmf(self, k, mu, loc=0):
+        """log P(K = k); differentiable in mu."""
+        if not _tensor_in(k, mu, loc):
+            return self._scipy.logpmf(k, mu, loc)
+        return self._logpmf(self._k("logpmf", k, loc), mu)
+
+    @staticmethod
+    def _logpmf(kv, mu):
+        ok = (kv >= 0) & (kv == np.floor(kv))
+        kk = np.where(ok, kv, 0.0)
+        inside = S.xlogy(kk, mu) - mu - S.gammaln(kk + 1.0)
+        out = O.where(np.broadcast_to(ok, inside.shape), inside, -np.inf)
+        return O.where(O._t(mu) >= 0.0, out, np.nan)      # a negative mean: NaN, as SciPy
+
+    def pmf(self, k, mu, loc=0):
+        """P(K = k); differentiable in mu."""
+        if not _tensor_in(k, mu, loc):
+            return self._scipy.pmf(k, mu, loc)
+        return O.exp(self.logpmf(k, mu, loc))
+
+    def cdf(self, k, mu, loc=0):
+        """P(K <= k); differentiable in mu (d/dmu = -pmf(floor(k), mu))."""
+        if not _tensor_in(k, mu, loc):
+            return self._scipy.cdf(k, mu, loc)
+        kv = np.floor(self._k("cdf", k, loc))
+        return S._scipy_op(mu, lambda m: self._scipy.cdf(kv, m),
+                           lambda m: -O.exp(self._logpmf(kv, m)))
+
+
+poisson = _Poisson()
+
+
+# ---- Dirichlet -----------------------------------------------------------------------------------
+
+class _Dirichlet(_Distribution):
+    """The Dirichlet distribution, ``scipy.stats.dirichlet(alpha)``: differentiable in x and
+    alpha.  x holds the components along its first axis (K or K - 1 of them, as SciPy).
+
+    >>> import numpy as np
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> tg.grad(lambda a: stats.dirichlet.logpdf(np.array([0.5, 0.5]), a))(np.ones(2))
+    array([0.30685282, 0.30685282])
+    """
+
+    name = "dirichlet"
+
+    def logpdf(self, x, alpha):
+        """log density at x (components along the first axis)."""
+        if not _tensor_in(x, alpha):
+            return self._scipy.logpdf(x, alpha)
+        av = np.asarray(S._value(alpha), dtype=np.float64)
+        if av.ndim != 1 or av.size < 2 or np.any(av <= 0):
+            raise ValueError("alpha must be a one-dimensional array of at least two positive "
+                             "entries (SciPy's condition)")
+        x = O._t(x)
+        if x.shape[0] == av.size - 1:
+            x = O.concatenate([x, O.expand_dims(1.0 - O.sum(x, 0), 0)], 0)
+        xv = np.asarray(x.data)
+        if xv.shape[0] != av.size:
+            raise ValueError(f"dirichlet: x has {xv.shape[0]} components along its first axis; "
+                             f"alpha has {av.size}")
+        if np.any(xv < 0) or np.any(xv > 1):
+            raise ValueError("Each entry in 'x' must be greater than zero and smaller than one.")
+        if np.any(np.abs(xv.sum(axis=0) - 1.0) > 10e-10):
+            raise ValueError("The input vector 'x' must lie within the normal simplex. but "
+                             "np.sum(x, 0) - 1.0 = {}.".format(xv.sum(axis=0) - 1.0))
+        a = O._t(alpha)
+        col = O.reshape(a, (av.size,) + (1,) * (xv.ndim - 1))
+        log_b = O.sum(S.gammaln(a)) - S.gammaln(O.sum(a))
+        return O.sum(S.xlogy(O.sub(col, 1.0), x), 0) - log_b
+
+    def pdf(self, x, alpha):
+        """density at x."""
+        if not _tensor_in(x, alpha):
+            return self._scipy.pdf(x, alpha)
+        return O.exp(self.logpdf(x, alpha))
+
+
+dirichlet = _Dirichlet()
+
+
+# ---- multivariate normal -------------------------------------------------------------------------
+
+class _Inverse(Function):
+    """A^-1 of a symmetric positive definite A (Cholesky); d(A^-1) = -A^-1 dA A^-1, written
+    with this op again, so it is differentiable at any order."""
+
+    @staticmethod
+    def forward(ctx, a):
+        inv = _cho_inverse(a.data)
+        out = Tensor._const(inv)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        inv, = ctx.saved_tensors
+        return -O.matmul(O.matmul(O.transpose(inv), g), O.transpose(inv))
+
+    @staticmethod
+    def jvp(ctx, da):
+        inv, = ctx.saved_tensors
+        return -O.matmul(O.matmul(inv, da), inv)
+
+
+class _LogDet(Function):
+    """log det A of a symmetric positive definite A (Cholesky); d = tr(A^-1 dA)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return 2.0 * np.sum(np.log(np.diagonal(_cholesky(a.data), axis1=-2, axis2=-1)))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, = ctx.saved_tensors
+        return g * O.transpose(_Inverse.apply(a))
+
+    @staticmethod
+    def jvp(ctx, da):
+        a, = ctx.saved_tensors
+        return O.sum(O.mul(O.transpose(_Inverse.apply(a)), da))
+
+
+def _cholesky(a):
+    try:
+        return np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        raise np.linalg.LinAlgError(
+            "tapegrad.scipy.stats.multivariate_normal: the covariance matrix is not "
+            "symmetric positive definite (singular covariances are not supported)") from None
+
+
+def _cho_inverse(a):
+    low = _cholesky(a)
+    inv_low = np.linalg.solve(low, np.eye(a.shape[0]))
+    return inv_low.T @ inv_low
+
+
+class _MultivariateNormal(_Distribution):
+    """``scipy.stats.multivariate_normal``: logpdf, pdf and entropy, differentiable in x,
+    mean and cov (cov symmetric positive definite; given as a matrix, a vector of variances
+    or one variance, as SciPy).  The derivative in cov is symmetric: the density is read
+    as a function of (cov + cov.T) / 2.
+
+    >>> import numpy as np
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> tg.grad(lambda m: stats.multivariate_normal.logpdf(np.ones(2), m, np.eye(2)))(
+    ...     np.zeros(2))
+    array([1., 1.])
+    """
+
+    name = "multivariate_normal"
+
+    @staticmethod
+    def _cov(cov, dim):
+        c = O._t(cov)
+        if c.ndim == 0:
+            return O.mul(np.eye(dim), c)
+        if c.ndim == 1:
+            return O.mul(np.eye(dim), O.reshape(c, (1, dim)))
+        return 0.5 * (c + O.transpose(c))
+
+    @staticmethod
+    def _dim(mean, cov):
+        """SciPy's dimension: from mean, else from cov, else 1."""
+        if mean is not None and np.ndim(S._value(mean)):
+            return np.shape(S._value(mean))[-1]
+        if np.ndim(S._value(cov)):
+            return np.shape(S._value(cov))[0]
+        return 1
+
+    def _parts(self, x, mean, cov):
+        x = O._t(x)
+        dim = self._dim(mean, cov)
+        if x.ndim == 0:
+            x = O.reshape(x, (1, 1))
+        elif x.ndim == 1:          # SciPy: one point of dim coordinates, or points of dim 1
+            x = O.reshape(x, (-1, 1) if dim == 1 else (1, -1))
+        r = x if mean is None else O.sub(x, mean)
+        return r, self._cov(cov, dim), dim
+
+    @staticmethod
+    def _squeeze(out):
+        """SciPy's squeezed output: a scalar for one point."""
+        return O.reshape(out, ()) if out.size == 1 else (
+            O.reshape(out, (out.shape[0],)) if out.ndim > 1 and out.shape[-1] == 1 else out)
+
+    def logpdf(self, x, mean=None, cov=1, allow_singular: bool = False):
+        """log density at x (the last axis holds the coordinates)."""
+        if not _tensor_in(x, mean, cov):
+            return self._scipy.logpdf(x, mean, cov, allow_singular)
+        r, c, dim = self._parts(x, mean, cov)
+        quad = O.sum(O.mul(O.matmul(r, _Inverse.apply(c)), r), -1)
+        return self._squeeze(-0.5 * (quad + _LogDet.apply(c) + dim * _LOG_2PI))
+
+    def pdf(self, x, mean=None, cov=1, allow_singular: bool = False):
+        """density at x."""
+        if not _tensor_in(x, mean, cov):
+            return self._scipy.pdf(x, mean, cov, allow_singular)
+        return O.exp(self.logpdf(x, mean, cov, allow_singular))
+
+    def entropy(self, mean=None, cov=1, allow_singular: bool = False):
+        """differential entropy, 0.5 log det(2 pi e cov)."""
+        if not _tensor_in(mean, cov):
+            return self._scipy.entropy(mean, cov, allow_singular)
+        dim = self._dim(mean, cov)
+        c = self._cov(cov, dim)
+        return 0.5 * (_LogDet.apply(c) + dim * (1.0 + _LOG_2PI))
+
+
+multivariate_normal = _MultivariateNormal()
