@@ -1,6 +1,5 @@
 """The nn examples reach their targets (imported and called with small settings; xor also run
 as a script)."""
-import importlib.util
 import os
 import subprocess
 import sys
@@ -8,15 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
-
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(f"example_{name}",
-                                                  os.path.join(EXAMPLES, f"{name}.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from example_modules import EXAMPLES, load
 
 
 def test_linear_regression_fits_least_squares(tmp_path, capsys):

@@ -1,22 +1,11 @@
 """The scientific examples (a Gaussian process, a mixture model, an ODE fit) reach their
 targets, and each checked its gradient against finite differences."""
-import importlib.util
-import os
-
 import numpy as np
 import pytest
 
+from example_modules import load
+
 pytest.importorskip("scipy", reason="the scientific examples use SciPy's optimizer")
-
-EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
-
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(f"example_{name}",
-                                                  os.path.join(EXAMPLES, f"{name}.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_gaussian_process_finds_the_noise_level(capsys):
