@@ -1172,7 +1172,7 @@ def _einsum_parse(subscripts, ops):
         if "..." in t:
             k = x.ndim - len(t.replace("...", ""))
             t = t.replace("...", ell[nell - k:] if k > 0 else "")
-        if len(t) != x.ndim or not t.isalpha():
+        if len(t) != x.ndim or (t and not t.isalpha()):
             raise ValueError(f"einsum: subscripts {t!r} do not fit an operand of shape {x.shape}")
         labels.append(t)
     if arrow:
@@ -1214,6 +1214,26 @@ def _einsum_pair(x, sx, y, sy, keep):
     return z, "".join(batch + xfree + yfree)
 
 
+def _einsum_broadcast(terms):
+    """Size-1 axes broadcast against a label's size elsewhere (as NumPy does): they are
+    squeezed away, so the label is free in the operands that have it at full size."""
+    sizes = {}
+    for x, s in terms:
+        for c, n in zip(s, x.shape):
+            sizes.setdefault(c, set()).add(n)
+    for c, ns in sizes.items():
+        if len(ns - {1}) > 1:
+            raise ValueError(f"einsum: label {c!r} has sizes {sorted(ns)} that do not "
+                             "broadcast")
+    out = []
+    for x, s in terms:
+        keep = [i for i, c in enumerate(s) if not (x.shape[i] == 1 and sizes[c] - {1})]
+        if len(keep) < len(s):
+            x, s = reshape(x, tuple(x.shape[i] for i in keep)), "".join(s[i] for i in keep)
+        out.append((x, s))
+    return out
+
+
 def einsum(subscripts, *operands):
     """np.einsum for any number of operands (pairwise, left to right), with '...' and
     diagonals; each pairwise contraction is one batched matmul."""
@@ -1222,7 +1242,7 @@ def einsum(subscripts, *operands):
     if len(set(out)) != len(out) or any(c not in "".join(labels) for c in out):
         raise ValueError(f"einsum: output subscripts {out!r} repeat a label or use one no "
                          "operand has")
-    terms = [_einsum_diag(x, s) for x, s in zip(ops, labels)]
+    terms = _einsum_broadcast([_einsum_diag(x, s) for x, s in zip(ops, labels)])
     acc, sa = terms[0]
     for i in range(1, len(terms)):
         keep = out + "".join(s for _, s in terms[i + 1:])

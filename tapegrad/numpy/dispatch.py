@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core import functions as O
 from ..core.tensor import Tensor
-from . import linalg_ops
+from . import linalg_ops, shape_functions
 
 
 def _plain(x):
@@ -325,6 +325,7 @@ FUNCTIONS = {
     np.real_if_close: lambda a, tol=100: O.real_if_close(a, tol),
 }
 FUNCTIONS.update(linalg_ops.FUNCTIONS)
+FUNCTIONS.update(shape_functions.FUNCTIONS)
 
 # results carry no gradient: shapes, indices, predicates, fresh arrays, rounded values
 VALUE_FUNCTIONS = {
