@@ -27,7 +27,7 @@ def _plain(x):
 
 def _refuse(name, what):
     raise TypeError(f"numpy.{name}: {what} is not supported on tapegrad Tensors "
-                    "(it would drop the gradient)")
+                    "(it would drop the gradient; docs/COVERAGE.md lists what is)")
 
 
 _HARMLESS = {"dtype": (np.float64, float, "float64"), "order": ("C", "K", "A"),
@@ -346,7 +346,7 @@ def _array_function(self, func, types, args, kwargs):
     name = f"{'numpy.linalg' if 'linalg' in mod else 'numpy'}.{func.__name__}"
     raise TypeError(f"{name} is not supported on tapegrad Tensors (it would drop the "
                     "gradient); use tapegrad ops, or call it on t.detach().numpy() if no "
-                    "gradient is needed")
+                    "gradient is needed (docs/COVERAGE.md lists what is supported)")
 
 
 def attach():

@@ -1,0 +1,107 @@
+"""One differentiable case for every NumPy / SciPy name docs/COVERAGE.md lists as supported.
+
+``CASES[qualified name] = (function of arrays or Tensors, input arrays)``.  The coverage test
+checks each against finite differences (gradient and tangent), and tools/coverage_table.py traces
+each to tell whether ``tg.trace`` replays it in compiled code.  A name newly supported needs a
+case here (the coverage test says which are missing)."""
+import numpy as np
+
+import tapegrad.numpy as tnp
+
+rng = np.random.default_rng(3)
+
+
+def _u(lo, hi, *shape):
+    return rng.uniform(lo, hi, size=shape)
+
+
+# away from integers, half-integers and 0: floor, round, sign, cbrt... are smooth there
+S = np.array([[0.31, -1.27, 2.44], [-0.62, 1.83, -2.16]])
+P = np.array([[0.45, 1.35, 2.2], [0.7, 1.9, 0.35]])              # positive
+U = np.array([[0.31, -0.27, 0.64], [-0.62, 0.13, -0.46]])         # inside (-1, 1)
+T = S * 1.1 + 0.05                                                 # a second operand, no ties
+V3 = _u(-1.5, 1.5, 3)
+X34 = _u(-1.5, 1.5, 3, 4)
+
+# the same call on one sample: (sample, NumPy names)
+UNARY = [
+    (S, ["negative", "positive", "abs", "absolute", "fabs", "exp", "expm1", "sin", "cos", "tanh",
+         "sinh", "cosh", "arctan", "atan", "arcsinh", "asinh", "cbrt", "square", "exp2",
+         "deg2rad", "degrees", "rad2deg", "radians", "conj", "conjugate", "real", "imag",
+         "real_if_close", "nan_to_num", "sinc", "floor", "ceil", "rint", "round", "around",
+         "trunc", "fix", "sign", "angle", "copy", "ravel", "transpose", "permute_dims",
+         "atleast_1d", "atleast_2d", "atleast_3d", "flip", "flipud", "fliplr", "rot90",
+         "diagonal", "trace", "tril", "triu", "diag", "gradient", "cumsum", "cumprod", "diff",
+         "sort", "sum", "mean", "prod", "max", "min", "amax", "amin", "var", "std", "ptp",
+         "median", "average", "squeeze"]),
+    (P, ["log", "log10", "log2", "sqrt", "reciprocal", "log1p"]),
+    (U, ["arcsin", "asin", "arccos", "acos", "arctanh", "atanh", "tan"]),
+    (P + 1.0, ["arccosh", "acosh"]),
+]
+BINARY = (S, T, ["add", "subtract", "multiply", "divide", "true_divide", "maximum", "minimum",
+                 "fmax", "fmin", "arctan2", "atan2", "hypot", "logaddexp", "logaddexp2",
+                 "remainder", "mod", "fmod", "floor_divide", "divmod", "kron", "append",
+                 "outer", "vdot", "cross"])
+
+CASES = {}
+for _x, _names in UNARY:
+    for _n in _names:
+        CASES[f"numpy.{_n}"] = (getattr(np, _n), [_x])
+for _n in BINARY[2]:
+    CASES[f"numpy.{_n}"] = (getattr(np, _n), [BINARY[0], BINARY[1]])
+
+CASES.update({
+    "numpy.power": (np.power, [P, S]),
+    "numpy.pow": (np.pow, [P, S]),
+    "numpy.float_power": (np.float_power, [P, S]),
+    "numpy.matmul": (np.matmul, [S, X34]),
+    "numpy.dot": (np.dot, [S, _u(-1, 1, 3, 2)]),
+    "numpy.inner": (np.inner, [S, T]),
+    "numpy.tensordot": (lambda a, b: np.tensordot(a, b, ([1], [0])), [S, _u(-1, 1, 3, 2)]),
+    "numpy.einsum": (lambda a, b: np.einsum("ij,kj->ik", a, b), [S, T]),
+    "numpy.vecdot": (np.vecdot, [S, T]),
+    "numpy.clip": (lambda a: np.clip(a, -1.0, 1.5), [S]),
+    "numpy.where": (lambda a, b: np.where(S > 0, a, b), [S, T]),
+    "numpy.concatenate": (lambda a, b: np.concatenate([a, b], axis=1), [S, T]),
+    "numpy.concat": (lambda a, b: np.concat([a, b]), [S, T]),
+    "numpy.stack": (lambda a, b: np.stack([a, b], axis=1), [S, T]),
+    "numpy.hstack": (lambda a, b: np.hstack([a, b]), [S, T]),
+    "numpy.vstack": (lambda a, b: np.vstack([a, b]), [S, T]),
+    "numpy.row_stack": (lambda a, b: np.row_stack([a, b]), [S, T]),     # deprecated alias
+    "numpy.column_stack": (lambda a, b: np.column_stack([a, b]), [V3, X34]),
+    "numpy.dstack": (lambda a, b: np.dstack([a, b]), [S, T]),
+    "numpy.reshape": (lambda a: np.reshape(a, (3, 2)), [S]),
+    "numpy.swapaxes": (lambda a: np.swapaxes(a, 0, 1), [S]),
+    "numpy.moveaxis": (lambda a: np.moveaxis(a, 0, -1), [_u(-1, 1, 2, 3, 2)]),
+    "numpy.rollaxis": (lambda a: np.rollaxis(a, 2), [_u(-1, 1, 2, 3, 2)]),
+    "numpy.expand_dims": (lambda a: np.expand_dims(a, 1), [S]),
+    "numpy.broadcast_to": (lambda a: np.broadcast_to(a, (4, 2, 3)), [S]),
+    "numpy.split": (lambda a: np.split(a, 3, axis=1), [S]),
+    "numpy.array_split": (lambda a: np.array_split(a, 2, axis=1), [S]),
+    "numpy.hsplit": (lambda a: np.hsplit(a, [1]), [S]),
+    "numpy.vsplit": (lambda a: np.vsplit(a, 2), [S]),
+    "numpy.dsplit": (lambda a: np.dsplit(a, 2), [_u(-1, 1, 2, 2, 4)]),
+    "numpy.repeat": (lambda a: np.repeat(a, [2, 0, 1], axis=1), [S]),
+    "numpy.tile": (lambda a: np.tile(a, (2, 1)), [S]),
+    "numpy.roll": (lambda a: np.roll(a, (1, -1), axis=(0, 1)), [S]),
+    "numpy.pad": (lambda a: np.pad(a, ((1, 0), (2, 3)), "reflect"), [S]),
+    "numpy.select": (lambda a, b: np.select([S > 1, S < 0], [a, b], 0.5), [S, T]),
+    "numpy.linspace": (lambda a, b: np.linspace(a, b, 4, axis=1), [V3, V3 + 2.0]),
+    "numpy.convolve": (lambda a, v: np.convolve(a, v, "same"), [_u(-1, 1, 5), V3]),
+    "numpy.correlate": (lambda a, v: np.correlate(a, v, "full"), [_u(-1, 1, 5), V3]),
+    "numpy.partition": (lambda a: np.partition(a, 1, axis=1), [S]),
+    "numpy.percentile": (lambda a: np.percentile(a, [20.0, 70.0], axis=1), [S]),
+    "numpy.quantile": (lambda a: np.quantile(a, 0.4), [S]),
+    "numpy.array": (lambda a: tnp.array([a[0], a[1] * 2]), [S]),
+    "numpy.asarray": (lambda a: tnp.asarray([a[1], a[0]]), [S]),
+    "numpy.asanyarray": (lambda a: tnp.asanyarray(a), [S]),
+    "numpy.linalg.norm": (lambda a: np.linalg.norm(a, axis=1), [S]),
+})
+
+
+def _signal_convolve(a, b):
+    from tapegrad.scipy import signal
+    return signal.convolve(a, b, "same")
+
+
+CASES["scipy.signal.convolve"] = (_signal_convolve, [X34, _u(-1, 1, 2, 3)])
