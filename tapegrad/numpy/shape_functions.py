@@ -21,7 +21,9 @@ __all__ = ["kron", "diag", "diagonal", "trace", "tril", "triu", "repeat", "tile"
            "flip", "flipud", "fliplr", "rot90", "rollaxis", "atleast_1d", "atleast_2d",
            "atleast_3d", "split", "array_split", "hsplit", "vsplit", "dsplit", "column_stack",
            "dstack", "append", "pad", "select", "gradient", "cross", "linspace", "convolve",
-           "correlate", "einsum", "convolve_nd"]
+           "correlate", "einsum", "convolve_nd", "take", "take_along_axis", "compress",
+           "extract", "delete", "insert", "resize", "matrix_transpose", "diagflat", "ediff1d",
+           "block", "trapezoid"]
 
 
 def _tensors(obj):
@@ -323,17 +325,17 @@ def _gradient_axis(f, axis, dx, edge_order):
         return O.getitem(f, _slice(nd, axis, s))
     shape = [1] * nd
     shape[axis] = -1
-    if not isinstance(dx, Tensor):
-        mid = O.div(O.sub(at(slice(2, None)), at(slice(None, -2))), 2.0 * dx)
+    if np.ndim(dx) == 0:               # uniform spacing: a number or a 0-d Tensor
+        mid = O.div(O.sub(at(slice(2, None)), at(slice(None, -2))), O.mul(dx, 2.0))
         if edge_order == 1:
             first = O.div(O.sub(at(slice(1, 2)), at(slice(0, 1))), dx)
             last = O.div(O.sub(at(slice(-1, None)), at(slice(-2, -1))), dx)
         else:
-            first = O.add(O.add(O.mul(at(slice(0, 1)), -1.5 / dx), O.mul(at(slice(1, 2)), 2. / dx)),
-                          O.mul(at(slice(2, 3)), -0.5 / dx))
-            last = O.add(O.add(O.mul(at(slice(-3, -2)), 0.5 / dx),
-                               O.mul(at(slice(-2, -1)), -2. / dx)),
-                         O.mul(at(slice(-1, None)), 1.5 / dx))
+            first = O.div(O.add(O.add(O.mul(at(slice(0, 1)), -1.5), O.mul(at(slice(1, 2)), 2.)),
+                                O.mul(at(slice(2, 3)), -0.5)), dx)
+            last = O.div(O.add(O.add(O.mul(at(slice(-3, -2)), 0.5),
+                                     O.mul(at(slice(-2, -1)), -2.)),
+                               O.mul(at(slice(-1, None)), 1.5)), dx)
         return O.concatenate([first, mid, last], axis)
 
     def lincomb(coefs, slices):
@@ -374,11 +376,12 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     tensor([ 6.,  8., 12., 14.], grad_fn=<...>)
     """
     f = O._t(f)
-    axes = tuple(range(f.ndim)) if axis is None else O._norm_axes(axis, f.ndim, "gradient")
-    if axis is not None and not isinstance(axis, (tuple, list)):
-        axes = (axes[0],)
-    elif axis is not None:
-        axes = tuple(int(a) % f.ndim for a in axis)
+    if axis is None:
+        axes = tuple(range(f.ndim))
+    else:
+        O._norm_axes(axis, f.ndim, "gradient")            # range and repeats
+        axes = tuple(int(a) % f.ndim for a in (axis if isinstance(axis, (tuple, list))
+                                                else (axis,)))
     if edge_order not in (1, 2):
         raise ValueError("'edge_order' greater than 2 not supported")
     if len(varargs) == 0:
@@ -394,11 +397,8 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         if f.shape[ax] < edge_order + 1:
             raise ValueError("Shape of array too small to calculate a numerical gradient, "
                              "at least (edge_order + 1) elements are required.")
-        if isinstance(h, Tensor) and h.ndim == 0 and needs_grad(h):
-            raise TypeError("numpy.gradient: a scalar spacing that requires grad is not "
-                            "supported; pass coordinates (a 1-D array) or a plain number")
         if np.ndim(_plain(h)) == 0:
-            dx = float(_plain(h))
+            dx = h if isinstance(h, Tensor) else float(h)
         else:
             if np.ndim(_plain(h)) != 1:
                 raise ValueError("distances must be either scalars or 1d")
@@ -664,6 +664,259 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
     return O.einsum(spec, *ops)
 
 
+# ---- more indexing: take, compress, delete, insert, block... ------------------------------------
+
+def _moved(a, place):
+    """``a`` rearranged by ``place(flat element indices of a)`` (a NumPy call)."""
+    a = O._t(a)
+    base = O._flat_index(a.shape)
+    picked = place(base)
+    if isinstance(picked, (list, tuple)):
+        return type(picked)(_take(a, p, base) for p in picked)
+    return _take(a, picked, base)
+
+
+@_values_if_constant(np.take)
+def take(a, indices, axis=None, out=None, mode="raise"):
+    """np.take: one GATHER row (indices, axis and mode as NumPy).
+
+    >>> import tapegrad as tg
+    >>> take(tg.tensor([1.0, 2.0, 3.0], requires_grad=True), [2, 0, 2])
+    tensor([3., 1., 3.], grad_fn=<...>)
+    """
+    _no_out("take", out)
+    return _moved(a, lambda b: np.take(b, _plain(indices), axis, mode=mode))
+
+
+@_values_if_constant(np.take_along_axis)
+def take_along_axis(arr, indices, axis=-1):
+    """np.take_along_axis: one GATHER row.
+
+    >>> import numpy as np, tapegrad as tg
+    >>> take_along_axis(tg.tensor([[1.0, 2.0]], requires_grad=True), np.array([[1, 1, 0]]), 1)
+    tensor([[2., 2., 1.]], grad_fn=<...>)
+    """
+    return _moved(arr, lambda b: np.take_along_axis(b, _plain(indices), axis))
+
+
+@_values_if_constant(np.compress)
+def compress(condition, a, axis=None, out=None):
+    """np.compress: the slices where ``condition`` holds (one GATHER row).
+
+    >>> import tapegrad as tg
+    >>> compress([True, False, True], tg.tensor([1.0, 2.0, 3.0], requires_grad=True))
+    tensor([1., 3.], grad_fn=<...>)
+    """
+    _no_out("compress", out)
+    return _moved(a, lambda b: np.compress(_plain(condition), b, axis))
+
+
+@_values_if_constant(np.extract)
+def extract(condition, arr):
+    """np.extract: the elements where ``condition`` holds, flattened (one GATHER row).
+
+    >>> import tapegrad as tg
+    >>> extract([[True, False]], tg.tensor([[1.0, 2.0]], requires_grad=True))
+    tensor([1.], grad_fn=<...>)
+    """
+    return _moved(arr, lambda b: np.extract(_plain(condition), b))
+
+
+delete = _rearrange(np.delete, "delete")
+resize = _rearrange(np.resize, "resize")
+matrix_transpose = _rearrange(np.matrix_transpose, "matrix_transpose")
+if hasattr(np, "unstack"):
+    unstack = _rearrange(np.unstack, "unstack")
+
+
+@_values_if_constant(np.insert)
+def insert(arr, obj, values, axis=None):
+    """np.insert: NumPy inserts a code for every value; one GATHER row then reads the input
+    and the values (which may be Tensors) where the codes say.
+
+    >>> import tapegrad as tg
+    >>> insert(tg.tensor([1.0, 2.0], requires_grad=True), 1, tg.tensor([7.0, 8.0]))
+    tensor([1., 7., 8., 2.], grad_fn=<...>)
+    """
+    a, v = O._t(arr), O._t(values)
+    codes = -1 - np.arange(v.size).reshape(v.shape)
+    placed = np.insert(O._flat_index(a.shape), _plain(obj), codes, axis)
+    placed = np.where(placed < 0, a.size - 1 - placed, placed)
+    return O.gather_flat(O.concatenate([O.ravel(a), O.ravel(v)], 0), placed, placed.shape)
+
+
+@_values_if_constant(np.diagflat)
+def diagflat(v, k=0):
+    """np.diagflat: the flattened input on the k-th diagonal.
+
+    >>> import tapegrad as tg
+    >>> diagflat(tg.tensor([[1.0, 2.0]], requires_grad=True)).shape
+    (2, 2)
+    """
+    return diag(O.ravel(O._t(v)), k)
+
+
+@_values_if_constant(np.ediff1d)
+def ediff1d(ary, to_end=None, to_begin=None):
+    """np.ediff1d: differences of the flattened input, with optional ends.
+
+    >>> import tapegrad as tg
+    >>> ediff1d(tg.tensor([1.0, 4.0, 9.0], requires_grad=True), to_begin=0.0)
+    tensor([0., 3., 5.], grad_fn=<...>)
+    """
+    d = O.diff(O.ravel(O._t(ary)))
+    parts = [O.ravel(O._t(to_begin))] if to_begin is not None else []
+    parts.append(d)
+    if to_end is not None:
+        parts.append(O.ravel(O._t(to_end)))
+    return O.concatenate(parts, 0) if len(parts) > 1 else d
+
+
+def _block_depth(x, where="arrays"):
+    if isinstance(x, tuple):
+        raise TypeError(f"{where} is a tuple. Only lists can be used to arrange blocks, and "
+                        "np.block does not allow implicit conversion from tuple to ndarray.")
+    if not isinstance(x, list):
+        return 0
+    if not x:
+        raise ValueError(f"List at {where} cannot be empty")
+    depths = {_block_depth(y, f"{where}[{i}]") for i, y in enumerate(x)}
+    if len(depths) != 1:
+        raise ValueError("List depths are mismatched in np.block (all blocks must be nested "
+                         "equally deep)")
+    return depths.pop() + 1
+
+
+@_values_if_constant(np.block)
+def block(arrays):
+    """np.block: nested lists of blocks joined by concatenates, innermost along the last axis.
+
+    >>> import tapegrad as tg
+    >>> a = tg.tensor([[1.0]], requires_grad=True)
+    >>> block([[a, a * 2], [a * 3, a * 4]])
+    tensor([[1., 2.],
+            [3., 4.]], grad_fn=<...>)
+    """
+    depth = _block_depth(arrays)
+
+    def leaves(x):
+        return [v for y in x for v in leaves(y)] if isinstance(x, list) else [O._t(x)]
+    ndim = max([depth] + [v.ndim for v in leaves(arrays)])
+
+    def join(x, d):
+        if d == depth:
+            x = O._t(x)
+            return O.reshape(x, (1,) * (ndim - x.ndim) + x.shape)
+        return O.concatenate([join(y, d + 1) for y in x], d - depth)
+    return join(arrays, 0)
+
+
+def _cumulative(np_fn, scan, name, identity):
+    @_values_if_constant(np_fn)
+    def impl(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+        _no_out(name, out, dtype)
+        x = O._t(x)
+        if axis is None:
+            if x.ndim > 1:
+                raise ValueError(f"{name}: axis must be specified for multi-dimensional "
+                                 "arrays.")
+            axis = 0
+        out = scan(x, axis)
+        if include_initial:
+            shape = list(x.shape)
+            shape[axis % max(x.ndim, 1)] = 1
+            out = O.concatenate([np.full(shape, identity), out], axis)
+        return out
+    impl.__name__ = impl.__qualname__ = name
+    impl.__doc__ = f"np.{name} (NumPy 2's array-API scan), include_initial as NumPy."
+    return impl
+
+
+if hasattr(np, "cumulative_sum"):
+    cumulative_sum = _cumulative(np.cumulative_sum, O.cumsum, "cumulative_sum", 0.0)
+    cumulative_prod = _cumulative(np.cumulative_prod, O.cumprod, "cumulative_prod", 1.0)
+
+
+@_values_if_constant(np.trapezoid)
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """np.trapezoid: the trapezoidal rule along ``axis`` (samples and coordinates may be
+    Tensors).
+
+    >>> import tapegrad as tg
+    >>> trapezoid(tg.tensor([1.0, 2.0, 3.0], requires_grad=True), dx=0.5)
+    tensor(2., grad_fn=<...>)
+    """
+    y = O._t(y)
+    ax = O._norm_axes(axis, y.ndim, "trapezoid")[0]
+    if x is None:
+        d = dx
+    else:
+        x = O._t(x)
+        d = O.diff(x, axis=-1 if x.ndim == 1 else ax)
+        if x.ndim == 1:
+            shape = [1] * y.ndim
+            shape[ax] = d.shape[0]
+            d = O.reshape(d, tuple(shape))
+    hi, lo = _slice(y.ndim, ax, slice(1, None)), _slice(y.ndim, ax, slice(None, -1))
+    avg = O.div(O.add(O.getitem(y, hi), O.getitem(y, lo)), 2.0)
+    return O.sum(O.mul(d, avg), ax)
+
+
+# ---- numpy.linalg's array-API names ---------------------------------------------------------
+
+def _linalg_diagonal(x, /, *, offset=0):
+    return diagonal(x, offset, -2, -1)
+
+
+def _linalg_trace(x, /, *, offset=0, dtype=None):
+    _no_out("linalg.trace", None, dtype)
+    return O.sum(diagonal(x, offset, -2, -1), -1)
+
+
+def _linalg_cross(x1, x2, /, *, axis=-1):
+    x1, x2 = O._t(x1), O._t(x2)
+    if x1.shape[axis] != 3 or x2.shape[axis] != 3:
+        raise ValueError(f"Both input arrays must be (arrays of) 3-dimensional vectors, but "
+                         f"they are {x1.shape[axis]} and {x2.shape[axis]} dimensional instead.")
+    return cross(x1, x2, axis=axis)
+
+
+def _linalg_outer(x1, x2, /):
+    x1, x2 = O._t(x1), O._t(x2)
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ValueError(f"Input arrays must be one-dimensional, but they are x1.ndim="
+                         f"{x1.ndim} and x2.ndim={x2.ndim}.")
+    return O.outer(x1, x2)
+
+
+def _linalg_vecdot(x1, x2, /, *, axis=-1):
+    return O.sum(O.mul(x1, x2), axis)
+
+
+def _vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 - NumPy's name
+    x = O._t(x)
+    axes = O._norm_axes(axis, x.ndim, "vector_norm")
+    rest = [d for d in range(x.ndim) if d not in axes]
+    lanes = _moveaxis(x, axes, list(range(len(rest), x.ndim))) if axes else x
+    lanes = O.reshape(lanes, tuple(x.shape[d] for d in rest) + (-1,))
+    out = O.norm(lanes, ord, -1)
+    if keepdims:
+        out = O.reshape(out, tuple(1 if d in axes else s for d, s in enumerate(x.shape)))
+    return out
+
+
+def _matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002 - NumPy's name
+    return O.norm(x, ord, (-2, -1), keepdims)
+
+
+LINALG = {np.linalg.diagonal: _linalg_diagonal, np.linalg.trace: _linalg_trace,
+          np.linalg.cross: _linalg_cross, np.linalg.outer: _linalg_outer,
+          np.linalg.matmul: lambda x1, x2, /: O.matmul(x1, x2),
+          np.linalg.tensordot: lambda x1, x2, /, *, axes=2: O.tensordot(x1, x2, axes),
+          np.linalg.vecdot: _linalg_vecdot, np.linalg.matrix_transpose: matrix_transpose,
+          np.linalg.vector_norm: _vector_norm, np.linalg.matrix_norm: _matrix_norm}
+
+
 FUNCTIONS = {np.kron: kron, np.diag: diag, np.diagonal: diagonal, np.trace: trace,
              np.tril: tril, np.triu: triu, np.repeat: repeat, np.tile: tile, np.roll: roll,
              np.flip: flip, np.flipud: flipud, np.fliplr: fliplr, np.rot90: rot90,
@@ -672,6 +925,13 @@ FUNCTIONS = {np.kron: kron, np.diag: diag, np.diagonal: diagonal, np.trace: trac
              np.hsplit: hsplit, np.vsplit: vsplit, np.dsplit: dsplit,
              np.column_stack: column_stack, np.dstack: dstack, np.append: append, np.pad: pad,
              np.select: select, np.gradient: gradient, np.cross: cross, np.linspace: linspace,
-             np.convolve: convolve, np.correlate: correlate, np.einsum: einsum}
+             np.convolve: convolve, np.correlate: correlate, np.einsum: einsum,
+             np.take: take, np.take_along_axis: take_along_axis, np.compress: compress,
+             np.extract: extract, np.delete: delete, np.insert: insert, np.resize: resize,
+             np.diagflat: diagflat, np.ediff1d: ediff1d, np.block: block,
+             np.matrix_transpose: matrix_transpose, np.trapezoid: trapezoid, **LINALG}
 if hasattr(np, "row_stack"):
     FUNCTIONS[np.row_stack] = row_stack
+if hasattr(np, "unstack"):
+    FUNCTIONS.update({np.unstack: unstack, np.cumulative_sum: cumulative_sum,
+                      np.cumulative_prod: cumulative_prod})
