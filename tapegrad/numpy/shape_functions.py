@@ -77,6 +77,50 @@ def _take(a, idx, base=None):
     return O.gather_flat(a, idx, idx.shape)
 
 
+# the docstring example of each function made by a factory below: (arguments, what it shows)
+_EXAMPLES = {
+    "repeat": ("x, [1, 0, 2], axis=1", "[[1.0, 3.0, 3.0], [4.0, 6.0, 6.0]]"),
+    "tile": ("x[0], 2", "[1.0, 2.0, 3.0, 1.0, 2.0, 3.0]"),
+    "roll": ("x, 1", "[[6.0, 1.0, 2.0], [3.0, 4.0, 5.0]]"),
+    "flip": ("x, 1", "[[3.0, 2.0, 1.0], [6.0, 5.0, 4.0]]"),
+    "flipud": ("x", "[[4.0, 5.0, 6.0], [1.0, 2.0, 3.0]]"),
+    "fliplr": ("x", "[[3.0, 2.0, 1.0], [6.0, 5.0, 4.0]]"),
+    "rot90": ("x", "[[3.0, 6.0], [2.0, 5.0], [1.0, 4.0]]"),
+    "rollaxis": ("x, 1", "[[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]"),
+    "diagonal": ("x, 1", "[2.0, 6.0]"),
+    "split": ("x[0], [1]", "[[1.0], [2.0, 3.0]]"),
+    "array_split": ("x[0], 2", "[[1.0, 2.0], [3.0]]"),
+    "hsplit": ("x, [2]", "[[[1.0, 2.0], [4.0, 5.0]], [[3.0], [6.0]]]"),
+    "vsplit": ("x, 2", "[[[1.0, 2.0, 3.0]], [[4.0, 5.0, 6.0]]]"),
+    "dsplit": ("x[None], [1]", "[[[[1.0], [4.0]]], [[[2.0, 3.0], [5.0, 6.0]]]]"),
+    "delete": ("x, 0, axis=1", "[[2.0, 3.0], [5.0, 6.0]]"),
+    "resize": ("x[0], 4", "[1.0, 2.0, 3.0, 1.0]"),
+    "matrix_transpose": ("x", "[[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]"),
+    "unstack": ("x", "[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]"),
+    "atleast_1d": ("x[0, 0]", "[1.0]"),
+    "atleast_2d": ("x[0]", "[[1.0, 2.0, 3.0]]"),
+    "atleast_3d": ("x", "(2, 3, 1)"),
+    "tril": ("x", "[[1.0, 0.0, 0.0], [4.0, 5.0, 0.0]]"),
+    "triu": ("x, 1", "[[0.0, 2.0, 3.0], [0.0, 0.0, 6.0]]"),
+    "cumulative_sum": ("x[0], include_initial=True", "[0.0, 1.0, 3.0, 6.0]"),
+    "cumulative_prod": ("x, axis=1", "[[1.0, 2.0, 6.0], [4.0, 20.0, 120.0]]"),
+}
+_LISTS = ("split", "array_split", "hsplit", "vsplit", "dsplit", "unstack")
+
+
+def _named(f, name, summary):
+    """Give a factory-made function its name and a docstring with its example."""
+    args, shown = _EXAMPLES[name]
+    call = f"{name}({args})"
+    call = (f"[p.tolist() for p in {call}]" if name in _LISTS else
+            f"{call}.shape" if name == "atleast_3d" else f"{call}.tolist()")
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"{summary}\n\n    >>> import tapegrad as tg\n"
+                 "    >>> x = tg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "
+                 f"requires_grad=True)\n    >>> {call}\n    {shown}\n    ")
+    return f
+
+
 def _rearrange(np_fn, name):
     """A NumPy function that only moves elements, run on the element indices of its input."""
     def impl(a, *args, **kwargs):
@@ -86,9 +130,8 @@ def _rearrange(np_fn, name):
         if isinstance(picked, (list, tuple)):
             return type(picked)(_take(a, p, base) for p in picked)
         return _take(a, picked, base)
-    impl.__name__ = impl.__qualname__ = name
-    impl.__doc__ = f"np.{name} on Tensors: one VIEW or GATHER row (see the module docstring)."
-    return _values_if_constant(np_fn)(impl)
+    return _named(_values_if_constant(np_fn)(impl), name,
+                  f"np.{name} on Tensors: one VIEW or GATHER row (see the module docstring).")
 
 
 repeat = _rearrange(np.repeat, "repeat")
@@ -113,9 +156,7 @@ def _atleast(np_fn, name):
     def impl(*arys):
         out = tuple(one(a) for a in arys)
         return out[0] if len(out) == 1 else out
-    impl.__name__ = impl.__qualname__ = name
-    impl.__doc__ = f"np.{name} on Tensors (a reshaping view of each argument)."
-    return impl
+    return _named(impl, name, f"np.{name} on Tensors (a reshaping view of each argument).")
 
 
 atleast_1d = _atleast(np.atleast_1d, "atleast_1d")
@@ -124,7 +165,7 @@ atleast_3d = _atleast(np.atleast_3d, "atleast_3d")
 
 
 @_values_if_constant(np.kron)
-def kron(a, b):
+def kron(a, b) -> Tensor:
     """np.kron as one broadcast product: a and b get interleaved unit axes.
 
     >>> import tapegrad as tg
@@ -143,7 +184,7 @@ def kron(a, b):
 
 
 @_values_if_constant(np.diag)
-def diag(v, k=0):
+def diag(v, k=0) -> Tensor:
     """np.diag: a 1-D input is scattered onto the k-th diagonal, a 2-D one gives its diagonal.
 
     >>> import tapegrad as tg
@@ -162,7 +203,7 @@ def diag(v, k=0):
 
 
 @_values_if_constant(np.trace)
-def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None) -> Tensor:
     """np.trace with any offset and axes: the sum of a diagonal view.
 
     >>> import tapegrad as tg
@@ -189,9 +230,7 @@ def _triangle(np_fn, name, lower):
         rows, cols = (m.shape[-2:] if m.ndim >= 2 else m.shape * 2)
         keep = np.tri(rows, cols, k if lower else k - 1, dtype=bool)
         return O.where(keep if lower else ~keep, m, 0.0)
-    impl.__name__ = impl.__qualname__ = name
-    impl.__doc__ = f"np.{name}: the other triangle is zeroed by one where row."
-    return impl
+    return _named(impl, name, f"np.{name}: the other triangle is zeroed by one where row.")
 
 
 tril = _triangle(np.tril, "tril", True)
@@ -199,7 +238,7 @@ triu = _triangle(np.triu, "triu", False)
 
 
 @_values_if_constant(np.column_stack)
-def column_stack(tup):
+def column_stack(tup) -> Tensor:
     """np.column_stack: 0-d and 1-D inputs become columns, then one concatenate.
 
     >>> import tapegrad as tg
@@ -214,7 +253,7 @@ def column_stack(tup):
 
 
 @_values_if_constant(np.dstack)
-def dstack(tup):
+def dstack(tup) -> Tensor:
     """np.dstack: stack along the third axis (inputs made at least 3-D first).
 
     >>> import tapegrad as tg
@@ -225,13 +264,18 @@ def dstack(tup):
 
 
 @_values_if_constant(getattr(np, "row_stack", np.vstack))
-def row_stack(tup):
-    """np.row_stack (an alias of vstack)."""
+def row_stack(tup) -> Tensor:
+    """np.row_stack (NumPy's deprecated alias of vstack).
+
+    >>> import tapegrad as tg
+    >>> row_stack([tg.tensor([1.0, 2.0], requires_grad=True), tg.tensor([3.0, 4.0])]).shape
+    (2, 2)
+    """
     return O.concatenate([atleast_2d(a) for a in tup], 0)
 
 
 @_values_if_constant(np.append)
-def append(arr, values, axis=None):
+def append(arr, values, axis=None) -> Tensor:
     """np.append: both flattened when axis is None, else one concatenate along ``axis``.
 
     >>> import tapegrad as tg
@@ -248,7 +292,7 @@ _PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
 
 
 @_values_if_constant(np.pad)
-def pad(array, pad_width, mode="constant", **kwargs):
+def pad(array, pad_width, mode="constant", **kwargs) -> Tensor:
     """np.pad with modes constant (constant_values may be Tensors), edge, reflect, symmetric and
     wrap: one GATHER row from the input (and the constants) placed by NumPy's own padding.
 
@@ -282,7 +326,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
     return O.gather_flat(both, placed, placed.shape)
 
 
-def select(condlist, choicelist, default=0):
+def select(condlist, choicelist, default=0) -> Tensor:
     """np.select: a chain of where rows, the first true condition winning.
 
     >>> import numpy as np, tapegrad as tg
@@ -367,7 +411,7 @@ def _gradient_axis(f, axis, dx, edge_order):
 
 
 @_values_if_constant(np.gradient)
-def gradient(f, *varargs, axis=None, edge_order=1):
+def gradient(f, *varargs, axis=None, edge_order=1) -> "Tensor | tuple[Tensor, ...]":
     """np.gradient: central differences inside, one-sided (edge_order 1 or 2) at the edges;
     spacings may be scalars or coordinate arrays, as in NumPy.
 
@@ -415,7 +459,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 
 
 @_values_if_constant(np.cross)
-def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None) -> Tensor:
     """np.cross of 2- and 3-vectors, from products of the components (NumPy's formulas).
 
     >>> import tapegrad as tg
@@ -462,7 +506,7 @@ def _moveaxis(a, source, destination):
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
-             device=None):
+             device=None) -> "Tensor | tuple[Tensor, Tensor | float]":
     """np.linspace differentiable in start and stop (NumPy's arithmetic, step by step).
 
     >>> import tapegrad as tg
@@ -504,7 +548,7 @@ def _norm(axes, ndim):
     return [int(a) % ndim for a in axes]
 
 
-def convolve_nd(a, b, axes=None, dot_axes=((), ()), mode="full"):
+def convolve_nd(a, b, axes=None, dot_axes=((), ()), mode="full") -> Tensor:
     """n-dimensional convolution (HIPS autograd's ``scipy.signal.convolve`` signature).
 
     ``axes`` pairs the convolved axes of ``a`` and ``b`` (default: all axes of both),
@@ -605,7 +649,7 @@ def _conv1d(name, a, v, mode, correlate):
 
 
 @_values_if_constant(np.convolve)
-def convolve(a, v, mode="full"):
+def convolve(a, v, mode="full") -> Tensor:
     """np.convolve (modes full, same, valid) as one window GATHER and one matmul.
 
     >>> import tapegrad as tg
@@ -616,7 +660,7 @@ def convolve(a, v, mode="full"):
 
 
 @_values_if_constant(np.correlate)
-def correlate(a, v, mode="valid"):
+def correlate(a, v, mode="valid") -> Tensor:
     """np.correlate (modes valid, same, full): convolve with the reversed ``v`` (real data).
 
     >>> import tapegrad as tg
@@ -642,7 +686,7 @@ def _sublist_letters(sub):
     return "".join(out)
 
 
-def einsum(*operands, out=None, optimize=False, **kwargs):
+def einsum(*operands, out=None, optimize=False, **kwargs) -> Tensor:
     """np.einsum in both forms (subscripts string, or interleaved operands and sublists),
     with '...', repeated labels, implicit output and size-1 broadcasting.
 
@@ -677,7 +721,7 @@ def _moved(a, place):
 
 
 @_values_if_constant(np.take)
-def take(a, indices, axis=None, out=None, mode="raise"):
+def take(a, indices, axis=None, out=None, mode="raise") -> Tensor:
     """np.take: one GATHER row (indices, axis and mode as NumPy).
 
     >>> import tapegrad as tg
@@ -689,7 +733,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 
 @_values_if_constant(np.take_along_axis)
-def take_along_axis(arr, indices, axis=-1):
+def take_along_axis(arr, indices, axis=-1) -> Tensor:
     """np.take_along_axis: one GATHER row.
 
     >>> import numpy as np, tapegrad as tg
@@ -700,7 +744,7 @@ def take_along_axis(arr, indices, axis=-1):
 
 
 @_values_if_constant(np.compress)
-def compress(condition, a, axis=None, out=None):
+def compress(condition, a, axis=None, out=None) -> Tensor:
     """np.compress: the slices where ``condition`` holds (one GATHER row).
 
     >>> import tapegrad as tg
@@ -712,7 +756,7 @@ def compress(condition, a, axis=None, out=None):
 
 
 @_values_if_constant(np.extract)
-def extract(condition, arr):
+def extract(condition, arr) -> Tensor:
     """np.extract: the elements where ``condition`` holds, flattened (one GATHER row).
 
     >>> import tapegrad as tg
@@ -730,7 +774,7 @@ if hasattr(np, "unstack"):
 
 
 @_values_if_constant(np.insert)
-def insert(arr, obj, values, axis=None):
+def insert(arr, obj, values, axis=None) -> Tensor:
     """np.insert: NumPy inserts a code for every value; one GATHER row then reads the input
     and the values (which may be Tensors) where the codes say.
 
@@ -746,7 +790,7 @@ def insert(arr, obj, values, axis=None):
 
 
 @_values_if_constant(np.diagflat)
-def diagflat(v, k=0):
+def diagflat(v, k=0) -> Tensor:
     """np.diagflat: the flattened input on the k-th diagonal.
 
     >>> import tapegrad as tg
@@ -757,7 +801,7 @@ def diagflat(v, k=0):
 
 
 @_values_if_constant(np.ediff1d)
-def ediff1d(ary, to_end=None, to_begin=None):
+def ediff1d(ary, to_end=None, to_begin=None) -> Tensor:
     """np.ediff1d: differences of the flattened input, with optional ends.
 
     >>> import tapegrad as tg
@@ -788,7 +832,7 @@ def _block_depth(x, where="arrays"):
 
 
 @_values_if_constant(np.block)
-def block(arrays):
+def block(arrays) -> Tensor:
     """np.block: nested lists of blocks joined by concatenates, innermost along the last axis.
 
     >>> import tapegrad as tg
@@ -827,9 +871,8 @@ def _cumulative(np_fn, scan, name, identity):
             shape[axis % max(x.ndim, 1)] = 1
             out = O.concatenate([np.full(shape, identity), out], axis)
         return out
-    impl.__name__ = impl.__qualname__ = name
-    impl.__doc__ = f"np.{name} (NumPy 2's array-API scan), include_initial as NumPy."
-    return impl
+    return _named(impl, name, f"np.{name} (NumPy 2's array-API scan), include_initial as "
+                  "NumPy.")
 
 
 if hasattr(np, "cumulative_sum"):
@@ -838,7 +881,7 @@ if hasattr(np, "cumulative_sum"):
 
 
 @_values_if_constant(np.trapezoid)
-def trapezoid(y, x=None, dx=1.0, axis=-1):
+def trapezoid(y, x=None, dx=1.0, axis=-1) -> Tensor:
     """np.trapezoid: the trapezoidal rule along ``axis`` (samples and coordinates may be
     Tensors).
 

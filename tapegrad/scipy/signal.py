@@ -17,7 +17,7 @@ _METHODS = ("auto", "direct", "fft")
 
 
 def convolve(in1, in2, mode: str = "full", axes=None, *, dot_axes=((), ()),
-             method: str = "auto"):
+             method: str = "auto") -> "Tensor | np.ndarray":
     """Convolve ``in1`` with ``in2`` along ``axes`` (pairs of axis lists, default all axes).
 
     ``dot_axes`` pairs axes that are summed over; the result's axes are in1's other axes,
