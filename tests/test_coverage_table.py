@@ -27,8 +27,11 @@ REFUSED = [n for n, s in ROWS if s == coverage_table.REFUSED]
 
 
 def test_the_checked_in_table_is_current():
-    want = coverage_table.table()
     got = (ROOT / "docs" / "COVERAGE.md").read_text()
+    if coverage_table.versions() not in got:
+        pytest.skip("docs/COVERAGE.md lists the names of other NumPy / SciPy versions than "
+                    f"these ({coverage_table.versions()})")
+    want = coverage_table.table()
     assert got == want, "docs/COVERAGE.md is stale: run python tools/coverage_table.py > " \
         "docs/COVERAGE.md"
 

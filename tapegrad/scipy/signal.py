@@ -29,8 +29,8 @@ def convolve(in1, in2, mode: str = "full", axes=None, *, dot_axes=((), ()),
     >>> x = tg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     >>> convolve(x, [[0.0, 1.0], [1.0, 0.0]], mode="valid")
     tensor([[5.]], grad_fn=<...>)
-    >>> convolve([1.0, 2.0, 3.0], [0.0, 1.0, 0.5], mode="same")
-    array([1. , 2.5, 4. ])
+    >>> convolve([[1.0, 2.0]], [1.0, 1.0], axes=([1], [0]))    # rows of in1 with in2
+    array([[1., 3., 2.]])
     """
     if isinstance(axes, str):           # SciPy's positional order: (in1, in2, mode, method)
         axes, method = None, axes
