@@ -949,6 +949,12 @@ def _index_key(key):
     return (tuple(norm) if isinstance(key, tuple) else norm[0]), basic
 
 
+def _counted(flat):
+    """Index parameters as the GATHER / SCATTER / SETITEM kernels read them: count, indices
+    (one array, never a Python list of a million scalars)."""
+    return np.concatenate((np.array([flat.size], np.int64), np.asarray(flat, np.int64)))
+
+
 def getitem(x, key):
     x = _t(x)
     key, basic = _index_key(key)
@@ -969,7 +975,7 @@ def getitem(x, key):
     t = tape_for(x)
     ra = row_of(t, x)
     flat = np.asarray(flat).ravel()
-    return record(t, C.GATHER, ra, -1, out, ip=t.add_ints([flat.size, *flat]))
+    return record(t, C.GATHER, ra, -1, out, ip=t.add_ints(_counted(flat)))
 
 
 def setitem(x, key, value):
@@ -994,7 +1000,7 @@ def setitem(x, key, value):
     ra = row_of(t, x)
     vt = value if isinstance(value, Tensor) else Tensor._const(result(np.asarray(vv, float)))
     rb = _as_shape(t, vt, np.asarray(xv[key]).shape)
-    return record(t, C.SETITEM, ra, rb, out, ip=t.add_ints([flat.size, *flat]))
+    return record(t, C.SETITEM, ra, rb, out, ip=t.add_ints(_counted(flat)))
 
 
 def scatter_add(g, flat_idx, shape):
@@ -1011,7 +1017,7 @@ def scatter_add(g, flat_idx, shape):
     if not needs_grad(g):
         return Tensor._const(out)
     t = tape_for(g)
-    return record(t, C.SCATTER, row_of(t, g), -1, out, ip=t.add_ints([flat_idx.size, *flat_idx]))
+    return record(t, C.SCATTER, row_of(t, g), -1, out, ip=t.add_ints(_counted(flat_idx)))
 
 
 def gather_flat(x, flat_idx, shape):
@@ -1022,7 +1028,7 @@ def gather_flat(x, flat_idx, shape):
     if not needs_grad(x):
         return Tensor._const(out)
     t = tape_for(x)
-    return record(t, C.GATHER, row_of(t, x), -1, out, ip=t.add_ints([flat_idx.size, *flat_idx]))
+    return record(t, C.GATHER, row_of(t, x), -1, out, ip=t.add_ints(_counted(flat_idx)))
 
 
 # ---- composites for numpy dispatch and tapegrad.numpy --------------------------------------------

@@ -595,20 +595,17 @@ def _windows_dot(a, b, ca, cb, da, db, start, length):
     HIPS axis order: a's free axes, b's free axes, convolved axes."""
     c = len(ca)
     rest = [i for i in range(a.ndim) if i not in ca]
-    idx = np.moveaxis(O._flat_index(a.shape), ca, list(range(a.ndim - c, a.ndim)))
-    n = [a.shape[i] for i in ca]
+    last = tuple(range(a.ndim - c, a.ndim))
     m = [b.shape[j] for j in cb]
-    grids = []
-    valid = True
-    for k in range(c):
-        pos = start[k] + np.arange(length[k])[:, None] - np.arange(m[k])[None, :]
-        shape = [1] * (2 * c)
-        shape[k], shape[c + k] = length[k], m[k]
-        pos = pos.reshape(shape)
-        valid = valid & (pos >= 0) & (pos < n[k])
-        grids.append(np.clip(pos, 0, n[k] - 1))
-    win = idx[(Ellipsis, *grids)]              # rest..., lengths..., kernel positions...
-    win = np.where(valid, win, a.size)         # a.size: the zero appended below
+    # a's element indices, convolved axes last, padded with a.size (the zero appended below);
+    # window f' of the padded axis holds a[f' - (m-1) + j'], so the reversed window f = f'
+    # - start holds a[start + f - j] for j = 0..m-1
+    idx = np.moveaxis(O._flat_index(a.shape), ca, list(last))
+    idx = np.pad(idx, [(0, 0)] * len(rest) + [(y - 1, y - 1) for y in m],
+                 constant_values=a.size)
+    win = np.lib.stride_tricks.sliding_window_view(idx, m, axis=last)
+    win = win[(Ellipsis, *(slice(s, s + n) for s, n in zip(start, length, strict=True)),
+               *([slice(None, None, -1)] * c))]
     padded = O.concatenate([O.ravel(a), np.zeros(1)], 0)
     w = O.gather_flat(padded, win, win.shape)
     nr = len(rest)
