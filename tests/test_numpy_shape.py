@@ -209,6 +209,26 @@ CASES = {
     "linalg_vector_norm_inf": (lambda a: np.linalg.vector_norm(a, axis=1, ord=np.inf), [A34]),
     "linalg_matrix_norm": (np.linalg.matrix_norm, [A234]),
     "linalg_matrix_norm_1": (lambda a: np.linalg.matrix_norm(a, ord=1, keepdims=True), [A234]),
+    "broadcast_arrays": (lambda a, b: np.broadcast_arrays(a, b, np.ones((2, 1, 1))),
+                         [V3, _r(4, 1)]),
+    "meshgrid": (lambda a, b: np.meshgrid(a, b), [V3, _r(2)]),
+    "meshgrid_ij_sparse": (lambda a, b, c: np.meshgrid(a, b, c, indexing="ij", sparse=True),
+                           [V3, _r(2), _r(2)]),
+    "choose": (lambda a, b: np.choose(np.array([[0, 1, 1], [1, 0, 0]]), [a, b]), [A23, V3]),
+    "choose_clip": (lambda a, b, c: np.choose(np.array([3, -1, 1]), [a, b, c], mode="clip"),
+                    [V3, V3 * 2, _r()]),
+    "bincount": (lambda w: np.bincount(np.array([3, 0, 3, 1, 3]), w), [V5]),
+    "bincount_minlength": (lambda w: np.bincount(np.array([1, 1]), weights=w, minlength=4),
+                           [_r(2)]),
+    "vander": (np.vander, [V3]),
+    "vander_n_increasing": (lambda x: np.vander(x, 5, increasing=True), [V3]),
+    "vander_n1": (lambda x: np.vander(x, 1), [V3]),
+    "logspace": (lambda a, b: np.logspace(a, b, 4), [_r(), _r()]),
+    "logspace_base_axis": (lambda a, b, c: np.logspace(a, b, 3, base=c, axis=-1),
+                           [V3, _r(2, 3), _r(3) + 3]),
+    "geomspace": (lambda a, b: np.geomspace(a, b, 5), [_r() + 3, _r() + 5]),
+    "geomspace_negative_axis": (lambda a, b: np.geomspace(a, b, 4, endpoint=False, axis=1),
+                                [-2 - np.abs(_r(3)), -0.5 - np.abs(_r(3))]),
 }
 SECOND_ORDER = {"kron", "diag_1d_k2", "pad_reflect", "roll_tuples", "cross", "linspace",
                 "convolve_same", "gradient_traced_coords", "select_default", "rot90_k3_3d"}
@@ -272,6 +292,24 @@ def test_returned_containers_and_integer_tensors_follow_numpy():
                                                                    1).tolist()
 
 
+def test_index_valued_helpers_run_on_the_values():
+    x = tg.tensor(A34, requires_grad=True)
+    for fn in (np.argwhere, lambda a: np.argpartition(a, 1), np.isneginf, np.isreal,
+               lambda a: np.searchsorted(np.sort(a.ravel()), [0.0, 1.0]),
+               lambda a: np.digitize(a, [-1.0, 0.0, 1.0]), np.tril_indices_from,
+               lambda a: np.isin(a, [A34[0, 0]])):
+        got, want = fn(x), fn(A34)
+        for g, w in zip(got if isinstance(got, tuple) else [got],
+                        want if isinstance(want, tuple) else [want], strict=True):
+            assert type(g) is np.ndarray and g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w)
+
+
+def test_broadcast_to_a_0d_shape_keeps_it_0d():
+    assert np.broadcast_to(tg.tensor(2.0), ()).shape == ()
+    assert np.geomspace(tg.tensor(1.0, requires_grad=True), 8.0, 4).shape == (4,)
+
+
 def test_numpy_edge_cases_raise_as_numpy_does():
     x = tg.tensor(A23, requires_grad=True)
     with pytest.raises(ValueError):
@@ -284,6 +322,10 @@ def test_numpy_edge_cases_raise_as_numpy_does():
         np.cross(x, x[:, :1])
     with pytest.raises(ValueError, match="same length"):
         np.select([M], [x, x])
+    with pytest.raises(ValueError, match="zero"):
+        np.geomspace(x[0, 0], 0.0)
+    with pytest.raises(ValueError, match="same length"):
+        np.bincount([0, 1], x[0])
     with pytest.raises(TypeError, match="boolean"):
         np.select([np.ones((2, 3))], [x])
     with pytest.warns(DeprecationWarning, match="2-dimensional vectors"):

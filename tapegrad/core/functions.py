@@ -762,7 +762,7 @@ def broadcast_to(x, shape):
     x = _t(x)
     shape = tuple(shape)
     try:
-        out = result(np.ascontiguousarray(np.broadcast_to(np.asarray(x._v), shape)))
+        out = result(np.array(np.broadcast_to(np.asarray(x._v), shape)))   # 0-d stays 0-d
     except ValueError:
         raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}") from None
     if not needs_grad(x):

@@ -334,6 +334,7 @@ VALUE_FUNCTIONS = {
     np.isclose, np.array_equal, np.array_equiv, np.zeros_like, np.ones_like, np.empty_like,
     np.full_like, np.any, np.all, np.can_cast, np.min_scalar_type,
 }
+VALUE_FUNCTIONS |= shape_functions.VALUE_FUNCTIONS
 
 
 def _array_function(self, func, types, args, kwargs):

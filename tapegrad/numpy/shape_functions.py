@@ -23,7 +23,8 @@ __all__ = ["kron", "diag", "diagonal", "trace", "tril", "triu", "repeat", "tile"
            "dstack", "append", "pad", "select", "gradient", "cross", "linspace", "convolve",
            "correlate", "einsum", "convolve_nd", "take", "take_along_axis", "compress",
            "extract", "delete", "insert", "resize", "matrix_transpose", "diagflat", "ediff1d",
-           "block", "trapezoid"]
+           "block", "trapezoid", "broadcast_arrays", "meshgrid", "choose", "bincount",
+           "vander", "logspace", "geomspace"]
 
 
 def _tensors(obj):
@@ -902,6 +903,138 @@ def trapezoid(y, x=None, dx=1.0, axis=-1) -> Tensor:
     return O.sum(O.mul(d, avg), ax)
 
 
+@_values_if_constant(np.broadcast_arrays)
+def broadcast_arrays(*args, subok=False) -> tuple:
+    """np.broadcast_arrays: each argument as a broadcasting view (a tuple, as NumPy 2).
+
+    >>> import tapegrad as tg
+    >>> [b.shape for b in broadcast_arrays(tg.tensor([1.0, 2.0], requires_grad=True), [[0.0]])]
+    [(1, 2), (1, 2)]
+    """
+    shape = np.broadcast_shapes(*(np.shape(_plain(a)) for a in args))
+    return tuple(_moved(a, lambda b: np.broadcast_to(b, shape)) for a in args)
+
+
+@_values_if_constant(np.meshgrid)
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy") -> tuple:
+    """np.meshgrid: NumPy builds the grids of element indices; each grid is a view of its
+    input (copy does not matter: Tensors are never written through).
+
+    >>> import tapegrad as tg
+    >>> [g.shape for g in meshgrid(tg.tensor([1.0, 2.0], requires_grad=True), [0.0, 1.0, 2.0])]
+    [(3, 2), (3, 2)]
+    """
+    xs = [O._t(x) for x in xi]
+    bases = [O._flat_index(x.shape) for x in xs]
+    grids = np.meshgrid(*bases, copy=False, sparse=sparse, indexing=indexing)
+    return tuple(_take(x, g, b) for x, g, b in zip(xs, grids, bases, strict=True))
+
+
+@_values_if_constant(np.choose)
+def choose(a, choices, out=None, mode="raise") -> Tensor:
+    """np.choose: one GATHER row from the (broadcast) choices, picked by the integers ``a``.
+
+    >>> import tapegrad as tg
+    >>> choose([1, 0, 1], [tg.tensor([1.0, 2.0, 3.0], requires_grad=True), [10.0, 20.0, 30.0]])
+    tensor([10.,  2., 30.], grad_fn=<...>)
+    """
+    _no_out("choose", out)
+    a = np.asarray(_plain(a))
+    cs = [O._t(c) for c in choices]
+    shape = np.broadcast_shapes(a.shape, *(c.shape for c in cs))
+    size = int(np.prod(shape, dtype=np.int64))
+    codes = [k * size + O._flat_index(shape) for k in range(len(cs))]
+    picked = np.choose(a, codes, mode=mode)
+    stacked = O.concatenate([O.ravel(O.broadcast_to(c, shape)) for c in cs], 0)
+    return O.gather_flat(stacked, picked, picked.shape)
+
+
+@_values_if_constant(np.bincount)
+def bincount(x, /, weights=None, minlength=0) -> Tensor:
+    """np.bincount with Tensor weights: one SCATTER row adds each weight into its bin (the
+    integer ``x`` carries no gradient).
+
+    >>> import tapegrad as tg
+    >>> bincount([0, 2, 2], tg.tensor([1.0, 2.0, 3.0], requires_grad=True))
+    tensor([1., 0., 5.], grad_fn=<...>)
+    """
+    x = np.asarray(_plain(x))
+    if weights is None:
+        return _const(np.bincount(x, minlength=minlength))
+    w = O._t(weights)
+    n = np.bincount(x, minlength=minlength).size       # NumPy's checks and length
+    if w.shape != x.shape:
+        raise ValueError("The weights and list don't have the same length.")
+    return O.scatter_add(w, x, (n,))
+
+
+@_values_if_constant(np.vander)
+def vander(x, N=None, increasing=False) -> Tensor:  # noqa: N803 - NumPy's name
+    """np.vander: the powers as a running product (NumPy's own order of multiplication).
+
+    >>> import tapegrad as tg
+    >>> vander(tg.tensor([2.0, 3.0], requires_grad=True), 3)
+    tensor([[4., 2., 1.],
+            [9., 3., 1.]], grad_fn=<...>)
+    """
+    x = O._t(x)
+    if x.ndim != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    n = x.shape[0] if N is None else operator.index(N)
+    cols = [np.ones((x.shape[0], min(n, 1)))]
+    if n > 1:
+        cols.append(O.cumprod(O.broadcast_to(O.reshape(x, (-1, 1)), (x.shape[0], n - 1)), 1))
+    v = O.concatenate(cols, 1) if len(cols) > 1 else O._t(cols[0])
+    return v if increasing else flip(v, 1)
+
+
+@_values_if_constant(np.logspace)
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0) -> Tensor:
+    """np.logspace: ``base ** linspace(start, stop)`` (start, stop and base may be traced).
+
+    >>> import tapegrad as tg
+    >>> logspace(tg.tensor(0.0, requires_grad=True), 2.0, 3)
+    tensor([  1.,  10., 100.], grad_fn=<...>)
+    """
+    _no_out("logspace", None, dtype)
+    nd = len(np.broadcast_shapes(*(np.shape(_plain(v)) for v in (start, stop, base))))
+    if nd > 0:
+        start, stop, base = (O.reshape(O._t(v), (1,) * (nd - np.ndim(_plain(v)))
+                                       + np.shape(_plain(v))) for v in (start, stop, base))
+        base = O.expand_dims(base, axis)
+    return O.power(base, linspace(start, stop, num, endpoint, axis=axis))
+
+
+@_values_if_constant(np.geomspace)
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0) -> Tensor:
+    """np.geomspace for real start and stop (NumPy's steps: through logspace, ends exact).
+
+    >>> import tapegrad as tg
+    >>> geomspace(tg.tensor(1.0, requires_grad=True), 1000.0, 4)
+    tensor([   1.,   10.,  100., 1000.], grad_fn=<...>)
+    """
+    _no_out("geomspace", None, dtype)
+    start, stop = O._t(start), O._t(stop)
+    if np.any(np.asarray(start._v) == 0) or np.any(np.asarray(stop._v) == 0):
+        raise ValueError("Geometric sequence cannot include zero")
+    shape = np.broadcast_shapes(start.shape, stop.shape)
+    sign = np.sign(np.broadcast_to(np.asarray(start._v), shape))   # piecewise constant
+    start = O.div(O.broadcast_to(start, shape), sign)
+    stop = O.div(O.broadcast_to(stop, shape), sign)
+    num = operator.index(num)
+    out = logspace(O.log10(start), O.log10(stop), num, endpoint)
+    if num > 0:                         # the ends are start and stop themselves
+        parts = [O.reshape(start, (1,) + shape)]
+        if num > 1:
+            inner = slice(1, -1) if endpoint else slice(1, None)
+            parts.append(O.getitem(out, inner))
+            if endpoint:
+                parts.append(O.reshape(stop, (1,) + shape))
+        out = O.concatenate(parts, 0)
+    out = O.mul(out, sign)
+    return _moveaxis(out, 0, axis) if axis != 0 else out
+
+
 # ---- numpy.linalg's array-API names ---------------------------------------------------------
 
 def _linalg_diagonal(x, /, *, offset=0):
@@ -969,9 +1102,18 @@ FUNCTIONS = {np.kron: kron, np.diag: diag, np.diagonal: diagonal, np.trace: trac
              np.take: take, np.take_along_axis: take_along_axis, np.compress: compress,
              np.extract: extract, np.delete: delete, np.insert: insert, np.resize: resize,
              np.diagflat: diagflat, np.ediff1d: ediff1d, np.block: block,
-             np.matrix_transpose: matrix_transpose, np.trapezoid: trapezoid, **LINALG}
+             np.matrix_transpose: matrix_transpose, np.trapezoid: trapezoid,
+             np.broadcast_arrays: broadcast_arrays, np.meshgrid: meshgrid, np.choose: choose,
+             np.bincount: bincount, np.vander: vander, np.logspace: logspace,
+             np.geomspace: geomspace, **LINALG}
 if hasattr(np, "row_stack"):
     FUNCTIONS[np.row_stack] = row_stack
+
+# indexing helpers whose results are integers or booleans: they run on the values
+VALUE_FUNCTIONS = {np.argwhere, np.argpartition, np.searchsorted, np.digitize, np.lexsort,
+                   np.diag_indices_from, np.tril_indices_from, np.triu_indices_from,
+                   np.ravel_multi_index, np.unravel_index, np.ix_, np.isin, np.isneginf,
+                   np.isposinf, np.iscomplex, np.isreal}
 if hasattr(np, "unstack"):
     FUNCTIONS.update({np.unstack: unstack, np.cumulative_sum: cumulative_sum,
                       np.cumulative_prod: cumulative_prod})
