@@ -4,6 +4,8 @@
 checks each against finite differences (gradient and tangent), and tools/coverage_table.py traces
 each to tell whether ``tg.trace`` replays it in compiled code.  A name newly supported needs a
 case here (the coverage test says which are missing)."""
+import importlib
+
 import numpy as np
 
 import tapegrad.numpy as tnp
@@ -126,6 +128,57 @@ CASES.update({
     "numpy.linalg.matrix_transpose": (np.linalg.matrix_transpose, [S]),
     "numpy.linalg.vector_norm": (lambda a: np.linalg.vector_norm(a, axis=0), [S]),
     "numpy.linalg.matrix_norm": (np.linalg.matrix_norm, [S]),
+})
+
+
+def _spd(n):
+    x = _u(-1, 1, n, n)
+    return x @ x.T + n * np.eye(n)
+
+
+WELL = _u(-1, 1, 3, 3) + 3.0 * np.eye(3)
+SPD = _spd(3)
+B3 = _u(-1, 1, 3, 2)
+CASES.update({
+    "numpy.linalg.inv": (np.linalg.inv, [WELL]),
+    "numpy.linalg.pinv": (np.linalg.pinv, [_u(-1, 1, 3, 2) + np.eye(3, 2)]),
+    "numpy.linalg.det": (np.linalg.det, [WELL]),
+    "numpy.linalg.slogdet": (lambda a: np.linalg.slogdet(a)[1], [WELL]),
+    "numpy.linalg.solve": (np.linalg.solve, [WELL, B3]),
+    "numpy.linalg.lstsq": (lambda a, b: np.linalg.lstsq(a, b, rcond=None)[0],
+                           [_u(-1, 1, 4, 2) + np.eye(4, 2), _u(-1, 1, 4)]),
+    "numpy.linalg.cholesky": (np.linalg.cholesky, [SPD]),
+    "numpy.linalg.qr": (lambda a: np.linalg.qr(a), [WELL]),
+    # eigenvectors and singular vectors only up to sign: their squares are well defined
+    "numpy.linalg.eigh": (lambda a: [np.linalg.eigh(a)[0], np.linalg.eigh(a)[1] ** 2], [SPD]),
+    "numpy.linalg.eigvalsh": (np.linalg.eigvalsh, [SPD]),
+    "numpy.linalg.svd": (lambda a: [np.linalg.svd(a, full_matrices=False)[1],
+                                    np.linalg.svd(a, full_matrices=False)[0] ** 2], [WELL]),
+    "numpy.linalg.matrix_power": (lambda a: np.linalg.matrix_power(a, 3), [S[:, :2]]),
+    "numpy.linalg.multi_dot": (lambda a, b, c: np.linalg.multi_dot([a, b, c]),
+                               [S, X34, _u(-1, 1, 4, 2)]),
+})
+
+
+def _scipy_linalg():
+    return importlib.import_module("tapegrad.scipy.linalg")   # SciPy is an optional extra
+
+
+_AB = _u(-1, 1, 4, 4)
+_AB[2] += 4.0                                    # banded (1, 2) with a strong diagonal
+CASES.update({
+    "scipy.linalg.solve_triangular": (
+        lambda a, b: _scipy_linalg().solve_triangular(a, b, lower=True), [WELL, B3]),
+    "scipy.linalg.cho_factor": (lambda a: _scipy_linalg().cho_factor(a)[0], [SPD]),
+    "scipy.linalg.cho_solve": (
+        lambda a, b: _scipy_linalg().cho_solve(_scipy_linalg().cho_factor(a), b), [SPD, B3]),
+    "scipy.linalg.solve_banded": (
+        lambda ab, b: _scipy_linalg().solve_banded((1, 2), ab, b), [_AB, _u(-1, 1, 4)]),
+    "scipy.linalg.solve_sylvester": (
+        lambda a, b, q: _scipy_linalg().solve_sylvester(a, b, q),
+        [WELL, _u(-1, 1, 2, 2) + 3 * np.eye(2), B3]),
+    "scipy.linalg.sqrtm": (lambda a: _scipy_linalg().sqrtm(a), [SPD]),
+    "scipy.linalg.expm": (lambda a: _scipy_linalg().expm(a), [0.5 * S[:, :2]]),
 })
 
 

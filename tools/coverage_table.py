@@ -70,10 +70,14 @@ def scipy_modules():
     for info in sorted(pkgutil.iter_modules(tapegrad.scipy.__path__), key=lambda i: i.name):
         if info.name.startswith("_"):
             continue
-        mod = importlib.import_module(f"tapegrad.scipy.{info.name}")
-        names = sorted(getattr(mod, "__all__", [
-            n for n, v in vars(mod).items() if not n.startswith("_") and callable(v)
-            and getattr(v, "__module__", None) == mod.__name__]))
+        try:
+            mod = importlib.import_module(f"tapegrad.scipy.{info.name}")
+        except ImportError:          # needs SciPy, an optional extra: not listed without it
+            continue
+        names = sorted(n for n in getattr(mod, "__all__", [
+            n for n, v in vars(mod).items() if getattr(v, "__module__", None) == mod.__name__])
+            if not n.startswith("_") and callable(getattr(mod, n))
+            and not isinstance(getattr(mod, n), type))      # not classes / exceptions
         try:
             theirs = importlib.import_module(f"scipy.{info.name}")
             others = sorted(n for n in getattr(theirs, "__all__", dir(theirs))
@@ -101,7 +105,7 @@ def trace_status(qualname):
             tr = tg.trace(f, *xs, argnums=tuple(range(len(xs))))
             ok = np.allclose(tr(*xs), f(*xs), rtol=1e-12, atol=1e-12)
         except Exception as e:  # noqa: BLE001 - reported in the table
-            return f"no ({type(e).__name__})"
+            return f"refused ({type(e).__name__})"
     if not ok:
         return "no (replay differs)"
     return "Python callback" if "CUSTOM" in tr.tape.stats()["by_op"] else "compiled"
@@ -134,7 +138,9 @@ def table():
         "(`np.X(t)` and `tapegrad.numpy.X`), and the same for the `tapegrad.scipy` modules.",
         "",
         f"- **{GRADIENT}**: differentiable (reverse and forward mode, any order); the tg.trace "
-        "column says whether a recorded trace replays it in compiled code.",
+        "column says whether a recorded trace replays it in compiled code (*compiled*), calls "
+        "back into Python for it (*Python callback*), or refuses to record it (*refused*: "
+        "use `tg.grad` and friends, which do not record a trace).",
         f"- **{TNP_ONLY}**: `np.X(t)` converts `t` (refused when it needs a gradient), "
         "`tapegrad.numpy.X(t)` differentiates.",
         f"- **{VALUE}**: runs on the values; the result carries no gradient (indices, "
