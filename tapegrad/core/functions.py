@@ -786,7 +786,7 @@ def broadcast_to(x, shape):
     x = _t(x)
     shape = tuple(shape)
     try:
-        out = result(np.ascontiguousarray(np.broadcast_to(np.asarray(x._v), shape)))
+        out = result(np.array(np.broadcast_to(np.asarray(x._v), shape)))   # 0-d stays 0-d
     except ValueError:
         raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}") from None
     if not needs_grad(x):
@@ -973,6 +973,12 @@ def _index_key(key):
     return (tuple(norm) if isinstance(key, tuple) else norm[0]), basic
 
 
+def _counted(flat):
+    """Index parameters as the GATHER / SCATTER / SETITEM kernels read them: count, indices
+    (one array, never a Python list of a million scalars)."""
+    return np.concatenate((np.array([flat.size], np.int64), np.asarray(flat, np.int64)))
+
+
 def getitem(x, key):
     x = _t(x)
     key, basic = _index_key(key)
@@ -993,7 +999,7 @@ def getitem(x, key):
     t = tape_for(x)
     ra = row_of(t, x)
     flat = np.asarray(flat).ravel()
-    return record(t, C.GATHER, ra, -1, out, ip=t.add_ints([flat.size, *flat]))
+    return record(t, C.GATHER, ra, -1, out, ip=t.add_ints(_counted(flat)))
 
 
 def setitem(x, key, value):
@@ -1018,7 +1024,7 @@ def setitem(x, key, value):
     ra = row_of(t, x)
     vt = value if isinstance(value, Tensor) else Tensor._const(result(np.asarray(vv, float)))
     rb = _as_shape(t, vt, np.asarray(xv[key]).shape)
-    return record(t, C.SETITEM, ra, rb, out, ip=t.add_ints([flat.size, *flat]))
+    return record(t, C.SETITEM, ra, rb, out, ip=t.add_ints(_counted(flat)))
 
 
 def scatter_add(g, flat_idx, shape):
@@ -1035,7 +1041,7 @@ def scatter_add(g, flat_idx, shape):
     if not needs_grad(g):
         return Tensor._const(out)
     t = tape_for(g)
-    return record(t, C.SCATTER, row_of(t, g), -1, out, ip=t.add_ints([flat_idx.size, *flat_idx]))
+    return record(t, C.SCATTER, row_of(t, g), -1, out, ip=t.add_ints(_counted(flat_idx)))
 
 
 def gather_flat(x, flat_idx, shape):
@@ -1046,7 +1052,7 @@ def gather_flat(x, flat_idx, shape):
     if not needs_grad(x):
         return Tensor._const(out)
     t = tape_for(x)
-    return record(t, C.GATHER, row_of(t, x), -1, out, ip=t.add_ints([flat_idx.size, *flat_idx]))
+    return record(t, C.GATHER, row_of(t, x), -1, out, ip=t.add_ints(_counted(flat_idx)))
 
 
 # ---- composites for numpy dispatch and tapegrad.numpy --------------------------------------------
@@ -1196,7 +1202,7 @@ def _einsum_parse(subscripts, ops):
         if "..." in t:
             k = x.ndim - len(t.replace("...", ""))
             t = t.replace("...", ell[nell - k:] if k > 0 else "")
-        if len(t) != x.ndim or not t.isalpha():
+        if len(t) != x.ndim or (t and not t.isalpha()):
             raise ValueError(f"einsum: subscripts {t!r} do not fit an operand of shape {x.shape}")
         labels.append(t)
     if arrow:
@@ -1238,6 +1244,26 @@ def _einsum_pair(x, sx, y, sy, keep):
     return z, "".join(batch + xfree + yfree)
 
 
+def _einsum_broadcast(terms):
+    """Size-1 axes broadcast against a label's size elsewhere (as NumPy does): they are
+    squeezed away, so the label is free in the operands that have it at full size."""
+    sizes = {}
+    for x, s in terms:
+        for c, n in zip(s, x.shape):
+            sizes.setdefault(c, set()).add(n)
+    for c, ns in sizes.items():
+        if len(ns - {1}) > 1:
+            raise ValueError(f"einsum: label {c!r} has sizes {sorted(ns)} that do not "
+                             "broadcast")
+    out = []
+    for x, s in terms:
+        keep = [i for i, c in enumerate(s) if not (x.shape[i] == 1 and sizes[c] - {1})]
+        if len(keep) < len(s):
+            x, s = reshape(x, tuple(x.shape[i] for i in keep)), "".join(s[i] for i in keep)
+        out.append((x, s))
+    return out
+
+
 def einsum(subscripts, *operands):
     """np.einsum for any number of operands (pairwise, left to right), with '...' and
     diagonals; each pairwise contraction is one batched matmul."""
@@ -1246,7 +1272,7 @@ def einsum(subscripts, *operands):
     if len(set(out)) != len(out) or any(c not in "".join(labels) for c in out):
         raise ValueError(f"einsum: output subscripts {out!r} repeat a label or use one no "
                          "operand has")
-    terms = [_einsum_diag(x, s) for x, s in zip(ops, labels)]
+    terms = _einsum_broadcast([_einsum_diag(x, s) for x, s in zip(ops, labels)])
     acc, sa = terms[0]
     for i in range(1, len(terms)):
         keep = out + "".join(s for _, s in terms[i + 1:])

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core import functions as O
 from ..core.tensor import Tensor
-from . import linalg_ops
+from . import linalg_ops, shape_functions
 
 
 def _plain(x):
@@ -27,7 +27,7 @@ def _plain(x):
 
 def _refuse(name, what):
     raise TypeError(f"numpy.{name}: {what} is not supported on tapegrad Tensors "
-                    "(it would drop the gradient)")
+                    "(it would drop the gradient; docs/COVERAGE.md lists what is)")
 
 
 _HARMLESS = {"dtype": (np.float64, float, "float64"), "order": ("C", "K", "A"),
@@ -329,6 +329,7 @@ FUNCTIONS = {
     np.real_if_close: lambda a, tol=100: O.real_if_close(a, tol),
 }
 FUNCTIONS.update(linalg_ops.FUNCTIONS)
+FUNCTIONS.update(shape_functions.FUNCTIONS)
 
 # results carry no gradient: shapes, indices, predicates, fresh arrays, rounded values
 VALUE_FUNCTIONS = {
@@ -337,6 +338,7 @@ VALUE_FUNCTIONS = {
     np.isclose, np.array_equal, np.array_equiv, np.zeros_like, np.ones_like, np.empty_like,
     np.full_like, np.any, np.all, np.can_cast, np.min_scalar_type,
 }
+VALUE_FUNCTIONS |= shape_functions.VALUE_FUNCTIONS
 
 
 def _array_function(self, func, types, args, kwargs):
@@ -349,7 +351,7 @@ def _array_function(self, func, types, args, kwargs):
     name = f"{'numpy.linalg' if 'linalg' in mod else 'numpy'}.{func.__name__}"
     raise TypeError(f"{name} is not supported on tapegrad Tensors (it would drop the "
                     "gradient); use tapegrad ops, or call it on t.detach().numpy() if no "
-                    "gradient is needed")
+                    "gradient is needed (docs/COVERAGE.md lists what is supported)")
 
 
 def attach():
