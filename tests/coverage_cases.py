@@ -8,6 +8,7 @@ import importlib
 
 import numpy as np
 
+import tapegrad as tg
 import tapegrad.numpy as tnp
 from tapegrad.scipy import signal
 
@@ -188,3 +189,58 @@ def _signal_convolve(a, b):
 
 
 CASES["scipy.signal.convolve"] = (_signal_convolve, [X34, _u(-1, 1, 2, 3)])
+
+
+def _special():
+    return importlib.import_module("tapegrad.scipy.special")   # SciPy is an optional extra
+
+
+def _sp(name, *fixed):
+    """special.<name>(x, *fixed), looked up when called (SciPy may be missing)."""
+    return lambda x: getattr(_special(), name)(x, *fixed)
+
+
+def _sp_first(name, first):
+    """special.<name>(first, x): differentiable in the second argument only."""
+    return lambda x: getattr(_special(), name)(first, x)
+
+
+_P01 = np.array([[0.15, 0.35, 0.62], [0.81, 0.27, 0.44]])           # inside (0, 1)
+for _name, _x in [("expit", S), ("logit", _P01), ("erf", S), ("erfc", S), ("erfinv", U),
+                  ("erfcinv", _P01 + 0.3), ("gamma", P), ("gammaln", P), ("gammasgn", P),
+                  ("rgamma", P), ("digamma", P), ("psi", P), ("j0", P), ("j1", P), ("y0", P),
+                  ("y1", P), ("i0", S), ("i1", S)]:
+    CASES[f"scipy.special.{_name}"] = (_sp(_name), [_x])
+CASES.update({
+    "scipy.special.logsumexp": (lambda x: _special().logsumexp(x, axis=1), [S]),
+    "scipy.special.softmax": (lambda x: _special().softmax(x, axis=1), [S]),
+    "scipy.special.log_softmax": (lambda x: _special().log_softmax(x, axis=0), [S]),
+    "scipy.special.polygamma": (_sp_first("polygamma", 1), [P]),
+    "scipy.special.multigammaln": (_sp("multigammaln", 2), [P + 1.0]),
+    "scipy.special.beta": (lambda a, b: _special().beta(a, b), [P, P[::-1] + 0.1]),
+    "scipy.special.betaln": (lambda a, b: _special().betaln(a, b), [P, P[::-1] + 0.1]),
+    "scipy.special.betainc": (lambda x: _special().betainc(2.0, 3.0, x), [_P01]),
+    "scipy.special.gammainc": (_sp_first("gammainc", 1.5), [P]),
+    "scipy.special.gammaincc": (_sp_first("gammaincc", 1.5), [P]),
+    "scipy.special.xlogy": (lambda x, y: _special().xlogy(x, y), [S, P]),
+    "scipy.special.xlog1py": (lambda x, y: _special().xlog1py(x, y), [S, P]),
+    "scipy.special.jn": (_sp_first("jn", 2), [P]),
+    "scipy.special.jv": (_sp_first("jv", 1.5), [P]),
+    "scipy.special.yn": (_sp_first("yn", 2), [P]),
+    "scipy.special.yv": (_sp_first("yv", 1.5), [P]),
+    "scipy.special.iv": (_sp_first("iv", 1.5), [P]),
+    "scipy.special.ive": (_sp_first("ive", 1.5), [P]),
+})
+
+
+def _odeint(y0, k):
+    # on plain arrays odeint is SciPy's LSODA, equal to tapegrad's solver only to the
+    # tolerance: the case always takes tapegrad's path, so values compare to rounding
+    integrate = importlib.import_module("tapegrad.scipy.integrate")
+    decay = lambda y, t, k: -k * y * y                      # noqa: E731
+    return integrate.odeint(decay, tnp.asarray(tg.tensor(y0) if isinstance(y0, np.ndarray)
+                                               else y0),
+                            np.array([0.0, 0.5, 1.0]), k, rtol=1e-10, atol=1e-10)
+
+
+CASES["scipy.integrate.odeint"] = (_odeint, [P[0], np.array(0.7)])
