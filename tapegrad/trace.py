@@ -51,7 +51,7 @@ class _TraceTape(T.Tape):
 
     __slots__ = ("_on", "grad_off")
 
-    def maybe_reset(self):
+    def maybe_reset(self, forward=True):
         return self
 
     @property
@@ -697,9 +697,10 @@ class Trace:
         rg = t.rg[:n].copy()
         frozen = ((ops == T.LEAF) & (np.arange(n) >= k)) | (ops == T.FREED)
         # Tensors f read from its closure (parameters...): re-read at every replay
-        self._closure = [(int(r), weakref.ref(t.handles[r]), np.shape(t.handles[r]._v))
+        objs = t.objs
+        self._closure = [(int(r), weakref.ref(objs[r]), np.shape(objs[r]._v))
                          for r in np.flatnonzero(frozen | ((ops == T.CONST) & (np.arange(n) >= k)))
-                         if t.handles[r] is not None]
+                         if objs.get(r) is not None]
         code[frozen] = T.CONST      # external leaves and retired values are constants here
         rg[frozen] = 0
         voff = t.voff[:n + 1].copy()
@@ -1027,7 +1028,6 @@ class Trace:
             t.rg[:self.n] = self.rg
             t._voff[:self.n + 1] = self.voff
             t.n = t.nsync = self.n
-            t.handles = [None] * self.n
             t.leaf_rows = [r for r in range(self.n) if self.voff[r] < self.m]
             t.extras = {r: s for r, s in self.sites.items()}
             t.ipool = self.ipool.copy()

@@ -52,13 +52,13 @@ def _captured(main, s, known):
     on their row of ``main``) and captured graph tensors (FREED placeholders on ``s``)."""
     found = []
     for r in s.leaf_rows:
-        h = s.handles[r]
+        h = s.objs.get(r)
         if h is not None and h._rg and id(h) not in known:
             known.add(id(h))
             _restore_leaf(main, h, s)
             found.append(h)
     for r in np.flatnonzero(s.ops() == T.FREED):
-        h = s.handles[int(r)]
+        h = s.objs.get(int(r))
         if h is not None and id(h) not in known:
             known.add(id(h))
             found.append(h)
@@ -74,7 +74,7 @@ def _restore_leaf(main, h, s):
     if not main.alive:
         return
     for r in reversed(main.leaf_rows):
-        if main.handles[r] is h:
+        if main.objs.get(r) is h:
             if np.array_equal(main.value(r), np.ravel(h._v)):
                 h._tape, h._row = main, r
             return
@@ -108,7 +108,7 @@ class CheckpointNode(CustomNode):
         (``tangents``: one flat array or None per input row)."""
         t = self.live_tape()
         self.check_inputs(t)
-        inputs = [t.handles[r] for r in self.input_rows]
+        inputs = self.input_handles(t)
         s, outs, _, out_rows, in_rows = self._recompute(
             lambda: _run_on_scratch(self.fn, self.args, self.kwargs, inputs))
         try:
@@ -140,7 +140,7 @@ class CheckpointNode(CustomNode):
 
     def backward_values(self, t, grads):
         self.check_inputs(t)
-        inputs = [t.handles[r] for r in self.input_rows]
+        inputs = self.input_handles(t)
         s, outs, _, out_rows, in_rows = self._recompute(
             lambda: _run_on_scratch(self.fn, self.args, self.kwargs, inputs))
         try:
@@ -172,7 +172,7 @@ class CheckpointNode(CustomNode):
         so the input gradients carry a graph."""
         t = self.live_tape()
         self.check_inputs(t)
-        inputs = [t.handles[r] for r in self.input_rows]
+        inputs = self.input_handles(t)
         raw = self._recompute(lambda: self.fn(*self.args, **self.kwargs))
         outs = raw if isinstance(raw, tuple) else (raw,)
         ys, gs = [], []

@@ -275,24 +275,18 @@ def _swap_in(self, new):
                            "in-place ops cannot broadcast the destination")
     bump_version(self, new._row)
     t = self._tape
-    if t is not None and t.alive and 0 <= self._row < len(t.handles) \
-            and t.handles[self._row] is self:
-        # the old row keeps a stand-in handle (sharing the version counter), so the user's
-        # handle is not listed twice: a doubly listed handle would keep the tape from resetting
-        old = object.__new__(Tensor)
-        old._v, old._tape, old._row, old._rg, old._leaf = self._v, t, self._row, self._rg, False
-        old._m = self._m
-        t.handles[self._row] = old
+    if t is not None and t.alive and self._row >= 0 and not self._leaf:
         retained = t.extras.get("retain")
         if retained and self._row in retained and new._tape is t:
-            retained[retained.index(self._row)] = new._row   # .grad follows the new version
+            retained[new._row] = retained.pop(self._row)   # .grad follows the new version
+    k = getattr(new, "_k", None)
+    if k is not None:
+        self._k = k          # the new row's range is held by this handle now
     self._v = new._v
     self._tape = new._tape
     self._row = new._row
     self._rg = new._rg
     self._leaf = new._leaf
-    if new._tape is not None and new._row >= 0:
-        new._tape.handles[new._row] = self
 
 
 def _setitem(self, key, value):
