@@ -697,10 +697,9 @@ class Trace:
         rg = t.rg[:n].copy()
         frozen = ((ops == T.LEAF) & (np.arange(n) >= k)) | (ops == T.FREED)
         # Tensors f read from its closure (parameters...): re-read at every replay
-        objs = t.objs
-        self._closure = [(int(r), weakref.ref(objs[r]), np.shape(objs[r]._v))
-                         for r in np.flatnonzero(frozen | ((ops == T.CONST) & (np.arange(n) >= k)))
-                         if objs.get(r) is not None]
+        held = ((int(r), t.entered(int(r)))
+                for r in np.flatnonzero(frozen | ((ops == T.CONST) & (np.arange(n) >= k))))
+        self._closure = [(r, weakref.ref(h), np.shape(h._v)) for r, h in held if h is not None]
         code[frozen] = T.CONST      # external leaves and retired values are constants here
         rg[frozen] = 0
         voff = t.voff[:n + 1].copy()

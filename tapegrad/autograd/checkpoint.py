@@ -52,13 +52,13 @@ def _captured(main, s, known):
     on their row of ``main``) and captured graph tensors (FREED placeholders on ``s``)."""
     found = []
     for r in s.leaf_rows:
-        h = s.objs.get(r)
+        h = s.entered(r)
         if h is not None and h._rg and id(h) not in known:
             known.add(id(h))
             _restore_leaf(main, h, s)
             found.append(h)
     for r in np.flatnonzero(s.ops() == T.FREED):
-        h = s.objs.get(int(r))
+        h = s.entered(int(r))
         if h is not None and id(h) not in known:
             known.add(id(h))
             found.append(h)
@@ -74,7 +74,7 @@ def _restore_leaf(main, h, s):
     if not main.alive:
         return
     for r in reversed(main.leaf_rows):
-        if main.objs.get(r) is h:
+        if main.entered(r) is h:
             if np.array_equal(main.value(r), np.ravel(h._v)):
                 h._tape, h._row = main, r
             return

@@ -204,9 +204,10 @@ def _rows_by_leaf(t, inputs):
     if not any(isinstance(x, Tensor) and x._leaf for x in inputs):
         return None
     out = {}
-    objs = t.objs
     for r in t.leaf_rows:
-        out.setdefault(id(objs.get(r)), []).append(r)
+        leaf = t.entered(r)
+        if leaf is not None:
+            out.setdefault(id(leaf), []).append(r)
     return out
 
 
@@ -302,7 +303,7 @@ def _accumulate_rows(t, top):
     for r in t.leaf_rows:
         if r > top or not (t.state[r] & 1):
             continue
-        leaf = t.objs.get(r)
+        leaf = t.entered(r)
         if leaf is None or not leaf._rg:
             continue
         g = t.gradient(r).reshape(leaf.shape)   # a view of the adjoint buffer

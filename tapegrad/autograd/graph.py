@@ -46,7 +46,7 @@ class Node:
         for r in operand_rows(t, self.row):
             code = t.op(r)
             if code == T.LEAF:
-                out.append((AccumulateGrad(t.objs.get(r)), 0))
+                out.append((AccumulateGrad(t.entered(r)), 0))
             elif code == T.CONST or not t.rg[r]:
                 out.append((None, 0))
             else:

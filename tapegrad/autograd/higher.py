@@ -22,7 +22,7 @@ def _const(v):
 
 
 def row_shape(t, r):
-    h = t.objs.get(r)
+    h = t.entered(r)
     if h is not None:
         return h.shape
     return t.shape(r)
@@ -30,7 +30,7 @@ def row_shape(t, r):
 
 def row_tensor(t, r, shape=None):
     """A handle on row ``r`` as it is on the tape (so new ops reference that very row)."""
-    h = t.objs.get(r)
+    h = t.entered(r)
     if h is not None and h._tape is t and h._row == r:
         return h
     if t.op(r) > T.CONST:
@@ -236,7 +236,7 @@ def backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused, freed_ms
     if accumulate:
         for r in t.leaf_rows:
             g = reached.get(r)
-            leaf = t.objs.get(r)
+            leaf = t.entered(r)
             if g is None or leaf is None or not leaf._rg:
                 continue
             g = O.reshape(g, leaf.shape) if g.shape != leaf.shape else g

@@ -22,21 +22,25 @@ keeps only weak references to the tokens.  A range whose token is alive holds a 
 it needs are its unfreed op rows.  So ``last_held_row`` is a search over the live ranges and
 the freed-state column, and no reference count is read.  Python objects are kept by row only
 where a row truly needs one: entered handles (leaves, constants, FREED placeholders) in
-``objs``, custom-op payloads and hooks in ``extras``, lazy arrays in ``lazy``.
+``objs`` (weakly: a leaf whose ``.grad`` carries a graph must not pin that graph through the
+tape), custom-op payloads and hooks in ``extras``, lazy arrays in ``lazy``.
 
 When nothing held needs a row, the tape is reset to empty: its arrays move to a fresh Tape
 object and the old one is retired (``alive = False``), so "is this handle's row still valid" is
 the single test ``x._tape is tape``.  When a held graph needs the first ``keep`` rows, the rows
-after it are cut: in place when no handle is alive on them, else the tape is retired with a
-forward (``fwd``, ``limit = keep``) to the successor that keeps rows [0, keep); ``live``
-follows it for a handle of a kept row (``row_of`` repoints the handle), while handles of the
-cut rows are stale.  Handles keep their own value, so they stay readable, and a retired handle
-that is used again enters the new tape as a constant (a leaf) or as a FREED placeholder that
-raises if a backward tries to pass through it.
+after it are cut: in place when no handle is alive on them, else the tape is retired in favour
+of a successor that keeps rows [0, keep).  The tapes retired by cuts share a ``Lineage`` (the
+live successor, and for each retired tape the rows still valid on it); ``live`` maps a handle
+of a kept row to the successor (``row_of`` repoints the handle), while handles of the cut rows
+are stale.  Retired tapes never reference each other, so a held handle keeps only its own.
+Handles keep their own value, so they stay readable, and a retired handle that is used again
+enters the new tape as a constant (a leaf) or as a FREED placeholder that raises if a backward
+tries to pass through it.
 """
 import bisect
 import mmap
 import threading
+import types
 import weakref
 
 import numpy as np
@@ -54,6 +58,7 @@ TOKEN_ROWS = 2048    # rows per handle token range (also bounds the pending rows
 ENTERED = (LEAF, CONST, FREED)
 
 
+_NO_ROWS = types.MappingProxyType({})
 MAPPED_MIN = 1 << 20   # columns this many bytes or larger live in their own memory maps
 
 
@@ -68,6 +73,32 @@ def zeros(n, dtype=np.float64):
     return np.frombuffer(mmap.mmap(-1, nbytes), dtype, n)
 
 
+class Lineage:
+    """The tapes one thread retired by cuts.  ``cuts`` is one tuple (so it is replaced in one
+    store): generations and keeps, both increasing; a tape retired as generation g keeps
+    valid the rows below the keep of the first cut at or after g (later cuts can only lower
+    what is valid)."""
+
+    __slots__ = ("tape", "cuts", "count")
+
+    def __init__(self, tape):
+        self.tape = tape
+        self.cuts = ((), ())
+        self.count = 0
+
+    def cut(self, keep):
+        """Note that rows ``keep`` and later are gone for every tape retired so far; returns
+        the generation of the cut."""
+        g = self.count
+        gens, keeps = self.cuts
+        j = len(keeps)
+        while j and keeps[j - 1] >= keep:
+            j -= 1
+        self.cuts = (gens[:j] + (g,), keeps[:j] + (keep,))
+        self.count = g + 1
+        return g
+
+
 class Token:
     """What graph handles of one row range share: the tape sees it only through a weakref."""
 
@@ -80,7 +111,7 @@ class Tape:
     __slots__ = ("owner", "enabled", "alive", "n", "objs", "leaf_rows", "extras", "cap",
                  "_code", "ip", "_fp", "rg", "state", "sh", "_voff", "_val", "adj", "vcap", "np",
                  "ipool", "nf", "fpool", "ns", "spool", "pc", "pv", "pf", "parr", "nsync", "lazy",
-                 "fastcap", "anomaly", "tok", "tokend", "starts", "refs", "fwd", "limit",
+                 "fastcap", "anomaly", "tok", "tokend", "starts", "refs", "lin", "gen",
                  "__weakref__")
     ARRAYS = ("_code", "ip", "_fp", "rg", "state", "sh", "_voff", "_val", "adj", "ipool",
               "fpool", "spool")
@@ -94,7 +125,7 @@ class Tape:
         self.nsync = 0           # rows [0, nsync) are in the numpy columns
         self.pc, self.pv, self.pf = [], [], []   # pending rows: code word, value, fp
         self.parr = False        # some pending values are (small) arrays, not floats
-        self.objs = {}           # row -> entered handle (LEAF, CONST or FREED rows only)
+        self.objs = {}           # row -> weakref to the entered handle (LEAF/CONST/FREED rows)
         self.leaf_rows = []      # rows of LEAF entries, for accumulating .grad
         self.extras = {}         # row -> Python payload (custom Function ctx, guard info)
         self.lazy = {}           # row -> array not yet copied into ``val`` (see module doc)
@@ -102,8 +133,8 @@ class Tape:
         self.tok = None          # token of the current row range (None: push starts one)
         self.tokend = 0          # the fast paths stay below this row (see set_fast_path)
         self.starts, self.refs = [], []   # token ranges: start rows, weakrefs to the tokens
-        self.fwd = None          # retired by a cut: the successor keeping rows [0, limit)
-        self.limit = 0
+        self.lin = None          # the Lineage of the tapes this thread retired by cuts
+        self.gen = -1            # retired by a cut: its generation in ``lin``
         self.cap = 0
         self._alloc_rows(rows)
         self._alloc_values(values)
@@ -284,6 +315,12 @@ class Tape:
             self.refs[k + 1:k + 1] = [weakref.ref(tok), _dead]
         return tok
 
+    def entered(self, row):
+        """The handle entered at row ``row`` (a leaf, constant or FREED placeholder), or None
+        (a graph row, or a handle the user no longer holds)."""
+        ref = self.objs.get(row)
+        return None if ref is None else ref()
+
     def add_shape(self, shape):
         """Store a shape other than () / 1-D in ``spool``; returns its offset (the ``sh``)."""
         start = self.ns
@@ -358,7 +395,7 @@ class Tape:
     def push(self, code, ra, rb, value, handle, rg=1, fp=0.0, ip=0):
         """Append one row holding ``value`` (a float or an ndarray); returns the row.
 
-        ``handle`` is the row's Tensor: an entered one (LEAF/CONST/FREED) is kept in ``objs``,
+        ``handle`` is the row's Tensor: an entered one (LEAF/CONST/FREED) is noted in ``objs``,
         a graph handle gets the token of its range (``_k``)."""
         if self.pc or self.pv or self.pf:
             self.sync()
@@ -387,7 +424,7 @@ class Tape:
             self.rg[i] = 0
         if handle is not None:
             if code in ENTERED:
-                self.objs[i] = handle
+                self.objs[i] = weakref.ref(handle)
             else:
                 handle._k = self.tok
         self.nsync = i + 1    # an interrupt here leaves nsync > n: drop_torn undoes it
@@ -473,10 +510,12 @@ class Tape:
         entered handles of dropped rows are detached."""
         self.sync()
         n = self.n
+        if self.lin is not None:   # tapes retired before forward to this one: not past keep
+            self.lin.cut(keep)
         objs = self.objs
         for r in [r for r in objs if r >= keep]:
-            h = objs.pop(r)
-            if h._tape is self and h._row == r:
+            h = objs.pop(r)()
+            if h is not None and h._tape is self and h._row == r:
                 h._tape = None
                 h._row = -1
         k = bisect.bisect_left(self.starts, keep)
@@ -522,8 +561,7 @@ class Tape:
         new = Tape.__new__(Tape)
         for name in Tape.__slots__[:-1]:
             setattr(new, name, getattr(self, name))
-        new.fwd = None
-        new.limit = 0
+        new.gen = -1
         return new
 
     def _retire(self, new):
@@ -537,9 +575,10 @@ class Tape:
         for name in Tape.ARRAYS:   # the retired tape drops its arrays; keeps owner/enabled/...
             if hasattr(self, name):
                 delattr(self, name)
-        self.objs, self.leaf_rows, self.extras, self.lazy = {}, [], {}, {}
-        self.starts, self.refs, self.tok = [], [], None
-        self.pc, self.pv, self.pf = [], [], []
+        # shared read-only empties: a retired tape stays small (a kept stale handle keeps it)
+        self.objs = self.extras = self.lazy = _NO_ROWS
+        self.leaf_rows = self.starts = self.refs = self.pc = self.pv = self.pf = ()
+        self.tok = None
         self.n = self.nsync = 0
 
     def retire_to(self, keep):
@@ -552,15 +591,21 @@ class Tape:
         new.starts, new.refs = list(self.starts), list(self.refs)
         new.pc, new.pv, new.pf = [], [], []
         new.truncate(keep)
-        for r, h in new.objs.items():       # entered handles of kept rows move along
-            if h._tape is self and h._row == r:
+        for r, ref in new.objs.items():     # entered handles of kept rows move along
+            h = ref()
+            if h is not None and h._tape is self and h._row == r:
                 h._tape = new
         for v in new.extras.values():       # and payloads that name their tape
             ref = getattr(v, "tape", None)
             if isinstance(ref, weakref.ref) and ref() is self:
                 v.tape = weakref.ref(new)
-        self.limit = keep
-        self.fwd = new
+        lin = self.lin
+        if lin is None:
+            lin = self.lin = new.lin = Lineage(self)
+        # the cut is noted before the successor is named (an interrupt between them leaves
+        # fewer valid rows, never more), and both before this tape stops being alive
+        self.gen = lin.cut(keep)
+        lin.tape = new
         self._retire(new)
         return new
 
@@ -584,6 +629,8 @@ class Tape:
         new.rg[:n] = 1      # rows default to needing grad; constants clear it when pushed
         new._fp[:n] = 0.0
         new.sh[:n] = 0
+        new.lin = None
+        self.lin = None     # handles of this tape go stale, whatever cut it came from
         self._retire(new)
         return new
 
@@ -605,14 +652,19 @@ def _dead():
 
 
 def live(tape, row):
-    """The live tape on which row ``row`` of ``tape`` is still that row, or None (a retired
-    tape forwards its first ``limit`` rows to its successor)."""
-    t = tape
-    while t is not None and not t.alive:
-        if row >= t.limit:
-            return None
-        t = t.fwd
-    return t
+    """The live tape on which row ``row`` of ``tape`` is still that row, or None.  Only the
+    owning thread follows a cut (another thread's lineage may be changing under it)."""
+    if tape.alive:
+        return tape
+    lin = tape.lin
+    if lin is None or tape.owner != threading.get_ident():
+        return None
+    gens, keeps = lin.cuts
+    k = bisect.bisect_left(gens, tape.gen)
+    if k == len(gens) or row >= keeps[k]:
+        return None
+    t = lin.tape
+    return t if t.alive else None
 
 
 class _ThreadState(threading.local):

@@ -415,7 +415,7 @@ def row_of(t, x):
         if x._tape is t:
             return x._row
         cur = x._tape
-        if cur is not None and not cur.alive and cur.fwd is not None:
+        if cur is not None and not cur.alive and cur.lin is not None:
             cur = T.live(cur, x._row)     # a row kept by a cut: the handle follows it
             if cur is t:
                 x._tape = t
@@ -426,7 +426,7 @@ def row_of(t, x):
             shared = t.extras.get("shared")
             if shared is not None:
                 r = shared.get(id(x))
-                if r is not None:
+                if r is not None and t.entered(r) is x:   # (an id outlives its object)
                     return r
         v = x._v
         if v.__class__ is not float and v.dtype != np.float64:
@@ -445,7 +445,7 @@ def row_of(t, x):
                     x._tape = t
                     x._row = r
                     return r
-            t.extras.setdefault("shared", {})[id(x)] = r   # t.objs[r] keeps x alive
+            t.extras.setdefault("shared", {})[id(x)] = r   # checked against t.entered(r)
         return r
     v = value_of(x)
     return t.push(T.CONST, -1, -1, v, None, 0)
