@@ -2,36 +2,16 @@
 
 Each test runs on a tape of its own (a new thread), so handles other tests still hold cannot
 pin what it measures."""
-import functools
 import gc
 import math
-import threading
 import weakref
 
 import numpy as np
 import pytest
+from test_tape_lifetime import on_fresh_tape
 
 import tapegrad as tg
 from tapegrad import nn
-
-
-def on_fresh_tape(test):
-    @functools.wraps(test)
-    def run(*args, **kwargs):
-        box = []
-
-        def body():
-            try:
-                test(*args, **kwargs)
-            except BaseException as e:  # noqa: B902 - re-raised in the test's thread
-                box.append(e)
-
-        th = threading.Thread(target=body)
-        th.start()
-        th.join()
-        if box:
-            raise box[0]
-    return run
 
 
 def _chain_grad(x0, steps):
