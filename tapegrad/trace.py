@@ -44,6 +44,16 @@ PIN = 6
 _ARRAYS = ("code", "ip", "fp", "voff", "rg", "ipool", "fpool", "val")
 
 
+def _cores():
+    """Threads for one batch: one per core this process may run on (its CPU affinity, which a
+    container or ``taskset`` narrows), at most Numba's thread count."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:       # no affinity on this platform
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, numba.get_num_threads()))
+
+
 # ---- recording -----------------------------------------------------------------------------
 
 class _TraceTape(T.Tape):
@@ -986,7 +996,7 @@ class Trace:
         if nb:
             R.grad_batch(self.code, self.ip, self.fp, self.voff, self.rg, self.ipool,
                          self.fpool, self._work().val, self.n, self.out_row, XX, G, values, fails,
-                         numba.get_num_threads())
+                         _cores())
         for b in np.flatnonzero(fails >= 0):
             row = int(fails[b])
             if not (self._can_retrace() and self.code[row] & 255 == T.GUARD):

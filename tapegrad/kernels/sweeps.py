@@ -34,14 +34,14 @@ class RetraceRequired(RuntimeError):
     """A replayed trace met inputs that take another branch than the one recorded."""
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def where_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     cond = voff[ipool[p]]
     for j in range(n):
         D[lo + j] = (A[pa + j] if V[cond + j] != 0.0 else B[pb + j])
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def where_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                    kind):
     cond = voff[ipool[p]]
@@ -60,7 +60,7 @@ def where_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipo
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def strided_offsets(ipool, p, ndim, base):
     """Flat offsets base + sum(idx[d] * stride[d]) for every multi-index idx (C order) of the
     shape ipool[p:p+ndim] with strides ipool[p+ndim:p+2*ndim]."""
@@ -86,7 +86,7 @@ def strided_offsets(ipool, p, ndim, base):
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def view_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
@@ -94,7 +94,7 @@ def view_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         D[lo + j] = A[pa + offs[j]]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def view_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
@@ -104,13 +104,13 @@ def view_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipoo
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def reshape_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     for j in range(n):
         D[lo + j] = A[pa + j]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def reshape_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                      kind):
     state[ra] |= 1
@@ -119,7 +119,7 @@ def reshape_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def pairwise_sum(val, s, n):
     """NumPy's pairwise summation of val[s:s+n] (same blocking, same order)."""
     if n < 8:
@@ -157,7 +157,7 @@ def pairwise_sum(val, s, n):
     return pairwise_sum(val, s, n2) + pairwise_sum(val, s + n2, n - n2)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def sum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     # NumPy adds pairwise over the innermost reduced run: follow it, so a replay matches
     nd = ipool[p]
@@ -179,7 +179,7 @@ def sum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + offs[j]] += pairwise_sum(A, pa + j, run)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def sum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
@@ -189,7 +189,7 @@ def sum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def reduce_groups(V, pa, lo, n, offs, m):
     """Per output q of a product reduction: zero count, product of the non-zeros, first and
     second zero position, sum of t/x over non-zeros is left to the caller."""
@@ -211,7 +211,7 @@ def reduce_groups(V, pa, lo, n, offs, m):
     return zc, pnz, z1, z2
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def prod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
@@ -221,7 +221,7 @@ def prod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         D[lo + offs[j]] *= A[pa + j]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def prod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     # exact with zeros: d out / d x_j is the product of the other entries
     nd = ipool[p]
@@ -239,7 +239,7 @@ def prod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipoo
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
     """sum_j t_j * prod_{k != j} x_k per group, exact with zeros."""
     nd = ipool[p]
@@ -258,7 +258,7 @@ def prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
             tval[lo + q] += t * pnz[q]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def prod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state,
                           ipool, fpool):
     """Tangent of prod_backward: tadj_j += tg * P_-j + g * sum_{k != j} t_k P_-jk."""
@@ -291,7 +291,7 @@ def prod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, 
             tadj[pa + j] += g * tval[pa + other] * pnz[q]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def extreme_weights(V, pa, lo, n, offs):
     """Each entry's share of its group's gradient: ties split it evenly."""
     m = offs.shape[0]
@@ -307,7 +307,7 @@ def extreme_weights(V, pa, lo, n, offs):
     return w
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
@@ -324,7 +324,7 @@ def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + q] = x
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def extreme_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                      kind):
     nd = ipool[p]
@@ -336,7 +336,7 @@ def extreme_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
@@ -347,7 +347,7 @@ def extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
         tval[lo + offs[j]] += tval[pa + j] * w[j]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def amin_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
@@ -364,7 +364,7 @@ def amin_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + q] = x
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def matmul_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nb = ipool[p]
     mm = ipool[p + 1]
@@ -386,7 +386,7 @@ def matmul_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
                     D[c0 + u * nn + v] += x * B[b0 + q * tq + v * tv]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                     kind):
     nb = ipool[p]
@@ -421,14 +421,14 @@ def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def concat_operands(ipool, p):
     """The rows CONCAT reads (listed in its parameters)."""
     k = ipool[p + 2]
     return ipool[p + 3:p + 3 + k]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def concat_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     outer = ipool[p]
     inner = ipool[p + 1]
@@ -446,7 +446,7 @@ def concat_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         start += wd
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def concat_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                     kind):
     outer = ipool[p]
@@ -469,13 +469,13 @@ def concat_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def gather_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     for j in range(n):
         D[lo + j] = A[pa + ipool[p + 1 + j]]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def gather_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                     kind):
     state[ra] |= 1
@@ -484,7 +484,7 @@ def gather_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def setitem_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     m = ipool[p]
     for j in range(n):
@@ -493,7 +493,7 @@ def setitem_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         D[lo + ipool[p + 1 + j]] = B[pb + j]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def setitem_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                      kind):
     m = ipool[p]
@@ -514,7 +514,7 @@ def setitem_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def scatter_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     m = ipool[p]
     for j in range(n):
@@ -523,7 +523,7 @@ def scatter_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         D[lo + ipool[p + 1 + j]] += A[pa + j]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def scatter_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                      kind):
     m = ipool[p]
@@ -533,7 +533,7 @@ def scatter_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def scan_offsets(ipool, p):
     """Offsets of a scan's elements, one row per lane (o, i), in order along the axis."""
     outer = ipool[p]
@@ -547,7 +547,7 @@ def scan_offsets(ipool, p):
     return offs
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def cumsum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
@@ -560,7 +560,7 @@ def cumsum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + q] = s
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def cumsum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                     kind):
     # the adjoint of a running sum is the running sum the other way
@@ -577,7 +577,7 @@ def cumsum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def cumprod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = scan_offsets(ipool, p)
     for r in range(offs.shape[0]):
@@ -588,7 +588,7 @@ def cumprod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + q] = s
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def cumprod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                      kind):
     # exact with zeros: d x_j = E_j R_j, E_j = prod_{i<j} x_i (the previous output) and
@@ -606,7 +606,7 @@ def cumprod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
     """t out_k = t out_{k-1} x_k + out_{k-1} t_k (exact with zeros)."""
     offs = scan_offsets(ipool, p)
@@ -620,7 +620,7 @@ def cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
             e = val[lo + q]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def cumprod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state,
                              ipool, fpool):
     """Tangent of cumprod_backward: t(E_j R_j) = tE_j R_j + E_j tR_j, with tE_j the tangent of
@@ -646,7 +646,7 @@ def cumprod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, vof
                 tadj[pa + q] += tR
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, bottom, kind):
     """Reverse sweep over rows top..bottom, accumulating adjoints of reached rows.
 
@@ -1049,7 +1049,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
     return DONE, -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
     """Recompute rows 0..nrows-1 in place in ``val`` (LEAF/CONST rows are inputs).
 
@@ -1348,7 +1348,7 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
     return DONE, -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop):
     """Forward mode over rows start..stop-1: each row's tangent from its operands' tangents.
 
@@ -1837,7 +1837,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
     return DONE, -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj, tadj, top, bottom):
     """Reverse sweep carrying (adjoint, tangent of the adjoint) pairs over a tape whose tangents
     ``tangent_sweep`` computed: forward-over-reverse, so ``tadj`` of the inputs is H v."""
@@ -2644,7 +2644,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
     return DONE, -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def guard_holds(ip, fp, voff, ipool, val, i, lo, n, ra, rb):
     """A GUARD row: ``ipool[ip[i]]`` is the kind (0 <, 1 <=, 2 >, 3 >=, 4 ==, 5 !=, 6 pin: the
     value must not change); the row's own value holds the recorded outcome (0/1) or, for a
@@ -2678,7 +2678,7 @@ def guard_holds(ip, fp, voff, ipool, val, i, lo, n, ra, rb):
     return True
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def jacobian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top,
                     out_rows, seeds, in_rows, result):
     """One reverse sweep per cotangent, all inside one compiled call (reverse-mode Jacobian).
@@ -2715,7 +2715,7 @@ def jacobian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top,
     return DONE, -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def seed_tangents(voff, tval, flag, in_rows, v, top):
     """Zero the tangents of rows 0..top and lay ``v`` over the input rows."""
     for j in range(voff[top + 1]):
@@ -2732,7 +2732,7 @@ def seed_tangents(voff, tval, flag, in_rows, v, top):
         flag[ri] = 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def jvp_sweeps(code, ip, fp, voff, ipool, fpool, val, tval, flag, top, in_rows, tangents,
                out_rows, result):
     """One tangent sweep per row of ``tangents`` (laid over the concatenated values of
@@ -2755,7 +2755,7 @@ def jvp_sweeps(code, ip, fp, voff, ipool, fpool, val, tval, flag, top, in_rows, 
     return DONE, -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def hessian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj, tadj,
                    top, out_row, in_rows, tangents, result):
     """Hessian-vector products of the scalar ``out_row`` for every row of ``tangents``: a
@@ -2790,7 +2790,7 @@ def hessian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag,
     return DONE, -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_row, x, g):
     """One replay: x -> val[:x.size] (the input LEAF rows), forward sweep, backward sweep from
     the scalar ``out_row``; the gradient of the first g.size input values goes to g."""
@@ -2815,11 +2815,13 @@ def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_
     return DONE, -1
 
 
-@njit(parallel=True, cache=True, error_model="numpy")
+@njit(parallel=True, nogil=True, cache=True, error_model="numpy")
 def grad_batch(code, ip, fp, voff, rg, ipool, fpool, val0, nrows, out_row, X, G, values,
                fails, nthreads):
-    """grad_into for every row of X, in parallel over the batch (never over the tape): each
-    worker owns a value/adjoint/state buffer.  fails[b] is -1 or the row that stopped item b."""
+    """grad_into for every row of X, in parallel over the batch (never over the tape): one
+    contiguous chunk per thread, each with its own value/adjoint/state buffer, and the GIL
+    released for the whole call (like every sweep here: other Python threads run meanwhile).
+    fails[b] is -1 or the row that stopped item b."""
     nb = X.shape[0]
     nt = max(1, min(nb, nthreads))
     for c in prange(nt):
@@ -2835,7 +2837,7 @@ def grad_batch(code, ip, fp, voff, rg, ipool, fpool, val0, nrows, out_row, X, G,
             values[b] = val[voff[out_row]]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def replay_grad(arrays, x):
     """Gradient of a trace at the flat input ``x``, callable from user ``@njit`` code.
 
