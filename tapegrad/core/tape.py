@@ -65,7 +65,12 @@ MAPPED_MIN = 1 << 20   # columns this many bytes or larger live in their own mem
 def zeros(n, dtype=np.float64):
     """A zeroed column.  A large one is an anonymous memory map: capacity never written costs
     no memory, and a column replaced when the tape grows returns its pages to the system at
-    once (the C heap would keep them, so the tape's peak would hold its old columns too)."""
+    once (the C heap would keep them, so the tape's peak would hold its old columns too).
+
+    >>> from tapegrad.core.tape import zeros
+    >>> zeros(3).tolist(), float(zeros(1 << 18).sum())
+    ([0.0, 0.0, 0.0], 0.0)
+    """
     dtype = np.dtype(dtype)
     nbytes = n * dtype.itemsize
     if nbytes < MAPPED_MIN:
@@ -317,7 +322,15 @@ class Tape:
 
     def entered(self, row):
         """The handle entered at row ``row`` (a leaf, constant or FREED placeholder), or None
-        (a graph row, or a handle the user no longer holds)."""
+        (a graph row, or a handle the user no longer holds).
+
+        >>> import tapegrad as tg
+        >>> x = tg.tensor(1.0, requires_grad=True)
+        >>> y = x * 2.0
+        >>> t = tg.current_tape()
+        >>> t.entered(x._row) is x, t.entered(y._row)
+        (True, None)
+        """
         ref = self.objs.get(row)
         return None if ref is None else ref()
 
@@ -653,7 +666,14 @@ def _dead():
 
 def live(tape, row):
     """The live tape on which row ``row`` of ``tape`` is still that row, or None.  Only the
-    owning thread follows a cut (another thread's lineage may be changing under it)."""
+    owning thread follows a cut (another thread's lineage may be changing under it).
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.core.tape import live
+    >>> y = tg.tensor(1.0, requires_grad=True) * 2.0
+    >>> live(y._tape, y._row) is tg.current_tape()
+    True
+    """
     if tape.alive:
         return tape
     lin = tape.lin

@@ -468,7 +468,15 @@ def record(t, code, ra, rb, v, fp=0.0, ip=0):
 
 
 def handle_of(t, r):
-    """A graph handle of row ``r`` (already recorded on ``t``), holding its range's token."""
+    """A graph handle of row ``r`` (already recorded on ``t``), holding its range's token.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.core.tensor import handle_of
+    >>> y = tg.tensor([1.0, 2.0], requires_grad=True) * 2.0
+    >>> h = handle_of(tg.current_tape(), y._row)
+    >>> h.tolist(), h._row == y._row, h is y
+    ([2.0, 4.0], True, False)
+    """
     h = _new(Tensor)
     h._v = result(t.value(r).copy().reshape(t.shape(r)))
     h._rg = bool(t.rg[r])
@@ -480,7 +488,14 @@ def handle_of(t, r):
 
 
 def tape_of(x):
-    """The live tape ``x``'s row is on (following a cut, see tape.py), or None."""
+    """The live tape ``x``'s row is on (following a cut, see tape.py), or None.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.core.tensor import tape_of
+    >>> y = tg.tensor(2.0, requires_grad=True) * 3.0
+    >>> tape_of(y) is tg.current_tape()
+    True
+    """
     t = x._tape
     if t is None or t.alive:
         return t
