@@ -124,3 +124,21 @@ def test_ten_thousand_training_steps_hold_memory_flat():
     assert max(objects) - objects[0] < 200, objects   # no Python object per step piles up
     held.backward()                               # and the held graph still works
     np.testing.assert_allclose(a.grad.numpy(), 3.0 * np.cos([1.0, 2.0]), rtol=1e-12)
+
+
+@on_fresh_tape
+def test_a_handle_kept_through_a_cut_follows_its_row_to_the_live_tape():
+    x = tg.tensor(np.arange(5000.0), requires_grad=True)   # large: its row is lazy
+    h = x * 2.0                                   # held, unfreed
+    w = tg.tensor(1.5, requires_grad=True)
+    loss = w * w
+    loss.backward()                               # loss is held: the cut retires the tape
+    assert h._tape is not tg.current_tape() and not h._tape.alive
+    assert h.grad_fn is not None and h.grad_fn.name() == "MulBackward0"
+    with tg.no_grad():
+        h += 1.0                                  # untracked in-place: an identity row
+    assert h._tape is tg.current_tape()
+    (h * h).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 4.0 * (2.0 * np.arange(5000.0) + 1.0))
+    with pytest.raises(RuntimeError, match="retain_graph=True"):
+        (loss * 1.0).backward()

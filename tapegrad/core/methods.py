@@ -8,7 +8,8 @@ import numpy as np
 
 from ..ops.spec import C
 from . import functions as O
-from .tensor import GUARD_HOOK, STATE, TRANSFORMS, Tensor, _guard_hook, record_binary, record_unary
+from .tensor import (GUARD_HOOK, STATE, TRANSFORMS, Tensor, _guard_hook, record_binary,
+                     record_unary, tape_of)
 
 _ADD, _ADDS, _MUL, _MULS = C.ADD, C.ADDS, C.MUL, C.MULS   # the operator hot path
 
@@ -218,7 +219,7 @@ def _untracked_update(self, v):
 
     A graph tensor keeps its place in the graph, as in PyTorch: the new value becomes an
     identity row of the old one, so gradients pass straight through the update."""
-    t = self._tape
+    t = tape_of(self)      # (a handle of a row kept by a cut moves to the live tape first)
     if not self._leaf and self._rg and t is STATE.tape:
         _swap_in(self, O.record(t, C.RESHAPE, self._row, -1, v))
     else:
@@ -226,8 +227,8 @@ def _untracked_update(self, v):
 
 
 def _set_value(self, v):
-    t = self._tape
-    if t is not None and t.alive:
+    t = tape_of(self)
+    if t is not None:
         if t.pc:
             t.sync()              # pending rows may hold this very array
         if self._row in t.lazy:
@@ -257,8 +258,8 @@ def bump_version(self, at=None):
         meta = self._meta = {}
     v = meta.get("version", 0)
     meta["version"] = v + 1
-    t = self._tape
-    if t is not None and t.alive and self._row >= 0:
+    t = tape_of(self)
+    if t is not None and self._row >= 0:
         t.extras.setdefault("dirty", []).append(
             (self._row, t.n if at is None else at, weakref.ref(self), v))
 
