@@ -8,8 +8,16 @@ import numpy as np
 
 from ..ops.spec import C
 from . import functions as O
-from .tensor import (GUARD_HOOK, STATE, TRANSFORMS, Tensor, _guard_hook, record_binary,
-                     record_unary, tape_of)
+from .tensor import (
+    GUARD_HOOK,
+    STATE,
+    TRANSFORMS,
+    Tensor,
+    _guard_hook,
+    record_binary,
+    record_unary,
+    tape_of,
+)
 
 _ADD, _ADDS, _MUL, _MULS = C.ADD, C.ADDS, C.MUL, C.MULS   # the operator hot path
 
