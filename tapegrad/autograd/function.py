@@ -87,6 +87,7 @@ class CustomNode:
             shapes.append(h.shape)
             handles.append(h)
         self.output_rows = tuple(rows)
+        self.output_refs = tuple(weakref.ref(handles[k]) for k in pos)   # for in-place checks
         self.out_pos = tuple(pos)          # forward output index of each output row
         self.out_shapes = tuple(shapes)
         self.n_out = len(outs)
@@ -116,6 +117,10 @@ class CustomNode:
 
     def input_handles(self, t):
         return [self.row_handle(t, r, ref) for r, ref in zip(self.input_rows, self.input_refs)]
+
+    def output_handles(self, t):
+        return [self.row_handle(t, r, ref)
+                for r, ref in zip(self.output_rows, self.output_refs)]
 
     def live_tape(self):
         t = self.tape()
@@ -303,11 +308,10 @@ class FunctionNode(CustomNode):
         handles of the recorded rows, as ``vjp_graph`` does for backward."""
         if getattr(self.cls, "jvp", None) is None:
             raise self.no_jvp_error()
-        t = self.live_tape()
         full = [None] * self.n_args
         for k, (v, shape) in enumerate(zip(tangents, self.in_shapes)):
             full[self.arg_index[k]] = v if v is not None else self._zeros_like(shape)
-        self.ctx._graph = {obj_id: t.handles[r] for obj_id, (r, _) in self.ctx._owner.items()}
+        self.ctx._graph = self._graph_handles()
         try:
             with enable_grad():
                 res = self.cls.jvp(self.ctx, *full)
@@ -339,18 +343,20 @@ class FunctionNode(CustomNode):
             "staticmethod returning one tangent per output (PyTorch's forward-AD convention), "
             "or use reverse mode (tg.vjp, tg.jacrev)")
 
+    def _graph_handles(self):
+        """``ctx.saved_tensors`` resolved to handles of the recorded rows (graph-carrying)."""
+        t = self.live_tape()
+        return {obj_id: self.row_handle(t, r, ref)
+                for obj_id, (r, _, ref) in self.ctx._owner.items()}
+
     def vjp_graph(self, grads):
         """Input gradients as graph-carrying Tensors: the user's backward, called under grad
         mode with ``ctx.saved_tensors`` resolved to the handles of the recorded rows (so a
         backward written with tapegrad ops is itself differentiable)."""
-        t = self.live_tape()
-        graph = {}
-        for obj_id, (r, _, ref) in self.ctx._owner.items():
-            graph[obj_id] = self.row_handle(t, r, ref)
         grads = [None if g is None else (g if isinstance(g, Tensor) else
                                          Tensor._const(result(np.asarray(g, float))))
                  for g in grads]
-        self.ctx._graph = graph
+        self.ctx._graph = self._graph_handles()
         try:
             with enable_grad():
                 res = self._call_backward(self._grads_in(grads, self._zeros))
