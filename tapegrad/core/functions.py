@@ -11,6 +11,7 @@ import numbers
 
 import numpy as np
 
+from . import examples
 from . import tape as T
 from ..ops import formula
 from ..ops.spec import C, op as spec_op
@@ -46,8 +47,13 @@ def _make_unary(name):
             out = np_fwd(v if v.dtype == np.float64 else v.astype(np.float64))
         return record_unary(x, code, out)
     f.__name__ = name.lower()
-    f.__doc__ = f"Elementwise {name.lower()} (differentiable)."
+    f.__doc__ = _doc(f.__name__, f"Elementwise {f.__name__} (differentiable).")
     return f
+
+
+def _doc(name, summary):
+    """A generated elementwise docstring: ``summary`` and the checked example of ``name``."""
+    return f"{summary}\n\n{examples.docstring_example(name)}"
 
 
 neg = _make_unary("NEG")
@@ -78,8 +84,8 @@ log10 = _make_unary("LOG10")
 exp2 = _make_unary("EXP2")
 cbrt = _make_unary("CBRT")
 sinc = _make_unary("SINC")
-sinc.__doc__ = ("NumPy's normalized sinc, sin(pi x) / (pi x), 1 at 0; its derivatives are "
-                "exact at 0 at every order (a series is used near 0).")
+sinc.__doc__ = _doc("sinc", "NumPy's normalized sinc, sin(pi x) / (pi x), 1 at 0; its "
+                    "derivatives are exact at 0 at every order (a series is used near 0).")
 
 # Piecewise constant: NumPy's value with derivative 0 at every order (almost everywhere; at
 # the jumps too, as in JAX and PyTorch).  Each records a row, so a trace replays the value.
@@ -89,8 +95,8 @@ ceil = _make_unary("CEIL")
 rint = _make_unary("RINT")
 trunc = _make_unary("TRUNC")
 for _f in (sign, floor, ceil, rint, trunc):
-    _f.__doc__ = (f"Elementwise {_f.__name__} (NumPy's value); its derivative is 0 at every "
-                  "order (almost everywhere, as in JAX and PyTorch).")
+    _f.__doc__ = _doc(_f.__name__, f"Elementwise {_f.__name__} (NumPy's value); its derivative "
+                      "is 0 at every order (almost everywhere, as in JAX and PyTorch).")
 formula.TENSOR_FUNCS.update(
     (f.__name__, f) for f in (arcsin, arccos, arctan, arcsinh, arccosh, arctanh, sinh, cosh,
                               log2, log10, exp2, cbrt, sinc, sign, floor, ceil, rint, trunc))
