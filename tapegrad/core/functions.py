@@ -1279,7 +1279,17 @@ def matmul(x, y):
 
 def linear(x, weight, bias=None):
     """``x @ weight.T + bias`` (PyTorch's ``F.linear``): weight has shape (out, in) and is read
-    transposed by the matmul kernel, never copied."""
+    transposed by the matmul kernel, never copied.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> W = tg.tensor([[1.0, 1.0], [0.0, 1.0]], requires_grad=True)
+        >>> y = tg.nn.functional.linear(tg.tensor([[1.0, 2.0]]), W, tg.tensor([0.0, 10.0])); y
+        tensor([[ 3., 12.]], grad_fn=<AddBackward0>)
+        >>> y.sum().backward(); W.grad          # each row of W gets x
+        tensor([[1., 2.],
+                [1., 2.]])
+    """
     x, w = _t(x), _t(weight)
     if w.ndim != 2 or x.ndim == 0 or x.shape[-1] != w.shape[1]:
         raise ValueError(f"linear: input of shape {x.shape} does not fit a weight of shape "

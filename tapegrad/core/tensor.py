@@ -17,7 +17,14 @@ _get_ident = threading.get_ident
 
 
 class Tensor:
-    """A value with an optional place on the tape (the public surface is in README.md and the docs)."""
+    """A value with an optional place on the tape (the public surface is in README.md and the docs).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.Tensor([1.0, 2.0], requires_grad=True)
+        >>> (x * x).sum().backward(); x.grad
+        tensor([2., 4.])
+    """
 
     __slots__ = ("_v", "_tape", "_row", "_rg", "_leaf", "_grad", "_m", "__weakref__")
     __array_priority__ = 1000
@@ -250,7 +257,16 @@ class ConversionError(TypeError):
 
     NumPy wraps an error raised by ``__float__`` during ``out[i] = x`` in its own
     "setting an array element with a sequence" ValueError; the transforms unwrap it with
-    ``unwrap_conversion`` so the user sees this message, not NumPy's."""
+    ``unwrap_conversion`` so the user sees this message, not NumPy's.
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> np.asarray(tg.tensor([1.0], requires_grad=True))
+        Traceback (most recent call last):
+        ...
+        tapegrad.ConversionError: __array__: np.asarray / np.array ... requires grad; ...
+    """
 
     __module__ = "tapegrad"   # exported as tapegrad.ConversionError
 
