@@ -450,6 +450,20 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """``y.backward()``: accumulate dy/dx into ``x.grad`` of every leaf x that y depends on
+    (``gradient`` seeds a non-scalar y; ``create_graph`` keeps the backward differentiable).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x ** 2
+        >>> y.backward(gradient=tg.tensor([1.0, 10.0])); x.grad     # 2 x * gradient
+        tensor([ 2., 40.])
+        >>> x.grad = None
+        >>> (x ** 3).sum().backward(create_graph=True)
+        >>> x.grad.sum().backward(); x.grad                          # 3 x**2 + 6 x
+        tensor([ 9., 24.], requires_grad=True)
+    """
     if inputs is not None:
         return _backward_into([self], None if gradient is None else [gradient], inputs,
                               retain_graph, create_graph)

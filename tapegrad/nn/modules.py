@@ -454,7 +454,8 @@ class _Loss(Module):
 
 
 class CrossEntropyLoss(_Loss):
-    """Softmax cross-entropy of logits against integer classes, as a loss module (``reduction`` 'mean', 'sum' or 'none').
+    """Softmax cross-entropy of logits against integer classes, as a loss module
+    (``reduction`` 'mean', 'sum' or 'none').
 
     Examples:
         >>> import numpy as np
@@ -485,7 +486,8 @@ class MSELoss(_Loss):
 
 
 class BCELoss(_Loss):
-    """Binary cross-entropy of probabilities, as a loss module (``reduction`` 'mean', 'sum' or 'none').
+    """Binary cross-entropy of probabilities, as a loss module (``reduction`` 'mean', 'sum'
+    or 'none').
 
     Examples:
         >>> import tapegrad as tg
