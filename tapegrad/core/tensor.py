@@ -44,6 +44,17 @@ class Tensor:
     # ``_grad`` and ``_m`` are left unset on op results (one store less per recorded op)
     @property
     def grad(self):
+        """The gradient accumulated by backward (None until one reaches this leaf); backward adds
+        to it, so reset it between steps.
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+            >>> x.grad is None
+            True
+            >>> (2 * x).sum().backward(); (2 * x).sum().backward(); x.grad   # accumulated twice
+            tensor([4., 4.])
+        """
         try:
             return self._grad
         except AttributeError:
@@ -110,6 +121,13 @@ class Tensor:
         self.requires_grad_(flag)
 
     def requires_grad_(self, flag=True):
+        """Mark a leaf as a variable to differentiate with respect to (in place; returns it).
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> tg.tensor([1.0, 2.0]).requires_grad_()
+            tensor([1., 2.], requires_grad=True)
+        """
         if flag and not self._leaf:
             if self._rg:
                 return self
@@ -127,6 +145,14 @@ class Tensor:
 
     @property
     def is_leaf(self):
+        """True for a Tensor made by the user (not the result of a recorded op).
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> x = tg.tensor([1.0], requires_grad=True)
+            >>> x.is_leaf, (x * 2).is_leaf
+            (True, False)
+        """
         return self._leaf
 
     @property
@@ -161,6 +187,14 @@ class Tensor:
 
     # ---- conversion --------------------------------------------------------------------------
     def numpy(self):
+        """The value as a NumPy array (a copy when the Tensor requires grad): an explicit read
+        without gradient.
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> tg.tensor([1.0, 2.0], requires_grad=True).numpy()
+            array([1., 2.])
+        """
         _guard_hook(self, "numpy")
         if self._rg:
             # PyTorch refuses; numpy users of tg.grad expect values, so hand out a copy
@@ -176,6 +210,13 @@ class Tensor:
         return a
 
     def item(self):
+        """The value of a one-element Tensor as a Python number (no gradient).
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> tg.tensor([2.5], requires_grad=True).item()
+            2.5
+        """
         if self.size != 1:
             raise ValueError(f"only one element tensors can be converted to Python scalars "
                              f"(shape {self.shape})")
@@ -214,6 +255,14 @@ class Tensor:
         return v if v.__class__ is float else v.tolist()
 
     def detach(self):
+        """The same value without a place in the graph: gradients do not flow through it.
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+            >>> (x * x.detach()).sum().backward(); x.grad      # x.detach() counts as a constant
+            tensor([1., 2.])
+        """
         _guard_hook(self, "detach")
         return Tensor._const(self._v)
 
