@@ -53,6 +53,7 @@ def _reduction(fn):
             keepdims = keepdim
         return fn(self, _axis(axis, dim), keepdims)
     method.__name__ = fn.__name__
+    method.__doc__ = f"``x.{fn.__name__}(dim)`` is ``tg.{fn.__name__}(x, dim)``.\n\n{fn.__doc__}"
     return method
 
 
@@ -228,6 +229,32 @@ def _inplace(fn, opname):
         return self
     method.__name__ = opname
     return method
+
+
+# the value of ``y.op_(2.0)`` for y = [1, 2], and its gradient, worked out by hand
+_INPLACE_EXAMPLES = {
+    "add_": ("tensor([3., 4.], grad_fn=<AddBackward0>)", "tensor([1., 1.])"),
+    "sub_": ("tensor([-1.,  0.], grad_fn=<AddBackward0>)", "tensor([1., 1.])"),
+    "mul_": ("tensor([2., 4.], grad_fn=<MulBackward0>)", "tensor([2., 2.])"),
+    "div_": ("tensor([0.5000, 1.0000], grad_fn=<MulBackward0>)", "tensor([0.5000, 0.5000])"),
+}
+
+
+def _inplace_doc(opname, fname):
+    """The docstring of in-place method ``opname`` (a checked example from the table)."""
+    value, grad = _INPLACE_EXAMPLES[opname]
+    return f"""``x.{opname}(other)``: {fname}(x, other) written into x, which stays
+    in the graph (if a backward needs the old value, it raises an error, never a wrong number).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x * 1.0
+        >>> y.{opname}(2.0)
+        {value}
+        >>> y.sum().backward(); x.grad
+        {grad}
+    """
 
 
 def _untracked_update(self, v):
@@ -766,6 +793,8 @@ def attach():
     M.__isub__ = M.sub_ = _inplace(O.sub, "sub_")
     M.__imul__ = M.mul_ = _inplace(O.mul, "mul_")
     M.__itruediv__ = M.div_ = _inplace(O.div, "div_")
+    for name, f in (("add_", O.add), ("sub_", O.sub), ("mul_", O.mul), ("div_", O.div)):
+        getattr(M, name).__doc__ = _inplace_doc(name, f.__name__)
     M.clamp_ = _clamp_
     M.zero_ = _zero_
     M._version = property(_version)
