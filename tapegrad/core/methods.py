@@ -875,3 +875,10 @@ def attach():
     M.diagonal = _diagonal
     M.trace = _trace_method
     M.fill = M.fill_ = _fill
+    # the methods that are a tapegrad function with x first show that function's example
+    for name, f in (("add", O.add), ("sub", O.sub), ("mul", O.mul), ("div", O.div),
+                     ("pow", O.power), ("matmul", O.matmul), ("dot", O.dot),
+                     ("maximum", O.maximum), ("minimum", O.minimum), ("cumsum", O.cumsum),
+                     ("cumprod", O.cumprod), ("broadcast_to", O.broadcast_to)):
+        getattr(M, name).__doc__ = (f"``x.{name}(...)`` is ``tg.{f.__name__}(x, ...)``.\n\n"
+                                    f"{f.__doc__}")
