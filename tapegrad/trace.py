@@ -1123,7 +1123,24 @@ def trace(f, *example_args, argnums=0, retrace=False):
     the recorded draws; draw outside ``f`` and pass the noise as an argument.  (A
     ``np.random.Generator`` created inside ``f`` cannot be noticed: do not use one there.)
     Also refused: custom Functions, tensor hooks, ``no_grad`` or a backward inside ``f`` and
-    implicit conversions of traced values (``float(x)``, ``np.asarray(x)``...)."""
+    implicit conversions of traced values (``float(x)``, ``np.asarray(x)``...).
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> tr = tg.trace(lambda x: (x ** 2).sum(), np.array([1.0, 2.0]))
+        >>> tr(np.array([3.0, 4.0])), tr.grad(np.array([3.0, 4.0]))      # replayed, not re-run
+        (25.0, array([6., 8.]))
+
+        A branch Python took while recording is guarded: other inputs raise ``RetraceRequired``
+        (or record again with ``retrace=True``).
+
+        >>> tr = tg.trace(lambda x: x.sum() if x[0] > 0 else -x.sum(), np.array([1.0, 2.0]))
+        >>> tr(np.array([-1.0, 2.0]))
+        Traceback (most recent call last):
+        ...
+        tapegrad.kernels.sweeps.RetraceRequired: the inputs take another branch ...
+    """
     return Trace(f, example_args, argnums, retrace)
 
 
@@ -1137,7 +1154,18 @@ def load_trace(path):
     integer parameters of each op: shapes, strides, counts, indices) is checked against
     bounds before any compiled code runs, so a damaged or crafted file raises ValueError
     naming the field and never reads or writes out of bounds.  Pickled traces (``pickle``,
-    Dask) are plain pickle: unpickle only traces you trust."""
+    Dask) are plain pickle: unpickle only traces you trust.
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> import os, tempfile
+        >>> tr = tg.trace(lambda x: (x ** 2).sum(), np.array([1.0, 2.0]))
+        >>> path = os.path.join(tempfile.mkdtemp(), "square.npz")
+        >>> tr.save(path)
+        >>> tg.load_trace(path).grad(np.array([3.0, 4.0]))
+        array([6., 8.])
+    """
     try:
         with np.load(path, allow_pickle=False) as z:
             names = set(z.files)

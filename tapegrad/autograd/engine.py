@@ -18,7 +18,16 @@ from ..core.tensor import STATE, Tensor, result, row_of, tape_of
 
 
 class set_grad_enabled:
-    """Context manager and decorator that sets gradient recording on or off (per thread)."""
+    """Context manager and decorator that sets gradient recording on or off (per thread).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> with tg.set_grad_enabled(False):
+        ...     tg.is_grad_enabled()
+        False
+        >>> tg.is_grad_enabled()
+        True
+    """
 
     def __init__(self, mode=True):
         self.mode = bool(mode)
@@ -69,16 +78,45 @@ class _GradMode:
 
 
 class no_grad(_GradMode):
-    """Turn off gradient recording inside ``with`` or a decorated function."""
+    """Turn off gradient recording inside ``with`` or a decorated function.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> with tg.no_grad():
+        ...     y = x * 2
+        >>> y.requires_grad, (x * 2).requires_grad
+        (False, True)
+    """
     mode = False
 
 
 class enable_grad(_GradMode):
-    """Turn gradient recording back on (e.g. inside ``no_grad``)."""
+    """Turn gradient recording back on (e.g. inside ``no_grad``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> with tg.no_grad():
+        ...     with tg.enable_grad():
+        ...         y = x * 2
+        >>> y.requires_grad
+        True
+    """
     mode = True
 
 
 def is_grad_enabled():
+    """Whether operations on this thread are recorded for differentiation now.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.is_grad_enabled()
+        True
+        >>> with tg.no_grad():
+        ...     tg.is_grad_enabled()
+        False
+    """
     return STATE.enabled
 
 
@@ -133,7 +171,14 @@ def run_backward(outputs, grad_outputs, inputs, retain_graph, create_graph,
                  accumulate, allow_unused=False):
     """Shared engine of Tensor.backward, autograd.backward and autograd.grad.
 
-    Returns the gradients of ``inputs`` (numpy arrays, or None when unreached)."""
+    Returns the gradients of ``inputs`` (numpy arrays, or None when unreached).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> tg.autograd.run_backward([(x ** 3).sum()], None, [x], None, False, False)
+        [array([ 3., 12.])]
+    """
     outputs = _as_list(outputs)
     grads = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
     if len(grads) != len(outputs):
@@ -354,7 +399,14 @@ def _free(t, top, chunk=1 << 16):
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate gradients of ``tensors`` into the ``.grad`` of leaves (PyTorch semantics);
-    with ``inputs``, only into the ``.grad`` of those tensors."""
+    with ``inputs``, only into the ``.grad`` of those tensors.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> tg.autograd.backward((x ** 2).sum()); x.grad
+        tensor([2., 4.])
+    """
     if inputs is not None:
         return _backward_into(tensors, grad_tensors, inputs, retain_graph, create_graph)
     run_backward(tensors, grad_tensors, None, retain_graph, create_graph, accumulate=True)
@@ -382,7 +434,14 @@ def _backward_into(outputs, grads, inputs, retain_graph, create_graph):
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=False):
-    """Gradients of ``outputs`` with respect to ``inputs``, as a tuple of Tensors."""
+    """Gradients of ``outputs`` with respect to ``inputs``, as a tuple of Tensors.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> tg.autograd.grad((x ** 2).sum(), x)             # x.grad is left alone
+        (tensor([2., 4.]),)
+    """
     single = isinstance(inputs, Tensor)
     ins = [inputs] if single else list(inputs)
     res = run_backward(outputs, grad_outputs, ins, retain_graph, create_graph,
@@ -393,6 +452,20 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """``y.backward()``: accumulate dy/dx into ``x.grad`` of every leaf x that y depends on
+    (``gradient`` seeds a non-scalar y; ``create_graph`` keeps the backward differentiable).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x ** 2
+        >>> y.backward(gradient=tg.tensor([1.0, 10.0])); x.grad     # 2 x * gradient
+        tensor([ 2., 40.])
+        >>> x.grad = None
+        >>> (x ** 3).sum().backward(create_graph=True)
+        >>> x.grad.sum().backward(); x.grad                          # 3 x**2 + 6 x
+        tensor([ 9., 24.], requires_grad=True)
+    """
     if inputs is not None:
         return _backward_into([self], None if gradient is None else [gradient], inputs,
                               retain_graph, create_graph)

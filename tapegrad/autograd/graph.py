@@ -78,6 +78,15 @@ class AccumulateGrad:
 
 
 def grad_fn(self):
+    """``y.grad_fn``: the node that records how y was computed (None for a leaf or a Tensor
+    without grad); it names the op.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> tg.sin(x).grad_fn.name(), x.grad_fn
+        ('SinBackward0', None)
+    """
     if self._leaf or not self._rg:
         return None
     t = tape_of(self)
@@ -85,6 +94,17 @@ def grad_fn(self):
 
 
 def retain_grad(self):
+    """``y.retain_grad()``: keep the gradient of a non-leaf y in ``y.grad`` at the next
+    backward (leaves keep theirs anyway).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x * 3.0
+        >>> y.retain_grad()
+        >>> (y ** 2).sum().backward(); y.grad, x.grad       # 2 y, 6 y
+        (tensor([ 6., 12.]), tensor([18., 36.]))
+    """
     if self._leaf:
         return
     t = tape_of(self)
@@ -114,7 +134,16 @@ def register_hook(self, hook):
     Hooks run in registration order.  A leaf keeps its hooks (``_meta["hooks"]``, applied when
     ``.grad`` is accumulated).  A non-leaf's hooks belong to its tape row
     (``t.extras["hooks"][row]``): the backward sweep stops after that row's adjoint is complete,
-    runs them, and what they return is what flows on to the row's inputs."""
+    runs them, and what they return is what flows on to the row's inputs.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> handle = x.register_hook(lambda g: g * 10.0)
+        >>> (x ** 2).sum().backward(); x.grad                # 10 * 2 x
+        tensor([20., 40.])
+        >>> handle.remove()
+    """
     if not self._rg:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if self._leaf:

@@ -11,6 +11,7 @@ import numbers
 
 import numpy as np
 
+from . import examples
 from . import tape as T
 from ..ops import formula
 from ..ops.spec import C, op as spec_op
@@ -46,8 +47,13 @@ def _make_unary(name):
             out = np_fwd(v if v.dtype == np.float64 else v.astype(np.float64))
         return record_unary(x, code, out)
     f.__name__ = name.lower()
-    f.__doc__ = f"Elementwise {name.lower()} (differentiable)."
+    f.__doc__ = _doc(f.__name__, f"Elementwise {f.__name__} (differentiable).")
     return f
+
+
+def _doc(name, summary):
+    """A generated elementwise docstring: ``summary`` and the checked example of ``name``."""
+    return f"{summary}\n\n{examples.docstring_example(name)}"
 
 
 neg = _make_unary("NEG")
@@ -78,8 +84,8 @@ log10 = _make_unary("LOG10")
 exp2 = _make_unary("EXP2")
 cbrt = _make_unary("CBRT")
 sinc = _make_unary("SINC")
-sinc.__doc__ = ("NumPy's normalized sinc, sin(pi x) / (pi x), 1 at 0; its derivatives are "
-                "exact at 0 at every order (a series is used near 0).")
+sinc.__doc__ = _doc("sinc", "NumPy's normalized sinc, sin(pi x) / (pi x), 1 at 0; its "
+                    "derivatives are exact at 0 at every order (a series is used near 0).")
 
 # Piecewise constant: NumPy's value with derivative 0 at every order (almost everywhere; at
 # the jumps too, as in JAX and PyTorch).  Each records a row, so a trace replays the value.
@@ -89,8 +95,8 @@ ceil = _make_unary("CEIL")
 rint = _make_unary("RINT")
 trunc = _make_unary("TRUNC")
 for _f in (sign, floor, ceil, rint, trunc):
-    _f.__doc__ = (f"Elementwise {_f.__name__} (NumPy's value); its derivative is 0 at every "
-                  "order (almost everywhere, as in JAX and PyTorch).")
+    _f.__doc__ = _doc(_f.__name__, f"Elementwise {_f.__name__} (NumPy's value); its derivative "
+                      "is 0 at every order (almost everywhere, as in JAX and PyTorch).")
 formula.TENSOR_FUNCS.update(
     (f.__name__, f) for f in (arcsin, arccos, arctan, arcsinh, arccosh, arctanh, sinh, cosh,
                               log2, log10, exp2, cbrt, sinc, sign, floor, ceil, rint, trunc))
@@ -134,6 +140,16 @@ def _scalar_op(x, code, out_float, out_array, c):
 
 
 def leaky_relu(x, negative_slope=0.01):
+    """ReLU that keeps a small slope for x < 0, so negative inputs still get a gradient.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([-2.0, 3.0], requires_grad=True)
+        >>> y = tg.leaky_relu(x, 0.1); y
+        tensor([-0.2000, 3.0000], grad_fn=<LeakyReluBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([0.1000, 1.0000])
+    """
     x = _t(x)
     c = float(negative_slope)
     return _scalar_op(x, C.LEAKY_RELU, lambda v, c: v if v > 0.0 else v * c,
@@ -141,6 +157,16 @@ def leaky_relu(x, negative_slope=0.01):
 
 
 def clip(x, lo=None, hi=None):
+    """Limit values to [lo, hi] (np.clip); the gradient is 1 inside and 0 where a bound holds.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([-2.0, 0.5, 3.0], requires_grad=True)
+        >>> y = tg.clip(x, -1.0, 1.0); y
+        tensor([-1.0000, 0.5000, 1.0000], grad_fn=<ClampBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([0., 1., 0.])
+    """
     x = _t(x)
     if isinstance(lo, Tensor) or isinstance(hi, Tensor) or np.ndim(lo) or np.ndim(hi):
         out = x
@@ -240,6 +266,17 @@ def _is_scalar(y):
 
 
 def add(x, y):
+    """x + y with NumPy broadcasting; a broadcast operand's gradient is summed back to its shape.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = tg.tensor(3.0, requires_grad=True)
+        >>> z = tg.add(x, y); z
+        tensor([4., 5.], grad_fn=<AddBackward0>)
+        >>> z.sum().backward(); x.grad, y.grad
+        (tensor([1., 1.]), tensor(2.))
+    """
     if x.__class__ is Tensor and y.__class__ is Tensor and x._v.__class__ is float \
             and y._v.__class__ is float:
         return record_binary(x, y, C.ADD, x._v + y._v)
@@ -253,6 +290,17 @@ def add(x, y):
 
 
 def sub(x, y):
+    """x - y with NumPy broadcasting (differentiable in both).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = tg.tensor(3.0, requires_grad=True)
+        >>> z = tg.sub(x, y); z
+        tensor([-2., -1.], grad_fn=<SubBackward0>)
+        >>> z.sum().backward(); x.grad, y.grad
+        (tensor([1., 1.]), tensor(-2.))
+    """
     if x.__class__ is Tensor and y.__class__ is Tensor and x._v.__class__ is float \
             and y._v.__class__ is float:
         return record_binary(x, y, C.SUB, x._v - y._v)
@@ -266,6 +314,17 @@ def sub(x, y):
 
 
 def mul(x, y):
+    """x * y with NumPy broadcasting (differentiable in both).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = tg.tensor(3.0, requires_grad=True)
+        >>> z = tg.mul(x, y); z
+        tensor([3., 6.], grad_fn=<MulBackward0>)
+        >>> z.sum().backward(); x.grad, y.grad
+        (tensor([3., 3.]), tensor(3.))
+    """
     if x.__class__ is Tensor and y.__class__ is Tensor and x._v.__class__ is float \
             and y._v.__class__ is float:
         return record_binary(x, y, C.MUL, x._v * y._v)
@@ -278,6 +337,17 @@ def mul(x, y):
 
 
 def div(x, y):
+    """x / y with NumPy broadcasting; d/dy = -x / y**2.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = tg.tensor(4.0, requires_grad=True)
+        >>> z = tg.div(x, y); z
+        tensor([0.2500, 0.5000], grad_fn=<DivBackward0>)
+        >>> z.sum().backward(); x.grad, y.grad
+        (tensor([0.2500, 0.2500]), tensor(-0.1875))
+    """
     if x.__class__ is Tensor and y.__class__ is Tensor and x._v.__class__ is float \
             and y._v.__class__ is float and y._v != 0.0:
         return record_binary(x, y, C.DIV, x._v / y._v)
@@ -299,6 +369,16 @@ def div(x, y):
 
 
 def power(x, y):
+    """x ** y elementwise (NumPy's value), differentiable in the base and the exponent.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = tg.power(x, 3.0); y
+        tensor([1., 8.], grad_fn=<PowBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([ 3., 12.])
+    """
     if x.__class__ is Tensor and _is_scalar(y):
         c = float(y)
         return _scalar_op(x, C.POWS, lambda v, c: v ** c if v >= 0.0 or c == int(c) else math.nan,
@@ -310,38 +390,103 @@ def power(x, y):
 
 
 def maximum(x, y):
+    """Elementwise larger of x and y; the gradient goes to the operand that won.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 4.0], requires_grad=True)
+        >>> z = tg.maximum(x, tg.tensor([3.0, 2.0])); z
+        tensor([3., 4.], grad_fn=<MaximumBackward0>)
+        >>> z.sum().backward(); x.grad
+        tensor([0., 1.])
+    """
     return _binary("maximum", C.MAXIMUM, x, y)
 
 
 def minimum(x, y):
+    """Elementwise smaller of x and y; the gradient goes to the operand that won.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 4.0], requires_grad=True)
+        >>> z = tg.minimum(x, tg.tensor([3.0, 2.0])); z
+        tensor([1., 2.], grad_fn=<MinimumBackward0>)
+        >>> z.sum().backward(); x.grad
+        tensor([1., 0.])
+    """
     return _binary("minimum", C.MINIMUM, x, y)
 
 
 def arctan2(x1, x2):
     """Elementwise angle of the point (x2, x1), NumPy's quadrants; the partials are taken as 0
-    at the origin, where arctan2 jumps."""
+    at the origin, where arctan2 jumps.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x1 = tg.tensor([1.0, 1.0], requires_grad=True)
+        >>> y = tg.arctan2(x1, tg.tensor([1.0, -1.0])); y         # pi/4, 3 pi/4
+        tensor([0.7854, 2.3562], grad_fn=<Arctan2Backward0>)
+        >>> y.sum().backward(); x1.grad                            # x2 / (x1**2 + x2**2)
+        tensor([0.5000, -0.5000])
+    """
     return _binary("arctan2", C.ARCTAN2, x1, x2)
 
 
 def hypot(x1, x2):
-    """sqrt(x1**2 + x2**2) without overflow (NumPy's value); gradient 0 at the origin."""
+    """sqrt(x1**2 + x2**2) without overflow (NumPy's value); gradient 0 at the origin.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x1 = tg.tensor([3.0, 5.0], requires_grad=True)
+        >>> y = tg.hypot(x1, tg.tensor([4.0, 12.0])); y
+        tensor([ 5., 13.], grad_fn=<HypotBackward0>)
+        >>> y.sum().backward(); x1.grad                            # x1 / hypot
+        tensor([0.6000, 0.3846])
+    """
     return _binary("hypot", C.HYPOT, x1, x2)
 
 
 def logaddexp(x1, x2):
     """log(exp(x1) + exp(x2)), computed stably (NumPy's value); the gradients are the softmax
-    weights sigmoid(x1 - x2) and sigmoid(x2 - x1): exactly 1/2 each at a tie."""
+    weights sigmoid(x1 - x2) and sigmoid(x2 - x1): exactly 1/2 each at a tie.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x1 = tg.tensor([0.0, 1.0], requires_grad=True)
+        >>> y = tg.logaddexp(x1, tg.tensor([0.0, 1.0])); y        # log(2) + x
+        tensor([0.6931, 1.6931], grad_fn=<LogaddexpBackward0>)
+        >>> y.sum().backward(); x1.grad
+        tensor([0.5000, 0.5000])
+    """
     return _binary("logaddexp", C.LOGADDEXP, x1, x2)
 
 
 def logaddexp2(x1, x2):
-    """log2(2**x1 + 2**x2), computed stably (NumPy's value)."""
+    """log2(2**x1 + 2**x2), computed stably (NumPy's value).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x1 = tg.tensor([1.0, 3.0], requires_grad=True)
+        >>> y = tg.logaddexp2(x1, tg.tensor([1.0, 3.0])); y
+        tensor([2., 4.], grad_fn=<Logaddexp2Backward0>)
+        >>> y.sum().backward(); x1.grad
+        tensor([0.5000, 0.5000])
+    """
     return _binary("logaddexp2", C.LOGADDEXP2, x1, x2)
 
 
 def remainder(x1, x2):
     """NumPy's (and Python's) ``x1 % x2``: the sign of the divisor.  d/dx1 = 1 and
-    d/dx2 = -floor(x1 / x2) (piecewise; at the jumps, the side NumPy's value is on)."""
+    d/dx2 = -floor(x1 / x2) (piecewise; at the jumps, the side NumPy's value is on).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x2 = tg.tensor([3.0, 3.0], requires_grad=True)
+        >>> y = tg.remainder(tg.tensor([5.0, -5.0]), x2); y
+        tensor([2., 1.], grad_fn=<RemainderBackward0>)
+        >>> y.sum().backward(); x2.grad
+        tensor([-1.,  2.])
+    """
     return _binary("remainder", C.REMAINDER, x1, x2)
 
 
@@ -360,7 +505,16 @@ def divmod_(x1, x2):
 
 
 def fmod(x1, x2):
-    """C's fmod: the sign of the dividend.  d/dx1 = 1, d/dx2 = -trunc(x1 / x2)."""
+    """C's fmod: the sign of the dividend.  d/dx1 = 1, d/dx2 = -trunc(x1 / x2).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x2 = tg.tensor([3.0, 3.0], requires_grad=True)
+        >>> y = tg.fmod(tg.tensor([5.0, -5.0]), x2); y
+        tensor([ 2., -2.], grad_fn=<FmodBackward0>)
+        >>> y.sum().backward(); x2.grad
+        tensor([-1.,  1.])
+    """
     return _binary("fmod", C.FMOD, x1, x2)
 
 
@@ -369,7 +523,16 @@ formula.TENSOR_FUNCS.update(arctan2=arctan2, hypot=hypot, logaddexp=logaddexp,
 
 
 def where(cond, x, y):
-    """Elementwise choice; both branches are recorded, so it is safe to replay."""
+    """Elementwise choice; both branches are recorded, so it is safe to replay.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([-1.0, 2.0], requires_grad=True)
+        >>> y = tg.where(x.numpy() > 0, x ** 2, 0.0); y
+        tensor([0., 4.], grad_fn=<WhereBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([0., 4.])
+    """
     c = np.asarray(value_of(cond) if isinstance(cond, Tensor) else cond).astype(bool)
     xv, yv = value_of(x), value_of(y)
     out = result(np.where(c, xv, yv))
@@ -423,22 +586,74 @@ def _reduce(name, code, x, axis, keepdims, np_fn):
 
 
 def sum(x, axis=None, keepdims=False):  # noqa: A001 - numpy's name
+    """Sum of the elements (np.sum), over all axes or along ``axis``; its gradient is ones.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.sum(tg.tensor([[1.0, 2.0], [3.0, 4.0]]), axis=0)
+        tensor([4., 6.])
+        >>> x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        >>> tg.sum(x).backward(); x.grad
+        tensor([1., 1., 1.])
+    """
     return _reduce("sum", C.SUM, x, axis, keepdims, np.sum)
 
 
 def prod(x, axis=None, keepdims=False):
+    """Product of the elements (np.prod); exact gradients even with zeros among them.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        >>> y = tg.prod(x); y
+        tensor(6., grad_fn=<ProdBackward0>)
+        >>> y.backward(); x.grad
+        tensor([6., 3., 2.])
+    """
     return _reduce("prod", C.PROD, x, axis, keepdims, np.prod)
 
 
 def amax(x, axis=None, keepdims=False):
+    """Largest element (np.max / tg.max), over all axes or along ``axis``; tied maxima share the
+    gradient evenly.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 3.0, 3.0], requires_grad=True)
+        >>> y = tg.amax(x); y
+        tensor(3., grad_fn=<AmaxBackward0>)
+        >>> y.backward(); x.grad
+        tensor([0.0000, 0.5000, 0.5000])
+    """
     return _reduce("max", C.AMAX, x, axis, keepdims, np.max)
 
 
 def amin(x, axis=None, keepdims=False):
+    """Smallest element (np.min / tg.min), over all axes or along ``axis``; tied minima share the
+    gradient evenly.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([2.0, 1.0, 3.0], requires_grad=True)
+        >>> y = tg.amin(x); y
+        tensor(1., grad_fn=<AminBackward0>)
+        >>> y.backward(); x.grad
+        tensor([0., 1., 0.])
+    """
     return _reduce("min", C.AMIN, x, axis, keepdims, np.min)
 
 
 def mean(x, axis=None, keepdims=False):
+    """Arithmetic mean (np.mean), over all axes or along ``axis``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        >>> y = tg.mean(x); y
+        tensor(2.5000, grad_fn=<MulBackward0>)
+        >>> y.backward(); x.grad
+        tensor([0.2500, 0.2500, 0.2500, 0.2500])
+    """
     x = _t(x)
     shape = x.shape
     axes = _norm_axes(axis, len(shape), "mean")
@@ -450,6 +665,17 @@ def mean(x, axis=None, keepdims=False):
 
 
 def var(x, axis=None, keepdims=False, ddof=0):
+    """Variance (np.var, ``ddof`` as NumPy): the mean of squared deviations; its gradient is
+    2 (x - mean) / (n - ddof).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        >>> y = tg.var(x); y
+        tensor(1.2500, grad_fn=<MulBackward0>)
+        >>> y.backward(); x.grad
+        tensor([-0.7500, -0.2500, 0.2500, 0.7500])
+    """
     x = _t(x)
     m = mean(x, axis, keepdims=True)
     d = sub(x, m)
@@ -501,30 +727,75 @@ def _lanes(x, axis, name):
 
 
 def cumsum(x, axis=None):
-    """np.cumsum (one CUMSUM row; its backward is a running sum the other way)."""
+    """np.cumsum (one CUMSUM row; its backward is a running sum the other way).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        >>> y = tg.cumsum(x); y
+        tensor([1., 3., 6.], grad_fn=<CumsumBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([3., 2., 1.])
+    """
     x, outer, m, inner = _lanes(x, axis, "cumsum")
     return scan_sum(x, outer, m, inner)
 
 
 def cumprod(x, axis=None):
-    """np.cumprod (one CUMPROD row); gradients exact with zeros, at every order."""
+    """np.cumprod (one CUMPROD row); gradients exact with zeros, at every order.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        >>> y = tg.cumprod(x); y
+        tensor([1., 2., 6.], grad_fn=<CumprodBackward0>)
+        >>> y.sum().backward(); x.grad          # 1 + x2 + x2 x3, x1 + x1 x3, x1 x2
+        tensor([9., 4., 2.])
+    """
     x, outer, m, inner = _lanes(x, axis, "cumprod")
     return scan_prod(x, outer, m, inner)
 
 
 def std(x, axis=None, keepdims=False, ddof=0):
-    """np.std: the square root of ``var`` (composite)."""
+    """np.std: the square root of ``var`` (composite).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 3.0], requires_grad=True)
+        >>> y = tg.std(x); y
+        tensor(1., grad_fn=<SqrtBackward0>)
+        >>> y.backward(); x.grad                # (x - mean) / (n std)
+        tensor([-0.5000, 0.5000])
+    """
     return sqrt(var(x, axis, keepdims, ddof))
 
 
 def ptp(x, axis=None, keepdims=False):
-    """np.ptp: max - min (composite; ties split the gradient evenly, as max and min do)."""
+    """np.ptp: max - min (composite; ties split the gradient evenly, as max and min do).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 4.0, 2.0], requires_grad=True)
+        >>> y = tg.ptp(x); y
+        tensor(3., grad_fn=<SubBackward0>)
+        >>> y.backward(); x.grad
+        tensor([-1.,  1.,  0.])
+    """
     return sub(amax(x, axis, keepdims), amin(x, axis, keepdims))
 
 
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
     """np.average: sum(a * w) / sum(w) along ``axis`` (composite; differentiable in a and in
-    the weights).  1-D weights along ``axis`` broadcast as NumPy's do."""
+    the weights).  1-D weights along ``axis`` broadcast as NumPy's do.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> a = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        >>> y = tg.average(a, weights=[3.0, 1.0, 0.0]); y        # (3 * 1 + 1 * 2) / 4
+        tensor(1.2500, grad_fn=<DivBackward0>)
+        >>> y.backward(); a.grad                                  # weights / sum(weights)
+        tensor([0.7500, 0.2500, 0.0000])
+    """
     a = _t(a)
     if weights is None:
         avg = mean(a, axis, keepdims)
@@ -558,7 +829,16 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
 
 
 def diff(a, n=1, axis=-1, prepend=None, append=None):
-    """np.diff: n-th differences along ``axis`` (composite of slices and SUB rows)."""
+    """np.diff: n-th differences along ``axis`` (composite of slices and SUB rows).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 4.0, 9.0], requires_grad=True)
+        >>> y = tg.diff(x); y
+        tensor([3., 5.], grad_fn=<SubBackward0>)
+        >>> y.sum().backward(); x.grad          # the sum telescopes to x[-1] - x[0]
+        tensor([-1.,  0.,  1.])
+    """
     a = _t(a)
     if n < 0:
         raise ValueError(f"diff: order must be non-negative but got {n}")
@@ -623,7 +903,16 @@ def _arranged(name, x, axis, order, arg):
 def sort(x, axis=-1, kind=None, order=None):
     """np.sort: the values gathered in argsort order (one GATHER row); the gradient flows to
     the element each output came from (at ties, to one of them).  In a trace, a guard keeps
-    the recorded order honest."""
+    the recorded order honest.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([3.0, 1.0, 2.0], requires_grad=True)
+        >>> y = tg.sort(x); y
+        tensor([1., 2., 3.], grad_fn=<IndexBackward0>)
+        >>> (y * tg.tensor([1.0, 2.0, 3.0])).sum().backward(); x.grad
+        tensor([3., 1., 2.])
+    """
     out, ax, _ = _arranged("sort", x, axis, order,
                            lambda v, axis: np.argsort(v, axis=axis, kind=kind))
     _order_guard(out, ax, [(slice(0, -1), slice(1, None))])
@@ -632,7 +921,16 @@ def sort(x, axis=-1, kind=None, order=None):
 
 def partition(x, kth, axis=-1, kind="introselect", order=None):
     """np.partition: the values gathered in argpartition order (one GATHER row).  Only the
-    ``kth`` positions are defined by NumPy (the rest is any order, as NumPy's own)."""
+    ``kth`` positions are defined by NumPy (the rest is any order, as NumPy's own).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([3.0, 1.0, 2.0], requires_grad=True)
+        >>> y = tg.partition(x, 0)[0]; y        # the smallest value
+        tensor(1., grad_fn=<ViewBackward0>)
+        >>> y.backward(); x.grad
+        tensor([0., 1., 0.])
+    """
     out, ax, shape = _arranged("partition", x, axis, order,
                                lambda v, axis: np.argpartition(v, kth, axis=axis, kind=kind))
     n = shape[ax]
@@ -680,7 +978,16 @@ def _sorted_lanes(a, axis, name):
 
 def median(a, axis=None, keepdims=False):
     """np.median: the middle of the sorted values (mean of the two middle ones for an even
-    count); composite of sort (argsort + GATHER) and arithmetic."""
+    count); composite of sort (argsort + GATHER) and arithmetic.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([3.0, 1.0, 2.0, 10.0], requires_grad=True)
+        >>> y = tg.median(x); y
+        tensor(2.5000, grad_fn=<MulBackward0>)
+        >>> y.backward(); x.grad
+        tensor([0.5000, 0.0000, 0.5000, 0.0000])
+    """
     s, kept, n = _sorted_lanes(a, axis, "median")
     mid = getitem(s, (Ellipsis, n // 2))
     if n % 2 == 0:
@@ -692,7 +999,16 @@ def median(a, axis=None, keepdims=False):
 def quantile(a, q, axis=None, method="linear", keepdims=False, *, interpolation=None):
     """np.quantile with linear interpolation (NumPy's default, and NumPy's formula): sort
     (argsort + GATHER), then a + (b - a) * t between the neighbours.  The gradient flows to
-    the selected elements, (1 - t) and t; q itself is not differentiated."""
+    the selected elements, (1 - t) and t; q itself is not differentiated.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> a = tg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        >>> y = tg.quantile(a, 0.25); y         # 1 + 0.75 * (2 - 1)
+        tensor(1.7500, grad_fn=<ReshapeBackward0>)
+        >>> y.backward(); a.grad
+        tensor([0.2500, 0.7500, 0.0000, 0.0000])
+    """
     if interpolation is not None:
         method = interpolation
     if method != "linear":
@@ -720,7 +1036,16 @@ def quantile(a, q, axis=None, method="linear", keepdims=False, *, interpolation=
 
 
 def percentile(a, q, axis=None, method="linear", keepdims=False, *, interpolation=None):
-    """np.percentile: ``quantile(a, q / 100)``."""
+    """np.percentile: ``quantile(a, q / 100)``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> a = tg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        >>> y = tg.percentile(a, 25.0); y
+        tensor(1.7500, grad_fn=<ReshapeBackward0>)
+        >>> y.backward(); a.grad
+        tensor([0.2500, 0.7500, 0.0000, 0.0000])
+    """
     if isinstance(q, Tensor) and q._rg:
         raise TypeError("percentile: q requires grad; tapegrad differentiates percentiles in "
                         "the data only (pass q as a number or array)")
@@ -729,6 +1054,17 @@ def percentile(a, q, axis=None, method="linear", keepdims=False, *, interpolatio
 
 
 def reshape(x, *shape):
+    """The same elements in a new shape (np.reshape; a shape tuple or separate sizes).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], requires_grad=True)
+        >>> tg.reshape(x, 2, 3)
+        tensor([[1., 2., 3.],
+                [4., 5., 6.]], grad_fn=<ReshapeBackward0>)
+        >>> tg.reshape(x, (3, 2))[0].sum().backward(); x.grad
+        tensor([1., 1., 0., 0., 0., 0.])
+    """
     x = _t(x)
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
@@ -760,6 +1096,16 @@ def _flat_index(shape):
 
 
 def transpose(x, axes=None):
+    """Permute the axes (np.transpose; reversed when ``axes`` is None).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+        >>> tg.transpose(x).shape
+        (3, 1)
+        >>> (tg.transpose(x) * tg.tensor([[1.0], [2.0], [3.0]])).sum().backward(); x.grad
+        tensor([[1., 2., 3.]])
+    """
     x = _t(x)
     v = x._v
     if v.__class__ is float:
@@ -783,6 +1129,14 @@ def swapaxes(x, a1, a2):
 
 
 def broadcast_to(x, shape):
+    """x repeated to ``shape`` by NumPy's broadcasting; its gradient sums the copies back.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> tg.broadcast_to(x, (3, 2)).sum().backward(); x.grad
+        tensor([3., 3.])
+    """
     x = _t(x)
     shape = tuple(shape)
     try:
@@ -799,6 +1153,16 @@ def broadcast_to(x, shape):
 
 
 def squeeze(x, axis=None):
+    """Drop axes of length 1 (np.squeeze), all of them or the given ``axis``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[1.0, 2.0]], requires_grad=True)
+        >>> y = tg.squeeze(x); y.shape
+        (2,)
+        >>> (y * tg.tensor([3.0, 4.0])).sum().backward(); x.grad
+        tensor([[3., 4.]])
+    """
     x = _t(x)
     try:
         shape = np.squeeze(np.empty(x.shape, dtype=np.uint8), axis).shape
@@ -809,6 +1173,16 @@ def squeeze(x, axis=None):
 
 
 def expand_dims(x, axis):
+    """Insert an axis of length 1 at ``axis`` (np.expand_dims, tg.unsqueeze).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = tg.expand_dims(x, 0); y.shape
+        (1, 2)
+        >>> (y * tg.tensor([[3.0, 4.0]])).sum().backward(); x.grad
+        tensor([3., 4.])
+    """
     x = _t(x)
     return reshape(x, np.expand_dims(np.empty(x.shape, dtype=np.uint8), axis).shape)
 
@@ -818,6 +1192,18 @@ def ravel(x):
 
 
 def concatenate(xs, axis=0):
+    """Join Tensors along an existing axis (np.concatenate); each input gets its slice of the
+    gradient.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> a = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> b = tg.tensor([3.0], requires_grad=True)
+        >>> y = tg.concatenate([a, b]); y
+        tensor([1., 2., 3.], grad_fn=<CatBackward0>)
+        >>> (y * tg.tensor([1.0, 2.0, 3.0])).sum().backward(); a.grad, b.grad
+        (tensor([1., 2.]), tensor([3.]))
+    """
     xs = [_t(x) for x in xs]
     if not xs:
         raise ValueError("concatenate: need at least one tensor")
@@ -843,6 +1229,18 @@ def concatenate(xs, axis=0):
 
 
 def stack(xs, axis=0):
+    """Join Tensors along a new axis (np.stack).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> a = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> b = tg.tensor([3.0, 4.0], requires_grad=True)
+        >>> y = tg.stack([a, b]); y
+        tensor([[1., 2.],
+                [3., 4.]], grad_fn=<CatBackward0>)
+        >>> (y ** 2).sum().backward(); a.grad, b.grad
+        (tensor([2., 4.]), tensor([6., 8.]))
+    """
     xs = [_t(x) for x in xs]
     if not xs:
         raise ValueError("stack: need at least one tensor")
@@ -859,6 +1257,18 @@ def stack(xs, axis=0):
 # ---- matmul -----------------------------------------------------------------------------------
 
 def matmul(x, y):
+    """Matrix product with NumPy's rules (np.matmul, ``@``): vectors, matrices and batches.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> A = tg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        >>> v = tg.tensor([1.0, 1.0], requires_grad=True)
+        >>> y = tg.matmul(A, v); y
+        tensor([3., 7.], grad_fn=<MmBackward0>)
+        >>> y.sum().backward(); A.grad, v.grad
+        (tensor([[1., 1.],
+                [1., 1.]]), tensor([4., 6.]))
+    """
     x, y = _t(x), _t(y)
     xs, ys = x.shape, y.shape
     if len(xs) == 0 or len(ys) == 0:
@@ -896,7 +1306,17 @@ def matmul(x, y):
 
 def linear(x, weight, bias=None):
     """``x @ weight.T + bias`` (PyTorch's ``F.linear``): weight has shape (out, in) and is read
-    transposed by the matmul kernel, never copied."""
+    transposed by the matmul kernel, never copied.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> W = tg.tensor([[1.0, 1.0], [0.0, 1.0]], requires_grad=True)
+        >>> y = tg.nn.functional.linear(tg.tensor([[1.0, 2.0]]), W, tg.tensor([0.0, 10.0])); y
+        tensor([[ 3., 12.]], grad_fn=<AddBackward0>)
+        >>> y.sum().backward(); W.grad          # each row of W gets x
+        tensor([[1., 2.],
+                [1., 2.]])
+    """
     x, w = _t(x), _t(weight)
     if w.ndim != 2 or x.ndim == 0 or x.shape[-1] != w.shape[1]:
         raise ValueError(f"linear: input of shape {x.shape} does not fit a weight of shape "
@@ -919,6 +1339,16 @@ def linear(x, weight, bias=None):
 
 
 def dot(x, y):
+    """np.dot: the inner product of vectors, else a matrix product.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        >>> y = tg.dot(x, tg.tensor([4.0, 5.0, 6.0])); y
+        tensor(32., grad_fn=<MmBackward0>)
+        >>> y.backward(); x.grad
+        tensor([4., 5., 6.])
+    """
     x, y = _t(x), _t(y)
     if x.ndim == 0 or y.ndim == 0:
         return mul(x, y)
@@ -931,6 +1361,16 @@ def dot(x, y):
 # ---- composite ops ------------------------------------------------------------------------------
 
 def logsumexp(x, axis=None, keepdims=False):
+    """log(sum(exp(x))) computed stably (no overflow); its gradient is softmax(x).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 1.0, 1.0, 1.0], requires_grad=True)
+        >>> y = tg.logsumexp(x); y              # 1 + log(4)
+        tensor(2.3863, grad_fn=<ReshapeBackward0>)
+        >>> y.backward(); x.grad
+        tensor([0.2500, 0.2500, 0.2500, 0.2500])
+    """
     x = _t(x)
     v = np.asarray(x._v)
     axes = _norm_axes(axis, v.ndim, "logsumexp")
@@ -944,6 +1384,16 @@ def logsumexp(x, axis=None, keepdims=False):
 
 
 def softmax(x, axis=-1):
+    """exp(x) / sum(exp(x)) along ``axis``, computed stably: probabilities from scores.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 1.0], requires_grad=True)
+        >>> y = tg.softmax(x); y
+        tensor([0.5000, 0.5000], grad_fn=<DivBackward0>)
+        >>> y[0].backward(); x.grad             # s0 (1 - s0), -s0 s1
+        tensor([0.2500, -0.2500])
+    """
     x = _t(x)
     v = np.asarray(x._v)
     m = np.max(v, axis=axis, keepdims=True)
@@ -953,6 +1403,16 @@ def softmax(x, axis=-1):
 
 
 def log_softmax(x, axis=-1):
+    """x - logsumexp(x) along ``axis``: log-probabilities, stable where log(softmax) is not.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 1.0], requires_grad=True)
+        >>> y = tg.log_softmax(x); y
+        tensor([-0.6931, -0.6931], grad_fn=<SubBackward0>)
+        >>> y[0].backward(); x.grad             # 1 - s0, -s1
+        tensor([0.5000, -0.5000])
+    """
     x = _t(x)
     return sub(x, logsumexp(x, axis, keepdims=True))
 
@@ -1062,22 +1522,59 @@ def gather_flat(x, flat_idx, shape):
 # Written with the differentiable ops above only, so backward, replay and higher order come free.
 
 def square(x):
+    """x * x elementwise (np.square).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, -3.0], requires_grad=True)
+        >>> y = tg.square(x); y
+        tensor([1., 9.], grad_fn=<MulBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([ 2., -6.])
+    """
     x = _t(x)
     return mul(x, x)
 
 
 def reciprocal(x):
-    """1 / x (composite: one RDIVS row, NumPy's value)."""
+    """1 / x (composite: one RDIVS row, NumPy's value).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([0.5, 4.0], requires_grad=True)
+        >>> y = tg.reciprocal(x); y
+        tensor([2.0000, 0.2500], grad_fn=<DivBackward0>)
+        >>> y.sum().backward(); x.grad          # -1 / x**2
+        tensor([-4.0000, -0.0625])
+    """
     return div(1.0, x)
 
 
 def deg2rad(x):
-    """Degrees to radians (composite: one MULS row by pi / 180, as NumPy computes it)."""
+    """Degrees to radians (composite: one MULS row by pi / 180, as NumPy computes it).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([180.0, 90.0], requires_grad=True)
+        >>> y = tg.deg2rad(x); y
+        tensor([3.1416, 1.5708], grad_fn=<MulBackward0>)
+        >>> y.sum().backward(); x.grad          # pi / 180
+        tensor([0.0175, 0.0175])
+    """
     return mul(x, math.pi / 180.0)
 
 
 def rad2deg(x):
-    """Radians to degrees (composite: one MULS row by 180 / pi, as NumPy computes it)."""
+    """Radians to degrees (composite: one MULS row by 180 / pi, as NumPy computes it).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 0.5], requires_grad=True)
+        >>> y = tg.rad2deg(x); y
+        tensor([57.2958, 28.6479], grad_fn=<MulBackward0>)
+        >>> y.sum().backward(); x.grad          # 180 / pi
+        tensor([57.2958, 57.2958])
+    """
     return mul(x, 180.0 / math.pi)
 
 
@@ -1086,7 +1583,18 @@ radians, degrees = deg2rad, rad2deg
 
 def around(x, decimals=0):
     """np.round: round half to even at ``decimals`` digits, as NumPy does (scale, rint,
-    unscale).  Derivative 0 at every order (RINT)."""
+    unscale).  Derivative 0 at every order (RINT).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([0.5, 1.5, 2.567], requires_grad=True)
+        >>> y = tg.round(x); y                  # half to even
+        tensor([0., 2., 3.], grad_fn=<RintBackward0>)
+        >>> tg.round(tg.tensor([2.567]), 1)
+        tensor([2.6000])
+        >>> y.sum().backward(); x.grad
+        tensor([0., 0., 0.])
+    """
     decimals = int(decimals)
     if decimals == 0:
         return rint(x)
@@ -1099,7 +1607,16 @@ def around(x, decimals=0):
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """np.nan_to_num: derivative 1 where x is finite, 0 where a value was replaced (composite:
-    a WHERE row choosing between x and the constant replacements)."""
+    a WHERE row choosing between x and the constant replacements).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([float("nan"), 2.0], requires_grad=True)
+        >>> y = tg.nan_to_num(x); y
+        tensor([0., 2.], grad_fn=<WhereBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([0., 1.])
+    """
     x = _t(x)
     v = np.asarray(x._v, dtype=np.float64)
     big = np.finfo(np.float64).max
@@ -1118,25 +1635,51 @@ def _identity(x):
 
 
 def real(x):
-    """The real part of a real Tensor: its value (derivative 1)."""
+    """The real part of a real Tensor: its value (derivative 1).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, -2.0], requires_grad=True)
+        >>> tg.real(x).sum().backward(); x.grad
+        tensor([1., 1.])
+    """
     return _identity(x)
 
 
 def imag(x):
-    """The imaginary part of a real Tensor: zeros, constant (derivative 0)."""
+    """The imaginary part of a real Tensor: zeros, constant (derivative 0).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.imag(tg.tensor([1.0, -2.0]))
+        tensor([0., 0.])
+    """
     x = _t(x)
     v = x._v
     return Tensor._const(0.0 if v.__class__ is float else np.zeros(v.shape))
 
 
 def conj(x):
-    """The complex conjugate of a real Tensor: its value (derivative 1)."""
+    """The complex conjugate of a real Tensor: its value (derivative 1).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, -2.0], requires_grad=True)
+        >>> tg.conj(x).sum().backward(); x.grad
+        tensor([1., 1.])
+    """
     return _identity(x)
 
 
 def angle(x, deg=False):
     """np.angle of a real Tensor: 0 for x >= +0, pi for x < 0 (and -0.0), NaN for NaN, as
-    ``arctan2(0, x)``; derivative 0 at every order."""
+    ``arctan2(0, x)``; derivative 0 at every order.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.angle(tg.tensor([-1.0, 2.0]))
+        tensor([3.1416, 0.0000])
+    """
     x = _t(x)
     zero = 0.0 if x._v.__class__ is float else result(np.zeros(x.shape))
     out = arctan2(zero, x)
@@ -1149,7 +1692,18 @@ def real_if_close(x, tol=100):
 
 
 def outer(x, y):
-    """np.outer: both operands are flattened, as numpy does."""
+    """np.outer: both operands are flattened, as numpy does.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = tg.tensor([3.0, 4.0, 5.0], requires_grad=True)
+        >>> z = tg.outer(x, y); z
+        tensor([[ 3.,  4.,  5.],
+                [ 6.,  8., 10.]], grad_fn=<MulBackward0>)
+        >>> z.sum().backward(); x.grad, y.grad
+        (tensor([12., 12.]), tensor([3., 3., 3.]))
+    """
     return mul(reshape(ravel(_t(x)), (-1, 1)), reshape(ravel(_t(y)), (1, -1)))
 
 
@@ -1172,6 +1726,17 @@ def _contract(x, y, xfree, xsum, ysum, yfree, batch=((), ())):
 
 
 def tensordot(x, y, axes=2):
+    """np.tensordot: sum the products over ``axes`` (an int: the last of x and first of y).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        >>> y = tg.tensordot(x, tg.tensor([[1.0, 0.0], [0.0, 1.0]])); y   # the trace of x
+        tensor(5., grad_fn=<ReshapeBackward0>)
+        >>> y.backward(); x.grad
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
     x, y = _t(x), _t(y)
     if isinstance(axes, (int, np.integer)):
         if not 0 <= axes <= min(x.ndim, y.ndim):
@@ -1269,7 +1834,17 @@ def _einsum_broadcast(terms):
 
 def einsum(subscripts, *operands):
     """np.einsum for any number of operands (pairwise, left to right), with '...' and
-    diagonals; each pairwise contraction is one batched matmul."""
+    diagonals; each pairwise contraction is one batched matmul.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> A = tg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        >>> y = tg.einsum("ii->", A); y         # the trace
+        tensor(5., grad_fn=<SumBackward0>)
+        >>> y.backward(); A.grad
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
     ops = [_t(x) for x in operands]
     labels, out = _einsum_parse(subscripts, ops)
     if len(set(out)) != len(out) or any(c not in "".join(labels) for c in out):
@@ -1288,7 +1863,16 @@ def einsum(subscripts, *operands):
 
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - numpy's name
     """np.linalg.norm for vector norms (any p, inf, -inf) and the Frobenius, 1 and inf matrix
-    norms."""
+    norms.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([3.0, 4.0], requires_grad=True)
+        >>> y = tg.norm(x); y
+        tensor(5., grad_fn=<SqrtBackward0>)
+        >>> y.backward(); x.grad                # x / norm
+        tensor([0.6000, 0.8000])
+    """
     x = _t(x)
     if axis is None and (ord is None or x.ndim != 2):
         if ord is not None and x.ndim != 1:

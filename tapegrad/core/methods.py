@@ -62,10 +62,20 @@ def _reduction(fn):
             keepdims = keepdim
         return fn(self, _axis(axis, dim), keepdims)
     method.__name__ = fn.__name__
+    method.__doc__ = f"``x.{fn.__name__}(dim)`` is ``tg.{fn.__name__}(x, dim)``.\n\n{fn.__doc__}"
     return method
 
 
 def _transpose(self, *axes):
+    """``x.transpose(*axes)``: the axes permuted (reversed when none are given); two axes of a
+    tensor swap them, as in PyTorch.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.zeros(2, 3, 4)
+        >>> x.transpose().shape, x.transpose(0, 2).shape, tg.zeros(2, 3).T.shape
+        ((4, 3, 2), (4, 3, 2), (3, 2))
+    """
     if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
         axes = tuple(axes[0])
     if not axes:
@@ -78,6 +88,14 @@ def _transpose(self, *axes):
 
 
 def _reshape(self, *shape):
+    """``x.reshape(*shape)`` / ``x.view(*shape)``: the same elements in a new shape.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.tensor([1.0, 2.0, 3.0, 4.0]).reshape(2, 2)
+        tensor([[1., 2.],
+                [3., 4.]])
+    """
     return O.reshape(self, *shape)
 
 
@@ -222,6 +240,32 @@ def _inplace(fn, opname):
     return method
 
 
+# the value of ``y.op_(2.0)`` for y = [1, 2], and its gradient, worked out by hand
+_INPLACE_EXAMPLES = {
+    "add_": ("tensor([3., 4.], grad_fn=<AddBackward0>)", "tensor([1., 1.])"),
+    "sub_": ("tensor([-1.,  0.], grad_fn=<AddBackward0>)", "tensor([1., 1.])"),
+    "mul_": ("tensor([2., 4.], grad_fn=<MulBackward0>)", "tensor([2., 2.])"),
+    "div_": ("tensor([0.5000, 1.0000], grad_fn=<MulBackward0>)", "tensor([0.5000, 0.5000])"),
+}
+
+
+def _inplace_doc(opname, fname):
+    """The docstring of in-place method ``opname`` (a checked example from the table)."""
+    value, grad = _INPLACE_EXAMPLES[opname]
+    return f"""``x.{opname}(other)``: {fname}(x, other) written into x, which stays
+    in the graph (if a backward needs the old value, it raises an error, never a wrong number).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x * 1.0
+        >>> y.{opname}(2.0)
+        {value}
+        >>> y.sum().backward(); x.grad
+        {grad}
+    """
+
+
 def _untracked_update(self, v):
     """An in-place change autograd does not see (under no_grad, or of a constant).
 
@@ -325,6 +369,14 @@ def _compare(ufunc, name):
 
 
 def _zero_(self):
+    """``x.zero_()``: set every element to 0 in place (e.g. a gradient buffer); returns x.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> g = tg.tensor([1.0, 2.0])
+        >>> g.zero_()
+        tensor([0., 0.])
+    """
     with_grad = STATE.enabled and self._rg and self._leaf
     if with_grad or TRANSFORMS.n or _base_of(self) is not None:
         _check_inplace(self, "zero_")
@@ -340,6 +392,15 @@ def _rpow(self, other):
 
 
 def _max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    """``x.max()``: the largest element (along ``dim``/``axis`` if given), or the elementwise
+    maximum with another Tensor; tied maxima share the gradient.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 5.0, 3.0], requires_grad=True)
+        >>> x.max().backward(); x.grad
+        tensor([0., 1., 0.])
+    """
     if isinstance(axis, Tensor):
         return O.maximum(self, axis)
     if keepdim is not None:
@@ -348,6 +409,15 @@ def _max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
 
 
 def _min(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    """``x.min()``: the smallest element (along ``dim``/``axis`` if given), or the elementwise
+    minimum with another Tensor.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([4.0, 2.0, 3.0], requires_grad=True)
+        >>> x.min().backward(); x.grad
+        tensor([0., 1., 0.])
+    """
     if isinstance(axis, Tensor):
         return O.minimum(self, axis)
     if keepdim is not None:
@@ -356,42 +426,118 @@ def _min(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
 
 
 def _argmax(self, axis=None, *, dim=None):
+    """``x.argmax()``: the index of the largest element (an integer Tensor, no gradient).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.tensor([1.0, 5.0, 3.0]).argmax().item()
+        1
+    """
     return Tensor._const(np.asarray(np.argmax(np.asarray(self._v), _axis(axis, dim))))
 
 
 def _argmin(self, axis=None, *, dim=None):
+    """``x.argmin()``: the index of the smallest element (an integer Tensor, no gradient).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.tensor([4.0, 2.0, 3.0]).argmin().item()
+        1
+    """
     return Tensor._const(np.asarray(np.argmin(np.asarray(self._v), _axis(axis, dim))))
 
 
 def _std(self, axis=None, keepdims=False, ddof=0, *, dim=None):
+    """``x.std()``: the standard deviation (``ddof`` as NumPy, default 0).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 3.0], requires_grad=True)
+        >>> x.std().backward(); x.grad          # (x - mean) / (n std)
+        tensor([-0.5000, 0.5000])
+    """
     return O.sqrt(O.var(self, _axis(axis, dim), keepdims, ddof))
 
 
 def _var(self, axis=None, keepdims=False, ddof=0, *, dim=None):
+    """``x.var()``: the variance (``ddof`` as NumPy, default 0).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 3.0], requires_grad=True)
+        >>> y = x.var(ddof=1); y.item()
+        2.0
+        >>> y.backward(); x.grad                # 2 (x - mean) / (n - ddof)
+        tensor([-2.,  2.])
+    """
     return O.var(self, _axis(axis, dim), keepdims, ddof)
 
 
 def _softmax(self, axis=None, *, dim=None):
+    """``x.softmax(dim)``: softmax along ``dim`` (default the last axis).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([0.0, 0.0], requires_grad=True)
+        >>> x.softmax(dim=0)[1].backward(); x.grad     # -s0 s1, s1 (1 - s1)
+        tensor([-0.2500, 0.2500])
+    """
     axis = _axis(axis, dim)
     return O.softmax(self, -1 if axis is None else axis)
 
 
 def _log_softmax(self, axis=None, *, dim=None):
+    """``x.log_softmax(dim)``: log-softmax along ``dim`` (default the last axis).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([0.0, 0.0], requires_grad=True)
+        >>> y = x.log_softmax(dim=0); y
+        tensor([-0.6931, -0.6931], grad_fn=<SubBackward0>)
+        >>> y[1].backward(); x.grad             # -s0, 1 - s1
+        tensor([-0.5000, 0.5000])
+    """
     axis = _axis(axis, dim)
     return O.log_softmax(self, -1 if axis is None else axis)
 
 
 def _logsumexp(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    """``x.logsumexp(dim)``: log(sum(exp(x))) over ``dim`` (default all), stably.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[0.0, 0.0]], requires_grad=True)
+        >>> y = x.logsumexp(dim=1, keepdim=True); y
+        tensor([[0.6931]], grad_fn=<AddBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([[0.5000, 0.5000]])
+    """
     if keepdim is not None:
         keepdims = keepdim
     return O.logsumexp(self, _axis(axis, dim), keepdims)
 
 
 def _unsqueeze(self, dim):
+    """``x.unsqueeze(dim)``: insert an axis of length 1 at ``dim``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.tensor([1.0, 2.0]).unsqueeze(1).shape
+        (2, 1)
+    """
     return O.expand_dims(self, dim)
 
 
 def _squeeze(self, axis=None, *, dim=None):
+    """``x.squeeze(dim)``: drop axes of length 1 (a named ``dim`` of another length is left alone,
+    as in PyTorch).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.zeros(1, 2)
+        >>> x.squeeze().shape, x.squeeze(dim=1).shape
+        ((2,), (1, 2))
+    """
     axis = _axis(axis, dim)
     if axis is not None:  # PyTorch: a named dim that is not of size one is left alone
         shape = self.shape
@@ -401,10 +547,27 @@ def _squeeze(self, axis=None, *, dim=None):
 
 
 def _flatten(self):
+    """``x.flatten()`` / ``x.ravel()``: the elements as one axis.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).flatten()
+        tensor([1., 2., 3., 4.])
+    """
     return O.reshape(self, (-1,))
 
 
 def _expand(self, *shape):
+    """``x.expand(*shape)``: broadcast to ``shape`` (-1 keeps an axis); its gradient sums the
+    copies back.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[1.0], [2.0]], requires_grad=True)
+        >>> x.expand(-1, 3).sum().backward(); x.grad
+        tensor([[3.],
+                [3.]])
+    """
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     shape = tuple(self.shape[i - (len(shape) - self.ndim)] if s == -1 else s
@@ -413,16 +576,40 @@ def _expand(self, *shape):
 
 
 def _permute(self, *dims):
+    """``x.permute(*dims)``: the axes in the order ``dims``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.zeros(2, 3, 4).permute(2, 0, 1).shape
+        (4, 2, 3)
+    """
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
     return O.transpose(self, dims)
 
 
 def _clip(self, min=None, max=None):  # noqa: A002 - PyTorch's names
+    """``x.clamp(min, max)`` / ``x.clip``: limit values to [min, max]; gradient 1 inside, 0 where a
+    bound holds.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([-2.0, 0.5, 3.0], requires_grad=True)
+        >>> x.clamp(min=-1.0, max=1.0).sum().backward(); x.grad
+        tensor([0., 1., 0.])
+    """
     return O.clip(self, min, max)
 
 
 def _clamp_(self, min=None, max=None):  # noqa: A002
+    """``x.clamp_(min, max)``: clamp in place; returns x.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([-2.0, 0.5, 3.0])
+        >>> x.clamp_(min=0.0)
+        tensor([0.0000, 0.5000, 3.0000])
+    """
     return _inplace(lambda s, _: O.clip(s, min, max), "clamp_")(self, None)
 
 
@@ -431,7 +618,15 @@ def _pos(self):
 
 
 def _clone(self):
-    """A copy that stays in the graph (an identity row) when self requires grad."""
+    """A copy that stays in the graph (an identity row) when self requires grad.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x.clone()
+        >>> (y * y).sum().backward(); x.grad
+        tensor([2., 4.])
+    """
     if self._rg:
         return O.reshape(self, self.shape)
     return Tensor._const(self._v if self._v.__class__ is float else self._v.copy())
@@ -439,7 +634,13 @@ def _clone(self):
 
 def _astype(self, dtype, copy=True, **kw):
     """ndarray.astype: float64 keeps the graph (a copy, as NumPy makes); an integer or bool
-    cast is piecewise constant, so it carries no derivative (like np.floor)."""
+    cast is piecewise constant, so it carries no derivative (like np.floor).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.tensor([1.5, -2.5]).astype(int).tolist()
+        [1, -2]
+    """
     dt = np.dtype(dtype)
     if dt == np.float64:
         return self.clone() if copy else self
@@ -471,12 +672,33 @@ def _values(name):
 
 
 def _round(self, decimals=0):
-    """Rounded values: piecewise constant, so the result needs no gradient."""
+    """Rounded values: piecewise constant, so the result needs no gradient.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([0.5, 1.5, 2.567], requires_grad=True)
+        >>> y = x.round(); y                    # half to even
+        tensor([0., 2., 3.])
+        >>> y.requires_grad
+        False
+    """
     _guard(self, "round")
     return Tensor._const(O.result(np.round(np.asarray(self._v), decimals)))
 
 
 def _take(self, indices, axis=None):
+    """``x.take(indices, axis)``: elements at ``indices`` (of the flattened x when ``axis`` is
+    None); the gradient goes back to the positions taken.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        >>> y = x.take([3, 0]); y
+        tensor([4., 1.], grad_fn=<IndexBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
     if axis is None:
         return O.getitem(O.reshape(self, (-1,)), indices)
     axis = axis % self.ndim
@@ -484,6 +706,17 @@ def _take(self, indices, axis=None):
 
 
 def _repeat(self, repeats, axis=None):
+    """``x.repeat(repeats, axis)``: np.repeat, each element ``repeats`` times; the copies'
+    gradients add up.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x.repeat(2); y
+        tensor([1., 1., 2., 2.], grad_fn=<IndexBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([2., 2.])
+    """
     if axis is None:
         return O.getitem(O.reshape(self, (-1,)), np.repeat(np.arange(self.size), repeats))
     axis = axis % self.ndim
@@ -492,6 +725,14 @@ def _repeat(self, repeats, axis=None):
 
 
 def _diagonal(self, offset=0, axis1=0, axis2=1):
+    """``x.diagonal(offset)``: the diagonal of a 2-D tensor (``offset`` above the main one).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> x.diagonal(), x.diagonal(1)
+        (tensor([1., 4.]), tensor([2.]))
+    """
     if self.ndim != 2 or (axis1, axis2) not in ((0, 1), (1, 0)):
         raise TypeError("Tensor.diagonal: only 2-D tensors with the default axes")
     x = self if (axis1, axis2) == (0, 1) else O.transpose(self)
@@ -501,10 +742,29 @@ def _diagonal(self, offset=0, axis1=0, axis2=1):
 
 
 def _trace_method(self, offset=0, axis1=0, axis2=1):
+    """``x.trace()``: the sum of the diagonal of a 2-D tensor; its gradient is the identity.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        >>> y = x.trace(); y.item()
+        5.0
+        >>> y.backward(); x.grad
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
     return O.sum(_diagonal(self, offset, axis1, axis2))
 
 
 def _fill(self, value):
+    """``x.fill_(value)`` / ``x.fill``: set every element to ``value`` in place.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.zeros(3)
+        >>> x.fill_(2.0); x
+        tensor([2., 2., 2.])
+    """
     self[...] = value
 
 
@@ -536,6 +796,8 @@ def attach():
     M.__isub__ = M.sub_ = _inplace(O.sub, "sub_")
     M.__imul__ = M.mul_ = _inplace(O.mul, "mul_")
     M.__itruediv__ = M.div_ = _inplace(O.div, "div_")
+    for name, f in (("add_", O.add), ("sub_", O.sub), ("mul_", O.mul), ("div_", O.div)):
+        getattr(M, name).__doc__ = _inplace_doc(name, f.__name__)
     M.clamp_ = _clamp_
     M.zero_ = _zero_
     M._version = property(_version)
@@ -620,3 +882,10 @@ def attach():
     M.diagonal = _diagonal
     M.trace = _trace_method
     M.fill = M.fill_ = _fill
+    # the methods that are a tapegrad function with x first show that function's example
+    for name, f in (("add", O.add), ("sub", O.sub), ("mul", O.mul), ("div", O.div),
+                     ("pow", O.power), ("matmul", O.matmul), ("dot", O.dot),
+                     ("maximum", O.maximum), ("minimum", O.minimum), ("cumsum", O.cumsum),
+                     ("cumprod", O.cumprod), ("broadcast_to", O.broadcast_to)):
+        getattr(M, name).__doc__ = (f"``x.{name}(...)`` is ``tg.{f.__name__}(x, ...)``.\n\n"
+                                    f"{f.__doc__}")

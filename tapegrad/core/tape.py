@@ -137,7 +137,16 @@ class SectionLock:
 
 
 class Tape:
-    """Columns of the Wengert list plus the flat value/adjoint buffers."""
+    """Columns of the Wengert list plus the flat value/adjoint buffers.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = tg.sin(x).sum()
+        >>> t = tg.current_tape()
+        >>> isinstance(t, tg.Tape), t.stats()["by_op"]["SIN"]["count"] >= 1
+        (True, True)
+    """
 
     __slots__ = ("owner", "enabled", "alive", "n", "objs", "leaf_rows", "extras", "cap",
                  "_code", "ip", "_fp", "rg", "state", "sh", "_voff", "_val", "adj", "vcap", "np",
@@ -732,5 +741,13 @@ STATE = _ThreadState()
 
 
 def current_tape():
-    """The recording tape of the calling thread."""
+    """The recording tape of the calling thread.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = tg.exp(x).sum()
+        >>> "EXP" in tg.current_tape().stats()["by_op"]
+        True
+    """
     return STATE.tape

@@ -19,7 +19,14 @@ _get_ident = threading.get_ident
 
 
 class Tensor:
-    """A value with an optional place on the tape (the public surface is in README.md and the docs)."""
+    """A value with an optional place on the tape (the public surface is in README.md and the docs).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.Tensor([1.0, 2.0], requires_grad=True)
+        >>> (x * x).sum().backward(); x.grad
+        tensor([2., 4.])
+    """
 
     __slots__ = ("_v", "_tape", "_row", "_rg", "_leaf", "_grad", "_m", "_k", "__weakref__")
     __array_priority__ = 1000
@@ -39,6 +46,17 @@ class Tensor:
     # ``_grad`` and ``_m`` are left unset on op results (one store less per recorded op)
     @property
     def grad(self):
+        """The gradient accumulated by backward (None until one reaches this leaf); backward adds
+        to it, so reset it between steps.
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+            >>> x.grad is None
+            True
+            >>> (2 * x).sum().backward(); (2 * x).sum().backward(); x.grad   # accumulated twice
+            tensor([4., 4.])
+        """
         try:
             return self._grad
         except AttributeError:
@@ -105,6 +123,13 @@ class Tensor:
         self.requires_grad_(flag)
 
     def requires_grad_(self, flag=True):
+        """Mark a leaf as a variable to differentiate with respect to (in place; returns it).
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> tg.tensor([1.0, 2.0]).requires_grad_()
+            tensor([1., 2.], requires_grad=True)
+        """
         if flag and not self._leaf:
             if self._rg:
                 return self
@@ -122,6 +147,14 @@ class Tensor:
 
     @property
     def is_leaf(self):
+        """True for a Tensor made by the user (not the result of a recorded op).
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> x = tg.tensor([1.0], requires_grad=True)
+            >>> x.is_leaf, (x * 2).is_leaf
+            (True, False)
+        """
         return self._leaf
 
     @property
@@ -156,6 +189,14 @@ class Tensor:
 
     # ---- conversion --------------------------------------------------------------------------
     def numpy(self):
+        """The value as a NumPy array (a copy when the Tensor requires grad): an explicit read
+        without gradient.
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> tg.tensor([1.0, 2.0], requires_grad=True).numpy()
+            array([1., 2.])
+        """
         _guard_hook(self, "numpy")
         if self._rg:
             # PyTorch refuses; numpy users of tg.grad expect values, so hand out a copy
@@ -171,6 +212,13 @@ class Tensor:
         return a
 
     def item(self):
+        """The value of a one-element Tensor as a Python number (no gradient).
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> tg.tensor([2.5], requires_grad=True).item()
+            2.5
+        """
         if self.size != 1:
             raise ValueError(f"only one element tensors can be converted to Python scalars "
                              f"(shape {self.shape})")
@@ -209,6 +257,14 @@ class Tensor:
         return v if v.__class__ is float else v.tolist()
 
     def detach(self):
+        """The same value without a place in the graph: gradients do not flow through it.
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+            >>> (x * x.detach()).sum().backward(); x.grad      # x.detach() counts as a constant
+            tensor([1., 2.])
+        """
         _guard_hook(self, "detach")
         return Tensor._const(self._v)
 
@@ -252,7 +308,16 @@ class ConversionError(TypeError):
 
     NumPy wraps an error raised by ``__float__`` during ``out[i] = x`` in its own
     "setting an array element with a sequence" ValueError; the transforms unwrap it with
-    ``unwrap_conversion`` so the user sees this message, not NumPy's."""
+    ``unwrap_conversion`` so the user sees this message, not NumPy's.
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> np.asarray(tg.tensor([1.0], requires_grad=True))
+        Traceback (most recent call last):
+        ...
+        tapegrad.ConversionError: __array__: np.asarray / np.array ... requires grad; ...
+    """
 
     __module__ = "tapegrad"   # exported as tapegrad.ConversionError
 

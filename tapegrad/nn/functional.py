@@ -22,6 +22,17 @@ linear = _ops.linear     # input @ weight.T + bias; weight (out_features, in_fea
 
 
 def leaky_relu(input, negative_slope=0.01):
+    """x for x > 0, else ``negative_slope`` * x: a ReLU whose negative side keeps a gradient.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.tensor([-1.0, 1.0], requires_grad=True)
+        >>> y = F.leaky_relu(x); y
+        tensor([-0.0100, 1.0000], grad_fn=<LeakyReluBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([0.0100, 1.0000])
+    """
     return _ops.leaky_relu(input, negative_slope)
 
 
@@ -34,17 +45,48 @@ def _dim(dim, axis, default):
 
 
 def softmax(input, dim=None, *, axis=None):
-    """Softmax along ``dim`` (default: the last axis)."""
+    """Softmax along ``dim`` (default: the last axis).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.tensor([0.0, 0.0, 0.0, 0.0], requires_grad=True)
+        >>> y = F.softmax(x); y
+        tensor([0.2500, 0.2500, 0.2500, 0.2500], grad_fn=<DivBackward0>)
+        >>> y[0].backward(); x.grad             # s0 (1 - s0), -s0 sj
+        tensor([0.1875, -0.0625, -0.0625, -0.0625])
+    """
     return _ops.softmax(input, _dim(dim, axis, -1))
 
 
 def log_softmax(input, dim=None, *, axis=None):
-    """Log-softmax along ``dim`` (default: the last axis), computed as x - logsumexp(x)."""
+    """Log-softmax along ``dim`` (default: the last axis), computed as x - logsumexp(x).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.tensor([0.0, 0.0, 0.0, 0.0], requires_grad=True)
+        >>> y = F.log_softmax(x); y             # -log 4
+        tensor([-1.3863, -1.3863, -1.3863, -1.3863], grad_fn=<SubBackward0>)
+        >>> y[0].backward(); x.grad             # 1 - s0, -sj
+        tensor([0.7500, -0.2500, -0.2500, -0.2500])
+    """
     return _ops.log_softmax(input, _dim(dim, axis, -1))
 
 
 def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
-    """log(sum(exp(x))) over ``dim`` (default: all axes), shifted by the maximum."""
+    """log(sum(exp(x))) over ``dim`` (default: all axes), shifted by the maximum.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.tensor([[0.0, 0.0], [1.0, 1.0]], requires_grad=True)
+        >>> y = F.logsumexp(x, dim=1); y        # log 2, 1 + log 2
+        tensor([0.6931, 1.6931], grad_fn=<ReshapeBackward0>)
+        >>> y.sum().backward(); x.grad          # softmax of each row
+        tensor([[0.5000, 0.5000],
+                [0.5000, 0.5000]])
+    """
     return _ops.logsumexp(input, _dim(dim, axis, None), keepdim if keepdims is None else keepdims)
 
 
@@ -78,7 +120,17 @@ def cross_entropy(input, target, reduction="mean"):
     ``target`` (N,) (or a scalar).
 
     Per row: logsumexp(x) - x[target], computed on x - max(x): one shifted copy, its
-    logsumexp, and one gather of the N target entries."""
+    logsumexp, and one gather of the N target entries.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.tensor([0.0, 0.0, 0.0, 0.0], requires_grad=True)
+        >>> loss = F.cross_entropy(x, 2); loss  # log 4
+        tensor(1.3863, grad_fn=<MulBackward0>)
+        >>> loss.backward(); x.grad             # softmax(x) - onehot(2)
+        tensor([0.2500, 0.2500, -0.7500, 0.2500])
+    """
     x = _ops._t(input)
     if x.ndim == 1:
         t = np.asarray(target._v if isinstance(target, Tensor) else target).reshape(1)
@@ -97,7 +149,17 @@ def cross_entropy(input, target, reduction="mean"):
 
 
 def mse_loss(input, target, reduction="mean"):
-    """Mean (or summed) squared difference."""
+    """Mean (or summed) squared difference.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> loss = F.mse_loss(x, tg.tensor([1.0, 0.0])); loss
+        tensor(2., grad_fn=<MulBackward0>)
+        >>> loss.backward(); x.grad             # 2 (x - target) / n
+        tensor([0., 2.])
+    """
     d = _ops.sub(input, target)
     return _reduce(_ops.mul(d, d), reduction)
 
@@ -110,7 +172,17 @@ def _clamped_log(p, positive):
 
 
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):
-    """-(t log p + (1 - t) log(1 - p)) for probabilities ``input``, logs clamped at -100."""
+    """-(t log p + (1 - t) log(1 - p)) for probabilities ``input``, logs clamped at -100.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> p = tg.tensor([0.5, 0.5], requires_grad=True)
+        >>> loss = F.binary_cross_entropy(p, tg.tensor([1.0, 0.0])); loss
+        tensor(0.6931, grad_fn=<MulBackward0>)
+        >>> loss.backward(); p.grad             # (-t / p + (1 - t) / (1 - p)) / n
+        tensor([-1.,  1.])
+    """
     p = _ops._t(input)
     pv = np.asarray(p._v)
     if np.any((pv < 0.0) | (pv > 1.0)):
@@ -131,7 +203,18 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
 
 
 def binary_cross_entropy_with_logits(input, target, reduction="mean"):
-    """Sigmoid + binary cross-entropy on logits, stably: max(x, 0) - x t + log1p(exp(-|x|))."""
+    """Sigmoid + binary cross-entropy on logits, stably: max(x, 0) - x t + log1p(exp(-|x|)).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.tensor([1.0, -1.0], requires_grad=True)
+        >>> t = tg.tensor([1.0, 0.0])
+        >>> loss = F.binary_cross_entropy_with_logits(x, t); loss   # log(1 + e**-1)
+        tensor(0.3133, grad_fn=<MulBackward0>)
+        >>> loss.backward(); x.grad             # (sigmoid(x) - t) / n
+        tensor([-0.1345, 0.1345])
+    """
     x = _ops._t(input)
     losses = _ops.add(_ops.sub(_ops.relu(x), _ops.mul(x, target)),
                       _ops.log1p(_ops.exp(_ops.neg(_ops.abs_(x)))))

@@ -26,7 +26,13 @@ from . import functional as F
 
 
 def Parameter(data, requires_grad=True):
-    """A new float64 leaf tensor (a copy of ``data``) that a Module registers as a parameter."""
+    """A new float64 leaf tensor (a copy of ``data``) that a Module registers as a parameter.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Parameter([1.0, 2.0])
+        tensor([1., 2.], requires_grad=True)
+    """
     if isinstance(data, Tensor):
         data = data._v
     return Tensor(np.array(data, dtype=np.float64), requires_grad=requires_grad)
@@ -38,7 +44,21 @@ def _is_param(value):
 
 class Module:
     """Base class of layers and models: subclasses set attributes in ``__init__`` and define
-    ``forward``; calling the module calls ``forward``."""
+    ``forward``; calling the module calls ``forward``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> class Scale(tg.nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.w = tg.nn.Parameter([2.0])
+        ...     def forward(self, x):
+        ...         return self.w * x
+        >>> m = Scale(); [name for name, _ in m.named_parameters()]
+        ['w']
+        >>> m(tg.tensor([3.0])).sum().backward(); m.w.grad
+        tensor([3.])
+    """
 
     def __init__(self):
         object.__setattr__(self, "_parameters", OrderedDict())
@@ -250,7 +270,17 @@ def _zero_grads(params, set_to_none=True):
 
 
 class Linear(Module):
-    """``y = x @ weight.T + bias`` with weight of shape (out_features, in_features), as PyTorch."""
+    """``y = x @ weight.T + bias`` with weight of shape (out_features, in_features), as PyTorch.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> lin = tg.nn.Linear(2, 1)
+        >>> lin.weight = tg.nn.Parameter([[1.0, 2.0]]); lin.bias = tg.nn.Parameter([0.5])
+        >>> y = lin(tg.tensor([[3.0, 4.0]])); y
+        tensor([[11.5000]], grad_fn=<AddBackward0>)
+        >>> y.sum().backward(); lin.weight.grad, lin.bias.grad
+        (tensor([[3., 4.]]), tensor([1.]))
+    """
 
     def __init__(self, in_features, out_features, bias=True):
         super().__init__()
@@ -284,7 +314,14 @@ class Linear(Module):
 
 
 class Sequential(Module):
-    """Modules applied in order; indexable, iterable and appendable."""
+    """Modules applied in order; indexable, iterable and appendable.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> seq = tg.nn.Sequential(tg.nn.ReLU(), tg.nn.Tanh())
+        >>> len(seq), seq(tg.tensor([-1.0, 0.5]))
+        (2, tensor([0.0000, 0.4621]))
+    """
 
     def __init__(self, *modules):
         super().__init__()
@@ -325,18 +362,52 @@ class _Activation(Module):
 
 
 class ReLU(_Activation):
+    """max(x, 0) elementwise, as a layer (for ``Sequential``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.ReLU()(tg.tensor([-1.0, 2.0]))
+        tensor([0., 2.])
+    """
     fn = staticmethod(F.relu)
 
 
 class Tanh(_Activation):
+    """tanh elementwise, as a layer (for ``Sequential``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([0.5], requires_grad=True)
+        >>> y = tg.nn.Tanh()(x); y
+        tensor([0.4621], grad_fn=<TanhBackward0>)
+        >>> y.sum().backward(); x.grad          # 1 - tanh(x)**2
+        tensor([0.7864])
+    """
     fn = staticmethod(F.tanh)
 
 
 class Sigmoid(_Activation):
+    """1 / (1 + exp(-x)) elementwise, as a layer (for ``Sequential``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([0.0], requires_grad=True)
+        >>> y = tg.nn.Sigmoid()(x); y
+        tensor([0.5000], grad_fn=<SigmoidBackward0>)
+        >>> y.sum().backward(); x.grad          # sigmoid(x) (1 - sigmoid(x))
+        tensor([0.2500])
+    """
     fn = staticmethod(F.sigmoid)
 
 
 class LeakyReLU(Module):
+    """x for x > 0, else ``negative_slope`` * x, as a layer.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.LeakyReLU(0.1)(tg.tensor([-2.0, 3.0]))
+        tensor([-0.2000, 3.0000])
+    """
     def __init__(self, negative_slope=0.01):
         super().__init__()
         self.negative_slope = negative_slope
@@ -349,6 +420,13 @@ class LeakyReLU(Module):
 
 
 class Softmax(Module):
+    """Softmax along ``dim``, as a layer: scores to probabilities.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Softmax(dim=-1)(tg.tensor([[1.0, 1.0]]))
+        tensor([[0.5000, 0.5000]])
+    """
     def __init__(self, dim=-1):
         super().__init__()
         self.dim = dim
@@ -358,6 +436,13 @@ class Softmax(Module):
 
 
 class LogSoftmax(Softmax):
+    """Log-softmax along ``dim``, as a layer (pairs with a negative log-likelihood).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.LogSoftmax(dim=-1)(tg.tensor([[1.0, 1.0]]))
+        tensor([[-0.6931, -0.6931]])
+    """
     def forward(self, x):
         return F.log_softmax(x, self.dim)
 
@@ -369,15 +454,48 @@ class _Loss(Module):
 
 
 class CrossEntropyLoss(_Loss):
+    """Softmax cross-entropy of logits against integer classes, as a loss module
+    (``reduction`` 'mean', 'sum' or 'none').
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[0.0, 0.0]], requires_grad=True)
+        >>> loss = tg.nn.CrossEntropyLoss()(x, np.array([1])); loss   # log 2
+        tensor(0.6931, grad_fn=<MulBackward0>)
+        >>> loss.backward(); x.grad             # softmax(x) - onehot(target)
+        tensor([[0.5000, -0.5000]])
+    """
     def forward(self, input, target):
         return F.cross_entropy(input, target, reduction=self.reduction)
 
 
 class MSELoss(_Loss):
+    """Mean squared error, as a loss module (``reduction`` 'mean', 'sum' or 'none').
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 3.0], requires_grad=True)
+        >>> loss = tg.nn.MSELoss()(x, tg.tensor([0.0, 0.0])); loss
+        tensor(5., grad_fn=<MulBackward0>)
+        >>> loss.backward(); x.grad             # 2 (x - target) / n
+        tensor([1., 3.])
+    """
     def forward(self, input, target):
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class BCELoss(_Loss):
+    """Binary cross-entropy of probabilities, as a loss module (``reduction`` 'mean', 'sum'
+    or 'none').
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> p = tg.tensor([0.5], requires_grad=True)
+        >>> loss = tg.nn.BCELoss()(p, tg.tensor([1.0])); loss           # -log(0.5)
+        tensor(0.6931, grad_fn=<MulBackward0>)
+        >>> loss.backward(); p.grad             # -1 / p
+        tensor([-2.])
+    """
     def forward(self, input, target):
         return F.binary_cross_entropy(input, target, reduction=self.reduction)

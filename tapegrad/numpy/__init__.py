@@ -90,7 +90,19 @@ def _stacked(obj):
 
 def array(obj, dtype=None, copy=True, **kwargs):
     """np.array that keeps the graph: a Tensor gives a differentiable copy; a (nested) list
-    holding Tensors is stacked into one differentiable Tensor."""
+    holding Tensors is stacked into one differentiable Tensor.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.numpy as tnp
+        >>> x = tg.tensor(2.0, requires_grad=True)
+        >>> a = tnp.array([x, x ** 2]); a
+        tensor([2., 4.], grad_fn=<CatBackward0>)
+        >>> a.sum().backward(); x.grad          # 1 + 2 x
+        tensor(5.)
+        >>> tnp.array([1, 2])                   # no Tensor: NumPy's own result
+        array([1, 2])
+    """
     if isinstance(obj, _Tensor):
         return _cast(obj.clone() if copy else obj, dtype, "array")
     if isinstance(obj, (list, tuple)) and _contains_tensor(obj):
@@ -99,7 +111,15 @@ def array(obj, dtype=None, copy=True, **kwargs):
 
 
 def asarray(obj, dtype=None, **kwargs):
-    """np.asarray that keeps Tensors (and stacks lists of them) instead of dropping the graph."""
+    """np.asarray that keeps Tensors (and stacks lists of them) instead of dropping the graph.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.numpy as tnp
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> tnp.asarray(x) is x, tnp.asarray([1.0, 2.0])
+        (True, array([1., 2.]))
+    """
     if isinstance(obj, _Tensor):
         return _cast(obj, dtype, "asarray")
     if isinstance(obj, (list, tuple)) and _contains_tensor(obj):

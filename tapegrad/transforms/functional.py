@@ -231,7 +231,14 @@ def _check_scalar(out):
 # ---- transforms ----------------------------------------------------------------------------------
 
 def value_and_grad(f, argnums=0, has_aux=False):
-    """``f``'s value and its gradient with respect to ``args[argnums]`` (same structure)."""
+    """``f``'s value and its gradient with respect to ``args[argnums]`` (same structure).
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> tg.value_and_grad(lambda x: (x ** 2).sum())(np.array([1.0, 2.0]))
+        (5.0, array([2., 4.]))
+    """
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
         c = _Call(f, args, kwargs, argnums)
@@ -247,7 +254,14 @@ def value_and_grad(f, argnums=0, has_aux=False):
 
 def grad(f, argnums=0, has_aux=False):
     """The gradient of scalar ``f`` with respect to ``args[argnums]`` (``(grad, aux)`` with
-    has_aux); arguments may be floats, arrays, Tensors or lists / tuples / dicts of them."""
+    has_aux); arguments may be floats, arrays, Tensors or lists / tuples / dicts of them.
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> tg.grad(lambda x: (x ** 3).sum())(np.array([1.0, 2.0]))      # 3 x**2
+        array([ 3., 12.])
+    """
     vg = value_and_grad(f, argnums, has_aux)
 
     @functools.wraps(f)
@@ -259,7 +273,15 @@ def grad(f, argnums=0, has_aux=False):
 
 def vjp(f, *primals, has_aux=False):
     """``(f(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` (same structure as the output) returns
-    one cotangent per primal and may be called any number of times."""
+    one cotangent per primal and may be called any number of times.
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> y, vjp_fn = tg.vjp(lambda x: x ** 2, np.array([1.0, 2.0, 3.0]))
+        >>> y, vjp_fn(np.ones(3))                                         # 2 x * cotangent
+        (array([1., 4., 9.]), (array([2., 4., 6.]),))
+    """
     c = _Call(f, primals, {}, tuple(range(len(primals))))
     out, aux = _split_aux(c.out, has_aux)
     ys = _leaves(out)
@@ -291,7 +313,15 @@ def jacobian(f, argnums=0, mode="auto"):
     of shape S + A, in the output structure of argument structures.
 
     ``mode="rev"`` sweeps once per output element, ``"fwd"`` once per input element (both in
-    one compiled call); ``"auto"`` picks the one with fewer sweeps."""
+    one compiled call); ``"auto"`` picks the one with fewer sweeps.
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> tg.jacobian(lambda x: x ** 2)(np.array([1.0, 2.0]))          # diag(2 x)
+        array([[2., 0.],
+               [0., 4.]])
+    """
     if mode not in ("auto", "rev", "fwd"):
         raise ValueError(f"jacobian: mode must be 'auto', 'rev' or 'fwd', got {mode!r}")
 

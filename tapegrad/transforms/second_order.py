@@ -67,7 +67,14 @@ def jvp(f, primals, tangents):
     """``(f(*primals), J @ tangents)`` by forward mode; outputs in the structure ``f`` returns.
 
     Costs one recording of ``f`` plus one compiled tangent sweep.  Differentiable in primals
-    and tangents when used inside another transform."""
+    and tangents when used inside another transform.
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> tg.jvp(lambda x: x ** 2, (np.array([1.0, 2.0]),), (np.array([1.0, 1.0]),))   # 2 x * v
+        (array([1., 4.]), array([2., 4.]))
+    """
     primals, tangents = _pairs(primals, tangents, "jvp")
     vs = _tangent_leaves(primals, tangents, "jvp")
     nested = _DEPTH.n > 0 or _graph_carrying(primals) or any(isinstance(v, Tensor) for v in vs)
@@ -116,12 +123,29 @@ def _value_arr(v, x):
 
 def jacfwd(f, argnums=0):
     """Forward-mode Jacobian (one tangent sweep per input element, in one compiled call):
-    the cheaper one when inputs are fewer than outputs.  Same layout as ``tg.jacobian``."""
+    the cheaper one when inputs are fewer than outputs.  Same layout as ``tg.jacobian``.
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> tg.jacfwd(lambda x: x * x[0])(np.array([1.0, 2.0]))          # [[2 x0, 0], [x1, x0]]
+        array([[2., 0.],
+               [2., 1.]])
+    """
     return jacobian(f, argnums, mode="fwd")
 
 
 def jacrev(f, argnums=0):
-    """Reverse-mode Jacobian (one reverse sweep per output element, in one compiled call)."""
+    """Reverse-mode Jacobian (one reverse sweep per output element, in one compiled call).
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> f = lambda x: x ** 2 * x[1]          # (x0**2 x1, x1**3)
+        >>> tg.jacrev(f)(np.array([1.0, 2.0]))     # [[2 x0 x1, x0**2], [0, 3 x1**2]]
+        array([[ 4.,  1.],
+               [ 0., 12.]])
+    """
     return jacobian(f, argnums, mode="rev")
 
 
@@ -130,7 +154,16 @@ def hessian(f, argnums=0):
 
     For an argument of shape S the result has shape S + S (nested like ``jacobian`` of
     ``grad``).  Forward-over-reverse in one compiled call; inside another transform it is
-    ``jacobian(grad(f))`` on Tensors, so it can be differentiated again."""
+    ``jacobian(grad(f))`` on Tensors, so it can be differentiated again.
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> f = lambda x: x[0] ** 2 * x[1]
+        >>> tg.hessian(f)(np.array([1.0, 2.0]))          # [[2 x1, 2 x0], [2 x0, 0]]
+        array([[4., 2.],
+               [2., 0.]])
+    """
     fallback = jacobian(grad(f, argnums), argnums)
 
     @functools.wraps(f)
@@ -196,7 +229,15 @@ def hvp(f, primals, tangents):
 
     Returns ``H @ v`` in the structure of the primals (a single primal gives a single result).
     One recording plus one compiled tangent sweep and one forward-over-reverse sweep; no
-    Hessian is formed.  Inside another transform it is ``jvp(grad(f))`` on Tensors."""
+    Hessian is formed.  Inside another transform it is ``jvp(grad(f))`` on Tensors.
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> f = lambda x: x[0] ** 2 * x[1]
+        >>> tg.hvp(f, (np.array([1.0, 2.0]),), (np.array([1.0, 0.0]),))  # H[:, 0]
+        array([4., 2.])
+    """
     primals, tangents = _pairs(primals, tangents, "hvp")
     vs = _tangent_leaves(primals, tangents, "hvp")
     argnums = tuple(range(len(primals)))
