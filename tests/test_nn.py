@@ -331,3 +331,19 @@ def test_cross_entropy_second_derivative_is_softmax_jacobian():
     p = np.exp(z[0]) / np.exp(z[0]).sum()
     np.testing.assert_allclose(hv.numpy()[0], (np.diag(p) - np.outer(p, p)) @ v[0], rtol=1e-12,
                                atol=1e-15)
+
+
+def test_bce_with_logits_derivatives_at_zero_logits():
+    # zero logits are where zero-initialised models start: the derivative is sigmoid(x) - t
+    # there too (a kink in a relu/abs form of the loss would give -t)
+    t = np.array([1.0, 0.0, 0.3])
+    f = lambda x: F.binary_cross_entropy_with_logits(x, t, reduction="sum")   # noqa: E731
+    x0 = np.zeros(3)
+    np.testing.assert_allclose(tg.grad(f)(x0), 0.5 - t, rtol=1e-15)
+    _, dv = tg.jvp(f, (x0,), (np.array([1.0, -2.0, 0.5]),))
+    assert dv == pytest.approx(np.dot(0.5 - t, [1.0, -2.0, 0.5]), rel=1e-15)
+    np.testing.assert_allclose(tg.hessian(f)(x0), 0.25 * np.eye(3), rtol=1e-15)
+    # and stable far out: no overflow, the exact limits
+    big = np.array([800.0, -800.0, 800.0])
+    assert np.isfinite(f(tg.tensor(big)).item())
+    np.testing.assert_allclose(tg.grad(f)(big), [0.0, 0.0, 0.7], atol=1e-15)

@@ -115,7 +115,16 @@ _polygamma_numpy = formula.python_function("polygamma(c, a)", ("a", "c"), "numpy
 
 
 def polygamma(n, x):
-    """The n-th derivative of digamma (n a whole number >= 0, not differentiated)."""
+    """The n-th derivative of digamma (n a whole number >= 0, not differentiated).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([0.5, 3.0], requires_grad=True)
+        >>> y = tg.polygamma(1, x); y                  # pi**2 / 2 at 0.5
+        tensor([4.9348, 0.3949], grad_fn=<PolygammaBackward0>)
+        >>> y.sum().backward(); x.grad                 # polygamma(2, x)
+        tensor([-16.8288, -0.1541])
+    """
     if isinstance(n, Tensor) or np.ndim(n) or float(n) != int(n) or n < 0:
         raise ValueError(f"polygamma: the order n must be one whole number >= 0 (got {n!r}); "
                          "loop over orders for several")

@@ -203,7 +203,10 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
 
 
 def binary_cross_entropy_with_logits(input, target, reduction="mean"):
-    """Sigmoid + binary cross-entropy on logits, stably: max(x, 0) - x t + log1p(exp(-|x|)).
+    """Sigmoid + binary cross-entropy on logits, stably: softplus(x) - x t, with softplus(x)
+    = logaddexp(0, x), whose derivative is sigmoid(x) everywhere (the form max(x, 0) - x t +
+    log1p(exp(-|x|)) has the same value but loses the derivative at x = 0, where models that
+    start from zero weights begin).
 
     Examples:
         >>> import tapegrad as tg
@@ -216,6 +219,5 @@ def binary_cross_entropy_with_logits(input, target, reduction="mean"):
         tensor([-0.1345, 0.1345])
     """
     x = _ops._t(input)
-    losses = _ops.add(_ops.sub(_ops.relu(x), _ops.mul(x, target)),
-                      _ops.log1p(_ops.exp(_ops.neg(_ops.abs_(x)))))
+    losses = _ops.sub(_ops.logaddexp(0.0, x), _ops.mul(x, target))
     return _reduce(losses, reduction)
