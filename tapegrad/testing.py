@@ -1,4 +1,7 @@
 """``gradcheck``: tapegrad's gradients against central finite differences."""
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from .autograd.engine import grad as _grad
@@ -19,7 +22,8 @@ def _value(out):
     return np.asarray(out._v if isinstance(out, Tensor) else out, dtype=np.float64)
 
 
-def gradcheck(f, inputs, eps=1e-6, atol=1e-5, rtol=1e-3):
+def gradcheck(f: Callable, inputs: Any, eps: float = 1e-6, atol: float = 1e-5,
+              rtol: float = 1e-3) -> bool:
     """Check d sum(f(*inputs) * u) / d inputs against central differences, element by element.
 
     ``u`` is a fixed random cotangent, so non-scalar outputs are checked in full.  Returns True,

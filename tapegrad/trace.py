@@ -19,6 +19,8 @@ import os
 import sys
 import threading
 import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numba
 import numpy as np
@@ -1105,7 +1107,8 @@ class Trace:
                 f"{len(self.sites)} guards, {self.m} inputs>")
 
 
-def trace(f, *example_args, argnums=0, retrace=False):
+def trace(f: Callable, *example_args: Any, argnums: int | Sequence[int] = 0,
+          retrace: bool = False) -> "Trace":
     """Record ``f(*example_args)`` once; the result replays it compiled (see ``Trace``).
 
     What a replay reads:
@@ -1144,7 +1147,7 @@ def trace(f, *example_args, argnums=0, retrace=False):
     return Trace(f, example_args, argnums, retrace)
 
 
-def load_trace(path):
+def load_trace(path: str | os.PathLike) -> "Trace":
     """Load a trace written by ``Trace.save``.
 
     Trust model: the file is arrays plus JSON, read without pickle, so loading runs no code

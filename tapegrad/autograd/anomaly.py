@@ -104,7 +104,7 @@ class detect_anomaly:
         return wrapper
 
 
-def is_anomaly_enabled():
+def is_anomaly_enabled() -> bool:
     """Whether anomaly mode is on for the calling thread (inside ``detect_anomaly()``).
 
     Examples:

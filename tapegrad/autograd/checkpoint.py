@@ -10,6 +10,8 @@ NumPy's global one (``np.random.*``) are restored for the recomputation, so drop
 randomness repeats.
 """
 import weakref
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -205,7 +207,8 @@ class CheckpointNode(CustomNode):
                 for k, (g, shape) in enumerate(zip(res, self.in_shapes))]
 
 
-def checkpoint(fn, *args, preserve_rng_state=True, use_reentrant=None, **kwargs):
+def checkpoint(fn: Callable, *args: Any, preserve_rng_state: bool = True,
+               use_reentrant: bool | None = None, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` without keeping its intermediate values on the tape.
 
     They are recomputed during backward; gradients equal those without checkpointing.  fn may

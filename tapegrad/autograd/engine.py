@@ -106,7 +106,7 @@ class enable_grad(_GradMode):
     mode = True
 
 
-def is_grad_enabled():
+def is_grad_enabled() -> bool:
     """Whether operations on this thread are recorded for differentiation now.
 
     Examples:

@@ -1,12 +1,13 @@
 """Tensor constructors (``tg.tensor``, ``tg.zeros`` ...) and the global random seed."""
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .tensor import Tensor
 
 _rng = [np.random.default_rng()]
 
 
-def manual_seed(seed):
+def manual_seed(seed: int) -> np.random.Generator:
     """Seed tapegrad's random generator (used by randn/rand and nn initialisers).
 
     Returns the new ``numpy.random.Generator``.
@@ -29,7 +30,7 @@ def rng():
     return _rng[0]
 
 
-def tensor(data, requires_grad=False, dtype=None):
+def tensor(data: ArrayLike, requires_grad: bool = False, dtype=None) -> Tensor:
     """A new leaf tensor holding a copy of ``data``; float data becomes float64.
 
     Only floating point tensors can require gradients.
@@ -65,7 +66,7 @@ def _shape(shape):
     return tuple(shape)
 
 
-def zeros(*shape, requires_grad=False):
+def zeros(*shape: int, requires_grad: bool = False) -> Tensor:
     """A float64 tensor of zeros; ``shape`` as separate integers or one tuple.
 
     Examples:
@@ -79,7 +80,7 @@ def zeros(*shape, requires_grad=False):
     return _make(np.zeros(_shape(shape)), requires_grad)
 
 
-def ones(*shape, requires_grad=False):
+def ones(*shape: int, requires_grad: bool = False) -> Tensor:
     """A float64 tensor of ones; ``shape`` as separate integers or one tuple.
 
     Examples:
@@ -90,7 +91,8 @@ def ones(*shape, requires_grad=False):
     return _make(np.ones(_shape(shape)), requires_grad)
 
 
-def full(shape, fill_value, requires_grad=False):
+def full(shape: int | tuple[int, ...], fill_value: float,
+         requires_grad: bool = False) -> Tensor:
     """A float64 tensor of ``shape`` filled with ``fill_value``.
 
     Examples:
@@ -101,7 +103,7 @@ def full(shape, fill_value, requires_grad=False):
     return _make(np.full(shape, fill_value, dtype=np.float64), requires_grad)
 
 
-def zeros_like(x, requires_grad=False):
+def zeros_like(x: ArrayLike, requires_grad: bool = False) -> Tensor:
     """A float64 tensor of zeros shaped like ``x`` (a Tensor, array or nested list).
 
     Examples:
@@ -113,7 +115,7 @@ def zeros_like(x, requires_grad=False):
     return _make(np.zeros(np.shape(x._v if isinstance(x, Tensor) else x)), requires_grad)
 
 
-def ones_like(x, requires_grad=False):
+def ones_like(x: ArrayLike, requires_grad: bool = False) -> Tensor:
     """A float64 tensor of ones shaped like ``x`` (a Tensor, array or nested list).
 
     Examples:
@@ -124,7 +126,8 @@ def ones_like(x, requires_grad=False):
     return _make(np.ones(np.shape(x._v if isinstance(x, Tensor) else x)), requires_grad)
 
 
-def arange(start, stop=None, step=1, requires_grad=False):
+def arange(start: float, stop: float | None = None, step: float = 1,
+           requires_grad: bool = False) -> Tensor:
     """Evenly spaced values in ``[start, stop)`` like ``numpy.arange``.
 
     Integer arguments give an int64 tensor, unless ``requires_grad`` (then float64).
@@ -142,7 +145,8 @@ def arange(start, stop=None, step=1, requires_grad=False):
     return Tensor(a, requires_grad=requires_grad)
 
 
-def linspace(start, stop, num=50, requires_grad=False):
+def linspace(start: float, stop: float, num: int = 50,
+             requires_grad: bool = False) -> Tensor:
     """``num`` evenly spaced float64 values from ``start`` to ``stop`` inclusive.
 
     Examples:
@@ -153,7 +157,7 @@ def linspace(start, stop, num=50, requires_grad=False):
     return _make(np.linspace(start, stop, num), requires_grad)
 
 
-def eye(n, m=None, requires_grad=False):
+def eye(n: int, m: int | None = None, requires_grad: bool = False) -> Tensor:
     """An ``n`` x ``m`` float64 tensor with ones on the diagonal (``m`` defaults to ``n``).
 
     Examples:
@@ -165,7 +169,7 @@ def eye(n, m=None, requires_grad=False):
     return _make(np.eye(n, m), requires_grad)
 
 
-def randn(*shape, requires_grad=False):
+def randn(*shape: int, requires_grad: bool = False) -> Tensor:
     """Standard normal samples from tapegrad's generator (see ``manual_seed``).
 
     Examples:
@@ -177,7 +181,7 @@ def randn(*shape, requires_grad=False):
     return _make(rng().standard_normal(_shape(shape)), requires_grad)
 
 
-def rand(*shape, requires_grad=False):
+def rand(*shape: int, requires_grad: bool = False) -> Tensor:
     """Uniform samples in ``[0, 1)`` from tapegrad's generator (see ``manual_seed``).
 
     Examples:

@@ -9,7 +9,10 @@ concatenate, indexing) prepare the integer parameters their kernels read.
 import math
 import numbers
 
+from collections.abc import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import examples
 from . import tape as T
@@ -17,6 +20,10 @@ from ..ops import formula
 from ..ops.spec import C, op as spec_op
 from .tensor import (GUARD_HOOK, Tensor, needs_grad, record, record_binary, record_unary,
                      result, row_of, tape_for, value_of)
+
+# type hints of the public functions: a Tensor or anything NumPy turns into an array
+TensorLike = Tensor | ArrayLike
+Axis = int | tuple[int, ...] | None
 
 
 def _ieee(np_fwd, v):
@@ -34,7 +41,7 @@ def _make_unary(name):
     np_fwd = formula.python_function(spec.fwd, ("a",), "numpy")
     math_fwd = formula.python_function(spec.fwd, ("a",), "math")
 
-    def f(x):
+    def f(x: TensorLike) -> Tensor:
         if x.__class__ is not Tensor:
             x = x if isinstance(x, Tensor) else Tensor._const(value_of(x))
         v = x._v
@@ -148,7 +155,7 @@ def _scalar_op(x, code, out_float, out_array, c):
     return record_unary(x, code, out, c)
 
 
-def leaky_relu(x, negative_slope=0.01):
+def leaky_relu(x: TensorLike, negative_slope: float = 0.01) -> Tensor:
     """ReLU that keeps a small slope for x < 0, so negative inputs still get a gradient.
 
     Examples:
@@ -165,7 +172,8 @@ def leaky_relu(x, negative_slope=0.01):
                       lambda v, c: np.where(v > 0.0, v, v * c), c)
 
 
-def clip(x, lo=None, hi=None):
+def clip(x: TensorLike, lo: float | ArrayLike | None = None,
+         hi: float | ArrayLike | None = None) -> Tensor:
     """Limit values to [lo, hi] (np.clip); the gradient is 1 inside and 0 where a bound holds.
 
     Examples:
@@ -274,7 +282,7 @@ def _is_scalar(y):
         and not isinstance(y, np.ndarray))
 
 
-def add(x, y):
+def add(x: TensorLike, y: TensorLike) -> Tensor:
     """x + y with NumPy broadcasting; a broadcast operand's gradient is summed back to its shape.
 
     Examples:
@@ -298,7 +306,7 @@ def add(x, y):
     return _binary("add", C.ADD, x, y)
 
 
-def sub(x, y):
+def sub(x: TensorLike, y: TensorLike) -> Tensor:
     """x - y with NumPy broadcasting (differentiable in both).
 
     Examples:
@@ -322,7 +330,7 @@ def sub(x, y):
     return _binary("sub", C.SUB, x, y)
 
 
-def mul(x, y):
+def mul(x: TensorLike, y: TensorLike) -> Tensor:
     """x * y with NumPy broadcasting (differentiable in both).
 
     Examples:
@@ -345,7 +353,7 @@ def mul(x, y):
     return _binary("mul", C.MUL, x, y)
 
 
-def div(x, y):
+def div(x: TensorLike, y: TensorLike) -> Tensor:
     """x / y with NumPy broadcasting; d/dy = -x / y**2.
 
     Examples:
@@ -377,7 +385,7 @@ def div(x, y):
     return _binary("div", C.DIV, x, y)
 
 
-def power(x, y):
+def power(x: TensorLike, y: TensorLike) -> Tensor:
     """x ** y elementwise (NumPy's value), differentiable in the base and the exponent.
 
     Examples:
@@ -398,7 +406,7 @@ def power(x, y):
     return _binary("pow", C.POW, x, y)
 
 
-def maximum(x, y):
+def maximum(x: TensorLike, y: TensorLike) -> Tensor:
     """Elementwise larger of x and y; the gradient goes to the operand that won.
 
     Examples:
@@ -412,7 +420,7 @@ def maximum(x, y):
     return _binary("maximum", C.MAXIMUM, x, y)
 
 
-def minimum(x, y):
+def minimum(x: TensorLike, y: TensorLike) -> Tensor:
     """Elementwise smaller of x and y; the gradient goes to the operand that won.
 
     Examples:
@@ -426,7 +434,7 @@ def minimum(x, y):
     return _binary("minimum", C.MINIMUM, x, y)
 
 
-def arctan2(x1, x2):
+def arctan2(x1, x2) -> Tensor:
     """Elementwise angle of the point (x2, x1), NumPy's quadrants; the partials are taken as 0
     at the origin, where arctan2 jumps.
 
@@ -441,7 +449,7 @@ def arctan2(x1, x2):
     return _binary("arctan2", C.ARCTAN2, x1, x2)
 
 
-def hypot(x1, x2):
+def hypot(x1, x2) -> Tensor:
     """sqrt(x1**2 + x2**2) without overflow (NumPy's value); gradient 0 at the origin.
 
     Examples:
@@ -455,7 +463,7 @@ def hypot(x1, x2):
     return _binary("hypot", C.HYPOT, x1, x2)
 
 
-def logaddexp(x1, x2):
+def logaddexp(x1, x2) -> Tensor:
     """log(exp(x1) + exp(x2)), computed stably (NumPy's value); the gradients are the softmax
     weights sigmoid(x1 - x2) and sigmoid(x2 - x1): exactly 1/2 each at a tie.
 
@@ -470,7 +478,7 @@ def logaddexp(x1, x2):
     return _binary("logaddexp", C.LOGADDEXP, x1, x2)
 
 
-def logaddexp2(x1, x2):
+def logaddexp2(x1, x2) -> Tensor:
     """log2(2**x1 + 2**x2), computed stably (NumPy's value).
 
     Examples:
@@ -484,7 +492,7 @@ def logaddexp2(x1, x2):
     return _binary("logaddexp2", C.LOGADDEXP2, x1, x2)
 
 
-def remainder(x1, x2):
+def remainder(x1, x2) -> Tensor:
     """NumPy's (and Python's) ``x1 % x2``: the sign of the divisor.  d/dx1 = 1 and
     d/dx2 = -floor(x1 / x2) (piecewise; at the jumps, the side NumPy's value is on).
 
@@ -513,7 +521,7 @@ def divmod_(x1, x2):
     return floor_divide(x1, x2), remainder(x1, x2)
 
 
-def fmod(x1, x2):
+def fmod(x1, x2) -> Tensor:
     """C's fmod: the sign of the dividend.  d/dx1 = 1, d/dx2 = -trunc(x1 / x2).
 
     Examples:
@@ -531,7 +539,7 @@ formula.TENSOR_FUNCS.update(arctan2=arctan2, hypot=hypot, logaddexp=logaddexp,
                             logaddexp2=logaddexp2, remainder=remainder, fmod=fmod)
 
 
-def where(cond, x, y):
+def where(cond: ArrayLike, x: TensorLike, y: TensorLike) -> Tensor:
     """Elementwise choice; both branches are recorded, so it is safe to replay.
 
     Examples:
@@ -594,7 +602,7 @@ def _reduce(name, code, x, axis, keepdims, np_fn):
     return record(t, code, ra, -1, out, ip=t.add_ints([len(shape), *shape, *ostr]))
 
 
-def sum(x, axis=None, keepdims=False):  # noqa: A001 - numpy's name
+def sum(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:  # noqa: A001 - numpy's name
     """Sum of the elements (np.sum), over all axes or along ``axis``; its gradient is ones.
 
     Examples:
@@ -608,7 +616,7 @@ def sum(x, axis=None, keepdims=False):  # noqa: A001 - numpy's name
     return _reduce("sum", C.SUM, x, axis, keepdims, np.sum)
 
 
-def prod(x, axis=None, keepdims=False):
+def prod(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """Product of the elements (np.prod); exact gradients even with zeros among them.
 
     Examples:
@@ -622,7 +630,7 @@ def prod(x, axis=None, keepdims=False):
     return _reduce("prod", C.PROD, x, axis, keepdims, np.prod)
 
 
-def amax(x, axis=None, keepdims=False):
+def amax(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """Largest element (np.max / tg.max), over all axes or along ``axis``; tied maxima share the
     gradient evenly.
 
@@ -637,7 +645,7 @@ def amax(x, axis=None, keepdims=False):
     return _reduce("max", C.AMAX, x, axis, keepdims, np.max)
 
 
-def amin(x, axis=None, keepdims=False):
+def amin(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """Smallest element (np.min / tg.min), over all axes or along ``axis``; tied minima share the
     gradient evenly.
 
@@ -652,7 +660,7 @@ def amin(x, axis=None, keepdims=False):
     return _reduce("min", C.AMIN, x, axis, keepdims, np.min)
 
 
-def mean(x, axis=None, keepdims=False):
+def mean(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """Arithmetic mean (np.mean), over all axes or along ``axis``.
 
     Examples:
@@ -673,7 +681,8 @@ def mean(x, axis=None, keepdims=False):
     return mul(s, 1.0 / count if count else math.nan)
 
 
-def var(x, axis=None, keepdims=False, ddof=0):
+def var(x: TensorLike, axis: Axis = None, keepdims: bool = False,
+        ddof: float = 0) -> Tensor:
     """Variance (np.var, ``ddof`` as NumPy): the mean of squared deviations; its gradient is
     2 (x - mean) / (n - ddof).
 
@@ -735,7 +744,7 @@ def _lanes(x, axis, name):
         int(np.prod(shape[ax + 1:], dtype=np.int64))
 
 
-def cumsum(x, axis=None):
+def cumsum(x: TensorLike, axis: Axis = None) -> Tensor:
     """np.cumsum (one CUMSUM row; its backward is a running sum the other way).
 
     Examples:
@@ -750,7 +759,7 @@ def cumsum(x, axis=None):
     return scan_sum(x, outer, m, inner)
 
 
-def cumprod(x, axis=None):
+def cumprod(x: TensorLike, axis: Axis = None) -> Tensor:
     """np.cumprod (one CUMPROD row); gradients exact with zeros, at every order.
 
     Examples:
@@ -765,7 +774,8 @@ def cumprod(x, axis=None):
     return scan_prod(x, outer, m, inner)
 
 
-def std(x, axis=None, keepdims=False, ddof=0):
+def std(x: TensorLike, axis: Axis = None, keepdims: bool = False,
+        ddof: float = 0) -> Tensor:
     """np.std: the square root of ``var`` (composite).
 
     Examples:
@@ -776,10 +786,16 @@ def std(x, axis=None, keepdims=False, ddof=0):
         >>> y.backward(); x.grad                # (x - mean) / (n std)
         tensor([-0.5000, 0.5000])
     """
-    return sqrt(var(x, axis, keepdims, ddof))
+    x = _t(x)
+    v = var(x, axis, keepdims, ddof)
+    if x.size and x.size == v.size and ddof == 0:
+        # one element per reduction: std is identically 0, and so is its derivative (the
+        # square root's derivative at the zero variance would be 0/0)
+        return mul(v, 0.0)
+    return sqrt(v)
 
 
-def ptp(x, axis=None, keepdims=False):
+def ptp(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """np.ptp: max - min (composite; ties split the gradient evenly, as max and min do).
 
     Examples:
@@ -793,7 +809,8 @@ def ptp(x, axis=None, keepdims=False):
     return sub(amax(x, axis, keepdims), amin(x, axis, keepdims))
 
 
-def average(a, axis=None, weights=None, returned=False, keepdims=False):
+def average(a: TensorLike, axis: Axis = None, weights=None,
+            returned=False, keepdims: bool = False):
     """np.average: sum(a * w) / sum(w) along ``axis`` (composite; differentiable in a and in
     the weights).  1-D weights along ``axis`` broadcast as NumPy's do.
 
@@ -837,7 +854,8 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     return avg, (scl if scl.shape == avg.shape else broadcast_to(scl, avg.shape))
 
 
-def diff(a, n=1, axis=-1, prepend=None, append=None):
+def diff(a: TensorLike, n=1, axis: Axis = -1, prepend=None,
+         append=None) -> Tensor:
     """np.diff: n-th differences along ``axis`` (composite of slices and SUB rows).
 
     Examples:
@@ -909,7 +927,7 @@ def _arranged(name, x, axis, order, arg):
     return out, axis % v.ndim, v.shape
 
 
-def sort(x, axis=-1, kind=None, order=None):
+def sort(x: TensorLike, axis: Axis = -1, kind=None, order=None) -> Tensor:
     """np.sort: the values gathered in argsort order (one GATHER row); the gradient flows to
     the element each output came from (at ties, to one of them).  In a trace, a guard keeps
     the recorded order honest.
@@ -928,7 +946,8 @@ def sort(x, axis=-1, kind=None, order=None):
     return out
 
 
-def partition(x, kth, axis=-1, kind="introselect", order=None):
+def partition(x: TensorLike, kth, axis: Axis = -1,
+              kind="introselect", order=None) -> Tensor:
     """np.partition: the values gathered in argpartition order (one GATHER row).  Only the
     ``kth`` positions are defined by NumPy (the rest is any order, as NumPy's own).
 
@@ -985,7 +1004,8 @@ def _sorted_lanes(a, axis, name):
     return sort(y, -1), kept, n
 
 
-def median(a, axis=None, keepdims=False):
+def median(a: TensorLike, axis: Axis = None,
+           keepdims: bool = False) -> Tensor:
     """np.median: the middle of the sorted values (mean of the two middle ones for an even
     count); composite of sort (argsort + GATHER) and arithmetic.
 
@@ -1005,7 +1025,8 @@ def median(a, axis=None, keepdims=False):
     return reshape(mid, kept) if keepdims else mid
 
 
-def quantile(a, q, axis=None, method="linear", keepdims=False, *, interpolation=None):
+def quantile(a: TensorLike, q, axis: Axis = None,
+             method="linear", keepdims: bool = False, *, interpolation=None) -> Tensor:
     """np.quantile with linear interpolation (NumPy's default, and NumPy's formula): sort
     (argsort + GATHER), then a + (b - a) * t between the neighbours.  The gradient flows to
     the selected elements, (1 - t) and t; q itself is not differentiated.
@@ -1044,7 +1065,8 @@ def quantile(a, q, axis=None, method="linear", keepdims=False, *, interpolation=
     return reshape(out, qv.shape + tuple(rest))
 
 
-def percentile(a, q, axis=None, method="linear", keepdims=False, *, interpolation=None):
+def percentile(a: TensorLike, q, axis: Axis = None,
+               method="linear", keepdims: bool = False, *, interpolation=None) -> Tensor:
     """np.percentile: ``quantile(a, q / 100)``.
 
     Examples:
@@ -1062,7 +1084,7 @@ def percentile(a, q, axis=None, method="linear", keepdims=False, *, interpolatio
                     interpolation=interpolation)
 
 
-def reshape(x, *shape):
+def reshape(x: TensorLike, *shape: int) -> Tensor:
     """The same elements in a new shape (np.reshape; a shape tuple or separate sizes).
 
     Examples:
@@ -1104,7 +1126,7 @@ def _flat_index(shape):
     return np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
 
 
-def transpose(x, axes=None):
+def transpose(x: TensorLike, axes=None) -> Tensor:
     """Permute the axes (np.transpose; reversed when ``axes`` is None).
 
     Examples:
@@ -1137,7 +1159,7 @@ def swapaxes(x, a1, a2):
     return transpose(x, axes)
 
 
-def broadcast_to(x, shape):
+def broadcast_to(x: TensorLike, shape) -> Tensor:
     """x repeated to ``shape`` by NumPy's broadcasting; its gradient sums the copies back.
 
     Examples:
@@ -1161,7 +1183,7 @@ def broadcast_to(x, shape):
                   ip=t.add_ints(_broadcast_params(x.shape, shape)))
 
 
-def squeeze(x, axis=None):
+def squeeze(x: TensorLike, axis: Axis = None) -> Tensor:
     """Drop axes of length 1 (np.squeeze), all of them or the given ``axis``.
 
     Examples:
@@ -1181,7 +1203,7 @@ def squeeze(x, axis=None):
     return reshape(x, shape)
 
 
-def expand_dims(x, axis):
+def expand_dims(x: TensorLike, axis: Axis) -> Tensor:
     """Insert an axis of length 1 at ``axis`` (np.expand_dims, tg.unsqueeze).
 
     Examples:
@@ -1200,7 +1222,7 @@ def ravel(x):
     return reshape(x, (-1,))
 
 
-def concatenate(xs, axis=0):
+def concatenate(xs: Sequence[TensorLike], axis: Axis = 0) -> Tensor:
     """Join Tensors along an existing axis (np.concatenate); each input gets its slice of the
     gradient.
 
@@ -1237,7 +1259,7 @@ def concatenate(xs, axis=0):
     return record(t, C.CONCAT, -1, -1, out, ip=t.add_ints([outer, inner, len(xs), *rows, *lens]))
 
 
-def stack(xs, axis=0):
+def stack(xs: Sequence[TensorLike], axis: Axis = 0) -> Tensor:
     """Join Tensors along a new axis (np.stack).
 
     Examples:
@@ -1265,7 +1287,7 @@ def stack(xs, axis=0):
 
 # ---- matmul -----------------------------------------------------------------------------------
 
-def matmul(x, y):
+def matmul(x: TensorLike, y: TensorLike) -> Tensor:
     """Matrix product with NumPy's rules (np.matmul, ``@``): vectors, matrices and batches.
 
     Examples:
@@ -1347,7 +1369,7 @@ def linear(x, weight, bias=None):
     return out if bias is None else add(out, bias)
 
 
-def dot(x, y):
+def dot(x: TensorLike, y: TensorLike) -> Tensor:
     """np.dot: the inner product of vectors, else a matrix product.
 
     Examples:
@@ -1369,7 +1391,8 @@ def dot(x, y):
 
 # ---- composite ops ------------------------------------------------------------------------------
 
-def logsumexp(x, axis=None, keepdims=False):
+def logsumexp(x: TensorLike, axis: Axis = None,
+              keepdims: bool = False) -> Tensor:
     """log(sum(exp(x))) computed stably (no overflow); its gradient is softmax(x).
 
     Examples:
@@ -1392,7 +1415,7 @@ def logsumexp(x, axis=None, keepdims=False):
     return out
 
 
-def softmax(x, axis=-1):
+def softmax(x: TensorLike, axis: Axis = -1) -> Tensor:
     """exp(x) / sum(exp(x)) along ``axis``, computed stably: probabilities from scores.
 
     Examples:
@@ -1411,7 +1434,7 @@ def softmax(x, axis=-1):
     return div(e, sum(e, axis, keepdims=True))
 
 
-def log_softmax(x, axis=-1):
+def log_softmax(x: TensorLike, axis: Axis = -1) -> Tensor:
     """x - logsumexp(x) along ``axis``: log-probabilities, stable where log(softmax) is not.
 
     Examples:
@@ -1530,7 +1553,7 @@ def gather_flat(x, flat_idx, shape):
 # ---- composites for numpy dispatch and tapegrad.numpy --------------------------------------------
 # Written with the differentiable ops above only, so backward, replay and higher order come free.
 
-def square(x):
+def square(x: TensorLike) -> Tensor:
     """x * x elementwise (np.square).
 
     Examples:
@@ -1545,7 +1568,7 @@ def square(x):
     return mul(x, x)
 
 
-def reciprocal(x):
+def reciprocal(x: TensorLike) -> Tensor:
     """1 / x (composite: one RDIVS row, NumPy's value).
 
     Examples:
@@ -1559,7 +1582,7 @@ def reciprocal(x):
     return div(1.0, x)
 
 
-def deg2rad(x):
+def deg2rad(x: TensorLike) -> Tensor:
     """Degrees to radians (composite: one MULS row by pi / 180, as NumPy computes it).
 
     Examples:
@@ -1573,7 +1596,7 @@ def deg2rad(x):
     return mul(x, math.pi / 180.0)
 
 
-def rad2deg(x):
+def rad2deg(x: TensorLike) -> Tensor:
     """Radians to degrees (composite: one MULS row by 180 / pi, as NumPy computes it).
 
     Examples:
@@ -1590,7 +1613,7 @@ def rad2deg(x):
 radians, degrees = deg2rad, rad2deg
 
 
-def around(x, decimals=0):
+def around(x: TensorLike, decimals: int = 0) -> Tensor:
     """np.round: round half to even at ``decimals`` digits, as NumPy does (scale, rint,
     unscale).  Derivative 0 at every order (RINT).
 
@@ -1614,7 +1637,7 @@ def around(x, decimals=0):
     return mul(rint(div(x, f)), f)
 
 
-def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+def nan_to_num(x: TensorLike, copy=True, nan=0.0, posinf=None, neginf=None) -> Tensor:
     """np.nan_to_num: derivative 1 where x is finite, 0 where a value was replaced (composite:
     a WHERE row choosing between x and the constant replacements).
 
@@ -1643,7 +1666,7 @@ def _identity(x):
     return reshape(x, x.shape)
 
 
-def real(x):
+def real(x: TensorLike) -> Tensor:
     """The real part of a real Tensor: its value (derivative 1).
 
     Examples:
@@ -1655,7 +1678,7 @@ def real(x):
     return _identity(x)
 
 
-def imag(x):
+def imag(x: TensorLike) -> Tensor:
     """The imaginary part of a real Tensor: zeros, constant (derivative 0).
 
     Examples:
@@ -1668,7 +1691,7 @@ def imag(x):
     return Tensor._const(0.0 if v.__class__ is float else np.zeros(v.shape))
 
 
-def conj(x):
+def conj(x: TensorLike) -> Tensor:
     """The complex conjugate of a real Tensor: its value (derivative 1).
 
     Examples:
@@ -1680,7 +1703,7 @@ def conj(x):
     return _identity(x)
 
 
-def angle(x, deg=False):
+def angle(x: TensorLike, deg=False) -> Tensor:
     """np.angle of a real Tensor: 0 for x >= +0, pi for x < 0 (and -0.0), NaN for NaN, as
     ``arctan2(0, x)``; derivative 0 at every order.
 
@@ -1700,7 +1723,7 @@ def real_if_close(x, tol=100):
     return _identity(x)
 
 
-def outer(x, y):
+def outer(x: TensorLike, y: TensorLike) -> Tensor:
     """np.outer: both operands are flattened, as numpy does.
 
     Examples:
@@ -1734,7 +1757,7 @@ def _contract(x, y, xfree, xsum, ysum, yfree, batch=((), ())):
     return reshape(matmul(xm, ym), tuple(shape))
 
 
-def tensordot(x, y, axes=2):
+def tensordot(x: TensorLike, y: TensorLike, axes=2) -> Tensor:
     """np.tensordot: sum the products over ``axes`` (an int: the last of x and first of y).
 
     Examples:
@@ -1841,7 +1864,7 @@ def _einsum_broadcast(terms):
     return out
 
 
-def einsum(subscripts, *operands):
+def einsum(subscripts, *operands) -> Tensor:
     """np.einsum for any number of operands (pairwise, left to right), with '...' and
     diagonals; each pairwise contraction is one batched matmul.
 
@@ -1870,7 +1893,8 @@ def einsum(subscripts, *operands):
     return _moveto(acc, [sa.index(c) for c in out])
 
 
-def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - numpy's name
+def norm(x: TensorLike, ord=None, axis: Axis = None,
+         keepdims: bool = False) -> Tensor:  # noqa: A002 - numpy's name
     """np.linalg.norm for vector norms (any p, inf, -inf) and the Frobenius, 1 and inf matrix
     norms.
 

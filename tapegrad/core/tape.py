@@ -740,7 +740,7 @@ class _ThreadState(threading.local):
 STATE = _ThreadState()
 
 
-def current_tape():
+def current_tape() -> Tape:
     """The recording tape of the calling thread.
 
     Examples:

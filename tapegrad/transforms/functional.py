@@ -7,6 +7,9 @@ backward plus a constant.  Inside another transform (an argument is already a Te
 requires grad, or ``f`` runs under an outer transform) gradients are taken with
 ``create_graph=True`` and returned as Tensors, so the outer transform can differentiate them.
 """
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import functools
 import threading
 
@@ -230,7 +233,8 @@ def _check_scalar(out):
 
 # ---- transforms ----------------------------------------------------------------------------------
 
-def value_and_grad(f, argnums=0, has_aux=False):
+def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0,
+                   has_aux: bool = False) -> Callable:
     """``f``'s value and its gradient with respect to ``args[argnums]`` (same structure).
 
     Examples:
@@ -252,7 +256,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
     return value_and_grad_f
 
 
-def grad(f, argnums=0, has_aux=False):
+def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
     """The gradient of scalar ``f`` with respect to ``args[argnums]`` (``(grad, aux)`` with
     has_aux); arguments may be floats, arrays, Tensors or lists / tuples / dicts of them.
 
@@ -271,7 +275,7 @@ def grad(f, argnums=0, has_aux=False):
     return grad_f
 
 
-def vjp(f, *primals, has_aux=False):
+def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """``(f(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` (same structure as the output) returns
     one cotangent per primal and may be called any number of times.
 
@@ -308,7 +312,7 @@ def vjp(f, *primals, has_aux=False):
     return value, vjp_fn
 
 
-def jacobian(f, argnums=0, mode="auto"):
+def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "auto") -> Callable:
     """The Jacobian: for each output leaf of shape S and argument leaf of shape A an array
     of shape S + A, in the output structure of argument structures.
 

@@ -11,6 +11,8 @@ evaluated on Tensors (``forward.tangent_graph``), so results can be differentiat
 primals and tangents alike (jvp of jvp, grad of jvp in the tangent, jvp of grad).
 """
 import functools
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +65,7 @@ def _fix(a):
     return float(a) if np.ndim(a) == 0 and not isinstance(a, Tensor) else a
 
 
-def jvp(f, primals, tangents):
+def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
     """``(f(*primals), J @ tangents)`` by forward mode; outputs in the structure ``f`` returns.
 
     Costs one recording of ``f`` plus one compiled tangent sweep.  Differentiable in primals
@@ -121,7 +123,7 @@ def _value_arr(v, x):
     return float(a) if a.ndim == 0 else a
 
 
-def jacfwd(f, argnums=0):
+def jacfwd(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     """Forward-mode Jacobian (one tangent sweep per input element, in one compiled call):
     the cheaper one when inputs are fewer than outputs.  Same layout as ``tg.jacobian``.
 
@@ -135,7 +137,7 @@ def jacfwd(f, argnums=0):
     return jacobian(f, argnums, mode="fwd")
 
 
-def jacrev(f, argnums=0):
+def jacrev(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     """Reverse-mode Jacobian (one reverse sweep per output element, in one compiled call).
 
     Examples:
@@ -149,7 +151,7 @@ def jacrev(f, argnums=0):
     return jacobian(f, argnums, mode="rev")
 
 
-def hessian(f, argnums=0):
+def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     """The matrix of second derivatives of scalar ``f`` with respect to ``args[argnums]``.
 
     For an argument of shape S the result has shape S + S (nested like ``jacobian`` of
@@ -224,7 +226,7 @@ def _hessian_tree(c, H):
     return trees[0] if single else tuple(trees)
 
 
-def hvp(f, primals, tangents):
+def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
     """Hessian-vector product of scalar ``f`` at ``primals`` along ``tangents``.
 
     Returns ``H @ v`` in the structure of the primals (a single primal gives a single result).
