@@ -28,6 +28,8 @@ import numpy as np
 from .core import methods as _methods
 from .core.tensor import Tensor
 
+__all__ = ["Optimizer", "SGD", "Adam"]
+
 
 def _commit(p, arr):
     """Record that parameter ``p`` now holds ``arr`` (its own array updated in place, or a

@@ -4,6 +4,8 @@ import numpy as np
 from .autograd.engine import grad as _grad
 from .core.tensor import Tensor
 
+__all__ = ["gradcheck"]
+
 
 def _as_input(x):
     # C order: the checks perturb entries through a flat view (a Fortran array's reshape

@@ -44,6 +44,16 @@ PIN = 6
 _ARRAYS = ("code", "ip", "fp", "voff", "rg", "ipool", "fpool", "val")
 
 
+def _cores():
+    """Threads for one batch: one per core this process may run on (its CPU affinity, which a
+    container or ``taskset`` narrows), at most Numba's thread count."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:       # no affinity on this platform
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, numba.get_num_threads()))
+
+
 # ---- recording -----------------------------------------------------------------------------
 
 class _TraceTape(T.Tape):
@@ -51,7 +61,7 @@ class _TraceTape(T.Tape):
 
     __slots__ = ("_on", "grad_off")
 
-    def maybe_reset(self):
+    def maybe_reset(self, forward=True):
         return self
 
     @property
@@ -694,9 +704,9 @@ class Trace:
         rg = t.rg[:n].copy()
         frozen = ((ops == T.LEAF) & (np.arange(n) >= k)) | (ops == T.FREED)
         # Tensors f read from its closure (parameters...): re-read at every replay
-        self._closure = [(int(r), weakref.ref(t.handles[r]), np.shape(t.handles[r]._v))
-                         for r in np.flatnonzero(frozen | ((ops == T.CONST) & (np.arange(n) >= k)))
-                         if t.handles[r] is not None]
+        held = ((int(r), t.entered(int(r)))
+                for r in np.flatnonzero(frozen | ((ops == T.CONST) & (np.arange(n) >= k))))
+        self._closure = [(r, weakref.ref(h), np.shape(h._v)) for r, h in held if h is not None]
         code[frozen] = T.CONST      # external leaves and retired values are constants here
         rg[frozen] = 0
         voff = t.voff[:n + 1].copy()
@@ -983,7 +993,7 @@ class Trace:
         if nb:
             R.grad_batch(self.code, self.ip, self.fp, self.voff, self.rg, self.ipool,
                          self.fpool, self._work().val, self.n, self.out_row, XX, G, values, fails,
-                         numba.get_num_threads())
+                         _cores())
         for b in np.flatnonzero(fails >= 0):
             row = int(fails[b])
             if not (self._can_retrace() and self.code[row] & 255 == T.GUARD):
@@ -1024,7 +1034,6 @@ class Trace:
             t.rg[:self.n] = self.rg
             t._voff[:self.n + 1] = self.voff
             t.n = t.nsync = self.n
-            t.handles = [None] * self.n
             t.leaf_rows = [r for r in range(self.n) if self.voff[r] < self.m]
             t.extras = {r: s for r, s in self.sites.items()}
             t.ipool = self.ipool.copy()

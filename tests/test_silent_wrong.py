@@ -659,7 +659,8 @@ def _session_is_right(ref, tr):
     assert x.grad.item() == 7.0
     t = tg.current_tape()
     t.sync()
-    assert len(t.handles) == t.n == t.nsync and not t.pc and not t.pv and not t.pf
+    assert t.n == t.nsync and not t.pc and not t.pv and not t.pf
+    assert all(r < t.n for r in t.objs) and all(s <= t.n for s in t.starts)
     from tapegrad.core.tensor import TRANSFORMS
     assert TRANSFORMS.n == 0 and tg.is_grad_enabled()
 
@@ -683,19 +684,18 @@ def test_interrupts_at_any_signal_point_leave_the_session_right():
 
 
 def test_torn_pending_row_is_dropped():
-    # the state an interrupt between the appends of a scalar record leaves: a handle and a
-    # pending entry for a row whose count was never published
+    # the state an interrupt between the appends of a scalar record leaves: a pending entry
+    # for a row whose count was never published
     x = tg.tensor(1.5, requires_grad=True)
     y = x * 2.0
     t = tg.current_tape()
-    t.handles.append(None)
     t.pc.append(t.pc[-1] if t.pc else 0)
     z = y * 3.0 + x                         # the fast path sees the torn row and repairs it
     z.backward()
     assert x.grad.item() == 7.0
     t = tg.current_tape()
     t.sync()
-    assert len(t.handles) == t.n and not t.pc
+    assert t.nsync == t.n and not t.pc
 
 
 # ---- 7. trace files ------------------------------------------------------------------------------

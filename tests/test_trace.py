@@ -314,7 +314,7 @@ def test_grad_many_guard_names_first_failing_item():
     np.testing.assert_array_equal(tr2.grad_many(X), [2.0, 4.0, -3.0, 8.0, -3.0])
 
 
-@njit(cache=True)
+@njit   # not cached: a cache would go stale (and refuse) whenever the kernels are regenerated
 def _descend(arrays, x, lr, steps):
     for _ in range(steps):
         x = x - lr * replay_grad(arrays, x)

@@ -9,6 +9,8 @@ the inputs' gradients into the real tape.  The random generator of ``tg.randn``/
 NumPy's global one (``np.random.*``) are restored for the recomputation, so dropout-style
 randomness repeats.
 """
+import weakref
+
 import numpy as np
 
 from ..core import creation as _creation
@@ -52,13 +54,13 @@ def _captured(main, s, known):
     on their row of ``main``) and captured graph tensors (FREED placeholders on ``s``)."""
     found = []
     for r in s.leaf_rows:
-        h = s.handles[r]
+        h = s.entered(r)
         if h is not None and h._rg and id(h) not in known:
             known.add(id(h))
             _restore_leaf(main, h, s)
             found.append(h)
     for r in np.flatnonzero(s.ops() == T.FREED):
-        h = s.handles[int(r)]
+        h = s.entered(int(r))
         if h is not None and id(h) not in known:
             known.add(id(h))
             found.append(h)
@@ -74,16 +76,32 @@ def _restore_leaf(main, h, s):
     if not main.alive:
         return
     for r in reversed(main.leaf_rows):
-        if main.handles[r] is h:
+        if main.entered(r) is h:
             if np.array_equal(main.value(r), np.ravel(h._v)):
                 h._tape, h._row = main, r
             return
+
+
+def _unpinned(x):
+    """``x``, or for a graph handle a twin of it (same value, tape and row) holding no range
+    token: the payload lives on the tape, and a token it held would keep its own rows, and
+    so itself, for ever (see tape.py)."""
+    if not isinstance(x, Tensor) or x._leaf or x._tape is None:
+        return x
+    h = object.__new__(Tensor)
+    h._v, h._rg, h._leaf, h._row, h._tape = x._v, x._rg, False, x._row, x._tape
+    if x._meta is not None:
+        h._m = x._meta      # the version counter is shared
+    return h
 
 
 class CheckpointNode(CustomNode):
     """Payload of ``checkpoint``: recomputes ``fn`` at backward."""
 
     name = "CheckpointFunctionBackward"
+
+    def input_handles(self, t):
+        return list(self.inputs)      # the very objects ``args`` holds (twins of graph ones)
 
     def __init__(self, fn, args, kwargs, rng_state):
         self.fn = fn
@@ -108,7 +126,7 @@ class CheckpointNode(CustomNode):
         (``tangents``: one flat array or None per input row)."""
         t = self.live_tape()
         self.check_inputs(t)
-        inputs = [t.handles[r] for r in self.input_rows]
+        inputs = self.input_handles(t)
         s, outs, _, out_rows, in_rows = self._recompute(
             lambda: _run_on_scratch(self.fn, self.args, self.kwargs, inputs))
         try:
@@ -140,7 +158,7 @@ class CheckpointNode(CustomNode):
 
     def backward_values(self, t, grads):
         self.check_inputs(t)
-        inputs = [t.handles[r] for r in self.input_rows]
+        inputs = self.input_handles(t)
         s, outs, _, out_rows, in_rows = self._recompute(
             lambda: _run_on_scratch(self.fn, self.args, self.kwargs, inputs))
         try:
@@ -172,7 +190,7 @@ class CheckpointNode(CustomNode):
         so the input gradients carry a graph."""
         t = self.live_tape()
         self.check_inputs(t)
-        inputs = [t.handles[r] for r in self.input_rows]
+        inputs = self.input_handles(t)
         raw = self._recompute(lambda: self.fn(*self.args, **self.kwargs))
         outs = raw if isinstance(raw, tuple) else (raw,)
         ys, gs = [], []
@@ -215,6 +233,9 @@ def checkpoint(fn, *args, preserve_rng_state=True, use_reentrant=None, **kwargs)
     main = STATE.tape
     rng_state = (_creation.rng().bit_generator.state, np.random.get_state()) \
         if preserve_rng_state else None
+    given = list(args) + list(kwargs.values())
+    args = tuple(_unpinned(a) for a in args)
+    kwargs = {k: _unpinned(v) for k, v in kwargs.items()}
     known, arg_inputs = set(), []
     for a in list(args) + list(kwargs.values()):
         if isinstance(a, Tensor) and a._rg and id(a) not in known:
@@ -237,4 +258,8 @@ def checkpoint(fn, *args, preserve_rng_state=True, use_reentrant=None, **kwargs)
     else:
         node = CheckpointNode(fn, args, kwargs, rng_state)
         res = node.record(inputs, values, differentiable)
+        node.inputs = tuple(inputs)
+        twins = {id(b): a for a, b in zip(given, list(args) + list(kwargs.values()))}
+        # in-place checks look at the user's own handles
+        node.input_refs = tuple(weakref.ref(twins.get(id(x), x)) for x in inputs)
     return res[0] if single else tuple(res)

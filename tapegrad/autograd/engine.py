@@ -12,7 +12,7 @@ from ..kernels import sweeps as K
 from ..core import tape as T
 from . import checks as _checks
 from . import higher as _higher
-from ..core.tensor import STATE, Tensor, result, row_of
+from ..core.tensor import STATE, Tensor, result, row_of, tape_of
 
 # ---- grad mode ----------------------------------------------------------------------------------
 
@@ -107,7 +107,7 @@ def _check_root(t, y, i):
                            "grad_fn")
     if y._leaf:
         return
-    if y._tape is not t:
+    if tape_of(y) is not t:
         if y._tape is not None and y._tape.owner != t.owner:
             raise RuntimeError("this Tensor was recorded on another thread's tape")
         raise RuntimeError(_FREED_MSG)
@@ -203,9 +203,10 @@ def _rows_by_leaf(t, inputs):
     if not any(isinstance(x, Tensor) and x._leaf for x in inputs):
         return None
     out = {}
-    handles = t.handles
     for r in t.leaf_rows:
-        out.setdefault(id(handles[r]), []).append(r)
+        leaf = t.entered(r)
+        if leaf is not None:
+            out.setdefault(id(leaf), []).append(r)
     return out
 
 
@@ -225,7 +226,7 @@ def _input_rows(t, x, leaf_rows):
                            "require grad")
     if x._leaf:
         return leaf_rows.get(id(x), [])
-    return [x._row] if x._tape is t else []
+    return [x._row] if tape_of(x) is t else []
 
 
 def sweep(t, top, bottom=0):
@@ -301,7 +302,7 @@ def _accumulate_rows(t, top):
     for r in t.leaf_rows:
         if r > top or not (t.state[r] & 1):
             continue
-        leaf = t.handles[r]
+        leaf = t.entered(r)
         if leaf is None or not leaf._rg:
             continue
         g = t.gradient(r).reshape(leaf.shape)   # a view of the adjoint buffer
@@ -330,10 +331,10 @@ def _run_retained(t, top):
     retained = t.extras.get("retain")
     if not retained:
         return
-    for r in retained:
+    for r, ref in list(retained.items()):
         if r > top or not (t.state[r] & 1):
             continue
-        h = t.handles[r]
+        h = ref()
         if h is None:
             continue
         g = result(t.gradient(r).reshape(h.shape).copy())
@@ -343,10 +344,12 @@ def _run_retained(t, top):
             h.grad = Tensor._const(result(h.grad._v + g))
 
 
-def _free(t, top):
-    st = t.state[:top + 1]
-    swept = ((st & 1) != 0) & (t.ops(top + 1) > T.CONST)
-    st[swept] |= 2
+def _free(t, top, chunk=1 << 16):
+    code, state = t.code, t.state
+    for lo in range(0, top + 1, chunk):   # in chunks: no temporaries the size of the tape
+        hi = min(lo + chunk, top + 1)
+        st = state[lo:hi]
+        st[((st & 1) != 0) & ((code[lo:hi] & 255) > T.CONST)] |= 2
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):

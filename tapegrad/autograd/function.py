@@ -10,17 +10,20 @@ slices and returns the row below the outputs where the compiled sweep resumes.
 ``CustomNode`` is also the base of ``tg.checkpoint``'s payload (checkpoint.py).  Payload protocol:
 ``name``, ``input_rows``, ``output_rows``, ``run_backward(t, row)``, ``vjp_graph(grads)`` (for
 ``create_graph=True``: gradients of the inputs as graph-carrying Tensors, see _higher.py).
-The payload keeps no strong reference to the handles of its rows: it reads ``t.handles[row]``.
+The payload keeps no strong reference to the handles of its rows (the tape keeps none either):
+it holds weakrefs to them, for the in-place checks, and makes a handle of a row when it needs one
+whose handle is gone (``row_tensor``).
 """
 import weakref
 
 import numpy as np
 
 from ..core import tape as T
-from ..core.tensor import STATE, Tensor, result, row_of, tape_for, value_of
+from ..core.tensor import STATE, Tensor, result, row_of, tape_for, tape_of, value_of
 from ..core import functions as O
 from .checks import version_error
 from .engine import _FREED_MSG, enable_grad, no_grad
+from .higher import row_tensor
 from ..errors import ForwardModeError
 
 _new = object.__new__
@@ -58,6 +61,7 @@ class CustomNode:
         t = tape_for(*inputs)
         self.tape = weakref.ref(t)
         self.input_rows = tuple(row_of(t, x) for x in inputs)
+        self.input_refs = tuple(weakref.ref(x) for x in inputs)
         self.in_shapes = tuple(x.shape for x in inputs)
         self.in_versions = tuple(x._version for x in inputs)
         shared = {id(x._v) for x in inputs if x._v.__class__ is not float}
@@ -70,17 +74,20 @@ class CustomNode:
                 continue
             h = _new(Tensor)
             h._v = v
-            h._tape = t
             h._rg = True
             h._leaf = False
-            h._row = -1      # complete before push lists it (interrupt safety)
-            h._row = t.push(T.CUSTOM, -1, -1, v, h, 1)
-            t.extras[h._row] = self
+            h._tape = None   # complete before push gives it its token (interrupt safety)
+            h._row = -1
+            r = t.push(T.CUSTOM, -1, -1, v, h, 1)
+            t.extras[r] = self
+            h._row = r
+            h._tape = t
             rows.append(h._row)
             pos.append(k)
             shapes.append(h.shape)
             handles.append(h)
         self.output_rows = tuple(rows)
+        self.output_refs = tuple(weakref.ref(handles[k]) for k in pos)   # for in-place checks
         self.out_pos = tuple(pos)          # forward output index of each output row
         self.out_shapes = tuple(shapes)
         self.n_out = len(outs)
@@ -93,12 +100,27 @@ class CustomNode:
         deps = [x for x in grads if x is not None and x._rg]
         ctx = getattr(self, "ctx", None)   # checkpoints recompute instead of saving
         if ctx is not None:
-            deps += [t.handles[row] for row, _ in ctx._owner.values()
-                     if t.handles[row] is not None and t.handles[row]._rg]
+            deps += [h for h in (self.row_handle(t, row, ref)
+                                 for row, _, ref in ctx._owner.values()) if h._rg]
         results = self.vjp_graph(grads)
         if deps:
             results = [_once_differentiable(x, deps, self.name) for x in results]
         return results
+
+    @staticmethod
+    def row_handle(t, row, ref):
+        """The handle of ``row``: the recorded one (``ref``) if still there, else a new one."""
+        h = ref()
+        if h is not None and tape_of(h) is t and h._row == row:
+            return h
+        return row_tensor(t, row)
+
+    def input_handles(self, t):
+        return [self.row_handle(t, r, ref) for r, ref in zip(self.input_rows, self.input_refs)]
+
+    def output_handles(self, t):
+        return [self.row_handle(t, r, ref)
+                for r, ref in zip(self.output_rows, self.output_refs)]
 
     def live_tape(self):
         t = self.tape()
@@ -111,8 +133,9 @@ class CustomNode:
         for r, v in zip(self.input_rows, self.in_versions):
             if t.op(r) == T.FREED:
                 raise RuntimeError(_FREED_MSG)
-            h = t.handles[r]
-            if h is not None and (h._version != v or not (h._tape is t and h._row == r)):
+        for r, v, ref in zip(self.input_rows, self.in_versions, self.input_refs):
+            h = ref()
+            if h is not None and (h._version != v or not (tape_of(h) is t and h._row == r)):
                 raise version_error(t, r, h, v, self.name)
 
     # ---- backward ---------------------------------------------------------------------------
@@ -222,8 +245,8 @@ class FunctionNode(CustomNode):
         for x in saved:
             if x is None or id(x) not in owner:
                 continue
-            r, v = owner[id(x)]
-            h = t.handles[r]
+            r, v, ref = owner[id(x)]
+            h = ref()
             if h is not None and h._version != v:
                 raise _version_error(t, r, h, v, self.name)
 
@@ -285,11 +308,10 @@ class FunctionNode(CustomNode):
         handles of the recorded rows, as ``vjp_graph`` does for backward."""
         if getattr(self.cls, "jvp", None) is None:
             raise self.no_jvp_error()
-        t = self.live_tape()
         full = [None] * self.n_args
         for k, (v, shape) in enumerate(zip(tangents, self.in_shapes)):
             full[self.arg_index[k]] = v if v is not None else self._zeros_like(shape)
-        self.ctx._graph = {obj_id: t.handles[r] for obj_id, (r, _) in self.ctx._owner.items()}
+        self.ctx._graph = self._graph_handles()
         try:
             with enable_grad():
                 res = self.cls.jvp(self.ctx, *full)
@@ -321,18 +343,20 @@ class FunctionNode(CustomNode):
             "staticmethod returning one tangent per output (PyTorch's forward-AD convention), "
             "or use reverse mode (tg.vjp, tg.jacrev)")
 
+    def _graph_handles(self):
+        """``ctx.saved_tensors`` resolved to handles of the recorded rows (graph-carrying)."""
+        t = self.live_tape()
+        return {obj_id: self.row_handle(t, r, ref)
+                for obj_id, (r, _, ref) in self.ctx._owner.items()}
+
     def vjp_graph(self, grads):
         """Input gradients as graph-carrying Tensors: the user's backward, called under grad
         mode with ``ctx.saved_tensors`` resolved to the handles of the recorded rows (so a
         backward written with tapegrad ops is itself differentiable)."""
-        t = self.live_tape()
-        graph = {}
-        for obj_id, (r, _) in self.ctx._owner.items():
-            graph[obj_id] = t.handles[r]
         grads = [None if g is None else (g if isinstance(g, Tensor) else
                                          Tensor._const(result(np.asarray(g, float))))
                  for g in grads]
-        self.ctx._graph = graph
+        self.ctx._graph = self._graph_handles()
         try:
             with enable_grad():
                 res = self._call_backward(self._grads_in(grads, self._zeros))
@@ -468,8 +492,8 @@ class Function:
         saved = {id(x) for x in ctx._saved if x is not None}
         for i, r in zip(arg_index, node.input_rows):
             if id(fwd_args[i]) in saved:
-                ctx._owner[id(fwd_args[i])] = (r, args[i]._version)
+                ctx._owner[id(fwd_args[i])] = (r, args[i]._version, weakref.ref(args[i]))
         for k, r in zip(node.out_pos, node.output_rows):
             if id(outs[k]) in saved and id(outs[k]) not in ctx._owner:
-                ctx._owner[id(outs[k])] = (r, 0)
+                ctx._owner[id(outs[k])] = (r, 0, weakref.ref(handles[k]))
         return handles[0] if single else tuple(handles)

@@ -1,7 +1,9 @@
 """Views of the tape that look like PyTorch's graph objects, built on demand from tape rows."""
+import weakref
+
 from ..core import tape as T
 from ..ops.spec import C, graph_name
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tape_of
 
 def operand_rows(t, row):
     """Rows that ``row`` reads, derived from its op code and parameters."""
@@ -44,7 +46,7 @@ class Node:
         for r in operand_rows(t, self.row):
             code = t.op(r)
             if code == T.LEAF:
-                out.append((AccumulateGrad(t.handles[r]), 0))
+                out.append((AccumulateGrad(t.entered(r)), 0))
             elif code == T.CONST or not t.rg[r]:
                 out.append((None, 0))
             else:
@@ -76,20 +78,22 @@ class AccumulateGrad:
 
 
 def grad_fn(self):
-    if self._leaf or not self._rg or self._tape is None or not self._tape.alive:
+    if self._leaf or not self._rg:
         return None
-    return Node(self._tape, self._row)
+    t = tape_of(self)
+    return None if t is None else Node(t, self._row)
 
 
 def retain_grad(self):
     if self._leaf:
         return
-    t = self._tape
-    if t is None or not t.alive:
+    t = tape_of(self)
+    if t is None:
         raise RuntimeError("retain_grad() on a tensor whose graph was already freed")
-    retained = t.extras.setdefault("retain", [])
-    if self._row not in retained:
-        retained.append(self._row)
+    retained = t.extras.setdefault("retain", {})
+    ref = retained.get(self._row)
+    if ref is None or ref() is not self:
+        retained[self._row] = weakref.ref(self)   # the tape never keeps a graph handle alive
 
 
 class RemovableHandle:
@@ -118,8 +122,8 @@ def register_hook(self, hook):
             self._meta = {}
         hooks = self._meta.setdefault("hooks", [])
     else:
-        t = self._tape
-        if t is None or not t.alive:
+        t = tape_of(self)
+        if t is None:
             raise RuntimeError("register_hook() on a tensor whose graph was already freed")
         hooks = t.extras.setdefault("hooks", {}).setdefault(self._row, [])
     hooks.append(hook)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core import functions as O
 from ..core import tape as T
-from ..core.tensor import Tensor, result
+from ..core.tensor import Tensor, handle_of, result
 from ..ops import formula
 from ..ops.decl import Elementwise
 from ..ops.spec import OPS
@@ -22,27 +22,30 @@ def _const(v):
 
 
 def row_shape(t, r):
-    h = t.handles[r]
+    h = t.entered(r)
     if h is not None:
         return h.shape
-    size = int(t.voff[r + 1] - t.voff[r])
-    return () if size == 1 else (size,)
+    return t.shape(r)
 
 
 def row_tensor(t, r, shape=None):
     """A handle on row ``r`` as it is on the tape (so new ops reference that very row)."""
-    if shape is None:
-        shape = row_shape(t, r)
-    h = t.handles[r]
+    h = t.entered(r)
     if h is not None and h._tape is t and h._row == r:
         return h
-    v = t.value(r).copy().reshape(shape)
+    if t.op(r) > T.CONST:
+        x = handle_of(t, r)
+        if shape is not None and x.shape != tuple(shape):
+            x._v = result(np.reshape(x._v, shape))
+        return x
+    if shape is None:
+        shape = row_shape(t, r)
     x = object.__new__(Tensor)
-    x._v = result(v)
-    x._tape = t
-    x._row = r
+    x._v = result(t.value(r).copy().reshape(shape))
     x._rg = bool(t.rg[r])
-    x._leaf = t.op(r) <= T.CONST
+    x._leaf = True
+    x._row = r
+    x._tape = t
     return x
 
 
@@ -233,14 +236,14 @@ def backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused, freed_ms
     if accumulate:
         for r in t.leaf_rows:
             g = reached.get(r)
-            leaf = t.handles[r]
+            leaf = t.entered(r)
             if g is None or leaf is None or not leaf._rg:
                 continue
             g = O.reshape(g, leaf.shape) if g.shape != leaf.shape else g
             leaf.grad = g if leaf.grad is None else leaf.grad + g
-        for r in t.extras.get("retain", ()):
+        for r, ref in t.extras.get("retain", {}).items():
             g = reached.get(r)
-            h = t.handles[r]
+            h = ref()
             if g is not None and h is not None:
                 h.grad = g if h.grad is None else h.grad + g
     if in_rows is None:

@@ -36,8 +36,8 @@ def _label(t, r):
 def _preview(t, r, k=4):
     v = t.value(r)
     body = ", ".join(f"{x:.4g}" for x in v[:k])
-    return f"[{body}{', ...' if v.size > k else ''}]" if v.size != 1 or t.handles[r] is None \
-        or t.handles[r].shape != () else body
+    return f"[{body}{', ...' if v.size > k else ''}]" if v.size != 1 or row_shape(t, r) != () \
+        else body
 
 
 def stats(self):

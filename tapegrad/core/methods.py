@@ -8,7 +8,16 @@ import numpy as np
 
 from ..ops.spec import C
 from . import functions as O
-from .tensor import GUARD_HOOK, STATE, TRANSFORMS, Tensor, _guard_hook, record_binary, record_unary
+from .tensor import (
+    GUARD_HOOK,
+    STATE,
+    TRANSFORMS,
+    Tensor,
+    _guard_hook,
+    record_binary,
+    record_unary,
+    tape_of,
+)
 
 _ADD, _ADDS, _MUL, _MULS = C.ADD, C.ADDS, C.MUL, C.MULS   # the operator hot path
 
@@ -218,7 +227,7 @@ def _untracked_update(self, v):
 
     A graph tensor keeps its place in the graph, as in PyTorch: the new value becomes an
     identity row of the old one, so gradients pass straight through the update."""
-    t = self._tape
+    t = tape_of(self)      # (a handle of a row kept by a cut moves to the live tape first)
     if not self._leaf and self._rg and t is STATE.tape:
         _swap_in(self, O.record(t, C.RESHAPE, self._row, -1, v))
     else:
@@ -226,8 +235,8 @@ def _untracked_update(self, v):
 
 
 def _set_value(self, v):
-    t = self._tape
-    if t is not None and t.alive:
+    t = tape_of(self)
+    if t is not None:
         if t.pc:
             t.sync()              # pending rows may hold this very array
         if self._row in t.lazy:
@@ -257,8 +266,8 @@ def bump_version(self, at=None):
         meta = self._meta = {}
     v = meta.get("version", 0)
     meta["version"] = v + 1
-    t = self._tape
-    if t is not None and t.alive and self._row >= 0:
+    t = tape_of(self)
+    if t is not None and self._row >= 0:
         t.extras.setdefault("dirty", []).append(
             (self._row, t.n if at is None else at, weakref.ref(self), v))
 
@@ -275,24 +284,18 @@ def _swap_in(self, new):
                            "in-place ops cannot broadcast the destination")
     bump_version(self, new._row)
     t = self._tape
-    if t is not None and t.alive and 0 <= self._row < len(t.handles) \
-            and t.handles[self._row] is self:
-        # the old row keeps a stand-in handle (sharing the version counter), so the user's
-        # handle is not listed twice: a doubly listed handle would keep the tape from resetting
-        old = object.__new__(Tensor)
-        old._v, old._tape, old._row, old._rg, old._leaf = self._v, t, self._row, self._rg, False
-        old._m = self._m
-        t.handles[self._row] = old
+    if t is not None and t.alive and self._row >= 0 and not self._leaf:
         retained = t.extras.get("retain")
         if retained and self._row in retained and new._tape is t:
-            retained[retained.index(self._row)] = new._row   # .grad follows the new version
+            retained[new._row] = retained.pop(self._row)   # .grad follows the new version
+    k = getattr(new, "_k", None)
+    if k is not None:
+        self._k = k          # the new row's range is held by this handle now
     self._v = new._v
     self._tape = new._tape
     self._row = new._row
     self._rg = new._rg
     self._leaf = new._leaf
-    if new._tape is not None and new._row >= 0:
-        new._tape.handles[new._row] = self
 
 
 def _setitem(self, key, value):

@@ -13,15 +13,35 @@ when an op whose backward reads it is recorded (the op table's ``reads``), when 
 about to change in place, or when anything reads ``t.val``.  So parameters, input batches and
 broadcast biases that only feed matmuls and additions are never copied.
 
-Lifetime: a backward without ``retain_graph`` marks the rows it swept as freed.  When no handle
-that the user still holds points at an unfreed row, the tape is reset to empty: its arrays move
-to a fresh Tape object and the old one is retired (``alive = False``), so "is this handle's row
-still valid" is the single test ``x._tape is tape``.  Handles keep their own value, so they stay
-readable, and a retired handle that is used again enters the new tape as a constant (a leaf) or
-as a FREED placeholder that raises if a backward tries to pass through it.
+Lifetime: a backward without ``retain_graph`` marks the rows it swept as freed.  No Python
+object is kept per row: a row's value, adjoint, shape (``sh``: 0 for a float or a 1-D array,
+else an offset into ``spool``) and metadata are columns.  Which rows the user still holds is
+known through tokens: every graph handle keeps a reference (``_k``) to the token of the row range
+it was recorded in (a new token every TOKEN_ROWS rows and after every reclaim), and the tape
+keeps only weak references to the tokens.  A range whose token is alive holds a handle; the rows
+it needs are its unfreed op rows.  So ``last_held_row`` is a search over the live ranges and
+the freed-state column, and no reference count is read.  Python objects are kept by row only
+where a row truly needs one: entered handles (leaves, constants, FREED placeholders) in
+``objs`` (weakly: a leaf whose ``.grad`` carries a graph must not pin that graph through the
+tape), custom-op payloads and hooks in ``extras``, lazy arrays in ``lazy``.
+
+When nothing held needs a row, the tape is reset to empty: its arrays move to a fresh Tape
+object and the old one is retired (``alive = False``), so "is this handle's row still valid" is
+the single test ``x._tape is tape``.  When a held graph needs the first ``keep`` rows, the rows
+after it are cut: in place when no handle is alive on them, else the tape is retired in favour
+of a successor that keeps rows [0, keep).  The tapes retired by cuts share a ``Lineage`` (the
+live successor, and for each retired tape the rows still valid on it); ``live`` maps a handle
+of a kept row to the successor (``row_of`` repoints the handle), while handles of the cut rows
+are stale.  Retired tapes never reference each other, so a held handle keeps only its own.
+Handles keep their own value, so they stay readable, and a retired handle that is used again
+enters the new tape as a constant (a leaf) or as a FREED placeholder that raises if a backward
+tries to pass through it.
 """
-import sys
+import bisect
+import mmap
 import threading
+import types
+import weakref
 
 import numpy as np
 
@@ -34,6 +54,60 @@ MATMUL = C.MATMUL
 CLIP = C.CLIP
 MAX_ROWS = 1 << 27   # operand rows are packed into 28 bits of the code column
 LAZY_MIN = 4096      # arrays this large enter the tape lazily (see above)
+TOKEN_ROWS = 2048    # rows per handle token range (also bounds the pending rows)
+ENTERED = (LEAF, CONST, FREED)
+
+
+_NO_ROWS = types.MappingProxyType({})
+MAPPED_MIN = 1 << 20   # columns this many bytes or larger live in their own memory maps
+
+
+def zeros(n, dtype=np.float64):
+    """A zeroed column.  A large one is an anonymous memory map: capacity never written costs
+    no memory, and a column replaced when the tape grows returns its pages to the system at
+    once (the C heap would keep them, so the tape's peak would hold its old columns too).
+
+    >>> from tapegrad.core.tape import zeros
+    >>> zeros(3).tolist(), float(zeros(1 << 18).sum())
+    ([0.0, 0.0, 0.0], 0.0)
+    """
+    dtype = np.dtype(dtype)
+    nbytes = n * dtype.itemsize
+    if nbytes < MAPPED_MIN:
+        return np.zeros(n, dtype)
+    return np.frombuffer(mmap.mmap(-1, nbytes), dtype, n)
+
+
+class Lineage:
+    """The tapes one thread retired by cuts.  ``cuts`` is one tuple (so it is replaced in one
+    store): generations and keeps, both increasing; a tape retired as generation g keeps
+    valid the rows below the keep of the first cut at or after g (later cuts can only lower
+    what is valid)."""
+
+    __slots__ = ("tape", "cuts", "count")
+
+    def __init__(self, tape):
+        self.tape = tape
+        self.cuts = ((), ())
+        self.count = 0
+
+    def cut(self, keep):
+        """Note that rows ``keep`` and later are gone for every tape retired so far; returns
+        the generation of the cut."""
+        g = self.count
+        gens, keeps = self.cuts
+        j = len(keeps)
+        while j and keeps[j - 1] >= keep:
+            j -= 1
+        self.cuts = (gens[:j] + (g,), keeps[:j] + (keep,))
+        self.count = g + 1
+        return g
+
+
+class Token:
+    """What graph handles of one row range share: the tape sees it only through a weakref."""
+
+    __slots__ = ("__weakref__",)
 
 
 class SectionLock:
@@ -65,11 +139,13 @@ class SectionLock:
 class Tape:
     """Columns of the Wengert list plus the flat value/adjoint buffers."""
 
-    __slots__ = ("owner", "enabled", "alive", "n", "handles", "leaf_rows", "extras", "cap",
-                 "_code", "ip", "_fp", "rg", "state", "_voff", "_val", "adj", "vcap", "np",
-                 "ipool", "nf", "fpool", "pc", "pv", "pf", "parr", "nsync", "lazy", "fastcap",
-                 "anomaly", "__weakref__")
-    ARRAYS = ("_code", "ip", "_fp", "rg", "state", "_voff", "_val", "adj", "ipool", "fpool")
+    __slots__ = ("owner", "enabled", "alive", "n", "objs", "leaf_rows", "extras", "cap",
+                 "_code", "ip", "_fp", "rg", "state", "sh", "_voff", "_val", "adj", "vcap", "np",
+                 "ipool", "nf", "fpool", "ns", "spool", "pc", "pv", "pf", "parr", "nsync", "lazy",
+                 "fastcap", "anomaly", "tok", "tokend", "starts", "refs", "lin", "gen",
+                 "__weakref__")
+    ARRAYS = ("_code", "ip", "_fp", "rg", "state", "sh", "_voff", "_val", "adj", "ipool",
+              "fpool", "spool")
     READS = READS   # per op code, what its backward reads (derived from the op spec)
 
     def __init__(self, rows=1024, values=4096):
@@ -80,11 +156,16 @@ class Tape:
         self.nsync = 0           # rows [0, nsync) are in the numpy columns
         self.pc, self.pv, self.pf = [], [], []   # pending rows: code word, value, fp
         self.parr = False        # some pending values are (small) arrays, not floats
-        self.handles = []        # handles[i]: the Tensor of row i (values, leaves, custom ops)
+        self.objs = {}           # row -> weakref to the entered handle (LEAF/CONST/FREED rows)
         self.leaf_rows = []      # rows of LEAF entries, for accumulating .grad
         self.extras = {}         # row -> Python payload (custom Function ctx, guard info)
         self.lazy = {}           # row -> array not yet copied into ``val`` (see module doc)
         self.anomaly = None      # anomaly mode of the owning thread: its checker, or None
+        self.tok = None          # token of the current row range (None: push starts one)
+        self.tokend = 0          # the fast paths stay below this row (see set_fast_path)
+        self.starts, self.refs = [], []   # token ranges: start rows, weakrefs to the tokens
+        self.lin = None          # the Lineage of the tapes this thread retired by cuts
+        self.gen = -1            # retired by a cut: its generation in ``lin``
         self.cap = 0
         self._alloc_rows(rows)
         self._alloc_values(values)
@@ -92,6 +173,8 @@ class Tape:
         self.ipool = np.zeros(1024, np.int64)
         self.nf = 1              # likewise for fpool
         self.fpool = np.zeros(64, np.float64)
+        self.ns = 1              # likewise for spool (shapes other than () and 1-D)
+        self.spool = np.zeros(64, np.int64)
 
     # ---- columns (reading one flushes pending rows first) -----------------------------------
     @property
@@ -152,15 +235,14 @@ class Tape:
     def sync(self):
         """Move pending rows into the numpy columns (one vectorised write per column).
 
-        Interrupt safety: a row is published by the store of ``n`` (after its handle and
-        pending entries are appended), pending rows are retired by the store of ``nsync``
-        (after the columns are written, before the lists are cleared).  So the lists are
-        never shorter than ``n - nsync``; anything longer is a torn row (a KeyboardInterrupt
-        between the appends) and is dropped here."""
+        Interrupt safety: a row is published by the store of ``n`` (after its pending entries
+        are appended), pending rows are retired by the store of ``nsync`` (after the columns
+        are written, before the lists are cleared).  So the lists are never shorter than
+        ``n - nsync``; anything longer is a torn row (a KeyboardInterrupt between the appends)
+        and is dropped here."""
         s = self.nsync
         k = self.n - s
-        if len(self.pc) != k or len(self.pv) != k or len(self.pf) != k \
-                or len(self.handles) != self.n:
+        if len(self.pc) != k or len(self.pv) != k or len(self.pf) != k:
             self.drop_torn()
             s = self.nsync
             k = self.n - s
@@ -173,6 +255,9 @@ class Tape:
         if self.parr:   # mixed sizes: offsets from the sizes, values concatenated
             sizes = np.fromiter((1 if v.__class__ is float else v.size for v in pv),
                                 np.int64, k)
+            for j, v in enumerate(pv):
+                if v.__class__ is not float and (v.ndim != 1 or v.size == 1):
+                    self.sh[s + j] = self.add_shape(v.shape)
             ends = off + np.cumsum(sizes)
             end = int(ends[-1])
             if end > self.vcap:
@@ -198,25 +283,30 @@ class Tape:
         if self.nsync > n:
             self.nsync = n
         k = n - self.nsync
-        # pc after pv/pf (a non-empty pc triggers sync), handles last (the record fast path
-        # checks len(handles) == n): an interrupt in here is caught by the next read
+        # pv/pf first, pc last (a non-empty pc triggers sync and the fast paths check
+        # len(pc)): an interrupt in here is caught by the next read
+        for r in [r for r in self.objs if r >= n]:
+            del self.objs[r]
         del self.pv[k:]
         del self.pf[k:]
         del self.pc[k:]
-        del self.handles[n:]
 
     # ---- storage -------------------------------------------------------------------------
     def _alloc_rows(self, cap, keep=0):
         if cap > MAX_ROWS:
             raise RuntimeError(f"tape is full: {MAX_ROWS} rows is the most one tape holds; "
                                "call backward() (or use tg.no_grad()) to free recorded graphs")
+        # one column at a time, so the peak holds one old and one new column, not two tapes
         for name, dt in (("_code", np.int64), ("ip", np.int64), ("_fp", np.float64),
-                         ("rg", np.int8), ("state", np.int8)):
-            arr = np.ones(cap, dt) if name == "rg" else np.zeros(cap, dt)
+                         ("rg", np.int8), ("state", np.int8), ("sh", np.int32)):
+            arr = zeros(cap, dt)
+            if name == "rg":
+                arr[keep:] = 1
             if keep:
                 arr[:keep] = getattr(self, name)[:keep]
             setattr(self, name, arr)
-        voff = np.zeros(cap + 1, np.int64)
+            del arr
+        voff = zeros(cap + 1, np.int64)
         if keep:
             voff[:keep + 1] = self._voff[:keep + 1]
         self._voff = voff
@@ -226,15 +316,83 @@ class Tape:
     def set_fast_path(self):
         """Rows below ``fastcap`` may be recorded by the inline fast paths of
         ``record_unary``/``record_binary``; anomaly mode sets it to 0 so every row goes
-        through ``push`` (where its checker sees it) at no cost to the fast path."""
-        self.fastcap = self.cap if self.anomaly is None else 0
+        through ``push`` (where its checker sees it) at no cost to the fast path.  The end of
+        the current token range is a bound too: ``push`` starts the next range there (and
+        flushes the pending rows, so at most TOKEN_ROWS of them are ever pending)."""
+        ok = self.anomaly is None and self.tok is not None
+        self.fastcap = min(self.cap, self.tokend) if ok else 0
+
+    def new_token(self, row):
+        """Start a token range at ``row`` (the current one)."""
+        tok = Token()
+        if self.starts and self.starts[-1] >= row:   # an empty range (or a cut one): replace
+            k = bisect.bisect_left(self.starts, row)
+            del self.starts[k:]
+            del self.refs[k:]
+        self.starts.append(row)
+        self.refs.append(weakref.ref(tok))
+        self.tok = tok
+        self.tokend = row + TOKEN_ROWS
+        self.set_fast_path()
+        return tok
+
+    def token_at(self, row):
+        """A token covering row ``row``, for a new handle of an already recorded row."""
+        k = bisect.bisect_right(self.starts, row) - 1
+        tok = self.refs[k]() if k >= 0 else None
+        if tok is None:     # that range holds no handle any more: a one-row range for it
+            tok = Token()
+            self.starts[k + 1:k + 1] = [row, row + 1]
+            self.refs[k + 1:k + 1] = [weakref.ref(tok), _dead]
+        return tok
+
+    def entered(self, row):
+        """The handle entered at row ``row`` (a leaf, constant or FREED placeholder), or None
+        (a graph row, or a handle the user no longer holds).
+
+        >>> import tapegrad as tg
+        >>> x = tg.tensor(1.0, requires_grad=True)
+        >>> y = x * 2.0
+        >>> t = tg.current_tape()
+        >>> t.entered(x._row) is x, t.entered(y._row)
+        (True, None)
+        """
+        ref = self.objs.get(row)
+        return None if ref is None else ref()
+
+    def add_shape(self, shape):
+        """Store a shape other than () / 1-D in ``spool``; returns its offset (the ``sh``)."""
+        start = self.ns
+        end = start + 1 + len(shape)
+        if end > self.spool.size:
+            pool = np.zeros(max(end, 2 * self.spool.size), np.int64)
+            pool[:start] = self.spool[:start]
+            self.spool = pool
+        self.spool[start] = len(shape)
+        self.spool[start + 1:end] = shape
+        self.ns = end
+        return start
+
+    def shape(self, row):
+        """The shape of row ``row``'s value."""
+        p = int(self.sh[row]) if row < self.nsync else 0
+        if p:
+            nd = int(self.spool[p])
+            return tuple(int(d) for d in self.spool[p + 1:p + 1 + nd])
+        if row >= self.nsync:
+            v = self.pv[row - self.nsync]
+            return () if v.__class__ is float else v.shape
+        size = int(self._voff[row + 1] - self._voff[row])
+        return () if size == 1 else (size,)
 
     def _alloc_values(self, cap, keep=0):
-        val = np.zeros(cap)
+        val = zeros(cap)
         if keep:
             val[:keep] = self._val[:keep]
         self._val = val
-        self.adj = np.zeros(cap)
+        del val
+        self.adj = None       # the old adjoints go first (their values are not kept)
+        self.adj = zeros(cap)
         self.vcap = cap
 
     def grow_rows(self):
@@ -274,12 +432,17 @@ class Tape:
 
     # ---- rows ------------------------------------------------------------------------------
     def push(self, code, ra, rb, value, handle, rg=1, fp=0.0, ip=0):
-        """Append one row holding ``value`` (a float or an ndarray); returns the row."""
-        if self.pc or len(self.handles) != self.n:
+        """Append one row holding ``value`` (a float or an ndarray); returns the row.
+
+        ``handle`` is the row's Tensor: an entered one (LEAF/CONST/FREED) is noted in ``objs``,
+        a graph handle gets the token of its range (``_k``)."""
+        if self.pc or self.pv or self.pf:
             self.sync()
         i = self.n
         if i == self.cap:
             self.grow_rows()
+        if self.tok is None or i >= self.tokend - 8:
+            self.new_token(i)
         off = int(self._voff[i])
         size = 1 if value.__class__ is float else value.size
         if off + size > self.vcap:
@@ -290,13 +453,19 @@ class Tape:
             self.lazy[i] = value
         else:
             self._val[off:off + size] = value.reshape(-1)
+        if value.__class__ is not float and (value.ndim != 1 or size == 1):
+            self.sh[i] = self.add_shape(value.shape)
         self._voff[i + 1] = off + size
         self._code[i] = code | (ra + 1) << 8 | (rb + 1) << 36
         self._fp[i] = fp
         self.ip[i] = ip
         if not rg:
             self.rg[i] = 0
-        self.handles.append(handle)
+        if handle is not None:
+            if code in ENTERED:
+                self.objs[i] = weakref.ref(handle)
+            else:
+                handle._k = self.tok
         self.nsync = i + 1    # an interrupt here leaves nsync > n: drop_torn undoes it
         self.n = i + 1        # publish
         if self.anomaly is not None:
@@ -326,56 +495,84 @@ class Tape:
         return self.adj[lo:hi]
 
     # ---- lifetime ----------------------------------------------------------------------------
-    def last_held_row(self):
-        """The highest row that a handle the user still holds needs for a future backward:
-        an unfreed op row whose handle is referenced from outside the tape (-1 if none)."""
+    def held_rows(self):
+        """(the highest row a handle the user still holds needs for a future backward, the
+        highest row a live handle is on), -1 when none.  A live token range holds a handle;
+        it needs the range's unfreed op rows."""
+        self.sync()
+        self.tok = None          # the tape's own reference: the next row starts a new range
+        self.set_fast_path()
         n = self.n
-        candidates = np.flatnonzero(((self.state[:n] & 2) == 0) & (self.ops(n) > CONST))
-        handles = self.handles
-        # one reference from ``handles`` and one from getrefcount's own argument
-        for i in candidates[::-1]:
-            if sys.getrefcount(handles[i]) > 2:
-                return int(i)
-        return -1
+        starts, refs = self.starts, self.refs
+        held = -1
+        for k in range(len(starts) - 1, -1, -1):
+            lo = starts[k]
+            hi = min(starts[k + 1] if k + 1 < len(starts) else n, n)
+            if hi <= lo or refs[k]() is None:
+                continue
+            if held < 0:
+                held = hi - 1
+            need = np.flatnonzero(((self.state[lo:hi] & 2) == 0)
+                                  & ((self._code[lo:hi] & 255) > CONST))
+            if need.size:
+                return lo + int(need[-1]), held
+        return -1, held
 
-    def maybe_reset(self):
+    def last_held_row(self):
+        """The highest row that a handle the user still holds needs (-1 if none)."""
+        return self.held_rows()[0]
+
+    def maybe_reset(self, forward=True):
         """Reclaim the rows nothing can reach any more; returns the live tape.
 
         Rows only depend on earlier rows, so everything after the last row a held graph
         needs is unreachable: the tape is cut there (or emptied when nothing is held).  A
         graph kept in a notebook variable therefore pins only its own rows, not every row
-        recorded after it."""
+        recorded after it.  A cut under live handles (a loss kept after its backward) retires
+        this tape with a forward to its successor; ``forward=False`` (while recording) leaves
+        such a cut for later."""
         if not self.n:
             return self
-        keep = self.last_held_row() + 1
+        need, held = self.held_rows()
+        keep = need + 1
         if keep == 0:
             return self.reset()
         if keep < self.n:
-            self.truncate(keep)
+            if held < keep:
+                self.truncate(keep)
+            elif forward:
+                return self.retire_to(keep)
         return self
 
     def truncate(self, keep):
-        """Drop rows ``keep`` and later; held handles of dropped rows are detached first."""
+        """Drop rows ``keep`` and later in place: no graph handle may be alive on them;
+        entered handles of dropped rows are detached."""
         self.sync()
         n = self.n
-        for h in self.handles[keep:]:
-            # the list, the loop variable and getrefcount's argument: 3 references
-            if h is not None and sys.getrefcount(h) > 3 and h._tape is self and h._row >= keep:
+        if self.lin is not None:   # tapes retired before forward to this one: not past keep
+            self.lin.cut(keep)
+        objs = self.objs
+        for r in [r for r in objs if r >= keep]:
+            h = objs.pop(r)()
+            if h is not None and h._tape is self and h._row == r:
                 h._tape = None
                 h._row = -1
+        k = bisect.bisect_left(self.starts, keep)
+        del self.starts[k:]
+        del self.refs[k:]
+        self.tok = None
+        self.set_fast_path()
         self.leaf_rows = [r for r in self.leaf_rows if r < keep]
         for r in [r for r in self.lazy if r >= keep]:
             del self.lazy[r]
         ex = self.extras
         for k in [k for k in ex if isinstance(k, (int, np.integer)) and k >= keep]:
             del ex[k]
-        if "retain" in ex:
-            ex["retain"] = [r for r in ex["retain"] if r < keep]
-        if "shared" in ex:
-            ex["shared"] = {k: r for k, r in ex["shared"].items() if r < keep}
-        for key in ("hooks", "lines"):
+        for key in ("retain", "hooks", "lines"):
             if key in ex:
                 ex[key] = {r: v for r, v in ex[key].items() if r < keep}
+        if "shared" in ex:
+            ex["shared"] = {k: r for k, r in ex["shared"].items() if r < keep}
         if "dirty" in ex:
             ex["dirty"] = [d for d in ex["dirty"] if d[0] < keep and d[1] <= keep]
         # parameter pools: rows are pushed in order, so their parameters are too
@@ -388,33 +585,27 @@ class Tape:
         fl = ips[(ips > 0) & clip]
         if fl.size:
             self.nf = int(fl.min())
+        shp = self.sh[keep:n]
+        shp = shp[shp > 0]
+        if shp.size:
+            self.ns = int(shp.min())
         self.state[keep:n] = 0
         self.rg[keep:n] = 1
         self._fp[keep:n] = 0.0
+        self.sh[keep:n] = 0
         self.nsync = keep
-        self.n = keep                 # publish; an interrupt before the next line leaves
-        del self.handles[keep:]       # handles longer than n, which drop_torn trims
+        self.n = keep                 # publish
 
-    def reset(self):
-        """Empty the tape: a fresh Tape object takes over the arrays; this one is retired."""
+    def _successor(self):
         new = Tape.__new__(Tape)
         for name in Tape.__slots__[:-1]:
             setattr(new, name, getattr(self, name))
-        n = self.nsync
-        new.pc, new.pv, new.pf = [], [], []   # pending rows are dropped with the rest
-        new.parr = False
-        new.n = new.nsync = 0
-        new.np = 1
-        new.nf = 1
-        new.handles = []
-        new.leaf_rows = []
-        new.extras = {}
-        new.lazy = {}
-        new.state[:n] = 0
-        new.rg[:n] = 1      # rows default to needing grad; constants clear it when pushed
-        new._fp[:n] = 0.0
-        # publish the new tape before taking the old one apart: an interrupt past this point
-        # leaves a working current tape (the old rows were unreachable anyway)
+        new.gen = -1
+        return new
+
+    def _retire(self, new):
+        """Publish ``new`` as the current tape and take this one apart.  Publishing comes
+        first: an interrupt past it leaves a working current tape."""
         if STATE.__dict__.get("tape") is self:
             STATE.tape = new
         self.alive = False
@@ -423,19 +614,103 @@ class Tape:
         for name in Tape.ARRAYS:   # the retired tape drops its arrays; keeps owner/enabled/...
             if hasattr(self, name):
                 delattr(self, name)
-        self.handles = []
-        self.n = 0
+        # shared read-only empties: a retired tape stays small (a kept stale handle keeps it)
+        self.objs = self.extras = self.lazy = _NO_ROWS
+        self.leaf_rows = self.starts = self.refs = self.pc = self.pv = self.pf = ()
+        self.tok = None
+        self.n = self.nsync = 0
+
+    def retire_to(self, keep):
+        """Cut after row ``keep - 1`` while handles are alive on later rows: a successor keeps
+        rows [0, keep) and this tape forwards to it (``live``), so those handles go stale."""
+        self.sync()
+        new = self._successor()
+        new.objs, new.extras = dict(self.objs), dict(self.extras)
+        new.leaf_rows, new.lazy = list(self.leaf_rows), dict(self.lazy)
+        new.starts, new.refs = list(self.starts), list(self.refs)
+        new.pc, new.pv, new.pf = [], [], []
+        new.truncate(keep)
+        for r, ref in new.objs.items():     # entered handles of kept rows move along
+            h = ref()
+            if h is not None and h._tape is self and h._row == r:
+                h._tape = new
+        for v in new.extras.values():       # and payloads that name their tape
+            ref = getattr(v, "tape", None)
+            if isinstance(ref, weakref.ref) and ref() is self:
+                v.tape = weakref.ref(new)
+        lin = self.lin
+        if lin is None:
+            lin = self.lin = new.lin = Lineage(self)
+        # the cut is noted before the successor is named (an interrupt between them leaves
+        # fewer valid rows, never more), and both before this tape stops being alive
+        self.gen = lin.cut(keep)
+        lin.tape = new
+        self._retire(new)
+        return new
+
+    def reset(self):
+        """Empty the tape: a fresh Tape object takes over the arrays; this one is retired."""
+        new = self._successor()
+        n = self.nsync
+        new.pc, new.pv, new.pf = [], [], []   # pending rows are dropped with the rest
+        new.parr = False
+        new.n = new.nsync = 0
+        new.np = 1
+        new.nf = 1
+        new.ns = 1
+        new.objs = {}
+        new.leaf_rows = []
+        new.extras = {}
+        new.lazy = {}
+        new.starts, new.refs, new.tok = [], [], None
+        new.set_fast_path()
+        new.state[:n] = 0
+        new.rg[:n] = 1      # rows default to needing grad; constants clear it when pushed
+        new._fp[:n] = 0.0
+        new.sh[:n] = 0
+        new.lin = None
+        self.lin = None     # handles of this tape go stale, whatever cut it came from
+        self._retire(new)
         return new
 
     @property
     def nbytes(self):
         """Bytes of the live part of the tape: columns, pools, values and adjoints."""
         per_row = sum(getattr(self, c).itemsize for c in ("_code", "ip", "_fp", "rg", "state",
-                                                          "_voff"))
-        return int(self.n * per_row + self.voff[self.n] * 16 + self.np * 8 + self.nf * 8)
+                                                          "sh", "_voff"))
+        return int(self.n * per_row + self.voff[self.n] * 16 + (self.np + self.ns) * 8
+                   + self.nf * 8)
 
     def __len__(self):
         return self.n
+
+
+def _dead():
+    """Stands for the weakref of a range no token covers."""
+    return None
+
+
+def live(tape, row):
+    """The live tape on which row ``row`` of ``tape`` is still that row, or None.  Only the
+    owning thread follows a cut (another thread's lineage may be changing under it).
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.core.tape import live
+    >>> y = tg.tensor(1.0, requires_grad=True) * 2.0
+    >>> live(y._tape, y._row) is tg.current_tape()
+    True
+    """
+    if tape.alive:
+        return tape
+    lin = tape.lin
+    if lin is None or tape.owner != threading.get_ident():
+        return None
+    gens, keeps = lin.cuts
+    k = bisect.bisect_left(gens, tape.gen)
+    if k == len(gens) or row >= keeps[k]:
+        return None
+    t = lin.tape
+    return t if t.alive else None
 
 
 class _ThreadState(threading.local):

@@ -2,8 +2,10 @@
 
 A Tensor is (value, tape, row): ``_v`` is its value (a Python float for 0-d tensors, else a
 float64 ndarray of its own, so it stays readable after the tape is reset), ``_row`` its row on
-``_tape`` while that tape is alive (a reset retires the Tape object, see _tape.py).  No parents, closures or grad_fn objects
-are stored: the graph is the tape.
+``_tape`` while that tape is alive (a reset retires the Tape object, see tape.py).  A graph
+handle also holds the token of its row range (``_k``), which is how the tape knows the range
+is still held.  No parents, closures or grad_fn objects are stored: the graph is the tape, and
+the tape keeps no reference to a graph handle.
 """
 import numbers
 import threading
@@ -19,7 +21,7 @@ _get_ident = threading.get_ident
 class Tensor:
     """A value with an optional place on the tape (the public surface is in README.md and the docs)."""
 
-    __slots__ = ("_v", "_tape", "_row", "_rg", "_leaf", "_grad", "_m", "__weakref__")
+    __slots__ = ("_v", "_tape", "_row", "_rg", "_leaf", "_grad", "_m", "_k", "__weakref__")
     __array_priority__ = 1000
 
     # ---- construction -----------------------------------------------------------------------
@@ -407,7 +409,7 @@ def tape_for(*xs):
                 and x._tape is not t and x._tape.alive and x._tape.owner != t.owner:
             raise RuntimeError(_OTHER_THREAD)
     if t.n + 8 >= t.cap:
-        t = t.maybe_reset()
+        t = t.maybe_reset(forward=False)
         while t.n + 8 >= t.cap:
             t.grow_rows()
     return t
@@ -424,13 +426,18 @@ def row_of(t, x):
         if x._tape is t:
             return x._row
         cur = x._tape
+        if cur is not None and not cur.alive and cur.lin is not None:
+            cur = T.live(cur, x._row)     # a row kept by a cut: the handle follows it
+            if cur is t:
+                x._tape = t
+                return x._row
         if cur is not None and cur.alive and cur.owner != t.owner:
             if not x._leaf:
                 raise RuntimeError(_OTHER_THREAD)
             shared = t.extras.get("shared")
             if shared is not None:
                 r = shared.get(id(x))
-                if r is not None:
+                if r is not None and t.entered(r) is x:   # (an id outlives its object)
                     return r
         v = x._v
         if v.__class__ is not float and v.dtype != np.float64:
@@ -449,7 +456,7 @@ def row_of(t, x):
                     x._tape = t
                     x._row = r
                     return r
-            t.extras.setdefault("shared", {})[id(x)] = r   # t.handles[r] keeps x alive
+            t.extras.setdefault("shared", {})[id(x)] = r   # checked against t.entered(r)
         return r
     v = value_of(x)
     return t.push(T.CONST, -1, -1, v, None, 0)
@@ -459,42 +466,83 @@ def record(t, code, ra, rb, v, fp=0.0, ip=0):
     """Append a grad-requiring row holding value ``v``; returns its new handle."""
     h = _new(Tensor)
     h._v = v
-    h._tape = t
-    h._row = -1      # complete before push lists it (an interrupt may land after push)
     h._rg = True
     h._leaf = False
+    h._tape = None   # complete before push gives it its token (an interrupt may land after)
+    h._row = -1
     if t.lazy:
         t.need(code, ra, rb, ip)
-    h._row = t.push(code, ra, rb, v, h, 1, fp, ip)
+    r = t.push(code, ra, rb, v, h, 1, fp, ip)
+    h._row = r
+    h._tape = t
     return h
+
+
+def handle_of(t, r):
+    """A graph handle of row ``r`` (already recorded on ``t``), holding its range's token.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.core.tensor import handle_of
+    >>> y = tg.tensor([1.0, 2.0], requires_grad=True) * 2.0
+    >>> h = handle_of(tg.current_tape(), y._row)
+    >>> h.tolist(), h._row == y._row, h is y
+    ([2.0, 4.0], True, False)
+    """
+    h = _new(Tensor)
+    h._v = result(t.value(r).copy().reshape(t.shape(r)))
+    h._rg = bool(t.rg[r])
+    h._leaf = False
+    h._k = t.token_at(r)
+    h._row = r
+    h._tape = t
+    return h
+
+
+def tape_of(x):
+    """The live tape ``x``'s row is on (following a cut, see tape.py), or None.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.core.tensor import tape_of
+    >>> y = tg.tensor(2.0, requires_grad=True) * 3.0
+    >>> tape_of(y) is tg.current_tape()
+    True
+    """
+    t = x._tape
+    if t is None or t.alive:
+        return t
+    cur = T.live(t, x._row)
+    if cur is not None and cur.owner == _get_ident():
+        x._tape = cur
+    return cur
 
 
 def record_unary(x, code, v, fp=0.0):
     """Record ``v = op(x)`` when x needs grad (the hot path of every elementwise op).
 
-    A float or small-array row is three list appends, flushed later (see _tape.py)."""
+    A float or small-array row is three list appends, flushed later (see tape.py)."""
     t = STATE.tape
     if not (x._rg and t.enabled):
         return Tensor._const(v)
     i = t.n
-    # len(handles) == n: no torn row is pending (see Tape.sync); handles is appended first
-    # and the row count stored last, so an interrupt anywhere leaves a detectable torn row
-    if x._tape is t and i + 8 < t.fastcap and len(t.handles) == i:
-        h = _new(Tensor)
-        h._v = v
-        h._tape = t
-        h._rg = True
-        h._leaf = False
-        h._row = i
+    pc = t.pc
+    # len(pc) == n - nsync: no torn row is pending (see Tape.sync); pc is appended first and
+    # the row count stored last, so an interrupt anywhere leaves a detectable torn row
+    if x._tape is t and i + 8 < t.fastcap and len(pc) + t.nsync == i:
         if v.__class__ is not float:
-            if v.size >= T.LAZY_MIN:   # large: its row may stay lazy (see _tape.py)
+            if v.size >= T.LAZY_MIN:   # large: its row may stay lazy (see tape.py)
                 return _record_slow(t, x, code, v, fp)
             t.parr = True
-        t.handles.append(h)
-        t.pc.append(code | (x._row + 1) << 8)   # b = -1 packs as 0
+        h = _new(Tensor)
+        h._v = v
+        h._rg = True
+        h._leaf = False
+        h._k = t.tok
+        pc.append(code | (x._row + 1) << 8)   # b = -1 packs as 0
         t.pv.append(v)
         t.pf.append(fp)
         t.n = i + 1
+        h._row = i
+        h._tape = t      # last: a handle of a torn row never names the tape
         return h
     return _record_slow(t, x, code, v, fp)
 
@@ -511,19 +559,20 @@ def record_binary(x, y, code, v):
     if not ((x._rg or y._rg) and t.enabled):
         return Tensor._const(v)
     i = t.n
+    pc = t.pc
     if x._tape is t and y._tape is t and i + 8 < t.fastcap and v.__class__ is float \
-            and len(t.handles) == i:
+            and len(pc) + t.nsync == i:
         h = _new(Tensor)
         h._v = v
-        h._tape = t
         h._rg = True
         h._leaf = False
-        h._row = i
-        t.handles.append(h)
-        t.pc.append(code | (x._row + 1) << 8 | (y._row + 1) << 36)
+        h._k = t.tok
+        pc.append(code | (x._row + 1) << 8 | (y._row + 1) << 36)
         t.pv.append(v)
         t.pf.append(0.0)
         t.n = i + 1
+        h._row = i
+        h._tape = t
         return h
     t = tape_for(x, y)
     ra = row_of(t, x)

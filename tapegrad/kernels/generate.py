@@ -40,7 +40,7 @@ CODE, FINGERPRINT, NAMES, OPS = spec.CODE, spec.FINGERPRINT, spec.NAMES, spec.OP
 Elementwise, Structural = decl.Elementwise, decl.Structural
 
 TARGET = Path(__file__).with_name("sweeps.py")
-NJIT = '@njit(cache=True, error_model="numpy")'
+NJIT = '@njit(cache=True, nogil=True, error_model="numpy")'
 
 _UNARY = [o for o in OPS if isinstance(o, Elementwise) and o.arity == 1]
 _BINARY = [o for o in OPS if isinstance(o, Elementwise) and o.arity == 2]
@@ -462,7 +462,7 @@ def _struct_has_tangent_chain():
 
 DRIVERS = '''
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def guard_holds(ip, fp, voff, ipool, val, i, lo, n, ra, rb):
     """A GUARD row: ``ipool[ip[i]]`` is the kind (0 <, 1 <=, 2 >, 3 >=, 4 ==, 5 !=, 6 pin: the
     value must not change); the row's own value holds the recorded outcome (0/1) or, for a
@@ -496,7 +496,7 @@ def guard_holds(ip, fp, voff, ipool, val, i, lo, n, ra, rb):
     return True
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def jacobian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top,
                     out_rows, seeds, in_rows, result):
     """One reverse sweep per cotangent, all inside one compiled call (reverse-mode Jacobian).
@@ -533,7 +533,7 @@ def jacobian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top,
     return DONE, -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def seed_tangents(voff, tval, flag, in_rows, v, top):
     """Zero the tangents of rows 0..top and lay ``v`` over the input rows."""
     for j in range(voff[top + 1]):
@@ -550,7 +550,7 @@ def seed_tangents(voff, tval, flag, in_rows, v, top):
         flag[ri] = 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def jvp_sweeps(code, ip, fp, voff, ipool, fpool, val, tval, flag, top, in_rows, tangents,
                out_rows, result):
     """One tangent sweep per row of ``tangents`` (laid over the concatenated values of
@@ -573,7 +573,7 @@ def jvp_sweeps(code, ip, fp, voff, ipool, fpool, val, tval, flag, top, in_rows, 
     return DONE, -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def hessian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj, tadj,
                    top, out_row, in_rows, tangents, result):
     """Hessian-vector products of the scalar ``out_row`` for every row of ``tangents``: a
@@ -608,7 +608,7 @@ def hessian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag,
     return DONE, -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_row, x, g):
     """One replay: x -> val[:x.size] (the input LEAF rows), forward sweep, backward sweep from
     the scalar ``out_row``; the gradient of the first g.size input values goes to g."""
@@ -633,11 +633,13 @@ def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_
     return DONE, -1
 
 
-@njit(parallel=True, cache=True, error_model="numpy")
+@njit(parallel=True, nogil=True, cache=True, error_model="numpy")
 def grad_batch(code, ip, fp, voff, rg, ipool, fpool, val0, nrows, out_row, X, G, values,
                fails, nthreads):
-    """grad_into for every row of X, in parallel over the batch (never over the tape): each
-    worker owns a value/adjoint/state buffer.  fails[b] is -1 or the row that stopped item b."""
+    """grad_into for every row of X, in parallel over the batch (never over the tape): one
+    contiguous chunk per thread, each with its own value/adjoint/state buffer, and the GIL
+    released for the whole call (like every sweep here: other Python threads run meanwhile).
+    fails[b] is -1 or the row that stopped item b."""
     nb = X.shape[0]
     nt = max(1, min(nb, nthreads))
     for c in prange(nt):
@@ -653,7 +655,7 @@ def grad_batch(code, ip, fp, voff, rg, ipool, fpool, val0, nrows, out_row, X, G,
             values[b] = val[voff[out_row]]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def replay_grad(arrays, x):
     """Gradient of a trace at the flat input ``x``, callable from user ``@njit`` code.
 

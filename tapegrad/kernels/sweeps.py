@@ -36,7 +36,7 @@ class RetraceRequired(RuntimeError):
     """A replayed trace met inputs that take another branch than the one recorded."""
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def sf_gamma(x):
     """Gamma; poles: +-inf at zero (by its sign), NaN at the negative integers (SciPy)."""
     if x != x or x == math.inf:
@@ -52,7 +52,7 @@ def sf_gamma(x):
     return math.gamma(x)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def sf_gammaln(x):
     """log |Gamma(x)|: +inf at the poles, as SciPy (and -inf at -inf)."""
     if x != x or x == math.inf or x == -math.inf:
@@ -64,7 +64,7 @@ def sf_gammaln(x):
     return math.lgamma(x)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def sf_digamma(x):
     """psi(x) = d log Gamma(x) / dx: reflection below 0, recurrence up to 10, then the
     asymptotic series (Bernoulli numbers).  -inf at +0, +inf at -0, NaN at negative integers."""
@@ -87,7 +87,7 @@ def sf_digamma(x):
     return r + math.log(x) - 0.5 / x - tail
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def sf_hurwitz_zeta(s, q):
     """zeta(s, q) = sum_k (k + q)^-s for s > 1, q > 0 (Euler-Maclaurin, as Cephes)."""
     coef = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
@@ -123,7 +123,7 @@ def sf_hurwitz_zeta(s, q):
     return total
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def sf_polygamma(n, x):
     """The n-th derivative of digamma (n a whole number >= 0): (-1)^(n+1) n! zeta(n+1, x),
     shifted up by the recurrence for x <= 0; signed infinity at the poles, as SciPy, and NaN
@@ -146,7 +146,7 @@ def sf_polygamma(n, x):
     return sign * math.exp(math.lgamma(n + 1.0)) * (sf_hurwitz_zeta(n + 1.0, x) + extra)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def sf_erf_newton(x, y):
     """y refined so that erf(y) = x (Halley steps; |x| <= 1/2)."""
     for _ in range(6):
@@ -158,7 +158,7 @@ def sf_erf_newton(x, y):
     return y
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def sf_erfcinv_small(q):
     """y > 0 with erfc(y) = q for 0 < q <= 1/2: Newton on log erfc (well scaled down to the
     smallest subnormal q), from the asymptotic start y ~ sqrt(-log(q sqrt(pi) y))."""
@@ -175,7 +175,7 @@ def sf_erfcinv_small(q):
     return y
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def sf_erfinv(x):
     """The inverse of erf on [-1, 1] (+-inf at +-1, NaN outside)."""
     if x != x or x < -1.0 or x > 1.0:
@@ -189,7 +189,7 @@ def sf_erfinv(x):
     return -sf_erfcinv_small(1.0 + x)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def sf_erfcinv(q):
     """The inverse of erfc on [0, 2] (+inf at 0, -inf at 2, NaN outside)."""
     if q != q or q < 0.0 or q > 2.0:
@@ -205,14 +205,14 @@ def sf_erfcinv(q):
     return sf_erf_newton(1.0 - q, 0.886226925452758 * (1.0 - q))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def where_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     cond = voff[ipool[p]]
     for j in range(n):
         D[lo + j] = (A[pa + j] if V[cond + j] != 0.0 else B[pb + j])
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def where_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                    kind):
     cond = voff[ipool[p]]
@@ -231,7 +231,7 @@ def where_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipo
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def strided_offsets(ipool, p, ndim, base):
     """Flat offsets base + sum(idx[d] * stride[d]) for every multi-index idx (C order) of the
     shape ipool[p:p+ndim] with strides ipool[p+ndim:p+2*ndim]."""
@@ -257,7 +257,7 @@ def strided_offsets(ipool, p, ndim, base):
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def view_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
@@ -265,7 +265,7 @@ def view_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         D[lo + j] = A[pa + offs[j]]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def view_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
@@ -275,13 +275,13 @@ def view_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipoo
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def reshape_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     for j in range(n):
         D[lo + j] = A[pa + j]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def reshape_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                      kind):
     state[ra] |= 1
@@ -290,7 +290,7 @@ def reshape_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def pairwise_sum(val, s, n):
     """NumPy's pairwise summation of val[s:s+n] (same blocking, same order)."""
     if n < 8:
@@ -328,7 +328,7 @@ def pairwise_sum(val, s, n):
     return pairwise_sum(val, s, n2) + pairwise_sum(val, s + n2, n - n2)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def sum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     # NumPy adds pairwise over the innermost reduced run: follow it, so a replay matches
     nd = ipool[p]
@@ -350,7 +350,7 @@ def sum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + offs[j]] += pairwise_sum(A, pa + j, run)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def sum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
@@ -360,7 +360,7 @@ def sum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def reduce_groups(V, pa, lo, n, offs, m):
     """Per output q of a product reduction: zero count, product of the non-zeros, first and
     second zero position, sum of t/x over non-zeros is left to the caller."""
@@ -382,7 +382,7 @@ def reduce_groups(V, pa, lo, n, offs, m):
     return zc, pnz, z1, z2
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def prod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
@@ -392,7 +392,7 @@ def prod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         D[lo + offs[j]] *= A[pa + j]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def prod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     # exact with zeros: d out / d x_j is the product of the other entries
     nd = ipool[p]
@@ -410,7 +410,7 @@ def prod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipoo
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
     """sum_j t_j * prod_{k != j} x_k per group, exact with zeros."""
     nd = ipool[p]
@@ -429,7 +429,7 @@ def prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
             tval[lo + q] += t * pnz[q]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def prod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state,
                           ipool, fpool):
     """Tangent of prod_backward: tadj_j += tg * P_-j + g * sum_{k != j} t_k P_-jk."""
@@ -462,7 +462,7 @@ def prod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, 
             tadj[pa + j] += g * tval[pa + other] * pnz[q]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def extreme_weights(V, pa, lo, n, offs):
     """Each entry's share of its group's gradient: ties split it evenly."""
     m = offs.shape[0]
@@ -478,7 +478,7 @@ def extreme_weights(V, pa, lo, n, offs):
     return w
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
@@ -495,7 +495,7 @@ def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + q] = x
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def extreme_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                      kind):
     nd = ipool[p]
@@ -507,7 +507,7 @@ def extreme_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
@@ -518,7 +518,7 @@ def extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
         tval[lo + offs[j]] += tval[pa + j] * w[j]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def amin_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
@@ -535,7 +535,7 @@ def amin_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + q] = x
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def matmul_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nb = ipool[p]
     mm = ipool[p + 1]
@@ -557,7 +557,7 @@ def matmul_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
                     D[c0 + u * nn + v] += x * B[b0 + q * tq + v * tv]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                     kind):
     nb = ipool[p]
@@ -592,14 +592,14 @@ def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def concat_operands(ipool, p):
     """The rows CONCAT reads (listed in its parameters)."""
     k = ipool[p + 2]
     return ipool[p + 3:p + 3 + k]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def concat_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     outer = ipool[p]
     inner = ipool[p + 1]
@@ -617,7 +617,7 @@ def concat_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         start += wd
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def concat_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                     kind):
     outer = ipool[p]
@@ -640,13 +640,13 @@ def concat_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def gather_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     for j in range(n):
         D[lo + j] = A[pa + ipool[p + 1 + j]]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def gather_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                     kind):
     state[ra] |= 1
@@ -655,7 +655,7 @@ def gather_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def setitem_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     m = ipool[p]
     for j in range(n):
@@ -664,7 +664,7 @@ def setitem_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         D[lo + ipool[p + 1 + j]] = B[pb + j]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def setitem_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                      kind):
     m = ipool[p]
@@ -685,7 +685,7 @@ def setitem_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def scatter_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     m = ipool[p]
     for j in range(n):
@@ -694,7 +694,7 @@ def scatter_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         D[lo + ipool[p + 1 + j]] += A[pa + j]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def scatter_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                      kind):
     m = ipool[p]
@@ -704,7 +704,7 @@ def scatter_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def scan_offsets(ipool, p):
     """Offsets of a scan's elements, one row per lane (o, i), in order along the axis."""
     outer = ipool[p]
@@ -718,7 +718,7 @@ def scan_offsets(ipool, p):
     return offs
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def cumsum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
@@ -731,7 +731,7 @@ def cumsum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + q] = s
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def cumsum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                     kind):
     # the adjoint of a running sum is the running sum the other way
@@ -748,7 +748,7 @@ def cumsum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def cumprod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = scan_offsets(ipool, p)
     for r in range(offs.shape[0]):
@@ -759,7 +759,7 @@ def cumprod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + q] = s
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def cumprod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
                      kind):
     # exact with zeros: d x_j = E_j R_j, E_j = prod_{i<j} x_i (the previous output) and
@@ -777,7 +777,7 @@ def cumprod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
     """t out_k = t out_{k-1} x_k + out_{k-1} t_k (exact with zeros)."""
     offs = scan_offsets(ipool, p)
@@ -791,7 +791,7 @@ def cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
             e = val[lo + q]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def cumprod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state,
                              ipool, fpool):
     """Tangent of cumprod_backward: t(E_j R_j) = tE_j R_j + E_j tR_j, with tE_j the tangent of
@@ -817,7 +817,7 @@ def cumprod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, vof
                 tadj[pa + q] += tR
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, bottom, kind):
     """Reverse sweep over rows top..bottom, accumulating adjoints of reached rows.
 
@@ -1262,7 +1262,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
     return DONE, -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
     """Recompute rows 0..nrows-1 in place in ``val`` (LEAF/CONST rows are inputs).
 
@@ -1594,7 +1594,7 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
     return DONE, -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop):
     """Forward mode over rows start..stop-1: each row's tangent from its operands' tangents.
 
@@ -2141,7 +2141,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
     return DONE, -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj, tadj, top, bottom):
     """Reverse sweep carrying (adjoint, tangent of the adjoint) pairs over a tape whose tangents
     ``tangent_sweep`` computed: forward-over-reverse, so ``tadj`` of the inputs is H v."""
@@ -3040,7 +3040,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
     return DONE, -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def guard_holds(ip, fp, voff, ipool, val, i, lo, n, ra, rb):
     """A GUARD row: ``ipool[ip[i]]`` is the kind (0 <, 1 <=, 2 >, 3 >=, 4 ==, 5 !=, 6 pin: the
     value must not change); the row's own value holds the recorded outcome (0/1) or, for a
@@ -3074,7 +3074,7 @@ def guard_holds(ip, fp, voff, ipool, val, i, lo, n, ra, rb):
     return True
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def jacobian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top,
                     out_rows, seeds, in_rows, result):
     """One reverse sweep per cotangent, all inside one compiled call (reverse-mode Jacobian).
@@ -3111,7 +3111,7 @@ def jacobian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top,
     return DONE, -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def seed_tangents(voff, tval, flag, in_rows, v, top):
     """Zero the tangents of rows 0..top and lay ``v`` over the input rows."""
     for j in range(voff[top + 1]):
@@ -3128,7 +3128,7 @@ def seed_tangents(voff, tval, flag, in_rows, v, top):
         flag[ri] = 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def jvp_sweeps(code, ip, fp, voff, ipool, fpool, val, tval, flag, top, in_rows, tangents,
                out_rows, result):
     """One tangent sweep per row of ``tangents`` (laid over the concatenated values of
@@ -3151,7 +3151,7 @@ def jvp_sweeps(code, ip, fp, voff, ipool, fpool, val, tval, flag, top, in_rows, 
     return DONE, -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def hessian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj, tadj,
                    top, out_row, in_rows, tangents, result):
     """Hessian-vector products of the scalar ``out_row`` for every row of ``tangents``: a
@@ -3186,7 +3186,7 @@ def hessian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag,
     return DONE, -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_row, x, g):
     """One replay: x -> val[:x.size] (the input LEAF rows), forward sweep, backward sweep from
     the scalar ``out_row``; the gradient of the first g.size input values goes to g."""
@@ -3211,11 +3211,13 @@ def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_
     return DONE, -1
 
 
-@njit(parallel=True, cache=True, error_model="numpy")
+@njit(parallel=True, nogil=True, cache=True, error_model="numpy")
 def grad_batch(code, ip, fp, voff, rg, ipool, fpool, val0, nrows, out_row, X, G, values,
                fails, nthreads):
-    """grad_into for every row of X, in parallel over the batch (never over the tape): each
-    worker owns a value/adjoint/state buffer.  fails[b] is -1 or the row that stopped item b."""
+    """grad_into for every row of X, in parallel over the batch (never over the tape): one
+    contiguous chunk per thread, each with its own value/adjoint/state buffer, and the GIL
+    released for the whole call (like every sweep here: other Python threads run meanwhile).
+    fails[b] is -1 or the row that stopped item b."""
     nb = X.shape[0]
     nt = max(1, min(nb, nthreads))
     for c in prange(nt):
@@ -3231,7 +3233,7 @@ def grad_batch(code, ip, fp, voff, rg, ipool, fpool, val0, nrows, out_row, X, G,
             values[b] = val[voff[out_row]]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def replay_grad(arrays, x):
     """Gradient of a trace at the flat input ``x``, callable from user ``@njit`` code.
 

@@ -11,6 +11,10 @@ import numpy as np
 from ..core import functions as _ops
 from ..core.tensor import Tensor
 
+__all__ = ["relu", "sigmoid", "tanh", "linear", "leaky_relu", "softmax", "log_softmax",
+           "logsumexp", "cross_entropy", "mse_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits"]
+
 relu = _ops.relu
 sigmoid = _ops.sigmoid
 tanh = _ops.tanh

@@ -117,3 +117,8 @@ def _contains_tensor(obj):
 
 def __getattr__(name):
     return getattr(_np, name)
+
+
+# NumPy's public names (the wrapped ones resolve here, the others to NumPy through __getattr__)
+__all__ = sorted(set(getattr(_np, "__all__", ())) | {n for n in globals() if not n.startswith("_")
+                                                      and n not in ("functools", "types")})

@@ -37,15 +37,11 @@ class RuleNode(CustomNode):
     # ---- operands and outputs as Tensors: constants, or the tape's handles -----------------
     def _graph_operands(self, t):
         x = list(self.x_const)
-        for i, r in zip(self.arg_index, self.input_rows, strict=True):
-            h = t.handles[r]
-            if h is not None:
-                x[i] = h
+        for i, h in zip(self.arg_index, self.input_handles(t), strict=True):
+            x[i] = h
         y = list(self.y_const)
-        for k, r in zip(self.out_pos, self.output_rows, strict=True):
-            h = t.handles[r]
-            if h is not None:
-                y[k] = h
+        for k, h in zip(self.out_pos, self.output_handles(t), strict=True):
+            y[k] = h
         return x, y
 
     def _per_output(self, vals, shape_fn):
@@ -59,8 +55,10 @@ class RuleNode(CustomNode):
         """Raise when an operand or output was changed in place after the op was recorded
         (the rules read their values)."""
         rows = self.input_rows + self.output_rows
-        for r, v in zip(rows, self.in_versions + (0,) * len(self.output_rows), strict=True):
-            h = t.handles[r]
+        refs = self.input_refs + self.output_refs
+        versions = self.in_versions + (0,) * len(self.output_rows)
+        for r, ref, v in zip(rows, refs, versions, strict=True):
+            h = ref()
             if h is not None and h._version != v:
                 raise version_error(t, r, h, v, self.name)
 

@@ -9,6 +9,7 @@ submodules here are imported on first use.
 import importlib
 
 _SUBMODULES = ("special", "stats", "integrate", "linalg", "signal")
+__all__ = list(_SUBMODULES)
 
 
 def __getattr__(name: str):

@@ -91,7 +91,10 @@ def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: 
 
     >>> import numpy as np, tapegrad as tg
     >>> import tapegrad.scipy.linalg as tsl
-    >>> tg.grad(lambda a: tsl.cho_factor(a)[0][0, 0])(np.array([[4.0, 0.0], [0.0, 1.0]]))
+    >>> def corner(a):
+    ...     c, lower = tsl.cho_factor(a)
+    ...     return c[0, 0]
+    >>> tg.grad(corner)(np.array([[4.0, 0.0], [0.0, 1.0]]))
     array([[0.25, 0.  ],
            [0.  , 0.  ]])
     """
