@@ -3,25 +3,44 @@
     python benchmarks/run.py            # print the table
     python benchmarks/run.py --write    # also refresh the table in benchmarks/README.md
     python benchmarks/run.py --quick    # fewer repeats (a smoke run)
+    python benchmarks/run.py --profile  # cProfile of the small call -> profile_small_call.txt
 
 Each benchmark returns rows (figure, measured, budget, ok); budgets are the project's
 performance targets.
 """
 import argparse
+import cProfile
 import gc
+import io
 import os
+import pstats
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-import numpy as np
+# One BLAS / OpenMP thread for NumPy and PyTorch alike (set before they load; the environment
+# overrides): the machine is shared, and two BLAS threads on two busy cores made a 128x784 @
+# 784x256 matmul ~8x slower than one thread, which would measure the neighbours, not the code.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import tapegrad as tg  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+import python_floor  # noqa: E402
+
+try:   # every PyTorch row is optional
+    import torch
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+except ImportError:
+    torch = None
 
 REPEATS = 15
 BENCHMARKS = []
@@ -44,13 +63,17 @@ def median_time(fn, repeats=None, setup=None):
     return statistics.median(times)
 
 
-def interleaved(fa, fb):
-    """Medians of fa() and fb() timed alternately, so both see the same machine state."""
-    ta, tb = [], []
-    for _ in range(REPEATS):
-        ta.append(median_time(fa, 1))
-        tb.append(median_time(fb, 1))
-    return statistics.median(ta), statistics.median(tb)
+def interleaved(*fns, repeats=None):
+    """Medians of each fn() timed in turn, so all see the same machine state."""
+    times = [[] for _ in fns]
+    for _ in range(repeats or REPEATS):
+        for t, fn in zip(times, fns, strict=True):
+            t.append(median_time(fn, 1))
+    return [statistics.median(t) for t in times]
+
+
+def no_torch(what):
+    return [row(f"{what}: PyTorch not installed, no peer figure", 0, "")]
 
 
 def row(figure, value, unit, budget=None, lower_is_better=True):
@@ -79,10 +102,48 @@ def chain_np(x):
     return x
 
 
+def floor_chain(x, steps=CHAIN_STEPS):
+    sin = python_floor.sin
+    for _ in range(steps):
+        x = sin(x) * 0.9 + x * x * 0.01 + 0.1
+    return x
+
+
+def torch_chain(x, steps=CHAIN_STEPS):
+    for _ in range(steps):
+        x = torch.sin(x) * 0.9 + x * x * 0.01 + 0.1
+    return x
+
+
+def _record_floor():
+    tape = python_floor.Tape()
+    x = tape.leaf(0.5)
+    gc.collect()
+    t0 = time.perf_counter()
+    floor_chain(x)
+    return (time.perf_counter() - t0) / CHAIN_OPS
+
+
+def _record_torch():
+    x = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    gc.collect()
+    t0 = time.perf_counter()
+    y = torch_chain(x)
+    t1 = time.perf_counter()
+    y.backward()
+    return (t1 - t0) / CHAIN_OPS
+
+
 @benchmark
 def scalar_chain():
-    rec, bwd, sweep = [], [], []
+    rec, bwd, sweep, floor, peer = [], [], [], [], []
+    tape = python_floor.Tape()
+    x = tape.leaf(0.5)
+    g_floor = tape.backward(floor_chain(x))[x.row]
     for _ in range(REPEATS):
+        floor.append(_record_floor())   # the floor, timed next to each tapegrad recording
+        if torch is not None:
+            peer.append(_record_torch())
         x0 = tg.tensor(0.5, requires_grad=True)
         gc.collect()
         t0 = time.perf_counter()
@@ -91,6 +152,7 @@ def scalar_chain():
         t1 = time.perf_counter()
         y.backward(retain_graph=True)
         t2 = time.perf_counter()
+        assert abs(x0.grad.item() - g_floor) < 1e-9 * abs(g_floor), (x0.grad, g_floor)
         # the compiled sweep alone (what the interpreter costs per op)
         t = tg.current_tape()
         top = y._row
@@ -107,33 +169,168 @@ def scalar_chain():
         del y
         x0.grad = None
         tg.current_tape().maybe_reset()
-    return [
-        row("scalar chain: recording per op", statistics.median(rec) * 1e9, "ns", 1000),
-        row("scalar chain: backward sweep per op", statistics.median(sweep) * 1e9, "ns", 30),
-        row("scalar chain: whole backward() per op", statistics.median(bwd) * 1e9, "ns"),
+    med = statistics.median
+    rows = [
+        row("scalar chain: Python floor, recording per op (python_floor.py)", med(floor) * 1e9,
+            "ns"),
+        row("scalar chain: recording per op", med(rec) * 1e9, "ns"),
+        row("scalar chain: recording / Python floor", med(rec) / med(floor), "x", 1.2),
+    ]
+    if torch is not None:
+        rows.append(row("scalar chain: PyTorch recording per op", med(peer) * 1e9, "ns"))
+    return rows + [
+        row("scalar chain: backward sweep per op", med(sweep) * 1e9, "ns", 30),
+        row("scalar chain: whole backward() per op", med(bwd) * 1e9, "ns"),
     ]
 
 
-# peak resident memory a 1.2M-op scalar chain adds, recorded and swept, in a fresh process:
-# the peak (VmHWM, reset by writing 5 to clear_refs) minus the resident size before
-RSS_PER_OP = """
-import gc, tapegrad as tg
-def field(name):
-    with open("/proc/self/status") as f:
-        return next(int(l.split()[1]) * 1024 for l in f if l.startswith(name))
-def chain(y, steps):
+# ---- linear regression (the classic tutorial) -------------------------------------------------
+LR_EPOCHS, LR_RATE = 100, 0.1
+
+
+def _linreg_data():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1.0, 1.0, 100)
+    return x, 3.0 * x + 2.0 + 0.1 * rng.standard_normal(100)
+
+
+def linreg_numpy(x, y):
+    """Gradient descent with the analytic gradient of the mean squared error."""
+    w = b = 0.0
+    for _ in range(LR_EPOCHS):
+        r = w * x + b - y
+        loss = np.mean(r * r)
+        w -= LR_RATE * 2.0 * np.mean(r * x)
+        b -= LR_RATE * 2.0 * np.mean(r)
+    return w, b, float(loss)
+
+
+def linreg_loop(w, b, x, y, no_grad):
+    """The PyTorch tutorial's loop; tapegrad and PyTorch run this same code."""
+    for _ in range(LR_EPOCHS):
+        loss = ((w * x + b - y) ** 2).mean()
+        loss.backward()
+        with no_grad():
+            w -= LR_RATE * w.grad
+            b -= LR_RATE * b.grad
+        w.grad.zero_()
+        b.grad.zero_()
+    return w.item(), b.item(), loss.item()
+
+
+def linreg_tensor(x, y):
+    return linreg_loop(tg.tensor(0.0, requires_grad=True), tg.tensor(0.0, requires_grad=True),
+                       x, y, tg.no_grad)
+
+
+def linreg_torch(x, y):
+    def leaf():
+        return torch.tensor(0.0, dtype=torch.float64, requires_grad=True)
+    return linreg_loop(leaf(), leaf(), x, y, torch.no_grad)
+
+
+def _mse(params, x, y):
+    w, b = params
+    return np.mean((w * x + b - y) ** 2)
+
+
+_mse_value_and_grad = tg.value_and_grad(_mse)
+
+
+def linreg_value_and_grad(x, y):
+    """The same loop on NumPy code, differentiated by tg.value_and_grad."""
+    w = b = 0.0
+    for _ in range(LR_EPOCHS):
+        loss, (gw, gb) = _mse_value_and_grad((w, b), x, y)
+        w -= LR_RATE * gw
+        b -= LR_RATE * gb
+    return w, b, float(loss)
+
+
+@benchmark
+def linear_regression():
+    x, y = _linreg_data()
+    xt, yt = tg.tensor(x), tg.tensor(y)
+    ref = linreg_numpy(x, y)
+    fns = [lambda: linreg_numpy(x, y), lambda: linreg_tensor(xt, yt),
+           lambda: linreg_value_and_grad(x, y)]
+    if torch is not None:
+        xp, yp = torch.from_numpy(x), torch.from_numpy(y)
+        fns.append(lambda: linreg_torch(xp, yp))
+    for fn in fns[1:]:
+        assert np.allclose(fn(), ref, rtol=1e-12, atol=0), (fn(), ref)
+    t = interleaved(*fns)
+    label = "linear regression, 100 points, 100 epochs"
+    rows = [
+        row(f"{label}: hand-written NumPy", t[0] * 1e3, "ms"),
+        row(f"{label}: Tensor API (backward, update under no_grad)", t[1] * 1e3, "ms"),
+        row(f"{label}: tg.value_and_grad of NumPy code", t[2] * 1e3, "ms"),
+        row("linear regression: Tensor API / NumPy", t[1] / t[0], "x", 3),
+        row("linear regression: value_and_grad / NumPy", t[2] / t[0], "x", 3),
+    ]
+    if torch is None:
+        return rows + no_torch("linear regression")
+    return rows + [
+        row(f"{label}: PyTorch", t[3] * 1e3, "ms"),
+        row("linear regression: Tensor API / PyTorch", t[1] / t[3], "x", 1),
+        row("linear regression: value_and_grad / PyTorch", t[2] / t[3], "x", 1),
+    ]
+
+
+# ---- memory ----------------------------------------------------------------------------------
+PEAK_STEPS = 200_000   # 1.2M scalar ops
+PEAK_SCRIPT = """
+import gc, sys
+def status(key):
+    with open('/proc/self/status') as f:
+        for line in f:
+            if line.startswith(key):
+                return int(line.split()[1]) * 1024
+if sys.argv[1] == 'tapegrad':
+    import tapegrad as tg
+    sin = tg.sin
+    def leaf():
+        return tg.tensor(0.5, requires_grad=True)
+else:
+    import torch
+    sin = torch.sin
+    def leaf():
+        return torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+def chain(x, steps):
     for _ in range(steps):
-        y = tg.sin(y) * 0.9 + y * y * 0.01 + 0.1
-    return y
-x = tg.tensor(0.5, requires_grad=True)
-chain(x, 100).backward()
+        x = sin(x) * 0.9 + x * x * 0.01 + 0.1
+    return x
+x = leaf()
+chain(x, 10).backward()   # kernels loaded before measuring
+del x
 gc.collect()
-with open("/proc/self/clear_refs", "w") as f:
-    f.write("5")
-before = field("VmRSS")
-chain(x, 200_000).backward()
-print((field("VmHWM") - before) / 1_200_000)
+before = status('VmRSS')
+with open('/proc/self/clear_refs', 'w') as f:
+    f.write('5')          # VmHWM := current RSS
+x = leaf()
+chain(x, STEPS).backward()
+assert x.grad is not None
+print((status('VmHWM') - before) / (6 * STEPS))
 """
+
+
+def _peak_per_op(lib):
+    code = PEAK_SCRIPT.replace("STEPS", str(PEAK_STEPS))
+    out = subprocess.run([sys.executable, "-c", code, lib], capture_output=True, text=True,
+                         cwd=ROOT, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+@benchmark
+def peak_memory_per_op():
+    """Peak RSS growth while a 1.2M-op scalar chain is recorded and swept, per op."""
+    if not os.path.exists("/proc/self/clear_refs"):
+        return [row("peak memory growth per scalar op: needs Linux's /proc, not measured", 0, "")]
+    rows = [row("peak memory growth per scalar op, 1.2M-op chain recorded + swept",
+                _peak_per_op("tapegrad"), "B", 64)]
+    if torch is None:
+        return rows + no_torch("peak memory")
+    return rows + [row("peak memory growth per scalar op: PyTorch", _peak_per_op("torch"), "B")]
 
 
 @benchmark
@@ -145,10 +342,7 @@ def tape_memory():
     per_op = t.nbytes / len(t)
     del y
     t.maybe_reset()
-    rss = _python(RSS_PER_OP) if os.path.exists("/proc/self/clear_refs") else float("nan")
-    return [row("tape memory per scalar op: peak RSS growth, 1.2M-op chain recorded + swept",
-                rss, "B", 64),
-            row("tape memory per scalar op: tape.nbytes (values + adjoints incl.)", per_op, "B")]
+    return [row("tape memory per scalar op: tape.nbytes (values + adjoints incl.)", per_op, "B")]
 
 
 @benchmark
@@ -212,8 +406,21 @@ def tapegrad_mlp_step(X, y, P, lr=0.01):
     z = a2 @ W3 + b3
     n = X.shape[0]
     loss = -tg.log_softmax(z, axis=1)[np.arange(n), y].mean()
+    return sgd_step(loss, P, lr, tg.no_grad)
+
+
+def torch_mlp_step(X, y, P, lr=0.01):
+    W1, b1, W2, b2, W3, b3 = P
+    a1 = torch.relu(X @ W1 + b1)
+    a2 = torch.relu(a1 @ W2 + b2)
+    loss = torch.nn.functional.cross_entropy(a2 @ W3 + b3, y)
+    return sgd_step(loss, P, lr, torch.no_grad)
+
+
+def sgd_step(loss, P, lr, no_grad):
+    """backward and the update, as in PyTorch's tutorials (tapegrad and PyTorch share it)."""
     loss.backward()
-    with tg.no_grad():
+    with no_grad():
         for p in P:
             p -= lr * p.grad
             p.grad = None
@@ -230,13 +437,23 @@ def mlp_step():
     l_np = numpy_mlp_step(X, y, [p.copy() for p in params])
     l_tg = tapegrad_mlp_step(Xt, y, [tg.tensor(p, requires_grad=True) for p in params])
     assert abs(l_np - l_tg) < 1e-9, (l_np, l_tg)
-    a, b = interleaved(lambda: numpy_mlp_step(X, y, P_np),
-                       lambda: tapegrad_mlp_step(Xt, y, P_tg))
-    return [
-        row("MLP step 784-256-256-10, batch 128: hand-written NumPy", a * 1e3, "ms"),
-        row("MLP step: tapegrad", b * 1e3, "ms"),
-        row("MLP step: tapegrad / NumPy", b / a, "x", 1.15),
+    fns = [lambda: numpy_mlp_step(X, y, P_np), lambda: tapegrad_mlp_step(Xt, y, P_tg)]
+    if torch is not None:
+        Xp, yp = torch.from_numpy(X), torch.from_numpy(y)
+        P_pt = [torch.tensor(p, requires_grad=True) for p in params]
+        l_pt = torch_mlp_step(Xp, yp, [torch.tensor(p, requires_grad=True) for p in params])
+        assert abs(l_np - l_pt) < 1e-9, (l_np, l_pt)
+        fns.append(lambda: torch_mlp_step(Xp, yp, P_pt))
+    t = interleaved(*fns)
+    rows = [
+        row("MLP step 784-256-256-10, batch 128: hand-written NumPy", t[0] * 1e3, "ms"),
+        row("MLP step: tapegrad", t[1] * 1e3, "ms"),
+        row("MLP step: tapegrad / NumPy", t[1] / t[0], "x", 1.15),
     ]
+    if torch is None:
+        return rows + no_torch("MLP step")
+    return rows + [row("MLP step: PyTorch", t[2] * 1e3, "ms"),
+                   row("MLP step: tapegrad / PyTorch", t[1] / t[2], "x")]
 
 
 # ---- functional transforms ------------------------------------------------------------------
@@ -281,15 +498,36 @@ def trace_replay():
     tr, g = first()
     assert abs(g - tg.grad(chain_np)(0.4)) < 1e-12
     t_replay = median_time(lambda: tr.grad(0.4), REPEATS * 10)
-    X = np.linspace(0.1, 0.9, 1000)
-    tr.grad_many(X)
-    t_single = median_time(lambda: [tr.grad(float(x)) for x in X], 5)
-    t_many = median_time(lambda: tr.grad_many(X), 5)
     return [
         row("trace: record + first replayed gradient (2,000-step chain)", t_first * 1e3, "ms"),
         row("trace: replay forward+backward per op", t_replay / CHAIN_OPS * 1e9, "ns", 40),
-        row("trace: grad_many(1000) speed-up over 1000 single replays", t_single / t_many, "x",
-            1.6, lower_is_better=False),
+    ]
+
+
+GRAD_MANY_RUNS = 5
+
+
+@benchmark
+def grad_many():
+    """tr.grad_many over 1,000 inputs against 1,000 single tr.grad calls, run by run."""
+    tr = tg.trace(chain_np, 0.5)
+    X = np.linspace(0.1, 0.9, 1000)
+    assert np.allclose(tr.grad_many(X), [tr.grad(float(x)) for x in X], rtol=1e-12, atol=0)
+    singles, many = [], []
+    for _ in range(GRAD_MANY_RUNS):
+        a, b = interleaved(lambda: [tr.grad(float(x)) for x in X],
+                           lambda: tr.grad_many(X), repeats=1)
+        singles.append(a)
+        many.append(b)
+    speedups = [a / b for a, b in zip(singles, many, strict=True)]
+    med = statistics.median
+    return [
+        row("trace: 1,000 single tr.grad calls (2,000-step chain)", med(singles) * 1e3, "ms"),
+        row("trace: tr.grad_many over the same 1,000 inputs", med(many) * 1e3, "ms"),
+        row(f"trace: grad_many speed-up, median of {GRAD_MANY_RUNS} runs", med(speedups), "x",
+            1.7, lower_is_better=False),
+        row(f"trace: grad_many speed-up, worst of {GRAD_MANY_RUNS} runs", min(speedups), "x",
+            1.7, lower_is_better=False),
     ]
 
 
@@ -345,11 +583,8 @@ def hessian_logsumexp():
         row("Hessian: tapegrad hessian(f)", t_tg * 1e6, "us"),
         row("Hessian: tapegrad / analytic", t_tg / t_an, "x", 5),
     ]
-    try:
-        import torch
-    except ImportError:
-        return rows + [row("Hessian: PyTorch not installed, no peer figure", 0, "")]
-    torch.set_num_threads(1)
+    if torch is None:
+        return rows + no_torch("Hessian")
     At = torch.tensor(A)
 
     def ft(x):
@@ -365,10 +600,82 @@ def hessian_logsumexp():
     ]
 
 
+# ---- small call -----------------------------------------------------------------------------
+def five_ops(x):
+    """tanh, exp, *, +, sum: five ops on a small array."""
+    return np.sum(np.tanh(x) * np.exp(x) + x)
+
+
+_five_value_and_grad = tg.value_and_grad(five_ops)
+
+
+def torch_five_ops(x):
+    """The same five ops in PyTorch, from a NumPy array to a NumPy gradient."""
+    xt = torch.from_numpy(x).requires_grad_()
+    y = (torch.tanh(xt) * torch.exp(xt) + xt).sum()
+    y.backward()
+    return y.item(), xt.grad.numpy()
+
+
+SMALL_X = np.linspace(-1.0, 1.0, 100)
+SMALL_CALLS = 50
+
+
+@benchmark
+def small_call():
+    x = SMALL_X
+    v, g = _five_value_and_grad(x)
+    assert np.allclose(g, (1 - np.tanh(x) ** 2) * np.exp(x) + np.tanh(x) * np.exp(x) + 1)
+    n = SMALL_CALLS   # each sample times n calls in a row
+    fns = [lambda: [_five_value_and_grad(x) for _ in range(n)]]
+    if torch is not None:
+        vt, gt = torch_five_ops(x)
+        assert np.isclose(v, vt) and np.allclose(g, gt)
+        fns.append(lambda: [torch_five_ops(x) for _ in range(n)])
+    t = [s / n for s in interleaved(*fns)]
+    if torch is None:
+        return [row("small call: tg.value_and_grad, 5 ops on 100 elems", t[0] * 1e6, "us")] \
+            + no_torch("small call")
+    t_tg, t_pt = t
+    return [
+        row("small call: tg.value_and_grad, 5 ops on 100 elems", t_tg * 1e6, "us"),
+        row("small call: PyTorch, same 5 ops + backward", t_pt * 1e6, "us"),
+        row("small call: tapegrad / PyTorch", t_tg / t_pt, "x"),
+    ]
+
+
+def profile_small_call(calls=2000):
+    """cProfile of the small call, top 10 by own time, to benchmarks/profile_small_call.txt."""
+    x = SMALL_X
+    _five_value_and_grad(x)
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(calls):
+        _five_value_and_grad(x)
+    prof.disable()
+    out = io.StringIO()
+    pstats.Stats(prof, stream=out).strip_dirs().sort_stats("tottime").print_stats(10)
+    text = (f"cProfile of {calls} calls of tg.value_and_grad(five_ops)(x), x of 100 elements\n"
+            "(benchmarks/run.py --profile); top 10 entries by own time (tottime)\n"
+            + out.getvalue())
+    path = os.path.join(ROOT, "benchmarks", "profile_small_call.txt")
+    with open(path, "w") as f:
+        f.write(text)
+    print(text)
+
+
 # ---- start-up ---------------------------------------------------------------------------------
 FIRST_GRAD = ("import time; t0 = time.perf_counter(); import tapegrad as tg; "
               "x = tg.tensor(0.5, requires_grad=True); (tg.sin(x) * x).backward(); "
               "assert x.grad is not None; print(time.perf_counter() - t0)")
+NUMBA_FLOOR = ("import time; t0 = time.perf_counter(); import sys, numpy, numba; "
+               "sys.path.insert(0, 'benchmarks'); import numba_floor; "
+               "assert numba_floor.one(1.0) == 2.0; print(time.perf_counter() - t0)")
+FIRST_TRACE = ("import time; t0 = time.perf_counter(); import numpy as np; import tapegrad as tg; "
+               "tr = tg.trace(lambda x: np.sin(x) * x, 0.5); g = tr.grad(0.4); "
+               "assert abs(g - (np.cos(0.4) * 0.4 + np.sin(0.4))) < 1e-12; "
+               "print(time.perf_counter() - t0)")
+STARTUP_RUNS = 5
 
 
 def _python(code, env=None):
@@ -377,16 +684,29 @@ def _python(code, env=None):
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def _cold(code):
+    with tempfile.TemporaryDirectory() as d:
+        return _python(code, dict(os.environ, NUMBA_CACHE_DIR=d))
+
+
 @benchmark
 def startup():
-    _python(FIRST_GRAD)  # make sure the cache is warm
-    warm = statistics.median(_python(FIRST_GRAD) for _ in range(5))
-    with tempfile.TemporaryDirectory() as d:
-        env = dict(os.environ, NUMBA_CACHE_DIR=d)
-        cold = _python(FIRST_GRAD, env)
+    _python(FIRST_GRAD)  # make sure both caches are warm
+    _python(NUMBA_FLOOR)
+    floor, warm = [], []
+    for _ in range(STARTUP_RUNS):
+        floor.append(_python(NUMBA_FLOOR))
+        warm.append(_python(FIRST_GRAD))
+    floor, warm = statistics.median(floor), statistics.median(warm)
     return [
-        row("fresh process: import + first gradient (warm cache)", warm, "s", 1.5),
-        row("fresh process: import + first gradient (cold cache, compiles)", cold, "s", 30),
+        row("fresh process: Numba floor (import numpy, numba + a cached njit call)", floor, "s"),
+        row("fresh process: import + first gradient (warm cache)", warm, "s"),
+        row("fresh process: first gradient (warm) / Numba floor", warm / floor, "x", 1.1),
+        row("fresh process: Numba floor, empty cache", _cold(NUMBA_FLOOR), "s"),
+        row("fresh process: import + first gradient (empty cache, compiles)",
+            _cold(FIRST_GRAD), "s", 3),
+        row("fresh process: import + tg.trace + tr.grad (empty cache, compiles)",
+            _cold(FIRST_TRACE), "s", 5),
     ]
 
 
@@ -415,9 +735,14 @@ def main(argv=None):
     ap.add_argument("--write", action="store_true", help="refresh benchmarks/README.md")
     ap.add_argument("--quick", action="store_true", help="fewer repeats")
     ap.add_argument("--only", help="run benchmarks whose name contains this")
+    ap.add_argument("--profile", action="store_true",
+                    help="only write the cProfile of the small call to profile_small_call.txt")
     args = ap.parse_args(argv)
     if args.quick:
         REPEATS = 3
+    if args.profile:
+        profile_small_call()
+        return []
     rows = []
     for fn in BENCHMARKS:
         if args.only and args.only not in fn.__name__:
