@@ -2,6 +2,7 @@
 call of a trivial cached ``@njit`` function.  tapegrad's import + first gradient is budgeted as a
 ratio of it (``run.py``, start-up rows), since no Numba-based library can start faster.
 """
+
 from numba import njit
 
 

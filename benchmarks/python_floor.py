@@ -12,6 +12,7 @@ reverse sweep, there only to show the rows are a complete tape (its gradient is 
 >>> round(tape.backward(y)[x.row], 6)
 0.799824
 """
+
 import math
 
 LEAF, ADD, ADDC, MUL, MULC, SIN = range(6)

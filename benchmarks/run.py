@@ -8,6 +8,7 @@
 Each benchmark returns rows (figure, measured, budget, ok); budgets are the project's
 performance targets.
 """
+
 import argparse
 import cProfile
 import gc
@@ -36,8 +37,9 @@ import tapegrad as tg  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import python_floor  # noqa: E402
 
-try:   # every PyTorch row is optional
+try:  # every PyTorch row is optional
     import torch
+
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 except ImportError:
     torch = None
@@ -86,7 +88,7 @@ def row(figure, value, unit, budget=None, lower_is_better=True):
 
 # ---- scalar chain -----------------------------------------------------------------------------
 CHAIN_STEPS = 2000
-CHAIN_OPS = 6 * CHAIN_STEPS   # sin, *0.9, *, *0.01, +, +0.1
+CHAIN_OPS = 6 * CHAIN_STEPS  # sin, *0.9, *, *0.01, +, +0.1
 
 
 def chain(x, steps=CHAIN_STEPS):
@@ -141,14 +143,14 @@ def scalar_chain():
     x = tape.leaf(0.5)
     g_floor = tape.backward(floor_chain(x))[x.row]
     for _ in range(REPEATS):
-        floor.append(_record_floor())   # the floor, timed next to each tapegrad recording
+        floor.append(_record_floor())  # the floor, timed next to each tapegrad recording
         if torch is not None:
             peer.append(_record_torch())
         x0 = tg.tensor(0.5, requires_grad=True)
         gc.collect()
         t0 = time.perf_counter()
         y = chain(x0)
-        tg.current_tape().sync()   # deferred part of recording: pending rows into the columns
+        tg.current_tape().sync()  # deferred part of recording: pending rows into the columns
         t1 = time.perf_counter()
         y.backward(retain_graph=True)
         t2 = time.perf_counter()
@@ -156,8 +158,8 @@ def scalar_chain():
         # the compiled sweep alone (what the interpreter costs per op)
         t = tg.current_tape()
         top = y._row
-        t.adj[:t.voff[top + 1]] = 0.0
-        t.state[:top + 1] &= 2
+        t.adj[: t.voff[top + 1]] = 0.0
+        t.state[: top + 1] &= 2
         t.adj[t.voff[top]] = 1.0
         t.state[top] |= 1
         t3 = time.perf_counter()
@@ -171,8 +173,9 @@ def scalar_chain():
         tg.current_tape().maybe_reset()
     med = statistics.median
     rows = [
-        row("scalar chain: Python floor, recording per op (python_floor.py)", med(floor) * 1e9,
-            "ns"),
+        row(
+            "scalar chain: Python floor, recording per op (python_floor.py)", med(floor) * 1e9, "ns"
+        ),
         row("scalar chain: recording per op", med(rec) * 1e9, "ns"),
         row("scalar chain: recording / Python floor", med(rec) / med(floor), "x", 1.2),
     ]
@@ -219,13 +222,15 @@ def linreg_loop(w, b, x, y, no_grad):
 
 
 def linreg_tensor(x, y):
-    return linreg_loop(tg.tensor(0.0, requires_grad=True), tg.tensor(0.0, requires_grad=True),
-                       x, y, tg.no_grad)
+    return linreg_loop(
+        tg.tensor(0.0, requires_grad=True), tg.tensor(0.0, requires_grad=True), x, y, tg.no_grad
+    )
 
 
 def linreg_torch(x, y):
     def leaf():
         return torch.tensor(0.0, dtype=torch.float64, requires_grad=True)
+
     return linreg_loop(leaf(), leaf(), x, y, torch.no_grad)
 
 
@@ -252,8 +257,11 @@ def linear_regression():
     x, y = _linreg_data()
     xt, yt = tg.tensor(x), tg.tensor(y)
     ref = linreg_numpy(x, y)
-    fns = [lambda: linreg_numpy(x, y), lambda: linreg_tensor(xt, yt),
-           lambda: linreg_value_and_grad(x, y)]
+    fns = [
+        lambda: linreg_numpy(x, y),
+        lambda: linreg_tensor(xt, yt),
+        lambda: linreg_value_and_grad(x, y),
+    ]
     if torch is not None:
         xp, yp = torch.from_numpy(x), torch.from_numpy(y)
         fns.append(lambda: linreg_torch(xp, yp))
@@ -278,7 +286,7 @@ def linear_regression():
 
 
 # ---- memory ----------------------------------------------------------------------------------
-PEAK_STEPS = 200_000   # 1.2M scalar ops
+PEAK_STEPS = 200_000  # 1.2M scalar ops
 PEAK_SCRIPT = """
 import gc, sys
 def status(key):
@@ -316,8 +324,9 @@ print((status('VmHWM') - before) / (6 * STEPS))
 
 def _peak_per_op(lib):
     code = PEAK_SCRIPT.replace("STEPS", str(PEAK_STEPS))
-    out = subprocess.run([sys.executable, "-c", code, lib], capture_output=True, text=True,
-                         cwd=ROOT, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, lib], capture_output=True, text=True, cwd=ROOT, check=True
+    )
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -326,8 +335,14 @@ def peak_memory_per_op():
     """Peak RSS growth while a 1.2M-op scalar chain is recorded and swept, per op."""
     if not os.path.exists("/proc/self/clear_refs"):
         return [row("peak memory growth per scalar op: needs Linux's /proc, not measured", 0, "")]
-    rows = [row("peak memory growth per scalar op, 1.2M-op chain recorded + swept",
-                _peak_per_op("tapegrad"), "B", 64)]
+    rows = [
+        row(
+            "peak memory growth per scalar op, 1.2M-op chain recorded + swept",
+            _peak_per_op("tapegrad"),
+            "B",
+            64,
+        )
+    ]
     if torch is None:
         return rows + no_torch("peak memory")
     return rows + [row("peak memory growth per scalar op: PyTorch", _peak_per_op("torch"), "B")]
@@ -355,6 +370,7 @@ def small_array_chain():
             x = tg.tanh(x) * 1.01
         x.sum().backward()
         x0.grad = None
+
     run()
     per_op = median_time(run) / 2000
     return [row("small-array chain (10 elems): fwd+bwd per op", per_op * 1e6, "us", 3)]
@@ -452,8 +468,10 @@ def mlp_step():
     ]
     if torch is None:
         return rows + no_torch("MLP step")
-    return rows + [row("MLP step: PyTorch", t[2] * 1e3, "ms"),
-                   row("MLP step: tapegrad / PyTorch", t[1] / t[2], "x")]
+    return rows + [
+        row("MLP step: PyTorch", t[2] * 1e3, "ms"),
+        row("MLP step: tapegrad / PyTorch", t[1] / t[2], "x"),
+    ]
 
 
 # ---- functional transforms ------------------------------------------------------------------
@@ -468,9 +486,11 @@ def functional_grad():
     assert abs(g(0.5) - backward_path()) < 1e-12
     a, b = interleaved(backward_path, lambda: g(0.5))
 
-    def rosen(xs):   # 500 variables as a Python list of scalars
-        return sum(100.0 * (xs[i + 1] - xs[i] ** 2) ** 2 + (1.0 - xs[i]) ** 2
-                   for i in range(len(xs) - 1))
+    def rosen(xs):  # 500 variables as a Python list of scalars
+        return sum(
+            100.0 * (xs[i + 1] - xs[i] ** 2) ** 2 + (1.0 - xs[i]) ** 2 for i in range(len(xs) - 1)
+        )
+
     x0 = [0.5] * 500
     gr = tg.grad(rosen)
 
@@ -478,6 +498,7 @@ def functional_grad():
         xs = [tg.tensor(v, requires_grad=True) for v in x0]
         rosen(xs).backward()
         return [x.grad.item() for x in xs]
+
     assert np.allclose(gr(x0), rosen_tensor())
     t_rt = median_time(rosen_tensor)
     t_rg = median_time(lambda: gr(x0))
@@ -494,6 +515,7 @@ def trace_replay():
     def first():
         tr = tg.trace(chain_np, 0.5)
         return tr, tr.grad(0.4)
+
     t_first = median_time(lambda: first(), max(3, REPEATS // 3))
     tr, g = first()
     assert abs(g - tg.grad(chain_np)(0.4)) < 1e-12
@@ -515,8 +537,9 @@ def grad_many():
     assert np.allclose(tr.grad_many(X), [tr.grad(float(x)) for x in X], rtol=1e-12, atol=0)
     singles, many = [], []
     for _ in range(GRAD_MANY_RUNS):
-        a, b = interleaved(lambda: [tr.grad(float(x)) for x in X],
-                           lambda: tr.grad_many(X), repeats=1)
+        a, b = interleaved(
+            lambda: [tr.grad(float(x)) for x in X], lambda: tr.grad_many(X), repeats=1
+        )
         singles.append(a)
         many.append(b)
     speedups = [a / b for a, b in zip(singles, many, strict=True)]
@@ -524,10 +547,20 @@ def grad_many():
     return [
         row("trace: 1,000 single tr.grad calls (2,000-step chain)", med(singles) * 1e3, "ms"),
         row("trace: tr.grad_many over the same 1,000 inputs", med(many) * 1e3, "ms"),
-        row(f"trace: grad_many speed-up, median of {GRAD_MANY_RUNS} runs", med(speedups), "x",
-            1.7, lower_is_better=False),
-        row(f"trace: grad_many speed-up, worst of {GRAD_MANY_RUNS} runs", min(speedups), "x",
-            1.7, lower_is_better=False),
+        row(
+            f"trace: grad_many speed-up, median of {GRAD_MANY_RUNS} runs",
+            med(speedups),
+            "x",
+            1.7,
+            lower_is_better=False,
+        ),
+        row(
+            f"trace: grad_many speed-up, worst of {GRAD_MANY_RUNS} runs",
+            min(speedups),
+            "x",
+            1.7,
+            lower_is_better=False,
+        ),
     ]
 
 
@@ -542,8 +575,10 @@ def forward_mode():
     rows = []
     x = np.random.default_rng(0).standard_normal(100)
     v = np.ones(100)
-    for label, f, x0, v0 in (("small elementwise (100 elems)", _small_elementwise, x, v),
-                             ("2,000-step scalar chain", chain_np, 0.5, 1.0)):
+    for label, f, x0, v0 in (
+        ("small elementwise (100 elems)", _small_elementwise, x, v),
+        ("2,000-step scalar chain", chain_np, 0.5, 1.0),
+    ):
         g = tg.grad(f)
         # interleaved() calls the lambdas in this iteration, so their loop variables are current
         t_g, t_j = interleaved(lambda: g(x0), lambda: tg.jvp(f, (x0,), (v0,)))  # noqa: B023
@@ -565,7 +600,7 @@ def hessian_logsumexp():
     def f(x):
         z = A @ x
         m = np.max(z)
-        return np.log(np.sum(np.exp(z - m))) + m + 0.5 * np.sum(x ** 2)
+        return np.log(np.sum(np.exp(z - m))) + m + 0.5 * np.sum(x**2)
 
     def analytic(x):
         z = A @ x
@@ -589,14 +624,16 @@ def hessian_logsumexp():
 
     def ft(x):
         z = At @ x
-        return torch.logsumexp(z, 0) + 0.5 * (x ** 2).sum()
+        return torch.logsumexp(z, 0) + 0.5 * (x**2).sum()
+
     xt = torch.tensor(x)
     assert np.allclose(torch.autograd.functional.hessian(ft, xt).numpy(), analytic(x))
     t_torch = median_time(lambda: torch.autograd.functional.hessian(ft, xt))
     return rows + [
         row("Hessian: torch.autograd.functional.hessian", t_torch * 1e6, "us"),
-        row("Hessian: PyTorch / tapegrad (speed-up)", t_torch / t_tg, "x", 15,
-            lower_is_better=False),
+        row(
+            "Hessian: PyTorch / tapegrad (speed-up)", t_torch / t_tg, "x", 15, lower_is_better=False
+        ),
     ]
 
 
@@ -626,7 +663,7 @@ def small_call():
     x = SMALL_X
     v, g = _five_value_and_grad(x)
     assert np.allclose(g, (1 - np.tanh(x) ** 2) * np.exp(x) + np.tanh(x) * np.exp(x) + 1)
-    n = SMALL_CALLS   # each sample times n calls in a row
+    n = SMALL_CALLS  # each sample times n calls in a row
     fns = [lambda: [_five_value_and_grad(x) for _ in range(n)]]
     if torch is not None:
         vt, gt = torch_five_ops(x)
@@ -634,8 +671,9 @@ def small_call():
         fns.append(lambda: [torch_five_ops(x) for _ in range(n)])
     t = [s / n for s in interleaved(*fns)]
     if torch is None:
-        return [row("small call: tg.value_and_grad, 5 ops on 100 elems", t[0] * 1e6, "us")] \
-            + no_torch("small call")
+        return [
+            row("small call: tg.value_and_grad, 5 ops on 100 elems", t[0] * 1e6, "us")
+        ] + no_torch("small call")
     t_tg, t_pt = t
     return [
         row("small call: tg.value_and_grad, 5 ops on 100 elems", t_tg * 1e6, "us"),
@@ -655,9 +693,10 @@ def profile_small_call(calls=2000):
     prof.disable()
     out = io.StringIO()
     pstats.Stats(prof, stream=out).strip_dirs().sort_stats("tottime").print_stats(10)
-    text = (f"cProfile of {calls} calls of tg.value_and_grad(five_ops)(x), x of 100 elements\n"
-            "(benchmarks/run.py --profile); top 10 entries by own time (tottime)\n"
-            + out.getvalue())
+    text = (
+        f"cProfile of {calls} calls of tg.value_and_grad(five_ops)(x), x of 100 elements\n"
+        "(benchmarks/run.py --profile); top 10 entries by own time (tottime)\n" + out.getvalue()
+    )
     path = os.path.join(ROOT, "benchmarks", "profile_small_call.txt")
     with open(path, "w") as f:
         f.write(text)
@@ -665,22 +704,29 @@ def profile_small_call(calls=2000):
 
 
 # ---- start-up ---------------------------------------------------------------------------------
-FIRST_GRAD = ("import time; t0 = time.perf_counter(); import tapegrad as tg; "
-              "x = tg.tensor(0.5, requires_grad=True); (tg.sin(x) * x).backward(); "
-              "assert x.grad is not None; print(time.perf_counter() - t0)")
-NUMBA_FLOOR = ("import time; t0 = time.perf_counter(); import sys, numpy, numba; "
-               "sys.path.insert(0, 'benchmarks'); import numba_floor; "
-               "assert numba_floor.one(1.0) == 2.0; print(time.perf_counter() - t0)")
-FIRST_TRACE = ("import time; t0 = time.perf_counter(); import numpy as np; import tapegrad as tg; "
-               "tr = tg.trace(lambda x: np.sin(x) * x, 0.5); g = tr.grad(0.4); "
-               "assert abs(g - (np.cos(0.4) * 0.4 + np.sin(0.4))) < 1e-12; "
-               "print(time.perf_counter() - t0)")
+FIRST_GRAD = (
+    "import time; t0 = time.perf_counter(); import tapegrad as tg; "
+    "x = tg.tensor(0.5, requires_grad=True); (tg.sin(x) * x).backward(); "
+    "assert x.grad is not None; print(time.perf_counter() - t0)"
+)
+NUMBA_FLOOR = (
+    "import time; t0 = time.perf_counter(); import sys, numpy, numba; "
+    "sys.path.insert(0, 'benchmarks'); import numba_floor; "
+    "assert numba_floor.one(1.0) == 2.0; print(time.perf_counter() - t0)"
+)
+FIRST_TRACE = (
+    "import time; t0 = time.perf_counter(); import numpy as np; import tapegrad as tg; "
+    "tr = tg.trace(lambda x: np.sin(x) * x, 0.5); g = tr.grad(0.4); "
+    "assert abs(g - (np.cos(0.4) * 0.4 + np.sin(0.4))) < 1e-12; "
+    "print(time.perf_counter() - t0)"
+)
 STARTUP_RUNS = 5
 
 
 def _python(code, env=None):
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=ROOT, env=env, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, check=True
+    )
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -703,10 +749,18 @@ def startup():
         row("fresh process: import + first gradient (warm cache)", warm, "s"),
         row("fresh process: first gradient (warm) / Numba floor", warm / floor, "x", 1.1),
         row("fresh process: Numba floor, empty cache", _cold(NUMBA_FLOOR), "s"),
-        row("fresh process: import + first gradient (empty cache, compiles)",
-            _cold(FIRST_GRAD), "s", 3),
-        row("fresh process: import + tg.trace + tr.grad (empty cache, compiles)",
-            _cold(FIRST_TRACE), "s", 5),
+        row(
+            "fresh process: import + first gradient (empty cache, compiles)",
+            _cold(FIRST_GRAD),
+            "s",
+            3,
+        ),
+        row(
+            "fresh process: import + tg.trace + tr.grad (empty cache, compiles)",
+            _cold(FIRST_TRACE),
+            "s",
+            5,
+        ),
     ]
 
 
@@ -725,8 +779,10 @@ def write_readme(table):
     _, tail = rest.split(end)
     stamp = time.strftime("%Y-%m-%d")
     with open(path, "w") as f:
-        f.write(f"{head}{start}\n_Measured {stamp}, {os.cpu_count()} cores, Python "
-                f"{sys.version.split()[0]}, numpy {np.__version__}._\n\n{table}\n{end}{tail}")
+        f.write(
+            f"{head}{start}\n_Measured {stamp}, {os.cpu_count()} cores, Python "
+            f"{sys.version.split()[0]}, numpy {np.__version__}._\n\n{table}\n{end}{tail}"
+        )
 
 
 def main(argv=None):
@@ -735,8 +791,11 @@ def main(argv=None):
     ap.add_argument("--write", action="store_true", help="refresh benchmarks/README.md")
     ap.add_argument("--quick", action="store_true", help="fewer repeats")
     ap.add_argument("--only", help="run benchmarks whose name contains this")
-    ap.add_argument("--profile", action="store_true",
-                    help="only write the cProfile of the small call to profile_small_call.txt")
+    ap.add_argument(
+        "--profile",
+        action="store_true",
+        help="only write the cProfile of the small call to profile_small_call.txt",
+    )
     args = ap.parse_args(argv)
     if args.quick:
         REPEATS = 3

@@ -9,6 +9,7 @@
   signature and docstring (the differentiable ops are made by factories, which mkdocstrings'
   static analysis cannot read), and the methods other modules attach to ``Tape`` and ``Tensor``.
 """
+
 import glob
 import html
 import inspect
@@ -50,25 +51,35 @@ def _notebook_title(path):
 def on_config(config):
     nav = config["nav"]
     sections = [
-        {"Notebooks": [{_notebook_title(p): f"notebooks/{os.path.basename(p)}"}
-                       for p in _notebooks()]},
+        {
+            "Notebooks": [
+                {_notebook_title(p): f"notebooks/{os.path.basename(p)}"} for p in _notebooks()
+            ]
+        },
         {"Examples": [f"examples/{_stem(p)}.md" for p in _examples()]},
     ]
     config["nav"] = nav[:1] + sections + nav[1:]
     return config
 
 
-@mkdocs.plugins.event_priority(100)   # before mkdocs-jupyter turns the notebooks into pages
+@mkdocs.plugins.event_priority(100)  # before mkdocs-jupyter turns the notebooks into pages
 def on_files(files, config):
     files.append(File.generated(config, "index.md", abs_src_path=os.path.join(ROOT, "README.md")))
-    files.append(File.generated(config, "benchmarks.md",
-                                abs_src_path=os.path.join(ROOT, "benchmarks", "README.md")))
-    for path in _notebooks():    # a plain File: mkdocs-jupyter cannot wrap a generated one
-        files.append(File(os.path.relpath(path, ROOT), ROOT, config["site_dir"],
-                          config["use_directory_urls"]))
+    files.append(
+        File.generated(
+            config, "benchmarks.md", abs_src_path=os.path.join(ROOT, "benchmarks", "README.md")
+        )
+    )
+    for path in _notebooks():  # a plain File: mkdocs-jupyter cannot wrap a generated one
+        files.append(
+            File(
+                os.path.relpath(path, ROOT), ROOT, config["site_dir"], config["use_directory_urls"]
+            )
+        )
     for path in _examples():
-        files.append(File.generated(config, f"examples/{_stem(path)}.md",
-                                    content=_example_page(path)))
+        files.append(
+            File.generated(config, f"examples/{_stem(path)}.md", content=_example_page(path))
+        )
     files.append(File.generated(config, "reference/operations.md", content=_operations_page()))
     return files
 
@@ -77,8 +88,10 @@ def _example_page(path):
     with open(path, encoding="utf-8") as fh:
         source = fh.read()
     name = os.path.basename(path)
-    return (f"# {name}\n\nRun it from a clone with `python examples/{name}`.\n\n"
-            f"```python\n{source.rstrip()}\n```\n")
+    return (
+        f"# {name}\n\nRun it from a clone with `python examples/{name}`.\n\n"
+        f"```python\n{source.rstrip()}\n```\n"
+    )
 
 
 README_LINKS = [
@@ -96,6 +109,7 @@ def on_page_markdown(markdown, page, config, files):
 
 
 # ---- reference/operations.md ----------------------------------------------------------------
+
 
 def _documented():
     """Names X of the ``::: tapegrad.X`` directives in the hand-written reference pages."""
@@ -153,7 +167,7 @@ def _operations_page():
     import tapegrad as tg
 
     skip = _documented()
-    groups = {}                          # id(object) -> (object, [names bound to it])
+    groups = {}  # id(object) -> (object, [names bound to it])
     constants = []
     for name in sorted(n for n in dir(tg) if not n.startswith("_")):
         obj = getattr(tg, name)
@@ -164,12 +178,16 @@ def _operations_page():
             continue
         groups.setdefault(id(obj), (obj, []))[1].append(name)
 
-    lines = ["# Operations", "",
-             "Differentiable operations and the other public names of `tapegrad` that the "
-             "pages before this one do not cover, as the imported package describes them. "
-             "Each is `tg.NAME` after `import tapegrad as tg`; methods of the same names on "
-             "`Tensor` and the NumPy functions dispatched to them are listed in the "
-             "[Tensor](tensors.md) and [tapegrad.numpy](numpy.md) pages.", ""]
+    lines = [
+        "# Operations",
+        "",
+        "Differentiable operations and the other public names of `tapegrad` that the "
+        "pages before this one do not cover, as the imported package describes them. "
+        "Each is `tg.NAME` after `import tapegrad as tg`; methods of the same names on "
+        "`Tensor` and the NumPy functions dispatched to them are listed in the "
+        "[Tensor](tensors.md) and [tapegrad.numpy](numpy.md) pages.",
+        "",
+    ]
     entries = []
     for obj, names in groups.values():
         main = getattr(obj, "__name__", names[0])
@@ -194,8 +212,12 @@ def _operations_page():
             if fn.__module__ != cls.__module__:
                 attached.append(_entry(f"`{cls.__name__}.{name}`", fn))
     if attached:
-        lines += ["# Tape and Tensor inspection", "",
-                  "Methods that the inspection module attaches to `tg.Tape` (see "
-                  "`tg.current_tape()`) and `tg.Tensor` when tapegrad is imported.", ""]
+        lines += [
+            "# Tape and Tensor inspection",
+            "",
+            "Methods that the inspection module attaches to `tg.Tape` (see "
+            "`tg.current_tape()`) and `tg.Tensor` when tapegrad is imported.",
+            "",
+        ]
         lines += attached
     return "\n".join(lines) + "\n"

@@ -17,6 +17,7 @@ most two.  The workers must run the same tapegrad version as the client (the tra
 are replayed by the workers' own interpreter), and with ``--scheduler`` they must also be able
 to import tapegrad; nothing else of this script is sent to them.
 """
+
 import argparse
 import sys
 import time
@@ -77,8 +78,9 @@ class DistributedGradient:
         self.n = sum(len(ys) for _, ys in shards)
 
     def _map(self, method, theta):
-        futures = self.client.map(method, self.traces, [theta] * len(self.X), self.X, self.y,
-                                  pure=False)
+        futures = self.client.map(
+            method, self.traces, [theta] * len(self.X), self.X, self.y, pure=False
+        )
         return self.client.gather(futures)
 
     def grad(self, theta):
@@ -106,10 +108,14 @@ def train(client, n_shards=4, steps=5, lr=0.5, n=6000, d=20, seed=0, tol=1e-10):
     diff = float(np.max(np.abs(g_dist - g_local)))
     ok = diff <= tol
     shapes = sorted({Xs.shape for Xs, _ in shards})
-    print(f"{n} samples in {n_shards} shards of shapes {shapes} on "
-          f"{len(client.scheduler_info()['workers'])} workers (setup {setup:.2f} s)")
-    print(f"max |distributed - single-machine gradient| = {diff:.3g} "
-          f"({'ok' if ok else 'MISMATCH'}, tolerance {tol:g})")
+    print(
+        f"{n} samples in {n_shards} shards of shapes {shapes} on "
+        f"{len(client.scheduler_info()['workers'])} workers (setup {setup:.2f} s)"
+    )
+    print(
+        f"max |distributed - single-machine gradient| = {diff:.3g} "
+        f"({'ok' if ok else 'MISMATCH'}, tolerance {tol:g})"
+    )
 
     losses = []
     for step in range(steps):
@@ -125,8 +131,11 @@ def train(client, n_shards=4, steps=5, lr=0.5, n=6000, d=20, seed=0, tol=1e-10):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--scheduler", metavar="ADDRESS",
-                        help="join this Dask scheduler instead of starting a LocalCluster")
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="join this Dask scheduler instead of starting a LocalCluster",
+    )
     parser.add_argument("--workers", type=int, default=2, help="local worker processes")
     parser.add_argument("--shards", type=int, default=4)
     parser.add_argument("--steps", type=int, default=5)
@@ -139,9 +148,16 @@ def main(argv=None):
         with Client(args.scheduler) as client:
             res = train(client, args.shards, args.steps, n=args.samples)
     else:
-        with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                          host="127.0.0.1", dashboard_address=None) as cluster, \
-                Client(cluster) as client:
+        with (
+            LocalCluster(
+                n_workers=args.workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+            ) as cluster,
+            Client(cluster) as client,
+        ):
             res = train(client, args.shards, args.steps, n=args.samples)
     return 0 if res["ok"] and res["losses"][-1] < res["losses"][0] else 1
 

@@ -6,6 +6,7 @@
 ``benchmark_step`` times a 784-256-256-10 ReLU MLP step (batch 128, softmax cross-entropy, SGD)
 written with tg.nn against the same step with hand-derived NumPy gradients, side by side.
 """
+
 import sys
 import time
 
@@ -20,6 +21,7 @@ from tapegrad.nn.progress import ProgressBar
 def load(test_fraction=0.25, seed=0):
     """(x_train, y_train, x_test, y_test): pixels scaled to [0, 1], a fixed shuffled split."""
     from sklearn.datasets import load_digits
+
     digits = load_digits()
     x = digits.data / 16.0
     y = digits.target.astype(np.int64)
@@ -51,7 +53,7 @@ def main(epochs=20, hidden=128, batch_size=64, lr=1e-2, seed=0):
         order = order_rng.permutation(n)
         total = 0.0
         for k in range(batches):
-            idx = order[k * batch_size:(k + 1) * batch_size]
+            idx = order[k * batch_size : (k + 1) * batch_size]
             opt.zero_grad()
             loss = F.cross_entropy(model(tg.tensor(x_train[idx])), y_train[idx])
             loss.backward()
@@ -67,6 +69,7 @@ def main(epochs=20, hidden=128, batch_size=64, lr=1e-2, seed=0):
 
 
 # ---- benchmark: one training step against hand-written NumPy ---------------------------------
+
 
 def _numpy_step(params, x, y, lr):
     """Forward, hand-derived backward and SGD update of a ReLU MLP; params = [(W, b), ...]
@@ -113,8 +116,9 @@ def benchmark_step(sizes=(784, 256, 256, 10), batch=128, repeats=30, lr=0.01, se
         layers += [nn.Linear(a, b), nn.ReLU()]
     model = nn.Sequential(*layers[:-1])
     opt = tg.optim.SGD(model.parameters(), lr=lr)
-    params = [(m.weight.numpy().copy(), m.bias.numpy().copy()) for m in model
-              if isinstance(m, nn.Linear)]
+    params = [
+        (m.weight.numpy().copy(), m.bias.numpy().copy()) for m in model if isinstance(m, nn.Linear)
+    ]
     xt = tg.tensor(x)
 
     def tg_step():
@@ -128,15 +132,16 @@ def benchmark_step(sizes=(784, 256, 256, 10), batch=128, repeats=30, lr=0.01, se
     assert abs(first[0] - first[1]) < 1e-9 * max(1.0, abs(first[1])), first
     times = {"tapegrad": [], "numpy": []}
     for _ in range(repeats):
-        for name, step in (("tapegrad", tg_step), ("numpy", lambda: _numpy_step(params, x, y,
-                                                                                 lr))):
+        for name, step in (("tapegrad", tg_step), ("numpy", lambda: _numpy_step(params, x, y, lr))):
             t0 = time.perf_counter()
             step()
             times[name].append(time.perf_counter() - t0)
     t_tg, t_np = np.median(times["tapegrad"]), np.median(times["numpy"])
-    print(f"MLP {'-'.join(map(str, sizes))}, batch {batch}: tapegrad {t_tg * 1e3:.2f} ms, "
-          f"hand-written NumPy {t_np * 1e3:.2f} ms, ratio {t_tg / t_np:.3f} "
-          f"(median of {repeats})")
+    print(
+        f"MLP {'-'.join(map(str, sizes))}, batch {batch}: tapegrad {t_tg * 1e3:.2f} ms, "
+        f"hand-written NumPy {t_np * 1e3:.2f} ms, ratio {t_tg / t_np:.3f} "
+        f"(median of {repeats})"
+    )
     return t_tg, t_np, t_tg / t_np
 
 

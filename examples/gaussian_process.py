@@ -8,6 +8,7 @@ the data were made with.
 
     python examples/gaussian_process.py
 """
+
 import numpy as np
 from scipy.optimize import minimize
 
@@ -28,7 +29,7 @@ def neg_log_marginal_likelihood(params, x, y):
     K = np.exp(log_signal) * np.exp(-0.5 * d2 / np.exp(2.0 * log_length))
     K = K + np.exp(log_noise) * np.eye(x.size)
     L = np.linalg.cholesky(K)
-    alpha = np.linalg.solve(L.T, np.linalg.solve(L, y))     # K^-1 y through the factor
+    alpha = np.linalg.solve(L.T, np.linalg.solve(L, y))  # K^-1 y through the factor
     return 0.5 * y @ alpha + np.sum(np.log(np.diagonal(L))) + 0.5 * x.size * np.log(2 * np.pi)
 
 
@@ -44,7 +45,7 @@ def finite_difference_gradient(f, p, eps=1e-6):
 def main(verbose=True):
     x, y = make_data()
     objective = tg.value_and_grad(neg_log_marginal_likelihood)
-    p0 = np.array([0.5, 0.0, -1.0])            # log length-scale, log variance, log noise
+    p0 = np.array([0.5, 0.0, -1.0])  # log length-scale, log variance, log noise
 
     # the gradient, checked once against central differences
     _, g = objective(p0, x, y)
@@ -57,8 +58,10 @@ def main(verbose=True):
     if verbose:
         print(f"gradient vs finite differences: relative error {err:.1e} (ok)")
         print(f"{res.message} after {res.nit} iterations; -log likelihood {res.fun:.4f}")
-        print(f"length-scale {length:.3f}, signal variance {signal:.3f}, "
-              f"noise std {noise:.3f} (data made with 0.1)")
+        print(
+            f"length-scale {length:.3f}, signal variance {signal:.3f}, "
+            f"noise std {noise:.3f} (data made with 0.1)"
+        )
     return res, err
 
 

@@ -5,6 +5,7 @@
 Prints the fitted slope and intercept next to the closed-form least-squares answer, and saves
 a plot of the data, the fit and the loss curve when matplotlib is installed.
 """
+
 import numpy as np
 
 import tapegrad as tg
@@ -42,6 +43,7 @@ def fit(x, y, epochs=500, lr=0.01, momentum=0.9):
 def plot(x, y, w, b, losses, path):
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:

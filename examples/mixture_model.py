@@ -6,6 +6,7 @@ Unconstrained parameters: the weights through a log-softmax, the scales through 
 
     python examples/mixture_model.py
 """
+
 import numpy as np
 
 import tapegrad as tg
@@ -43,9 +44,8 @@ def finite_difference_check(f, params, eps=1e-6):
 
 def main(steps=300, verbose=True):
     x = make_data()
-    params = {"logits": np.zeros(2), "loc": np.array([-1.0, 1.0]),
-              "log_scale": np.zeros(2)}
-    nll = lambda p: -log_likelihood(p, x) / x.size            # noqa: E731
+    params = {"logits": np.zeros(2), "loc": np.array([-1.0, 1.0]), "log_scale": np.zeros(2)}
+    nll = lambda p: -log_likelihood(p, x) / x.size  # noqa: E731
     err = finite_difference_check(nll, params)
     assert err < 1e-6, f"gradient disagrees with finite differences: {err:.2e}"
     grad = tg.grad(nll)
@@ -57,14 +57,15 @@ def main(steps=300, verbose=True):
             if verbose:
                 print(f"step {i:4d}  mean -log p = {history[-1][1]:.4f}")
 
-    fit = adam(lambda p, i: grad(p), params, callback=callback, num_iters=steps,
-               step_size=0.05)
+    fit = adam(lambda p, i: grad(p), params, callback=callback, num_iters=steps, step_size=0.05)
     w = np.exp(special.log_softmax(fit["logits"]))
     if verbose:
         print(f"gradient vs finite differences: relative error {err:.1e} (ok)")
         for j in np.argsort(fit["loc"]):
-            print(f"component: weight {w[j]:.2f}, mean {fit['loc'][j]:+.2f}, "
-                  f"std {np.exp(fit['log_scale'][j]):.2f}")
+            print(
+                f"component: weight {w[j]:.2f}, mean {fit['loc'][j]:+.2f}, "
+                f"std {np.exp(fit['log_scale'][j]):.2f}"
+            )
         print("data made with weights 0.30 / 0.70, means -2.00 / +1.50, stds 0.50 / 1.00")
     return fit, history, err
 

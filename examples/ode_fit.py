@@ -7,6 +7,7 @@ fits them.
 
     python examples/ode_fit.py
 """
+
 import numpy as np
 from scipy.optimize import minimize
 
@@ -42,16 +43,22 @@ def main(verbose=True):
     value_and_grad = tg.value_and_grad(loss)
     _, g = value_and_grad(theta0, observed)
     eps = 1e-6
-    fd = np.array([(loss(theta0 + eps * e, observed) - loss(theta0 - eps * e, observed))
-                   / (2 * eps) for e in np.eye(3)])
+    fd = np.array(
+        [
+            (loss(theta0 + eps * e, observed) - loss(theta0 - eps * e, observed)) / (2 * eps)
+            for e in np.eye(3)
+        ]
+    )
     err = float(np.max(np.abs(g - fd)) / np.max(np.abs(fd)))
     assert err < 1e-5, f"gradient disagrees with finite differences: {err:.2e}"
     res = minimize(value_and_grad, theta0, args=(observed,), jac=True, method="L-BFGS-B")
     if verbose:
         print(f"gradient vs finite differences: relative error {err:.1e} (ok)")
         print(f"{res.message} after {res.nit} iterations; mean squared error {res.fun:.2e}")
-        print(f"fitted k = {res.x[0]:.3f}, c = {res.x[1]:.3f}, v0 = {res.x[2]:+.3f} "
-              f"(data made with {truth[0]}, {truth[1]}, {truth[2]:+})")
+        print(
+            f"fitted k = {res.x[0]:.3f}, c = {res.x[1]:.3f}, v0 = {res.x[2]:+.3f} "
+            f"(data made with {truth[0]}, {truth[1]}, {truth[2]:+})"
+        )
     return res, truth, err
 
 

@@ -5,6 +5,7 @@ NumPy code, value_and_grad, hessian), a custom tg.Function and tg.trace.
 
     python examples/quickstart.py
 """
+
 import numpy as np
 
 import tapegrad as tg
@@ -15,15 +16,15 @@ def section(title):
 
 
 section("Tensors and backward")
-x = tg.tensor([2., 3.], requires_grad=True)
-y = (x ** 2).sum()
+x = tg.tensor([2.0, 3.0], requires_grad=True)
+y = (x**2).sum()
 y.backward()
-print("x.grad =", x.grad)                     # tensor([4., 6.])
+print("x.grad =", x.grad)  # tensor([4., 6.])
 
 section("grad_fn is a view of the tape")
-a = tg.tensor([1., 2.], requires_grad=True)
-b = a * tg.tensor([2., 3.])
-print(b)                                      # tensor([2., 6.], grad_fn=<MulBackward0>)
+a = tg.tensor([1.0, 2.0], requires_grad=True)
+b = a * tg.tensor([2.0, 3.0])
+print(b)  # tensor([2., 6.], grad_fn=<MulBackward0>)
 print(b.grad_fn.name(), b.grad_fn.next_functions)
 
 section("Accumulation and no_grad updates")
@@ -39,13 +40,13 @@ for step in range(3):
 section("autograd.grad with retain_graph")
 x = tg.tensor(1.5, requires_grad=True)
 y = tg.sin(x) * x
-g1, = tg.autograd.grad(y, x, retain_graph=True)
-g2, = tg.autograd.grad(y, x)
+(g1,) = tg.autograd.grad(y, x, retain_graph=True)
+(g2,) = tg.autograd.grad(y, x)
 print("dy/dx twice:", g1.item(), g2.item(), "analytic:", np.cos(1.5) * 1.5 + np.sin(1.5))
 
 section("Matrix calculus")
-A = tg.tensor(np.arange(6.).reshape(2, 3), requires_grad=True)
-v = tg.tensor([1., 0., -1.], requires_grad=True)
+A = tg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+v = tg.tensor([1.0, 0.0, -1.0], requires_grad=True)
 out = tg.logsumexp(A @ v)
 out.backward()
 print("d logsumexp(A v)/dA =\n", A.grad.numpy())
@@ -63,10 +64,11 @@ def f(x):
 
 
 x0 = np.array([0.0, 0.5])
-print("tg.grad(f)(x0) =", tg.grad(f)(x0))    # d/dx sum_k sin(k x)/k = cos x + cos 2x + cos 3x
+print("tg.grad(f)(x0) =", tg.grad(f)(x0))  # d/dx sum_k sin(k x)/k = cos x + cos 2x + cos 3x
 print("analytic       =", np.cos(x0) + np.cos(2 * x0) + np.cos(3 * x0))
 value, g = tg.value_and_grad(lambda p: np.sum(p["w"] ** 2) + p["b"] ** 3)(
-    {"w": np.ones(2), "b": 2.0})
+    {"w": np.ones(2), "b": 2.0}
+)
 print("value_and_grad on a dict:", value, g)
 
 section("Hessian")
@@ -77,7 +79,7 @@ def energy(x):
 
 
 H = tg.hessian(energy)(np.array([1.0, 0.0]))
-print("H =\n", H)                              # [[2x1, 2x0], [2x0, e^x1]] = [[0, 2], [2, 1]]
+print("H =\n", H)  # [[2x1, 2x0], [2x0, e^x1]] = [[0, 2], [2, 1]]
 print("third derivative of sin at 0:", tg.grad(tg.grad(tg.grad(np.sin)))(0.0))
 
 
@@ -94,13 +96,13 @@ class Softplus(tg.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
+        (x,) = ctx.saved_tensors
         return grad_output * tg.sigmoid(x)
 
 
 x = tg.tensor([-1000.0, 0.0, 2.0], requires_grad=True)
 y = Softplus.apply(x)
-print(y)                                       # grad_fn=<SoftplusBackward>
+print(y)  # grad_fn=<SoftplusBackward>
 y.sum().backward()
 print("y =", y.data, "dy/dx =", x.grad.numpy())
 print("gradcheck:", tg.gradcheck(lambda t: Softplus.apply(t), (np.array([-1.0, 0.5, 3.0]),)))
@@ -110,7 +112,7 @@ section("tg.trace: record once, replay many")
 
 def loss(w):
     z = 1.0
-    for _ in range(50):                        # 50 steps of a scalar recurrence: ~250 tape rows
+    for _ in range(50):  # 50 steps of a scalar recurrence: ~250 tape rows
         z = np.tanh(w[0] * z + w[1])
     return (z - 0.5) ** 2
 
@@ -124,7 +126,7 @@ print("new inputs: ", tr.grad(np.array([1.2, -0.3])))
 
 
 def kink(x):
-    return 3.0 * x[0] if x[0] > 0 else -x[0]      # a Python branch on a traced value: a guard
+    return 3.0 * x[0] if x[0] > 0 else -x[0]  # a Python branch on a traced value: a guard
 
 
 tr = tg.trace(kink, np.array([1.0]))

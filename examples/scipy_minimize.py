@@ -3,6 +3,7 @@
 The objective is plain NumPy code; ``tg.value_and_grad`` turns it into the ``(value, gradient)``
 pair that ``scipy.optimize.minimize(..., jac=True)`` expects.
 """
+
 import numpy as np
 from scipy.optimize import minimize
 
@@ -16,7 +17,7 @@ def rosenbrock(x):
 def main(dim=100, verbose=True):
     fun = tg.value_and_grad(rosenbrock)
     x0 = np.full(dim, -1.2)
-    x0[1::2] = 1.0                        # the classic starting point (-1.2, 1, -1.2, 1, ...)
+    x0[1::2] = 1.0  # the classic starting point (-1.2, 1, -1.2, 1, ...)
     history = []
 
     def report(xk):
@@ -24,8 +25,14 @@ def main(dim=100, verbose=True):
         if verbose and len(history) % 10 == 0:
             print(f"iteration {len(history):4d}  f = {history[-1]:.6e}")
 
-    res = minimize(fun, x0, jac=True, method="L-BFGS-B", callback=report,
-                   options={"maxiter": 5000, "gtol": 1e-10, "ftol": 1e-15})
+    res = minimize(
+        fun,
+        x0,
+        jac=True,
+        method="L-BFGS-B",
+        callback=report,
+        options={"maxiter": 5000, "gtol": 1e-10, "ftol": 1e-15},
+    )
     if verbose:
         print(f"{res.message} after {res.nit} iterations ({res.nfev} evaluations)")
         print(f"f(x*) = {res.fun:.3e}, max |x* - 1| = {np.max(np.abs(res.x - 1.0)):.2e}")

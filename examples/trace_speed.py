@@ -7,6 +7,7 @@ of recording them again in Python.  Prints the speed-up of replay over re-record
 
     python examples/trace_speed.py
 """
+
 import time
 
 import numpy as np
@@ -20,8 +21,8 @@ TRUE = np.array([2.0, 0.1])
 def simulate(omega, zeta, steps, x0=1.0, v0=0.0):
     """RK4 path of the oscillator; works on floats and on traced tapegrad scalars alike."""
     h = T_END / steps
-    a = 2.0 * zeta * omega      # damping
-    b = omega * omega           # stiffness
+    a = 2.0 * zeta * omega  # damping
+    b = omega * omega  # stiffness
 
     def acc(x, v):
         return -a * v - b * x
@@ -49,6 +50,7 @@ def make_loss(obs):
             d = xk - ok
             err = err + d * d
         return err * (1.0 / steps)
+
     return loss
 
 
@@ -61,7 +63,7 @@ def adam(grad_fn, p, iters, lr=0.02):
         losses.append(value)
         m = 0.9 * m + 0.1 * g
         s = 0.999 * s + 0.001 * g * g
-        p = p - lr * (m / (1 - 0.9 ** k)) / (np.sqrt(s / (1 - 0.999 ** k)) + 1e-8)
+        p = p - lr * (m / (1 - 0.9**k)) / (np.sqrt(s / (1 - 0.999**k)) + 1e-8)
     return p, losses
 
 
@@ -81,13 +83,19 @@ def main(steps=1000, iters=150, compare=True, verbose=True):
     t0 = time.perf_counter()
     tr = tg.trace(loss, p0)
     t_record = time.perf_counter() - t0
-    tr.value_and_grad(p0)                  # first replay (loads/compiles the kernels once)
+    tr.value_and_grad(p0)  # first replay (loads/compiles the kernels once)
     t0 = time.perf_counter()
     p, losses = adam(tr.value_and_grad, p0, iters)
     t_replay = (time.perf_counter() - t0) / iters
     final = tr(p)
-    res = {"loss_start": losses[0], "loss_end": final, "params": p, "rows": len(tr),
-           "record_s": t_record, "replay_s": t_replay}
+    res = {
+        "loss_start": losses[0],
+        "loss_end": final,
+        "params": p,
+        "rows": len(tr),
+        "record_s": t_record,
+        "replay_s": t_replay,
+    }
     if compare:
         k = 5
         t0 = time.perf_counter()
@@ -97,13 +105,19 @@ def main(steps=1000, iters=150, compare=True, verbose=True):
         res["speedup"] = t_eager / t_replay
     if verbose:
         print(f"RK4, {steps} steps: {len(tr)} tape rows, recorded once in {t_record * 1e3:.1f} ms")
-        print(f"fit: loss {losses[0]:.5f} -> {final:.5f}; (omega, zeta) = "
-              f"({p[0]:.4f}, {p[1]:.4f}), true ({TRUE[0]}, {TRUE[1]})")
-        print(f"replay: {t_replay * 1e3:.2f} ms per gradient "
-              f"({t_replay / len(tr) * 1e9:.0f} ns per op, forward + backward)")
+        print(
+            f"fit: loss {losses[0]:.5f} -> {final:.5f}; (omega, zeta) = "
+            f"({p[0]:.4f}, {p[1]:.4f}), true ({TRUE[0]}, {TRUE[1]})"
+        )
+        print(
+            f"replay: {t_replay * 1e3:.2f} ms per gradient "
+            f"({t_replay / len(tr) * 1e9:.0f} ns per op, forward + backward)"
+        )
         if compare:
-            print(f"re-recording every step: {res['eager_s'] * 1e3:.1f} ms per gradient; "
-                  f"replay is {res['speedup']:.1f}x faster")
+            print(
+                f"re-recording every step: {res['eager_s'] * 1e3:.1f} ms per gradient; "
+                f"replay is {res['speedup']:.1f}x faster"
+            )
     return res
 
 

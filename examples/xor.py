@@ -4,6 +4,7 @@
 
 The exercise from the backpropagation tutorial, with tg.nn, binary_cross_entropy and Adam.
 """
+
 import numpy as np
 
 import tapegrad as tg

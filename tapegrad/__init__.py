@@ -6,16 +6,66 @@ tangent and second order.  See README.md for a tour and docs/ARCHITECTURE.md for
 ``ops`` (the spec), ``kernels`` (generated sweeps), ``core`` (tape, Tensor, differentiable
 functions), ``autograd`` (the engine), ``transforms``, ``trace``, ``numpy``, ``nn``, ``optim``.
 """
+
 from . import _numba_cache  # noqa: F401  (first: a writable Numba cache before any kernel)
 from .autograd import graph as _graph  # noqa: F401  (grad_fn views)
 from .core import methods as _methods
-from .core.creation import (arange, eye, full, linspace, manual_seed, ones, ones_like, rand,
-                            randn, tensor, zeros, zeros_like)
-from .core.functions import (abs_ as abs, add, amax, amin, broadcast_to, clip, concatenate, cos,
-                             div, dot, exp, expand_dims, expm1, leaky_relu, log, log1p,
-                             log_softmax, logsumexp, matmul, maximum, mean, minimum, mul, neg,
-                             power, prod, relu, reshape, sigmoid, sin, softmax, sqrt, squeeze,
-                             stack, sub, sum, tan, tanh, transpose, where)
+from .core.creation import (
+    arange,
+    eye,
+    full,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    randn,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .core.functions import (
+    abs_ as abs,
+    add,
+    amax,
+    amin,
+    broadcast_to,
+    clip,
+    concatenate,
+    cos,
+    div,
+    dot,
+    exp,
+    expand_dims,
+    expm1,
+    leaky_relu,
+    log,
+    log1p,
+    log_softmax,
+    logsumexp,
+    matmul,
+    maximum,
+    mean,
+    minimum,
+    mul,
+    neg,
+    power,
+    prod,
+    relu,
+    reshape,
+    sigmoid,
+    sin,
+    softmax,
+    sqrt,
+    squeeze,
+    stack,
+    sub,
+    sum,
+    tan,
+    tanh,
+    transpose,
+    where,
+)
 from .core.tape import Tape, current_tape
 from .core.tensor import ConversionError, Tensor
 from . import autograd
@@ -40,14 +90,68 @@ from . import numpy  # noqa: E402  (`import tapegrad.numpy as tnp`)
 from .numpy import dispatch as _dispatch  # noqa: E402
 from .core.functions import einsum, norm, outer, square, tensordot  # noqa: E402
 from .core.functions import (  # noqa: E402
-    angle, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, around, cbrt, ceil, conj,
-    cumprod, cumsum, cosh, deg2rad, degrees, exp2, floor, fmod, hypot, imag, log2, log10,
-    logaddexp, logaddexp2, mod, nan_to_num, rad2deg, radians, real, reciprocal, remainder, rint,
-    sign, sinc, sinh, trunc)
-from .core.functions import (average, diff, median, partition, percentile, ptp,  # noqa: E402
-                             quantile, sort, std, var)
-from .core.functions import (digamma, erf, erfc, erfcinv, erfinv, gamma,  # noqa: E402
-                             gammaln, polygamma)
+    angle,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    around,
+    cbrt,
+    ceil,
+    conj,
+    cumprod,
+    cumsum,
+    cosh,
+    deg2rad,
+    degrees,
+    exp2,
+    floor,
+    fmod,
+    hypot,
+    imag,
+    log2,
+    log10,
+    logaddexp,
+    logaddexp2,
+    mod,
+    nan_to_num,
+    rad2deg,
+    radians,
+    real,
+    reciprocal,
+    remainder,
+    rint,
+    sign,
+    sinc,
+    sinh,
+    trunc,
+)
+from .core.functions import (  # noqa: E402
+    average,
+    diff,
+    median,
+    partition,
+    percentile,
+    ptp,
+    quantile,
+    sort,
+    std,
+    var,
+)
+from .core.functions import (  # noqa: E402
+    digamma,
+    erf,
+    erfc,
+    erfcinv,
+    erfinv,
+    gamma,
+    gammaln,
+    polygamma,
+)
+
 round = around  # noqa: A001 - NumPy's name
 from .transforms.functional import grad, jacobian, value_and_grad, vjp  # noqa: E402
 
@@ -72,6 +176,11 @@ from .transforms.custom import custom_jvp, custom_vjp  # noqa: E402
 from .transforms.fixed_point import fixed_point  # noqa: E402
 
 # the public API: every name above without a leading underscore, and the public submodules
-__all__ = sorted([_n for _n, _v in list(globals().items())
-                  if not _n.startswith("_") and not isinstance(_v, type(_numba_cache))]
-                 + ["autograd", "nn", "numpy", "optim", "optimizers", "testing", "tree"])
+__all__ = sorted(
+    [
+        _n
+        for _n, _v in list(globals().items())
+        if not _n.startswith("_") and not isinstance(_v, type(_numba_cache))
+    ]
+    + ["autograd", "nn", "numpy", "optim", "optimizers", "testing", "tree"]
+)

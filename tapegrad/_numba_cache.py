@@ -6,6 +6,7 @@ directory (a container, a system site-packages, a service account) neither exist
 refuses to compile with "no locator available".  Then, unless ``NUMBA_CACHE_DIR`` is already
 set, a temporary directory becomes the cache for this session, with one warning.
 """
+
 import os
 import sys
 import tempfile
@@ -28,8 +29,9 @@ def _writable(path):
 def _user_cache_dir():
     try:
         from numba.misc.appdirs import AppDirs
+
         return AppDirs(appname="numba", appauthor=False).user_cache_dir
-    except Exception:   # noqa: BLE001 - no home directory, no pwd entry...
+    except Exception:  # noqa: BLE001 - no home directory, no pwd entry...
         return None
 
 
@@ -41,8 +43,13 @@ def _private_temp_dir():
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
         st = os.lstat(path)
-        if st.st_uid == uid and not st.st_mode & 0o022 and os.path.isdir(path) \
-                and not os.path.islink(path) and _writable(path):
+        if (
+            st.st_uid == uid
+            and not st.st_mode & 0o022
+            and os.path.isdir(path)
+            and not os.path.islink(path)
+            and _writable(path)
+        ):
             return path
     except OSError:
         pass
@@ -62,12 +69,16 @@ def ensure_cache_dir():
     os.environ["NUMBA_CACHE_DIR"] = path
     if "numba" in sys.modules:
         from numba.core import config
+
         config.reload_config()
-    warnings.warn(f"tapegrad: neither the package directory ({_PKG}) nor a user cache "
-                  "directory is writable, so Numba cannot cache tapegrad's compiled kernels "
-                  f"there; caching them in {path} instead. Set NUMBA_CACHE_DIR to a writable "
-                  "directory to keep them.",
-                  RuntimeWarning, stacklevel=3)
+    warnings.warn(
+        f"tapegrad: neither the package directory ({_PKG}) nor a user cache "
+        "directory is writable, so Numba cannot cache tapegrad's compiled kernels "
+        f"there; caching them in {path} instead. Set NUMBA_CACHE_DIR to a writable "
+        "directory to keep them.",
+        RuntimeWarning,
+        stacklevel=3,
+    )
     return path
 
 

@@ -20,6 +20,7 @@ Examples:
     >>> [group["lr"] for group in opt.param_groups]
     [0.1, 0.01]
 """
+
 import copy
 import math
 
@@ -74,8 +75,10 @@ class Optimizer:
     def __init__(self, params, defaults):
         self.defaults = dict(defaults)
         if isinstance(params, Tensor):
-            raise TypeError("params argument given to the optimizer should be an iterable of "
-                            "Tensors or dicts, but got a Tensor")
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of "
+                "Tensors or dicts, but got a Tensor"
+            )
         params = list(params)
         if not params:
             raise ValueError("optimizer got an empty parameter list")
@@ -90,8 +93,10 @@ class Optimizer:
             group["params"] = [ps] if isinstance(ps, Tensor) else list(ps)
             for p in group["params"]:
                 if not isinstance(p, Tensor) or not p.requires_grad or not p.is_leaf:
-                    raise ValueError(f"can't optimize {p!r}: parameters must be leaf Tensors "
-                                     "with requires_grad=True")
+                    raise ValueError(
+                        f"can't optimize {p!r}: parameters must be leaf Tensors "
+                        "with requires_grad=True"
+                    )
                 if id(p) in seen:
                     raise ValueError("some parameters appear in more than one parameter group")
                 seen.add(id(p))
@@ -158,30 +163,40 @@ class Optimizer:
         try:
             saved_groups, saved_state = state_dict["param_groups"], state_dict["state"]
         except (TypeError, KeyError):
-            raise ValueError("optimizer state_dict must be a dict with 'state' and "
-                             "'param_groups' entries (from Optimizer.state_dict())") from None
+            raise ValueError(
+                "optimizer state_dict must be a dict with 'state' and "
+                "'param_groups' entries (from Optimizer.state_dict())"
+            ) from None
         if len(saved_groups) != len(self.param_groups):
-            raise ValueError(f"loaded state dict has {len(saved_groups)} parameter groups, this "
-                             f"optimizer has {len(self.param_groups)}")
+            raise ValueError(
+                f"loaded state dict has {len(saved_groups)} parameter groups, this "
+                f"optimizer has {len(self.param_groups)}"
+            )
         index = {}
         for gi, (saved, group) in enumerate(zip(saved_groups, self.param_groups)):
             if len(saved["params"]) != len(group["params"]):
-                raise ValueError(f"loaded state dict contains a parameter group ({gi}) of "
-                                 f"{len(saved['params'])} parameters that doesn't match the size "
-                                 f"of optimizer's group ({len(group['params'])})")
+                raise ValueError(
+                    f"loaded state dict contains a parameter group ({gi}) of "
+                    f"{len(saved['params'])} parameters that doesn't match the size "
+                    f"of optimizer's group ({len(group['params'])})"
+                )
             index.update(zip(saved["params"], group["params"]))
         unknown = [k for k in saved_state if k not in index]
         if unknown:
-            raise ValueError(f"loaded state dict has state for parameter(s) {unknown} that no "
-                             "parameter group lists")
+            raise ValueError(
+                f"loaded state dict has state for parameter(s) {unknown} that no "
+                "parameter group lists"
+            )
         new_state = {}
         for k, entry in saved_state.items():
             p = index[k]
             entry = copy.deepcopy(dict(entry))
             for name, v in entry.items():
                 if isinstance(v, np.ndarray) and v.shape != tuple(p.shape):
-                    raise ValueError(f"loaded state for parameter {k}: {name!r} has shape "
-                                     f"{v.shape}, the parameter has shape {tuple(p.shape)}")
+                    raise ValueError(
+                        f"loaded state for parameter {k}: {name!r} has shape "
+                        f"{v.shape}, the parameter has shape {tuple(p.shape)}"
+                    )
             new_state[id(p)] = entry
         for saved, group in zip(saved_groups, self.param_groups):
             hyper = {k: copy.deepcopy(v) for k, v in saved.items() if k != "params"}
@@ -216,15 +231,22 @@ class SGD(Optimizer):
         tensor([0.4600, -0.9200], requires_grad=True)
     """
 
-    def __init__(self, params, lr, momentum=0.0, weight_decay=0.0, dampening=0.0,
-                 nesterov=False):
+    def __init__(self, params, lr, momentum=0.0, weight_decay=0.0, dampening=0.0, nesterov=False):
         _check("learning rate", lr)
         _check("momentum", momentum)
         _check("weight_decay", weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        super().__init__(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay,
-                                      dampening=dampening, nesterov=nesterov))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                momentum=momentum,
+                weight_decay=weight_decay,
+                dampening=dampening,
+                nesterov=nesterov,
+            ),
+        )
 
     def step(self):
         for group in self.param_groups:
@@ -271,8 +293,9 @@ class Adam(Optimizer):
         for i, b in enumerate(betas):
             if not 0.0 <= b < 1.0:
                 raise ValueError(f"Invalid beta parameter at index {i}: {b}")
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
-                                      weight_decay=weight_decay))
+        super().__init__(
+            params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
+        )
 
     def _normalize_group(self, hyper):
         if "betas" in hyper:  # a list after a round trip through JSON
@@ -281,8 +304,7 @@ class Adam(Optimizer):
 
     def step(self):
         for group in self.param_groups:
-            lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], \
-                group["weight_decay"]
+            lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
             for p, v, g in self._with_grads(group):
                 if wd:
                     g = g + wd * v
@@ -299,7 +321,7 @@ class Adam(Optimizer):
                 s *= b2
                 s += (1.0 - b2) * (g * g)
                 denom = np.sqrt(s)
-                denom /= math.sqrt(1.0 - b2 ** t)
+                denom /= math.sqrt(1.0 - b2**t)
                 denom += eps
-                v -= (lr / (1.0 - b1 ** t)) * (m / denom)
+                v -= (lr / (1.0 - b1**t)) * (m / denom)
                 _commit(p, v)

@@ -5,6 +5,7 @@ structure), a starting pytree ``x0`` and an optional ``callback(x, i, g)`` calle
 iteration before the update; it returns the final point in ``x0``'s structure.  The update
 runs on the raveled vector (``tapegrad.tree.ravel``), so any tree of arrays works.
 """
+
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +19,7 @@ __all__ = ["adam", "rmsprop", "sgd"]
 
 def _over_trees(optimize):
     """Run ``optimize`` (written for flat vectors) on a pytree ``x0``."""
+
     @functools.wraps(optimize)
     def wrapper(grad_fn, x0, callback=None, *args, **kwargs):
         flat0, unravel = ravel(x0)
@@ -27,15 +29,21 @@ def _over_trees(optimize):
             g, _ = ravel(grad_fn(unravel(x), i))
             g = np.asarray(g, dtype=np.float64)
             if g.shape != flat0.shape:
-                raise ValueError(f"{optimize.__name__}: grad_fn returned {g.size} values "
-                                 f"for a point with {flat0.size}; it must return a gradient "
-                                 "in the structure of x")
+                raise ValueError(
+                    f"{optimize.__name__}: grad_fn returned {g.size} values "
+                    f"for a point with {flat0.size}; it must return a gradient "
+                    "in the structure of x"
+                )
             return g
+
         flat_callback = None
         if callback:
+
             def flat_callback(x, i, g):
                 callback(unravel(x), i, unravel(g))
+
         return unravel(optimize(flat_grad, flat0, flat_callback, *args, **kwargs))
+
     return wrapper
 
 
@@ -50,8 +58,14 @@ def _run(grad_fn, x, callback, num_iters, update):
 
 
 @_over_trees
-def sgd(grad_fn: Callable[[Any, int], Any], x0: Any, callback: Callable | None = None,
-        num_iters: int = 200, step_size: float = 0.1, mass: float = 0.9) -> Any:
+def sgd(
+    grad_fn: Callable[[Any, int], Any],
+    x0: Any,
+    callback: Callable | None = None,
+    num_iters: int = 200,
+    step_size: float = 0.1,
+    mass: float = 0.9,
+) -> Any:
     """Stochastic gradient descent with momentum:
     ``v = mass * v - (1 - mass) * g``, ``x = x + step_size * v``.
 
@@ -67,13 +81,20 @@ def sgd(grad_fn: Callable[[Any, int], Any], x0: Any, callback: Callable | None =
         nonlocal velocity
         velocity = mass * velocity - (1.0 - mass) * g
         return x + step_size * velocity
+
     return _run(grad_fn, x0, callback, num_iters, update)
 
 
 @_over_trees
-def rmsprop(grad_fn: Callable[[Any, int], Any], x0: Any, callback: Callable | None = None,
-            num_iters: int = 100, step_size: float = 0.1, gamma: float = 0.9,
-            eps: float = 1e-8) -> Any:
+def rmsprop(
+    grad_fn: Callable[[Any, int], Any],
+    x0: Any,
+    callback: Callable | None = None,
+    num_iters: int = 100,
+    step_size: float = 0.1,
+    gamma: float = 0.9,
+    eps: float = 1e-8,
+) -> Any:
     """Root-mean-square propagation; the running mean of squared gradients starts at one.
 
     >>> from tapegrad.optimizers import rmsprop
@@ -88,13 +109,21 @@ def rmsprop(grad_fn: Callable[[Any, int], Any], x0: Any, callback: Callable | No
         nonlocal avg_sq_grad
         avg_sq_grad = avg_sq_grad * gamma + g**2 * (1 - gamma)
         return x - step_size * g / (np.sqrt(avg_sq_grad) + eps)
+
     return _run(grad_fn, x0, callback, num_iters, update)
 
 
 @_over_trees
-def adam(grad_fn: Callable[[Any, int], Any], x0: Any, callback: Callable | None = None,
-         num_iters: int = 100, step_size: float = 0.001, b1: float = 0.9, b2: float = 0.999,
-         eps: float = 1e-8) -> Any:
+def adam(
+    grad_fn: Callable[[Any, int], Any],
+    x0: Any,
+    callback: Callable | None = None,
+    num_iters: int = 100,
+    step_size: float = 0.001,
+    b1: float = 0.9,
+    b2: float = 0.999,
+    eps: float = 1e-8,
+) -> Any:
     """Adam (Kingma and Ba): RMSprop with momentum and bias-corrected moment estimates.
 
     >>> import numpy as np
@@ -108,9 +137,10 @@ def adam(grad_fn: Callable[[Any, int], Any], x0: Any, callback: Callable | None 
 
     def update(x, i, g):
         nonlocal m, v
-        m = (1 - b1) * g + b1 * m              # first moment estimate
-        v = (1 - b2) * (g**2) + b2 * v         # second moment estimate
-        mhat = m / (1 - b1**(i + 1))           # bias corrections
-        vhat = v / (1 - b2**(i + 1))
+        m = (1 - b1) * g + b1 * m  # first moment estimate
+        v = (1 - b2) * (g**2) + b2 * v  # second moment estimate
+        mhat = m / (1 - b1 ** (i + 1))  # bias corrections
+        vhat = v / (1 - b2 ** (i + 1))
         return x - step_size * mhat / (np.sqrt(vhat) + eps)
+
     return _run(grad_fn, x0, callback, num_iters, update)

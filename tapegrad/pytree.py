@@ -6,10 +6,18 @@ function that returns a namedtuple gets a namedtuple from ``tg.grad``, ``tg.jaco
 ``tg.trace`` alike.  Traces store a namedtuple's type as ``"module:qualname"`` (JSON-able);
 it is found again through a registry of the types seen in this process, or by import.
 """
+
 import importlib
 
-__all__ = ["map_leaves", "leaves", "unflatten", "is_namedtuple", "type_ref", "namedtuple_of",
-           "BadLeaf"]
+__all__ = [
+    "map_leaves",
+    "leaves",
+    "unflatten",
+    "is_namedtuple",
+    "type_ref",
+    "namedtuple_of",
+    "BadLeaf",
+]
 
 
 class BadLeaf(Exception):
@@ -57,7 +65,7 @@ def unflatten(tree, values):
     return map_leaves(tree, lambda _: next(it))
 
 
-_TYPES = {}   # "module:qualname" -> namedtuple class seen in this process
+_TYPES = {}  # "module:qualname" -> namedtuple class seen in this process
 
 
 def type_ref(obj):

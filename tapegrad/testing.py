@@ -1,4 +1,5 @@
 """``gradcheck``: tapegrad's gradients against central finite differences."""
+
 from collections.abc import Callable
 from typing import Any
 
@@ -22,8 +23,9 @@ def _value(out):
     return np.asarray(out._v if isinstance(out, Tensor) else out, dtype=np.float64)
 
 
-def gradcheck(f: Callable, inputs: Any, eps: float = 1e-6, atol: float = 1e-5,
-              rtol: float = 1e-3) -> bool:
+def gradcheck(
+    f: Callable, inputs: Any, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3
+) -> bool:
     """Check d sum(f(*inputs) * u) / d inputs against central differences, element by element.
 
     ``u`` is a fixed random cotangent, so non-scalar outputs are checked in full.  Returns True,
@@ -86,5 +88,6 @@ def gradcheck(f: Callable, inputs: Any, eps: float = 1e-6, atol: float = 1e-5,
                 f"gradcheck failed for input {k} (shape {v.shape}) at element "
                 f"{tuple(int(i) for i in np.unravel_index(j, v.shape))}: analytic "
                 f"{float(analytic.reshape(-1)[j])!r} vs numeric "
-                f"{float(numeric.reshape(-1)[j])!r}")
+                f"{float(numeric.reshape(-1)[j])!r}"
+            )
     return True

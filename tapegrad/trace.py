@@ -11,6 +11,7 @@ records again, with ``retrace=True``), so a replay never returns a silently wron
 Layout: the traced input leaves are rows 0..k-1 (arguments in ``argnums`` first), so their
 values are the first ``m`` entries of ``val`` and a replay starts by writing ``val[:m] = x``.
 """
+
 import hashlib
 import json
 import linecache
@@ -51,12 +52,13 @@ def _cores():
     container or ``taskset`` narrows), at most Numba's thread count."""
     try:
         cores = len(os.sched_getaffinity(0))
-    except AttributeError:       # no affinity on this platform
+    except AttributeError:  # no affinity on this platform
         cores = os.cpu_count() or 1
     return max(1, min(cores, numba.get_num_threads()))
 
 
 # ---- recording -----------------------------------------------------------------------------
+
 
 class _TraceTape(T.Tape):
     """A tape owned by one trace: never reset, and it notices grad mode being switched off."""
@@ -78,7 +80,7 @@ class _TraceTape(T.Tape):
 
 
 _LOCAL = threading.local()
-_ACTIVE = set()   # ids of the recorders running (any thread)
+_ACTIVE = set()  # ids of the recorders running (any thread)
 _LOCK = T.SectionLock()
 
 
@@ -102,7 +104,7 @@ def _site():
 class _Recorder:
     def __init__(self, tape):
         self.tape = tape
-        self.sites = {}     # guard row -> [site, source text, what was seen]
+        self.sites = {}  # guard row -> [site, source text, what was seen]
 
     def traced(self, x):
         """A value a replay may change: a traced value, or any other Tensor (one from f's
@@ -117,7 +119,7 @@ class _Recorder:
             try:
                 ov = other if isinstance(other, Tensor) else value_of(other)
             except (TypeError, ValueError):
-                return      # comparing with a non-number: the outcome does not depend on x
+                return  # comparing with a non-number: the outcome does not depend on x
             seen = np.asarray(res._v if isinstance(res, Tensor) else res, np.float64)
             shape = seen.shape
             xa = x if isinstance(x, Tensor) else Tensor._const(value_of(x))
@@ -125,8 +127,10 @@ class _Recorder:
             if not isinstance(ov, Tensor) and np.ndim(ov) == 0:
                 rb, c = -1, float(ov)
             else:
-                rb, c = _as_shape(t, ov if isinstance(ov, Tensor) else Tensor._const(ov),
-                                  shape), 0.0
+                rb, c = (
+                    _as_shape(t, ov if isinstance(ov, Tensor) else Tensor._const(ov), shape),
+                    0.0,
+                )
             code = _CMP[kind]
             value = float(seen) if seen.ndim == 0 else seen
             what = f"x {_CMP_TEXT[code]} y was {_outcome(seen)}"
@@ -134,8 +138,11 @@ class _Recorder:
             return
         elif kind == "bool":
             ra, rb, c, code = row_of(t, x), -1, 0.0, 5
-            value = float(x._v != 0) if x._v.__class__ is float else \
-                np.asarray(x._v != 0, np.float64).reshape(-1)
+            value = (
+                float(x._v != 0)
+                if x._v.__class__ is float
+                else np.asarray(x._v != 0, np.float64).reshape(-1)
+            )
             what = f"bool(x) was {bool(np.all(value))}"
         else:
             ra, rb, c, code = row_of(t, x), -1, 0.0, PIN
@@ -149,8 +156,13 @@ class _Recorder:
 
 
 def _outcome(seen):
-    return bool(seen) if seen.ndim == 0 else f"the mask {seen.astype(bool).tolist()}" \
-        if seen.size <= 8 else f"a mask of shape {seen.shape}"
+    return (
+        bool(seen)
+        if seen.ndim == 0
+        else f"the mask {seen.astype(bool).tolist()}"
+        if seen.size <= 8
+        else f"a mask of shape {seen.shape}"
+    )
 
 
 def _short(v):
@@ -160,8 +172,12 @@ def _short(v):
 def _rng_states():
     """NumPy's global random state and tapegrad's generator state (to notice draws)."""
     st = np.random.get_state(legacy=False)
-    return (st["bit_generator"], repr(st["state"]), st.get("has_gauss"),
-            repr(_creation.rng().bit_generator.state))
+    return (
+        st["bit_generator"],
+        repr(st["state"]),
+        st.get("has_gauss"),
+        repr(_creation.rng().bit_generator.state),
+    )
 
 
 def _begin(rec):
@@ -188,21 +204,28 @@ def _end(prev, rec):
 # may end with its namedtuple type, "module:qualname", see tapegrad.pytree), ["d", keys,
 # children].  Output specs carry the row: ["f", shape, pyfloat, row].
 
+
 def _spec(obj, diff, leaves):
     if isinstance(obj, Tensor):
         obj = obj._v
     if isinstance(obj, np.ma.MaskedArray):
-        raise TypeError("tg.trace: an argument is a masked array; its masked values would be "
-                        "traced as data. Pass x.filled(fill_value) or x.compressed(), or the "
-                        "data and the mask separately")
+        raise TypeError(
+            "tg.trace: an argument is a masked array; its masked values would be "
+            "traced as data. Pass x.filled(fill_value) or x.compressed(), or the "
+            "data and the mask separately"
+        )
     if isinstance(obj, dict):
         keys = list(obj)
         return ["d", keys, [_spec(obj[k], diff, leaves) for k in keys]]
     if isinstance(obj, (list, tuple)):
-        return ["t" if isinstance(obj, tuple) else "l", [_spec(o, diff, leaves) for o in obj],
-                *_tuple_type(obj)]
-    if isinstance(obj, (float, np.floating)) or (diff and isinstance(obj, (int, np.integer))
-                                                  and not isinstance(obj, (bool, np.bool_))):
+        return [
+            "t" if isinstance(obj, tuple) else "l",
+            [_spec(o, diff, leaves) for o in obj],
+            *_tuple_type(obj),
+        ]
+    if isinstance(obj, (float, np.floating)) or (
+        diff and isinstance(obj, (int, np.integer)) and not isinstance(obj, (bool, np.bool_))
+    ):
         leaves.append(float(obj))
         return ["f", [], True]
     if isinstance(obj, np.ndarray):
@@ -233,33 +256,40 @@ def _collect(spec, obj, out, path):
         if spec[2] and obj.__class__ is float:
             out.append(obj)
             return
-        a = np.asarray(obj, dtype=np.float64) if not isinstance(obj, (dict, list, tuple)) \
-            else None
+        a = np.asarray(obj, dtype=np.float64) if not isinstance(obj, (dict, list, tuple)) else None
         if a is None or list(a.shape) != spec[1]:
             got = f"shape {a.shape}" if a is not None else type(obj).__name__
-            raise ValueError(f"trace: argument {path} has {got}, but the trace was recorded "
-                             f"with shape {tuple(spec[1])}; make a new trace for new shapes")
+            raise ValueError(
+                f"trace: argument {path} has {got}, but the trace was recorded "
+                f"with shape {tuple(spec[1])}; make a new trace for new shapes"
+            )
         out.append(float(a) if spec[2] else a)
     elif kind in "lt":
         if not isinstance(obj, (list, tuple)) or len(obj) != len(spec[1]):
-            raise ValueError(f"trace: argument {path} is {_describe(obj)}, but the trace was "
-                             f"recorded with a {'list' if kind == 'l' else 'tuple'} of "
-                             f"{len(spec[1])} items")
+            raise ValueError(
+                f"trace: argument {path} is {_describe(obj)}, but the trace was "
+                f"recorded with a {'list' if kind == 'l' else 'tuple'} of "
+                f"{len(spec[1])} items"
+            )
         for i, (s, o) in enumerate(zip(spec[1], obj)):
             _collect(s, o, out, f"{path}[{i}]")
     elif kind == "d":
         if not isinstance(obj, dict) or set(obj) != set(spec[1]):
-            raise ValueError(f"trace: argument {path} is {_describe(obj)}, but the trace was "
-                             f"recorded with a dict of keys {spec[1]}")
+            raise ValueError(
+                f"trace: argument {path} is {_describe(obj)}, but the trace was "
+                f"recorded with a dict of keys {spec[1]}"
+            )
         for k, s in zip(spec[1], spec[2]):
             _collect(s, obj[k], out, f"{path}[{k!r}]")
     else:
         same = _spec(obj, False, []) == spec
         if not same:
-            raise RetraceRequired(f"trace: argument {path} is {_describe(obj)}, but the trace "
-                                  f"was recorded with the non-float value {_static_text(spec)}; "
-                                  "Python may take other branches for it, so record a new "
-                                  "trace (or create it with retrace=True)")
+            raise RetraceRequired(
+                f"trace: argument {path} is {_describe(obj)}, but the trace "
+                f"was recorded with the non-float value {_static_text(spec)}; "
+                "Python may take other branches for it, so record a new "
+                "trace (or create it with retrace=True)"
+            )
 
 
 def _describe(obj):
@@ -281,7 +311,7 @@ def _build(spec, flat, pos):
         if spec[2]:
             return float(flat[pos]), pos + 1
         size = math.prod(spec[1])
-        return flat[pos:pos + size].reshape(spec[1]), pos + size
+        return flat[pos : pos + size].reshape(spec[1]), pos + size
     if kind in "lt":
         items = []
         for s in spec[1]:
@@ -316,21 +346,29 @@ def _out_spec(obj, t):
         keys = list(obj)
         return ["d", keys, [_out_spec(obj[k], t) for k in keys]]
     if isinstance(obj, (list, tuple)):
-        return ["t" if isinstance(obj, tuple) else "l", [_out_spec(o, t) for o in obj],
-                *_tuple_type(obj)]
+        return [
+            "t" if isinstance(obj, tuple) else "l",
+            [_out_spec(o, t) for o in obj],
+            *_tuple_type(obj),
+        ]
     if isinstance(obj, Tensor):
         v = obj._v
         if obj._tape is t and obj._rg:
             row = obj._row
         else:
-            row = t.push(T.CONST, -1, -1, v if v.__class__ is float else
-                         np.asarray(v, np.float64), None, 0)
+            row = t.push(
+                T.CONST, -1, -1, v if v.__class__ is float else np.asarray(v, np.float64), None, 0
+            )
         return ["f", list(np.shape(v)), v.__class__ is float, row]
     if isinstance(obj, (float, int, np.number)) and not isinstance(obj, bool):
         return ["f", [], True, t.push(T.CONST, -1, -1, float(obj), None, 0)]
     if isinstance(obj, np.ndarray) and obj.dtype.kind in "fiu":
-        return ["f", list(obj.shape), False,
-                t.push(T.CONST, -1, -1, np.array(obj, np.float64), None, 0)]
+        return [
+            "f",
+            list(obj.shape),
+            False,
+            t.push(T.CONST, -1, -1, np.array(obj, np.float64), None, 0),
+        ]
     return ["s", obj]
 
 
@@ -338,7 +376,7 @@ def _out_value(spec, val, voff):
     kind = spec[0]
     if kind == "f":
         r = spec[3]
-        v = val[voff[r]:voff[r + 1]]
+        v = val[voff[r] : voff[r + 1]]
         return float(v[0]) if spec[2] else v.reshape(spec[1]).copy()
     if kind in "lt":
         items = [_out_value(s, val, voff) for s in spec[1]]
@@ -355,8 +393,16 @@ def _out_value(spec, val, voff):
 # reading or writing out of bounds.  A pickled trace is plain pickle: unpickling runs whatever
 # the pickle says, so unpickle only traces you trust (its fields are validated all the same).
 
-_DTYPES = {"code": np.int64, "ip": np.int64, "fp": np.float64, "voff": np.int64,
-           "rg": np.int8, "ipool": np.int64, "fpool": np.float64, "val": np.float64}
+_DTYPES = {
+    "code": np.int64,
+    "ip": np.int64,
+    "fp": np.float64,
+    "voff": np.int64,
+    "rg": np.int8,
+    "ipool": np.int64,
+    "fpool": np.float64,
+    "val": np.float64,
+}
 _MAX_NDIM = 64
 
 
@@ -382,17 +428,22 @@ def _checksum(arrays, meta_json):
 def _check_stamp(version, table, what):
     mine, table_now = _version(), op_table_fingerprint()
     if table != table_now:
-        raise ValueError(f"{what} was written by tapegrad {version} with op table {table}; this "
-                         f"is tapegrad {mine} with op table {table_now}. The op codes differ, "
-                         "so it cannot be replayed here: record the trace again")
+        raise ValueError(
+            f"{what} was written by tapegrad {version} with op table {table}; this "
+            f"is tapegrad {mine} with op table {table_now}. The op codes differ, "
+            "so it cannot be replayed here: record the trace again"
+        )
     if version != mine:
-        raise ValueError(f"{what} was written by tapegrad {version}; this is tapegrad {mine}. "
-                         "Record the trace again with this version")
+        raise ValueError(
+            f"{what} was written by tapegrad {version}; this is tapegrad {mine}. "
+            "Record the trace again with this version"
+        )
 
 
 def _bad(field, why):
-    raise ValueError(f"trace file: field {field} {why}; the file is corrupted or was not "
-                     "written by Trace.save")
+    raise ValueError(
+        f"trace file: field {field} {why}; the file is corrupted or was not written by Trace.save"
+    )
 
 
 def _validate(arrays, meta):
@@ -426,13 +477,32 @@ def _validate(arrays, meta):
     code_of = {name: i for i, name in enumerate(names)}
     # operand layouts from the op spec: elementwise ops by arity, structural ones by name
     unary = [i for i, o in enumerate(OPS) if isinstance(o, Elementwise) and o.arity == 1] + [
-        code_of["RESHAPE"]]
+        code_of["RESHAPE"]
+    ]
     binary = [i for i, o in enumerate(OPS) if isinstance(o, Elementwise) and o.arity == 2] + [
-        code_of[x] for x in ("WHERE", "MATMUL", "SETITEM")]
+        code_of[x] for x in ("WHERE", "MATMUL", "SETITEM")
+    ]
     no_operands = [code_of[x] for x in ("LEAF", "CONST", "CONCAT")]
-    known = set(unary) | set(binary) | set(no_operands) | {
-        code_of[x] for x in ("VIEW", "SUM", "PROD", "AMAX", "AMIN", "GATHER", "SCATTER",
-                             "GUARD", "CUMSUM", "CUMPROD")}
+    known = (
+        set(unary)
+        | set(binary)
+        | set(no_operands)
+        | {
+            code_of[x]
+            for x in (
+                "VIEW",
+                "SUM",
+                "PROD",
+                "AMAX",
+                "AMIN",
+                "GATHER",
+                "SCATTER",
+                "GUARD",
+                "CUMSUM",
+                "CUMPROD",
+            )
+        }
+    )
     two_params = [i for i, o in enumerate(OPS) if isinstance(o, Elementwise) and o.params == 2]
     for r in np.flatnonzero(~np.isin(ops, list(known))):
         _bad("code", f"has op {names[ops[r]]} at row {r}, which a trace cannot hold")
@@ -440,40 +510,60 @@ def _validate(arrays, meta):
     uses_b = np.isin(ops, binary)
     for field, used, rr in (("operand a", uses_a, ra), ("operand b", uses_b, rb)):
         bad = np.flatnonzero(np.where(used, (rr < 0) | (rr >= rows), rr != -1))
-        guard_b = bad[(ops[bad] == code_of["GUARD"]) & (rr[bad] >= -1) & (rr[bad] < bad)] \
-            if field == "operand b" else bad[:0]
+        guard_b = (
+            bad[(ops[bad] == code_of["GUARD"]) & (rr[bad] >= -1) & (rr[bad] < bad)]
+            if field == "operand b"
+            else bad[:0]
+        )
         bad = np.setdiff1d(bad, guard_b)
         if bad.size:
             r = int(bad[0])
-            _bad(f"code (row {r}, {names[ops[r]]})", f"{field} is row {int(rr[r])}; it must "
-                 "be an earlier row" + (" or -1" if not used[r] else ""))
+            _bad(
+                f"code (row {r}, {names[ops[r]]})",
+                f"{field} is row {int(rr[r])}; it must "
+                "be an earlier row" + (" or -1" if not used[r] else ""),
+            )
     a_size = np.where(uses_a, size[np.clip(ra, 0, n - 1)], 0)
     b_size = np.where(rb >= 0, size[np.clip(rb, 0, n - 1)], 0)
-    elementwise = np.isin(ops, unary) | (uses_b & ~np.isin(ops, [code_of["MATMUL"],
-                                                               code_of["SETITEM"]]))
-    bad = np.flatnonzero((elementwise & (a_size != size))
-                         | (uses_b & elementwise & (b_size != size)))
+    elementwise = np.isin(ops, unary) | (
+        uses_b & ~np.isin(ops, [code_of["MATMUL"], code_of["SETITEM"]])
+    )
+    bad = np.flatnonzero(
+        (elementwise & (a_size != size)) | (uses_b & elementwise & (b_size != size))
+    )
     if bad.size:
         r = int(bad[0])
-        _bad(f"voff (row {r}, {names[ops[r]]})", "gives an operand a size other than the "
-             "row's own")
-    for r in np.flatnonzero(~elementwise & ~np.isin(ops, [code_of["LEAF"], code_of["CONST"]])
-                            | (ops == code_of["WHERE"]) | np.isin(ops, two_params)):
-        _check_params(names[ops[r]], int(r), int(ip[r]), ipool, fpool, size,
-                      int(a_size[r]), int(b_size[r]), int(size[r]), int(rb[r]) >= 0)
+        _bad(f"voff (row {r}, {names[ops[r]]})", "gives an operand a size other than the row's own")
+    for r in np.flatnonzero(
+        ~elementwise & ~np.isin(ops, [code_of["LEAF"], code_of["CONST"]])
+        | (ops == code_of["WHERE"])
+        | np.isin(ops, two_params)
+    ):
+        _check_params(
+            names[ops[r]],
+            int(r),
+            int(ip[r]),
+            ipool,
+            fpool,
+            size,
+            int(a_size[r]),
+            int(b_size[r]),
+            int(size[r]),
+            int(rb[r]) >= 0,
+        )
     _check_meta(meta, n, voff, size)
 
 
 def _ints(ipool, p, count, field):
     if p < 1 or count < 0 or p + count > ipool.size:
         _bad(field, f"points at ipool[{p}:{p + count}], outside the pool of {ipool.size}")
-    return [int(v) for v in ipool[p:p + count]]
+    return [int(v) for v in ipool[p : p + count]]
 
 
 def _check_params(name, r, p, ipool, fpool, size, na, nb, n, has_b):
     field = f"ipool (row {r}, {name})"
     spec = OPS[CODE[name]]
-    if isinstance(spec, Elementwise) and spec.params == 2:    # c2 = fpool[ip[row]]
+    if isinstance(spec, Elementwise) and spec.params == 2:  # c2 = fpool[ip[row]]
         if not 0 <= p < fpool.size:
             _bad(f"ip (row {r}, {name})", f"is {p}, outside fpool of {fpool.size}")
         return
@@ -493,14 +583,13 @@ def _check_params(name, r, p, ipool, fpool, size, na, nb, n, has_b):
             _bad(field, f"has ndim {nd} (at most {_MAX_NDIM})")
         view = name == "VIEW"
         vals = _ints(ipool, p + 1, 2 * nd + view, field)
-        shape, strides = vals[:nd], vals[nd:2 * nd]
+        shape, strides = vals[:nd], vals[nd : 2 * nd]
         base = vals[2 * nd] if view else 0
         if any(s < 0 for s in shape):
             _bad(field, f"has a negative shape {shape}")
         count = math.prod(shape)
         if count != (n if view else na):
-            _bad(field, f"shape {shape} holds {count} values, not "
-                 f"{n if view else na}")
+            _bad(field, f"shape {shape} holds {count} values, not {n if view else na}")
         if count:
             lo = base + sum(min(0, (s - 1) * st) for s, st in zip(shape, strides))
             hi = base + sum(max(0, (s - 1) * st) for s, st in zip(shape, strides))
@@ -510,15 +599,28 @@ def _check_params(name, r, p, ipool, fpool, size, na, nb, n, has_b):
         return
     if name == "MATMUL":
         nb_, m, k, nn, ta, tb = _ints(ipool, p, 6, field)
-        if min(nb_, m, k, nn) < 0 or na != nb_ * m * k or nb != nb_ * k * nn \
-                or n != nb_ * m * nn or ta not in (0, 1) or tb not in (0, 1):
-            _bad(field, f"matmul sizes {nb_}x{m}x{k}x{nn} (transposed {ta}, {tb}) disagree "
-                 "with the operands")
+        if (
+            min(nb_, m, k, nn) < 0
+            or na != nb_ * m * k
+            or nb != nb_ * k * nn
+            or n != nb_ * m * nn
+            or ta not in (0, 1)
+            or tb not in (0, 1)
+        ):
+            _bad(
+                field,
+                f"matmul sizes {nb_}x{m}x{k}x{nn} (transposed {ta}, {tb}) disagree "
+                "with the operands",
+            )
         return
     if name in ("CUMSUM", "CUMPROD"):
         outer, m, inner = _ints(ipool, p, 3, field)
-        if min(outer, m, inner) < 0 or n != outer * m * inner or na != n or (
-                name == "CUMSUM" and _ints(ipool, p + 3, 1, field)[0] not in (0, 1)):
+        if (
+            min(outer, m, inner) < 0
+            or n != outer * m * inner
+            or na != n
+            or (name == "CUMSUM" and _ints(ipool, p + 3, 1, field)[0] not in (0, 1))
+        ):
             _bad(field, f"scan sizes {outer}x{m}x{inner} disagree with the operand")
         return
     if name == "CONCAT":
@@ -527,9 +629,12 @@ def _check_params(name, r, p, ipool, fpool, size, na, nb, n, has_b):
             _bad(field, "has a negative count")
         rows_lens = _ints(ipool, p + 3, 2 * k, field)
         parts, lens = rows_lens[:k], rows_lens[k:]
-        if any(not 0 <= q < r for q in parts) or any(x < 0 for x in lens) \
-                or any(size[q] != outer * x * inner for q, x in zip(parts, lens)) \
-                or n != outer * inner * sum(lens):
+        if (
+            any(not 0 <= q < r for q in parts)
+            or any(x < 0 for x in lens)
+            or any(size[q] != outer * x * inner for q, x in zip(parts, lens))
+            or n != outer * inner * sum(lens)
+        ):
             _bad(field, "concatenates rows or sizes that do not fit the row")
         return
     if name in ("GATHER", "SCATTER", "SETITEM"):
@@ -559,16 +664,19 @@ def _check_meta(meta, n, voff, size):
         _bad("meta", "is missing entries or has entries of the wrong type")
     if not 0 <= ng <= m <= voff[-1] or m not in set(voff.tolist()):
         _bad("meta m/ng", f"({m}, {ng}) do not fit the input rows")
-    if not isinstance(specs, list) or any(not 0 <= a < len(specs) for a in argnums) \
-            or len(set(argnums)) != len(argnums) or not argnums:
+    if (
+        not isinstance(specs, list)
+        or any(not 0 <= a < len(specs) for a in argnums)
+        or len(set(argnums)) != len(argnums)
+        or not argnums
+    ):
         _bad("meta argnums", f"{argnums} do not fit the {len(specs)} arguments")
     sizes = [_spec_size(s) for s in specs]
     if sum(sizes) != m or sum(sizes[a] for a in argnums) != ng:
         _bad("meta specs", f"hold {sum(sizes)} input values, not {m}")
     _check_out(out_spec, n, size)
     for s in sites:
-        if not isinstance(s, list) or len(s) != 4 or not isinstance(s[0], int) \
-                or not 0 <= s[0] < n:
+        if not isinstance(s, list) or len(s) != 4 or not isinstance(s[0], int) or not 0 <= s[0] < n:
             _bad("meta sites", "has an entry that is not [row, site, text, what]")
 
 
@@ -577,8 +685,12 @@ def _spec_size(spec):
         _bad("meta specs", f"has a malformed entry {str(spec)[:40]}")
     kind = spec[0]
     if kind == "f":
-        if len(spec) < 3 or not isinstance(spec[1], list) or len(spec[1]) > _MAX_NDIM \
-                or any(not isinstance(d, int) or d < 0 for d in spec[1]):
+        if (
+            len(spec) < 3
+            or not isinstance(spec[1], list)
+            or len(spec[1]) > _MAX_NDIM
+            or any(not isinstance(d, int) or d < 0 for d in spec[1])
+        ):
             _bad("meta specs", f"has a malformed shape {str(spec)[:40]}")
         return math.prod(spec[1])
     if kind in "lt":
@@ -595,10 +707,15 @@ def _check_out(spec, n, size):
         _bad("meta out_spec", "is malformed")
     kind = spec[0]
     if kind == "f":
-        if len(spec) != 4 or not isinstance(spec[3], int) or not 0 <= spec[3] < n \
-                or not isinstance(spec[1], list) or len(spec[1]) > _MAX_NDIM \
-                or any(not isinstance(d, int) or d < 0 for d in spec[1]) \
-                or math.prod(spec[1]) != size[spec[3]]:
+        if (
+            len(spec) != 4
+            or not isinstance(spec[3], int)
+            or not 0 <= spec[3] < n
+            or not isinstance(spec[1], list)
+            or len(spec[1]) > _MAX_NDIM
+            or any(not isinstance(d, int) or d < 0 for d in spec[1])
+            or math.prod(spec[1]) != size[spec[3]]
+        ):
             _bad("meta out_spec", f"names a row or shape that does not fit: {str(spec)[:60]}")
     elif kind in "lt":
         for s in spec[1]:
@@ -612,8 +729,10 @@ def _check_out(spec, n, size):
 
 # ---- the trace ---------------------------------------------------------------------------------
 
+
 class _Work:
     """One thread's replay buffers of a trace."""
+
     __slots__ = ("val", "adj", "state", "fwd", "bwd")
 
     def __init__(self, val, adj, state, fwd, bwd):
@@ -629,8 +748,9 @@ class Trace:
         self.argnums = (argnums,) if self.single else tuple(int(a) for a in argnums)
         for a in self.argnums:
             if not -len(args) <= a < len(args):
-                raise ValueError(f"trace: argnums {argnums} is out of range for "
-                                 f"{len(args)} example arguments")
+                raise ValueError(
+                    f"trace: argnums {argnums} is out of range for {len(args)} example arguments"
+                )
         self.argnums = tuple(a % len(args) for a in self.argnums)
         self.retrace = bool(retrace)
         self.retraces = 0
@@ -651,7 +771,7 @@ class Trace:
         prev_tape = STATE.tape
         prev, depth = getattr(_LOCAL, "rec", None), TRANSFORMS.n
         rng_before = _rng_states()
-        try:     # everything set inside the try and restored absolutely (interrupt safety)
+        try:  # everything set inside the try and restored absolutely (interrupt safety)
             STATE.tape = t
             _begin(rec)
             TRANSFORMS.n = depth + 1
@@ -659,8 +779,9 @@ class Trace:
                 for leaf in tensors[i]:
                     row_of(t, leaf)
             k = t.n
-            targs = [_leaf_tensors(specs[i], per_arg[i], iter(tensors[i]))
-                     for i in range(len(args))]
+            targs = [
+                _leaf_tensors(specs[i], per_arg[i], iter(tensors[i])) for i in range(len(args))
+            ]
             out = self.f(*targs)
             out_spec = _out_spec(out, t)
         except Exception as e:
@@ -674,51 +795,64 @@ class Trace:
                 "tg.trace: f drew random numbers (np.random.* or tg.randn/tg.rand) while it was "
                 "recorded; the draws would be frozen into the trace and every replay would "
                 "reuse them instead of drawing again. Draw outside f and pass the values as an "
-                "argument (tr(x, noise)), or use tg.grad, which runs f at every call")
-        self._finish(t, rec, specs, out_spec, k,
-                     sum(np.size(v) for i in self.argnums for v in per_arg[i]))
+                "argument (tr(x, noise)), or use tg.grad, which runs f at every call"
+            )
+        self._finish(
+            t, rec, specs, out_spec, k, sum(np.size(v) for i in self.argnums for v in per_arg[i])
+        )
 
     def _finish(self, t, rec, specs, out_spec, k, ng):
-        code = t.code[:t.n].copy()      # reading code flushes pending rows
+        code = t.code[: t.n].copy()  # reading code flushes pending rows
         n = code.shape[0]
         ops = code & 255
         bad = np.flatnonzero((ops == T.CUSTOM) | (ops >= len(NAMES)))
         if bad.size:
             r = int(bad[0])
-            name = getattr(t.extras.get(r), "name", NAMES[ops[r]]
-                           if ops[r] < len(NAMES) else f"op {ops[r]}")
-            raise TypeError(f"tg.trace cannot replay {name} (tape row {r}): custom "
-                            "tg.Function ops run Python code in their backward. Trace a function "
-                            "without it, or use tg.grad, which records every call")
+            name = getattr(
+                t.extras.get(r), "name", NAMES[ops[r]] if ops[r] < len(NAMES) else f"op {ops[r]}"
+            )
+            raise TypeError(
+                f"tg.trace cannot replay {name} (tape row {r}): custom "
+                "tg.Function ops run Python code in their backward. Trace a function "
+                "without it, or use tg.grad, which records every call"
+            )
         if t.extras.get("hooks"):
-            raise TypeError("tg.trace: f registered tensor hooks (register_hook); they run "
-                            "Python code in backward and cannot be replayed")
+            raise TypeError(
+                "tg.trace: f registered tensor hooks (register_hook); they run "
+                "Python code in backward and cannot be replayed"
+            )
         if t.grad_off:
-            raise RuntimeError("tg.trace: f turned gradient recording off (tg.no_grad / "
-                               "set_grad_enabled(False)) while traced; values computed then "
-                               "would be frozen into the trace and go stale on replay")
+            raise RuntimeError(
+                "tg.trace: f turned gradient recording off (tg.no_grad / "
+                "set_grad_enabled(False)) while traced; values computed then "
+                "would be frozen into the trace and go stale on replay"
+            )
         if (t.state[:n] != 0).any():
-            raise RuntimeError("tg.trace: f ran a backward pass (backward / tg.grad / "
-                               "autograd.grad without create_graph) on traced values; its "
-                               "results would be frozen into the trace. Trace the outer "
-                               "function with tg.grad inside it using create_graph=True, or "
-                               "differentiate the trace with tr.grad")
+            raise RuntimeError(
+                "tg.trace: f ran a backward pass (backward / tg.grad / "
+                "autograd.grad without create_graph) on traced values; its "
+                "results would be frozen into the trace. Trace the outer "
+                "function with tg.grad inside it using create_graph=True, or "
+                "differentiate the trace with tr.grad"
+            )
         rg = t.rg[:n].copy()
         frozen = ((ops == T.LEAF) & (np.arange(n) >= k)) | (ops == T.FREED)
         # Tensors f read from its closure (parameters...): re-read at every replay
-        held = ((int(r), t.entered(int(r)))
-                for r in np.flatnonzero(frozen | ((ops == T.CONST) & (np.arange(n) >= k))))
+        held = (
+            (int(r), t.entered(int(r)))
+            for r in np.flatnonzero(frozen | ((ops == T.CONST) & (np.arange(n) >= k)))
+        )
         self._closure = [(r, weakref.ref(h), np.shape(h._v)) for r, h in held if h is not None]
-        code[frozen] = T.CONST      # external leaves and retired values are constants here
+        code[frozen] = T.CONST  # external leaves and retired values are constants here
         rg[frozen] = 0
-        voff = t.voff[:n + 1].copy()
+        voff = t.voff[: n + 1].copy()
         size = int(voff[n])
         self.code, self.rg, self.voff = code, rg, voff
         self.ip = t.ip[:n].copy()
         self.fp = t.fp[:n].copy()
         self.val = t.val[:size].copy()
-        self.ipool = t.ipool[:max(t.np, 1)].copy()
-        self.fpool = t.fpool[:max(t.nf, 1)].copy()
+        self.ipool = t.ipool[: max(t.np, 1)].copy()
+        self.fpool = t.fpool[: max(t.nf, 1)].copy()
         self.specs, self.out_spec = specs, out_spec
         self.m = int(voff[k])
         self.ng = int(ng)
@@ -741,8 +875,9 @@ class Trace:
         self.out_size = int(np.prod(o[1], dtype=np.int64)) if o[0] == "f" else 0
         self._local = threading.local()
         self._tape = None
-        self._order = list(self.argnums) + [i for i in range(len(self.specs))
-                                            if i not in self.argnums]
+        self._order = list(self.argnums) + [
+            i for i in range(len(self.specs)) if i not in self.argnums
+        ]
         self._all_floats = bool(self.specs) and all(sp[0] == "f" and sp[2] for sp in self.specs)
         self._out_off = int(self.voff[self.out_row]) if self.out_row >= 0 else 0
 
@@ -754,11 +889,26 @@ class Trace:
             val = self.val.copy()
             adj = np.zeros(val.shape[0])
             state = np.zeros(self.n, np.int8)
-            w = _Work(val, adj, state,
-                      (self.code, self.ip, self.fp, self.voff, self.ipool, self.fpool, val,
-                       self.n),
-                      (self.code, self.ip, self.fp, self.voff, self.rg, state, self.ipool,
-                       self.fpool, val, adj, self.n, self.out_row))
+            w = _Work(
+                val,
+                adj,
+                state,
+                (self.code, self.ip, self.fp, self.voff, self.ipool, self.fpool, val, self.n),
+                (
+                    self.code,
+                    self.ip,
+                    self.fp,
+                    self.voff,
+                    self.rg,
+                    state,
+                    self.ipool,
+                    self.fpool,
+                    val,
+                    adj,
+                    self.n,
+                    self.out_row,
+                ),
+            )
             self._local.w = w
         return w
 
@@ -766,8 +916,9 @@ class Trace:
     def _flat(self, args):
         specs = self.specs
         if len(args) != len(specs):
-            raise ValueError(f"trace: called with {len(args)} arguments; it was recorded with "
-                             f"{len(specs)}")
+            raise ValueError(
+                f"trace: called with {len(args)} arguments; it was recorded with {len(specs)}"
+            )
         parts = []
         for i in self._order:
             _collect(specs[i], args[i], parts, i)
@@ -804,8 +955,9 @@ class Trace:
                 raise RetraceRequired(
                     f"trace: a Tensor f reads from its closure (tape row {r}) changed shape "
                     f"from {shape} to {np.shape(v)}; record a new trace (or create it with "
-                    "retrace=True)")
-            val[voff[r]:voff[r + 1]] = v if v.__class__ is float else np.ravel(v)
+                    "retrace=True)"
+                )
+            val[voff[r] : voff[r + 1]] = v if v.__class__ is float else np.ravel(v)
 
     def _can_retrace(self):
         return self.retrace and self.f is not None
@@ -819,28 +971,32 @@ class Trace:
         if status == R.GUARD_FAILED:
             if self._can_retrace() and not getattr(self, "_retrying", False):
                 self._retrace(args)
-                self._retrying = True    # a fresh trace must pass at its own arguments
+                self._retrying = True  # a fresh trace must pass at its own arguments
                 try:
                     return again()
                 finally:
                     self._retrying = False
             raise RetraceRequired(self.guard_message(row))
-        raise RuntimeError(f"tapegrad trace: replay stopped at tape row {row} "
-                           f"({NAMES[self.code[row] & 255]}, status {status})")
+        raise RuntimeError(
+            f"tapegrad trace: replay stopped at tape row {row} "
+            f"({NAMES[self.code[row] & 255]}, status {status})"
+        )
 
     def guard_message(self, row, prefix=""):
         site, text, what = self.sites.get(int(row), ["<unknown>", "", "a branch"])
         src = f" `{text}`" if text else ""
         hint = "" if self.f is not None else " (this trace was loaded without its function)"
-        return (f"{prefix}the inputs take another branch than the recorded one: at {site}"
-                f"{src} Python saw {what} when the trace was recorded. Record a new trace for "
-                f"these inputs, or create it with tg.trace(f, *args, retrace=True){hint}")
+        return (
+            f"{prefix}the inputs take another branch than the recorded one: at {site}"
+            f"{src} Python saw {what} when the trace was recorded. Record a new trace for "
+            f"these inputs, or create it with tg.trace(f, *args, retrace=True){hint}"
+        )
 
     # ---- replay -----------------------------------------------------------------------------
     def __call__(self, *args):
         x = self._prepared(args)
         w = self._work()
-        w.val[:self.m] = x
+        w.val[: self.m] = x
         status, row = R.forward_sweep(*w.fwd)
         if status != R.DONE:
             return self._failed(status, row, args, lambda: self(*args))
@@ -857,15 +1013,15 @@ class Trace:
         if status != R.DONE:
             return self._failed(status, row, args, lambda: self.value_and_grad(*args))
         v = float(w.val[self._out_off])
-        return (v if self.out_spec[2] else np.array(v).reshape(self.out_spec[1]),
-                self._grads(g))
+        return (v if self.out_spec[2] else np.array(v).reshape(self.out_spec[1]), self._grads(g))
 
     def _need_scalar(self, what):
         if self.out_size != 1:
             o = self.out_spec
             got = f"shape {tuple(o[1])}" if o[0] == "f" else "a pytree of outputs"
-            raise ValueError(f"trace.{what}: f must return a scalar to be differentiated; it "
-                             f"returned {got}")
+            raise ValueError(
+                f"trace.{what}: f must return a scalar to be differentiated; it returned {got}"
+            )
 
     def grad(self, *args):
         """Gradient of the scalar f at ``args`` (same structure as the ``argnums`` args)."""
@@ -883,16 +1039,19 @@ class Trace:
         """Tangents for the ``argnums`` arguments, flat in the replay's input order."""
         tangents = tangents if len(self.argnums) > 1 else (tangents,)
         if len(tangents) != len(self.argnums):
-            raise ValueError(f"trace: {len(tangents)} tangents for {len(self.argnums)} "
-                             "differentiated arguments")
+            raise ValueError(
+                f"trace: {len(tangents)} tangents for {len(self.argnums)} differentiated arguments"
+            )
         targs = list(args)
         for i, tv in zip(self.argnums, tangents):
             targs[i] = tv
         try:
-            return self._flat(targs)[:self.ng]
+            return self._flat(targs)[: self.ng]
         except (RetraceRequired, ValueError, TypeError) as e:
-            raise ValueError("trace: tangents must have the structure and shapes of the "
-                             f"differentiated arguments ({e})") from None
+            raise ValueError(
+                "trace: tangents must have the structure and shapes of the "
+                f"differentiated arguments ({e})"
+            ) from None
 
     def _tangents_at(self, args, tangents):
         """Forward replay at ``args`` and a compiled tangent sweep; returns (tval, flag), or
@@ -900,16 +1059,27 @@ class Trace:
         x = self._prepared(args)
         v = self._tangent_flat(args, tangents)
         w = self._work()
-        w.val[:self.m] = x
+        w.val[: self.m] = x
         status, row = R.forward_sweep(*w.fwd)
         if status != R.DONE:
             return status, row
         tval = np.zeros(w.val.shape[0])
         flag = np.zeros(self.n, np.int8)
-        tval[:self.ng] = v
-        flag[:int(np.searchsorted(self.voff, self.ng))] = 1   # the argnums leaf rows
-        status, row = R.tangent_sweep(self.code, self.ip, self.fp, self.voff, self.ipool,
-                                      self.fpool, w.val, tval, flag, 0, self.n)
+        tval[: self.ng] = v
+        flag[: int(np.searchsorted(self.voff, self.ng))] = 1  # the argnums leaf rows
+        status, row = R.tangent_sweep(
+            self.code,
+            self.ip,
+            self.fp,
+            self.voff,
+            self.ipool,
+            self.fpool,
+            w.val,
+            tval,
+            flag,
+            0,
+            self.n,
+        )
         if status != R.DONE:
             return status, row
         return tval, flag
@@ -921,11 +1091,12 @@ class Trace:
         *args, tangents = args_and_tangents
         res = self._tangents_at(args, tangents)
         if not isinstance(res[0], np.ndarray):
-            return self._failed(res[0], res[1], tuple(args),
-                                lambda: self.jvp(*args_and_tangents))
+            return self._failed(res[0], res[1], tuple(args), lambda: self.jvp(*args_and_tangents))
         tval, _ = res
-        return (_out_value(self.out_spec, self._work().val, self.voff),
-                _out_value(self.out_spec, tval, self.voff))
+        return (
+            _out_value(self.out_spec, self._work().val, self.voff),
+            _out_value(self.out_spec, tval, self.voff),
+        )
 
     def hvp(self, *args_and_v):
         """``tr.hvp(*args, v)`` -> Hessian-vector product of the scalar f, replayed: forward,
@@ -943,12 +1114,26 @@ class Trace:
         state = np.zeros(self.n, np.int8)
         adj[self._out_off] = 1.0
         state[self.out_row] = 1
-        status, row = R.hvp_sweep(self.code, self.ip, self.fp, self.voff, self.rg, state,
-                                  self.ipool, self.fpool, val, tval, flag, adj, tadj,
-                                  self.out_row, 0)
+        status, row = R.hvp_sweep(
+            self.code,
+            self.ip,
+            self.fp,
+            self.voff,
+            self.rg,
+            state,
+            self.ipool,
+            self.fpool,
+            val,
+            tval,
+            flag,
+            adj,
+            tadj,
+            self.out_row,
+            0,
+        )
         if status != R.DONE:
             return self._failed(status, row, tuple(args), lambda: self.hvp(*args_and_v))
-        return self._grads(tadj[:self.ng].copy())
+        return self._grads(tadj[: self.ng].copy())
 
     def hessian(self, *args):
         """The Hessian of the scalar f at ``args`` (for one array argument of shape S: an array
@@ -958,8 +1143,9 @@ class Trace:
         spec = self.specs[self.argnums[0]]
         shape = tuple(spec[1])
         eye = np.eye(self.ng)
-        rows = [np.ravel(self.hvp(*args, float(e[0]) if spec[2] else e.reshape(shape)))
-                for e in eye]
+        rows = [
+            np.ravel(self.hvp(*args, float(e[0]) if spec[2] else e.reshape(shape))) for e in eye
+        ]
         H = np.array(rows).reshape(shape + shape)
         return float(H) if spec[2] else H
 
@@ -974,12 +1160,16 @@ class Trace:
         self._need_scalar("grad_many")
         spec = self.specs[self.argnums[0]]
         if spec[0] != "f":
-            raise ValueError("trace.grad_many: the differentiated argument must be a float "
-                             "or an array (stack pytrees yourself)")
+            raise ValueError(
+                "trace.grad_many: the differentiated argument must be a float "
+                "or an array (stack pytrees yourself)"
+            )
         X = np.ascontiguousarray(X, dtype=np.float64)
         if list(X.shape[1:]) != spec[1]:
-            raise ValueError(f"trace.grad_many: X has shape {X.shape}; expected (batch, "
-                             f"*{tuple(spec[1])}) for the recorded argument shape")
+            raise ValueError(
+                f"trace.grad_many: X has shape {X.shape}; expected (batch, "
+                f"*{tuple(spec[1])}) for the recorded argument shape"
+            )
         nb = X.shape[0]
         args = list(rest)
         args.insert(self.argnums[0], X[0] if nb else np.zeros(spec[1]))
@@ -987,15 +1177,29 @@ class Trace:
             args[self.argnums[0]] = float(X[0])
         x0 = self._prepared(tuple(args))
         XX = np.empty((nb, self.m))
-        XX[:, :self.ng] = X.reshape(nb, -1)
-        XX[:, self.ng:] = x0[self.ng:]
+        XX[:, : self.ng] = X.reshape(nb, -1)
+        XX[:, self.ng :] = x0[self.ng :]
         G = np.empty((nb, self.ng))
         values = np.empty(nb)
         fails = np.empty(nb, np.int64)
         if nb:
-            R.grad_batch(self.code, self.ip, self.fp, self.voff, self.rg, self.ipool,
-                         self.fpool, self._work().val, self.n, self.out_row, XX, G, values, fails,
-                         _cores())
+            R.grad_batch(
+                self.code,
+                self.ip,
+                self.fp,
+                self.voff,
+                self.rg,
+                self.ipool,
+                self.fpool,
+                self._work().val,
+                self.n,
+                self.out_row,
+                XX,
+                G,
+                values,
+                fails,
+                _cores(),
+            )
         for b in np.flatnonzero(fails >= 0):
             row = int(fails[b])
             if not (self._can_retrace() and self.code[row] & 255 == T.GUARD):
@@ -1020,8 +1224,19 @@ class Trace:
         self._need_scalar("njit_grad")
         self._read_closure()
         w = self._work()
-        return R.replay_grad, (self.code, self.ip, self.fp, self.voff, self.rg, w.state,
-                               self.ipool, self.fpool, w.val, w.adj, meta)
+        return R.replay_grad, (
+            self.code,
+            self.ip,
+            self.fp,
+            self.voff,
+            self.rg,
+            w.state,
+            self.ipool,
+            self.fpool,
+            w.val,
+            w.adj,
+            meta,
+        )
 
     # ---- data -------------------------------------------------------------------------------
     @property
@@ -1030,11 +1245,11 @@ class Trace:
         the last replay."""
         if self._tape is None:
             t = T.Tape(rows=max(self.n, 1), values=max(self.val.size, 1))
-            t._code[:self.n] = self.code
-            t.ip[:self.n] = self.ip
-            t._fp[:self.n] = self.fp
-            t.rg[:self.n] = self.rg
-            t._voff[:self.n + 1] = self.voff
+            t._code[: self.n] = self.code
+            t.ip[: self.n] = self.ip
+            t._fp[: self.n] = self.fp
+            t.rg[: self.n] = self.rg
+            t._voff[: self.n + 1] = self.voff
             t.n = t.nsync = self.n
             t.leaf_rows = [r for r in range(self.n) if self.voff[r] < self.m]
             t.extras = {r: s for r, s in self.sites.items()}
@@ -1044,35 +1259,48 @@ class Trace:
             t.nf = self.fpool.size
             t.enabled = False
             self._tape = t
-        self._tape._val[:self.val.size] = self._work().val
+        self._tape._val[: self.val.size] = self._work().val
         return self._tape
 
     def __len__(self):
         return self.n
 
     def _meta(self):
-        return {"specs": self.specs, "out_spec": self.out_spec, "argnums": list(self.argnums),
-                "single": self.single, "m": self.m, "ng": self.ng,
-                "sites": [[r, *s] for r, s in sorted(self.sites.items())]}
+        return {
+            "specs": self.specs,
+            "out_spec": self.out_spec,
+            "argnums": list(self.argnums),
+            "single": self.single,
+            "m": self.m,
+            "ng": self.ng,
+            "sites": [[r, *s] for r, s in sorted(self.sites.items())],
+        }
 
     def __getstate__(self):
         arrays = {k: getattr(self, k) for k in _ARRAYS}
         meta = self._meta()
-        return {"arrays": arrays, "meta": meta, "version": _version(),
-                "op_table": op_table_fingerprint(),
-                "checksum": _checksum(arrays, json.dumps(meta, default=repr))}
+        return {
+            "arrays": arrays,
+            "meta": meta,
+            "version": _version(),
+            "op_table": op_table_fingerprint(),
+            "checksum": _checksum(arrays, json.dumps(meta, default=repr)),
+        }
 
     def __setstate__(self, state):
         """Unpickling (trust model: see ``load_trace``): versions, checksum and every field
         are checked before the trace can replay."""
         if not isinstance(state, dict) or "op_table" not in state:
-            raise ValueError("pickled trace: it has no tapegrad version stamp (written by an "
-                             "older tapegrad, or not a trace); record the trace again")
+            raise ValueError(
+                "pickled trace: it has no tapegrad version stamp (written by an "
+                "older tapegrad, or not a trace); record the trace again"
+            )
         _check_stamp(state.get("version"), state["op_table"], "this pickled trace")
         arrays, meta = state["arrays"], state["meta"]
         if _checksum(arrays, json.dumps(meta, default=repr)) != state.get("checksum"):
-            raise ValueError("pickled trace: the checksum does not match its arrays; the data "
-                             "is corrupted")
+            raise ValueError(
+                "pickled trace: the checksum does not match its arrays; the data is corrupted"
+            )
         _validate(arrays, meta)
         self._restore(arrays, meta)
 
@@ -1086,7 +1314,7 @@ class Trace:
         self.argnums, self.single = tuple(meta["argnums"]), meta["single"]
         self.m, self.ng = meta["m"], meta["ng"]
         self.sites = {int(s[0]): list(s[1:]) for s in meta["sites"]}
-        self._closure = []     # a loaded trace keeps the closure values it was saved with
+        self._closure = []  # a loaded trace keeps the closure values it was saved with
         self._setup()
 
     def save(self, path):
@@ -1094,21 +1322,31 @@ class Trace:
         try:
             meta = json.dumps(self._meta())
         except TypeError as e:
-            raise TypeError(f"trace.save: a non-float argument or output is not JSON data "
-                            f"({e}); pickle the trace instead") from None
+            raise TypeError(
+                f"trace.save: a non-float argument or output is not JSON data "
+                f"({e}); pickle the trace instead"
+            ) from None
         arrays = {k: getattr(self, k) for k in _ARRAYS}
-        stamp = json.dumps({"version": _version(), "op_table": op_table_fingerprint(),
-                            "checksum": _checksum(arrays, meta)})
+        stamp = json.dumps(
+            {
+                "version": _version(),
+                "op_table": op_table_fingerprint(),
+                "checksum": _checksum(arrays, meta),
+            }
+        )
         with open(path, "wb") as fh:
             np.savez(fh, meta=np.array(meta), stamp=np.array(stamp), **arrays)
 
     def __repr__(self):
-        return (f"<tapegrad Trace of {getattr(self.f, '__name__', '?')}: {self.n} rows, "
-                f"{len(self.sites)} guards, {self.m} inputs>")
+        return (
+            f"<tapegrad Trace of {getattr(self.f, '__name__', '?')}: {self.n} rows, "
+            f"{len(self.sites)} guards, {self.m} inputs>"
+        )
 
 
-def trace(f: Callable, *example_args: Any, argnums: int | Sequence[int] = 0,
-          retrace: bool = False) -> "Trace":
+def trace(
+    f: Callable, *example_args: Any, argnums: int | Sequence[int] = 0, retrace: bool = False
+) -> "Trace":
     """Record ``f(*example_args)`` once; the result replays it compiled (see ``Trace``).
 
     What a replay reads:
@@ -1173,9 +1411,11 @@ def load_trace(path: str | os.PathLike) -> "Trace":
         with np.load(path, allow_pickle=False) as z:
             names = set(z.files)
             if "stamp" not in names:
-                raise ValueError(f"trace file {path}: it has no tapegrad version stamp "
-                                 "(written by an older tapegrad, or not a trace file); "
-                                 "record the trace again")
+                raise ValueError(
+                    f"trace file {path}: it has no tapegrad version stamp "
+                    "(written by an older tapegrad, or not a trace file); "
+                    "record the trace again"
+                )
             missing = [k for k in (*_ARRAYS, "meta") if k not in names]
             if missing:
                 _bad(missing[0], "is missing")
@@ -1184,15 +1424,19 @@ def load_trace(path: str | os.PathLike) -> "Trace":
             stamp = json.loads(str(z["stamp"]))
     except ValueError:
         raise
-    except Exception as e:      # noqa: BLE001 - a damaged zip or array header
-        raise ValueError(f"trace file {path} cannot be read ({type(e).__name__}: {e}); it is "
-                         "corrupted or not a file written by Trace.save") from None
+    except Exception as e:  # noqa: BLE001 - a damaged zip or array header
+        raise ValueError(
+            f"trace file {path} cannot be read ({type(e).__name__}: {e}); it is "
+            "corrupted or not a file written by Trace.save"
+        ) from None
     if not isinstance(stamp, dict):
         _bad("stamp", "is malformed")
     _check_stamp(stamp.get("version"), stamp.get("op_table"), f"trace file {path}")
     if _checksum(arrays, meta_json) != stamp.get("checksum"):
-        raise ValueError(f"trace file {path}: the sha256 checksum does not match its "
-                         "contents; the file is corrupted")
+        raise ValueError(
+            f"trace file {path}: the sha256 checksum does not match its "
+            "contents; the file is corrupted"
+        )
     try:
         meta = json.loads(meta_json)
     except json.JSONDecodeError:

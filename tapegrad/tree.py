@@ -6,6 +6,7 @@ subtree: it holds no leaf and comes back as ``None``.  ``ravel`` packs every lea
 flat vector and gives the function that rebuilds the tree from such a vector; on Tensors it
 records ordinary differentiable ops, so it works inside ``tg.grad`` and friends.
 """
+
 from collections.abc import Callable
 from typing import Any
 
@@ -15,8 +16,15 @@ from . import pytree as _pytree
 from .core import functions as O
 from .core.tensor import Tensor
 
-__all__ = ["ravel", "tree_flatten", "tree_leaves", "tree_map", "tree_structure",
-           "tree_unflatten", "PyTreeDef"]
+__all__ = [
+    "ravel",
+    "tree_flatten",
+    "tree_leaves",
+    "tree_map",
+    "tree_structure",
+    "tree_unflatten",
+    "PyTreeDef",
+]
 
 
 class _Leaf:
@@ -75,6 +83,7 @@ def tree_flatten(tree: Any) -> tuple[list, PyTreeDef]:
             return None
         out.append(leaf)
         return _LEAF
+
     skeleton = _pytree.map_leaves(tree, mark)
     return out, PyTreeDef(skeleton, len(out))
 
@@ -88,8 +97,10 @@ def tree_unflatten(treedef: PyTreeDef, leaves: Any) -> Any:
     """
     leaves = list(leaves)
     if len(leaves) != treedef.num_leaves:
-        raise ValueError(f"tree_unflatten: the structure {treedef} has {treedef.num_leaves} "
-                         f"leaves but {len(leaves)} were given")
+        raise ValueError(
+            f"tree_unflatten: the structure {treedef} has {treedef.num_leaves} "
+            f"leaves but {len(leaves)} were given"
+        )
     it = iter(leaves)
     return _pytree.map_leaves(treedef.skeleton, lambda s: None if s is None else next(it))
 
@@ -128,8 +139,10 @@ def tree_map(f: Callable, tree: Any, *rest: Any) -> Any:
     for k, other in enumerate(rest):
         ls, td = tree_flatten(other)
         if td != treedef:
-            raise ValueError(f"tree_map: tree {k + 1} has structure {td}, but the first tree "
-                             f"has {treedef}; all trees must have the same structure")
+            raise ValueError(
+                f"tree_map: tree {k + 1} has structure {td}, but the first tree "
+                f"has {treedef}; all trees must have the same structure"
+            )
         others.append(ls)
     return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others, strict=True)])
 
@@ -142,8 +155,10 @@ def _leaf_info(leaf):
         return (), "python", np.result_type(leaf)
     a = np.asarray(leaf)
     if a.dtype.kind not in "biufc":
-        raise TypeError(f"ravel: a leaf of type {type(leaf).__name__} (dtype {a.dtype}) is "
-                        "not numeric; only numbers, numeric arrays and Tensors can be raveled")
+        raise TypeError(
+            f"ravel: a leaf of type {type(leaf).__name__} (dtype {a.dtype}) is "
+            "not numeric; only numbers, numeric arrays and Tensors can be raveled"
+        )
     return a.shape, "scalar" if isinstance(leaf, np.generic) else "array", a.dtype
 
 
@@ -153,8 +168,8 @@ def _restore(piece, shape, kind, dtype):
     if kind == "tensor":
         return Tensor._const(float(v) if v.ndim == 0 else v.astype(np.float64))
     if dtype.kind in "fc" and np.can_cast(v.dtype, dtype, "same_kind"):
-        v = v.astype(dtype, copy=False)      # float32 stays float32; ints stay floats (no
-    if kind == "python":                     # silent truncation of updated values)
+        v = v.astype(dtype, copy=False)  # float32 stays float32; ints stay floats (no
+    if kind == "python":  # silent truncation of updated values)
         return v.item()
     if kind == "scalar":
         return v.dtype.type(v[()])
@@ -183,9 +198,14 @@ def ravel(tree: Any) -> tuple[Any, Callable[[Any], Any]]:
     sizes = [int(np.prod(shape, dtype=np.int64)) for shape, _, _ in infos]
     total = int(sum(sizes))
     if any(isinstance(leaf, Tensor) for leaf in leaves):
-        flat = O.concatenate([O.reshape(leaf, (-1,)) if isinstance(leaf, Tensor) else
-                              Tensor._const(np.ravel(np.asarray(leaf, dtype=np.float64)))
-                              for leaf in leaves])
+        flat = O.concatenate(
+            [
+                O.reshape(leaf, (-1,))
+                if isinstance(leaf, Tensor)
+                else Tensor._const(np.ravel(np.asarray(leaf, dtype=np.float64)))
+                for leaf in leaves
+            ]
+        )
     elif leaves:
         flat = np.concatenate([np.ravel(leaf) for leaf in leaves])
     else:
@@ -196,14 +216,20 @@ def ravel(tree: Any) -> tuple[Any, Callable[[Any], Any]]:
         """The tree rebuilt from a vector of the raveled size."""
         shape = flat_vector.shape if isinstance(flat_vector, Tensor) else np.shape(flat_vector)
         if shape != (total,):
-            raise ValueError(f"unravel: expected a 1-D vector of size {total} (the raveled "
-                             f"tree), got shape {shape}")
+            raise ValueError(
+                f"unravel: expected a 1-D vector of size {total} (the raveled "
+                f"tree), got shape {shape}"
+            )
         if isinstance(flat_vector, Tensor):
-            pieces = [O.reshape(flat_vector[splits[k]:splits[k + 1]], info[0])
-                      for k, info in enumerate(infos)]
+            pieces = [
+                O.reshape(flat_vector[splits[k] : splits[k + 1]], info[0])
+                for k, info in enumerate(infos)
+            ]
         else:
             vec = np.asarray(flat_vector)
-            pieces = [_restore(vec[splits[k]:splits[k + 1]], *info)
-                      for k, info in enumerate(infos)]
+            pieces = [
+                _restore(vec[splits[k] : splits[k + 1]], *info) for k, info in enumerate(infos)
+            ]
         return tree_unflatten(treedef, pieces)
+
     return flat, unravel

@@ -1,6 +1,7 @@
 """One differentiable case per op of the table: (function of tensors, input arrays).
 
 Shared by the higher-order and lazy-value tests; a new op needs a case here."""
+
 import numpy as np
 
 import tapegrad as tg
@@ -57,29 +58,39 @@ CASES = {
     "MULS": (lambda x: (x * 2.5) * x, [_u(-2, 2, 3)]),
     "RSUBS": (lambda x: (1.5 - x) * x, [_u(-2, 2, 3)]),
     "RDIVS": (lambda x: 2.0 / x, [_u(0.5, 2, 3)]),
-    "POWS": (lambda x: x ** 3.5, [_u(0.5, 2, 3)]),
-    "RPOWS": (lambda x: 2.0 ** x, [_u(-1, 1, 3)]),
+    "POWS": (lambda x: x**3.5, [_u(0.5, 2, 3)]),
+    "RPOWS": (lambda x: 2.0**x, [_u(-1, 1, 3)]),
     "CLIP": (lambda x: tg.clip(x, -0.5, 0.5) * x, [np.array([-1.0, -0.2, 0.3, 0.9])]),
     "ADD": (lambda x, y: (x + y) * x * y, [_u(-2, 2, 2, 3), _u(-2, 2, 3)]),
     "SUB": (lambda x, y: (x - y) * x * y, [_u(-2, 2, 2, 3), _u(-2, 2, 2, 1)]),
     "MUL": (lambda x, y: x * y * y, [_u(-2, 2, 3), _u(-2, 2, 3)]),
     "DIV": (lambda x, y: x / y, [_u(-2, 2, 3), _u(0.5, 2, 3)]),
-    "POW": (lambda x, y: x ** y, [_u(0.5, 2, 3), _u(-1, 2, 3)]),
-    "MAXIMUM": (lambda x, y: tg.maximum(x, y) * x, [np.array([0.1, 2.0, -1.0]),
-                                                    np.array([1.0, -1.0, 0.5])]),
-    "MINIMUM": (lambda x, y: tg.minimum(x, y) * y, [np.array([0.1, 2.0, -1.0]),
-                                                    np.array([1.0, -1.0, 0.5])]),
+    "POW": (lambda x, y: x**y, [_u(0.5, 2, 3), _u(-1, 2, 3)]),
+    "MAXIMUM": (
+        lambda x, y: tg.maximum(x, y) * x,
+        [np.array([0.1, 2.0, -1.0]), np.array([1.0, -1.0, 0.5])],
+    ),
+    "MINIMUM": (
+        lambda x, y: tg.minimum(x, y) * y,
+        [np.array([0.1, 2.0, -1.0]), np.array([1.0, -1.0, 0.5])],
+    ),
     # all four quadrants
     "ARCTAN2": (tg.arctan2, [np.array([0.5, 1.2, -0.7, -1.1]), np.array([1.3, -0.4, -0.9, 0.6])]),
     "HYPOT": (lambda x, y: tg.hypot(x, y) * x, [_u(-2, 2, 2, 3), _u(-2, 2, 3)]),
     "LOGADDEXP": (tg.logaddexp, [np.array([0.5, -1.0, 3.0, 0.2]), np.array([0.5, 2.0, -1.0, 0.3])]),
-    "LOGADDEXP2": (tg.logaddexp2, [np.array([0.5, -1.0, 3.0, 0.2]),
-                                   np.array([0.5, 2.0, -1.0, 0.3])]),
+    "LOGADDEXP2": (
+        tg.logaddexp2,
+        [np.array([0.5, -1.0, 3.0, 0.2]), np.array([0.5, 2.0, -1.0, 0.3])],
+    ),
     # negative operands: NumPy's floor semantics (the sign of the divisor)
-    "REMAINDER": (lambda x, y: tg.remainder(x, y) * y,
-                  [np.array([2.3, -2.3, 2.3, -2.3, 0.4]), np.array([0.7, 0.7, -0.7, -0.7, 1.1])]),
-    "FMOD": (lambda x, y: tg.fmod(x, y) * y,
-             [np.array([2.3, -2.3, 2.3, -2.3, 0.4]), np.array([0.7, 0.7, -0.7, -0.7, 1.1])]),
+    "REMAINDER": (
+        lambda x, y: tg.remainder(x, y) * y,
+        [np.array([2.3, -2.3, 2.3, -2.3, 0.4]), np.array([0.7, 0.7, -0.7, -0.7, 1.1])],
+    ),
+    "FMOD": (
+        lambda x, y: tg.fmod(x, y) * y,
+        [np.array([2.3, -2.3, 2.3, -2.3, 0.4]), np.array([0.7, 0.7, -0.7, -0.7, 1.1])],
+    ),
     "GAMMA": (tg.gamma, [_u(0.3, 3, 3)]),
     "GAMMALN": (tg.gammaln, [_u(0.3, 3, 3)]),
     "DIGAMMA": (tg.digamma, [_u(0.3, 3, 3)]),
@@ -88,8 +99,10 @@ CASES = {
     "ERFC": (tg.erfc, [_u(-2, 2, 3)]),
     "ERFINV": (tg.erfinv, [_u(-0.8, 0.8, 3)]),
     "ERFCINV": (tg.erfcinv, [_u(0.2, 1.8, 3)]),
-    "WHERE": (lambda x, y: tg.where(np.array([True, False, True]), x * y, y * y),
-              [_u(-2, 2, 3), _u(-2, 2, 3)]),
+    "WHERE": (
+        lambda x, y: tg.where(np.array([True, False, True]), x * y, y * y),
+        [_u(-2, 2, 3), _u(-2, 2, 3)],
+    ),
     "VIEW": (lambda x: (x[1:, ::-1][:, :2] * x.T[::2, :2].T).sum() * x, [_u(-2, 2, 3, 3)]),
     "RESHAPE": (lambda x: x.reshape(2, 3) * x.reshape(2, 3), [_u(-2, 2, 6)]),
     "SUM": (lambda x: x.sum(axis=0) ** 2, [_u(-2, 2, 3, 2)]),
@@ -97,11 +110,15 @@ CASES = {
     "AMAX": (lambda x: x.max(axis=0) ** 2, [np.array([[1.0, -2.0], [0.5, 3.0]])]),
     "AMIN": (lambda x: x.min(axis=1) ** 2, [np.array([[1.0, -2.0], [0.5, 3.0]])]),
     "MATMUL": (lambda a, b: tg.tanh(a @ b), [_u(-1, 1, 2, 3), _u(-1, 1, 3, 2)]),
-    "CONCAT": (lambda x, y: tg.concatenate([x * y, y], axis=1) ** 2,
-               [_u(-2, 2, 2, 2), _u(-2, 2, 2, 2)]),
+    "CONCAT": (
+        lambda x, y: tg.concatenate([x * y, y], axis=1) ** 2,
+        [_u(-2, 2, 2, 2), _u(-2, 2, 2, 2)],
+    ),
     "GATHER": (lambda x: x[np.array([0, 2, 0])] ** 3, [_u(-2, 2, 3)]),
-    "SETITEM": (lambda x, y: O.setitem(x * x, np.array([1]), y * x[0]),
-                [_u(-2, 2, 3), _u(-2, 2, 1)]),
+    "SETITEM": (
+        lambda x, y: O.setitem(x * x, np.array([1]), y * x[0]),
+        [_u(-2, 2, 3), _u(-2, 2, 1)],
+    ),
     "CUMSUM": (lambda x: tg.cumsum(x, axis=1) ** 2, [_u(-2, 2, 2, 3)]),
     "CUMPROD": (lambda x: tg.cumprod(x, axis=0) * x, [_u(0.5, 2, 3, 2)]),
     "SCATTER": (lambda x: O.scatter_add(x * x, [0, 2, 0], (4,)) ** 2, [_u(-2, 2, 3)]),

@@ -1,5 +1,6 @@
 """The architecture as tests: layers point one way, no import cycles, no imports hidden in
 functions to dodge one, and the generated kernel module is the only compiled code."""
+
 import ast
 import pathlib
 
@@ -42,8 +43,12 @@ def _module_level_imports(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             out.append(node)
         elif isinstance(node, (ast.If, ast.Try)):
-            todo += node.body + node.orelse + getattr(node, "finalbody", []) + [
-                s for h in getattr(node, "handlers", []) for s in h.body]
+            todo += (
+                node.body
+                + node.orelse
+                + getattr(node, "finalbody", [])
+                + [s for h in getattr(node, "handlers", []) for s in h.body]
+            )
     return out
 
 
@@ -65,7 +70,7 @@ def test_no_import_cycles():
         deps = set()
         for node in _module_level_imports(tree):
             for target in _resolve(name, node):
-                while target and target not in known:      # `from pkg import module`
+                while target and target not in known:  # `from pkg import module`
                     target = target.rpartition(".")[0]
                 if target and target != name and not name.startswith(target + "."):
                     deps.add(target)
@@ -77,12 +82,13 @@ def test_no_import_cycles():
         stack.append(n)
         for m in sorted(graph.get(n, ())):
             if state.get(m) == 1:
-                cycle = stack[stack.index(m):] + [m]
+                cycle = stack[stack.index(m) :] + [m]
                 pytest.fail("import cycle: " + " -> ".join(cycle))
             if m not in state:
                 visit(m)
         stack.pop()
         state[n] = 2
+
     for n in sorted(graph):
         if n not in state:
             visit(n)
@@ -97,8 +103,12 @@ def _jit_decorated(tree):
 
 
 def test_compiled_code_lives_in_the_generated_module_only():
-    jitted = [f"{path.relative_to(PKG.parent)}:{fn}" for name, path, tree in _modules()
-              if name != "tapegrad.kernels.sweeps" for fn in _jit_decorated(tree)]
+    jitted = [
+        f"{path.relative_to(PKG.parent)}:{fn}"
+        for name, path, tree in _modules()
+        if name != "tapegrad.kernels.sweeps"
+        for fn in _jit_decorated(tree)
+    ]
     assert not jitted, f"@njit outside tapegrad/kernels/sweeps.py: {jitted}"
     assert list(_jit_decorated(ast.parse((PKG / "kernels" / "sweeps.py").read_text())))
 

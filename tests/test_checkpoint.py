@@ -9,7 +9,7 @@ X0 = rng.standard_normal((3, 4))
 
 
 def _run(use_checkpoint):
-    W = tg.tensor(W0, requires_grad=True)   # read by the block through its closure
+    W = tg.tensor(W0, requires_grad=True)  # read by the block through its closure
 
     def block(h):
         for _ in range(4):
@@ -19,10 +19,10 @@ def _run(use_checkpoint):
     x = tg.tensor(X0, requires_grad=True)
     h = x * 2.0
     start = tg.current_tape().nbytes
-    for _ in range(2):                       # the same block checkpointed twice
+    for _ in range(2):  # the same block checkpointed twice
         h = tg.checkpoint(block, h) if use_checkpoint else block(h)
     nbytes = tg.current_tape().nbytes - start
-    (h ** 2).sum().backward()
+    (h**2).sum().backward()
     return x.grad.numpy(), W.grad.numpy(), nbytes
 
 
@@ -38,7 +38,7 @@ def test_checkpoint_grad_fn_and_autograd_grad():
     x = tg.tensor([0.3, -0.7], requires_grad=True)
     y = tg.checkpoint(lambda v: tg.sin(v) * v, x)
     assert y.grad_fn.name() == "CheckpointFunctionBackward"
-    g, = tg.autograd.grad(y.sum(), x)
+    (g,) = tg.autograd.grad(y.sum(), x)
     xv = np.array([0.3, -0.7])
     np.testing.assert_allclose(g.numpy(), np.cos(xv) * xv + np.sin(xv))
 
@@ -46,15 +46,18 @@ def test_checkpoint_grad_fn_and_autograd_grad():
 def test_checkpoint_two_outputs_and_gradcheck():
     def f(a, b):
         return tg.exp(a) * b, a - b
-    assert tg.gradcheck(lambda a, b: (lambda p, q: (p * q).sum())(*tg.checkpoint(f, a, b)),
-                        [np.array([0.1, 0.4]), np.array([-0.3, 0.9])])
+
+    assert tg.gradcheck(
+        lambda a, b: (lambda p, q: (p * q).sum())(*tg.checkpoint(f, a, b)),
+        [np.array([0.1, 0.4]), np.array([-0.3, 0.9])],
+    )
 
 
 def test_checkpoint_double_backward():
     x = tg.tensor(0.7, requires_grad=True)
     y = tg.checkpoint(lambda v: tg.sin(v) * v, x)
-    g, = tg.autograd.grad(y, x, create_graph=True)
-    g2, = tg.autograd.grad(g, x)
+    (g,) = tg.autograd.grad(y, x, create_graph=True)
+    (g2,) = tg.autograd.grad(g, x)
     assert g2.item() == pytest.approx(-np.sin(0.7) * 0.7 + 2 * np.cos(0.7))
 
 
@@ -84,9 +87,10 @@ def test_forward_mode_through_checkpoint_recomputes():
 
     def g(x):
         return (block(x) ** 2).sum()
+
     x, v = np.array([0.3, -0.8]), np.array([1.0, 0.5])
     assert tg.jvp(f, (x,), (v,))[1] == pytest.approx(tg.jvp(g, (x,), (v,))[1], rel=1e-12)
     np.testing.assert_allclose(tg.hvp(f, (x,), (v,)), tg.hvp(g, (x,), (v,)), rtol=1e-12)
-    jj = tg.jvp(lambda y: tg.jvp(f, (y,), (v,))[1], (x,), (v,))[1]      # nested: Tensor rules
+    jj = tg.jvp(lambda y: tg.jvp(f, (y,), (v,))[1], (x,), (v,))[1]  # nested: Tensor rules
     assert jj == pytest.approx(tg.jvp(lambda y: tg.jvp(g, (y,), (v,))[1], (x,), (v,))[1])
     np.testing.assert_allclose(tg.hessian(f)(x), tg.hessian(g)(x), rtol=1e-12)

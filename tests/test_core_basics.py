@@ -5,9 +5,9 @@ import tapegrad as tg
 
 
 def test_contract_first_example():
-    x = tg.tensor([2., 3.], requires_grad=True)
-    (x ** 2).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [4., 6.])
+    x = tg.tensor([2.0, 3.0], requires_grad=True)
+    (x**2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 6.0])
 
 
 def test_scalar_chain_matches_analytic():
@@ -19,10 +19,10 @@ def test_scalar_chain_matches_analytic():
 
 
 def test_broadcast_gradient_sums_back():
-    a = tg.tensor(np.arange(6.).reshape(2, 3), requires_grad=True)
-    b = tg.tensor([1., 2., 3.], requires_grad=True)
+    a = tg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    b = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
     (a * b).sum().backward()
-    np.testing.assert_allclose(b.grad.numpy(), [3., 5., 7.])
+    np.testing.assert_allclose(b.grad.numpy(), [3.0, 5.0, 7.0])
     np.testing.assert_allclose(a.grad.numpy(), [[1, 2, 3], [1, 2, 3]])
 
 
@@ -64,7 +64,7 @@ def test_one_op_records_one_row():
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_backward_division_by_zero_follows_ieee_not_python():
     x = tg.tensor([1.0, 0.0], requires_grad=True)
-    tg.log(x).sum().backward()              # d log(x) = 1/x: inf at 0, no ZeroDivisionError
+    tg.log(x).sum().backward()  # d log(x) = 1/x: inf at 0, no ZeroDivisionError
     assert x.grad.numpy().tolist() == [1.0, np.inf]
     z = tg.tensor([0.0, 2.0], requires_grad=True)
     (1.0 / z).sum().backward()
@@ -78,7 +78,7 @@ def test_storing_traced_value_into_numpy_array_raises_instead_of_dropping_gradie
     def scalar_store(x):
         out = np.zeros(2)
         out[0] = x[0] * x[1]
-        return np.sum(out ** 2)
+        return np.sum(out**2)
 
     def slice_store(x):
         out = np.zeros(2)
@@ -97,13 +97,13 @@ def test_deliberate_conversions_still_work():
     x = tg.tensor([1.0, 2.0], requires_grad=True)
     np.testing.assert_array_equal(np.asarray(x.detach()), [1.0, 2.0])
     with pytest.raises(TypeError, match="requires grad"):
-        np.asarray(x)                        # as PyTorch: refused while it requires grad
-    assert float(x[0]) == 1.0                # outside transforms float() reads the value
+        np.asarray(x)  # as PyTorch: refused while it requires grad
+    assert float(x[0]) == 1.0  # outside transforms float() reads the value
     y = tg.zeros(2)
-    y[0] = x[0] * x[1]                       # a Tensor destination keeps the gradient
-    (y ** 2).sum().backward()
+    y[0] = x[0] * x[1]  # a Tensor destination keeps the gradient
+    (y**2).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [8.0, 4.0])
     out = np.zeros(2)
     with tg.no_grad():
-        out[0] = x[0]                        # no gradient requested: allowed
+        out[0] = x[0]  # no gradient requested: allowed
     assert out[0] == 1.0

@@ -1,6 +1,7 @@
 """docs/COVERAGE.md is current, every name it lists as differentiable has a gradient and tangent
 check (tests/coverage_cases.py), and every name it lists as refused raises the TypeError that
 names it and points at the table."""
+
 import inspect
 import io
 import pathlib
@@ -21,19 +22,24 @@ import coverage_table  # noqa: E402
 
 ROWS = coverage_table.numpy_names()
 SCIPY = coverage_table.scipy_modules()
-SUPPORTED = sorted({n for n, s in ROWS if s.startswith(coverage_table.GRADIENT)}
-                   | {f"scipy.{m}.{n}" for m, (names, _) in SCIPY.items() for n in names})
+SUPPORTED = sorted(
+    {n for n, s in ROWS if s.startswith(coverage_table.GRADIENT)}
+    | {f"scipy.{m}.{n}" for m, (names, _) in SCIPY.items() for n in names}
+)
 REFUSED = [n for n, s in ROWS if s == coverage_table.REFUSED]
 
 
 def test_the_checked_in_table_is_current():
     got = (ROOT / "docs" / "COVERAGE.md").read_text()
     if coverage_table.versions() not in got:
-        pytest.skip("docs/COVERAGE.md lists the names of other NumPy / SciPy versions than "
-                    f"these ({coverage_table.versions()})")
+        pytest.skip(
+            "docs/COVERAGE.md lists the names of other NumPy / SciPy versions than "
+            f"these ({coverage_table.versions()})"
+        )
     want = coverage_table.table()
-    assert got == want, "docs/COVERAGE.md is stale: run python tools/coverage_table.py > " \
-        "docs/COVERAGE.md"
+    assert got == want, (
+        "docs/COVERAGE.md is stale: run python tools/coverage_table.py > docs/COVERAGE.md"
+    )
 
 
 def test_every_supported_name_has_a_gradient_case():
@@ -70,10 +76,13 @@ def test_supported_name_value_gradient_and_tangent(name):
 def _call_with_tensors(fn, t):
     if isinstance(fn, np.ufunc):
         return fn(*[t] * fn.nin)
-    params = [p for p in inspect.signature(fn).parameters.values()
-              if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    params = [
+        p
+        for p in inspect.signature(fn).parameters.values()
+        if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
     args = [t] * max(len(params), 1)
-    if params and params[0].name in ("file", "fname"):     # np.save, np.savez(file, *args)
+    if params and params[0].name in ("file", "fname"):  # np.save, np.savez(file, *args)
         args = [io.BytesIO()] + args[1:] + ([t] if len(args) == 1 else [])
     return fn(*args)
 
@@ -83,6 +92,6 @@ def test_refused_name_raises_naming_itself_and_the_table(name):
     mod, _, attr = name.rpartition(".")
     fn = getattr(np.linalg if mod == "numpy.linalg" else np, attr)
     t = tg.tensor([[0.5, 0.25], [0.125, 0.75]], requires_grad=True)
-    shown = fn.__name__ if isinstance(fn, np.ufunc) else attr   # aliases show the ufunc
+    shown = fn.__name__ if isinstance(fn, np.ufunc) else attr  # aliases show the ufunc
     with pytest.raises(TypeError, match=rf"numpy\.(linalg\.)?{shown}\b.*docs/COVERAGE\.md"):
         _call_with_tensors(fn, t)

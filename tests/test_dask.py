@@ -1,5 +1,6 @@
 """Scaling out: a trace pickled in one process replays in another, and the Dask example's summed
 per-shard gradients equal the single-machine gradient on a LocalCluster of worker processes."""
+
 import importlib.util
 import os
 import pickle
@@ -40,14 +41,22 @@ def test_pickled_trace_replays_in_another_process(tmp_path):
     # other arguments than the recording's, same shapes
     args = (theta[::-1].copy(), X[100:200], y[100:200])
     np.save(tmp_path / "args.npy", np.array(args, dtype=object), allow_pickle=True)
-    code = ("import pickle, sys, numpy as np\n"
-            "import tapegrad\n"
-            "tr = pickle.loads(open('trace.pkl', 'rb').read())\n"
-            "args = tuple(np.load('args.npy', allow_pickle=True))\n"
-            "value, grad = tr.value_and_grad(*args)\n"
-            "pickle.dump((value, grad, tapegrad.__file__), open('out.pkl', 'wb'))\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env_with_this_tapegrad(),
-                          capture_output=True, text=True, timeout=120)
+    code = (
+        "import pickle, sys, numpy as np\n"
+        "import tapegrad\n"
+        "tr = pickle.loads(open('trace.pkl', 'rb').read())\n"
+        "args = tuple(np.load('args.npy', allow_pickle=True))\n"
+        "value, grad = tr.value_and_grad(*args)\n"
+        "pickle.dump((value, grad, tapegrad.__file__), open('out.pkl', 'wb'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=env_with_this_tapegrad(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     value, grad, where = pickle.loads((tmp_path / "out.pkl").read_bytes())
     assert os.path.abspath(where) == os.path.abspath(tg.__file__)  # not another copy
@@ -66,8 +75,16 @@ def test_dask_summed_shard_gradients_equal_single_machine(capsys):
     old = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = env_with_this_tapegrad()["PYTHONPATH"]  # inherited by workers
     try:
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                          dashboard_address=None) as cluster, Client(cluster) as client:
+        with (
+            LocalCluster(
+                n_workers=2,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+            ) as cluster,
+            Client(cluster) as client,
+        ):
             pids = client.run(os.getpid)
             assert len(pids) == 2 and os.getpid() not in pids.values()
             files = client.run(lambda: __import__("tapegrad").__file__)
@@ -79,11 +96,22 @@ def test_dask_summed_shard_gradients_equal_single_machine(capsys):
             out = capsys.readouterr().out
             assert "shapes [(1200, 8), (1201, 8)]" in out and "step 2: loss" in out
             # the script itself, joining this cluster instead of starting one
-            done = subprocess.run([sys.executable, EXAMPLE, "--scheduler",
-                                   cluster.scheduler_address, "--steps", "2",
-                                   "--samples", "2000"],
-                                  env=env_with_this_tapegrad(), capture_output=True, text=True,
-                                  timeout=120)
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    EXAMPLE,
+                    "--scheduler",
+                    cluster.scheduler_address,
+                    "--steps",
+                    "2",
+                    "--samples",
+                    "2000",
+                ],
+                env=env_with_this_tapegrad(),
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             assert done.returncode == 0, done.stdout + done.stderr
             assert "(ok, tolerance 1e-10)" in done.stdout and "final loss" in done.stdout
     finally:

@@ -3,6 +3,7 @@
 Every module of the package is found by walking it, so new modules are covered as they come.
 A module whose import needs an optional extra that is not installed is skipped with a reason.
 """
+
 import doctest
 import importlib
 import inspect
@@ -43,10 +44,10 @@ def test_docstring_examples(name):
 # Public names that need no ``>>>`` example of their own, each with the reason.
 EXEMPT = {
     "tapegrad.RetraceRequired": "defined in the generated kernels module (a docstring there would "
-                                "be one more thing to regenerate); tg.trace's example raises it",
+    "be one more thing to regenerate); tg.trace's example raises it",
     "tapegrad.autograd.sweep": "the engine's inner step over raw tape rows (a Tape and row "
-                               "numbers); users reach it through backward / autograd.grad, whose "
-                               "examples run it",
+    "numbers); users reach it through backward / autograd.grad, whose "
+    "examples run it",
 }
 
 
@@ -61,12 +62,18 @@ def _public(module):
 def test_every_public_function_has_an_example():
     """The promise of the docs: every public function and class shows a ``>>>`` example."""
     public = []
-    for module in (tapegrad, tapegrad.autograd, tapegrad.nn, tapegrad.nn.functional,
-                   tapegrad.optim):
+    for module in (
+        tapegrad,
+        tapegrad.autograd,
+        tapegrad.nn,
+        tapegrad.nn.functional,
+        tapegrad.optim,
+    ):
         public += _public(module)
     public += [(f"tapegrad.numpy.{n}", getattr(tnp, n)) for n in ("array", "asarray")]
-    missing = sorted(name for name, obj in public
-                     if name not in EXEMPT and ">>>" not in (obj.__doc__ or ""))
+    missing = sorted(
+        name for name, obj in public if name not in EXEMPT and ">>>" not in (obj.__doc__ or "")
+    )
     assert not missing, f"public names without a >>> example in their docstring: {missing}"
     assert not set(EXEMPT) - {name for name, _ in public}, "stale exemptions"
 

@@ -1,5 +1,6 @@
 """The nn examples reach their targets (imported and called with small settings; xor also run
 as a script)."""
+
 import os
 import subprocess
 import sys
@@ -34,8 +35,12 @@ def test_xor_all_four_cases():
 
 
 def test_xor_runs_as_a_script():
-    done = subprocess.run([sys.executable, os.path.join(EXAMPLES, "xor.py")],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, os.path.join(EXAMPLES, "xor.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "4/4 correct" in done.stdout and "1 xor 1 -> 0" in done.stdout
 

@@ -1,4 +1,5 @@
 """examples/quickstart.py runs as a script and prints the values its comments promise."""
+
 import os
 import re
 import subprocess
@@ -7,8 +8,9 @@ import sys
 import numpy as np
 import pytest
 
-SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples",
-                      "quickstart.py")
+SCRIPT = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "quickstart.py"
+)
 
 
 @pytest.fixture(scope="module")
@@ -25,15 +27,22 @@ def numbers(line):
 def line_after(out, prefix):
     for line in out.splitlines():
         if line.startswith(prefix):
-            return line[len(prefix):]
+            return line[len(prefix) :]
     raise AssertionError(f"no line starting with {prefix!r} in:\n{out}")
 
 
 def test_every_section_runs(out):
-    for title in ["Tensors and backward", "grad_fn is a view of the tape",
-                  "Accumulation and no_grad updates", "autograd.grad with retain_graph",
-                  "Matrix calculus", "Functional API: grad of plain NumPy code", "Hessian",
-                  "Custom Function", "tg.trace: record once, replay many"]:
+    for title in [
+        "Tensors and backward",
+        "grad_fn is a view of the tape",
+        "Accumulation and no_grad updates",
+        "autograd.grad with retain_graph",
+        "Matrix calculus",
+        "Functional API: grad of plain NumPy code",
+        "Hessian",
+        "Custom Function",
+        "tg.trace: record once, replay many",
+    ]:
         assert f"== {title} ==" in out
 
 

@@ -1,5 +1,6 @@
 """The scientific examples (a Gaussian process, a mixture model, an ODE fit) reach their
 targets, and each checked its gradient against finite differences."""
+
 import numpy as np
 import pytest
 
@@ -12,8 +13,8 @@ def test_gaussian_process_finds_the_noise_level(capsys):
     res, err = load("gaussian_process").main()
     assert res.success and err < 1e-6
     noise_std = np.exp(0.5 * res.x[2])
-    assert 0.05 < noise_std < 0.2                 # the data were made with 0.1
-    assert 0.5 < np.exp(res.x[0]) < 3.0           # a sine: a length-scale of order 1
+    assert 0.05 < noise_std < 0.2  # the data were made with 0.1
+    assert 0.5 < np.exp(res.x[0]) < 3.0  # a sine: a length-scale of order 1
     assert "(ok)" in capsys.readouterr().out
 
 

@@ -1,4 +1,5 @@
 """Functional transforms on plain NumPy code: grad, value_and_grad, vjp, jacobian."""
+
 import collections
 import math
 import pathlib
@@ -14,12 +15,14 @@ RNG = np.random.default_rng(0)
 
 # ---- grad / value_and_grad -------------------------------------------------------------------
 
+
 def test_grad_of_numpy_function_matches_analytic():
-    f = lambda x: np.sin(x) * np.exp(x) + x ** 3            # noqa: E731
+    f = lambda x: np.sin(x) * np.exp(x) + x**3  # noqa: E731
     g = tg.grad(f)(0.7)
     assert type(g) is float
-    assert g == pytest.approx(np.cos(.7) * np.exp(.7) + np.sin(.7) * np.exp(.7) + 3 * .49,
-                              rel=1e-13)
+    assert g == pytest.approx(
+        np.cos(0.7) * np.exp(0.7) + np.sin(0.7) * np.exp(0.7) + 3 * 0.49, rel=1e-13
+    )
 
 
 def test_grad_of_array_function_returns_array_of_same_shape():
@@ -39,12 +42,13 @@ def test_grad_keeps_float32_dtype_and_does_not_touch_the_input():
 
 def test_value_and_grad_logistic_loss():
     X = RNG.standard_normal((5, 3))
-    y = np.array([0., 1., 1., 0., 1.])
+    y = np.array([0.0, 1.0, 1.0, 0.0, 1.0])
     w0 = RNG.standard_normal(3)
 
     def loss(w, X, y):
         p = 1 / (1 + np.exp(-(X @ w)))
         return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
+
     v, g = tg.value_and_grad(loss)(w0, X, y)
     p = 1 / (1 + np.exp(-(X @ w0)))
     assert v == pytest.approx(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)), rel=1e-12)
@@ -52,7 +56,7 @@ def test_value_and_grad_logistic_loss():
 
 
 def test_argnums_tuple_and_negative():
-    f = lambda a, b, c: a * b ** 2 + c                     # noqa: E731
+    f = lambda a, b, c: a * b**2 + c  # noqa: E731
     assert tg.grad(f, argnums=(0, 1))(2.0, 3.0, 1.0) == (9.0, 12.0)
     assert tg.grad(f, argnums=-1)(2.0, 3.0, 1.0) == 1.0
     assert tg.grad(f, argnums=(2,))(2.0, 3.0, 1.0) == (1.0,)
@@ -62,8 +66,9 @@ def test_pytree_arguments_with_none_and_passthrough_leaves():
     params = {"w": [np.array([1.0, 2.0]), 3.0], "b": (0.5, None)}
 
     def f(p, cfg):
-        assert cfg["n"] == 2 and cfg["on"] is True and p["b"][1] is None   # untouched
+        assert cfg["n"] == 2 and cfg["on"] is True and p["b"][1] is None  # untouched
         return np.sum(p["w"][0] ** cfg["n"]) * p["w"][1] + p["b"][0]
+
     v, g = tg.value_and_grad(f)(params, {"n": 2, "on": True})
     assert v == pytest.approx(5 * 3.0 + 0.5)
     np.testing.assert_allclose(g["w"][0], [6.0, 12.0])
@@ -95,13 +100,14 @@ def test_unused_argument_gets_zero_gradient():
 
 def test_constant_function_has_zero_gradient():
     assert tg.grad(lambda x: 4.0)(1.0) == 0.0
-    np.testing.assert_array_equal(tg.grad(lambda x: np.float64(1.0))(np.ones(2)), [0., 0.])
+    np.testing.assert_array_equal(tg.grad(lambda x: np.float64(1.0))(np.ones(2)), [0.0, 0.0])
 
 
 def test_has_aux():
     def f(x):
-        y = np.sum(x ** 2)
+        y = np.sum(x**2)
         return y, {"y": y, "n": 3}
+
     g, aux = tg.grad(f, has_aux=True)(np.array([1.0, 2.0]))
     np.testing.assert_allclose(g, [2.0, 4.0])
     assert aux == {"y": 5.0, "n": 3} and type(aux["y"]) is float
@@ -112,6 +118,7 @@ def test_has_aux():
 def test_gradients_agree_with_gradcheck():
     def f(x):
         return np.sum(np.log1p(x * x) * np.cos(x)) / np.sqrt(np.sum(x * x) + 1)
+
     x = RNG.standard_normal(4)
     assert tg.gradcheck(f, [x])
     g = tg.grad(f)(x)
@@ -128,7 +135,7 @@ def test_grad_works_under_no_grad():
 
 def test_grad_is_repeatable_and_leaves_no_tape_behind():
     g = tg.grad(lambda x: np.sum(np.exp(x)))
-    held = len(tg.current_tape())     # rows of graphs earlier tests may still hold
+    held = len(tg.current_tape())  # rows of graphs earlier tests may still hold
     for _ in range(3):
         np.testing.assert_allclose(g(np.zeros(2)), [1.0, 1.0])
     assert len(tg.current_tape()) <= held
@@ -137,19 +144,22 @@ def test_grad_is_repeatable_and_leaves_no_tape_behind():
 def test_wraps_keeps_function_name():
     def my_loss(x):
         return x * x
+
     assert tg.grad(my_loss).__name__ == "my_loss"
     assert tg.value_and_grad(my_loss).__name__ == "my_loss"
 
 
 # ---- Python control flow -------------------------------------------------------------------------
 
+
 def test_data_dependent_branches():
     def f(x):
         if x > 0:
-            return x ** 2
+            return x**2
         elif x.item() > -1:
             return np.sin(x)
-        return -x.item() * x       # item() is a constant factor
+        return -x.item() * x  # item() is a constant factor
+
     assert tg.grad(f)(3.0) == 6.0
     assert tg.grad(f)(-0.5) == pytest.approx(np.cos(-0.5))
     assert tg.grad(f)(-2.0) == 2.0
@@ -158,17 +168,19 @@ def test_data_dependent_branches():
 def test_while_loop_of_data_dependent_length():
     def f(x):
         steps = 0
-        while x < 10.0:            # doubles until it passes 10: 1 -> 16 takes 4 steps
+        while x < 10.0:  # doubles until it passes 10: 1 -> 16 takes 4 steps
             x = x * 2.0
             steps += 1
         return x * steps
-    assert tg.grad(f)(1.0) == 2 ** 4 * 4                      # 1 -> 16 in 4 steps
-    assert tg.grad(f)(3.0) == 2 ** 2 * 2                      # 3 -> 12 in 2 steps
+
+    assert tg.grad(f)(1.0) == 2**4 * 4  # 1 -> 16 in 4 steps
+    assert tg.grad(f)(3.0) == 2**2 * 2  # 3 -> 12 in 2 steps
 
 
 def test_recursion():
     def power(x, n):
         return 1.0 if n == 0 else x * power(x, n - 1)
+
     for n in (1, 4, 7):
         assert tg.grad(power)(1.5, n) == pytest.approx(n * 1.5 ** (n - 1), rel=1e-14)
 
@@ -179,6 +191,7 @@ def test_loop_over_varying_length_inputs():
         for i, x in enumerate(xs):
             total = total + (i + 1) * x * x
         return total
+
     for n in (1, 3, 6):
         g = tg.grad(f)([float(k) for k in range(n)])
         assert g == [2.0 * (i + 1) * i for i in range(n)]
@@ -188,16 +201,19 @@ def test_argmax_style_selection_and_max():
     def f(x):
         i = int(np.argmax(x))
         return x[i] * np.max(x)
+
     np.testing.assert_allclose(tg.grad(f)(np.array([1.0, 5.0, 2.0])), [0.0, 10.0, 0.0])
 
 
 # ---- vjp ---------------------------------------------------------------------------------------
+
 
 def test_vjp_with_pytree_output_called_twice():
     x = np.array([1.0, 2.0, 3.0])
 
     def f(x, s):
         return {"y": np.sin(x) * s, "t": np.sum(x)}
+
     out, vjp_fn = tg.vjp(f, x, 2.0)
     np.testing.assert_allclose(out["y"], np.sin(x) * 2)
     assert out["t"] == 6.0
@@ -205,14 +221,14 @@ def test_vjp_with_pytree_output_called_twice():
     gx, gs = vjp_fn({"y": u, "t": 1.0})
     np.testing.assert_allclose(gx, u * np.cos(x) * 2 + 1)
     assert gs == pytest.approx(np.dot(u, np.sin(x)))
-    gx2, gs2 = vjp_fn({"y": np.zeros(3), "t": 2.0})      # second call: graph retained
+    gx2, gs2 = vjp_fn({"y": np.zeros(3), "t": 2.0})  # second call: graph retained
     np.testing.assert_allclose(gx2, [2.0, 2.0, 2.0])
     assert gs2 == 0.0
 
 
 def test_vjp_none_cotangent_and_shape_errors():
     out, vjp_fn = tg.vjp(lambda x: (x * 2, x * x), np.ones(2))
-    gx, = vjp_fn((None, np.array([1.0, 1.0])))
+    (gx,) = vjp_fn((None, np.array([1.0, 1.0])))
     np.testing.assert_allclose(gx, [2.0, 2.0])
     with pytest.raises(ValueError, match="cotangent leaf 0 has shape"):
         vjp_fn((np.ones(3), np.ones(2)))
@@ -221,6 +237,7 @@ def test_vjp_none_cotangent_and_shape_errors():
 
 
 # ---- jacobian ----------------------------------------------------------------------------------
+
 
 def test_jacobian_matches_analytic():
     A = RNG.standard_normal((3, 4))
@@ -238,7 +255,7 @@ def test_jacobian_shapes_pytrees_and_argnums():
     np.testing.assert_allclose(Js, x * x)
     np.testing.assert_allclose(out["tot"][0], np.ones((2, 3)))
     assert out["tot"][1] == 0.0
-    assert tg.jacobian(lambda t: t ** 3)(2.0) == 12.0
+    assert tg.jacobian(lambda t: t**3)(2.0) == 12.0
 
 
 def test_jacobian_of_identity_and_constant_outputs():
@@ -256,27 +273,32 @@ def test_jacobian_through_custom_function_uses_the_fallback():
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x)
-            return x ** 3
+            return x**3
 
         @staticmethod
         def backward(ctx, g):
-            x, = ctx.saved_tensors
-            return g * 3 * x ** 2
+            (x,) = ctx.saved_tensors
+            return g * 3 * x**2
+
     x = np.array([1.0, 2.0])
     J = tg.jacobian(lambda x: Cube.apply(x) * 2.0)(x)
-    np.testing.assert_allclose(J, np.diag(6 * x ** 2))
+    np.testing.assert_allclose(J, np.diag(6 * x**2))
 
 
 # ---- bad input ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("arg, path", [
-    ("abc", "argument 0 has type str"),
-    ({"w": [1.0, np.arange(3)]}, r"argument 0\['w'\]\[1\] is an array of dtype int64"),
-    ([1.0, 2j], r"argument 0\[1\] has type complex"),
-    (tg.tensor([1, 2]), "argument 0 is an integer/boolean Tensor"),
-    (3, "argument 0 is int 3; only floats can be differentiated"),
-    (None, "argument 0 has no float values"),
-])
+
+@pytest.mark.parametrize(
+    "arg, path",
+    [
+        ("abc", "argument 0 has type str"),
+        ({"w": [1.0, np.arange(3)]}, r"argument 0\['w'\]\[1\] is an array of dtype int64"),
+        ([1.0, 2j], r"argument 0\[1\] has type complex"),
+        (tg.tensor([1, 2]), "argument 0 is an integer/boolean Tensor"),
+        (3, "argument 0 is int 3; only floats can be differentiated"),
+        (None, "argument 0 has no float values"),
+    ],
+)
 def test_non_differentiable_arguments_name_their_path(arg, path):
     with pytest.raises(TypeError, match=path):
         tg.grad(lambda x: 1.0)(arg)
@@ -298,12 +320,15 @@ def test_non_scalar_output_points_to_jacobian_and_vjp():
 
 # ---- speed and the scipy example -----------------------------------------------------------------
 
+
 def test_transform_records_the_same_rows_as_the_tensor_api():
     """No per-op work is added by tg.grad: f records exactly the rows it records with Tensors."""
+
     def f(x):
         for _ in range(50):
             x = np.sin(x) * 0.9 + x * x * 0.01 + 0.1
         return x
+
     x = tg.tensor(0.3, requires_grad=True)
     start = len(tg.current_tape())
     y = f(x)
@@ -316,6 +341,7 @@ def test_transform_records_the_same_rows_as_the_tensor_api():
         y = f(x)
         seen.append(len(tg.current_tape()) - start)
         return y
+
     assert tg.grad(counted)(0.3) == pytest.approx(x.grad.item(), rel=1e-14)
     assert seen == [rows]
 
@@ -328,10 +354,11 @@ def test_scipy_minimize_example_converges_to_ones():
         import scipy_minimize
     finally:
         sys.path.pop(0)
-    try:    # BLAS threads fighting over a busy machine make L-BFGS-B's own steps slow
+    try:  # BLAS threads fighting over a busy machine make L-BFGS-B's own steps slow
         from threadpoolctl import threadpool_limits
     except ImportError:
         import contextlib
+
         threadpool_limits = contextlib.nullcontext
     with threadpool_limits(1):
         res = scipy_minimize.main(dim=100, verbose=False)

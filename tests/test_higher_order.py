@@ -1,5 +1,6 @@
 """Second and third derivatives of every op: the create_graph gradient is checked against finite
 differences of the first derivative (and once more for third order)."""
+
 import numpy as np
 import pytest
 
@@ -15,6 +16,7 @@ def test_every_op_has_a_second_order_case():
 
 def _first_derivative(f, wseed=3):
     """x -> <d f / d x, w>, built with create_graph so it can be differentiated again."""
+
     def g(*xs):
         out = f(*xs)
         w = np.random.default_rng(wseed).standard_normal(out.shape)
@@ -27,6 +29,7 @@ def _first_derivative(f, wseed=3):
             term = (gk * v).sum()
             total = term if total is None else total + term
         return total
+
     return g
 
 
@@ -36,25 +39,27 @@ def test_second_derivative(name):
     assert tg.gradcheck(_first_derivative(f), inputs, atol=1e-5, rtol=1e-4)
 
 
-@pytest.mark.parametrize("name", ["EXP", "SIN", "TANH", "MUL", "DIV", "POWS", "MATMUL", "SUM",
-                                  "LOG", "SIGMOID", "VIEW"])
+@pytest.mark.parametrize(
+    "name", ["EXP", "SIN", "TANH", "MUL", "DIV", "POWS", "MATMUL", "SUM", "LOG", "SIGMOID", "VIEW"]
+)
 def test_third_derivative(name):
     f, inputs = CASES[name]
-    assert tg.gradcheck(_first_derivative(_first_derivative(f), wseed=11), inputs,
-                        atol=1e-4, rtol=1e-3)
+    assert tg.gradcheck(
+        _first_derivative(_first_derivative(f), wseed=11), inputs, atol=1e-4, rtol=1e-3
+    )
 
 
 def test_third_derivative_of_sin_at_zero():
     x = tg.tensor(0.0, requires_grad=True)
-    g1, = tg.autograd.grad(tg.sin(x), x, create_graph=True)
-    g2, = tg.autograd.grad(g1, x, create_graph=True)
-    g3, = tg.autograd.grad(g2, x)
+    (g1,) = tg.autograd.grad(tg.sin(x), x, create_graph=True)
+    (g2,) = tg.autograd.grad(g1, x, create_graph=True)
+    (g3,) = tg.autograd.grad(g2, x)
     assert (g1.item(), g2.item(), g3.item()) == (1.0, -0.0, -1.0)
 
 
 def test_backward_create_graph_accumulates_differentiable_grad():
     x = tg.tensor([1.0, 2.0], requires_grad=True)
-    (x ** 3).sum().backward(create_graph=True)
+    (x**3).sum().backward(create_graph=True)
     assert x.grad.requires_grad
     np.testing.assert_allclose(x.grad.numpy(), [3.0, 12.0])
     g = x.grad
@@ -65,16 +70,16 @@ def test_backward_create_graph_accumulates_differentiable_grad():
 
 def test_create_graph_under_no_grad_gives_constant_gradients():
     x = tg.tensor(2.0, requires_grad=True)
-    y = x ** 3
+    y = x**3
     with tg.no_grad():
-        g, = tg.autograd.grad(y, x, create_graph=True)
+        (g,) = tg.autograd.grad(y, x, create_graph=True)
     assert g.item() == 12.0
     assert not g.requires_grad
 
 
 def test_gradient_that_is_constant_does_not_require_grad_as_in_pytorch():
     x = tg.tensor(1.5, requires_grad=True)
-    g, = tg.autograd.grad(x * 3.0, x, create_graph=True)   # constant 3: no dependence on x
+    (g,) = tg.autograd.grad(x * 3.0, x, create_graph=True)  # constant 3: no dependence on x
     assert g.item() == 3.0 and not g.requires_grad
     with pytest.raises(RuntimeError, match="does not require grad"):
         tg.autograd.grad(g, x)

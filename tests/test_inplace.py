@@ -5,7 +5,7 @@ import tapegrad as tg
 
 
 def test_inplace_ops_on_non_leaf():
-    x = tg.tensor([1., 2., 3.], requires_grad=True)
+    x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = x * 1.0
     y += 2.0
     y.mul_(x)
@@ -18,11 +18,11 @@ def test_inplace_ops_on_non_leaf():
 
 
 def test_indexed_assignment_in_a_loop():
-    x = tg.tensor([1., 2., 3., 4.], requires_grad=True)
+    x = tg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
     w = tg.tensor(3.0, requires_grad=True)
     a = x * 1.0
     for i in range(3):
-        a[i] = a[i + 1] * w     # value requires grad; the overwritten part gets none
+        a[i] = a[i + 1] * w  # value requires grad; the overwritten part gets none
     a.sum().backward()
     # a = [x1 w, x2 w, x3 w, x3]
     np.testing.assert_allclose(x.grad.numpy(), [0, 3, 3, 3 + 1])
@@ -34,22 +34,26 @@ def test_setitem_gradcheck():
         a = x * 2.0
         a[1:3] = v * v
         return (a * a).sum()
+
     assert tg.gradcheck(f, [np.array([0.5, 1.0, -1.5, 2.0]), np.array([0.3, -0.2])])
 
 
 def test_version_counter_error_names_op_shape_version():
-    x = tg.tensor([1., 2., 3.], requires_grad=True)
+    x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
     a = x * 2.0
     b = a * a
     a.mul_(3.0)
     a.add_(1.0)
-    with pytest.raises(RuntimeError, match=r"\[float64 \[3\]\], which is output 0 of "
-                                            r"MulBackward0, is at version 2; expected version 0"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"\[float64 \[3\]\], which is output 0 of "
+        r"MulBackward0, is at version 2; expected version 0",
+    ):
         b.sum().backward()
 
 
 def test_leaf_modified_under_no_grad_raises():
-    x = tg.tensor([1., 2.], requires_grad=True)
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
     y = tg.sin(x).sum()
     with tg.no_grad():
         x.add_(1.0)
@@ -58,16 +62,16 @@ def test_leaf_modified_under_no_grad_raises():
 
 
 def test_modification_not_needed_by_backward_is_fine():
-    x = tg.tensor([1., 2.], requires_grad=True)
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
     a = x * 1.0
-    b = a * 2.0 + a.exp()     # MULS needs no value; EXP keeps its output, not a
+    b = a * 2.0 + a.exp()  # MULS needs no value; EXP keeps its output, not a
     a.add_(5.0)
     (b.sum() + a.sum()).backward()
-    np.testing.assert_allclose(x.grad.numpy(), 2 + np.exp([1., 2.]) + 1)
+    np.testing.assert_allclose(x.grad.numpy(), 2 + np.exp([1.0, 2.0]) + 1)
 
 
 def test_in_place_on_leaf_requiring_grad_raises():
-    x = tg.tensor([1., 2.], requires_grad=True)
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf Variable"):
         x.add_(1.0)
 

@@ -5,11 +5,11 @@ import tapegrad as tg
 
 
 def test_grad_fn_views():
-    x = tg.tensor([1., 2.], requires_grad=True)
-    c = tg.tensor([3., 4.])
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    c = tg.tensor([3.0, 4.0])
     y = tg.sin(x * c)
     assert y.grad_fn.name() == "SinBackward0"
-    (mul, _), = y.grad_fn.next_functions
+    ((mul, _),) = y.grad_fn.next_functions
     assert mul.name() == "MulBackward0"
     names = [f.name() if f is not None else None for f, _ in mul.next_functions]
     assert names == ["torch::autograd::AccumulateGrad", None]
@@ -18,7 +18,7 @@ def test_grad_fn_views():
 
 def test_tape_len_stats_dump():
     t0 = len(tg.current_tape())
-    x = tg.tensor([1., 2., 3.], requires_grad=True)
+    x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = (x * 2.0).sin().sum()
     t = tg.current_tape()
     assert len(t) == t0 + 4
@@ -31,7 +31,7 @@ def test_tape_len_stats_dump():
 
 
 def test_to_dot_and_reprs():
-    x = tg.tensor([1., 2.], requires_grad=True)
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
     y = tg.exp(x).sum()
     dot = y.to_dot()
     assert dot.startswith("digraph") and "ExpBackward0" in dot and "SumBackward0" in dot
@@ -50,16 +50,16 @@ def test_checkpoint_shrinks_dump():
 
 
 def test_anomaly_forward_finds_planted_log0():
-    x = tg.tensor([1., 0., 2.], requires_grad=True)
+    x = tg.tensor([1.0, 0.0, 2.0], requires_grad=True)
     with tg.detect_anomaly():
         with pytest.raises(RuntimeError, match=r"LogBackward0.*test_inspect.py:\d+"):
             with np.errstate(divide="ignore"):
-                tg.log(x)   # the planted log(0)
+                tg.log(x)  # the planted log(0)
     assert not tg.is_anomaly_enabled()
 
 
 def test_anomaly_backward_finds_planted_log0():
-    x = tg.tensor([1., 0., 2.], requires_grad=True)
+    x = tg.tensor([1.0, 0.0, 2.0], requires_grad=True)
     with tg.detect_anomaly(check_forward=False):
         with np.errstate(divide="ignore"):
             y = tg.log(x) * 2.0
@@ -74,8 +74,10 @@ def test_anomaly_backward_nan_from_multiplication():
         b = a * 2.0
         c = b * np.array([np.inf, 1.0])
         d = b * 3.0
-        with pytest.raises(RuntimeError, match=r"'MulBackward0' .* returned nan"), \
-                np.errstate(invalid="ignore"):
+        with (
+            pytest.raises(RuntimeError, match=r"'MulBackward0' .* returned nan"),
+            np.errstate(invalid="ignore"),
+        ):
             (c * 0.0 + d).sum().backward()
 
 
@@ -89,12 +91,13 @@ def test_anomaly_mode_keeps_results():
 
 def test_anomaly_mode_is_per_thread():
     import threading
+
     seen = {}
 
     def other():
         seen["enabled"] = tg.is_anomaly_enabled()
         x = tg.tensor(0.0, requires_grad=True)
-        y = tg.log(x)          # -inf: would raise under anomaly mode's forward check
+        y = tg.log(x)  # -inf: would raise under anomaly mode's forward check
         seen["value"] = y.item()
 
     with tg.detect_anomaly():

@@ -1,4 +1,5 @@
 """Lazy rows (large arrays enter the tape uncopied) must never change a gradient."""
+
 import numpy as np
 import pytest
 
@@ -13,8 +14,10 @@ def _grads(f, inputs):
     out = f(*xs)
     w = np.random.default_rng(5).standard_normal(out.shape)
     out.backward(w)
-    return [np.zeros_like(v) if x.grad is None else x.grad.numpy()
-            for x, v in zip(xs, inputs, strict=True)]
+    return [
+        np.zeros_like(v) if x.grad is None else x.grad.numpy()
+        for x, v in zip(xs, inputs, strict=True)
+    ]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -34,7 +37,7 @@ def test_large_parameter_is_not_copied_until_needed():
     W = tg.tensor(rng.standard_normal((100, 80)), requires_grad=True)
     y = (X @ W).sum()
     t = tg.current_tape()
-    assert W._row in t.lazy and X._row in t.lazy     # matmul via numpy reads them directly
+    assert W._row in t.lazy and X._row in t.lazy  # matmul via numpy reads them directly
     y.backward()
     np.testing.assert_allclose(W.grad.numpy(), X.numpy().sum(0)[:, None] * np.ones((1, 80)))
 
@@ -44,7 +47,7 @@ def test_in_place_change_copies_the_old_value_first():
     W0 = rng.standard_normal((100, 80))
     X = tg.tensor(rng.standard_normal((64, 100)), requires_grad=True)
     W = tg.tensor(W0.copy(), requires_grad=True)
-    y = (X @ W).sum()    # noqa: F841  (held: its graph keeps W's row on the tape)
+    y = (X @ W).sum()  # noqa: F841  (held: its graph keeps W's row on the tape)
     t = tg.current_tape()
     row = W._row
     with tg.no_grad():

@@ -1,6 +1,7 @@
 """np.linalg on Tensors: values against NumPy, gradients, JVPs and second derivatives against
 central finite differences, batching, plain arrays in and out, and the refusals (singular
 matrices, repeated eigen/singular values, non-unique factor columns)."""
+
 import numpy as np
 import pytest
 
@@ -50,9 +51,10 @@ def _scalarize(f, args):
         total, k = 0.0, 0
         for o in outs:
             n = int(np.size(o.data if isinstance(o, tg.Tensor) else o))
-            total = total + (o * w[k:k + n].reshape(np.shape(o))).sum()
+            total = total + (o * w[k : k + n].reshape(np.shape(o))).sum()
             k += n
         return total
+
     return s
 
 
@@ -72,16 +74,19 @@ def check(f, *args, second=False):
     grads = tg.grad(s, argnums=tuple(range(n)))(*args)
     vs = [_rand(*np.shape(x)) for x in args]
     for k in range(n):
+
         def along(t, k=k):
             a = list(args)
             a[k] = args[k] + t * vs[k]
             return float(s(*a))
+
         _close(np.sum(grads[k] * vs[k]), _fd(along, 0.0, 1.0))
     # forward mode: all arguments moved at once
     out, tan = tg.jvp(f, tuple(args), tuple(vs))
 
     def moved(t):
         return _flat(f(*[x + t * v for x, v in zip(args, vs, strict=True)]))
+
     _close(_flat(tan), _fd(moved, 0.0, 1.0))
     _close(_flat(out), _flat(f(*args)))
     if second:
@@ -90,21 +95,31 @@ def check(f, *args, second=False):
         hv = hv if n > 1 else (hv,)
 
         def g_along(t):
-            gs = tg.grad(s, argnums=tuple(range(n)))(*[x + t * v for x, v in
-                                                         zip(args, vs, strict=True)])
+            gs = tg.grad(s, argnums=tuple(range(n)))(
+                *[x + t * v for x, v in zip(args, vs, strict=True)]
+            )
             return np.concatenate([np.ravel(g) for g in gs])
-        _close(np.concatenate([np.ravel(h) for h in hv]), _fd(g_along, 0.0, 1.0), rtol=1e-5,
-               atol=1e-6)
+
+        _close(
+            np.concatenate([np.ravel(h) for h in hv]), _fd(g_along, 0.0, 1.0), rtol=1e-5, atol=1e-6
+        )
+
         # forward over reverse on Tensors: jvp of grad inside grad (nested forward mode)
         def dir_jvp(*a):
             _, t = tg.jvp(lambda *b: s(*b), tuple(a), tuple(vs))
             return t
+
         gg = tg.grad(dir_jvp, argnums=tuple(range(n)))(*args)
-        _close(np.concatenate([np.ravel(g) for g in gg]),
-               np.concatenate([np.ravel(h) for h in hv]), rtol=1e-7, atol=1e-9)
+        _close(
+            np.concatenate([np.ravel(g) for g in gg]),
+            np.concatenate([np.ravel(h) for h in hv]),
+            rtol=1e-7,
+            atol=1e-9,
+        )
 
 
 # ---- derivatives ------------------------------------------------------------------------------
+
 
 def test_inv():
     check(np.linalg.inv, _well(3), second=True)
@@ -128,8 +143,8 @@ def test_solve():
     check(np.linalg.solve, a, b, second=True)
     check(np.linalg.solve, a, bm, second=True)
     check(np.linalg.solve, _well(3, (2,)), _rand(2, 3, 2))
-    check(np.linalg.solve, _well(3, (2,)), b)                 # NumPy 2: 1-D b broadcasts
-    check(lambda b: tnp.linalg.solve(a, b), bm)               # a constant
+    check(np.linalg.solve, _well(3, (2,)), b)  # NumPy 2: 1-D b broadcasts
+    check(lambda b: tnp.linalg.solve(a, b), bm)  # a constant
 
 
 def test_cholesky():
@@ -159,13 +174,25 @@ def test_svd():
     for shape in [(3, 3), (4, 2), (2, 4)]:
         a = _rand(*shape)
         check(lambda a: np.linalg.svd(a, compute_uv=False), a, second=shape == (3, 3))
-        check(lambda a: tuple(x ** 2 for x in (np.linalg.svd(a, full_matrices=False)[0],
-                                               np.linalg.svd(a, full_matrices=False)[2])),
-              a, second=shape == (4, 2))
+        check(
+            lambda a: tuple(
+                x**2
+                for x in (
+                    np.linalg.svd(a, full_matrices=False)[0],
+                    np.linalg.svd(a, full_matrices=False)[2],
+                )
+            ),
+            a,
+            second=shape == (4, 2),
+        )
         u, s, vh = np.linalg.svd(a, full_matrices=False)
         # U diag(s) Vh reconstructs a: sign conventions cancel
-        check(lambda a: (lambda r: (r.U * r.S[..., None, :]) @ r.Vh)(
-            np.linalg.svd(a, full_matrices=False)), a)
+        check(
+            lambda a: (lambda r: (r.U * r.S[..., None, :]) @ r.Vh)(
+                np.linalg.svd(a, full_matrices=False)
+            ),
+            a,
+        )
     check(lambda a: np.linalg.svd(a, compute_uv=False), _rand(2, 3, 2))
 
 
@@ -178,19 +205,24 @@ def test_svd_full_matrices():
     _close(s.data, ref.S, rtol=0, atol=1e-12)
     # gradient through the unique part works ...
     g = tg.grad(lambda a: (np.linalg.svd(a)[0][:, :2] ** 2).sum() + np.linalg.svd(a)[1].sum())(a)
-    g_red = tg.grad(lambda a: (np.linalg.svd(a, full_matrices=False)[0] ** 2).sum() +
-                    np.linalg.svd(a, full_matrices=False)[1].sum())(a)
+    g_red = tg.grad(
+        lambda a: (
+            (np.linalg.svd(a, full_matrices=False)[0] ** 2).sum()
+            + np.linalg.svd(a, full_matrices=False)[1].sum()
+        )
+    )(a)
     _close(g, g_red, rtol=1e-12, atol=1e-12)
     # ... through the arbitrary extra columns it raises
     with pytest.raises(np.linalg.LinAlgError, match="full_matrices=False"):
         tg.grad(lambda a: np.linalg.svd(a)[0].sum())(a)
-    check(lambda a: np.linalg.svd(a)[1], _rand(3, 3))     # square: full == reduced
+    check(lambda a: np.linalg.svd(a)[1], _rand(3, 3))  # square: full == reduced
 
 
 def test_qr():
     for shape in [(3, 3), (4, 2), (2, 4)]:
-        check(lambda a: tuple(np.linalg.qr(a)), _rand(*shape) + np.eye(*shape),
-              second=shape == (4, 2))
+        check(
+            lambda a: tuple(np.linalg.qr(a)), _rand(*shape) + np.eye(*shape), second=shape == (4, 2)
+        )
     check(lambda a: np.linalg.qr(a, mode="r"), _rand(2, 3, 2))
     check(lambda a: tuple(np.linalg.qr(a, mode="complete")), _rand(2, 3))
     with pytest.raises(TypeError, match="mode='complete'"):
@@ -251,8 +283,12 @@ def test_matrix_power_multi_dot():
     a = _well(3)
     for n in [0, 1, 2, 3, 5, -1, -3]:
         check(lambda a, n=n: np.linalg.matrix_power(a, n), a)
-        _close(np.linalg.matrix_power(tg.tensor(a), n).data, np.linalg.matrix_power(a, n),
-               rtol=1e-12, atol=1e-14)
+        _close(
+            np.linalg.matrix_power(tg.tensor(a), n).data,
+            np.linalg.matrix_power(a, n),
+            rtol=1e-12,
+            atol=1e-14,
+        )
     check(lambda a: np.linalg.matrix_power(a, 3), _well(2, (2,)), second=True)
     x, y, z = _rand(3), _rand(3, 4), _rand(4)
     check(lambda x, y, z: np.linalg.multi_dot([x, y, z]), x, y, z)
@@ -261,11 +297,19 @@ def test_matrix_power_multi_dot():
 
 # ---- values, plain arrays, refusals, trace -----------------------------------------------------
 
+
 def test_plain_arrays_return_numpy_results():
     a, s = _well(3), _spd(3)
-    for name, args in [("inv", (a,)), ("det", (a,)), ("solve", (a, _rand(3))),
-                       ("cholesky", (s,)), ("eigvalsh", (s,)), ("pinv", (a,)),
-                       ("matrix_power", (a, -2)), ("norm", (a, "nuc"))]:
+    for name, args in [
+        ("inv", (a,)),
+        ("det", (a,)),
+        ("solve", (a, _rand(3))),
+        ("cholesky", (s,)),
+        ("eigvalsh", (s,)),
+        ("pinv", (a,)),
+        ("matrix_power", (a, -2)),
+        ("norm", (a, "nuc")),
+    ]:
         got = getattr(tnp.linalg, name)(*args)
         want = getattr(np.linalg, name)(*args)
         assert type(got) is type(want)
@@ -282,8 +326,12 @@ def test_tensor_values_match_numpy():
     t = tg.tensor(a, requires_grad=True)
     _close(np.linalg.inv(t).data, np.linalg.inv(a), rtol=0, atol=0)
     _close(np.linalg.det(t).data, np.linalg.det(a), rtol=0, atol=0)
-    _close(np.linalg.cholesky(tg.tensor(s, requires_grad=True)).data, np.linalg.cholesky(s),
-           rtol=0, atol=0)
+    _close(
+        np.linalg.cholesky(tg.tensor(s, requires_grad=True)).data,
+        np.linalg.cholesky(s),
+        rtol=0,
+        atol=0,
+    )
     w, v = np.linalg.eigh(tg.tensor(s, requires_grad=True))
     _close(w.data, np.linalg.eigh(s)[0], rtol=0, atol=0)
     _close(v.data, np.linalg.eigh(s)[1], rtol=0, atol=0)
@@ -317,8 +365,9 @@ def test_repeated_values_documented():
     _close(tg.grad(lambda a: np.linalg.eigh(a)[0].sum())(eye), eye)
     with pytest.raises(np.linalg.LinAlgError, match="repeated"):
         tg.grad(lambda a: (np.linalg.svd(a)[0] ** 2).sum())(np.diag([2.0, 2.0, 1.0]))
-    _close(tg.grad(lambda a: np.linalg.svd(a, compute_uv=False).sum())(np.diag([2.0, 2.0])),
-           np.eye(2))
+    _close(
+        tg.grad(lambda a: np.linalg.svd(a, compute_uv=False).sum())(np.diag([2.0, 2.0])), np.eye(2)
+    )
 
 
 def test_create_graph_backward():
@@ -330,6 +379,7 @@ def test_create_graph_backward():
     def gg(x):
         gx = tg.grad(np.linalg.det)(x)
         return float((gx * gx).sum())
+
     v = _rand(3, 3)
     _close(np.sum(h.data * v), _fd(lambda t: gg(a.data + t * v), 0.0, 1.0), rtol=1e-5)
 
@@ -357,8 +407,12 @@ def test_solve_triangular():
     for lower in (True, False):
         for trans in (0, 1, "T"):
             for unit in (False, True):
-                check(lambda a, b, lo=lower, tr=trans, u=unit: tsl.solve_triangular(
-                    a, b, tr, lo, u), a, b, second=lower and trans == 0 and not unit)
+                check(
+                    lambda a, b, lo=lower, tr=trans, u=unit: tsl.solve_triangular(a, b, tr, lo, u),
+                    a,
+                    b,
+                    second=lower and trans == 0 and not unit,
+                )
     check(lambda a, b: tsl.solve_triangular(a, b, lower=True), a, _rand(3))
     # the triangle SciPy ignores gets no gradient
     g = tg.grad(lambda a: tsl.solve_triangular(a, b, lower=True).sum())(a)
@@ -374,15 +428,14 @@ def test_cho_factor_cho_solve():
         ref = sl.cho_factor(a, lower=lower)
         assert low == ref[1]
         _close(c.data, ref[0], rtol=1e-13, atol=1e-14)
-        check(lambda a, b, lo=lower: tsl.cho_solve(tsl.cho_factor(a, lo), b), a, b,
-              second=lower)
+        check(lambda a, b, lo=lower: tsl.cho_solve(tsl.cho_factor(a, lo), b), a, b, second=lower)
         check(lambda a, lo=lower: tsl.cho_factor(a, lo)[0], a)
 
 
 def test_solve_banded():
     m, nl, nu = 4, 1, 2
     ab = _rand(nl + nu + 1, m)
-    ab[nu] += 4.0                  # a strong diagonal
+    ab[nu] += 4.0  # a strong diagonal
     b = _rand(m, 2)
     x = tsl.solve_banded((nl, nu), tg.tensor(ab), b)
     _close(x.data, sl.solve_banded((nl, nu), ab, b), rtol=0, atol=0)
@@ -416,8 +469,7 @@ def test_scipy_plain_arrays_return_scipy_results():
     np.testing.assert_array_equal(tsl.sqrtm(s), sl.sqrtm(s))
     np.testing.assert_array_equal(tsl.solve_sylvester(a, s, a), sl.solve_sylvester(a, s, a))
     ab = np.array([[0.0, 1.0, 1.0], [4.0, 4.0, 4.0]])
-    np.testing.assert_array_equal(tsl.solve_banded((0, 1), ab, b),
-                                  sl.solve_banded((0, 1), ab, b))
+    np.testing.assert_array_equal(tsl.solve_banded((0, 1), ab, b), sl.solve_banded((0, 1), ab, b))
     assert type(tsl.expm(a)) is np.ndarray
 
 
@@ -425,17 +477,18 @@ def test_in_place_change_after_record_raises_and_checkpoint_works():
     a = _well(3)
     x = tg.tensor(a, requires_grad=True)
     y = np.linalg.inv(x * 1.0)
-    y.add_(1.0)                      # the rule reads y: the backward must refuse
+    y.add_(1.0)  # the rule reads y: the backward must refuse
     with pytest.raises(RuntimeError, match="inplace"):
         y.sum().backward()
     x = tg.tensor(a, requires_grad=True)
     b = x * 1.0
     d = np.linalg.det(b)
-    b.mul_(2.0)                      # the rule reads b
+    b.mul_(2.0)  # the rule reads b
     with pytest.raises(RuntimeError, match="inplace"):
         d.backward()
-    _close(tg.grad(lambda a: tg.checkpoint(np.linalg.det, a))(a), tg.grad(np.linalg.det)(a),
-           rtol=1e-13)
+    _close(
+        tg.grad(lambda a: tg.checkpoint(np.linalg.det, a))(a), tg.grad(np.linalg.det)(a), rtol=1e-13
+    )
     x = tg.tensor(a, requires_grad=True)
     np.linalg.slogdet(x).logabsdet.backward()
     _close(x.grad.data, np.linalg.inv(a).T, rtol=1e-12)

@@ -1,5 +1,6 @@
 """tg.nn: Module registration and state, Linear/Sequential, and every functional's values and
 gradients (gradcheck on random shapes)."""
+
 import math
 
 import numpy as np
@@ -18,12 +19,13 @@ def rand_shape(ndim, lo=1, hi=5):
 
 # ---- Linear, Sequential, Module -------------------------------------------------------------
 
+
 def test_linear_forward_equals_numpy():
     tg.manual_seed(0)
     lin = nn.Linear(5, 3)
     x = RNG.standard_normal((4, 5))
     W, b = lin.weight.numpy(), lin.bias.numpy()
-    assert W.shape == (3, 5) and b.shape == (3,)   # PyTorch's (out_features, in_features)
+    assert W.shape == (3, 5) and b.shape == (3,)  # PyTorch's (out_features, in_features)
     np.testing.assert_allclose(lin(tg.tensor(x)).numpy(), x @ W.T + b, rtol=1e-14)
     np.testing.assert_allclose(lin(x[0]).numpy(), x[0] @ W.T + b, rtol=1e-14)
     nobias = nn.Linear(5, 3, bias=False)
@@ -94,6 +96,7 @@ def test_module_before_init_and_missing_attribute_errors():
     class Bad(nn.Module):
         def __init__(self):
             self.w = nn.Parameter([1.0])
+
     with pytest.raises(AttributeError, match="super\\(\\).__init__"):
         Bad()
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
@@ -173,6 +176,7 @@ def test_activation_modules_match_functionals():
 
 # ---- functional: gradients on random shapes ----------------------------------------------------
 
+
 def away_from_zero(shape):
     x = RNG.uniform(0.1, 2.0, shape)
     return x * RNG.choice([-1.0, 1.0], shape)
@@ -188,8 +192,7 @@ UNARY = [
     ("log_softmax", F.log_softmax, RNG.standard_normal),
     ("log_softmax_dim0", lambda x: F.log_softmax(x, dim=0), RNG.standard_normal),
     ("logsumexp_all", F.logsumexp, RNG.standard_normal),
-    ("logsumexp_dim1_keep", lambda x: F.logsumexp(x, dim=1, keepdim=True),
-     RNG.standard_normal),
+    ("logsumexp_dim1_keep", lambda x: F.logsumexp(x, dim=1, keepdim=True), RNG.standard_normal),
 ]
 
 
@@ -203,26 +206,33 @@ def test_functional_gradcheck(name, f, sample):
 def test_loss_gradchecks(reduction):
     n, c = rand_shape(2, 2, 6)
     target = RNG.integers(0, c, n)
-    assert tg.gradcheck(lambda z: F.cross_entropy(z, target, reduction=reduction),
-                        [RNG.standard_normal((n, c)) * 3])
+    assert tg.gradcheck(
+        lambda z: F.cross_entropy(z, target, reduction=reduction), [RNG.standard_normal((n, c)) * 3]
+    )
     shape = rand_shape(2)
-    assert tg.gradcheck(lambda a, b: F.mse_loss(a, b, reduction=reduction),
-                        [RNG.standard_normal(shape), RNG.standard_normal(shape)])
+    assert tg.gradcheck(
+        lambda a, b: F.mse_loss(a, b, reduction=reduction),
+        [RNG.standard_normal(shape), RNG.standard_normal(shape)],
+    )
     p = RNG.uniform(0.05, 0.95, shape)
     t = RNG.uniform(0.0, 1.0, shape)
-    assert tg.gradcheck(lambda a, b: F.binary_cross_entropy(a, b, reduction=reduction),
-                        [p, t])
-    assert tg.gradcheck(lambda a: F.binary_cross_entropy_with_logits(a, t, reduction=reduction),
-                        [away_from_zero(shape)])
+    assert tg.gradcheck(lambda a, b: F.binary_cross_entropy(a, b, reduction=reduction), [p, t])
+    assert tg.gradcheck(
+        lambda a: F.binary_cross_entropy_with_logits(a, t, reduction=reduction),
+        [away_from_zero(shape)],
+    )
 
 
 # ---- functional: values -------------------------------------------------------------------------
 
+
 def test_cross_entropy_hand_computed():
     z = np.array([[1.0, 2.0, 3.0], [1.0, 0.0, -1.0]])
     target = np.array([2, 0])
-    expect = ((math.log(math.e + math.e ** 2 + math.e ** 3) - 3.0)
-              + (math.log(math.e + 1.0 + math.exp(-1.0)) - 1.0)) / 2
+    expect = (
+        (math.log(math.e + math.e**2 + math.e**3) - 3.0)
+        + (math.log(math.e + 1.0 + math.exp(-1.0)) - 1.0)
+    ) / 2
     zt = tg.tensor(z, requires_grad=True)
     loss = F.cross_entropy(zt, target)
     assert loss.item() == pytest.approx(expect, rel=1e-14)
@@ -273,9 +283,9 @@ def test_mse_and_bce_values():
     s = 1 / (1 + np.exp(-x))
     expect = -np.mean(t * np.log(s) + (1 - t) * np.log1p(-s))
     assert F.binary_cross_entropy_with_logits(x, t).item() == pytest.approx(expect, rel=1e-12)
-    assert F.binary_cross_entropy(p, t, weight=np.array([1.0, 0.0, 2.0]),
-                                  reduction="sum").item() == pytest.approx(
-        -np.log(0.9) - 2 * np.log(0.6), rel=1e-14)
+    assert F.binary_cross_entropy(
+        p, t, weight=np.array([1.0, 0.0, 2.0]), reduction="sum"
+    ).item() == pytest.approx(-np.log(0.9) - 2 * np.log(0.6), rel=1e-14)
 
 
 def test_bce_clamps_log_at_minus_100_like_pytorch():
@@ -292,10 +302,10 @@ def test_bce_clamps_log_at_minus_100_like_pytorch():
 def test_functional_dim_and_axis_aliases():
     x = RNG.standard_normal((3, 4))
     np.testing.assert_allclose(F.softmax(x, axis=0).numpy(), F.softmax(x, dim=0).numpy())
-    np.testing.assert_allclose(F.log_softmax(x).numpy(),
-                               x - np.log(np.exp(x).sum(1, keepdims=True)), rtol=1e-13)
-    np.testing.assert_allclose(F.logsumexp(x, dim=1).numpy(), np.log(np.exp(x).sum(1)),
-                               rtol=1e-14)
+    np.testing.assert_allclose(
+        F.log_softmax(x).numpy(), x - np.log(np.exp(x).sum(1, keepdims=True)), rtol=1e-13
+    )
+    np.testing.assert_allclose(F.logsumexp(x, dim=1).numpy(), np.log(np.exp(x).sum(1)), rtol=1e-14)
     with pytest.raises(TypeError, match="not both"):
         F.softmax(x, dim=0, axis=1)
 
@@ -326,18 +336,19 @@ def test_cross_entropy_second_derivative_is_softmax_jacobian():
     z = RNG.standard_normal((1, 4))
     v = RNG.standard_normal((1, 4))
     zt = tg.tensor(z, requires_grad=True)
-    g, = tg.autograd.grad(F.cross_entropy(zt, np.array([1])), zt, create_graph=True)
-    hv, = tg.autograd.grad((g * v).sum(), zt)
+    (g,) = tg.autograd.grad(F.cross_entropy(zt, np.array([1])), zt, create_graph=True)
+    (hv,) = tg.autograd.grad((g * v).sum(), zt)
     p = np.exp(z[0]) / np.exp(z[0]).sum()
-    np.testing.assert_allclose(hv.numpy()[0], (np.diag(p) - np.outer(p, p)) @ v[0], rtol=1e-12,
-                               atol=1e-15)
+    np.testing.assert_allclose(
+        hv.numpy()[0], (np.diag(p) - np.outer(p, p)) @ v[0], rtol=1e-12, atol=1e-15
+    )
 
 
 def test_bce_with_logits_derivatives_at_zero_logits():
     # zero logits are where zero-initialised models start: the derivative is sigmoid(x) - t
     # there too (a kink in a relu/abs form of the loss would give -t)
     t = np.array([1.0, 0.0, 0.3])
-    f = lambda x: F.binary_cross_entropy_with_logits(x, t, reduction="sum")   # noqa: E731
+    f = lambda x: F.binary_cross_entropy_with_logits(x, t, reduction="sum")  # noqa: E731
     x0 = np.zeros(3)
     np.testing.assert_allclose(tg.grad(f)(x0), 0.5 - t, rtol=1e-15)
     _, dv = tg.jvp(f, (x0,), (np.array([1.0, -2.0, 0.5]),))

@@ -1,5 +1,6 @@
 """Every notebook in notebooks/ runs top to bottom without an error (nbclient, ipykernel's
 python3 kernel), and is stored without outputs."""
+
 import glob
 import os
 
@@ -15,8 +16,11 @@ NOTEBOOKS = sorted(glob.glob(os.path.join(ROOT, "notebooks", "*.ipynb")))
 
 def test_there_are_notebooks():
     names = [os.path.basename(p) for p in NOTEBOOKS]
-    assert {"01_autograd_basics.ipynb", "02_functional_and_trace.ipynb",
-            "03_training.ipynb"} <= set(names)
+    assert {
+        "01_autograd_basics.ipynb",
+        "02_functional_and_trace.ipynb",
+        "03_training.ipynb",
+    } <= set(names)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=os.path.basename)
@@ -25,8 +29,9 @@ def test_stored_without_outputs(path):
     nbformat.validate(nb)
     for cell in nb.cells:
         if cell.cell_type == "code":
-            assert cell.execution_count is None and cell.outputs == [], \
+            assert cell.execution_count is None and cell.outputs == [], (
                 f"{os.path.basename(path)} is stored with outputs; clear them before committing"
+            )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=os.path.basename)
@@ -40,9 +45,14 @@ def test_notebook_runs(path, monkeypatch):
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.setenv(var, os.environ.get(var, "1"))
     nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
-                                     resources={"metadata": {"path": os.path.dirname(path)}})
-    client.execute()    # raises CellExecutionError naming the failing cell
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
-              if o.output_type == "error"]
+    client = nbclient.NotebookClient(
+        nb,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": os.path.dirname(path)}},
+    )
+    client.execute()  # raises CellExecutionError naming the failing cell
+    errors = [
+        o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"
+    ]
     assert not errors

@@ -6,6 +6,7 @@ runs them on plain arrays and inside the transforms.  Whatever the program, tape
 and forward-mode derivative must equal central differences of the same NumPy code: a silent
 wrong number anywhere in the dispatch, the broadcasting rules or the sweeps shows up here.
 """
+
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -13,7 +14,10 @@ from hypothesis import strategies as st
 import tapegrad as tg
 
 UNARY = {
-    "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "arctan": np.arctan,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tanh": np.tanh,
+    "arctan": np.arctan,
     "exp_tanh": lambda v: np.exp(np.tanh(v)),
     "log1p_sq": lambda v: np.log1p(v * v),
     "sqrt_shift": lambda v: np.sqrt(v * v + 1.0),
@@ -34,7 +38,9 @@ UNARY = {
 }
 
 BINARY = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply,
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
     "div": lambda a, b: a / (b * b + 1.0),
     "hypot": lambda a, b: np.hypot(a, b + 2.0),
     "where": lambda a, b: np.where(a > b, a * 2.0, b),
@@ -94,14 +100,14 @@ def _value(v):
 def build(steps, weights_seed, degenerate=None):
     """The NumPy program of ``steps``: each step applies one call to earlier values.
     ``degenerate`` (a list) collects the names of calls applied at a cone point."""
+
     def f(x):
         values = [x]
         for kind, name, i, j in steps:
             a = values[i % len(values)]
             b = values[j % len(values)]
             if kind == "unary":
-                if degenerate is not None and name in CONE_POINTS \
-                        and CONE_POINTS[name](_value(a)):
+                if degenerate is not None and name in CONE_POINTS and CONE_POINTS[name](_value(a)):
                     degenerate.append(name)
                 values.append(UNARY[name](a))
                 continue
@@ -118,6 +124,7 @@ def build(steps, weights_seed, degenerate=None):
         out = values[-1]
         w = np.random.default_rng(weights_seed).uniform(-1.0, 1.0, np.shape(out))
         return np.sum(out * w)
+
     return f
 
 

@@ -1,6 +1,7 @@
 """NumPy's shape, indexing, padding, convolution and einsum functions on Tensors: values equal
 NumPy's, gradients and tangents against central finite differences for several argument forms,
 second order and tg.trace replay for a few, plain arrays in and out."""
+
 import warnings
 
 import numpy as np
@@ -27,24 +28,29 @@ def flat(out):
 
 def check(fn, xs, second_order=False):
     """Value against NumPy; tg.grad and tg.jvp against central differences, per argument."""
+
     def f(*a):
         return flat(fn(*a))
+
     want = np.asarray(f(*xs))
     got = f(*[tg.tensor(x, requires_grad=True) for x in xs])
     assert isinstance(got, tg.Tensor)
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
     check_derivatives(f, xs)
     w = RNG.standard_normal(want.shape)
-    if second_order:       # the Hessian of a cubic in the output, against differences of grads
+    if second_order:  # the Hessian of a cubic in the output, against differences of grads
+
         def cube(*a):
             y = f(*a)
             return tnp.sum(y * y * y * w)
+
         x0 = xs[0]
         rest = xs[1:]
         H = tg.hessian(lambda v: cube(v.reshape(x0.shape), *rest))(x0.ravel())
         g = tg.grad(lambda v: cube(v.reshape(x0.shape), *rest))
-        cols = [(g(x0.ravel() + 1e-6 * e) - g(x0.ravel() - 1e-6 * e)) / 2e-6
-                for e in np.eye(x0.size)]
+        cols = [
+            (g(x0.ravel() + 1e-6 * e) - g(x0.ravel() - 1e-6 * e)) / 2e-6 for e in np.eye(x0.size)
+        ]
         np.testing.assert_allclose(H, np.array(cols).T, rtol=1e-5, atol=1e-6)
 
 
@@ -115,11 +121,15 @@ CASES = {
     "append": (np.append, [V3, A23]),
     "append_axis": (lambda a, b: np.append(a, b, axis=0), [A23, _r(1, 3)]),
     "pad_int": (lambda a: np.pad(a, 1), [A23]),
-    "pad_constants": (lambda a: np.pad(a, ((1, 2), (0, 1)), constant_values=((1, 2), (3, 4))),
-                      [A23]),
+    "pad_constants": (
+        lambda a: np.pad(a, ((1, 2), (0, 1)), constant_values=((1, 2), (3, 4))),
+        [A23],
+    ),
     "pad_traced_constant": (lambda a, c: np.pad(a, (2, 1), constant_values=c), [A23, _r()]),
-    "pad_traced_pairs": (lambda a, c: np.pad(a, ((1, 1), (2, 0)), "constant",
-                                             constant_values=c), [A23, _r(2, 2)]),
+    "pad_traced_pairs": (
+        lambda a, c: np.pad(a, ((1, 1), (2, 0)), "constant", constant_values=c),
+        [A23, _r(2, 2)],
+    ),
     "pad_edge": (lambda a: np.pad(a, ((0, 2), (1, 1)), "edge"), [A23]),
     "pad_reflect": (lambda a: np.pad(a, 2, "reflect"), [A23]),
     "pad_reflect_multi_fold": (lambda a: np.pad(a, (7, 4), mode="reflect"), [V3]),
@@ -134,13 +144,19 @@ CASES = {
     "gradient_axes_spacings": (lambda f: np.gradient(f, 2.0, 0.25, axis=(2, 0)), [A234]),
     "gradient_edge2": (lambda f: np.gradient(f, 0.4, edge_order=2), [A34]),
     "gradient_coords": (lambda f: np.gradient(f, np.array([0.0, 0.3, 1.0, 1.1, 2.0])), [V5]),
-    "gradient_coords_edge2": (lambda f: np.gradient(f, np.array([0.0, 0.3, 1.0, 1.1, 2.0]),
-                                                    edge_order=2), [V5]),
+    "gradient_coords_edge2": (
+        lambda f: np.gradient(f, np.array([0.0, 0.3, 1.0, 1.1, 2.0]), edge_order=2),
+        [V5],
+    ),
     "gradient_traced_spacing": (lambda f, h: np.gradient(f, h, edge_order=2), [A34, _r() + 2]),
-    "gradient_traced_spacings": (lambda f, h: np.gradient(f, 0.5, h, axis=(-1, 0)),
-                                 [A34, _r() + 2]),
-    "gradient_traced_coords": (lambda f, x: np.gradient(f, x, edge_order=2),
-                               [V5, np.array([0.0, 0.3, 1.0, 1.1, 2.0])]),
+    "gradient_traced_spacings": (
+        lambda f, h: np.gradient(f, 0.5, h, axis=(-1, 0)),
+        [A34, _r() + 2],
+    ),
+    "gradient_traced_coords": (
+        lambda f, x: np.gradient(f, x, edge_order=2),
+        [V5, np.array([0.0, 0.3, 1.0, 1.1, 2.0])],
+    ),
     "cross": (np.cross, [_r(4, 3), _r(4, 3)]),
     "cross_broadcast": (np.cross, [_r(2, 1, 3), _r(4, 3)]),
     "cross_axes": (lambda a, b: np.cross(a, b, axisa=0, axisb=1, axisc=0), [_r(3, 2), _r(2, 3)]),
@@ -168,8 +184,7 @@ CASES = {
     "take": (lambda a: np.take(a, [5, 0, 5, 2]), [A23]),
     "take_axis_clip": (lambda a: np.take(a, [[4, -1], [0, 1]], axis=1, mode="clip"), [A23]),
     "take_wrap": (lambda a: np.take(a, [7, -8], axis=2, mode="wrap"), [A234]),
-    "take_along_axis": (lambda a: np.take_along_axis(a, np.array([[2, 0, 2, 1]] * 3), 1),
-                        [A34]),
+    "take_along_axis": (lambda a: np.take_along_axis(a, np.array([[2, 0, 2, 1]] * 3), 1), [A34]),
     "compress": (lambda a: np.compress([True, False, True], a, axis=1), [A23]),
     "compress_flat": (lambda a: np.compress([False, True, True], a), [A23]),
     "extract": (lambda a: np.extract(M, a), [A34]),
@@ -184,8 +199,10 @@ CASES = {
     "diagflat": (lambda a: np.diagflat(a, -1), [A23]),
     "ediff1d": (np.ediff1d, [A23]),
     "ediff1d_ends": (lambda a, e: np.ediff1d(a, to_end=e, to_begin=[1.0, 2.0]), [V5, _r(2)]),
-    "block": (lambda a, b, c: np.block([[a, b], [c, np.ones((1, 3))]]),
-              [_r(2, 2), _r(2, 3), _r(1, 2)]),
+    "block": (
+        lambda a, b, c: np.block([[a, b], [c, np.ones((1, 3))]]),
+        [_r(2, 2), _r(2, 3), _r(1, 2)],
+    ),
     "block_1d_mixed": (lambda a, b: np.block([a, b, 3.0]), [V3, _r(2)]),
     "block_3d": (lambda a, b: np.block([[[a]], [[b]]]), [_r(2, 2), _r(1, 2, 2)]),
     "matrix_transpose": (np.matrix_transpose, [A234]),
@@ -204,41 +221,65 @@ CASES = {
     "linalg_vecdot": (lambda a, b: np.linalg.vecdot(a, b, axis=0), [A34, _r(3, 1)]),
     "linalg_matrix_transpose": (np.linalg.matrix_transpose, [A234]),
     "linalg_vector_norm": (np.linalg.vector_norm, [A234]),
-    "linalg_vector_norm_axes": (lambda a: np.linalg.vector_norm(a, axis=(0, 2), keepdims=True,
-                                                                ord=3), [A234]),
+    "linalg_vector_norm_axes": (
+        lambda a: np.linalg.vector_norm(a, axis=(0, 2), keepdims=True, ord=3),
+        [A234],
+    ),
     "linalg_vector_norm_inf": (lambda a: np.linalg.vector_norm(a, axis=1, ord=np.inf), [A34]),
     "linalg_matrix_norm": (np.linalg.matrix_norm, [A234]),
     "linalg_matrix_norm_1": (lambda a: np.linalg.matrix_norm(a, ord=1, keepdims=True), [A234]),
-    "broadcast_arrays": (lambda a, b: np.broadcast_arrays(a, b, np.ones((2, 1, 1))),
-                         [V3, _r(4, 1)]),
+    "broadcast_arrays": (
+        lambda a, b: np.broadcast_arrays(a, b, np.ones((2, 1, 1))),
+        [V3, _r(4, 1)],
+    ),
     "meshgrid": (lambda a, b: np.meshgrid(a, b), [V3, _r(2)]),
-    "meshgrid_ij_sparse": (lambda a, b, c: np.meshgrid(a, b, c, indexing="ij", sparse=True),
-                           [V3, _r(2), _r(2)]),
+    "meshgrid_ij_sparse": (
+        lambda a, b, c: np.meshgrid(a, b, c, indexing="ij", sparse=True),
+        [V3, _r(2), _r(2)],
+    ),
     "choose": (lambda a, b: np.choose(np.array([[0, 1, 1], [1, 0, 0]]), [a, b]), [A23, V3]),
-    "choose_clip": (lambda a, b, c: np.choose(np.array([3, -1, 1]), [a, b, c], mode="clip"),
-                    [V3, V3 * 2, _r()]),
+    "choose_clip": (
+        lambda a, b, c: np.choose(np.array([3, -1, 1]), [a, b, c], mode="clip"),
+        [V3, V3 * 2, _r()],
+    ),
     "bincount": (lambda w: np.bincount(np.array([3, 0, 3, 1, 3]), w), [V5]),
-    "bincount_minlength": (lambda w: np.bincount(np.array([1, 1]), weights=w, minlength=4),
-                           [_r(2)]),
+    "bincount_minlength": (
+        lambda w: np.bincount(np.array([1, 1]), weights=w, minlength=4),
+        [_r(2)],
+    ),
     "vander": (np.vander, [V3]),
     "vander_n_increasing": (lambda x: np.vander(x, 5, increasing=True), [V3]),
     "vander_n1": (lambda x: np.vander(x, 1), [V3]),
     "logspace": (lambda a, b: np.logspace(a, b, 4), [_r(), _r()]),
-    "logspace_base_axis": (lambda a, b, c: np.logspace(a, b, 3, base=c, axis=-1),
-                           [V3, _r(2, 3), _r(3) + 3]),
+    "logspace_base_axis": (
+        lambda a, b, c: np.logspace(a, b, 3, base=c, axis=-1),
+        [V3, _r(2, 3), _r(3) + 3],
+    ),
     "geomspace": (lambda a, b: np.geomspace(a, b, 5), [_r() + 3, _r() + 5]),
-    "geomspace_negative_axis": (lambda a, b: np.geomspace(a, b, 4, endpoint=False, axis=1),
-                                [-2 - np.abs(_r(3)), -0.5 - np.abs(_r(3))]),
+    "geomspace_negative_axis": (
+        lambda a, b: np.geomspace(a, b, 4, endpoint=False, axis=1),
+        [-2 - np.abs(_r(3)), -0.5 - np.abs(_r(3))],
+    ),
 }
-SECOND_ORDER = {"kron", "diag_1d_k2", "pad_reflect", "roll_tuples", "cross", "linspace",
-                "convolve_same", "gradient_traced_coords", "select_default", "rot90_k3_3d"}
+SECOND_ORDER = {
+    "kron",
+    "diag_1d_k2",
+    "pad_reflect",
+    "roll_tuples",
+    "cross",
+    "linspace",
+    "convolve_same",
+    "gradient_traced_coords",
+    "select_default",
+    "rot90_k3_3d",
+}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_values_gradients_and_tangents(name):
     fn, xs = CASES[name]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)     # np.cross of 2-vectors
+        warnings.simplefilter("ignore", DeprecationWarning)  # np.cross of 2-vectors
         check(fn, xs, second_order=name in SECOND_ORDER)
 
 
@@ -248,11 +289,13 @@ def test_plain_arrays_give_numpy_results(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         want = fn(*xs)
-        got = getattr(tnp, fn.__name__)(*xs) if getattr(np, fn.__name__, None) is fn else \
-            fn(*xs)
+        got = getattr(tnp, fn.__name__)(*xs) if getattr(np, fn.__name__, None) is fn else fn(*xs)
     assert type(got) is type(want)
-    for g, w in zip(got if isinstance(got, (list, tuple)) else [got],
-                    want if isinstance(want, (list, tuple)) else [want], strict=True):
+    for g, w in zip(
+        got if isinstance(got, (list, tuple)) else [got],
+        want if isinstance(want, (list, tuple)) else [want],
+        strict=True,
+    ):
         assert type(g) is type(w)
         np.testing.assert_array_equal(g, w)
 
@@ -288,19 +331,30 @@ def test_returned_containers_and_integer_tensors_follow_numpy():
     assert np.isnan(np.linspace(a, 2.0, 1, retstep=True)[1])
     i = tg.tensor(np.arange(6).reshape(2, 3))
     r = np.roll(i, 1)
-    assert r.dtype == np.arange(1).dtype and r.tolist() == np.roll(np.arange(6).reshape(2, 3),
-                                                                   1).tolist()
+    assert (
+        r.dtype == np.arange(1).dtype
+        and r.tolist() == np.roll(np.arange(6).reshape(2, 3), 1).tolist()
+    )
 
 
 def test_index_valued_helpers_run_on_the_values():
     x = tg.tensor(A34, requires_grad=True)
-    for fn in (np.argwhere, lambda a: np.argpartition(a, 1), np.isneginf, np.isreal,
-               lambda a: np.searchsorted(np.sort(a.ravel()), [0.0, 1.0]),
-               lambda a: np.digitize(a, [-1.0, 0.0, 1.0]), np.tril_indices_from,
-               lambda a: np.isin(a, [A34[0, 0]])):
+    for fn in (
+        np.argwhere,
+        lambda a: np.argpartition(a, 1),
+        np.isneginf,
+        np.isreal,
+        lambda a: np.searchsorted(np.sort(a.ravel()), [0.0, 1.0]),
+        lambda a: np.digitize(a, [-1.0, 0.0, 1.0]),
+        np.tril_indices_from,
+        lambda a: np.isin(a, [A34[0, 0]]),
+    ):
         got, want = fn(x), fn(A34)
-        for g, w in zip(got if isinstance(got, tuple) else [got],
-                        want if isinstance(want, tuple) else [want], strict=True):
+        for g, w in zip(
+            got if isinstance(got, tuple) else [got],
+            want if isinstance(want, tuple) else [want],
+            strict=True,
+        ):
             assert type(g) is np.ndarray and g.dtype == w.dtype
             np.testing.assert_array_equal(g, w)
 
@@ -334,8 +388,11 @@ def test_numpy_edge_cases_raise_as_numpy_does():
 
 def test_unsupported_pad_modes_are_refused_clearly():
     x = tg.tensor(A23, requires_grad=True)
-    for kw in ({"mode": "mean"}, {"mode": "linear_ramp"}, {"mode": "reflect", "reflect_type":
-                                                           "odd"}):
+    for kw in (
+        {"mode": "mean"},
+        {"mode": "linear_ramp"},
+        {"mode": "reflect", "reflect_type": "odd"},
+    ):
         with pytest.raises(TypeError, match="numpy.pad"):
             np.pad(x, 1, **kw)
 
@@ -344,8 +401,10 @@ def test_trace_replays_shape_functions_in_compiled_code():
     def f(a, v):
         y = np.convolve(np.pad(np.roll(a, 1), (1, 2), "reflect"), v, "same")
         z = np.kron(np.tril(np.rot90(np.outer(y, v))), np.ones(2))
-        return np.sum(np.cross(np.reshape(np.linspace(a[0], a[1], 6), (2, 3)),
-                               np.tile(v, (2, 1)))) + np.sum(z * z)
+        return np.sum(
+            np.cross(np.reshape(np.linspace(a[0], a[1], 6), (2, 3)), np.tile(v, (2, 1)))
+        ) + np.sum(z * z)
+
     a, v = _r(4), _r(3)
     tr = tg.trace(f, a, v)
     assert "CUSTOM" not in tr.tape.stats()["by_op"] and "VIEW" in tr.tape.stats()["by_op"]
@@ -357,15 +416,28 @@ def test_trace_replays_shape_functions_in_compiled_code():
         del k
 
 
-@pytest.mark.parametrize("name", ["pad_traced_pairs", "insert_axis", "block", "gradient_coords",
-                                  "select_default", "linspace_arrays_axis", "correlate_same",
-                                  "take_axis_clip", "split_indices", "diag_1d_k-1"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "pad_traced_pairs",
+        "insert_axis",
+        "block",
+        "gradient_coords",
+        "select_default",
+        "linspace_arrays_axis",
+        "correlate_same",
+        "take_axis_clip",
+        "split_indices",
+        "diag_1d_k-1",
+    ],
+)
 def test_trace_replays_with_new_inputs(name):
     fn, xs = CASES[name]
     w = RNG.standard_normal(np.shape(flat(fn(*xs))))
 
     def f(*a):
         return tnp.sum(flat(fn(*a)) * w)
+
     argnums = tuple(range(len(xs)))
     tr = tg.trace(f, *xs, argnums=argnums)
     assert "CUSTOM" not in tr.tape.stats()["by_op"]

@@ -1,6 +1,7 @@
 """tapegrad.scipy.integrate.odeint: SciPy's values, gradients in y0, t and args against
 central differences of SciPy's odeint, forward mode and second order, plain arrays in ->
 SciPy's result out, and the step limit."""
+
 import numpy as np
 import pytest
 
@@ -39,23 +40,28 @@ def _ref_loss(y0, t, a):
 def test_values_match_scipy():
     ours = odeint(damped, tg.tensor(Y0), T, 2.0, 0.3, **TOL)
     assert ours.shape == (4, 2)
-    np.testing.assert_allclose(ours.numpy(), si.odeint(damped_np, Y0, T, args=(2.0, 0.3),
-                                                       **REF_TOL), rtol=1e-8, atol=1e-9)
+    np.testing.assert_allclose(
+        ours.numpy(), si.odeint(damped_np, Y0, T, args=(2.0, 0.3), **REF_TOL), rtol=1e-8, atol=1e-9
+    )
     # SciPy's args tuple and tfirst
-    np.testing.assert_allclose(odeint(damped, tg.tensor(Y0), T, (2.0, 0.3), **TOL).numpy(),
-                               ours.numpy(), rtol=1e-14)
-    flipped = odeint(lambda t, y, a, b: damped(y, t, a, b), tg.tensor(Y0), T,
-                     args=(2.0, 0.3), tfirst=True, **TOL)
+    np.testing.assert_allclose(
+        odeint(damped, tg.tensor(Y0), T, (2.0, 0.3), **TOL).numpy(), ours.numpy(), rtol=1e-14
+    )
+    flipped = odeint(
+        lambda t, y, a, b: damped(y, t, a, b), tg.tensor(Y0), T, args=(2.0, 0.3), tfirst=True, **TOL
+    )
     np.testing.assert_allclose(flipped.numpy(), ours.numpy(), rtol=1e-14)
 
 
 def test_gradients_in_y0_t_and_args():
     gy, gt, ga = tg.grad(_loss, argnums=(0, 1, 2))(Y0, T, 2.0)
     h = EPS
-    fd_y = [(_ref_loss(Y0 + h * e, T, 2.0) - _ref_loss(Y0 - h * e, T, 2.0)) / (2 * h)
-            for e in np.eye(2)]
-    fd_t = [(_ref_loss(Y0, T + h * e, 2.0) - _ref_loss(Y0, T - h * e, 2.0)) / (2 * h)
-            for e in np.eye(4)]
+    fd_y = [
+        (_ref_loss(Y0 + h * e, T, 2.0) - _ref_loss(Y0 - h * e, T, 2.0)) / (2 * h) for e in np.eye(2)
+    ]
+    fd_t = [
+        (_ref_loss(Y0, T + h * e, 2.0) - _ref_loss(Y0, T - h * e, 2.0)) / (2 * h) for e in np.eye(4)
+    ]
     fd_a = (_ref_loss(Y0, T, 2.0 + h) - _ref_loss(Y0, T, 2.0 - h)) / (2 * h)
     np.testing.assert_allclose(gy, fd_y, rtol=1e-6)
     np.testing.assert_allclose(gt, fd_t, rtol=1e-6, atol=1e-8)
@@ -71,16 +77,19 @@ def test_exponential_decay_exactly():
     _, tangent = tg.jvp(f, (0.7,), (1.0,))
     assert tangent == pytest.approx(-2.0 * 1.5 * np.exp(-1.4), rel=1e-8)
     g_end = tg.grad(lambda t: odeint(lambda y, t: -0.7 * y, 1.5, t, **TOL)[1, 0])(
-        np.array([0.0, 2.0]))
-    np.testing.assert_allclose(g_end, [0.7 * 1.5 * np.exp(-1.4), -0.7 * 1.5 * np.exp(-1.4)],
-                               rtol=1e-8)
+        np.array([0.0, 2.0])
+    )
+    np.testing.assert_allclose(
+        g_end, [0.7 * 1.5 * np.exp(-1.4), -0.7 * 1.5 * np.exp(-1.4)], rtol=1e-8
+    )
 
 
 def test_backwards_in_time():
     t = np.array([1.0, 0.2])
     ours = odeint(damped, tg.tensor(Y0), t, 2.0, 0.3, **TOL).numpy()
-    np.testing.assert_allclose(ours, si.odeint(damped_np, Y0, t, args=(2.0, 0.3), **REF_TOL),
-                               rtol=1e-8)
+    np.testing.assert_allclose(
+        ours, si.odeint(damped_np, Y0, t, args=(2.0, 0.3), **REF_TOL), rtol=1e-8
+    )
 
 
 def test_plain_arrays_return_scipys_result():

@@ -1,5 +1,6 @@
 """tg.optim: SGD and Adam against their published update rules (written out by hand below)
 on a fixed sequence of gradients, to 1e-12."""
+
 import math
 
 import numpy as np
@@ -76,8 +77,8 @@ def test_adam_matches_published_rule(wd):
         g = g + wd * p
         m = b1 * m + (1 - b1) * g
         v = b2 * v + (1 - b2) * g * g
-        m_hat = m / (1 - b1 ** t)
-        v_hat = v / (1 - b2 ** t)
+        m_hat = m / (1 - b1**t)
+        v_hat = v / (1 - b2**t)
         p = p - lr * m_hat / (np.sqrt(v_hat) + eps)
         expect.append(p)
     close(run(tg.optim.Adam, lr=lr, weight_decay=wd), expect)

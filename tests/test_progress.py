@@ -1,6 +1,7 @@
 """tg.nn.progress.ProgressBar: tqdm.auto when tqdm is installed, the built-in text bar when it is
 not (simulated by hiding tqdm from the import system), tqdm's text bar when its notebook widget
 cannot be built."""
+
 import io
 import sys
 
@@ -40,10 +41,11 @@ def test_plain_text_bar_without_tqdm(no_tqdm):
     assert progress._tqdm_class() is None
     bar, text = run_bar(width=10, redraws=5)
     assert not bar.uses_tqdm
-    assert text.endswith("\n") and text.count("\r") == 6   # every 60 steps, and close()
+    assert text.endswith("\n") and text.count("\r") == 6  # every 60 steps, and close()
     last = text.rstrip("\n").split("\r")[-1]
     assert last.startswith("fit [##########] 300/300 ") and last.rstrip().endswith(
-        "loss=0.003333 epoch=2")
+        "loss=0.003333 epoch=2"
+    )
 
 
 def test_text_bar_clamps_and_closes_once(no_tqdm):
@@ -73,8 +75,10 @@ def test_notebook_without_ipywidgets_falls_back_to_tqdm_text(monkeypatch):
 def test_examples_progress_without_tqdm(no_tqdm, capsys):
     import importlib.util
     import os
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "examples", "xor.py")
+
+    path = os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "xor.py"
+    )
     spec = importlib.util.spec_from_file_location("example_xor_plain", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

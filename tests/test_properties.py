@@ -1,12 +1,13 @@
 """Hypothesis property tests: random small programs differentiated by tapegrad agree with
 central finite differences through the dot-product test ``<u, J v> == <J^T u, v>``."""
+
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import tapegrad as tg
 
-N = 3                      # length of every input vector
+N = 3  # length of every input vector
 _M = np.array([[0.5, -1.0, 0.25], [1.5, 0.5, -0.75], [-0.5, 0.25, 1.0]])
 
 # Smooth ops that keep values moderate; each works on Tensors and on numpy arrays alike.
@@ -17,18 +18,17 @@ UNARY = [
     ("sigmoid", tg.sigmoid, lambda x: 1 / (1 + np.exp(-x))),
     ("exp(tanh)", lambda x: tg.exp(tg.tanh(x)), lambda x: np.exp(np.tanh(x))),
     ("log1p(x^2)", lambda x: tg.log1p(x * x), lambda x: np.log1p(x * x)),
-    ("sqrt(x^2+1)", lambda x: tg.sqrt(x ** 2 + 1.0), lambda x: np.sqrt(x ** 2 + 1.0)),
+    ("sqrt(x^2+1)", lambda x: tg.sqrt(x**2 + 1.0), lambda x: np.sqrt(x**2 + 1.0)),
     ("affine", lambda x: 1.5 - x * 0.75, lambda x: 1.5 - x * 0.75),
-    ("square", lambda x: x ** 2, lambda x: x ** 2),
-    ("cube/3", lambda x: x ** 3 / 3.0, lambda x: x ** 3 / 3.0),
+    ("square", lambda x: x**2, lambda x: x**2),
+    ("cube/3", lambda x: x**3 / 3.0, lambda x: x**3 / 3.0),
     ("reverse", lambda x: x[::-1], lambda x: x[::-1]),
-    ("roll", lambda x: tg.concatenate([x[1:], x[:1]]),
-     lambda x: np.concatenate([x[1:], x[:1]])),
+    ("roll", lambda x: tg.concatenate([x[1:], x[:1]]), lambda x: np.concatenate([x[1:], x[:1]])),
     ("matvec", lambda x: _M @ x, lambda x: _M @ x),
     ("softmax", tg.softmax, lambda x: np.exp(x) / np.exp(x).sum()),
     ("centre", lambda x: x - x.mean(), lambda x: x - x.mean()),
     ("gather", lambda x: x[[2, 0, 2]], lambda x: x[[2, 0, 2]]),
-    ("2**x/4", lambda x: 2.0 ** x / 4.0, lambda x: 2.0 ** x / 4.0),
+    ("2**x/4", lambda x: 2.0**x / 4.0, lambda x: 2.0**x / 4.0),
     ("lse+x", lambda x: x + tg.logsumexp(x), lambda x: x + np.log(np.exp(x).sum())),
 ]
 BINARY = [
@@ -37,19 +37,29 @@ BINARY = [
     ("mul", lambda x, y: x * y, None),
     ("div", lambda x, y: x / (1.0 + y * y), None),
     ("pow", lambda x, y: (1.0 + x * x) ** tg.tanh(y), lambda x, y: (1.0 + x * x) ** np.tanh(y)),
-    ("outer-sum", lambda x, y: (x.reshape(N, 1) * y).sum(axis=0),
-     lambda x, y: (x.reshape(N, 1) * y).sum(axis=0)),
-    ("where", lambda x, y: tg.where(np.array([True, False, True]), x, y),
-     lambda x, y: np.where(np.array([True, False, True]), x, y)),
-    ("stack-max", lambda x, y: tg.stack([x, y * 0.5 + 3.0]).max(axis=0),
-     lambda x, y: np.stack([x, y * 0.5 + 3.0]).max(axis=0)),
+    (
+        "outer-sum",
+        lambda x, y: (x.reshape(N, 1) * y).sum(axis=0),
+        lambda x, y: (x.reshape(N, 1) * y).sum(axis=0),
+    ),
+    (
+        "where",
+        lambda x, y: tg.where(np.array([True, False, True]), x, y),
+        lambda x, y: np.where(np.array([True, False, True]), x, y),
+    ),
+    (
+        "stack-max",
+        lambda x, y: tg.stack([x, y * 0.5 + 3.0]).max(axis=0),
+        lambda x, y: np.stack([x, y * 0.5 + 3.0]).max(axis=0),
+    ),
     ("dot", lambda x, y: x * tg.dot(x, y) * 0.1, lambda x, y: x * np.dot(x, y) * 0.1),
 ]
 
 step = st.one_of(
     st.tuples(st.just("u"), st.integers(0, len(UNARY) - 1), st.integers(0, 99)),
-    st.tuples(st.just("b"), st.integers(0, len(BINARY) - 1), st.integers(0, 99),
-              st.integers(0, 99)),
+    st.tuples(
+        st.just("b"), st.integers(0, len(BINARY) - 1), st.integers(0, 99), st.integers(0, 99)
+    ),
 )
 program = st.lists(step, min_size=1, max_size=8)
 
@@ -68,7 +78,7 @@ def run_program(prog, inputs, backend):
             pool.append(f(pool[i % len(pool)], pool[j % len(pool)]))
     # the output: the last value, plus the others weighted (so every value can matter)
     out = pool[-1]
-    for w, v in enumerate(pool[len(inputs):-1]):
+    for w, v in enumerate(pool[len(inputs) : -1]):
         out = out + v * (0.5 / (w + 1))
     return out
 
@@ -78,7 +88,7 @@ def _as_array(v):
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(prog=program, n_inputs=st.integers(1, 3), seed=st.integers(0, 2 ** 32 - 1))
+@given(prog=program, n_inputs=st.integers(1, 3), seed=st.integers(0, 2**32 - 1))
 def test_random_program_dot_product_test(prog, n_inputs, seed):
     rng = np.random.default_rng(seed)
     xs = [rng.uniform(-1.0, 1.0, N) for _ in range(n_inputs)]
@@ -91,25 +101,25 @@ def test_random_program_dot_product_test(prog, n_inputs, seed):
 
     u = rng.standard_normal(ref.shape)
     vs = [rng.standard_normal(N) for _ in xs]
-    if not out.requires_grad:                       # the output ignores every input
+    if not out.requires_grad:  # the output ignores every input
         grads = [np.zeros(N) for _ in xs]
     else:
         gs = tg.autograd.grad(out, leaves, grad_outputs=u, allow_unused=True)
         grads = [np.zeros(N) if g is None else g.numpy() for g in gs]
-    lhs = sum(float(np.dot(g, v)) for g, v in zip(grads, vs, strict=True))    # <J^T u, v>
+    lhs = sum(float(np.dot(g, v)) for g, v in zip(grads, vs, strict=True))  # <J^T u, v>
 
     h = 1e-5
     with np.errstate(all="ignore"):
         plus = _as_array(run_program(prog, [x + h * v for x, v in zip(xs, vs, strict=True)], 1))
         minus = _as_array(run_program(prog, [x - h * v for x, v in zip(xs, vs, strict=True)], 1))
-    rhs = float(np.sum(u * (plus - minus))) / (2 * h)              # <u, J v>
+    rhs = float(np.sum(u * (plus - minus))) / (2 * h)  # <u, J v>
     # truncation error ~h^2, rounding error ~1e-16 * <|u|, |f|> / h
     tol = 1e-6 * (1.0 + abs(lhs) + abs(rhs)) + 1e-9 * float(np.sum(np.abs(u) * np.abs(ref)))
     assert abs(lhs - rhs) <= tol, (lhs, rhs)
 
 
 @settings(max_examples=40, deadline=None)
-@given(prog=program, seed=st.integers(0, 2 ** 32 - 1))
+@given(prog=program, seed=st.integers(0, 2**32 - 1))
 def test_backward_grad_equals_autograd_grad_and_accumulates(prog, seed):
     rng = np.random.default_rng(seed)
     xs = [rng.uniform(-1.0, 1.0, N) for _ in range(2)]
@@ -130,9 +140,20 @@ def test_backward_grad_equals_autograd_grad_and_accumulates(prog, seed):
 @settings(max_examples=40, deadline=None)
 @given(ks=st.lists(st.integers(0, 11), min_size=1, max_size=20))
 def test_each_elementwise_op_records_exactly_one_row(ks):
-    unary = [tg.sin, tg.cos, tg.tanh, tg.sigmoid, tg.exp, tg.neg, lambda x: x * 0.5,
-             lambda x: x + 1.0, lambda x: 2.0 - x, lambda x: x ** 2, lambda x: abs(x),
-             lambda x: x.relu()]
+    unary = [
+        tg.sin,
+        tg.cos,
+        tg.tanh,
+        tg.sigmoid,
+        tg.exp,
+        tg.neg,
+        lambda x: x * 0.5,
+        lambda x: x + 1.0,
+        lambda x: 2.0 - x,
+        lambda x: x**2,
+        lambda x: abs(x),
+        lambda x: x.relu(),
+    ]
     x = tg.tensor(np.linspace(0.1, 0.9, 4), requires_grad=True)
     y = x * 1.0
     tape = tg.current_tape()
@@ -142,4 +163,3 @@ def test_each_elementwise_op_records_exactly_one_row(ks):
             y = unary[k](y)
     assert tg.current_tape() is tape
     assert len(tape) - n0 == len(ks)
-

@@ -3,6 +3,7 @@
 Blocks run in order in one namespace (like reading the page top to bottom). A line
 `print(...)  # expected` must print a line that starts with `expected`.
 """
+
 import contextlib
 import io
 import os
@@ -54,4 +55,3 @@ def test_readme_python_blocks_run_and_print_what_they_say():
                 # the comment may go on with an explanation after two spaces
                 want = re.split(r"\s{2,}", want)[0]
                 assert got.startswith(want), f"block {i}: printed {got!r}, README says {want!r}"
-

@@ -1,5 +1,6 @@
 """tapegrad.scipy.signal.convolve: values against SciPy (and a per-slice SciPy reference for
 HIPS-style axes / dot_axes), derivatives against finite differences, plain arrays in and out."""
+
 import subprocess
 import sys
 
@@ -26,8 +27,8 @@ def reference(a, b, axes, dot_axes, mode):
     ib = [i for i in range(b.ndim) if i not in cb and i not in db]
     A = np.transpose(a, ia + list(da) + list(ca))
     B = np.transpose(b, ib + list(db) + list(cb))
-    sa, sb = A.shape[:len(ia)], B.shape[:len(ib)]
-    sd = A.shape[len(ia):len(ia) + len(da)]
+    sa, sb = A.shape[: len(ia)], B.shape[: len(ib)]
+    sd = A.shape[len(ia) : len(ia) + len(da)]
     out = None
     for i in np.ndindex(sa):
         for j in np.ndindex(sb):
@@ -56,8 +57,7 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_convolve_matches_scipy_and_differentiates(name):
     a, b, axes, dot_axes, mode = CASES[name]
-    want = (sps.convolve(a, b, mode) if axes is None
-            else reference(a, b, axes, dot_axes, mode))
+    want = sps.convolve(a, b, mode) if axes is None else reference(a, b, axes, dot_axes, mode)
     got = signal.convolve(tg.tensor(a, requires_grad=True), b, mode, axes, dot_axes=dot_axes)
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
     plain = signal.convolve(a, b, mode, axes, dot_axes=dot_axes)
@@ -73,8 +73,9 @@ def test_plain_arrays_are_scipys_result():
         want = sps.convolve(a, b, mode)
         assert type(got) is type(want)
         np.testing.assert_array_equal(got, want)
-    np.testing.assert_array_equal(signal.convolve(a, b, "full", "direct"),
-                                  sps.convolve(a, b, "full", "direct"))
+    np.testing.assert_array_equal(
+        signal.convolve(a, b, "full", "direct"), sps.convolve(a, b, "full", "direct")
+    )
 
 
 def test_second_order_and_trace_replay():
@@ -83,12 +84,19 @@ def test_second_order_and_trace_replay():
     def f(x, k):
         y = signal.convolve(x, k, "same")
         return tg.numpy.sum(y * y * y)
+
     H = tg.hessian(f)(a, b)
     g = tg.grad(f)
-    fd = np.stack([(g(a + 1e-6 * e.reshape(a.shape), b) - g(a - 1e-6 * e.reshape(a.shape), b))
-                   / 2e-6 for e in np.eye(a.size)], -1)
-    np.testing.assert_allclose(H.reshape(a.size, a.size), fd.reshape(a.size, a.size),
-                               rtol=1e-5, atol=1e-6)
+    fd = np.stack(
+        [
+            (g(a + 1e-6 * e.reshape(a.shape), b) - g(a - 1e-6 * e.reshape(a.shape), b)) / 2e-6
+            for e in np.eye(a.size)
+        ],
+        -1,
+    )
+    np.testing.assert_allclose(
+        H.reshape(a.size, a.size), fd.reshape(a.size, a.size), rtol=1e-5, atol=1e-6
+    )
     tr = tg.trace(f, a, b)
     a2, b2 = _r(4, 3), _r(2, 2)
     v, gr = tr.value_and_grad(a2, b2)
@@ -110,8 +118,10 @@ def test_bad_arguments_raise():
 
 def test_tensors_need_no_scipy():
     """SciPy is an optional extra: without it, the module imports and Tensors convolve."""
-    code = ("import sys; sys.modules['scipy'] = None; import tapegrad as tg; "
-            "from tapegrad.scipy import signal; "
-            "y = signal.convolve(tg.tensor([1.0, 2.0], requires_grad=True), [1.0, 1.0]); "
-            "assert y.tolist() == [1.0, 3.0, 2.0], y")
+    code = (
+        "import sys; sys.modules['scipy'] = None; import tapegrad as tg; "
+        "from tapegrad.scipy import signal; "
+        "y = signal.convolve(tg.tensor([1.0, 2.0], requires_grad=True), [1.0, 1.0]); "
+        "assert y.tolist() == [1.0, 3.0, 2.0], y"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,6 +1,7 @@
 """tapegrad.scipy.special: SciPy's values, derivatives (first, second, forward mode) against
 central differences of SciPy's own functions, plain arrays in -> SciPy's result out, traced
 replay of the native ops, and the refusals."""
+
 import numpy as np
 import pytest
 
@@ -11,7 +12,7 @@ import tapegrad.numpy as tnp  # noqa: E402
 import tapegrad.scipy.special as tsp  # noqa: E402
 
 EPS = 1e-6
-X_POS = np.array([0.35, 0.9, 2.7, 5.3, 11.5])         # away from the roots of gammaln, digamma
+X_POS = np.array([0.35, 0.9, 2.7, 5.3, 11.5])  # away from the roots of gammaln, digamma
 X_ANY = np.array([-1.3, -0.4, 0.25, 1.1, 2.2])
 X_UNIT = np.array([-0.93, -0.4, 0.05, 0.6, 0.97])
 X_TWO = np.array([0.03, 0.6, 1.0, 1.45, 1.98])
@@ -22,8 +23,11 @@ UNARY = {
     "gammaln": (tsp.gammaln, sp.gammaln, np.array([-2.5, -0.7, 0.35, 2.7, 11.5])),
     "digamma": (tsp.digamma, sp.digamma, np.array([-2.3, -0.3, 0.35, 2.7, 30.0])),
     "psi": (tsp.psi, sp.psi, X_POS),
-    "polygamma1": (lambda x: tsp.polygamma(1, x), lambda x: sp.polygamma(1, x),
-                   np.array([-1.5, 0.35, 2.7, 50.0])),
+    "polygamma1": (
+        lambda x: tsp.polygamma(1, x),
+        lambda x: sp.polygamma(1, x),
+        np.array([-1.5, 0.35, 2.7, 50.0]),
+    ),
     "polygamma3": (lambda x: tsp.polygamma(3, x), lambda x: sp.polygamma(3, x), X_POS),
     "erf": (tsp.erf, sp.erf, X_ANY),
     "erfc": (tsp.erfc, sp.erfc, X_ANY),
@@ -32,28 +36,54 @@ UNARY = {
     "expit": (tsp.expit, sp.expit, X_ANY),
     "logit": (tsp.logit, sp.logit, np.array([0.02, 0.3, 0.5, 0.8, 0.99])),
     "rgamma": (tsp.rgamma, sp.rgamma, np.array([-2.5, -0.7, 0.35, 2.7, 7.5])),
-    "multigammaln": (lambda x: tsp.multigammaln(x, 3), lambda x: sp.multigammaln(x, 3),
-                     np.array([1.2, 2.7, 6.0])),
-    "j0": (tsp.j0, sp.j0, X_POS), "j1": (tsp.j1, sp.j1, X_POS),
+    "multigammaln": (
+        lambda x: tsp.multigammaln(x, 3),
+        lambda x: sp.multigammaln(x, 3),
+        np.array([1.2, 2.7, 6.0]),
+    ),
+    "j0": (tsp.j0, sp.j0, X_POS),
+    "j1": (tsp.j1, sp.j1, X_POS),
     "jn": (lambda x: tsp.jn(3, x), lambda x: sp.jn(3, x), X_POS),
     "jv": (lambda x: tsp.jv(1.5, x), lambda x: sp.jv(1.5, x), X_POS),
-    "y0": (tsp.y0, sp.y0, X_POS), "y1": (tsp.y1, sp.y1, X_POS),
+    "y0": (tsp.y0, sp.y0, X_POS),
+    "y1": (tsp.y1, sp.y1, X_POS),
     "yn": (lambda x: tsp.yn(2, x), lambda x: sp.yn(2, x), X_POS),
-    "i0": (tsp.i0, sp.i0, X_ANY), "i1": (tsp.i1, sp.i1, X_ANY),
+    "i0": (tsp.i0, sp.i0, X_ANY),
+    "i1": (tsp.i1, sp.i1, X_ANY),
     "iv": (lambda x: tsp.iv(2.5, x), lambda x: sp.iv(2.5, x), X_POS),
     "ive": (lambda x: tsp.ive(1.0, x), lambda x: sp.ive(1.0, x), X_ANY),
-    "betainc": (lambda x: tsp.betainc(2.5, 1.5, x), lambda x: sp.betainc(2.5, 1.5, x),
-                np.array([0.05, 0.3, 0.7, 0.95])),
+    "betainc": (
+        lambda x: tsp.betainc(2.5, 1.5, x),
+        lambda x: sp.betainc(2.5, 1.5, x),
+        np.array([0.05, 0.3, 0.7, 0.95]),
+    ),
     "gammainc": (lambda x: tsp.gammainc(2.5, x), lambda x: sp.gammainc(2.5, x), X_POS),
     "gammaincc": (lambda x: tsp.gammaincc(0.7, x), lambda x: sp.gammaincc(0.7, x), X_POS),
-    "xlogy_y": (lambda y: tsp.xlogy(np.array([0.0, 1.5, -2.0]), y),
-                lambda y: sp.xlogy(np.array([0.0, 1.5, -2.0]), y), np.array([0.7, 2.0, 3.0])),
+    "xlogy_y": (
+        lambda y: tsp.xlogy(np.array([0.0, 1.5, -2.0]), y),
+        lambda y: sp.xlogy(np.array([0.0, 1.5, -2.0]), y),
+        np.array([0.7, 2.0, 3.0]),
+    ),
     "xlog1py_x": (lambda x: tsp.xlog1py(x, 0.5), lambda x: sp.xlog1py(x, 0.5), X_ANY),
     "beta_a": (lambda a: tsp.beta(a, 2.5), lambda a: sp.beta(a, 2.5), np.array([0.4, 1.3, 4.2])),
     "betaln_b": (lambda b: tsp.betaln(1.5, b), lambda b: sp.betaln(1.5, b), X_POS),
 }
-NATIVE = ["gamma", "gammaln", "digamma", "polygamma1", "erf", "erfc", "erfinv", "erfcinv",
-          "expit", "logit", "rgamma", "xlogy_y", "beta_a", "betaln_b"]
+NATIVE = [
+    "gamma",
+    "gammaln",
+    "digamma",
+    "polygamma1",
+    "erf",
+    "erfc",
+    "erfinv",
+    "erfcinv",
+    "expit",
+    "logit",
+    "rgamma",
+    "xlogy_y",
+    "beta_a",
+    "betaln_b",
+]
 
 
 def _grad(f):
@@ -89,8 +119,7 @@ def test_native_ops_replay_in_a_trace(name):
     tr = tg.trace(lambda x: tnp.sum(f(x) * x), x)
     x2 = x * 0.97
     np.testing.assert_allclose(tr(x2), np.sum(ref(x2) * x2), rtol=1e-12)
-    np.testing.assert_allclose(tr.grad(x2), tg.grad(lambda x: tnp.sum(f(x) * x))(x2),
-                               rtol=1e-12)
+    np.testing.assert_allclose(tr.grad(x2), tg.grad(lambda x: tnp.sum(f(x) * x))(x2), rtol=1e-12)
 
 
 def test_third_order_of_a_native_chain():
@@ -102,8 +131,9 @@ def test_hessian_through_a_python_side_op():
     h = tg.hessian(lambda x: tnp.sum(tsp.j0(x) * x))(np.array([0.7, 1.9]))
     # d2/dx2 (x j0) = 2 j0' + x j0'' = -2 j1 - x (j0 - j1 / x)
     x = np.array([0.7, 1.9])
-    np.testing.assert_allclose(np.diag(h), -2 * sp.j1(x) - x * (sp.j0(x) - sp.j1(x) / x),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        np.diag(h), -2 * sp.j1(x) - x * (sp.j0(x) - sp.j1(x) / x), rtol=1e-10
+    )
     assert h[0, 1] == 0.0
 
 
@@ -111,14 +141,21 @@ def test_hessian_through_a_python_side_op():
 def test_xlogy_in_both_arguments():
     x, y = np.array([0.0, 1.5, 2.0]), np.array([0.0, 2.0, 0.5])
     gx, gy = tg.grad(lambda x, y: tnp.sum(tsp.xlogy(x, y)), argnums=(0, 1))(x, y)
-    np.testing.assert_array_equal(gx, [-np.inf, np.log(2.0), np.log(0.5)])   # log y, also at 0
-    np.testing.assert_allclose(gy, [0.0, 0.75, 4.0])                         # x / y, 0 at x = 0
+    np.testing.assert_array_equal(gx, [-np.inf, np.log(2.0), np.log(0.5)])  # log y, also at 0
+    np.testing.assert_allclose(gy, [0.0, 0.75, 4.0])  # x / y, 0 at x = 0
     assert tsp.xlogy(tg.tensor(0.0, requires_grad=True), tg.tensor(0.0)).item() == 0.0
 
 
-@pytest.mark.parametrize("kw", [dict(), dict(axis=1), dict(axis=0, keepdims=True),
-                                dict(b=np.array([1.0, 0.5, 2.0])),
-                                dict(axis=1, b=np.array([1.0, -0.5, 2.0]), return_sign=True)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(),
+        dict(axis=1),
+        dict(axis=0, keepdims=True),
+        dict(b=np.array([1.0, 0.5, 2.0])),
+        dict(axis=1, b=np.array([1.0, -0.5, 2.0]), return_sign=True),
+    ],
+)
 def test_logsumexp(kw):
     a = np.array([[0.3, -1.2, 2.0], [800.0, 799.0, -np.inf]])
     got = tsp.logsumexp(tg.tensor(a), **kw)
@@ -128,12 +165,18 @@ def test_logsumexp(kw):
         got, want = got[0], want[0]
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-13)
     fa = a[:1]
-    g = tg.grad(lambda a: tnp.sum(tsp.logsumexp(a, **kw)[0] if kw.get("return_sign")
-                                  else tsp.logsumexp(a, **kw)))(fa)
-    ref = lambda a: np.sum(sp.logsumexp(a, **kw)[0] if kw.get("return_sign")  # noqa: E731
-                           else sp.logsumexp(a, **kw))
-    fd = [(ref(fa + EPS * e.reshape(fa.shape)) - ref(fa - EPS * e.reshape(fa.shape))) / (2 * EPS)
-          for e in np.eye(fa.size)]
+    g = tg.grad(
+        lambda a: tnp.sum(
+            tsp.logsumexp(a, **kw)[0] if kw.get("return_sign") else tsp.logsumexp(a, **kw)
+        )
+    )(fa)
+    ref = lambda a: np.sum(  # noqa: E731
+        sp.logsumexp(a, **kw)[0] if kw.get("return_sign") else sp.logsumexp(a, **kw)
+    )
+    fd = [
+        (ref(fa + EPS * e.reshape(fa.shape)) - ref(fa - EPS * e.reshape(fa.shape))) / (2 * EPS)
+        for e in np.eye(fa.size)
+    ]
     np.testing.assert_allclose(g.ravel(), fd, rtol=1e-6)
 
 
@@ -143,8 +186,9 @@ def test_logsumexp_gradient_in_b_and_softmax():
     np.testing.assert_allclose(gb, np.exp(a) / np.sum(b * np.exp(a)), rtol=1e-13)
     m = np.array([[0.1, 0.7], [-0.4, 2.0]])
     np.testing.assert_allclose(tsp.softmax(tg.tensor(m)).numpy(), sp.softmax(m), rtol=1e-13)
-    np.testing.assert_allclose(tsp.log_softmax(tg.tensor(m), axis=1).numpy(),
-                               sp.log_softmax(m, axis=1), rtol=1e-13)
+    np.testing.assert_allclose(
+        tsp.log_softmax(tg.tensor(m), axis=1).numpy(), sp.log_softmax(m, axis=1), rtol=1e-13
+    )
     j = tg.jacobian(lambda x: tsp.softmax(x))(a)
     s = sp.softmax(a)
     np.testing.assert_allclose(j, np.diag(s) - np.outer(s, s), atol=1e-15)
@@ -158,17 +202,36 @@ def test_gammasgn_values_and_no_gradient():
 
 def test_plain_arrays_return_scipys_result():
     x = np.array([0.2, 0.5, 0.9])
-    for name in ("gamma", "gammaln", "digamma", "erf", "erfinv", "expit", "logit", "rgamma",
-                 "gammasgn", "j0", "y1", "i0", "softmax", "log_softmax", "logsumexp"):
+    for name in (
+        "gamma",
+        "gammaln",
+        "digamma",
+        "erf",
+        "erfinv",
+        "expit",
+        "logit",
+        "rgamma",
+        "gammasgn",
+        "j0",
+        "y1",
+        "i0",
+        "softmax",
+        "log_softmax",
+        "logsumexp",
+    ):
         got = getattr(tsp, name)(x)
         assert not isinstance(got, tg.Tensor)
         np.testing.assert_array_equal(got, getattr(sp, name)(x))
     assert tsp.logsumexp(x, b=x, return_sign=True)[1] == sp.logsumexp(x, b=x, return_sign=True)[1]
-    for got, want in ((tsp.polygamma(2, x), sp.polygamma(2, x)), (tsp.jv(0.5, x), sp.jv(0.5, x)),
-                      (tsp.betainc(1.5, 2.0, x), sp.betainc(1.5, 2.0, x)),
-                      (tsp.gammaincc(1.5, x), sp.gammaincc(1.5, x)),
-                      (tsp.xlogy(x, x), sp.xlogy(x, x)), (tsp.beta(x, x), sp.beta(x, x)),
-                      (tsp.multigammaln(3.0, 2), sp.multigammaln(3.0, 2))):
+    for got, want in (
+        (tsp.polygamma(2, x), sp.polygamma(2, x)),
+        (tsp.jv(0.5, x), sp.jv(0.5, x)),
+        (tsp.betainc(1.5, 2.0, x), sp.betainc(1.5, 2.0, x)),
+        (tsp.gammaincc(1.5, x), sp.gammaincc(1.5, x)),
+        (tsp.xlogy(x, x), sp.xlogy(x, x)),
+        (tsp.beta(x, x), sp.beta(x, x)),
+        (tsp.multigammaln(3.0, 2), sp.multigammaln(3.0, 2)),
+    ):
         assert not isinstance(got, tg.Tensor)
         np.testing.assert_array_equal(got, want)
 
@@ -176,21 +239,26 @@ def test_plain_arrays_return_scipys_result():
 def test_polygamma_orders_per_element():
     x = np.array([0.5, 1.5, 2.5])
     n = np.array([0, 1, 3])
-    np.testing.assert_allclose(tsp.polygamma(n, tg.tensor(x)).numpy(), sp.polygamma(n, x),
-                               rtol=1e-12)
-    np.testing.assert_allclose(tg.grad(lambda x: tnp.sum(tsp.polygamma(n, x)))(x),
-                               sp.polygamma(n + 1, x), rtol=1e-12)
+    np.testing.assert_allclose(
+        tsp.polygamma(n, tg.tensor(x)).numpy(), sp.polygamma(n, x), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        tg.grad(lambda x: tnp.sum(tsp.polygamma(n, x)))(x), sp.polygamma(n + 1, x), rtol=1e-12
+    )
 
 
-@pytest.mark.parametrize("call, arg", [
-    (lambda a: tsp.betainc(a, 2.0, 0.3), "in a"),
-    (lambda b: tsp.betainc(2.0, b, 0.3), "in b"),
-    (lambda a: tsp.gammainc(a, 0.3), "in a"),
-    (lambda a: tsp.gammaincc(a, 0.3), "in a"),
-    (lambda v: tsp.jv(v, 1.3), "the order v"),
-    (lambda v: tsp.iv(v, 1.3), "the order v"),
-    (lambda n: tsp.polygamma(n, 1.3), "in n"),
-])
+@pytest.mark.parametrize(
+    "call, arg",
+    [
+        (lambda a: tsp.betainc(a, 2.0, 0.3), "in a"),
+        (lambda b: tsp.betainc(2.0, b, 0.3), "in b"),
+        (lambda a: tsp.gammainc(a, 0.3), "in a"),
+        (lambda a: tsp.gammaincc(a, 0.3), "in a"),
+        (lambda v: tsp.jv(v, 1.3), "the order v"),
+        (lambda v: tsp.iv(v, 1.3), "the order v"),
+        (lambda n: tsp.polygamma(n, 1.3), "in n"),
+    ],
+)
 def test_undifferentiable_arguments_raise(call, arg):
     with pytest.raises(NotImplementedError, match=arg):
         tg.grad(call)(1.0)
@@ -231,8 +299,8 @@ def test_poles_and_infinities_as_scipy_eager_and_compiled(name):
     x = np.array(EDGES[name])
     want = ref(x)
     eager = f(tg.tensor(x)).numpy()
-    if name == "gamma":        # the sign of Gamma in its underflowed zeros
+    if name == "gamma":  # the sign of Gamma in its underflowed zeros
         np.testing.assert_array_equal(np.signbit(eager), np.signbit(want))
     np.testing.assert_allclose(eager, want, rtol=1e-12)
-    tr = tg.trace(lambda x: f(x) * 1.0, x)        # replayed by the compiled forward sweep
+    tr = tg.trace(lambda x: f(x) * 1.0, x)  # replayed by the compiled forward sweep
     np.testing.assert_allclose(np.asarray(tr(x)), want, rtol=1e-12)

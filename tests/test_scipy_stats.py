@@ -1,6 +1,7 @@
 """tapegrad.scipy.stats: SciPy's values, gradients in x, loc, scale and shape parameters
 against central differences of SciPy's own methods, second order and forward mode, plain
 arrays in -> SciPy's result out, supports, traced replay, and the refusals."""
+
 import numpy as np
 import pytest
 
@@ -28,8 +29,12 @@ CASES = [(d, m) for d in CONTINUOUS for m in METHODS]
 
 def _fd(fn, x):
     x = np.asarray(x, dtype=float)
-    return np.array([(fn(x + EPS * e) - fn(x - EPS * e)) / (2 * EPS)
-                     for e in np.eye(x.size).reshape((x.size,) + x.shape)])
+    return np.array(
+        [
+            (fn(x + EPS * e) - fn(x - EPS * e)) / (2 * EPS)
+            for e in np.eye(x.size).reshape((x.size,) + x.shape)
+        ]
+    )
 
 
 @pytest.mark.parametrize("dist, method", CASES)
@@ -49,12 +54,12 @@ def test_gradient_in_every_parameter(dist, method):
     n_shapes = len(params) - 2
     for k in range(len(params)):
         if method not in ("logpdf", "pdf") and k < n_shapes:
-            continue          # cdfs in shape parameters: refused (test below)
+            continue  # cdfs in shape parameters: refused (test below)
 
         def ref(p, k=k):
-            return np.sum(theirs(x, *params[:k], p, *params[k + 1:]))
-        g = tg.grad(lambda p, k=k: tnp.sum(ours(x, *params[:k], p, *params[k + 1:])))(
-            params[k])
+            return np.sum(theirs(x, *params[:k], p, *params[k + 1 :]))
+
+        g = tg.grad(lambda p, k=k: tnp.sum(ours(x, *params[:k], p, *params[k + 1 :])))(params[k])
         assert g == pytest.approx(float(_fd(ref, params[k])[0]), rel=1e-6, abs=1e-9)
 
 
@@ -73,20 +78,19 @@ def test_second_order_and_forward_mode(dist):
 
 def test_outside_the_support():
     x = np.array([-0.5, 0.5, 1.5])
-    np.testing.assert_array_equal(ts.beta.logpdf(tg.tensor(x), 2.0, 3.0).numpy(),
-                                  st.beta.logpdf(x, 2.0, 3.0))
+    np.testing.assert_array_equal(
+        ts.beta.logpdf(tg.tensor(x), 2.0, 3.0).numpy(), st.beta.logpdf(x, 2.0, 3.0)
+    )
     g = tg.grad(lambda x: tnp.sum(ts.gamma.logpdf(x, 2.0)))(np.array([-1.0, 0.5]))
-    np.testing.assert_allclose(g, [0.0, 1.0])                  # (a - 1) / x - 1
+    np.testing.assert_allclose(g, [0.0, 1.0])  # (a - 1) / x - 1
     np.testing.assert_array_equal(ts.expon.cdf(tg.tensor([-1.0, 0.0]), 0.0).numpy(), [0.0, 0.0])
-    assert np.isnan(ts.norm.cdf(tg.tensor(0.3), 0.0, -1.0).item())          # as SciPy
+    assert np.isnan(ts.norm.cdf(tg.tensor(0.3), 0.0, -1.0).item())  # as SciPy
 
 
 def test_norm_log_tails():
     z = np.array([-45.0, -38.0, -30.0, -3.0, 0.0, 4.0, 40.0])
-    np.testing.assert_allclose(ts.norm.logcdf(tg.tensor(z)).numpy(), st.norm.logcdf(z),
-                               rtol=1e-12)
-    np.testing.assert_allclose(ts.norm.logsf(tg.tensor(-z)).numpy(), st.norm.logsf(-z),
-                               rtol=1e-12)
+    np.testing.assert_allclose(ts.norm.logcdf(tg.tensor(z)).numpy(), st.norm.logcdf(z), rtol=1e-12)
+    np.testing.assert_allclose(ts.norm.logsf(tg.tensor(-z)).numpy(), st.norm.logsf(-z), rtol=1e-12)
     g = tg.grad(lambda z: tnp.sum(ts.norm.logcdf(z)))(z)
     np.testing.assert_allclose(g, np.exp(st.norm.logpdf(z) - st.norm.logcdf(z)), rtol=1e-9)
 
@@ -106,8 +110,9 @@ def test_poisson():
         ours, theirs = getattr(ts.poisson, m), getattr(st.poisson, m)
         np.testing.assert_allclose(ours(k, tg.tensor(mu)).numpy(), theirs(k, mu), rtol=1e-12)
         g = tg.grad(lambda mu, f=ours: tnp.sum(f(k[:4], mu)))(mu)
-        assert g == pytest.approx(float(_fd(lambda p, f=theirs: np.sum(f(k[:4], p)), mu)[0]),
-                                  rel=1e-6)
+        assert g == pytest.approx(
+            float(_fd(lambda p, f=theirs: np.sum(f(k[:4], p)), mu)[0]), rel=1e-6
+        )
     d2 = tg.grad(tg.grad(lambda mu: tnp.sum(ts.poisson.cdf(k[:4], mu))))(mu)
     first = tg.grad(lambda mu: tnp.sum(ts.poisson.cdf(k[:4], mu)))
     assert d2 == pytest.approx((first(mu + EPS) - first(mu - EPS)) / (2 * EPS), rel=1e-5)
@@ -118,13 +123,18 @@ def test_poisson():
 def test_dirichlet():
     x = np.array([[0.2, 0.5], [0.3, 0.1], [0.5, 0.4]])
     alpha = np.array([1.5, 2.0, 3.0])
-    np.testing.assert_allclose(ts.dirichlet.logpdf(tg.tensor(x), alpha).numpy(),
-                               st.dirichlet.logpdf(x, alpha), rtol=1e-12)
-    np.testing.assert_allclose(ts.dirichlet.pdf(x[:2, 0], tg.tensor(alpha)).numpy(),
-                               st.dirichlet.pdf(x[:2, 0], alpha), rtol=1e-12)
+    np.testing.assert_allclose(
+        ts.dirichlet.logpdf(tg.tensor(x), alpha).numpy(), st.dirichlet.logpdf(x, alpha), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        ts.dirichlet.pdf(x[:2, 0], tg.tensor(alpha)).numpy(),
+        st.dirichlet.pdf(x[:2, 0], alpha),
+        rtol=1e-12,
+    )
     g = tg.grad(lambda a: tnp.sum(ts.dirichlet.logpdf(x, a)))(alpha)
-    np.testing.assert_allclose(g, _fd(lambda a: np.sum(st.dirichlet.logpdf(x, a)), alpha),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        g, _fd(lambda a: np.sum(st.dirichlet.logpdf(x, a)), alpha), rtol=1e-6
+    )
     gx = tg.grad(lambda x: ts.dirichlet.logpdf(x, alpha))(x[:, 0])
     np.testing.assert_allclose(gx, (alpha - 1) / x[:, 0])
     with pytest.raises(ValueError, match="simplex"):
@@ -140,12 +150,15 @@ def test_multivariate_normal():
     rng = np.random.default_rng(3)
     cov, mean, x = _spd(rng, 3), rng.standard_normal(3), rng.standard_normal((4, 3))
     mvn, ref = ts.multivariate_normal, st.multivariate_normal
-    np.testing.assert_allclose(mvn.logpdf(tg.tensor(x), mean, cov).numpy(),
-                               ref.logpdf(x, mean, cov), rtol=1e-12)
-    np.testing.assert_allclose(mvn.pdf(x[0], tg.tensor(mean), cov).numpy(),
-                               ref.pdf(x[0], mean, cov), rtol=1e-12)
-    np.testing.assert_allclose(mvn.entropy(None, tg.tensor(cov)).numpy(),
-                               ref.entropy(None, cov), rtol=1e-12)
+    np.testing.assert_allclose(
+        mvn.logpdf(tg.tensor(x), mean, cov).numpy(), ref.logpdf(x, mean, cov), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        mvn.pdf(x[0], tg.tensor(mean), cov).numpy(), ref.pdf(x[0], mean, cov), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        mvn.entropy(None, tg.tensor(cov)).numpy(), ref.entropy(None, cov), rtol=1e-12
+    )
     gm = tg.grad(lambda m: tnp.sum(mvn.logpdf(x, m, cov)))(mean)
     np.testing.assert_allclose(gm, _fd(lambda m: np.sum(ref.logpdf(x, m, cov)), mean), rtol=1e-6)
     # the covariance: a symmetric derivative, so compare along symmetric directions
@@ -154,8 +167,9 @@ def test_multivariate_normal():
     for i, j in ((0, 0), (0, 2), (1, 2)):
         e = np.zeros((3, 3))
         e[i, j] = e[j, i] = 1.0
-        fd = (np.sum(ref.logpdf(x, mean, cov + EPS * e)) -
-              np.sum(ref.logpdf(x, mean, cov - EPS * e))) / (2 * EPS)
+        fd = (
+            np.sum(ref.logpdf(x, mean, cov + EPS * e)) - np.sum(ref.logpdf(x, mean, cov - EPS * e))
+        ) / (2 * EPS)
         assert np.sum(gc * e) == pytest.approx(fd, rel=1e-6)
     h = tg.hessian(lambda m: tnp.sum(mvn.logpdf(x, m, cov)))(mean)
     np.testing.assert_allclose(h, -4 * np.linalg.inv(cov), rtol=1e-10)
@@ -163,10 +177,12 @@ def test_multivariate_normal():
     np.testing.assert_allclose(ge, 0.5 * np.linalg.inv(cov), rtol=1e-10)
     # diagonal and scalar covariances, as SciPy
     v = np.array([0.5, 2.0, 1.5])
-    np.testing.assert_allclose(mvn.logpdf(x, tg.tensor(mean), v).numpy(),
-                               ref.logpdf(x, mean, v), rtol=1e-12)
-    np.testing.assert_allclose(mvn.logpdf(tg.tensor(x), mean, 2.0).numpy(),
-                               ref.logpdf(x, mean, 2.0), rtol=1e-12)
+    np.testing.assert_allclose(
+        mvn.logpdf(x, tg.tensor(mean), v).numpy(), ref.logpdf(x, mean, v), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        mvn.logpdf(tg.tensor(x), mean, 2.0).numpy(), ref.logpdf(x, mean, 2.0), rtol=1e-12
+    )
     with pytest.raises(np.linalg.LinAlgError, match="positive definite"):
         mvn.logpdf(tg.tensor(x), mean, -np.eye(3))
 
@@ -178,30 +194,38 @@ def test_plain_arrays_return_scipys_result():
             assert not isinstance(got, tg.Tensor)
             np.testing.assert_array_equal(got, getattr(getattr(st, dist), m)(x, *params))
     assert np.array_equal(ts.poisson.pmf([1, 2], 2.0), st.poisson.pmf([1, 2], 2.0))
-    assert ts.dirichlet.logpdf([0.2, 0.8], [1.0, 2.0]) == st.dirichlet.logpdf([0.2, 0.8],
-                                                                             [1.0, 2.0])
+    assert ts.dirichlet.logpdf([0.2, 0.8], [1.0, 2.0]) == st.dirichlet.logpdf(
+        [0.2, 0.8], [1.0, 2.0]
+    )
     cov = np.array([[2.0, 0.3], [0.3, 1.0]])
-    assert ts.multivariate_normal.logpdf([0.1, 0.2], None, cov) == \
-        st.multivariate_normal.logpdf([0.1, 0.2], None, cov)
+    assert ts.multivariate_normal.logpdf([0.1, 0.2], None, cov) == st.multivariate_normal.logpdf(
+        [0.1, 0.2], None, cov
+    )
 
 
-@pytest.mark.parametrize("call, arg", [
-    (lambda p: ts.t.cdf(0.3, p), "in df"),
-    (lambda p: ts.gamma.sf(0.3, p), "in a"),
-    (lambda p: ts.beta.logcdf(0.3, 2.0, p), "in b"),
-    (lambda p: ts.chi2.cdf(0.3, p), "in df"),
-])
+@pytest.mark.parametrize(
+    "call, arg",
+    [
+        (lambda p: ts.t.cdf(0.3, p), "in df"),
+        (lambda p: ts.gamma.sf(0.3, p), "in a"),
+        (lambda p: ts.beta.logcdf(0.3, 2.0, p), "in b"),
+        (lambda p: ts.chi2.cdf(0.3, p), "in df"),
+    ],
+)
 def test_cdf_in_a_shape_parameter_is_refused(call, arg):
     with pytest.raises(NotImplementedError, match=arg):
         tg.grad(call)(2.0)
 
 
-@pytest.mark.parametrize("x, mean, cov", [
-    ([0.1, 0.2, 0.3], 0.0, 1.5),                 # points of dimension 1, as SciPy reads them
-    (0.3, None, 2.0),
-    ([0.1, 0.2], None, np.eye(2)),
-    (np.ones((4, 2)), np.zeros(2), [1.0, 2.0]),
-])
+@pytest.mark.parametrize(
+    "x, mean, cov",
+    [
+        ([0.1, 0.2, 0.3], 0.0, 1.5),  # points of dimension 1, as SciPy reads them
+        (0.3, None, 2.0),
+        ([0.1, 0.2], None, np.eye(2)),
+        (np.ones((4, 2)), np.zeros(2), [1.0, 2.0]),
+    ],
+)
 def test_multivariate_normal_shapes_as_scipy(x, mean, cov):
     x = np.asarray(x, dtype=float)
     got = ts.multivariate_normal.logpdf(tg.tensor(x), mean, cov).numpy()

@@ -1,4 +1,5 @@
 """hessian, hvp, jvp and nested transforms, checked against analytic values."""
+
 import numpy as np
 import pytest
 
@@ -12,7 +13,7 @@ A = rng.standard_normal((8, 5))
 def lse_objective(x):
     z = A @ x
     m = np.max(z)
-    return np.log(np.sum(np.exp(z - m))) + m + 0.5 * np.sum(x ** 2)
+    return np.log(np.sum(np.exp(z - m))) + m + 0.5 * np.sum(x**2)
 
 
 def lse_hessian(x):
@@ -29,7 +30,7 @@ def test_hessian_matches_analytic():
 
 def test_hessian_of_matrix_argument_has_shape_s_plus_s():
     W = rng.standard_normal((2, 3))
-    H = hessian(lambda w: np.sum(w ** 3))(W)
+    H = hessian(lambda w: np.sum(w**3))(W)
     assert H.shape == (2, 3, 2, 3)
     np.testing.assert_allclose(H.reshape(6, 6), np.diag(6 * W.reshape(-1)))
 
@@ -41,7 +42,8 @@ def test_hvp_equals_hessian_times_vector():
 
 def test_hvp_with_two_primals():
     def f(a, b):
-        return np.sum(a ** 2 * b) + np.sum(np.sin(b))
+        return np.sum(a**2 * b) + np.sum(np.sin(b))
+
     a, b = np.array([1.0, 2.0]), np.array([0.5, -1.0])
     va, vb = np.array([1.0, 0.0]), np.array([0.0, 1.0])
     ha, hb = hvp(f, (a, b), (va, vb))
@@ -53,6 +55,7 @@ def test_hvp_with_two_primals():
 def test_hvp_on_pytree_primal():
     def f(p):
         return np.sum(p["w"] ** 3) * p["s"]
+
     p = {"w": np.array([1.0, 2.0]), "s": 3.0}
     v = {"w": np.array([1.0, 1.0]), "s": 0.0}
     out = hvp(f, (p,), (v,))
@@ -63,6 +66,7 @@ def test_hvp_on_pytree_primal():
 def test_jvp_matches_jacobian_times_tangent():
     def f(x):
         return np.tanh(A @ x) * x[0]
+
     x, v = rng.standard_normal(5), rng.standard_normal(5)
     out, t = jvp(f, (x,), (v,))
     np.testing.assert_allclose(out, f(x))
@@ -94,22 +98,24 @@ def test_no_perturbation_confusion():
 
 def test_grad_of_value_and_grad():
     def f(x):
-        v, g = tg.value_and_grad(lambda y: y ** 3)(x)
-        return v + g          # x^3 + 3x^2
+        v, g = tg.value_and_grad(lambda y: y**3)(x)
+        return v + g  # x^3 + 3x^2
+
     assert tg.grad(f)(2.0) == pytest.approx(3 * 4 + 6 * 2)
 
 
 def test_derivative_of_path_independent_of_input_is_zero():
     assert tg.grad(tg.grad(lambda x: 3.0 * x))(1.0) == 0.0
-    np.testing.assert_array_equal(hessian(lambda x: np.sum(2.0 * x))(np.ones(3)),
-                                  np.zeros((3, 3)))
+    np.testing.assert_array_equal(hessian(lambda x: np.sum(2.0 * x))(np.ones(3)), np.zeros((3, 3)))
 
 
 def test_newton_step_with_hessian_solves_quadratic():
     Q = np.array([[3.0, 1.0], [1.0, 2.0]])
     b = np.array([1.0, -1.0])
+
     def f(x):
         return 0.5 * x @ Q @ x - b @ x
+
     x = np.zeros(2)
     x = x - np.linalg.solve(hessian(f)(x), tg.grad(f)(x))
     np.testing.assert_allclose(x, np.linalg.solve(Q, b))
@@ -117,6 +123,6 @@ def test_newton_step_with_hessian_solves_quadratic():
 
 def test_bad_tangents_are_reported():
     with pytest.raises(ValueError, match="shape"):
-        hvp(lambda x: np.sum(x ** 2), (np.ones(3),), (np.ones(2),))
+        hvp(lambda x: np.sum(x**2), (np.ones(3),), (np.ones(2),))
     with pytest.raises(TypeError, match="tuples"):
         jvp(np.sin, 1.0, 1.0)

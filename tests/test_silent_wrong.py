@@ -1,6 +1,7 @@
 """Silent wrong answers: every case here once returned a wrong number (a zero, a dropped
 derivative, a stale value) without an error.  Each test asserts the right value or the
 documented error; see docs/REFUSALS.md."""
+
 import collections
 import dis
 import hashlib
@@ -32,34 +33,55 @@ def _refused(f, arg=X2, what="__array__", transform=tg.grad):
 
 # ---- 1. leaving the traced path is an error, never a zero ----------------------------------------
 
+
 def _scipy_special():
     return pytest.importorskip("scipy.special", reason="SciPy is an optional extra")
 
 
-@pytest.mark.parametrize("f", [
-    lambda x: np.sum(np.asarray(x) ** 2),
-    lambda x: np.sum(np.array(x) ** 2),
-    lambda x: np.sum(np.asanyarray(x) ** 2),
-    lambda x: np.sum(np.array([x[0], x[1]])),
-    lambda x: np.sum([x[0], 2 * x[1]]),
-    lambda x: np.mean([x, x]),
-    lambda x: np.max([x[0], x[1]]),
-    lambda x: np.dot([x[0], x[1]], np.array([1.0, 3.0])),
-    lambda x: np.sum(np.vectorize(np.sin)(x)),
-    lambda x: _scipy_special().logsumexp(x),
-    lambda x: _scipy_special().softmax(x)[0],
-    lambda x: np.sum(np.ma.masked_array(x, mask=[0, 1])),
-], ids=["asarray", "array", "asanyarray", "array-of-list", "sum-of-list", "mean-of-list",
-        "max-of-list", "dot-of-list", "vectorize", "logsumexp", "softmax", "ma.masked_array"])
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda x: np.sum(np.asarray(x) ** 2),
+        lambda x: np.sum(np.array(x) ** 2),
+        lambda x: np.sum(np.asanyarray(x) ** 2),
+        lambda x: np.sum(np.array([x[0], x[1]])),
+        lambda x: np.sum([x[0], 2 * x[1]]),
+        lambda x: np.mean([x, x]),
+        lambda x: np.max([x[0], x[1]]),
+        lambda x: np.dot([x[0], x[1]], np.array([1.0, 3.0])),
+        lambda x: np.sum(np.vectorize(np.sin)(x)),
+        lambda x: _scipy_special().logsumexp(x),
+        lambda x: _scipy_special().softmax(x)[0],
+        lambda x: np.sum(np.ma.masked_array(x, mask=[0, 1])),
+    ],
+    ids=[
+        "asarray",
+        "array",
+        "asanyarray",
+        "array-of-list",
+        "sum-of-list",
+        "mean-of-list",
+        "max-of-list",
+        "dot-of-list",
+        "vectorize",
+        "logsumexp",
+        "softmax",
+        "ma.masked_array",
+    ],
+)
 def test_implicit_array_conversion_inside_grad_raises(f):
     _refused(f)
 
 
-@pytest.mark.parametrize("f", [
-    lambda x: float(x[0]) * x[1],
-    lambda x: math.sin(x[0]) + x[0],
-    lambda x: np.sum(np.fromiter(x, float)),
-], ids=["float", "math.sin", "fromiter"])
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda x: float(x[0]) * x[1],
+        lambda x: math.sin(x[0]) + x[0],
+        lambda x: np.sum(np.fromiter(x, float)),
+    ],
+    ids=["float", "math.sin", "fromiter"],
+)
 def test_float_conversion_inside_grad_raises(f):
     _refused(f, what="__float__")
 
@@ -106,12 +128,19 @@ def test_slice_store_into_numpy_array_raises():
     _refused(_store_slice)
 
 
-@pytest.mark.parametrize("transform", [
-    tg.grad, tg.value_and_grad, tg.jacobian, tg.hessian,
-    lambda f: (lambda x: tg.vjp(f, x)),
-    lambda f: (lambda x: tg.jvp(f, (x,), (np.ones_like(x),))),
-    lambda f: (lambda x: tg.hvp(f, (x,), (np.ones_like(x),))),
-], ids=["grad", "value_and_grad", "jacobian", "hessian", "vjp", "jvp", "hvp"])
+@pytest.mark.parametrize(
+    "transform",
+    [
+        tg.grad,
+        tg.value_and_grad,
+        tg.jacobian,
+        tg.hessian,
+        lambda f: lambda x: tg.vjp(f, x),
+        lambda f: lambda x: tg.jvp(f, (x,), (np.ones_like(x),)),
+        lambda f: lambda x: tg.hvp(f, (x,), (np.ones_like(x),)),
+    ],
+    ids=["grad", "value_and_grad", "jacobian", "hessian", "vjp", "jvp", "hvp"],
+)
 def test_every_transform_refuses_implicit_conversion(transform):
     _refused(lambda x: np.sum(np.asarray(x) ** 2), transform=transform)
     _refused(lambda x: math.sin(x[0]) + x[1], what="__float__", transform=transform)
@@ -136,25 +165,28 @@ def test_explicit_reads_inside_transforms_are_values():
 def test_tnp_conversions_differentiate():
     np.testing.assert_allclose(tg.grad(lambda x: tnp.sum(tnp.asarray(x) ** 2))(X2), [2, 4])
     np.testing.assert_allclose(
-        tg.grad(lambda x: tnp.sum(tnp.asarray(x, dtype=np.float64) ** 2))(X2), [2, 4])
+        tg.grad(lambda x: tnp.sum(tnp.asarray(x, dtype=np.float64) ** 2))(X2), [2, 4]
+    )
     np.testing.assert_allclose(
-        tg.grad(lambda x: tnp.sum(tnp.array(x, dtype=float) ** 2))(X2), [2, 4])
-    np.testing.assert_allclose(
-        tg.grad(lambda x: tnp.sum(tnp.asanyarray(x) ** 2))(X2), [2, 4])
+        tg.grad(lambda x: tnp.sum(tnp.array(x, dtype=float) ** 2))(X2), [2, 4]
+    )
+    np.testing.assert_allclose(tg.grad(lambda x: tnp.sum(tnp.asanyarray(x) ** 2))(X2), [2, 4])
     # lists of traced values are stacked differentiably, nested lists too
     np.testing.assert_allclose(
-        tg.grad(lambda x: tnp.sum(tnp.array([x[0], 2 * x[1]]) ** 2))(X2), [2, 16])
+        tg.grad(lambda x: tnp.sum(tnp.array([x[0], 2 * x[1]]) ** 2))(X2), [2, 16]
+    )
     np.testing.assert_allclose(
-        tg.grad(lambda x: tnp.sum(tnp.asarray([[x[0], 2 * x[1]], [x[1], 1.0]])))(X2), [1, 3])
-    np.testing.assert_allclose(
-        tg.grad(lambda x: tnp.mean(tnp.array([x, x * 3])))(X2), [1, 1])
+        tg.grad(lambda x: tnp.sum(tnp.asarray([[x[0], 2 * x[1]], [x[1], 1.0]])))(X2), [1, 3]
+    )
+    np.testing.assert_allclose(tg.grad(lambda x: tnp.mean(tnp.array([x, x * 3])))(X2), [1, 1])
 
 
 def test_tnp_array_is_a_copy_that_keeps_the_gradient():
     def f(x):
         y = tnp.array(x)
-        y[0] = 0.0          # the copy changes, x does not
+        y[0] = 0.0  # the copy changes, x does not
         return tnp.sum(y * x)
+
     np.testing.assert_allclose(tg.grad(f)(X2), [0.0, 4.0])
 
 
@@ -166,13 +198,13 @@ def test_tnp_asarray_with_another_float_dtype_is_refused():
 def test_masked_array_arguments_are_refused():
     m = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
     with pytest.raises(TypeError, match="masked array"):
-        tg.grad(lambda x: np.sum(x ** 2))(m)
+        tg.grad(lambda x: np.sum(x**2))(m)
     with pytest.raises(TypeError, match="masked array"):
         tg.tensor(m)
     with pytest.raises(TypeError, match="masked array"):
-        tg.trace(lambda x: np.sum(x ** 2), m)
+        tg.trace(lambda x: np.sum(x**2), m)
     # the documented fix
-    np.testing.assert_allclose(tg.grad(lambda x: np.sum(x ** 2))(m.compressed()), [2, 6])
+    np.testing.assert_allclose(tg.grad(lambda x: np.sum(x**2))(m.compressed()), [2, 6])
 
 
 def test_tensor_api_outside_transforms_follows_pytorch():
@@ -186,15 +218,16 @@ def test_tensor_api_outside_transforms_follows_pytorch():
     np.testing.assert_array_equal(np.asarray(tg.tensor([1.0, 2.0])), [1.0, 2.0])
     with tg.no_grad():
         y = x * 2
-    np.testing.assert_array_equal(np.asarray(y), [2.0, 4.0])   # needs no gradient: converts
+    np.testing.assert_array_equal(np.asarray(y), [2.0, 4.0])  # needs no gradient: converts
 
 
 def test_closure_constants_convert_inside_transforms():
-    c = tg.tensor([1.0, 3.0])       # no grad: an ordinary value
+    c = tg.tensor([1.0, 3.0])  # no grad: an ordinary value
     np.testing.assert_allclose(tg.grad(lambda x: tnp.sum(x * np.asarray(c)))(X2), [1, 3])
 
 
 # ---- 2. backward / grad semantics ----------------------------------------------------------------
+
 
 def test_backward_inputs_accumulates_only_into_listed_tensors():
     w = tg.tensor([1.0, 2.0], requires_grad=True)
@@ -203,10 +236,10 @@ def test_backward_inputs_accumulates_only_into_listed_tensors():
     assert w.grad.tolist() == [3.0, 3.0] and b.grad is None
     tg.autograd.backward((w * b).sum(), inputs=[b])
     assert w.grad.tolist() == [3.0, 3.0] and b.grad.item() == 3.0
-    (w * b).sum().backward(inputs=w)                # a single Tensor works too
+    (w * b).sum().backward(inputs=w)  # a single Tensor works too
     assert w.grad.tolist() == [6.0, 6.0] and b.grad.item() == 3.0
     h = w * 2.0
-    (h * b).sum().backward(inputs=[h])              # a non-leaf input gets .grad, as PyTorch
+    (h * b).sum().backward(inputs=[h])  # a non-leaf input gets .grad, as PyTorch
     assert h.grad.tolist() == [3.0, 3.0] and b.grad.item() == 3.0
     with pytest.raises(RuntimeError, match="cannot be empty"):
         (w * b).sum().backward(inputs=[])
@@ -215,7 +248,7 @@ def test_backward_inputs_accumulates_only_into_listed_tensors():
 def test_backward_inputs_with_create_graph():
     w = tg.tensor(2.0, requires_grad=True)
     b = tg.tensor(3.0, requires_grad=True)
-    (w ** 3 * b).backward(inputs=[w], create_graph=True)
+    (w**3 * b).backward(inputs=[w], create_graph=True)
     assert w.grad.item() == 36.0 and b.grad is None
 
 
@@ -254,11 +287,21 @@ def test_non_float_output_raises_in_jacobian_and_vjp():
 
 def test_ndarray_methods_on_tensors():
     def f(x):
-        return (x.copy() * 2).sum() + (x.astype(float) ** 2).sum() + x.real.sum() \
-            + x.conj().sum() + x.conjugate().sum() + x.imag.sum() + x.take([0, 0]).sum() \
-            + x.repeat(2).sum() + x.swapaxes(0, 0).sum()
-    np.testing.assert_allclose(tg.grad(f)(X2), [2 + 2 + 1 + 1 + 1 + 0 + 2 + 2 + 1,
-                                               2 + 4 + 1 + 1 + 1 + 0 + 0 + 2 + 1])
+        return (
+            (x.copy() * 2).sum()
+            + (x.astype(float) ** 2).sum()
+            + x.real.sum()
+            + x.conj().sum()
+            + x.conjugate().sum()
+            + x.imag.sum()
+            + x.take([0, 0]).sum()
+            + x.repeat(2).sum()
+            + x.swapaxes(0, 0).sum()
+        )
+
+    np.testing.assert_allclose(
+        tg.grad(f)(X2), [2 + 2 + 1 + 1 + 1 + 0 + 2 + 2 + 1, 2 + 4 + 1 + 1 + 1 + 0 + 0 + 2 + 1]
+    )
     x = tg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     x.trace().backward()
     assert x.grad.tolist() == [[1.0, 0.0], [0.0, 1.0]]
@@ -285,6 +328,7 @@ def test_write_through_a_view_reaches_the_base():
         v = y[1:]
         v[0] = 0.0
         return np.sum(y)
+
     v, g = tg.value_and_grad(f)(X3)
     assert v == 4.0 and g.tolist() == [1.0, 0.0, 1.0]
     # the same with NumPy: the numbers tapegrad must match
@@ -299,6 +343,7 @@ def test_write_into_the_base_shows_in_its_views():
         v = y[1:]
         y[1] = 5 * x[0]
         return np.sum(v * v)
+
     v, g = tg.value_and_grad(f)(X3)
     assert v == 25.0 + 9.0 and g.tolist() == [50.0, 0.0, 6.0]
 
@@ -308,8 +353,9 @@ def test_views_of_views_and_2d_rows():
         y = tnp.reshape(x * 1.0, (1, 3)) * 1.0
         row = y[0]
         tail = row[1:]
-        tail += 10.0                   # reaches row and y
+        tail += 10.0  # reaches row and y
         return np.sum(y) + np.sum(row)
+
     v, g = tg.value_and_grad(f)(X3)
     assert v == 2 * (6.0 + 20.0) and g.tolist() == [2.0, 2.0, 2.0]
 
@@ -320,7 +366,7 @@ def test_in_place_on_a_view_of_a_leaf_is_refused():
     with pytest.raises(RuntimeError, match="view of a leaf"):
         v[0] = 0.0
     with tg.no_grad():
-        v[0] = 0.0                     # allowed under no_grad, and it reaches x
+        v[0] = 0.0  # allowed under no_grad, and it reaches x
     assert x.tolist() == [1.0, 0.0, 3.0]
 
 
@@ -328,11 +374,12 @@ def test_repeated_fancy_indices_last_write_wins():
     # rule: as NumPy does in practice, the last write to a repeated position wins; the
     # gradient is that of the value actually stored
     def f(x):
-        y = x ** 2
-        y[[0, 0]] = x[1:] * 5           # y[0] = 5 * x[2]
+        y = x**2
+        y[[0, 0]] = x[1:] * 5  # y[0] = 5 * x[2]
         return np.sum(y)
+
     v, g = tg.value_and_grad(f)(X3)
-    y = X3 ** 2
+    y = X3**2
     y[[0, 0]] = X3[1:] * 5
     assert v == np.sum(y) == 15.0 + 4.0 + 9.0
     assert g.tolist() == [0.0, 4.0, 5.0 + 6.0]
@@ -346,23 +393,24 @@ def test_repeated_fancy_indices_with_a_constant_value():
         y = x * 1.0
         y[[2, 0, 2]] = np.array([7.0, 8.0, 9.0])
         return np.sum(y * y)
+
     v, g = tg.value_and_grad(f)(X3)
-    assert v == 8.0 ** 2 + 2.0 ** 2 + 9.0 ** 2 and g.tolist() == [0.0, 4.0, 0.0]
+    assert v == 8.0**2 + 2.0**2 + 9.0**2 and g.tolist() == [0.0, 4.0, 0.0]
 
 
-@pytest.mark.parametrize("n", [3, 5000])     # small rows are copied, large ones lazy
+@pytest.mark.parametrize("n", [3, 5000])  # small rows are copied, large ones lazy
 def test_data_write_between_two_graphs_is_consistent(n):
     x = tg.tensor(np.arange(1.0, n + 1.0), requires_grad=True)
-    y1 = (x ** 2).sum()
+    y1 = (x**2).sum()
     x.data[0] = 10.0
-    y2 = (x ** 3).sum()
+    y2 = (x**3).sum()
     y2.backward()
     xv = np.arange(1.0, n + 1.0)
     xv[0] = 10.0
-    assert y2.item() == np.sum(xv ** 3)
-    np.testing.assert_array_equal(x.grad.numpy(), 3 * xv ** 2)   # the new value throughout
+    assert y2.item() == np.sum(xv**3)
+    np.testing.assert_array_equal(x.grad.numpy(), 3 * xv**2)  # the new value throughout
     x.grad = None
-    y1.backward()                       # the first graph keeps its own value
+    y1.backward()  # the first graph keeps its own value
     np.testing.assert_array_equal(x.grad.numpy(), 2 * np.arange(1.0, n + 1.0))
 
 
@@ -379,36 +427,41 @@ def test_no_grad_in_place_on_an_input_inside_a_transform_raises():
     def f(x):
         with tg.no_grad():
             x[0] = 5.0
-        return np.sum(x ** 2)
+        return np.sum(x**2)
+
     with pytest.raises(RuntimeError, match="x = x.copy()"):
         tg.grad(f)(X3)
 
     def f_tracked(x):
         x[0] = 5.0
-        return np.sum(x ** 2)
+        return np.sum(x**2)
+
     with pytest.raises(RuntimeError, match="x = x.copy()"):
         tg.grad(f_tracked)(X3)
 
-    def f_copy(x):                      # the hint's fix: f does not depend on x[0]
+    def f_copy(x):  # the hint's fix: f does not depend on x[0]
         x = x.copy()
         x[0] = 5.0
-        return np.sum(x ** 2)
+        return np.sum(x**2)
+
     assert tg.grad(f_copy)(X3).tolist() == [0.0, 4.0, 6.0]
 
-    def f_graph(x):                     # an untracked change of a traced value
+    def f_graph(x):  # an untracked change of a traced value
         y = x * 1.0
         with tg.no_grad():
             y[0] = 5.0
-        return np.sum(y ** 2)
+        return np.sum(y**2)
+
     with pytest.raises(RuntimeError, match="under no_grad"):
         tg.grad(f_graph)(X3)
 
 
 # ---- 4. trace and checkpoint honesty -------------------------------------------------------------
 
+
 def test_trace_reads_closure_parameters_at_replay():
     w = tg.tensor([1.0, 2.0], requires_grad=True)
-    b = tg.tensor(0.5)                                  # a closure constant Tensor too
+    b = tg.tensor(0.5)  # a closure constant Tensor too
 
     def f(x):
         return (w * x).sum() + b
@@ -417,14 +470,14 @@ def test_trace_reads_closure_parameters_at_replay():
     assert tr(np.ones(2)) == 3.5
     opt = tg.optim.SGD([w], lr=1.0)
     f(tg.tensor(np.ones(2))).backward()
-    opt.step()                                          # w = [0, 1]
+    opt.step()  # w = [0, 1]
     with tg.no_grad():
         b += 1.0
     assert tr(np.ones(2)) == 2.5
     x = np.array([3.0, 4.0])
     v, g = tr.value_and_grad(x)
     assert v == 4.0 + 1.5 and g.tolist() == [0.0, 1.0]
-    w.data = np.array([5.0, 6.0])                       # .data = works the same
+    w.data = np.array([5.0, 6.0])  # .data = works the same
     assert tr.grad(x).tolist() == [5.0, 6.0]
     np.testing.assert_allclose(tr.grad_many(np.stack([x, x])), [[5.0, 6.0], [5.0, 6.0]])
 
@@ -448,21 +501,22 @@ def test_trace_guard_on_a_closure_parameter_fails_after_an_update():
         tr.grad(1.0)
 
 
-@pytest.mark.parametrize("draw", [lambda: np.random.randn(), lambda: np.random.rand(2),
-                                  lambda: tg.randn(2)])
+@pytest.mark.parametrize(
+    "draw", [lambda: np.random.randn(), lambda: np.random.rand(2), lambda: tg.randn(2)]
+)
 def test_trace_refuses_random_draws(draw):
     # chosen rule: refuse (a replay cannot draw again; it would reuse the recorded draws)
     with pytest.raises(RuntimeError, match="drew random numbers"):
         tg.trace(lambda x: np.sum(x * draw()), np.ones(2))
-    noise = np.random.rand(2)                            # the documented fix
+    noise = np.random.rand(2)  # the documented fix
     tr = tg.trace(lambda x, e: np.sum(x * e), np.ones(2), noise)
     assert tr.grad(np.ones(2), noise).tolist() == noise.tolist()
-    assert "np.random" in tg.trace.__doc__           # the rule is documented
+    assert "np.random" in tg.trace.__doc__  # the rule is documented
 
 
 def test_checkpoint_restores_numpy_global_random_state():
     def block(x):
-        return x * np.random.randn(3) + x ** 2 * np.random.rand(3)
+        return x * np.random.randn(3) + x**2 * np.random.rand(3)
 
     x0 = np.array([1.0, -2.0, 0.5])
     np.random.seed(7)
@@ -474,10 +528,11 @@ def test_checkpoint_restores_numpy_global_random_state():
     x = tg.tensor(x0, requires_grad=True)
     tg.checkpoint(block, x).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), plain)
-    assert np.random.rand() == after_plain            # the recomputation left no trace
+    assert np.random.rand() == after_plain  # the recomputation left no trace
 
 
 # ---- 5. threads ----------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def fast_switching():
@@ -494,8 +549,9 @@ def _in_threads(worker, n=4):
     def run(k):
         try:
             worker(k, errors)
-        except Exception as e:          # noqa: BLE001 - reported below
+        except Exception as e:  # noqa: BLE001 - reported below
             errors.append(repr(e))
+
     ts = [threading.Thread(target=run, args=(k,)) for k in range(n)]
     for t in ts:
         t.start()
@@ -510,11 +566,12 @@ def test_shared_leaf_grad_from_many_threads(fast_switching):
     def worker(k, errors):
         for i in range(150):
             x = np.full(4, float(k + 1))
-            y = (w * x).sum() + (w ** 2).sum() * k + (w[1:] * x[1:]).sum()
-            g, = tg.autograd.grad(y, w)
+            y = (w * x).sum() + (w**2).sum() * k + (w[1:] * x[1:]).sum()
+            (g,) = tg.autograd.grad(y, w)
             expected = x + 2 * np.arange(1.0, 5.0) * k + np.r_[0.0, x[1:]]
             if not np.array_equal(g.numpy(), expected):
                 errors.append((k, i, g.numpy().tolist(), expected.tolist()))
+
     _in_threads(worker)
 
 
@@ -525,6 +582,7 @@ def test_shared_leaf_backward_accumulates_from_many_threads(fast_switching):
     def worker(k, errors):
         for _ in range(100):
             ((w * b).sum() * (k + 1)).backward()
+
     _in_threads(worker)
     n = 100 * (1 + 2 + 3 + 4)
     assert w.grad.tolist() == [2.0 * n] * 3 and b.grad.item() == 3.0 * n
@@ -539,6 +597,7 @@ def test_shared_leaf_in_transforms_from_many_threads(fast_switching):
             expected = np.cos((k + 1.0) * w.numpy()) * w.numpy() ** 2
             if not np.allclose(g, expected, rtol=0, atol=1e-15):
                 errors.append((k, g.tolist(), expected.tolist()))
+
     _in_threads(worker)
 
 
@@ -552,6 +611,7 @@ def test_graph_tensor_from_another_thread_is_refused():
             (h * 3.0).sum().backward()
         except RuntimeError as e:
             box.append(str(e))
+
     t = threading.Thread(target=other)
     t.start()
     t.join()
@@ -561,9 +621,9 @@ def test_graph_tensor_from_another_thread_is_refused():
 def test_leaf_with_two_rows_gets_the_sum_of_both():
     x = tg.tensor([1.0, 2.0], requires_grad=True)
     y1 = x * 2.0
-    _ = x.data                           # drops x's row: the next use enters a second one
+    _ = x.data  # drops x's row: the next use enters a second one
     y2 = x * 3.0
-    g, = tg.autograd.grad((y1 + y2).sum(), x)
+    (g,) = tg.autograd.grad((y1 + y2).sum(), x)
     assert g.tolist() == [5.0, 5.0]
 
 
@@ -613,6 +673,7 @@ def _at_signal_points(on_point):
                 on_point()
             last[frame] = op
         return tracer
+
     return tracer
 
 
@@ -621,6 +682,7 @@ def _count_signal_points(body):
 
     def count():
         total[0] += 1
+
     sys.settrace(_at_signal_points(count))
     try:
         body()
@@ -637,6 +699,7 @@ def _interrupt_at(n, body):
         count[0] += 1
         if count[0] == n:
             raise KeyboardInterrupt
+
     sys.settrace(_at_signal_points(maybe_interrupt))
     try:
         body()
@@ -654,7 +717,7 @@ def _session_is_right(ref, tr):
     _f_interrupt(w).backward()
     np.testing.assert_allclose(w.grad.numpy(), ref, rtol=1e-13)
     x = tg.tensor(2.0, requires_grad=True)
-    y = x * 3.0 + x * x                      # scalar fast path rows
+    y = x * 3.0 + x * x  # scalar fast path rows
     y.backward()
     assert x.grad.item() == 7.0
     t = tg.current_tape()
@@ -662,6 +725,7 @@ def _session_is_right(ref, tr):
     assert t.n == t.nsync and not t.pc and not t.pv and not t.pf
     assert all(r < t.n for r in t.objs) and all(s <= t.n for s in t.starts)
     from tapegrad.core.tensor import TRANSFORMS
+
     assert TRANSFORMS.n == 0 and tg.is_grad_enabled()
 
 
@@ -676,8 +740,11 @@ def test_interrupts_at_any_signal_point_leave_the_session_right():
     stress = os.environ.get("TAPEGRAD_STRESS", "")
     total = [_count_signal_points(lambda: _session_body(tr))]
     rng = np.random.default_rng(0)
-    points = range(1, total[0] + 1) if stress == "all" else \
-        sorted(rng.integers(1, total[0], 3000 if stress == "1" else 60))
+    points = (
+        range(1, total[0] + 1)
+        if stress == "all"
+        else sorted(rng.integers(1, total[0], 3000 if stress == "1" else 60))
+    )
     for n in points:
         if _interrupt_at(int(n), lambda: _session_body(tr)):
             _session_is_right(ref, tr)
@@ -690,7 +757,7 @@ def test_torn_pending_row_is_dropped():
     y = x * 2.0
     t = tg.current_tape()
     t.pc.append(t.pc[-1] if t.pc else 0)
-    z = y * 3.0 + x                         # the fast path sees the torn row and repairs it
+    z = y * 3.0 + x  # the fast path sees the torn row and repairs it
     z.backward()
     assert x.grad.item() == 7.0
     t = tg.current_tape()
@@ -700,12 +767,18 @@ def test_torn_pending_row_is_dropped():
 
 # ---- 7. trace files ------------------------------------------------------------------------------
 
+
 def _traced_for_files():
     def f(x, y):
         z = tnp.concatenate([x, y])[1:] * 2.0
         m = tnp.where(x > 0, x, -x)
-        return tnp.sum(z ** 2) + tnp.max(tnp.reshape(x, (2, 2)).T @ tnp.reshape(m, (2, 2))) \
-            + tnp.sum(x[[0, 0, 3]]) + tnp.sum(tnp.clip(x, -1.0, 1.0))
+        return (
+            tnp.sum(z**2)
+            + tnp.max(tnp.reshape(x, (2, 2)).T @ tnp.reshape(m, (2, 2)))
+            + tnp.sum(x[[0, 0, 3]])
+            + tnp.sum(tnp.clip(x, -1.0, 1.0))
+        )
+
     x, y = np.array([1.0, -2.0, 3.0, 0.5]), np.array([0.25])
     return tg.trace(f, x, y), x, y
 
@@ -714,6 +787,7 @@ def _rewrite(src, dst, mutate, keep_checksum=False):
     """A crafted file: ``mutate(arrays, meta)`` then a matching checksum (so the validation,
     not the checksum, has to catch it), unless keep_checksum."""
     import json
+
     TM = sys.modules["tapegrad.trace"]
     with np.load(src) as z:
         arrays = {k: z[k].copy() for k in TM._ARRAYS}
@@ -735,6 +809,7 @@ def _row(tr, name):
 def _set_param(tr, name, offset, value):
     def mutate(a, meta):
         a["ipool"][a["ip"][_row(tr, name)] + offset] = value
+
     return mutate
 
 
@@ -745,6 +820,7 @@ def _set_operand(tr, name, which, value):
         ra, rb = ((w >> 8) & 0xFFFFFFF) - 1, (w >> 36) - 1
         ra, rb = (value, rb) if which == "a" else (ra, value)
         a["code"][r] = (w & 255) | (ra + 1) << 8 | (rb + 1) << 36
+
     return mutate
 
 
@@ -754,36 +830,39 @@ def test_saved_trace_round_trip_and_stamp(tmp_path):
     back = tg.load_trace(tmp_path / "t.npz")
     np.testing.assert_array_equal(back.grad(x, y), tr.grad(x, y))
     TM = sys.modules["tapegrad.trace"]
-    assert TM.op_table_fingerprint() == TM.op_table_fingerprint() and \
-        len(TM.op_table_fingerprint()) == 16
+    assert (
+        TM.op_table_fingerprint() == TM.op_table_fingerprint()
+        and len(TM.op_table_fingerprint()) == 16
+    )
 
 
 _CRAFTED = {
-    "op code beyond the table": lambda tr: lambda a, m: a["code"].__setitem__(
-        5, (a["code"][5] & ~255) | 250),
+    "op code beyond the table": lambda tr: (
+        lambda a, m: a["code"].__setitem__(5, (a["code"][5] & ~255) | 250)
+    ),
     "custom op": lambda tr: lambda a, m: a["code"].__setitem__(5, (a["code"][5] & ~255) | 3),
-    "operand row in the future": lambda tr: _set_operand(tr, "ADD", "a", 10 ** 6),
+    "operand row in the future": lambda tr: _set_operand(tr, "ADD", "a", 10**6),
     "missing operand": lambda tr: _set_operand(tr, "ADD", "b", -1),
     "negative value offset": lambda tr: lambda a, m: a["voff"].__setitem__(3, -5),
-    "offset past the values": lambda tr: lambda a, m: a["voff"].__setitem__(-1, 10 ** 9),
-    "huge ndim in ipool": lambda tr: _set_param(tr, "VIEW", 0, 10 ** 9),
-    "view base out of range": lambda tr: _set_param(tr, "VIEW", 3, 10 ** 6),
+    "offset past the values": lambda tr: lambda a, m: a["voff"].__setitem__(-1, 10**9),
+    "huge ndim in ipool": lambda tr: _set_param(tr, "VIEW", 0, 10**9),
+    "view base out of range": lambda tr: _set_param(tr, "VIEW", 3, 10**6),
     "negative stride": lambda tr: _set_param(tr, "VIEW", 2, -7),
     "matmul sizes": lambda tr: _set_param(tr, "MATMUL", 1, 100),
-    "gather index": lambda tr: _set_param(tr, "GATHER", 1, 10 ** 7),
+    "gather index": lambda tr: _set_param(tr, "GATHER", 1, 10**7),
     "negative count": lambda tr: _set_param(tr, "GATHER", 0, -3),
-    "concat row": lambda tr: _set_param(tr, "CONCAT", 3, 10 ** 5),
-    "where condition row": lambda tr: _set_param(tr, "WHERE", 0, 10 ** 5),
-    "reduction shape": lambda tr: _set_param(tr, "SUM", 1, 10 ** 6),
+    "concat row": lambda tr: _set_param(tr, "CONCAT", 3, 10**5),
+    "where condition row": lambda tr: _set_param(tr, "WHERE", 0, 10**5),
+    "reduction shape": lambda tr: _set_param(tr, "SUM", 1, 10**6),
     "guard kind": lambda tr: _set_param(tr, "GUARD", 0, 99),
-    "clip bound index": lambda tr: lambda a, m: a["ip"].__setitem__(_row(tr, "CLIP"), 10 ** 6),
-    "ipool pointer": lambda tr: lambda a, m: a["ip"].__setitem__(_row(tr, "VIEW"), 10 ** 9),
+    "clip bound index": lambda tr: lambda a, m: a["ip"].__setitem__(_row(tr, "CLIP"), 10**6),
+    "ipool pointer": lambda tr: lambda a, m: a["ip"].__setitem__(_row(tr, "VIEW"), 10**9),
     "rg flag": lambda tr: lambda a, m: a["rg"].__setitem__(0, 7),
     "dtype": lambda tr: lambda a, m: a.__setitem__("code", a["code"].astype(np.float64)),
     "column lengths": lambda tr: lambda a, m: a.__setitem__("ip", a["ip"][:-1]),
-    "input count": lambda tr: lambda a, m: m.__setitem__("m", 10 ** 6),
-    "output row": lambda tr: lambda a, m: m["out_spec"].__setitem__(3, 10 ** 6),
-    "argument shape": lambda tr: lambda a, m: m["specs"][0].__setitem__(1, [10 ** 3]),
+    "input count": lambda tr: lambda a, m: m.__setitem__("m", 10**6),
+    "output row": lambda tr: lambda a, m: m["out_spec"].__setitem__(3, 10**6),
+    "argument shape": lambda tr: lambda a, m: m["specs"][0].__setitem__(1, [10**3]),
 }
 
 
@@ -801,12 +880,16 @@ def test_corrupted_trace_files_raise(tmp_path):
     good = tmp_path / "t.npz"
     tr.save(good)
     data = good.read_bytes()
-    (tmp_path / "trunc.npz").write_bytes(data[:len(data) // 2])
+    (tmp_path / "trunc.npz").write_bytes(data[: len(data) // 2])
     with pytest.raises(ValueError, match="cannot be read|corrupted"):
         tg.load_trace(tmp_path / "trunc.npz")
     # a changed value with the old checksum
-    bad = _rewrite(good, tmp_path / "flip.npz",
-                   lambda a, m: a["ipool"].__setitem__(1, a["ipool"][1] ^ 1), keep_checksum=True)
+    bad = _rewrite(
+        good,
+        tmp_path / "flip.npz",
+        lambda a, m: a["ipool"].__setitem__(1, a["ipool"][1] ^ 1),
+        keep_checksum=True,
+    )
     with pytest.raises(ValueError, match="checksum"):
         tg.load_trace(bad)
     # flipped bytes anywhere: always a ValueError, never a crash or a silent load
@@ -820,11 +903,12 @@ def test_corrupted_trace_files_raise(tmp_path):
             back = tg.load_trace(tmp_path / "bytes.npz")
         except ValueError:
             continue
-        np.testing.assert_array_equal(back.grad(x, y), tr.grad(x, y))   # flips in padding
+        np.testing.assert_array_equal(back.grad(x, y), tr.grad(x, y))  # flips in padding
 
 
 def test_version_and_op_table_mismatch_name_both(tmp_path, monkeypatch):
     import pickle
+
     tr, x, y = _traced_for_files()
     tr.save(tmp_path / "t.npz")
     blob = pickle.dumps(tr)
@@ -844,11 +928,12 @@ def test_version_and_op_table_mismatch_name_both(tmp_path, monkeypatch):
 
 def test_pickled_trace_is_validated():
     import pickle
+
     tr, x, y = _traced_for_files()
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(tr)).grad(x, y), tr.grad(x, y))
     state = tr.__getstate__()
     state["arrays"] = dict(state["arrays"], ipool=state["arrays"]["ipool"].copy())
-    state["arrays"]["ipool"][1] = 10 ** 9
+    state["arrays"]["ipool"][1] = 10**9
     Trace = sys.modules["tapegrad.trace"].Trace
     t2 = Trace.__new__(Trace)
     with pytest.raises(ValueError, match="checksum"):
@@ -857,6 +942,7 @@ def test_pickled_trace_is_validated():
 
 
 # ---- 8. read-only installs -----------------------------------------------------------------------
+
 
 def _read_only_copy_of_the_package():
     """A copy of the package in a directory nobody can write.  Its path depends on the
@@ -871,15 +957,16 @@ def _read_only_copy_of_the_package():
     root = os.path.join(tempfile.gettempdir(), f"tapegrad-readonly-{digest.hexdigest()[:16]}")
     if not os.path.isdir(os.path.join(root, "tapegrad")):
         staging = tempfile.mkdtemp(prefix="tapegrad-readonly-staging-")
-        shutil.copytree(src, os.path.join(staging, "tapegrad"),
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            src, os.path.join(staging, "tapegrad"), ignore=shutil.ignore_patterns("__pycache__")
+        )
         for where, _dirs, files in os.walk(staging, topdown=False):
             for name in files:
                 os.chmod(os.path.join(where, name), 0o444)
             os.chmod(where, 0o555)
         try:
             os.rename(staging, root)
-        except OSError:            # another run made it first
+        except OSError:  # another run made it first
             pass
     return root
 
@@ -890,33 +977,47 @@ def _without_write_override():
         return []
     setpriv = shutil.which("setpriv")
     if setpriv is None:
-        pytest.skip("as root every directory is writable, and setpriv (util-linux) is not "
-                    "available to drop that capability for the child")
-    return [setpriv, "--bounding-set=-dac_override,-dac_read_search",
-            "--inh-caps=-dac_override,-dac_read_search"]
+        pytest.skip(
+            "as root every directory is writable, and setpriv (util-linux) is not "
+            "available to drop that capability for the child"
+        )
+    return [
+        setpriv,
+        "--bounding-set=-dac_override,-dac_read_search",
+        "--inh-caps=-dac_override,-dac_read_search",
+    ]
 
 
 def test_read_only_install_without_home_falls_back_to_a_temp_cache():
     import subprocess
+
     prefix = _without_write_override()
     root = _read_only_copy_of_the_package()
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "HOME")}
     env.update(HOME=os.path.join(root, "no-home"), PYTHONPATH=root)
-    code = ("import os, warnings\n"
-            "with warnings.catch_warnings(record=True) as w:\n"
-            "    warnings.simplefilter('always')\n"
-            "    import tapegrad as tg\n"
-            "    import tapegrad._numba_cache as c\n"
-            "    c.ensure_cache_dir()\n"          # already set: no second warning
-            "print(len([x for x in w if 'NUMBA_CACHE_DIR' in str(x.message)]))\n"
-            "print(os.environ['NUMBA_CACHE_DIR'])\n"
-            "print(tg.__file__)\n"
-            "print(tg.grad(lambda x: x * x)(3.0))\n")
-    out = subprocess.run(prefix + [sys.executable, "-c", code], env=env,
-                         capture_output=True, text=True, timeout=600, cwd=root)
+    code = (
+        "import os, warnings\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    import tapegrad as tg\n"
+        "    import tapegrad._numba_cache as c\n"
+        "    c.ensure_cache_dir()\n"  # already set: no second warning
+        "print(len([x for x in w if 'NUMBA_CACHE_DIR' in str(x.message)]))\n"
+        "print(os.environ['NUMBA_CACHE_DIR'])\n"
+        "print(tg.__file__)\n"
+        "print(tg.grad(lambda x: x * x)(3.0))\n"
+    )
+    out = subprocess.run(
+        prefix + [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=root,
+    )
     assert out.returncode == 0, out.stderr
     n_warnings, cache, where, value = out.stdout.split()
-    assert where.startswith(root)               # the read-only copy, not this checkout
+    assert where.startswith(root)  # the read-only copy, not this checkout
     assert not os.access(os.path.dirname(where), os.W_OK) or prefix
     assert n_warnings == "1" and "tapegrad-numba-cache" in cache and float(value) == 6.0
     assert os.path.isdir(cache)
@@ -924,6 +1025,7 @@ def test_read_only_install_without_home_falls_back_to_a_temp_cache():
 
 def test_writable_install_keeps_numba_default(tmp_path):
     import tapegrad._numba_cache as c
+
     assert c._writable(str(tmp_path / "sub"))
     assert c.ensure_cache_dir() is None or os.environ.get("NUMBA_CACHE_DIR")
 
@@ -935,14 +1037,17 @@ Pair = collections.namedtuple("Pair", "a b")
 
 def test_trace_returns_the_same_container_types(tmp_path):
     def f(p):
-        return {"pair": Pair(tnp.sum(p.a * p.b), p.a * 2.0), "list": [p.b, None],
-                "tuple": (p.b,)}
+        return {"pair": Pair(tnp.sum(p.a * p.b), p.a * 2.0), "list": [p.b, None], "tuple": (p.b,)}
+
     arg = Pair(np.ones(2), 3.0)
     tr = tg.trace(f, arg)
-    for out in (tr(Pair(np.ones(2), 2.0)),
-                pickle.loads(pickle.dumps(tr))(Pair(np.ones(2), 2.0))):
-        assert type(out["pair"]) is Pair and type(out["list"]) is list \
-            and type(out["tuple"]) is tuple and out["list"][1] is None
+    for out in (tr(Pair(np.ones(2), 2.0)), pickle.loads(pickle.dumps(tr))(Pair(np.ones(2), 2.0))):
+        assert (
+            type(out["pair"]) is Pair
+            and type(out["list"]) is list
+            and type(out["tuple"]) is tuple
+            and out["list"][1] is None
+        )
         assert out["pair"].a == 4.0 and out["pair"].b.tolist() == [2.0, 2.0]
     eager = tg.vjp(f, Pair(np.ones(2), 2.0))[0]
     assert type(eager["pair"]) is Pair and eager["list"][1] is None
@@ -950,19 +1055,21 @@ def test_trace_returns_the_same_container_types(tmp_path):
 
 def test_trace_gradients_keep_namedtuple_arguments(tmp_path):
     def g(p):
-        return tnp.sum(p.a ** 2) * p.b
+        return tnp.sum(p.a**2) * p.b
+
     tr = tg.trace(g, Pair(np.ones(2), 3.0))
     gt, ge = tr.grad(Pair(np.ones(2), 2.0)), tg.grad(g)(Pair(np.ones(2), 2.0))
     assert type(gt) is Pair and type(ge) is Pair
     np.testing.assert_array_equal(gt.a, ge.a)
     assert gt.b == ge.b == 2.0
-    tr.save(tmp_path / "p.npz")                     # the type is stored as module:qualname
+    tr.save(tmp_path / "p.npz")  # the type is stored as module:qualname
     assert type(tg.load_trace(tmp_path / "p.npz").grad(Pair(np.ones(2), 2.0))) is Pair
 
 
 def test_pytree_module_serves_functional_and_second_order():
     from tapegrad import pytree
     from tapegrad.transforms import functional, second_order
+
     assert functional._leaves is pytree.leaves and functional._unflatten is pytree.unflatten
     assert second_order._leaves is pytree.leaves
     t = {"x": Pair(1.0, [2.0, None]), "y": (3.0,)}
@@ -973,6 +1080,7 @@ def test_pytree_module_serves_functional_and_second_order():
 
 # ---- 10. documentation ---------------------------------------------------------------------------
 
+
 def test_refusals_are_documented_and_linked():
     root = os.path.dirname(os.path.dirname(os.path.abspath(tg.__file__)))
     with open(os.path.join(root, "README.md"), encoding="utf-8") as fh:
@@ -980,9 +1088,17 @@ def test_refusals_are_documented_and_linked():
     assert "## What tapegrad refuses, and why" in readme and "docs/REFUSALS.md" in readme
     with open(os.path.join(root, "docs", "REFUSALS.md"), encoding="utf-8") as fh:
         doc = fh.read()
-    for phrase in ("__array__", "__float__", "only floats can be differentiated",
-                   "real-valued", "masked array", "x = x.copy()", "drew random numbers",
-                   "op table", "another thread's tape", "NUMBA_CACHE_DIR"):
+    for phrase in (
+        "__array__",
+        "__float__",
+        "only floats can be differentiated",
+        "real-valued",
+        "masked array",
+        "x = x.copy()",
+        "drew random numbers",
+        "op table",
+        "another thread's tape",
+        "NUMBA_CACHE_DIR",
+    ):
         assert phrase in doc, phrase
-    assert tg.ConversionError.__module__ == "tapegrad" and issubclass(tg.ConversionError,
-                                                                       TypeError)
+    assert tg.ConversionError.__module__ == "tapegrad" and issubclass(tg.ConversionError, TypeError)

@@ -11,6 +11,7 @@ products with zeros, max/min ties) these tests compare
   ``hessian`` with the create_graph route (``jacobian(grad)``): both come from one declaration;
 - a traced replay (``tg.trace``) with eager recording, at inputs other than the recorded ones.
 """
+
 import numpy as np
 import pytest
 
@@ -23,25 +24,32 @@ from op_cases import CASES, INTERNAL
 SPECIAL = {
     "PROD one zero": (lambda x: x.prod(axis=1), [np.array([[0.0, 1.5, -2.0], [0.7, 1.2, 0.9]])]),
     "PROD two zeros": (lambda x: x.prod(), [np.array([0.0, 1.5, 0.0, 2.0])]),
-    "CUMPROD one zero": (lambda x: tg.cumprod(x, axis=1) * x,
-                         [np.array([[1.3, 0.0, -0.8, 1.1], [0.7, 1.2, 0.0, 0.0]])]),
+    "CUMPROD one zero": (
+        lambda x: tg.cumprod(x, axis=1) * x,
+        [np.array([[1.3, 0.0, -0.8, 1.1], [0.7, 1.2, 0.0, 0.0]])],
+    ),
     "CUMPROD zero first": (lambda x: tg.cumprod(x), [np.array([0.0, 1.5, -2.0, 0.5])]),
-    "CUMSUM reversed axis": (lambda x: tg.cumsum(x, axis=0) * x, [np.array([[1.0, -2.0],
-                                                                            [0.5, 3.0]])]),
+    "CUMSUM reversed axis": (
+        lambda x: tg.cumsum(x, axis=0) * x,
+        [np.array([[1.0, -2.0], [0.5, 3.0]])],
+    ),
     "AMAX tie": (lambda x: x.max(axis=0) * x.sum(), [np.array([[1.0, 2.0], [1.0, -3.0]])]),
     "AMIN tie": (lambda x: x.min() * x.sum(), [np.array([0.5, 0.5, 2.0])]),
-    "MAXIMUM tie": (lambda x, y: tg.maximum(x, y) * x, [np.array([1.0, 2.0]),
-                                                        np.array([1.0, -1.0])]),
-    "MATMUL transposed operand": (lambda x, w: tg.tanh(tg.nn.functional.linear(x, w)),
-                                  [np.linspace(-1, 1, 6).reshape(2, 3),
-                                   np.linspace(-0.5, 0.7, 12).reshape(4, 3)]),
+    "MAXIMUM tie": (
+        lambda x, y: tg.maximum(x, y) * x,
+        [np.array([1.0, 2.0]), np.array([1.0, -1.0])],
+    ),
+    "MATMUL transposed operand": (
+        lambda x, w: tg.tanh(tg.nn.functional.linear(x, w)),
+        [np.linspace(-1, 1, 6).reshape(2, 3), np.linspace(-0.5, 0.7, 12).reshape(4, 3)],
+    ),
 }
 ALL = {**CASES, **SPECIAL}
-SMOOTH = {k: v for k, v in ALL.items() if "tie" not in k}   # FD needs differentiable points
+SMOOTH = {k: v for k, v in ALL.items() if "tie" not in k}  # FD needs differentiable points
 
 
 def _rng(name):
-    return np.random.default_rng(abs(hash(name)) % (2 ** 32))
+    return np.random.default_rng(abs(hash(name)) % (2**32))
 
 
 def _scalarized(f, out_shape, seed):
@@ -65,12 +73,14 @@ def test_every_op_is_covered():
 
 def test_generated_kernels_are_current():
     with open(generate.TARGET) as fh:
-        assert fh.read() == generate.render(), \
+        assert fh.read() == generate.render(), (
             "tapegrad/kernels/sweeps.py is stale: run python tapegrad/kernels/generate.py"
+        )
 
 
 def test_stale_fingerprint_is_refused():
     from tapegrad.kernels import sweeps
+
     assert sweeps.FINGERPRINT == FINGERPRINT
 
 
@@ -107,6 +117,7 @@ def test_nested_jvp_equals_compiled(name):
     def outer(*ys):
         _, t = tg.jvp(f, ys, tuple(vs))
         return t
+
     nested = tg.jvp(outer, tuple(xs), tuple(np.zeros_like(x) for x in xs))[0]
     np.testing.assert_allclose(nested, compiled, rtol=1e-12, atol=1e-12)
 
@@ -122,6 +133,7 @@ def test_grad_of_jvp_in_the_tangent_is_vjp(name):
     def along(*ts):
         _, t = tg.jvp(f, tuple(xs), ts)
         return (t * w).sum()
+
     got = tg.grad(along, argnums=tuple(range(len(xs))))(*vs)
     want = tg.vjp(f, *xs)[1](w)
     for g, h in zip(got, want):
@@ -137,6 +149,7 @@ def test_jvp_of_jvp_matches_finite_differences(name):
 
     def directional(*ys):
         return tg.jvp(f, ys, tuple(v1))[1]
+
     got = tg.jvp(directional, tuple(xs), tuple(v2))[1]
     eps = 1e-5
     plus = tg.jvp(f, tuple(x + eps * v for x, v in zip(xs, v2)), tuple(v1))[1]
@@ -212,22 +225,22 @@ def test_custom_function_forward_mode_uses_its_jvp_or_refuses():
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x)
-            return x ** 3
+            return x**3
 
         @staticmethod
         def backward(ctx, g):
-            x, = ctx.saved_tensors
-            return 3 * x ** 2 * g
+            (x,) = ctx.saved_tensors
+            return 3 * x**2 * g
 
     class CubeJvp(Cube):
         @staticmethod
         def jvp(ctx, t):
-            x, = ctx.saved_tensors
-            return 3 * x ** 2 * t
+            (x,) = ctx.saved_tensors
+            return 3 * x**2 * t
 
     x, v = np.array([1.0, 2.0]), np.array([0.5, -1.0])
     _, t = tg.jvp(lambda a: CubeJvp.apply(a), (x,), (v,))
-    np.testing.assert_allclose(t, 3 * x ** 2 * v)
+    np.testing.assert_allclose(t, 3 * x**2 * v)
     with pytest.raises(tg.ForwardModeError, match="Cube.*jvp"):
         tg.jvp(lambda a: Cube.apply(a), (x,), (v,))
     # reverse mode still works without jvp, and hvp falls back to reverse-over-reverse
@@ -256,7 +269,8 @@ def test_trace_jvp_and_hvp_replay_equal_eager(name):
 
 def test_trace_jvp_hvp_hessian_respect_guards():
     def f(x):
-        return np.sum(x ** 3) if x[0] > 0 else np.sum(np.sin(x))
+        return np.sum(x**3) if x[0] > 0 else np.sum(np.sin(x))
+
     x = np.array([0.5, -1.0])
     tr = tg.trace(f, x)
     np.testing.assert_allclose(tr.hessian(x), np.diag(6 * x))
@@ -270,8 +284,8 @@ def test_trace_jvp_hvp_hessian_respect_guards():
 
 def test_large_transposed_matmul_backward_through_blas():
     rng = np.random.default_rng(1)
-    x, w = rng.standard_normal((8, 300)), rng.standard_normal((120, 300))   # > SMALL_MATMUL
-    f = lambda a, b: (tg.nn.functional.linear(a, b) ** 2).sum()            # noqa: E731
+    x, w = rng.standard_normal((8, 300)), rng.standard_normal((120, 300))  # > SMALL_MATMUL
+    f = lambda a, b: (tg.nn.functional.linear(a, b) ** 2).sum()  # noqa: E731
     gx, gw = tg.grad(f, argnums=(0, 1))(x, w)
     y = x @ w.T
     np.testing.assert_allclose(gx, 2 * y @ w, rtol=1e-12)

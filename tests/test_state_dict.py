@@ -1,5 +1,6 @@
 """state_dict() / load_state_dict() of modules and optimizers: PyTorch's layouts and structure,
 exact continuation of training after a save and load, and the errors that name what is wrong."""
+
 import pickle
 
 import numpy as np
@@ -62,12 +63,16 @@ def test_module_state_dict_names_layout_and_copies():
     assert list(sd) == ["0.weight", "0.bias", "2.weight", "2.bias"]
     assert all(type(v) is np.ndarray for v in sd.values())
     assert sd["0.weight"].shape == (8, 4) and sd["2.weight"].shape == (3, 8)
-    sd["0.weight"][:] = 0.0   # a copy: the model is untouched
+    sd["0.weight"][:] = 0.0  # a copy: the model is untouched
     assert np.all(model[0].weight.numpy() != 0.0)
     # values may also be Tensors or nested lists
     other = make_model(5)
-    other.load_state_dict({k: tg.tensor(v) if k.endswith("bias") else v.tolist()
-                           for k, v in make_model(0).state_dict().items()})
+    other.load_state_dict(
+        {
+            k: tg.tensor(v) if k.endswith("bias") else v.tolist()
+            for k, v in make_model(0).state_dict().items()
+        }
+    )
     np.testing.assert_array_equal(other(X).numpy(), make_model(0)(X).numpy())
 
 
@@ -75,14 +80,14 @@ def test_old_in_out_layout_is_refused_with_the_fix():
     model = make_model(0)
     before = model.state_dict()
     old = model.state_dict()
-    old["0.weight"] = old["0.weight"].T.copy()   # (4, 8): the layout before PyTorch's
+    old["0.weight"] = old["0.weight"].T.copy()  # (4, 8): the layout before PyTorch's
     with pytest.raises(RuntimeError) as info:
         model.load_state_dict(old)
     msg = str(info.value)
     assert "size mismatch for 0.weight" in msg and "(4, 8)" in msg and "(8, 4)" in msg
     assert "PyTorch's (out_features, in_features)" in msg and "transpose it" in msg
     assert "2.weight" not in msg
-    for k, v in model.state_dict().items():   # nothing was loaded
+    for k, v in model.state_dict().items():  # nothing was loaded
         np.testing.assert_array_equal(v, before[k])
     old["0.weight"] = old["0.weight"].T
     model.load_state_dict(old)
@@ -108,18 +113,34 @@ def test_optimizer_state_dict_structure_is_pytorchs():
     b = tg.tensor(3.0, requires_grad=True)
     c = tg.tensor([[1.0]], requires_grad=True)
     opt = tg.optim.SGD([{"params": [a]}, {"params": [b, c], "lr": 0.5}], lr=0.1, momentum=0.9)
-    assert opt.state_dict() == {"state": {}, "param_groups": [
-        {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.0, "dampening": 0.0, "nesterov": False,
-         "params": [0]},
-        {"lr": 0.5, "momentum": 0.9, "weight_decay": 0.0, "dampening": 0.0, "nesterov": False,
-         "params": [1, 2]}]}
-    (a.sum() * b).backward()     # c gets no gradient, so no state
+    assert opt.state_dict() == {
+        "state": {},
+        "param_groups": [
+            {
+                "lr": 0.1,
+                "momentum": 0.9,
+                "weight_decay": 0.0,
+                "dampening": 0.0,
+                "nesterov": False,
+                "params": [0],
+            },
+            {
+                "lr": 0.5,
+                "momentum": 0.9,
+                "weight_decay": 0.0,
+                "dampening": 0.0,
+                "nesterov": False,
+                "params": [1, 2],
+            },
+        ],
+    }
+    (a.sum() * b).backward()  # c gets no gradient, so no state
     opt.step()
     sd = opt.state_dict()
     assert sorted(sd["state"]) == [0, 1] and list(sd["state"][0]) == ["momentum_buffer"]
     np.testing.assert_array_equal(sd["state"][0]["momentum_buffer"], [3.0, 3.0])
     np.testing.assert_array_equal(sd["state"][1]["momentum_buffer"], 3.0)
-    sd["state"][0]["momentum_buffer"][:] = 0.0   # a copy
+    sd["state"][0]["momentum_buffer"][:] = 0.0  # a copy
     assert opt.state[id(a)]["momentum_buffer"][0] == 3.0
 
     w = tg.tensor([1.0, -1.0], requires_grad=True)
@@ -129,10 +150,10 @@ def test_optimizer_state_dict_structure_is_pytorchs():
         (w * w).sum().backward()
         adam.step()
     st = adam.state_dict()
-    assert st["param_groups"] == [{"lr": 0.1, "betas": (0.9, 0.999), "eps": 1e-8,
-                                   "weight_decay": 0.0, "params": [0]}]
-    assert st["state"][0]["step"] == 2 and set(st["state"][0]) == {"step", "exp_avg",
-                                                                   "exp_avg_sq"}
+    assert st["param_groups"] == [
+        {"lr": 0.1, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.0, "params": [0]}
+    ]
+    assert st["state"][0]["step"] == 2 and set(st["state"][0]) == {"step", "exp_avg", "exp_avg_sq"}
     # betas saved through JSON come back as a list; loading restores the tuple
     st["param_groups"][0]["betas"] = [0.5, 0.9]
     adam.load_state_dict(st)
@@ -159,8 +180,10 @@ def test_optimizer_load_errors_change_nothing():
     wrong = pickle.loads(pickle.dumps(good))
     wrong["state"][1]["exp_avg"] = np.zeros((3, 1))
     wrong["param_groups"][0]["lr"] = 9.0
-    with pytest.raises(ValueError, match="parameter 1: 'exp_avg' has shape \\(3, 1\\), the "
-                                         "parameter has shape \\(1, 3\\)"):
+    with pytest.raises(
+        ValueError,
+        match="parameter 1: 'exp_avg' has shape \\(3, 1\\), the parameter has shape \\(1, 3\\)",
+    ):
         opt.load_state_dict(wrong)
     stray = dict(good, state={**good["state"], 7: {"step": 1}})
     with pytest.raises(ValueError, match="parameter\\(s\\) \\[7\\]"):

@@ -1,6 +1,7 @@
 """Tape lifetime: deep chains without recursion, bounded tapes in long loops, readable values.
 
 ``tg.current_tape()`` is a new Tape object after each reset, so it is re-read every time."""
+
 import functools
 import math
 import threading
@@ -14,6 +15,7 @@ import tapegrad as tg
 def on_fresh_tape(test):
     """Run ``test`` in a new thread, so on a tape of its own: graph handles that other tests
     still hold (e.g. in a failed test's traceback) cannot pin the tape it measures."""
+
     @functools.wraps(test)
     def run(*args, **kwargs):
         box = []
@@ -29,6 +31,7 @@ def on_fresh_tape(test):
         th.join()
         if box:
             raise box[0]
+
     return run
 
 
@@ -37,16 +40,16 @@ def test_million_op_chain_forward_and_backward():
     x = tg.tensor(1.0, requires_grad=True)
     y = x
     n = 500_000
-    for _ in range(n):                  # two ops per iteration: 10^6 rows
+    for _ in range(n):  # two ops per iteration: 10^6 rows
         y = y * 1.0000001 + 0.0
     tape = tg.current_tape()
     assert len(tape) >= 2 * n
-    expect = 1.0000001 ** n
+    expect = 1.0000001**n
     assert y.item() == pytest.approx(expect, rel=1e-12)
-    y.backward()                        # no recursion: a RecursionError would surface here
+    y.backward()  # no recursion: a RecursionError would surface here
     assert x.grad.item() == pytest.approx(expect, rel=1e-12)
-    assert y.item() == pytest.approx(expect, rel=1e-12)      # still readable
-    assert len(tg.current_tape()) == 0                        # nothing held: the tape reset
+    assert y.item() == pytest.approx(expect, rel=1e-12)  # still readable
+    assert len(tg.current_tape()) == 0  # nothing held: the tape reset
 
 
 def test_deep_array_chain_with_mixed_ops():
@@ -108,18 +111,17 @@ def _train_linear(steps, keep_losses=None, zero_with_none=True):
 
 @on_fresh_tape
 def test_training_loop_keeps_the_tape_flat_even_with_every_loss_kept():
-    losses = []                                   # the user keeps every loss handle
-    w, b, before, after, nbytes = _train_linear(10_000, keep_losses=losses,
-                                                zero_with_none=False)
+    losses = []  # the user keeps every loss handle
+    w, b, before, after, nbytes = _train_linear(10_000, keep_losses=losses, zero_with_none=False)
     np.testing.assert_allclose(w.numpy(), [1.0, -2.0, 0.5], atol=1e-8)
     assert b.item() == pytest.approx(0.3, abs=1e-8)
-    assert max(before) == before[0] <= 16          # the same few rows every step
+    assert max(before) == before[0] <= 16  # the same few rows every step
     assert max(after) <= before[0] and max(nbytes) <= 4096
-    vals = [loss.item() for loss in losses]         # every kept value is still readable
+    vals = [loss.item() for loss in losses]  # every kept value is still readable
     assert vals[0] > 1.0 and vals[-1] < 1e-12
     assert all(math.isfinite(v) for v in vals)
     with pytest.raises(RuntimeError, match="retain_graph=True"):
-        losses[5].backward()                        # its graph was freed long ago
+        losses[5].backward()  # its graph was freed long ago
 
 
 @on_fresh_tape
@@ -135,7 +137,7 @@ def test_first_kept_loss_value_is_exact():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((8, 3))
     Y = X @ np.array([1.0, -2.0, 0.5]) + 0.3
-    assert losses[0].item() == pytest.approx(np.mean(Y ** 2), rel=1e-14)
+    assert losses[0].item() == pytest.approx(np.mean(Y**2), rel=1e-14)
 
 
 def test_values_and_grads_stay_readable_across_resets():
@@ -157,12 +159,12 @@ def test_retired_non_leaf_reused_in_new_graph():
     w = tg.tensor([1.0, 2.0], requires_grad=True)
     h = w * 2.0
     h.sum().backward()
-    z = h * 3.0                       # forward still works on the old value
+    z = h * 3.0  # forward still works on the old value
     assert z.tolist() == [6.0, 12.0] and z.requires_grad
     with pytest.raises(RuntimeError, match="retain_graph=True"):
         z.sum().backward()
     w.grad = None
-    (h.detach() * w).sum().backward()     # detached, it is a plain constant
+    (h.detach() * w).sum().backward()  # detached, it is a plain constant
     assert w.grad.tolist() == [2.0, 4.0]
 
 
@@ -192,17 +194,20 @@ def test_no_grad_loop_records_nothing():
     assert not y.requires_grad
 
 
-@pytest.mark.xfail(strict=True, reason="a forward-only loop (no backward, no no_grad) that "
-                   "holds only its latest result never resets the tape: the held handle pins "
-                   "every earlier, unreachable graph and the tape grows without bound "
-                   "(_tape reclaims only rows after the last held graph; nothing compacts "
-                   "the unreachable rows before it)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="a forward-only loop (no backward, no no_grad) that "
+    "holds only its latest result never resets the tape: the held handle pins "
+    "every earlier, unreachable graph and the tape grows without bound "
+    "(_tape reclaims only rows after the last held graph; nothing compacts "
+    "the unreachable rows before it)",
+)
 def test_forward_only_loop_holding_latest_result_stays_bounded():
     w = tg.tensor([1.0, 2.0], requires_grad=True)
     s = tg.tensor(0.5, requires_grad=True)
     most = 0
     for _ in range(15_000):
-        y = (w * 2.0).sum() + s * 3.0          # e.g. an evaluation metric, never backwarded
+        y = (w * 2.0).sum() + s * 3.0  # e.g. an evaluation metric, never backwarded
         most = max(most, len(tg.current_tape()))
     assert y.item() == 7.5
     assert most <= 20_000
@@ -211,10 +216,10 @@ def test_forward_only_loop_holding_latest_result_stays_bounded():
 @on_fresh_tape
 def test_unrelated_held_handle_does_not_make_a_training_loop_leak():
     x = tg.tensor([1.0, 2.0], requires_grad=True)
-    stale = x * 2.0                  # held (a notebook variable, a traceback), never backwarded
+    stale = x * 2.0  # held (a notebook variable, a traceback), never backwarded
     losses = []
     _, _, before, after, _ = _train_linear(3_000, keep_losses=losses)
     assert max(before) == before[0] and max(after) <= before[0]
     assert stale.tolist() == [2.0, 4.0]
-    stale.sum().backward()           # and the held graph still works
+    stale.sum().backward()  # and the held graph still works
     assert x.grad.tolist() == [2.0, 2.0]

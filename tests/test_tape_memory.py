@@ -2,6 +2,7 @@
 
 Each test runs on a tape of its own (a new thread), so handles other tests still hold cannot
 pin what it measures."""
+
 import gc
 import math
 import weakref
@@ -25,7 +26,7 @@ def _chain_grad(x0, steps):
 
 @on_fresh_tape
 def test_no_tape_row_keeps_a_python_object_alive():
-    steps = 50_000                               # 10^5 recorded ops
+    steps = 50_000  # 10^5 recorded ops
     x = tg.tensor(0.7, requires_grad=True)
     y = x
     refs = []
@@ -38,13 +39,13 @@ def test_no_tape_row_keeps_a_python_object_alive():
     assert len(t) >= 2 * steps
     alive = [r for r in refs if r() is not None]
     assert alive == [] or (len(alive) == 1 and alive[0]() is y)
-    assert set(t.objs) == {0} and t.entered(0) is x    # the leaf is the only object by row
+    assert set(t.objs) == {0} and t.entered(0) is x  # the leaf is the only object by row
     assert len(t.starts) <= 2 * steps // 2000 + 20  # one weakly held token per range of rows
     want_y, want_g = _chain_grad(0.7, steps)
     y.backward()
     assert y.item() == pytest.approx(want_y, rel=1e-12)
     assert x.grad.item() == pytest.approx(want_g, rel=1e-9)
-    assert len(tg.current_tape()) == 0              # nothing held: the tape was reset
+    assert len(tg.current_tape()) == 0  # nothing held: the tape was reset
 
 
 @on_fresh_tape
@@ -57,16 +58,16 @@ def test_a_held_intermediate_stays_differentiable_while_later_rows_are_reclaimed
     rows_at_mid = len(tg.current_tape())
     w = tg.tensor(1.5, requires_grad=True)
     losses = []
-    for _ in range(3_000):                      # fills the tape many times over
+    for _ in range(3_000):  # fills the tape many times over
         loss = (w * w - 2.0) ** 2
         loss.backward()
         w.grad = None
-        losses.append(loss)                     # kept after backward: their rows are cut
+        losses.append(loss)  # kept after backward: their rows are cut
     assert len(tg.current_tape()) <= rows_at_mid + 8
     assert losses[0].item() == pytest.approx(0.0625)
     with pytest.raises(RuntimeError, match="retain_graph=True"):
-        losses[-1].backward()                   # a stale handle never aliases a new row
-    z = losses[7] * 2.0                          # reused: a constant-like FREED placeholder
+        losses[-1].backward()  # a stale handle never aliases a new row
+    z = losses[7] * 2.0  # reused: a constant-like FREED placeholder
     assert z.item() == pytest.approx(2 * 0.0625)
     mid.backward()
     assert x.grad.item() == pytest.approx(g_mid, rel=1e-12)
@@ -75,11 +76,11 @@ def test_a_held_intermediate_stays_differentiable_while_later_rows_are_reclaimed
 @on_fresh_tape
 def test_stale_handles_of_cut_rows_never_alias_new_rows():
     x = tg.tensor(2.0, requires_grad=True)
-    keep = x * 5.0                               # held, unfreed: the cut sits after it
+    keep = x * 5.0  # held, unfreed: the cut sits after it
     y = tg.exp(x)
-    y.backward()                                 # y's rows are cut while y is still held
+    y.backward()  # y's rows are cut while y is still held
     t = tg.current_tape()
-    filler = [x * float(k) for k in range(20)]   # new rows where y's used to be
+    filler = [x * float(k) for k in range(20)]  # new rows where y's used to be
     assert len(t) > 3
     with pytest.raises(RuntimeError, match="retain_graph=True"):
         (y * 2.0).backward()
@@ -105,9 +106,9 @@ def test_ten_thousand_training_steps_hold_memory_flat():
     model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
     opt = tg.optim.SGD(model.parameters(), lr=0.05)
     a = tg.tensor([1.0, 2.0], requires_grad=True)
-    held = (tg.sin(a) * 3.0).sum()                # an unrelated graph a notebook keeps
+    held = (tg.sin(a) * 3.0).sum()  # an unrelated graph a notebook keeps
     first = None
-    for _ in range(500):                          # warm up: caches, pools, numba
+    for _ in range(500):  # warm up: caches, pools, numba
         loss = _small_model_step(model, opt, X, Y)
         first = loss.item() if first is None else first
     rows, nbytes, objects = [], [], []
@@ -120,23 +121,23 @@ def test_ten_thousand_training_steps_hold_memory_flat():
             nbytes.append(t.nbytes)
             objects.append(len(gc.get_objects()))
     assert loss.item() < first
-    assert max(rows) == min(rows) and max(nbytes) == min(nbytes)   # the same rows every step
-    assert max(objects) - objects[0] < 200, objects   # no Python object per step piles up
-    held.backward()                               # and the held graph still works
+    assert max(rows) == min(rows) and max(nbytes) == min(nbytes)  # the same rows every step
+    assert max(objects) - objects[0] < 200, objects  # no Python object per step piles up
+    held.backward()  # and the held graph still works
     np.testing.assert_allclose(a.grad.numpy(), 3.0 * np.cos([1.0, 2.0]), rtol=1e-12)
 
 
 @on_fresh_tape
 def test_a_handle_kept_through_a_cut_follows_its_row_to_the_live_tape():
-    x = tg.tensor(np.arange(5000.0), requires_grad=True)   # large: its row is lazy
-    h = x * 2.0                                   # held, unfreed
+    x = tg.tensor(np.arange(5000.0), requires_grad=True)  # large: its row is lazy
+    h = x * 2.0  # held, unfreed
     w = tg.tensor(1.5, requires_grad=True)
     loss = w * w
-    loss.backward()                               # loss is held: the cut retires the tape
+    loss.backward()  # loss is held: the cut retires the tape
     assert h._tape is not tg.current_tape() and not h._tape.alive
     assert h.grad_fn is not None and h.grad_fn.name() == "MulBackward0"
     with tg.no_grad():
-        h += 1.0                                  # untracked in-place: an identity row
+        h += 1.0  # untracked in-place: an identity row
     assert h._tape is tg.current_tape()
     (h * h).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 4.0 * (2.0 * np.arange(5000.0) + 1.0))

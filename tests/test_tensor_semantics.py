@@ -1,4 +1,5 @@
 """PyTorch-style Tensor semantics (tensors and autograd controls), and bad input."""
+
 import math
 import threading
 
@@ -14,17 +15,18 @@ def leaf(v):
 
 # ---- the contract's worked examples --------------------------------------------------------------
 
+
 def test_contract_example_square_sum():
-    x = tg.tensor([2., 3.], requires_grad=True)
-    (x ** 2).sum().backward()
+    x = tg.tensor([2.0, 3.0], requires_grad=True)
+    (x**2).sum().backward()
     assert x.grad.tolist() == [4.0, 6.0]
 
 
 def test_contract_example_repr():
-    x = tg.tensor([2., 3.], requires_grad=True)
+    x = tg.tensor([2.0, 3.0], requires_grad=True)
     assert repr(x * 2) == "tensor([4., 6.], grad_fn=<MulBackward0>)"
     assert repr(x) == "tensor([2., 3.], requires_grad=True)"
-    assert repr(tg.tensor([1., 2.])) == "tensor([1., 2.])"
+    assert repr(tg.tensor([1.0, 2.0])) == "tensor([1., 2.])"
     assert repr((x * x).sum()) == "tensor(13., grad_fn=<SumBackward0>)"
     assert repr(x + x) == "tensor([4., 6.], grad_fn=<AddBackward0>)"
     assert repr(x.exp()).endswith("grad_fn=<ExpBackward0>)")
@@ -40,11 +42,11 @@ def test_contract_example_custom_square():
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x)
-            return x ** 2
+            return x**2
 
         @staticmethod
         def backward(ctx, grad_output):
-            x, = ctx.saved_tensors
+            (x,) = ctx.saved_tensors
             return grad_output * 2 * x
 
     x = leaf([1.5, -2.0])
@@ -59,13 +61,14 @@ def test_contract_example_nested_grad_of_numpy_sin():
 
 # ---- creation helpers ----------------------------------------------------------------------------
 
+
 def test_tensor_dtypes_and_copy():
     data = np.array([1.0, 2.0])
     t = tg.tensor(data)
     data[0] = 99.0
-    assert t.tolist() == [1.0, 2.0]                     # a copy
+    assert t.tolist() == [1.0, 2.0]  # a copy
     assert t.dtype == np.float64
-    assert tg.tensor([1, 2]).dtype.kind == "i"          # integer data stays integer
+    assert tg.tensor([1, 2]).dtype.kind == "i"  # integer data stays integer
     assert tg.tensor([1, 2], dtype=float).dtype == np.float64
     assert tg.tensor(np.float32(1.5)).dtype == np.float64
     assert tg.tensor(3.0).shape == () and tg.tensor(3.0).ndim == 0
@@ -75,14 +78,17 @@ def test_tensor_dtypes_and_copy():
     assert t.requires_grad and t.dtype == np.float64
 
 
-@pytest.mark.parametrize("make, shape, value", [
-    (lambda **k: tg.zeros(2, 3, **k), (2, 3), 0.0),
-    (lambda **k: tg.zeros((2, 3), **k), (2, 3), 0.0),
-    (lambda **k: tg.ones(4, **k), (4,), 1.0),
-    (lambda **k: tg.ones((2, 2), **k), (2, 2), 1.0),
-    (lambda **k: tg.full((3,), 2.5, **k), (3,), 2.5),
-    (lambda **k: tg.full((2, 1), -1, **k), (2, 1), -1.0),
-])
+@pytest.mark.parametrize(
+    "make, shape, value",
+    [
+        (lambda **k: tg.zeros(2, 3, **k), (2, 3), 0.0),
+        (lambda **k: tg.zeros((2, 3), **k), (2, 3), 0.0),
+        (lambda **k: tg.ones(4, **k), (4,), 1.0),
+        (lambda **k: tg.ones((2, 2), **k), (2, 2), 1.0),
+        (lambda **k: tg.full((3,), 2.5, **k), (3,), 2.5),
+        (lambda **k: tg.full((2, 1), -1, **k), (2, 1), -1.0),
+    ],
+)
 @pytest.mark.parametrize("rg", [False, True])
 def test_constant_creation_helpers(make, shape, value, rg):
     t = make(requires_grad=rg)
@@ -134,6 +140,7 @@ def test_integer_tensors_cannot_require_grad():
 
 # ---- requires_grad, is_leaf, grad_fn -------------------------------------------------------------
 
+
 def test_requires_grad_propagates():
     a = leaf([1.0, 2.0])
     c = tg.tensor([3.0, 4.0])
@@ -153,7 +160,7 @@ def test_is_leaf_and_grad_fn():
     assert not y.is_leaf
     assert y.grad_fn.name() == "MulBackward0"
     assert (y + a).grad_fn.name() == "AddBackward0"
-    c = tg.tensor([1.0]) * 2.0        # no grad: a leaf, as in PyTorch
+    c = tg.tensor([1.0]) * 2.0  # no grad: a leaf, as in PyTorch
     assert c.is_leaf and c.grad_fn is None and not c.requires_grad
     d = y.detach()
     assert d.is_leaf and d.grad_fn is None and not d.requires_grad
@@ -174,6 +181,7 @@ def test_requires_grad_switched_on_later():
 
 
 # ---- .grad accumulation, zero_, detach -----------------------------------------------------------
+
 
 def test_grad_accumulates_until_zeroed():
     x = leaf([1.0, 2.0])
@@ -210,7 +218,7 @@ def test_grad_is_not_tracked_and_not_aliased_to_next_grad():
 
 def test_detach_cuts_the_graph():
     x = leaf([1.0, 2.0])
-    y = x * x.detach()          # d/dx = x (the detached factor is a constant)
+    y = x * x.detach()  # d/dx = x (the detached factor is a constant)
     y.sum().backward()
     assert x.grad.tolist() == [1.0, 2.0]
 
@@ -226,6 +234,7 @@ def test_value_readable_after_backward():
 
 
 # ---- grad mode -----------------------------------------------------------------------------------
+
 
 def test_no_grad_enable_grad_nest():
     x = leaf(1.0)
@@ -251,7 +260,7 @@ def test_set_grad_enabled_context_function_and_decorator():
             assert (x * 2.0).requires_grad
         assert not tg.is_grad_enabled()
     assert tg.is_grad_enabled()
-    tg.set_grad_enabled(False)          # as a plain call, like PyTorch
+    tg.set_grad_enabled(False)  # as a plain call, like PyTorch
     try:
         assert not tg.is_grad_enabled()
     finally:
@@ -313,6 +322,7 @@ def test_grad_mode_is_per_thread():
 
 # ---- backward(gradient=...), retain_graph -------------------------------------------------------
 
+
 def test_backward_with_gradient_argument():
     x = leaf([1.0, 2.0])
     (x * x).backward(gradient=np.array([1.0, 10.0]))
@@ -321,7 +331,7 @@ def test_backward_with_gradient_argument():
     (x * 3.0).backward(gradient=tg.tensor([2.0, -1.0]))
     assert x.grad.tolist() == [6.0, -3.0]
     x.grad = None
-    (x * 3.0).backward(tg.tensor([1.0, 1.0]))     # positional, like PyTorch
+    (x * 3.0).backward(tg.tensor([1.0, 1.0]))  # positional, like PyTorch
     assert x.grad.tolist() == [3.0, 3.0]
 
 
@@ -352,8 +362,8 @@ def test_second_backward_through_shared_subgraph_raises():
 def test_retain_graph_through_autograd_grad():
     x = leaf(3.0)
     y = x * x
-    g1, = tg.autograd.grad(y, x, retain_graph=True)
-    g2, = tg.autograd.grad(y, x)
+    (g1,) = tg.autograd.grad(y, x, retain_graph=True)
+    (g2,) = tg.autograd.grad(y, x)
     assert g1.item() == g2.item() == 6.0
     with pytest.raises(RuntimeError, match=r"retain_graph=True"):
         tg.autograd.grad(y, x)
@@ -367,14 +377,15 @@ def test_backward_on_leaf_itself():
 
 # ---- autograd.grad / autograd.backward -----------------------------------------------------------
 
+
 def test_autograd_grad_several_outputs_inputs_and_grad_outputs():
     a, b = leaf(2.0), leaf([1.0, -1.0])
-    y1 = a * b                  # shape (2,)
-    y2 = (a * a).sum()          # scalar
+    y1 = a * b  # shape (2,)
+    y2 = (a * a).sum()  # scalar
     ga, gb = tg.autograd.grad([y1, y2], [a, b], grad_outputs=[np.array([1.0, 3.0]), 2.0])
     assert ga.item() == (1.0 * 1.0 + 3.0 * -1.0) + 2.0 * 2 * 2.0
     assert gb.tolist() == [2.0, 6.0]
-    assert a.grad is None and b.grad is None          # grad() does not accumulate
+    assert a.grad is None and b.grad is None  # grad() does not accumulate
     assert not ga.requires_grad
 
 
@@ -419,6 +430,7 @@ def test_autograd_grad_of_non_grad_output_raises():
 
 # ---- in-place updates ----------------------------------------------------------------------------
 
+
 def test_sgd_step_in_place_under_no_grad():
     w = leaf([1.0, -2.0])
     ident = id(w)
@@ -429,8 +441,8 @@ def test_sgd_step_in_place_under_no_grad():
             w -= 0.25 * w.grad
         w.grad.zero_()
     assert id(w) == ident and w.is_leaf and w.requires_grad
-    np.testing.assert_allclose(w.numpy(), np.array([1.0, -2.0]) * 0.5 ** 3)
-    (w * 2.0).sum().backward()               # still usable as a leaf afterwards
+    np.testing.assert_allclose(w.numpy(), np.array([1.0, -2.0]) * 0.5**3)
+    (w * 2.0).sum().backward()  # still usable as a leaf afterwards
     assert w.grad.tolist() == [2.0, 2.0]
 
 
@@ -444,8 +456,9 @@ def test_in_place_methods_under_no_grad():
         w += 1.0
         w *= 2.0
         w /= 4.0
-    np.testing.assert_allclose(w.numpy(), ((np.array([1.0, 2.0]) + 1) * [2, 3] - 1) / 2 * 2 / 4
-                               + 0.5)
+    np.testing.assert_allclose(
+        w.numpy(), ((np.array([1.0, 2.0]) + 1) * [2, 3] - 1) / 2 * 2 / 4 + 0.5
+    )
     assert w.requires_grad and w.is_leaf
 
 
@@ -467,13 +480,14 @@ def test_in_place_on_leaf_requiring_grad_raises_outside_no_grad():
 def test_in_place_on_graph_tensor_is_differentiable():
     x = leaf([1.0, 2.0])
     y = x * 2.0
-    y += x            # y = 3x
-    y *= x            # y = 3x^2
+    y += x  # y = 3x
+    y *= x  # y = 3x^2
     y.sum().backward()
     assert x.grad.tolist() == [6.0, 12.0]
 
 
 # ---- dim= alias, comparisons, numpy mixing -------------------------------------------------------
+
 
 def test_dim_is_an_alias_of_axis():
     v = np.arange(6.0).reshape(2, 3)
@@ -489,7 +503,7 @@ def test_dim_is_an_alias_of_axis():
     np.testing.assert_allclose(x.var(dim=1).numpy(), v.var(axis=1))
     np.testing.assert_allclose(x.std(dim=1).numpy(), v.std(axis=1))
     assert x.sum(dim=1, keepdim=True).shape == (2, 1)
-    assert x.squeeze(dim=0).shape == (2, 3)      # PyTorch: a dim not of size one stays
+    assert x.squeeze(dim=0).shape == (2, 3)  # PyTorch: a dim not of size one stays
     assert leaf(np.ones((1, 3, 1))).squeeze(dim=-1).shape == (1, 3)
     assert leaf(np.ones((1, 3, 1))).squeeze(0).shape == (3, 1)
     with pytest.raises(TypeError):
@@ -511,8 +525,15 @@ def test_numpy_scalars_and_arrays_mix_in():
     # These go through Python operator fallback today; tapegrad._dispatch (__array_ufunc__)
     # must keep them working.
     t = leaf([1.0, 2.0])
-    for y in (np.float64(2.0) * t, t * np.float64(2.0), np.ones(2) + t, t + np.ones(2),
-              np.ones(2) * t * 1.0, np.array([3.0, 3.0]) - t, np.array(2.0) * t):
+    for y in (
+        np.float64(2.0) * t,
+        t * np.float64(2.0),
+        np.ones(2) + t,
+        t + np.ones(2),
+        np.ones(2) * t * 1.0,
+        np.array([3.0, 3.0]) - t,
+        np.array(2.0) * t,
+    ):
         assert isinstance(y, tg.Tensor) and y.requires_grad
     y = np.float64(2.0) * t + np.ones(2) + t * np.int64(3) - np.array([1.0, 0.0]) / 2.0
     np.testing.assert_allclose(y.numpy(), 5 * np.array([1.0, 2.0]) + 1 - [0.5, 0.0])
@@ -522,7 +543,7 @@ def test_numpy_scalars_and_arrays_mix_in():
 
 def test_python_ints_and_bools_mix_in():
     t = leaf([1.0, 2.0])
-    y = 2 * t + 1 - t / 2 + t ** 2
+    y = 2 * t + 1 - t / 2 + t**2
     y.sum().backward()
     np.testing.assert_allclose(t.grad.numpy(), 2 - 0.5 + 2 * np.array([1.0, 2.0]))
 
@@ -545,7 +566,7 @@ def test_integer_tensors_keep_their_dtype_when_indexed():
     assert labels[1:].dtype.kind == "i" and labels[[2, 0]].tolist() == [1, 0]
     assert tg.tensor([True, False])[0].dtype == np.bool_
     logits = leaf(np.arange(9.0).reshape(3, 3))
-    picked = tg.stack([logits[i, labels[i]] for i in range(3)])   # a label used as an index
+    picked = tg.stack([logits[i, labels[i]] for i in range(3)])  # a label used as an index
     assert picked.tolist() == [0.0, 5.0, 7.0]
     picked.sum().backward()
     np.testing.assert_array_equal(logits.grad.numpy(), np.eye(3)[[0, 2, 1]])
@@ -554,10 +575,12 @@ def test_integer_tensors_keep_their_dtype_when_indexed():
 
 # ---- bad input -----------------------------------------------------------------------------------
 
+
 def test_backward_on_non_scalar_without_gradient():
     x = leaf([1.0, 2.0])
-    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar "
-                                           "outputs"):
+    with pytest.raises(
+        RuntimeError, match="grad can be implicitly created only for scalar outputs"
+    ):
         (x * 2.0).backward()
 
 
@@ -567,17 +590,25 @@ def test_backward_on_size_one_non_scalar_is_allowed():
     assert x.grad.tolist() == [6.0]
 
 
-@pytest.mark.parametrize("op, name", [(lambda a, b: a + b, "add"), (lambda a, b: a - b, "sub"),
-                                      (lambda a, b: a * b, "mul"), (lambda a, b: a / b, "div"),
-                                      (lambda a, b: a ** b, "pow"),
-                                      (tg.maximum, "maximum"), (tg.minimum, "minimum")])
+@pytest.mark.parametrize(
+    "op, name",
+    [
+        (lambda a, b: a + b, "add"),
+        (lambda a, b: a - b, "sub"),
+        (lambda a, b: a * b, "mul"),
+        (lambda a, b: a / b, "div"),
+        (lambda a, b: a**b, "pow"),
+        (tg.maximum, "maximum"),
+        (tg.minimum, "minimum"),
+    ],
+)
 def test_shapes_that_do_not_broadcast(op, name):
     a = leaf(np.ones((2, 3)))
     b = tg.tensor(np.ones(4))
     with pytest.raises(ValueError, match=rf"{name}.*\(2, 3\).*\(4,\)"):
         op(a, b)
     with pytest.raises(ValueError, match=rf"{name}.*\(2, 3\).*\(4,\)"):
-        op(a.detach(), b)           # the no-grad path names them too
+        op(a.detach(), b)  # the no-grad path names them too
 
 
 def test_broadcast_to_and_where_shape_errors():
@@ -587,8 +618,10 @@ def test_broadcast_to_and_where_shape_errors():
         tg.where(np.array([True, False, True]), leaf([1.0, 2.0]), 0.0)
 
 
-@pytest.mark.parametrize("sa, sb", [((2, 3), (4, 2)), ((3,), (4,)), ((2, 3), (2,)),
-                                    ((5, 2, 3), (4, 3, 2)), ((3,), (2, 4))])
+@pytest.mark.parametrize(
+    "sa, sb",
+    [((2, 3), (4, 2)), ((3,), (4,)), ((2, 3), (2,)), ((5, 2, 3), (4, 3, 2)), ((3,), (2, 4))],
+)
 def test_matmul_shape_mismatch_names_shapes(sa, sb):
     a, b = leaf(np.ones(sa)), tg.tensor(np.ones(sb))
     with pytest.raises(ValueError, match=r"matmul.*" + re_shape(sa) + r".*" + re_shape(sb)):
@@ -619,7 +652,7 @@ def test_op_on_tensor_from_another_thread_raises():
     box = {}
 
     def worker():
-        box["y"] = x * 2.0      # recorded on the worker's tape
+        box["y"] = x * 2.0  # recorded on the worker's tape
 
     th = threading.Thread(target=worker)
     th.start()
@@ -657,7 +690,7 @@ def test_shared_leaf_usable_from_two_threads():
     box = {}
 
     def worker():
-        box["y"] = (w * 2.0).sum()        # kept alive: the worker's graph uses w
+        box["y"] = (w * 2.0).sum()  # kept alive: the worker's graph uses w
 
     th = threading.Thread(target=worker)
     th.start()
@@ -667,6 +700,7 @@ def test_shared_leaf_usable_from_two_threads():
 
 
 # ---- IEEE special values -------------------------------------------------------------------------
+
 
 def test_nan_inf_forward_values_follow_ieee():
     with np.errstate(all="ignore"):
@@ -707,13 +741,16 @@ def test_log_at_zero_has_infinite_gradient():
     assert x.grad.item() == math.inf
 
 
-@pytest.mark.parametrize("f, x0, expect", [
-    (lambda x: tg.sqrt(x), [0.0], [math.inf]),
-    (lambda x: 1.0 / x, [0.0], [-math.inf]),
-    (lambda x: x / tg.tensor([0.0]), [1.0], [math.inf]),
-    (lambda x: tg.log(x), [0.0, 1.0], [math.inf, 1.0]),
-    (lambda x: tg.logsumexp(x), [-math.inf, -math.inf], [math.nan, math.nan]),
-])
+@pytest.mark.parametrize(
+    "f, x0, expect",
+    [
+        (lambda x: tg.sqrt(x), [0.0], [math.inf]),
+        (lambda x: 1.0 / x, [0.0], [-math.inf]),
+        (lambda x: x / tg.tensor([0.0]), [1.0], [math.inf]),
+        (lambda x: tg.log(x), [0.0, 1.0], [math.inf, 1.0]),
+        (lambda x: tg.logsumexp(x), [-math.inf, -math.inf], [math.nan, math.nan]),
+    ],
+)
 def test_division_by_zero_in_backward_gives_ieee_values(f, x0, expect):
     x = leaf(x0)
     with np.errstate(all="ignore"):
@@ -728,5 +765,5 @@ def test_interpreter_survives_a_nan_backward():
         y.backward()
     assert x.grad.shape == (3,)
     z = leaf([1.0, 2.0])
-    (z * z).sum().backward()                 # and the next backward is fine
+    (z * z).sum().backward()  # and the next backward is fine
     assert z.grad.tolist() == [2.0, 4.0]

@@ -1,5 +1,6 @@
 """The functional toolkit: tapegrad.tree, tapegrad.optimizers, custom_jvp / custom_vjp and
 fixed_point, checked against central differences, closed forms and hand-written loops."""
+
 import collections
 
 import numpy as np
@@ -31,9 +32,14 @@ Pair = collections.namedtuple("Pair", "left right")
 
 # ---- tree ------------------------------------------------------------------------------------
 
+
 def nested():
-    return {"w": rng.standard_normal((2, 3)), "b": [1.5, np.float32(2.5)],
-            "p": Pair(np.arange(3.0), (None, np.array(4.0))), "n": None}
+    return {
+        "w": rng.standard_normal((2, 3)),
+        "b": [1.5, np.float32(2.5)],
+        "p": Pair(np.arange(3.0), (None, np.array(4.0))),
+        "n": None,
+    }
 
 
 def test_ravel_round_trip_keeps_structure_shapes_and_dtypes():
@@ -58,7 +64,7 @@ def test_ravel_integer_leaf_comes_back_as_float_and_bad_sizes_raise():
     assert flat.tolist() == [1, 2, 3]
     back = unravel(np.array([0.5, 1.5, 2.5]))
     close(back[0], [0.5, 1.5])
-    assert back[1] == 2.5               # not truncated to an int
+    assert back[1] == 2.5  # not truncated to an int
     with pytest.raises(ValueError, match="unravel: expected a 1-D vector of size 3"):
         unravel(np.zeros(4))
     assert ravel({})[0].shape == (0,)
@@ -70,17 +76,18 @@ def test_ravel_inside_grad_keeps_the_graph():
     def f(params):
         flat, unravel = ravel(params)
         back = unravel(flat * 2.0)
-        return tnp.sum(flat ** 3) + tnp.sum(back["a"] * W) + back["b"][0] ** 2
+        return tnp.sum(flat**3) + tnp.sum(back["a"] * W) + back["b"][0] ** 2
 
     params = {"a": rng.standard_normal((2, 2)), "b": (0.7,)}
     g = tg.grad(f)(params)
     close(g["a"], 3 * params["a"] ** 2 + 2 * W)
-    close(g["b"][0], 3 * 0.7 ** 2 + 8 * 0.7)
+    close(g["b"][0], 3 * 0.7**2 + 8 * 0.7)
     # and the raveled vector itself, differentiated against central differences
     flat0, unravel = ravel(params)
 
     def h(v):
         return f(unravel(v))
+
     close(tg.grad(h)(flat0), fd_grad(h, flat0), rtol=1e-6)
 
 
@@ -108,8 +115,14 @@ def quad_grad(x, i):
 
 def test_sgd_matches_hand_written_loop_and_calls_back():
     seen = []
-    x = tg.optimizers.sgd(quad_grad, np.zeros(2), callback=lambda x, i, g: seen.append(
-        (x.copy(), i, g.copy())), num_iters=7, step_size=0.2, mass=0.8)
+    x = tg.optimizers.sgd(
+        quad_grad,
+        np.zeros(2),
+        callback=lambda x, i, g: seen.append((x.copy(), i, g.copy())),
+        num_iters=7,
+        step_size=0.2,
+        mass=0.8,
+    )
     xh, v = np.zeros(2), np.zeros(2)
     for i in range(7):
         g = quad_grad(xh, i)
@@ -129,20 +142,19 @@ def test_sgd_matches_hand_written_loop_and_calls_back():
 
 
 def test_adam_and_rmsprop_match_hand_written_loops():
-    x = tg.optimizers.adam(quad_grad, np.ones(2))       # defaults: 100 its, 1e-3, .9, .999
+    x = tg.optimizers.adam(quad_grad, np.ones(2))  # defaults: 100 its, 1e-3, .9, .999
     xh, m, v = np.ones(2), np.zeros(2), np.zeros(2)
     for i in range(100):
         g = quad_grad(xh, i)
         m = 0.1 * g + 0.9 * m
-        v = 0.001 * g ** 2 + 0.999 * v
-        xh = xh - 0.001 * (m / (1 - 0.9 ** (i + 1))) / (np.sqrt(v / (1 - 0.999 ** (i + 1)))
-                                                        + 1e-8)
+        v = 0.001 * g**2 + 0.999 * v
+        xh = xh - 0.001 * (m / (1 - 0.9 ** (i + 1))) / (np.sqrt(v / (1 - 0.999 ** (i + 1))) + 1e-8)
     close(x, xh, rtol=1e-13)
-    x = tg.optimizers.rmsprop(quad_grad, np.ones(2))    # defaults: 100 its, 0.1, gamma .9
+    x = tg.optimizers.rmsprop(quad_grad, np.ones(2))  # defaults: 100 its, 0.1, gamma .9
     xh, avg = np.ones(2), np.ones(2)
     for i in range(100):
         g = quad_grad(xh, i)
-        avg = avg * 0.9 + g ** 2 * (1 - 0.9)     # (1 - 0.9), as the rule: the path is chaotic
+        avg = avg * 0.9 + g**2 * (1 - 0.9)  # (1 - 0.9), as the rule: the path is chaotic
         xh = xh - 0.1 * g / (np.sqrt(avg) + 1e-8)
     close(x, xh, rtol=1e-13)
 
@@ -152,12 +164,17 @@ def test_optimizers_over_pytrees_with_tg_grad():
 
     def loss(p):
         return tnp.sum((p["w"] - target["w"]) ** 2) + tnp.sum((p["b"][0] - target["b"][0]) ** 2)
+
     grad = tg.grad(loss)
     x0 = {"w": np.zeros((2, 2)), "b": (np.zeros(3),)}
     calls = []
-    out = tg.optimizers.adam(lambda p, i: grad(p), x0, step_size=0.05, num_iters=20,
-                             callback=lambda p, i, g: calls.append(
-                                 (isinstance(p, dict), isinstance(g["b"], tuple))))
+    out = tg.optimizers.adam(
+        lambda p, i: grad(p),
+        x0,
+        step_size=0.05,
+        num_iters=20,
+        callback=lambda p, i, g: calls.append((isinstance(p, dict), isinstance(g["b"], tuple))),
+    )
     assert calls == [(True, True)] * 20
     assert isinstance(out["b"], tuple) and out["w"].shape == (2, 2)
     flat_t = ravel(target)[0]
@@ -165,15 +182,15 @@ def test_optimizers_over_pytrees_with_tg_grad():
     for i in range(20):
         g = 2 * (xh - flat_t)
         m = 0.1 * g + 0.9 * m
-        v = 0.001 * g ** 2 + 0.999 * v
-        xh = xh - 0.05 * (m / (1 - 0.9 ** (i + 1))) / (np.sqrt(v / (1 - 0.999 ** (i + 1)))
-                                                       + 1e-8)
+        v = 0.001 * g**2 + 0.999 * v
+        xh = xh - 0.05 * (m / (1 - 0.9 ** (i + 1))) / (np.sqrt(v / (1 - 0.999 ** (i + 1))) + 1e-8)
     close(ravel(out)[0], xh, rtol=1e-12)
     sol = tg.optimizers.sgd(lambda p, i: grad(p), x0, num_iters=300, step_size=0.5)
     close(sol["w"], target["w"], rtol=1e-6)
 
 
 # ---- custom_jvp -------------------------------------------------------------------------------
+
 
 @tg.custom_jvp
 def softplus(x):
@@ -182,8 +199,8 @@ def softplus(x):
 
 @softplus.defjvp
 def _softplus_jvp(primals, tangents):
-    x, = primals
-    dx, = tangents
+    (x,) = primals
+    (dx,) = tangents
     return softplus(x), dx * tg.sigmoid(x)
 
 
@@ -206,6 +223,7 @@ def test_custom_jvp_gradient_forward_mode_and_second_order():
 
     def f_np(x):
         return np.sum(_softplus(x) * np.arange(1.0, 5.0))
+
     close(tg.grad(f)(x), fd_grad(f_np, x))
     v = rng.standard_normal(4)
     out, tan = tg.jvp(lambda x: softplus(x), (x,), (v,))
@@ -224,7 +242,7 @@ def test_custom_jvp_gradient_forward_mode_and_second_order():
     close(jj, 1 / (1 + np.exp(-0.3)) * (1 - 1 / (1 + np.exp(-0.3))))
     # the Tensor API: create_graph, then a compiled backward through the rule's transpose
     xt = tg.tensor(x, requires_grad=True)
-    gt, = tg.autograd.grad(softplus(xt).sum(), xt, create_graph=True)
+    (gt,) = tg.autograd.grad(softplus(xt).sum(), xt, create_graph=True)
     gt.sum().backward()
     close(xt.grad.numpy(), s * (1 - s))
     # third order through the rule (the rule's own derivative, differentiated twice)
@@ -240,26 +258,27 @@ def test_custom_jvp_rule_is_used_not_fs_derivative():
 
     @f.defjvp
     def f_jvp(primals, tangents):
-        x, = primals
-        return f(x), 3.0 * tangents[0]           # deliberately not cos(x)
+        (x,) = primals
+        return f(x), 3.0 * tangents[0]  # deliberately not cos(x)
+
     assert tg.grad(f)(0.4) == 3.0
     assert tg.jvp(f, (0.4,), (2.0,))[1] == 6.0
     x = tg.tensor([0.4, 0.5], requires_grad=True)
-    f(x).sum().backward()                         # the Tensor API (compiled sweep) too
+    f(x).sum().backward()  # the Tensor API (compiled sweep) too
     close(x.grad.numpy(), [3.0, 3.0])
 
 
 def test_custom_jvp_tuple_inputs_outputs_and_nondiff_argnums():
     def g(n, xy):
         x, y = xy
-        return x * y, x ** n
+        return x * y, x**n
 
     gj = tg.custom_jvp(g, nondiff_argnums=(0,))
 
     @gj.defjvp
     def g_jvp(n, primals, tangents):
-        (x, y), = primals
-        (dx, dy), = tangents
+        ((x, y),) = primals
+        ((dx, dy),) = tangents
         return gj(n, (x, y)), (dx * y + x * dy, n * x ** (n - 1) * dx)
 
     x, y = rng.standard_normal(3), rng.standard_normal(3)
@@ -267,6 +286,7 @@ def test_custom_jvp_tuple_inputs_outputs_and_nondiff_argnums():
     def loss(x, y):
         a, b = gj(3, (x, y))
         return tnp.sum(a * np.arange(3.0)) + tnp.sum(b)
+
     gx, gy = tg.grad(loss, argnums=(0, 1))(x, y)
     close(gx, fd_grad(lambda x: loss(x, y), x))
     close(gy, fd_grad(lambda y: loss(x, y), y))
@@ -275,7 +295,7 @@ def test_custom_jvp_tuple_inputs_outputs_and_nondiff_argnums():
     (a, b), (ta, tb) = tg.jvp(lambda x, y: gj(3, (x, y)), (x, y), (np.ones(3), np.zeros(3)))
     close(a, x * y)
     close(ta, y)
-    close(tb, 3 * x ** 2)
+    close(tb, 3 * x**2)
 
 
 def test_custom_jvp_errors():
@@ -285,9 +305,12 @@ def test_custom_jvp_errors():
 
     with pytest.raises(AttributeError, match="No JVP defined for custom_jvp function f"):
         f(1.0)
-    f.defjvp(lambda p, t: (f(*p), 2.0 + 0.0 * t[0]))     # affine in the tangent: no transpose
-    with pytest.raises(ValueError, match="custom_jvp function f: the jvp rule's tangent_out "
-                                         r"\(output leaf 0\) is not linear in the tangents"):
+    f.defjvp(lambda p, t: (f(*p), 2.0 + 0.0 * t[0]))  # affine in the tangent: no transpose
+    with pytest.raises(
+        ValueError,
+        match="custom_jvp function f: the jvp rule's tangent_out "
+        r"\(output leaf 0\) is not linear in the tangents",
+    ):
         tg.grad(f)(1.0)
     f.defjvp(lambda p, t: (f(*p), np.ones(3) * tnp.sum(t[0])))
     with pytest.raises(ValueError, match="tangent_out leaf 0 has shape"):
@@ -296,14 +319,17 @@ def test_custom_jvp_errors():
 
     @tg.custom_jvp
     def h(x):
-        return x * w                     # a differentiable closure: the rule can't know it
+        return x * w  # a differentiable closure: the rule can't know it
+
     h.defjvp(lambda p, t: (h(*p), t[0] * 2.0))
-    with pytest.raises(TypeError, match="custom_jvp function h: its output depends on a "
-                                        "Tensor that requires grad"):
+    with pytest.raises(
+        TypeError, match="custom_jvp function h: its output depends on a Tensor that requires grad"
+    ):
         tg.grad(h)(1.0)
 
 
 # ---- custom_vjp ---------------------------------------------------------------------------------
+
 
 @tg.custom_vjp
 def sin_vjp(x):
@@ -328,6 +354,7 @@ def test_custom_vjp_values_gradient_and_grad_of_grad():
 
     def f(x):
         return tnp.sum(sin_vjp(x) ** 2)
+
     close(tg.grad(f)(x), fd_grad(lambda x: np.sum(np.sin(x) ** 2), x))
     close(tg.grad(tg.grad(sin_vjp))(0.7), -np.sin(0.7))
     close(tg.grad(tg.grad(tg.grad(sin_vjp)))(0.7), -np.cos(0.7))
@@ -344,6 +371,7 @@ def test_custom_vjp_forward_mode_raises_naming_the_function():
 def test_custom_vjp_tuples_none_cotangent_and_nondiff_argnums():
     def scaled(k, x, y):
         return (k * x * y, x + y)
+
     f = tg.custom_vjp(scaled, nondiff_argnums=(0,))
 
     def fwd(k, x, y):
@@ -352,13 +380,15 @@ def test_custom_vjp_tuples_none_cotangent_and_nondiff_argnums():
     def bwd(k, res, g):
         x, y = res
         g1, g2 = g
-        return (k * y * g1 + g2, None)         # None: no gradient for y (declared zero)
+        return (k * y * g1 + g2, None)  # None: no gradient for y (declared zero)
+
     f.defvjp(fwd, bwd)
     x, y = rng.standard_normal(2), rng.standard_normal(2)
 
     def loss(x, y):
         a, b = f(2.0, x, y)
         return tnp.sum(a) + tnp.sum(b * b)
+
     gx, gy = tg.grad(loss, argnums=(0, 1))(x, y)
     close(gx, 2.0 * y + 2 * (x + y))
     close(gy, np.zeros(2))
@@ -375,6 +405,7 @@ def test_custom_vjp_bwd_with_wrong_structure_raises():
 
 # ---- fixed_point --------------------------------------------------------------------------------
 
+
 def newton_sqrt(a):
     return lambda x: 0.5 * (x + a / x)
 
@@ -388,18 +419,20 @@ def test_fixed_point_value_gradient_and_closed_form():
 
     def root(a):
         return tg.fixed_point(newton_sqrt, a, np.ones(3), dist, 1e-13)
+
     assert type(root(a)) is np.ndarray
     close(root(a), np.sqrt(a), rtol=1e-14)
 
     def loss(a):
         return tnp.sum(root(a) * np.array([1.0, 2.0, 3.0]))
+
     g = tg.grad(loss)(a)
     close(g, np.array([1.0, 2.0, 3.0]) * 0.5 / np.sqrt(a), rtol=1e-9)
     close(g, fd_grad(lambda a: np.sum(np.sqrt(a) * np.array([1.0, 2.0, 3.0])), a))
     # second and third order are implicit too
     sq = lambda a: tg.fixed_point(newton_sqrt, a, 1.0, dist, 1e-13)  # noqa: E731
-    close(tg.grad(tg.grad(sq))(4.0), -0.25 * 4.0 ** -1.5, rtol=1e-8)
-    close(tg.grad(tg.grad(tg.grad(sq)))(4.0), 0.375 * 4.0 ** -2.5, rtol=1e-7)
+    close(tg.grad(tg.grad(sq))(4.0), -0.25 * 4.0**-1.5, rtol=1e-8)
+    close(tg.grad(tg.grad(tg.grad(sq)))(4.0), 0.375 * 4.0**-2.5, rtol=1e-7)
 
 
 def test_fixed_point_forward_mode():
@@ -407,12 +440,13 @@ def test_fixed_point_forward_mode():
 
     def root(a):
         return tg.fixed_point(newton_sqrt, a, np.ones(2), dist, 1e-13)
+
     out, tan = tg.jvp(root, (a,), (v,))
     close(out, np.sqrt(a), rtol=1e-14)
     close(tan, 0.5 / np.sqrt(a) * v, rtol=1e-9)
     close(tg.jacfwd(root)(a), np.diag(0.5 / np.sqrt(a)), rtol=1e-9)
-    _, hv = tg.jvp(tg.grad(lambda a: tnp.sum(root(a))), (a,), (v,))   # forward over reverse
-    close(hv, -0.25 * a ** -1.5 * v, rtol=1e-8)
+    _, hv = tg.jvp(tg.grad(lambda a: tnp.sum(root(a))), (a,), (v,))  # forward over reverse
+    close(hv, -0.25 * a**-1.5 * v, rtol=1e-8)
     with pytest.raises(tg.ForwardModeError, match="fixed_point: nested forward mode"):
         tg.grad(lambda a: tnp.sum(tg.jvp(root, (a,), (v,))[1]))(a)
 
@@ -426,6 +460,7 @@ def test_fixed_point_tape_does_not_grow_with_iterations():
         def step(x):
             steps[-1] += 1
             return inner(x)
+
         return step
 
     def f(a, x0):
@@ -437,8 +472,8 @@ def test_fixed_point_tape_does_not_grow_with_iterations():
 
     g_near = tg.grad(f)(2.0, 1.4)
     g_far = tg.grad(f)(2.0, 300.0)
-    assert steps[1] > steps[0] + 5          # many more forward iterations (the adjoint too)
-    assert rows[0] == rows[1] <= 2          # ... and the same rows: a's leaf and the result
+    assert steps[1] > steps[0] + 5  # many more forward iterations (the adjoint too)
+    assert rows[0] == rows[1] <= 2  # ... and the same rows: a's leaf and the result
     close(g_near, 0.5 / np.sqrt(2.0), rtol=1e-10)
     close(g_far, g_near, rtol=1e-10)
 
@@ -453,6 +488,7 @@ def test_fixed_point_pytree_parameter_and_x0_refused():
 
     def loss(p):
         return tnp.sum(tg.fixed_point(layer, p, np.zeros(3), dist, 1e-14))
+
     g = tg.grad(loss)({"W": W, "b": b})
     close(g["b"], fd_grad(lambda b: loss({"W": W, "b": b}), b), rtol=1e-6)
     close(g["W"], fd_grad(lambda W: loss({"W": W, "b": b}), W), rtol=1e-6)

@@ -1,4 +1,5 @@
 """tg.trace: record once, replay many (compiled forward + backward, guards, batches, files)."""
+
 import os
 import pickle
 import subprocess
@@ -42,18 +43,25 @@ def many_ops(a, b):
     multiplication by 1/c) and array tanh/sigmoid (NumPy's SIMD tanh, see the next test)."""
     u = tg.exp(a * 0.3) + tg.log(b) + tg.log1p(b) + tg.expm1(a * 0.1) + tg.sqrt(b)
     u = u + tg.sin(a) * tg.cos(b) + tg.tan(a * 0.2)
-    u = u + tg.relu(a) + abs(a) + tg.leaky_relu(a, 0.1) + (2.0 - a) + 3.0 / b + b ** 1.5
-    u = u + 1.3 ** a + tg.clip(a, -0.5, 0.5) + a / b + b ** a + tg.maximum(a, b)
+    u = u + tg.relu(a) + abs(a) + tg.leaky_relu(a, 0.1) + (2.0 - a) + 3.0 / b + b**1.5
+    u = u + 1.3**a + tg.clip(a, -0.5, 0.5) + a / b + b**a + tg.maximum(a, b)
     u = u + tg.minimum(a, -b) + tg.where(np.arange(12).reshape(3, 4) % 2 == 0, a, b) - b
-    u = u + a.T.T + a[:, ::-1] + a[1:2] + b.reshape(4, 3).reshape(3, 4) + a.sum(0) - b.sum(1,
-                                                                                   keepdims=True)
+    u = (
+        u
+        + a.T.T
+        + a[:, ::-1]
+        + a[1:2]
+        + b.reshape(4, 3).reshape(3, 4)
+        + a.sum(0)
+        - b.sum(1, keepdims=True)
+    )
     s = u.sum() + u.prod(axis=1).sum() + u.max(axis=0).sum() + u.min() + tg.mean(u, axis=(0, 1))
     c = tg.concatenate([u, a], axis=1)
     g = c[[0, 2, 2], [1, 5, 5]]
     d = c * 1.0
     d[0, 1:3] = g[:2]
     sc = O.scatter_add(g, [3, 0, 3], (5,))
-    big = tg.sum(tg.sin(tg.reshape(tg.concatenate([u] * 30, 0), (-1,))))   # pairwise sums
+    big = tg.sum(tg.sin(tg.reshape(tg.concatenate([u] * 30, 0), (-1,))))  # pairwise sums
     return s + d.sum() + sc.sum() + big
 
 
@@ -106,7 +114,7 @@ def test_matmul_and_division_replay_close():
 def test_large_matmul_backward_in_replay():
     rng = np.random.default_rng(2)
     A = rng.standard_normal((60, 50))
-    B = rng.standard_normal((50, 40))     # 120k multiply-adds: past the kernel's small limit
+    B = rng.standard_normal((50, 40))  # 120k multiply-adds: past the kernel's small limit
     tr = tg.trace(lambda a, b: ((a @ b) ** 2).sum(), A, B, argnums=(0, 1))
     ga, gb = tr.grad(A, B)
     np.testing.assert_allclose(ga, 2 * (A @ B) @ B.T, rtol=1e-10)
@@ -114,6 +122,7 @@ def test_large_matmul_backward_in_replay():
 
 
 # ---- guards ------------------------------------------------------------------------------------
+
 
 def branchy(x):
     if x > 0:
@@ -147,12 +156,12 @@ def test_while_loop_on_value():
             y = y * 2.0
         return y
 
-    tr = tg.trace(f, 1.5)                 # 1.5 -> 12 after 3 doublings
+    tr = tg.trace(f, 1.5)  # 1.5 -> 12 after 3 doublings
     assert tr.grad(1.6) == 8.0
     with pytest.raises(tg.RetraceRequired):
-        tr.grad(1.0)                      # needs 4 doublings
+        tr.grad(1.0)  # needs 4 doublings
     with pytest.raises(tg.RetraceRequired):
-        tr.grad(3.0)                      # needs 2
+        tr.grad(3.0)  # needs 2
     tr2 = tg.trace(f, 1.5, retrace=True)
     assert tr2.grad(1.0) == 16.0 and tr2.grad(3.0) == 4.0
 
@@ -163,14 +172,14 @@ def test_python_max_min_abs_on_traced_scalars():
 
     tr = tg.trace(f, 1.0, 2.0, argnums=(0, 1))
     assert tr.grad(0.5, 3.0) == (1.0 + 1.0, 2.0)
-    assert tr.grad(-0.5, 3.0) == (1.0 - 1.0, 2.0)    # abs is an op: no guard needed
+    assert tr.grad(-0.5, 3.0) == (1.0 - 1.0, 2.0)  # abs is an op: no guard needed
     with pytest.raises(tg.RetraceRequired):
         tr.grad(3.0, 2.0)
 
 
 def test_float_pins_value():
     def f(x):
-        k = x.item()                      # Python now knows x: any change must retrace
+        k = x.item()  # Python now knows x: any change must retrace
         return x * k
 
     tr = tg.trace(f, 2.0)
@@ -181,18 +190,22 @@ def test_float_pins_value():
     assert tr2.grad(3.0) == 3.0
 
 
-@pytest.mark.parametrize("leak", [
-    lambda x: x.detach() * 1.0,
-    lambda x: np.sign(x).item(),          # an explicit read of a value derived from x
-    lambda x: tg.tensor(x) + 0.0,
-    lambda x: x.numpy() * 2.0,
-])
+@pytest.mark.parametrize(
+    "leak",
+    [
+        lambda x: x.detach() * 1.0,
+        lambda x: np.sign(x).item(),  # an explicit read of a value derived from x
+        lambda x: tg.tensor(x) + 0.0,
+        lambda x: x.numpy() * 2.0,
+    ],
+)
 def test_values_leaving_the_tape_are_pinned(leak):
     tr = tg.trace(lambda x: x * leak(x), 2.0)
     assert tr.grad(2.0) == pytest.approx(float(eager_grad(lambda x: x * leak(x), 2.0)[1]))
     with pytest.raises(tg.RetraceRequired, match="read the value"):
         tr.grad(-2.0)
     from tapegrad.core.tensor import GUARD_HOOK
+
     assert GUARD_HOOK[0] is None
 
 
@@ -200,7 +213,7 @@ def test_array_comparison_mask_and_bool():
     def f(x):
         m = x > 0.0
         y = tg.where(m, x, 0.1 * x)
-        if (x.sum() > 1.0):
+        if x.sum() > 1.0:
             y = y * 2.0
         return y.sum()
 
@@ -222,6 +235,7 @@ def test_ops_with_both_sides_need_no_guard():
 
 
 # ---- arguments -----------------------------------------------------------------------------------
+
 
 def test_pytree_arguments_and_mismatch_errors():
     def f(p, data):
@@ -261,7 +275,7 @@ def test_custom_function_refused_at_record_time():
 
         @staticmethod
         def backward(ctx, g):
-            x, = ctx.saved_tensors
+            (x,) = ctx.saved_tensors
             return 2 * g * x
 
     with pytest.raises(TypeError, match="cannot replay"):
@@ -291,6 +305,7 @@ def test_trace_leaves_thread_tape_alone():
 
 # ---- batches, numba, files -----------------------------------------------------------------------
 
+
 def test_grad_many_matches_single_replays():
     def f(x):
         return (tg.sin(x) * x).sum() + tg.exp(x[0])
@@ -314,7 +329,7 @@ def test_grad_many_guard_names_first_failing_item():
     np.testing.assert_array_equal(tr2.grad_many(X), [2.0, 4.0, -3.0, 8.0, -3.0])
 
 
-@njit   # not cached: a cache would go stale (and refuse) whenever the kernels are regenerated
+@njit  # not cached: a cache would go stale (and refuse) whenever the kernels are regenerated
 def _descend(arrays, x, lr, steps):
     for _ in range(steps):
         x = x - lr * replay_grad(arrays, x)
@@ -338,13 +353,16 @@ def test_pickle_in_another_process(tmp_path):
     path = tmp_path / "tr.pkl"
     path.write_bytes(pickle.dumps(tr))
     tr.save(tmp_path / "tr.npz")
-    code = (f"import pickle, tapegrad as tg\n"
-            f"tr = pickle.loads(open({str(path)!r}, 'rb').read())\n"
-            f"tl = tg.load_trace({str(tmp_path / 'tr.npz')!r})\n"
-            "print(tr.grad(3.0), tl.grad(4.0))\n"
-            "try:\n    tl.grad(-1.0)\nexcept tg.RetraceRequired as e:\n    print('guard', e)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
+    code = (
+        f"import pickle, tapegrad as tg\n"
+        f"tr = pickle.loads(open({str(path)!r}, 'rb').read())\n"
+        f"tl = tg.load_trace({str(tmp_path / 'tr.npz')!r})\n"
+        "print(tr.grad(3.0), tl.grad(4.0))\n"
+        "try:\n    tl.grad(-1.0)\nexcept tg.RetraceRequired as e:\n    print('guard', e)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.startswith("6.0 8.0\nguard") and "if x > 0" in out
 
 
@@ -364,6 +382,7 @@ def test_save_load_roundtrip_pytree(tmp_path):
 def test_example_fit_improves():
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
     import trace_speed
+
     res = trace_speed.main(steps=60, iters=15, compare=False, verbose=False)
     assert res["loss_end"] < 0.5 * res["loss_start"]
 
@@ -375,7 +394,6 @@ def test_trace_tape_is_inspectable():
     text = t.dump()
     assert "GUARD" in text and "MUL" in text
     assert t.stats()["rows"] == len(tr)
-
 
 
 def test_division_by_zero_gives_ieee_values_like_recording():
@@ -394,7 +412,7 @@ def test_replay_grad_refuses_code_compiled_for_other_kernels():
     """A user's cached @njit function embeds replay_grad's code; after tapegrad's kernels
     change, the arrays carry another kernels id and the old code refuses instead of reading
     op codes that now mean something else."""
-    tr = tg.trace(lambda x: np.sum(x ** 2), np.array([1.0, 2.0]))
+    tr = tg.trace(lambda x: np.sum(x**2), np.array([1.0, 2.0]))
     fn, arrays = tr.njit_grad
     meta = arrays[-1].copy()
     meta[3] += 1
@@ -410,6 +428,7 @@ def test_threads_sharing_a_trace_get_their_own_gradients():
         for _ in range(50):
             h = np.sin(h) * 1.1 + h * 0.3
         return np.sum(h * h)
+
     tr = tg.trace(f, np.ones(4))
     xs = [np.linspace(-1.0, 1.0, 4) * (k + 1) for k in range(4)]
     want = [tg.grad(f)(x) for x in xs]
@@ -421,6 +440,7 @@ def test_threads_sharing_a_trace_get_their_own_gradients():
             if not (np.allclose(g, want[k], rtol=1e-12) and np.isclose(v, f(xs[k]))):
                 errors.append(k)
                 return
+
     threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
     for t in threads:
         t.start()
@@ -436,5 +456,6 @@ def test_pickling_a_trace_while_it_replays_is_consistent():
     tr.grad(np.array([0.1, 2.0, -3.0]))
     assert pickle.dumps(tr) == before
     back = pickle.loads(before)
-    np.testing.assert_allclose(back.grad(np.array([0.5, 0.5, 0.5])),
-                               tr.grad(np.array([0.5, 0.5, 0.5])), rtol=1e-15)
+    np.testing.assert_allclose(
+        back.grad(np.array([0.5, 0.5, 0.5])), tr.grad(np.array([0.5, 0.5, 0.5])), rtol=1e-15
+    )

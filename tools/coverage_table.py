@@ -8,6 +8,7 @@ argument NumPy could hand to tapegrad: creation and configuration functions).  F
 other public names of that module.  The tg.trace column comes from tracing the case of each
 name in tests/coverage_cases.py: *compiled* when the recorded tape has no Python callback row.
 """
+
 import importlib
 import pkgutil
 import sys
@@ -47,10 +48,14 @@ def numpy_names():
                 continue
             if type(obj).__name__ == "module":
                 continue
-            own = prefix == "numpy" and callable(vars(tnp).get(name)) and \
-                getattr(vars(tnp)[name], "__module__", "") == "tapegrad.numpy"
-            if _hashable_in(obj, D.UFUNCS, D.FUNCTIONS) or \
-                    (prefix == "numpy.linalg" and getattr(tnp.linalg, name, obj) is not obj):
+            own = (
+                prefix == "numpy"
+                and callable(vars(tnp).get(name))
+                and getattr(vars(tnp)[name], "__module__", "") == "tapegrad.numpy"
+            )
+            if _hashable_in(obj, D.UFUNCS, D.FUNCTIONS) or (
+                prefix == "numpy.linalg" and getattr(tnp.linalg, name, obj) is not obj
+            ):
                 status = GRADIENT
             elif own:
                 status = TNP_ONLY
@@ -72,16 +77,26 @@ def scipy_modules():
             continue
         try:
             mod = importlib.import_module(f"tapegrad.scipy.{info.name}")
-        except ImportError:          # needs SciPy, an optional extra: not listed without it
+        except ImportError:  # needs SciPy, an optional extra: not listed without it
             continue
-        names = sorted(n for n in getattr(mod, "__all__", [
-            n for n, v in vars(mod).items() if getattr(v, "__module__", None) == mod.__name__])
-            if not n.startswith("_") and callable(getattr(mod, n))
-            and not isinstance(getattr(mod, n), type))      # not classes / exceptions
+        names = sorted(
+            n
+            for n in getattr(
+                mod,
+                "__all__",
+                [n for n, v in vars(mod).items() if getattr(v, "__module__", None) == mod.__name__],
+            )
+            if not n.startswith("_")
+            and callable(getattr(mod, n))
+            and not isinstance(getattr(mod, n), type)
+        )  # not classes / exceptions
         try:
             theirs = importlib.import_module(f"scipy.{info.name}")
-            others = sorted(n for n in getattr(theirs, "__all__", dir(theirs))
-                            if not n.startswith("_") and n not in names)
+            others = sorted(
+                n
+                for n in getattr(theirs, "__all__", dir(theirs))
+                if not n.startswith("_") and n not in names
+            )
         except ImportError:
             others = []
         out[info.name] = (names, others)
@@ -99,6 +114,7 @@ def trace_status(qualname):
         out = fn(*args)
         parts = out if isinstance(out, (list, tuple)) else [out]
         return sum(tnp.sum(tnp.ravel(p) * 1.0) for p in parts)
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         try:
@@ -118,6 +134,7 @@ def versions():
     """The line naming the NumPy and SciPy versions the table was generated with."""
     try:
         import scipy
+
         sp = f"SciPy {scipy.__version__}"
     except ImportError:
         sp = "no SciPy"
@@ -128,8 +145,10 @@ def table():
     """The Markdown text of docs/COVERAGE.md."""
     rows = numpy_names()
     scipy_mods = scipy_modules()
-    counts = {s: sum(1 for _, st in rows if st == s)
-              for s in (GRADIENT, TNP_ONLY, VALUE, REFUSED, NOT_DISPATCHED)}
+    counts = {
+        s: sum(1 for _, st in rows if st == s)
+        for s in (GRADIENT, TNP_ONLY, VALUE, REFUSED, NOT_DISPATCHED)
+    }
     lines = [
         "# NumPy and SciPy coverage",
         "",
@@ -165,16 +184,25 @@ def table():
         "|---|---|---|",
     ]
     for name, status in rows:
-        lines.append(f"| `{name}` | {status} | "
-                     f"{trace_status(name) if status.startswith(GRADIENT) else ''} |")
+        lines.append(
+            f"| `{name}` | {status} | {trace_status(name) if status.startswith(GRADIENT) else ''} |"
+        )
     for mod, (names, others) in scipy_mods.items():
-        lines += ["", f"## scipy.{mod} (`tapegrad.scipy.{mod}`)", "",
-                  "| name | status | tg.trace |", "|---|---|---|"]
+        lines += [
+            "",
+            f"## scipy.{mod} (`tapegrad.scipy.{mod}`)",
+            "",
+            "| name | status | tg.trace |",
+            "|---|---|---|",
+        ]
         for n in names:
             lines.append(f"| `scipy.{mod}.{n}` | {GRADIENT} | {trace_status(f'scipy.{mod}.{n}')} |")
         if others:
-            lines += ["", f"SciPy's other names in `scipy.{mod}` are not provided by "
-                      f"`tapegrad.scipy.{mod}`: " + ", ".join(f"`{n}`" for n in others) + "."]
+            lines += [
+                "",
+                f"SciPy's other names in `scipy.{mod}` are not provided by "
+                f"`tapegrad.scipy.{mod}`: " + ", ".join(f"`{n}`" for n in others) + ".",
+            ]
     return "\n".join(lines) + "\n"
 
 

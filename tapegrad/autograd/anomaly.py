@@ -10,6 +10,7 @@ thread's tape carries a checker (``t.anomaly``):
   row whose adjoint is not finite got it from one of the rows that read it; that row's
   backward (isolated when several rows read it) is named in the RuntimeError with its line.
 """
+
 import functools
 import linecache
 import os
@@ -38,13 +39,14 @@ class _Checker:
         if f is not None:
             t.extras.setdefault("lines", {})[row] = (f.f_code.co_filename, f.f_lineno)
         op = code & 255
-        if self.check_forward and op > T.FREED and op != T.GUARD and \
-                not np.all(np.isfinite(value)):
+        if self.check_forward and op > T.FREED and op != T.GUARD and not np.all(np.isfinite(value)):
             kind = "nan" if np.any(np.isnan(value)) else "inf"
             name = "CustomBackward" if op == T.CUSTOM else _name(t, row)
-            raise RuntimeError(f"Function '{name}' (tape row {row}) produced {kind} values in "
-                               f"its forward output{where(t, row)}\n(detect_anomaly("
-                               "check_forward=False) checks gradients only)")
+            raise RuntimeError(
+                f"Function '{name}' (tape row {row}) produced {kind} values in "
+                f"its forward output{where(t, row)}\n(detect_anomaly("
+                "check_forward=False) checks gradients only)"
+            )
 
     @staticmethod
     def check_backward(t, top, bottom):
@@ -101,6 +103,7 @@ class detect_anomaly:
         def wrapper(*args, **kwargs):
             with detect_anomaly(self.check, self.check_forward):
                 return fn(*args, **kwargs)
+
         return wrapper
 
 
@@ -123,7 +126,7 @@ def _name(t, row):
 
 
 def where(t, row):
-    """", recorded at file:line:\\n    source" for a row noted in anomaly mode (else "")."""
+    """ ", recorded at file:line:\\n    source" for a row noted in anomaly mode (else "")."""
     loc = t.extras.get("lines", {}).get(row)
     if loc is None:
         return ""
@@ -138,7 +141,7 @@ def check_backward(t, top, bottom):
     bad = np.flatnonzero(~np.isfinite(t.adj[lo:hi]))
     if not bad.size:
         return
-    rows = np.searchsorted(voff[:top + 2], bad + lo, side="right") - 1
+    rows = np.searchsorted(voff[: top + 2], bad + lo, side="right") - 1
     rows = rows[(t.state[rows] & 1) != 0]
     if not rows.size:
         return
@@ -148,12 +151,16 @@ def check_backward(t, top, bottom):
     g = t.gradient(h)
     kind = "nan" if np.any(np.isnan(g)) else "inf"
     if culprit is None:
-        raise RuntimeError(f"the gradient reaching tape row {h} ({_name(t, h)}) has {kind} "
-                           f"values and no op above it produced them (a non-finite seed or "
-                           f"hook){where(t, h)}")
-    raise RuntimeError(f"Function '{_name(t, culprit)}' (tape row {culprit}) returned {kind} "
-                       f"values in its gradient for tape row {h} ({_name(t, h)})"
-                       f"{where(t, culprit)}")
+        raise RuntimeError(
+            f"the gradient reaching tape row {h} ({_name(t, h)}) has {kind} "
+            f"values and no op above it produced them (a non-finite seed or "
+            f"hook){where(t, h)}"
+        )
+    raise RuntimeError(
+        f"Function '{_name(t, culprit)}' (tape row {culprit}) returned {kind} "
+        f"values in its gradient for tape row {h} ({_name(t, h)})"
+        f"{where(t, culprit)}"
+    )
 
 
 def _alone(t, c):
@@ -179,8 +186,10 @@ def locate_division(t, top, bottom):
     for c in range(top, bottom - 1, -1):
         if t.state[c] & 1 and t.op(c) > T.FREED and t.op(c) != T.CUSTOM:
             if _alone(t, c)[1] is not None:
-                raise RuntimeError(f"Function '{_name(t, c)}' (tape row {c}) divided by zero in "
-                                   f"its backward (its gradient is not finite){where(t, c)}")
+                raise RuntimeError(
+                    f"Function '{_name(t, c)}' (tape row {c}) divided by zero in "
+                    f"its backward (its gradient is not finite){where(t, c)}"
+                )
 
 
 def _isolate(t, h, readers):

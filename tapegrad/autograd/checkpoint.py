@@ -9,6 +9,7 @@ the inputs' gradients into the real tape.  The random generator of ``tg.randn``/
 NumPy's global one (``np.random.*``) are restored for the recomputation, so dropout-style
 randomness repeats.
 """
+
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -36,14 +37,15 @@ def _run_on_scratch(fn, args, kwargs, inputs):
         in_rows = []
         for h in inputs:
             h._tape = None
-            h._leaf = True      # enters the scratch tape as a LEAF row
+            h._leaf = True  # enters the scratch tape as a LEAF row
             in_rows.append(row_of(s, h))
         raw = fn(*args, **kwargs)
-        s = STATE.tape          # (the scratch tape object, unless it reset itself)
+        s = STATE.tape  # (the scratch tape object, unless it reset itself)
         single = not isinstance(raw, tuple)
         outs = (raw,) if single else tuple(raw)
-        out_rows = [o._row if isinstance(o, Tensor) and o._rg and o._tape is s else None
-                    for o in outs]
+        out_rows = [
+            o._row if isinstance(o, Tensor) and o._rg and o._tape is s else None for o in outs
+        ]
     finally:
         STATE.tape = main
         for h, tape, row, leaf in saved:
@@ -93,7 +95,7 @@ def _unpinned(x):
     h = object.__new__(Tensor)
     h._v, h._rg, h._leaf, h._row, h._tape = x._v, x._rg, False, x._row, x._tape
     if x._meta is not None:
-        h._m = x._meta      # the version counter is shared
+        h._m = x._meta  # the version counter is shared
     return h
 
 
@@ -103,7 +105,7 @@ class CheckpointNode(CustomNode):
     name = "CheckpointFunctionBackward"
 
     def input_handles(self, t):
-        return list(self.inputs)      # the very objects ``args`` holds (twins of graph ones)
+        return list(self.inputs)  # the very objects ``args`` holds (twins of graph ones)
 
     def __init__(self, fn, args, kwargs, rng_state):
         self.fn = fn
@@ -130,15 +132,18 @@ class CheckpointNode(CustomNode):
         self.check_inputs(t)
         inputs = self.input_handles(t)
         s, outs, _, out_rows, in_rows = self._recompute(
-            lambda: _run_on_scratch(self.fn, self.args, self.kwargs, inputs))
+            lambda: _run_on_scratch(self.fn, self.args, self.kwargs, inputs)
+        )
         try:
             seeds = [(r, np.ravel(v)) for r, v in zip(in_rows, tangents) if v is not None]
             rows = [r for r in out_rows if r is not None]
-            res = tangent_values(s, [r for r, _ in seeds], [v for _, v in seeds], rows) \
-                if rows and seeds else []
+            res = (
+                tangent_values(s, [r for r, _ in seeds], [v for _, v in seeds], rows)
+                if rows and seeds
+                else []
+            )
             by_row = dict(zip(rows, res))
-            return [None if out_rows[k] is None else by_row.get(out_rows[k])
-                    for k in self.out_pos]
+            return [None if out_rows[k] is None else by_row.get(out_rows[k]) for k in self.out_pos]
         finally:
             _captured(t, s, {id(h) for h in inputs})
             s.alive = False
@@ -148,11 +153,10 @@ class CheckpointNode(CustomNode):
         through it with the spec's rules on Tensors (so they can be differentiated again)."""
         t = self.live_tape()
         self.check_inputs(t)
-        first = t.n          # the recomputed rows start here; the walk visits only them
+        first = t.n  # the recomputed rows start here; the walk visits only them
         raw = self._recompute(lambda: self.fn(*self.args, **self.kwargs))
         outs = raw if isinstance(raw, tuple) else (raw,)
-        rows = [o._row if isinstance(o, Tensor) and o._rg and o._tape is t else None
-                for o in outs]
+        rows = [o._row if isinstance(o, Tensor) and o._rg and o._tape is t else None for o in outs]
         seeds = {r: v for r, v in zip(self.input_rows, tangents) if v is not None}
         live = [r for r in rows if r is not None]
         by_row = dict(zip(live, tangent_graph(t, seeds, live, first))) if live and seeds else {}
@@ -162,7 +166,8 @@ class CheckpointNode(CustomNode):
         self.check_inputs(t)
         inputs = self.input_handles(t)
         s, outs, _, out_rows, in_rows = self._recompute(
-            lambda: _run_on_scratch(self.fn, self.args, self.kwargs, inputs))
+            lambda: _run_on_scratch(self.fn, self.args, self.kwargs, inputs)
+        )
         try:
             top = -1
             for k, g in zip(self.out_pos, grads):
@@ -173,16 +178,19 @@ class CheckpointNode(CustomNode):
                     raise RuntimeError(
                         f"checkpoint: recomputing {getattr(self.fn, '__name__', 'fn')} gave "
                         f"output {k} the shape {outs[k].shape}, not {np.shape(g)} as in the "
-                        "forward pass; checkpointed functions must be deterministic")
+                        "forward pass; checkpointed functions must be deterministic"
+                    )
                 lo = s.voff[r]
-                s.adj[lo:s.voff[r + 1]] += np.ravel(g)
+                s.adj[lo : s.voff[r + 1]] += np.ravel(g)
                 s.state[r] |= 1
                 top = max(top, r)
             if top < 0:
                 return [None] * len(in_rows)
             sweep(s, top)
-            return [s.gradient(r).reshape(shape).copy() if s.state[r] & 1 else None
-                    for r, shape in zip(in_rows, self.in_shapes)]
+            return [
+                s.gradient(r).reshape(shape).copy() if s.state[r] & 1 else None
+                for r, shape in zip(in_rows, self.in_shapes)
+            ]
         finally:
             _captured(t, s, {id(h) for h in inputs})
             s.alive = False
@@ -203,12 +211,19 @@ class CheckpointNode(CustomNode):
         if not ys:
             return [None] * len(inputs)
         res = grad(ys, inputs, grad_outputs=gs, create_graph=True, allow_unused=True)
-        return [fit_graph_grad(g, shape, self.name, k)
-                for k, (g, shape) in enumerate(zip(res, self.in_shapes))]
+        return [
+            fit_graph_grad(g, shape, self.name, k)
+            for k, (g, shape) in enumerate(zip(res, self.in_shapes))
+        ]
 
 
-def checkpoint(fn: Callable, *args: Any, preserve_rng_state: bool = True,
-               use_reentrant: bool | None = None, **kwargs: Any) -> Any:
+def checkpoint(
+    fn: Callable,
+    *args: Any,
+    preserve_rng_state: bool = True,
+    use_reentrant: bool | None = None,
+    **kwargs: Any,
+) -> Any:
     """``fn(*args, **kwargs)`` without keeping its intermediate values on the tape.
 
     They are recomputed during backward; gradients equal those without checkpointing.  fn may
@@ -234,8 +249,9 @@ def checkpoint(fn: Callable, *args: Any, preserve_rng_state: bool = True,
     if not STATE.enabled:
         return fn(*args, **kwargs)
     main = STATE.tape
-    rng_state = (_creation.rng().bit_generator.state, np.random.get_state()) \
-        if preserve_rng_state else None
+    rng_state = (
+        (_creation.rng().bit_generator.state, np.random.get_state()) if preserve_rng_state else None
+    )
     given = list(args) + list(kwargs.values())
     args = tuple(_unpinned(a) for a in args)
     kwargs = {k: _unpinned(v) for k, v in kwargs.items()}
@@ -252,8 +268,10 @@ def checkpoint(fn: Callable, *args: Any, preserve_rng_state: bool = True,
     values = []
     for o in outs:
         if not isinstance(o, Tensor):
-            raise TypeError(f"checkpoint: {getattr(fn, '__name__', 'fn')} returned a "
-                            f"{type(o).__name__}; it must return a Tensor or a tuple of them")
+            raise TypeError(
+                f"checkpoint: {getattr(fn, '__name__', 'fn')} returned a "
+                f"{type(o).__name__}; it must return a Tensor or a tuple of them"
+            )
         values.append(o._v)
     differentiable = [r is not None for r in out_rows]
     if not any(differentiable):

@@ -12,6 +12,7 @@ grads, in-place overwrites) or anomaly mode is on.  The sweep itself stays compi
   backward (PyTorch's saved tensors, ``SAVES`` below) raises the in-place RuntimeError.
 - anomaly mode: the tape's checker (``t.anomaly``) scans the adjoints of reached rows.
 """
+
 import numpy as np
 
 from ..ops.spec import SAVES
@@ -70,8 +71,10 @@ def run_hooks(t, r, fns):
             continue
         ov = np.asarray(out._v if isinstance(out, Tensor) else out, dtype=np.float64)
         if ov.shape != tuple(shape) and not (ov.size == 1 and hi - lo == 1):
-            raise RuntimeError(f"hook {getattr(fn, '__name__', fn)!s} returned a gradient of "
-                               f"shape {ov.shape} for a tensor of shape {tuple(shape)}")
+            raise RuntimeError(
+                f"hook {getattr(fn, '__name__', fn)!s} returned a gradient of "
+                f"shape {ov.shape} for a tensor of shape {tuple(shape)}"
+            )
         g = result(ov.reshape(shape).copy())
         changed = True
     if changed:
@@ -93,7 +96,7 @@ def check_versions(t, top, bottom):
     if hi < lo:
         return
     rows = np.arange(lo, hi + 1)
-    rows = rows[(t.state[lo:hi + 1] & 1) != 0]
+    rows = rows[(t.state[lo : hi + 1] & 1) != 0]
     w = t.code[rows]
     ops = w & 255
     need = _NEED[ops]
@@ -117,7 +120,7 @@ def check_versions(t, top, bottom):
     bad = bad_a | bad_b | bad_o
     if not bad.any():
         return
-    j = int(np.flatnonzero(bad)[-1])          # the first one the sweep met
+    j = int(np.flatnonzero(bad)[-1])  # the first one the sweep met
     reader = int(rows[j])
     victim = reader if bad_o[j] else int(ra[j] if bad_a[j] else rb[j])
     _, ref, ver = stale[victim]
@@ -142,4 +145,5 @@ def version_error(t, row, handle, expected, reader):
         f"inplace operation: [float64 {list(shape)}], {what}, is at version {now}; expected "
         f"version {expected} instead; the backward of {reader} needs it. "
         "Hint: compute on a copy (x.clone()) instead of modifying x in place, or modify it "
-        "only after the backward pass.")
+        "only after the backward pass."
+    )

@@ -4,6 +4,7 @@
 sweep is instead replayed in Python through differentiable ops (``_higher.py``), so its
 results are on the tape and can be differentiated again.
 """
+
 import functools
 
 import numpy as np
@@ -48,6 +49,7 @@ class set_grad_enabled:
         def wrapper(*args, **kwargs):
             with type(self)(self.mode):
                 return fn(*args, **kwargs)
+
         return wrapper
 
 
@@ -74,6 +76,7 @@ class _GradMode:
                 return fn(*args, **kwargs)
             finally:
                 STATE.enabled = prev
+
         return wrapper
 
 
@@ -88,6 +91,7 @@ class no_grad(_GradMode):
         >>> y.requires_grad, (x * 2).requires_grad
         (False, True)
     """
+
     mode = False
 
 
@@ -103,6 +107,7 @@ class enable_grad(_GradMode):
         >>> y.requires_grad
         True
     """
+
     mode = True
 
 
@@ -122,10 +127,12 @@ def is_grad_enabled() -> bool:
 
 # ---- backward -------------------------------------------------------------------------------------
 
-_FREED_MSG = ("Trying to backward through the graph a second time (or directly access saved "
-              "tensors after they have already been freed). Saved intermediate values of the "
-              "graph are freed when you call .backward() or autograd.grad(). Specify "
-              "retain_graph=True if you need to backward through the graph a second time.")
+_FREED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved "
+    "tensors after they have already been freed). Saved intermediate values of the "
+    "graph are freed when you call .backward() or autograd.grad(). Specify "
+    "retain_graph=True if you need to backward through the graph a second time."
+)
 
 
 def _as_list(x):
@@ -141,8 +148,9 @@ def _check_root(t, y, i):
     if not isinstance(y, Tensor):
         raise TypeError(f"outputs[{i}] is a {type(y).__name__}, not a Tensor")
     if not y._rg:
-        raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
-                           "grad_fn")
+        raise RuntimeError(
+            f"element {i} of tensors does not require grad and does not have a grad_fn"
+        )
     if y._leaf:
         return
     if tape_of(y) is not t:
@@ -155,20 +163,25 @@ def _seed_value(y, g, i):
     shape = y.shape
     if g is None:
         if y.size != 1:
-            raise RuntimeError(f"grad can be implicitly created only for scalar outputs "
-                               f"(output {i} has shape {shape}); pass gradient= / grad_outputs=")
+            raise RuntimeError(
+                f"grad can be implicitly created only for scalar outputs "
+                f"(output {i} has shape {shape}); pass gradient= / grad_outputs="
+            )
         return np.ones(shape)
     gv = np.asarray(g._v if isinstance(g, Tensor) else g, dtype=np.float64)
     if gv.shape != tuple(shape):
         if gv.size == 1 and y.size == 1:
             return gv.reshape(shape)
-        raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {gv.shape} and "
-                           f"output[{i}] has a shape of {tuple(shape)}")
+        raise RuntimeError(
+            f"Mismatch in shape: grad_output[{i}] has a shape of {gv.shape} and "
+            f"output[{i}] has a shape of {tuple(shape)}"
+        )
     return gv
 
 
-def run_backward(outputs, grad_outputs, inputs, retain_graph, create_graph,
-                 accumulate, allow_unused=False):
+def run_backward(
+    outputs, grad_outputs, inputs, retain_graph, create_graph, accumulate, allow_unused=False
+):
     """Shared engine of Tensor.backward, autograd.backward and autograd.grad.
 
     Returns the gradients of ``inputs`` (numpy arrays, or None when unreached).
@@ -189,11 +202,14 @@ def run_backward(outputs, grad_outputs, inputs, retain_graph, create_graph,
     for i, y in enumerate(outputs):
         _check_root(t, y, i)
     if create_graph:
-        roots = [(_row_for(t, y), g if isinstance(g, Tensor) else _seed_value(y, g, i))
-                 for i, (y, g) in enumerate(zip(outputs, grads))]
+        roots = [
+            (_row_for(t, y), g if isinstance(g, Tensor) else _seed_value(y, g, i))
+            for i, (y, g) in enumerate(zip(outputs, grads))
+        ]
         in_rows = None if inputs is None else [_input_row(t, x) for x in inputs]
-        return _higher.backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused,
-                                      _FREED_MSG)
+        return _higher.backward_graph(
+            t, roots, inputs, in_rows, accumulate, allow_unused, _FREED_MSG
+        )
     seeds = [_seed_value(y, g, i) for i, (y, g) in enumerate(zip(outputs, grads))]
     # outputs that are leaves seed themselves directly
     roots = []
@@ -202,11 +218,11 @@ def run_backward(outputs, grad_outputs, inputs, retain_graph, create_graph,
     top = max(r for r, _ in roots)
     end = t.voff[top + 1]
     t.adj[:end] = 0.0
-    st = t.state[:top + 1]
+    st = t.state[: top + 1]
     st &= 2
     for r, s in roots:
         lo = t.voff[r]
-        t.adj[lo:lo + s.size] += s.ravel()
+        t.adj[lo : lo + s.size] += s.ravel()
         t.state[r] |= 1
     sweep(t, top)
     if inputs is not None:
@@ -219,9 +235,10 @@ def run_backward(outputs, grad_outputs, inputs, retain_graph, create_graph,
                     raise RuntimeError(
                         f"One of the differentiated Tensors (input {k}, shape {x.shape}) appears "
                         "to not have been used in the graph. Set allow_unused=True if this is "
-                        "the desired behavior.")
+                        "the desired behavior."
+                    )
                 out.append(None)
-            else:   # a leaf may hold several rows (entered again after a change of value)
+            else:  # a leaf may hold several rows (entered again after a change of value)
                 g = t.gradient(rows[0]).copy()
                 for r in rows[1:]:
                     g += t.gradient(r)
@@ -267,8 +284,9 @@ def _input_rows(t, x, leaf_rows):
     if not isinstance(x, Tensor):
         raise TypeError(f"inputs must be Tensors, got {type(x).__name__}")
     if not x._rg:
-        raise RuntimeError(f"One of the differentiated Tensors (shape {x.shape}) does not "
-                           "require grad")
+        raise RuntimeError(
+            f"One of the differentiated Tensors (shape {x.shape}) does not require grad"
+        )
     if x._leaf:
         return leaf_rows.get(id(x), [])
     return [x._row] if tape_of(x) is t else []
@@ -289,8 +307,21 @@ def compiled_sweep(t, top, bottom=0):
     while True:
         # t.code flushes pending rows; the kernel reads only values provided at record
         # time (lazy rows it never reads stay uncopied), hence the raw _val buffer
-        status, row = K.backward_sweep(t.code, t.ip, t.fp, t.voff, t.rg, t.state,
-                                       t.ipool, t.fpool, t._val, t.adj, top, bottom, 0)
+        status, row = K.backward_sweep(
+            t.code,
+            t.ip,
+            t.fp,
+            t.voff,
+            t.rg,
+            t.state,
+            t.ipool,
+            t.fpool,
+            t._val,
+            t.adj,
+            top,
+            bottom,
+            0,
+        )
         if status == K.DONE:
             return
         if status == K.HIT_FREED:
@@ -304,8 +335,10 @@ def compiled_sweep(t, top, bottom=0):
             # state bit 1) and says where the compiled sweep resumes
             top = t.extras[row].run_backward(t, row)
             continue
-        raise RuntimeError(f"tapegrad internal error: unknown op code {t.op(row)} at tape row "
-                           f"{row}; the op table and kernels are out of sync")
+        raise RuntimeError(
+            f"tapegrad internal error: unknown op code {t.op(row)} at tape row "
+            f"{row}; the op table and kernels are out of sync"
+        )
 
 
 def _matmul_backward(t, row):
@@ -313,29 +346,30 @@ def _matmul_backward(t, row):
     transposed operands are read and written through transposed views, never copied."""
     ra, rb = t.operands(row)
     p = int(t.ip[row])
-    nb, m, k, n, ta, tb = (int(v) for v in t.ipool[p:p + 6])
+    nb, m, k, n, ta, tb = (int(v) for v in t.ipool[p : p + 6])
     voff, adj, rg = t.voff, t.adj, t.rg
     lo = voff[row]
-    G = adj[lo:lo + nb * m * n].reshape(nb, m, n)
+    G = adj[lo : lo + nb * m * n].reshape(nb, m, n)
     pa, pb = voff[ra], voff[rb]
 
-    def stored(flat, rows, cols, transposed):      # (nb, rows, cols) view of a layout
+    def stored(flat, rows, cols, transposed):  # (nb, rows, cols) view of a layout
         if transposed:
             return flat.reshape(nb, cols, rows).transpose(0, 2, 1)
         return flat.reshape(nb, rows, cols)
+
     if rg[ra]:
         B = stored(t.row_value(rb), k, n, tb)
-        dA = stored(adj[pa:pa + nb * m * k], m, k, ta)
+        dA = stored(adj[pa : pa + nb * m * k], m, k, ta)
         dA += np.matmul(G, B.transpose(0, 2, 1))
         t.state[ra] |= 1
     if rg[rb]:
         A = stored(t.row_value(ra), m, k, ta)
-        dB = stored(adj[pb:pb + nb * k * n], k, n, tb)
+        dB = stored(adj[pb : pb + nb * k * n], k, n, tb)
         dB += np.matmul(A.transpose(0, 2, 1), G)
         t.state[rb] |= 1
 
 
-_GRAD_LOCK = T.SectionLock()   # threads sharing a leaf accumulate into its .grad in turn
+_GRAD_LOCK = T.SectionLock()  # threads sharing a leaf accumulate into its .grad in turn
 
 
 def _accumulate_leaves(t, top):
@@ -350,7 +384,7 @@ def _accumulate_rows(t, top):
         leaf = t.entered(r)
         if leaf is None or not leaf._rg:
             continue
-        g = t.gradient(r).reshape(leaf.shape)   # a view of the adjoint buffer
+        g = t.gradient(r).reshape(leaf.shape)  # a view of the adjoint buffer
         hooks = leaf._meta.get("hooks") if leaf._meta else None
         if hooks:
             g = _apply_hooks(hooks, result(g.copy()))
@@ -391,7 +425,7 @@ def _run_retained(t, top):
 
 def _free(t, top, chunk=1 << 16):
     code, state = t.code, t.state
-    for lo in range(0, top + 1, chunk):   # in chunks: no temporaries the size of the tape
+    for lo in range(0, top + 1, chunk):  # in chunks: no temporaries the size of the tape
         hi = min(lo + chunk, top + 1)
         st = state[lo:hi]
         st[((st & 1) != 0) & ((code[lo:hi] & 255) > T.CONST)] |= 2
@@ -417,8 +451,9 @@ def _backward_into(outputs, grads, inputs, retain_graph, create_graph):
     ins = _as_list(inputs)
     if not ins:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    res = run_backward(outputs, grads, ins, retain_graph, create_graph, accumulate=False,
-                       allow_unused=True)
+    res = run_backward(
+        outputs, grads, ins, retain_graph, create_graph, accumulate=False, allow_unused=True
+    )
     for x, g in zip(ins, res):
         if g is None:
             continue
@@ -432,8 +467,9 @@ def _backward_into(outputs, grads, inputs, retain_graph, create_graph):
         x.grad = Tensor._const(g) if x.grad is None else Tensor._const(result(x.grad._v + g))
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=False):
+def grad(
+    outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False
+):
     """Gradients of ``outputs`` with respect to ``inputs``, as a tuple of Tensors.
 
     Examples:
@@ -444,8 +480,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """
     single = isinstance(inputs, Tensor)
     ins = [inputs] if single else list(inputs)
-    res = run_backward(outputs, grad_outputs, ins, retain_graph, create_graph,
-                       accumulate=False, allow_unused=allow_unused)
+    res = run_backward(
+        outputs,
+        grad_outputs,
+        ins,
+        retain_graph,
+        create_graph,
+        accumulate=False,
+        allow_unused=allow_unused,
+    )
     if create_graph:
         return tuple(res)
     return tuple(None if g is None else Tensor._const(result(g)) for g in res)
@@ -467,10 +510,17 @@ def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False,
         tensor([ 9., 24.], requires_grad=True)
     """
     if inputs is not None:
-        return _backward_into([self], None if gradient is None else [gradient], inputs,
-                              retain_graph, create_graph)
-    run_backward([self], None if gradient is None else [gradient], None, retain_graph,
-                 create_graph, accumulate=True)
+        return _backward_into(
+            [self], None if gradient is None else [gradient], inputs, retain_graph, create_graph
+        )
+    run_backward(
+        [self],
+        None if gradient is None else [gradient],
+        None,
+        retain_graph,
+        create_graph,
+        accumulate=True,
+    )
 
 
 Tensor.backward = _tensor_backward

@@ -9,6 +9,7 @@ generated ``hvp_sweep`` per direction in one compiled call.
 Rows the spec does not know: a custom ``Function`` row needs a ``jvp`` staticmethod (as
 PyTorch's forward AD does); otherwise forward mode raises naming it.
 """
+
 import numpy as np
 
 from ..core import tape as T
@@ -23,7 +24,8 @@ def _custom_error(t, row):
     return ForwardModeError(
         f"forward mode (tg.jvp / tg.hvp / tg.hessian / tg.jacfwd) reached {name}, which "
         "declares no forward-mode rule: give the Function a `jvp(ctx, *tangents)` "
-        "staticmethod (as in PyTorch's forward AD), or use reverse mode (tg.vjp, tg.jacrev)")
+        "staticmethod (as in PyTorch's forward AD), or use reverse mode (tg.vjp, tg.jacrev)"
+    )
 
 
 def _custom_tangents(t, row, tval, flag):
@@ -33,11 +35,11 @@ def _custom_tangents(t, row, tval, flag):
     if fn is None:
         raise _custom_error(t, row)
     voff = t.voff
-    ins = [tval[voff[r]:voff[r + 1]] if flag[r] else None for r in payload.input_rows]
+    ins = [tval[voff[r] : voff[r + 1]] if flag[r] else None for r in payload.input_rows]
     outs = fn(ins)
     for r, v in zip(payload.output_rows, outs):
-        if v is not None and r < flag.shape[0]:     # outputs above the sweep's top: unused
-            tval[voff[r]:voff[r + 1]] = np.ravel(v)
+        if v is not None and r < flag.shape[0]:  # outputs above the sweep's top: unused
+            tval[voff[r] : voff[r + 1]] = np.ravel(v)
             flag[r] = 1
     return max(payload.output_rows) + 1
 
@@ -52,19 +54,22 @@ def tangent_values(t, in_rows, tangents, out_rows):
     voff = t.voff
     for r, v in zip(in_rows, tangents):
         if r <= top:
-            tval[voff[r]:voff[r + 1]] += v
+            tval[voff[r] : voff[r + 1]] += v
             flag[r] = 1
     start = min([r for r in in_rows if r <= top], default=top + 1)
     while start <= top:
-        status, row = K.tangent_sweep(t.code, t.ip, t.fp, voff, t.ipool, t.fpool, val, tval,
-                                      flag, start, top + 1)
+        status, row = K.tangent_sweep(
+            t.code, t.ip, t.fp, voff, t.ipool, t.fpool, val, tval, flag, start, top + 1
+        )
         if status == K.DONE:
             break
         if status != K.HIT_CUSTOM:
-            raise RuntimeError(f"tapegrad internal error: tangent sweep stopped with status "
-                               f"{status} at tape row {row}")
+            raise RuntimeError(
+                f"tapegrad internal error: tangent sweep stopped with status "
+                f"{status} at tape row {row}"
+            )
         start = _custom_tangents(t, row, tval, flag)
-    return [tval[voff[r]:voff[r + 1]].copy() if flag[r] else None for r in out_rows]
+    return [tval[voff[r] : voff[r + 1]].copy() if flag[r] else None for r in out_rows]
 
 
 def tangent_graph(t, tangents, out_rows, start=0):
@@ -84,8 +89,9 @@ def tangent_graph(t, tangents, out_rows, start=0):
             if fn is None:
                 raise _custom_error(t, r)
             if r == min(payload.output_rows):
-                for row, v in zip(payload.output_rows,
-                                  fn([tan.get(q) for q in payload.input_rows])):
+                for row, v in zip(
+                    payload.output_rows, fn([tan.get(q) for q in payload.input_rows])
+                ):
                     if v is not None:
                         tan[row] = v
             continue
@@ -104,17 +110,34 @@ def hessian_values(t, out_row, in_rows, directions):
     size = int(t.voff[top + 1])
     result = np.zeros((directions.shape[0], directions.shape[1]))
     state = t.state
-    status, row = K.hessian_sweeps(t.code, t.ip, t.fp, t.voff, t.rg, state, t.ipool, t.fpool,
-                                   t.val, np.zeros(size), np.zeros(top + 1, np.int8),
-                                   np.zeros(size), np.zeros(size), top, out_row, ins,
-                                   np.ascontiguousarray(directions, dtype=np.float64), result)
-    state[:top + 1] &= 2
+    status, row = K.hessian_sweeps(
+        t.code,
+        t.ip,
+        t.fp,
+        t.voff,
+        t.rg,
+        state,
+        t.ipool,
+        t.fpool,
+        t.val,
+        np.zeros(size),
+        np.zeros(top + 1, np.int8),
+        np.zeros(size),
+        np.zeros(size),
+        top,
+        out_row,
+        ins,
+        np.ascontiguousarray(directions, dtype=np.float64),
+        result,
+    )
+    state[: top + 1] &= 2
     if status == K.DONE:
         return result
     if status in (K.HIT_CUSTOM, K.HIT_FREED):
         return None
-    raise RuntimeError(f"tapegrad internal error: hessian sweep stopped with status {status} "
-                       f"at tape row {row}")
+    raise RuntimeError(
+        f"tapegrad internal error: hessian sweep stopped with status {status} at tape row {row}"
+    )
 
 
 def jacobian_forward(t, in_rows, in_sizes, out_rows, out_sizes):
@@ -131,21 +154,38 @@ def jacobian_forward(t, in_rows, in_sizes, out_rows, out_sizes):
     rows = np.array([in_rows[k] for k in used], np.int64)
     res = np.zeros((ucols.size, m))
     size = int(t.voff[top + 1])
-    status, row = K.jvp_sweeps(t.code, t.ip, t.fp, t.voff, t.ipool, t.fpool, t.val,
-                               np.zeros(size), np.zeros(top + 1, np.int8), top, rows,
-                               np.eye(ucols.size), np.array(out_rows, np.int64), res)
+    status, row = K.jvp_sweeps(
+        t.code,
+        t.ip,
+        t.fp,
+        t.voff,
+        t.ipool,
+        t.fpool,
+        t.val,
+        np.zeros(size),
+        np.zeros(top + 1, np.int8),
+        top,
+        rows,
+        np.eye(ucols.size),
+        np.array(out_rows, np.int64),
+        res,
+    )
     if status == K.DONE:
         J[:, ucols] = res.T
         return J
     if status != K.HIT_CUSTOM:
-        raise RuntimeError(f"tapegrad internal error: tangent sweeps stopped with status "
-                           f"{status} at tape row {row}")
+        raise RuntimeError(
+            f"tapegrad internal error: tangent sweeps stopped with status "
+            f"{status} at tape row {row}"
+        )
     starts = np.concatenate([[0], np.cumsum(out_sizes)]).astype(int)
     for j, col in enumerate(ucols):
-        seeds = [np.eye(ucols.size)[j][k0:k0 + in_sizes[k]] for k, k0 in
-                 zip(used, np.concatenate([[0], np.cumsum([in_sizes[k] for k in used])]))]
+        seeds = [
+            np.eye(ucols.size)[j][k0 : k0 + in_sizes[k]]
+            for k, k0 in zip(used, np.concatenate([[0], np.cumsum([in_sizes[k] for k in used])]))
+        ]
         outs = tangent_values(t, [in_rows[k] for k in used], seeds, out_rows)
         for q, v in enumerate(outs):
             if v is not None:
-                J[starts[q]:starts[q + 1], col] = v
+                J[starts[q] : starts[q + 1], col] = v
     return J

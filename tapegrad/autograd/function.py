@@ -14,6 +14,7 @@ The payload keeps no strong reference to the handles of its rows (the tape keeps
 it holds weakrefs to them, for the in-place checks, and makes a handle of a row when it needs one
 whose handle is gone (``row_tensor``).
 """
+
 import weakref
 
 import numpy as np
@@ -41,8 +42,9 @@ def sum_to_shape(g, shape, who):
     except ValueError:
         ok = False
     if not ok:
-        raise RuntimeError(f"{who} - got {list(g.shape)} but expected shape compatible with "
-                           f"{list(shape)}")
+        raise RuntimeError(
+            f"{who} - got {list(g.shape)} but expected shape compatible with {list(shape)}"
+        )
     lead = g.ndim - len(shape)
     g = g.sum(axis=tuple(range(lead))) if lead else g
     axes = tuple(d for d, n in enumerate(shape) if n == 1 and g.shape[d] != 1)
@@ -68,7 +70,7 @@ class CustomNode:
         rows, pos, shapes, handles = [], [], [], []
         for k, (v, diff) in enumerate(zip(outs, differentiable)):
             if v.__class__ is not float and (id(v) in shared or id(v.base) in shared):
-                v = v.copy()   # an output that is an input's array gets a value of its own
+                v = v.copy()  # an output that is an input's array gets a value of its own
             if not diff:
                 handles.append(Tensor._const(v))
                 continue
@@ -76,7 +78,7 @@ class CustomNode:
             h._v = v
             h._rg = True
             h._leaf = False
-            h._tape = None   # complete before push gives it its token (interrupt safety)
+            h._tape = None  # complete before push gives it its token (interrupt safety)
             h._row = -1
             r = t.push(T.CUSTOM, -1, -1, v, h, 1)
             t.extras[r] = self
@@ -87,8 +89,8 @@ class CustomNode:
             shapes.append(h.shape)
             handles.append(h)
         self.output_rows = tuple(rows)
-        self.output_refs = tuple(weakref.ref(handles[k]) for k in pos)   # for in-place checks
-        self.out_pos = tuple(pos)          # forward output index of each output row
+        self.output_refs = tuple(weakref.ref(handles[k]) for k in pos)  # for in-place checks
+        self.out_pos = tuple(pos)  # forward output index of each output row
         self.out_shapes = tuple(shapes)
         self.n_out = len(outs)
         return handles
@@ -98,10 +100,13 @@ class CustomNode:
         values with non-differentiable operations raises if differentiated again."""
         # graph-carrying values the backward could see: incoming gradients and saved tensors
         deps = [x for x in grads if x is not None and x._rg]
-        ctx = getattr(self, "ctx", None)   # checkpoints recompute instead of saving
+        ctx = getattr(self, "ctx", None)  # checkpoints recompute instead of saving
         if ctx is not None:
-            deps += [h for h in (self.row_handle(t, row, ref)
-                                 for row, _, ref in ctx._owner.values()) if h._rg]
+            deps += [
+                h
+                for h in (self.row_handle(t, row, ref) for row, _, ref in ctx._owner.values())
+                if h._rg
+            ]
         results = self.vjp_graph(grads)
         if deps:
             results = [_once_differentiable(x, deps, self.name) for x in results]
@@ -119,8 +124,7 @@ class CustomNode:
         return [self.row_handle(t, r, ref) for r, ref in zip(self.input_rows, self.input_refs)]
 
     def output_handles(self, t):
-        return [self.row_handle(t, r, ref)
-                for r, ref in zip(self.output_rows, self.output_refs)]
+        return [self.row_handle(t, r, ref) for r, ref in zip(self.output_rows, self.output_refs)]
 
     def live_tape(self):
         t = self.tape()
@@ -154,10 +158,13 @@ class CustomNode:
         for k, (r, g) in enumerate(zip(self.input_rows, grads)):
             if g is None or not t.rg[r]:
                 continue
-            g = sum_to_shape(np.asarray(g, dtype=np.float64), self.in_shapes[k],
-                             f"Function {self.name} returned an invalid gradient at index {k}")
+            g = sum_to_shape(
+                np.asarray(g, dtype=np.float64),
+                self.in_shapes[k],
+                f"Function {self.name} returned an invalid gradient at index {k}",
+            )
             lo = t.voff[r]
-            t.adj[lo:t.voff[r + 1]] += g.reshape(-1)
+            t.adj[lo : t.voff[r + 1]] += g.reshape(-1)
             t.state[r] |= 1
         return self.output_rows[0] - 1
 
@@ -188,8 +195,8 @@ class FunctionCtx:
 
     def __init__(self):
         self._saved = ()
-        self._owner = {}       # id(forward-side tensor) -> tape row it stands for
-        self._graph = None     # during vjp_graph: id(forward-side tensor) -> graph handle
+        self._owner = {}  # id(forward-side tensor) -> tape row it stands for
+        self._graph = None  # during vjp_graph: id(forward-side tensor) -> graph handle
         self._node = None
         self._non_diff = ()
         self.needs_input_grad = ()
@@ -200,8 +207,10 @@ class FunctionCtx:
         in-place change of a saved tensor before backward raises there."""
         for x in tensors:
             if x is not None and not isinstance(x, Tensor):
-                raise TypeError(f"save_for_backward can only save Tensors (or None), got "
-                                f"{type(x).__name__}; keep other values as ctx attributes")
+                raise TypeError(
+                    f"save_for_backward can only save Tensors (or None), got "
+                    f"{type(x).__name__}; keep other values as ctx attributes"
+                )
         self._saved = tensors
 
     @property
@@ -236,7 +245,7 @@ class FunctionNode(CustomNode):
         self.ctx = ctx
         self.name = cls.__name__ + "Backward"
         self.n_args = n_args
-        self.arg_index = arg_index          # apply-argument position of each input row
+        self.arg_index = arg_index  # apply-argument position of each input row
         ctx._node = self
 
     def check_saved(self, saved):
@@ -269,8 +278,10 @@ class FunctionNode(CustomNode):
             if len(res) > n and all(g is None for g in res[n:]):
                 res = res[:n]
             else:
-                raise RuntimeError(f"function {self.name} returned an incorrect number of "
-                                   f"gradients (expected {n}, got {len(res)})")
+                raise RuntimeError(
+                    f"function {self.name} returned an incorrect number of "
+                    f"gradients (expected {n}, got {len(res)})"
+                )
         return [res[i] for i in self.arg_index]
 
     def _zeros(self, k):
@@ -281,8 +292,9 @@ class FunctionNode(CustomNode):
         grads = [None if g is None else Tensor._const(result(g)) for g in grads]
         with no_grad():
             res = self._call_backward(self._grads_in(grads, self._zeros))
-        return [None if g is None else (g._v if isinstance(g, Tensor) else value_of(g))
-                for g in res]
+        return [
+            None if g is None else (g._v if isinstance(g, Tensor) else value_of(g)) for g in res
+        ]
 
     def jvp_values(self, tangents):
         """Output tangents (flat arrays) from the user's ``jvp(ctx, *tangents)`` staticmethod,
@@ -292,14 +304,17 @@ class FunctionNode(CustomNode):
         full = [None] * self.n_args
         for k, (v, shape) in enumerate(zip(tangents, self.in_shapes)):
             full[self.arg_index[k]] = Tensor._const(
-                result(np.zeros(shape) if v is None else np.asarray(v).reshape(shape)))
+                result(np.zeros(shape) if v is None else np.asarray(v).reshape(shape))
+            )
         with no_grad():
             res = self.cls.jvp(self.ctx, *full)
         if not isinstance(res, tuple):
             res = (res,)
         if len(res) != self.n_out:
-            raise RuntimeError(f"function {self.name[:-8]}.jvp returned {len(res)} tangents "
-                               f"for {self.n_out} outputs")
+            raise RuntimeError(
+                f"function {self.name[:-8]}.jvp returned {len(res)} tangents "
+                f"for {self.n_out} outputs"
+            )
         return [None if res[k] is None else np.ravel(value_of(res[k])) for k in self.out_pos]
 
     def jvp_graph(self, tangents):
@@ -320,8 +335,10 @@ class FunctionNode(CustomNode):
         if not isinstance(res, tuple):
             res = (res,)
         if len(res) != self.n_out:
-            raise RuntimeError(f"function {self.name[:-8]}.jvp returned {len(res)} tangents "
-                               f"for {self.n_out} outputs")
+            raise RuntimeError(
+                f"function {self.name[:-8]}.jvp returned {len(res)} tangents "
+                f"for {self.n_out} outputs"
+            )
         out = []
         for k, shape in zip(self.out_pos, self.out_shapes):
             g = res[k]
@@ -341,29 +358,36 @@ class FunctionNode(CustomNode):
             f"forward mode (tg.jvp / tg.hvp / tg.hessian / tg.jacfwd) reached the custom "
             f"Function {self.cls.__name__}, which has no jvp: define a `jvp(ctx, *tangents)` "
             "staticmethod returning one tangent per output (PyTorch's forward-AD convention), "
-            "or use reverse mode (tg.vjp, tg.jacrev)")
+            "or use reverse mode (tg.vjp, tg.jacrev)"
+        )
 
     def _graph_handles(self):
         """``ctx.saved_tensors`` resolved to handles of the recorded rows (graph-carrying)."""
         t = self.live_tape()
-        return {obj_id: self.row_handle(t, r, ref)
-                for obj_id, (r, _, ref) in self.ctx._owner.items()}
+        return {
+            obj_id: self.row_handle(t, r, ref) for obj_id, (r, _, ref) in self.ctx._owner.items()
+        }
 
     def vjp_graph(self, grads):
         """Input gradients as graph-carrying Tensors: the user's backward, called under grad
         mode with ``ctx.saved_tensors`` resolved to the handles of the recorded rows (so a
         backward written with tapegrad ops is itself differentiable)."""
-        grads = [None if g is None else (g if isinstance(g, Tensor) else
-                                         Tensor._const(result(np.asarray(g, float))))
-                 for g in grads]
+        grads = [
+            None
+            if g is None
+            else (g if isinstance(g, Tensor) else Tensor._const(result(np.asarray(g, float))))
+            for g in grads
+        ]
         self.ctx._graph = self._graph_handles()
         try:
             with enable_grad():
                 res = self._call_backward(self._grads_in(grads, self._zeros))
         finally:
             self.ctx._graph = None
-        return [fit_graph_grad(g, shape, self.name, k)
-                for k, (g, shape) in enumerate(zip(res, self.in_shapes))]
+        return [
+            fit_graph_grad(g, shape, self.name, k)
+            for k, (g, shape) in enumerate(zip(res, self.in_shapes))
+        ]
 
 
 def fit_graph_grad(g, shape, name, k):
@@ -375,8 +399,9 @@ def fit_graph_grad(g, shape, name, k):
     shape = tuple(shape)
     if g.shape == shape:
         return g
-    target = sum_to_shape(np.zeros(g.shape), shape,
-                          f"Function {name} returned an invalid gradient at index {k}")
+    target = sum_to_shape(
+        np.zeros(g.shape), shape, f"Function {name} returned an invalid gradient at index {k}"
+    )
     lead = g.ndim - len(shape)
     if lead:
         g = O.sum(g, tuple(range(lead)))
@@ -395,8 +420,9 @@ def _as_output(o, name):
         return o._v
     if isinstance(o, (float, int, np.ndarray, np.number)):
         return value_of(o) if np.asarray(o).dtype.kind in "fiub" else o
-    raise TypeError(f"{name}.forward returned a {type(o).__name__}; outputs must be Tensors, "
-                    "arrays or numbers")
+    raise TypeError(
+        f"{name}.forward returned a {type(o).__name__}; outputs must be Tensors, arrays or numbers"
+    )
 
 
 def _once_differentiable(g, deps, name):
@@ -417,7 +443,9 @@ def _once_differentiable(g, deps, name):
             raise RuntimeError(
                 f"the backward of {name} was computed with non-differentiable operations "
                 "(e.g. NumPy on .data), so it cannot be differentiated again; write its "
-                "backward with tapegrad ops to take higher derivatives through it")
+                "backward with tapegrad ops to take higher derivatives through it"
+            )
+
     return NonDifferentiableBackward.apply(g._v, *deps)
 
 
@@ -477,12 +505,15 @@ class Function:
         outs = (raw,) if single else raw
         values = [_as_output(o, cls.__name__) for o in outs]
         if not any(needs):
-            res = [Tensor._const(result(v)) if v.__class__ is not float else Tensor._const(v)
-                   for v in values]
+            res = [
+                Tensor._const(result(v)) if v.__class__ is not float else Tensor._const(v)
+                for v in values
+            ]
             return res[0] if single else tuple(res)
         non_diff = {id(o) for o in ctx._non_diff}
-        differentiable = [id(o) not in non_diff and np.asarray(v).dtype.kind == "f"
-                          for o, v in zip(outs, values)]
+        differentiable = [
+            id(o) not in non_diff and np.asarray(v).dtype.kind == "f" for o, v in zip(outs, values)
+        ]
         values = [result(v) if d else v for v, d in zip(values, differentiable)]
         arg_index = tuple(i for i, n in enumerate(needs) if n)
         node = FunctionNode(cls, ctx, len(args), arg_index)

@@ -1,9 +1,11 @@
 """Views of the tape that look like PyTorch's graph objects, built on demand from tape rows."""
+
 import weakref
 
 from ..core import tape as T
 from ..ops.spec import C, graph_name
 from ..core.tensor import Tensor, tape_of
+
 
 def operand_rows(t, row):
     """Rows that ``row`` reads, derived from its op code and parameters."""
@@ -11,7 +13,7 @@ def operand_rows(t, row):
     if code == C.CONCAT:  # CONCAT keeps its inputs in ipool
         p = int(t.ip[row])
         k = int(t.ipool[p + 2])
-        return [int(r) for r in t.ipool[p + 3:p + 3 + k]]
+        return [int(r) for r in t.ipool[p + 3 : p + 3 + k]]
     if code == T.CUSTOM:
         return list(t.extras[row].input_rows)
     return [r for r in t.operands(row) if r >= 0]
@@ -113,7 +115,7 @@ def retain_grad(self):
     retained = t.extras.setdefault("retain", {})
     ref = retained.get(self._row)
     if ref is None or ref() is not self:
-        retained[self._row] = weakref.ref(self)   # the tape never keeps a graph handle alive
+        retained[self._row] = weakref.ref(self)  # the tape never keeps a graph handle alive
 
 
 class RemovableHandle:

@@ -7,6 +7,7 @@ themselves recorded on the tape and can be differentiated again, to any order; `
 the same for tangents.  Every order therefore agrees with the compiled sweeps by
 construction: both come from the one declaration.
 """
+
 import numpy as np
 
 from ..core import functions as O
@@ -75,7 +76,7 @@ class Rows:
 
     def ints(self, r, start, count):
         p = int(self.t.ip[r]) + start
-        return [int(v) for v in self.t.ipool[p:p + count]]
+        return [int(v) for v in self.t.ipool[p : p + count]]
 
     @staticmethod
     def strided(shape, strides, base):
@@ -102,6 +103,7 @@ class Rows:
 
 class _FormulaOps:
     """The names a derivative formula may call, as differentiable tapegrad functions."""
+
     exp, log, log1p, expm1, sqrt = O.exp, O.log, O.log1p, O.expm1, O.sqrt
     sin, cos, tan, tanh = O.sin, O.cos, O.tan, O.tanh
     abs, sign, where, minimum, maximum = O.abs_, O.sign, O.where, O.minimum, O.maximum
@@ -115,10 +117,13 @@ class _Partials:
     """An elementwise op's partial derivatives as functions on Tensors, and what they read."""
 
     def __init__(self, spec):
-        self.fns = [None if d.strip() in ("1.0", "-1.0") else
-                    formula.tensor_function(d, _FormulaOps) for d in spec.d]
-        self.signs = [1.0 if d.strip() == "1.0" else -1.0 if d.strip() == "-1.0" else None
-                      for d in spec.d]
+        self.fns = [
+            None if d.strip() in ("1.0", "-1.0") else formula.tensor_function(d, _FormulaOps)
+            for d in spec.d
+        ]
+        self.signs = [
+            1.0 if d.strip() == "1.0" else -1.0 if d.strip() == "-1.0" else None for d in spec.d
+        ]
         used = set().union(*(formula.symbols(d) for d in spec.d))
         self.used = used
 
@@ -154,8 +159,11 @@ def vjp(t, r, g):
     part = PARTIALS[code]
     if part is not None:
         rows = t.operands(r)
-        return [(row, _scale(g, d)) for row, d in zip(rows, part.evaluate(t, r))
-                if row >= 0 and t.rg[row]]
+        return [
+            (row, _scale(g, d))
+            for row, d in zip(rows, part.evaluate(t, r))
+            if row >= 0 and t.rg[row]
+        ]
     return OPS[code].vjp(Rows(t), r, g)
 
 
@@ -256,7 +264,8 @@ def backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused, freed_ms
                 raise RuntimeError(
                     f"One of the differentiated Tensors (input {k}, shape {x.shape}) appears to "
                     "not have been used in the graph. Set allow_unused=True if this is the "
-                    "desired behavior.")
+                    "desired behavior."
+                )
             out.append(None)
         else:
             out.append(O.reshape(g, x.shape) if g.shape != x.shape else g)

@@ -4,6 +4,7 @@ Everything here reads the tape columns; nothing is kept per row except what the 
 row's shape comes from its handle when there is one, else its size from ``voff``).
 Attached to ``Tape`` and ``Tensor`` at import.
 """
+
 import html
 import shutil
 
@@ -15,7 +16,7 @@ from ..core.tensor import Tensor
 from .graph import Node, operand_rows
 from .higher import row_shape
 
-_ROW_BYTES = 8 * 4 + 1 + 1 + 8   # code, ip, fp, voff + rg, state (+ the handle slot)
+_ROW_BYTES = 8 * 4 + 1 + 1 + 8  # code, ip, fp, voff + rg, state (+ the handle slot)
 
 
 def _shape(t, r):
@@ -36,8 +37,9 @@ def _label(t, r):
 def _preview(t, r, k=4):
     v = t.value(r)
     body = ", ".join(f"{x:.4g}" for x in v[:k])
-    return f"[{body}{', ...' if v.size > k else ''}]" if v.size != 1 or row_shape(t, r) != () \
-        else body
+    return (
+        f"[{body}{', ...' if v.size > k else ''}]" if v.size != 1 or row_shape(t, r) != () else body
+    )
 
 
 def stats(self):
@@ -54,12 +56,14 @@ def stats(self):
     """
     n = self.n
     ops = self.ops(n)
-    sizes = np.diff(self.voff[:n + 1])
+    sizes = np.diff(self.voff[: n + 1])
     by = {}
     for code in np.unique(ops):
         m = ops == code
-        by[T._OP_NAMES[int(code)]] = {"count": int(m.sum()),
-                                       "bytes": int(sizes[m].sum() * 16 + m.sum() * _ROW_BYTES)}
+        by[T._OP_NAMES[int(code)]] = {
+            "count": int(m.sum()),
+            "bytes": int(sizes[m].sum() * 16 + m.sum() * _ROW_BYTES),
+        }
     by = dict(sorted(by.items(), key=lambda kv: -kv[1]["bytes"]))
     return {"rows": n, "nbytes": self.nbytes, "by_op": by}
 
@@ -84,8 +88,9 @@ def dump(self, limit=None):
     lines = [f"tape: {self.n} rows, {self.nbytes} bytes"]
     for r in range(n):
         ins = ", ".join(f"%{a}" for a in operand_rows(self, r)) if self.op(r) > T.FREED else ""
-        lines.append(f"%{r:<5} {_label(self, r):<14} ({ins}) shape={_shape(self, r)} "
-                     f"{_preview(self, r)}")
+        lines.append(
+            f"%{r:<5} {_label(self, r):<14} ({ins}) shape={_shape(self, r)} {_preview(self, r)}"
+        )
     if n < self.n:
         lines.append(f"... {self.n - n} more rows")
     return "\n".join(lines)
@@ -114,11 +119,12 @@ def _dot(t, rows, title):
             style = 'shape=box, style=filled, fillcolor="lightblue"'
             label = f"leaf %{r}\\n{shape}"
         elif code == T.CONST:
-            style = 'shape=box, style=dashed'
+            style = "shape=box, style=dashed"
             label = f"const %{r}\\n{shape}"
         else:
-            style = 'shape=ellipse' + (', style=filled, fillcolor="khaki"'
-                                       if code == T.CUSTOM else "")
+            style = "shape=ellipse" + (
+                ', style=filled, fillcolor="khaki"' if code == T.CUSTOM else ""
+            )
             name = Node(t, r).name() if code != T.FREED else "freed"
             label = f"{name}\\n%{r} {shape}"
         out.append(f'  r{r} [label="{label}", {style}];')
@@ -172,10 +178,14 @@ def _svg(dot):
 
 def tape_repr_html(self):
     st = stats(self)
-    rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{v['count']}</td><td>{v['bytes']}</td>"
-                   f"</tr>" for k, v in st["by_op"].items())
-    return (f"<div><b>tapegrad Tape</b>: {st['rows']} rows, {st['nbytes']} bytes"
-            f"<table><tr><th>op</th><th>count</th><th>bytes</th></tr>{rows}</table></div>")
+    rows = "".join(
+        f"<tr><td>{html.escape(k)}</td><td>{v['count']}</td><td>{v['bytes']}</td></tr>"
+        for k, v in st["by_op"].items()
+    )
+    return (
+        f"<div><b>tapegrad Tape</b>: {st['rows']} rows, {st['nbytes']} bytes"
+        f"<table><tr><th>op</th><th>count</th><th>bytes</th></tr>{rows}</table></div>"
+    )
 
 
 def tensor_repr_html(self):
@@ -183,10 +193,12 @@ def tensor_repr_html(self):
     t = self._tape
     size = len(t) if t is not None and t.alive else 0
     value = html.escape(np.array2string(np.asarray(self._v), precision=4, threshold=50))
-    return (f"<div><b>Tensor</b> shape={tuple(self.shape)} dtype={self.dtype}"
-            f"{' grad_fn=' + html.escape(fn.name()) if fn is not None else ''}"
-            f"{' requires_grad' if self._rg else ''} (tape: {size} rows)"
-            f"<pre>{value}</pre></div>")
+    return (
+        f"<div><b>Tensor</b> shape={tuple(self.shape)} dtype={self.dtype}"
+        f"{' grad_fn=' + html.escape(fn.name()) if fn is not None else ''}"
+        f"{' requires_grad' if self._rg else ''} (tape: {size} rows)"
+        f"<pre>{value}</pre></div>"
+    )
 
 
 def tape_repr(self):

@@ -1,4 +1,5 @@
 """Tensor constructors (``tg.tensor``, ``tg.zeros`` ...) and the global random seed."""
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -52,7 +53,8 @@ def tensor(data: ArrayLike, requires_grad: bool = False, dtype=None) -> Tensor:
             raise RuntimeError(
                 f"Only Tensors of floating point dtype can require gradients; got integer data "
                 f"(dtype {arr.dtype}). Use float data, e.g. tg.tensor({arr.tolist()!r}, "
-                "dtype=float), to differentiate with respect to it.")
+                "dtype=float), to differentiate with respect to it."
+            )
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
 
 
@@ -91,8 +93,7 @@ def ones(*shape: int, requires_grad: bool = False) -> Tensor:
     return _make(np.ones(_shape(shape)), requires_grad)
 
 
-def full(shape: int | tuple[int, ...], fill_value: float,
-         requires_grad: bool = False) -> Tensor:
+def full(shape: int | tuple[int, ...], fill_value: float, requires_grad: bool = False) -> Tensor:
     """A float64 tensor of ``shape`` filled with ``fill_value``.
 
     Examples:
@@ -126,8 +127,9 @@ def ones_like(x: ArrayLike, requires_grad: bool = False) -> Tensor:
     return _make(np.ones(np.shape(x._v if isinstance(x, Tensor) else x)), requires_grad)
 
 
-def arange(start: float, stop: float | None = None, step: float = 1,
-           requires_grad: bool = False) -> Tensor:
+def arange(
+    start: float, stop: float | None = None, step: float = 1, requires_grad: bool = False
+) -> Tensor:
     """Evenly spaced values in ``[start, stop)`` like ``numpy.arange``.
 
     Integer arguments give an int64 tensor, unless ``requires_grad`` (then float64).
@@ -145,8 +147,7 @@ def arange(start: float, stop: float | None = None, step: float = 1,
     return Tensor(a, requires_grad=requires_grad)
 
 
-def linspace(start: float, stop: float, num: int = 50,
-             requires_grad: bool = False) -> Tensor:
+def linspace(start: float, stop: float, num: int = 50, requires_grad: bool = False) -> Tensor:
     """``num`` evenly spaced float64 values from ``start`` to ``stop`` inclusive.
 
     Examples:

@@ -6,6 +6,7 @@ kernels, create_graph and forward mode all read that declaration.  Elementwise f
 take their forward from the spec's formula; structural ones (reductions, views, matmul,
 concatenate, indexing) prepare the integer parameters their kernels read.
 """
+
 import math
 import numbers
 
@@ -18,8 +19,18 @@ from . import examples
 from . import tape as T
 from ..ops import formula
 from ..ops.spec import C, op as spec_op
-from .tensor import (GUARD_HOOK, Tensor, needs_grad, record, record_binary, record_unary,
-                     result, row_of, tape_for, value_of)
+from .tensor import (
+    GUARD_HOOK,
+    Tensor,
+    needs_grad,
+    record,
+    record_binary,
+    record_unary,
+    result,
+    row_of,
+    tape_for,
+    value_of,
+)
 
 # type hints of the public functions: a Tensor or anything NumPy turns into an array
 TensorLike = Tensor | ArrayLike
@@ -53,6 +64,7 @@ def _make_unary(name):
         else:  # numpy's own warnings apply, as they would to the same numpy code
             out = np_fwd(v if v.dtype == np.float64 else v.astype(np.float64))
         return record_unary(x, code, out)
+
     f.__name__ = name.lower()
     f.__doc__ = _doc(f.__name__, f"Elementwise {f.__name__} (differentiable).")
     return f
@@ -91,8 +103,11 @@ log10 = _make_unary("LOG10")
 exp2 = _make_unary("EXP2")
 cbrt = _make_unary("CBRT")
 sinc = _make_unary("SINC")
-sinc.__doc__ = _doc("sinc", "NumPy's normalized sinc, sin(pi x) / (pi x), 1 at 0; its "
-                    "derivatives are exact at 0 at every order (a series is used near 0).")
+sinc.__doc__ = _doc(
+    "sinc",
+    "NumPy's normalized sinc, sin(pi x) / (pi x), 1 at 0; its "
+    "derivatives are exact at 0 at every order (a series is used near 0).",
+)
 
 # Piecewise constant: NumPy's value with derivative 0 at every order (almost everywhere; at
 # the jumps too, as in JAX and PyTorch).  Each records a row, so a trace replays the value.
@@ -102,11 +117,34 @@ ceil = _make_unary("CEIL")
 rint = _make_unary("RINT")
 trunc = _make_unary("TRUNC")
 for _f in (sign, floor, ceil, rint, trunc):
-    _f.__doc__ = _doc(_f.__name__, f"Elementwise {_f.__name__} (NumPy's value); its derivative "
-                      "is 0 at every order (almost everywhere, as in JAX and PyTorch).")
+    _f.__doc__ = _doc(
+        _f.__name__,
+        f"Elementwise {_f.__name__} (NumPy's value); its derivative "
+        "is 0 at every order (almost everywhere, as in JAX and PyTorch).",
+    )
 formula.TENSOR_FUNCS.update(
-    (f.__name__, f) for f in (arcsin, arccos, arctan, arcsinh, arccosh, arctanh, sinh, cosh,
-                              log2, log10, exp2, cbrt, sinc, sign, floor, ceil, rint, trunc))
+    (f.__name__, f)
+    for f in (
+        arcsin,
+        arccos,
+        arctan,
+        arcsinh,
+        arccosh,
+        arctanh,
+        sinh,
+        cosh,
+        log2,
+        log10,
+        exp2,
+        cbrt,
+        sinc,
+        sign,
+        floor,
+        ceil,
+        rint,
+        trunc,
+    )
+)
 
 # Special functions (SciPy's values; derivatives closed under differentiation: gammaln' =
 # digamma, digamma' = polygamma(1, .), polygamma(n, .)' = polygamma(n + 1, .)).
@@ -133,13 +171,16 @@ def polygamma(n, x):
         tensor([-16.8288, -0.1541])
     """
     if isinstance(n, Tensor) or np.ndim(n) or float(n) != int(n) or n < 0:
-        raise ValueError(f"polygamma: the order n must be one whole number >= 0 (got {n!r}); "
-                         "loop over orders for several")
+        raise ValueError(
+            f"polygamma: the order n must be one whole number >= 0 (got {n!r}); "
+            "loop over orders for several"
+        )
     return _scalar_op(_t(x), C.POLYGAMMA, _polygamma_math, _polygamma_numpy, float(n))
 
 
 formula.TENSOR_FUNCS.update(
-    (f.__name__, f) for f in (gamma, gammaln, digamma, polygamma, erf, erfc, erfinv, erfcinv))
+    (f.__name__, f) for f in (gamma, gammaln, digamma, polygamma, erf, erfc, erfinv, erfcinv)
+)
 
 
 def _scalar_op(x, code, out_float, out_array, c):
@@ -168,12 +209,18 @@ def leaky_relu(x: TensorLike, negative_slope: float = 0.01) -> Tensor:
     """
     x = _t(x)
     c = float(negative_slope)
-    return _scalar_op(x, C.LEAKY_RELU, lambda v, c: v if v > 0.0 else v * c,
-                      lambda v, c: np.where(v > 0.0, v, v * c), c)
+    return _scalar_op(
+        x,
+        C.LEAKY_RELU,
+        lambda v, c: v if v > 0.0 else v * c,
+        lambda v, c: np.where(v > 0.0, v, v * c),
+        c,
+    )
 
 
-def clip(x: TensorLike, lo: float | ArrayLike | None = None,
-         hi: float | ArrayLike | None = None) -> Tensor:
+def clip(
+    x: TensorLike, lo: float | ArrayLike | None = None, hi: float | ArrayLike | None = None
+) -> Tensor:
     """Limit values to [lo, hi] (np.clip); the gradient is 1 inside and 0 where a bound holds.
 
     Examples:
@@ -206,6 +253,7 @@ def clip(x: TensorLike, lo: float | ArrayLike | None = None,
 
 
 # ---- binary with broadcasting -----------------------------------------------------------------
+
 
 def _t(x):
     return x if x.__class__ is Tensor else Tensor._const(value_of(x))
@@ -251,10 +299,27 @@ def _as_shape(t, x, shape, op_name="broadcast_to"):
 
 
 # the NumPy ufunc each binary op serves (IEEE results on floats and arrays alike)
-_BINARY_FWD = {C.__dict__[o.name]: getattr(np, o.numpy[0])
-               for o in (spec_op(n) for n in ("ADD", "SUB", "MUL", "DIV", "POW", "MAXIMUM",
-                                              "MINIMUM", "ARCTAN2", "HYPOT", "LOGADDEXP",
-                                              "LOGADDEXP2", "REMAINDER", "FMOD"))}
+_BINARY_FWD = {
+    C.__dict__[o.name]: getattr(np, o.numpy[0])
+    for o in (
+        spec_op(n)
+        for n in (
+            "ADD",
+            "SUB",
+            "MUL",
+            "DIV",
+            "POW",
+            "MAXIMUM",
+            "MINIMUM",
+            "ARCTAN2",
+            "HYPOT",
+            "LOGADDEXP",
+            "LOGADDEXP2",
+            "REMAINDER",
+            "FMOD",
+        )
+    )
+}
 
 
 def _binary(name, code, x, y):
@@ -264,8 +329,10 @@ def _binary(name, code, x, y):
         with np.errstate(all="ignore"):
             out = _BINARY_FWD[code](xv, yv)
     except ValueError:
-        raise ValueError(f"{name}: operands could not be broadcast together with shapes "
-                         f"{np.shape(xv)} and {np.shape(yv)}") from None
+        raise ValueError(
+            f"{name}: operands could not be broadcast together with shapes "
+            f"{np.shape(xv)} and {np.shape(yv)}"
+        ) from None
     out = result(out)
     if not needs_grad(x, y):
         return Tensor._const(out)
@@ -277,9 +344,15 @@ def _binary(name, code, x, y):
 
 
 def _is_scalar(y):
-    return y.__class__ is float or y.__class__ is int or (
-        isinstance(y, (numbers.Real, np.floating, np.integer)) and not isinstance(y, bool)
-        and not isinstance(y, np.ndarray))
+    return (
+        y.__class__ is float
+        or y.__class__ is int
+        or (
+            isinstance(y, (numbers.Real, np.floating, np.integer))
+            and not isinstance(y, bool)
+            and not isinstance(y, np.ndarray)
+        )
+    )
 
 
 def add(x: TensorLike, y: TensorLike) -> Tensor:
@@ -294,8 +367,12 @@ def add(x: TensorLike, y: TensorLike) -> Tensor:
         >>> z.sum().backward(); x.grad, y.grad
         (tensor([1., 1.]), tensor(2.))
     """
-    if x.__class__ is Tensor and y.__class__ is Tensor and x._v.__class__ is float \
-            and y._v.__class__ is float:
+    if (
+        x.__class__ is Tensor
+        and y.__class__ is Tensor
+        and x._v.__class__ is float
+        and y._v.__class__ is float
+    ):
         return record_binary(x, y, C.ADD, x._v + y._v)
     if x.__class__ is Tensor and _is_scalar(y):
         c = float(y)
@@ -318,8 +395,12 @@ def sub(x: TensorLike, y: TensorLike) -> Tensor:
         >>> z.sum().backward(); x.grad, y.grad
         (tensor([1., 1.]), tensor(-2.))
     """
-    if x.__class__ is Tensor and y.__class__ is Tensor and x._v.__class__ is float \
-            and y._v.__class__ is float:
+    if (
+        x.__class__ is Tensor
+        and y.__class__ is Tensor
+        and x._v.__class__ is float
+        and y._v.__class__ is float
+    ):
         return record_binary(x, y, C.SUB, x._v - y._v)
     if x.__class__ is Tensor and _is_scalar(y):
         c = float(y)
@@ -342,8 +423,12 @@ def mul(x: TensorLike, y: TensorLike) -> Tensor:
         >>> z.sum().backward(); x.grad, y.grad
         (tensor([3., 3.]), tensor(3.))
     """
-    if x.__class__ is Tensor and y.__class__ is Tensor and x._v.__class__ is float \
-            and y._v.__class__ is float:
+    if (
+        x.__class__ is Tensor
+        and y.__class__ is Tensor
+        and x._v.__class__ is float
+        and y._v.__class__ is float
+    ):
         return record_binary(x, y, C.MUL, x._v * y._v)
     if x.__class__ is Tensor and _is_scalar(y):
         c = float(y)
@@ -365,8 +450,13 @@ def div(x: TensorLike, y: TensorLike) -> Tensor:
         >>> z.sum().backward(); x.grad, y.grad
         (tensor([0.2500, 0.2500]), tensor(-0.1875))
     """
-    if x.__class__ is Tensor and y.__class__ is Tensor and x._v.__class__ is float \
-            and y._v.__class__ is float and y._v != 0.0:
+    if (
+        x.__class__ is Tensor
+        and y.__class__ is Tensor
+        and x._v.__class__ is float
+        and y._v.__class__ is float
+        and y._v != 0.0
+    ):
         return record_binary(x, y, C.DIV, x._v / y._v)
     if x.__class__ is Tensor and _is_scalar(y):
         c = float(y)
@@ -398,11 +488,12 @@ def power(x: TensorLike, y: TensorLike) -> Tensor:
     """
     if x.__class__ is Tensor and _is_scalar(y):
         c = float(y)
-        return _scalar_op(x, C.POWS, lambda v, c: v ** c if v >= 0.0 or c == int(c) else math.nan,
-                          np.power, c)
+        return _scalar_op(
+            x, C.POWS, lambda v, c: v**c if v >= 0.0 or c == int(c) else math.nan, np.power, c
+        )
     if y.__class__ is Tensor and _is_scalar(x) and float(x) != 0.0:
         c = float(x)  # (a zero base goes to POW, whose backward masks 0 ** y for y >= 0)
-        return _scalar_op(y, C.RPOWS, lambda v, c: c ** v, lambda v, c: np.power(c, v), c)
+        return _scalar_op(y, C.RPOWS, lambda v, c: c**v, lambda v, c: np.power(c, v), c)
     return _binary("pow", C.POW, x, y)
 
 
@@ -535,8 +626,14 @@ def fmod(x1, x2) -> Tensor:
     return _binary("fmod", C.FMOD, x1, x2)
 
 
-formula.TENSOR_FUNCS.update(arctan2=arctan2, hypot=hypot, logaddexp=logaddexp,
-                            logaddexp2=logaddexp2, remainder=remainder, fmod=fmod)
+formula.TENSOR_FUNCS.update(
+    arctan2=arctan2,
+    hypot=hypot,
+    logaddexp=logaddexp,
+    logaddexp2=logaddexp2,
+    remainder=remainder,
+    fmod=fmod,
+)
 
 
 def where(cond: ArrayLike, x: TensorLike, y: TensorLike) -> Tensor:
@@ -565,6 +662,7 @@ def where(cond: ArrayLike, x: TensorLike, y: TensorLike) -> Tensor:
 
 # ---- shape ops --------------------------------------------------------------------------------
 
+
 def _norm_axes(axis, ndim, op):
     if axis is None:
         return tuple(range(ndim))
@@ -589,8 +687,9 @@ def _reduce(name, code, x, axis, keepdims, np_fn):
         out = v
     else:
         if v.size == 0 and code in (C.AMAX, C.AMIN) and any(shape[a] == 0 for a in axes):
-            raise ValueError(f"{name}: zero-size reduction over axis {axis} of shape {shape} "
-                             "has no identity")
+            raise ValueError(
+                f"{name}: zero-size reduction over axis {axis} of shape {shape} has no identity"
+            )
         out = result(np_fn(v, axis=axes, keepdims=keepdims))
     if not needs_grad(x):
         return Tensor._const(out)
@@ -681,8 +780,7 @@ def mean(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     return mul(s, 1.0 / count if count else math.nan)
 
 
-def var(x: TensorLike, axis: Axis = None, keepdims: bool = False,
-        ddof: float = 0) -> Tensor:
+def var(x: TensorLike, axis: Axis = None, keepdims: bool = False, ddof: float = 0) -> Tensor:
     """Variance (np.var, ``ddof`` as NumPy): the mean of squared deviations; its gradient is
     2 (x - mean) / (n - ddof).
 
@@ -701,11 +799,13 @@ def var(x: TensorLike, axis: Axis = None, keepdims: bool = False,
     count = 1
     for a in axes:
         count *= x.shape[a]
-    return mul(sum(mul(d, d), axis, keepdims), 1.0 / max(count - ddof, 0) if count > ddof
-               else math.nan)
+    return mul(
+        sum(mul(d, d), axis, keepdims), 1.0 / max(count - ddof, 0) if count > ddof else math.nan
+    )
 
 
 # ---- scans -------------------------------------------------------------------------------------
+
 
 def _scan(name, code, x, outer, m, inner, extra=()):
     """Record a running sum / product over the middle axis of x seen as (outer, m, inner)."""
@@ -740,8 +840,12 @@ def _lanes(x, axis, name):
         x, axis = ravel(x), 0
     ax = _norm_axes(axis, x.ndim, name)[0]
     shape = x.shape
-    return x, int(np.prod(shape[:ax], dtype=np.int64)), shape[ax], \
-        int(np.prod(shape[ax + 1:], dtype=np.int64))
+    return (
+        x,
+        int(np.prod(shape[:ax], dtype=np.int64)),
+        shape[ax],
+        int(np.prod(shape[ax + 1 :], dtype=np.int64)),
+    )
 
 
 def cumsum(x: TensorLike, axis: Axis = None) -> Tensor:
@@ -774,8 +878,7 @@ def cumprod(x: TensorLike, axis: Axis = None) -> Tensor:
     return scan_prod(x, outer, m, inner)
 
 
-def std(x: TensorLike, axis: Axis = None, keepdims: bool = False,
-        ddof: float = 0) -> Tensor:
+def std(x: TensorLike, axis: Axis = None, keepdims: bool = False, ddof: float = 0) -> Tensor:
     """np.std: the square root of ``var`` (composite).
 
     Examples:
@@ -809,8 +912,7 @@ def ptp(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     return sub(amax(x, axis, keepdims), amin(x, axis, keepdims))
 
 
-def average(a: TensorLike, axis: Axis = None, weights=None,
-            returned=False, keepdims: bool = False):
+def average(a: TensorLike, axis: Axis = None, weights=None, returned=False, keepdims: bool = False):
     """np.average: sum(a * w) / sum(w) along ``axis`` (composite; differentiable in a and in
     the weights).  1-D weights along ``axis`` broadcast as NumPy's do.
 
@@ -828,24 +930,28 @@ def average(a: TensorLike, axis: Axis = None, weights=None,
         if not returned:
             return avg
         count = a.size // max(avg.size, 1) if a.size else 0
-        return avg, Tensor._const(result(np.full(avg.shape, float(count))) if avg.ndim
-                                  else float(count))
+        return avg, Tensor._const(
+            result(np.full(avg.shape, float(count))) if avg.ndim else float(count)
+        )
     w = _t(weights)
     if w.shape != a.shape:
         if axis is None:
-            raise TypeError("average: axis must be specified when the shapes of a and weights "
-                            "differ")
+            raise TypeError(
+                "average: axis must be specified when the shapes of a and weights differ"
+            )
         if w.ndim != 1:
-            raise TypeError("average: 1D weights expected when the shapes of a and weights "
-                            "differ")
+            raise TypeError("average: 1D weights expected when the shapes of a and weights differ")
         ax = _norm_axes(axis, a.ndim, "average")
         if len(ax) != 1 or w.shape[0] != a.shape[ax[0]]:
             raise ValueError("average: length of weights differs from the length of the axis")
         shape = [1] * a.ndim
         shape[ax[0]] = w.shape[0]
         w = reshape(w, shape)
-    scl = sum(broadcast_to(w, np.broadcast_shapes(w.shape, a.shape)) if w.shape != a.shape
-              else w, axis, keepdims)
+    scl = sum(
+        broadcast_to(w, np.broadcast_shapes(w.shape, a.shape)) if w.shape != a.shape else w,
+        axis,
+        keepdims,
+    )
     if np.any(np.asarray(scl._v) == 0.0):
         raise ZeroDivisionError("average: weights sum to zero, can't be normalized")
     avg = div(sum(mul(a, w), axis, keepdims), scl)
@@ -854,8 +960,7 @@ def average(a: TensorLike, axis: Axis = None, weights=None,
     return avg, (scl if scl.shape == avg.shape else broadcast_to(scl, avg.shape))
 
 
-def diff(a: TensorLike, n=1, axis: Axis = -1, prepend=None,
-         append=None) -> Tensor:
+def diff(a: TensorLike, n=1, axis: Axis = -1, prepend=None, append=None) -> Tensor:
     """np.diff: n-th differences along ``axis`` (composite of slices and SUB rows).
 
     Examples:
@@ -895,6 +1000,7 @@ def diff(a: TensorLike, n=1, axis: Axis = -1, prepend=None,
 
 # ---- sorting: argsort / argpartition on the values, then one GATHER row ------------------------
 
+
 def _gather_along(x, idx, axis):
     """x[idx] along ``axis`` (idx as argsort returns it), as one GATHER row."""
     v = np.asarray(x._v)
@@ -912,7 +1018,7 @@ def _order_guard(out, axis, pairs):
         lo = [slice(None)] * out.ndim
         hi = [slice(None)] * out.ndim
         lo[axis], hi[axis] = before, after
-        getitem(out, tuple(lo)) <= getitem(out, tuple(hi))   # noqa: B015 - records the guard
+        getitem(out, tuple(lo)) <= getitem(out, tuple(hi))  # noqa: B015 - records the guard
 
 
 def _arranged(name, x, axis, order, arg):
@@ -940,14 +1046,14 @@ def sort(x: TensorLike, axis: Axis = -1, kind=None, order=None) -> Tensor:
         >>> (y * tg.tensor([1.0, 2.0, 3.0])).sum().backward(); x.grad
         tensor([3., 1., 2.])
     """
-    out, ax, _ = _arranged("sort", x, axis, order,
-                           lambda v, axis: np.argsort(v, axis=axis, kind=kind))
+    out, ax, _ = _arranged(
+        "sort", x, axis, order, lambda v, axis: np.argsort(v, axis=axis, kind=kind)
+    )
     _order_guard(out, ax, [(slice(0, -1), slice(1, None))])
     return out
 
 
-def partition(x: TensorLike, kth, axis: Axis = -1,
-              kind="introselect", order=None) -> Tensor:
+def partition(x: TensorLike, kth, axis: Axis = -1, kind="introselect", order=None) -> Tensor:
     """np.partition: the values gathered in argpartition order (one GATHER row).  Only the
     ``kth`` positions are defined by NumPy (the rest is any order, as NumPy's own).
 
@@ -959,8 +1065,9 @@ def partition(x: TensorLike, kth, axis: Axis = -1,
         >>> y.backward(); x.grad
         tensor([0., 1., 0.])
     """
-    out, ax, shape = _arranged("partition", x, axis, order,
-                               lambda v, axis: np.argpartition(v, kth, axis=axis, kind=kind))
+    out, ax, shape = _arranged(
+        "partition", x, axis, order, lambda v, axis: np.argpartition(v, kth, axis=axis, kind=kind)
+    )
     n = shape[ax]
     pairs = []
     for k in np.atleast_1d(kth):
@@ -978,8 +1085,7 @@ def _to_last(x, axis, name):
         return ravel(x), (1,) * len(shape)
     axes = _norm_axes(axis, len(shape), name)
     others = [d for d in range(len(shape)) if d not in axes]
-    y = transpose(x, others + list(axes)) if others + list(axes) != list(range(len(shape))) \
-        else x
+    y = transpose(x, others + list(axes)) if others + list(axes) != list(range(len(shape))) else x
     m = int(np.prod([shape[d] for d in axes], dtype=np.int64))
     kept = tuple(1 if d in axes else s for d, s in enumerate(shape))
     return reshape(y, tuple(shape[d] for d in others) + (m,)), kept
@@ -1004,8 +1110,7 @@ def _sorted_lanes(a, axis, name):
     return sort(y, -1), kept, n
 
 
-def median(a: TensorLike, axis: Axis = None,
-           keepdims: bool = False) -> Tensor:
+def median(a: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """np.median: the middle of the sorted values (mean of the two middle ones for an even
     count); composite of sort (argsort + GATHER) and arithmetic.
 
@@ -1025,8 +1130,15 @@ def median(a: TensorLike, axis: Axis = None,
     return reshape(mid, kept) if keepdims else mid
 
 
-def quantile(a: TensorLike, q, axis: Axis = None,
-             method="linear", keepdims: bool = False, *, interpolation=None) -> Tensor:
+def quantile(
+    a: TensorLike,
+    q,
+    axis: Axis = None,
+    method="linear",
+    keepdims: bool = False,
+    *,
+    interpolation=None,
+) -> Tensor:
     """np.quantile with linear interpolation (NumPy's default, and NumPy's formula): sort
     (argsort + GATHER), then a + (b - a) * t between the neighbours.  The gradient flows to
     the selected elements, (1 - t) and t; q itself is not differentiated.
@@ -1042,11 +1154,15 @@ def quantile(a: TensorLike, q, axis: Axis = None,
     if interpolation is not None:
         method = interpolation
     if method != "linear":
-        raise NotImplementedError(f"quantile: method={method!r} is not supported on Tensors; "
-                                  "only 'linear' (NumPy's default)")
+        raise NotImplementedError(
+            f"quantile: method={method!r} is not supported on Tensors; "
+            "only 'linear' (NumPy's default)"
+        )
     if isinstance(q, Tensor) and q._rg:
-        raise TypeError("quantile: q requires grad; tapegrad differentiates quantiles in the "
-                        "data only (pass q as a number or array)")
+        raise TypeError(
+            "quantile: q requires grad; tapegrad differentiates quantiles in the "
+            "data only (pass q as a number or array)"
+        )
     qv = np.asarray(value_of(q), dtype=np.float64)
     if not (np.all(qv >= 0.0) and np.all(qv <= 1.0)):
         raise ValueError("Quantiles must be in the range [0, 1]")
@@ -1059,14 +1175,21 @@ def quantile(a: TensorLike, q, axis: Axis = None,
     hi = getitem(s, (Ellipsis, nxt))
     d = sub(hi, lo)
     out = where(t >= 0.5, sub(hi, mul(d, result(1.0 - t))), add(lo, mul(d, result(t))))
-    out = _nan_lanes(s, out)                          # (..., nq)
+    out = _nan_lanes(s, out)  # (..., nq)
     rest = kept if keepdims else s.shape[:-1]
     out = transpose(out, (out.ndim - 1,) + tuple(range(out.ndim - 1)))
     return reshape(out, qv.shape + tuple(rest))
 
 
-def percentile(a: TensorLike, q, axis: Axis = None,
-               method="linear", keepdims: bool = False, *, interpolation=None) -> Tensor:
+def percentile(
+    a: TensorLike,
+    q,
+    axis: Axis = None,
+    method="linear",
+    keepdims: bool = False,
+    *,
+    interpolation=None,
+) -> Tensor:
     """np.percentile: ``quantile(a, q / 100)``.
 
     Examples:
@@ -1078,10 +1201,13 @@ def percentile(a: TensorLike, q, axis: Axis = None,
         tensor([0.2500, 0.7500, 0.0000, 0.0000])
     """
     if isinstance(q, Tensor) and q._rg:
-        raise TypeError("percentile: q requires grad; tapegrad differentiates percentiles in "
-                        "the data only (pass q as a number or array)")
-    return quantile(a, np.true_divide(value_of(q), 100), axis, method, keepdims,
-                    interpolation=interpolation)
+        raise TypeError(
+            "percentile: q requires grad; tapegrad differentiates percentiles in "
+            "the data only (pass q as a number or array)"
+        )
+    return quantile(
+        a, np.true_divide(value_of(q), 100), axis, method, keepdims, interpolation=interpolation
+    )
 
 
 def reshape(x: TensorLike, *shape: int) -> Tensor:
@@ -1103,8 +1229,9 @@ def reshape(x: TensorLike, *shape: int) -> Tensor:
     try:
         out = np.reshape(np.asarray(v), shape)
     except ValueError:
-        raise ValueError(f"reshape: cannot reshape tensor of shape {x.shape} into shape "
-                         f"{tuple(shape)}") from None
+        raise ValueError(
+            f"reshape: cannot reshape tensor of shape {x.shape} into shape {tuple(shape)}"
+        ) from None
     out = result(out.copy() if out.ndim else out)
     if not needs_grad(x):
         return Tensor._const(out)
@@ -1171,7 +1298,7 @@ def broadcast_to(x: TensorLike, shape) -> Tensor:
     x = _t(x)
     shape = tuple(shape)
     try:
-        out = result(np.array(np.broadcast_to(np.asarray(x._v), shape)))   # 0-d stays 0-d
+        out = result(np.array(np.broadcast_to(np.asarray(x._v), shape)))  # 0-d stays 0-d
     except ValueError:
         raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}") from None
     if not needs_grad(x):
@@ -1179,8 +1306,9 @@ def broadcast_to(x: TensorLike, shape) -> Tensor:
     if shape == x.shape:
         return reshape(x, shape)
     t = tape_for(x)
-    return record(t, C.VIEW, row_of(t, x), -1, out,
-                  ip=t.add_ints(_broadcast_params(x.shape, shape)))
+    return record(
+        t, C.VIEW, row_of(t, x), -1, out, ip=t.add_ints(_broadcast_params(x.shape, shape))
+    )
 
 
 def squeeze(x: TensorLike, axis: Axis = None) -> Tensor:
@@ -1198,8 +1326,9 @@ def squeeze(x: TensorLike, axis: Axis = None) -> Tensor:
     try:
         shape = np.squeeze(np.empty(x.shape, dtype=np.uint8), axis).shape
     except ValueError:
-        raise ValueError(f"squeeze: cannot select axis {axis} of shape {x.shape}: it is not "
-                         "of size one") from None
+        raise ValueError(
+            f"squeeze: cannot select axis {axis} of shape {x.shape}: it is not of size one"
+        ) from None
     return reshape(x, shape)
 
 
@@ -1254,7 +1383,7 @@ def concatenate(xs: Sequence[TensorLike], axis: Axis = 0) -> Tensor:
     t = tape_for(*xs)
     rows = [row_of(t, x) for x in xs]
     outer = int(np.prod(shapes[0][:ax], dtype=np.int64))
-    inner = int(np.prod(shapes[0][ax + 1:], dtype=np.int64))
+    inner = int(np.prod(shapes[0][ax + 1 :], dtype=np.int64))
     lens = [s[ax] for s in shapes]
     return record(t, C.CONCAT, -1, -1, out, ip=t.add_ints([outer, inner, len(xs), *rows, *lens]))
 
@@ -1287,6 +1416,7 @@ def stack(xs: Sequence[TensorLike], axis: Axis = 0) -> Tensor:
 
 # ---- matmul -----------------------------------------------------------------------------------
 
+
 def matmul(x: TensorLike, y: TensorLike) -> Tensor:
     """Matrix product with NumPy's rules (np.matmul, ``@``): vectors, matrices and batches.
 
@@ -1303,13 +1433,15 @@ def matmul(x: TensorLike, y: TensorLike) -> Tensor:
     x, y = _t(x), _t(y)
     xs, ys = x.shape, y.shape
     if len(xs) == 0 or len(ys) == 0:
-        raise ValueError(f"matmul: operands must be at least 1-D, got shapes {xs} and {ys}; "
-                         "use * for scalars")
+        raise ValueError(
+            f"matmul: operands must be at least 1-D, got shapes {xs} and {ys}; use * for scalars"
+        )
     xm = xs if len(xs) >= 2 else (1,) + xs
     ym = ys if len(ys) >= 2 else ys + (1,)
     if xm[-1] != ym[-2]:
-        raise ValueError(f"matmul: shape mismatch {xs} @ {ys}: inner dimensions {xm[-1]} and "
-                         f"{ym[-2]} differ")
+        raise ValueError(
+            f"matmul: shape mismatch {xs} @ {ys}: inner dimensions {xm[-1]} and {ym[-2]} differ"
+        )
     try:
         batch = np.broadcast_shapes(xm[:-2], ym[:-2])
     except ValueError:
@@ -1350,8 +1482,10 @@ def linear(x, weight, bias=None):
     """
     x, w = _t(x), _t(weight)
     if w.ndim != 2 or x.ndim == 0 or x.shape[-1] != w.shape[1]:
-        raise ValueError(f"linear: input of shape {x.shape} does not fit a weight of shape "
-                         f"{w.shape} (out_features, in_features)")
+        raise ValueError(
+            f"linear: input of shape {x.shape} does not fit a weight of shape "
+            f"{w.shape} (out_features, in_features)"
+        )
     lead = x.shape[:-1]
     x2 = x if x.ndim == 2 else reshape(x, (-1, x.shape[-1]))
     xv = np.asarray(value_of(x2))
@@ -1360,8 +1494,14 @@ def linear(x, weight, bias=None):
     if needs_grad(x2, w):
         t = tape_for(x2, w)
         m, k = xv.shape
-        out = record(t, C.MATMUL, row_of(t, x2), row_of(t, w), out,
-                     ip=t.add_ints([1, m, k, wv.shape[0], 0, 1]))
+        out = record(
+            t,
+            C.MATMUL,
+            row_of(t, x2),
+            row_of(t, w),
+            out,
+            ip=t.add_ints([1, m, k, wv.shape[0], 0, 1]),
+        )
     else:
         out = Tensor._const(out)
     if x.ndim != 2:
@@ -1384,15 +1524,17 @@ def dot(x: TensorLike, y: TensorLike) -> Tensor:
     if x.ndim == 0 or y.ndim == 0:
         return mul(x, y)
     if y.ndim > 2:
-        raise ValueError(f"dot: only 1-D and 2-D right operands are supported (got {y.shape}); "
-                         "use matmul or tensordot")
+        raise ValueError(
+            f"dot: only 1-D and 2-D right operands are supported (got {y.shape}); "
+            "use matmul or tensordot"
+        )
     return matmul(x, y)
 
 
 # ---- composite ops ------------------------------------------------------------------------------
 
-def logsumexp(x: TensorLike, axis: Axis = None,
-              keepdims: bool = False) -> Tensor:
+
+def logsumexp(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """log(sum(exp(x))) computed stably (no overflow); its gradient is softmax(x).
 
     Examples:
@@ -1451,6 +1593,7 @@ def log_softmax(x: TensorLike, axis: Axis = -1) -> Tensor:
 
 # ---- indexing ---------------------------------------------------------------------------------
 
+
 def _index_key(key):
     """Normalise a __getitem__ key: Tensors become arrays; returns (key, is_basic)."""
     items = key if isinstance(key, tuple) else (key,)
@@ -1461,8 +1604,11 @@ def _index_key(key):
             k = np.asarray(k._v)
             if k.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be integer or boolean")
-        if isinstance(k, (list, np.ndarray)) or (isinstance(k, np.generic) and k.dtype == bool) \
-                or isinstance(k, bool):
+        if (
+            isinstance(k, (list, np.ndarray))
+            or (isinstance(k, np.generic) and k.dtype == bool)
+            or isinstance(k, bool)
+        ):
             basic = False
         norm.append(k)
     return (tuple(norm) if isinstance(key, tuple) else norm[0]), basic
@@ -1481,10 +1627,8 @@ def getitem(x, key):
     try:
         picked = v[key]
     except IndexError as e:
-        raise IndexError(f"index {key!r} is invalid for a tensor of shape {x.shape}: {e}") \
-            from None
-    out = result(np.array(picked, dtype=np.float64) if v.dtype == np.float64 else
-                 np.array(picked))
+        raise IndexError(f"index {key!r} is invalid for a tensor of shape {x.shape}: {e}") from None
+    out = result(np.array(picked, dtype=np.float64) if v.dtype == np.float64 else np.array(picked))
     if not needs_grad(x):
         # integer/bool tensors keep their dtype, also for one element (labels[i] is an index)
         return Tensor._const(out if v.dtype == np.float64 else np.array(picked))
@@ -1508,8 +1652,10 @@ def setitem(x, key, value):
     try:
         vb = np.broadcast_to(np.asarray(vv), np.asarray(xv[key]).shape)
     except ValueError:
-        raise ValueError(f"setitem: value of shape {np.shape(vv)} cannot be broadcast to the "
-                         f"indexed shape {np.asarray(xv[key]).shape}") from None
+        raise ValueError(
+            f"setitem: value of shape {np.shape(vv)} cannot be broadcast to the "
+            f"indexed shape {np.asarray(xv[key]).shape}"
+        ) from None
     out = xv.astype(np.float64).copy()
     out.reshape(-1)[flat] = vb.reshape(-1)
     out = result(out)
@@ -1552,6 +1698,7 @@ def gather_flat(x, flat_idx, shape):
 
 # ---- composites for numpy dispatch and tapegrad.numpy --------------------------------------------
 # Written with the differentiable ops above only, so backward, replay and higher order come free.
+
 
 def square(x: TensorLike) -> Tensor:
     """x * x elementwise (np.square).
@@ -1630,10 +1777,10 @@ def around(x: TensorLike, decimals: int = 0) -> Tensor:
     decimals = int(decimals)
     if decimals == 0:
         return rint(x)
-    if decimals > 0:     # a true division (a DIV row), as NumPy divides, not a MULS by 1/f
-        f = 10.0 ** decimals
+    if decimals > 0:  # a true division (a DIV row), as NumPy divides, not a MULS by 1/f
+        f = 10.0**decimals
         return div(rint(mul(x, f)), np.array(f))
-    f = 10.0 ** -decimals
+    f = 10.0**-decimals
     return mul(rint(div(x, f)), f)
 
 
@@ -1652,9 +1799,15 @@ def nan_to_num(x: TensorLike, copy=True, nan=0.0, posinf=None, neginf=None) -> T
     x = _t(x)
     v = np.asarray(x._v, dtype=np.float64)
     big = np.finfo(np.float64).max
-    repl = np.where(np.isnan(v), float(nan),
-                    np.where(v > 0, big if posinf is None else float(posinf),
-                             -big if neginf is None else float(neginf)))
+    repl = np.where(
+        np.isnan(v),
+        float(nan),
+        np.where(
+            v > 0,
+            big if posinf is None else float(posinf),
+            -big if neginf is None else float(neginf),
+        ),
+    )
     out = where(np.isfinite(v), x, result(repl) if repl.ndim else float(repl))
     return out
 
@@ -1750,6 +1903,7 @@ def _contract(x, y, xfree, xsum, ysum, yfree, batch=((), ())):
 
     def size(shape, axes):
         return int(np.prod([shape[a] for a in axes], dtype=np.int64))
+
     nb = size(xs, batch[0])
     xm = reshape(_moveto(x, [*batch[0], *xfree, *xsum]), (nb, size(xs, xfree), size(xs, xsum)))
     ym = reshape(_moveto(y, [*batch[1], *ysum, *yfree]), (nb, size(ys, ysum), size(ys, yfree)))
@@ -1780,8 +1934,14 @@ def tensordot(x: TensorLike, y: TensorLike, axes=2) -> Tensor:
     xa, ya = [int(a) % max(x.ndim, 1) for a in xa], [int(b) % max(y.ndim, 1) for b in ya]
     if not ok or len(xa) != len(ya) or any(x.shape[a] != y.shape[b] for a, b in zip(xa, ya)):
         raise ValueError(f"tensordot: axes {axes} do not pair up shapes {x.shape} and {y.shape}")
-    return _contract(x, y, [d for d in range(x.ndim) if d not in xa], xa, ya,
-                     [d for d in range(y.ndim) if d not in ya])
+    return _contract(
+        x,
+        y,
+        [d for d in range(x.ndim) if d not in xa],
+        xa,
+        ya,
+        [d for d in range(y.ndim) if d not in ya],
+    )
 
 
 def _einsum_parse(subscripts, ops):
@@ -1791,17 +1951,19 @@ def _einsum_parse(subscripts, ops):
     ins, arrow, out = s.partition("->")
     ins = ins.split(",")
     if len(ins) != len(ops):
-        raise ValueError(f"einsum: {len(ins)} operand subscripts in {subscripts!r} but "
-                         f"{len(ops)} operands")
+        raise ValueError(
+            f"einsum: {len(ins)} operand subscripts in {subscripts!r} but {len(ops)} operands"
+        )
     spare = [c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBA" if c not in s]
-    nell = max([x.ndim - len(t.replace("...", "")) for x, t in zip(ops, ins) if "..." in t],
-               default=0)
+    nell = max(
+        [x.ndim - len(t.replace("...", "")) for x, t in zip(ops, ins) if "..." in t], default=0
+    )
     ell = "".join(spare[:nell][::-1])
     labels = []
     for x, t in zip(ops, ins):
         if "..." in t:
             k = x.ndim - len(t.replace("...", ""))
-            t = t.replace("...", ell[nell - k:] if k > 0 else "")
+            t = t.replace("...", ell[nell - k :] if k > 0 else "")
         if len(t) != x.ndim or (t and not t.isalpha()):
             raise ValueError(f"einsum: subscripts {t!r} do not fit an operand of shape {x.shape}")
         labels.append(t)
@@ -1832,15 +1994,22 @@ def _einsum_pair(x, sx, y, sy, keep):
         y, sy = sum(y, tuple(drop_y)), "".join(c for c in sy if c in sx or c in keep)
     for c in sx:
         if c in sy and x.shape[sx.index(c)] != y.shape[sy.index(c)]:
-            raise ValueError(f"einsum: label {c!r} has sizes {x.shape[sx.index(c)]} and "
-                             f"{y.shape[sy.index(c)]}")
+            raise ValueError(
+                f"einsum: label {c!r} has sizes {x.shape[sx.index(c)]} and {y.shape[sy.index(c)]}"
+            )
     batch = [c for c in sx if c in sy and c in keep]
     summed = [c for c in sx if c in sy and c not in keep]
     xfree = [c for c in sx if c not in sy]
     yfree = [c for c in sy if c not in sx]
-    z = _contract(x, y, [sx.index(c) for c in xfree], [sx.index(c) for c in summed],
-                  [sy.index(c) for c in summed], [sy.index(c) for c in yfree],
-                  ([sx.index(c) for c in batch], [sy.index(c) for c in batch]))
+    z = _contract(
+        x,
+        y,
+        [sx.index(c) for c in xfree],
+        [sx.index(c) for c in summed],
+        [sy.index(c) for c in summed],
+        [sy.index(c) for c in yfree],
+        ([sx.index(c) for c in batch], [sy.index(c) for c in batch]),
+    )
     return z, "".join(batch + xfree + yfree)
 
 
@@ -1853,8 +2022,7 @@ def _einsum_broadcast(terms):
             sizes.setdefault(c, set()).add(n)
     for c, ns in sizes.items():
         if len(ns - {1}) > 1:
-            raise ValueError(f"einsum: label {c!r} has sizes {sorted(ns)} that do not "
-                             "broadcast")
+            raise ValueError(f"einsum: label {c!r} has sizes {sorted(ns)} that do not broadcast")
     out = []
     for x, s in terms:
         keep = [i for i, c in enumerate(s) if not (x.shape[i] == 1 and sizes[c] - {1})]
@@ -1880,12 +2048,13 @@ def einsum(subscripts, *operands) -> Tensor:
     ops = [_t(x) for x in operands]
     labels, out = _einsum_parse(subscripts, ops)
     if len(set(out)) != len(out) or any(c not in "".join(labels) for c in out):
-        raise ValueError(f"einsum: output subscripts {out!r} repeat a label or use one no "
-                         "operand has")
+        raise ValueError(
+            f"einsum: output subscripts {out!r} repeat a label or use one no operand has"
+        )
     terms = _einsum_broadcast([_einsum_diag(x, s) for x, s in zip(ops, labels)])
     acc, sa = terms[0]
     for i in range(1, len(terms)):
-        keep = out + "".join(s for _, s in terms[i + 1:])
+        keep = out + "".join(s for _, s in terms[i + 1 :])
         acc, sa = _einsum_pair(acc, sa, terms[i][0], terms[i][1], keep)
     drop = tuple(i for i, c in enumerate(sa) if c not in out)
     if drop:
@@ -1893,8 +2062,7 @@ def einsum(subscripts, *operands) -> Tensor:
     return _moveto(acc, [sa.index(c) for c in out])
 
 
-def norm(x: TensorLike, ord=None, axis: Axis = None,
-         keepdims: bool = False) -> Tensor:  # noqa: A002 - numpy's name
+def norm(x: TensorLike, ord=None, axis: Axis = None, keepdims: bool = False) -> Tensor:  # noqa: A002 - numpy's name
     """np.linalg.norm for vector norms (any p, inf, -inf) and the Frobenius, 1 and inf matrix
     norms.
 
@@ -1914,8 +2082,10 @@ def norm(x: TensorLike, ord=None, axis: Axis = None,
     axes = _norm_axes(axis, x.ndim, "norm") if axis is not None else (0, 1)
     if len(axes) == 2 and ord is not None and ord != "fro":
         if ord not in (1, -1, math.inf, -math.inf):
-            raise TypeError(f"norm: matrix norm ord={ord!r} (spectral/nuclear) needs the SVD: "
-                            "use np.linalg.norm or tnp.linalg.norm, which differentiate it")
+            raise TypeError(
+                f"norm: matrix norm ord={ord!r} (spectral/nuclear) needs the SVD: "
+                "use np.linalg.norm or tnp.linalg.norm, which differentiate it"
+            )
         inner, outer_ax = (axes[0], axes[1]) if ord in (1, -1) else (axes[1], axes[0])
         s = sum(abs_(x), inner, keepdims=True)
         r = (amax if ord > 0 else amin)(s, outer_ax, keepdims=True)
@@ -1927,6 +2097,7 @@ def norm(x: TensorLike, ord=None, axis: Axis = None,
     if ord == 1:
         return sum(abs_(x), axes, keepdims)
     if ord == 0:
-        return Tensor._const(result(np.sum(np.asarray(x._v) != 0, axis=axes, keepdims=keepdims,
-                                           dtype=np.float64)))
+        return Tensor._const(
+            result(np.sum(np.asarray(x._v) != 0, axis=axes, keepdims=keepdims, dtype=np.float64))
+        )
     return power(sum(power(abs_(x), float(ord)), axes, keepdims), 1.0 / float(ord))

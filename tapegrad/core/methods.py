@@ -2,6 +2,7 @@
 
 Kept apart from ``_tensor.py`` so the handle stays small; ``attach()`` runs once at import.
 """
+
 import weakref
 
 import numpy as np
@@ -19,7 +20,7 @@ from .tensor import (
     tape_of,
 )
 
-_ADD, _ADDS, _MUL, _MULS = C.ADD, C.ADDS, C.MUL, C.MULS   # the operator hot path
+_ADD, _ADDS, _MUL, _MULS = C.ADD, C.ADDS, C.MUL, C.MULS  # the operator hot path
 
 
 def _add(self, other):
@@ -61,6 +62,7 @@ def _reduction(fn):
         if keepdim is not None:
             keepdims = keepdim
         return fn(self, _axis(axis, dim), keepdims)
+
     method.__name__ = fn.__name__
     method.__doc__ = f"``x.{fn.__name__}(dim)`` is ``tg.{fn.__name__}(x, dim)``.\n\n{fn.__doc__}"
     return method
@@ -106,18 +108,21 @@ def _check_inplace(self, opname):
             f"{opname}: in-place change of {what} (shape {self.shape}) inside a tapegrad "
             "transform or tg.trace recording; the derivative would be that of the value "
             "before the change, not of what f computes. Change a copy, with gradient on: "
-            "x = x.copy() (or tnp.array(x)); x[i] = ...")
+            "x = x.copy() (or tnp.array(x)); x[i] = ..."
+        )
     if self._leaf and self._rg and STATE.enabled:
         raise RuntimeError(
             f"a leaf Variable that requires grad is being used in an in-place operation "
-            f"({opname} on shape {self.shape}); wrap the update in `with tg.no_grad():`")
+            f"({opname} on shape {self.shape}); wrap the update in `with tg.no_grad():`"
+        )
     base = _base_of(self)
     if base is not None:
         if base._leaf and base._rg and STATE.enabled:
             raise RuntimeError(
                 f"a view of a leaf Variable that requires grad is being used in an in-place "
                 f"operation ({opname} on shape {self.shape}); wrap the update in "
-                "`with tg.no_grad():`")
+                "`with tg.no_grad():`"
+            )
         _check_inplace(base, opname)
 
 
@@ -129,18 +134,23 @@ def _check_inplace(self, opname):
 # a recorded setitem), and after an in-place change of a base its live views are derived
 # again (``v = base[key]``), so values and gradients are those NumPy's aliasing implies.
 
+
 def _basic_key(key):
     items = key if isinstance(key, tuple) else (key,)
     for k in items:
-        if not (k is None or k is Ellipsis or isinstance(k, slice)
-                or (isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)))):
+        if not (
+            k is None
+            or k is Ellipsis
+            or isinstance(k, slice)
+            or (isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)))
+        ):
             return False
     return True
 
 
 def _getitem(self, key):
     out = O.getitem(self, key)
-    if out._v.__class__ is not float and _basic_key(key):   # NumPy returns a view
+    if out._v.__class__ is not float and _basic_key(key):  # NumPy returns a view
         _note_view(self, out, key)
     return out
 
@@ -180,8 +190,8 @@ def _after_write(self):
     b = m.get("base")
     base = None if b is None else b[0]()
     if base is not None:
-        _setitem(base, b[1], self)     # writes the view's values into the base, then
-        return                         # re-derives the base's views (self among them)
+        _setitem(base, b[1], self)  # writes the view's values into the base, then
+        return  # re-derives the base's views (self among them)
     _refresh_views(self)
 
 
@@ -208,14 +218,14 @@ def _dedupe_last(self, key, value):
     last write of each position (and the value to those elements) first."""
     items = key if isinstance(key, tuple) else (key,)
     if all(not isinstance(k, (list, np.ndarray, Tensor)) for k in items):
-        return key, value                # basic indexing cannot repeat a position
+        return key, value  # basic indexing cannot repeat a position
     shape = self.shape
     pos = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)[O._index_key(key)[0]]
     flat = np.asarray(pos).ravel()
     uniq, first_rev = np.unique(flat[::-1], return_index=True)
     if uniq.size == flat.size:
         return key, value
-    last = flat.size - 1 - first_rev     # the last write of each position
+    last = flat.size - 1 - first_rev  # the last write of each position
     sub = np.unravel_index(uniq, shape)
     if isinstance(value, Tensor):
         full = O.reshape(O.broadcast_to(value, np.shape(pos)), (-1,))
@@ -226,6 +236,7 @@ def _dedupe_last(self, key, value):
 
 def _inplace(fn, opname):
     """In-place update: a leaf under no_grad changes its value; a graph tensor takes the new row."""
+
     def method(self, other):
         _check_inplace(self, opname)
         if not STATE.enabled or not (self._rg or (isinstance(other, Tensor) and other._rg)):
@@ -236,6 +247,7 @@ def _inplace(fn, opname):
         if self._meta is not None and _linked(self):
             _after_write(self)
         return self
+
     method.__name__ = opname
     return method
 
@@ -271,7 +283,7 @@ def _untracked_update(self, v):
 
     A graph tensor keeps its place in the graph, as in PyTorch: the new value becomes an
     identity row of the old one, so gradients pass straight through the update."""
-    t = tape_of(self)      # (a handle of a row kept by a cut moves to the live tape first)
+    t = tape_of(self)  # (a handle of a row kept by a cut moves to the live tape first)
     if not self._leaf and self._rg and t is STATE.tape:
         _swap_in(self, O.record(t, C.RESHAPE, self._row, -1, v))
     else:
@@ -282,19 +294,28 @@ def _set_value(self, v):
     t = tape_of(self)
     if t is not None:
         if t.pc:
-            t.sync()              # pending rows may hold this very array
+            t.sync()  # pending rows may hold this very array
         if self._row in t.lazy:
             t.materialize(self._row)  # the tape holds this very array: copy it first
     old = self._v
-    if old.__class__ is not float and v.__class__ is not float and old.shape == v.shape \
-            and old.dtype == v.dtype:
+    if (
+        old.__class__ is not float
+        and v.__class__ is not float
+        and old.shape == v.shape
+        and old.dtype == v.dtype
+    ):
         old[...] = v
     else:
         if old.__class__ is not float and np.shape(v) != old.shape:
-            raise RuntimeError(f"in-place update changes shape {old.shape} to {np.shape(v)}; "
-                               "in-place ops cannot broadcast the destination")
-        self._v = v if old.__class__ is float or v.__class__ is not float else \
-            np.asarray(v, dtype=old.dtype)
+            raise RuntimeError(
+                f"in-place update changes shape {old.shape} to {np.shape(v)}; "
+                "in-place ops cannot broadcast the destination"
+            )
+        self._v = (
+            v
+            if old.__class__ is float or v.__class__ is not float
+            else np.asarray(v, dtype=old.dtype)
+        )
     bump_version(self)
     self._invalidate()
 
@@ -313,7 +334,8 @@ def bump_version(self, at=None):
     t = tape_of(self)
     if t is not None and self._row >= 0:
         t.extras.setdefault("dirty", []).append(
-            (self._row, t.n if at is None else at, weakref.ref(self), v))
+            (self._row, t.n if at is None else at, weakref.ref(self), v)
+        )
 
 
 def _version(self):
@@ -324,17 +346,19 @@ def _version(self):
 def _swap_in(self, new):
     """Make ``self`` the handle of ``new``'s row (in-place op on a graph tensor)."""
     if new.shape != self.shape:
-        raise RuntimeError(f"in-place update changes shape {self.shape} to {new.shape}; "
-                           "in-place ops cannot broadcast the destination")
+        raise RuntimeError(
+            f"in-place update changes shape {self.shape} to {new.shape}; "
+            "in-place ops cannot broadcast the destination"
+        )
     bump_version(self, new._row)
     t = self._tape
     if t is not None and t.alive and self._row >= 0 and not self._leaf:
         retained = t.extras.get("retain")
         if retained and self._row in retained and new._tape is t:
-            retained[new._row] = retained.pop(self._row)   # .grad follows the new version
+            retained[new._row] = retained.pop(self._row)  # .grad follows the new version
     k = getattr(new, "_k", None)
     if k is not None:
-        self._k = k          # the new row's range is held by this handle now
+        self._k = k  # the new row's range is held by this handle now
     self._v = new._v
     self._tape = new._tape
     self._row = new._row
@@ -346,8 +370,7 @@ def _setitem(self, key, value):
     _check_inplace(self, "__setitem__")
     key, value = _dedupe_last(self, key, value)
     if not STATE.enabled or not (self._rg or (isinstance(value, Tensor) and value._rg)):
-        new = O.setitem(self.detach(), key, value.detach() if isinstance(value, Tensor)
-                        else value)
+        new = O.setitem(self.detach(), key, value.detach() if isinstance(value, Tensor) else value)
         _untracked_update(self, new._v)
     else:
         _swap_in(self, O.setitem(self, key, value))
@@ -364,6 +387,7 @@ def _compare(ufunc, name):
         if hook is not None:
             hook(self, name, other, res)
         return res
+
     method.__name__ = name
     return method
 
@@ -541,8 +565,9 @@ def _squeeze(self, axis=None, *, dim=None):
     axis = _axis(axis, dim)
     if axis is not None:  # PyTorch: a named dim that is not of size one is left alone
         shape = self.shape
-        axis = tuple(a for a in O._norm_axes(axis, len(shape), "squeeze")
-                     if a < len(shape) and shape[a] == 1)
+        axis = tuple(
+            a for a in O._norm_axes(axis, len(shape), "squeeze") if a < len(shape) and shape[a] == 1
+        )
     return O.squeeze(self, axis)
 
 
@@ -570,8 +595,9 @@ def _expand(self, *shape):
     """
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    shape = tuple(self.shape[i - (len(shape) - self.ndim)] if s == -1 else s
-                  for i, s in enumerate(shape))
+    shape = tuple(
+        self.shape[i - (len(shape) - self.ndim)] if s == -1 else s for i, s in enumerate(shape)
+    )
     return O.broadcast_to(self, shape)
 
 
@@ -630,7 +656,10 @@ def _clone(self):
     if self._rg:
         return O.reshape(self, self.shape)
     return Tensor._const(self._v if self._v.__class__ is float else self._v.copy())
+
+
 # ---- ndarray methods composed from existing ops (so code written for arrays runs) ----------
+
 
 def _astype(self, dtype, copy=True, **kw):
     """ndarray.astype: float64 keeps the graph (a copy, as NumPy makes); an integer or bool
@@ -645,10 +674,12 @@ def _astype(self, dtype, copy=True, **kw):
     if dt == np.float64:
         return self.clone() if copy else self
     if dt.kind in "iub" or not self._rg:
-        _guard(self, "astype")   # a trace pins the value it reads
+        _guard(self, "astype")  # a trace pins the value it reads
         return Tensor(self._v, dtype=dt)
-    raise TypeError(f"Tensor.astype({dt}): tapegrad differentiates float64 values only; a "
-                    f"Tensor that requires grad cannot become {dt} (use astype(float))")
+    raise TypeError(
+        f"Tensor.astype({dt}): tapegrad differentiates float64 values only; a "
+        f"Tensor that requires grad cannot become {dt} (use astype(float))"
+    )
 
 
 def _guard(self, kind):
@@ -665,8 +696,9 @@ def _values(name):
     fn = getattr(np, name)
 
     def method(self, *args, **kwargs):
-        _guard(self, name)       # a trace pins the value it reads
+        _guard(self, name)  # a trace pins the value it reads
         return fn(np.asarray(self._v), *args, **kwargs)
+
     method.__name__ = name
     return method
 
@@ -788,9 +820,14 @@ def attach():
     M.__abs__ = O.abs_
     M.__getitem__ = _getitem
     M.__setitem__ = _setitem
-    for name, uf in (("__lt__", np.less), ("__le__", np.less_equal), ("__gt__", np.greater),
-                     ("__ge__", np.greater_equal), ("__eq__", np.equal),
-                     ("__ne__", np.not_equal)):
+    for name, uf in (
+        ("__lt__", np.less),
+        ("__le__", np.less_equal),
+        ("__gt__", np.greater),
+        ("__ge__", np.greater_equal),
+        ("__eq__", np.equal),
+        ("__ne__", np.not_equal),
+    ):
         setattr(M, name, _compare(uf, name))
     M.__iadd__ = M.add_ = _inplace(O.add, "add_")
     M.__isub__ = M.sub_ = _inplace(O.sub, "sub_")
@@ -801,15 +838,52 @@ def attach():
     M.clamp_ = _clamp_
     M.zero_ = _zero_
     M._version = property(_version)
-    for name in ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh",
-                 "sigmoid", "relu", "arcsin", "arccos", "arctan", "arcsinh", "arccosh",
-                 "arctanh", "sinh", "cosh", "log2", "log10", "exp2", "cbrt", "sinc", "sign",
-                 "floor", "ceil", "rint", "trunc", "reciprocal", "square", "deg2rad",
-                 "rad2deg", "nan_to_num", "conj", "remainder", "fmod", "arctan2", "hypot",
-                 "logaddexp", "logaddexp2"):
+    for name in (
+        "exp",
+        "log",
+        "log1p",
+        "expm1",
+        "sqrt",
+        "sin",
+        "cos",
+        "tan",
+        "tanh",
+        "sigmoid",
+        "relu",
+        "arcsin",
+        "arccos",
+        "arctan",
+        "arcsinh",
+        "arccosh",
+        "arctanh",
+        "sinh",
+        "cosh",
+        "log2",
+        "log10",
+        "exp2",
+        "cbrt",
+        "sinc",
+        "sign",
+        "floor",
+        "ceil",
+        "rint",
+        "trunc",
+        "reciprocal",
+        "square",
+        "deg2rad",
+        "rad2deg",
+        "nan_to_num",
+        "conj",
+        "remainder",
+        "fmod",
+        "arctan2",
+        "hypot",
+        "logaddexp",
+        "logaddexp2",
+    ):
         setattr(M, name, getattr(O, name))
     for name in ("gamma", "gammaln", "digamma", "erf", "erfc", "erfinv", "erfcinv"):
-        setattr(M, name, getattr(O, name))   # special functions (PyTorch has x.erf() ...)
+        setattr(M, name, getattr(O, name))  # special functions (PyTorch has x.erf() ...)
     M.lgamma = O.gammaln
     M.polygamma = lambda s, n: O.polygamma(n, s)
     M.round = lambda s, decimals=0: O.around(s, decimals)
@@ -825,8 +899,14 @@ def attach():
     M.__divmod__ = O.divmod_
     M.__rdivmod__ = lambda s, o: O.divmod_(o, s)
     M.atan2 = O.arctan2
-    for torch_name, name in (("asin", "arcsin"), ("acos", "arccos"), ("atan", "arctan"),
-                             ("asinh", "arcsinh"), ("acosh", "arccosh"), ("atanh", "arctanh")):
+    for torch_name, name in (
+        ("asin", "arcsin"),
+        ("acos", "arccos"),
+        ("atan", "arctan"),
+        ("asinh", "arcsinh"),
+        ("acosh", "arccosh"),
+        ("atanh", "arctanh"),
+    ):
         setattr(M, torch_name, getattr(O, name))
     M.abs = O.abs_
     M.neg = O.neg
@@ -870,7 +950,7 @@ def attach():
     M.div = lambda s, o: O.div(s, o)
     M.copy = lambda s, order="C": s.clone()
     M.astype = _astype
-    M.real = property(lambda s: s)          # a real Tensor is its own real part (a view)
+    M.real = property(lambda s: s)  # a real Tensor is its own real part (a view)
     M.imag = property(_imag)
     M.conj = M.conjugate = lambda s: s.clone()
     M.swapaxes = lambda s, a1, a2: O.swapaxes(s, a1, a2)
@@ -883,9 +963,20 @@ def attach():
     M.trace = _trace_method
     M.fill = M.fill_ = _fill
     # the methods that are a tapegrad function with x first show that function's example
-    for name, f in (("add", O.add), ("sub", O.sub), ("mul", O.mul), ("div", O.div),
-                     ("pow", O.power), ("matmul", O.matmul), ("dot", O.dot),
-                     ("maximum", O.maximum), ("minimum", O.minimum), ("cumsum", O.cumsum),
-                     ("cumprod", O.cumprod), ("broadcast_to", O.broadcast_to)):
-        getattr(M, name).__doc__ = (f"``x.{name}(...)`` is ``tg.{f.__name__}(x, ...)``.\n\n"
-                                    f"{f.__doc__}")
+    for name, f in (
+        ("add", O.add),
+        ("sub", O.sub),
+        ("mul", O.mul),
+        ("div", O.div),
+        ("pow", O.power),
+        ("matmul", O.matmul),
+        ("dot", O.dot),
+        ("maximum", O.maximum),
+        ("minimum", O.minimum),
+        ("cumsum", O.cumsum),
+        ("cumprod", O.cumprod),
+        ("broadcast_to", O.broadcast_to),
+    ):
+        getattr(M, name).__doc__ = (
+            f"``x.{name}(...)`` is ``tg.{f.__name__}(x, ...)``.\n\n{f.__doc__}"
+        )

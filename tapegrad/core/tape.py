@@ -37,6 +37,7 @@ Handles keep their own value, so they stay readable, and a retired handle that i
 enters the new tape as a constant (a leaf) or as a FREED placeholder that raises if a backward
 tries to pass through it.
 """
+
 import bisect
 import mmap
 import threading
@@ -52,14 +53,14 @@ _OP_NAMES = NAMES
 LEAF, CONST, FREED, CUSTOM, GUARD = C.LEAF, C.CONST, C.FREED, C.CUSTOM, C.GUARD
 MATMUL = C.MATMUL
 CLIP = C.CLIP
-MAX_ROWS = 1 << 27   # operand rows are packed into 28 bits of the code column
-LAZY_MIN = 4096      # arrays this large enter the tape lazily (see above)
-TOKEN_ROWS = 2048    # rows per handle token range (also bounds the pending rows)
+MAX_ROWS = 1 << 27  # operand rows are packed into 28 bits of the code column
+LAZY_MIN = 4096  # arrays this large enter the tape lazily (see above)
+TOKEN_ROWS = 2048  # rows per handle token range (also bounds the pending rows)
 ENTERED = (LEAF, CONST, FREED)
 
 
 _NO_ROWS = types.MappingProxyType({})
-MAPPED_MIN = 1 << 20   # columns this many bytes or larger live in their own memory maps
+MAPPED_MIN = 1 << 20  # columns this many bytes or larger live in their own memory maps
 
 
 def zeros(n, dtype=np.float64):
@@ -132,7 +133,7 @@ class SectionLock:
         return self
 
     def __exit__(self, *exc):
-        if self._lock._is_owned():    # not when a nested entry already let go of it
+        if self._lock._is_owned():  # not when a nested entry already let go of it
             self._lock.release()
 
 
@@ -148,41 +149,89 @@ class Tape:
         (True, True)
     """
 
-    __slots__ = ("owner", "enabled", "alive", "n", "objs", "leaf_rows", "extras", "cap",
-                 "_code", "ip", "_fp", "rg", "state", "sh", "_voff", "_val", "adj", "vcap", "np",
-                 "ipool", "nf", "fpool", "ns", "spool", "pc", "pv", "pf", "parr", "nsync", "lazy",
-                 "fastcap", "anomaly", "tok", "tokend", "starts", "refs", "lin", "gen",
-                 "__weakref__")
-    ARRAYS = ("_code", "ip", "_fp", "rg", "state", "sh", "_voff", "_val", "adj", "ipool",
-              "fpool", "spool")
-    READS = READS   # per op code, what its backward reads (derived from the op spec)
+    __slots__ = (
+        "owner",
+        "enabled",
+        "alive",
+        "n",
+        "objs",
+        "leaf_rows",
+        "extras",
+        "cap",
+        "_code",
+        "ip",
+        "_fp",
+        "rg",
+        "state",
+        "sh",
+        "_voff",
+        "_val",
+        "adj",
+        "vcap",
+        "np",
+        "ipool",
+        "nf",
+        "fpool",
+        "ns",
+        "spool",
+        "pc",
+        "pv",
+        "pf",
+        "parr",
+        "nsync",
+        "lazy",
+        "fastcap",
+        "anomaly",
+        "tok",
+        "tokend",
+        "starts",
+        "refs",
+        "lin",
+        "gen",
+        "__weakref__",
+    )
+    ARRAYS = (
+        "_code",
+        "ip",
+        "_fp",
+        "rg",
+        "state",
+        "sh",
+        "_voff",
+        "_val",
+        "adj",
+        "ipool",
+        "fpool",
+        "spool",
+    )
+    READS = READS  # per op code, what its backward reads (derived from the op spec)
 
     def __init__(self, rows=1024, values=4096):
         self.owner = threading.get_ident()
-        self.enabled = True      # grad mode of the owning thread
+        self.enabled = True  # grad mode of the owning thread
         self.alive = True
-        self.n = 0               # rows recorded, pending ones included
-        self.nsync = 0           # rows [0, nsync) are in the numpy columns
-        self.pc, self.pv, self.pf = [], [], []   # pending rows: code word, value, fp
-        self.parr = False        # some pending values are (small) arrays, not floats
-        self.objs = {}           # row -> weakref to the entered handle (LEAF/CONST/FREED rows)
-        self.leaf_rows = []      # rows of LEAF entries, for accumulating .grad
-        self.extras = {}         # row -> Python payload (custom Function ctx, guard info)
-        self.lazy = {}           # row -> array not yet copied into ``val`` (see module doc)
-        self.anomaly = None      # anomaly mode of the owning thread: its checker, or None
-        self.tok = None          # token of the current row range (None: push starts one)
-        self.tokend = 0          # the fast paths stay below this row (see set_fast_path)
-        self.starts, self.refs = [], []   # token ranges: start rows, weakrefs to the tokens
-        self.lin = None          # the Lineage of the tapes this thread retired by cuts
-        self.gen = -1            # retired by a cut: its generation in ``lin``
+        self.n = 0  # rows recorded, pending ones included
+        self.nsync = 0  # rows [0, nsync) are in the numpy columns
+        self.pc, self.pv, self.pf = [], [], []  # pending rows: code word, value, fp
+        self.parr = False  # some pending values are (small) arrays, not floats
+        self.objs = {}  # row -> weakref to the entered handle (LEAF/CONST/FREED rows)
+        self.leaf_rows = []  # rows of LEAF entries, for accumulating .grad
+        self.extras = {}  # row -> Python payload (custom Function ctx, guard info)
+        self.lazy = {}  # row -> array not yet copied into ``val`` (see module doc)
+        self.anomaly = None  # anomaly mode of the owning thread: its checker, or None
+        self.tok = None  # token of the current row range (None: push starts one)
+        self.tokend = 0  # the fast paths stay below this row (see set_fast_path)
+        self.starts, self.refs = [], []  # token ranges: start rows, weakrefs to the tokens
+        self.lin = None  # the Lineage of the tapes this thread retired by cuts
+        self.gen = -1  # retired by a cut: its generation in ``lin``
         self.cap = 0
         self._alloc_rows(rows)
         self._alloc_values(values)
-        self.np = 1              # used length of ipool (entry 0 unused: ip == 0 means none)
+        self.np = 1  # used length of ipool (entry 0 unused: ip == 0 means none)
         self.ipool = np.zeros(1024, np.int64)
-        self.nf = 1              # likewise for fpool
+        self.nf = 1  # likewise for fpool
         self.fpool = np.zeros(64, np.float64)
-        self.ns = 1              # likewise for spool (shapes other than () and 1-D)
+        self.ns = 1  # likewise for spool (shapes other than () and 1-D)
         self.spool = np.zeros(64, np.int64)
 
     # ---- columns (reading one flushes pending rows first) -----------------------------------
@@ -207,12 +256,12 @@ class Tape:
         v = self.lazy.pop(row, None)
         if v is not None:
             lo = self._voff[row]
-            self._val[lo:lo + v.size] = v.reshape(-1)
+            self._val[lo : lo + v.size] = v.reshape(-1)
 
     def need(self, code, ra, rb, ip=0):
         """Write the lazy operands that op ``code`` reads in its backward."""
         reads = self.READS[code]
-        if code == MATMUL and int(np.prod(self.ipool[ip:ip + 4])) > SMALL_MATMUL:
+        if code == MATMUL and int(np.prod(self.ipool[ip : ip + 4])) > SMALL_MATMUL:
             return  # large matmuls run in numpy, which reads lazy arrays directly
         if "a" in reads and ra in self.lazy:
             self.materialize(ra)
@@ -227,7 +276,7 @@ class Tape:
         if v is not None:
             return v.reshape(-1)
         lo = self.voff[row]
-        return self._val[lo:self._voff[row + 1]]
+        return self._val[lo : self._voff[row + 1]]
 
     @property
     def voff(self):
@@ -261,9 +310,8 @@ class Tape:
             self._alloc_rows(self.cap * 2, keep=s)
         off = int(self._voff[s])
         pv = self.pv
-        if self.parr:   # mixed sizes: offsets from the sizes, values concatenated
-            sizes = np.fromiter((1 if v.__class__ is float else v.size for v in pv),
-                                np.int64, k)
+        if self.parr:  # mixed sizes: offsets from the sizes, values concatenated
+            sizes = np.fromiter((1 if v.__class__ is float else v.size for v in pv), np.int64, k)
             for j, v in enumerate(pv):
                 if v.__class__ is not float and (v.ndim != 1 or v.size == 1):
                     self.sh[s + j] = self.add_shape(v.shape)
@@ -272,18 +320,18 @@ class Tape:
             if end > self.vcap:
                 self._reserve(off, end - off)
             self._val[off:end] = np.concatenate([np.ravel(v) for v in pv])
-            self._voff[s + 1:s + k + 1] = ends
+            self._voff[s + 1 : s + k + 1] = ends
         else:
             if off + k > self.vcap:
                 self._reserve(off, k)
-            self._val[off:off + k] = pv
-            self._voff[s + 1:s + k + 1] = np.arange(off + 1, off + k + 1)
-        self._code[s:s + k] = self.pc
-        self._fp[s:s + k] = self.pf
-        self.nsync = s + k    # publish: from here on the lists hold no pending row
+            self._val[off : off + k] = pv
+            self._voff[s + 1 : s + k + 1] = np.arange(off + 1, off + k + 1)
+        self._code[s : s + k] = self.pc
+        self._fp[s : s + k] = self.pf
+        self.nsync = s + k  # publish: from here on the lists hold no pending row
         pv.clear()
         self.pf.clear()
-        self.pc.clear()       # last: a non-empty pc is what makes readers call sync
+        self.pc.clear()  # last: a non-empty pc is what makes readers call sync
         self.parr = False
 
     def drop_torn(self):
@@ -303,11 +351,19 @@ class Tape:
     # ---- storage -------------------------------------------------------------------------
     def _alloc_rows(self, cap, keep=0):
         if cap > MAX_ROWS:
-            raise RuntimeError(f"tape is full: {MAX_ROWS} rows is the most one tape holds; "
-                               "call backward() (or use tg.no_grad()) to free recorded graphs")
+            raise RuntimeError(
+                f"tape is full: {MAX_ROWS} rows is the most one tape holds; "
+                "call backward() (or use tg.no_grad()) to free recorded graphs"
+            )
         # one column at a time, so the peak holds one old and one new column, not two tapes
-        for name, dt in (("_code", np.int64), ("ip", np.int64), ("_fp", np.float64),
-                         ("rg", np.int8), ("state", np.int8), ("sh", np.int32)):
+        for name, dt in (
+            ("_code", np.int64),
+            ("ip", np.int64),
+            ("_fp", np.float64),
+            ("rg", np.int8),
+            ("state", np.int8),
+            ("sh", np.int32),
+        ):
             arr = zeros(cap, dt)
             if name == "rg":
                 arr[keep:] = 1
@@ -317,7 +373,7 @@ class Tape:
             del arr
         voff = zeros(cap + 1, np.int64)
         if keep:
-            voff[:keep + 1] = self._voff[:keep + 1]
+            voff[: keep + 1] = self._voff[: keep + 1]
         self._voff = voff
         self.cap = cap
         self.set_fast_path()
@@ -334,7 +390,7 @@ class Tape:
     def new_token(self, row):
         """Start a token range at ``row`` (the current one)."""
         tok = Token()
-        if self.starts and self.starts[-1] >= row:   # an empty range (or a cut one): replace
+        if self.starts and self.starts[-1] >= row:  # an empty range (or a cut one): replace
             k = bisect.bisect_left(self.starts, row)
             del self.starts[k:]
             del self.refs[k:]
@@ -349,10 +405,10 @@ class Tape:
         """A token covering row ``row``, for a new handle of an already recorded row."""
         k = bisect.bisect_right(self.starts, row) - 1
         tok = self.refs[k]() if k >= 0 else None
-        if tok is None:     # that range holds no handle any more: a one-row range for it
+        if tok is None:  # that range holds no handle any more: a one-row range for it
             tok = Token()
-            self.starts[k + 1:k + 1] = [row, row + 1]
-            self.refs[k + 1:k + 1] = [weakref.ref(tok), _dead]
+            self.starts[k + 1 : k + 1] = [row, row + 1]
+            self.refs[k + 1 : k + 1] = [weakref.ref(tok), _dead]
         return tok
 
     def entered(self, row):
@@ -378,7 +434,7 @@ class Tape:
             pool[:start] = self.spool[:start]
             self.spool = pool
         self.spool[start] = len(shape)
-        self.spool[start + 1:end] = shape
+        self.spool[start + 1 : end] = shape
         self.ns = end
         return start
 
@@ -387,7 +443,7 @@ class Tape:
         p = int(self.sh[row]) if row < self.nsync else 0
         if p:
             nd = int(self.spool[p])
-            return tuple(int(d) for d in self.spool[p + 1:p + 1 + nd])
+            return tuple(int(d) for d in self.spool[p + 1 : p + 1 + nd])
         if row >= self.nsync:
             v = self.pv[row - self.nsync]
             return () if v.__class__ is float else v.shape
@@ -400,7 +456,7 @@ class Tape:
             val[:keep] = self._val[:keep]
         self._val = val
         del val
-        self.adj = None       # the old adjoints go first (their values are not kept)
+        self.adj = None  # the old adjoints go first (their values are not kept)
         self.adj = zeros(cap)
         self.vcap = cap
 
@@ -433,7 +489,7 @@ class Tape:
     def add_float(self, value):
         if self.nf == self.fpool.size:
             pool = np.zeros(self.nf * 2)
-            pool[:self.nf] = self.fpool
+            pool[: self.nf] = self.fpool
             self.fpool = pool
         self.fpool[self.nf] = value
         self.nf += 1
@@ -461,7 +517,7 @@ class Tape:
         elif size >= LAZY_MIN and "o" not in self.READS[code]:
             self.lazy[i] = value
         else:
-            self._val[off:off + size] = value.reshape(-1)
+            self._val[off : off + size] = value.reshape(-1)
         if value.__class__ is not float and (value.ndim != 1 or size == 1):
             self.sh[i] = self.add_shape(value.shape)
         self._voff[i + 1] = off + size
@@ -475,8 +531,8 @@ class Tape:
                 self.objs[i] = weakref.ref(handle)
             else:
                 handle._k = self.tok
-        self.nsync = i + 1    # an interrupt here leaves nsync > n: drop_torn undoes it
-        self.n = i + 1        # publish
+        self.nsync = i + 1  # an interrupt here leaves nsync > n: drop_torn undoes it
+        self.n = i + 1  # publish
         if self.anomaly is not None:
             self.anomaly.recorded(self, i, code, value)
         return i
@@ -491,13 +547,13 @@ class Tape:
 
     def ops(self, n=None):
         """Op codes of rows [0, n) as an array."""
-        return self.code[:self.n if n is None else n] & 255
+        return self.code[: self.n if n is None else n] & 255
 
     def value(self, row):
         if self.pc:
             self.sync()
         self.materialize(row)
-        return self._val[self._voff[row]:self._voff[row + 1]]
+        return self._val[self._voff[row] : self._voff[row + 1]]
 
     def gradient(self, row):
         lo, hi = self.voff[row], self.voff[row + 1]
@@ -509,7 +565,7 @@ class Tape:
         highest row a live handle is on), -1 when none.  A live token range holds a handle;
         it needs the range's unfreed op rows."""
         self.sync()
-        self.tok = None          # the tape's own reference: the next row starts a new range
+        self.tok = None  # the tape's own reference: the next row starts a new range
         self.set_fast_path()
         n = self.n
         starts, refs = self.starts, self.refs
@@ -521,8 +577,9 @@ class Tape:
                 continue
             if held < 0:
                 held = hi - 1
-            need = np.flatnonzero(((self.state[lo:hi] & 2) == 0)
-                                  & ((self._code[lo:hi] & 255) > CONST))
+            need = np.flatnonzero(
+                ((self.state[lo:hi] & 2) == 0) & ((self._code[lo:hi] & 255) > CONST)
+            )
             if need.size:
                 return lo + int(need[-1]), held
         return -1, held
@@ -558,7 +615,7 @@ class Tape:
         entered handles of dropped rows are detached."""
         self.sync()
         n = self.n
-        if self.lin is not None:   # tapes retired before forward to this one: not past keep
+        if self.lin is not None:  # tapes retired before forward to this one: not past keep
             self.lin.cut(keep)
         objs = self.objs
         for r in [r for r in objs if r >= keep]:
@@ -603,7 +660,7 @@ class Tape:
         self._fp[keep:n] = 0.0
         self.sh[keep:n] = 0
         self.nsync = keep
-        self.n = keep                 # publish
+        self.n = keep  # publish
 
     def _successor(self):
         new = Tape.__new__(Tape)
@@ -620,7 +677,7 @@ class Tape:
         self.alive = False
         self.owner = new.owner
         self.enabled = True
-        for name in Tape.ARRAYS:   # the retired tape drops its arrays; keeps owner/enabled/...
+        for name in Tape.ARRAYS:  # the retired tape drops its arrays; keeps owner/enabled/...
             if hasattr(self, name):
                 delattr(self, name)
         # shared read-only empties: a retired tape stays small (a kept stale handle keeps it)
@@ -639,11 +696,11 @@ class Tape:
         new.starts, new.refs = list(self.starts), list(self.refs)
         new.pc, new.pv, new.pf = [], [], []
         new.truncate(keep)
-        for r, ref in new.objs.items():     # entered handles of kept rows move along
+        for r, ref in new.objs.items():  # entered handles of kept rows move along
             h = ref()
             if h is not None and h._tape is self and h._row == r:
                 h._tape = new
-        for v in new.extras.values():       # and payloads that name their tape
+        for v in new.extras.values():  # and payloads that name their tape
             ref = getattr(v, "tape", None)
             if isinstance(ref, weakref.ref) and ref() is self:
                 v.tape = weakref.ref(new)
@@ -661,7 +718,7 @@ class Tape:
         """Empty the tape: a fresh Tape object takes over the arrays; this one is retired."""
         new = self._successor()
         n = self.nsync
-        new.pc, new.pv, new.pf = [], [], []   # pending rows are dropped with the rest
+        new.pc, new.pv, new.pf = [], [], []  # pending rows are dropped with the rest
         new.parr = False
         new.n = new.nsync = 0
         new.np = 1
@@ -674,21 +731,23 @@ class Tape:
         new.starts, new.refs, new.tok = [], [], None
         new.set_fast_path()
         new.state[:n] = 0
-        new.rg[:n] = 1      # rows default to needing grad; constants clear it when pushed
+        new.rg[:n] = 1  # rows default to needing grad; constants clear it when pushed
         new._fp[:n] = 0.0
         new.sh[:n] = 0
         new.lin = None
-        self.lin = None     # handles of this tape go stale, whatever cut it came from
+        self.lin = None  # handles of this tape go stale, whatever cut it came from
         self._retire(new)
         return new
 
     @property
     def nbytes(self):
         """Bytes of the live part of the tape: columns, pools, values and adjoints."""
-        per_row = sum(getattr(self, c).itemsize for c in ("_code", "ip", "_fp", "rg", "state",
-                                                          "sh", "_voff"))
-        return int(self.n * per_row + self.voff[self.n] * 16 + (self.np + self.ns) * 8
-                   + self.nf * 8)
+        per_row = sum(
+            getattr(self, c).itemsize for c in ("_code", "ip", "_fp", "rg", "state", "sh", "_voff")
+        )
+        return int(
+            self.n * per_row + self.voff[self.n] * 16 + (self.np + self.ns) * 8 + self.nf * 8
+        )
 
     def __len__(self):
         return self.n

@@ -7,6 +7,7 @@ handle also holds the token of its row range (``_k``), which is how the tape kno
 is still held.  No parents, closures or grad_fn objects are stored: the graph is the tape, and
 the tape keeps no reference to a graph handle.
 """
+
 import numbers
 import threading
 
@@ -90,7 +91,7 @@ class Tensor:
         graph result (non-leaf), of a traced value inside a transform and of a 0-d tensor is
         handed out read-only: writing into it would go unseen by the tape (use an in-place
         op on the Tensor, or ``.data = new``)."""
-        _guard_hook(self, "data")   # a traced value leaves the tape: tg.trace pins it
+        _guard_hook(self, "data")  # a traced value leaves the tape: tg.trace pins it
         v = self._v
         if v.__class__ is float:
             return _read_only(np.array(v))
@@ -101,16 +102,18 @@ class Tensor:
             if t.alive:
                 if t.pc:
                     t.sync()
-                t.materialize(self._row)   # a lazy row holds this very array: copy it
+                t.materialize(self._row)  # a lazy row holds this very array: copy it
             self._invalidate()
         return v
 
     @data.setter
     def data(self, value):
         if self._rg and TRANSFORMS.n:
-            raise RuntimeError("x.data = ... on a traced value inside a tapegrad transform or "
-                               "tg.trace recording would change it unseen by the derivative; "
-                               "compute the new value with tapegrad ops instead")
+            raise RuntimeError(
+                "x.data = ... on a traced value inside a tapegrad transform or "
+                "tg.trace recording would change it unseen by the derivative; "
+                "compute the new value with tapegrad ops instead"
+            )
         self._v = _as_value(value, None)
         self._invalidate()
 
@@ -137,10 +140,13 @@ class Tensor:
         if flag and _dtype_of(self._v).kind not in "f":
             raise RuntimeError(
                 "Only Tensors of floating point dtype can require gradients "
-                f"(got dtype {_dtype_of(self._v)}); create it with float data or dtype=float64")
+                f"(got dtype {_dtype_of(self._v)}); create it with float data or dtype=float64"
+            )
         if not self._leaf and not flag:
-            raise RuntimeError("you can only change requires_grad flags of leaf variables. "
-                               "Use .detach() to get a tensor without gradient tracking.")
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. "
+                "Use .detach() to get a tensor without gradient tracking."
+            )
         self._rg = bool(flag)
         self._invalidate()
         return self
@@ -220,8 +226,9 @@ class Tensor:
             2.5
         """
         if self.size != 1:
-            raise ValueError(f"only one element tensors can be converted to Python scalars "
-                             f"(shape {self.shape})")
+            raise ValueError(
+                f"only one element tensors can be converted to Python scalars (shape {self.shape})"
+            )
         _guard_hook(self, "item")
         v = self._v
         return v if v.__class__ is float else v.reshape(-1)[0].item()
@@ -230,8 +237,9 @@ class Tensor:
         if self._rg and TRANSFORMS.n:
             raise ConversionError(_conversion_error(self, "__float__"))
         if self.size != 1:
-            raise TypeError(f"only one element tensors can be converted to Python scalars "
-                            f"(shape {self.shape})")
+            raise TypeError(
+                f"only one element tensors can be converted to Python scalars (shape {self.shape})"
+            )
         return float(self.item())
 
     def __int__(self):
@@ -240,14 +248,16 @@ class Tensor:
         return int(self.item())
 
     def __index__(self):
-        if self.dtype.kind not in "iu":   # so a traced value (always float) never converts
+        if self.dtype.kind not in "iu":  # so a traced value (always float) never converts
             raise TypeError("only integer tensors can be used as an index")
         return int(self.item())
 
     def __bool__(self):
         if self.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
-                               f"(shape {self.shape})")
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous "
+                f"(shape {self.shape})"
+            )
         _guard_hook(self, "bool")
         return bool(self._v if self._v.__class__ is float else self._v.reshape(-1)[0])
 
@@ -285,8 +295,9 @@ class Tensor:
 
     def __repr__(self):
         v = self._v
-        body = np.array2string(np.asarray(v), separator=", ", prefix="tensor(",
-                               formatter=_float_format(v))
+        body = np.array2string(
+            np.asarray(v), separator=", ", prefix="tensor(", formatter=_float_format(v)
+        )
         extra = ""
         if self._rg:
             if self._leaf:
@@ -302,6 +313,7 @@ class Tensor:
 
 
 _new = object.__new__
+
 
 class ConversionError(TypeError):
     """An implicit conversion of a Tensor that requires grad (see ``_conversion_error``).
@@ -319,7 +331,7 @@ class ConversionError(TypeError):
         tapegrad.ConversionError: __array__: np.asarray / np.array ... requires grad; ...
     """
 
-    __module__ = "tapegrad"   # exported as tapegrad.ConversionError
+    __module__ = "tapegrad"  # exported as tapegrad.ConversionError
 
 
 def unwrap_conversion(e):
@@ -350,33 +362,40 @@ class _Transforms(threading.local):
 # inside one, a Tensor that requires grad is a traced value and never converts implicitly
 TRANSFORMS = _Transforms()
 
-_VIA = {"__array__": "np.asarray / np.array (or a NumPy, SciPy or other function that "
-                     "converts its argument to an array, a list of Tensors included)",
-        "__float__": "float() (or math.*, or a store into a NumPy array such as out[i] = x, "
-                     "y.fill(x), which convert through float())",
-        "__int__": "int()"}
+_VIA = {
+    "__array__": "np.asarray / np.array (or a NumPy, SciPy or other function that "
+    "converts its argument to an array, a list of Tensors included)",
+    "__float__": "float() (or math.*, or a store into a NumPy array such as out[i] = x, "
+    "y.fill(x), which convert through float())",
+    "__int__": "int()",
+}
 
 
 def _conversion_error(x, how):
     """The message for an implicit conversion of a Tensor that requires grad."""
     via = _VIA[how]
-    explicit = ("x.item() / x.numpy() / x.tolist() / x.detach() read the value explicitly, "
-                "without gradient")
+    explicit = (
+        "x.item() / x.numpy() / x.tolist() / x.detach() read the value explicitly, without gradient"
+    )
     if TRANSFORMS.n:
-        return (f"{how}: {via} was called on a traced Tensor (shape {x.shape}) inside a "
-                "tapegrad transform or tg.trace recording; converting it would silently drop its "
-                "gradient. Use the tapegrad.numpy function instead (import "
-                "tapegrad.numpy as tnp: tnp.asarray, tnp.array for lists of values, tnp.sin, "
-                "tnp.sum, tnp.stack...; tapegrad.scipy.special, .stats, .integrate for "
-                "SciPy's functions), or assign into a Tensor (out = tg.zeros(n); "
-                f"out[i] = x). If you want the value without its derivative, {explicit}"
-                " (in a trace, an explicit read is pinned: a replay with another value "
-                "raises RetraceRequired).")
-    return (f"{how}: {via} was called on a Tensor that requires grad; the NumPy array would "
-            "silently drop its gradient. Use tapegrad ops (tapegrad.numpy, tg.stack; "
-            "tapegrad.scipy.special, .stats, .integrate for SciPy's functions), or "
-            "x.detach().numpy() / x.numpy() / x.item() if you want the value without "
-            "gradient.")
+        return (
+            f"{how}: {via} was called on a traced Tensor (shape {x.shape}) inside a "
+            "tapegrad transform or tg.trace recording; converting it would silently drop its "
+            "gradient. Use the tapegrad.numpy function instead (import "
+            "tapegrad.numpy as tnp: tnp.asarray, tnp.array for lists of values, tnp.sin, "
+            "tnp.sum, tnp.stack...; tapegrad.scipy.special, .stats, .integrate for "
+            "SciPy's functions), or assign into a Tensor (out = tg.zeros(n); "
+            f"out[i] = x). If you want the value without its derivative, {explicit}"
+            " (in a trace, an explicit read is pinned: a replay with another value "
+            "raises RetraceRequired)."
+        )
+    return (
+        f"{how}: {via} was called on a Tensor that requires grad; the NumPy array would "
+        "silently drop its gradient. Use tapegrad ops (tapegrad.numpy, tg.stack; "
+        "tapegrad.scipy.special, .stats, .integrate for SciPy's functions), or "
+        "x.detach().numpy() / x.numpy() / x.item() if you want the value without "
+        "gradient."
+    )
 
 
 def _read_only(a):
@@ -414,9 +433,11 @@ def _as_value(data, dtype):
         _guard_hook(data, "tensor")
         data = data._v
     if isinstance(data, np.ma.MaskedArray):
-        raise TypeError("cannot make a tensor from a masked array: its masked values would be "
-                        "used as data. Pass x.filled(fill_value) or x.compressed(), or the data "
-                        "and the mask separately")
+        raise TypeError(
+            "cannot make a tensor from a masked array: its masked values would be "
+            "used as data. Pass x.filled(fill_value) or x.compressed(), or the data "
+            "and the mask separately"
+        )
     if dtype is not None:
         dtype = np.dtype(dtype)
     arr = np.array(data, dtype=dtype, copy=True)
@@ -458,9 +479,11 @@ def result(v):
 
 
 # ---- recording ---------------------------------------------------------------------------------
-_OTHER_THREAD = ("this Tensor was computed on another thread's tape; each thread records its own "
-                 "graph (leaves such as parameters can be shared). Pass .detach() values between "
-                 "threads.")
+_OTHER_THREAD = (
+    "this Tensor was computed on another thread's tape; each thread records its own "
+    "graph (leaves such as parameters can be shared). Pass .detach() values between "
+    "threads."
+)
 
 
 _CLAIM = T.SectionLock()
@@ -470,8 +493,14 @@ def tape_for(*xs):
     """The calling thread's tape, after checking no operand lives on another thread's tape."""
     t = STATE.tape
     for x in xs:
-        if x.__class__ is Tensor and not x._leaf and x._tape is not None \
-                and x._tape is not t and x._tape.alive and x._tape.owner != t.owner:
+        if (
+            x.__class__ is Tensor
+            and not x._leaf
+            and x._tape is not None
+            and x._tape is not t
+            and x._tape.alive
+            and x._tape.owner != t.owner
+        ):
             raise RuntimeError(_OTHER_THREAD)
     if t.n + 8 >= t.cap:
         t = t.maybe_reset(forward=False)
@@ -492,7 +521,7 @@ def row_of(t, x):
             return x._row
         cur = x._tape
         if cur is not None and not cur.alive and cur.lin is not None:
-            cur = T.live(cur, x._row)     # a row kept by a cut: the handle follows it
+            cur = T.live(cur, x._row)  # a row kept by a cut: the handle follows it
             if cur is t:
                 x._tape = t
                 return x._row
@@ -502,7 +531,7 @@ def row_of(t, x):
             shared = t.extras.get("shared")
             if shared is not None:
                 r = shared.get(id(x))
-                if r is not None and t.entered(r) is x:   # (an id outlives its object)
+                if r is not None and t.entered(r) is x:  # (an id outlives its object)
                     return r
         v = x._v
         if v.__class__ is not float and v.dtype != np.float64:
@@ -521,7 +550,7 @@ def row_of(t, x):
                     x._tape = t
                     x._row = r
                     return r
-            t.extras.setdefault("shared", {})[id(x)] = r   # checked against t.entered(r)
+            t.extras.setdefault("shared", {})[id(x)] = r  # checked against t.entered(r)
         return r
     v = value_of(x)
     return t.push(T.CONST, -1, -1, v, None, 0)
@@ -533,7 +562,7 @@ def record(t, code, ra, rb, v, fp=0.0, ip=0):
     h._v = v
     h._rg = True
     h._leaf = False
-    h._tape = None   # complete before push gives it its token (an interrupt may land after)
+    h._tape = None  # complete before push gives it its token (an interrupt may land after)
     h._row = -1
     if t.lazy:
         t.need(code, ra, rb, ip)
@@ -594,7 +623,7 @@ def record_unary(x, code, v, fp=0.0):
     # the row count stored last, so an interrupt anywhere leaves a detectable torn row
     if x._tape is t and i + 8 < t.fastcap and len(pc) + t.nsync == i:
         if v.__class__ is not float:
-            if v.size >= T.LAZY_MIN:   # large: its row may stay lazy (see tape.py)
+            if v.size >= T.LAZY_MIN:  # large: its row may stay lazy (see tape.py)
                 return _record_slow(t, x, code, v, fp)
             t.parr = True
         h = _new(Tensor)
@@ -602,12 +631,12 @@ def record_unary(x, code, v, fp=0.0):
         h._rg = True
         h._leaf = False
         h._k = t.tok
-        pc.append(code | (x._row + 1) << 8)   # b = -1 packs as 0
+        pc.append(code | (x._row + 1) << 8)  # b = -1 packs as 0
         t.pv.append(v)
         t.pf.append(fp)
         t.n = i + 1
         h._row = i
-        h._tape = t      # last: a handle of a torn row never names the tape
+        h._tape = t  # last: a handle of a torn row never names the tape
         return h
     return _record_slow(t, x, code, v, fp)
 
@@ -625,8 +654,13 @@ def record_binary(x, y, code, v):
         return Tensor._const(v)
     i = t.n
     pc = t.pc
-    if x._tape is t and y._tape is t and i + 8 < t.fastcap and v.__class__ is float \
-            and len(pc) + t.nsync == i:
+    if (
+        x._tape is t
+        and y._tape is t
+        and i + 8 < t.fastcap
+        and v.__class__ is float
+        and len(pc) + t.nsync == i
+    ):
         h = _new(Tensor)
         h._v = v
         h._rg = True

@@ -4,6 +4,7 @@
 the spec it was generated from; a module generated from another spec is refused here rather
 than run with op codes that mean something else.
 """
+
 from ..ops.spec import FINGERPRINT
 from . import sweeps
 
@@ -11,6 +12,7 @@ if sweeps.FINGERPRINT != FINGERPRINT:
     raise ImportError(
         "tapegrad/kernels/sweeps.py was generated from another version of the op spec "
         f"(fingerprint {sweeps.FINGERPRINT}, spec {FINGERPRINT}); regenerate it with "
-        "`python tapegrad/kernels/generate.py`")
+        "`python tapegrad/kernels/generate.py`"
+    )
 
 __all__ = ["sweeps"]

@@ -17,6 +17,7 @@ sweeps run.  The sweeps:
 - drivers: ``jacobian_sweeps``, ``jvp_sweeps``, ``hessian_sweeps``, ``grad_into``,
   ``grad_batch`` and ``replay_grad`` (callable from user ``@njit`` code).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -25,13 +26,14 @@ import sys
 import textwrap
 from pathlib import Path
 
-if __package__:          # imported as tapegrad.kernels.generate (the tests do)
+if __package__:  # imported as tapegrad.kernels.generate (the tests do)
     from ..ops import decl, formula, spec, specfuncs, structural
-else:                    # run as a script: load tapegrad/ops on its own, because the tapegrad
+else:  # run as a script: load tapegrad/ops on its own, because the tapegrad
     #                      package refuses to import while its kernels are stale
     _OPS_DIR = Path(__file__).resolve().parent.parent / "ops"
     _found = importlib.util.spec_from_file_location(
-        "tapegrad_ops_alone", _OPS_DIR / "__init__.py", submodule_search_locations=[str(_OPS_DIR)])
+        "tapegrad_ops_alone", _OPS_DIR / "__init__.py", submodule_search_locations=[str(_OPS_DIR)]
+    )
     sys.modules[_found.name] = importlib.util.module_from_spec(_found)
     _found.loader.exec_module(sys.modules[_found.name])
     from tapegrad_ops_alone import decl, formula, spec, specfuncs, structural
@@ -113,8 +115,12 @@ def backward_unary(o):
 def backward_binary(o):
     used = _syms(*o.d)
     body = ["g = adj[ulo + j]"] + _loads(used, _VALUE_LOADS)
-    body += ["if ga:", "    " + _accumulate("adj[upa + j]", "g", o.d[0]),
-             "if gb:", "    " + _accumulate("adj[upb + j]", "g", o.d[1])]
+    body += [
+        "if ga:",
+        "    " + _accumulate("adj[upa + j]", "g", o.d[0]),
+        "if gb:",
+        "    " + _accumulate("adj[upb + j]", "g", o.d[1]),
+    ]
     return "\n".join(_params(o, used) + ["for j in range(un):"] + ["    " + b for b in body])
 
 
@@ -128,8 +134,11 @@ def tangent_elementwise(o):
     used = _syms(*o.d)
     body = _loads(used, _VALUE_LOADS) + ["t = 0.0"]
     for k, (d, ta, has) in enumerate(zip(o.d, ("tval[upa + j]", "tval[upb + j]"), ("ha", "hb"))):
-        term = f"t += {ta}" if d.strip() == "1.0" else (
-            f"t -= {ta}" if d.strip() == "-1.0" else f"t += {ta} * ({_code(d)})")
+        term = (
+            f"t += {ta}"
+            if d.strip() == "1.0"
+            else (f"t -= {ta}" if d.strip() == "-1.0" else f"t += {ta} * ({_code(d)})")
+        )
         body += [f"if {has}:", "    " + term]
     body.append("tval[ulo + j] = t")
     return "\n".join(_params(o, used) + ["for j in range(un):"] + ["    " + b for b in body])
@@ -138,8 +147,11 @@ def tangent_elementwise(o):
 def _second(d):
     """g * (tangent of the partial ``d``) as code, each term gated on its tangent existing."""
     terms = []
-    for sym, t, has in (("a", "tval[upa + j]", "ha"), ("b", "tval[upb + j]", "hb"),
-                        ("out", "tval[ulo + j]", "hout")):
+    for sym, t, has in (
+        ("a", "tval[upa + j]", "ha"),
+        ("b", "tval[upb + j]", "hb"),
+        ("out", "tval[ulo + j]", "hout"),
+    ):
         if sym in formula.symbols(d):
             dd = formula.derivative(d, sym)
             if dd != "0.0":
@@ -177,6 +189,7 @@ def _chain(ops, make, depth):
 
 # ---- structural branches ---------------------------------------------------------------------------
 
+
 def _fn(o, which):
     f = getattr(o, which)
     return f.__name__
@@ -208,10 +221,16 @@ def struct_tangent(o):
         return f"{_fn(o, 'forward')}(tval, tval, val, tval, False, {_ARGS_F})"
     if o.tangent == "bilinear":
         f = _fn(o, "forward")
-        return "\n".join([
-            "for j in range(n):", "    tval[lo + j] = 0.0",
-            "if ra >= 0 and flag[ra] != 0:", f"    {f}(tval, val, val, tval, True, {_ARGS_F})",
-            "if rb >= 0 and flag[rb] != 0:", f"    {f}(val, tval, val, tval, True, {_ARGS_F})"])
+        return "\n".join(
+            [
+                "for j in range(n):",
+                "    tval[lo + j] = 0.0",
+                "if ra >= 0 and flag[ra] != 0:",
+                f"    {f}(tval, val, val, tval, True, {_ARGS_F})",
+                "if rb >= 0 and flag[rb] != 0:",
+                f"    {f}(val, tval, val, tval, True, {_ARGS_F})",
+            ]
+        )
     return f"{o.tangent.__name__}(val, tval, {_ARGS_F})"
 
 
@@ -229,9 +248,15 @@ def struct_hvp(o):
 
 def struct_has_tangent(o):
     if o.operands is not None:
-        return "\n".join([f"rows = {o.operands.__name__}(ipool, p)", "has = False",
-                          "for q in range(rows.shape[0]):",
-                          "    if flag[rows[q]] != 0:", "        has = True"])
+        return "\n".join(
+            [
+                f"rows = {o.operands.__name__}(ipool, p)",
+                "has = False",
+                "for q in range(rows.shape[0]):",
+                "    if flag[rows[q]] != 0:",
+                "        has = True",
+            ]
+        )
     return "has = (ra >= 0 and flag[ra] != 0) or (rb >= 0 and flag[rb] != 0)"
 
 
@@ -278,14 +303,20 @@ class RetraceRequired(RuntimeError):
 
 
 def _row_prologue(depth):
-    return _indent("\n".join([
-        "lo = voff[i]",
-        "n = voff[i + 1] - lo",
-        "ra = ((w >> 8) & 0xFFFFFFF) - 1",
-        "rb = (w >> 36) - 1",
-        "# unsigned offsets: Numba then drops negative-index wraparound checks (~3x faster)",
-        "ulo = np.uint64(lo)",
-        "un = np.uint64(n)"]), depth)
+    return _indent(
+        "\n".join(
+            [
+                "lo = voff[i]",
+                "n = voff[i + 1] - lo",
+                "ra = ((w >> 8) & 0xFFFFFFF) - 1",
+                "rb = (w >> 36) - 1",
+                "# unsigned offsets: Numba then drops negative-index wraparound checks (~3x faster)",
+                "ulo = np.uint64(lo)",
+                "un = np.uint64(n)",
+            ]
+        ),
+        depth,
+    )
 
 
 def _backward_like(name, signature, doc, unary, binary, struct, extra_setup=""):
@@ -351,7 +382,10 @@ def backward_sweep():
         "Reverse sweep over rows top..bottom, accumulating adjoints of reached rows.\n\n"
         "    Stops (returning the row) at a custom op, a freed row or, when ``kind`` is 0, a "
         "large\n    matmul, so Python can act; ``kind`` 1 does every matmul here.",
-        backward_unary, backward_binary, struct_backward)
+        backward_unary,
+        backward_binary,
+        struct_backward,
+    )
 
 
 def hvp_sweep():
@@ -361,11 +395,20 @@ def hvp_sweep():
         "Reverse sweep carrying (adjoint, tangent of the adjoint) pairs over a tape whose "
         "tangents\n    ``tangent_sweep`` computed: forward-over-reverse, so ``tadj`` of the "
         "inputs is H v.",
-        hvp_elementwise, hvp_elementwise, struct_hvp,
-        extra_setup=_indent("\n".join([
-            "ha = ra >= 0 and flag[ra] != 0",
-            "hb = rb >= 0 and flag[rb] != 0",
-            "hout = flag[i] != 0"]), 8))
+        hvp_elementwise,
+        hvp_elementwise,
+        struct_hvp,
+        extra_setup=_indent(
+            "\n".join(
+                [
+                    "ha = ra >= 0 and flag[ra] != 0",
+                    "hb = rb >= 0 and flag[rb] != 0",
+                    "hout = flag[i] != 0",
+                ]
+            ),
+            8,
+        ),
+    )
 
 
 def forward_sweep():
@@ -680,7 +723,7 @@ def replay_grad(arrays, x):
 
 def _kernel_sources():
     seen, out = set(), []
-    fns = list(specfuncs.HELPERS)    # the formula language's special functions
+    fns = list(specfuncs.HELPERS)  # the formula language's special functions
     for o in _STRUCT:
         fns += list(o.helpers)
         if o.operands is not None:
@@ -689,7 +732,7 @@ def _kernel_sources():
         for extra in (o.tangent, o.backward_tangent):
             if callable(extra):
                 fns.append(extra)
-    for fn in fns:   # each compiled once, shared by every sweep that calls it
+    for fn in fns:  # each compiled once, shared by every sweep that calls it
         if fn.__name__ in seen:
             continue
         seen.add(fn.__name__)
@@ -698,15 +741,19 @@ def _kernel_sources():
 
 
 def render() -> str:
-    text = HEADER.format(fingerprint=FINGERPRINT, kernels_id=int(FINGERPRINT[:15], 16),
-                         names=repr(NAMES),
-                         hit_matmul=structural.HIT_MATMUL, small_matmul=structural.SMALL_MATMUL)
+    text = HEADER.format(
+        fingerprint=FINGERPRINT,
+        kernels_id=int(FINGERPRINT[:15], 16),
+        names=repr(NAMES),
+        hit_matmul=structural.HIT_MATMUL,
+        small_matmul=structural.SMALL_MATMUL,
+    )
     text += _kernel_sources()
     text += "\n" + backward_sweep() + "\n" + forward_sweep() + "\n" + tangent_sweep()
     text += "\n" + hvp_sweep() + DRIVERS
     lines = [ln.rstrip() for ln in text.splitlines()]
     out, blank = [], 0
-    for ln in lines:   # no runs of more than two blank lines, no blank lines in branches
+    for ln in lines:  # no runs of more than two blank lines, no blank lines in branches
         blank = blank + 1 if not ln else 0
         if blank <= 2:
             out.append(ln)

@@ -16,10 +16,10 @@ import math
 import numpy as np
 from numba import njit, prange
 
-FINGERPRINT = "b4683aed5be7fdbd"
+FINGERPRINT = "565a941c63d0f3a8"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 812481569720532955
+KERNELS_ID = 388903042801274682
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'CUMSUM', 'CUMPROD')
 
 # sweep results: (status, row)
@@ -45,9 +45,9 @@ def sf_gamma(x):
         return math.copysign(math.inf, x)
     if x < 0.0 and x == math.floor(x):
         return math.nan
-    if x > 171.62437695630272:      # Gamma overflows the largest double
+    if x > 171.62437695630272:  # Gamma overflows the largest double
         return math.inf
-    if x < -190.0:          # |Gamma| underflows: a zero with Gamma's sign there
+    if x < -190.0:  # |Gamma| underflows: a zero with Gamma's sign there
         return 0.0 if math.floor(x) % 2.0 == 0.0 else -0.0
     return math.gamma(x)
 
@@ -59,7 +59,7 @@ def sf_gammaln(x):
         return x
     if x <= 0.0 and x == math.floor(x):
         return math.inf
-    if x > 1e305:                   # Stirling's leading terms; overflow to inf as IEEE
+    if x > 1e305:  # Stirling's leading terms; overflow to inf as IEEE
         return x * (math.log(x) - 1.0)
     return math.lgamma(x)
 
@@ -75,32 +75,53 @@ def sf_digamma(x):
     if x == -math.inf or (x < 0.0 and x == math.floor(x)):
         return math.nan
     r = 0.0
-    if x < 0.0:            # psi(x) = psi(1 - x) - pi / tan(pi x), the angle reduced first
+    if x < 0.0:  # psi(x) = psi(1 - x) - pi / tan(pi x), the angle reduced first
         r = -math.pi / math.tan(math.pi * (x - math.floor(x)))
         x = 1.0 - x
     while x < 10.0:
         r -= 1.0 / x
         x += 1.0
     z = 1.0 / (x * x)
-    tail = z * (1.0 / 12.0 - z * (1.0 / 120.0 - z * (1.0 / 252.0 - z * (
-        1.0 / 240.0 - z * (1.0 / 132.0 - z * (691.0 / 32760.0 - z / 12.0))))))
+    tail = z * (
+        1.0 / 12.0
+        - z
+        * (
+            1.0 / 120.0
+            - z
+            * (
+                1.0 / 252.0
+                - z * (1.0 / 240.0 - z * (1.0 / 132.0 - z * (691.0 / 32760.0 - z / 12.0)))
+            )
+        )
+    )
     return r + math.log(x) - 0.5 / x - tail
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def sf_hurwitz_zeta(s, q):
     """zeta(s, q) = sum_k (k + q)^-s for s > 1, q > 0 (Euler-Maclaurin, as Cephes)."""
-    coef = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
-            7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
-            -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
-    total = q ** -s
+    coef = (
+        12.0,
+        -720.0,
+        30240.0,
+        -1209600.0,
+        47900160.0,
+        -1.8924375803183791606e9,
+        7.47242496e10,
+        -2.950130727918164224e12,
+        1.1646782814350067249e14,
+        -4.5979787224074726105e15,
+        1.8152105401943546773e17,
+        -7.1661652561756670113e18,
+    )
+    total = q**-s
     a = q
     b = 0.0
     i = 0
     while i < 9 or a <= 9.0:
         i += 1
         a += 1.0
-        b = a ** -s
+        b = a**-s
         total += b
         if abs(b / total) < 1.1102230246251565e-16:
             return total
@@ -137,7 +158,7 @@ def sf_polygamma(n, x):
         return sign * 0.0
     if x <= 0.0 and x == math.floor(x):
         return sign * math.inf
-    if x < -1e4:                    # the upward recurrence would take too long: NaN
+    if x < -1e4:  # the upward recurrence would take too long: NaN
         return math.nan
     extra = 0.0
     while x <= 0.0:
@@ -184,7 +205,7 @@ def sf_erfinv(x):
         return math.copysign(math.inf, x)
     if abs(x) <= 0.5:
         return sf_erf_newton(x, 0.886226925452758 * x)
-    if x > 0.0:                 # 1 - x is exact here: erfinv(x) = erfcinv(1 - x)
+    if x > 0.0:  # 1 - x is exact here: erfinv(x) = erfcinv(1 - x)
         return sf_erfcinv_small(1.0 - x)
     return -sf_erfcinv_small(1.0 + x)
 
@@ -209,12 +230,11 @@ def sf_erfcinv(q):
 def where_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     cond = voff[ipool[p]]
     for j in range(n):
-        D[lo + j] = (A[pa + j] if V[cond + j] != 0.0 else B[pb + j])
+        D[lo + j] = A[pa + j] if V[cond + j] != 0.0 else B[pb + j]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def where_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                   kind):
+def where_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     cond = voff[ipool[p]]
     ga = rg[ra] != 0
     gb = rg[rb] != 0
@@ -282,8 +302,7 @@ def reshape_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def reshape_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                     kind):
+def reshape_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     state[ra] |= 1
     for j in range(n):
         D[pa + j] += G[lo + j]
@@ -430,14 +449,15 @@ def prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def prod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state,
-                          ipool, fpool):
+def prod_backward_tangent(
+    adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
+):
     """Tangent of prod_backward: tadj_j += tg * P_-j + g * sum_{k != j} t_k P_-jk."""
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
     m = offs.shape[0]
     zc, pnz, z1, z2 = reduce_groups(val, pa, lo, n, offs, m)
-    st = np.zeros(n)            # sum of t_k / x_k over non-zero x_k, per group
+    st = np.zeros(n)  # sum of t_k / x_k over non-zero x_k, per group
     for j in range(m):
         x = val[pa + j]
         if x != 0.0:
@@ -483,7 +503,7 @@ def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
     seen = np.zeros(n, np.bool_)
-    for j in range(offs.shape[0]):   # NaN propagates
+    for j in range(offs.shape[0]):  # NaN propagates
         q = offs[j]
         x = A[pa + j]
         if not seen[q]:
@@ -496,8 +516,7 @@ def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def extreme_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                     kind):
+def extreme_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
     w = extreme_weights(V, pa, lo, n, offs)
@@ -523,7 +542,7 @@ def amin_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
     seen = np.zeros(n, np.bool_)
-    for j in range(offs.shape[0]):   # NaN propagates
+    for j in range(offs.shape[0]):  # NaN propagates
         q = offs[j]
         x = A[pa + j]
         if not seen[q]:
@@ -541,8 +560,8 @@ def matmul_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     mm = ipool[p + 1]
     kk = ipool[p + 2]
     nn = ipool[p + 3]
-    su, sq = (1, mm) if ipool[p + 4] else (kk, 1)     # strides of a over (row u, inner q)
-    tq, tv = (1, kk) if ipool[p + 5] else (nn, 1)     # strides of b over (inner q, column v)
+    su, sq = (1, mm) if ipool[p + 4] else (kk, 1)  # strides of a over (row u, inner q)
+    tq, tv = (1, kk) if ipool[p + 5] else (nn, 1)  # strides of b over (inner q, column v)
     if not acc:
         for j in range(n):
             D[lo + j] = 0.0
@@ -558,14 +577,13 @@ def matmul_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                    kind):
+def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     nb = ipool[p]
     mm = ipool[p + 1]
     kk = ipool[p + 2]
     nn = ipool[p + 3]
     if kind == 0 and nb * mm * kk * nn > SMALL_MATMUL:
-        return HIT_MATMUL    # the caller runs it through NumPy's BLAS
+        return HIT_MATMUL  # the caller runs it through NumPy's BLAS
     su, sq = (1, mm) if ipool[p + 4] else (kk, 1)
     tq, tv = (1, kk) if ipool[p + 5] else (nn, 1)
     for t in range(nb):
@@ -596,7 +614,7 @@ def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
 def concat_operands(ipool, p):
     """The rows CONCAT reads (listed in its parameters)."""
     k = ipool[p + 2]
-    return ipool[p + 3:p + 3 + k]
+    return ipool[p + 3 : p + 3 + k]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -618,8 +636,7 @@ def concat_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def concat_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                    kind):
+def concat_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     outer = ipool[p]
     inner = ipool[p + 1]
     k = ipool[p + 2]
@@ -647,10 +664,9 @@ def gather_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def gather_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                    kind):
+def gather_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     state[ra] |= 1
-    for j in range(n):       # repeated indices accumulate
+    for j in range(n):  # repeated indices accumulate
         D[pa + ipool[p + 1 + j]] += G[lo + j]
     return 0
 
@@ -665,13 +681,12 @@ def setitem_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def setitem_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                     kind):
+def setitem_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     m = ipool[p]
     written = np.zeros(n, np.bool_)
     if rg[rb] != 0:
         state[rb] |= 1
-    for j in range(m - 1, -1, -1):     # the last write of each position takes its gradient
+    for j in range(m - 1, -1, -1):  # the last write of each position takes its gradient
         q = ipool[p + 1 + j]
         if not written[q]:
             written[q] = True
@@ -695,8 +710,7 @@ def scatter_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def scatter_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                     kind):
+def scatter_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     m = ipool[p]
     state[ra] |= 1
     for j in range(m):
@@ -725,15 +739,14 @@ def cumsum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     rev = ipool[p + 3]
     for r in range(offs.shape[0]):
         s = 0.0
-        for k in range(m):     # in NumPy's order, so a replay matches it
+        for k in range(m):  # in NumPy's order, so a replay matches it
             q = offs[r, m - 1 - k if rev else k]
             s += A[pa + q]
             D[lo + q] = s
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def cumsum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                    kind):
+def cumsum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     # the adjoint of a running sum is the running sum the other way
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
@@ -760,8 +773,7 @@ def cumprod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def cumprod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                     kind):
+def cumprod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     # exact with zeros: d x_j = E_j R_j, E_j = prod_{i<j} x_i (the previous output) and
     # R_j = sum_{k>=j} g_k prod_{j<i<=k} x_i = g_j + x_{j+1} R_{j+1}; no division
     offs = scan_offsets(ipool, p)
@@ -792,8 +804,9 @@ def cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def cumprod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state,
-                             ipool, fpool):
+def cumprod_backward_tangent(
+    adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
+):
     """Tangent of cumprod_backward: t(E_j R_j) = tE_j R_j + E_j tR_j, with tE_j the tangent of
     the previous output and tR_j = tg_j + t_{j+1} R_{j+1} + x_{j+1} tR_{j+1}."""
     offs = scan_offsets(ipool, p)

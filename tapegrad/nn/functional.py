@@ -6,19 +6,31 @@ Losses are numerically stable: the softmax family shifts by the row maximum, and
 ``binary_cross_entropy`` clamps its logs at -100 like PyTorch (where a log is clamped its
 gradient is zero).
 """
+
 import numpy as np
 
 from ..core import functions as _ops
 from ..core.tensor import Tensor
 
-__all__ = ["relu", "sigmoid", "tanh", "linear", "leaky_relu", "softmax", "log_softmax",
-           "logsumexp", "cross_entropy", "mse_loss", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits"]
+__all__ = [
+    "relu",
+    "sigmoid",
+    "tanh",
+    "linear",
+    "leaky_relu",
+    "softmax",
+    "log_softmax",
+    "logsumexp",
+    "cross_entropy",
+    "mse_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+]
 
 relu = _ops.relu
 sigmoid = _ops.sigmoid
 tanh = _ops.tanh
-linear = _ops.linear     # input @ weight.T + bias; weight (out_features, in_features)
+linear = _ops.linear  # input @ weight.T + bias; weight (out_features, in_features)
 
 
 def leaky_relu(input, negative_slope=0.01):
@@ -97,18 +109,22 @@ def _reduce(losses, reduction):
         return _ops.sum(losses)
     if reduction == "none":
         return losses
-    raise ValueError(f"{reduction!r} is not a valid value for reduction: use 'mean', 'sum' or "
-                     "'none'")
+    raise ValueError(
+        f"{reduction!r} is not a valid value for reduction: use 'mean', 'sum' or 'none'"
+    )
 
 
 def _class_targets(target, n, classes):
     t = np.asarray(target._v if isinstance(target, Tensor) else target)
     if t.dtype.kind not in "iu":
-        raise TypeError(f"cross_entropy: target must hold integer class indices, got dtype "
-                        f"{t.dtype} (class probabilities are not supported)")
+        raise TypeError(
+            f"cross_entropy: target must hold integer class indices, got dtype "
+            f"{t.dtype} (class probabilities are not supported)"
+        )
     if t.shape != (n,):
-        raise ValueError(f"cross_entropy: expected target of shape ({n},) for input of "
-                         f"{n} rows, got {t.shape}")
+        raise ValueError(
+            f"cross_entropy: expected target of shape ({n},) for input of {n} rows, got {t.shape}"
+        )
     if t.size and (t.min() < 0 or t.max() >= classes):
         bad = t[(t < 0) | (t >= classes)][0]
         raise IndexError(f"cross_entropy: target {bad} is out of bounds for {classes} classes")
@@ -134,8 +150,9 @@ def cross_entropy(input, target, reduction="mean"):
     x = _ops._t(input)
     if x.ndim == 1:
         t = np.asarray(target._v if isinstance(target, Tensor) else target).reshape(1)
-        return _reduce(_ops.reshape(cross_entropy(_ops.reshape(x, (1, -1)), t, "none"), ()),
-                       reduction)
+        return _reduce(
+            _ops.reshape(cross_entropy(_ops.reshape(x, (1, -1)), t, "none"), ()), reduction
+        )
     if x.ndim != 2:
         raise ValueError(f"cross_entropy: expected input of shape (N, C) or (C,), got {x.shape}")
     n, classes = x.shape
@@ -186,13 +203,14 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     p = _ops._t(input)
     pv = np.asarray(p._v)
     if np.any((pv < 0.0) | (pv > 1.0)):
-        raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 "
-                           "and 1")
+        raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
     tv = target if isinstance(target, Tensor) else np.asarray(target, dtype=np.float64)
     if np.shape(tv._v if isinstance(tv, Tensor) else tv) != pv.shape:
-        raise ValueError(f"binary_cross_entropy: target shape "
-                         f"{np.shape(tv._v if isinstance(tv, Tensor) else tv)} differs from "
-                         f"input shape {pv.shape}")
+        raise ValueError(
+            f"binary_cross_entropy: target shape "
+            f"{np.shape(tv._v if isinstance(tv, Tensor) else tv)} differs from "
+            f"input shape {pv.shape}"
+        )
     log_p = _clamped_log(p, pv > 0.0)
     log_q = _clamped_log(_ops.sub(1.0, p), pv < 1.0)
     # -(t log p + (1 - t) log q) = -(log q + t (log p - log q))

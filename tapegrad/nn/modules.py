@@ -13,6 +13,7 @@ scatter in the backward pass on every step.)  Its initialisation matches PyTorch
 ``state_dict()`` is an ordered dict of dotted names (``0.weight`` in a ``Sequential``) to NumPy
 copies of the parameters and buffers; ``load_state_dict`` copies values back in place.
 """
+
 import math
 from collections import OrderedDict
 
@@ -69,10 +70,15 @@ class Module:
     # ---- attribute registration ----------------------------------------------------------------
     def __setattr__(self, name, value):
         if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign attributes before Module.__init__() call; "
-                                 "call super().__init__() first in your Module's __init__")
-        if name in self._buffers and (value is None or isinstance(value, Tensor)) \
-                and not _is_param(value):
+            raise AttributeError(
+                "cannot assign attributes before Module.__init__() call; "
+                "call super().__init__() first in your Module's __init__"
+            )
+        if (
+            name in self._buffers
+            and (value is None or isinstance(value, Tensor))
+            and not _is_param(value)
+        ):
             self._buffers[name] = value
             return
         for table in (self._parameters, self._buffers, self._modules):
@@ -104,8 +110,10 @@ class Module:
     def register_parameter(self, name, param):
         """Register ``param`` (a leaf tensor that requires grad, or None for an absent one)."""
         if param is not None and not _is_param(param):
-            raise TypeError(f"parameter '{name}' must be a leaf Tensor with requires_grad=True "
-                            f"(use nn.Parameter(data)), got {param!r}")
+            raise TypeError(
+                f"parameter '{name}' must be a leaf Tensor with requires_grad=True "
+                f"(use nn.Parameter(data)), got {param!r}"
+            )
         self._parameters[name] = param
         self.__dict__.pop(name, None)
 
@@ -202,13 +210,16 @@ class Module:
 
     def state_dict(self):
         """An ordered dict of dotted name -> NumPy copy of every parameter and buffer."""
-        return OrderedDict((key, np.array(t._v, dtype=t.dtype))
-                           for key, _, _, t in self._named_state())
+        return OrderedDict(
+            (key, np.array(t._v, dtype=t.dtype)) for key, _, _, t in self._named_state()
+        )
 
     def _shape_mismatch(self, key, name, loaded_shape, shape):
         """The message for a state-dict value of the wrong shape (modules may explain more)."""
-        return (f"size mismatch for {key}: copying a param with shape {loaded_shape} from "
-                f"checkpoint, the shape in current model is {shape}")
+        return (
+            f"size mismatch for {key}: copying a param with shape {loaded_shape} from "
+            f"checkpoint, the shape in current model is {shape}"
+        )
 
     def load_state_dict(self, state_dict, strict=True):
         """Copy values (NumPy arrays, Tensors or numbers) into the parameters and buffers in
@@ -234,8 +245,10 @@ class Module:
                 errors.append(m._shape_mismatch(k, name, v.shape, t.shape))
             values[k] = v
         if errors:
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
-                               + "\n\t".join(errors))
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                + "\n\t".join(errors)
+            )
         for k, v in values.items():
             _methods._set_value(own[k][2], float(v) if v.ndim == 0 else v)
         return missing, unexpected
@@ -288,8 +301,7 @@ class Linear(Module):
         self.out_features = int(out_features)
         bound = 1.0 / math.sqrt(self.in_features) if self.in_features else 0.0
         rng = _creation.rng()
-        self.weight = Parameter(rng.uniform(-bound, bound, (self.out_features,
-                                                             self.in_features)))
+        self.weight = Parameter(rng.uniform(-bound, bound, (self.out_features, self.in_features)))
         if bias:
             self.bias = Parameter(rng.uniform(-bound, bound, self.out_features))
         else:
@@ -302,15 +314,19 @@ class Linear(Module):
     def _shape_mismatch(self, key, name, loaded_shape, shape):
         msg = super()._shape_mismatch(key, name, loaded_shape, shape)
         if name == "weight" and len(shape) == 2 and tuple(loaded_shape) == tuple(shape)[::-1]:
-            msg += (f". nn.Linear's weight layout changed to PyTorch's (out_features, "
-                    f"in_features) = {shape}; this checkpoint has the old (in_features, "
-                    f"out_features) layout {loaded_shape}: transpose it "
-                    f"(state_dict[{key!r}] = state_dict[{key!r}].T) before loading")
+            msg += (
+                f". nn.Linear's weight layout changed to PyTorch's (out_features, "
+                f"in_features) = {shape}; this checkpoint has the old (in_features, "
+                f"out_features) layout {loaded_shape}: transpose it "
+                f"(state_dict[{key!r}] = state_dict[{key!r}].T) before loading"
+            )
         return msg
 
     def extra_repr(self):
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"bias={self._parameters['bias'] is not None}")
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self._parameters['bias'] is not None}"
+        )
 
 
 class Sequential(Module):
@@ -369,6 +385,7 @@ class ReLU(_Activation):
         >>> tg.nn.ReLU()(tg.tensor([-1.0, 2.0]))
         tensor([0., 2.])
     """
+
     fn = staticmethod(F.relu)
 
 
@@ -383,6 +400,7 @@ class Tanh(_Activation):
         >>> y.sum().backward(); x.grad          # 1 - tanh(x)**2
         tensor([0.7864])
     """
+
     fn = staticmethod(F.tanh)
 
 
@@ -397,6 +415,7 @@ class Sigmoid(_Activation):
         >>> y.sum().backward(); x.grad          # sigmoid(x) (1 - sigmoid(x))
         tensor([0.2500])
     """
+
     fn = staticmethod(F.sigmoid)
 
 
@@ -408,6 +427,7 @@ class LeakyReLU(Module):
         >>> tg.nn.LeakyReLU(0.1)(tg.tensor([-2.0, 3.0]))
         tensor([-0.2000, 3.0000])
     """
+
     def __init__(self, negative_slope=0.01):
         super().__init__()
         self.negative_slope = negative_slope
@@ -427,6 +447,7 @@ class Softmax(Module):
         >>> tg.nn.Softmax(dim=-1)(tg.tensor([[1.0, 1.0]]))
         tensor([[0.5000, 0.5000]])
     """
+
     def __init__(self, dim=-1):
         super().__init__()
         self.dim = dim
@@ -443,6 +464,7 @@ class LogSoftmax(Softmax):
         >>> tg.nn.LogSoftmax(dim=-1)(tg.tensor([[1.0, 1.0]]))
         tensor([[-0.6931, -0.6931]])
     """
+
     def forward(self, x):
         return F.log_softmax(x, self.dim)
 
@@ -466,6 +488,7 @@ class CrossEntropyLoss(_Loss):
         >>> loss.backward(); x.grad             # softmax(x) - onehot(target)
         tensor([[0.5000, -0.5000]])
     """
+
     def forward(self, input, target):
         return F.cross_entropy(input, target, reduction=self.reduction)
 
@@ -481,6 +504,7 @@ class MSELoss(_Loss):
         >>> loss.backward(); x.grad             # 2 (x - target) / n
         tensor([1., 3.])
     """
+
     def forward(self, input, target):
         return F.mse_loss(input, target, reduction=self.reduction)
 
@@ -497,5 +521,6 @@ class BCELoss(_Loss):
         >>> loss.backward(); p.grad             # -1 / p
         tensor([-2.])
     """
+
     def forward(self, input, target):
         return F.binary_cross_entropy(input, target, reduction=self.reduction)

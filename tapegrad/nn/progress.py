@@ -13,6 +13,7 @@ Without tqdm a small built-in text bar is drawn instead; it redraws in place (ca
 at most ``redraws`` times, so it stays cheap in tight loops and readable in logs.  Both write to
 ``file`` (standard output by default, as before tqdm) and end with ``n/total``.
 """
+
 import sys
 import time
 
@@ -86,8 +87,9 @@ class ProgressBar:
             return
         done = self.width * self.n // self.total
         bar = "#" * done + "." * (self.width - done)
-        extra = " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                         for k, v in self.info.items())
+        extra = " ".join(
+            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in self.info.items()
+        )
         elapsed = time.perf_counter() - self.start
         line = f"{self.desc} [{bar}] {self.n}/{self.total} {elapsed:5.1f}s {extra}"
         self.file.write("\r" + line.ljust(self._last))

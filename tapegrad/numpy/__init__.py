@@ -5,6 +5,7 @@ its arguments it runs tapegrad ops, otherwise it is NumPy's own call and returns
 returns.  Every other name (constants, dtypes, creation functions...) is NumPy's; a NumPy
 function tapegrad cannot differentiate raises a TypeError naming it when given a Tensor.
 """
+
 import functools
 import types
 
@@ -31,6 +32,7 @@ def _wrap_ufunc(uf):
         if _has_tensor(args):
             return _D.array_ufunc(uf, "__call__", args, kwargs)
         return uf(*args, **kwargs)
+
     return f
 
 
@@ -40,6 +42,7 @@ def _wrap_function(fn, impl):
         if _has_tensor(args) or _has_tensor(kwargs.values()):
             return impl(*args, **kwargs)
         return fn(*args, **kwargs)
+
     return f
 
 
@@ -52,17 +55,19 @@ def _export():
                 names[name] = _wrap_ufunc(obj)
             elif obj in _D.FUNCTIONS:
                 names[name] = _wrap_function(obj, _D.FUNCTIONS[obj])
-        except TypeError:    # unhashable attribute
+        except TypeError:  # unhashable attribute
             continue
     return names
 
 
 globals().update(_export())
 
-linalg = types.SimpleNamespace(**{n: getattr(_np.linalg, n) for n in dir(_np.linalg)
-                                  if not n.startswith("_")})
-linalg.__dict__.update({f.__name__: _wrap_function(f, impl)
-                        for f, impl in _linalg.FUNCTIONS.items()})
+linalg = types.SimpleNamespace(
+    **{n: getattr(_np.linalg, n) for n in dir(_np.linalg) if not n.startswith("_")}
+)
+linalg.__dict__.update(
+    {f.__name__: _wrap_function(f, impl) for f, impl in _linalg.FUNCTIONS.items()}
+)
 
 
 def _float_dtype(dtype):
@@ -78,9 +83,11 @@ def _cast(t, dtype, name):
     kind = _np.dtype(dtype).kind
     if kind in "iub" or not t.requires_grad:
         return _Tensor(t._v, dtype=dtype) if kind != "f" or not t.requires_grad else t
-    raise TypeError(f"tapegrad.numpy.{name}: dtype={_np.dtype(dtype)} on a Tensor that "
-                    "requires grad is not supported (tapegrad differentiates float64 values); "
-                    "leave dtype out, or use dtype=float")
+    raise TypeError(
+        f"tapegrad.numpy.{name}: dtype={_np.dtype(dtype)} on a Tensor that "
+        "requires grad is not supported (tapegrad differentiates float64 values); "
+        "leave dtype out, or use dtype=float"
+    )
 
 
 def _stacked(obj):
@@ -131,8 +138,10 @@ asanyarray = asarray
 
 
 def _contains_tensor(obj):
-    return any(isinstance(v, _Tensor) or (isinstance(v, (list, tuple)) and _contains_tensor(v))
-               for v in obj)
+    return any(
+        isinstance(v, _Tensor) or (isinstance(v, (list, tuple)) and _contains_tensor(v))
+        for v in obj
+    )
 
 
 def __getattr__(name):
@@ -140,5 +149,7 @@ def __getattr__(name):
 
 
 # NumPy's public names (the wrapped ones resolve here, the others to NumPy through __getattr__)
-__all__ = sorted(set(getattr(_np, "__all__", ())) | {n for n in globals() if not n.startswith("_")
-                                                      and n not in ("functools", "types")})
+__all__ = sorted(
+    set(getattr(_np, "__all__", ()))
+    | {n for n in globals() if not n.startswith("_") and n not in ("functools", "types")}
+)

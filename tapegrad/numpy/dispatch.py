@@ -7,6 +7,7 @@ with derivative 0; functions whose result carries no gradient (``np.shape``, ``n
 ``np.isnan``...) run on the values.  Anything else raises a
 TypeError naming the function: a gradient is never dropped silently.
 """
+
 import numpy as np
 
 from ..core import functions as O
@@ -26,13 +27,18 @@ def _plain(x):
 
 
 def _refuse(name, what):
-    raise TypeError(f"numpy.{name}: {what} is not supported on tapegrad Tensors "
-                    "(it would drop the gradient; docs/COVERAGE.md lists what is)")
+    raise TypeError(
+        f"numpy.{name}: {what} is not supported on tapegrad Tensors "
+        "(it would drop the gradient; docs/COVERAGE.md lists what is)"
+    )
 
 
-_HARMLESS = {"dtype": (np.float64, float, "float64"), "order": ("C", "K", "A"),
-             "casting": ("same_kind", "unsafe", "safe"), "optimize": (True, False, "greedy",
-                                                                      "optimal")}
+_HARMLESS = {
+    "dtype": (np.float64, float, "float64"),
+    "order": ("C", "K", "A"),
+    "casting": ("same_kind", "unsafe", "safe"),
+    "optimize": (True, False, "greedy", "optimal"),
+}
 
 
 def _no_extras(name, out=None, **kw):
@@ -48,33 +54,86 @@ def _no_extras(name, out=None, **kw):
 # ---- ufuncs --------------------------------------------------------------------------------------
 
 UFUNCS = {
-    np.negative: O.neg, np.positive: lambda x: O.mul(x, 1.0), np.absolute: O.abs_,
-    np.fabs: O.abs_, np.exp: O.exp, np.expm1: O.expm1, np.log: O.log, np.log1p: O.log1p,
-    np.sqrt: O.sqrt, np.sin: O.sin, np.cos: O.cos, np.tan: O.tan, np.tanh: O.tanh,
-    np.arcsin: O.arcsin, np.arccos: O.arccos, np.arctan: O.arctan, np.arcsinh: O.arcsinh,
-    np.arccosh: O.arccosh, np.arctanh: O.arctanh, np.sinh: O.sinh, np.cosh: O.cosh,
-    np.log2: O.log2, np.log10: O.log10, np.exp2: O.exp2, np.cbrt: O.cbrt,
-    np.square: O.square, np.reciprocal: O.reciprocal, np.deg2rad: O.deg2rad,
-    np.radians: O.deg2rad, np.rad2deg: O.rad2deg, np.degrees: O.rad2deg,
-    np.sign: O.sign, np.floor: O.floor, np.ceil: O.ceil, np.rint: O.rint, np.trunc: O.trunc,
+    np.negative: O.neg,
+    np.positive: lambda x: O.mul(x, 1.0),
+    np.absolute: O.abs_,
+    np.fabs: O.abs_,
+    np.exp: O.exp,
+    np.expm1: O.expm1,
+    np.log: O.log,
+    np.log1p: O.log1p,
+    np.sqrt: O.sqrt,
+    np.sin: O.sin,
+    np.cos: O.cos,
+    np.tan: O.tan,
+    np.tanh: O.tanh,
+    np.arcsin: O.arcsin,
+    np.arccos: O.arccos,
+    np.arctan: O.arctan,
+    np.arcsinh: O.arcsinh,
+    np.arccosh: O.arccosh,
+    np.arctanh: O.arctanh,
+    np.sinh: O.sinh,
+    np.cosh: O.cosh,
+    np.log2: O.log2,
+    np.log10: O.log10,
+    np.exp2: O.exp2,
+    np.cbrt: O.cbrt,
+    np.square: O.square,
+    np.reciprocal: O.reciprocal,
+    np.deg2rad: O.deg2rad,
+    np.radians: O.deg2rad,
+    np.rad2deg: O.rad2deg,
+    np.degrees: O.rad2deg,
+    np.sign: O.sign,
+    np.floor: O.floor,
+    np.ceil: O.ceil,
+    np.rint: O.rint,
+    np.trunc: O.trunc,
     np.conjugate: O.conj,
-    np.add: O.add, np.subtract: O.sub, np.multiply: O.mul, np.divide: O.div,
-    np.power: O.power, np.float_power: O.power, np.maximum: O.maximum, np.minimum: O.minimum,
-    np.fmax: O.maximum, np.fmin: O.minimum, np.matmul: O.matmul,
-    np.arctan2: O.arctan2, np.hypot: O.hypot, np.logaddexp: O.logaddexp,
-    np.logaddexp2: O.logaddexp2, np.remainder: O.remainder, np.fmod: O.fmod,
-    np.floor_divide: O.floor_divide, np.divmod: O.divmod_,
+    np.add: O.add,
+    np.subtract: O.sub,
+    np.multiply: O.mul,
+    np.divide: O.div,
+    np.power: O.power,
+    np.float_power: O.power,
+    np.maximum: O.maximum,
+    np.minimum: O.minimum,
+    np.fmax: O.maximum,
+    np.fmin: O.minimum,
+    np.matmul: O.matmul,
+    np.arctan2: O.arctan2,
+    np.hypot: O.hypot,
+    np.logaddexp: O.logaddexp,
+    np.logaddexp2: O.logaddexp2,
+    np.remainder: O.remainder,
+    np.fmod: O.fmod,
+    np.floor_divide: O.floor_divide,
+    np.divmod: O.divmod_,
 }
 if hasattr(np, "vecdot"):
     UFUNCS[np.vecdot] = lambda a, b: O.sum(O.mul(a, b), -1)
 
-COMPARE = {np.less: ("__lt__", "__gt__"), np.less_equal: ("__le__", "__ge__"),
-           np.greater: ("__gt__", "__lt__"), np.greater_equal: ("__ge__", "__le__"),
-           np.equal: ("__eq__", "__eq__"), np.not_equal: ("__ne__", "__ne__")}
+COMPARE = {
+    np.less: ("__lt__", "__gt__"),
+    np.less_equal: ("__le__", "__ge__"),
+    np.greater: ("__gt__", "__lt__"),
+    np.greater_equal: ("__ge__", "__le__"),
+    np.equal: ("__eq__", "__eq__"),
+    np.not_equal: ("__ne__", "__ne__"),
+}
 
 # results carry no gradient (boolean, or piecewise constant with zero derivative)
-VALUE_UFUNCS = {np.isnan, np.isinf, np.isfinite, np.signbit, np.logical_and, np.logical_or,
-                np.logical_xor, np.logical_not}
+VALUE_UFUNCS = {
+    np.isnan,
+    np.isinf,
+    np.isfinite,
+    np.signbit,
+    np.logical_and,
+    np.logical_or,
+    np.logical_xor,
+    np.logical_not,
+}
 
 REDUCE = {np.add: O.sum, np.multiply: O.prod, np.maximum: O.amax, np.minimum: O.amin}
 ACCUMULATE = {np.add: O.cumsum, np.multiply: O.cumprod}
@@ -83,7 +142,7 @@ ACCUMULATE = {np.add: O.cumsum, np.multiply: O.cumprod}
 def _compare(ufunc, a, b):
     mine, swapped = COMPARE[ufunc]
     if isinstance(a, Tensor):
-        return getattr(a, mine)(b)        # the Tensor method also notes trace guards
+        return getattr(a, mine)(b)  # the Tensor method also notes trace guards
     return getattr(b, swapped)(a)
 
 
@@ -116,15 +175,17 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     elif method == "outer" and ufunc in UFUNCS and ufunc.nin == 2:
         _no_extras(f"{name}.outer", **kwargs)
         return _ufunc_outer(UFUNCS[ufunc], *inputs)
-    if getattr(np, name, None) is not ufunc:    # a SciPy ufunc (scipy.special.gammaln ...)
-        raise TypeError(f"{name} (a ufunc from outside NumPy, e.g. scipy.special) is not "
-                        "supported on tapegrad Tensors (it would drop the gradient); use "
-                        f"tapegrad.scipy.special.{name} (import tapegrad.scipy.special as tsp)")
+    if getattr(np, name, None) is not ufunc:  # a SciPy ufunc (scipy.special.gammaln ...)
+        raise TypeError(
+            f"{name} (a ufunc from outside NumPy, e.g. scipy.special) is not "
+            "supported on tapegrad Tensors (it would drop the gradient); use "
+            f"tapegrad.scipy.special.{name} (import tapegrad.scipy.special as tsp)"
+        )
     _refuse(name if method == "__call__" else f"{name}.{method}", "this ufunc")
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    if method == "__call__" and not kwargs:   # hot path: np.sin(t), arr * t
+    if method == "__call__" and not kwargs:  # hot path: np.sin(t), arr * t
         fn = UFUNCS.get(ufunc)
         if fn is not None:
             return fn(*inputs)
@@ -133,23 +194,24 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 
 # ---- functions --------------------------------------------------------------------------------
 
+
 def _reduction(fn, name):
     def impl(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
         _no_extras(name, out, dtype=dtype, **kw)
         return fn(a, axis, keepdims)
+
     return impl
 
 
 def _var(name, take_sqrt):
-    def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
-             **kw):
+    def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None, **kw):
         _no_extras(name, out, dtype=dtype, **kw)
-        if correction is not None:      # NumPy 2's name for ddof
+        if correction is not None:  # NumPy 2's name for ddof
             if ddof != 0:
-                raise ValueError(f"{name}: ddof and correction can't be provided "
-                                 "simultaneously.")
+                raise ValueError(f"{name}: ddof and correction can't be provided simultaneously.")
             ddof = correction
         return (O.std if take_sqrt else O.var)(a, axis, keepdims, ddof)
+
     return impl
 
 
@@ -234,6 +296,7 @@ def _scan(fn, name):
     def impl(a, axis=None, dtype=None, out=None):
         _no_extras(name, out, dtype=dtype)
         return fn(a, axis)
+
     return impl
 
 
@@ -273,12 +336,23 @@ def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 
 
 def _quantile(fn, name):
-    def impl(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-             keepdims=False, *, weights=None, interpolation=None):
+    def impl(
+        a,
+        q,
+        axis=None,
+        out=None,
+        overwrite_input=False,
+        method="linear",
+        keepdims=False,
+        *,
+        weights=None,
+        interpolation=None,
+    ):
         _no_extras(name, out)
         if weights is not None:
             _refuse(name, "weights=")
         return fn(a, q, axis, method, keepdims, interpolation=interpolation)
+
     return impl
 
 
@@ -301,30 +375,59 @@ def _copy(a, order="K", subok=False):
 
 
 FUNCTIONS = {
-    np.sum: _reduction(O.sum, "sum"), np.mean: _reduction(O.mean, "mean"),
-    np.prod: _reduction(O.prod, "prod"), np.max: _reduction(O.amax, "max"),
-    np.min: _reduction(O.amin, "min"), np.amax: _reduction(O.amax, "amax"),
-    np.amin: _reduction(O.amin, "amin"), np.var: _var("var", False),
-    np.std: _var("std", True), np.where: _where, np.clip: _clip,
-    np.concatenate: _concatenate, np.stack: _stack, np.hstack: _hstack, np.vstack: _vstack,
-    np.reshape: _reshape, np.transpose: lambda a, axes=None: O.transpose(a, axes),
-    np.swapaxes: O.swapaxes, np.moveaxis: _moveaxis,
+    np.sum: _reduction(O.sum, "sum"),
+    np.mean: _reduction(O.mean, "mean"),
+    np.prod: _reduction(O.prod, "prod"),
+    np.max: _reduction(O.amax, "max"),
+    np.min: _reduction(O.amin, "min"),
+    np.amax: _reduction(O.amax, "amax"),
+    np.amin: _reduction(O.amin, "amin"),
+    np.var: _var("var", False),
+    np.std: _var("std", True),
+    np.where: _where,
+    np.clip: _clip,
+    np.concatenate: _concatenate,
+    np.stack: _stack,
+    np.hstack: _hstack,
+    np.vstack: _vstack,
+    np.reshape: _reshape,
+    np.transpose: lambda a, axes=None: O.transpose(a, axes),
+    np.swapaxes: O.swapaxes,
+    np.moveaxis: _moveaxis,
     np.squeeze: lambda a, axis=None: O.squeeze(a, axis),
-    np.expand_dims: O.expand_dims, np.ravel: lambda a, order="C": O.ravel(a),
+    np.expand_dims: O.expand_dims,
+    np.ravel: lambda a, order="C": O.ravel(a),
     np.broadcast_to: lambda array, shape, subok=False: O.broadcast_to(array, shape),
-    np.atleast_1d: lambda a: _atleast(a, 1), np.atleast_2d: lambda a: _atleast(a, 2),
-    np.dot: _dot, np.vdot: lambda a, b: O.sum(O.mul(O.ravel(O._t(a)), O.ravel(O._t(b)))),
-    np.inner: _inner, np.outer: _outer,
-    np.tensordot: O.tensordot, np.einsum: _einsum, np.linalg.norm: O.norm,
-    np.cumsum: _scan(O.cumsum, "cumsum"), np.cumprod: _scan(O.cumprod, "cumprod"),
-    np.diff: O.diff, np.trace: _trace, np.copy: _copy,
-    np.round: _around, np.around: _around, np.nan_to_num: _nan_to_num, np.fix: _fix,
-    np.sinc: lambda x: O.sinc(x), np.sort: _sort,
+    np.atleast_1d: lambda a: _atleast(a, 1),
+    np.atleast_2d: lambda a: _atleast(a, 2),
+    np.dot: _dot,
+    np.vdot: lambda a, b: O.sum(O.mul(O.ravel(O._t(a)), O.ravel(O._t(b)))),
+    np.inner: _inner,
+    np.outer: _outer,
+    np.tensordot: O.tensordot,
+    np.einsum: _einsum,
+    np.linalg.norm: O.norm,
+    np.cumsum: _scan(O.cumsum, "cumsum"),
+    np.cumprod: _scan(O.cumprod, "cumprod"),
+    np.diff: O.diff,
+    np.trace: _trace,
+    np.copy: _copy,
+    np.round: _around,
+    np.around: _around,
+    np.nan_to_num: _nan_to_num,
+    np.fix: _fix,
+    np.sinc: lambda x: O.sinc(x),
+    np.sort: _sort,
     np.partition: lambda a, kth, axis=-1, kind="introselect", order=None: O.partition(
-        a, kth, axis, kind, order),
-    np.median: _median, np.quantile: _quantile(O.quantile, "quantile"),
-    np.percentile: _quantile(O.percentile, "percentile"), np.ptp: _ptp, np.average: _average,
-    np.real: O.real, np.imag: O.imag,
+        a, kth, axis, kind, order
+    ),
+    np.median: _median,
+    np.quantile: _quantile(O.quantile, "quantile"),
+    np.percentile: _quantile(O.percentile, "percentile"),
+    np.ptp: _ptp,
+    np.average: _average,
+    np.real: O.real,
+    np.imag: O.imag,
     np.angle: lambda z, deg=False: O.angle(z, deg),
     np.real_if_close: lambda a, tol=100: O.real_if_close(a, tol),
 }
@@ -333,10 +436,30 @@ FUNCTIONS.update(shape_functions.FUNCTIONS)
 
 # results carry no gradient: shapes, indices, predicates, fresh arrays, rounded values
 VALUE_FUNCTIONS = {
-    np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj, np.argmax,
-    np.argmin, np.argsort, np.nonzero, np.flatnonzero, np.count_nonzero, np.allclose,
-    np.isclose, np.array_equal, np.array_equiv, np.zeros_like, np.ones_like, np.empty_like,
-    np.full_like, np.any, np.all, np.can_cast, np.min_scalar_type,
+    np.shape,
+    np.ndim,
+    np.size,
+    np.result_type,
+    np.iscomplexobj,
+    np.isrealobj,
+    np.argmax,
+    np.argmin,
+    np.argsort,
+    np.nonzero,
+    np.flatnonzero,
+    np.count_nonzero,
+    np.allclose,
+    np.isclose,
+    np.array_equal,
+    np.array_equiv,
+    np.zeros_like,
+    np.ones_like,
+    np.empty_like,
+    np.full_like,
+    np.any,
+    np.all,
+    np.can_cast,
+    np.min_scalar_type,
 }
 VALUE_FUNCTIONS |= shape_functions.VALUE_FUNCTIONS
 
@@ -349,9 +472,11 @@ def _array_function(self, func, types, args, kwargs):
         return func(*_plain(args), **_plain(kwargs))
     mod = getattr(func, "__module__", "numpy") or "numpy"
     name = f"{'numpy.linalg' if 'linalg' in mod else 'numpy'}.{func.__name__}"
-    raise TypeError(f"{name} is not supported on tapegrad Tensors (it would drop the "
-                    "gradient); use tapegrad ops, or call it on t.detach().numpy() if no "
-                    "gradient is needed (docs/COVERAGE.md lists what is supported)")
+    raise TypeError(
+        f"{name} is not supported on tapegrad Tensors (it would drop the "
+        "gradient); use tapegrad ops, or call it on t.detach().numpy() if no "
+        "gradient is needed (docs/COVERAGE.md lists what is supported)"
+    )
 
 
 def attach():

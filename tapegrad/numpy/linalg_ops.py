@@ -14,6 +14,7 @@ Forward values are NumPy's (LAPACK, called at record time); derivatives are Tens
   ``det``/``slogdet``/``inv``/``solve`` of singular matrices raise ``LinAlgError`` (from the
   forward or from the derivative, which needs the inverse).
 """
+
 import operator
 from collections.abc import Sequence
 
@@ -63,8 +64,10 @@ def _scalar_to_matrix(s):
 
 def _square(a, name):
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise LinAlgError(f"numpy.linalg.{name}: last 2 dimensions of the array must be square "
-                          f"(got shape {a.shape})")
+        raise LinAlgError(
+            f"numpy.linalg.{name}: last 2 dimensions of the array must be square "
+            f"(got shape {a.shape})"
+        )
 
 
 def _from_triangle(a, lower):
@@ -88,7 +91,8 @@ def _check_gaps(w, name, what, squared=False):
         raise LinAlgError(
             f"numpy.linalg.{name}: the derivative of the {what} is undefined at repeated "
             f"values ({_val(w).tolist()}); differentiate a quantity that depends on the "
-            "values only (e.g. eigvalsh / svd(compute_uv=False)) or perturb the input")
+            "values only (e.g. eigvalsh / svd(compute_uv=False)) or perturb the input"
+        )
 
 
 def _gap_matrix(w, squared=False):
@@ -102,6 +106,7 @@ def _gap_matrix(w, squared=False):
 
 
 # ---- inv, solve, det, slogdet ------------------------------------------------------------------
+
 
 def _inv_vjp(x, y, g):
     yt = _mT(y[0])
@@ -201,12 +206,14 @@ def slogdet(a):
     a = O._t(a)
     _square(a, "slogdet")
     sign, logdet = np.linalg.slogdet(_val(a))
-    s, ld = apply("LinalgSlogdetBackward", [a], [sign, logdet], _slogdet_vjp, _slogdet_jvp,
-                  nondiff=(0,))
+    s, ld = apply(
+        "LinalgSlogdetBackward", [a], [sign, logdet], _slogdet_vjp, _slogdet_jvp, nondiff=(0,)
+    )
     return _SlogdetResult(s, ld)
 
 
 # ---- cholesky ----------------------------------------------------------------------------------
+
 
 def _phi(x):
     """Lower triangle with the diagonal halved."""
@@ -249,6 +256,7 @@ def _cholesky_sym(sym, low_value):
 
 
 # ---- eigh, eigvalsh ----------------------------------------------------------------------------
+
 
 def _eigh_vjp(x, y, g):
     w, v = y
@@ -318,17 +326,25 @@ def eigvalsh(a, UPLO: str = "L") -> Tensor:  # noqa: N803 - NumPy's name
     _square(a, "eigvalsh")
     _uplo(UPLO, "eigvalsh")
     sym = _from_triangle(a, UPLO.upper() == "L")
-    return apply("LinalgEigvalshBackward", [sym], [np.linalg.eigvalsh(_val(a), UPLO)],
-                 _eigvalsh_vjp, _eigvalsh_jvp)[0]
+    return apply(
+        "LinalgEigvalshBackward",
+        [sym],
+        [np.linalg.eigvalsh(_val(a), UPLO)],
+        _eigvalsh_vjp,
+        _eigvalsh_jvp,
+    )[0]
 
 
 # ---- svd ---------------------------------------------------------------------------------------
 
+
 def _svd_checks(s, m, n, name="svd"):
     _check_gaps(s, name, "singular vectors", squared=True)
     if m != n and np.any(_val(s) == 0.0):
-        raise LinAlgError(f"numpy.linalg.{name}: the derivative of the singular vectors of a "
-                          "non-square matrix is undefined at a zero singular value")
+        raise LinAlgError(
+            f"numpy.linalg.{name}: the derivative of the singular vectors of a "
+            "non-square matrix is undefined at a zero singular value"
+        )
 
 
 def _svd_vjp(x, y, g):
@@ -410,14 +426,17 @@ def _complement_vjp(x, y, g):
         raise LinAlgError(
             "numpy.linalg.svd: full_matrices=True on a non-square matrix returns extra "
             "singular vectors that are not unique, so a gradient through them is undefined; "
-            "use full_matrices=False")
+            "use full_matrices=False"
+        )
     return [None]
 
 
 def _complement_jvp(x, y, dx):
-    raise LinAlgError("numpy.linalg.svd: forward mode through full_matrices=True on a "
-                      "non-square matrix is undefined (the extra singular vectors are not "
-                      "unique); use full_matrices=False")
+    raise LinAlgError(
+        "numpy.linalg.svd: forward mode through full_matrices=True on a "
+        "non-square matrix is undefined (the extra singular vectors are not "
+        "unique); use full_matrices=False"
+    )
 
 
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
@@ -434,11 +453,15 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
     """
     a = O._t(a)
     if a.ndim < 2:
-        raise LinAlgError(f"numpy.linalg.svd: {a.ndim}-dimensional array given. Array must "
-                          "be at least two-dimensional")
+        raise LinAlgError(
+            f"numpy.linalg.svd: {a.ndim}-dimensional array given. Array must "
+            "be at least two-dimensional"
+        )
     if hermitian:
-        raise TypeError("numpy.linalg.svd: hermitian=True is not supported on tapegrad "
-                        "Tensors; leave it out (the result is the same up to signs)")
+        raise TypeError(
+            "numpy.linalg.svd: hermitian=True is not supported on tapegrad "
+            "Tensors; leave it out (the result is the same up to signs)"
+        )
     if not compute_uv:
         return _svdvals(a)
     m, n = a.shape[-2:]
@@ -449,15 +472,16 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
     u, s, vh = np.linalg.svd(_val(a), full_matrices=True)
     ur, sr, vhr = _svd_reduced(a, [u[..., :, :k], s, vh[..., :k, :]])
     if m > n:
-        extra = apply("LinalgSvdBackward", [a], [u[..., :, k:]], _complement_vjp,
-                      _complement_jvp)[0]
+        extra = apply("LinalgSvdBackward", [a], [u[..., :, k:]], _complement_vjp, _complement_jvp)[
+            0
+        ]
         return _SVDResult(O.concatenate([ur, extra], -1), sr, vhr)
-    extra = apply("LinalgSvdBackward", [a], [vh[..., k:, :]], _complement_vjp,
-                  _complement_jvp)[0]
+    extra = apply("LinalgSvdBackward", [a], [vh[..., k:, :]], _complement_vjp, _complement_jvp)[0]
     return _SVDResult(ur, sr, O.concatenate([vhr, extra], -2))
 
 
 # ---- qr ----------------------------------------------------------------------------------------
+
 
 def _rsolve(b, r):
     """b R^-1 for upper triangular R (batched)."""
@@ -479,7 +503,7 @@ def _qr_vjp(x, y, g):
     lhs = O.matmul(q, k)
     if gq is not None:
         lhs = O.add(gq, lhs)
-    return [_mT(_solve(r, _mT(lhs)))]     # lhs R^-T
+    return [_mT(_solve(r, _mT(lhs)))]  # lhs R^-T
 
 
 def _qr_jvp(x, y, dx):
@@ -507,14 +531,22 @@ def qr(a, mode: str = "reduced"):
     """
     a = O._t(a)
     if a.ndim < 2:
-        raise LinAlgError(f"numpy.linalg.qr: {a.ndim}-dimensional array given. Array must be "
-                          "at least two-dimensional")
+        raise LinAlgError(
+            f"numpy.linalg.qr: {a.ndim}-dimensional array given. Array must be "
+            "at least two-dimensional"
+        )
     m, n = a.shape[-2:]
     if mode == "raw" or (mode == "complete" and m > n):
-        raise TypeError(f"numpy.linalg.qr: mode={mode!r} is not differentiable on tapegrad "
-                        "Tensors (" + ("LAPACK's raw Householder form" if mode == "raw" else
-                                       "the extra columns of Q are not unique") +
-                        "); use mode='reduced'")
+        raise TypeError(
+            f"numpy.linalg.qr: mode={mode!r} is not differentiable on tapegrad "
+            "Tensors ("
+            + (
+                "LAPACK's raw Householder form"
+                if mode == "raw"
+                else "the extra columns of Q are not unique"
+            )
+            + "); use mode='reduced'"
+        )
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"numpy.linalg.qr: unrecognized mode {mode!r}")
     qv, rv = np.linalg.qr(_val(a), mode="reduced")
@@ -530,10 +562,13 @@ def qr(a, mode: str = "reduced"):
 
 # ---- pinv, lstsq -------------------------------------------------------------------------------
 
+
 def _rank_error(name):
-    return LinAlgError(f"numpy.linalg.{name}: the derivative is implemented for full-rank "
-                       "matrices only (where singular values are cut off, the pseudo-inverse "
-                       "jumps, so it has no derivative); regularize the problem")
+    return LinAlgError(
+        f"numpy.linalg.{name}: the derivative is implemented for full-rank "
+        "matrices only (where singular values are cut off, the pseudo-inverse "
+        "jumps, so it has no derivative); regularize the problem"
+    )
 
 
 def _pinv_vjp_terms(a, p, g):
@@ -560,6 +595,7 @@ def _pinv_jvp_terms(a, p, da):
 
 def _pinv_rules(full, name):
     """VJP and JVP of pinv; ``full``: no singular value was cut off in the forward."""
+
     def vjp(x, y, g):
         if not full:
             raise _rank_error(name)
@@ -569,6 +605,7 @@ def _pinv_rules(full, name):
         if not full:
             raise _rank_error(name)
         return [_pinv_jvp_terms(x[0], y[0], dx[0])]
+
     return vjp, jvp
 
 
@@ -588,9 +625,12 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=_UNSET) -> Tensor:
     kw = {} if rtol is _UNSET else {"rtol": rtol}
     av = _val(a)
     value = np.linalg.pinv(av, rcond=rcond, hermitian=hermitian, **kw)
-    if rcond is None:      # NumPy's cutoff rule
-        rcond = 1e-15 if rtol is _UNSET else (
-            max(av.shape[-2:]) * np.finfo(np.float64).eps if rtol is None else rtol)
+    if rcond is None:  # NumPy's cutoff rule
+        rcond = (
+            1e-15
+            if rtol is _UNSET
+            else (max(av.shape[-2:]) * np.finfo(np.float64).eps if rtol is None else rtol)
+        )
     s = np.linalg.svd(av, compute_uv=False)
     cut = np.asarray(rcond)[..., None] * np.max(s, axis=-1, keepdims=True, initial=0.0)
     vjp, jvp = _pinv_rules(bool(np.all(s > cut)), "pinv")
@@ -617,6 +657,7 @@ def _lstsq_rules(full):
             t = O.matmul(_pinv_jvp_terms(a, p, da), b)
             out = t if out is None else O.add(out, t)
         return [out]
+
     return vjp, jvp
 
 
@@ -632,8 +673,10 @@ def lstsq(a, b, rcond=None):
     """
     a, b = O._t(a), O._t(b)
     if a.ndim != 2 or b.ndim not in (1, 2):
-        raise LinAlgError(f"numpy.linalg.lstsq: a must be 2-D and b 1-D or 2-D, got shapes "
-                          f"{a.shape} and {b.shape}")
+        raise LinAlgError(
+            f"numpy.linalg.lstsq: a must be 2-D and b 1-D or 2-D, got shapes "
+            f"{a.shape} and {b.shape}"
+        )
     x, _, rank, s = np.linalg.lstsq(_val(a), _val(b), rcond=rcond)
     m, n = a.shape
     b2 = O.reshape(b, (b.shape[0], 1)) if b.ndim == 1 else b
@@ -649,6 +692,7 @@ def lstsq(a, b, rcond=None):
 
 # ---- norm, matrix_power, multi_dot -------------------------------------------------------------
 
+
 def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy's name
     """np.linalg.norm: every vector and matrix norm (``2``, ``-2`` and ``'nuc'`` through the
     singular values; their derivative needs distinct extreme singular values only through
@@ -660,8 +704,9 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy'
            [ 0., -1.]])
     """
     x = O._t(x)
-    matrix = (axis is None and ord is not None and x.ndim == 2) or \
-        (axis is not None and not isinstance(axis, int) and len(axis) == 2)
+    matrix = (axis is None and ord is not None and x.ndim == 2) or (
+        axis is not None and not isinstance(axis, int) and len(axis) == 2
+    )
     if matrix and ord not in (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf):
         raise ValueError("Invalid norm order for matrices.")
     if not (matrix and ord in (2, -2, "nuc")):
@@ -717,8 +762,10 @@ def multi_dot(arrays: Sequence, *, out=None) -> Tensor:
            [1., 1.]])
     """
     if out is not None:
-        raise TypeError("numpy.linalg.multi_dot: out= is not supported on tapegrad Tensors "
-                        "(it would drop the gradient)")
+        raise TypeError(
+            "numpy.linalg.multi_dot: out= is not supported on tapegrad Tensors "
+            "(it would drop the gradient)"
+        )
     ops = [O._t(x) for x in arrays]
     if len(ops) < 2:
         raise ValueError("Expecting at least two arrays.")
@@ -728,6 +775,20 @@ def multi_dot(arrays: Sequence, *, out=None) -> Tensor:
     return acc
 
 
-_NAMES = ("inv", "pinv", "det", "slogdet", "solve", "lstsq", "cholesky", "qr", "eigh",
-          "eigvalsh", "svd", "norm", "matrix_power", "multi_dot")
+_NAMES = (
+    "inv",
+    "pinv",
+    "det",
+    "slogdet",
+    "solve",
+    "lstsq",
+    "cholesky",
+    "qr",
+    "eigh",
+    "eigvalsh",
+    "svd",
+    "norm",
+    "matrix_power",
+    "multi_dot",
+)
 FUNCTIONS = {getattr(np.linalg, name): globals()[name] for name in _NAMES}

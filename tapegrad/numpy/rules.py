@@ -11,6 +11,7 @@ A rule is ``vjp(x, y, g) -> one gradient (or None) per operand`` and
 ``jvp(x, y, dx) -> one tangent (or None) per output``: ``x`` the operands and ``y`` the outputs
 as Tensors, ``g`` / ``dx`` Tensors or None (no cotangent / zero tangent).
 """
+
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -79,14 +80,14 @@ class RuleNode(CustomNode):
     # ---- reverse mode ---------------------------------------------------------------------------
     def backward_values(self, t, grads):
         res = self._on_values(self.vjp, self._per_output, grads)
-        return [None if res[i] is None else np.asarray(value_of(res[i]))
-                for i in self.arg_index]
+        return [None if res[i] is None else np.asarray(value_of(res[i])) for i in self.arg_index]
 
     def vjp_graph(self, grads):
         res = self._on_graph(self.vjp, self._per_output, grads)
-        return [fit_graph_grad(res[i], shape, self.name, k)
-                for k, (i, shape) in enumerate(zip(self.arg_index, self.in_shapes,
-                                                   strict=True))]
+        return [
+            fit_graph_grad(res[i], shape, self.name, k)
+            for k, (i, shape) in enumerate(zip(self.arg_index, self.in_shapes, strict=True))
+        ]
 
     # ---- forward mode ---------------------------------------------------------------------------
     def _tangents(self, tangents, make):
@@ -102,8 +103,10 @@ class RuleNode(CustomNode):
 
     def jvp_graph(self, tangents):
         res = self._on_graph(self.jvp, self._tangents, tangents)
-        return [None if res[k] is None else _shaped(res[k], shape)
-                for k, shape in zip(self.out_pos, self.out_shapes, strict=True)]
+        return [
+            None if res[k] is None else _shaped(res[k], shape)
+            for k, shape in zip(self.out_pos, self.out_shapes, strict=True)
+        ]
 
 
 def _const_of(v, shape):
@@ -122,8 +125,9 @@ def _shaped(v, shape):
     return v if v.shape == tuple(shape) else v.reshape(shape)
 
 
-def apply(name: str, args: Sequence, outs: Sequence, vjp: Rule, jvp: Rule,
-          nondiff: Sequence[int] = ()) -> tuple:
+def apply(
+    name: str, args: Sequence, outs: Sequence, vjp: Rule, jvp: Rule, nondiff: Sequence[int] = ()
+) -> tuple:
     """Record one op with operands ``args`` (Tensors, arrays or numbers) whose outputs
     ``outs`` (arrays) the caller computed from their values; returns one Tensor per output.
 
@@ -138,8 +142,10 @@ def apply(name: str, args: Sequence, outs: Sequence, vjp: Rule, jvp: Rule,
     array([2., 2.])
     """
     needs = [bool(STATE.enabled and isinstance(a, Tensor) and a._rg) for a in args]
-    outs = [result(np.asarray(v, dtype=np.float64)) if k not in nondiff else v
-            for k, v in enumerate(outs)]
+    outs = [
+        result(np.asarray(v, dtype=np.float64)) if k not in nondiff else v
+        for k, v in enumerate(outs)
+    ]
     if not any(needs):
         return tuple(Tensor._const(v) for v in outs)
     node = RuleNode(name, vjp, jvp, args, needs)

@@ -8,6 +8,7 @@ where, concatenate, matmul and the arithmetic ops.  Every function here is there
 differentiable at any order, in forward mode, and replayed by ``tg.trace`` in compiled code.
 A Tensor that needs no gradient gets NumPy's own result, wrapped as a constant Tensor.
 """
+
 import functools
 import operator
 import warnings
@@ -17,14 +18,61 @@ import numpy as np
 from ..core import functions as O
 from ..core.tensor import Tensor, needs_grad, result
 
-__all__ = ["kron", "diag", "diagonal", "trace", "tril", "triu", "repeat", "tile", "roll",
-           "flip", "flipud", "fliplr", "rot90", "rollaxis", "atleast_1d", "atleast_2d",
-           "atleast_3d", "split", "array_split", "hsplit", "vsplit", "dsplit", "column_stack",
-           "dstack", "append", "pad", "select", "gradient", "cross", "linspace", "convolve",
-           "correlate", "einsum", "convolve_nd", "take", "take_along_axis", "compress",
-           "extract", "delete", "insert", "resize", "matrix_transpose", "diagflat", "ediff1d",
-           "block", "trapezoid", "broadcast_arrays", "meshgrid", "choose", "bincount",
-           "vander", "logspace", "geomspace"]
+__all__ = [
+    "kron",
+    "diag",
+    "diagonal",
+    "trace",
+    "tril",
+    "triu",
+    "repeat",
+    "tile",
+    "roll",
+    "flip",
+    "flipud",
+    "fliplr",
+    "rot90",
+    "rollaxis",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "split",
+    "array_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "column_stack",
+    "dstack",
+    "append",
+    "pad",
+    "select",
+    "gradient",
+    "cross",
+    "linspace",
+    "convolve",
+    "correlate",
+    "einsum",
+    "convolve_nd",
+    "take",
+    "take_along_axis",
+    "compress",
+    "extract",
+    "delete",
+    "insert",
+    "resize",
+    "matrix_transpose",
+    "diagflat",
+    "ediff1d",
+    "block",
+    "trapezoid",
+    "broadcast_arrays",
+    "meshgrid",
+    "choose",
+    "bincount",
+    "vander",
+    "logspace",
+    "geomspace",
+]
 
 
 def _tensors(obj):
@@ -55,13 +103,16 @@ def _const(v):
 
 def _values_if_constant(np_fn):
     """Decorator: when no argument needs a gradient, the answer is NumPy's, as constants."""
+
     def wrap(impl):
         @functools.wraps(impl)
         def f(*args, **kwargs):
             if not needs_grad(*_tensors(list(args) + list(kwargs.values()))):
                 return _const(np_fn(*_plain(args), **{k: _plain(v) for k, v in kwargs.items()}))
             return impl(*args, **kwargs)
+
         return f
+
     return wrap
 
 
@@ -113,17 +164,25 @@ def _named(f, name, summary):
     """Give a factory-made function its name and a docstring with its example."""
     args, shown = _EXAMPLES[name]
     call = f"{name}({args})"
-    call = (f"[p.tolist() for p in {call}]" if name in _LISTS else
-            f"{call}.shape" if name == "atleast_3d" else f"{call}.tolist()")
+    call = (
+        f"[p.tolist() for p in {call}]"
+        if name in _LISTS
+        else f"{call}.shape"
+        if name == "atleast_3d"
+        else f"{call}.tolist()"
+    )
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = (f"{summary}\n\n    >>> import tapegrad as tg\n"
-                 "    >>> x = tg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "
-                 f"requires_grad=True)\n    >>> {call}\n    {shown}\n    ")
+    f.__doc__ = (
+        f"{summary}\n\n    >>> import tapegrad as tg\n"
+        "    >>> x = tg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "
+        f"requires_grad=True)\n    >>> {call}\n    {shown}\n    "
+    )
     return f
 
 
 def _rearrange(np_fn, name):
     """A NumPy function that only moves elements, run on the element indices of its input."""
+
     def impl(a, *args, **kwargs):
         a = O._t(a)
         base = O._flat_index(np.shape(a._v))
@@ -131,8 +190,12 @@ def _rearrange(np_fn, name):
         if isinstance(picked, (list, tuple)):
             return type(picked)(_take(a, p, base) for p in picked)
         return _take(a, picked, base)
-    return _named(_values_if_constant(np_fn)(impl), name,
-                  f"np.{name} on Tensors: one VIEW or GATHER row (see the module docstring).")
+
+    return _named(
+        _values_if_constant(np_fn)(impl),
+        name,
+        f"np.{name} on Tensors: one VIEW or GATHER row (see the module docstring).",
+    )
 
 
 repeat = _rearrange(np.repeat, "repeat")
@@ -157,6 +220,7 @@ def _atleast(np_fn, name):
     def impl(*arys):
         out = tuple(one(a) for a in arys)
         return out[0] if len(out) == 1 else out
+
     return _named(impl, name, f"np.{name} on Tensors (a reshaping view of each argument).")
 
 
@@ -217,20 +281,25 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None) -> Tensor:
 
 def _no_out(name, out=None, dtype=None):
     if out is not None:
-        raise TypeError(f"numpy.{name}: out= is not supported on tapegrad Tensors (a Tensor "
-                        "result cannot be written into an array)")
+        raise TypeError(
+            f"numpy.{name}: out= is not supported on tapegrad Tensors (a Tensor "
+            "result cannot be written into an array)"
+        )
     if dtype is not None and np.dtype(dtype) != np.float64:
-        raise TypeError(f"numpy.{name}: dtype={np.dtype(dtype)} is not supported on tapegrad "
-                        "Tensors (they differentiate float64); leave dtype out")
+        raise TypeError(
+            f"numpy.{name}: dtype={np.dtype(dtype)} is not supported on tapegrad "
+            "Tensors (they differentiate float64); leave dtype out"
+        )
 
 
 def _triangle(np_fn, name, lower):
     @_values_if_constant(np_fn)
     def impl(m, k=0):
         m = O._t(m)
-        rows, cols = (m.shape[-2:] if m.ndim >= 2 else m.shape * 2)
+        rows, cols = m.shape[-2:] if m.ndim >= 2 else m.shape * 2
         keep = np.tri(rows, cols, k if lower else k - 1, dtype=bool)
         return O.where(keep if lower else ~keep, m, 0.0)
+
     return _named(impl, name, f"np.{name}: the other triangle is zeroed by one where row.")
 
 
@@ -303,24 +372,29 @@ def pad(array, pad_width, mode="constant", **kwargs) -> Tensor:
     """
     a = O._t(array)
     if mode not in _PAD_MODES:
-        raise TypeError(f"numpy.pad: mode={mode!r} is not supported on tapegrad Tensors "
-                        f"(supported: {', '.join(_PAD_MODES)}); see docs/COVERAGE.md")
+        raise TypeError(
+            f"numpy.pad: mode={mode!r} is not supported on tapegrad Tensors "
+            f"(supported: {', '.join(_PAD_MODES)}); see docs/COVERAGE.md"
+        )
     extra = set(kwargs) - {"constant_values", "reflect_type"}
     if extra or kwargs.get("reflect_type", "even") != "even":
-        raise TypeError(f"numpy.pad: {sorted(kwargs)} with mode={mode!r} is not supported on "
-                        "tapegrad Tensors (only constant_values, and reflect_type='even')")
+        raise TypeError(
+            f"numpy.pad: {sorted(kwargs)} with mode={mode!r} is not supported on "
+            "tapegrad Tensors (only constant_values, and reflect_type='even')"
+        )
     idx = O._flat_index(a.shape)
     if mode != "constant":
         return _take(a, np.pad(idx, _plain(pad_width), mode), idx)
     cv = kwargs.get("constant_values", 0)
-    codes = -1 - np.arange(2 * a.ndim).reshape(a.ndim, 2)       # one code per (axis, side)
+    codes = -1 - np.arange(2 * a.ndim).reshape(a.ndim, 2)  # one code per (axis, side)
     placed = np.pad(idx, _plain(pad_width), "constant", constant_values=codes)
     cvt = O._t(cv)
     try:
         np.broadcast_shapes(cvt.shape, (a.ndim, 2))
     except ValueError:
-        raise ValueError(f"numpy.pad: constant_values of shape {cvt.shape} do not fit "
-                         f"{a.ndim} axes") from None
+        raise ValueError(
+            f"numpy.pad: constant_values of shape {cvt.shape} do not fit {a.ndim} axes"
+        ) from None
     consts = O.ravel(O.broadcast_to(cvt, (a.ndim, 2)))
     both = O.concatenate([O.ravel(a), consts], 0)
     placed = np.where(placed < 0, a.size - 1 - placed, placed)
@@ -347,9 +421,11 @@ def select(condlist, choicelist, default=0) -> Tensor:
         conds.append(c)
     if not needs_grad(*_tensors(list(choicelist) + [default])):
         return _const(np.select(conds, [_plain(c) for c in choicelist], _plain(default)))
-    shape = np.broadcast_shapes(*(c.shape for c in conds),
-                                *(np.shape(_plain(c)) for c in choicelist),
-                                np.shape(_plain(default)))
+    shape = np.broadcast_shapes(
+        *(c.shape for c in conds),
+        *(np.shape(_plain(c)) for c in choicelist),
+        np.shape(_plain(default)),
+    )
     out = O.broadcast_to(O._t(default), shape)
     for c, ch in zip(conds[::-1], choicelist[::-1], strict=True):
         out = O.where(c, ch, out)
@@ -368,19 +444,29 @@ def _gradient_axis(f, axis, dx, edge_order):
 
     def at(s):
         return O.getitem(f, _slice(nd, axis, s))
+
     shape = [1] * nd
     shape[axis] = -1
-    if np.ndim(dx) == 0:               # uniform spacing: a number or a 0-d Tensor
+    if np.ndim(dx) == 0:  # uniform spacing: a number or a 0-d Tensor
         mid = O.div(O.sub(at(slice(2, None)), at(slice(None, -2))), O.mul(dx, 2.0))
         if edge_order == 1:
             first = O.div(O.sub(at(slice(1, 2)), at(slice(0, 1))), dx)
             last = O.div(O.sub(at(slice(-1, None)), at(slice(-2, -1))), dx)
         else:
-            first = O.div(O.add(O.add(O.mul(at(slice(0, 1)), -1.5), O.mul(at(slice(1, 2)), 2.)),
-                                O.mul(at(slice(2, 3)), -0.5)), dx)
-            last = O.div(O.add(O.add(O.mul(at(slice(-3, -2)), 0.5),
-                                     O.mul(at(slice(-2, -1)), -2.)),
-                               O.mul(at(slice(-1, None)), 1.5)), dx)
+            first = O.div(
+                O.add(
+                    O.add(O.mul(at(slice(0, 1)), -1.5), O.mul(at(slice(1, 2)), 2.0)),
+                    O.mul(at(slice(2, 3)), -0.5),
+                ),
+                dx,
+            )
+            last = O.div(
+                O.add(
+                    O.add(O.mul(at(slice(-3, -2)), 0.5), O.mul(at(slice(-2, -1)), -2.0)),
+                    O.mul(at(slice(-1, None)), 1.5),
+                ),
+                dx,
+            )
         return O.concatenate([first, mid, last], axis)
 
     def lincomb(coefs, slices):
@@ -389,25 +475,41 @@ def _gradient_axis(f, axis, dx, edge_order):
             term = O.mul(O.reshape(c, tuple(shape)) if c.ndim else c, at(s))
             acc = term if acc is None else O.add(acc, term)
         return acc
+
     d1, d2 = O.getitem(dx, slice(None, -1)), O.getitem(dx, slice(1, None))
     s12 = O.add(d1, d2)
-    mid = lincomb([O.div(O.neg(d2), O.mul(d1, s12)), O.div(O.sub(d2, d1), O.mul(d1, d2)),
-                   O.div(d1, O.mul(d2, s12))],
-                  [slice(None, -2), slice(1, -1), slice(2, None)])
+    mid = lincomb(
+        [
+            O.div(O.neg(d2), O.mul(d1, s12)),
+            O.div(O.sub(d2, d1), O.mul(d1, d2)),
+            O.div(d1, O.mul(d2, s12)),
+        ],
+        [slice(None, -2), slice(1, -1), slice(2, None)],
+    )
     if edge_order == 1:
         first = O.div(O.sub(at(slice(1, 2)), at(slice(0, 1))), O.getitem(dx, 0))
         last = O.div(O.sub(at(slice(-1, None)), at(slice(-2, -1))), O.getitem(dx, -1))
     else:
         a, b = O.getitem(dx, 0), O.getitem(dx, 1)
         ab = O.add(a, b)
-        first = lincomb([O.div(O.neg(O.add(O.mul(a, 2.0), b)), O.mul(a, ab)),
-                         O.div(ab, O.mul(a, b)), O.div(O.neg(a), O.mul(b, ab))],
-                        [slice(0, 1), slice(1, 2), slice(2, 3)])
+        first = lincomb(
+            [
+                O.div(O.neg(O.add(O.mul(a, 2.0), b)), O.mul(a, ab)),
+                O.div(ab, O.mul(a, b)),
+                O.div(O.neg(a), O.mul(b, ab)),
+            ],
+            [slice(0, 1), slice(1, 2), slice(2, 3)],
+        )
         a, b = O.getitem(dx, -2), O.getitem(dx, -1)
         ab = O.add(a, b)
-        last = lincomb([O.div(b, O.mul(a, ab)), O.div(O.neg(ab), O.mul(a, b)),
-                        O.div(O.add(O.mul(b, 2.0), a), O.mul(b, ab))],
-                       [slice(-3, -2), slice(-2, -1), slice(-1, None)])
+        last = lincomb(
+            [
+                O.div(b, O.mul(a, ab)),
+                O.div(O.neg(ab), O.mul(a, b)),
+                O.div(O.add(O.mul(b, 2.0), a), O.mul(b, ab)),
+            ],
+            [slice(-3, -2), slice(-2, -1), slice(-1, None)],
+        )
     return O.concatenate([first, mid, last], axis)
 
 
@@ -424,9 +526,10 @@ def gradient(f, *varargs, axis=None, edge_order=1) -> "Tensor | tuple[Tensor, ..
     if axis is None:
         axes = tuple(range(f.ndim))
     else:
-        O._norm_axes(axis, f.ndim, "gradient")            # range and repeats
-        axes = tuple(int(a) % f.ndim for a in (axis if isinstance(axis, (tuple, list))
-                                                else (axis,)))
+        O._norm_axes(axis, f.ndim, "gradient")  # range and repeats
+        axes = tuple(
+            int(a) % f.ndim for a in (axis if isinstance(axis, (tuple, list)) else (axis,))
+        )
     if edge_order not in (1, 2):
         raise ValueError("'edge_order' greater than 2 not supported")
     if len(varargs) == 0:
@@ -440,20 +543,23 @@ def gradient(f, *varargs, axis=None, edge_order=1) -> "Tensor | tuple[Tensor, ..
     outs = []
     for ax, h in zip(axes, spacing, strict=True):
         if f.shape[ax] < edge_order + 1:
-            raise ValueError("Shape of array too small to calculate a numerical gradient, "
-                             "at least (edge_order + 1) elements are required.")
+            raise ValueError(
+                "Shape of array too small to calculate a numerical gradient, "
+                "at least (edge_order + 1) elements are required."
+            )
         if np.ndim(_plain(h)) == 0:
             dx = h if isinstance(h, Tensor) else float(h)
         else:
             if np.ndim(_plain(h)) != 1:
                 raise ValueError("distances must be either scalars or 1d")
             if len(_plain(h)) != f.shape[ax]:
-                raise ValueError("when 1d, distances must match the length of the "
-                                 "corresponding dimension")
+                raise ValueError(
+                    "when 1d, distances must match the length of the corresponding dimension"
+                )
             dx = O.diff(O._t(h))
             if not needs_grad(dx):
                 dv = np.asarray(dx._v)
-                if (dv == dv[0]).all():     # NumPy uses the uniform formulas then
+                if (dv == dv[0]).all():  # NumPy uses the uniform formulas then
                     dx = float(dv[0])
         outs.append(_gradient_axis(f, ax, dx, edge_order))
     return outs[0] if len(outs) == 1 else tuple(outs)
@@ -475,27 +581,37 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None) -> Tensor:
     a = _moveaxis(a, axisa, -1)
     b = _moveaxis(b, axisb, -1)
     if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
-        raise ValueError("incompatible dimensions for cross product\n"
-                         "(dimension must be 2 or 3)")
+        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
     if a.shape[-1] == 2 or b.shape[-1] == 2:
-        warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of "
-                      "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
-                      DeprecationWarning, stacklevel=3)
+        warnings.warn(
+            "Arrays of 2-dimensional vectors are deprecated. Use arrays of "
+            "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
     ca = [O.getitem(a, (Ellipsis, i)) for i in range(a.shape[-1])]
     cb = [O.getitem(b, (Ellipsis, i)) for i in range(b.shape[-1])]
     mul, sub = O.mul, O.sub
     if len(ca) == 2 and len(cb) == 2:
         return sub(mul(ca[0], cb[1]), mul(ca[1], cb[0]))
     if len(ca) == 2:
-        comps = [mul(ca[1], cb[2]), O.neg(mul(ca[0], cb[2])),
-                 sub(mul(ca[0], cb[1]), mul(ca[1], cb[0]))]
+        comps = [
+            mul(ca[1], cb[2]),
+            O.neg(mul(ca[0], cb[2])),
+            sub(mul(ca[0], cb[1]), mul(ca[1], cb[0])),
+        ]
     elif len(cb) == 2:
-        comps = [O.neg(mul(ca[2], cb[1])), mul(ca[2], cb[0]),
-                 sub(mul(ca[0], cb[1]), mul(ca[1], cb[0]))]
+        comps = [
+            O.neg(mul(ca[2], cb[1])),
+            mul(ca[2], cb[0]),
+            sub(mul(ca[0], cb[1]), mul(ca[1], cb[0])),
+        ]
     else:
-        comps = [sub(mul(ca[1], cb[2]), mul(ca[2], cb[1])),
-                 sub(mul(ca[2], cb[0]), mul(ca[0], cb[2])),
-                 sub(mul(ca[0], cb[1]), mul(ca[1], cb[0]))]
+        comps = [
+            sub(mul(ca[1], cb[2]), mul(ca[2], cb[1])),
+            sub(mul(ca[2], cb[0]), mul(ca[0], cb[2])),
+            sub(mul(ca[0], cb[1]), mul(ca[1], cb[0])),
+        ]
     shape = np.broadcast_shapes(*(c.shape for c in comps))
     out = O.stack([O.broadcast_to(c, shape) for c in comps], -1)
     return _moveaxis(out, -1, axisc)
@@ -506,8 +622,9 @@ def _moveaxis(a, source, destination):
     return _take(a, np.moveaxis(base, source, destination), base)
 
 
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
-             device=None) -> "Tensor | tuple[Tensor, Tensor | float]":
+def linspace(
+    start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None
+) -> "Tensor | tuple[Tensor, Tensor | float]":
     """np.linspace differentiable in start and stop (NumPy's arithmetic, step by step).
 
     >>> import tapegrad as tg
@@ -515,8 +632,11 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000], grad_fn=<...>)
     """
     if not needs_grad(*_tensors([start, stop])):
-        return _const(np.linspace(_plain(start), _plain(stop), num, endpoint, retstep, dtype,
-                                  axis, device=device))
+        return _const(
+            np.linspace(
+                _plain(start), _plain(stop), num, endpoint, retstep, dtype, axis, device=device
+            )
+        )
     _no_out("linspace", None, dtype)
     num = operator.index(num)
     if num < 0:
@@ -527,7 +647,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     y = np.arange(0, num, dtype=np.float64).reshape((-1,) + (1,) * delta.ndim)
     if div > 0:
         step = O.div(delta, float(div))
-        if np.any(np.asarray(step._v) == 0):   # NumPy's order of operations for tiny steps
+        if np.any(np.asarray(step._v) == 0):  # NumPy's order of operations for tiny steps
             y = O.mul(y / div, delta)
         else:
             y = O.mul(y, step)
@@ -544,6 +664,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 
 # ---- convolution ------------------------------------------------------------------------------
+
 
 def _norm(axes, ndim):
     return [int(a) % ndim for a in axes]
@@ -566,8 +687,10 @@ def convolve_nd(a, b, axes=None, dot_axes=((), ()), mode="full") -> Tensor:
         raise ValueError(f"convolve: mode must be 'full', 'same' or 'valid', got {mode!r}")
     if axes is None:
         if a.ndim != b.ndim:
-            raise ValueError(f"convolve: in1 and in2 should have the same dimensionality "
-                             f"(shapes {a.shape} and {b.shape}); or pass axes")
+            raise ValueError(
+                f"convolve: in1 and in2 should have the same dimensionality "
+                f"(shapes {a.shape} and {b.shape}); or pass axes"
+            )
         axes = (range(a.ndim), range(b.ndim))
     ca, cb = _norm(axes[0], a.ndim), _norm(axes[1], b.ndim)
     da, db = _norm(dot_axes[0], a.ndim), _norm(dot_axes[1], b.ndim)
@@ -577,10 +700,14 @@ def convolve_nd(a, b, axes=None, dot_axes=((), ()), mode="full") -> Tensor:
     m = [b.shape[j] for j in cb]
     if any(s == 0 for s in n + m):
         raise ValueError("convolve: inputs cannot be empty along the convolved axes")
-    if mode == "valid" and not (all(x >= y for x, y in zip(n, m, strict=True))
-                                or all(x <= y for x, y in zip(n, m, strict=True))):
-        raise ValueError("convolve: for 'valid' mode, one must be at least as large as the "
-                         "other in every convolved dimension")
+    if mode == "valid" and not (
+        all(x >= y for x, y in zip(n, m, strict=True))
+        or all(x <= y for x, y in zip(n, m, strict=True))
+    ):
+        raise ValueError(
+            "convolve: for 'valid' mode, one must be at least as large as the "
+            "other in every convolved dimension"
+        )
     if mode == "full":
         start, length = [0] * len(n), [x + y - 1 for x, y in zip(n, m, strict=True)]
     elif mode == "same":
@@ -602,11 +729,15 @@ def _windows_dot(a, b, ca, cb, da, db, start, length):
     # window f' of the padded axis holds a[f' - (m-1) + j'], so the reversed window f = f'
     # - start holds a[start + f - j] for j = 0..m-1
     idx = np.moveaxis(O._flat_index(a.shape), ca, list(last))
-    idx = np.pad(idx, [(0, 0)] * len(rest) + [(y - 1, y - 1) for y in m],
-                 constant_values=a.size)
+    idx = np.pad(idx, [(0, 0)] * len(rest) + [(y - 1, y - 1) for y in m], constant_values=a.size)
     win = np.lib.stride_tricks.sliding_window_view(idx, m, axis=last)
-    win = win[(Ellipsis, *(slice(s, s + n) for s, n in zip(start, length, strict=True)),
-               *([slice(None, None, -1)] * c))]
+    win = win[
+        (
+            Ellipsis,
+            *(slice(s, s + n) for s, n in zip(start, length, strict=True)),
+            *([slice(None, None, -1)] * c),
+        )
+    ]
     padded = O.concatenate([O.ravel(a), np.zeros(1)], 0)
     w = O.gather_flat(padded, win, win.shape)
     nr = len(rest)
@@ -616,8 +747,11 @@ def _windows_dot(a, b, ca, cb, da, db, start, length):
     # tensordot: w's free axes (a's free rest..., lengths...), then b's free axes
     na_free = nr - len(da)
     nb_free = b.ndim - len(db) - c
-    order = (list(range(na_free)) + list(range(na_free + c, na_free + c + nb_free))
-             + list(range(na_free, na_free + c)))
+    order = (
+        list(range(na_free))
+        + list(range(na_free + c, na_free + c + nb_free))
+        + list(range(na_free, na_free + c))
+    )
     return out if order == list(range(len(order))) else O.transpose(out, order)
 
 
@@ -632,8 +766,7 @@ def _conv1d(name, a, v, mode, correlate):
     if m == 0:
         raise ValueError("v cannot be empty")
     if mode not in ("full", "same", "valid"):
-        raise ValueError(f"{name}: mode must be one of 'valid', 'same', or 'full' (got "
-                         f"{mode!r})")
+        raise ValueError(f"{name}: mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
     if correlate:
         v = flip(v)
     if mode == "full":
@@ -670,6 +803,7 @@ def correlate(a, v, mode="valid") -> Tensor:
 
 # ---- einsum: every form ---------------------------------------------------------------------
 
+
 def _sublist_letters(sub):
     letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
     out = []
@@ -699,14 +833,15 @@ def einsum(*operands, out=None, optimize=False, **kwargs) -> Tensor:
     if isinstance(operands[0], str):
         return O.einsum(operands[0], *operands[1:])
     pairs = len(operands) // 2
-    ops = operands[0:2 * pairs:2]
-    spec = ",".join(_sublist_letters(s) for s in operands[1:2 * pairs:2])
-    if len(operands) % 2:               # a trailing output sublist
+    ops = operands[0 : 2 * pairs : 2]
+    spec = ",".join(_sublist_letters(s) for s in operands[1 : 2 * pairs : 2])
+    if len(operands) % 2:  # a trailing output sublist
         spec += "->" + _sublist_letters(operands[-1])
     return O.einsum(spec, *ops)
 
 
 # ---- more indexing: take, compress, delete, insert, block... ------------------------------------
+
 
 def _moved(a, place):
     """``a`` rearranged by ``place(flat element indices of a)`` (a NumPy call)."""
@@ -816,16 +951,19 @@ def ediff1d(ary, to_end=None, to_begin=None) -> Tensor:
 
 def _block_depth(x, where="arrays"):
     if isinstance(x, tuple):
-        raise TypeError(f"{where} is a tuple. Only lists can be used to arrange blocks, and "
-                        "np.block does not allow implicit conversion from tuple to ndarray.")
+        raise TypeError(
+            f"{where} is a tuple. Only lists can be used to arrange blocks, and "
+            "np.block does not allow implicit conversion from tuple to ndarray."
+        )
     if not isinstance(x, list):
         return 0
     if not x:
         raise ValueError(f"List at {where} cannot be empty")
     depths = {_block_depth(y, f"{where}[{i}]") for i, y in enumerate(x)}
     if len(depths) != 1:
-        raise ValueError("List depths are mismatched in np.block (all blocks must be nested "
-                         "equally deep)")
+        raise ValueError(
+            "List depths are mismatched in np.block (all blocks must be nested equally deep)"
+        )
     return depths.pop() + 1
 
 
@@ -843,6 +981,7 @@ def block(arrays) -> Tensor:
 
     def leaves(x):
         return [v for y in x for v in leaves(y)] if isinstance(x, list) else [O._t(x)]
+
     ndim = max([depth] + [v.ndim for v in leaves(arrays)])
 
     def join(x, d):
@@ -850,6 +989,7 @@ def block(arrays) -> Tensor:
             x = O._t(x)
             return O.reshape(x, (1,) * (ndim - x.ndim) + x.shape)
         return O.concatenate([join(y, d + 1) for y in x], d - depth)
+
     return join(arrays, 0)
 
 
@@ -860,8 +1000,7 @@ def _cumulative(np_fn, scan, name, identity):
         x = O._t(x)
         if axis is None:
             if x.ndim > 1:
-                raise ValueError(f"{name}: axis must be specified for multi-dimensional "
-                                 "arrays.")
+                raise ValueError(f"{name}: axis must be specified for multi-dimensional arrays.")
             axis = 0
         out = scan(x, axis)
         if include_initial:
@@ -869,8 +1008,8 @@ def _cumulative(np_fn, scan, name, identity):
             shape[axis % max(x.ndim, 1)] = 1
             out = O.concatenate([np.full(shape, identity), out], axis)
         return out
-    return _named(impl, name, f"np.{name} (NumPy 2's array-API scan), include_initial as "
-                  "NumPy.")
+
+    return _named(impl, name, f"np.{name} (NumPy 2's array-API scan), include_initial as NumPy.")
 
 
 if hasattr(np, "cumulative_sum"):
@@ -962,7 +1101,7 @@ def bincount(x, /, weights=None, minlength=0) -> Tensor:
     if weights is None:
         return _const(np.bincount(x, minlength=minlength))
     w = O._t(weights)
-    n = np.bincount(x, minlength=minlength).size       # NumPy's checks and length
+    n = np.bincount(x, minlength=minlength).size  # NumPy's checks and length
     if w.shape != x.shape:
         raise ValueError("The weights and list don't have the same length.")
     return O.scatter_add(w, x, (n,))
@@ -999,8 +1138,10 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0) 
     _no_out("logspace", None, dtype)
     nd = len(np.broadcast_shapes(*(np.shape(_plain(v)) for v in (start, stop, base))))
     if nd > 0:
-        start, stop, base = (O.reshape(O._t(v), (1,) * (nd - np.ndim(_plain(v)))
-                                       + np.shape(_plain(v))) for v in (start, stop, base))
+        start, stop, base = (
+            O.reshape(O._t(v), (1,) * (nd - np.ndim(_plain(v))) + np.shape(_plain(v)))
+            for v in (start, stop, base)
+        )
         base = O.expand_dims(base, axis)
     return O.power(base, linspace(start, stop, num, endpoint, axis=axis))
 
@@ -1018,12 +1159,12 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0) -> Tensor:
     if np.any(np.asarray(start._v) == 0) or np.any(np.asarray(stop._v) == 0):
         raise ValueError("Geometric sequence cannot include zero")
     shape = np.broadcast_shapes(start.shape, stop.shape)
-    sign = np.sign(np.broadcast_to(np.asarray(start._v), shape))   # piecewise constant
+    sign = np.sign(np.broadcast_to(np.asarray(start._v), shape))  # piecewise constant
     start = O.div(O.broadcast_to(start, shape), sign)
     stop = O.div(O.broadcast_to(stop, shape), sign)
     num = operator.index(num)
     out = logspace(O.log10(start), O.log10(stop), num, endpoint)
-    if num > 0:                         # the ends are start and stop themselves
+    if num > 0:  # the ends are start and stop themselves
         parts = [O.reshape(start, (1,) + shape)]
         if num > 1:
             inner = slice(1, -1) if endpoint else slice(1, None)
@@ -1037,6 +1178,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0) -> Tensor:
 
 # ---- numpy.linalg's array-API names ---------------------------------------------------------
 
+
 def _linalg_diagonal(x, /, *, offset=0):
     return diagonal(x, offset, -2, -1)
 
@@ -1049,16 +1191,20 @@ def _linalg_trace(x, /, *, offset=0, dtype=None):
 def _linalg_cross(x1, x2, /, *, axis=-1):
     x1, x2 = O._t(x1), O._t(x2)
     if x1.shape[axis] != 3 or x2.shape[axis] != 3:
-        raise ValueError(f"Both input arrays must be (arrays of) 3-dimensional vectors, but "
-                         f"they are {x1.shape[axis]} and {x2.shape[axis]} dimensional instead.")
+        raise ValueError(
+            f"Both input arrays must be (arrays of) 3-dimensional vectors, but "
+            f"they are {x1.shape[axis]} and {x2.shape[axis]} dimensional instead."
+        )
     return cross(x1, x2, axis=axis)
 
 
 def _linalg_outer(x1, x2, /):
     x1, x2 = O._t(x1), O._t(x2)
     if x1.ndim != 1 or x2.ndim != 1:
-        raise ValueError(f"Input arrays must be one-dimensional, but they are x1.ndim="
-                         f"{x1.ndim} and x2.ndim={x2.ndim}.")
+        raise ValueError(
+            f"Input arrays must be one-dimensional, but they are x1.ndim="
+            f"{x1.ndim} and x2.ndim={x2.ndim}."
+        )
     return O.outer(x1, x2)
 
 
@@ -1082,38 +1228,102 @@ def _matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002 - NumPy's na
     return O.norm(x, ord, (-2, -1), keepdims)
 
 
-LINALG = {np.linalg.diagonal: _linalg_diagonal, np.linalg.trace: _linalg_trace,
-          np.linalg.cross: _linalg_cross, np.linalg.outer: _linalg_outer,
-          np.linalg.matmul: lambda x1, x2, /: O.matmul(x1, x2),
-          np.linalg.tensordot: lambda x1, x2, /, *, axes=2: O.tensordot(x1, x2, axes),
-          np.linalg.vecdot: _linalg_vecdot, np.linalg.matrix_transpose: matrix_transpose,
-          np.linalg.vector_norm: _vector_norm, np.linalg.matrix_norm: _matrix_norm}
+LINALG = {
+    np.linalg.diagonal: _linalg_diagonal,
+    np.linalg.trace: _linalg_trace,
+    np.linalg.cross: _linalg_cross,
+    np.linalg.outer: _linalg_outer,
+    np.linalg.matmul: lambda x1, x2, /: O.matmul(x1, x2),
+    np.linalg.tensordot: lambda x1, x2, /, *, axes=2: O.tensordot(x1, x2, axes),
+    np.linalg.vecdot: _linalg_vecdot,
+    np.linalg.matrix_transpose: matrix_transpose,
+    np.linalg.vector_norm: _vector_norm,
+    np.linalg.matrix_norm: _matrix_norm,
+}
 
 
-FUNCTIONS = {np.kron: kron, np.diag: diag, np.diagonal: diagonal, np.trace: trace,
-             np.tril: tril, np.triu: triu, np.repeat: repeat, np.tile: tile, np.roll: roll,
-             np.flip: flip, np.flipud: flipud, np.fliplr: fliplr, np.rot90: rot90,
-             np.rollaxis: rollaxis, np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d,
-             np.atleast_3d: atleast_3d, np.split: split, np.array_split: array_split,
-             np.hsplit: hsplit, np.vsplit: vsplit, np.dsplit: dsplit,
-             np.column_stack: column_stack, np.dstack: dstack, np.append: append, np.pad: pad,
-             np.select: select, np.gradient: gradient, np.cross: cross, np.linspace: linspace,
-             np.convolve: convolve, np.correlate: correlate, np.einsum: einsum,
-             np.take: take, np.take_along_axis: take_along_axis, np.compress: compress,
-             np.extract: extract, np.delete: delete, np.insert: insert, np.resize: resize,
-             np.diagflat: diagflat, np.ediff1d: ediff1d, np.block: block,
-             np.matrix_transpose: matrix_transpose, np.trapezoid: trapezoid,
-             np.broadcast_arrays: broadcast_arrays, np.meshgrid: meshgrid, np.choose: choose,
-             np.bincount: bincount, np.vander: vander, np.logspace: logspace,
-             np.geomspace: geomspace, **LINALG}
+FUNCTIONS = {
+    np.kron: kron,
+    np.diag: diag,
+    np.diagonal: diagonal,
+    np.trace: trace,
+    np.tril: tril,
+    np.triu: triu,
+    np.repeat: repeat,
+    np.tile: tile,
+    np.roll: roll,
+    np.flip: flip,
+    np.flipud: flipud,
+    np.fliplr: fliplr,
+    np.rot90: rot90,
+    np.rollaxis: rollaxis,
+    np.atleast_1d: atleast_1d,
+    np.atleast_2d: atleast_2d,
+    np.atleast_3d: atleast_3d,
+    np.split: split,
+    np.array_split: array_split,
+    np.hsplit: hsplit,
+    np.vsplit: vsplit,
+    np.dsplit: dsplit,
+    np.column_stack: column_stack,
+    np.dstack: dstack,
+    np.append: append,
+    np.pad: pad,
+    np.select: select,
+    np.gradient: gradient,
+    np.cross: cross,
+    np.linspace: linspace,
+    np.convolve: convolve,
+    np.correlate: correlate,
+    np.einsum: einsum,
+    np.take: take,
+    np.take_along_axis: take_along_axis,
+    np.compress: compress,
+    np.extract: extract,
+    np.delete: delete,
+    np.insert: insert,
+    np.resize: resize,
+    np.diagflat: diagflat,
+    np.ediff1d: ediff1d,
+    np.block: block,
+    np.matrix_transpose: matrix_transpose,
+    np.trapezoid: trapezoid,
+    np.broadcast_arrays: broadcast_arrays,
+    np.meshgrid: meshgrid,
+    np.choose: choose,
+    np.bincount: bincount,
+    np.vander: vander,
+    np.logspace: logspace,
+    np.geomspace: geomspace,
+    **LINALG,
+}
 if hasattr(np, "row_stack"):
     FUNCTIONS[np.row_stack] = row_stack
 
 # indexing helpers whose results are integers or booleans: they run on the values
-VALUE_FUNCTIONS = {np.argwhere, np.argpartition, np.searchsorted, np.digitize, np.lexsort,
-                   np.diag_indices_from, np.tril_indices_from, np.triu_indices_from,
-                   np.ravel_multi_index, np.unravel_index, np.ix_, np.isin, np.isneginf,
-                   np.isposinf, np.iscomplex, np.isreal}
+VALUE_FUNCTIONS = {
+    np.argwhere,
+    np.argpartition,
+    np.searchsorted,
+    np.digitize,
+    np.lexsort,
+    np.diag_indices_from,
+    np.tril_indices_from,
+    np.triu_indices_from,
+    np.ravel_multi_index,
+    np.unravel_index,
+    np.ix_,
+    np.isin,
+    np.isneginf,
+    np.isposinf,
+    np.iscomplex,
+    np.isreal,
+}
 if hasattr(np, "unstack"):
-    FUNCTIONS.update({np.unstack: unstack, np.cumulative_sum: cumulative_sum,
-                      np.cumulative_prod: cumulative_prod})
+    FUNCTIONS.update(
+        {
+            np.unstack: unstack,
+            np.cumulative_sum: cumulative_sum,
+            np.cumulative_prod: cumulative_prod,
+        }
+    )

@@ -1,12 +1,15 @@
 """The kinds of op declaration: internal rows, elementwise formulas, structural kernels."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable, Union
 
+
 @dataclass(frozen=True)
 class Internal:
     """A row kind the sweeps treat specially (leaves, constants, custom ops, guards)."""
+
     name: str
     graph: str = ""
     family: str = "internal"
@@ -20,14 +23,15 @@ class Elementwise:
     the VJP is ``g * d``, the JVP ``sum(t * d)``, the second-order sweep differentiates ``d``
     once more (symbolically, at generation time) and create_graph evaluates ``d`` on Tensors.
     """
+
     name: str
     fwd: str
     d: tuple
-    params: int = 0                 # scalar parameters: c = fp[row]; c2 = fpool[ip[row]]
-    graph: str = ""                 # grad_fn name, e.g. "ExpBackward0"
-    numpy: tuple = ()               # NumPy / Tensor names this op serves
-    domain: tuple = (-2.0, 2.0)     # test inputs are drawn from here
-    kinks: tuple = ()               # test inputs keep clear of these points
+    params: int = 0  # scalar parameters: c = fp[row]; c2 = fpool[ip[row]]
+    graph: str = ""  # grad_fn name, e.g. "ExpBackward0"
+    numpy: tuple = ()  # NumPy / Tensor names this op serves
+    domain: tuple = (-2.0, 2.0)  # test inputs are drawn from here
+    kinks: tuple = ()  # test inputs keep clear of these points
     family: str = "elementwise"
 
     @property
@@ -49,6 +53,7 @@ class Structural:
     per operand) or kernels of their own.  ``vjp(rows, r, g)`` and ``jvp(rows, r, tangent)``
     are the same rules on Tensors, for create_graph and nested forward mode.
     """
+
     name: str
     forward: Callable
     backward: Callable
@@ -56,8 +61,8 @@ class Structural:
     jvp: Callable
     tangent: Union[str, Callable] = "linear"
     backward_tangent: Union[str, Callable] = "linear"
-    helpers: tuple = ()             # njit helpers the kernels call (copied too)
-    operands: Union[Callable, None] = None   # kernel listing the rows read, when not a / b
+    helpers: tuple = ()  # njit helpers the kernels call (copied too)
+    operands: Union[Callable, None] = None  # kernel listing the rows read, when not a / b
     graph: str = ""
     numpy: tuple = ()
     domain: tuple = (-2.0, 2.0)
@@ -65,4 +70,3 @@ class Structural:
 
 
 Op = Union[Internal, Elementwise, Structural]
-

@@ -15,6 +15,7 @@ From one formula this module makes:
 Conditions (the first argument of ``where``, comparisons, ``&``, ``|``) are never
 differentiated: they select between branches, as the kinks of relu or abs do.
 """
+
 from __future__ import annotations
 
 import ast
@@ -28,17 +29,65 @@ import numpy as np
 from . import specfuncs
 
 SYMBOLS = ("a", "b", "out", "c", "c2")
-FUNCS = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "abs", "sign",
-         "where", "minimum", "maximum",
-         "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "sinh", "cosh", "log2",
-         "log10", "exp2", "cbrt", "sinc", "floor", "ceil", "rint", "trunc",
-         "arctan2", "hypot", "logaddexp", "logaddexp2", "remainder", "fmod",
-         "gamma", "gammaln", "digamma", "polygamma", "erf", "erfc", "erfinv", "erfcinv")
+FUNCS = (
+    "exp",
+    "log",
+    "log1p",
+    "expm1",
+    "sqrt",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "abs",
+    "sign",
+    "where",
+    "minimum",
+    "maximum",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
+    "sinh",
+    "cosh",
+    "log2",
+    "log10",
+    "exp2",
+    "cbrt",
+    "sinc",
+    "floor",
+    "ceil",
+    "rint",
+    "trunc",
+    "arctan2",
+    "hypot",
+    "logaddexp",
+    "logaddexp2",
+    "remainder",
+    "fmod",
+    "gamma",
+    "gammaln",
+    "digamma",
+    "polygamma",
+    "erf",
+    "erfc",
+    "erfinv",
+    "erfcinv",
+)
 # special functions: the kernels call math.* or a helper of specfuncs (copied into them);
 # polygamma(n, x) takes its order n from a scalar parameter, never differentiated
-SPECIAL = {"gamma": "sf_gamma", "gammaln": "sf_gammaln", "digamma": "sf_digamma",
-           "polygamma": "sf_polygamma", "erf": "math.erf", "erfc": "math.erfc",
-           "erfinv": "sf_erfinv", "erfcinv": "sf_erfcinv"}
+SPECIAL = {
+    "gamma": "sf_gamma",
+    "gammaln": "sf_gammaln",
+    "digamma": "sf_digamma",
+    "polygamma": "sf_polygamma",
+    "erf": "math.erf",
+    "erfc": "math.erfc",
+    "erfinv": "sf_erfinv",
+    "erfcinv": "sf_erfcinv",
+}
 TWO_OVER_SQRT_PI, SQRT_PI_OVER_2 = 2.0 / math.sqrt(math.pi), math.sqrt(math.pi) / 2.0
 # piecewise-constant functions: derivative zero (almost everywhere), never differentiated
 ZERO_DERIVATIVE = ("sign", "floor", "ceil", "rint", "trunc")
@@ -76,8 +125,7 @@ def sinc_derivative(x: str = "a", out: str = "out") -> str:
     branch is NaN (a NaN in the branch not taken would still poison higher derivatives)."""
     near = f"abs({x}) < 0.1"
     series = _sinc_series().replace("x", f"({x})")
-    return (f"where({near}, {series}, (cos({PI!r} * ({x})) - ({out})) / "
-            f"where({near}, 1.0, {x}))")
+    return f"where({near}, {series}, (cos({PI!r} * ({x})) - ({out})) / where({near}, 1.0, {x}))"
 
 
 @lru_cache(maxsize=None)
@@ -86,10 +134,13 @@ def parse(text: str) -> ast.expr:
     node = ast.parse(text, mode="eval").body
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name) and sub.id not in SYMBOLS and sub.id not in FUNCS:
-            raise ValueError(f"formula {text!r}: unknown name {sub.id!r}; symbols are "
-                             f"{SYMBOLS}, functions {FUNCS}")
-        if isinstance(sub, ast.Call) and not (isinstance(sub.func, ast.Name)
-                                              and sub.func.id in FUNCS):
+            raise ValueError(
+                f"formula {text!r}: unknown name {sub.id!r}; symbols are "
+                f"{SYMBOLS}, functions {FUNCS}"
+            )
+        if isinstance(sub, ast.Call) and not (
+            isinstance(sub.func, ast.Name) and sub.func.id in FUNCS
+        ):
             raise ValueError(f"formula {text!r}: only calls of {FUNCS} are allowed")
     return node
 
@@ -100,6 +151,7 @@ def symbols(text: str) -> set[str]:
 
 
 # ---- symbolic differentiation ------------------------------------------------------------------
+
 
 def _num(v: float) -> ast.expr:
     return ast.Constant(float(v))
@@ -176,9 +228,9 @@ def _d(node: ast.expr, sym: str) -> ast.expr:
         if isinstance(node.op, ast.Div):
             return _sub(_div(dx, y), _div(_mul(x, dy), _mul(y, y)))
         if isinstance(node.op, ast.Pow):
-            if not _depends(y, sym):      # x ** n: n * x ** (n - 1) * dx
+            if not _depends(y, sym):  # x ** n: n * x ** (n - 1) * dx
                 return _mul(_mul(y, ast.BinOp(x, ast.Pow(), _sub(y, _num(1.0)))), dx)
-            if not _depends(x, sym):      # k ** y: k ** y * log(k) * dy
+            if not _depends(x, sym):  # k ** y: k ** y * log(k) * dy
                 return _mul(_mul(node, _call("log", x)), dy)
             return _mul(node, _add(_mul(dy, _call("log", x)), _div(_mul(y, dx), x)))
     if isinstance(node, ast.Call):
@@ -208,8 +260,10 @@ def _d(node: ast.expr, sym: str) -> ast.expr:
             "arccos": lambda: _div(_num(-1.0), _call("sqrt", _sub(_num(1.0), _mul(x, x)))),
             "arctan": lambda: _div(_num(1.0), _add(_num(1.0), _mul(x, x))),
             "arcsinh": lambda: _div(_num(1.0), _call("sqrt", _add(_mul(x, x), _num(1.0)))),
-            "arccosh": lambda: _div(_num(1.0), _mul(_call("sqrt", _sub(x, _num(1.0))),
-                                                    _call("sqrt", _add(x, _num(1.0))))),
+            "arccosh": lambda: _div(
+                _num(1.0),
+                _mul(_call("sqrt", _sub(x, _num(1.0))), _call("sqrt", _add(x, _num(1.0)))),
+            ),
             "arctanh": lambda: _div(_num(1.0), _sub(_num(1.0), _mul(x, x))),
             "sinh": lambda: _call("cosh", x),
             "cosh": lambda: _call("sinh", x),
@@ -235,24 +289,25 @@ def _d(node: ast.expr, sym: str) -> ast.expr:
 def _d_binary(node, name, x, y, sym):
     """Rules for the two-argument functions: dx * d/dx f + dy * d/dy f."""
     dx, dy = _d(x, sym), _d(y, sym)
-    if name == "polygamma":                 # d/dx psi^(n)(x) = psi^(n+1)(x); n is an order
+    if name == "polygamma":  # d/dx psi^(n)(x) = psi^(n+1)(x); n is an order
         if not _is(dx, 0.0):
             raise ValueError("polygamma(n, x): the order n is not differentiable")
         return _mul(dy, _call("polygamma", _add(x, _num(1.0)), y))
-    if name in ("remainder", "fmod"):      # f = x - q y with q integer: df = dx - q dy
+    if name in ("remainder", "fmod"):  # f = x - q y with q integer: df = dx - q dy
         q = _call("floor", _add(_div(_sub(x, node), y), _num(0.5)))
         return _sub(dx, _mul(dy, q))
     if name in ("minimum", "maximum"):
         raise ValueError(f"{name}() in a derivative formula: write it with where()")
-    if name == "hypot":                     # x / f, y / f (0 at the origin, like abs'(0))
+    if name == "hypot":  # x / f, y / f (0 at the origin, like abs'(0))
         safe = _call("where", ast.Compare(node, [ast.Eq()], [_num(0.0)]), _num(1.0), node)
         return _div(_add(_mul(dx, x), _mul(dy, y)), safe)
     if name == "arctan2":
         px, py = arctan2_partials(f"({ast.unparse(x)})", f"({ast.unparse(y)})")
         return _add(_mul(dx, parse(px)), _mul(dy, parse(py)))
     if name in ("logaddexp", "logaddexp2"):
-        px, py = logaddexp_partials(ast.unparse(x), ast.unparse(y),
-                                    1.0 if name == "logaddexp" else LN2)
+        px, py = logaddexp_partials(
+            ast.unparse(x), ast.unparse(y), 1.0 if name == "logaddexp" else LN2
+        )
         return _add(_mul(dx, parse(px)), _mul(dy, parse(py)))
     raise ValueError(f"no derivative rule for {name}() in a derivative formula")
 
@@ -264,6 +319,7 @@ def derivative(text: str, sym: str) -> str:
 
 
 # ---- code for the kernels -----------------------------------------------------------------------
+
 
 class _ToNumba(ast.NodeTransformer):
     def __init__(self, names):
@@ -279,21 +335,32 @@ class _ToNumba(ast.NodeTransformer):
         name = node.func.id
         if name == "where":
             return ast.IfExp(node.args[0], node.args[1], node.args[2])
-        if name == "sign":   # NaN stays NaN (x * 0.0), like np.sign
+        if name == "sign":  # NaN stays NaN (x * 0.0), like np.sign
             x = node.args[0]
-            return ast.IfExp(ast.Compare(x, [ast.Gt()], [_num(0.0)]), _num(1.0),
-                             ast.IfExp(ast.Compare(x, [ast.Lt()], [_num(0.0)]), _num(-1.0),
-                                       _mul_raw(x, _num(0.0))))
-        if name in ("maximum", "minimum"):   # NaN propagates, as in NumPy
+            return ast.IfExp(
+                ast.Compare(x, [ast.Gt()], [_num(0.0)]),
+                _num(1.0),
+                ast.IfExp(
+                    ast.Compare(x, [ast.Lt()], [_num(0.0)]), _num(-1.0), _mul_raw(x, _num(0.0))
+                ),
+            )
+        if name in ("maximum", "minimum"):  # NaN propagates, as in NumPy
             x, y = node.args
-            keep = ast.BoolOp(ast.Or(), [ast.Compare(x, [ast.GtE() if name == "maximum"
-                                                         else ast.LtE()], [y]),
-                                         ast.Compare(x, [ast.NotEq()], [x])])
+            keep = ast.BoolOp(
+                ast.Or(),
+                [
+                    ast.Compare(x, [ast.GtE() if name == "maximum" else ast.LtE()], [y]),
+                    ast.Compare(x, [ast.NotEq()], [x]),
+                ],
+            )
             return ast.IfExp(keep, x, y)
         if name in SPECIAL:
             module, _, fn = SPECIAL[name].rpartition(".")
-            node.func = (ast.Attribute(ast.Name(module, ast.Load()), fn, ast.Load()) if module
-                         else ast.Name(fn, ast.Load()))
+            node.func = (
+                ast.Attribute(ast.Name(module, ast.Load()), fn, ast.Load())
+                if module
+                else ast.Name(fn, ast.Load())
+            )
             return node
         node.func = ast.Attribute(ast.Name("np", ast.Load()), name, ast.Load())
         return node
@@ -311,6 +378,7 @@ def numba_code(text: str, names: dict[str, str]) -> str:
 
 
 # ---- Python callables ---------------------------------------------------------------------------
+
 
 def _fmin(x, y):
     return x if x != x else (y if y < x or y != y else x)
@@ -341,24 +409,66 @@ def _via_numpy(fn):
     return lambda *xs: float(fn(*xs))
 
 
-_MATH = {"exp": math.exp, "log": math.log, "log1p": math.log1p, "expm1": math.expm1,
-         "sqrt": math.sqrt, "sin": math.sin, "cos": math.cos, "tan": math.tan,
-         "tanh": math.tanh, "abs": abs, "sign": _fsign, "where": _fwhere, "minimum": _fmin,
-         "maximum": _fmax, "arcsin": math.asin, "arccos": math.acos, "arctan": math.atan,
-         "arcsinh": math.asinh, "arccosh": math.acosh, "arctanh": math.atanh,
-         "sinh": math.sinh, "cosh": math.cosh, "log2": math.log2, "log10": math.log10,
-         "exp2": getattr(math, "exp2", _via_numpy(np.exp2)),
-         "cbrt": getattr(math, "cbrt", _via_numpy(np.cbrt)), "sinc": _fsinc,
-         "floor": _via_numpy(np.floor), "ceil": _via_numpy(np.ceil),
-         "rint": _via_numpy(np.rint), "trunc": _via_numpy(np.trunc), "arctan2": math.atan2,
-         "hypot": math.hypot, "logaddexp": _via_numpy(np.logaddexp),
-         "logaddexp2": _via_numpy(np.logaddexp2), "remainder": _via_numpy(np.remainder),
-         "fmod": _via_numpy(np.fmod), "erf": math.erf, "erfc": math.erfc}
-_MATH.update({name: getattr(specfuncs, fn) for name, fn in SPECIAL.items()
-              if not fn.startswith("math.")})
-_NUMPY = {"exp": np.exp, "log": np.log, "log1p": np.log1p, "expm1": np.expm1, "sqrt": np.sqrt,
-          "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "abs": np.abs, "sign": np.sign,
-          "where": np.where, "minimum": np.minimum, "maximum": np.maximum}
+_MATH = {
+    "exp": math.exp,
+    "log": math.log,
+    "log1p": math.log1p,
+    "expm1": math.expm1,
+    "sqrt": math.sqrt,
+    "sin": math.sin,
+    "cos": math.cos,
+    "tan": math.tan,
+    "tanh": math.tanh,
+    "abs": abs,
+    "sign": _fsign,
+    "where": _fwhere,
+    "minimum": _fmin,
+    "maximum": _fmax,
+    "arcsin": math.asin,
+    "arccos": math.acos,
+    "arctan": math.atan,
+    "arcsinh": math.asinh,
+    "arccosh": math.acosh,
+    "arctanh": math.atanh,
+    "sinh": math.sinh,
+    "cosh": math.cosh,
+    "log2": math.log2,
+    "log10": math.log10,
+    "exp2": getattr(math, "exp2", _via_numpy(np.exp2)),
+    "cbrt": getattr(math, "cbrt", _via_numpy(np.cbrt)),
+    "sinc": _fsinc,
+    "floor": _via_numpy(np.floor),
+    "ceil": _via_numpy(np.ceil),
+    "rint": _via_numpy(np.rint),
+    "trunc": _via_numpy(np.trunc),
+    "arctan2": math.atan2,
+    "hypot": math.hypot,
+    "logaddexp": _via_numpy(np.logaddexp),
+    "logaddexp2": _via_numpy(np.logaddexp2),
+    "remainder": _via_numpy(np.remainder),
+    "fmod": _via_numpy(np.fmod),
+    "erf": math.erf,
+    "erfc": math.erfc,
+}
+_MATH.update(
+    {name: getattr(specfuncs, fn) for name, fn in SPECIAL.items() if not fn.startswith("math.")}
+)
+_NUMPY = {
+    "exp": np.exp,
+    "log": np.log,
+    "log1p": np.log1p,
+    "expm1": np.expm1,
+    "sqrt": np.sqrt,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "tanh": np.tanh,
+    "abs": np.abs,
+    "sign": np.sign,
+    "where": np.where,
+    "minimum": np.minimum,
+    "maximum": np.maximum,
+}
 _NUMPY.update({name: np.vectorize(_MATH[name], otypes=[np.float64]) for name in SPECIAL})
 _NUMPY.update({name: getattr(np, name) for name in FUNCS if name not in _NUMPY})
 
@@ -369,8 +479,13 @@ def python_function(text: str, args: tuple[str, ...], on: str = "numpy") -> Call
     A formula that is one call of a function on ``a`` returns that function itself."""
     ns = _MATH if on == "math" else _NUMPY
     node = parse(text)
-    if (isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Name)
-            and node.args[0].id == "a" and args == ("a",)):
+    if (
+        isinstance(node, ast.Call)
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id == "a"
+        and args == ("a",)
+    ):
         return ns[node.func.id]
     return eval(f"lambda {', '.join(args)}: {text}", dict(ns))  # noqa: S307 - our own formulas
 
@@ -387,8 +502,9 @@ def _tensor_op(ops, name):
     if fn is None:
         fn = TENSOR_FUNCS.get(name)
     if fn is None:
-        raise ValueError(f"formula function {name}() has no Tensor version registered in "
-                         "formula.TENSOR_FUNCS")
+        raise ValueError(
+            f"formula function {name}() has no Tensor version registered in formula.TENSOR_FUNCS"
+        )
     return fn
 
 

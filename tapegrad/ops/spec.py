@@ -11,6 +11,7 @@ in tapegrad spells an op code.  Derived here, never written by hand:
 - ``FINGERPRINT``: a hash of every declaration, stamped into the generated kernels so a stale
   kernel module is refused at import.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,8 +26,13 @@ from .decl import Elementwise, Internal, Op, Structural
 
 
 def _collect():
-    internal = [Internal("LEAF"), Internal("CONST"), Internal("FREED", "FreedBackward0"),
-                Internal("CUSTOM"), Internal("GUARD")]
+    internal = [
+        Internal("LEAF"),
+        Internal("CONST"),
+        Internal("FREED", "FreedBackward0"),
+        Internal("CUSTOM"),
+        Internal("GUARD"),
+    ]
     unary = [op for op in elementwise.OPS if op.arity == 1]
     binary = [op for op in elementwise.OPS if op.arity == 2]
     return tuple(internal + unary + binary + list(structural.OPS))
@@ -35,7 +41,7 @@ def _collect():
 OPS: tuple = _collect()
 CODE: dict = {op.name: i for i, op in enumerate(OPS)}
 NAMES: tuple = tuple(op.name for op in OPS)
-C = SimpleNamespace(**CODE)     # op codes by name: C.MUL
+C = SimpleNamespace(**CODE)  # op codes by name: C.MUL
 OPS_STRUCTURAL = tuple(o for o in OPS if isinstance(o, Structural))
 
 if len(OPS) > 255:
@@ -47,6 +53,7 @@ def op(name: str) -> Op:
 
 
 # ---- derived facts ----------------------------------------------------------------------------------
+
 
 def _kernel_source(fn, helpers) -> str:
     """A kernel's source with the source of every helper it calls (transitively)."""
@@ -134,5 +141,17 @@ def _fingerprint() -> str:
 
 FINGERPRINT: str = _fingerprint()
 
-__all__ = ["OPS", "CODE", "C", "NAMES", "READS", "SAVES", "FINGERPRINT", "Elementwise", "Structural",
-           "Internal", "op", "graph_name"]
+__all__ = [
+    "OPS",
+    "CODE",
+    "C",
+    "NAMES",
+    "READS",
+    "SAVES",
+    "FINGERPRINT",
+    "Elementwise",
+    "Structural",
+    "Internal",
+    "op",
+    "graph_name",
+]

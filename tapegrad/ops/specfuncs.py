@@ -5,6 +5,7 @@ source into the generated kernels (``@njit``), and ``formula`` calls the same fu
 Python floats and, vectorized, on arrays.  One source, so eager values, compiled sweeps and
 replayed traces agree.  Values follow SciPy's conventions at poles and infinities.
 """
+
 import math
 
 
@@ -16,9 +17,9 @@ def sf_gamma(x):
         return math.copysign(math.inf, x)
     if x < 0.0 and x == math.floor(x):
         return math.nan
-    if x > 171.62437695630272:      # Gamma overflows the largest double
+    if x > 171.62437695630272:  # Gamma overflows the largest double
         return math.inf
-    if x < -190.0:          # |Gamma| underflows: a zero with Gamma's sign there
+    if x < -190.0:  # |Gamma| underflows: a zero with Gamma's sign there
         return 0.0 if math.floor(x) % 2.0 == 0.0 else -0.0
     return math.gamma(x)
 
@@ -29,7 +30,7 @@ def sf_gammaln(x):
         return x
     if x <= 0.0 and x == math.floor(x):
         return math.inf
-    if x > 1e305:                   # Stirling's leading terms; overflow to inf as IEEE
+    if x > 1e305:  # Stirling's leading terms; overflow to inf as IEEE
         return x * (math.log(x) - 1.0)
     return math.lgamma(x)
 
@@ -44,31 +45,52 @@ def sf_digamma(x):
     if x == -math.inf or (x < 0.0 and x == math.floor(x)):
         return math.nan
     r = 0.0
-    if x < 0.0:            # psi(x) = psi(1 - x) - pi / tan(pi x), the angle reduced first
+    if x < 0.0:  # psi(x) = psi(1 - x) - pi / tan(pi x), the angle reduced first
         r = -math.pi / math.tan(math.pi * (x - math.floor(x)))
         x = 1.0 - x
     while x < 10.0:
         r -= 1.0 / x
         x += 1.0
     z = 1.0 / (x * x)
-    tail = z * (1.0 / 12.0 - z * (1.0 / 120.0 - z * (1.0 / 252.0 - z * (
-        1.0 / 240.0 - z * (1.0 / 132.0 - z * (691.0 / 32760.0 - z / 12.0))))))
+    tail = z * (
+        1.0 / 12.0
+        - z
+        * (
+            1.0 / 120.0
+            - z
+            * (
+                1.0 / 252.0
+                - z * (1.0 / 240.0 - z * (1.0 / 132.0 - z * (691.0 / 32760.0 - z / 12.0)))
+            )
+        )
+    )
     return r + math.log(x) - 0.5 / x - tail
 
 
 def sf_hurwitz_zeta(s, q):
     """zeta(s, q) = sum_k (k + q)^-s for s > 1, q > 0 (Euler-Maclaurin, as Cephes)."""
-    coef = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
-            7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
-            -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
-    total = q ** -s
+    coef = (
+        12.0,
+        -720.0,
+        30240.0,
+        -1209600.0,
+        47900160.0,
+        -1.8924375803183791606e9,
+        7.47242496e10,
+        -2.950130727918164224e12,
+        1.1646782814350067249e14,
+        -4.5979787224074726105e15,
+        1.8152105401943546773e17,
+        -7.1661652561756670113e18,
+    )
+    total = q**-s
     a = q
     b = 0.0
     i = 0
     while i < 9 or a <= 9.0:
         i += 1
         a += 1.0
-        b = a ** -s
+        b = a**-s
         total += b
         if abs(b / total) < 1.1102230246251565e-16:
             return total
@@ -104,7 +126,7 @@ def sf_polygamma(n, x):
         return sign * 0.0
     if x <= 0.0 and x == math.floor(x):
         return sign * math.inf
-    if x < -1e4:                    # the upward recurrence would take too long: NaN
+    if x < -1e4:  # the upward recurrence would take too long: NaN
         return math.nan
     extra = 0.0
     while x <= 0.0:
@@ -148,7 +170,7 @@ def sf_erfinv(x):
         return math.copysign(math.inf, x)
     if abs(x) <= 0.5:
         return sf_erf_newton(x, 0.886226925452758 * x)
-    if x > 0.0:                 # 1 - x is exact here: erfinv(x) = erfcinv(1 - x)
+    if x > 0.0:  # 1 - x is exact here: erfinv(x) = erfcinv(1 - x)
         return sf_erfcinv_small(1.0 - x)
     return -sf_erfcinv_small(1.0 + x)
 
@@ -168,5 +190,14 @@ def sf_erfcinv(q):
     return sf_erf_newton(1.0 - q, 0.886226925452758 * (1.0 - q))
 
 
-HELPERS = (sf_gamma, sf_gammaln, sf_digamma, sf_hurwitz_zeta, sf_polygamma, sf_erf_newton,
-           sf_erfcinv_small, sf_erfinv, sf_erfcinv)
+HELPERS = (
+    sf_gamma,
+    sf_gammaln,
+    sf_digamma,
+    sf_hurwitz_zeta,
+    sf_polygamma,
+    sf_erf_newton,
+    sf_erfcinv_small,
+    sf_erfinv,
+    sf_erfcinv,
+)

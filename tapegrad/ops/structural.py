@@ -14,15 +14,17 @@ the start of the row's integer parameters in ``ipool``.  ``kind`` is 0 in a plai
 The Tensor-level rules ``vjp(rows, r, g)`` and ``jvp(rows, r, tangent)`` receive ``rows``, a
 view of the tape with differentiable ops (``rows.ops``); see ``autograd/rows.py``.
 """
+
 import numpy as np
 
 from .decl import Structural
 
-HIT_MATMUL = 4        # status: a large matmul for NumPy's BLAS (kept equal in the sweeps)
+HIT_MATMUL = 4  # status: a large matmul for NumPy's BLAS (kept equal in the sweeps)
 SMALL_MATMUL = 1 << 16
 
 
 # ---- helpers the kernels call ----------------------------------------------------------------------
+
 
 def strided_offsets(ipool, p, ndim, base):
     """Flat offsets base + sum(idx[d] * stride[d]) for every multi-index idx (C order) of the
@@ -110,6 +112,7 @@ def reduce_groups(V, pa, lo, n, offs, m):
 # ---- shape -----------------------------------------------------------------------------------------
 # VIEW: ndim, shape[ndim], strides[ndim], base (out[idx] = a[base + sum(idx * stride)])
 
+
 def view_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
@@ -148,13 +151,13 @@ def view_jvp(rows, r, tangent):
 
 # RESHAPE: no parameters (same flat order)
 
+
 def reshape_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     for j in range(n):
         D[lo + j] = A[pa + j]
 
 
-def reshape_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                     kind):
+def reshape_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     state[ra] |= 1
     for j in range(n):
         D[pa + j] += G[lo + j]
@@ -174,6 +177,7 @@ def reshape_jvp(rows, r, tangent):
 
 # CONCAT: outer, inner, k, rows[k], lens[k] (operands are listed in ipool; a = b = -1)
 
+
 def concat_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     outer = ipool[p]
     inner = ipool[p + 1]
@@ -191,8 +195,7 @@ def concat_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         start += wd
 
 
-def concat_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                    kind):
+def concat_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     outer = ipool[p]
     inner = ipool[p + 1]
     k = ipool[p + 2]
@@ -216,7 +219,7 @@ def concat_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
 def concat_operands(ipool, p):
     """The rows CONCAT reads (listed in its parameters)."""
     k = ipool[p + 2]
-    return ipool[p + 3:p + 3 + k]
+    return ipool[p + 3 : p + 3 + k]
 
 
 def _concat_params(rows, r):
@@ -244,12 +247,15 @@ def concat_jvp(rows, r, tangent):
     parts = [tangent(row) for row in ins]
     if all(t is None for t in parts):
         return None
-    parts = [O.reshape(rows.zeros(rows.shape(row)) if t is None else t, (outer, ln * inner))
-             for t, row, ln in zip(parts, ins, lens)]
+    parts = [
+        O.reshape(rows.zeros(rows.shape(row)) if t is None else t, (outer, ln * inner))
+        for t, row, ln in zip(parts, ins, lens)
+    ]
     return O.reshape(O.concatenate(parts, axis=1), rows.shape(r))
 
 
 # ---- reductions: ndim, in_shape[ndim], out_strides[ndim] (0 on reduced axes) -----------------------
+
 
 def sum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     # NumPy adds pairwise over the innermost reduced run: follow it, so a replay matches
@@ -340,14 +346,15 @@ def prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
             tval[lo + q] += t * pnz[q]
 
 
-def prod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state,
-                          ipool, fpool):
+def prod_backward_tangent(
+    adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
+):
     """Tangent of prod_backward: tadj_j += tg * P_-j + g * sum_{k != j} t_k P_-jk."""
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
     m = offs.shape[0]
     zc, pnz, z1, z2 = reduce_groups(val, pa, lo, n, offs, m)
-    st = np.zeros(n)            # sum of t_k / x_k over non-zero x_k, per group
+    st = np.zeros(n)  # sum of t_k / x_k over non-zero x_k, per group
     for j in range(m):
         x = val[pa + j]
         if x != 0.0:
@@ -384,7 +391,7 @@ def _exclusive_products(rows, r, a):
     grouped = O.gather_flat(a, order, (nout, m))
     rep = O.broadcast_to(O.reshape(grouped, (nout, 1, m)), (nout, m, m))
     mask = np.broadcast_to(np.eye(m, dtype=bool), (nout, m, m))
-    excl = O.prod(O.where(mask, 1.0, rep), axis=2)           # (nout, m)
+    excl = O.prod(O.where(mask, 1.0, rep), axis=2)  # (nout, m)
     inverse = np.empty(size, np.int64)
     inverse[order] = np.arange(size)
     return O.gather_flat(excl, inverse, in_shape), offs, in_shape
@@ -409,7 +416,7 @@ def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
     seen = np.zeros(n, np.bool_)
-    for j in range(offs.shape[0]):   # NaN propagates
+    for j in range(offs.shape[0]):  # NaN propagates
         q = offs[j]
         x = A[pa + j]
         if not seen[q]:
@@ -425,7 +432,7 @@ def amin_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
     seen = np.zeros(n, np.bool_)
-    for j in range(offs.shape[0]):   # NaN propagates
+    for j in range(offs.shape[0]):  # NaN propagates
         q = offs[j]
         x = A[pa + j]
         if not seen[q]:
@@ -452,8 +459,7 @@ def extreme_weights(V, pa, lo, n, offs):
     return w
 
 
-def extreme_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                     kind):
+def extreme_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
     w = extreme_weights(V, pa, lo, n, offs)
@@ -502,14 +508,14 @@ def extreme_jvp(rows, r, tangent):
 
 # ---- elementwise choice: ipool[p] is the row of the 0/1 condition -----------------------------------
 
+
 def where_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     cond = voff[ipool[p]]
     for j in range(n):
-        D[lo + j] = (A[pa + j] if V[cond + j] != 0.0 else B[pb + j])
+        D[lo + j] = A[pa + j] if V[cond + j] != 0.0 else B[pb + j]
 
 
-def where_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                   kind):
+def where_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     cond = voff[ipool[p]]
     ga = rg[ra] != 0
     gb = rg[rb] != 0
@@ -543,21 +549,22 @@ def where_jvp(rows, r, tangent):
     if ta is None and tb is None:
         return None
     shape = rows.shape(r)
-    return rows.ops.where(_where_cond(rows, r, shape), 0.0 if ta is None else ta,
-                          0.0 if tb is None else tb)
+    return rows.ops.where(
+        _where_cond(rows, r, shape), 0.0 if ta is None else ta, 0.0 if tb is None else tb
+    )
 
 
 # ---- indexing: m, idx[m] (flat indices into the operand, or into the output for SCATTER) -------------
+
 
 def gather_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     for j in range(n):
         D[lo + j] = A[pa + ipool[p + 1 + j]]
 
 
-def gather_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                    kind):
+def gather_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     state[ra] |= 1
-    for j in range(n):       # repeated indices accumulate
+    for j in range(n):  # repeated indices accumulate
         D[pa + ipool[p + 1 + j]] += G[lo + j]
     return 0
 
@@ -586,8 +593,7 @@ def scatter_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         D[lo + ipool[p + 1 + j]] += A[pa + j]
 
 
-def scatter_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                     kind):
+def scatter_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     m = ipool[p]
     state[ra] |= 1
     for j in range(m):
@@ -608,6 +614,7 @@ def scatter_jvp(rows, r, tangent):
 
 # SETITEM: out = a; out[idx[j]] = b[j] in order, so with repeated indices the last write wins
 
+
 def setitem_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     m = ipool[p]
     for j in range(n):
@@ -616,13 +623,12 @@ def setitem_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         D[lo + ipool[p + 1 + j]] = B[pb + j]
 
 
-def setitem_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                     kind):
+def setitem_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     m = ipool[p]
     written = np.zeros(n, np.bool_)
     if rg[rb] != 0:
         state[rb] |= 1
-    for j in range(m - 1, -1, -1):     # the last write of each position takes its gradient
+    for j in range(m - 1, -1, -1):  # the last write of each position takes its gradient
         q = ipool[p + 1 + j]
         if not written[q]:
             written[q] = True
@@ -673,6 +679,7 @@ def setitem_jvp(rows, r, tangent):
 
 # ---- scans along one axis: outer, m, inner[, reverse] (element (o, k, i) at (o*m + k)*inner + i) -
 
+
 def scan_offsets(ipool, p):
     """Offsets of a scan's elements, one row per lane (o, i), in order along the axis."""
     outer = ipool[p]
@@ -692,14 +699,13 @@ def cumsum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     rev = ipool[p + 3]
     for r in range(offs.shape[0]):
         s = 0.0
-        for k in range(m):     # in NumPy's order, so a replay matches it
+        for k in range(m):  # in NumPy's order, so a replay matches it
             q = offs[r, m - 1 - k if rev else k]
             s += A[pa + q]
             D[lo + q] = s
 
 
-def cumsum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                    kind):
+def cumsum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     # the adjoint of a running sum is the running sum the other way
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
@@ -736,8 +742,7 @@ def cumprod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + q] = s
 
 
-def cumprod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                     kind):
+def cumprod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     # exact with zeros: d x_j = E_j R_j, E_j = prod_{i<j} x_i (the previous output) and
     # R_j = sum_{k>=j} g_k prod_{j<i<=k} x_i = g_j + x_{j+1} R_{j+1}; no division
     offs = scan_offsets(ipool, p)
@@ -766,8 +771,9 @@ def cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
             e = val[lo + q]
 
 
-def cumprod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state,
-                             ipool, fpool):
+def cumprod_backward_tangent(
+    adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
+):
     """Tangent of cumprod_backward: t(E_j R_j) = tE_j R_j + E_j tR_j, with tE_j the tangent of
     the previous output and tR_j = tg_j + t_{j+1} R_{j+1} + x_{j+1} tR_{j+1}."""
     offs = scan_offsets(ipool, p)
@@ -799,16 +805,17 @@ def _cumprod_parts(rows, r):
     ra, _ = rows.operands(r)
     outer, m, inner = rows.ints(r, 0, 3)
     x = O.reshape(rows.tensor(ra), (outer, m, inner))
-    shifted = O.concatenate([rows.const(np.ones((outer, 1, inner))),
-                             O.getitem(x, (slice(None), slice(0, m - 1)))], axis=1)
+    shifted = O.concatenate(
+        [rows.const(np.ones((outer, 1, inner))), O.getitem(x, (slice(None), slice(0, m - 1)))],
+        axis=1,
+    )
     E = O.scan_prod(shifted, outer, m, inner)
     jj = np.arange(m).reshape(1, m, 1, 1)
     kk = np.arange(m).reshape(1, 1, m, 1)
     full = (outer, m, m, inner)
     xb = O.broadcast_to(O.reshape(x, (outer, 1, m, inner)), full)
     picked = O.where(np.broadcast_to(kk > jj, full), xb, 1.0)
-    Q = O.reshape(O.scan_prod(O.reshape(picked, (outer * m, m, inner)), outer * m, m, inner),
-                  full)
+    Q = O.reshape(O.scan_prod(O.reshape(picked, (outer * m, m, inner)), outer * m, m, inner), full)
     Q = O.where(np.broadcast_to(kk >= jj, full), Q, 0.0)
     return ra, outer, m, inner, E, Q
 
@@ -817,7 +824,7 @@ def cumprod_vjp(rows, r, g):
     O = rows.ops
     ra, outer, m, inner, E, Q = _cumprod_parts(rows, r)
     G = O.reshape(g, (outer, 1, m, inner))
-    R = O.sum(Q * G, axis=2)                       # (outer, m, inner)
+    R = O.sum(Q * G, axis=2)  # (outer, m, inner)
     return [(ra, O.reshape(E * R, rows.shape(ra)))]
 
 
@@ -837,13 +844,14 @@ def cumprod_jvp(rows, r, tangent):
 # (batch, k, m) when ta (read transposed, never copied), and b (batch, k, n), or (batch, n, k)
 # when tb: so x @ w.T (a linear layer) records no transpose.
 
+
 def matmul_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nb = ipool[p]
     mm = ipool[p + 1]
     kk = ipool[p + 2]
     nn = ipool[p + 3]
-    su, sq = (1, mm) if ipool[p + 4] else (kk, 1)     # strides of a over (row u, inner q)
-    tq, tv = (1, kk) if ipool[p + 5] else (nn, 1)     # strides of b over (inner q, column v)
+    su, sq = (1, mm) if ipool[p + 4] else (kk, 1)  # strides of a over (row u, inner q)
+    tq, tv = (1, kk) if ipool[p + 5] else (nn, 1)  # strides of b over (inner q, column v)
     if not acc:
         for j in range(n):
             D[lo + j] = 0.0
@@ -858,14 +866,13 @@ def matmul_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
                     D[c0 + u * nn + v] += x * B[b0 + q * tq + v * tv]
 
 
-def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool,
-                    kind):
+def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     nb = ipool[p]
     mm = ipool[p + 1]
     kk = ipool[p + 2]
     nn = ipool[p + 3]
     if kind == 0 and nb * mm * kk * nn > SMALL_MATMUL:
-        return HIT_MATMUL    # the caller runs it through NumPy's BLAS
+        return HIT_MATMUL  # the caller runs it through NumPy's BLAS
     su, sq = (1, mm) if ipool[p + 4] else (kk, 1)
     tq, tv = (1, kk) if ipool[p + 5] else (nn, 1)
     for t in range(nb):
@@ -938,31 +945,112 @@ def matmul_jvp(rows, r, tangent):
 S = Structural
 OPS = (
     S("WHERE", where_forward, where_backward, where_vjp, where_jvp, numpy=("where",)),
-    S("VIEW", view_forward, view_backward, view_vjp, view_jvp, helpers=(strided_offsets,),
-      numpy=("broadcast_to", "transpose", "__getitem__")),
-    S("RESHAPE", reshape_forward, reshape_backward, reshape_vjp, reshape_jvp,
-      numpy=("reshape", "ravel", "squeeze", "expand_dims")),
-    S("SUM", sum_forward, sum_backward, sum_vjp, sum_jvp, helpers=(pairwise_sum,),
-      numpy=("sum",)),
-    S("PROD", prod_forward, prod_backward, prod_vjp, prod_jvp, tangent=prod_tangent,
-      backward_tangent=prod_backward_tangent, helpers=(reduce_groups,), numpy=("prod",),
-      domain=(0.3, 2.0)),
-    S("AMAX", amax_forward, extreme_backward, extreme_vjp, extreme_jvp, tangent=extreme_tangent,
-      helpers=(extreme_weights,), numpy=("max", "amax")),
-    S("AMIN", amin_forward, extreme_backward, extreme_vjp, extreme_jvp, tangent=extreme_tangent,
-      numpy=("min", "amin")),
-    S("MATMUL", matmul_forward, matmul_backward, matmul_vjp, matmul_jvp, tangent="bilinear",
-      backward_tangent="bilinear", graph="MmBackward0", numpy=("matmul", "dot", "__matmul__")),
-    S("CONCAT", concat_forward, concat_backward, concat_vjp, concat_jvp, graph="CatBackward0",
-      operands=concat_operands,
-      numpy=("concatenate", "stack")),
-    S("GATHER", gather_forward, gather_backward, gather_vjp, gather_jvp, graph="IndexBackward0",
-      numpy=("__getitem__",)),
-    S("SETITEM", setitem_forward, setitem_backward, setitem_vjp, setitem_jvp,
-      graph="IndexPutBackward0", numpy=("__setitem__",)),
+    S(
+        "VIEW",
+        view_forward,
+        view_backward,
+        view_vjp,
+        view_jvp,
+        helpers=(strided_offsets,),
+        numpy=("broadcast_to", "transpose", "__getitem__"),
+    ),
+    S(
+        "RESHAPE",
+        reshape_forward,
+        reshape_backward,
+        reshape_vjp,
+        reshape_jvp,
+        numpy=("reshape", "ravel", "squeeze", "expand_dims"),
+    ),
+    S("SUM", sum_forward, sum_backward, sum_vjp, sum_jvp, helpers=(pairwise_sum,), numpy=("sum",)),
+    S(
+        "PROD",
+        prod_forward,
+        prod_backward,
+        prod_vjp,
+        prod_jvp,
+        tangent=prod_tangent,
+        backward_tangent=prod_backward_tangent,
+        helpers=(reduce_groups,),
+        numpy=("prod",),
+        domain=(0.3, 2.0),
+    ),
+    S(
+        "AMAX",
+        amax_forward,
+        extreme_backward,
+        extreme_vjp,
+        extreme_jvp,
+        tangent=extreme_tangent,
+        helpers=(extreme_weights,),
+        numpy=("max", "amax"),
+    ),
+    S(
+        "AMIN",
+        amin_forward,
+        extreme_backward,
+        extreme_vjp,
+        extreme_jvp,
+        tangent=extreme_tangent,
+        numpy=("min", "amin"),
+    ),
+    S(
+        "MATMUL",
+        matmul_forward,
+        matmul_backward,
+        matmul_vjp,
+        matmul_jvp,
+        tangent="bilinear",
+        backward_tangent="bilinear",
+        graph="MmBackward0",
+        numpy=("matmul", "dot", "__matmul__"),
+    ),
+    S(
+        "CONCAT",
+        concat_forward,
+        concat_backward,
+        concat_vjp,
+        concat_jvp,
+        graph="CatBackward0",
+        operands=concat_operands,
+        numpy=("concatenate", "stack"),
+    ),
+    S(
+        "GATHER",
+        gather_forward,
+        gather_backward,
+        gather_vjp,
+        gather_jvp,
+        graph="IndexBackward0",
+        numpy=("__getitem__",),
+    ),
+    S(
+        "SETITEM",
+        setitem_forward,
+        setitem_backward,
+        setitem_vjp,
+        setitem_jvp,
+        graph="IndexPutBackward0",
+        numpy=("__setitem__",),
+    ),
     S("SCATTER", scatter_forward, scatter_backward, scatter_vjp, scatter_jvp),
-    S("CUMSUM", cumsum_forward, cumsum_backward, cumsum_vjp, cumsum_jvp,
-      helpers=(scan_offsets,), numpy=("cumsum",)),
-    S("CUMPROD", cumprod_forward, cumprod_backward, cumprod_vjp, cumprod_jvp,
-      tangent=cumprod_tangent, backward_tangent=cumprod_backward_tangent, numpy=("cumprod",)),
+    S(
+        "CUMSUM",
+        cumsum_forward,
+        cumsum_backward,
+        cumsum_vjp,
+        cumsum_jvp,
+        helpers=(scan_offsets,),
+        numpy=("cumsum",),
+    ),
+    S(
+        "CUMPROD",
+        cumprod_forward,
+        cumprod_backward,
+        cumprod_vjp,
+        cumprod_jvp,
+        tangent=cumprod_tangent,
+        backward_tangent=cumprod_backward_tangent,
+        numpy=("cumprod",),
+    ),
 )

@@ -6,6 +6,7 @@ on plain numbers and arrays they return exactly what SciPy returns.  SciPy is an
 dependency (``pip install tapegrad[scipy]``): importing ``tapegrad`` never imports it, and the
 submodules here are imported on first use.
 """
+
 import importlib
 
 _SUBMODULES = ("special", "stats", "integrate", "linalg", "signal")

@@ -10,6 +10,7 @@ end there), and the steps between two output times are fractions of that interva
 solution is differentiable in ``t`` too.  Reverse mode, forward mode and higher orders all
 work, as they do for the ops ``func`` uses.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,10 +25,15 @@ __all__ = ["odeint"]
 # Dormand-Prince 5(4): nodes, stages, 5th-order weights (= the last stage) and the error
 # weights (5th minus embedded 4th order)
 _C = (0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0)
-_A = ((), (1 / 5,), (3 / 40, 9 / 40), (44 / 45, -56 / 15, 32 / 9),
-      (19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729),
-      (9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656),
-      (35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84))
+_A = (
+    (),
+    (1 / 5,),
+    (3 / 40, 9 / 40),
+    (44 / 45, -56 / 15, 32 / 9),
+    (19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729),
+    (9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656),
+    (35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84),
+)
 _E = (71 / 57600, 0.0, -71 / 16695, 71 / 1920, -17253 / 339200, 22 / 525, -1 / 40)
 
 
@@ -49,8 +55,18 @@ def _value(x):
     return np.asarray(x.data if isinstance(x, Tensor) else x, dtype=np.float64)
 
 
-def odeint(func, y0, t, *args, rtol: float | None = None, atol: float | None = None,
-           mxstep: int = 0, hmax: float = 0.0, tfirst: bool = False, **kwargs):
+def odeint(
+    func,
+    y0,
+    t,
+    *args,
+    rtol: float | None = None,
+    atol: float | None = None,
+    mxstep: int = 0,
+    hmax: float = 0.0,
+    tfirst: bool = False,
+    **kwargs,
+):
     """Integrate dy/dt = func(y, t, *args) from y(t[0]) = y0; the states at the times t,
     shape (len(t),) + y0.shape.  SciPy's signature: the extra arguments as ``args=(...)``
     (or positionally after t, one tuple being SciPy's args), ``tfirst=True`` for
@@ -73,11 +89,12 @@ def odeint(func, y0, t, *args, rtol: float | None = None, atol: float | None = N
     extra = kwargs.pop("args", None)
     if extra is not None:
         if args:
-            raise TypeError("odeint: give the extra arguments as args=(...) or positionally, "
-                            "not both")
+            raise TypeError(
+                "odeint: give the extra arguments as args=(...) or positionally, not both"
+            )
         args = tuple(extra) if isinstance(extra, (tuple, list)) else (extra,)
     elif len(args) == 1 and isinstance(args[0], tuple):
-        args = args[0]            # SciPy's odeint(func, y0, t, (a, b))
+        args = args[0]  # SciPy's odeint(func, y0, t, (a, b))
     if not (_has_tensor(y0) or _has_tensor(t) or _has_tensor(args)):
         opts = dict(kwargs, mxstep=mxstep, hmax=hmax, tfirst=tfirst)
         if rtol is not None:
@@ -86,9 +103,11 @@ def odeint(func, y0, t, *args, rtol: float | None = None, atol: float | None = N
             opts["atol"] = atol
         return _si.odeint(func, y0, t, args=tuple(args), **opts)
     if kwargs:
-        raise TypeError(f"tapegrad.scipy.integrate.odeint: options {sorted(kwargs)} belong to "
-                        "SciPy's LSODA and are not supported with Tensors (rtol, atol, "
-                        "mxstep, hmax and tfirst are)")
+        raise TypeError(
+            f"tapegrad.scipy.integrate.odeint: options {sorted(kwargs)} belong to "
+            "SciPy's LSODA and are not supported with Tensors (rtol, atol, "
+            "mxstep, hmax and tfirst are)"
+        )
     rtol = 1.49012e-8 if rtol is None else float(rtol)
     atol = 1.49012e-8 if atol is None else float(atol)
     mxstep = int(mxstep) or 500
@@ -103,7 +122,7 @@ def odeint(func, y0, t, *args, rtol: float | None = None, atol: float | None = N
 
     y = O._t(tnp.asarray(y0) if isinstance(y0, (list, tuple)) else y0)
     if y.ndim == 0:
-        y = O.reshape(y, (1,))       # SciPy's states are (1,) for a scalar y0
+        y = O.reshape(y, (1,))  # SciPy's states are (1,) for a scalar y0
     tt = t if isinstance(t, Tensor) else O._t(np.asarray(t, dtype=np.float64))
     tv = _value(tt)
     if tv.ndim != 1 or tv.size < 1:
@@ -126,18 +145,19 @@ def odeint(func, y0, t, *args, rtol: float | None = None, atol: float | None = N
             err = _rms(err_vec / scale)
             if not np.isfinite(err):
                 where = tv[i] + (tv[i + 1] - tv[i]) * theta
-                raise FloatingPointError(f"tapegrad.scipy.integrate.odeint: the solution is "
-                                         f"not finite near t = {where}")
+                raise FloatingPointError(
+                    f"tapegrad.scipy.integrate.odeint: the solution is not finite near t = {where}"
+                )
             if err <= 1.0:
                 theta += dtheta
                 y, k1 = y_new, k7
-            h_abs = dtheta * length * (10.0 if err == 0.0 else
-                                       min(10.0, max(0.2, 0.9 * err ** -0.2)))
+            h_abs = dtheta * length * (10.0 if err == 0.0 else min(10.0, max(0.2, 0.9 * err**-0.2)))
             steps += 1
             if steps > mxstep:
                 raise RuntimeError(
                     f"tapegrad.scipy.integrate.odeint: more than mxstep={mxstep} steps between "
-                    f"t = {tv[i]} and t = {tv[i + 1]}; raise mxstep, or loosen rtol / atol")
+                    f"t = {tv[i]} and t = {tv[i + 1]}; raise mxstep, or loosen rtol / atol"
+                )
         outs.append(y)
     return O.stack(outs, 0)
 

@@ -10,6 +10,7 @@ Frechet derivative), so higher derivatives are more of the same ops.
 On Tensors the matrix arguments are 2-D (``expm``: batched too); SciPy's batching of the
 others is refused with a clear error.
 """
+
 import numpy as np
 import scipy.linalg as _sl
 
@@ -28,8 +29,10 @@ def _has_tensor(*xs):
 def _matrix(a, name, square=True):
     a = O._t(a)
     if a.ndim != 2 or (square and a.shape[0] != a.shape[1]):
-        raise ValueError(f"scipy.linalg.{name}: on tapegrad Tensors the matrix must be 2-D"
-                         f"{' and square' if square else ''}, got shape {a.shape}")
+        raise ValueError(
+            f"scipy.linalg.{name}: on tapegrad Tensors the matrix must be 2-D"
+            f"{' and square' if square else ''}, got shape {a.shape}"
+        )
     return a
 
 
@@ -37,8 +40,10 @@ def _rhs(b, m, name):
     """``b`` as an (M, K) Tensor, and whether it was a vector."""
     b = O._t(b)
     if b.ndim not in (1, 2) or b.shape[0] != m:
-        raise ValueError(f"scipy.linalg.{name}: on tapegrad Tensors b must be (M,) or (M, K) "
-                         f"with M = {m}, got shape {b.shape}")
+        raise ValueError(
+            f"scipy.linalg.{name}: on tapegrad Tensors b must be (M,) or (M, K) "
+            f"with M = {m}, got shape {b.shape}"
+        )
     return (O.reshape(b, (m, 1)), True) if b.ndim == 1 else (b, False)
 
 
@@ -51,16 +56,27 @@ def _solved(a_eff, b, value, name):
 
 # ---- triangular, Cholesky and banded solves -----------------------------------------------------
 
+
 def _triangle(a, lower, unit_diagonal):
     n = a.shape[-1]
-    mask = np.tril(np.ones((n, n)), -1 if unit_diagonal else 0) if lower else \
-        np.triu(np.ones((n, n)), 1 if unit_diagonal else 0)
+    mask = (
+        np.tril(np.ones((n, n)), -1 if unit_diagonal else 0)
+        if lower
+        else np.triu(np.ones((n, n)), 1 if unit_diagonal else 0)
+    )
     t = O.mul(a, mask)
     return O.add(t, np.eye(n)) if unit_diagonal else t
 
 
-def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = False,
-                     overwrite_b: bool = False, check_finite: bool = True):
+def solve_triangular(
+    a,
+    b,
+    trans=0,
+    lower: bool = False,
+    unit_diagonal: bool = False,
+    overwrite_b: bool = False,
+    check_finite: bool = True,
+):
     """Solve ``a x = b`` for triangular ``a`` (only its ``lower``/upper triangle is read, and
     its diagonal is taken as ones with ``unit_diagonal``; the gradient follows).
 
@@ -72,11 +88,11 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
            [-0.125  , -0.03125]])
     """
     if not _has_tensor(a, b):
-        return _sl.solve_triangular(a, b, trans, lower, unit_diagonal, overwrite_b,
-                                    check_finite)
+        return _sl.solve_triangular(a, b, trans, lower, unit_diagonal, overwrite_b, check_finite)
     a = _matrix(a, "solve_triangular")
-    value = _sl.solve_triangular(_L._val(a), _L._val(b), trans, lower, unit_diagonal,
-                                 check_finite=check_finite)
+    value = _sl.solve_triangular(
+        _L._val(a), _L._val(b), trans, lower, unit_diagonal, check_finite=check_finite
+    )
     eff = _triangle(a, lower, unit_diagonal)
     if trans in (1, 2, "T", "C"):
         eff = O.swapaxes(eff, 0, 1)
@@ -133,8 +149,9 @@ def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = Tr
     return _solved(a_eff, b, value, "cho_solve")
 
 
-def solve_banded(l_and_u, ab, b, overwrite_ab: bool = False, overwrite_b: bool = False,
-                 check_finite: bool = True):
+def solve_banded(
+    l_and_u, ab, b, overwrite_ab: bool = False, overwrite_b: bool = False, check_finite: bool = True
+):
     """Solve ``a x = b`` for banded ``a`` stored as ``ab[u + i - j, j] == a[i, j]``.
 
     >>> import numpy as np, tapegrad as tg
@@ -150,9 +167,11 @@ def solve_banded(l_and_u, ab, b, overwrite_ab: bool = False, overwrite_b: bool =
     ab = _matrix(ab, "solve_banded", square=False)
     m = ab.shape[1]
     if ab.shape[0] != nl + nu + 1:
-        raise ValueError(f"scipy.linalg.solve_banded: invalid values for the number of lower "
-                         f"and upper diagonals: l+u+1 ({nl + nu + 1}) does not equal "
-                         f"ab.shape[0] ({ab.shape[0]})")
+        raise ValueError(
+            f"scipy.linalg.solve_banded: invalid values for the number of lower "
+            f"and upper diagonals: l+u+1 ({nl + nu + 1}) does not equal "
+            f"ab.shape[0] ({ab.shape[0]})"
+        )
     value = _sl.solve_banded((nl, nu), _L._val(ab), _L._val(b), check_finite=check_finite)
     i, j = np.indices((m, m))
     k = nu + i - j
@@ -163,10 +182,15 @@ def solve_banded(l_and_u, ab, b, overwrite_ab: bool = False, overwrite_b: bool =
 
 # ---- Sylvester, sqrtm, expm ------------------------------------------------------------------
 
+
 def _sylvester(a, b, q):
-    return apply("ScipySolveSylvesterBackward", [a, b, q],
-                 [_sl.solve_sylvester(_L._val(a), _L._val(b), _L._val(q))],
-                 _sylvester_vjp, _sylvester_jvp)[0]
+    return apply(
+        "ScipySolveSylvesterBackward",
+        [a, b, q],
+        [_sl.solve_sylvester(_L._val(a), _L._val(b), _L._val(q))],
+        _sylvester_vjp,
+        _sylvester_jvp,
+    )[0]
 
 
 def _sylvester_vjp(x, y, g):
@@ -231,8 +255,10 @@ def sqrtm(A, **kwargs):  # noqa: N803 - SciPy's name
         value = value[0]
     if np.iscomplexobj(value):
         if np.any(np.imag(value) != 0):
-            raise ValueError("scipy.linalg.sqrtm: the square root of this matrix is complex "
-                             "(negative eigenvalues); tapegrad differentiates real values only")
+            raise ValueError(
+                "scipy.linalg.sqrtm: the square root of this matrix is complex "
+                "(negative eigenvalues); tapegrad differentiates real values only"
+            )
         value = np.real(value)
     return apply("ScipySqrtmBackward", [a], [value], _sqrtm_vjp, _sqrtm_jvp)[0]
 
@@ -258,12 +284,25 @@ def expm(A):  # noqa: N803 - SciPy's name
         return _sl.expm(A)
     a = O._t(A)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise ValueError(f"scipy.linalg.expm: expected a square matrix (or a stack), got "
-                         f"shape {a.shape}")
-    return apply("ScipyExpmBackward", [a], [_sl.expm(_L._val(a))],
-                 lambda x, y, g: [_frechet(_L._mT(x[0]), g[0])],
-                 lambda x, y, dx: [_frechet(x[0], dx[0])])[0]
+        raise ValueError(
+            f"scipy.linalg.expm: expected a square matrix (or a stack), got shape {a.shape}"
+        )
+    return apply(
+        "ScipyExpmBackward",
+        [a],
+        [_sl.expm(_L._val(a))],
+        lambda x, y, g: [_frechet(_L._mT(x[0]), g[0])],
+        lambda x, y, dx: [_frechet(x[0], dx[0])],
+    )[0]
 
 
-__all__ = ["cho_factor", "cho_solve", "expm", "solve_banded", "solve_sylvester",
-           "solve_triangular", "sqrtm", "LinAlgError"]
+__all__ = [
+    "cho_factor",
+    "cho_solve",
+    "expm",
+    "solve_banded",
+    "solve_sylvester",
+    "solve_triangular",
+    "sqrtm",
+    "LinAlgError",
+]

@@ -6,6 +6,7 @@ On Tensors the convolution is a composite (one window GATHER and one matmul, see
 forward mode, and replayed by ``tg.trace``.  On plain arrays SciPy computes it (imported only
 then, so SciPy stays an optional extra).
 """
+
 import numpy as np
 
 from ..core.tensor import Tensor
@@ -16,8 +17,9 @@ __all__ = ["convolve"]
 _METHODS = ("auto", "direct", "fft")
 
 
-def convolve(in1, in2, mode: str = "full", axes=None, *, dot_axes=((), ()),
-             method: str = "auto") -> "Tensor | np.ndarray":
+def convolve(
+    in1, in2, mode: str = "full", axes=None, *, dot_axes=((), ()), method: str = "auto"
+) -> "Tensor | np.ndarray":
     """Convolve ``in1`` with ``in2`` along ``axes`` (pairs of axis lists, default all axes).
 
     ``dot_axes`` pairs axes that are summed over; the result's axes are in1's other axes,
@@ -32,7 +34,7 @@ def convolve(in1, in2, mode: str = "full", axes=None, *, dot_axes=((), ()),
     >>> convolve([[1.0, 2.0]], [1.0, 1.0], axes=([1], [0]))    # rows of in1 with in2
     array([[1., 3., 2.]])
     """
-    if isinstance(axes, str):           # SciPy's positional order: (in1, in2, mode, method)
+    if isinstance(axes, str):  # SciPy's positional order: (in1, in2, mode, method)
         axes, method = None, axes
     if method not in _METHODS:
         raise ValueError(f"convolve: method must be one of {_METHODS}, got {method!r}")
@@ -40,7 +42,14 @@ def convolve(in1, in2, mode: str = "full", axes=None, *, dot_axes=((), ()),
         return convolve_nd(in1, in2, axes, dot_axes, mode)
     if axes is None and not any(len(d) for d in dot_axes):
         import scipy.signal  # optional extra, needed for plain arrays only
+
         return scipy.signal.convolve(in1, in2, mode=mode, method=method)
-    return np.asarray(convolve_nd(np.asarray(in1, dtype=np.float64),
-                                  np.asarray(in2, dtype=np.float64), axes, dot_axes,
-                                  mode)._v)
+    return np.asarray(
+        convolve_nd(
+            np.asarray(in1, dtype=np.float64),
+            np.asarray(in2, dtype=np.float64),
+            axes,
+            dot_axes,
+            mode,
+        )._v
+    )

@@ -16,6 +16,7 @@ SciPy's own call.  With a Tensor argument:
 Arguments that cannot be differentiated (a Bessel order, the shape parameters of betainc and
 gammainc) raise NotImplementedError naming them when given a Tensor that requires grad.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -27,10 +28,44 @@ from ..autograd.function import Function
 from ..core import functions as O
 from ..core.tensor import Tensor, value_of
 
-__all__ = ["logsumexp", "expit", "logit", "erf", "erfc", "erfinv", "erfcinv", "gamma",
-           "gammaln", "gammasgn", "rgamma", "digamma", "psi", "polygamma", "multigammaln",
-           "beta", "betaln", "betainc", "gammainc", "gammaincc", "xlogy", "xlog1py", "softmax",
-           "log_softmax", "j0", "j1", "jn", "jv", "y0", "y1", "yn", "yv", "i0", "i1", "iv", "ive"]
+__all__ = [
+    "logsumexp",
+    "expit",
+    "logit",
+    "erf",
+    "erfc",
+    "erfinv",
+    "erfcinv",
+    "gamma",
+    "gammaln",
+    "gammasgn",
+    "rgamma",
+    "digamma",
+    "psi",
+    "polygamma",
+    "multigammaln",
+    "beta",
+    "betaln",
+    "betainc",
+    "gammainc",
+    "gammaincc",
+    "xlogy",
+    "xlog1py",
+    "softmax",
+    "log_softmax",
+    "j0",
+    "j1",
+    "jn",
+    "jv",
+    "y0",
+    "y1",
+    "yn",
+    "yv",
+    "i0",
+    "i1",
+    "iv",
+    "ive",
+]
 
 
 def _tensor_in(*args) -> bool:
@@ -49,15 +84,18 @@ def _no_grad_arg(fn: str, name: str, a, hint: str = "") -> Any:
             raise NotImplementedError(
                 f"tapegrad.scipy.special.{fn}: the derivative in {name} is not implemented; "
                 f"pass {name} as a number, an array or a Tensor that does not require grad"
-                f"{hint}")
+                f"{hint}"
+            )
         return a.data
     return a
 
 
 def _no_kwargs(fn: str, kwargs: dict) -> None:
     if kwargs:
-        raise TypeError(f"tapegrad.scipy.special.{fn}: ufunc keywords {sorted(kwargs)} are not "
-                        "supported on Tensors")
+        raise TypeError(
+            f"tapegrad.scipy.special.{fn}: ufunc keywords {sorted(kwargs)} are not "
+            "supported on Tensors"
+        )
 
 
 def _unary(name: str, tensor_fn, example: str):
@@ -68,26 +106,41 @@ def _unary(name: str, tensor_fn, example: str):
             _no_kwargs(name, kwargs)
             return tensor_fn(x)
         return sp_fn(x, **kwargs)
+
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = (f"SciPy's ``{name}``, differentiable at any order on Tensors.\n\n"
-                 f"    >>> import tapegrad as tg\n    >>> import tapegrad.scipy.special as tsp\n"
-                 f"{example}")
+    f.__doc__ = (
+        f"SciPy's ``{name}``, differentiable at any order on Tensors.\n\n"
+        f"    >>> import tapegrad as tg\n    >>> import tapegrad.scipy.special as tsp\n"
+        f"{example}"
+    )
     return f
 
 
-erf = _unary("erf", O.erf, "    >>> round(tg.grad(tsp.erf)(0.0), 12)  # 2 / sqrt(pi)\n"
-             "    1.128379167096\n")
+erf = _unary(
+    "erf", O.erf, "    >>> round(tg.grad(tsp.erf)(0.0), 12)  # 2 / sqrt(pi)\n    1.128379167096\n"
+)
 erfc = _unary("erfc", O.erfc, "    >>> round(tg.grad(tsp.erfc)(0.0), 12)\n    -1.128379167096\n")
-erfinv = _unary("erfinv", O.erfinv, "    >>> round(tg.grad(tsp.erfinv)(0.0), 12)  # sqrt(pi) / 2\n"
-                "    0.886226925453\n")
-erfcinv = _unary("erfcinv", O.erfcinv, "    >>> round(tg.grad(tsp.erfcinv)(1.0), 12)\n"
-                 "    -0.886226925453\n")
-gamma = _unary("gamma", O.gamma, "    >>> round(tg.grad(tsp.gamma)(1.0), 12)  # -Euler's gamma\n"
-               "    -0.577215664902\n")
-gammaln = _unary("gammaln", O.gammaln, "    >>> round(tg.grad(tsp.gammaln)(1.0), 12)\n"
-                 "    -0.577215664902\n")
-digamma = _unary("digamma", O.digamma, "    >>> round(tg.grad(tsp.digamma)(1.0), 12)  # pi^2 / 6\n"
-                 "    1.644934066848\n")
+erfinv = _unary(
+    "erfinv",
+    O.erfinv,
+    "    >>> round(tg.grad(tsp.erfinv)(0.0), 12)  # sqrt(pi) / 2\n    0.886226925453\n",
+)
+erfcinv = _unary(
+    "erfcinv", O.erfcinv, "    >>> round(tg.grad(tsp.erfcinv)(1.0), 12)\n    -0.886226925453\n"
+)
+gamma = _unary(
+    "gamma",
+    O.gamma,
+    "    >>> round(tg.grad(tsp.gamma)(1.0), 12)  # -Euler's gamma\n    -0.577215664902\n",
+)
+gammaln = _unary(
+    "gammaln", O.gammaln, "    >>> round(tg.grad(tsp.gammaln)(1.0), 12)\n    -0.577215664902\n"
+)
+digamma = _unary(
+    "digamma",
+    O.digamma,
+    "    >>> round(tg.grad(tsp.digamma)(1.0), 12)  # pi^2 / 6\n    1.644934066848\n",
+)
 psi = _unary("psi", O.digamma, "    >>> round(tg.grad(tsp.psi)(1.0), 12)\n    1.644934066848\n")
 expit = _unary("expit", O.sigmoid, "    >>> tg.grad(tsp.expit)(0.0)\n    0.25\n")
 
@@ -106,26 +159,32 @@ def _gammasgn(x):
     s = 1.0 - 2.0 * O.remainder(O.minimum(O.floor(x), 0.0), 2.0)
     zero = x == 0.0
     pole = O.where(x < 0.0, O.where(O.floor(x) == x, np.nan, s), s)
-    with np.errstate(divide="ignore"):     # 1 / +-0: the sign of the zero
+    with np.errstate(divide="ignore"):  # 1 / +-0: the sign of the zero
         return O.where(zero, O.sign(O.reciprocal(O.where(zero, x, 1.0))), pole)
 
 
-gammasgn = _unary("gammasgn", _gammasgn, "    >>> tsp.gammasgn(tg.tensor([-0.5, 1.5]))\n"
-                  "    tensor([-1.,  1.])\n")
+gammasgn = _unary(
+    "gammasgn", _gammasgn, "    >>> tsp.gammasgn(tg.tensor([-0.5, 1.5]))\n    tensor([-1.,  1.])\n"
+)
 
 
 def _rgamma(x):
     # 1 / Gamma: 0 at the poles of Gamma, where the derivatives (-1)^n n! ... of this entire
     # function cannot come from 1 / Gamma: refused there rather than returned wrong
-    v = np.asarray(value_of(x))     # not a pinned read: a replay at a pole gives NaN
+    v = np.asarray(value_of(x))  # not a pinned read: a replay at a pole gives NaN
     if x.requires_grad and np.any((v <= 0) & (v == np.floor(v))):
-        raise ValueError("tapegrad.scipy.special.rgamma: the derivative at the nonpositive "
-                         "integers (the zeros of 1/Gamma) is not implemented")
+        raise ValueError(
+            "tapegrad.scipy.special.rgamma: the derivative at the nonpositive "
+            "integers (the zeros of 1/Gamma) is not implemented"
+        )
     return O.reciprocal(O.gamma(x))
 
 
-rgamma = _unary("rgamma", _rgamma, "    >>> round(tg.grad(tsp.rgamma)(1.0), 12)  # Euler's gamma\n"
-                "    0.577215664902\n")
+rgamma = _unary(
+    "rgamma",
+    _rgamma,
+    "    >>> round(tg.grad(tsp.rgamma)(1.0), 12)  # Euler's gamma\n    0.577215664902\n",
+)
 
 
 def polygamma(n, x):
@@ -144,7 +203,7 @@ def polygamma(n, x):
         return O.polygamma(int(n), x)
     shape = np.broadcast_shapes(n.shape, x.shape)
     out = None
-    for k in np.unique(n):        # one op per distinct order, chosen elementwise
+    for k in np.unique(n):  # one op per distinct order, chosen elementwise
         term = O.polygamma(int(k), O.broadcast_to(x, shape))
         out = term if out is None else O.where(np.broadcast_to(n == k, shape), term, out)
     return out
@@ -202,6 +261,7 @@ def beta(a, b):
 
 # ---- xlogy, xlog1py ---------------------------------------------------------------------------
 
+
 class _XLogY(Function):
     """x log(y + shift), 0 where x == 0; d/dx = log(y + shift) (also at x == 0: -inf when
     y + shift == 0), d/dy = x / (y + shift) (0 where x == 0)."""
@@ -243,8 +303,7 @@ def _xlogy_impl(x, y, shift: float):
     arg = O.add(y, shift) if shift else O._t(y)
     # x is a constant here: x log(arg) with the log's argument replaced where x == 0 (the
     # value and both derivatives are 0 there; log(arg) itself may be -inf or NaN)
-    safe = O.where(np.broadcast_to(xv == 0.0, np.broadcast_shapes(xv.shape, arg.shape)),
-                   1.0, arg)
+    safe = O.where(np.broadcast_to(xv == 0.0, np.broadcast_shapes(xv.shape, arg.shape)), 1.0, arg)
     return O.mul(x, O.log(safe))
 
 
@@ -280,6 +339,7 @@ def xlog1py(x, y, **kwargs):
 
 # ---- logsumexp and softmax --------------------------------------------------------------------
 
+
 def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False):
     """SciPy's ``logsumexp``: log(sum(b * exp(a))) along ``axis``, computed stably;
     differentiable in a and b.  With ``return_sign`` it returns (log |sum|, sign), the sign a
@@ -297,7 +357,7 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
     if b is not None:
         shape = np.broadcast_shapes(a.shape, np.shape(_value(b)))
         a = O.broadcast_to(a, shape)
-    v = np.asarray(value_of(a))     # the shift m changes no value: a replay may keep it
+    v = np.asarray(value_of(a))  # the shift m changes no value: a replay may keep it
     axes = O._norm_axes(axis, v.ndim, "logsumexp")
     m = np.max(v, axis=axes, keepdims=True) if v.size else np.zeros([1] * v.ndim)
     m = np.where(np.isfinite(m), m, 0.0)
@@ -310,7 +370,7 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
         out = O.reshape(out, np.squeeze(np.empty(out.shape), axes).shape)
     if not return_sign:
         return out
-    sign = np.sign(np.asarray(s.data))      # a plain array (pinned in a trace)
+    sign = np.sign(np.asarray(s.data))  # a plain array (pinned in a trace)
     sign = sign if keepdims else np.squeeze(sign, axes)
     return out, sign if sign.ndim else sign[()]
 
@@ -344,6 +404,7 @@ def log_softmax(x, axis=None):
 
 # ---- Python-side ops: value by SciPy, derivative a Tensor expression ----------------------------
 
+
 class _ScipyOp(Function):
     """An elementwise SciPy function of x with fixed non-Tensor parameters: ``value(x)`` is
     SciPy's, ``derivative(x)`` builds d/dx as a Tensor expression (of further such ops), so
@@ -357,12 +418,12 @@ class _ScipyOp(Function):
 
     @staticmethod
     def backward(ctx, g):
-        x, = ctx.saved_tensors
+        (x,) = ctx.saved_tensors
         return g * ctx.derivative(x), None, None
 
     @staticmethod
     def jvp(ctx, tx, _v, _d):
-        x, = ctx.saved_tensors
+        (x,) = ctx.saved_tensors
         return tx * ctx.derivative(x)
 
 
@@ -387,50 +448,60 @@ def _bessel(kind: str, v, x, value=None):
             return 0.5 * (lo - hi)
         d = 0.5 * (lo + hi)
         return d - O.sign(z) * _bessel(kind, v, z) if kind == "ive" else d
+
     return _scipy_op(x, value, derivative)
 
 
 def _bessel_fn(name: str, kind: str, order, doc_example: str):
     sp_fn = getattr(_sp, name)
     if order is not None:
+
         def f(x, **kwargs):
             if not isinstance(x, Tensor):
                 return sp_fn(x, **kwargs)
             _no_kwargs(name, kwargs)
             return _bessel(kind, order, x, sp_fn)
     else:
+
         def f(v, x, **kwargs):
             if not isinstance(x, Tensor):
                 return sp_fn(_no_grad_arg(name, "the order v", v, _ORDER_HINT), x, **kwargs)
             _no_kwargs(name, kwargs)
             v = _no_grad_arg(name, "the order v", v, _ORDER_HINT)
             return _bessel(kind, np.asarray(v, dtype=np.float64), x, lambda z: sp_fn(v, z))
+
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = (f"SciPy's ``{name}``, differentiable in x at any order (by the derivative "
-                 "recurrence of its kind).\n\n    >>> import tapegrad as tg\n"
-                 f"    >>> import tapegrad.scipy.special as tsp\n{doc_example}")
+    f.__doc__ = (
+        f"SciPy's ``{name}``, differentiable in x at any order (by the derivative "
+        "recurrence of its kind).\n\n    >>> import tapegrad as tg\n"
+        f"    >>> import tapegrad.scipy.special as tsp\n{doc_example}"
+    )
     return f
 
 
 _ORDER_HINT = " (derivatives in the order of a Bessel function have no closed form here)"
 j0 = _bessel_fn("j0", "j", 0.0, "    >>> tg.grad(tsp.j0)(0.0)   # -j1(0)\n    0.0\n")
 j1 = _bessel_fn("j1", "j", 1.0, "    >>> tg.grad(tsp.j1)(0.0)\n    0.5\n")
-y0 = _bessel_fn("y0", "y", 0.0, "    >>> round(tg.grad(tsp.y0)(1.0), 12)   # -y1(1)\n"
-                "    0.7812128213\n")
+y0 = _bessel_fn(
+    "y0", "y", 0.0, "    >>> round(tg.grad(tsp.y0)(1.0), 12)   # -y1(1)\n    0.7812128213\n"
+)
 y1 = _bessel_fn("y1", "y", 1.0, "    >>> round(tg.grad(tsp.y1)(1.0), 12)\n    0.869469785516\n")
 i0 = _bessel_fn("i0", "i", 0.0, "    >>> tg.grad(tsp.i0)(0.0)   # i1(0)\n    0.0\n")
 i1 = _bessel_fn("i1", "i", 1.0, "    >>> tg.grad(tsp.i1)(0.0)\n    0.5\n")
 jn = _bessel_fn("jn", "j", None, "    >>> tg.grad(lambda x: tsp.jn(1, x))(0.0)\n    0.5\n")
 jv = _bessel_fn("jv", "j", None, "    >>> tg.grad(lambda x: tsp.jv(1, x))(0.0)\n    0.5\n")
-yn = _bessel_fn("yn", "y", None, "    >>> round(tg.grad(lambda x: tsp.yn(0, x))(1.0), 12)\n"
-                "    0.7812128213\n")
-yv = _bessel_fn("yv", "y", None, "    >>> round(tg.grad(lambda x: tsp.yv(0, x))(1.0), 12)\n"
-                "    0.7812128213\n")
+yn = _bessel_fn(
+    "yn", "y", None, "    >>> round(tg.grad(lambda x: tsp.yn(0, x))(1.0), 12)\n    0.7812128213\n"
+)
+yv = _bessel_fn(
+    "yv", "y", None, "    >>> round(tg.grad(lambda x: tsp.yv(0, x))(1.0), 12)\n    0.7812128213\n"
+)
 iv = _bessel_fn("iv", "i", None, "    >>> tg.grad(lambda x: tsp.iv(1, x))(0.0)\n    0.5\n")
 ive = _bessel_fn("ive", "ive", None, "    >>> tg.grad(lambda x: tsp.ive(1, x))(0.0)\n    0.5\n")
 
 
 # ---- incomplete beta and gamma: differentiable in x ----------------------------------------------
+
 
 def betainc(a, b, x, **kwargs):
     """SciPy's regularized incomplete beta ``betainc(a, b, x)``; differentiable in x at any
@@ -451,6 +522,7 @@ def betainc(a, b, x, **kwargs):
 
     def density(z):
         return O.exp(xlogy(a - 1.0, z) + xlog1py(b - 1.0, O.neg(z)) - log_b)
+
     return _scipy_op(x, lambda z: _sp.betainc(a, b, z), density)
 
 
@@ -464,6 +536,7 @@ def _gammainc(name: str, a, x, kwargs, sign: float):
 
     def density(z):
         return sign * O.exp(xlogy(a - 1.0, z) - z - log_g)
+
     return _scipy_op(x, lambda z: sp_fn(a, z), density)
 
 

@@ -8,6 +8,7 @@ discrete k) raises NotImplementedError naming the argument.  On plain arrays eve
 SciPy's own call.  Outside the support the log-density is -inf with derivative 0, and a
 nonpositive scale gives NaN, as SciPy.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,8 +21,18 @@ from ..core import functions as O
 from ..core.tensor import Tensor
 from . import special as S
 
-__all__ = ["norm", "multivariate_normal", "t", "gamma", "beta", "chi2", "poisson", "dirichlet",
-           "expon", "laplace"]
+__all__ = [
+    "norm",
+    "multivariate_normal",
+    "t",
+    "gamma",
+    "beta",
+    "chi2",
+    "poisson",
+    "dirichlet",
+    "expon",
+    "laplace",
+]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -34,7 +45,8 @@ def _refuse(dist: str, method: str, name: str, a) -> None:
     if isinstance(a, Tensor) and a.requires_grad:
         raise NotImplementedError(
             f"tapegrad.scipy.stats.{dist}.{method}: the derivative in {name} has no closed form "
-            f"here; pass {name} as a number, an array or a Tensor that does not require grad")
+            f"here; pass {name} as a number, an array or a Tensor that does not require grad"
+        )
 
 
 def _nan_unless_positive(scale):
@@ -72,6 +84,7 @@ class _Distribution:
 
 
 # ---- normal ------------------------------------------------------------------------------------
+
 
 def _log_ndtr(z):
     """log Phi(z): log(erfc(-z / sqrt 2) / 2), and below z = -37 (where erfc nears underflow)
@@ -143,6 +156,7 @@ norm = _Norm()
 
 # ---- location-scale families with shape parameters ----------------------------------------------
 
+
 class _LocScale(_Distribution):
     """``method(x, *shapes, loc=0, scale=1)`` from a standardized log-density of
     z = (x - loc) / scale (a Tensor expression, differentiable in z and the shapes).  The
@@ -150,7 +164,7 @@ class _LocScale(_Distribution):
     Tensor expression, so every order works); in the shape parameters they are refused."""
 
     shapes: tuple = ()
-    lower, upper = -math.inf, math.inf     # support of z
+    lower, upper = -math.inf, math.inf  # support of z
 
     def _logpdf_std(self, z, *shapes):
         raise NotImplementedError
@@ -162,21 +176,22 @@ class _LocScale(_Distribution):
         values = dict(zip(names, args, strict=False))
         for k, v in kwds.items():
             if k not in names or k in values:
-                raise TypeError(f"{self.name}.{method}() got an unexpected or repeated "
-                                f"argument {k!r}")
+                raise TypeError(
+                    f"{self.name}.{method}() got an unexpected or repeated argument {k!r}"
+                )
             values[k] = v
         missing = [n for n in self.shapes if n not in values]
         if missing:
             raise TypeError(f"{self.name}.{method}() missing shape argument(s) {missing}")
-        return ([values[n] for n in self.shapes], values.get("loc", 0.0),
-                values.get("scale", 1.0))
+        return ([values[n] for n in self.shapes], values.get("loc", 0.0), values.get("scale", 1.0))
 
     def _logpdf_z(self, z, shapes):
         """The standardized log-density, -inf outside the support (derivative 0 there)."""
         conds = ([z >= self.lower] if self.lower > -math.inf else []) + (
-            [z <= self.upper] if self.upper < math.inf else [])
+            [z <= self.upper] if self.upper < math.inf else []
+        )
         mid = 0.5 if self.upper < math.inf else self.lower + 1.0
-        for cond in conds:         # never evaluated outside: no NaN to poison derivatives
+        for cond in conds:  # never evaluated outside: no NaN to poison derivatives
             z = O.where(cond, z, mid)
         out = self._logpdf_std(z, *shapes)
         for cond in conds:
@@ -215,6 +230,7 @@ class _LocScale(_Distribution):
 
         def op(z):
             return S._scipy_op(z, lambda v: fn(v, *sv), derivative)
+
         return op(_standardize(x, loc, scale)) + _nan_unless_positive(scale)
 
     def cdf(self, x, *args, **kwds):
@@ -247,8 +263,12 @@ class _T(_LocScale):
 
     def _logpdf_std(self, z, df):
         half = O.mul(O.add(df, 1.0), 0.5)
-        return (S.gammaln(half) - S.gammaln(O.mul(df, 0.5)) - 0.5 * O.log(O.mul(df, math.pi))
-                - half * O.log1p(z * z / df))
+        return (
+            S.gammaln(half)
+            - S.gammaln(O.mul(df, 0.5))
+            - 0.5 * O.log(O.mul(df, math.pi))
+            - half * O.log1p(z * z / df)
+        )
 
 
 class _Gamma(_LocScale):
@@ -294,7 +314,7 @@ class _Beta(_LocScale):
     name, shapes, lower, upper = "beta", ("a", "b"), 0.0, 1.0
 
     def _logpdf_std(self, z, a, b):
-        return (S.xlogy(O.sub(a, 1.0), z) + S.xlog1py(O.sub(b, 1.0), -z) - S.betaln(a, b))
+        return S.xlogy(O.sub(a, 1.0), z) + S.xlog1py(O.sub(b, 1.0), -z) - S.betaln(a, b)
 
 
 class _Expon(_LocScale):
@@ -337,6 +357,7 @@ laplace = _Laplace()
 
 # ---- Poisson -------------------------------------------------------------------------------------
 
+
 class _Poisson(_Distribution):
     """The Poisson distribution, ``scipy.stats.poisson(mu)``: differentiable in mu.
 
@@ -365,7 +386,7 @@ class _Poisson(_Distribution):
         kk = np.where(ok, kv, 0.0)
         inside = S.xlogy(kk, mu) - mu - S.gammaln(kk + 1.0)
         out = O.where(np.broadcast_to(ok, inside.shape), inside, -np.inf)
-        return O.where(O._t(mu) >= 0.0, out, np.nan)      # a negative mean: NaN, as SciPy
+        return O.where(O._t(mu) >= 0.0, out, np.nan)  # a negative mean: NaN, as SciPy
 
     def pmf(self, k, mu, loc=0):
         """P(K = k); differentiable in mu."""
@@ -378,14 +399,16 @@ class _Poisson(_Distribution):
         if not _tensor_in(k, mu, loc):
             return self._scipy.cdf(k, mu, loc)
         kv = np.floor(self._k("cdf", k, loc))
-        return S._scipy_op(mu, lambda m: self._scipy.cdf(kv, m),
-                           lambda m: -O.exp(self._logpmf(kv, m)))
+        return S._scipy_op(
+            mu, lambda m: self._scipy.cdf(kv, m), lambda m: -O.exp(self._logpmf(kv, m))
+        )
 
 
 poisson = _Poisson()
 
 
 # ---- Dirichlet -----------------------------------------------------------------------------------
+
 
 class _Dirichlet(_Distribution):
     """The Dirichlet distribution, ``scipy.stats.dirichlet(alpha)``: differentiable in x and
@@ -406,20 +429,26 @@ class _Dirichlet(_Distribution):
             return self._scipy.logpdf(x, alpha)
         av = np.asarray(S._value(alpha), dtype=np.float64)
         if av.ndim != 1 or av.size < 2 or np.any(av <= 0):
-            raise ValueError("alpha must be a one-dimensional array of at least two positive "
-                             "entries (SciPy's condition)")
+            raise ValueError(
+                "alpha must be a one-dimensional array of at least two positive "
+                "entries (SciPy's condition)"
+            )
         x = O._t(x)
         if x.shape[0] == av.size - 1:
             x = O.concatenate([x, O.expand_dims(1.0 - O.sum(x, 0), 0)], 0)
         xv = np.asarray(x.data)
         if xv.shape[0] != av.size:
-            raise ValueError(f"dirichlet: x has {xv.shape[0]} components along its first axis; "
-                             f"alpha has {av.size}")
+            raise ValueError(
+                f"dirichlet: x has {xv.shape[0]} components along its first axis; "
+                f"alpha has {av.size}"
+            )
         if np.any(xv < 0) or np.any(xv > 1):
             raise ValueError("Each entry in 'x' must be greater than zero and smaller than one.")
         if np.any(np.abs(xv.sum(axis=0) - 1.0) > 10e-10):
-            raise ValueError("The input vector 'x' must lie within the normal simplex. but "
-                             "np.sum(x, 0) - 1.0 = {}.".format(xv.sum(axis=0) - 1.0))
+            raise ValueError(
+                "The input vector 'x' must lie within the normal simplex. but "
+                "np.sum(x, 0) - 1.0 = {}.".format(xv.sum(axis=0) - 1.0)
+            )
         a = O._t(alpha)
         col = O.reshape(a, (av.size,) + (1,) * (xv.ndim - 1))
         log_b = O.sum(S.gammaln(a)) - S.gammaln(O.sum(a))
@@ -437,6 +466,7 @@ dirichlet = _Dirichlet()
 
 # ---- multivariate normal -------------------------------------------------------------------------
 
+
 class _Inverse(Function):
     """A^-1 of a symmetric positive definite A (Cholesky); d(A^-1) = -A^-1 dA A^-1, written
     with this op again, so it is differentiable at any order."""
@@ -450,12 +480,12 @@ class _Inverse(Function):
 
     @staticmethod
     def backward(ctx, g):
-        inv, = ctx.saved_tensors
+        (inv,) = ctx.saved_tensors
         return -O.matmul(O.matmul(O.transpose(inv), g), O.transpose(inv))
 
     @staticmethod
     def jvp(ctx, da):
-        inv, = ctx.saved_tensors
+        (inv,) = ctx.saved_tensors
         return -O.matmul(O.matmul(inv, da), inv)
 
 
@@ -469,12 +499,12 @@ class _LogDet(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, = ctx.saved_tensors
+        (a,) = ctx.saved_tensors
         return g * O.transpose(_Inverse.apply(a))
 
     @staticmethod
     def jvp(ctx, da):
-        a, = ctx.saved_tensors
+        (a,) = ctx.saved_tensors
         return O.sum(O.mul(O.transpose(_Inverse.apply(a)), da))
 
 
@@ -484,7 +514,8 @@ def _cholesky(a):
     except np.linalg.LinAlgError:
         raise np.linalg.LinAlgError(
             "tapegrad.scipy.stats.multivariate_normal: the covariance matrix is not "
-            "symmetric positive definite (singular covariances are not supported)") from None
+            "symmetric positive definite (singular covariances are not supported)"
+        ) from None
 
 
 def _cho_inverse(a):
@@ -532,7 +563,7 @@ class _MultivariateNormal(_Distribution):
         dim = self._dim(mean, cov)
         if x.ndim == 0:
             x = O.reshape(x, (1, 1))
-        elif x.ndim == 1:          # SciPy: one point of dim coordinates, or points of dim 1
+        elif x.ndim == 1:  # SciPy: one point of dim coordinates, or points of dim 1
             x = O.reshape(x, (-1, 1) if dim == 1 else (1, -1))
         r = x if mean is None else O.sub(x, mean)
         return r, self._cov(cov, dim), dim
@@ -540,8 +571,11 @@ class _MultivariateNormal(_Distribution):
     @staticmethod
     def _squeeze(out):
         """SciPy's squeezed output: a scalar for one point."""
-        return O.reshape(out, ()) if out.size == 1 else (
-            O.reshape(out, (out.shape[0],)) if out.ndim > 1 and out.shape[-1] == 1 else out)
+        return (
+            O.reshape(out, ())
+            if out.size == 1
+            else (O.reshape(out, (out.shape[0],)) if out.ndim > 1 and out.shape[-1] == 1 else out)
+        )
 
     def logpdf(self, x, mean=None, cov=1, allow_singular: bool = False):
         """log density at x (the last axis holds the coordinates)."""

@@ -17,6 +17,7 @@ sweeps hand to the payload here:
 Numeric backward passes record on a scratch tape (``scratch_tape``): a sweep of the real tape
 is running then, and its adjoint buffer must not be touched.
 """
+
 import contextlib
 import functools
 import inspect
@@ -38,6 +39,7 @@ __all__ = ["custom_jvp", "custom_vjp"]
 
 
 # ---- helpers shared with fixed_point ---------------------------------------------------------
+
 
 @contextlib.contextmanager
 def scratch_tape():
@@ -85,8 +87,10 @@ def fit_shape(v, shape, who):
     except ValueError:
         ok = False
     if not ok:
-        raise ValueError(f"{who} has shape {tuple(vshape)}, but the output it belongs to has "
-                         f"shape {tuple(shape)}")
+        raise ValueError(
+            f"{who} has shape {tuple(vshape)}, but the output it belongs to has "
+            f"shape {tuple(shape)}"
+        )
     if isinstance(v, Tensor):
         return O.broadcast_to(v, shape)
     return np.broadcast_to(np.asarray(v, dtype=np.float64), shape)
@@ -97,9 +101,11 @@ def check_no_graph(tree, who, what):
     requires grad from its closure, whose derivative the rule cannot know."""
     for leaf in tree_flatten(tree)[0]:
         if isinstance(leaf, Tensor) and leaf._rg:
-            raise TypeError(f"{who}: {what} depends on a Tensor that requires grad and is not "
-                            "an argument (read from a closure or a global); pass it as an "
-                            "argument so its derivative is covered by the rule")
+            raise TypeError(
+                f"{who}: {what} depends on a Tensor that requires grad and is not "
+                "an argument (read from a closure or a global); pass it as an "
+                "argument so its derivative is covered by the rule"
+            )
 
 
 def graph_inputs(node):
@@ -107,8 +113,9 @@ def graph_inputs(node):
     forward mode: rules evaluated on them are differentiable again)."""
     t = node.live_tape()
     node.check_inputs(t)
-    return [row_tensor(t, r, shape)
-            for r, shape in zip(node.input_rows, node.in_shapes, strict=True)]
+    return [
+        row_tensor(t, r, shape) for r, shape in zip(node.input_rows, node.in_shapes, strict=True)
+    ]
 
 
 class Args:
@@ -122,17 +129,21 @@ class Args:
         nums = set()
         for i in nondiff_argnums:
             if not -n <= i < n:
-                raise ValueError(f"{who}: nondiff_argnums {i} is out of range for a call with "
-                                 f"{n} positional arguments")
+                raise ValueError(
+                    f"{who}: nondiff_argnums {i} is out of range for a call with "
+                    f"{n} positional arguments"
+                )
             nums.add(i % n)
         self.nondiff_pos = sorted(nums)
         self.diff_pos = [i for i in range(n) if i not in nums]
         for i in self.nondiff_pos:
             for leaf in tree_flatten(self.args[i])[0]:
                 if needs_grad(leaf):
-                    raise TypeError(f"{who}: argument {i} is in nondiff_argnums but holds a "
-                                    "Tensor that requires grad; remove it from nondiff_argnums "
-                                    "or pass it detached (x.detach())")
+                    raise TypeError(
+                        f"{who}: argument {i} is in nondiff_argnums but holds a "
+                        "Tensor that requires grad; remove it from nondiff_argnums "
+                        "or pass it detached (x.detach())"
+                    )
         self.flat = [tree_flatten(self.args[i]) for i in self.diff_pos]
         self.inputs, self.slots = [], []
         for k, (leaves, _) in enumerate(self.flat):
@@ -151,17 +162,21 @@ class Args:
         trees = []
         by_slot = dict(zip(self.slots, xs, strict=True))
         for k, (leaves, treedef) in enumerate(self.flat):
-            new = [by_slot[(k, j)] if (k, j) in by_slot else
-                   (leaf if others is None else others(leaf)) for j, leaf in enumerate(leaves)]
+            new = [
+                by_slot[(k, j)] if (k, j) in by_slot else (leaf if others is None else others(leaf))
+                for j, leaf in enumerate(leaves)
+            ]
             trees.append(tree_unflatten(treedef, new))
         return tuple(trees)
 
     def tangents(self, ts):
         """Tangents in the structure of ``primals``: ``ts`` at the input leaves, zeros at the
         other float leaves and None at integer / boolean ones."""
+
         def zero(leaf):
             kind = leaf.dtype.kind if isinstance(leaf, Tensor) else np.asarray(leaf).dtype.kind
             return zeros_like(leaf) if kind in "fc" else None
+
         return self.primals(ts, zero)
 
     def full(self, primals):
@@ -177,11 +192,12 @@ class Args:
     def input_cotangents(self, cts):
         """The cotangent of each input leaf from per-argument cotangent trees (None: zero)."""
         if not isinstance(cts, (tuple, list)) or len(cts) != len(self.diff_pos):
-            raise TypeError(f"{self.who}: the backward rule must return a tuple with one "
-                            f"cotangent per differentiable argument ({len(self.diff_pos)}), "
-                            f"got {type(cts).__name__}"
-                            + (f" of length {len(cts)}" if isinstance(cts, (tuple, list))
-                               else ""))
+            raise TypeError(
+                f"{self.who}: the backward rule must return a tuple with one "
+                f"cotangent per differentiable argument ({len(self.diff_pos)}), "
+                f"got {type(cts).__name__}"
+                + (f" of length {len(cts)}" if isinstance(cts, (tuple, list)) else "")
+            )
         per_arg = []
         for k, ct in enumerate(cts):
             if ct is None:
@@ -189,10 +205,12 @@ class Args:
                 continue
             leaves = tree_flatten(ct)[0]
             if len(leaves) != len(self.flat[k][0]):
-                raise TypeError(f"{self.who}: the cotangent for argument {self.diff_pos[k]} "
-                                f"has {len(leaves)} leaves but the argument has "
-                                f"{len(self.flat[k][0])}; return it in the argument's "
-                                "structure")
+                raise TypeError(
+                    f"{self.who}: the cotangent for argument {self.diff_pos[k]} "
+                    f"has {len(leaves)} leaves but the argument has "
+                    f"{len(self.flat[k][0])}; return it in the argument's "
+                    "structure"
+                )
             per_arg.append(leaves)
         return [None if per_arg[k] is None else per_arg[k][j] for k, j in self.slots]
 
@@ -207,8 +225,10 @@ def _bind(fun, who, args, kwargs):
         raise TypeError(f"{who}: {e}") from None
     bound.apply_defaults()
     if bound.kwargs:
-        raise TypeError(f"{who}: keyword-only arguments {sorted(bound.kwargs)} are not "
-                        "supported; pass them positionally or close over them")
+        raise TypeError(
+            f"{who}: keyword-only arguments {sorted(bound.kwargs)} are not "
+            "supported; pass them positionally or close over them"
+        )
     return bound.args
 
 
@@ -227,7 +247,7 @@ class _Custom:
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.who = f"{self.kind} function {_name(fun)}"
 
-    def __get__(self, obj, objtype=None):     # decorated methods bind like functions
+    def __get__(self, obj, objtype=None):  # decorated methods bind like functions
         return self if obj is None else functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
@@ -237,7 +257,7 @@ class _Custom:
         if not a.inputs:
             return self.fun(*args)
         node = self.node(a)
-        with engine.enable_grad():   # graph-carrying results would mean a closure: refused
+        with engine.enable_grad():  # graph-carrying results would mean a closure: refused
             out, extra = self.primal_call(a, a.full(a.primals(a.consts())))
         check_no_graph((out, extra), self.who, "its output")
         leaves, treedef = tree_flatten(out)
@@ -246,8 +266,10 @@ class _Custom:
             v = leaf._v if isinstance(leaf, Tensor) else leaf
             kind = np.asarray(v).dtype.kind
             if kind not in "biuf":
-                raise TypeError(f"{self.who} returned a leaf of type {type(leaf).__name__}; "
-                                "outputs must be numbers, arrays or Tensors")
+                raise TypeError(
+                    f"{self.who} returned a leaf of type {type(leaf).__name__}; "
+                    "outputs must be numbers, arrays or Tensors"
+                )
             diff.append(kind == "f")
             values.append(result(v) if kind == "f" else np.asarray(v))
         node.extra = extra
@@ -276,41 +298,48 @@ class _Node(CustomNode):
 
 # ---- custom_jvp ---------------------------------------------------------------------------------
 
-class _JVPNode(_Node):
 
+class _JVPNode(_Node):
     def rule_tangents(self, primals, tangents):
         """The rule's tangent outputs, one per output leaf (None: zero), fitted to shapes."""
         a = self.args
         res = self.owner.jvp_rule(*a.nondiff, a.primals(primals), a.tangents(tangents))
         if not (isinstance(res, (tuple, list)) and len(res) == 2):
-            raise TypeError(f"{self.name}: the jvp rule must return a pair (primal_out, "
-                            f"tangent_out), got {type(res).__name__}")
-        leaves = [None] * len(self.out_leaf_shapes) if res[1] is None else \
-            tree_flatten(res[1])[0]
+            raise TypeError(
+                f"{self.name}: the jvp rule must return a pair (primal_out, "
+                f"tangent_out), got {type(res).__name__}"
+            )
+        leaves = [None] * len(self.out_leaf_shapes) if res[1] is None else tree_flatten(res[1])[0]
         if len(leaves) != len(self.out_leaf_shapes):
-            raise TypeError(f"{self.name}: the jvp rule's tangent_out has {len(leaves)} "
-                            f"leaves but the function's output has {len(self.out_leaf_shapes)}"
-                            "; return it in the output's structure")
-        return [None if v is None or not d else
-                fit_shape(v, s, f"{self.name}: tangent_out leaf {k}")
-                for k, (v, s, d) in enumerate(zip(leaves, self.out_leaf_shapes,
-                                                  self.out_diff, strict=True))]
+            raise TypeError(
+                f"{self.name}: the jvp rule's tangent_out has {len(leaves)} "
+                f"leaves but the function's output has {len(self.out_leaf_shapes)}"
+                "; return it in the output's structure"
+            )
+        return [
+            None if v is None or not d else fit_shape(v, s, f"{self.name}: tangent_out leaf {k}")
+            for k, (v, s, d) in enumerate(
+                zip(leaves, self.out_leaf_shapes, self.out_diff, strict=True)
+            )
+        ]
 
     def jvp_values(self, tangents):
-        ts = [constant(zeros_like(x) if v is None else np.reshape(v, s))
-              for x, v, s in zip(self.in_values, tangents, self.in_shapes, strict=True)]
+        ts = [
+            constant(zeros_like(x) if v is None else np.reshape(v, s))
+            for x, v, s in zip(self.in_values, tangents, self.in_shapes, strict=True)
+        ]
         with engine.no_grad():
             outs = self.by_row(self.rule_tangents(self.in_values, ts))
         return [None if v is None else np.ravel(value_of(v)).copy() for v in outs]
 
     def jvp_graph(self, tangents):
         prim = self.graph_primals()
-        ts = [constant(zeros_like(x)) if v is None else v
-              for x, v in zip(prim, tangents, strict=True)]
+        ts = [
+            constant(zeros_like(x)) if v is None else v for x, v in zip(prim, tangents, strict=True)
+        ]
         with engine.enable_grad():
             outs = self.by_row(self.rule_tangents(prim, ts))
-        return [None if v is None else (v if isinstance(v, Tensor) else constant(v))
-                for v in outs]
+        return [None if v is None else (v if isinstance(v, Tensor) else constant(v)) for v in outs]
 
     def _transpose(self, primals, grads, create_graph):
         """The rule transposed: sweep ``<grads, tangent_out(t)>`` back to the tangents."""
@@ -318,13 +347,17 @@ class _JVPNode(_Node):
         with engine.enable_grad():
             outs = self.by_row(self.rule_tangents(primals, leaves))
             self._check_linear(outs)
-            pairs = [(y, g) for y, g in zip(outs, grads, strict=True)
-                     if g is not None and isinstance(y, Tensor) and y._rg]
+            pairs = [
+                (y, g)
+                for y, g in zip(outs, grads, strict=True)
+                if g is not None and isinstance(y, Tensor) and y._rg
+            ]
             if not pairs:
                 return [None] * len(leaves)
             ys, gs = zip(*pairs, strict=True)
-            return engine.run_backward(list(ys), list(gs), leaves, True, create_graph,
-                                       accumulate=False, allow_unused=True)
+            return engine.run_backward(
+                list(ys), list(gs), leaves, True, create_graph, accumulate=False, allow_unused=True
+            )
 
     def _check_linear(self, outs):
         """At zero tangents a linear rule gives zero: anything else (an affine or constant
@@ -332,10 +365,12 @@ class _JVPNode(_Node):
         for k, v in enumerate(outs):
             a = np.asarray(value_of(v)) if v is not None else np.zeros(0)
             if np.any(np.isfinite(a) & (a != 0)):
-                raise ValueError(f"{self.name}: the jvp rule's tangent_out (output leaf "
-                                 f"{self.out_pos[k]}) is not linear in the tangents: it is "
-                                 "nonzero for zero tangents. Return tangent_out as a linear "
-                                 "function of the tangents (e.g. x_dot * df/dx)")
+                raise ValueError(
+                    f"{self.name}: the jvp rule's tangent_out (output leaf "
+                    f"{self.out_pos[k]}) is not linear in the tangents: it is "
+                    "nonzero for zero tangents. Return tangent_out as a linear "
+                    "function of the tangents (e.g. x_dot * df/dx)"
+                )
 
     def backward_values(self, t, grads):
         with scratch_tape():
@@ -343,8 +378,10 @@ class _JVPNode(_Node):
 
     def vjp_graph(self, grads):
         res = self._transpose(self.graph_primals(), grads, True)
-        return [fit_graph_grad(g, s, self.name, k)
-                for k, (g, s) in enumerate(zip(res, self.in_shapes, strict=True))]
+        return [
+            fit_graph_grad(g, s, self.name, k)
+            for k, (g, s) in enumerate(zip(res, self.in_shapes, strict=True))
+        ]
 
 
 class custom_jvp(_Custom):
@@ -386,8 +423,7 @@ class custom_jvp(_Custom):
         """One rule per argument: ``jvps[i](tangent_i, primal_out, *primals)`` gives argument
         i's contribution to the output tangent (None: the output does not depend on it)."""
         if self.nondiff_argnums:
-            raise TypeError(f"{self.who}: defjvps does not support nondiff_argnums; use "
-                            "defjvp")
+            raise TypeError(f"{self.who}: defjvps does not support nondiff_argnums; use defjvp")
 
         def rule(primals, tangents):
             out = self.fun(*primals)
@@ -398,12 +434,15 @@ class custom_jvp(_Custom):
                 term = fn(t, out, *primals)
                 total = term if total is None else total + term
             return out, total
+
         self.jvp_rule = rule
 
     def _check_defined(self):
         if self.jvp_rule is None:
-            raise AttributeError(f"No JVP defined for {self.who}: call "
-                                 f"{_name(self.fun)}.defjvp(rule) before calling it")
+            raise AttributeError(
+                f"No JVP defined for {self.who}: call "
+                f"{_name(self.fun)}.defjvp(rule) before calling it"
+            )
 
     def node(self, a):
         return _JVPNode(self, a)
@@ -414,17 +453,21 @@ class custom_jvp(_Custom):
 
 # ---- custom_vjp ---------------------------------------------------------------------------------
 
-class _VJPNode(_Node):
 
+class _VJPNode(_Node):
     def _cotangents(self, grads, make):
         """The output cotangent tree for bwd: ``grads`` at the output rows, zeros elsewhere."""
         leaves = [None] * len(self.out_leaf_shapes)
         for k, g in zip(self.out_pos, grads, strict=True):
             leaves[k] = g
         shapes = self.out_leaf_shapes
-        return tree_unflatten(self.out_def, [make(0.0 if s == () else np.zeros(s))
-                                             if g is None else g
-                                             for g, s in zip(leaves, shapes, strict=True)])
+        return tree_unflatten(
+            self.out_def,
+            [
+                make(0.0 if s == () else np.zeros(s)) if g is None else g
+                for g, s in zip(leaves, shapes, strict=True)
+            ],
+        )
 
     def _bwd(self, residuals, cts):
         a = self.args
@@ -443,14 +486,17 @@ class _VJPNode(_Node):
         with engine.enable_grad():
             _, residuals = self.owner.split_fwd(self.owner.fwd(*a.full(a.primals(prim))))
             res = self._bwd(residuals, cts)
-        return [fit_graph_grad(g, s, self.name, k)
-                for k, (g, s) in enumerate(zip(res, self.in_shapes, strict=True))]
+        return [
+            fit_graph_grad(g, s, self.name, k)
+            for k, (g, s) in enumerate(zip(res, self.in_shapes, strict=True))
+        ]
 
     def _no_forward(self):
         return ForwardModeError(
             f"can't apply forward-mode autodiff (tg.jvp, tg.jacfwd) to the {self.name}: it "
             "declares only a reverse-mode rule (defvjp). Use reverse mode (tg.grad, tg.vjp, "
-            "tg.jacrev), or define the function with tg.custom_jvp")
+            "tg.jacrev), or define the function with tg.custom_jvp"
+        )
 
     def jvp_values(self, tangents):
         raise self._no_forward()
@@ -494,13 +540,16 @@ class custom_vjp(_Custom):
 
     def _check_defined(self):
         if self.fwd is None:
-            raise AttributeError(f"No VJP defined for {self.who}: call "
-                                 f"{_name(self.fun)}.defvjp(fwd, bwd) before calling it")
+            raise AttributeError(
+                f"No VJP defined for {self.who}: call "
+                f"{_name(self.fun)}.defvjp(fwd, bwd) before calling it"
+            )
 
     def split_fwd(self, res):
         if not (isinstance(res, (tuple, list)) and len(res) == 2):
-            raise TypeError(f"{self.who}: fwd must return a pair (output, residuals), got "
-                            f"{type(res).__name__}")
+            raise TypeError(
+                f"{self.who}: fwd must return a pair (output, residuals), got {type(res).__name__}"
+            )
         return res[0], res[1]
 
     def node(self, a):

@@ -9,6 +9,7 @@ the adjoint equation is itself a ``fixed_point`` on Tensors, so higher derivativ
 implicit too.  Forward mode (``tg.jvp``, ``tg.jacfwd``) iterates the tangent equation the same
 way; nested forward mode raises ``ForwardModeError``.
 """
+
 from collections.abc import Callable
 from typing import Any
 
@@ -51,8 +52,9 @@ def _sweep(y, seed, inputs, create_graph):
     if not (isinstance(y, Tensor) and y._rg):
         grads = [None] * len(inputs)
     else:
-        grads = engine.run_backward([y], [seed], inputs, True, create_graph, accumulate=False,
-                                    allow_unused=True)
+        grads = engine.run_backward(
+            [y], [seed], inputs, True, create_graph, accumulate=False, allow_unused=True
+        )
     zero = (lambda x: constant(zeros_like(x))) if create_graph else zeros_like
     return [zero(x) if g is None else g for g, x in zip(grads, inputs, strict=True)]
 
@@ -73,9 +75,11 @@ def _vjp_x(f, a, x, w):
 def _adjoint(f):
     """The map whose fixed point is the adjoint: ``params=(a, x*, g)`` gives
     ``w -> (df(a)/dx)^T w + g`` at ``x*``."""
+
     def rev(params):
         a, x_star, g = params
         return lambda w: _vjp_x(f, a, x_star, w) + g
+
     return rev
 
 
@@ -104,8 +108,12 @@ class _FixedPointNode(CustomNode):
             with engine.enable_grad():
                 y = self.f(self.a_tree(a_l))(x_l)
             inputs = a_l + [x_l]
-            w = _iterate(lambda w: _sweep(y, w, inputs, False)[-1] + g, zeros_like(g),
-                         self.distance, self.tol)
+            w = _iterate(
+                lambda w: _sweep(y, w, inputs, False)[-1] + g,
+                zeros_like(g),
+                self.distance,
+                self.tol,
+            )
             return _sweep(y, w, inputs, False)[:-1]
 
     def jvp_values(self, tangents):
@@ -119,14 +127,18 @@ class _FixedPointNode(CustomNode):
                 y = self.f(self.a_tree(a_l))(x_l)
             if not (isinstance(y, Tensor) and y._rg and y._tape is s):
                 return [None]
-            seeds = [(h._row, np.ravel(v)) for h, v in zip(a_l, tangents, strict=True)
-                     if v is not None and h._tape is s]
+            seeds = [
+                (h._row, np.ravel(v))
+                for h, v in zip(a_l, tangents, strict=True)
+                if v is not None and h._tape is s
+            ]
             x_row = [x_l._row] if x_l._tape is s else []
 
             def step(t):
                 vals = [v for _, v in seeds] + [np.ravel(t)] * len(x_row)
-                out, = tangent_values(s, [r for r, _ in seeds] + x_row, vals, [y._row])
+                (out,) = tangent_values(s, [r for r, _ in seeds] + x_row, vals, [y._row])
                 return np.zeros(shape) if out is None else out.reshape(shape)
+
             return [np.ravel(_iterate(step, np.zeros(shape), self.distance, self.tol))]
 
     def jvp_graph(self, tangents):
@@ -134,7 +146,8 @@ class _FixedPointNode(CustomNode):
             "fixed_point: nested forward mode (a tg.jvp inside another transform, or on "
             "Tensors that carry a graph) is not supported through a fixed point; take that "
             "derivative in reverse mode (tg.grad, tg.vjp); tg.grad, tg.hessian, tg.hvp and a "
-            "tg.jvp of a gradient work at any order")
+            "tg.jvp of a gradient work at any order"
+        )
 
     def vjp_graph(self, grads):
         g = grads[0]
@@ -143,16 +156,28 @@ class _FixedPointNode(CustomNode):
         a_h = graph_inputs(self)
         x_h = row_tensor(self.live_tape(), self.output_rows[0], self.out_shapes[0])
         with engine.enable_grad():
-            w = fixed_point(_adjoint(self.f), (self.a_tree(a_h), x_h, g),
-                            zeros_like(self.x_star), self.distance, self.tol)
+            w = fixed_point(
+                _adjoint(self.f),
+                (self.a_tree(a_h), x_h, g),
+                zeros_like(self.x_star),
+                self.distance,
+                self.tol,
+            )
             a_c = [x.clone() for x in a_h]
             res = _sweep(self.f(self.a_tree(a_c))(x_h), w, a_c, True)
-        return [fit_graph_grad(r, s, self.name, k)
-                for k, (r, s) in enumerate(zip(res, self.in_shapes, strict=True))]
+        return [
+            fit_graph_grad(r, s, self.name, k)
+            for k, (r, s) in enumerate(zip(res, self.in_shapes, strict=True))
+        ]
 
 
-def fixed_point(f: Callable[[Any], Callable[[Any], Any]], a: Any, x0: Any,
-                distance: Callable[[Any, Any], Any], tol: float) -> Any:
+def fixed_point(
+    f: Callable[[Any], Callable[[Any], Any]],
+    a: Any,
+    x0: Any,
+    distance: Callable[[Any, Any], Any],
+    tol: float,
+) -> Any:
     """The fixed point of ``f(a)``: ``x = f(a)(x)`` iterated from ``x0`` while
     ``distance(x, x_prev) > tol`` (HIPS autograd's ``fixed_point``).
 
@@ -173,16 +198,18 @@ def fixed_point(f: Callable[[Any], Callable[[Any], Any]], a: Any, x0: Any,
     """
     for leaf in tree_flatten(x0)[0]:
         if needs_grad(leaf):
-            raise TypeError("fixed_point does not differentiate with respect to x0 (the fixed "
-                            "point does not depend on where the iteration starts); pass "
-                            "x0.detach(), or differentiate with respect to a")
+            raise TypeError(
+                "fixed_point does not differentiate with respect to x0 (the fixed "
+                "point does not depend on where the iteration starts); pass "
+                "x0.detach(), or differentiate with respect to a"
+            )
     leaves, treedef = tree_flatten(a)
     slots = [j for j, leaf in enumerate(leaves) if needs_grad(leaf)]
     if not slots:
         return _iterate(f(a), x0, distance, tol)
     node = _FixedPointNode(f, leaves, treedef, slots, distance, tol)
     a_const = node.a_tree([constant(leaves[j]) for j in slots])
-    with engine.enable_grad():     # a graph-carrying result would mean a closure: refused
+    with engine.enable_grad():  # a graph-carrying result would mean a closure: refused
         x = _iterate(f(a_const), x0, distance, tol)
     check_no_graph(x, "fixed_point", "the fixed point")
     node.x_star = result(value_of(x))

@@ -7,6 +7,7 @@ backward plus a constant.  Inside another transform (an argument is already a Te
 requires grad, or ``f`` runs under an outer transform) gradients are taken with
 ``create_graph=True`` and returned as Tensors, so the outer transform can differentiate them.
 """
+
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,7 +30,7 @@ class _Depth(threading.local):
     n = 0
 
 
-_DEPTH = _Depth()   # how many transforms are running f on this thread
+_DEPTH = _Depth()  # how many transforms are running f on this thread
 
 
 # ---- pytrees -----------------------------------------------------------------------------------
@@ -43,16 +44,20 @@ _unflatten = _pytree.unflatten
 
 # ---- arguments -------------------------------------------------------------------------------
 
+
 def _check_argnums(argnums, nargs):
     single = isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool)
     nums = (argnums,) if single else argnums
     if not isinstance(nums, (tuple, list)) or not all(
-            isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in nums):
+        isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in nums
+    ):
         raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
     for i in nums:
         if not -nargs <= i < nargs:
-            raise ValueError(f"argnums {i} is out of range: the function was called with "
-                             f"{nargs} positional argument(s)")
+            raise ValueError(
+                f"argnums {i} is out of range: the function was called with "
+                f"{nargs} positional argument(s)"
+            )
     return tuple(int(i) % nargs for i in nums), single
 
 
@@ -68,26 +73,34 @@ def _input(leaf, inputs):
         # a clone, not the Tensor itself: the inner gradient must not see the outer variable
         x = leaf.clone() if leaf._rg else Tensor._const(leaf._v)
     elif isinstance(leaf, np.ma.MaskedArray):
-        raise _BadLeaf("is a masked array; tapegrad would differentiate its hidden values "
-                       "too. Pass x.filled(fill_value) or x.compressed(), or pass the data "
-                       "and the mask separately and use tnp.where(mask, ..., ...)")
+        raise _BadLeaf(
+            "is a masked array; tapegrad would differentiate its hidden values "
+            "too. Pass x.filled(fill_value) or x.compressed(), or pass the data "
+            "and the mask separately and use tnp.where(mask, ..., ...)"
+        )
     elif isinstance(leaf, np.ndarray) or isinstance(leaf, np.floating):
         kind = leaf.dtype.kind
         if kind != "f":
-            raise _BadLeaf(f"is an array of dtype {leaf.dtype}; only float arrays can be "
-                           "differentiated (pass it through a non-differentiated argument, "
-                           "or use .astype(float))")
+            raise _BadLeaf(
+                f"is an array of dtype {leaf.dtype}; only float arrays can be "
+                "differentiated (pass it through a non-differentiated argument, "
+                "or use .astype(float))"
+            )
         x = Tensor._const(float(leaf) if leaf.ndim == 0 else leaf.astype(np.float64))
     elif leaf is None:
         inputs.append(None)
         return leaf
     elif isinstance(leaf, (bool, int, np.integer, np.bool_)):
-        raise _BadLeaf(f"is {type(leaf).__name__} {leaf!r}; only floats can be differentiated "
-                       f"(write {float(leaf)!r}, or pass it in an argument that is not in "
-                       "argnums)")
+        raise _BadLeaf(
+            f"is {type(leaf).__name__} {leaf!r}; only floats can be differentiated "
+            f"(write {float(leaf)!r}, or pass it in an argument that is not in "
+            "argnums)"
+        )
     else:
-        raise _BadLeaf(f"has type {type(leaf).__name__}, which cannot be differentiated "
-                       "(expected floats, float arrays, Tensors or lists/tuples/dicts of them)")
+        raise _BadLeaf(
+            f"has type {type(leaf).__name__}, which cannot be differentiated "
+            "(expected floats, float arrays, Tensors or lists/tuples/dicts of them)"
+        )
     if not x._rg:
         x._rg = True
     inputs.append(x)
@@ -126,13 +139,13 @@ class _Call:
     def __init__(self, f, args, kwargs, argnums):
         nums, self.single = _check_argnums(argnums, len(args))
         args = list(args)
-        self.trees = [args[i] for i in nums]   # the arguments as given
-        self.inputs = []     # one entry per leaf: its input Tensor, or None (passed through)
+        self.trees = [args[i] for i in nums]  # the arguments as given
+        self.inputs = []  # one entry per leaf: its input Tensor, or None (passed through)
         spans = {}
         for i in nums:
             start = len(self.inputs)
-            if i in spans:       # argnums=(0, 0): the same leaves again, one gradient each
-                self.inputs.extend(self.inputs[spans[i][0]:spans[i][1]])
+            if i in spans:  # argnums=(0, 0): the same leaves again, one gradient each
+                self.inputs.extend(self.inputs[spans[i][0] : spans[i][1]])
                 continue
             try:
                 args[i] = _map(args[i], lambda leaf: _input(leaf, self.inputs))
@@ -140,12 +153,14 @@ class _Call:
                 raise TypeError(f"argument {i}{e.path} {e.why}") from None
             spans[i] = (start, len(self.inputs))
             if all(x is None for x in self.inputs[start:]):
-                raise TypeError(f"argument {i} has no float values to differentiate (got "
-                                f"{_describe(args[i])}); pass floats such as 3.0 or float "
-                                "arrays")
+                raise TypeError(
+                    f"argument {i} has no float values to differentiate (got "
+                    f"{_describe(args[i])}); pass floats such as 3.0 or float "
+                    "arrays"
+                )
         self.nested = _DEPTH.n > 0 or any(x is not None and not x._leaf for x in self.inputs)
         prev, depth, transforms = STATE.enabled, _DEPTH.n, TRANSFORMS.n
-        try:     # set inside the try and restored absolutely: an interrupt cannot skew them
+        try:  # set inside the try and restored absolutely: an interrupt cannot skew them
             STATE.enabled = True
             _DEPTH.n = depth + 1
             TRANSFORMS.n = transforms + 1
@@ -168,12 +183,13 @@ class _Call:
             return [None] * len(ins)
         ys = [y for y, _ in pairs]
         cts = None if cts[0] is None else [ct for _, ct in pairs]
-        if self.nested or _DEPTH.n > 0 or any(isinstance(c, Tensor) and c._rg
-                                              for c in cts or ()):
-            return list(autograd.grad(ys, ins, cts, retain_graph=True, create_graph=True,
-                                      allow_unused=True))
-        return autograd.run_backward(ys, cts, ins, retain, False, accumulate=False,
-                                     allow_unused=True)
+        if self.nested or _DEPTH.n > 0 or any(isinstance(c, Tensor) and c._rg for c in cts or ()):
+            return list(
+                autograd.grad(ys, ins, cts, retain_graph=True, create_graph=True, allow_unused=True)
+            )
+        return autograd.run_backward(
+            ys, cts, ins, retain, False, accumulate=False, allow_unused=True
+        )
 
     def grads_tree(self, grads, shape=()):
         """Per-input gradients put back into the argument structures (``shape``: the output
@@ -192,6 +208,7 @@ class _Call:
         def fill(orig):
             g = next(it)
             return g if g is None or nested else _like(orig, g)
+
         trees = [_map(tree, fill) for tree in self.trees]
         return trees[0] if self.single else tuple(trees)
 
@@ -200,20 +217,28 @@ def _split_aux(out, has_aux):
     if not has_aux:
         return out, None
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        raise TypeError("has_aux=True requires f to return a pair (output, aux), got "
-                        f"{_describe(out)}")
+        raise TypeError(
+            f"has_aux=True requires f to return a pair (output, aux), got {_describe(out)}"
+        )
     return out[0], out[1]
 
 
 def _check_float(out, what="grad"):
     """Refuse integer / boolean outputs (as JAX does): their derivative is not defined, and a
     zero would look like an answer."""
-    dt = out.dtype if out.__class__ is Tensor or isinstance(out, (np.ndarray, np.generic)) \
-        else np.dtype(type(out)) if isinstance(out, (bool, int, float)) else None
+    dt = (
+        out.dtype
+        if out.__class__ is Tensor or isinstance(out, (np.ndarray, np.generic))
+        else np.dtype(type(out))
+        if isinstance(out, (bool, int, float))
+        else None
+    )
     if dt is not None and dt.kind not in "f":
-        raise TypeError(f"{what} requires real-valued (float) outputs, but f returned dtype "
-                        f"{dt} (e.g. a comparison or a count); return a float, or use "
-                        "has_aux=True to return it alongside the value to differentiate")
+        raise TypeError(
+            f"{what} requires real-valued (float) outputs, but f returned dtype "
+            f"{dt} (e.g. a comparison or a count); return a float, or use "
+            "has_aux=True to return it alongside the value to differentiate"
+        )
 
 
 def _check_scalar(out):
@@ -223,18 +248,23 @@ def _check_scalar(out):
     elif isinstance(out, (float, int, np.number, np.ndarray)):
         shape = np.shape(out)
     else:
-        raise TypeError(f"grad needs f to return a scalar (a float or a 0-d Tensor), got "
-                        f"{_describe(out)}")
+        raise TypeError(
+            f"grad needs f to return a scalar (a float or a 0-d Tensor), got {_describe(out)}"
+        )
     if int(np.prod(shape)) != 1:
-        raise TypeError(f"grad needs f to return a scalar, but it returned shape {shape}; use "
-                        "tg.jacobian(f) for the full Jacobian or tg.vjp(f, x) for "
-                        "vector-Jacobian products")
+        raise TypeError(
+            f"grad needs f to return a scalar, but it returned shape {shape}; use "
+            "tg.jacobian(f) for the full Jacobian or tg.vjp(f, x) for "
+            "vector-Jacobian products"
+        )
 
 
 # ---- transforms ----------------------------------------------------------------------------------
 
-def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0,
-                   has_aux: bool = False) -> Callable:
+
+def value_and_grad(
+    f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False
+) -> Callable:
     """``f``'s value and its gradient with respect to ``args[argnums]`` (same structure).
 
     Examples:
@@ -243,6 +273,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0,
         >>> tg.value_and_grad(lambda x: (x ** 2).sum())(np.array([1.0, 2.0]))
         (5.0, array([2., 4.]))
     """
+
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
         c = _Call(f, args, kwargs, argnums)
@@ -253,6 +284,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0,
         if has_aux:
             return (value, aux if c.nested else _map(aux, _value)), g
         return value, g
+
     return value_and_grad_f
 
 
@@ -272,6 +304,7 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -
     def grad_f(*args, **kwargs):
         value, g = vg(*args, **kwargs)
         return (g, value[1]) if has_aux else g
+
     return grad_f
 
 
@@ -296,13 +329,17 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     def vjp_fn(cotangent):
         cts = _leaves(cotangent)
         if len(cts) != len(ys):
-            raise ValueError(f"vjp_fn: the cotangent has {len(cts)} leaves but f's output has "
-                             f"{len(ys)}; pass one array per output leaf, in its structure")
+            raise ValueError(
+                f"vjp_fn: the cotangent has {len(cts)} leaves but f's output has "
+                f"{len(ys)}; pass one array per output leaf, in its structure"
+            )
         for k, (y, ct) in enumerate(zip(ys, cts)):
             shape = np.shape(_value(y))
             if ct is not None and np.shape(_value(ct)) != shape:
-                raise ValueError(f"vjp_fn: cotangent leaf {k} has shape "
-                                 f"{np.shape(_value(ct))} but the output has shape {shape}")
+                raise ValueError(
+                    f"vjp_fn: cotangent leaf {k} has shape "
+                    f"{np.shape(_value(ct))} but the output has shape {shape}"
+                )
         cts = [np.zeros(np.shape(_value(y))) if ct is None else ct for y, ct in zip(ys, cts)]
         return c.grads_tree(c.backward(ys, cts, True))
 
@@ -342,6 +379,7 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "auto") 
             if mode == "fwd" or n_out > n_in:
                 rows_fn = _forward_rows
         return _jacobian_blocks(c, rows_fn)
+
     return jacobian_f
 
 
@@ -357,9 +395,15 @@ def _jacobian_blocks(c, rows_fn):
         if y is None:
             blocks.append(None)
         else:
-            blocks.append(c.grads_tree([None if J is None else
-                                        J[off:off + m].reshape(shape + x.shape)
-                                        for J, x in zip(rows, c.used_inputs())], shape))
+            blocks.append(
+                c.grads_tree(
+                    [
+                        None if J is None else J[off : off + m].reshape(shape + x.shape)
+                        for J, x in zip(rows, c.used_inputs())
+                    ],
+                    shape,
+                )
+            )
         off += m
     return _unflatten(c.out, blocks)
 
@@ -368,20 +412,27 @@ def _forward_rows(c, ys, sizes):
     """Like ``_jacobian_rows``, by forward mode (one tangent sweep per input element)."""
     t = STATE.tape
     ins = c.used_inputs()
-    keep = [k for k, y in enumerate(ys) if y.__class__ is Tensor and y._rg and
-            (y._tape is t or any(y is x for x in ins))]
-    out_rows = [autograd._row_for(t, ys[k]) for k in keep]   # an output may be an input
+    keep = [
+        k
+        for k, y in enumerate(ys)
+        if y.__class__ is Tensor and y._rg and (y._tape is t or any(y is x for x in ins))
+    ]
+    out_rows = [autograd._row_for(t, ys[k]) for k in keep]  # an output may be an input
     m = sum(sizes)
     J = np.zeros((m, sum(x.size for x in ins)))
     if keep:
         starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
         sel = np.concatenate([np.arange(starts[k], starts[k + 1]) for k in keep])
         J[sel] = forward.jacobian_forward(
-            t, [x._row if x._tape is t else -1 for x in ins], [x.size for x in ins],
-            out_rows, [sizes[k] for k in keep])
+            t,
+            [x._row if x._tape is t else -1 for x in ins],
+            [x.size for x in ins],
+            out_rows,
+            [sizes[k] for k in keep],
+        )
         t.maybe_reset()
     cols = np.concatenate([[0], np.cumsum([x.size for x in ins])]).astype(int)
-    return [J[:, cols[k]:cols[k + 1]].reshape((m,) + x.shape) for k, x in enumerate(ins)]
+    return [J[:, cols[k] : cols[k + 1]].reshape((m,) + x.shape) for k, x in enumerate(ins)]
 
 
 def _jacobian_rows(c, ys, sizes):
@@ -389,14 +440,18 @@ def _jacobian_rows(c, ys, sizes):
     ins = c.used_inputs()
     m = sum(sizes)
     eye = np.eye(m)
-    if c.nested or _DEPTH.n > 0:   # differentiable rows, one create_graph backward per row
+    if c.nested or _DEPTH.n > 0:  # differentiable rows, one create_graph backward per row
         per_row = []
         for r in range(m):
             cts = np.split(eye[r], np.cumsum(sizes)[:-1])
             cts = [ct.reshape(np.shape(_value(y))) for ct, y in zip(cts, ys)]
             per_row.append(c.backward(ys, cts, True))
-        return [_ops.stack([_zeros(x.shape, True) if row[k] is None else row[k]
-                            for row in per_row]) if m else None for k, x in enumerate(ins)]
+        return [
+            _ops.stack([_zeros(x.shape, True) if row[k] is None else row[k] for row in per_row])
+            if m
+            else None
+            for k, x in enumerate(ins)
+        ]
     keep = [k for k, y in enumerate(ys) if y.__class__ is Tensor and y._rg]
     J = np.zeros((m, sum(x.size for x in ins)))
     if keep:
@@ -404,7 +459,7 @@ def _jacobian_rows(c, ys, sizes):
         sel = np.concatenate([np.arange(starts[k], starts[k + 1]) for k in keep])
         J[sel] = _sweep_all([ys[k] for k in keep], ins, len(sel))
     cols = np.concatenate([[0], np.cumsum([x.size for x in ins])])
-    return [J[:, cols[k]:cols[k + 1]].reshape((m,) + x.shape) for k, x in enumerate(ins)]
+    return [J[:, cols[k] : cols[k + 1]].reshape((m,) + x.shape) for k, x in enumerate(ins)]
 
 
 def _sweep_all(ys, ins, m):
@@ -418,28 +473,45 @@ def _sweep_all(ys, ins, m):
     cols = np.concatenate([[0], np.cumsum([x.size for x in ins])])
     used = [k for k, x in enumerate(ins) if x._tape is t and x._row <= top]
     res = np.zeros((m, int(sum(ins[k].size for k in used))))
-    status, row = K.jacobian_sweeps(t.code, t.ip, t.fp, t.voff, t.rg, t.state, t.ipool,
-                                    t.fpool, t.val, t.adj, top, out_rows, np.eye(m),
-                                    np.array([ins[k]._row for k in used], np.int64), res)
+    status, row = K.jacobian_sweeps(
+        t.code,
+        t.ip,
+        t.fp,
+        t.voff,
+        t.rg,
+        t.state,
+        t.ipool,
+        t.fpool,
+        t.val,
+        t.adj,
+        top,
+        out_rows,
+        np.eye(m),
+        np.array([ins[k]._row for k in used], np.int64),
+        res,
+    )
     J = np.zeros((m, int(cols[-1])))
     if status == K.DONE:
         ucols = np.concatenate([[0], np.cumsum([ins[k].size for k in used])])
         for j, k in enumerate(used):
-            J[:, cols[k]:cols[k + 1]] = res[:, ucols[j]:ucols[j + 1]]
+            J[:, cols[k] : cols[k + 1]] = res[:, ucols[j] : ucols[j + 1]]
         autograd._free(t, top)
         t.maybe_reset()
         return J
     if status == K.HIT_FREED:
         raise RuntimeError(autograd._FREED_MSG)
     if status != K.HIT_CUSTOM:
-        raise RuntimeError(f"tapegrad internal error: jacobian sweep stopped with status "
-                           f"{status} at tape row {row}")
+        raise RuntimeError(
+            f"tapegrad internal error: jacobian sweep stopped with status "
+            f"{status} at tape row {row}"
+        )
     splits = np.cumsum([y.size for y in ys])[:-1]
     for r, seed in enumerate(np.eye(m)):
         cts = [ct.reshape(y.shape) for ct, y in zip(np.split(seed, splits), ys)]
-        grads = autograd.run_backward(ys, cts, ins, r < m - 1, False, accumulate=False,
-                                      allow_unused=True)
+        grads = autograd.run_backward(
+            ys, cts, ins, r < m - 1, False, accumulate=False, allow_unused=True
+        )
         for k, g in enumerate(grads):
             if g is not None:
-                J[r, cols[k]:cols[k + 1]] = g.ravel()
+                J[r, cols[k] : cols[k + 1]] = g.ravel()
     return J

@@ -10,6 +10,7 @@ Inside another transform, or when primals or tangents carry a graph, the same ru
 evaluated on Tensors (``forward.tangent_graph``), so results can be differentiated again in
 primals and tangents alike (jvp of jvp, grad of jvp in the tangent, jvp of grad).
 """
+
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -26,8 +27,9 @@ __all__ = ["hessian", "hvp", "jvp", "jacfwd", "jacrev"]
 
 def _pairs(primals, tangents, what):
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise TypeError(f"{what} takes primals and tangents as tuples, e.g. "
-                        f"tg.{what}(f, (x,), (v,))")
+        raise TypeError(
+            f"{what} takes primals and tangents as tuples, e.g. tg.{what}(f, (x,), (v,))"
+        )
     if len(primals) != len(tangents):
         raise ValueError(f"{what}: {len(primals)} primals but {len(tangents)} tangents")
     return tuple(primals), tuple(tangents)
@@ -40,8 +42,10 @@ def _tangent_leaves(primals, tangents, what):
     for i, (p, t) in enumerate(zip(primals, tangents)):
         pl, tl = _leaves(p), _leaves(t)
         if len(pl) != len(tl):
-            raise ValueError(f"{what}: tangent {i} has {len(tl)} leaves but primal {i} has "
-                             f"{len(pl)}; give tangents in the primals' structure")
+            raise ValueError(
+                f"{what}: tangent {i} has {len(tl)} leaves but primal {i} has "
+                f"{len(pl)}; give tangents in the primals' structure"
+            )
         for a, b in zip(pl, tl):
             if a is None or isinstance(a, (bool, int, np.integer)):
                 continue
@@ -51,8 +55,10 @@ def _tangent_leaves(primals, tangents, what):
             else:
                 bv = np.asarray(b._v if isinstance(b, Tensor) else b, dtype=np.float64)
             if np.shape(bv._v if isinstance(bv, Tensor) else bv) != shape:
-                raise ValueError(f"{what}: tangent {i} has shape {np.shape(_value(b))}, but its "
-                                 f"primal has shape {shape}")
+                raise ValueError(
+                    f"{what}: tangent {i} has shape {np.shape(_value(b))}, but its "
+                    f"primal has shape {shape}"
+                )
             out.append(bv)
     return out
 
@@ -86,15 +92,21 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[A
     t = STATE.tape
     ins = c.used_inputs()
     # an output that is an input itself (f returned its argument) enters the tape as a leaf
-    tracked = [k for k, y in enumerate(ys) if isinstance(y, Tensor) and y._rg and
-               (y._tape is t or any(y is x for x in ins))]
+    tracked = [
+        k
+        for k, y in enumerate(ys)
+        if isinstance(y, Tensor) and y._rg and (y._tape is t or any(y is x for x in ins))
+    ]
     out_rows = [autograd._row_for(t, ys[k]) for k in tracked]
     in_rows = [x._row if x._tape is t else -1 for x in ins]
     if not tracked:
         res = []
     elif nested:
-        seeds = {r: (v if isinstance(v, Tensor) else Tensor._const(_value_arr(v, x)))
-                 for r, v, x in zip(in_rows, vs, ins) if r >= 0}
+        seeds = {
+            r: (v if isinstance(v, Tensor) else Tensor._const(_value_arr(v, x)))
+            for r, v, x in zip(in_rows, vs, ins)
+            if r >= 0
+        }
         res = F.tangent_graph(t, seeds, out_rows)
     else:
         pairs = [(r, np.ravel(v)) for r, v in zip(in_rows, vs) if r >= 0]
@@ -110,8 +122,10 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[A
             d = d.reshape(shape)
         tangent_out.append(d)
         values.append(y if nested else _value(y))
-    out = (_unflatten(c.out, [_fix(v) for v in values]),
-           _unflatten(c.out, [_fix(d) for d in tangent_out]))
+    out = (
+        _unflatten(c.out, [_fix(v) for v in values]),
+        _unflatten(c.out, [_fix(d) for d in tangent_out]),
+    )
     if not nested:
         del c, ys, ins
         STATE.tape.maybe_reset()
@@ -177,6 +191,7 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
             del c
             return fallback(*args, **kwargs)
         return _hessian_tree(c, H)
+
     return hessian_f
 
 
@@ -186,8 +201,7 @@ def _compiled_hessian(f, args, kwargs, argnums, directions):
     c = _Call(f, args, kwargs, argnums)
     out = c.out
     if not (isinstance(out, Tensor) or np.ndim(_value(out)) == 0) or np.size(_value(out)) != 1:
-        raise TypeError(f"hessian/hvp need f to return a scalar, got shape "
-                        f"{np.shape(_value(out))}")
+        raise TypeError(f"hessian/hvp need f to return a scalar, got shape {np.shape(_value(out))}")
     ins = c.used_inputs()
     n = sum(x.size for x in ins)
     dirs = np.eye(n) if directions is None else directions
@@ -198,8 +212,11 @@ def _compiled_hessian(f, args, kwargs, argnums, directions):
     top = out._row
     cols = np.concatenate([[0], np.cumsum([x.size for x in ins])]).astype(int)
     used = [k for k, x in enumerate(ins) if x._tape is t and x._row <= top]
-    ucols = np.concatenate([np.arange(cols[k], cols[k + 1]) for k in used]) if used else \
-        np.zeros(0, int)
+    ucols = (
+        np.concatenate([np.arange(cols[k], cols[k + 1]) for k in used])
+        if used
+        else np.zeros(0, int)
+    )
     res = F.hessian_values(t, top, [ins[k]._row for k in used], dirs[:, ucols])
     if res is None:
         return None, c
@@ -213,9 +230,16 @@ def _hessian_tree(c, H):
     cols = np.concatenate([[0], np.cumsum([x.size for x in ins])]).astype(int)
     inner = []
     for i, xi in enumerate(ins):
-        block = H[cols[i]:cols[i + 1]]
-        inner.append(c.grads_tree([block[:, cols[j]:cols[j + 1]].reshape(xi.shape + xj.shape)
-                                   for j, xj in enumerate(ins)], xi.shape))
+        block = H[cols[i] : cols[i + 1]]
+        inner.append(
+            c.grads_tree(
+                [
+                    block[:, cols[j] : cols[j + 1]].reshape(xi.shape + xj.shape)
+                    for j, xj in enumerate(ins)
+                ],
+                xi.shape,
+            )
+        )
     it = iter(inner)
     leaves = [None if x is None else next(it) for x in c.inputs]
     it = iter(leaves)
@@ -255,7 +279,7 @@ def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[A
                 if x is None:
                     leaves.append(None)
                     continue
-                leaves.append(H[0, off:off + x.size].reshape(x.shape))
+                leaves.append(H[0, off : off + x.size].reshape(x.shape))
                 off += x.size
             trees = c.grads_tree([b for b in leaves if b is not None])
             del c
@@ -263,11 +287,12 @@ def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[A
             return trees[0] if len(primals) == 1 else trees
         del c
 
-    def directional(*xs):        # <grad f(xs), v>: its gradient is H v (v may carry a graph)
+    def directional(*xs):  # <grad f(xs), v>: its gradient is H v (v may carry a graph)
         total = None
         for d, v in zip([d for d in _leaves(g(*xs)) if d is not None], vs):
             term = (d * v).sum()
             total = term if total is None else total + term
         return 0.0 if total is None else total
+
     out = grad(directional, argnums)(*primals)
     return out[0] if len(primals) == 1 else out
