@@ -48,8 +48,9 @@ def _wrap_function(fn, impl):
 
 def _export():
     names = {}
-    for name in dir(_np):
-        obj = getattr(_np, name)
+    # NumPy's loaded namespace only: dir() + getattr would import its lazy submodules
+    # (f2py, ma, testing, fft...), a tenth of a second of every `import tapegrad`
+    for name, obj in list(vars(_np).items()):
         try:
             if obj in _D.UFUNCS or obj in _D.COMPARE:
                 names[name] = _wrap_ufunc(obj)
