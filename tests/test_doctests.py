@@ -85,13 +85,17 @@ def test_tensor_method_examples():
     runner = doctest.DocTestRunner(optionflags=FLAGS)
     parser = doctest.DocTestParser()
     seen = set()
+    missing = []
     for name in dir(tapegrad.Tensor):
         attr = inspect.getattr_static(tapegrad.Tensor, name)
         fn = attr.fget if isinstance(attr, property) else attr
         doc = getattr(fn, "__doc__", None) or ""
+        if not name.startswith("_") and ">>>" not in doc:
+            missing.append(name)
         if name.startswith("_") or ">>>" not in doc or doc in seen:
             continue
         seen.add(doc)
         runner.run(parser.get_doctest(doc, {}, f"Tensor.{name}", None, 0), out=out.write)
     failed, tried = runner.summarize(verbose=False)
     assert tried > 0 and failed == 0, out.getvalue()
+    assert not missing, f"public Tensor attributes without a >>> example: {missing}"

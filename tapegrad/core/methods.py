@@ -392,6 +392,16 @@ def _compare(ufunc, name):
     return method
 
 
+_VALUE_EXAMPLES = {
+    "all": ">>> import tapegrad as tg\n>>> tg.tensor([1.0, 0.0]).all()\nnp.False_\n",
+    "any": ">>> import tapegrad as tg\n>>> tg.tensor([1.0, 0.0]).any()\nnp.True_\n",
+    "argsort": ">>> import tapegrad as tg\n>>> tg.tensor([3.0, 1.0, 2.0]).argsort()\n"
+    "array([1, 2, 0])\n",
+    "nonzero": ">>> import tapegrad as tg\n>>> tg.tensor([0.0, 2.0, 3.0]).nonzero()\n"
+    "(array([1, 2]),)\n",
+}
+
+
 def _zero_(self):
     """``x.zero_()``: set every element to 0 in place (e.g. a gradient buffer); returns x.
 
@@ -687,8 +697,76 @@ def _guard(self, kind):
 
 
 def _imag(self):
-    """The imaginary part of a real Tensor: zeros, which do not depend on it (exactly)."""
+    """The imaginary part of a real Tensor: zeros, which do not depend on it (exactly).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, -2.0], requires_grad=True).imag
+    tensor([0., 0.])
+    """
     return Tensor._const(0.0 if self._v.__class__ is float else np.zeros(self.shape))
+
+
+def _polygamma(self, n):
+    """``x.polygamma(n)``: the n-th derivative of digamma at x (PyTorch's argument order).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([0.5, 3.0]).polygamma(1)
+    tensor([4.9348, 0.3949])
+    """
+    return O.polygamma(n, self)
+
+
+def _transposed(self):
+    """``x.T``: the axes reversed (NumPy's attribute), differentiable.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).T
+    tensor([[1., 3.],
+            [2., 4.]])
+    """
+    return O.transpose(self)
+
+
+def _copy(self, order="C"):
+    """``x.copy()``: NumPy's name for ``clone``: a differentiable copy.
+
+    >>> import tapegrad as tg
+    >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+    >>> (x.copy() * 2.0).sum().backward(); x.grad
+    tensor([2., 2.])
+    """
+    return self.clone()
+
+
+def _real(self):
+    """``x.real``: a real Tensor is its own real part (the same Tensor, differentiable).
+
+    >>> import tapegrad as tg
+    >>> x = tg.tensor([1.0, -2.0])
+    >>> x.real is x
+    True
+    """
+    return self
+
+
+def _conj(self):
+    """``x.conj()`` / ``x.conjugate()``: of a real Tensor, a differentiable copy.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, -2.0]).conj()
+    tensor([ 1., -2.])
+    """
+    return self.clone()
+
+
+def _swapaxes(self, axis1, axis2):
+    """``x.swapaxes(a, b)``: NumPy's method, differentiable.
+
+    >>> import tapegrad as tg
+    >>> tg.zeros(2, 3).swapaxes(0, 1).shape
+    (3, 2)
+    """
+    return O.swapaxes(self, axis1, axis2)
 
 
 def _values(name):
@@ -700,6 +778,11 @@ def _values(name):
         return fn(np.asarray(self._v), *args, **kwargs)
 
     method.__name__ = name
+    method.__doc__ = (
+        f"NumPy's ``{name}`` of the value: an integer or boolean result, with no "
+        "derivative by definition (in a trace, the value it reads is pinned).\n\n"
+        + _VALUE_EXAMPLES[name]
+    )
     return method
 
 
@@ -885,7 +968,7 @@ def attach():
     for name in ("gamma", "gammaln", "digamma", "erf", "erfc", "erfinv", "erfcinv"):
         setattr(M, name, getattr(O, name))  # special functions (PyTorch has x.erf() ...)
     M.lgamma = O.gammaln
-    M.polygamma = lambda s, n: O.polygamma(n, s)
+    M.polygamma = _polygamma
     M.round = lambda s, decimals=0: O.around(s, decimals)
     M.cumsum = lambda s, axis=None, *, dim=None: O.cumsum(s, _axis(axis, dim))
     M.cumprod = lambda s, axis=None, *, dim=None: O.cumprod(s, _axis(axis, dim))
@@ -928,7 +1011,7 @@ def attach():
     M.view = _reshape
     M.transpose = _transpose
     M.permute = _permute
-    M.T = property(lambda s: O.transpose(s))
+    M.T = property(_transposed)
     M.squeeze = _squeeze
     M.unsqueeze = _unsqueeze
     M.expand_dims = _unsqueeze
@@ -948,12 +1031,12 @@ def attach():
     M.sub = lambda s, o: O.sub(s, o)
     M.mul = lambda s, o: O.mul(s, o)
     M.div = lambda s, o: O.div(s, o)
-    M.copy = lambda s, order="C": s.clone()
+    M.copy = _copy
     M.astype = _astype
-    M.real = property(lambda s: s)  # a real Tensor is its own real part (a view)
+    M.real = property(_real)
     M.imag = property(_imag)
-    M.conj = M.conjugate = lambda s: s.clone()
-    M.swapaxes = lambda s, a1, a2: O.swapaxes(s, a1, a2)
+    M.conj = M.conjugate = _conj
+    M.swapaxes = _swapaxes
     M.round = _round
     for name in ("all", "any", "argsort", "nonzero"):
         setattr(M, name, _values(name))
@@ -977,6 +1060,6 @@ def attach():
         ("cumprod", O.cumprod),
         ("broadcast_to", O.broadcast_to),
     ):
-        getattr(M, name).__doc__ = (
-            f"``x.{name}(...)`` is ``tg.{f.__name__}(x, ...)``.\n\n{f.__doc__}"
-        )
+        getattr(
+            M, name
+        ).__doc__ = f"``x.{name}(...)`` is ``tg.{f.__name__}(x, ...)``.\n\n{f.__doc__}"

@@ -90,7 +90,14 @@ class Tensor:
         graph mixes the new value with derivatives taken at the old one.  The value of a
         graph result (non-leaf), of a traced value inside a transform and of a 0-d tensor is
         handed out read-only: writing into it would go unseen by the tape (use an in-place
-        op on the Tensor, or ``.data = new``)."""
+        op on the Tensor, or ``.data = new``).
+
+        >>> import tapegrad as tg
+        >>> p = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> p.data[0] = 10.0                    # a leaf's value, changed in place
+        >>> (p * 3.0).sum().backward(); p, p.grad
+        (tensor([10.,  2.], requires_grad=True), tensor([3., 3.]))
+        """
         _guard_hook(self, "data")  # a traced value leaves the tape: tg.trace pins it
         v = self._v
         if v.__class__ is float:
@@ -119,6 +126,13 @@ class Tensor:
 
     @property
     def requires_grad(self):
+        """Whether gradients flow to this Tensor (settable on leaves, as in PyTorch).
+
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> x.requires_grad, (x * 2.0).requires_grad, tg.tensor(3.0).requires_grad
+        (True, True, False)
+        """
         return self._rg
 
     @requires_grad.setter
@@ -165,20 +179,44 @@ class Tensor:
 
     @property
     def shape(self):
+        """The shape, as NumPy's (``()`` for a scalar).
+
+        >>> import tapegrad as tg
+        >>> tg.zeros(2, 3).shape, tg.tensor(1.5).shape
+        ((2, 3), ())
+        """
         v = self._v
         return () if v.__class__ is float else v.shape
 
     @property
     def ndim(self):
+        """The number of dimensions.
+
+        >>> import tapegrad as tg
+        >>> tg.zeros(2, 3).ndim
+        2
+        """
         return len(self.shape)
 
     @property
     def size(self):
+        """The number of elements (NumPy's attribute; PyTorch's ``numel()``).
+
+        >>> import tapegrad as tg
+        >>> tg.zeros(2, 3).size
+        6
+        """
         v = self._v
         return 1 if v.__class__ is float else v.size
 
     @property
     def dtype(self):
+        """The NumPy dtype of the value (float64 for anything that can carry a gradient).
+
+        >>> import tapegrad as tg
+        >>> tg.tensor([1.0, 2.0]).dtype
+        dtype('float64')
+        """
         return _dtype_of(self._v)
 
     def __len__(self):
@@ -188,9 +226,21 @@ class Tensor:
         return s[0]
 
     def numel(self):
+        """The number of elements (PyTorch's name for ``size``).
+
+        >>> import tapegrad as tg
+        >>> tg.zeros(2, 3).numel()
+        6
+        """
         return self.size
 
     def dim(self):
+        """The number of dimensions (PyTorch's name for ``ndim``).
+
+        >>> import tapegrad as tg
+        >>> tg.zeros(2, 3).dim()
+        2
+        """
         return self.ndim
 
     # ---- conversion --------------------------------------------------------------------------
@@ -262,6 +312,13 @@ class Tensor:
         return bool(self._v if self._v.__class__ is float else self._v.reshape(-1)[0])
 
     def tolist(self):
+        """The value as (nested) Python floats: an explicit read without gradient (in a trace,
+        a pinned read: a replay with another value raises RetraceRequired).
+
+        >>> import tapegrad as tg
+        >>> (tg.tensor([1.0, 2.0], requires_grad=True) * 2.0).tolist()
+        [2.0, 4.0]
+        """
         _guard_hook(self, "tolist")
         v = self._v
         return v if v.__class__ is float else v.tolist()
