@@ -5,6 +5,7 @@ names it and points at the table."""
 import inspect
 import io
 import pathlib
+import re
 import sys
 import warnings
 
@@ -42,7 +43,18 @@ def test_the_checked_in_table_is_current():
     )
 
 
+def _table_versions_differ():
+    """docs/COVERAGE.md lists the names of one NumPy / SciPy release; under others (the CI run
+    against the oldest allowed versions) NumPy's set of names differs."""
+    return coverage_table.versions() not in (ROOT / "docs" / "COVERAGE.md").read_text()
+
+
 def test_every_supported_name_has_a_gradient_case():
+    if _table_versions_differ():
+        pytest.skip(
+            f"the table lists other NumPy / SciPy versions' names than these "
+            f"({coverage_table.versions()})"
+        )
     missing = [n for n in SUPPORTED if n not in CASES]
     assert not missing, f"add a case to tests/coverage_cases.py for {missing}"
     extra = [n for n in CASES if n not in SUPPORTED and _available(n)]
@@ -73,14 +85,19 @@ def test_supported_name_value_gradient_and_tangent(name):
         check_derivatives(lambda *a: _flat(fn(*a)), list(xs))
 
 
-def _call_with_tensors(fn, t):
+def _call_with_tensors(fn, t, n_unknown=1):
+    """Call fn with Tensors for its required arguments (``n_unknown`` of them when NumPy
+    gives the function no signature, as older releases do for some builtins)."""
     if isinstance(fn, np.ufunc):
         return fn(*[t] * fn.nin)
-    params = [
-        p
-        for p in inspect.signature(fn).parameters.values()
-        if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]
+    try:
+        params = [
+            p
+            for p in inspect.signature(fn).parameters.values()
+            if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except ValueError:
+        return fn(*[t] * n_unknown)
     args = [t] * max(len(params), 1)
     if params and params[0].name in ("file", "fname"):  # np.save, np.savez(file, *args)
         args = [io.BytesIO()] + args[1:] + ([t] if len(args) == 1 else [])
@@ -93,5 +110,14 @@ def test_refused_name_raises_naming_itself_and_the_table(name):
     fn = getattr(np.linalg if mod == "numpy.linalg" else np, attr)
     t = tg.tensor([[0.5, 0.25], [0.125, 0.75]], requires_grad=True)
     shown = fn.__name__ if isinstance(fn, np.ufunc) else attr  # aliases show the ufunc
-    with pytest.raises(TypeError, match=rf"numpy\.(linalg\.)?{shown}\b.*docs/COVERAGE\.md"):
-        _call_with_tensors(fn, t)
+    pattern = rf"numpy\.(linalg\.)?{shown}\b.*docs/COVERAGE\.md"
+    for n in (1, 2, 3):  # without a signature: as many arguments as NumPy's dispatch needs
+        try:
+            _call_with_tensors(fn, t, n)
+        except TypeError as e:
+            if re.search(pattern, str(e)):
+                return
+            error = e
+        else:
+            error = None
+    pytest.fail(f"{name} on a Tensor did not raise the refusal naming it: {error!r}")
