@@ -175,12 +175,14 @@ from . import optimizers, tree  # noqa: E402
 from .transforms.custom import custom_jvp, custom_vjp  # noqa: E402
 from .transforms.fixed_point import fixed_point  # noqa: E402
 
+import types as _types  # noqa: E402
+
 # the public API: every name above without a leading underscore, and the public submodules
 __all__ = sorted(
     [
         _n
         for _n, _v in list(globals().items())
-        if not _n.startswith("_") and not isinstance(_v, type(_numba_cache))
+        if not _n.startswith("_") and not isinstance(_v, _types.ModuleType)
     ]
     + ["autograd", "nn", "numpy", "optim", "optimizers", "testing", "tree"]
 )

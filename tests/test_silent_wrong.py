@@ -677,36 +677,37 @@ def _at_signal_points(on_point):
     return tracer
 
 
-def _count_signal_points(body):
-    total = [0]
+def _run_at_signal_points(body, on_point):
+    """Run body with ``on_point()`` called at each of its signal points; returns how many."""
+    count = [0]
 
-    def count():
-        total[0] += 1
+    def point():
+        count[0] += 1
+        on_point(count[0])
 
-    sys.settrace(_at_signal_points(count))
+    sys.settrace(_at_signal_points(point))
     try:
         body()
     finally:
         sys.settrace(None)
-    return total[0]
+    return count[0]
+
+
+def _count_signal_points(body):
+    return _run_at_signal_points(body, lambda k: None)
 
 
 def _interrupt_at(n, body):
     """Run body with a KeyboardInterrupt raised at its n-th signal point."""
-    count = [0]
 
-    def maybe_interrupt():
-        count[0] += 1
-        if count[0] == n:
+    def maybe_interrupt(k):
+        if k == n:
             raise KeyboardInterrupt
 
-    sys.settrace(_at_signal_points(maybe_interrupt))
     try:
-        body()
+        _run_at_signal_points(body, maybe_interrupt)
     except KeyboardInterrupt:
         return True
-    finally:
-        sys.settrace(None)
     return False
 
 

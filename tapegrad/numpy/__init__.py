@@ -152,5 +152,9 @@ def __getattr__(name):
 # NumPy's public names (the wrapped ones resolve here, the others to NumPy through __getattr__)
 __all__ = sorted(
     set(getattr(_np, "__all__", ()))
-    | {n for n in globals() if not n.startswith("_") and n not in ("functools", "types")}
+    | {
+        n
+        for n, v in globals().items()
+        if not n.startswith("_") and not isinstance(v, types.ModuleType)
+    }
 )
