@@ -9,7 +9,6 @@ functions), ``autograd`` (the engine), ``transforms``, ``trace``, ``numpy``, ``n
 
 from . import _numba_cache  # noqa: F401  (first: a writable Numba cache before any kernel)
 from .autograd import graph as _graph  # noqa: F401  (grad_fn views)
-from .core import methods as _methods
 from .core.creation import (
     arange,
     eye,
@@ -67,12 +66,12 @@ from .core.functions import (
     where,
 )
 from .core.tape import Tape, current_tape
-from .core.tensor import ConversionError, Tensor
+from .core.tensor import ConversionError
+from .tensor_class import Tensor
 from . import autograd
 from .autograd.engine import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .testing import gradcheck
 
-_methods.attach()
 
 pow = power  # noqa: A001 - PyTorch's name
 clamp = clip
@@ -87,7 +86,6 @@ from . import nn, optim  # noqa: E402  (built on the namespace above)
 
 # ---- functional transforms and NumPy dispatch ----
 from . import numpy  # noqa: E402  (`import tapegrad.numpy as tnp`)
-from .numpy import dispatch as _dispatch  # noqa: E402
 from .core.functions import einsum, norm, outer, square, tensordot  # noqa: E402
 from .core.functions import (  # noqa: E402
     angle,
@@ -155,10 +153,8 @@ from .core.functions import (  # noqa: E402
 round = around  # noqa: A001 - NumPy's name
 from .transforms.functional import grad, jacobian, value_and_grad, vjp  # noqa: E402
 
-_dispatch.attach()
 
 # ---- custom Functions, checkpointing, inspection, anomaly mode ----
-from .autograd import inspect as _inspect  # noqa: E402  (Tape.stats/dump/to_dot, reprs)
 from .autograd.anomaly import detect_anomaly, is_anomaly_enabled  # noqa: E402
 from .autograd.checkpoint import checkpoint  # noqa: E402
 from .autograd.function import Function, FunctionCtx  # noqa: E402

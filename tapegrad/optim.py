@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from .core import methods as _methods
-from .core.tensor import Tensor
+from .tensor_class import Tensor
 
 __all__ = ["Optimizer", "SGD", "Adam"]
 

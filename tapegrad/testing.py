@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from .autograd.engine import grad as _grad
-from .core.tensor import Tensor
+from .tensor_class import Tensor
 
 __all__ = ["gradcheck"]
 

@@ -33,7 +33,16 @@ from .core import tape as T
 from . import pytree
 from .kernels.sweeps import RetraceRequired, replay_grad  # noqa: F401 (for njit users)
 from .core import creation as _creation
-from .core.tensor import GUARD_HOOK, STATE, TRANSFORMS, Tensor, row_of, raise_unwrapped, value_of
+from .core.tensor import (
+    GUARD_HOOK,
+    STATE,
+    TRANSFORMS,
+    TensorBase as Tensor,
+    new_tensor,
+    row_of,
+    raise_unwrapped,
+    value_of,
+)
 from ._version import __version__
 from .ops.decl import Elementwise
 from .ops.spec import CODE, FINGERPRINT, OPS
@@ -109,7 +118,7 @@ class _Recorder:
     def traced(self, x):
         """A value a replay may change: a traced value, or any other Tensor (one from f's
         closure is read again at every replay; one made inside f is a harmless pin)."""
-        return x.__class__ is Tensor
+        return isinstance(x, Tensor)
 
     def guard(self, x, kind, other, res):
         t = self.tape
@@ -766,7 +775,7 @@ class Trace:
         order = list(self.argnums) + [i for i in range(len(args)) if i not in self.argnums]
         t = _TraceTape()
         t.grad_off = False
-        tensors = {i: [Tensor(v, requires_grad=True) for v in per_arg[i]] for i in order}
+        tensors = {i: [new_tensor(v, requires_grad=True) for v in per_arg[i]] for i in order}
         rec = _Recorder(t)
         prev_tape = STATE.tape
         prev, depth = getattr(_LOCAL, "rec", None), TRANSFORMS.n

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import pytree as _pytree
 from .core import functions as O
-from .core.tensor import Tensor
+from .core.tensor import TensorBase as Tensor
 
 __all__ = [
     "ravel",

@@ -116,3 +116,60 @@ def test_compiled_code_lives_in_the_generated_module_only():
 def test_import_linter_contracts_hold():
     cli = pytest.importorskip("importlinter.cli", reason="import-linter is in the dev extra")
     assert cli.lint_imports(config_filename=str(PKG.parent / "pyproject.toml")) == 0
+
+
+def test_no_class_is_patched_from_outside_its_body():
+    """Methods live in class bodies (mixins included): no ``Cls.attr = ...`` or
+    ``setattr(Cls, ...)`` on a tapegrad class anywhere, so what a class can do is what its
+    definition and its bases say."""
+    trees = list(_modules())
+    classes = {
+        n.name for _, _, tree in trees for n in ast.walk(tree) if isinstance(n, ast.ClassDef)
+    }
+    patched = []
+    for _, path, tree in trees:
+        aliases = classes | {  # M = Tensor; M.method = ...
+            t.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Assign) and getattr(n.value, "id", None) in classes
+            for t in n.targets
+            if isinstance(t, ast.Name)
+        }
+        for node in ast.walk(tree):
+            targets = []
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "setattr":
+                targets = [ast.Attribute(value=node.args[0], attr="?")] if node.args else []
+            for t in targets:
+                if (
+                    isinstance(t, ast.Attribute)
+                    and isinstance(t.value, ast.Name)
+                    and t.value.id in aliases
+                ):
+                    patched.append(f"{path.relative_to(PKG.parent)}:{node.lineno} {t.value.id}")
+    assert not patched, f"classes patched from outside their bodies: {patched}"
+
+
+def test_tensor_is_assembled_from_mixins_and_registered():
+    """The public class is the one the lower layers make handles of, and every method it has
+    comes from its own bases."""
+    import tapegrad as tg
+    from tapegrad.core.tensor import TensorBase
+
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    made = [
+        x * 2.0,
+        tg.sin(x),
+        x.sum(),
+        tg.zeros(2),
+        x.detach(),
+        (x * 1.0).clone(),
+        x.astype("float64"),
+    ]
+    assert all(type(t) is tg.Tensor for t in made)
+    assert issubclass(tg.Tensor, TensorBase)
+    for name in ("backward", "grad_fn", "register_hook", "__array_ufunc__", "sum", "to_dot"):
+        owner = next(c for c in tg.Tensor.__mro__ if name in vars(c))
+        assert owner is not tg.Tensor and owner.__module__.startswith("tapegrad.")
+    assert {x: 1}[x] == 1  # hashable by identity though __eq__ is elementwise

@@ -19,9 +19,9 @@ import sys
 import numpy as np
 
 from ..core import tape as T
+from ..core.tape_inspect import operand_rows, row_name
 from ..core.tensor import STATE
 from .engine import compiled_sweep
-from .graph import Node, operand_rows
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # tapegrad/
 
@@ -122,7 +122,7 @@ def is_anomaly_enabled() -> bool:
 
 
 def _name(t, row):
-    return Node(t, row).name() if t.op(row) > T.CONST else T._OP_NAMES[t.op(row)].lower()
+    return row_name(t, row) if t.op(row) > T.CONST else T._OP_NAMES[t.op(row)].lower()
 
 
 def where(t, row):

@@ -18,7 +18,8 @@ import numpy as np
 
 from ..core import creation as _creation
 from ..core import tape as T
-from ..core.tensor import STATE, Tensor, row_of
+from ..core.tensor import STATE, new_handle, row_of
+from ..core.tensor import TensorBase as Tensor
 from .engine import grad, sweep
 from .forward import tangent_graph, tangent_values
 from .function import CustomNode, fit_graph_grad
@@ -92,7 +93,7 @@ def _unpinned(x):
     so itself, for ever (see tape.py)."""
     if not isinstance(x, Tensor) or x._leaf or x._tape is None:
         return x
-    h = object.__new__(Tensor)
+    h = new_handle()
     h._v, h._rg, h._leaf, h._row, h._tape = x._v, x._rg, False, x._row, x._tape
     if x._meta is not None:
         h._m = x._meta  # the version counter is shared

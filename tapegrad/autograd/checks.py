@@ -18,8 +18,8 @@ import numpy as np
 from ..ops.spec import SAVES
 from ..core import tape as T
 from .graph import Node
-from .higher import row_shape
-from ..core.tensor import Tensor, result
+from ..core.tape_inspect import row_shape
+from ..core.tensor import TensorBase as Tensor, result
 
 # Values an op's backward needs (PyTorch's saved tensors), derived from the op spec: per
 # operand a, operand b and the output: 1 always, 2 only when the *other* operand needs a gradient.

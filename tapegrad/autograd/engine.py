@@ -13,7 +13,7 @@ from ..kernels import sweeps as K
 from ..core import tape as T
 from . import checks as _checks
 from . import higher as _higher
-from ..core.tensor import STATE, Tensor, result, row_of, tape_of
+from ..core.tensor import STATE, TensorBase as Tensor, result, row_of, tape_of
 
 # ---- grad mode ----------------------------------------------------------------------------------
 
@@ -494,33 +494,35 @@ def grad(
     return tuple(None if g is None else Tensor._const(result(g)) for g in res)
 
 
-def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    """``y.backward()``: accumulate dy/dx into ``x.grad`` of every leaf x that y depends on
-    (``gradient`` seeds a non-scalar y; ``create_graph`` keeps the backward differentiable).
+class BackwardMethod:
+    """``Tensor.backward`` (a base class of the public ``Tensor``)."""
 
-    Examples:
-        >>> import tapegrad as tg
-        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
-        >>> y = x ** 2
-        >>> y.backward(gradient=tg.tensor([1.0, 10.0])); x.grad     # 2 x * gradient
-        tensor([ 2., 40.])
-        >>> x.grad = None
-        >>> (x ** 3).sum().backward(create_graph=True)
-        >>> x.grad.sum().backward(); x.grad                          # 3 x**2 + 6 x
-        tensor([ 9., 24.], requires_grad=True)
-    """
-    if inputs is not None:
-        return _backward_into(
-            [self], None if gradient is None else [gradient], inputs, retain_graph, create_graph
+    __slots__ = ()
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """``y.backward()``: accumulate dy/dx into ``x.grad`` of every leaf x that y depends on
+        (``gradient`` seeds a non-scalar y; ``create_graph`` keeps the backward differentiable).
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+            >>> y = x ** 2
+            >>> y.backward(gradient=tg.tensor([1.0, 10.0])); x.grad     # 2 x * gradient
+            tensor([ 2., 40.])
+            >>> x.grad = None
+            >>> (x ** 3).sum().backward(create_graph=True)
+            >>> x.grad.sum().backward(); x.grad                          # 3 x**2 + 6 x
+            tensor([ 9., 24.], requires_grad=True)
+        """
+        if inputs is not None:
+            return _backward_into(
+                [self], None if gradient is None else [gradient], inputs, retain_graph, create_graph
+            )
+        run_backward(
+            [self],
+            None if gradient is None else [gradient],
+            None,
+            retain_graph,
+            create_graph,
+            accumulate=True,
         )
-    run_backward(
-        [self],
-        None if gradient is None else [gradient],
-        None,
-        retain_graph,
-        create_graph,
-        accumulate=True,
-    )
-
-
-Tensor.backward = _tensor_backward

@@ -20,14 +20,21 @@ import weakref
 import numpy as np
 
 from ..core import tape as T
-from ..core.tensor import STATE, Tensor, result, row_of, tape_for, tape_of, value_of
+from ..core.tensor import (
+    STATE,
+    TensorBase as Tensor,
+    new_handle,
+    result,
+    row_of,
+    tape_for,
+    tape_of,
+    value_of,
+)
 from ..core import functions as O
 from .checks import version_error
 from .engine import _FREED_MSG, enable_grad, no_grad
 from .higher import row_tensor
 from ..errors import ForwardModeError
-
-_new = object.__new__
 
 
 def sum_to_shape(g, shape, who):
@@ -74,7 +81,7 @@ class CustomNode:
             if not diff:
                 handles.append(Tensor._const(v))
                 continue
-            h = _new(Tensor)
+            h = new_handle()
             h._v = v
             h._rg = True
             h._leaf = False

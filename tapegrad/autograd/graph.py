@@ -3,20 +3,9 @@
 import weakref
 
 from ..core import tape as T
-from ..ops.spec import C, graph_name
-from ..core.tensor import Tensor, tape_of
 
-
-def operand_rows(t, row):
-    """Rows that ``row`` reads, derived from its op code and parameters."""
-    code = t.op(row)
-    if code == C.CONCAT:  # CONCAT keeps its inputs in ipool
-        p = int(t.ip[row])
-        k = int(t.ipool[p + 2])
-        return [int(r) for r in t.ipool[p + 3 : p + 3 + k]]
-    if code == T.CUSTOM:
-        return list(t.extras[row].input_rows)
-    return [r for r in t.operands(row) if r >= 0]
+from ..core.tape_inspect import operand_rows, row_name
+from ..core.tensor import tape_of
 
 
 class Node:
@@ -34,11 +23,7 @@ class Node:
 
     def name(self):
         self._check()
-        t = self.tape
-        code = t.op(self.row)
-        if code == T.CUSTOM:
-            return t.extras[self.row].name
-        return graph_name(code)
+        return row_name(self.tape, self.row)
 
     @property
     def next_functions(self):
@@ -161,6 +146,10 @@ def register_hook(self, hook):
     return RemovableHandle(hooks, hook)
 
 
-Tensor.grad_fn = property(grad_fn)
-Tensor.retain_grad = retain_grad
-Tensor.register_hook = register_hook
+class GraphMethods:
+    """Tensor's graph view and hooks (a base class of the public ``Tensor``)."""
+
+    __slots__ = ()
+    grad_fn = property(grad_fn)
+    retain_grad = retain_grad
+    register_hook = register_hook

@@ -12,7 +12,9 @@ import numpy as np
 
 from ..core import functions as O
 from ..core import tape as T
-from ..core.tensor import Tensor, handle_of, result
+from ..core.tape_inspect import row_shape
+from ..core.tensor import TensorBase as Tensor
+from ..core.tensor import handle_of, new_handle, result
 from ..ops import formula
 from ..ops.decl import Elementwise
 from ..ops.spec import OPS
@@ -20,13 +22,6 @@ from ..ops.spec import OPS
 
 def _const(v):
     return Tensor._const(result(np.asarray(v, dtype=np.float64)))
-
-
-def row_shape(t, r):
-    h = t.entered(r)
-    if h is not None:
-        return h.shape
-    return t.shape(r)
 
 
 def row_tensor(t, r, shape=None):
@@ -41,7 +36,7 @@ def row_tensor(t, r, shape=None):
         return x
     if shape is None:
         shape = row_shape(t, r)
-    x = object.__new__(Tensor)
+    x = new_handle()
     x._v = result(t.value(r).copy().reshape(shape))
     x._rg = bool(t.rg[r])
     x._leaf = True

@@ -3,7 +3,8 @@
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .tensor import Tensor
+from .tensor import TensorBase as Tensor
+from .tensor import new_tensor
 
 _rng = [np.random.default_rng()]
 
@@ -55,11 +56,11 @@ def tensor(data: ArrayLike, requires_grad: bool = False, dtype=None) -> Tensor:
                 f"(dtype {arr.dtype}). Use float data, e.g. tg.tensor({arr.tolist()!r}, "
                 "dtype=float), to differentiate with respect to it."
             )
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+    return new_tensor(data, requires_grad=requires_grad, dtype=dtype)
 
 
 def _make(arr, requires_grad):
-    return Tensor(np.asarray(arr, dtype=np.float64), requires_grad=requires_grad)
+    return new_tensor(np.asarray(arr, dtype=np.float64), requires_grad=requires_grad)
 
 
 def _shape(shape):
@@ -144,7 +145,7 @@ def arange(
     a = np.arange(start, stop, step) if stop is not None else np.arange(start)
     if requires_grad or a.dtype.kind == "f":
         a = a.astype(np.float64)
-    return Tensor(a, requires_grad=requires_grad)
+    return new_tensor(a, requires_grad=requires_grad)
 
 
 def linspace(start: float, stop: float, num: int = 50, requires_grad: bool = False) -> Tensor:

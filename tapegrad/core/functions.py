@@ -21,7 +21,7 @@ from ..ops import formula
 from ..ops.spec import C, op as spec_op
 from .tensor import (
     GUARD_HOOK,
-    Tensor,
+    TensorBase as Tensor,
     needs_grad,
     record,
     record_binary,
@@ -53,7 +53,7 @@ def _make_unary(name):
     math_fwd = formula.python_function(spec.fwd, ("a",), "math")
 
     def f(x: TensorLike) -> Tensor:
-        if x.__class__ is not Tensor:
+        if not isinstance(x, Tensor):
             x = x if isinstance(x, Tensor) else Tensor._const(value_of(x))
         v = x._v
         if v.__class__ is float:
@@ -256,7 +256,7 @@ def clip(
 
 
 def _t(x):
-    return x if x.__class__ is Tensor else Tensor._const(value_of(x))
+    return x if isinstance(x, Tensor) else Tensor._const(value_of(x))
 
 
 def _shape(v):
@@ -287,13 +287,13 @@ def _broadcast_params(in_shape, out_shape):
 
 def _as_shape(t, x, shape, op_name="broadcast_to"):
     """Row of ``x`` broadcast to ``shape`` (an explicit VIEW row when shapes differ)."""
-    xs = tuple(_shape(x._v) if x.__class__ is Tensor else np.shape(x))
-    if xs == tuple(shape) or not (x.__class__ is Tensor and x._rg):
+    xs = tuple(_shape(x._v) if isinstance(x, Tensor) else np.shape(x))
+    if xs == tuple(shape) or not (isinstance(x, Tensor) and x._rg):
         if xs == tuple(shape):
             return row_of(t, x)
-    r = row_of(t, x) if x.__class__ is Tensor and x._rg else -1
+    r = row_of(t, x) if isinstance(x, Tensor) and x._rg else -1
     v = result(np.broadcast_to(np.asarray(value_of(x)), shape))  # copied only when needed
-    if not (x.__class__ is Tensor and x._rg):
+    if not (isinstance(x, Tensor) and x._rg):
         return t.push(T.CONST, -1, -1, v, None, 0)
     return record(t, C.VIEW, r, -1, v, ip=t.add_ints(_broadcast_params(xs, shape)))._row
 
@@ -368,17 +368,17 @@ def add(x: TensorLike, y: TensorLike) -> Tensor:
         (tensor([1., 1.]), tensor(2.))
     """
     if (
-        x.__class__ is Tensor
-        and y.__class__ is Tensor
+        isinstance(x, Tensor)
+        and isinstance(y, Tensor)
         and x._v.__class__ is float
         and y._v.__class__ is float
     ):
         return record_binary(x, y, C.ADD, x._v + y._v)
-    if x.__class__ is Tensor and _is_scalar(y):
+    if isinstance(x, Tensor) and _is_scalar(y):
         c = float(y)
         v = x._v
         return record_unary(x, C.ADDS, v + c, c)
-    if y.__class__ is Tensor and _is_scalar(x):
+    if isinstance(y, Tensor) and _is_scalar(x):
         return add(y, x)
     return _binary("add", C.ADD, x, y)
 
@@ -396,16 +396,16 @@ def sub(x: TensorLike, y: TensorLike) -> Tensor:
         (tensor([1., 1.]), tensor(-2.))
     """
     if (
-        x.__class__ is Tensor
-        and y.__class__ is Tensor
+        isinstance(x, Tensor)
+        and isinstance(y, Tensor)
         and x._v.__class__ is float
         and y._v.__class__ is float
     ):
         return record_binary(x, y, C.SUB, x._v - y._v)
-    if x.__class__ is Tensor and _is_scalar(y):
+    if isinstance(x, Tensor) and _is_scalar(y):
         c = float(y)
         return record_unary(x, C.ADDS, x._v - c, -c)
-    if y.__class__ is Tensor and _is_scalar(x):
+    if isinstance(y, Tensor) and _is_scalar(x):
         c = float(x)
         return record_unary(y, C.RSUBS, c - y._v, c)
     return _binary("sub", C.SUB, x, y)
@@ -424,16 +424,16 @@ def mul(x: TensorLike, y: TensorLike) -> Tensor:
         (tensor([3., 3.]), tensor(3.))
     """
     if (
-        x.__class__ is Tensor
-        and y.__class__ is Tensor
+        isinstance(x, Tensor)
+        and isinstance(y, Tensor)
         and x._v.__class__ is float
         and y._v.__class__ is float
     ):
         return record_binary(x, y, C.MUL, x._v * y._v)
-    if x.__class__ is Tensor and _is_scalar(y):
+    if isinstance(x, Tensor) and _is_scalar(y):
         c = float(y)
         return record_unary(x, C.MULS, x._v * c, c)
-    if y.__class__ is Tensor and _is_scalar(x):
+    if isinstance(y, Tensor) and _is_scalar(x):
         return mul(y, x)
     return _binary("mul", C.MUL, x, y)
 
@@ -451,14 +451,14 @@ def div(x: TensorLike, y: TensorLike) -> Tensor:
         (tensor([0.2500, 0.2500]), tensor(-0.1875))
     """
     if (
-        x.__class__ is Tensor
-        and y.__class__ is Tensor
+        isinstance(x, Tensor)
+        and isinstance(y, Tensor)
         and x._v.__class__ is float
         and y._v.__class__ is float
         and y._v != 0.0
     ):
         return record_binary(x, y, C.DIV, x._v / y._v)
-    if x.__class__ is Tensor and _is_scalar(y):
+    if isinstance(x, Tensor) and _is_scalar(y):
         c = float(y)
         v = x._v
         if v.__class__ is float:
@@ -469,7 +469,7 @@ def div(x: TensorLike, y: TensorLike) -> Tensor:
         with np.errstate(all="ignore"):
             inv = float(np.float64(1.0) / np.float64(c))
         return record_unary(x, C.MULS, out, inv)
-    if y.__class__ is Tensor and _is_scalar(x):
+    if isinstance(y, Tensor) and _is_scalar(x):
         c = float(x)
         return _scalar_op(y, C.RDIVS, lambda v, c: c / v, lambda v, c: c / v, c)
     return _binary("div", C.DIV, x, y)
@@ -486,12 +486,12 @@ def power(x: TensorLike, y: TensorLike) -> Tensor:
         >>> y.sum().backward(); x.grad
         tensor([ 3., 12.])
     """
-    if x.__class__ is Tensor and _is_scalar(y):
+    if isinstance(x, Tensor) and _is_scalar(y):
         c = float(y)
         return _scalar_op(
             x, C.POWS, lambda v, c: v**c if v >= 0.0 or c == int(c) else math.nan, np.power, c
         )
-    if y.__class__ is Tensor and _is_scalar(x) and float(x) != 0.0:
+    if isinstance(y, Tensor) and _is_scalar(x) and float(x) != 0.0:
         c = float(x)  # (a zero base goes to POW, whose backward masks 0 ** y for y >= 0)
         return _scalar_op(y, C.RPOWS, lambda v, c: c**v, lambda v, c: np.power(c, v), c)
     return _binary("pow", C.POW, x, y)

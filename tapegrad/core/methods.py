@@ -1,6 +1,7 @@
-"""Operators and methods of Tensor, each a thin call into ``_ops``.
+"""Operators and methods of Tensor, each a thin call into ``functions``.
 
-Kept apart from ``_tensor.py`` so the handle stays small; ``attach()`` runs once at import.
+``TensorMethods`` is one of the base classes the public ``Tensor`` is assembled from (see
+``tapegrad/tensor_class.py``); the handle itself (``core/tensor.py``) stays small.
 """
 
 import weakref
@@ -13,11 +14,14 @@ from .tensor import (
     GUARD_HOOK,
     STATE,
     TRANSFORMS,
-    Tensor,
     _guard_hook,
+    new_tensor,
     record_binary,
     record_unary,
     tape_of,
+)
+from .tensor import (
+    TensorBase as Tensor,
 )
 
 _ADD, _ADDS, _MUL, _MULS = C.ADD, C.ADDS, C.MUL, C.MULS  # the operator hot path
@@ -25,7 +29,7 @@ _ADD, _ADDS, _MUL, _MULS = C.ADD, C.ADDS, C.MUL, C.MULS  # the operator hot path
 
 def _add(self, other):
     oc = other.__class__
-    if oc is Tensor:
+    if oc is self.__class__:
         if self._v.__class__ is float and other._v.__class__ is float:
             return record_binary(self, other, _ADD, self._v + other._v)
     elif oc is float:  # hot path for scalar chains
@@ -38,7 +42,7 @@ def _add(self, other):
 
 def _mul(self, other):
     oc = other.__class__
-    if oc is Tensor:
+    if oc is self.__class__:
         if self._v.__class__ is float and other._v.__class__ is float:
             return record_binary(self, other, _MUL, self._v * other._v)
     elif oc is float:
@@ -685,7 +689,7 @@ def _astype(self, dtype, copy=True, **kw):
         return self.clone() if copy else self
     if dt.kind in "iub" or not self._rg:
         _guard(self, "astype")  # a trace pins the value it reads
-        return Tensor(self._v, dtype=dt)
+        return new_tensor(self._v, dtype=dt)
     raise TypeError(
         f"Tensor.astype({dt}): tapegrad differentiates float64 values only; a "
         f"Tensor that requires grad cannot become {dt} (use astype(float))"
@@ -883,183 +887,151 @@ def _fill(self, value):
     self[...] = value
 
 
-def attach():
-    M = Tensor
-    M.clone = _clone
-    M.__add__ = _add
-    M.__radd__ = _add
-    M.__sub__ = O.sub
-    M.__rsub__ = lambda s, o: O.sub(o, s)
-    M.__mul__ = _mul
-    M.__rmul__ = _mul
-    M.__truediv__ = O.div
-    M.__rtruediv__ = lambda s, o: O.div(o, s)
-    M.__pow__ = lambda s, o: O.power(s, o)
-    M.__rpow__ = _rpow
-    M.__matmul__ = lambda s, o: O.matmul(s, o)
-    M.__rmatmul__ = lambda s, o: O.matmul(o, s)
-    M.__neg__ = O.neg
-    M.__pos__ = _pos
-    M.__abs__ = O.abs_
-    M.__getitem__ = _getitem
-    M.__setitem__ = _setitem
-    for name, uf in (
-        ("__lt__", np.less),
-        ("__le__", np.less_equal),
-        ("__gt__", np.greater),
-        ("__ge__", np.greater_equal),
-        ("__eq__", np.equal),
-        ("__ne__", np.not_equal),
-    ):
-        setattr(M, name, _compare(uf, name))
-    M.__iadd__ = M.add_ = _inplace(O.add, "add_")
-    M.__isub__ = M.sub_ = _inplace(O.sub, "sub_")
-    M.__imul__ = M.mul_ = _inplace(O.mul, "mul_")
-    M.__itruediv__ = M.div_ = _inplace(O.div, "div_")
-    for name, f in (("add_", O.add), ("sub_", O.sub), ("mul_", O.mul), ("div_", O.div)):
-        getattr(M, name).__doc__ = _inplace_doc(name, f.__name__)
-    M.clamp_ = _clamp_
-    M.zero_ = _zero_
-    M._version = property(_version)
-    for name in (
-        "exp",
-        "log",
-        "log1p",
-        "expm1",
-        "sqrt",
-        "sin",
-        "cos",
-        "tan",
-        "tanh",
-        "sigmoid",
-        "relu",
-        "arcsin",
-        "arccos",
-        "arctan",
-        "arcsinh",
-        "arccosh",
-        "arctanh",
-        "sinh",
-        "cosh",
-        "log2",
-        "log10",
-        "exp2",
-        "cbrt",
-        "sinc",
-        "sign",
-        "floor",
-        "ceil",
-        "rint",
-        "trunc",
-        "reciprocal",
-        "square",
-        "deg2rad",
-        "rad2deg",
-        "nan_to_num",
-        "conj",
-        "remainder",
-        "fmod",
-        "arctan2",
-        "hypot",
-        "logaddexp",
-        "logaddexp2",
-    ):
-        setattr(M, name, getattr(O, name))
-    for name in ("gamma", "gammaln", "digamma", "erf", "erfc", "erfinv", "erfcinv"):
-        setattr(M, name, getattr(O, name))  # special functions (PyTorch has x.erf() ...)
-    M.lgamma = O.gammaln
-    M.polygamma = _polygamma
-    M.round = lambda s, decimals=0: O.around(s, decimals)
-    M.cumsum = lambda s, axis=None, *, dim=None: O.cumsum(s, _axis(axis, dim))
-    M.cumprod = lambda s, axis=None, *, dim=None: O.cumprod(s, _axis(axis, dim))
-    M.conjugate = O.conj
-    M.real = property(O.real)
-    M.imag = property(O.imag)
-    M.__mod__ = O.remainder
-    M.__rmod__ = lambda s, o: O.remainder(o, s)
-    M.__floordiv__ = O.floor_divide
-    M.__rfloordiv__ = lambda s, o: O.floor_divide(o, s)
-    M.__divmod__ = O.divmod_
-    M.__rdivmod__ = lambda s, o: O.divmod_(o, s)
-    M.atan2 = O.arctan2
-    for torch_name, name in (
-        ("asin", "arcsin"),
-        ("acos", "arccos"),
-        ("atan", "arctan"),
-        ("asinh", "arcsinh"),
-        ("acosh", "arccosh"),
-        ("atanh", "arctanh"),
-    ):
-        setattr(M, torch_name, getattr(O, name))
-    M.abs = O.abs_
-    M.neg = O.neg
-    M.sum = _reduction(O.sum)
-    M.mean = _reduction(O.mean)
-    M.prod = _reduction(O.prod)
-    M.max = _max
-    M.min = _min
-    M.amax = _reduction(O.amax)
-    M.amin = _reduction(O.amin)
-    M.argmax = _argmax
-    M.argmin = _argmin
-    M.var = _var
-    M.std = _std
-    M.logsumexp = _logsumexp
-    M.softmax = _softmax
-    M.log_softmax = _log_softmax
-    M.reshape = _reshape
-    M.view = _reshape
-    M.transpose = _transpose
-    M.permute = _permute
-    M.T = property(_transposed)
-    M.squeeze = _squeeze
-    M.unsqueeze = _unsqueeze
-    M.expand_dims = _unsqueeze
-    M.flatten = _flatten
-    M.ravel = _flatten
-    M.expand = _expand
-    M.broadcast_to = lambda s, shape: O.broadcast_to(s, shape)
-    M.clip = _clip
-    M.clamp = _clip
-    M.pow = lambda s, o: O.power(s, o)
-    M.matmul = lambda s, o: O.matmul(s, o)
-    M.dot = lambda s, o: O.dot(s, o)
-    M.maximum = lambda s, o: O.maximum(s, o)
-    M.minimum = lambda s, o: O.minimum(s, o)
-    M.leaky_relu = O.leaky_relu
-    M.add = lambda s, o: O.add(s, o)
-    M.sub = lambda s, o: O.sub(s, o)
-    M.mul = lambda s, o: O.mul(s, o)
-    M.div = lambda s, o: O.div(s, o)
-    M.copy = _copy
-    M.astype = _astype
-    M.real = property(_real)
-    M.imag = property(_imag)
-    M.conj = M.conjugate = _conj
-    M.swapaxes = _swapaxes
-    M.round = _round
-    for name in ("all", "any", "argsort", "nonzero"):
-        setattr(M, name, _values(name))
-    M.take = _take
-    M.repeat = _repeat
-    M.diagonal = _diagonal
-    M.trace = _trace_method
-    M.fill = M.fill_ = _fill
-    # the methods that are a tapegrad function with x first show that function's example
-    for name, f in (
-        ("add", O.add),
-        ("sub", O.sub),
-        ("mul", O.mul),
-        ("div", O.div),
-        ("pow", O.power),
-        ("matmul", O.matmul),
-        ("dot", O.dot),
-        ("maximum", O.maximum),
-        ("minimum", O.minimum),
-        ("cumsum", O.cumsum),
-        ("cumprod", O.cumprod),
-        ("broadcast_to", O.broadcast_to),
-    ):
-        getattr(
-            M, name
-        ).__doc__ = f"``x.{name}(...)`` is ``tg.{f.__name__}(x, ...)``.\n\n{f.__doc__}"
+def _calls(name, f, method):
+    """``method`` documented as ``tg.f`` with x first (showing that function's example)."""
+    method.__name__ = name
+    method.__doc__ = f"``x.{name}(...)`` is ``tg.{f.__name__}(x, ...)``.\n\n{f.__doc__}"
+    return method
+
+
+def _inplace_method(fn, opname):
+    method = _inplace(fn, opname)
+    method.__name__ = opname
+    method.__doc__ = _inplace_doc(opname, fn.__name__)
+    return method
+
+
+class TensorMethods:
+    """Tensor's operators and NumPy/PyTorch-style methods (a base class of the public
+    ``Tensor``), each a thin call into ``functions``."""
+
+    __slots__ = ()
+    __hash__ = object.__hash__  # by identity, as PyTorch's (defining __eq__ would drop it)
+
+    clone = _clone
+    __add__ = __radd__ = _add
+    __sub__ = O.sub
+    __rsub__ = lambda s, o: O.sub(o, s)  # noqa: E731
+    __mul__ = __rmul__ = _mul
+    __truediv__ = O.div
+    __rtruediv__ = lambda s, o: O.div(o, s)  # noqa: E731
+    __pow__ = lambda s, o: O.power(s, o)  # noqa: E731
+    __rpow__ = _rpow
+    __matmul__ = lambda s, o: O.matmul(s, o)  # noqa: E731
+    __rmatmul__ = lambda s, o: O.matmul(o, s)  # noqa: E731
+    __neg__ = neg = O.neg
+    __pos__ = _pos
+    __abs__ = abs = O.abs_
+    __getitem__ = _getitem
+    __setitem__ = _setitem
+    __lt__ = _compare(np.less, "__lt__")
+    __le__ = _compare(np.less_equal, "__le__")
+    __gt__ = _compare(np.greater, "__gt__")
+    __ge__ = _compare(np.greater_equal, "__ge__")
+    __eq__ = _compare(np.equal, "__eq__")
+    __ne__ = _compare(np.not_equal, "__ne__")
+    __iadd__ = add_ = _inplace_method(O.add, "add_")
+    __isub__ = sub_ = _inplace_method(O.sub, "sub_")
+    __imul__ = mul_ = _inplace_method(O.mul, "mul_")
+    __itruediv__ = div_ = _inplace_method(O.div, "div_")
+    clamp_ = _clamp_
+    zero_ = _zero_
+    _version = property(_version)
+
+    # elementwise functions of x alone, as in NumPy and PyTorch
+    exp, log, log1p, expm1 = O.exp, O.log, O.log1p, O.expm1
+    sqrt, sin, cos, tan, tanh = O.sqrt, O.sin, O.cos, O.tan, O.tanh
+    sigmoid, relu, leaky_relu = O.sigmoid, O.relu, O.leaky_relu
+    arcsin, arccos, arctan = O.arcsin, O.arccos, O.arctan
+    arcsinh, arccosh, arctanh = O.arcsinh, O.arccosh, O.arctanh
+    asin, acos, atan = O.arcsin, O.arccos, O.arctan  # PyTorch's names
+    asinh, acosh, atanh = O.arcsinh, O.arccosh, O.arctanh
+    sinh, cosh, log2, log10, exp2, cbrt, sinc = (
+        O.sinh,
+        O.cosh,
+        O.log2,
+        O.log10,
+        O.exp2,
+        O.cbrt,
+        O.sinc,
+    )
+    sign, floor, ceil, rint, trunc = O.sign, O.floor, O.ceil, O.rint, O.trunc
+    reciprocal, square, deg2rad, rad2deg = O.reciprocal, O.square, O.deg2rad, O.rad2deg
+    nan_to_num = O.nan_to_num
+    remainder, fmod, arctan2, hypot = O.remainder, O.fmod, O.arctan2, O.hypot
+    atan2 = O.arctan2
+    logaddexp, logaddexp2 = O.logaddexp, O.logaddexp2
+    # special functions (PyTorch has x.erf() ...)
+    gamma, gammaln, digamma = O.gamma, O.gammaln, O.digamma
+    erf, erfc, erfinv, erfcinv = O.erf, O.erfc, O.erfinv, O.erfcinv
+    lgamma = O.gammaln
+    polygamma = _polygamma
+    cumsum = _calls(
+        "cumsum", O.cumsum, lambda s, axis=None, *, dim=None: O.cumsum(s, _axis(axis, dim))
+    )
+    cumprod = _calls(
+        "cumprod", O.cumprod, lambda s, axis=None, *, dim=None: O.cumprod(s, _axis(axis, dim))
+    )
+    __mod__ = O.remainder
+    __rmod__ = lambda s, o: O.remainder(o, s)  # noqa: E731
+    __floordiv__ = O.floor_divide
+    __rfloordiv__ = lambda s, o: O.floor_divide(o, s)  # noqa: E731
+    __divmod__ = O.divmod_
+    __rdivmod__ = lambda s, o: O.divmod_(o, s)  # noqa: E731
+
+    # reductions (axis= or PyTorch's dim=, keepdims= or keepdim=)
+    sum = _reduction(O.sum)
+    mean = _reduction(O.mean)
+    prod = _reduction(O.prod)
+    amax = _reduction(O.amax)
+    amin = _reduction(O.amin)
+    max = _max
+    min = _min
+    argmax = _argmax
+    argmin = _argmin
+    var = _var
+    std = _std
+    logsumexp = _logsumexp
+    softmax = _softmax
+    log_softmax = _log_softmax
+
+    # shape
+    reshape = view = _reshape
+    transpose = _transpose
+    permute = _permute
+    T = property(_transposed)
+    squeeze = _squeeze
+    unsqueeze = expand_dims = _unsqueeze
+    flatten = ravel = _flatten
+    expand = _expand
+    broadcast_to = _calls("broadcast_to", O.broadcast_to, lambda s, shape: O.broadcast_to(s, shape))
+    swapaxes = _swapaxes
+    take = _take
+    repeat = _repeat
+    diagonal = _diagonal
+    trace = _trace_method
+
+    # binary functions with x first
+    clip = clamp = _clip
+    pow = _calls("pow", O.power, lambda s, o: O.power(s, o))
+    matmul = _calls("matmul", O.matmul, lambda s, o: O.matmul(s, o))
+    dot = _calls("dot", O.dot, lambda s, o: O.dot(s, o))
+    maximum = _calls("maximum", O.maximum, lambda s, o: O.maximum(s, o))
+    minimum = _calls("minimum", O.minimum, lambda s, o: O.minimum(s, o))
+    add = _calls("add", O.add, lambda s, o: O.add(s, o))
+    sub = _calls("sub", O.sub, lambda s, o: O.sub(s, o))
+    mul = _calls("mul", O.mul, lambda s, o: O.mul(s, o))
+    div = _calls("div", O.div, lambda s, o: O.div(s, o))
+
+    # values, dtype, complex parts
+    copy = _copy
+    astype = _astype
+    real = property(_real)
+    imag = property(_imag)
+    conj = conjugate = _conj
+    round = _round
+    all = _values("all")
+    any = _values("any")
+    argsort = _values("argsort")
+    nonzero = _values("nonzero")
+    fill = fill_ = _fill

@@ -48,6 +48,7 @@ import numpy as np
 
 from ..ops.spec import C, NAMES, READS
 from ..ops.structural import SMALL_MATMUL
+from .tape_inspect import TapeInspection
 
 _OP_NAMES = NAMES
 LEAF, CONST, FREED, CUSTOM, GUARD = C.LEAF, C.CONST, C.FREED, C.CUSTOM, C.GUARD
@@ -137,7 +138,7 @@ class SectionLock:
             self._lock.release()
 
 
-class Tape:
+class Tape(TapeInspection):
     """Columns of the Wengert list plus the flat value/adjoint buffers.
 
     Examples:

@@ -1,4 +1,4 @@
-"""The Tensor handle and the few helpers every op uses to record itself on the tape.
+"""The Tensor handle (``TensorBase``) and the helpers every op uses to record itself on the tape.
 
 A Tensor is (value, tape, row): ``_v`` is its value (a Python float for 0-d tensors, else a
 float64 ndarray of its own, so it stays readable after the tape is reset), ``_row`` its row on
@@ -19,14 +19,14 @@ STATE = T.STATE
 _get_ident = threading.get_ident
 
 
-class Tensor:
-    """A value with an optional place on the tape (the public surface is in README.md and the docs).
+class TensorBase:
+    """The handle every Tensor is: value, tape and row, and what needs nothing above the tape.
 
-    Examples:
-        >>> import tapegrad as tg
-        >>> x = tg.Tensor([1.0, 2.0], requires_grad=True)
-        >>> (x * x).sum().backward(); x.grad
-        tensor([2., 4.])
+    The public ``tapegrad.Tensor`` (``tapegrad/tensor_class.py``) derives from it and from the
+    methods of the layers above (operators, backward, NumPy's protocols, graph views).  Code
+    below that class makes handles through ``new_handle`` / ``new_tensor``, which make
+    instances of the registered public class, and checks for tensors with
+    ``isinstance(x, TensorBase)``.
     """
 
     __slots__ = ("_v", "_tape", "_row", "_rg", "_leaf", "_grad", "_m", "_k", "__weakref__")
@@ -65,7 +65,7 @@ class Tensor:
 
     @grad.setter
     def grad(self, g):
-        if g is not None and not isinstance(g, Tensor):
+        if g is not None and not isinstance(g, TensorBase):
             raise TypeError(f"assigned grad must be a Tensor or None, got {type(g).__name__}")
         self._grad = g
 
@@ -333,7 +333,7 @@ class Tensor:
             tensor([1., 2.])
         """
         _guard_hook(self, "detach")
-        return Tensor._const(self._v)
+        return TensorBase._const(self._v)
 
     def _invalidate(self):
         """Forget the tape row: the value changed (or the flag did), so the next use re-enters."""
@@ -342,7 +342,7 @@ class Tensor:
 
     @staticmethod
     def _const(v):
-        h = _new(Tensor)
+        h = _new(_cls)
         h._v = v
         h._tape = None
         h._row = -1
@@ -370,6 +370,29 @@ class Tensor:
 
 
 _new = object.__new__
+_cls = TensorBase  # the public Tensor class once it is registered (``use_tensor_class``)
+
+
+def use_tensor_class(cls):
+    """Make every handle the lower layers create an instance of ``cls``, the public Tensor.
+
+    The public class is assembled in ``tapegrad/tensor_class.py`` from the methods of every layer,
+    so the layers below it cannot import it; it registers itself here, once, at import.
+    """
+    global _cls
+    if not (isinstance(cls, type) and issubclass(cls, TensorBase)):
+        raise TypeError(f"the Tensor class must derive from TensorBase, got {cls!r}")
+    _cls = cls
+
+
+def new_handle():
+    """An empty handle of the public Tensor class (its slots are set by the caller)."""
+    return _new(_cls)
+
+
+def new_tensor(data, requires_grad=False, dtype=None):
+    """``tapegrad.Tensor(data, requires_grad, dtype)``, for the layers below that class."""
+    return _cls(data, requires_grad=requires_grad, dtype=dtype)
 
 
 class ConversionError(TypeError):
@@ -486,7 +509,7 @@ def _copy(v):
 
 def _as_value(data, dtype):
     """Normalise user data to a value: float for 0-d float64, else an ndarray."""
-    if isinstance(data, Tensor):
+    if isinstance(data, TensorBase):
         _guard_hook(data, "tensor")
         data = data._v
     if isinstance(data, np.ma.MaskedArray):
@@ -509,7 +532,7 @@ def _as_value(data, dtype):
 
 def value_of(x):
     """The float64 value of an operand (Tensor, number or array-like)."""
-    if x.__class__ is Tensor:
+    if x.__class__ is _cls:
         v = x._v
         if v.__class__ is not float and v.dtype != np.float64:
             return v.astype(np.float64)
@@ -551,7 +574,7 @@ def tape_for(*xs):
     t = STATE.tape
     for x in xs:
         if (
-            x.__class__ is Tensor
+            x.__class__ is _cls
             and not x._leaf
             and x._tape is not None
             and x._tape is not t
@@ -573,7 +596,7 @@ def row_of(t, x):
     cached only by the first thread's live tape; the other threads keep its row in their
     tape's ``extras["shared"]`` (id -> row), so no thread ever overwrites, or reads half of,
     another thread's pair (claims are made under ``_CLAIM``)."""
-    if x.__class__ is Tensor:
+    if x.__class__ is _cls:
         if x._tape is t:
             return x._row
         cur = x._tape
@@ -615,7 +638,7 @@ def row_of(t, x):
 
 def record(t, code, ra, rb, v, fp=0.0, ip=0):
     """Append a grad-requiring row holding value ``v``; returns its new handle."""
-    h = _new(Tensor)
+    h = _new(_cls)
     h._v = v
     h._rg = True
     h._leaf = False
@@ -639,7 +662,7 @@ def handle_of(t, r):
     >>> h.tolist(), h._row == y._row, h is y
     ([2.0, 4.0], True, False)
     """
-    h = _new(Tensor)
+    h = _new(_cls)
     h._v = result(t.value(r).copy().reshape(t.shape(r)))
     h._rg = bool(t.rg[r])
     h._leaf = False
@@ -673,7 +696,7 @@ def record_unary(x, code, v, fp=0.0):
     A float or small-array row is three list appends, flushed later (see tape.py)."""
     t = STATE.tape
     if not (x._rg and t.enabled):
-        return Tensor._const(v)
+        return TensorBase._const(v)
     i = t.n
     pc = t.pc
     # len(pc) == n - nsync: no torn row is pending (see Tape.sync); pc is appended first and
@@ -683,7 +706,7 @@ def record_unary(x, code, v, fp=0.0):
             if v.size >= T.LAZY_MIN:  # large: its row may stay lazy (see tape.py)
                 return _record_slow(t, x, code, v, fp)
             t.parr = True
-        h = _new(Tensor)
+        h = _new(_cls)
         h._v = v
         h._rg = True
         h._leaf = False
@@ -708,7 +731,7 @@ def record_binary(x, y, code, v):
     """Record ``v = op(x, y)`` for two Tensors of equal shape (the scalar hot path)."""
     t = STATE.tape
     if not ((x._rg or y._rg) and t.enabled):
-        return Tensor._const(v)
+        return TensorBase._const(v)
     i = t.n
     pc = t.pc
     if (
@@ -718,7 +741,7 @@ def record_binary(x, y, code, v):
         and v.__class__ is float
         and len(pc) + t.nsync == i
     ):
-        h = _new(Tensor)
+        h = _new(_cls)
         h._v = v
         h._rg = True
         h._leaf = False
@@ -740,7 +763,7 @@ def needs_grad(*xs):
     if not STATE.enabled:
         return False
     for x in xs:
-        if x.__class__ is Tensor and x._rg:
+        if x.__class__ is _cls and x._rg:
             return True
     return False
 

@@ -10,7 +10,7 @@ gradient is zero).
 import numpy as np
 
 from ..core import functions as _ops
-from ..core.tensor import Tensor
+from ..tensor_class import Tensor
 
 __all__ = [
     "relu",

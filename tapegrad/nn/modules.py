@@ -22,7 +22,7 @@ import numpy as np
 from ..core import creation as _creation
 from ..core import functions as _ops
 from ..core import methods as _methods
-from ..core.tensor import Tensor
+from ..tensor_class import Tensor
 from . import functional as F
 
 

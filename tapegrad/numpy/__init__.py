@@ -12,7 +12,7 @@ import types
 import numpy as _np
 
 from ..core import functions as _O
-from ..core.tensor import Tensor as _Tensor
+from ..core.tensor import TensorBase as _Tensor
 from . import dispatch as _D
 from . import linalg_ops as _linalg
 

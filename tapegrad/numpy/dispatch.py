@@ -1,17 +1,17 @@
 """NumPy dispatch: ``np.sin(t)``, ``np.sum(t)``, ``arr * t`` ... run tapegrad ops on Tensors.
 
-``attach()`` gives Tensor ``__array_ufunc__`` and ``__array_function__``, so existing NumPy code
-differentiates when handed Tensors.  Each supported NumPy callable maps to a tapegrad op or a
-composite of ops (the tables below); rounding and sign (``np.floor``, ``np.round``...) are ops
-with derivative 0; functions whose result carries no gradient (``np.shape``, ``np.argmax``,
-``np.isnan``...) run on the values.  Anything else raises a
-TypeError naming the function: a gradient is never dropped silently.
+``NumpyProtocol`` (a base class of the public Tensor) gives Tensor ``__array_ufunc__`` and
+``__array_function__``, so existing NumPy code differentiates when handed Tensors.  Each
+supported NumPy callable maps to a tapegrad op or a composite of ops (the tables below);
+rounding and sign (``np.floor``, ``np.round``...) are ops with derivative 0; functions whose
+result carries no gradient (``np.shape``, ``np.argmax``, ``np.isnan``...) run on the values.
+Anything else raises a TypeError naming the function: a gradient is never dropped silently.
 """
 
 import numpy as np
 
 from ..core import functions as O
-from ..core.tensor import Tensor
+from ..core.tensor import TensorBase as Tensor
 from . import linalg_ops, shape_functions
 
 
@@ -479,6 +479,9 @@ def _array_function(self, func, types, args, kwargs):
     )
 
 
-def attach():
-    Tensor.__array_ufunc__ = _array_ufunc
-    Tensor.__array_function__ = _array_function
+class NumpyProtocol:
+    """NumPy's dispatch protocols for Tensor (a base class of the public ``Tensor``)."""
+
+    __slots__ = ()
+    __array_ufunc__ = _array_ufunc
+    __array_function__ = _array_function

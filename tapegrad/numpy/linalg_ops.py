@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..core import functions as O
-from ..core.tensor import Tensor
+from ..core.tensor import TensorBase as Tensor
 from .rules import apply
 
 LinAlgError = np.linalg.LinAlgError

@@ -19,7 +19,8 @@ import numpy as np
 from ..autograd.checks import version_error
 from ..autograd.engine import enable_grad, no_grad
 from ..autograd.function import CustomNode, fit_graph_grad
-from ..core.tensor import STATE, Tensor, result, value_of
+from ..core.tensor import STATE, result, value_of
+from ..core.tensor import TensorBase as Tensor
 
 Rule = Callable[[list, list, list], list]
 

@@ -16,7 +16,8 @@ import warnings
 import numpy as np
 
 from ..core import functions as O
-from ..core.tensor import Tensor, needs_grad, result
+from ..core.tensor import TensorBase as Tensor
+from ..core.tensor import needs_grad, result
 
 __all__ = [
     "kron",

@@ -18,7 +18,7 @@ import scipy.integrate as _si
 
 from .. import numpy as tnp
 from ..core import functions as O
-from ..core.tensor import Tensor
+from ..tensor_class import Tensor
 
 __all__ = ["odeint"]
 

@@ -15,9 +15,9 @@ import numpy as np
 import scipy.linalg as _sl
 
 from ..core import functions as O
-from ..core.tensor import Tensor
 from ..numpy import linalg_ops as _L
 from ..numpy.rules import apply
+from ..tensor_class import Tensor
 
 LinAlgError = np.linalg.LinAlgError
 

@@ -9,8 +9,8 @@ then, so SciPy stays an optional extra).
 
 import numpy as np
 
-from ..core.tensor import Tensor
 from ..numpy.shape_functions import convolve_nd
+from ..tensor_class import Tensor
 
 __all__ = ["convolve"]
 

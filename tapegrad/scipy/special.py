@@ -26,7 +26,8 @@ import scipy.special as _sp
 
 from ..autograd.function import Function
 from ..core import functions as O
-from ..core.tensor import Tensor, value_of
+from ..core.tensor import value_of
+from ..tensor_class import Tensor
 
 __all__ = [
     "logsumexp",

@@ -18,7 +18,7 @@ import scipy.stats as _st
 
 from ..autograd.function import Function
 from ..core import functions as O
-from ..core.tensor import Tensor
+from ..tensor_class import Tensor
 from . import special as S
 
 __all__ = [

@@ -31,7 +31,8 @@ from ..autograd.function import CustomNode, fit_graph_grad
 from ..autograd.higher import row_tensor
 from ..core import functions as O
 from ..core import tape as T
-from ..core.tensor import STATE, Tensor, result, value_of
+from ..core.tensor import STATE, result, value_of
+from ..core.tensor import TensorBase as Tensor
 from ..errors import ForwardModeError
 from ..tree import tree_flatten, tree_unflatten
 

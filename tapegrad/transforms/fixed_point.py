@@ -19,7 +19,8 @@ from ..autograd import engine
 from ..autograd.forward import tangent_values
 from ..autograd.function import CustomNode, fit_graph_grad
 from ..autograd.higher import row_tensor
-from ..core.tensor import Tensor, result, value_of
+from ..core.tensor import TensorBase as Tensor
+from ..core.tensor import result, value_of
 from ..errors import ForwardModeError
 from ..tree import tree_flatten, tree_unflatten
 from .custom import (

@@ -21,7 +21,7 @@ from ..core import functions as _ops
 from ..autograd import engine as autograd
 from ..autograd import forward
 from .. import pytree as _pytree
-from ..core.tensor import STATE, TRANSFORMS, Tensor, raise_unwrapped
+from ..core.tensor import STATE, TRANSFORMS, TensorBase as Tensor, raise_unwrapped
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacobian"]
 
@@ -67,7 +67,7 @@ def _input(leaf, inputs):
     cls = leaf.__class__
     if cls is float:
         x = Tensor._const(leaf)
-    elif cls is Tensor:
+    elif isinstance(leaf, Tensor):
         if leaf.dtype.kind != "f":
             raise _BadLeaf(f"is an integer/boolean Tensor (dtype {leaf.dtype})")
         # a clone, not the Tensor itself: the inner gradient must not see the outer variable
@@ -114,12 +114,12 @@ def _describe(tree):
 
 def _value(y):
     """An output as a user sees it outside the transform: Tensors become floats / arrays."""
-    return y._v if y.__class__ is Tensor else y
+    return y._v if isinstance(y, Tensor) else y
 
 
 def _like(orig, g):
     """Gradient array ``g`` in the type of argument leaf ``orig`` (a float gives a float)."""
-    if orig.__class__ is float or orig.__class__ is Tensor:
+    if orig.__class__ is float or isinstance(orig, Tensor):
         return float(g) if g.ndim == 0 else g
     if g.ndim == 0 and isinstance(orig, np.floating):
         return orig.dtype.type(g)
@@ -178,7 +178,7 @@ class _Call:
     def backward(self, ys, cts, retain):
         """Gradients (arrays, or Tensors when nested; None if unreached) of the used inputs."""
         ins = self.used_inputs()
-        pairs = [(y, ct) for y, ct in zip(ys, cts) if y.__class__ is Tensor and y._rg]
+        pairs = [(y, ct) for y, ct in zip(ys, cts) if isinstance(y, Tensor) and y._rg]
         if not pairs:
             return [None] * len(ins)
         ys = [y for y, _ in pairs]
@@ -196,7 +196,7 @@ class _Call:
         shape prefixed to each block, for Jacobians).  Tensors stay Tensors (nested use)."""
         it = iter(grads)
         leaves = []
-        nested = self.nested or any(g.__class__ is Tensor for g in grads)
+        nested = self.nested or any(isinstance(g, Tensor) for g in grads)
         for x in self.inputs:
             if x is None:
                 leaves.append(None)
@@ -228,7 +228,7 @@ def _check_float(out, what="grad"):
     zero would look like an answer."""
     dt = (
         out.dtype
-        if out.__class__ is Tensor or isinstance(out, (np.ndarray, np.generic))
+        if isinstance(out, Tensor) or isinstance(out, (np.ndarray, np.generic))
         else np.dtype(type(out))
         if isinstance(out, (bool, int, float))
         else None
@@ -243,7 +243,7 @@ def _check_float(out, what="grad"):
 
 def _check_scalar(out):
     _check_float(out)
-    if out.__class__ is Tensor:
+    if isinstance(out, Tensor):
         shape = out.shape
     elif isinstance(out, (float, int, np.number, np.ndarray)):
         shape = np.shape(out)
@@ -415,7 +415,7 @@ def _forward_rows(c, ys, sizes):
     keep = [
         k
         for k, y in enumerate(ys)
-        if y.__class__ is Tensor and y._rg and (y._tape is t or any(y is x for x in ins))
+        if isinstance(y, Tensor) and y._rg and (y._tape is t or any(y is x for x in ins))
     ]
     out_rows = [autograd._row_for(t, ys[k]) for k in keep]  # an output may be an input
     m = sum(sizes)
@@ -452,7 +452,7 @@ def _jacobian_rows(c, ys, sizes):
             else None
             for k, x in enumerate(ins)
         ]
-    keep = [k for k, y in enumerate(ys) if y.__class__ is Tensor and y._rg]
+    keep = [k for k, y in enumerate(ys) if isinstance(y, Tensor) and y._rg]
     J = np.zeros((m, sum(x.size for x in ins)))
     if keep:
         starts = np.concatenate([[0], np.cumsum(sizes)])

@@ -19,7 +19,8 @@ import numpy as np
 
 from ..autograd import engine as autograd
 from ..autograd import forward as F
-from ..core.tensor import STATE, Tensor
+from ..core.tensor import STATE
+from ..core.tensor import TensorBase as Tensor
 from .functional import _DEPTH, _Call, _leaves, _unflatten, _value, _zeros, grad, jacobian
 
 __all__ = ["hessian", "hvp", "jvp", "jacfwd", "jacrev"]
