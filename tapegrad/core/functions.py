@@ -325,9 +325,8 @@ _BINARY_FWD = {
 def _binary(name, code, x, y):
     xv = value_of(x)
     yv = value_of(y)
-    try:
-        with np.errstate(all="ignore"):
-            out = _BINARY_FWD[code](xv, yv)
+    try:  # numpy's own warnings apply, as they would to the same numpy code
+        out = _BINARY_FWD[code](xv, yv)
     except ValueError:
         raise ValueError(
             f"{name}: operands could not be broadcast together with shapes "
@@ -344,15 +343,12 @@ def _binary(name, code, x, y):
 
 
 def _is_scalar(y):
-    return (
-        y.__class__ is float
-        or y.__class__ is int
-        or (
-            isinstance(y, (numbers.Real, np.floating, np.integer))
-            and not isinstance(y, bool)
-            and not isinstance(y, np.ndarray)
-        )
-    )
+    c = y.__class__
+    if c is float or c is int:
+        return True
+    if isinstance(y, (Tensor, np.ndarray)):  # before the ABC check below, which is slow
+        return False
+    return isinstance(y, (numbers.Real, np.floating, np.integer)) and not isinstance(y, bool)
 
 
 def add(x: TensorLike, y: TensorLike) -> Tensor:
@@ -462,12 +458,10 @@ def div(x: TensorLike, y: TensorLike) -> Tensor:
         c = float(y)
         v = x._v
         if v.__class__ is float:
-            out = v / c if c != 0.0 else float(np.float64(v) / np.float64(c))
+            out = v / c if c != 0.0 else _ieee(lambda a: a / np.float64(c), v)
         else:
-            with np.errstate(all="ignore"):
-                out = v / c
-        with np.errstate(all="ignore"):
-            inv = float(np.float64(1.0) / np.float64(c))
+            out = v / c
+        inv = 1.0 / c if c != 0.0 else math.copysign(math.inf, c)
         return record_unary(x, C.MULS, out, inv)
     if isinstance(y, Tensor) and _is_scalar(x):
         c = float(x)
@@ -712,7 +706,7 @@ def sum(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:  # 
         >>> tg.sum(x).backward(); x.grad
         tensor([1., 1., 1.])
     """
-    return _reduce("sum", C.SUM, x, axis, keepdims, np.sum)
+    return _reduce("sum", C.SUM, x, axis, keepdims, np.add.reduce)
 
 
 def prod(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
@@ -726,7 +720,7 @@ def prod(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
         >>> y.backward(); x.grad
         tensor([6., 3., 2.])
     """
-    return _reduce("prod", C.PROD, x, axis, keepdims, np.prod)
+    return _reduce("prod", C.PROD, x, axis, keepdims, np.multiply.reduce)
 
 
 def amax(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
@@ -741,7 +735,7 @@ def amax(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
         >>> y.backward(); x.grad
         tensor([0.0000, 0.5000, 0.5000])
     """
-    return _reduce("max", C.AMAX, x, axis, keepdims, np.max)
+    return _reduce("max", C.AMAX, x, axis, keepdims, np.maximum.reduce)
 
 
 def amin(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
@@ -756,7 +750,7 @@ def amin(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
         >>> y.backward(); x.grad
         tensor([0., 1., 0.])
     """
-    return _reduce("min", C.AMIN, x, axis, keepdims, np.min)
+    return _reduce("min", C.AMIN, x, axis, keepdims, np.minimum.reduce)
 
 
 def mean(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:

@@ -320,7 +320,7 @@ class Tape(TapeInspection):
             end = int(ends[-1])
             if end > self.vcap:
                 self._reserve(off, end - off)
-            self._val[off:end] = np.concatenate([np.ravel(v) for v in pv])
+            self._val[off:end] = np.concatenate(pv, axis=None)  # each row flattened, in order
             self._voff[s + 1 : s + k + 1] = ends
         else:
             if off + k > self.vcap:
