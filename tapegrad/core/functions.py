@@ -333,6 +333,8 @@ def _binary(name, code, x, y):
             f"{np.shape(xv)} and {np.shape(yv)}"
         ) from None
     out = result(out)
+    if isinstance(x, Tensor) and isinstance(y, Tensor) and _shape(xv) == _shape(yv):
+        return record_binary(x, y, code, out)  # no broadcast: the small-array fast path
     if not needs_grad(x, y):
         return Tensor._const(out)
     t = tape_for(x, y)

@@ -58,10 +58,7 @@ class TensorBase:
             >>> (2 * x).sum().backward(); (2 * x).sum().backward(); x.grad   # accumulated twice
             tensor([4., 4.])
         """
-        try:
-            return self._grad
-        except AttributeError:
-            return None
+        return getattr(self, "_grad", None)  # unset on op results (a store less per op)
 
     @grad.setter
     def grad(self, g):
@@ -72,10 +69,7 @@ class TensorBase:
     @property
     def _meta(self):
         """Rarely used per-tensor facts (version counter, hooks), or None."""
-        try:
-            return self._m
-        except AttributeError:
-            return None
+        return getattr(self, "_m", None)
 
     @_meta.setter
     def _meta(self, m):
@@ -728,19 +722,18 @@ def _record_slow(t, x, code, v, fp):
 
 
 def record_binary(x, y, code, v):
-    """Record ``v = op(x, y)`` for two Tensors of equal shape (the scalar hot path)."""
+    """Record ``v = op(x, y)`` for two Tensors of equal shape (the hot path of scalars and
+    small arrays: three list appends, as in ``record_unary``)."""
     t = STATE.tape
     if not ((x._rg or y._rg) and t.enabled):
         return TensorBase._const(v)
     i = t.n
     pc = t.pc
-    if (
-        x._tape is t
-        and y._tape is t
-        and i + 8 < t.fastcap
-        and v.__class__ is float
-        and len(pc) + t.nsync == i
-    ):
+    if x._tape is t and y._tape is t and i + 8 < t.fastcap and len(pc) + t.nsync == i:
+        if v.__class__ is not float:
+            if v.size >= T.LAZY_MIN:
+                return _record_binary_slow(x, y, code, v)
+            t.parr = True
         h = _new(_cls)
         h._v = v
         h._rg = True
@@ -753,6 +746,10 @@ def record_binary(x, y, code, v):
         h._row = i
         h._tape = t
         return h
+    return _record_binary_slow(x, y, code, v)
+
+
+def _record_binary_slow(x, y, code, v):
     t = tape_for(x, y)
     ra = row_of(t, x)
     rb = row_of(t, y)
