@@ -54,3 +54,22 @@ def test_in_place_change_copies_the_old_value_first():
         W -= 1.0
     assert row not in t.lazy
     np.testing.assert_array_equal(t.value(row), W0.reshape(-1))
+
+
+def test_small_array_binary_rows_wait_in_the_pending_lists_with_their_shapes():
+    """Equal-shape binary ops on small arrays append to the pending lists (no push per op);
+    the flush must give every row its value and its 2-D shape back."""
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    x = tg.tensor(a, requires_grad=True)
+    y = tg.tensor(b, requires_grad=True)
+    u = x * y
+    v = u + x
+    w = v * y
+    t = tg.current_tape()
+    assert len(t.pc) >= 2  # v and w were recorded without a push
+    assert t.shape(w._row) == (3, 4) and t.shape(u._row) == (3, 4)
+    np.testing.assert_allclose(t.value(w._row).reshape(3, 4), (a * b + a) * b, rtol=1e-15)
+    w.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), b * b + b, rtol=1e-14)
+    np.testing.assert_allclose(y.grad.numpy(), 2 * a * b + a, rtol=1e-14)
