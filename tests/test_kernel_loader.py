@@ -127,6 +127,35 @@ def test_non_finite_values_as_in_the_compiled_kernels(name):
         _close(_flat(a), _flat(b), f"{name}: result {k}")
 
 
+def test_the_twin_divides_by_zero_as_numba_does():
+    # error_model="numpy": inf, with no warning and no FloatingPointError whatever the caller's
+    # np.errstate says
+    tr = tg.trace(lambda x: (2.0 / x + x / (x - 1.0)).sum(), np.array([3.0, 4.0]))
+    x = np.array([0.0, 1.0])
+    with loader.mode("python"), np.errstate(all="raise"):
+        py = tr.grad(x)
+    with loader.mode("eager"):
+        comp = tr.grad(x)
+    assert np.isinf(comp[0]) and np.isnan(comp[1])
+    _close(py, comp, "gradient")
+
+
+def test_replays_at_poles_and_infinities():
+    # recorded at ordinary points, replayed where Python's math would raise (floor(-inf),
+    # gamma(0)): the twin's math answers as Numba's does
+    tr = tg.trace(lambda x: (tg.gamma(x) + tg.digamma(x) * tg.gammaln(x)).sum(), np.ones(5))
+    poles = np.array([-np.inf, -1.0, 0.0, -0.0, np.inf])
+
+    def run():
+        with np.errstate(all="raise"):
+            return [tr(poles), tr.grad(poles)]
+
+    py, comp = _in_both(run)
+    assert np.isnan(comp[0]) and np.isnan(comp[1]).all()
+    for k, (a, b) in enumerate(zip(py, comp, strict=True)):
+        _close(_flat(a), _flat(b), f"result {k}")
+
+
 class _Cube(tg.Function):
     @staticmethod
     def forward(ctx, x):
