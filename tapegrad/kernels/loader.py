@@ -171,7 +171,7 @@ def kernel(name: str, args: tuple, work: int):
     if mode == "python":
         return _python(getattr(twin(), name))
     dispatcher = getattr(sweeps, name)
-    if mode == "eager":
+    if mode == "eager" or not args:
         return dispatcher
     with _LOCK:
         job = _JOBS.get(name)
@@ -251,6 +251,11 @@ def _before_fork():
     wait()
 
 
-os.register_at_fork(before=_before_fork)
+def _after_fork_in_child():
+    global _LOCK
+    _LOCK = threading.Lock()  # another thread of the parent may have held it
+
+
+os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
 
 __all__ = ["EAGER", "MODES", "PYTHON_WORK", "kernel", "mode", "run", "twin", "wait"]
