@@ -295,6 +295,10 @@ import tapegrad as tg
 from tapegrad.kernels import loader
 x = tg.tensor(np.array([0.5, -1.0]), requires_grad=True)
 (tg.sin(x) * x).sum().backward()
+job = loader._JOBS["backward_sweep"]  # loading from the cache the test suite filled
+y = tg.tensor(np.linspace(0.0, 1.0, 2 * loader.PYTHON_WORK), requires_grad=True)
+(tg.sin(y) * y).sum().backward()  # too large for the twin: waits for the kernel
+assert job.done.is_set() and loader._READY["backward_sweep"] is job.dispatcher
 pid = os.fork()
 if pid == 0:  # the compile the parent started is done: the child can compile and wait
     ok = loader.wait(0) and all(not j.thread.is_alive() for j in loader._JOBS.values())
@@ -307,7 +311,7 @@ print("child", os.waitstatus_to_exitcode(status))
 """
 
 
-def test_fork_waits_for_the_compile_under_way():
+def test_large_calls_and_forks_wait_for_the_compile_under_way():
     env = dict(os.environ, TAPEGRAD_EAGER_COMPILE="0")
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     out = subprocess.run(

@@ -178,14 +178,13 @@ def kernel(name: str, args: tuple, work: int):
         if job is None:
             sig = tuple(dispatcher.typeof_pyval(a) for a in args)
             job = _JOBS[name] = _Job(dispatcher, sig)
-    if job.done.is_set():
-        if job.error is None:
-            _READY[name] = dispatcher
-        return dispatcher  # a failed compile: the call compiles again and raises its error
-    if work <= PYTHON_WORK:
-        return _python(getattr(twin(), name))
-    job.done.wait()
-    return dispatcher
+    if not job.done.is_set():
+        if work <= PYTHON_WORK:
+            return _python(getattr(twin(), name))
+        job.done.wait()
+    if job.error is None:
+        _READY[name] = dispatcher
+    return dispatcher  # after a failed compile the call compiles again and raises its error
 
 
 def run(name: str, work: int, *args):
