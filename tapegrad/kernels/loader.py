@@ -77,21 +77,19 @@ def _no_jit(*args, **kwargs):
     return lambda f: f
 
 
+# math functions the kernels call that raise in Python where Numba returns inf or nan
+_IEEE = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "tan": np.tan}
+_IEEE.update(gamma=_gamma, lgamma=_lgamma)
 _MATH = types.SimpleNamespace(
-    **{k: getattr(math, k) for k in dir(math) if not k.startswith("_")},
+    **{
+        **{k: getattr(math, k) for k in dir(math) if not k.startswith("_")},
+        **{k: _ieee(getattr(math, k), f) for k, f in _IEEE.items()},
+        # floats, as in Numba (Python's are ints, and raise at +-inf and nan)
+        "floor": np.floor,
+        "ceil": np.ceil,
+        "trunc": np.trunc,
+    }
 )
-for _name, _fallback in (
-    ("exp", np.exp),
-    ("log", np.log),
-    ("sqrt", np.sqrt),
-    ("tan", np.tan),
-    ("gamma", _gamma),
-    ("lgamma", _lgamma),
-):
-    setattr(_MATH, _name, _ieee(getattr(math, _name), _fallback))
-_MATH.floor = np.floor  # a float, as in Numba (Python's is an int and raises at +-inf)
-_MATH.ceil = np.ceil
-_MATH.trunc = np.trunc
 
 PLAIN_PYTHON = types.SimpleNamespace(njit=_no_jit, prange=range, math=_MATH)
 
