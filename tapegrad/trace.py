@@ -27,6 +27,7 @@ import numba
 import numpy as np
 
 from .core.functions import _as_shape
+from .kernels import loader as L
 from .kernels import sweeps as R
 from .ops.spec import NAMES
 from .core import tape as T
@@ -1006,7 +1007,7 @@ class Trace:
         x = self._prepared(args)
         w = self._work()
         w.val[: self.m] = x
-        status, row = R.forward_sweep(*w.fwd)
+        status, row = L.run("forward_sweep", w.val.shape[0], *w.fwd)
         if status != R.DONE:
             return self._failed(status, row, args, lambda: self(*args))
         return _out_value(self.out_spec, w.val, self.voff)
@@ -1018,7 +1019,7 @@ class Trace:
         x = self._prepared(args)
         g = np.empty(self.ng)
         w = self._work()
-        status, row = R.grad_into(*w.bwd, x, g)
+        status, row = L.run("grad_into", w.val.shape[0], *w.bwd, x, g)
         if status != R.DONE:
             return self._failed(status, row, args, lambda: self.value_and_grad(*args))
         v = float(w.val[self._out_off])
@@ -1069,14 +1070,16 @@ class Trace:
         v = self._tangent_flat(args, tangents)
         w = self._work()
         w.val[: self.m] = x
-        status, row = R.forward_sweep(*w.fwd)
+        status, row = L.run("forward_sweep", w.val.shape[0], *w.fwd)
         if status != R.DONE:
             return status, row
         tval = np.zeros(w.val.shape[0])
         flag = np.zeros(self.n, np.int8)
         tval[: self.ng] = v
         flag[: int(np.searchsorted(self.voff, self.ng))] = 1  # the argnums leaf rows
-        status, row = R.tangent_sweep(
+        status, row = L.run(
+            "tangent_sweep",
+            w.val.shape[0],
             self.code,
             self.ip,
             self.fp,
@@ -1123,7 +1126,9 @@ class Trace:
         state = np.zeros(self.n, np.int8)
         adj[self._out_off] = 1.0
         state[self.out_row] = 1
-        status, row = R.hvp_sweep(
+        status, row = L.run(
+            "hvp_sweep",
+            val.shape[0],
             self.code,
             self.ip,
             self.fp,
@@ -1192,7 +1197,9 @@ class Trace:
         values = np.empty(nb)
         fails = np.empty(nb, np.int64)
         if nb:
-            R.grad_batch(
+            L.run(
+                "grad_batch",
+                nb * self._work().val.shape[0],
                 self.code,
                 self.ip,
                 self.fp,

@@ -9,6 +9,7 @@ import functools
 
 import numpy as np
 
+from ..kernels import loader as L
 from ..kernels import sweeps as K
 from ..core import tape as T
 from . import checks as _checks
@@ -307,7 +308,9 @@ def compiled_sweep(t, top, bottom=0):
     while True:
         # t.code flushes pending rows; the kernel reads only values provided at record
         # time (lazy rows it never reads stay uncopied), hence the raw _val buffer
-        status, row = K.backward_sweep(
+        status, row = L.run(
+            "backward_sweep",
+            int(t.voff[top + 1] - t.voff[bottom]),
             t.code,
             t.ip,
             t.fp,

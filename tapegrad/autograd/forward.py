@@ -14,6 +14,7 @@ import numpy as np
 
 from ..core import tape as T
 from ..errors import ForwardModeError
+from ..kernels import loader as L
 from ..kernels import sweeps as K
 from . import higher as _higher
 
@@ -58,8 +59,20 @@ def tangent_values(t, in_rows, tangents, out_rows):
             flag[r] = 1
     start = min([r for r in in_rows if r <= top], default=top + 1)
     while start <= top:
-        status, row = K.tangent_sweep(
-            t.code, t.ip, t.fp, voff, t.ipool, t.fpool, val, tval, flag, start, top + 1
+        status, row = L.run(
+            "tangent_sweep",
+            int(voff[top + 1]),
+            t.code,
+            t.ip,
+            t.fp,
+            voff,
+            t.ipool,
+            t.fpool,
+            val,
+            tval,
+            flag,
+            start,
+            top + 1,
         )
         if status == K.DONE:
             break
@@ -110,7 +123,9 @@ def hessian_values(t, out_row, in_rows, directions):
     size = int(t.voff[top + 1])
     result = np.zeros((directions.shape[0], directions.shape[1]))
     state = t.state
-    status, row = K.hessian_sweeps(
+    status, row = L.run(
+        "hessian_sweeps",
+        size * directions.shape[0],
         t.code,
         t.ip,
         t.fp,
@@ -154,7 +169,9 @@ def jacobian_forward(t, in_rows, in_sizes, out_rows, out_sizes):
     rows = np.array([in_rows[k] for k in used], np.int64)
     res = np.zeros((ucols.size, m))
     size = int(t.voff[top + 1])
-    status, row = K.jvp_sweeps(
+    status, row = L.run(
+        "jvp_sweeps",
+        size * ucols.size,
         t.code,
         t.ip,
         t.fp,

@@ -281,6 +281,10 @@ import math
 import numpy as np
 from numba import njit, prange
 
+_PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this as plain Python
+if _PLAIN is not None:
+    njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
+
 FINGERPRINT = "{fingerprint}"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run

@@ -14,6 +14,7 @@ in tapegrad spells an op code.  Derived here, never written by hand:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import re
@@ -55,6 +56,12 @@ def op(name: str) -> Op:
 # ---- derived facts ----------------------------------------------------------------------------------
 
 
+@functools.cache
+def _source(fn) -> str:
+    """``inspect.getsource``, once per function (it tokenizes the file: import time)."""
+    return inspect.getsource(fn)
+
+
 def _kernel_source(fn, helpers) -> str:
     """A kernel's source with the source of every helper it calls (transitively)."""
     src, seen, todo = "", set(), [fn]
@@ -63,7 +70,7 @@ def _kernel_source(fn, helpers) -> str:
         if f.__name__ in seen:
             continue
         seen.add(f.__name__)
-        text = inspect.getsource(f)
+        text = _source(f)
         src += text
         todo += [h for h in helpers if re.search(rf"\b{h.__name__}\(", text)]
     return src
@@ -135,7 +142,7 @@ def _fingerprint() -> str:
             h.update(repr((o.fwd, o.d, o.params)).encode())
         elif isinstance(o, Structural):
             for fn in (o.forward, o.backward, o.tangent, o.backward_tangent, *o.helpers):
-                h.update(inspect.getsource(fn).encode() if callable(fn) else fn.encode())
+                h.update(_source(fn).encode() if callable(fn) else fn.encode())
     return h.hexdigest()[:16]
 
 

@@ -16,6 +16,7 @@ import threading
 
 import numpy as np
 
+from ..kernels import loader as L
 from ..kernels import sweeps as K
 from ..core import functions as _ops
 from ..autograd import engine as autograd
@@ -473,7 +474,9 @@ def _sweep_all(ys, ins, m):
     cols = np.concatenate([[0], np.cumsum([x.size for x in ins])])
     used = [k for k, x in enumerate(ins) if x._tape is t and x._row <= top]
     res = np.zeros((m, int(sum(ins[k].size for k in used))))
-    status, row = K.jacobian_sweeps(
+    status, row = L.run(
+        "jacobian_sweeps",
+        int(t.voff[top + 1]) * m,
         t.code,
         t.ip,
         t.fp,
