@@ -1063,9 +1063,9 @@ class Trace:
         status, row = R.forward_sweep(*w.fwd)
         if status != R.DONE:
             return status, row
-        tval = np.zeros(w.val.shape[0])
+        tvals = np.zeros((1, w.val.shape[0]))
         flag = np.zeros(self.n, np.int8)
-        tval[: self.ng] = v
+        tvals[0, : self.ng] = v
         flag[: int(np.searchsorted(self.voff, self.ng))] = 1  # the argnums leaf rows
         status, row = R.tangent_sweep(
             self.code,
@@ -1075,14 +1075,14 @@ class Trace:
             self.ipool,
             self.fpool,
             w.val,
-            tval,
+            tvals,
             flag,
             0,
             self.n,
         )
         if status != R.DONE:
             return status, row
-        return tval, flag
+        return tvals, flag
 
     def jvp(self, *args_and_tangents):
         """``tr.jvp(*args, tangents)`` -> ``(f(*args), J @ tangents)``, replayed: one forward
@@ -1092,10 +1092,10 @@ class Trace:
         res = self._tangents_at(args, tangents)
         if not isinstance(res[0], np.ndarray):
             return self._failed(res[0], res[1], tuple(args), lambda: self.jvp(*args_and_tangents))
-        tval, _ = res
+        tvals, _ = res
         return (
             _out_value(self.out_spec, self._work().val, self.voff),
-            _out_value(self.out_spec, tval, self.voff),
+            _out_value(self.out_spec, tvals[0], self.voff),
         )
 
     def hvp(self, *args_and_v):
@@ -1107,10 +1107,10 @@ class Trace:
         res = self._tangents_at(args, v)
         if not isinstance(res[0], np.ndarray):
             return self._failed(res[0], res[1], tuple(args), lambda: self.hvp(*args_and_v))
-        tval, flag = res
+        tvals, flag = res
         val = self._work().val
         adj = np.zeros(val.shape[0])
-        tadj = np.zeros(val.shape[0])
+        tadjs = np.zeros((1, val.shape[0]))
         state = np.zeros(self.n, np.int8)
         adj[self._out_off] = 1.0
         state[self.out_row] = 1
@@ -1124,16 +1124,16 @@ class Trace:
             self.ipool,
             self.fpool,
             val,
-            tval,
+            tvals,
             flag,
             adj,
-            tadj,
+            tadjs,
             self.out_row,
             0,
         )
         if status != R.DONE:
             return self._failed(status, row, tuple(args), lambda: self.hvp(*args_and_v))
-        return self._grads(tadj[: self.ng].copy())
+        return self._grads(tadjs[0, : self.ng].copy())
 
     def hessian(self, *args):
         """The Hessian of the scalar f at ``args`` (for one array argument of shape S: an array

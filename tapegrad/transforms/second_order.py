@@ -190,7 +190,12 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
         if H is None:
             del c
             return fallback(*args, **kwargs)
-        return _hessian_tree(c, H)
+        out = _hessian_tree(c, H)
+        # no handle may outlive the call, or the tape keeps every call's rows (and each
+        # call's sweeps get slower)
+        del c
+        STATE.tape.maybe_reset()
+        return out
 
     return hessian_f
 
@@ -244,10 +249,7 @@ def _hessian_tree(c, H):
     leaves = [None if x is None else next(it) for x in c.inputs]
     it = iter(leaves)
     trees = [_unflatten(tree, [next(it) for _ in _leaves(tree)]) for tree in c.trees]
-    single = c.single
-    del c
-    STATE.tape.maybe_reset()
-    return trees[0] if single else tuple(trees)
+    return trees[0] if c.single else tuple(trees)
 
 
 def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
