@@ -28,6 +28,7 @@ import numpy as np
 
 from .core.functions import _as_shape
 from .kernels import sweeps as R
+from .autograd import forward as _forward
 from .ops.spec import NAMES
 from .core import tape as T
 from . import pytree
@@ -1137,16 +1138,29 @@ class Trace:
 
     def hessian(self, *args):
         """The Hessian of the scalar f at ``args`` (for one array argument of shape S: an array
-        of shape S + S), from ``hvp`` along each basis direction."""
+        of shape S + S): one forward replay, then one tangent sweep and one forward-over-reverse
+        sweep carrying every basis direction as a lane."""
         if len(self.argnums) != 1 or self.specs[self.argnums[0]][0] != "f":
             raise ValueError("trace.hessian: needs a trace of one float or array argument")
+        self._need_scalar("hessian")
         spec = self.specs[self.argnums[0]]
         shape = tuple(spec[1])
-        eye = np.eye(self.ng)
-        rows = [
-            np.ravel(self.hvp(*args, float(e[0]) if spec[2] else e.reshape(shape))) for e in eye
-        ]
-        H = np.array(rows).reshape(shape + shape)
+        x = self._prepared(args)
+        w = self._work()
+        w.val[: self.m] = x
+        status, row = R.forward_sweep(*w.fwd)
+        if status != R.DONE:
+            return self._failed(status, row, tuple(args), lambda: self.hessian(*args))
+        arrays = (self.code, self.ip, self.fp, self.voff, self.rg, np.zeros(self.n, np.int8))
+        H = _forward.hessian_lanes(
+            arrays + (self.ipool, self.fpool, w.val),
+            self.out_row,
+            range(int(np.searchsorted(self.voff, self.ng))),  # the argnums leaf rows
+            np.eye(self.ng),
+        )
+        if H is None:
+            raise RuntimeError("tapegrad trace: the Hessian replay met a row it cannot replay")
+        H = H.reshape(shape + shape)
         return float(H) if spec[2] else H
 
     def grad_many(self, X, *rest):

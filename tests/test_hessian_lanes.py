@@ -203,3 +203,19 @@ def test_repeated_calls_do_not_grow_the_tape():
     for _ in range(3):
         np.testing.assert_allclose(h(x), np.diag(np.exp(x) * (x + 2)))
     assert STATE.tape.n == n
+
+
+def test_trace_hessian_of_matrix_argument_and_after_a_branch_change():
+    def f(X):
+        if X[0, 0] > 0:
+            return np.sum(X**3) * np.sum(X)
+        return np.sum(np.sin(X))
+
+    X = rng.uniform(0.3, 1.2, (2, 3))
+    H = tg.trace(f, X, retrace=True).hessian(X)
+    assert H.shape == (2, 3, 2, 3)
+    np.testing.assert_allclose(H, tg.hessian(f)(X), rtol=1e-10, atol=1e-10)
+    tr = tg.trace(f, X, retrace=True)
+    np.testing.assert_allclose(tr.hessian(-X).reshape(6, 6), np.diag(np.sin(X).ravel()))
+    with pytest.raises(tg.RetraceRequired):
+        tg.trace(f, X).hessian(-X)

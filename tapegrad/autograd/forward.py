@@ -112,31 +112,38 @@ def _lane_blocks(ndir, size):
 
 
 def hessian_values(t, out_row, in_rows, directions):
-    """Rows of H @ directions.T for the scalar ``out_row``: one compiled call per block of
-    directions, each a tangent sweep and a forward-over-reverse sweep carrying every
-    direction of the block as a lane.  Returns None when the tape holds rows the compiled
-    sweeps hand back to Python (custom ops); the caller falls back."""
+    """Rows of H @ directions.T for the scalar ``out_row`` of tape ``t``, or None when the
+    tape holds rows the compiled sweeps hand back to Python (custom ops): the caller falls
+    back."""
+    state = t.state
+    res = hessian_lanes(
+        (t.code, t.ip, t.fp, t.voff, t.rg, state, t.ipool, t.fpool, t.val),
+        out_row,
+        in_rows,
+        directions,
+    )
+    state[: out_row + 1] &= 2
+    return res
+
+
+def hessian_lanes(arrays, out_row, in_rows, directions):
+    """Rows of H @ directions.T over the tape ``arrays`` (code, ip, fp, voff, rg, state, ipool,
+    fpool, val): one compiled call per block of directions, each a tangent sweep and a
+    forward-over-reverse sweep carrying every direction of the block as a lane.  None when a
+    row needs Python (custom op, freed graph)."""
+    voff = arrays[3]
     top = out_row
     ins = np.array(in_rows, np.int64)
-    size = int(t.voff[top + 1])
+    size = int(voff[top + 1])
     directions = np.ascontiguousarray(directions, dtype=np.float64)
     ndir = directions.shape[0]
-    result = np.zeros((ndir, directions.shape[1]))
-    state = t.state
+    result = np.empty((ndir, directions.shape[1]))
     blocks, step = _lane_blocks(ndir, size)
     for r0 in blocks:
         block = directions[r0 : r0 + step]
         nl = block.shape[0]
         status, row = K.hessian_sweeps(
-            t.code,
-            t.ip,
-            t.fp,
-            t.voff,
-            t.rg,
-            state,
-            t.ipool,
-            t.fpool,
-            t.val,
+            *arrays,
             np.empty((nl, size)),  # the sweeps clear the rows they use
             np.zeros(top + 1, np.int8),
             np.zeros(size),
@@ -147,7 +154,6 @@ def hessian_values(t, out_row, in_rows, directions):
             block,
             result[r0 : r0 + step],
         )
-        state[: top + 1] &= 2
         if status in (K.HIT_CUSTOM, K.HIT_FREED):
             return None
         if status != K.DONE:
