@@ -29,6 +29,7 @@ import numpy as np
 from .core.functions import _as_shape
 from .kernels import loader as L
 from .kernels import sweeps as R
+from .autograd import forward as _forward
 from .ops.spec import NAMES
 from .core import tape as T
 from . import pytree
@@ -1073,9 +1074,9 @@ class Trace:
         status, row = L.run("forward_sweep", w.val.shape[0], *w.fwd)
         if status != R.DONE:
             return status, row
-        tval = np.zeros(w.val.shape[0])
+        tvals = np.zeros((1, w.val.shape[0]))
         flag = np.zeros(self.n, np.int8)
-        tval[: self.ng] = v
+        tvals[0, : self.ng] = v
         flag[: int(np.searchsorted(self.voff, self.ng))] = 1  # the argnums leaf rows
         status, row = L.run(
             "tangent_sweep",
@@ -1087,14 +1088,14 @@ class Trace:
             self.ipool,
             self.fpool,
             w.val,
-            tval,
+            tvals,
             flag,
             0,
             self.n,
         )
         if status != R.DONE:
             return status, row
-        return tval, flag
+        return tvals, flag
 
     def jvp(self, *args_and_tangents):
         """``tr.jvp(*args, tangents)`` -> ``(f(*args), J @ tangents)``, replayed: one forward
@@ -1104,10 +1105,10 @@ class Trace:
         res = self._tangents_at(args, tangents)
         if not isinstance(res[0], np.ndarray):
             return self._failed(res[0], res[1], tuple(args), lambda: self.jvp(*args_and_tangents))
-        tval, _ = res
+        tvals, _ = res
         return (
             _out_value(self.out_spec, self._work().val, self.voff),
-            _out_value(self.out_spec, tval, self.voff),
+            _out_value(self.out_spec, tvals[0], self.voff),
         )
 
     def hvp(self, *args_and_v):
@@ -1119,10 +1120,10 @@ class Trace:
         res = self._tangents_at(args, v)
         if not isinstance(res[0], np.ndarray):
             return self._failed(res[0], res[1], tuple(args), lambda: self.hvp(*args_and_v))
-        tval, flag = res
+        tvals, flag = res
         val = self._work().val
         adj = np.zeros(val.shape[0])
-        tadj = np.zeros(val.shape[0])
+        tadjs = np.zeros((1, val.shape[0]))
         state = np.zeros(self.n, np.int8)
         adj[self._out_off] = 1.0
         state[self.out_row] = 1
@@ -1138,29 +1139,42 @@ class Trace:
             self.ipool,
             self.fpool,
             val,
-            tval,
+            tvals,
             flag,
             adj,
-            tadj,
+            tadjs,
             self.out_row,
             0,
         )
         if status != R.DONE:
             return self._failed(status, row, tuple(args), lambda: self.hvp(*args_and_v))
-        return self._grads(tadj[: self.ng].copy())
+        return self._grads(tadjs[0, : self.ng].copy())
 
     def hessian(self, *args):
         """The Hessian of the scalar f at ``args`` (for one array argument of shape S: an array
-        of shape S + S), from ``hvp`` along each basis direction."""
+        of shape S + S): one forward replay, then one tangent sweep and one forward-over-reverse
+        sweep carrying every basis direction as a lane."""
         if len(self.argnums) != 1 or self.specs[self.argnums[0]][0] != "f":
             raise ValueError("trace.hessian: needs a trace of one float or array argument")
+        self._need_scalar("hessian")
         spec = self.specs[self.argnums[0]]
         shape = tuple(spec[1])
-        eye = np.eye(self.ng)
-        rows = [
-            np.ravel(self.hvp(*args, float(e[0]) if spec[2] else e.reshape(shape))) for e in eye
-        ]
-        H = np.array(rows).reshape(shape + shape)
+        x = self._prepared(args)
+        w = self._work()
+        w.val[: self.m] = x
+        status, row = L.run("forward_sweep", w.val.shape[0], *w.fwd)
+        if status != R.DONE:
+            return self._failed(status, row, tuple(args), lambda: self.hessian(*args))
+        arrays = (self.code, self.ip, self.fp, self.voff, self.rg, np.zeros(self.n, np.int8))
+        H = _forward.hessian_lanes(
+            arrays + (self.ipool, self.fpool, w.val),
+            self.out_row,
+            range(int(np.searchsorted(self.voff, self.ng))),  # the argnums leaf rows
+            np.eye(self.ng),
+        )
+        if H is None:
+            raise RuntimeError("tapegrad trace: the Hessian replay met a row it cannot replay")
+        H = H.reshape(shape + shape)
         return float(H) if spec[2] else H
 
     def grad_many(self, X, *rest):

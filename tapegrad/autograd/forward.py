@@ -3,8 +3,8 @@
 ``tangent_values`` runs the generated ``tangent_sweep`` (compiled, numbers only): cost about
 one forward pass.  ``tangent_graph`` walks the same rows in Python and evaluates each op's
 JVP from the spec on Tensors, so the tangents are recorded on the tape and can be
-differentiated again (nested transforms).  ``hessian_values`` runs a tangent sweep and the
-generated ``hvp_sweep`` per direction in one compiled call.
+differentiated again (nested transforms).  ``hessian_values`` runs the generated tangent and
+``hvp_sweep`` sweeps once, with every direction as a lane (a row of the tangent buffers).
 
 Rows the spec does not know: a custom ``Function`` row needs a ``jvp`` staticmethod (as
 PyTorch's forward AD does); otherwise forward mode raises naming it.
@@ -50,7 +50,8 @@ def tangent_values(t, in_rows, tangents, out_rows):
     tangents laid over ``in_rows`` (one flat array each)."""
     top = max(out_rows)
     val = t.val
-    tval = np.zeros(int(t.voff[top + 1]))
+    tvals = np.zeros((1, int(t.voff[top + 1])))
+    tval = tvals[0]
     flag = np.zeros(top + 1, np.int8)
     voff = t.voff
     for r, v in zip(in_rows, tangents):
@@ -61,7 +62,7 @@ def tangent_values(t, in_rows, tangents, out_rows):
     while start <= top:
         status, row = L.run(
             "tangent_sweep",
-            int(voff[top + 1]),
+            tvals.size,
             t.code,
             t.ip,
             t.fp,
@@ -69,7 +70,7 @@ def tangent_values(t, in_rows, tangents, out_rows):
             t.ipool,
             t.fpool,
             val,
-            tval,
+            tvals,
             flag,
             start,
             top + 1,
@@ -114,45 +115,68 @@ def tangent_graph(t, tangents, out_rows, start=0):
     return [tan.get(r) for r in out_rows]
 
 
+# lanes per compiled call: bounds the (lanes x tape values) tangent buffers (~16 MB each)
+LANE_BUDGET = 1 << 21
+
+
+def _lane_blocks(ndir, size):
+    step = max(1, min(ndir, LANE_BUDGET // max(size, 1)))
+    return range(0, ndir, step), step
+
+
 def hessian_values(t, out_row, in_rows, directions):
-    """Rows of H @ directions.T for the scalar ``out_row``: one compiled call, one tangent
-    sweep and one forward-over-reverse sweep per direction.  Returns None when the tape holds
-    rows the compiled sweeps hand back to Python (custom ops); the caller falls back."""
-    top = out_row
-    ins = np.array([r for r in in_rows], np.int64)
-    size = int(t.voff[top + 1])
-    result = np.zeros((directions.shape[0], directions.shape[1]))
+    """Rows of H @ directions.T for the scalar ``out_row`` of tape ``t``, or None when the
+    tape holds rows the compiled sweeps hand back to Python (custom ops): the caller falls
+    back."""
     state = t.state
-    status, row = L.run(
-        "hessian_sweeps",
-        size * directions.shape[0],
-        t.code,
-        t.ip,
-        t.fp,
-        t.voff,
-        t.rg,
-        state,
-        t.ipool,
-        t.fpool,
-        t.val,
-        np.zeros(size),
-        np.zeros(top + 1, np.int8),
-        np.zeros(size),
-        np.zeros(size),
-        top,
+    res = hessian_lanes(
+        (t.code, t.ip, t.fp, t.voff, t.rg, state, t.ipool, t.fpool, t.val),
         out_row,
-        ins,
-        np.ascontiguousarray(directions, dtype=np.float64),
-        result,
+        in_rows,
+        directions,
     )
-    state[: top + 1] &= 2
-    if status == K.DONE:
-        return result
-    if status in (K.HIT_CUSTOM, K.HIT_FREED):
-        return None
-    raise RuntimeError(
-        f"tapegrad internal error: hessian sweep stopped with status {status} at tape row {row}"
-    )
+    state[: out_row + 1] &= 2
+    return res
+
+
+def hessian_lanes(arrays, out_row, in_rows, directions):
+    """Rows of H @ directions.T over the tape ``arrays`` (code, ip, fp, voff, rg, state, ipool,
+    fpool, val): one compiled call per block of directions, each a tangent sweep and a
+    forward-over-reverse sweep carrying every direction of the block as a lane.  None when a
+    row needs Python (custom op, freed graph)."""
+    voff = arrays[3]
+    top = out_row
+    ins = np.array(in_rows, np.int64)
+    size = int(voff[top + 1])
+    directions = np.ascontiguousarray(directions, dtype=np.float64)
+    ndir = directions.shape[0]
+    result = np.empty((ndir, directions.shape[1]))
+    blocks, step = _lane_blocks(ndir, size)
+    for r0 in blocks:
+        block = directions[r0 : r0 + step]
+        nl = block.shape[0]
+        status, row = L.run(
+            "hessian_sweeps",
+            size * nl,
+            *arrays,
+            np.empty((nl, size)),  # the sweeps clear the rows they use
+            np.zeros(top + 1, np.int8),
+            np.zeros(size),
+            np.empty((nl, size)),
+            top,
+            out_row,
+            ins,
+            block,
+            result[r0 : r0 + step],
+        )
+        if status in (K.HIT_CUSTOM, K.HIT_FREED):
+            return None
+        if status != K.DONE:
+            raise RuntimeError(
+                f"tapegrad internal error: hessian sweep stopped with status {status} at "
+                f"tape row {row}"
+            )
+    return result
 
 
 def jacobian_forward(t, in_rows, in_sizes, out_rows, out_sizes):
@@ -169,24 +193,30 @@ def jacobian_forward(t, in_rows, in_sizes, out_rows, out_sizes):
     rows = np.array([in_rows[k] for k in used], np.int64)
     res = np.zeros((ucols.size, m))
     size = int(t.voff[top + 1])
-    status, row = L.run(
-        "jvp_sweeps",
-        size * ucols.size,
-        t.code,
-        t.ip,
-        t.fp,
-        t.voff,
-        t.ipool,
-        t.fpool,
-        t.val,
-        np.zeros(size),
-        np.zeros(top + 1, np.int8),
-        top,
-        rows,
-        np.eye(ucols.size),
-        np.array(out_rows, np.int64),
-        res,
-    )
+    eye = np.eye(ucols.size)
+    blocks, step = _lane_blocks(ucols.size, size)
+    for r0 in blocks:
+        block = eye[r0 : r0 + step]
+        status, row = L.run(
+            "jvp_sweeps",
+            size * block.shape[0],
+            t.code,
+            t.ip,
+            t.fp,
+            t.voff,
+            t.ipool,
+            t.fpool,
+            t.val,
+            np.empty((block.shape[0], size)),  # the sweep clears the rows it uses
+            np.zeros(top + 1, np.int8),
+            top,
+            rows,
+            block,
+            np.array(out_rows, np.int64),
+            res[r0 : r0 + step],
+        )
+        if status != K.DONE:
+            break
     if status == K.DONE:
         J[:, ucols] = res.T
         return J

@@ -131,46 +131,56 @@ def forward_elementwise(o):
 
 
 def tangent_elementwise(o):
+    """Each partial once per element, then applied to the tangent of every lane."""
     used = _syms(*o.d)
-    body = _loads(used, _VALUE_LOADS) + ["t = 0.0"]
-    for k, (d, ta, has) in enumerate(zip(o.d, ("tval[upa + j]", "tval[upb + j]"), ("ha", "hb"))):
-        term = (
-            f"t += {ta}"
-            if d.strip() == "1.0"
-            else (f"t -= {ta}" if d.strip() == "-1.0" else f"t += {ta} * ({_code(d)})")
-        )
-        body += [f"if {has}:", "    " + term]
-    body.append("tval[ulo + j] = t")
+    body = _loads(used, _VALUE_LOADS)
+    lane = ["t = 0.0"]
+    for k, (d, ta, has) in enumerate(
+        zip(o.d, ("tvals[ln, upa + j]", "tvals[ln, upb + j]"), ("ha", "hb"))
+    ):
+        if d.strip() in ("1.0", "-1.0"):
+            term = f"t {'+' if d.strip() == '1.0' else '-'}= {ta}"
+        else:
+            body.append(f"d{k} = {_code(d)}")
+            term = f"t += {ta} * d{k}"
+        lane += [f"if {has}:", "    " + term]
+    lane.append("tvals[ln, ulo + j] = t")
+    body += ["for ln in range(nl):"] + ["    " + x for x in lane]
     return "\n".join(_params(o, used) + ["for j in range(un):"] + ["    " + b for b in body])
 
 
 def _second(d):
-    """g * (tangent of the partial ``d``) as code, each term gated on its tangent existing."""
+    """(gate, tangent, d(partial)/d(symbol)) for each symbol the partial ``d`` depends on."""
     terms = []
     for sym, t, has in (
-        ("a", "tval[upa + j]", "ha"),
-        ("b", "tval[upb + j]", "hb"),
-        ("out", "tval[ulo + j]", "hout"),
+        ("a", "tvals[ln, upa + j]", "ha"),
+        ("b", "tvals[ln, upb + j]", "hb"),
+        ("out", "tvals[ln, ulo + j]", "hout"),
     ):
         if sym in formula.symbols(d):
             dd = formula.derivative(d, sym)
             if dd != "0.0":
-                terms.append((has, f"{t} * ({_code(dd)})"))
+                terms.append((has, t, _code(dd)))
     return terms
 
 
 def hvp_elementwise(o):
+    """Adjoint once per element; the tangent of the adjoint for every lane, with the partial
+    and g times its derivatives computed once per element."""
     used = _syms(*o.d)
     for d in o.d:
         for sym in ("a", "b", "out"):
             if sym in formula.symbols(d):
                 used |= formula.symbols(formula.derivative(d, sym))
-    body = ["g = adj[ulo + j]", "tg = tadj[ulo + j]"] + _loads(used, _VALUE_LOADS)
+    body = ["g = adj[ulo + j]"] + _loads(used, _VALUE_LOADS)
     for k, (d, dst, gate) in enumerate(zip(o.d, ("upa", "upb"), ("ga", "gb"))):
-        lines = [f"d = {_code(d)}", f"adj[{dst} + j] += g * d", "s = tg * d"]
-        for has, term in _second(d):
-            lines += [f"if {has}:", f"    s += g * {term}"]
-        lines.append(f"tadj[{dst} + j] += s")
+        lines = [f"d = {_code(d)}", f"adj[{dst} + j] += g * d"]
+        lane = ["s = tadjs[ln, ulo + j] * d"]
+        for q, (has, t, dd) in enumerate(_second(d)):
+            lines.append(f"e{q} = g * ({dd})")
+            lane += [f"if {has}:", f"    s += {t} * e{q}"]
+        lane.append(f"tadjs[ln, {dst} + j] += s")
+        lines += ["for ln in range(nl):"] + ["    " + x for x in lane]
         if o.arity == 2:
             body += [f"if {gate}:"] + ["    " + x for x in lines]
         else:
@@ -216,34 +226,67 @@ def struct_forward(o):
     return f"{_fn(o, 'forward')}(val, val, val, val, False, {_ARGS_F})"
 
 
+def _per_lane(lines, bufs=("tval",)):
+    """Run structural kernels on every lane's 1-D tangent (and tangent-adjoint) buffer."""
+    views = [f"    {b} = {b}s[ln]" for b in bufs]
+    return "\n".join(["for ln in range(nl):"] + views + ["    " + x for x in lines])
+
+
+_ZERO_UNFLAGGED = "if flag[r] == 0:\n    zero_lanes(tvals, voff, r)"
+
+
+def _each_operand(o, action):
+    """Lines running ``action`` (code using ``r``) for each operand row of ``o``."""
+    body = ["    " + x for x in action.splitlines()]
+    if o.operands is not None:
+        return [f"for r in {o.operands.__name__}(ipool, p):"] + body
+    return ["for r in (ra, rb):", "    if r >= 0:"] + ["    " + x for x in body]
+
+
 def struct_tangent(o):
+    if o.tangent_lanes is not None:
+        return f"{o.tangent_lanes.__name__}(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool)"
     if o.tangent == "linear":
-        return f"{_fn(o, 'forward')}(tval, tval, val, tval, False, {_ARGS_F})"
-    if o.tangent == "bilinear":
+        lines = [f"{_fn(o, 'forward')}(tval, tval, val, tval, False, {_ARGS_F})"]
+    elif o.tangent == "bilinear":
         f = _fn(o, "forward")
-        return "\n".join(
-            [
-                "for j in range(n):",
-                "    tval[lo + j] = 0.0",
-                "if ra >= 0 and flag[ra] != 0:",
-                f"    {f}(tval, val, val, tval, True, {_ARGS_F})",
-                "if rb >= 0 and flag[rb] != 0:",
-                f"    {f}(val, tval, val, tval, True, {_ARGS_F})",
-            ]
-        )
-    return f"{o.tangent.__name__}(val, tval, {_ARGS_F})"
+        lines = [
+            "for j in range(n):",
+            "    tval[lo + j] = 0.0",
+            "if ra >= 0 and flag[ra] != 0:",
+            f"    {f}(tval, val, val, tval, True, {_ARGS_F})",
+            "if rb >= 0 and flag[rb] != 0:",
+            f"    {f}(val, tval, val, tval, True, {_ARGS_F})",
+        ]
+    else:
+        lines = [f"{o.tangent.__name__}(val, tval, {_ARGS_F})"]
+    # the kernels may read every operand's tangent: one without a tangent reads as 0
+    return "\n".join(_each_operand(o, _ZERO_UNFLAGGED) + [_per_lane(lines)])
 
 
 def struct_hvp(o):
+    """The adjoint once; the tangent of the adjoint per lane."""
     b = _fn(o, "backward")
-    lines = [f"status = {b}(adj, val, val, val, adj, {_ARGS_B}, 1)"]
+    first = "\n".join(
+        _each_operand(o, "if rg[r] != 0 and (state[r] & 1) == 0:\n    zero_lanes(tadjs, voff, r)")
+        + [f"status = {b}(adj, val, val, val, adj, {_ARGS_B}, 1)"]
+    )
+    if o.backward_tangent_lanes is not None:
+        lanes = o.backward_tangent_lanes.__name__
+        return f"{first}\n{lanes}(adj, tadjs, val, tvals, flag, {_ARGS_B})"
+    if o.backward_tangent != "linear":  # these read the operands' tangents
+        first += "\n" + "\n".join(_each_operand(o, _ZERO_UNFLAGGED))
+    lines = []
     if o.backward_tangent in ("linear", "bilinear"):
         lines.append(f"{b}(tadj, val, val, val, tadj, {_ARGS_B}, 1)")
         if o.backward_tangent == "bilinear":
-            lines.append(f"{b}(adj, tval, tval, val, tadj, {_ARGS_B}, 1)")
+            lines += [
+                "if (ra >= 0 and flag[ra] != 0) or (rb >= 0 and flag[rb] != 0):",
+                f"    {b}(adj, tval, tval, val, tadj, {_ARGS_B}, 1)",
+            ]
     else:
         lines.append(f"{o.backward_tangent.__name__}(adj, tadj, val, tval, {_ARGS_B})")
-    return "\n".join(lines)
+    return "\n".join([first, _per_lane(lines, ("tval", "tadj"))])
 
 
 def struct_has_tangent(o):
@@ -273,8 +316,8 @@ Tape layout (one row per value, row index == slot):
   voff[i]  int64   offset of the value in ``val``/``adj``; size is voff[i+1] - voff[i]
   rg[i]    int8    1 when the row needs a gradient
   state[i] int8    bit 1: reached by the current sweep; bit 2: freed by an earlier backward
-Tangent sweeps keep ``tval`` (tangents, laid out like ``val``) and ``flag[i]`` (1 when row i
-carries a tangent).
+Tangent sweeps keep ``tvals`` (one row of tangents per direction, a "lane", each laid out
+like ``val``) and ``flag[i]`` (1 when row i carries a tangent, the same for every lane).
 """
 import math
 
@@ -323,7 +366,15 @@ def _row_prologue(depth):
     )
 
 
-def _backward_like(name, signature, doc, unary, binary, struct, extra_setup=""):
+def _reach(r, lanes):
+    """Mark row ``r`` reached; with ``lanes``, first zero its tangent adjoints (the lane
+    buffers are not cleared up front: only the rows a sweep reaches are)."""
+    if not lanes:
+        return f"state[{r}] |= 1"
+    return f"if (state[{r}] & 1) == 0:\n    zero_lanes(tadjs, voff, {r})\nstate[{r}] |= 1"
+
+
+def _backward_like(name, signature, doc, unary, binary, struct, extra_setup="", lanes=False):
     lu, lb = _last(_UNARY), _last(_BINARY)
     return f'''
 {NJIT}
@@ -350,7 +401,7 @@ def {name}({signature}):
             if rg[ra] == 0:
                 i -= 1
                 continue
-            state[ra] |= 1
+{_indent(_reach("ra", lanes), 12)}
             upa = np.uint64(voff[ra])
 {_chain(_UNARY, unary, 12)}
         elif o <= {lb}:
@@ -359,9 +410,9 @@ def {name}({signature}):
             ga = rg[ra] != 0
             gb = rg[rb] != 0
             if ga:
-                state[ra] |= 1
+{_indent(_reach("ra", lanes), 16)}
             if gb:
-                state[rb] |= 1
+{_indent(_reach("rb", lanes), 16)}
 {_chain(_BINARY, binary, 12)}
         else:
             p = ip[i]
@@ -395,10 +446,10 @@ def backward_sweep():
 def hvp_sweep():
     return _backward_like(
         "hvp_sweep",
-        "code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj, tadj, top, bottom",
-        "Reverse sweep carrying (adjoint, tangent of the adjoint) pairs over a tape whose "
-        "tangents\n    ``tangent_sweep`` computed: forward-over-reverse, so ``tadj`` of the "
-        "inputs is H v.",
+        "code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj, tadjs, top, bottom",
+        "Reverse sweep carrying the adjoints and, per lane, their tangents over a tape whose\n"
+        "    tangents ``tangent_sweep`` computed: forward-over-reverse, so ``tadjs[ln]`` of the "
+        "inputs\n    is H v_l.  Each row is dispatched once for all lanes.",
         hvp_elementwise,
         hvp_elementwise,
         struct_hvp,
@@ -408,10 +459,12 @@ def hvp_sweep():
                     "ha = ra >= 0 and flag[ra] != 0",
                     "hb = rb >= 0 and flag[rb] != 0",
                     "hout = flag[i] != 0",
+                    "nl = tvals.shape[0]",
                 ]
             ),
             8,
         ),
+        lanes=True,
     )
 
 
@@ -455,11 +508,13 @@ def tangent_sweep():
     lu, lb = _last(_UNARY), _last(_BINARY)
     return f'''
 {NJIT}
-def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop):
-    """Forward mode over rows start..stop-1: each row's tangent from its operands' tangents.
+def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, stop):
+    """Forward mode over rows start..stop-1: each row's tangents (one per lane, i.e. per row
+    of ``tvals``) from its operands' tangents, the row dispatched once for all lanes.
 
-    The caller zeroes ``tval``/``flag`` and seeds the input rows; rows none of whose operands
+    The caller zeroes ``tvals``/``flag`` and seeds the input rows; rows none of whose operands
     carries a tangent are skipped.  Stops at a custom op (Python runs its jvp)."""
+    nl = tvals.shape[0]
     for i in range(start, stop):
         w = code[i]
         o = w & 255
@@ -581,76 +636,87 @@ def jacobian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top,
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def seed_tangents(voff, tval, flag, in_rows, v, top):
-    """Zero the tangents of rows 0..top and lay ``v`` over the input rows."""
-    for j in range(voff[top + 1]):
-        tval[j] = 0.0
-    for j in range(top + 1):
-        flag[j] = 0
-    k = 0
-    for q in range(in_rows.shape[0]):
-        ri = in_rows[q]
-        lo = voff[ri]
-        for j in range(voff[ri + 1] - lo):
-            tval[lo + j] += v[k]
-            k += 1
-        flag[ri] = 1
+def zero_lanes(buf, voff, r):
+    """Zero row r's values in every lane of ``buf``."""
+    lo = voff[r]
+    hi = voff[r + 1]
+    for ln in range(buf.shape[0]):
+        for j in range(lo, hi):
+            buf[ln, j] = 0.0
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def jvp_sweeps(code, ip, fp, voff, ipool, fpool, val, tval, flag, top, in_rows, tangents,
+def seed_tangents(voff, tvals, flag, in_rows, v):
+    """Lay lane l's direction v[l] over the input rows (an input given twice gets the sum).
+    Only these rows of ``tvals`` are cleared: the sweeps write or clear every other row they
+    read."""
+    for q in range(in_rows.shape[0]):
+        zero_lanes(tvals, voff, in_rows[q])
+        flag[in_rows[q]] = 1
+    for ln in range(v.shape[0]):
+        k = 0
+        for q in range(in_rows.shape[0]):
+            ri = in_rows[q]
+            lo = voff[ri]
+            for j in range(voff[ri + 1] - lo):
+                tvals[ln, lo + j] += v[ln, k]
+                k += 1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def jvp_sweeps(code, ip, fp, voff, ipool, fpool, val, tvals, flag, top, in_rows, tangents,
                out_rows, result):
-    """One tangent sweep per row of ``tangents`` (laid over the concatenated values of
-    ``in_rows``); result[r] gets the tangents of ``out_rows`` (forward-mode Jacobian)."""
+    """One tangent sweep with a lane per row of ``tangents`` (laid over the concatenated
+    values of ``in_rows``; ``flag`` zeroed, ``tvals`` need not be); result[l] gets the
+    tangents of ``out_rows`` (forward-mode Jacobian)."""
     start = in_rows.min() if in_rows.shape[0] else top + 1
-    for r in range(tangents.shape[0]):
-        seed_tangents(voff, tval, flag, in_rows, tangents[r], top)
-        status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag,
-                                    start, top + 1)
-        if status != DONE:
-            return status, row
+    seed_tangents(voff, tvals, flag, in_rows, tangents)
+    status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag,
+                                start, top + 1)
+    if status != DONE:
+        return status, row
+    for ln in range(tangents.shape[0]):
         k = 0
         for q in range(out_rows.shape[0]):
             ro = out_rows[q]
             lo = voff[ro]
             has = flag[ro] != 0
             for j in range(voff[ro + 1] - lo):
-                result[r, k] = tval[lo + j] if has else 0.0
+                result[ln, k] = tvals[ln, lo + j] if has else 0.0
                 k += 1
     return DONE, -1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def hessian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj, tadj,
+def hessian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj, tadjs,
                    top, out_row, in_rows, tangents, result):
-    """Hessian-vector products of the scalar ``out_row`` for every row of ``tangents``: a
-    tangent sweep, then a reverse sweep over (adjoint, tangent) pairs, per direction."""
+    """Hessian-vector products of the scalar ``out_row`` for every row of ``tangents``: one
+    tangent sweep and one reverse sweep over (adjoint, tangents of the adjoint), each row
+    dispatched once for all directions (lanes).  ``flag`` and ``adj`` come zeroed; ``tvals``
+    and ``tadjs`` need not be (rows are cleared as the sweeps reach them)."""
     start = in_rows.min() if in_rows.shape[0] else top + 1
-    end = voff[top + 1]
-    for r in range(tangents.shape[0]):
-        seed_tangents(voff, tval, flag, in_rows, tangents[r], top)
-        status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag,
-                                    start, top + 1)
-        if status != DONE:
-            return status, row
-        for j in range(end):
-            adj[j] = 0.0
-            tadj[j] = 0.0
-        for j in range(top + 1):
-            state[j] &= 2
-        adj[voff[out_row]] = 1.0
-        state[out_row] |= 1
-        status, row = hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag,
-                                adj, tadj, top, 0)
-        if status != DONE:
-            return status, row
+    seed_tangents(voff, tvals, flag, in_rows, tangents)
+    status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag,
+                                start, top + 1)
+    if status != DONE:
+        return status, row
+    for j in range(top + 1):
+        state[j] &= 2
+    adj[voff[out_row]] = 1.0
+    zero_lanes(tadjs, voff, out_row)
+    state[out_row] |= 1
+    status, row = hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag,
+                            adj, tadjs, top, 0)
+    if status != DONE:
+        return status, row
+    for ln in range(tangents.shape[0]):
         k = 0
         for q in range(in_rows.shape[0]):
             ri = in_rows[q]
             lo = voff[ri]
             reached = (state[ri] & 1) != 0
             for j in range(voff[ri + 1] - lo):
-                result[r, k] = tadj[lo + j] if reached else 0.0
+                result[ln, k] = tadjs[ln, lo + j] if reached else 0.0
                 k += 1
     return DONE, -1
 
@@ -733,7 +799,7 @@ def _kernel_sources():
         if o.operands is not None:
             fns.append(o.operands)
         fns += [o.forward, o.backward]
-        for extra in (o.tangent, o.backward_tangent):
+        for extra in (o.tangent, o.backward_tangent, o.tangent_lanes, o.backward_tangent_lanes):
             if callable(extra):
                 fns.append(extra)
     for fn in fns:  # each compiled once, shared by every sweep that calls it

@@ -8,8 +8,8 @@ Tape layout (one row per value, row index == slot):
   voff[i]  int64   offset of the value in ``val``/``adj``; size is voff[i+1] - voff[i]
   rg[i]    int8    1 when the row needs a gradient
   state[i] int8    bit 1: reached by the current sweep; bit 2: freed by an earlier backward
-Tangent sweeps keep ``tval`` (tangents, laid out like ``val``) and ``flag[i]`` (1 when row i
-carries a tangent).
+Tangent sweeps keep ``tvals`` (one row of tangents per direction, a "lane", each laid out
+like ``val``) and ``flag[i]`` (1 when row i carries a tangent, the same for every lane).
 """
 import math
 
@@ -20,10 +20,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "565a941c63d0f3a8"
+FINGERPRINT = "2e2cee69a508ac0e"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 388903042801274682
+KERNELS_ID = 207956022639233728
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'CUMSUM', 'CUMPROD')
 
 # sweep results: (status, row)
@@ -300,6 +300,26 @@ def view_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipoo
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def view_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
+    for ln in range(tvals.shape[0]):
+        for j in range(n):
+            tvals[ln, lo + j] = tvals[ln, pa + offs[j]]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def view_backward_tangent_lanes(
+    adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
+):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
+    for ln in range(tadjs.shape[0]):
+        for j in range(n):
+            tadjs[ln, pa + offs[j]] += tadjs[ln, lo + j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def reshape_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     for j in range(n):
         D[lo + j] = A[pa + j]
@@ -311,6 +331,22 @@ def reshape_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
     for j in range(n):
         D[pa + j] += G[lo + j]
     return 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def reshape_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
+    for ln in range(tvals.shape[0]):
+        for j in range(n):
+            tvals[ln, lo + j] = tvals[ln, pa + j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def reshape_backward_tangent_lanes(
+    adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
+):
+    for ln in range(tadjs.shape[0]):
+        for j in range(n):
+            tadjs[ln, pa + j] += tadjs[ln, lo + j]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -381,6 +417,26 @@ def sum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool
     for j in range(offs.shape[0]):
         D[pa + j] += G[lo + offs[j]]
     return 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def sum_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
+    offs = strided_offsets(ipool, p + 1, ipool[p], 0)
+    for ln in range(tvals.shape[0]):
+        for q in range(n):
+            tvals[ln, lo + q] = 0.0
+        for j in range(offs.shape[0]):
+            tvals[ln, lo + offs[j]] += tvals[ln, pa + j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def sum_backward_tangent_lanes(
+    adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
+):
+    offs = strided_offsets(ipool, p + 1, ipool[p], 0)
+    for ln in range(tadjs.shape[0]):
+        for j in range(offs.shape[0]):
+            tadjs[ln, pa + j] += tadjs[ln, lo + offs[j]]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -542,6 +598,28 @@ def extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def extreme_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
+    offs = strided_offsets(ipool, p + 1, ipool[p], 0)
+    w = extreme_weights(val, pa, lo, n, offs)
+    for ln in range(tvals.shape[0]):
+        for q in range(n):
+            tvals[ln, lo + q] = 0.0
+        for j in range(offs.shape[0]):
+            tvals[ln, lo + offs[j]] += tvals[ln, pa + j] * w[j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def extreme_backward_tangent_lanes(
+    adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
+):
+    offs = strided_offsets(ipool, p + 1, ipool[p], 0)
+    w = extreme_weights(val, pa, lo, n, offs)
+    for ln in range(tadjs.shape[0]):
+        for j in range(offs.shape[0]):
+            tadjs[ln, pa + j] += tadjs[ln, lo + offs[j]] * w[j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def amin_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
@@ -556,6 +634,49 @@ def amin_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         cur = D[lo + q]
         if cur == cur and (x != x or x < cur):
             D[lo + q] = x
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def matmul_layout(ipool, p):
+    """(batch, m, k, n, a's strides over (row, inner), b's over (inner, column))."""
+    mm = ipool[p + 1]
+    kk = ipool[p + 2]
+    nn = ipool[p + 3]
+    su, sq = (1, mm) if ipool[p + 4] else (kk, 1)
+    tq, tv = (1, kk) if ipool[p + 5] else (nn, 1)
+    return ipool[p], mm, kk, nn, su, sq, tq, tv
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def lane_matmul(S, s0, sr, sc, V, v0, vr, vc, D, d0, dr, dc, m, k, n, left):
+    """For every lane ln: D[ln] block (m x n) += V[ln] block @ S block (``left``) or S block @
+    V[ln] block, blocks given by offset, row and column strides (S shared by all lanes).  The
+    lane operand is copied lane-minor first, so the innermost loop runs over lanes: contiguous,
+    free of reductions, and a matrix-vector product becomes a matrix-matrix one."""
+    nl = V.shape[0]
+    r0, c0 = (m, k) if left else (k, n)
+    W = np.empty((r0, c0, nl))
+    for i in range(r0):
+        for j in range(c0):
+            for ln in range(nl):
+                W[i, j, ln] = V[ln, v0 + i * vr + j * vc]
+    R = np.zeros((m, n, nl))
+    for i in range(m):
+        for q in range(k):
+            if left:
+                for j in range(n):
+                    y = S[s0 + q * sr + j * sc]
+                    for ln in range(nl):
+                        R[i, j, ln] += W[i, q, ln] * y
+            else:
+                x = S[s0 + i * sr + q * sc]
+                for j in range(n):
+                    for ln in range(nl):
+                        R[i, j, ln] += x * W[q, j, ln]
+    for ln in range(nl):
+        for i in range(m):
+            for j in range(n):
+                D[ln, d0 + i * dr + j * dc] += R[i, j, ln]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -612,6 +733,44 @@ def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     if rg[rb] != 0:
         state[rb] |= 1
     return 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def matmul_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
+    """Tangents of every lane: tA @ B + A @ tB, as lane-blocked products."""
+    nb, mm, kk, nn, su, sq, tq, tv = matmul_layout(ipool, p)
+    for ln in range(tvals.shape[0]):
+        for j in range(n):
+            tvals[ln, lo + j] = 0.0
+    for t in range(nb):
+        a0 = pa + t * mm * kk
+        b0 = pb + t * kk * nn
+        c0 = lo + t * mm * nn
+        if flag[ra] != 0:
+            lane_matmul(val, b0, tq, tv, tvals, a0, su, sq, tvals, c0, nn, 1, mm, kk, nn, True)
+        if flag[rb] != 0:
+            lane_matmul(val, a0, su, sq, tvals, b0, tq, tv, tvals, c0, nn, 1, mm, kk, nn, False)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def matmul_backward_tangent_lanes(
+    adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
+):
+    """Tangents of the operand adjoints for every lane: tG @ B^T + G @ tB^T for a and
+    A^T @ tG + tA^T @ G for b."""
+    nb, mm, kk, nn, su, sq, tq, tv = matmul_layout(ipool, p)
+    for t in range(nb):
+        a0 = pa + t * mm * kk
+        b0 = pb + t * kk * nn
+        g0 = lo + t * mm * nn
+        if rg[ra] != 0:
+            lane_matmul(val, b0, tv, tq, tadjs, g0, nn, 1, tadjs, a0, su, sq, mm, nn, kk, True)
+            if flag[rb] != 0:
+                lane_matmul(adj, g0, nn, 1, tvals, b0, tv, tq, tadjs, a0, su, sq, mm, nn, kk, False)
+        if rg[rb] != 0:
+            lane_matmul(val, a0, sq, su, tadjs, g0, nn, 1, tadjs, b0, tq, tv, kk, mm, nn, False)
+            if flag[ra] != 0:
+                lane_matmul(adj, g0, nn, 1, tvals, a0, sq, su, tadjs, b0, tq, tv, kk, mm, nn, True)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -1612,11 +1771,13 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop):
-    """Forward mode over rows start..stop-1: each row's tangent from its operands' tangents.
+def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, stop):
+    """Forward mode over rows start..stop-1: each row's tangents (one per lane, i.e. per row
+    of ``tvals``) from its operands' tangents, the row dispatched once for all lanes.
 
-    The caller zeroes ``tval``/``flag`` and seeds the input rows; rows none of whose operands
+    The caller zeroes ``tvals``/``flag`` and seeds the input rows; rows none of whose operands
     carries a tangent are skipped.  Stops at a custom op (Python runs its jvp)."""
+    nl = tvals.shape[0]
     for i in range(start, stop):
         w = code[i]
         o = w & 255
@@ -1642,467 +1803,591 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
             if o <= 51:
                 if o == 5:  # NEG
                     for j in range(un):
-                        t = 0.0
-                        if ha:
-                            t -= tval[upa + j]
-                        tval[ulo + j] = t
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t -= tvals[ln, upa + j]
+                            tvals[ln, ulo + j] = t
                 elif o == 6:  # EXP
                     for j in range(un):
                         out = val[ulo + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (out)
-                        tval[ulo + j] = t
+                        d0 = out
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 7:  # LOG
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (1.0 / a)
-                        tval[ulo + j] = t
+                        d0 = 1.0 / a
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 8:  # LOG1P
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (1.0 / (1.0 + a))
-                        tval[ulo + j] = t
+                        d0 = 1.0 / (1.0 + a)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 9:  # EXPM1
                     for j in range(un):
                         out = val[ulo + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (out + 1.0)
-                        tval[ulo + j] = t
+                        d0 = out + 1.0
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 10:  # SQRT
                     for j in range(un):
                         out = val[ulo + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (0.5 / out)
-                        tval[ulo + j] = t
+                        d0 = 0.5 / out
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 11:  # SIN
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (np.cos(a))
-                        tval[ulo + j] = t
+                        d0 = np.cos(a)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 12:  # COS
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (-np.sin(a))
-                        tval[ulo + j] = t
+                        d0 = -np.sin(a)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 13:  # TAN
                     for j in range(un):
                         out = val[ulo + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (1.0 + out * out)
-                        tval[ulo + j] = t
+                        d0 = 1.0 + out * out
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 14:  # TANH
                     for j in range(un):
                         out = val[ulo + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (1.0 - out * out)
-                        tval[ulo + j] = t
+                        d0 = 1.0 - out * out
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 15:  # SIGMOID
                     for j in range(un):
                         out = val[ulo + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (out * (1.0 - out))
-                        tval[ulo + j] = t
+                        d0 = out * (1.0 - out)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 16:  # RELU
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (1.0 if a > 0.0 else 0.0)
-                        tval[ulo + j] = t
+                        d0 = 1.0 if a > 0.0 else 0.0
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 17:  # ABS
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (1.0 if a > 0.0 else -1.0 if a < 0.0 else a * 0.0)
-                        tval[ulo + j] = t
+                        d0 = 1.0 if a > 0.0 else -1.0 if a < 0.0 else a * 0.0
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 18:  # ARCSIN
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (1.0 / np.sqrt(1.0 - a * a))
-                        tval[ulo + j] = t
+                        d0 = 1.0 / np.sqrt(1.0 - a * a)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 19:  # ARCCOS
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (-1.0 / np.sqrt(1.0 - a * a))
-                        tval[ulo + j] = t
+                        d0 = -1.0 / np.sqrt(1.0 - a * a)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 20:  # ARCTAN
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (1.0 / (1.0 + a * a))
-                        tval[ulo + j] = t
+                        d0 = 1.0 / (1.0 + a * a)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 21:  # ARCSINH
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (1.0 / np.sqrt(a * a + 1.0))
-                        tval[ulo + j] = t
+                        d0 = 1.0 / np.sqrt(a * a + 1.0)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 22:  # ARCCOSH
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (1.0 / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0)))
-                        tval[ulo + j] = t
+                        d0 = 1.0 / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0))
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 23:  # ARCTANH
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (1.0 / (1.0 - a * a))
-                        tval[ulo + j] = t
+                        d0 = 1.0 / (1.0 - a * a)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 24:  # SINH
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (np.cosh(a))
-                        tval[ulo + j] = t
+                        d0 = np.cosh(a)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 25:  # COSH
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (np.sinh(a))
-                        tval[ulo + j] = t
+                        d0 = np.sinh(a)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 26:  # LOG2
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (1.0 / (a * 0.6931471805599453))
-                        tval[ulo + j] = t
+                        d0 = 1.0 / (a * 0.6931471805599453)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 27:  # LOG10
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (1.0 / (a * 2.302585092994046))
-                        tval[ulo + j] = t
+                        d0 = 1.0 / (a * 2.302585092994046)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 28:  # EXP2
                     for j in range(un):
                         out = val[ulo + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (out * 0.6931471805599453)
-                        tval[ulo + j] = t
+                        d0 = out * 0.6931471805599453
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 29:  # CBRT
                     for j in range(un):
                         out = val[ulo + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (1.0 / (3.0 * out * out))
-                        tval[ulo + j] = t
+                        d0 = 1.0 / (3.0 * out * out)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 30:  # SINC
                     for j in range(un):
                         a = val[upa + j]
                         out = val[ulo + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (a * (-3.289868133696453 + a * a * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else (np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a))
-                        tval[ulo + j] = t
+                        d0 = a * (-3.289868133696453 + a * a * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else (np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 31:  # SIGN
                     for j in range(un):
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (0.0)
-                        tval[ulo + j] = t
+                        d0 = 0.0
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 32:  # FLOOR
                     for j in range(un):
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (0.0)
-                        tval[ulo + j] = t
+                        d0 = 0.0
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 33:  # CEIL
                     for j in range(un):
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (0.0)
-                        tval[ulo + j] = t
+                        d0 = 0.0
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 34:  # RINT
                     for j in range(un):
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (0.0)
-                        tval[ulo + j] = t
+                        d0 = 0.0
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 35:  # TRUNC
                     for j in range(un):
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (0.0)
-                        tval[ulo + j] = t
+                        d0 = 0.0
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 36:  # LEAKY_RELU
                     c = fp[i]
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (1.0 if a > 0.0 else c)
-                        tval[ulo + j] = t
+                        d0 = 1.0 if a > 0.0 else c
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 37:  # ADDS
                     for j in range(un):
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j]
-                        tval[ulo + j] = t
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j]
+                            tvals[ln, ulo + j] = t
                 elif o == 38:  # MULS
                     c = fp[i]
                     for j in range(un):
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (c)
-                        tval[ulo + j] = t
+                        d0 = c
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 39:  # RSUBS
                     for j in range(un):
-                        t = 0.0
-                        if ha:
-                            t -= tval[upa + j]
-                        tval[ulo + j] = t
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t -= tvals[ln, upa + j]
+                            tvals[ln, ulo + j] = t
                 elif o == 40:  # RDIVS
                     for j in range(un):
                         a = val[upa + j]
                         out = val[ulo + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (-out / a)
-                        tval[ulo + j] = t
+                        d0 = -out / a
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 41:  # POWS
                     c = fp[i]
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (0.0 if c == 0.0 else c * a ** (c - 1.0))
-                        tval[ulo + j] = t
+                        d0 = 0.0 if c == 0.0 else c * a ** (c - 1.0)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 42:  # RPOWS
                     c = fp[i]
                     for j in range(un):
                         out = val[ulo + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (out * np.log(c))
-                        tval[ulo + j] = t
+                        d0 = out * np.log(c)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 43:  # CLIP
                     c = fp[i]
                     c2 = fpool[ip[i]]
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (1.0 if (a >= c) & (a <= c2) else 0.0)
-                        tval[ulo + j] = t
+                        d0 = 1.0 if (a >= c) & (a <= c2) else 0.0
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 44:  # GAMMA
                     for j in range(un):
                         a = val[upa + j]
                         out = val[ulo + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (out * sf_digamma(a))
-                        tval[ulo + j] = t
+                        d0 = out * sf_digamma(a)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 45:  # GAMMALN
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (sf_digamma(a))
-                        tval[ulo + j] = t
+                        d0 = sf_digamma(a)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 46:  # DIGAMMA
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (sf_polygamma(1.0, a))
-                        tval[ulo + j] = t
+                        d0 = sf_polygamma(1.0, a)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 47:  # POLYGAMMA
                     c = fp[i]
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (sf_polygamma(c + 1.0, a))
-                        tval[ulo + j] = t
+                        d0 = sf_polygamma(c + 1.0, a)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 48:  # ERF
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (1.1283791670955126 * np.exp(-(a * a)))
-                        tval[ulo + j] = t
+                        d0 = 1.1283791670955126 * np.exp(-(a * a))
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 49:  # ERFC
                     for j in range(un):
                         a = val[upa + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (-1.1283791670955126 * np.exp(-(a * a)))
-                        tval[ulo + j] = t
+                        d0 = -1.1283791670955126 * np.exp(-(a * a))
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 50:  # ERFINV
                     for j in range(un):
                         out = val[ulo + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (0.8862269254527579 * np.exp(out * out))
-                        tval[ulo + j] = t
+                        d0 = 0.8862269254527579 * np.exp(out * out)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 elif o == 51:  # ERFCINV
                     for j in range(un):
                         out = val[ulo + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (-0.8862269254527579 * np.exp(out * out))
-                        tval[ulo + j] = t
+                        d0 = -0.8862269254527579 * np.exp(out * out)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            tvals[ln, ulo + j] = t
                 else:
                     return BAD_OP, i
             else:
                 if o == 52:  # ADD
                     for j in range(un):
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j]
-                        if hb:
-                            t += tval[upb + j]
-                        tval[ulo + j] = t
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j]
+                            if hb:
+                                t += tvals[ln, upb + j]
+                            tvals[ln, ulo + j] = t
                 elif o == 53:  # SUB
                     for j in range(un):
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j]
-                        if hb:
-                            t -= tval[upb + j]
-                        tval[ulo + j] = t
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j]
+                            if hb:
+                                t -= tvals[ln, upb + j]
+                            tvals[ln, ulo + j] = t
                 elif o == 54:  # MUL
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (b)
-                        if hb:
-                            t += tval[upb + j] * (a)
-                        tval[ulo + j] = t
+                        d0 = b
+                        d1 = a
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            if hb:
+                                t += tvals[ln, upb + j] * d1
+                            tvals[ln, ulo + j] = t
                 elif o == 55:  # DIV
                     for j in range(un):
                         b = val[upb + j]
                         out = val[ulo + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (1.0 / b)
-                        if hb:
-                            t += tval[upb + j] * (-out / b)
-                        tval[ulo + j] = t
+                        d0 = 1.0 / b
+                        d1 = -out / b
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            if hb:
+                                t += tvals[ln, upb + j] * d1
+                            tvals[ln, ulo + j] = t
                 elif o == 56:  # POW
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
                         out = val[ulo + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (0.0 if b == 0.0 else b * a ** (b - 1.0))
-                        if hb:
-                            t += tval[upb + j] * (0.0 if (a == 0.0) & (b >= 0.0) else out * np.log(a))
-                        tval[ulo + j] = t
+                        d0 = 0.0 if b == 0.0 else b * a ** (b - 1.0)
+                        d1 = 0.0 if (a == 0.0) & (b >= 0.0) else out * np.log(a)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            if hb:
+                                t += tvals[ln, upb + j] * d1
+                            tvals[ln, ulo + j] = t
                 elif o == 57:  # MAXIMUM
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (0.5 if a == b else 1.0 if a > b else 0.0)
-                        if hb:
-                            t += tval[upb + j] * (0.5 if a == b else 0.0 if a > b else 1.0)
-                        tval[ulo + j] = t
+                        d0 = 0.5 if a == b else 1.0 if a > b else 0.0
+                        d1 = 0.5 if a == b else 0.0 if a > b else 1.0
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            if hb:
+                                t += tvals[ln, upb + j] * d1
+                            tvals[ln, ulo + j] = t
                 elif o == 58:  # MINIMUM
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (0.5 if a == b else 1.0 if a < b else 0.0)
-                        if hb:
-                            t += tval[upb + j] * (0.5 if a == b else 0.0 if a < b else 1.0)
-                        tval[ulo + j] = t
+                        d0 = 0.5 if a == b else 1.0 if a < b else 0.0
+                        d1 = 0.5 if a == b else 0.0 if a < b else 1.0
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            if hb:
+                                t += tvals[ln, upb + j] * d1
+                            tvals[ln, ulo + j] = t
                 elif o == 59:  # ARCTAN2
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
-                        if hb:
-                            t += tval[upb + j] * (-a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
-                        tval[ulo + j] = t
+                        d0 = b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
+                        d1 = -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            if hb:
+                                t += tvals[ln, upb + j] * d1
+                            tvals[ln, ulo + j] = t
                 elif o == 60:  # HYPOT
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
                         out = val[ulo + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (a / (1.0 if out == 0.0 else out))
-                        if hb:
-                            t += tval[upb + j] * (b / (1.0 if out == 0.0 else out))
-                        tval[ulo + j] = t
+                        d0 = a / (1.0 if out == 0.0 else out)
+                        d1 = b / (1.0 if out == 0.0 else out)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            if hb:
+                                t += tvals[ln, upb + j] * d1
+                            tvals[ln, ulo + j] = t
                 elif o == 61:  # LOGADDEXP
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (0.5 + 0.5 * np.tanh(0.5 * (a - b)))
-                        if hb:
-                            t += tval[upb + j] * (0.5 - 0.5 * np.tanh(0.5 * (a - b)))
-                        tval[ulo + j] = t
+                        d0 = 0.5 + 0.5 * np.tanh(0.5 * (a - b))
+                        d1 = 0.5 - 0.5 * np.tanh(0.5 * (a - b))
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            if hb:
+                                t += tvals[ln, upb + j] * d1
+                            tvals[ln, ulo + j] = t
                 elif o == 62:  # LOGADDEXP2
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j] * (0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b)))
-                        if hb:
-                            t += tval[upb + j] * (0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b)))
-                        tval[ulo + j] = t
+                        d0 = 0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b))
+                        d1 = 0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b))
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j] * d0
+                            if hb:
+                                t += tvals[ln, upb + j] * d1
+                            tvals[ln, ulo + j] = t
                 elif o == 63:  # REMAINDER
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
                         out = val[ulo + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j]
-                        if hb:
-                            t += tval[upb + j] * (-np.floor((a - out) / b + 0.5))
-                        tval[ulo + j] = t
+                        d1 = -np.floor((a - out) / b + 0.5)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j]
+                            if hb:
+                                t += tvals[ln, upb + j] * d1
+                            tvals[ln, ulo + j] = t
                 elif o == 64:  # FMOD
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
                         out = val[ulo + j]
-                        t = 0.0
-                        if ha:
-                            t += tval[upa + j]
-                        if hb:
-                            t += tval[upb + j] * (-np.floor((a - out) / b + 0.5))
-                        tval[ulo + j] = t
+                        d1 = -np.floor((a - out) / b + 0.5)
+                        for ln in range(nl):
+                            t = 0.0
+                            if ha:
+                                t += tvals[ln, upa + j]
+                            if hb:
+                                t += tvals[ln, upb + j] * d1
+                            tvals[ln, ulo + j] = t
                 else:
                     return BAD_OP, i
         else:
@@ -2121,47 +2406,90 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag, start, stop
             pa = voff[ra] if ra >= 0 else 0
             pb = voff[rb] if rb >= 0 else 0
             if o == 65:  # WHERE
-                where_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                for r in (ra, rb):
+                    if r >= 0:
+                        if flag[r] == 0:
+                            zero_lanes(tvals, voff, r)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    where_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 66:  # VIEW
-                view_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                view_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool)
             elif o == 67:  # RESHAPE
-                reshape_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                reshape_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool)
             elif o == 68:  # SUM
-                sum_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                sum_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool)
             elif o == 69:  # PROD
-                prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
+                for r in (ra, rb):
+                    if r >= 0:
+                        if flag[r] == 0:
+                            zero_lanes(tvals, voff, r)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 70:  # AMAX
-                extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
+                extreme_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool)
             elif o == 71:  # AMIN
-                extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
+                extreme_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool)
             elif o == 72:  # MATMUL
-                for j in range(n):
-                    tval[lo + j] = 0.0
-                if ra >= 0 and flag[ra] != 0:
-                    matmul_forward(tval, val, val, tval, True, lo, n, pa, pb, p, voff, ipool, fpool)
-                if rb >= 0 and flag[rb] != 0:
-                    matmul_forward(val, tval, val, tval, True, lo, n, pa, pb, p, voff, ipool, fpool)
+                matmul_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool)
             elif o == 73:  # CONCAT
-                concat_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                for r in concat_operands(ipool, p):
+                    if flag[r] == 0:
+                        zero_lanes(tvals, voff, r)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    concat_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 74:  # GATHER
-                gather_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                for r in (ra, rb):
+                    if r >= 0:
+                        if flag[r] == 0:
+                            zero_lanes(tvals, voff, r)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    gather_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 75:  # SETITEM
-                setitem_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                for r in (ra, rb):
+                    if r >= 0:
+                        if flag[r] == 0:
+                            zero_lanes(tvals, voff, r)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    setitem_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 76:  # SCATTER
-                scatter_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                for r in (ra, rb):
+                    if r >= 0:
+                        if flag[r] == 0:
+                            zero_lanes(tvals, voff, r)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    scatter_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 77:  # CUMSUM
-                cumsum_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                for r in (ra, rb):
+                    if r >= 0:
+                        if flag[r] == 0:
+                            zero_lanes(tvals, voff, r)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    cumsum_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 78:  # CUMPROD
-                cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
+                for r in (ra, rb):
+                    if r >= 0:
+                        if flag[r] == 0:
+                            zero_lanes(tvals, voff, r)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
             else:
                 return BAD_OP, i
     return DONE, -1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj, tadj, top, bottom):
-    """Reverse sweep carrying (adjoint, tangent of the adjoint) pairs over a tape whose tangents
-    ``tangent_sweep`` computed: forward-over-reverse, so ``tadj`` of the inputs is H v."""
+def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj, tadjs, top, bottom):
+    """Reverse sweep carrying the adjoints and, per lane, their tangents over a tape whose
+    tangents ``tangent_sweep`` computed: forward-over-reverse, so ``tadjs[ln]`` of the inputs
+    is H v_l.  Each row is dispatched once for all lanes."""
     i = top
     while i >= bottom:
         s = state[i]
@@ -2187,516 +2515,559 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
         ha = ra >= 0 and flag[ra] != 0
         hb = rb >= 0 and flag[rb] != 0
         hout = flag[i] != 0
+        nl = tvals.shape[0]
         if o <= 51:
             if rg[ra] == 0:
                 i -= 1
                 continue
+            if (state[ra] & 1) == 0:
+                zero_lanes(tadjs, voff, ra)
             state[ra] |= 1
             upa = np.uint64(voff[ra])
             if o == 5:  # NEG
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     d = -1.0
                     adj[upa + j] += g * d
-                    s = tg * d
-                    tadj[upa + j] += s
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        tadjs[ln, upa + j] += s
             elif o == 6:  # EXP
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     out = val[ulo + j]
                     d = out
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if hout:
-                        s += g * tval[ulo + j] * (1.0)
-                    tadj[upa + j] += s
+                    e0 = g * (1.0)
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if hout:
+                            s += tvals[ln, ulo + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 7:  # LOG
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = 1.0 / a
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (-(1.0 / (a * a)))
-                    tadj[upa + j] += s
+                    e0 = g * (-(1.0 / (a * a)))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 8:  # LOG1P
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = 1.0 / (1.0 + a)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (-(1.0 / ((1.0 + a) * (1.0 + a))))
-                    tadj[upa + j] += s
+                    e0 = g * (-(1.0 / ((1.0 + a) * (1.0 + a))))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 9:  # EXPM1
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     out = val[ulo + j]
                     d = out + 1.0
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if hout:
-                        s += g * tval[ulo + j] * (1.0)
-                    tadj[upa + j] += s
+                    e0 = g * (1.0)
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if hout:
+                            s += tvals[ln, ulo + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 10:  # SQRT
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     out = val[ulo + j]
                     d = 0.5 / out
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if hout:
-                        s += g * tval[ulo + j] * (-(0.5 / (out * out)))
-                    tadj[upa + j] += s
+                    e0 = g * (-(0.5 / (out * out)))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if hout:
+                            s += tvals[ln, ulo + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 11:  # SIN
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = np.cos(a)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (-np.sin(a))
-                    tadj[upa + j] += s
+                    e0 = g * (-np.sin(a))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 12:  # COS
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = -np.sin(a)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (-np.cos(a))
-                    tadj[upa + j] += s
+                    e0 = g * (-np.cos(a))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 13:  # TAN
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     out = val[ulo + j]
                     d = 1.0 + out * out
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if hout:
-                        s += g * tval[ulo + j] * (out + out)
-                    tadj[upa + j] += s
+                    e0 = g * (out + out)
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if hout:
+                            s += tvals[ln, ulo + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 14:  # TANH
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     out = val[ulo + j]
                     d = 1.0 - out * out
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if hout:
-                        s += g * tval[ulo + j] * (-(out + out))
-                    tadj[upa + j] += s
+                    e0 = g * (-(out + out))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if hout:
+                            s += tvals[ln, ulo + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 15:  # SIGMOID
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     out = val[ulo + j]
                     d = out * (1.0 - out)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if hout:
-                        s += g * tval[ulo + j] * (1.0 - out + out * -1.0)
-                    tadj[upa + j] += s
+                    e0 = g * (1.0 - out + out * -1.0)
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if hout:
+                            s += tvals[ln, ulo + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 16:  # RELU
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = 1.0 if a > 0.0 else 0.0
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (0.0 if a > 0.0 else 0.0)
-                    tadj[upa + j] += s
+                    e0 = g * (0.0 if a > 0.0 else 0.0)
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 17:  # ABS
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = 1.0 if a > 0.0 else -1.0 if a < 0.0 else a * 0.0
                     adj[upa + j] += g * d
-                    s = tg * d
-                    tadj[upa + j] += s
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        tadjs[ln, upa + j] += s
             elif o == 18:  # ARCSIN
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = 1.0 / np.sqrt(1.0 - a * a)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (-(-(a + a) * (0.5 / np.sqrt(1.0 - a * a)) / (np.sqrt(1.0 - a * a) * np.sqrt(1.0 - a * a))))
-                    tadj[upa + j] += s
+                    e0 = g * (-(-(a + a) * (0.5 / np.sqrt(1.0 - a * a)) / (np.sqrt(1.0 - a * a) * np.sqrt(1.0 - a * a))))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 19:  # ARCCOS
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = -1.0 / np.sqrt(1.0 - a * a)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (-(-1.0 * (-(a + a) * (0.5 / np.sqrt(1.0 - a * a))) / (np.sqrt(1.0 - a * a) * np.sqrt(1.0 - a * a))))
-                    tadj[upa + j] += s
+                    e0 = g * (-(-1.0 * (-(a + a) * (0.5 / np.sqrt(1.0 - a * a))) / (np.sqrt(1.0 - a * a) * np.sqrt(1.0 - a * a))))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 20:  # ARCTAN
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = 1.0 / (1.0 + a * a)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (-((a + a) / ((1.0 + a * a) * (1.0 + a * a))))
-                    tadj[upa + j] += s
+                    e0 = g * (-((a + a) / ((1.0 + a * a) * (1.0 + a * a))))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 21:  # ARCSINH
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = 1.0 / np.sqrt(a * a + 1.0)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (-((a + a) * (0.5 / np.sqrt(a * a + 1.0)) / (np.sqrt(a * a + 1.0) * np.sqrt(a * a + 1.0))))
-                    tadj[upa + j] += s
+                    e0 = g * (-((a + a) * (0.5 / np.sqrt(a * a + 1.0)) / (np.sqrt(a * a + 1.0) * np.sqrt(a * a + 1.0))))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 22:  # ARCCOSH
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = 1.0 / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0))
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (-((0.5 / np.sqrt(a - 1.0) * np.sqrt(a + 1.0) + np.sqrt(a - 1.0) * (0.5 / np.sqrt(a + 1.0))) / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0) * (np.sqrt(a - 1.0) * np.sqrt(a + 1.0)))))
-                    tadj[upa + j] += s
+                    e0 = g * (-((0.5 / np.sqrt(a - 1.0) * np.sqrt(a + 1.0) + np.sqrt(a - 1.0) * (0.5 / np.sqrt(a + 1.0))) / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0) * (np.sqrt(a - 1.0) * np.sqrt(a + 1.0)))))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 23:  # ARCTANH
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = 1.0 / (1.0 - a * a)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (-(-(a + a) / ((1.0 - a * a) * (1.0 - a * a))))
-                    tadj[upa + j] += s
+                    e0 = g * (-(-(a + a) / ((1.0 - a * a) * (1.0 - a * a))))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 24:  # SINH
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = np.cosh(a)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (np.sinh(a))
-                    tadj[upa + j] += s
+                    e0 = g * (np.sinh(a))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 25:  # COSH
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = np.sinh(a)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (np.cosh(a))
-                    tadj[upa + j] += s
+                    e0 = g * (np.cosh(a))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 26:  # LOG2
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = 1.0 / (a * 0.6931471805599453)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (-(0.6931471805599453 / (a * 0.6931471805599453 * (a * 0.6931471805599453))))
-                    tadj[upa + j] += s
+                    e0 = g * (-(0.6931471805599453 / (a * 0.6931471805599453 * (a * 0.6931471805599453))))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 27:  # LOG10
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = 1.0 / (a * 2.302585092994046)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (-(2.302585092994046 / (a * 2.302585092994046 * (a * 2.302585092994046))))
-                    tadj[upa + j] += s
+                    e0 = g * (-(2.302585092994046 / (a * 2.302585092994046 * (a * 2.302585092994046))))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 28:  # EXP2
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     out = val[ulo + j]
                     d = out * 0.6931471805599453
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if hout:
-                        s += g * tval[ulo + j] * (0.6931471805599453)
-                    tadj[upa + j] += s
+                    e0 = g * (0.6931471805599453)
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if hout:
+                            s += tvals[ln, ulo + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 29:  # CBRT
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     out = val[ulo + j]
                     d = 1.0 / (3.0 * out * out)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if hout:
-                        s += g * tval[ulo + j] * (-((3.0 * out + 3.0 * out) / (3.0 * out * out * (3.0 * out * out))))
-                    tadj[upa + j] += s
+                    e0 = g * (-((3.0 * out + 3.0 * out) / (3.0 * out * out * (3.0 * out * out))))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if hout:
+                            s += tvals[ln, ulo + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 30:  # SINC
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     out = val[ulo + j]
                     d = a * (-3.289868133696453 + a * a * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else (np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (-3.289868133696453 + a * a * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05))))) + a * ((a + a) * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05))))) + a * a * ((a + a) * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)))) + a * a * ((a + a) * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05))) + a * a * ((a + a) * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)) + a * a * ((a + a) * (0.001781145516372851 + a * a * -9.766223126318928e-05) + a * a * ((a + a) * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else 3.141592653589793 * -np.sin(3.141592653589793 * a) / (1.0 if np.abs(a) < 0.1 else a) - (np.cos(3.141592653589793 * a) - out) * (0.0 if np.abs(a) < 0.1 else 1.0) / ((1.0 if np.abs(a) < 0.1 else a) * (1.0 if np.abs(a) < 0.1 else a)))
-                    if hout:
-                        s += g * tval[ulo + j] * (0.0 if np.abs(a) < 0.1 else -1.0 / (1.0 if np.abs(a) < 0.1 else a))
-                    tadj[upa + j] += s
+                    e0 = g * (-3.289868133696453 + a * a * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05))))) + a * ((a + a) * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05))))) + a * a * ((a + a) * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)))) + a * a * ((a + a) * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05))) + a * a * ((a + a) * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)) + a * a * ((a + a) * (0.001781145516372851 + a * a * -9.766223126318928e-05) + a * a * ((a + a) * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else 3.141592653589793 * -np.sin(3.141592653589793 * a) / (1.0 if np.abs(a) < 0.1 else a) - (np.cos(3.141592653589793 * a) - out) * (0.0 if np.abs(a) < 0.1 else 1.0) / ((1.0 if np.abs(a) < 0.1 else a) * (1.0 if np.abs(a) < 0.1 else a)))
+                    e1 = g * (0.0 if np.abs(a) < 0.1 else -1.0 / (1.0 if np.abs(a) < 0.1 else a))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        if hout:
+                            s += tvals[ln, ulo + j] * e1
+                        tadjs[ln, upa + j] += s
             elif o == 31:  # SIGN
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     d = 0.0
                     adj[upa + j] += g * d
-                    s = tg * d
-                    tadj[upa + j] += s
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        tadjs[ln, upa + j] += s
             elif o == 32:  # FLOOR
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     d = 0.0
                     adj[upa + j] += g * d
-                    s = tg * d
-                    tadj[upa + j] += s
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        tadjs[ln, upa + j] += s
             elif o == 33:  # CEIL
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     d = 0.0
                     adj[upa + j] += g * d
-                    s = tg * d
-                    tadj[upa + j] += s
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        tadjs[ln, upa + j] += s
             elif o == 34:  # RINT
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     d = 0.0
                     adj[upa + j] += g * d
-                    s = tg * d
-                    tadj[upa + j] += s
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        tadjs[ln, upa + j] += s
             elif o == 35:  # TRUNC
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     d = 0.0
                     adj[upa + j] += g * d
-                    s = tg * d
-                    tadj[upa + j] += s
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        tadjs[ln, upa + j] += s
             elif o == 36:  # LEAKY_RELU
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = 1.0 if a > 0.0 else c
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (0.0 if a > 0.0 else 0.0)
-                    tadj[upa + j] += s
+                    e0 = g * (0.0 if a > 0.0 else 0.0)
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 37:  # ADDS
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     d = 1.0
                     adj[upa + j] += g * d
-                    s = tg * d
-                    tadj[upa + j] += s
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        tadjs[ln, upa + j] += s
             elif o == 38:  # MULS
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     d = c
                     adj[upa + j] += g * d
-                    s = tg * d
-                    tadj[upa + j] += s
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        tadjs[ln, upa + j] += s
             elif o == 39:  # RSUBS
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     d = -1.0
                     adj[upa + j] += g * d
-                    s = tg * d
-                    tadj[upa + j] += s
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        tadjs[ln, upa + j] += s
             elif o == 40:  # RDIVS
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     out = val[ulo + j]
                     d = -out / a
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (-(-out / (a * a)))
-                    if hout:
-                        s += g * tval[ulo + j] * (-1.0 / a)
-                    tadj[upa + j] += s
+                    e0 = g * (-(-out / (a * a)))
+                    e1 = g * (-1.0 / a)
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        if hout:
+                            s += tvals[ln, ulo + j] * e1
+                        tadjs[ln, upa + j] += s
             elif o == 41:  # POWS
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = 0.0 if c == 0.0 else c * a ** (c - 1.0)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (0.0 if c == 0.0 else c * ((c - 1.0) * a ** (c - 1.0 - 1.0)))
-                    tadj[upa + j] += s
+                    e0 = g * (0.0 if c == 0.0 else c * ((c - 1.0) * a ** (c - 1.0 - 1.0)))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 42:  # RPOWS
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     out = val[ulo + j]
                     d = out * np.log(c)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if hout:
-                        s += g * tval[ulo + j] * (np.log(c))
-                    tadj[upa + j] += s
+                    e0 = g * (np.log(c))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if hout:
+                            s += tvals[ln, ulo + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 43:  # CLIP
                 c = fp[i]
                 c2 = fpool[ip[i]]
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = 1.0 if (a >= c) & (a <= c2) else 0.0
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (0.0 if (a >= c) & (a <= c2) else 0.0)
-                    tadj[upa + j] += s
+                    e0 = g * (0.0 if (a >= c) & (a <= c2) else 0.0)
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 44:  # GAMMA
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     out = val[ulo + j]
                     d = out * sf_digamma(a)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (out * sf_polygamma(1.0, a))
-                    if hout:
-                        s += g * tval[ulo + j] * (sf_digamma(a))
-                    tadj[upa + j] += s
+                    e0 = g * (out * sf_polygamma(1.0, a))
+                    e1 = g * (sf_digamma(a))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        if hout:
+                            s += tvals[ln, ulo + j] * e1
+                        tadjs[ln, upa + j] += s
             elif o == 45:  # GAMMALN
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = sf_digamma(a)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (sf_polygamma(1.0, a))
-                    tadj[upa + j] += s
+                    e0 = g * (sf_polygamma(1.0, a))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 46:  # DIGAMMA
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = sf_polygamma(1.0, a)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (sf_polygamma(1.0 + 1.0, a))
-                    tadj[upa + j] += s
+                    e0 = g * (sf_polygamma(1.0 + 1.0, a))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 47:  # POLYGAMMA
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = sf_polygamma(c + 1.0, a)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (sf_polygamma(c + 1.0 + 1.0, a))
-                    tadj[upa + j] += s
+                    e0 = g * (sf_polygamma(c + 1.0 + 1.0, a))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 48:  # ERF
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = 1.1283791670955126 * np.exp(-(a * a))
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (1.1283791670955126 * (-(a + a) * np.exp(-(a * a))))
-                    tadj[upa + j] += s
+                    e0 = g * (1.1283791670955126 * (-(a + a) * np.exp(-(a * a))))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 49:  # ERFC
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     d = -1.1283791670955126 * np.exp(-(a * a))
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if ha:
-                        s += g * tval[upa + j] * (-1.1283791670955126 * (-(a + a) * np.exp(-(a * a))))
-                    tadj[upa + j] += s
+                    e0 = g * (-1.1283791670955126 * (-(a + a) * np.exp(-(a * a))))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if ha:
+                            s += tvals[ln, upa + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 50:  # ERFINV
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     out = val[ulo + j]
                     d = 0.8862269254527579 * np.exp(out * out)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if hout:
-                        s += g * tval[ulo + j] * (0.8862269254527579 * ((out + out) * np.exp(out * out)))
-                    tadj[upa + j] += s
+                    e0 = g * (0.8862269254527579 * ((out + out) * np.exp(out * out)))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if hout:
+                            s += tvals[ln, ulo + j] * e0
+                        tadjs[ln, upa + j] += s
             elif o == 51:  # ERFCINV
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     out = val[ulo + j]
                     d = -0.8862269254527579 * np.exp(out * out)
                     adj[upa + j] += g * d
-                    s = tg * d
-                    if hout:
-                        s += g * tval[ulo + j] * (-0.8862269254527579 * ((out + out) * np.exp(out * out)))
-                    tadj[upa + j] += s
+                    e0 = g * (-0.8862269254527579 * ((out + out) * np.exp(out * out)))
+                    for ln in range(nl):
+                        s = tadjs[ln, ulo + j] * d
+                        if hout:
+                            s += tvals[ln, ulo + j] * e0
+                        tadjs[ln, upa + j] += s
             else:
                 return BAD_OP, i
         elif o <= 64:
@@ -2705,297 +3076,354 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
             ga = rg[ra] != 0
             gb = rg[rb] != 0
             if ga:
+                if (state[ra] & 1) == 0:
+                    zero_lanes(tadjs, voff, ra)
                 state[ra] |= 1
             if gb:
+                if (state[rb] & 1) == 0:
+                    zero_lanes(tadjs, voff, rb)
                 state[rb] |= 1
             if o == 52:  # ADD
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     if ga:
                         d = 1.0
                         adj[upa + j] += g * d
-                        s = tg * d
-                        tadj[upa + j] += s
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            tadjs[ln, upa + j] += s
                     if gb:
                         d = 1.0
                         adj[upb + j] += g * d
-                        s = tg * d
-                        tadj[upb + j] += s
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            tadjs[ln, upb + j] += s
             elif o == 53:  # SUB
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     if ga:
                         d = 1.0
                         adj[upa + j] += g * d
-                        s = tg * d
-                        tadj[upa + j] += s
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            tadjs[ln, upa + j] += s
                     if gb:
                         d = -1.0
                         adj[upb + j] += g * d
-                        s = tg * d
-                        tadj[upb + j] += s
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            tadjs[ln, upb + j] += s
             elif o == 54:  # MUL
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     b = val[upb + j]
                     if ga:
                         d = b
                         adj[upa + j] += g * d
-                        s = tg * d
-                        if hb:
-                            s += g * tval[upb + j] * (1.0)
-                        tadj[upa + j] += s
+                        e0 = g * (1.0)
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if hb:
+                                s += tvals[ln, upb + j] * e0
+                            tadjs[ln, upa + j] += s
                     if gb:
                         d = a
                         adj[upb + j] += g * d
-                        s = tg * d
-                        if ha:
-                            s += g * tval[upa + j] * (1.0)
-                        tadj[upb + j] += s
+                        e0 = g * (1.0)
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if ha:
+                                s += tvals[ln, upa + j] * e0
+                            tadjs[ln, upb + j] += s
             elif o == 55:  # DIV
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     b = val[upb + j]
                     out = val[ulo + j]
                     if ga:
                         d = 1.0 / b
                         adj[upa + j] += g * d
-                        s = tg * d
-                        if hb:
-                            s += g * tval[upb + j] * (-(1.0 / (b * b)))
-                        tadj[upa + j] += s
+                        e0 = g * (-(1.0 / (b * b)))
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if hb:
+                                s += tvals[ln, upb + j] * e0
+                            tadjs[ln, upa + j] += s
                     if gb:
                         d = -out / b
                         adj[upb + j] += g * d
-                        s = tg * d
-                        if hb:
-                            s += g * tval[upb + j] * (-(-out / (b * b)))
-                        if hout:
-                            s += g * tval[ulo + j] * (-1.0 / b)
-                        tadj[upb + j] += s
+                        e0 = g * (-(-out / (b * b)))
+                        e1 = g * (-1.0 / b)
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if hb:
+                                s += tvals[ln, upb + j] * e0
+                            if hout:
+                                s += tvals[ln, ulo + j] * e1
+                            tadjs[ln, upb + j] += s
             elif o == 56:  # POW
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     b = val[upb + j]
                     out = val[ulo + j]
                     if ga:
                         d = 0.0 if b == 0.0 else b * a ** (b - 1.0)
                         adj[upa + j] += g * d
-                        s = tg * d
-                        if ha:
-                            s += g * tval[upa + j] * (0.0 if b == 0.0 else b * ((b - 1.0) * a ** (b - 1.0 - 1.0)))
-                        if hb:
-                            s += g * tval[upb + j] * (0.0 if b == 0.0 else a ** (b - 1.0) + b * (a ** (b - 1.0) * np.log(a)))
-                        tadj[upa + j] += s
+                        e0 = g * (0.0 if b == 0.0 else b * ((b - 1.0) * a ** (b - 1.0 - 1.0)))
+                        e1 = g * (0.0 if b == 0.0 else a ** (b - 1.0) + b * (a ** (b - 1.0) * np.log(a)))
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if ha:
+                                s += tvals[ln, upa + j] * e0
+                            if hb:
+                                s += tvals[ln, upb + j] * e1
+                            tadjs[ln, upa + j] += s
                     if gb:
                         d = 0.0 if (a == 0.0) & (b >= 0.0) else out * np.log(a)
                         adj[upb + j] += g * d
-                        s = tg * d
-                        if ha:
-                            s += g * tval[upa + j] * (0.0 if (a == 0.0) & (b >= 0.0) else out * (1.0 / a))
-                        if hb:
-                            s += g * tval[upb + j] * (0.0 if (a == 0.0) & (b >= 0.0) else 0.0)
-                        if hout:
-                            s += g * tval[ulo + j] * (0.0 if (a == 0.0) & (b >= 0.0) else np.log(a))
-                        tadj[upb + j] += s
+                        e0 = g * (0.0 if (a == 0.0) & (b >= 0.0) else out * (1.0 / a))
+                        e1 = g * (0.0 if (a == 0.0) & (b >= 0.0) else 0.0)
+                        e2 = g * (0.0 if (a == 0.0) & (b >= 0.0) else np.log(a))
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if ha:
+                                s += tvals[ln, upa + j] * e0
+                            if hb:
+                                s += tvals[ln, upb + j] * e1
+                            if hout:
+                                s += tvals[ln, ulo + j] * e2
+                            tadjs[ln, upb + j] += s
             elif o == 57:  # MAXIMUM
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     b = val[upb + j]
                     if ga:
                         d = 0.5 if a == b else 1.0 if a > b else 0.0
                         adj[upa + j] += g * d
-                        s = tg * d
-                        if ha:
-                            s += g * tval[upa + j] * (0.0 if a == b else 0.0 if a > b else 0.0)
-                        if hb:
-                            s += g * tval[upb + j] * (0.0 if a == b else 0.0 if a > b else 0.0)
-                        tadj[upa + j] += s
+                        e0 = g * (0.0 if a == b else 0.0 if a > b else 0.0)
+                        e1 = g * (0.0 if a == b else 0.0 if a > b else 0.0)
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if ha:
+                                s += tvals[ln, upa + j] * e0
+                            if hb:
+                                s += tvals[ln, upb + j] * e1
+                            tadjs[ln, upa + j] += s
                     if gb:
                         d = 0.5 if a == b else 0.0 if a > b else 1.0
                         adj[upb + j] += g * d
-                        s = tg * d
-                        if ha:
-                            s += g * tval[upa + j] * (0.0 if a == b else 0.0 if a > b else 0.0)
-                        if hb:
-                            s += g * tval[upb + j] * (0.0 if a == b else 0.0 if a > b else 0.0)
-                        tadj[upb + j] += s
+                        e0 = g * (0.0 if a == b else 0.0 if a > b else 0.0)
+                        e1 = g * (0.0 if a == b else 0.0 if a > b else 0.0)
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if ha:
+                                s += tvals[ln, upa + j] * e0
+                            if hb:
+                                s += tvals[ln, upb + j] * e1
+                            tadjs[ln, upb + j] += s
             elif o == 58:  # MINIMUM
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     b = val[upb + j]
                     if ga:
                         d = 0.5 if a == b else 1.0 if a < b else 0.0
                         adj[upa + j] += g * d
-                        s = tg * d
-                        if ha:
-                            s += g * tval[upa + j] * (0.0 if a == b else 0.0 if a < b else 0.0)
-                        if hb:
-                            s += g * tval[upb + j] * (0.0 if a == b else 0.0 if a < b else 0.0)
-                        tadj[upa + j] += s
+                        e0 = g * (0.0 if a == b else 0.0 if a < b else 0.0)
+                        e1 = g * (0.0 if a == b else 0.0 if a < b else 0.0)
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if ha:
+                                s += tvals[ln, upa + j] * e0
+                            if hb:
+                                s += tvals[ln, upb + j] * e1
+                            tadjs[ln, upa + j] += s
                     if gb:
                         d = 0.5 if a == b else 0.0 if a < b else 1.0
                         adj[upb + j] += g * d
-                        s = tg * d
-                        if ha:
-                            s += g * tval[upa + j] * (0.0 if a == b else 0.0 if a < b else 0.0)
-                        if hb:
-                            s += g * tval[upb + j] * (0.0 if a == b else 0.0 if a < b else 0.0)
-                        tadj[upb + j] += s
+                        e0 = g * (0.0 if a == b else 0.0 if a < b else 0.0)
+                        e1 = g * (0.0 if a == b else 0.0 if a < b else 0.0)
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if ha:
+                                s += tvals[ln, upa + j] * e0
+                            if hb:
+                                s += tvals[ln, upb + j] * e1
+                            tadjs[ln, upb + j] += s
             elif o == 59:  # ARCTAN2
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     b = val[upb + j]
                     if ga:
                         d = b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
                         adj[upa + j] += g * d
-                        s = tg * d
-                        if ha:
-                            s += g * tval[upa + j] * (-(b * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
-                        if hb:
-                            s += g * tval[upb + j] * ((1.0 / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
-                        tadj[upa + j] += s
+                        e0 = g * (-(b * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
+                        e1 = g * ((1.0 / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if ha:
+                                s += tvals[ln, upa + j] * e0
+                            if hb:
+                                s += tvals[ln, upb + j] * e1
+                            tadjs[ln, upa + j] += s
                     if gb:
                         d = -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
                         adj[upb + j] += g * d
-                        s = tg * d
-                        if ha:
-                            s += g * tval[upa + j] * ((-1.0 / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
-                        if hb:
-                            s += g * tval[upb + j] * (-(-a * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
-                        tadj[upb + j] += s
+                        e0 = g * ((-1.0 / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
+                        e1 = g * (-(-a * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if ha:
+                                s += tvals[ln, upa + j] * e0
+                            if hb:
+                                s += tvals[ln, upb + j] * e1
+                            tadjs[ln, upb + j] += s
             elif o == 60:  # HYPOT
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     b = val[upb + j]
                     out = val[ulo + j]
                     if ga:
                         d = a / (1.0 if out == 0.0 else out)
                         adj[upa + j] += g * d
-                        s = tg * d
-                        if ha:
-                            s += g * tval[upa + j] * (1.0 / (1.0 if out == 0.0 else out))
-                        if hout:
-                            s += g * tval[ulo + j] * (-(a * (0.0 if out == 0.0 else 1.0) / ((1.0 if out == 0.0 else out) * (1.0 if out == 0.0 else out))))
-                        tadj[upa + j] += s
+                        e0 = g * (1.0 / (1.0 if out == 0.0 else out))
+                        e1 = g * (-(a * (0.0 if out == 0.0 else 1.0) / ((1.0 if out == 0.0 else out) * (1.0 if out == 0.0 else out))))
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if ha:
+                                s += tvals[ln, upa + j] * e0
+                            if hout:
+                                s += tvals[ln, ulo + j] * e1
+                            tadjs[ln, upa + j] += s
                     if gb:
                         d = b / (1.0 if out == 0.0 else out)
                         adj[upb + j] += g * d
-                        s = tg * d
-                        if hb:
-                            s += g * tval[upb + j] * (1.0 / (1.0 if out == 0.0 else out))
-                        if hout:
-                            s += g * tval[ulo + j] * (-(b * (0.0 if out == 0.0 else 1.0) / ((1.0 if out == 0.0 else out) * (1.0 if out == 0.0 else out))))
-                        tadj[upb + j] += s
+                        e0 = g * (1.0 / (1.0 if out == 0.0 else out))
+                        e1 = g * (-(b * (0.0 if out == 0.0 else 1.0) / ((1.0 if out == 0.0 else out) * (1.0 if out == 0.0 else out))))
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if hb:
+                                s += tvals[ln, upb + j] * e0
+                            if hout:
+                                s += tvals[ln, ulo + j] * e1
+                            tadjs[ln, upb + j] += s
             elif o == 61:  # LOGADDEXP
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     b = val[upb + j]
                     if ga:
                         d = 0.5 + 0.5 * np.tanh(0.5 * (a - b))
                         adj[upa + j] += g * d
-                        s = tg * d
-                        if ha:
-                            s += g * tval[upa + j] * (0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)))))
-                        if hb:
-                            s += g * tval[upb + j] * (0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)))))
-                        tadj[upa + j] += s
+                        e0 = g * (0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)))))
+                        e1 = g * (0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)))))
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if ha:
+                                s += tvals[ln, upa + j] * e0
+                            if hb:
+                                s += tvals[ln, upb + j] * e1
+                            tadjs[ln, upa + j] += s
                     if gb:
                         d = 0.5 - 0.5 * np.tanh(0.5 * (a - b))
                         adj[upb + j] += g * d
-                        s = tg * d
-                        if ha:
-                            s += g * tval[upa + j] * (-(0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b))))))
-                        if hb:
-                            s += g * tval[upb + j] * (-(0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b))))))
-                        tadj[upb + j] += s
+                        e0 = g * (-(0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b))))))
+                        e1 = g * (-(0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b))))))
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if ha:
+                                s += tvals[ln, upa + j] * e0
+                            if hb:
+                                s += tvals[ln, upb + j] * e1
+                            tadjs[ln, upb + j] += s
             elif o == 62:  # LOGADDEXP2
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     b = val[upb + j]
                     if ga:
                         d = 0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b))
                         adj[upa + j] += g * d
-                        s = tg * d
-                        if ha:
-                            s += g * tval[upa + j] * (0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)))))
-                        if hb:
-                            s += g * tval[upb + j] * (0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)))))
-                        tadj[upa + j] += s
+                        e0 = g * (0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)))))
+                        e1 = g * (0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)))))
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if ha:
+                                s += tvals[ln, upa + j] * e0
+                            if hb:
+                                s += tvals[ln, upb + j] * e1
+                            tadjs[ln, upa + j] += s
                     if gb:
                         d = 0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b))
                         adj[upb + j] += g * d
-                        s = tg * d
-                        if ha:
-                            s += g * tval[upa + j] * (-(0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b))))))
-                        if hb:
-                            s += g * tval[upb + j] * (-(0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b))))))
-                        tadj[upb + j] += s
+                        e0 = g * (-(0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b))))))
+                        e1 = g * (-(0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b))))))
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if ha:
+                                s += tvals[ln, upa + j] * e0
+                            if hb:
+                                s += tvals[ln, upb + j] * e1
+                            tadjs[ln, upb + j] += s
             elif o == 63:  # REMAINDER
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     b = val[upb + j]
                     out = val[ulo + j]
                     if ga:
                         d = 1.0
                         adj[upa + j] += g * d
-                        s = tg * d
-                        tadj[upa + j] += s
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            tadjs[ln, upa + j] += s
                     if gb:
                         d = -np.floor((a - out) / b + 0.5)
                         adj[upb + j] += g * d
-                        s = tg * d
-                        if ha:
-                            s += g * tval[upa + j] * (-0.0)
-                        if hb:
-                            s += g * tval[upb + j] * (-0.0)
-                        if hout:
-                            s += g * tval[ulo + j] * (-0.0)
-                        tadj[upb + j] += s
+                        e0 = g * (-0.0)
+                        e1 = g * (-0.0)
+                        e2 = g * (-0.0)
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if ha:
+                                s += tvals[ln, upa + j] * e0
+                            if hb:
+                                s += tvals[ln, upb + j] * e1
+                            if hout:
+                                s += tvals[ln, ulo + j] * e2
+                            tadjs[ln, upb + j] += s
             elif o == 64:  # FMOD
                 for j in range(un):
                     g = adj[ulo + j]
-                    tg = tadj[ulo + j]
                     a = val[upa + j]
                     b = val[upb + j]
                     out = val[ulo + j]
                     if ga:
                         d = 1.0
                         adj[upa + j] += g * d
-                        s = tg * d
-                        tadj[upa + j] += s
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            tadjs[ln, upa + j] += s
                     if gb:
                         d = -np.floor((a - out) / b + 0.5)
                         adj[upb + j] += g * d
-                        s = tg * d
-                        if ha:
-                            s += g * tval[upa + j] * (-0.0)
-                        if hb:
-                            s += g * tval[upb + j] * (-0.0)
-                        if hout:
-                            s += g * tval[ulo + j] * (-0.0)
-                        tadj[upb + j] += s
+                        e0 = g * (-0.0)
+                        e1 = g * (-0.0)
+                        e2 = g * (-0.0)
+                        for ln in range(nl):
+                            s = tadjs[ln, ulo + j] * d
+                            if ha:
+                                s += tvals[ln, upa + j] * e0
+                            if hb:
+                                s += tvals[ln, upb + j] * e1
+                            if hout:
+                                s += tvals[ln, ulo + j] * e2
+                            tadjs[ln, upb + j] += s
             else:
                 return BAD_OP, i
         else:
@@ -3007,48 +3435,134 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj,
             pb = voff[rb] if rb >= 0 else 0
             status = 0
             if o == 65:  # WHERE
+                for r in (ra, rb):
+                    if r >= 0:
+                        if rg[r] != 0 and (state[r] & 1) == 0:
+                            zero_lanes(tadjs, voff, r)
                 status = where_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-                where_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    tadj = tadjs[ln]
+                    where_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
             elif o == 66:  # VIEW
+                for r in (ra, rb):
+                    if r >= 0:
+                        if rg[r] != 0 and (state[r] & 1) == 0:
+                            zero_lanes(tadjs, voff, r)
                 status = view_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-                view_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                view_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             elif o == 67:  # RESHAPE
+                for r in (ra, rb):
+                    if r >= 0:
+                        if rg[r] != 0 and (state[r] & 1) == 0:
+                            zero_lanes(tadjs, voff, r)
                 status = reshape_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-                reshape_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                reshape_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             elif o == 68:  # SUM
+                for r in (ra, rb):
+                    if r >= 0:
+                        if rg[r] != 0 and (state[r] & 1) == 0:
+                            zero_lanes(tadjs, voff, r)
                 status = sum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-                sum_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                sum_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             elif o == 69:  # PROD
+                for r in (ra, rb):
+                    if r >= 0:
+                        if rg[r] != 0 and (state[r] & 1) == 0:
+                            zero_lanes(tadjs, voff, r)
                 status = prod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-                prod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
+                for r in (ra, rb):
+                    if r >= 0:
+                        if flag[r] == 0:
+                            zero_lanes(tvals, voff, r)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    tadj = tadjs[ln]
+                    prod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             elif o == 70:  # AMAX
+                for r in (ra, rb):
+                    if r >= 0:
+                        if rg[r] != 0 and (state[r] & 1) == 0:
+                            zero_lanes(tadjs, voff, r)
                 status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-                extreme_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                extreme_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             elif o == 71:  # AMIN
+                for r in (ra, rb):
+                    if r >= 0:
+                        if rg[r] != 0 and (state[r] & 1) == 0:
+                            zero_lanes(tadjs, voff, r)
                 status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-                extreme_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                extreme_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             elif o == 72:  # MATMUL
+                for r in (ra, rb):
+                    if r >= 0:
+                        if rg[r] != 0 and (state[r] & 1) == 0:
+                            zero_lanes(tadjs, voff, r)
                 status = matmul_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-                matmul_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-                matmul_backward(adj, tval, tval, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                matmul_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             elif o == 73:  # CONCAT
+                for r in concat_operands(ipool, p):
+                    if rg[r] != 0 and (state[r] & 1) == 0:
+                        zero_lanes(tadjs, voff, r)
                 status = concat_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-                concat_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    tadj = tadjs[ln]
+                    concat_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
             elif o == 74:  # GATHER
+                for r in (ra, rb):
+                    if r >= 0:
+                        if rg[r] != 0 and (state[r] & 1) == 0:
+                            zero_lanes(tadjs, voff, r)
                 status = gather_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-                gather_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    tadj = tadjs[ln]
+                    gather_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
             elif o == 75:  # SETITEM
+                for r in (ra, rb):
+                    if r >= 0:
+                        if rg[r] != 0 and (state[r] & 1) == 0:
+                            zero_lanes(tadjs, voff, r)
                 status = setitem_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-                setitem_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    tadj = tadjs[ln]
+                    setitem_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
             elif o == 76:  # SCATTER
+                for r in (ra, rb):
+                    if r >= 0:
+                        if rg[r] != 0 and (state[r] & 1) == 0:
+                            zero_lanes(tadjs, voff, r)
                 status = scatter_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-                scatter_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    tadj = tadjs[ln]
+                    scatter_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
             elif o == 77:  # CUMSUM
+                for r in (ra, rb):
+                    if r >= 0:
+                        if rg[r] != 0 and (state[r] & 1) == 0:
+                            zero_lanes(tadjs, voff, r)
                 status = cumsum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-                cumsum_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    tadj = tadjs[ln]
+                    cumsum_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
             elif o == 78:  # CUMPROD
+                for r in (ra, rb):
+                    if r >= 0:
+                        if rg[r] != 0 and (state[r] & 1) == 0:
+                            zero_lanes(tadjs, voff, r)
                 status = cumprod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-                cumprod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
+                for r in (ra, rb):
+                    if r >= 0:
+                        if flag[r] == 0:
+                            zero_lanes(tvals, voff, r)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    tadj = tadjs[ln]
+                    cumprod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             else:
                 return BAD_OP, i
             if status != 0:
@@ -3129,76 +3643,87 @@ def jacobian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top,
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def seed_tangents(voff, tval, flag, in_rows, v, top):
-    """Zero the tangents of rows 0..top and lay ``v`` over the input rows."""
-    for j in range(voff[top + 1]):
-        tval[j] = 0.0
-    for j in range(top + 1):
-        flag[j] = 0
-    k = 0
-    for q in range(in_rows.shape[0]):
-        ri = in_rows[q]
-        lo = voff[ri]
-        for j in range(voff[ri + 1] - lo):
-            tval[lo + j] += v[k]
-            k += 1
-        flag[ri] = 1
+def zero_lanes(buf, voff, r):
+    """Zero row r's values in every lane of ``buf``."""
+    lo = voff[r]
+    hi = voff[r + 1]
+    for ln in range(buf.shape[0]):
+        for j in range(lo, hi):
+            buf[ln, j] = 0.0
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def jvp_sweeps(code, ip, fp, voff, ipool, fpool, val, tval, flag, top, in_rows, tangents,
+def seed_tangents(voff, tvals, flag, in_rows, v):
+    """Lay lane l's direction v[l] over the input rows (an input given twice gets the sum).
+    Only these rows of ``tvals`` are cleared: the sweeps write or clear every other row they
+    read."""
+    for q in range(in_rows.shape[0]):
+        zero_lanes(tvals, voff, in_rows[q])
+        flag[in_rows[q]] = 1
+    for ln in range(v.shape[0]):
+        k = 0
+        for q in range(in_rows.shape[0]):
+            ri = in_rows[q]
+            lo = voff[ri]
+            for j in range(voff[ri + 1] - lo):
+                tvals[ln, lo + j] += v[ln, k]
+                k += 1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def jvp_sweeps(code, ip, fp, voff, ipool, fpool, val, tvals, flag, top, in_rows, tangents,
                out_rows, result):
-    """One tangent sweep per row of ``tangents`` (laid over the concatenated values of
-    ``in_rows``); result[r] gets the tangents of ``out_rows`` (forward-mode Jacobian)."""
+    """One tangent sweep with a lane per row of ``tangents`` (laid over the concatenated
+    values of ``in_rows``; ``flag`` zeroed, ``tvals`` need not be); result[l] gets the
+    tangents of ``out_rows`` (forward-mode Jacobian)."""
     start = in_rows.min() if in_rows.shape[0] else top + 1
-    for r in range(tangents.shape[0]):
-        seed_tangents(voff, tval, flag, in_rows, tangents[r], top)
-        status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag,
-                                    start, top + 1)
-        if status != DONE:
-            return status, row
+    seed_tangents(voff, tvals, flag, in_rows, tangents)
+    status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag,
+                                start, top + 1)
+    if status != DONE:
+        return status, row
+    for ln in range(tangents.shape[0]):
         k = 0
         for q in range(out_rows.shape[0]):
             ro = out_rows[q]
             lo = voff[ro]
             has = flag[ro] != 0
             for j in range(voff[ro + 1] - lo):
-                result[r, k] = tval[lo + j] if has else 0.0
+                result[ln, k] = tvals[ln, lo + j] if has else 0.0
                 k += 1
     return DONE, -1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def hessian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag, adj, tadj,
+def hessian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj, tadjs,
                    top, out_row, in_rows, tangents, result):
-    """Hessian-vector products of the scalar ``out_row`` for every row of ``tangents``: a
-    tangent sweep, then a reverse sweep over (adjoint, tangent) pairs, per direction."""
+    """Hessian-vector products of the scalar ``out_row`` for every row of ``tangents``: one
+    tangent sweep and one reverse sweep over (adjoint, tangents of the adjoint), each row
+    dispatched once for all directions (lanes).  ``flag`` and ``adj`` come zeroed; ``tvals``
+    and ``tadjs`` need not be (rows are cleared as the sweeps reach them)."""
     start = in_rows.min() if in_rows.shape[0] else top + 1
-    end = voff[top + 1]
-    for r in range(tangents.shape[0]):
-        seed_tangents(voff, tval, flag, in_rows, tangents[r], top)
-        status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tval, flag,
-                                    start, top + 1)
-        if status != DONE:
-            return status, row
-        for j in range(end):
-            adj[j] = 0.0
-            tadj[j] = 0.0
-        for j in range(top + 1):
-            state[j] &= 2
-        adj[voff[out_row]] = 1.0
-        state[out_row] |= 1
-        status, row = hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tval, flag,
-                                adj, tadj, top, 0)
-        if status != DONE:
-            return status, row
+    seed_tangents(voff, tvals, flag, in_rows, tangents)
+    status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag,
+                                start, top + 1)
+    if status != DONE:
+        return status, row
+    for j in range(top + 1):
+        state[j] &= 2
+    adj[voff[out_row]] = 1.0
+    zero_lanes(tadjs, voff, out_row)
+    state[out_row] |= 1
+    status, row = hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag,
+                            adj, tadjs, top, 0)
+    if status != DONE:
+        return status, row
+    for ln in range(tangents.shape[0]):
         k = 0
         for q in range(in_rows.shape[0]):
             ri = in_rows[q]
             lo = voff[ri]
             reached = (state[ri] & 1) != 0
             for j in range(voff[ri + 1] - lo):
-                result[r, k] = tadj[lo + j] if reached else 0.0
+                result[ln, k] = tadjs[ln, lo + j] if reached else 0.0
                 k += 1
     return DONE, -1
 

@@ -50,7 +50,13 @@ class Structural:
     adds the operands' adjoints into D (returns 0, or a status for Python to act on).
     ``tangent`` / ``backward_tangent`` are "linear" (the op is linear in its operands: apply
     ``forward`` to tangents, ``backward`` to tangent adjoints), "bilinear" (matmul: one term
-    per operand) or kernels of their own.  ``vjp(rows, r, g)`` and ``jvp(rows, r, tangent)``
+    per operand) or kernels of their own.  Second-order sweeps carry many directions at once
+    (lanes: ``tvals[l]``/``tadjs[l]`` is direction l's tangent/tangent-adjoint buffer) and run
+    those rules once per lane, unless the op gives ``tangent_lanes(val, tvals, flag, lo, n,
+    pa, pb, ra, rb, p, voff, ipool, fpool)`` / ``backward_tangent_lanes(adj, tadjs, val,
+    tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)`` doing every lane
+    in one call (set-up such as index offsets paid once; a matmul becomes matrix-matrix).
+    ``vjp(rows, r, g)`` and ``jvp(rows, r, tangent)``
     are the same rules on Tensors, for create_graph and nested forward mode.
     """
 
@@ -61,6 +67,9 @@ class Structural:
     jvp: Callable
     tangent: Union[str, Callable] = "linear"
     backward_tangent: Union[str, Callable] = "linear"
+    # every lane in one call, instead of ``tangent`` / ``backward_tangent`` once per lane
+    tangent_lanes: Union[Callable, None] = None
+    backward_tangent_lanes: Union[Callable, None] = None
     helpers: tuple = ()  # njit helpers the kernels call (copied too)
     operands: Union[Callable, None] = None  # kernel listing the rows read, when not a / b
     graph: str = ""

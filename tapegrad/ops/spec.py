@@ -141,7 +141,8 @@ def _fingerprint() -> str:
         if isinstance(o, Elementwise):
             h.update(repr((o.fwd, o.d, o.params)).encode())
         elif isinstance(o, Structural):
-            for fn in (o.forward, o.backward, o.tangent, o.backward_tangent, *o.helpers):
+            lanes = [f for f in (o.tangent_lanes, o.backward_tangent_lanes) if f is not None]
+            for fn in (o.forward, o.backward, o.tangent, o.backward_tangent, *lanes, *o.helpers):
                 h.update(_source(fn).encode() if callable(fn) else fn.encode())
     return h.hexdigest()[:16]
 

@@ -149,6 +149,24 @@ def view_jvp(rows, r, tangent):
     return None if ta is None else rows.ops.gather_flat(ta, offs, offs.shape)
 
 
+def view_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
+    for ln in range(tvals.shape[0]):
+        for j in range(n):
+            tvals[ln, lo + j] = tvals[ln, pa + offs[j]]
+
+
+def view_backward_tangent_lanes(
+    adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
+):
+    nd = ipool[p]
+    offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
+    for ln in range(tadjs.shape[0]):
+        for j in range(n):
+            tadjs[ln, pa + offs[j]] += tadjs[ln, lo + j]
+
+
 # RESHAPE: no parameters (same flat order)
 
 
@@ -173,6 +191,20 @@ def reshape_jvp(rows, r, tangent):
     ra, _ = rows.operands(r)
     ta = tangent(ra)
     return None if ta is None else rows.ops.reshape(ta, rows.shape(r))
+
+
+def reshape_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
+    for ln in range(tvals.shape[0]):
+        for j in range(n):
+            tvals[ln, lo + j] = tvals[ln, pa + j]
+
+
+def reshape_backward_tangent_lanes(
+    adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
+):
+    for ln in range(tadjs.shape[0]):
+        for j in range(n):
+            tadjs[ln, pa + j] += tadjs[ln, lo + j]
 
 
 # CONCAT: outer, inner, k, rows[k], lens[k] (operands are listed in ipool; a = b = -1)
@@ -300,6 +332,24 @@ def sum_jvp(rows, r, tangent):
         return None
     _, offs = rows.reduce_offsets(r)
     return rows.ops.scatter_add(ta, offs, rows.shape(r))
+
+
+def sum_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
+    offs = strided_offsets(ipool, p + 1, ipool[p], 0)
+    for ln in range(tvals.shape[0]):
+        for q in range(n):
+            tvals[ln, lo + q] = 0.0
+        for j in range(offs.shape[0]):
+            tvals[ln, lo + offs[j]] += tvals[ln, pa + j]
+
+
+def sum_backward_tangent_lanes(
+    adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
+):
+    offs = strided_offsets(ipool, p + 1, ipool[p], 0)
+    for ln in range(tadjs.shape[0]):
+        for j in range(offs.shape[0]):
+            tadjs[ln, pa + j] += tadjs[ln, lo + offs[j]]
 
 
 def prod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
@@ -477,6 +527,26 @@ def extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
         tval[lo + q] = 0.0
     for j in range(offs.shape[0]):
         tval[lo + offs[j]] += tval[pa + j] * w[j]
+
+
+def extreme_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
+    offs = strided_offsets(ipool, p + 1, ipool[p], 0)
+    w = extreme_weights(val, pa, lo, n, offs)
+    for ln in range(tvals.shape[0]):
+        for q in range(n):
+            tvals[ln, lo + q] = 0.0
+        for j in range(offs.shape[0]):
+            tvals[ln, lo + offs[j]] += tvals[ln, pa + j] * w[j]
+
+
+def extreme_backward_tangent_lanes(
+    adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
+):
+    offs = strided_offsets(ipool, p + 1, ipool[p], 0)
+    w = extreme_weights(val, pa, lo, n, offs)
+    for ln in range(tadjs.shape[0]):
+        for j in range(offs.shape[0]):
+            tadjs[ln, pa + j] += tadjs[ln, lo + offs[j]] * w[j]
 
 
 def _extreme_weights(rows, r):
@@ -899,6 +969,83 @@ def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     return 0
 
 
+def matmul_layout(ipool, p):
+    """(batch, m, k, n, a's strides over (row, inner), b's over (inner, column))."""
+    mm = ipool[p + 1]
+    kk = ipool[p + 2]
+    nn = ipool[p + 3]
+    su, sq = (1, mm) if ipool[p + 4] else (kk, 1)
+    tq, tv = (1, kk) if ipool[p + 5] else (nn, 1)
+    return ipool[p], mm, kk, nn, su, sq, tq, tv
+
+
+def lane_matmul(S, s0, sr, sc, V, v0, vr, vc, D, d0, dr, dc, m, k, n, left):
+    """For every lane ln: D[ln] block (m x n) += V[ln] block @ S block (``left``) or S block @
+    V[ln] block, blocks given by offset, row and column strides (S shared by all lanes).  The
+    lane operand is copied lane-minor first, so the innermost loop runs over lanes: contiguous,
+    free of reductions, and a matrix-vector product becomes a matrix-matrix one."""
+    nl = V.shape[0]
+    r0, c0 = (m, k) if left else (k, n)
+    W = np.empty((r0, c0, nl))
+    for i in range(r0):
+        for j in range(c0):
+            for ln in range(nl):
+                W[i, j, ln] = V[ln, v0 + i * vr + j * vc]
+    R = np.zeros((m, n, nl))
+    for i in range(m):
+        for q in range(k):
+            if left:
+                for j in range(n):
+                    y = S[s0 + q * sr + j * sc]
+                    for ln in range(nl):
+                        R[i, j, ln] += W[i, q, ln] * y
+            else:
+                x = S[s0 + i * sr + q * sc]
+                for j in range(n):
+                    for ln in range(nl):
+                        R[i, j, ln] += x * W[q, j, ln]
+    for ln in range(nl):
+        for i in range(m):
+            for j in range(n):
+                D[ln, d0 + i * dr + j * dc] += R[i, j, ln]
+
+
+def matmul_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
+    """Tangents of every lane: tA @ B + A @ tB, as lane-blocked products."""
+    nb, mm, kk, nn, su, sq, tq, tv = matmul_layout(ipool, p)
+    for ln in range(tvals.shape[0]):
+        for j in range(n):
+            tvals[ln, lo + j] = 0.0
+    for t in range(nb):
+        a0 = pa + t * mm * kk
+        b0 = pb + t * kk * nn
+        c0 = lo + t * mm * nn
+        if flag[ra] != 0:
+            lane_matmul(val, b0, tq, tv, tvals, a0, su, sq, tvals, c0, nn, 1, mm, kk, nn, True)
+        if flag[rb] != 0:
+            lane_matmul(val, a0, su, sq, tvals, b0, tq, tv, tvals, c0, nn, 1, mm, kk, nn, False)
+
+
+def matmul_backward_tangent_lanes(
+    adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
+):
+    """Tangents of the operand adjoints for every lane: tG @ B^T + G @ tB^T for a and
+    A^T @ tG + tA^T @ G for b."""
+    nb, mm, kk, nn, su, sq, tq, tv = matmul_layout(ipool, p)
+    for t in range(nb):
+        a0 = pa + t * mm * kk
+        b0 = pb + t * kk * nn
+        g0 = lo + t * mm * nn
+        if rg[ra] != 0:
+            lane_matmul(val, b0, tv, tq, tadjs, g0, nn, 1, tadjs, a0, su, sq, mm, nn, kk, True)
+            if flag[rb] != 0:
+                lane_matmul(adj, g0, nn, 1, tvals, b0, tv, tq, tadjs, a0, su, sq, mm, nn, kk, False)
+        if rg[rb] != 0:
+            lane_matmul(val, a0, sq, su, tadjs, g0, nn, 1, tadjs, b0, tq, tv, kk, mm, nn, False)
+            if flag[ra] != 0:
+                lane_matmul(adj, g0, nn, 1, tvals, a0, sq, su, tadjs, b0, tq, tv, kk, mm, nn, True)
+
+
 def _matmul_operands(rows, r, a, b):
     """Operands as (batch, m, k) and (batch, k, n) Tensors, however they are stored."""
     O = rows.ops
@@ -951,6 +1098,8 @@ OPS = (
         view_backward,
         view_vjp,
         view_jvp,
+        tangent_lanes=view_tangent_lanes,
+        backward_tangent_lanes=view_backward_tangent_lanes,
         helpers=(strided_offsets,),
         numpy=("broadcast_to", "transpose", "__getitem__"),
     ),
@@ -960,9 +1109,21 @@ OPS = (
         reshape_backward,
         reshape_vjp,
         reshape_jvp,
+        tangent_lanes=reshape_tangent_lanes,
+        backward_tangent_lanes=reshape_backward_tangent_lanes,
         numpy=("reshape", "ravel", "squeeze", "expand_dims"),
     ),
-    S("SUM", sum_forward, sum_backward, sum_vjp, sum_jvp, helpers=(pairwise_sum,), numpy=("sum",)),
+    S(
+        "SUM",
+        sum_forward,
+        sum_backward,
+        sum_vjp,
+        sum_jvp,
+        tangent_lanes=sum_tangent_lanes,
+        backward_tangent_lanes=sum_backward_tangent_lanes,
+        helpers=(pairwise_sum,),
+        numpy=("sum",),
+    ),
     S(
         "PROD",
         prod_forward,
@@ -982,6 +1143,8 @@ OPS = (
         extreme_vjp,
         extreme_jvp,
         tangent=extreme_tangent,
+        tangent_lanes=extreme_tangent_lanes,
+        backward_tangent_lanes=extreme_backward_tangent_lanes,
         helpers=(extreme_weights,),
         numpy=("max", "amax"),
     ),
@@ -992,6 +1155,8 @@ OPS = (
         extreme_vjp,
         extreme_jvp,
         tangent=extreme_tangent,
+        tangent_lanes=extreme_tangent_lanes,
+        backward_tangent_lanes=extreme_backward_tangent_lanes,
         numpy=("min", "amin"),
     ),
     S(
@@ -1002,6 +1167,9 @@ OPS = (
         matmul_jvp,
         tangent="bilinear",
         backward_tangent="bilinear",
+        tangent_lanes=matmul_tangent_lanes,
+        backward_tangent_lanes=matmul_backward_tangent_lanes,
+        helpers=(matmul_layout, lane_matmul),
         graph="MmBackward0",
         numpy=("matmul", "dot", "__matmul__"),
     ),

@@ -191,7 +191,12 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
         if H is None:
             del c
             return fallback(*args, **kwargs)
-        return _hessian_tree(c, H)
+        out = _hessian_tree(c, H)
+        # no handle may outlive the call, or the tape keeps every call's rows (and each
+        # call's sweeps get slower)
+        del c
+        STATE.tape.maybe_reset()
+        return out
 
     return hessian_f
 
@@ -204,25 +209,32 @@ def _compiled_hessian(f, args, kwargs, argnums, directions):
     if not (isinstance(out, Tensor) or np.ndim(_value(out)) == 0) or np.size(_value(out)) != 1:
         raise TypeError(f"hessian/hvp need f to return a scalar, got shape {np.shape(_value(out))}")
     ins = c.used_inputs()
-    n = sum(x.size for x in ins)
-    dirs = np.eye(n) if directions is None else directions
+    sizes = [x.size for x in ins]
+    n = sum(sizes)
+    m = n if directions is None else directions.shape[0]
     t = STATE.tape
     if not (isinstance(out, Tensor) and out._rg and out._tape is t):
-        return np.zeros((dirs.shape[0], n)), c
+        return np.zeros((m, n)), c
     autograd._check_root(t, out, 0)
     top = out._row
-    cols = np.concatenate([[0], np.cumsum([x.size for x in ins])]).astype(int)
     used = [k for k, x in enumerate(ins) if x._tape is t and x._row <= top]
-    ucols = (
-        np.concatenate([np.arange(cols[k], cols[k + 1]) for k in used])
-        if used
-        else np.zeros(0, int)
-    )
-    res = F.hessian_values(t, top, [ins[k]._row for k in used], dirs[:, ucols])
+    if len(used) == len(ins):
+        ucols = np.arange(n)
+    else:
+        cols = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+        ucols = np.concatenate([np.zeros(0, int)] + [np.arange(cols[k], cols[k + 1]) for k in used])
+    # the Hessian needs one direction per reached input element only: rows of the others are 0
+    if directions is None:
+        dirs = np.eye(ucols.size)
+    else:
+        dirs = directions if ucols.size == n else directions[:, ucols]
+    res = F.hessian_values(t, top, [ins[k]._row for k in used], dirs)
     if res is None:
         return None, c
-    H = np.zeros((dirs.shape[0], n))
-    H[:, ucols] = res
+    if ucols.size == n:
+        return res, c
+    H = np.zeros((m, n))
+    H[np.ix_(ucols, ucols) if directions is None else (slice(None), ucols)] = res
     return H, c
 
 
@@ -245,10 +257,7 @@ def _hessian_tree(c, H):
     leaves = [None if x is None else next(it) for x in c.inputs]
     it = iter(leaves)
     trees = [_unflatten(tree, [next(it) for _ in _leaves(tree)]) for tree in c.trees]
-    single = c.single
-    del c
-    STATE.tape.maybe_reset()
-    return trees[0] if single else tuple(trees)
+    return trees[0] if c.single else tuple(trees)
 
 
 def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
