@@ -11,6 +11,9 @@ import numpy as np
 
 from ..kernels import sweeps as K
 from ..core import tape as T
+from ..ops.decl import Elementwise
+from ..ops.spec import C, OPS
+from ..ops.structural import SMALL_MATMUL
 from . import checks as _checks
 from . import higher as _higher
 from ..core.tensor import STATE, TensorBase as Tensor, result, row_of, tape_of
@@ -217,7 +220,7 @@ def run_backward(
         roots.append((_row_for(t, y), s))
     top = max(r for r, _ in roots)
     end = t.voff[top + 1]
-    t.adj[:end] = 0.0
+    _clear_adjoints(t, top, end, [r for r, _ in roots])
     st = t.state[: top + 1]
     st &= 2
     for r, s in roots:
@@ -252,6 +255,55 @@ def run_backward(
         _free(t, top)
         t.maybe_reset()
     return out
+
+
+# ---- clearing the adjoints ---------------------------------------------------------------------
+# Ops whose backward adds only into the adjoints of their operand rows ``ra`` / ``rb`` (CUSTOM
+# and CONCAT reach rows through their payload or parameters); an op not listed here, as any
+# op added later, makes ``_clear_adjoints`` clear everything, which is always right.
+_PLAIN_OPS = np.zeros(256, bool)
+_PLAIN_OPS[[C.__dict__[o.name] for o in OPS if isinstance(o, Elementwise)]] = True
+_PLAIN_OPS[
+    [
+        C.__dict__[name]
+        for name in "LEAF CONST FREED GUARD WHERE VIEW RESHAPE SUM PROD AMAX AMIN MATMUL "
+        "GATHER SETITEM SCATTER CUMSUM CUMPROD".split()
+    ]
+] = True
+_UNCLEARED_MIN = 4096  # rows this large are worth leaving out of the clearing
+
+
+def _clear_adjoints(t, top, end, roots):
+    """Zero the adjoints rows 0..top may accumulate into, i.e. adj[:end], except for large rows
+    that never read theirs: rows without gradient, and rows whose only consumers are large
+    matmuls, whose backward (``_write_product``) writes the first contribution with BLAS
+    instead of adding it (the state bit says which comes first).  An MLP's weights,
+    activations and input batch are such rows: most of the buffer needs no pass."""
+    voff = t.voff
+    sizes = voff[1 : top + 2] - voff[: top + 1]
+    big = np.flatnonzero(sizes >= _UNCLEARED_MIN)
+    if not big.size:
+        t.adj[:end] = 0.0
+        return
+    w = t.code[: top + 1]
+    ops = w & 255
+    if not _PLAIN_OPS[ops].all():
+        t.adj[:end] = 0.0
+        return
+    blas = ops == C.MATMUL  # matmuls whose backward runs in _matmul_backward
+    for r in np.flatnonzero(blas):
+        p = int(t.ip[r])
+        blas[r] = int(np.prod(t.ipool[p : p + 4])) > SMALL_MATMUL
+    adders = ~blas  # the other rows add into their operands' adjoints
+    added = np.concatenate((((w[adders] >> 8) & 0xFFFFFFF) - 1, (w[adders] >> 36) - 1))
+    keep = (t.rg[big] == 0) | ~np.isin(big, added)
+    keep &= ~np.isin(big, roots)  # seeds are added in
+    pos = 0
+    adj = t.adj
+    for r in big[keep]:
+        adj[pos : voff[r]] = 0.0
+        pos = voff[r + 1]
+    adj[pos:end] = 0.0
 
 
 def _row_for(t, y):
@@ -342,31 +394,49 @@ def compiled_sweep(t, top, bottom=0):
 
 
 def _matmul_backward(t, row):
-    """Backward of a large matmul row with numpy's BLAS (the kernel hands these over);
-    transposed operands are read and written through transposed views, never copied."""
+    """Backward of a large matmul row with numpy's BLAS (the kernel hands these over).
+
+    Each operand gradient is computed in its stored layout (a transposed operand's as the
+    transposed product), so BLAS writes it straight into the adjoint buffer when this is the
+    row's first contribution of the sweep (state bit 1 clear), and adds a product otherwise;
+    operands are read through views, never copied."""
     ra, rb = t.operands(row)
     p = int(t.ip[row])
     nb, m, k, n, ta, tb = (int(v) for v in t.ipool[p : p + 6])
     voff, adj, rg = t.voff, t.adj, t.rg
     lo = voff[row]
     G = adj[lo : lo + nb * m * n].reshape(nb, m, n)
-    pa, pb = voff[ra], voff[rb]
-
-    def stored(flat, rows, cols, transposed):  # (nb, rows, cols) view of a layout
-        if transposed:
-            return flat.reshape(nb, cols, rows).transpose(0, 2, 1)
-        return flat.reshape(nb, rows, cols)
-
     if rg[ra]:
-        B = stored(t.row_value(rb), k, n, tb)
-        dA = stored(adj[pa : pa + nb * m * k], m, k, ta)
-        dA += np.matmul(G, B.transpose(0, 2, 1))
-        t.state[ra] |= 1
+        B = _logical(t.row_value(rb), nb, k, n, tb)
+        if ta:  # stored (k, m): dA^T = B G^T
+            _write_product(t, ra, (nb, k, m), B, G.transpose(0, 2, 1))
+        else:  # dA = G B^T
+            _write_product(t, ra, (nb, m, k), G, B.transpose(0, 2, 1))
     if rg[rb]:
-        A = stored(t.row_value(ra), m, k, ta)
-        dB = stored(adj[pb : pb + nb * k * n], k, n, tb)
-        dB += np.matmul(A.transpose(0, 2, 1), G)
-        t.state[rb] |= 1
+        A = _logical(t.row_value(ra), nb, m, k, ta)
+        if tb:  # stored (n, k): dB^T = G^T A
+            _write_product(t, rb, (nb, n, k), G.transpose(0, 2, 1), A)
+        else:  # dB = A^T G
+            _write_product(t, rb, (nb, k, n), A.transpose(0, 2, 1), G)
+
+
+def _logical(flat, nb, rows, cols, transposed):
+    """The (nb, rows, cols) operand of a matmul row, a view of its stored layout."""
+    if transposed:
+        return flat.reshape(nb, cols, rows).transpose(0, 2, 1)
+    return flat.reshape(nb, rows, cols)
+
+
+def _write_product(t, r, shape, x, y):
+    """Add x @ y into row r's adjoint (contiguous, of ``shape``): BLAS writes it there directly
+    when r has no contribution yet, so no temporary is made, read and added."""
+    lo = t.voff[r]
+    dst = t.adj[lo : lo + shape[0] * shape[1] * shape[2]].reshape(shape)
+    if t.state[r] & 1:
+        dst += np.matmul(x, y)
+    else:
+        np.matmul(x, y, out=dst)
+        t.state[r] |= 1
 
 
 _GRAD_LOCK = T.SectionLock()  # threads sharing a leaf accumulate into its .grad in turn
