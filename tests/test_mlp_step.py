@@ -222,3 +222,21 @@ def test_inplace_update_edge_cases():
         q = tg.tensor(np.arange(3))  # integer values take the general path
         q += 1
         assert q.tolist() == [1, 2, 3]
+
+
+def test_hooks_and_held_grads_on_the_matmul_path():
+    X, y, P = _data(4)
+    Pt = [tg.tensor(p, requires_grad=True) for p in P]
+    seen = []
+    Pt[0].register_hook(lambda g: seen.append(g.numpy().copy()) or g * 2.0)
+    _loss(tg.tensor(X), y, Pt).backward()
+    want = _numpy_grads(X, y, P)
+    np.testing.assert_allclose(seen[0], want[0], rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(Pt[0].grad.numpy(), 2 * want[0], rtol=1e-10, atol=1e-13)
+    held = Pt[2].grad  # accumulated into by the next backward, as in PyTorch
+    _loss(tg.tensor(X), y, Pt).backward()
+    np.testing.assert_allclose(held.numpy(), 2 * want[2], rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(Pt[0].grad.numpy(), 4 * want[0], rtol=1e-10, atol=1e-13)
+    g = tg.autograd.grad(_loss(tg.tensor(X), y, Pt), Pt[2])[0]  # .grad is left alone
+    np.testing.assert_allclose(g.numpy(), want[2], rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(held.numpy(), 2 * want[2], rtol=1e-10, atol=1e-13)

@@ -6,6 +6,7 @@ results are on the tape and can be differentiated again.
 """
 
 import functools
+import weakref
 
 import numpy as np
 
@@ -220,7 +221,7 @@ def run_backward(
         roots.append((_row_for(t, y), s))
     top = max(r for r, _ in roots)
     end = t.voff[top + 1]
-    _clear_adjoints(t, top, end, [r for r, _ in roots])
+    _clear_adjoints(t, top, end, [r for r, _ in roots], accumulate and inputs is None)
     st = t.state[: top + 1]
     st &= 2
     for r, s in roots:
@@ -273,12 +274,17 @@ _PLAIN_OPS[
 _UNCLEARED_MIN = 4096  # rows this large are worth leaving out of the clearing
 
 
-def _clear_adjoints(t, top, end, roots):
+def _clear_adjoints(t, top, end, roots, handoff=False):
     """Zero the adjoints rows 0..top may accumulate into, i.e. adj[:end], except for large rows
     that never read theirs: rows without gradient, and rows whose only consumers are large
     matmuls, whose backward (``_write_product``) writes the first contribution with BLAS
     instead of adding it (the state bit says which comes first).  An MLP's weights,
-    activations and input batch are such rows: most of the buffer needs no pass."""
+    activations and input batch are such rows: most of the buffer needs no pass.
+
+    With ``handoff`` (a backward into ``.grad`` on a plain tape), the gradients of such leaf
+    rows are made outside the buffer, in arrays of their own that become ``.grad`` as they are
+    (``_HANDOFF``), so they are not copied out of the buffer either."""
+    _HANDOFF.pop(t, None)
     voff = t.voff
     sizes = voff[1 : top + 2] - voff[: top + 1]
     big = np.flatnonzero(sizes >= _UNCLEARED_MIN)
@@ -304,6 +310,15 @@ def _clear_adjoints(t, top, end, roots):
         adj[pos : voff[r]] = 0.0
         pos = voff[r + 1]
     adj[pos:end] = 0.0
+    if handoff and not t.extras and t.anomaly is None:
+        leaves = big[keep & (ops[big] == T.LEAF) & (t.rg[big] != 0)]
+        if leaves.size:
+            _HANDOFF[t] = dict.fromkeys(leaves.tolist())
+
+
+# tape -> {leaf row: its gradient array, None until the first matmul writes it}, for the
+# backward running on that tape (see _clear_adjoints); taken by _accumulate_rows
+_HANDOFF = weakref.WeakKeyDictionary()
 
 
 def _row_for(t, y):
@@ -430,6 +445,14 @@ def _logical(flat, nb, rows, cols, transposed):
 def _write_product(t, r, shape, x, y):
     """Add x @ y into row r's adjoint (contiguous, of ``shape``): BLAS writes it there directly
     when r has no contribution yet, so no temporary is made, read and added."""
+    own = _HANDOFF.get(t)
+    if own is not None and r in own:  # a leaf's gradient, made in an array of its own
+        if own[r] is None:
+            own[r] = np.matmul(x, y)
+            t.state[r] |= 1
+        else:
+            own[r] += np.matmul(x, y)
+        return
     lo = t.voff[r]
     dst = t.adj[lo : lo + shape[0] * shape[1] * shape[2]].reshape(shape)
     if t.state[r] & 1:
@@ -448,19 +471,23 @@ def _accumulate_leaves(t, top):
 
 
 def _accumulate_rows(t, top):
+    own = _HANDOFF.pop(t, None) or {}
     for r in t.leaf_rows:
         if r > top or not (t.state[r] & 1):
             continue
         leaf = t.entered(r)
         if leaf is None or not leaf._rg:
             continue
-        g = t.gradient(r).reshape(leaf.shape)  # a view of the adjoint buffer
+        g = own.get(r)  # an array of its own, or None: then a view of the adjoint buffer
+        fresh = g is not None
+        g = g.reshape(leaf.shape) if fresh else t.gradient(r).reshape(leaf.shape)
         hooks = leaf._meta.get("hooks") if leaf._meta else None
-        if hooks:
+        if hooks:  # (what a hook returns may be kept by it: copied below)
             g = _apply_hooks(hooks, result(g.copy()))
+            fresh = False
         old = leaf.grad
-        if old is None:  # one copy out of the buffer (it is reused by the next backward)
-            leaf.grad = Tensor._const(g if g.__class__ is float else result(g.copy()))
+        if old is None:  # a view of the buffer is copied (the next backward reuses it)
+            leaf.grad = Tensor._const(g if g.__class__ is float or fresh else result(g.copy()))
         elif old._v.__class__ is float or np.shape(g) != old._v.shape:
             old._v = result(old._v + g)
         else:
