@@ -301,9 +301,11 @@ def _clear_adjoints(t, top, end, roots, handoff=False):
         p = int(t.ip[r])
         blas[r] = int(np.prod(t.ipool[p : p + 4])) > SMALL_MATMUL
     adders = ~blas  # the other rows add into their operands' adjoints
-    added = np.concatenate((((w[adders] >> 8) & 0xFFFFFFF) - 1, (w[adders] >> 36) - 1))
-    keep = (t.rg[big] == 0) | ~np.isin(big, added)
-    keep &= ~np.isin(big, roots)  # seeds are added in
+    cleared = np.zeros(top + 2, bool)  # by row + 1 (-1: no operand)
+    cleared[((w[adders] >> 8) & 0xFFFFFFF)] = True
+    cleared[w[adders] >> 36] = True
+    cleared[np.asarray(roots, np.int64) + 1] = True  # seeds are added in
+    keep = (t.rg[big] == 0) | ~cleared[big + 1]
     pos = 0
     adj = t.adj
     for r in big[keep]:
