@@ -240,3 +240,43 @@ def test_hooks_and_held_grads_on_the_matmul_path():
     g = tg.autograd.grad(_loss(tg.tensor(X), y, Pt), Pt[2])[0]  # .grad is left alone
     np.testing.assert_allclose(g.numpy(), want[2], rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(held.numpy(), 2 * want[2], rtol=1e-10, atol=1e-13)
+
+
+@pytest.mark.parametrize(
+    "src, dst",
+    [
+        ((256,), (8, 256)),
+        ((3, 1), (3, 5)),
+        ((1, 4, 1), (2, 4, 3)),
+        ((), (3, 4)),
+        ((2, 1, 3), (2, 5, 3)),
+    ],
+)
+def test_broadcast_view_backward(src, dst):
+    x0 = RNG.standard_normal(src)
+    w = RNG.standard_normal(dst)
+    x = tg.tensor(x0, requires_grad=True)
+    (tg.broadcast_to(x, dst) * w).sum().backward()
+    lead = len(dst) - len(src)
+    axes = tuple(range(lead)) + tuple(
+        lead + d for d, s in enumerate(src) if s == 1 and dst[lead + d] != 1
+    )
+    np.testing.assert_allclose(np.asarray(x.grad.numpy()), w.sum(axis=axes).reshape(src))
+    assert tg.gradcheck(lambda a: (tg.broadcast_to(a, dst) * w).sum(), [x0])
+
+
+def test_strided_view_backward():
+    x0 = RNG.standard_normal((5, 6, 7))
+    w = RNG.standard_normal((3, 2, 7))
+
+    def f(a):
+        return (a[::2, 4:0:-2, ::-1] * w).sum() + a[1, 2, 3] * 3.0 + (a.T[2] ** 2).sum()
+
+    assert tg.gradcheck(f, [x0])
+    x = tg.tensor(x0, requires_grad=True)
+    f(x).backward()
+    want = np.zeros_like(x0)
+    want[::2, 4:0:-2, ::-1] += w
+    want[1, 2, 3] += 3.0
+    want[:, :, 2] += 2 * x0[:, :, 2]
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12)
