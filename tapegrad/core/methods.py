@@ -322,7 +322,11 @@ def _update_leaf_in_place(self, ufunc, other):
     ):
         return False
     ov = value_of(other)
-    if ov.__class__ is not float and np.broadcast_shapes(old.shape, ov.shape) != old.shape:
+    if (
+        ov.__class__ is not float
+        and ov.shape != old.shape
+        and np.broadcast_shapes(old.shape, ov.shape) != old.shape
+    ):
         return False
     _before_overwrite(self)
     with np.errstate(all="ignore"):
