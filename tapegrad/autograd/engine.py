@@ -6,12 +6,16 @@ results are on the tape and can be differentiated again.
 """
 
 import functools
+import weakref
 
 import numpy as np
 
 from ..kernels import loader as L
 from ..kernels import sweeps as K
 from ..core import tape as T
+from ..ops.decl import Elementwise
+from ..ops.spec import C, OPS
+from ..ops.structural import SMALL_MATMUL
 from . import checks as _checks
 from . import higher as _higher
 from ..core.tensor import STATE, TensorBase as Tensor, result, row_of, tape_of
@@ -218,7 +222,7 @@ def run_backward(
         roots.append((_row_for(t, y), s))
     top = max(r for r, _ in roots)
     end = t.voff[top + 1]
-    t.adj[:end] = 0.0
+    _clear_adjoints(t, top, end, [r for r, _ in roots], accumulate and inputs is None)
     st = t.state[: top + 1]
     st &= 2
     for r, s in roots:
@@ -253,6 +257,71 @@ def run_backward(
         _free(t, top)
         t.maybe_reset()
     return out
+
+
+# ---- clearing the adjoints ---------------------------------------------------------------------
+# Ops whose backward adds only into the adjoints of their operand rows ``ra`` / ``rb`` (CUSTOM
+# and CONCAT reach rows through their payload or parameters); an op not listed here, as any
+# op added later, makes ``_clear_adjoints`` clear everything, which is always right.
+_PLAIN_OPS = np.zeros(256, bool)
+_PLAIN_OPS[[C.__dict__[o.name] for o in OPS if isinstance(o, Elementwise)]] = True
+_PLAIN_OPS[
+    [
+        C.__dict__[name]
+        for name in "LEAF CONST FREED GUARD WHERE VIEW RESHAPE SUM PROD AMAX AMIN MATMUL "
+        "GATHER SETITEM SCATTER CUMSUM CUMPROD".split()
+    ]
+] = True
+_UNCLEARED_MIN = 4096  # rows this large are worth leaving out of the clearing
+
+
+def _clear_adjoints(t, top, end, roots, handoff=False):
+    """Zero the adjoints rows 0..top may accumulate into, i.e. adj[:end], except for large rows
+    that never read theirs: rows without gradient, and rows whose only consumers are large
+    matmuls, whose backward (``_write_product``) writes the first contribution with BLAS
+    instead of adding it (the state bit says which comes first).  An MLP's weights,
+    activations and input batch are such rows: most of the buffer needs no pass.
+
+    With ``handoff`` (a backward into ``.grad`` on a plain tape), the gradients of such leaf
+    rows are made outside the buffer, in arrays of their own that become ``.grad`` as they are
+    (``_HANDOFF``), so they are not copied out of the buffer either."""
+    _HANDOFF.pop(t, None)
+    voff = t.voff
+    sizes = voff[1 : top + 2] - voff[: top + 1]
+    big = np.flatnonzero(sizes >= _UNCLEARED_MIN)
+    if not big.size:
+        t.adj[:end] = 0.0
+        return
+    w = t.code[: top + 1]
+    ops = w & 255
+    if not _PLAIN_OPS[ops].all():
+        t.adj[:end] = 0.0
+        return
+    blas = ops == C.MATMUL  # matmuls whose backward runs in _matmul_backward
+    for r in np.flatnonzero(blas):
+        p = int(t.ip[r])
+        blas[r] = int(np.prod(t.ipool[p : p + 4])) > SMALL_MATMUL
+    adders = ~blas  # the other rows add into their operands' adjoints
+    cleared = np.zeros(top + 2, bool)  # by row + 1 (-1: no operand)
+    cleared[((w[adders] >> 8) & 0xFFFFFFF)] = True
+    cleared[w[adders] >> 36] = True
+    cleared[np.asarray(roots, np.int64) + 1] = True  # seeds are added in
+    keep = (t.rg[big] == 0) | ~cleared[big + 1]
+    pos = 0
+    adj = t.adj
+    for r in big[keep]:
+        adj[pos : voff[r]] = 0.0
+        pos = voff[r + 1]
+    adj[pos:end] = 0.0
+    if handoff and not t.extras and t.anomaly is None:
+        leaves = big[keep & (ops[big] == T.LEAF) & (t.rg[big] != 0)]
+        if leaves.size:
+            _HANDOFF[t] = dict.fromkeys(leaves.tolist())
+
+
+# tape -> {leaf row: its gradient array, None until the first matmul writes it}, for the
+# backward running on that tape (see _clear_adjoints); taken by _accumulate_rows
+_HANDOFF = weakref.WeakKeyDictionary()
 
 
 def _row_for(t, y):
@@ -345,31 +414,57 @@ def compiled_sweep(t, top, bottom=0):
 
 
 def _matmul_backward(t, row):
-    """Backward of a large matmul row with numpy's BLAS (the kernel hands these over);
-    transposed operands are read and written through transposed views, never copied."""
+    """Backward of a large matmul row with numpy's BLAS (the kernel hands these over).
+
+    Each operand gradient is computed in its stored layout (a transposed operand's as the
+    transposed product), so BLAS writes it straight into the adjoint buffer when this is the
+    row's first contribution of the sweep (state bit 1 clear), and adds a product otherwise;
+    operands are read through views, never copied."""
     ra, rb = t.operands(row)
     p = int(t.ip[row])
     nb, m, k, n, ta, tb = (int(v) for v in t.ipool[p : p + 6])
     voff, adj, rg = t.voff, t.adj, t.rg
     lo = voff[row]
     G = adj[lo : lo + nb * m * n].reshape(nb, m, n)
-    pa, pb = voff[ra], voff[rb]
-
-    def stored(flat, rows, cols, transposed):  # (nb, rows, cols) view of a layout
-        if transposed:
-            return flat.reshape(nb, cols, rows).transpose(0, 2, 1)
-        return flat.reshape(nb, rows, cols)
-
     if rg[ra]:
-        B = stored(t.row_value(rb), k, n, tb)
-        dA = stored(adj[pa : pa + nb * m * k], m, k, ta)
-        dA += np.matmul(G, B.transpose(0, 2, 1))
-        t.state[ra] |= 1
+        B = _logical(t.row_value(rb), nb, k, n, tb)
+        if ta:  # stored (k, m): dA^T = B G^T
+            _write_product(t, ra, (nb, k, m), B, G.transpose(0, 2, 1))
+        else:  # dA = G B^T
+            _write_product(t, ra, (nb, m, k), G, B.transpose(0, 2, 1))
     if rg[rb]:
-        A = stored(t.row_value(ra), m, k, ta)
-        dB = stored(adj[pb : pb + nb * k * n], k, n, tb)
-        dB += np.matmul(A.transpose(0, 2, 1), G)
-        t.state[rb] |= 1
+        A = _logical(t.row_value(ra), nb, m, k, ta)
+        if tb:  # stored (n, k): dB^T = G^T A
+            _write_product(t, rb, (nb, n, k), G.transpose(0, 2, 1), A)
+        else:  # dB = A^T G
+            _write_product(t, rb, (nb, k, n), A.transpose(0, 2, 1), G)
+
+
+def _logical(flat, nb, rows, cols, transposed):
+    """The (nb, rows, cols) operand of a matmul row, a view of its stored layout."""
+    if transposed:
+        return flat.reshape(nb, cols, rows).transpose(0, 2, 1)
+    return flat.reshape(nb, rows, cols)
+
+
+def _write_product(t, r, shape, x, y):
+    """Add x @ y into row r's adjoint (contiguous, of ``shape``): BLAS writes it there directly
+    when r has no contribution yet, so no temporary is made, read and added."""
+    own = _HANDOFF.get(t)
+    if own is not None and r in own:  # a leaf's gradient, made in an array of its own
+        if own[r] is None:
+            own[r] = np.matmul(x, y)
+            t.state[r] |= 1
+        else:
+            own[r] += np.matmul(x, y)
+        return
+    lo = t.voff[r]
+    dst = t.adj[lo : lo + shape[0] * shape[1] * shape[2]].reshape(shape)
+    if t.state[r] & 1:
+        dst += np.matmul(x, y)
+    else:
+        np.matmul(x, y, out=dst)
+        t.state[r] |= 1
 
 
 _GRAD_LOCK = T.SectionLock()  # threads sharing a leaf accumulate into its .grad in turn
@@ -381,19 +476,23 @@ def _accumulate_leaves(t, top):
 
 
 def _accumulate_rows(t, top):
+    own = _HANDOFF.pop(t, None) or {}
     for r in t.leaf_rows:
         if r > top or not (t.state[r] & 1):
             continue
         leaf = t.entered(r)
         if leaf is None or not leaf._rg:
             continue
-        g = t.gradient(r).reshape(leaf.shape)  # a view of the adjoint buffer
+        g = own.get(r)  # an array of its own, or None: then a view of the adjoint buffer
+        fresh = g is not None
+        g = g.reshape(leaf.shape) if fresh else t.gradient(r).reshape(leaf.shape)
         hooks = leaf._meta.get("hooks") if leaf._meta else None
-        if hooks:
+        if hooks:  # (what a hook returns may be kept by it: copied below)
             g = _apply_hooks(hooks, result(g.copy()))
+            fresh = False
         old = leaf.grad
-        if old is None:  # one copy out of the buffer (it is reused by the next backward)
-            leaf.grad = Tensor._const(g if g.__class__ is float else result(g.copy()))
+        if old is None:  # a view of the buffer is copied (the next backward reuses it)
+            leaf.grad = Tensor._const(g if g.__class__ is float or fresh else result(g.copy()))
         elif old._v.__class__ is float or np.shape(g) != old._v.shape:
             old._v = result(old._v + g)
         else:

@@ -1427,6 +1427,23 @@ def matmul(x: TensorLike, y: TensorLike) -> Tensor:
                 [1., 1.]]), tensor([4., 6.]))
     """
     x, y = _t(x), _t(y)
+    xv, yv = x._v, y._v
+    if (
+        xv.__class__ is np.ndarray
+        and yv.__class__ is np.ndarray
+        and xv.ndim == 2
+        and yv.ndim == 2
+        and xv.shape[1] == yv.shape[0]
+        and xv.dtype == np.float64
+        and yv.dtype == np.float64
+    ):  # the common case (a layer): no batch to broadcast
+        out = result(np.matmul(xv, yv))
+        if not needs_grad(x, y):
+            return Tensor._const(out)
+        t = tape_for(x, y)
+        (m, k), n = xv.shape, yv.shape[1]
+        ra, rb = row_of(t, x), row_of(t, y)
+        return record(t, C.MATMUL, ra, rb, out, ip=t.add_ints([1, m, k, n, 0, 0]))
     xs, ys = x.shape, y.shape
     if len(xs) == 0 or len(ys) == 0:
         raise ValueError(
@@ -1584,7 +1601,12 @@ def log_softmax(x: TensorLike, axis: Axis = -1) -> Tensor:
         tensor([0.5000, -0.5000])
     """
     x = _t(x)
-    return sub(x, logsumexp(x, axis, keepdims=True))
+    v = np.asarray(x._v)
+    axes = _norm_axes(axis, v.ndim, "log_softmax")
+    m = np.max(v, axis=axes, keepdims=True) if v.size else np.zeros([1] * v.ndim)
+    m = np.where(np.isfinite(m), m, 0.0)
+    s = sub(x, m)  # shifted once: (x - m) - log(sum(exp(x - m)))
+    return sub(s, log(sum(exp(s), axes, keepdims=True)))
 
 
 # ---- indexing ---------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from .tensor import (
     record_binary,
     record_unary,
     tape_of,
+    value_of,
 )
 from .tensor import (
     TensorBase as Tensor,
@@ -241,11 +242,14 @@ def _dedupe_last(self, key, value):
 def _inplace(fn, opname):
     """In-place update: a leaf under no_grad changes its value; a graph tensor takes the new row."""
 
+    ufunc = _INPLACE_UFUNCS.get(opname)
+
     def method(self, other):
         _check_inplace(self, opname)
         if not STATE.enabled or not (self._rg or (isinstance(other, Tensor) and other._rg)):
-            new = fn(self.detach(), other.detach() if isinstance(other, Tensor) else other)
-            _untracked_update(self, new._v)
+            if ufunc is None or not _update_leaf_in_place(self, ufunc, other):
+                new = fn(self.detach(), other.detach() if isinstance(other, Tensor) else other)
+                _untracked_update(self, new._v)
         else:
             _swap_in(self, fn(self, other))
         if self._meta is not None and _linked(self):
@@ -294,13 +298,56 @@ def _untracked_update(self, v):
         _set_value(self, v)
 
 
-def _set_value(self, v):
+# in-place methods a leaf's array takes directly (``p -= lr * p.grad`` in an optimizer step)
+_INPLACE_UFUNCS = {
+    "add_": np.add,
+    "sub_": np.subtract,
+    "mul_": np.multiply,
+    "div_": np.true_divide,
+}
+
+
+def _update_leaf_in_place(self, ufunc, other):
+    """An untracked ``x op= other`` on a leaf computed straight into its array (one pass, no
+    new array, no copy back), as NumPy's ``a -= b``; returns False when the general path must
+    run (a 0-d or non-float64 value, a read-only array, an ``other`` that would broadcast x to
+    a larger shape, or a trace recording watching the reads)."""
+    old = self._v
+    if (
+        not self._leaf
+        or old.__class__ is not np.ndarray
+        or old.dtype != np.float64
+        or not old.flags.writeable
+        or GUARD_HOOK[0] is not None
+    ):
+        return False
+    ov = value_of(other)
+    if (
+        ov.__class__ is not float
+        and ov.shape != old.shape
+        and np.broadcast_shapes(old.shape, ov.shape) != old.shape
+    ):
+        return False
+    _before_overwrite(self)
+    with np.errstate(all="ignore"):
+        ufunc(old, ov, out=old)
+    bump_version(self)
+    self._invalidate()
+    return True
+
+
+def _before_overwrite(self):
+    """Let the tape copy this tensor's array before it changes (a graph may still read it)."""
     t = tape_of(self)
     if t is not None:
         if t.pc:
             t.sync()  # pending rows may hold this very array
         if self._row in t.lazy:
             t.materialize(self._row)  # the tape holds this very array: copy it first
+
+
+def _set_value(self, v):
+    _before_overwrite(self)
     old = self._v
     if (
         old.__class__ is not float

@@ -190,11 +190,11 @@ def run(name: str, work: int, *args):
 
     >>> from tapegrad.kernels import loader
     >>> import numpy as np
-    >>> voff, tval, flag = np.array([0, 2]), np.ones(2), np.ones(1, np.int8)
-    >>> with loader.mode("python"):
-    ...     loader.run("seed_tangents", 2, voff, tval, flag, np.array([0]), np.array([3.0, 4.0]), 0)
-    >>> tval.tolist(), flag.tolist()
-    ([3.0, 4.0], [1])
+    >>> voff, tvals, flag = np.array([0, 2]), np.ones((1, 2)), np.zeros(1, np.int8)
+    >>> with loader.mode("python"):  # one lane: the direction [3, 4] laid over row 0
+    ...     loader.run("seed_tangents", 2, voff, tvals, flag, np.array([0]), np.array([[3.0, 4.0]]))
+    >>> tvals.tolist(), flag.tolist()
+    ([[3.0, 4.0]], [1])
     """
     return kernel(name, args, work)(*args)
 

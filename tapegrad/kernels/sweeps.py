@@ -20,10 +20,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "2e2cee69a508ac0e"
+FINGERPRINT = "6f5bff91b1ccb82f"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 207956022639233728
+KERNELS_ID = 501518010144312194
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'CUMSUM', 'CUMPROD')
 
 # sweep results: (status, row)
@@ -292,10 +292,30 @@ def view_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
 @njit(cache=True, nogil=True, error_model="numpy")
 def view_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
     state[ra] |= 1
-    for j in range(n):
-        D[pa + offs[j]] += G[lo + j]
+    if nd == 0:
+        D[pa + ipool[p + 1]] += G[lo]
+        return 0
+    # an odometer over the leading dims; the last dim is one strided run per step (a broadcast
+    # bias row is a contiguous add per output row, not an offset array and a scatter)
+    last = ipool[p + nd]
+    step = ipool[p + 2 * nd]
+    idx = np.zeros(max(nd - 1, 1), np.int64)
+    cur = ipool[p + 1 + 2 * nd]
+    for u in range(n // last if last else 0):
+        o = pa + cur
+        g0 = lo + u * last
+        for v in range(last):
+            D[o + v * step] += G[g0 + v]
+        d = nd - 2
+        while d >= 0:
+            idx[d] += 1
+            cur += ipool[p + 1 + nd + d]
+            if idx[d] < ipool[p + 1 + d]:
+                break
+            cur -= ipool[p + 1 + nd + d] * idx[d]
+            idx[d] = 0
+            d -= 1
     return 0
 
 

@@ -122,10 +122,30 @@ def view_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
 
 def view_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
     state[ra] |= 1
-    for j in range(n):
-        D[pa + offs[j]] += G[lo + j]
+    if nd == 0:
+        D[pa + ipool[p + 1]] += G[lo]
+        return 0
+    # an odometer over the leading dims; the last dim is one strided run per step (a broadcast
+    # bias row is a contiguous add per output row, not an offset array and a scatter)
+    last = ipool[p + nd]
+    step = ipool[p + 2 * nd]
+    idx = np.zeros(max(nd - 1, 1), np.int64)
+    cur = ipool[p + 1 + 2 * nd]
+    for u in range(n // last if last else 0):
+        o = pa + cur
+        g0 = lo + u * last
+        for v in range(last):
+            D[o + v * step] += G[g0 + v]
+        d = nd - 2
+        while d >= 0:
+            idx[d] += 1
+            cur += ipool[p + 1 + nd + d]
+            if idx[d] < ipool[p + 1 + d]:
+                break
+            cur -= ipool[p + 1 + nd + d] * idx[d]
+            idx[d] = 0
+            d -= 1
     return 0
 
 
