@@ -204,20 +204,16 @@ def _operations_page():
         lines += [f"- `tg.{name}` = `{value!r}`" for name, value in constants]
         lines.append("")
 
-    attached = []
-    for cls in (tg.Tape, tg.Tensor):
-        for name, fn in sorted(vars(cls).items()):
-            if name.startswith("_") or not inspect.isfunction(fn):
-                continue
-            if fn.__module__ != cls.__module__:
-                attached.append(_entry(f"`{cls.__name__}.{name}`", fn))
-    if attached:
-        lines += [
-            "# Tape and Tensor inspection",
-            "",
-            "Methods that the inspection module attaches to `tg.Tape` (see "
-            "`tg.current_tape()`) and `tg.Tensor` when tapegrad is imported.",
-            "",
-        ]
-        lines += attached
+    inspection = [  # the inspection methods, from Tape's and Tensor's inspection bases
+        _entry(f"`{cls.__name__}.{name}`", getattr(cls, name))
+        for cls, names in ((tg.Tape, ("stats", "dump", "to_dot")), (tg.Tensor, ("to_dot",)))
+        for name in names
+    ]
+    lines += [
+        "# Tape and Tensor inspection",
+        "",
+        "Inspection methods of `tg.Tape` (see `tg.current_tape()`) and `tg.Tensor`.",
+        "",
+    ]
+    lines += inspection
     return "\n".join(lines) + "\n"
