@@ -783,7 +783,8 @@ def var(x: TensorLike, axis: Axis = None, keepdims: bool = False, ddof: float = 
     Examples:
         >>> import tapegrad as tg
         >>> x = tg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
-        >>> y = tg.var(x); y
+        >>> import tapegrad.numpy as tnp
+        >>> y = tnp.var(x); y
         tensor(1.2500, grad_fn=<MulBackward0>)
         >>> y.backward(); x.grad
         tensor([-0.7500, -0.2500, 0.2500, 0.7500])
@@ -880,7 +881,8 @@ def std(x: TensorLike, axis: Axis = None, keepdims: bool = False, ddof: float = 
     Examples:
         >>> import tapegrad as tg
         >>> x = tg.tensor([1.0, 3.0], requires_grad=True)
-        >>> y = tg.std(x); y
+        >>> import tapegrad.numpy as tnp
+        >>> y = tnp.std(x); y
         tensor(1., grad_fn=<SqrtBackward0>)
         >>> y.backward(); x.grad                # (x - mean) / (n std)
         tensor([-0.5000, 0.5000])
@@ -1037,7 +1039,8 @@ def sort(x: TensorLike, axis: Axis = -1, kind=None, order=None) -> Tensor:
     Examples:
         >>> import tapegrad as tg
         >>> x = tg.tensor([3.0, 1.0, 2.0], requires_grad=True)
-        >>> y = tg.sort(x); y
+        >>> import tapegrad.numpy as tnp
+        >>> y = tnp.sort(x); y
         tensor([1., 2., 3.], grad_fn=<IndexBackward0>)
         >>> (y * tg.tensor([1.0, 2.0, 3.0])).sum().backward(); x.grad
         tensor([3., 1., 2.])
