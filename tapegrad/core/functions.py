@@ -43,6 +43,57 @@ def _ieee(np_fwd, v):
         return float(np_fwd(np.float64(v)))
 
 
+# ---- integer and boolean Tensors -------------------------------------------------------------
+# Only float Tensors can require grad, so integer and boolean Tensors are never differentiated:
+# they compute with NumPy itself, with NumPy's integer arithmetic and dtypes (uint8 250 + 10
+# wraps to 4, int64 stays exact above 2**53), as PyTorch's integer tensors do.
+
+
+def exact_operands(*xs) -> bool:
+    """True when no operand requires grad and one is an integer or boolean Tensor (also
+    inside a list or tuple of operands): the op then runs as NumPy's own (``numpy_exact``)."""
+    found = False
+    for x in xs:
+        if isinstance(x, Tensor):
+            if x._rg:
+                return False
+            v = x._v
+            if v.__class__ is not float and v.dtype.kind in "iub":
+                found = True
+        elif x.__class__ in (list, tuple) and any(isinstance(e, Tensor) for e in x):
+            if any(isinstance(e, Tensor) and e._rg for e in x):
+                return False
+            found = found or exact_operands(*x)
+    return found
+
+
+def _exact_value(x):
+    if isinstance(x, Tensor):
+        if GUARD_HOOK[0] is not None:
+            GUARD_HOOK[0](x, "integer")  # a trace pins the values it computes with
+        return x._v
+    if x.__class__ in (list, tuple) and any(isinstance(e, Tensor) for e in x):
+        return type(x)(_exact_value(e) for e in x)
+    return x
+
+
+def _exact_result(out):
+    if isinstance(out, tuple):
+        return tuple(_exact_result(o) for o in out)
+    if isinstance(out, (np.ndarray, np.generic)):
+        if out.dtype == np.float64 and out.ndim == 0:
+            return Tensor._const(float(out))
+        return Tensor._const(np.array(out))
+    return out
+
+
+def numpy_exact(fn, *args, **kwargs):
+    """``fn`` (a NumPy function) on the operands' values, its result as Tensors of NumPy's
+    dtype: the arithmetic of integer and boolean Tensors (NumPy's own warnings apply)."""
+    args = [_exact_value(a) for a in args]
+    return _exact_result(fn(*args, **{k: _exact_value(v) for k, v in kwargs.items()}))
+
+
 # ---- elementwise ---------------------------------------------------------------------------
 
 
@@ -51,11 +102,15 @@ def _make_unary(name):
     code = C.__dict__[name]
     np_fwd = formula.python_function(spec.fwd, ("a",), "numpy")
     math_fwd = formula.python_function(spec.fwd, ("a",), "math")
+    np_ufunc = getattr(np, spec.numpy[0], None) if spec.numpy else None
 
     def f(x: TensorLike) -> Tensor:
         if not isinstance(x, Tensor):
             x = x if isinstance(x, Tensor) else Tensor._const(value_of(x))
         v = x._v
+        if np_ufunc is not None and v.__class__ is not float and v.dtype.kind in "iub":
+            if not x._rg:
+                return numpy_exact(np_ufunc, x)
         if v.__class__ is float:
             try:
                 out = math_fwd(v)
@@ -323,6 +378,8 @@ _BINARY_FWD = {
 
 
 def _binary(name, code, x, y):
+    if exact_operands(x, y):
+        return numpy_exact(_BINARY_FWD[code], x, y)
     xv = value_of(x)
     yv = value_of(y)
     try:  # numpy's own warnings apply, as they would to the same numpy code
@@ -365,6 +422,8 @@ def add(x: TensorLike, y: TensorLike) -> Tensor:
         >>> z.sum().backward(); x.grad, y.grad
         (tensor([1., 1.]), tensor(2.))
     """
+    if exact_operands(x, y):
+        return numpy_exact(np.add, x, y)
     if (
         isinstance(x, Tensor)
         and isinstance(y, Tensor)
@@ -393,6 +452,8 @@ def sub(x: TensorLike, y: TensorLike) -> Tensor:
         >>> z.sum().backward(); x.grad, y.grad
         (tensor([1., 1.]), tensor(-2.))
     """
+    if exact_operands(x, y):
+        return numpy_exact(np.subtract, x, y)
     if (
         isinstance(x, Tensor)
         and isinstance(y, Tensor)
@@ -421,6 +482,8 @@ def mul(x: TensorLike, y: TensorLike) -> Tensor:
         >>> z.sum().backward(); x.grad, y.grad
         (tensor([3., 3.]), tensor(3.))
     """
+    if exact_operands(x, y):
+        return numpy_exact(np.multiply, x, y)
     if (
         isinstance(x, Tensor)
         and isinstance(y, Tensor)
@@ -448,6 +511,8 @@ def div(x: TensorLike, y: TensorLike) -> Tensor:
         >>> z.sum().backward(); x.grad, y.grad
         (tensor([0.2500, 0.2500]), tensor(-0.1875))
     """
+    if exact_operands(x, y):
+        return numpy_exact(np.true_divide, x, y)
     if (
         isinstance(x, Tensor)
         and isinstance(y, Tensor)
@@ -482,6 +547,8 @@ def power(x: TensorLike, y: TensorLike) -> Tensor:
         >>> y.sum().backward(); x.grad
         tensor([ 3., 12.])
     """
+    if exact_operands(x, y):
+        return numpy_exact(np.power, x, y)
     if isinstance(x, Tensor) and _is_scalar(y):
         c = float(y)
         return _scalar_op(
@@ -600,6 +667,8 @@ mod = remainder
 def floor_divide(x1, x2):
     """NumPy's ``x1 // x2``: (x1 - x1 % x2) / x2 rounded to the integer it is, as NumPy's
     divmod computes it (composite); derivative 0 at every order."""
+    if exact_operands(x1, x2):
+        return numpy_exact(np.floor_divide, x1, x2)
     return rint(div(sub(x1, remainder(x1, x2)), x2))
 
 
@@ -679,6 +748,8 @@ def _reduce(name, code, x, axis, keepdims, np_fn):
     v = x._v
     shape = _shape(v)
     axes = _norm_axes(axis, len(shape), name)
+    if exact_operands(x):
+        return numpy_exact(_EXACT_REDUCE[code], x, axis=axes, keepdims=keepdims)
     if v.__class__ is float:
         out = v
     else:
@@ -695,6 +766,9 @@ def _reduce(name, code, x, axis, keepdims, np_fn):
     cs = contiguous_strides(kept)
     ostr = [0 if d in axes else cs[d] for d in range(len(shape))]
     return record(t, code, ra, -1, out, ip=t.add_ints([len(shape), *shape, *ostr]))
+
+
+_EXACT_REDUCE = {C.SUM: np.sum, C.PROD: np.prod, C.AMAX: np.max, C.AMIN: np.min}
 
 
 def sum(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:  # noqa: A001 - numpy's name
@@ -1225,6 +1299,8 @@ def reshape(x: TensorLike, *shape: int) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     v = x._v
+    if exact_operands(x):
+        return numpy_exact(np.reshape, x, shape)
     try:
         out = np.reshape(np.asarray(v), shape)
     except ValueError:
@@ -1296,6 +1372,8 @@ def broadcast_to(x: TensorLike, shape) -> Tensor:
     """
     x = _t(x)
     shape = tuple(shape)
+    if exact_operands(x):
+        return numpy_exact(np.broadcast_to, x, shape)
     try:
         out = result(np.array(np.broadcast_to(np.asarray(x._v), shape)))  # 0-d stays 0-d
     except ValueError:
@@ -1366,6 +1444,8 @@ def concatenate(xs: Sequence[TensorLike], axis: Axis = 0) -> Tensor:
     xs = [_t(x) for x in xs]
     if not xs:
         raise ValueError("concatenate: need at least one tensor")
+    if exact_operands(xs):
+        return numpy_exact(np.concatenate, xs, axis=axis)
     if axis is None:  # numpy: flatten the inputs first
         xs, axis = [reshape(x, (-1,)) for x in xs], 0
     shapes = [x.shape for x in xs]
@@ -1430,6 +1510,8 @@ def matmul(x: TensorLike, y: TensorLike) -> Tensor:
                 [1., 1.]]), tensor([4., 6.]))
     """
     x, y = _t(x), _t(y)
+    if exact_operands(x, y):
+        return numpy_exact(np.matmul, x, y)
     xv, yv = x._v, y._v
     if (
         xv.__class__ is np.ndarray

@@ -29,11 +29,19 @@ from .tensor import (
 _ADD, _ADDS, _MUL, _MULS = C.ADD, C.ADDS, C.MUL, C.MULS  # the operator hot path
 
 
+def _integer(v):
+    """True for the value of an integer or boolean Tensor (NumPy computes with it, see
+    ``functions.numpy_exact``)."""
+    return v.__class__ is not float and v.dtype.kind in "iub"
+
+
 def _add(self, other):
     oc = other.__class__
     if oc is self.__class__:
         if self._v.__class__ is float and other._v.__class__ is float:
             return record_binary(self, other, _ADD, self._v + other._v)
+    elif _integer(self._v):
+        pass
     elif oc is float:  # hot path for scalar chains
         return record_unary(self, _ADDS, self._v + other, other)
     elif oc is int:
@@ -47,6 +55,8 @@ def _mul(self, other):
     if oc is self.__class__:
         if self._v.__class__ is float and other._v.__class__ is float:
             return record_binary(self, other, _MUL, self._v * other._v)
+    elif _integer(self._v):
+        pass
     elif oc is float:
         return record_unary(self, _MULS, self._v * other, other)
     elif oc is int:
@@ -451,6 +461,35 @@ def _zero_(self):
     return self
 
 
+def _bitwise(ufunc, symbol, reflected=False):
+    """``&``, ``|``, ``^``, ``<<``, ``>>`` of integer or boolean Tensors (masks from
+    comparisons, indices), computed by NumPy; they have no derivative, so a float Tensor is
+    refused."""
+
+    def method(self, other):
+        a, b = (other, self) if reflected else (self, other)
+        if not O.exact_operands(a, b):
+            raise TypeError(
+                f"x {symbol} y: bitwise operators take integer or boolean Tensors (got dtype "
+                f"{self.dtype}); combine comparisons as (x > 0) {symbol} (y < 1), or convert "
+                "with x.long() / x.bool()"
+            )
+        return O.numpy_exact(ufunc, a, b)
+
+    method.__name__ = f"__{'r' if reflected else ''}{ufunc.__name__}__"
+    return method
+
+
+def _invert(self):
+    """``~x``: logical not of a boolean Tensor, bitwise not of an integer one."""
+    if not O.exact_operands(self):
+        raise TypeError(
+            f"~x: takes an integer or boolean Tensor (got dtype {self.dtype}); for a mask "
+            "write ~(x > 0)"
+        )
+    return O.numpy_exact(np.invert, self)
+
+
 def _rpow(self, other):
     return O.power(other, self)
 
@@ -829,6 +868,17 @@ class TensorMethods:
     __rmod__ = lambda s, o: O.remainder(o, s)  # noqa: E731
     __floordiv__ = O.floor_divide
     __rfloordiv__ = lambda s, o: O.floor_divide(o, s)  # noqa: E731
+    __and__ = _bitwise(np.bitwise_and, "&")
+    __rand__ = _bitwise(np.bitwise_and, "&", reflected=True)
+    __or__ = _bitwise(np.bitwise_or, "|")
+    __ror__ = _bitwise(np.bitwise_or, "|", reflected=True)
+    __xor__ = _bitwise(np.bitwise_xor, "^")
+    __rxor__ = _bitwise(np.bitwise_xor, "^", reflected=True)
+    __lshift__ = _bitwise(np.left_shift, "<<")
+    __rlshift__ = _bitwise(np.left_shift, "<<", reflected=True)
+    __rshift__ = _bitwise(np.right_shift, ">>")
+    __rrshift__ = _bitwise(np.right_shift, ">>", reflected=True)
+    __invert__ = _invert
     __divmod__ = O.divmod_
     __rdivmod__ = lambda s, o: O.divmod_(o, s)  # noqa: E731
 

@@ -49,6 +49,13 @@ def _guard_extreme(self, values_kept, op):
             self >= values_kept  # noqa: B015
 
 
+def _gather(self, v, idx, d):
+    """``self`` at ``idx`` along dim ``d`` (one GATHER row; an integer Tensor keeps its dtype)."""
+    if O.exact_operands(self):
+        return O.numpy_exact(np.take_along_axis, self, idx, d)
+    return O._gather_along(self, idx, d)
+
+
 def _lane_pick(self, dim, keepdim, op):
     v = np.asarray(self._v)
     if v.ndim == 0:
@@ -65,7 +72,7 @@ def _lane_pick(self, dim, keepdim, op):
         )
     _guard_hook(self, op)
     idx = (np.argmax if op == "max" else np.argmin)(v, axis=d, keepdims=True)
-    kept = O._gather_along(self, idx, d)
+    kept = _gather(self, v, idx, d)
     _guard_extreme(self, kept, op)
     if keepdim:
         return kept, _int_tensor(idx)
@@ -294,7 +301,7 @@ def _sort(self, dim=-1, descending=False, stable=False, *, axis=None):
     idx, d = _order(self, dim, descending, stable, "sort")
     if self.ndim == 0:
         return SortResult(O.reshape(self, ()), _int_tensor(idx))
-    values = O._gather_along(self, idx, d)
+    values = _gather(self, np.asarray(self._v), idx, d)
     if descending:
         O._order_guard(values, d, [(slice(1, None), slice(0, -1))])
     else:
