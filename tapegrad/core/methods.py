@@ -454,6 +454,9 @@ def _zero_(self):
     with_grad = STATE.enabled and self._rg and self._leaf
     if with_grad or TRANSFORMS.n or _base_of(self) is not None:
         _check_inplace(self, "zero_")
+    if STATE.enabled and self._rg and not self._leaf:  # a graph result: zeros, gradient 0
+        _setitem(self, Ellipsis, 0.0)
+        return self
     v = self._v
     _set_value(self, 0.0 if v.__class__ is float else np.zeros_like(v))
     if self._meta is not None and _linked(self):
