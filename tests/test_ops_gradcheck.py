@@ -476,10 +476,10 @@ AXES = [None, 0, -1, 1, (0, 2), (-1, 0), (0, 1, 2)]
 REDUCE = {
     "SUM": (lambda x, a, k: x.sum(axis=a, keepdims=k), np.sum),
     "PROD": (lambda x, a, k: x.prod(axis=a, keepdims=k), np.prod),
-    "AMAX": (lambda x, a, k: x.max(axis=a, keepdims=k), np.max),
-    "AMIN": (lambda x, a, k: x.min(axis=a, keepdims=k), np.min),
+    "AMAX": (lambda x, a, k: x.amax(axis=a, keepdims=k), np.max),
+    "AMIN": (lambda x, a, k: x.amin(axis=a, keepdims=k), np.min),
 }
-_METHOD = {"SUM": "sum", "PROD": "prod", "AMAX": "max", "AMIN": "min"}
+_METHOD = {"SUM": "sum", "PROD": "prod", "AMAX": "amax", "AMIN": "amin"}
 for _name, (_f, _npf) in REDUCE.items():
     for _ax in AXES:
         for _keep in (False, True):
@@ -649,7 +649,7 @@ for _ax in (None, 0, -1):
             lambda x, a=_ax, d=_dd: x.std(axis=a, ddof=d),
             sample("SUM", (3, 4)),
         )
-case("SUM", "var keepdims", lambda x: x.var(axis=1, keepdims=True), sample("SUM", (3, 4)))
+case("SUM", "var keepdims", lambda x: x.var(axis=1, keepdims=True, ddof=0), sample("SUM", (3, 4)))
 
 # ---- matmul / dot --------------------------------------------------------------------------------
 MATMUL_SHAPES = [
