@@ -70,7 +70,6 @@ def _lane_pick(self, dim, keepdim, op):
             f"Tensor.{op}(dim={dim}): the dimension is empty (shape {v.shape}); "
             "there is no element to pick"
         )
-    _guard_hook(self, op)
     idx = (np.argmax if op == "max" else np.argmin)(v, axis=d, keepdims=True)
     kept = _gather(self, v, idx, d)
     _guard_extreme(self, kept, op)
@@ -263,16 +262,18 @@ def _repeat_interleave(self, repeats, dim=None, *, output_size=None):
     return O.getitem(self, (slice(None),) * dim + (idx,))
 
 
-def _order(self, dim, descending, stable, name):
+def _order(self, dim, descending, stable, name, pin):
     """argsort of the values along ``dim`` as PyTorch orders them (NaN largest; a stable
-    descending sort keeps tied elements in their order)."""
+    descending sort keeps tied elements in their order).  ``pin``: a trace pins the values
+    read (when no order guard is recorded instead)."""
     v = np.asarray(self._v)
     if v.ndim == 0:
         return np.zeros((), np.int64), 0
     d = dim % v.ndim if -v.ndim <= dim < v.ndim else None
     if d is None:
         raise IndexError(f"Tensor.{name}: dim {dim} is out of range for {v.ndim} dims")
-    _guard_hook(self, name)
+    if pin:
+        _guard_hook(self, name)
     if not descending:
         return np.argsort(v, axis=d, kind="stable"), d
     n = v.shape[d]
@@ -298,7 +299,7 @@ def _sort(self, dim=-1, descending=False, stable=False, *, axis=None):
     if isinstance(dim, bool):  # x.sort(True): PyTorch's (stable=..., dim, descending) overload
         dim, descending = -1, dim
     dim = -1 if (axis is None and dim is None) else _dim(dim, axis, "sort")
-    idx, d = _order(self, dim, descending, stable, "sort")
+    idx, d = _order(self, dim, descending, stable, "sort", pin=self.ndim == 0)
     if self.ndim == 0:
         return SortResult(O.reshape(self, ()), _int_tensor(idx))
     values = _gather(self, np.asarray(self._v), idx, d)
@@ -321,7 +322,7 @@ def _argsort(self, dim=-1, descending=False, stable=False, *, axis=None):
         tensor([0, 2, 1])
     """
     dim = -1 if (axis is None and dim is None) else _dim(dim, axis, "argsort")
-    idx, _ = _order(self, dim, descending, stable, "argsort")
+    idx, _ = _order(self, dim, descending, stable, "argsort", pin=True)
     return _int_tensor(idx)
 
 
