@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
+import tapegrad.numpy as tnp
 
 torch = pytest.importorskip("torch")
 
@@ -317,8 +318,6 @@ def test_scalar_protocols():
 
 
 def test_numpy_namespace_keeps_numpy_meanings():
-    import tapegrad.numpy as tnp
-
     x = tg.tensor(X)
     np.testing.assert_allclose(tnp.std(x).item(), X.std(), rtol=1e-13)
     np.testing.assert_allclose(tnp.var(x, axis=1).numpy(), X.var(axis=1), rtol=1e-13)
@@ -363,6 +362,11 @@ def test_integer_tensors_keep_numpy_integer_arithmetic():
     assert (i // 2).tolist() == [2, 3, 4] and (i % 4).dtype == np.int64
     assert i.sum().item() == 21 and i.sum().dtype == np.int64
     assert ((i > 5) & (i < 9)).tolist() == [False, True, False]
+    for where in (np.where, tnp.where):
+        w = where(i > 5, i, 0)
+        assert w.dtype == np.int64 and w.tolist() == [0, 7, 9]
+    assert np.concatenate([i, i]).dtype == np.int64 and tnp.sum([i, i]).item() == 42
+    assert (i.max(dim=0).values.dtype, i.sort().values.dtype) == (np.int64, np.int64)
     x = tg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
     y = x[np.mod(i, 4)]  # an integer Tensor from np.mod is an index
     y.sum().backward()

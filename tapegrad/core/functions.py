@@ -378,7 +378,8 @@ _BINARY_FWD = {
 
 
 def _binary(name, code, x, y):
-    if exact_operands(x, y):
+    tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
+    if not tracked and exact_operands(x, y):
         return numpy_exact(_BINARY_FWD[code], x, y)
     xv = value_of(x)
     yv = value_of(y)
@@ -422,8 +423,6 @@ def add(x: TensorLike, y: TensorLike) -> Tensor:
         >>> z.sum().backward(); x.grad, y.grad
         (tensor([1., 1.]), tensor(2.))
     """
-    if exact_operands(x, y):
-        return numpy_exact(np.add, x, y)
     if (
         isinstance(x, Tensor)
         and isinstance(y, Tensor)
@@ -431,6 +430,9 @@ def add(x: TensorLike, y: TensorLike) -> Tensor:
         and y._v.__class__ is float
     ):
         return record_binary(x, y, C.ADD, x._v + y._v)
+    tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
+    if not tracked and exact_operands(x, y):
+        return numpy_exact(np.add, x, y)
     if isinstance(x, Tensor) and _is_scalar(y):
         c = float(y)
         v = x._v
@@ -452,8 +454,6 @@ def sub(x: TensorLike, y: TensorLike) -> Tensor:
         >>> z.sum().backward(); x.grad, y.grad
         (tensor([1., 1.]), tensor(-2.))
     """
-    if exact_operands(x, y):
-        return numpy_exact(np.subtract, x, y)
     if (
         isinstance(x, Tensor)
         and isinstance(y, Tensor)
@@ -461,6 +461,9 @@ def sub(x: TensorLike, y: TensorLike) -> Tensor:
         and y._v.__class__ is float
     ):
         return record_binary(x, y, C.SUB, x._v - y._v)
+    tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
+    if not tracked and exact_operands(x, y):
+        return numpy_exact(np.subtract, x, y)
     if isinstance(x, Tensor) and _is_scalar(y):
         c = float(y)
         return record_unary(x, C.ADDS, x._v - c, -c)
@@ -482,8 +485,6 @@ def mul(x: TensorLike, y: TensorLike) -> Tensor:
         >>> z.sum().backward(); x.grad, y.grad
         (tensor([3., 3.]), tensor(3.))
     """
-    if exact_operands(x, y):
-        return numpy_exact(np.multiply, x, y)
     if (
         isinstance(x, Tensor)
         and isinstance(y, Tensor)
@@ -491,6 +492,9 @@ def mul(x: TensorLike, y: TensorLike) -> Tensor:
         and y._v.__class__ is float
     ):
         return record_binary(x, y, C.MUL, x._v * y._v)
+    tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
+    if not tracked and exact_operands(x, y):
+        return numpy_exact(np.multiply, x, y)
     if isinstance(x, Tensor) and _is_scalar(y):
         c = float(y)
         return record_unary(x, C.MULS, x._v * c, c)
@@ -511,8 +515,6 @@ def div(x: TensorLike, y: TensorLike) -> Tensor:
         >>> z.sum().backward(); x.grad, y.grad
         (tensor([0.2500, 0.2500]), tensor(-0.1875))
     """
-    if exact_operands(x, y):
-        return numpy_exact(np.true_divide, x, y)
     if (
         isinstance(x, Tensor)
         and isinstance(y, Tensor)
@@ -521,6 +523,9 @@ def div(x: TensorLike, y: TensorLike) -> Tensor:
         and y._v != 0.0
     ):
         return record_binary(x, y, C.DIV, x._v / y._v)
+    tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
+    if not tracked and exact_operands(x, y):
+        return numpy_exact(np.true_divide, x, y)
     if isinstance(x, Tensor) and _is_scalar(y):
         c = float(y)
         v = x._v
@@ -547,7 +552,8 @@ def power(x: TensorLike, y: TensorLike) -> Tensor:
         >>> y.sum().backward(); x.grad
         tensor([ 3., 12.])
     """
-    if exact_operands(x, y):
+    tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
+    if not tracked and exact_operands(x, y):
         return numpy_exact(np.power, x, y)
     if isinstance(x, Tensor) and _is_scalar(y):
         c = float(y)

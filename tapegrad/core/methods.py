@@ -29,19 +29,13 @@ from .tensor import (
 _ADD, _ADDS, _MUL, _MULS = C.ADD, C.ADDS, C.MUL, C.MULS  # the operator hot path
 
 
-def _integer(v):
-    """True for the value of an integer or boolean Tensor (NumPy computes with it, see
-    ``functions.numpy_exact``)."""
-    return v.__class__ is not float and v.dtype.kind in "iub"
-
-
 def _add(self, other):
     oc = other.__class__
     if oc is self.__class__:
         if self._v.__class__ is float and other._v.__class__ is float:
             return record_binary(self, other, _ADD, self._v + other._v)
-    elif _integer(self._v):
-        pass
+    elif not self._rg and self._v.__class__ is not float and self._v.dtype.kind in "iub":
+        pass  # an integer Tensor: NumPy's arithmetic (functions.numpy_exact)
     elif oc is float:  # hot path for scalar chains
         return record_unary(self, _ADDS, self._v + other, other)
     elif oc is int:
@@ -55,7 +49,7 @@ def _mul(self, other):
     if oc is self.__class__:
         if self._v.__class__ is float and other._v.__class__ is float:
             return record_binary(self, other, _MUL, self._v * other._v)
-    elif _integer(self._v):
+    elif not self._rg and self._v.__class__ is not float and self._v.dtype.kind in "iub":
         pass
     elif oc is float:
         return record_unary(self, _MULS, self._v * other, other)

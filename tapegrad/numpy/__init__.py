@@ -59,6 +59,8 @@ def _wrap_function(fn, impl):
     @functools.wraps(fn)
     def f(*args, **kwargs):
         if _has_tensor(args) or _has_tensor(kwargs.values()):
+            if _O.exact_operands(*args, *kwargs.values()):  # integer / boolean Tensors
+                return _O.numpy_exact(fn, *args, **kwargs)
             if not sequence:
                 args = _arrays(args)
                 kwargs = dict(zip(kwargs, _arrays(kwargs.values()), strict=True))
