@@ -66,6 +66,9 @@ REDUCTIONS = [
     c("sum"),
     c("sum", 1),
     c("sum", dim=0, keepdim=True),
+    c("sum", 1, True),
+    c("sum", dtype="float64"),
+    c("prod", 1, dtype="float64"),
     c("mean", 1),
     c("prod", 1),
     c("amax", 1),
@@ -203,6 +206,8 @@ def _arg(lib, a):
         return lib.tensor(globals()[a])
     if a in ("float64", "int64"):
         return getattr(lib, a)
+    if isinstance(a, dict):  # keyword values
+        return {k: _arg(lib, v) for k, v in a.items()}
     return a
 
 
@@ -242,11 +247,11 @@ def _run(lib, name, x, args, kwargs, inplace):
     if lib is torch:
         xt = torch.tensor(x, requires_grad=True)
         target = xt * 1.0 if inplace else xt
-        res = getattr(target, name)(*(_arg(torch, a) for a in args), **kwargs)
+        res = getattr(target, name)(*(_arg(torch, a) for a in args), **_arg(torch, kwargs))
     else:
         xt = tg.tensor(x, requires_grad=True)
         target = xt * 1.0 if inplace else xt
-        res = getattr(target, name)(*(_arg(tg, a) for a in args), **kwargs)
+        res = getattr(target, name)(*(_arg(tg, a) for a in args), **_arg(tg, kwargs))
     return xt, res
 
 
@@ -375,3 +380,18 @@ def test_integer_tensors_keep_numpy_integer_arithmetic():
         tg.tensor([1, 2], requires_grad=True)
     with pytest.raises(TypeError, match="bitwise"):
         x & x
+
+
+def test_max_dim_and_sort_replay_in_a_trace_or_ask_for_a_retrace():
+    def f(x):
+        return (x.max(dim=0).values ** 2).sum() + (x.sort(dim=1).values * np.arange(3.0)).sum()
+
+    a = np.array([[1.0, 5.0, 3.0], [4.0, 2.0, 0.0]])
+    tr = tg.trace(f, a)
+    nearby = a + 0.1 * np.array([[1.0, -1.0, 2.0], [0.0, 1.0, -1.0]])  # same order
+    value, grad = tr.value_and_grad(nearby)
+    want_value, want_grad = tg.value_and_grad(f)(nearby)
+    assert value == pytest.approx(want_value, rel=1e-15)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-15)
+    with pytest.raises(tg.RetraceRequired):
+        tr.value_and_grad(np.array([[5.0, 1.0, 3.0], [4.0, 2.0, 0.0]]))  # another maximum

@@ -68,9 +68,11 @@ def _axis(axis, dim):
 
 
 def _reduction(fn):
-    def method(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    def method(self, axis=None, keepdims=False, *, dim=None, keepdim=None, dtype=None):
         if keepdim is not None:
             keepdims = keepdim
+        if dtype is not None:  # PyTorch's dtype=: the input cast first
+            self = P.convert(self, dtype)
         return fn(self, _axis(axis, dim), keepdims)
 
     method.__name__ = fn.__name__
