@@ -6,6 +6,8 @@ methods a value comparison cannot cover, in OTHER with the test that covers it),
 method with a PyTorch name cannot slip in with another meaning.
 """
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -298,6 +300,9 @@ def test_attributes():
     assert x.shape == (3, 1, 4) and x.ndim == 3 and x.dtype == np.float64
     assert x.size == 12 and x.size() == (3, 1, 4) and x.size(0) == 3 and x.size().numel() == 12
     np.testing.assert_array_equal(x.T.numpy(), X3.T)
+    with pytest.raises(IndexError, match="dim out of range"):
+        tg.tensor(1.0).size(0)  # as torch's
+    assert pickle.loads(pickle.dumps(x.size)) == 12 and np.zeros(x.size).shape == (12,)
 
 
 def test_max_dim_gradient_goes_to_the_picked_element_and_max_shares_ties():

@@ -379,9 +379,9 @@ class ElementCount(int):
         if dim is None:
             return Size(self.shape)
         nd = len(self.shape)
-        if not -nd <= dim < max(nd, 1) or (nd == 0 and dim not in (0, -1)):
+        if not -nd <= dim < nd:
             raise IndexError(f"size({dim}): dim out of range for a tensor of {nd} dims")
-        return self.shape[dim] if nd else 1
+        return self.shape[dim]
 
     def __reduce__(self):
         return int, (int(self),)
