@@ -84,6 +84,8 @@ REDUCTIONS = [
     c("std"),
     c("std", 1),
     c("std", 1, unbiased=False),
+    c("std", False),
+    c("var", True),
     c("std", dim=0, correction=0),
     c("std", dim=(0, 1), keepdim=True),
     c("var"),

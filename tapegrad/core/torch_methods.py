@@ -296,8 +296,11 @@ def _sort(self, dim=-1, descending=False, stable=False, *, axis=None):
         >>> x.sort(descending=True).values
         tensor([3., 2., 1.], grad_fn=<IndexBackward0>)
     """
-    if isinstance(dim, bool):  # x.sort(True): PyTorch's (stable=..., dim, descending) overload
-        dim, descending = -1, dim
+    if isinstance(dim, bool):
+        raise TypeError(
+            "Tensor.sort(dim=-1, descending=False, stable=False): dim must be an int (give "
+            "descending= and stable= by name)"
+        )
     dim = -1 if (axis is None and dim is None) else _dim(dim, axis, "sort")
     idx, d = _order(self, dim, descending, stable, "sort", pin=self.ndim == 0)
     if self.ndim == 0:
