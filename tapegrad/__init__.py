@@ -29,7 +29,6 @@ from .core.functions import (
     amax,
     amin,
     broadcast_to,
-    clip,
     concatenate,
     cos,
     div,
@@ -73,12 +72,36 @@ from .autograd.engine import enable_grad, is_grad_enabled, no_grad, set_grad_ena
 from .testing import gradcheck
 
 
+# PyTorch's names and meanings (as the Tensor methods'); dim= / keepdim= wherever NumPy's
+# axis= / keepdims= are taken
+from .core.torch_functions import (  # noqa: E402
+    argmax,
+    argmin,
+    argsort,
+    as_tensor,
+    cat,
+    clamp,
+    double,
+    empty,
+    float32,
+    float64,
+    from_numpy,
+    int32,
+    int64,
+    long,
+    max,
+    min,
+    randint,
+    randperm,
+    sort,
+    std,
+    var,
+    with_dim as _with_dim,
+)
+
 pow = power  # noqa: A001 - PyTorch's name
-clamp = clip
-max = amax  # noqa: A001
-min = amin  # noqa: A001
+clip = clamp
 unsqueeze = expand_dims
-float64 = "float64"
 
 from ._version import __version__  # noqa: E402
 
@@ -135,9 +158,6 @@ from .core.functions import (  # noqa: E402
     percentile,
     ptp,
     quantile,
-    sort,
-    std,
-    var,
 )
 from .core.functions import (  # noqa: E402
     digamma,
@@ -151,6 +171,13 @@ from .core.functions import (  # noqa: E402
 )
 
 round = around  # noqa: A001 - NumPy's name
+
+# dim= / keepdim= as on the methods
+sum, mean, prod, amax, amin = (_with_dim(f) for f in (sum, mean, prod, amax, amin))  # noqa: A001
+logsumexp, softmax, log_softmax = (_with_dim(f) for f in (logsumexp, softmax, log_softmax))
+concatenate, stack, squeeze = (_with_dim(f) for f in (concatenate, stack, squeeze))
+cumsum, cumprod, median = (_with_dim(f) for f in (cumsum, cumprod, median))
+expand_dims = unsqueeze = _with_dim(expand_dims)
 from .transforms.functional import grad, jacobian, value_and_grad, vjp  # noqa: E402
 
 

@@ -26,7 +26,7 @@ def _over_trees(optimize):
         flat0 = np.asarray(flat0, dtype=np.float64)
 
         def flat_grad(x, i):
-            g, _ = ravel(grad_fn(unravel(x), i))
+            g, _ = ravel(_like(grad_fn(unravel(x), i), x0, optimize.__name__))
             g = np.asarray(g, dtype=np.float64)
             if g.shape != flat0.shape:
                 raise ValueError(
@@ -45,6 +45,25 @@ def _over_trees(optimize):
         return unravel(optimize(flat_grad, flat0, flat_callback, *args, **kwargs))
 
     return wrapper
+
+
+def _like(g, x, name, path=""):
+    """Gradient tree ``g`` in the order of ``x``'s containers: dict entries are paired by key
+    (a gradient dict built in another key order is still the gradient of the same
+    parameters), lists and tuples by position."""
+    if isinstance(x, dict):
+        if not isinstance(g, dict) or set(g) != set(x):
+            got = sorted(map(str, g)) if isinstance(g, dict) else type(g).__name__
+            raise ValueError(
+                f"{name}: grad_fn returned {got} at {path or 'the top'} where the parameters "
+                f"have the keys {sorted(map(str, x))}; return a gradient in the structure of x"
+            )
+        return {k: _like(g[k], x[k], name, f"{path}[{k!r}]") for k in x}
+    if isinstance(x, (list, tuple)) and isinstance(g, (list, tuple)) and len(g) == len(x):
+        return [
+            _like(gi, xi, name, f"{path}[{i}]") for i, (gi, xi) in enumerate(zip(g, x, strict=True))
+        ]
+    return g
 
 
 def _run(grad_fn, x, callback, num_iters, update):

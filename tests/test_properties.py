@@ -49,7 +49,7 @@ BINARY = [
     ),
     (
         "stack-max",
-        lambda x, y: tg.stack([x, y * 0.5 + 3.0]).max(axis=0),
+        lambda x, y: tg.stack([x, y * 0.5 + 3.0]).amax(axis=0),
         lambda x, y: np.stack([x, y * 0.5 + 3.0]).max(axis=0),
     ),
     ("dot", lambda x, y: x * tg.dot(x, y) * 0.1, lambda x, y: x * np.dot(x, y) * 0.1),

@@ -308,7 +308,7 @@ def test_ndarray_methods_on_tensors():
     assert x.diagonal(1).tolist() == [2.0]
     assert x.astype(int).dtype == np.int64 and not x.astype(int).requires_grad
     assert not x.imag.requires_grad and x.imag.tolist() == [[0.0, 0.0], [0.0, 0.0]]
-    assert x.round().tolist() == x.tolist() and not x.round().requires_grad
+    assert x.round().tolist() == x.tolist() and x.round().requires_grad  # derivative 0
     assert bool(x.all()) and x.argsort().tolist() == [[0, 1], [0, 1]]
     with pytest.raises(TypeError, match="float32"):
         x.astype(np.float32)

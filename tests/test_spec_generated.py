@@ -33,7 +33,7 @@ SPECIAL = {
         lambda x: tg.cumsum(x, axis=0) * x,
         [np.array([[1.0, -2.0], [0.5, 3.0]])],
     ),
-    "AMAX tie": (lambda x: x.max(axis=0) * x.sum(), [np.array([[1.0, 2.0], [1.0, -3.0]])]),
+    "AMAX tie": (lambda x: x.amax(axis=0) * x.sum(), [np.array([[1.0, 2.0], [1.0, -3.0]])]),
     "AMIN tie": (lambda x: x.min() * x.sum(), [np.array([0.5, 0.5, 2.0])]),
     "MAXIMUM tie": (
         lambda x, y: tg.maximum(x, y) * x,

@@ -55,7 +55,7 @@ def many_ops(a, b):
         + a.sum(0)
         - b.sum(1, keepdims=True)
     )
-    s = u.sum() + u.prod(axis=1).sum() + u.max(axis=0).sum() + u.min() + tg.mean(u, axis=(0, 1))
+    s = u.sum() + u.prod(axis=1).sum() + u.amax(axis=0).sum() + u.min() + tg.mean(u, axis=(0, 1))
     c = tg.concatenate([u, a], axis=1)
     g = c[[0, 2, 2], [1, 5, 5]]
     d = c * 1.0

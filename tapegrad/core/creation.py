@@ -46,7 +46,7 @@ def tensor(data: ArrayLike, requires_grad: bool = False, dtype=None) -> Tensor:
         >>> x.grad
         tensor([4., 6.])
         >>> tg.tensor([1, 2])
-        tensor([1, 2], dtype=int64)
+        tensor([1, 2])
     """
     if requires_grad and dtype is None:
         arr = np.asarray(data._v if isinstance(data, Tensor) else data)
@@ -138,7 +138,7 @@ def arange(
     Examples:
         >>> import tapegrad as tg
         >>> tg.arange(4)
-        tensor([0, 1, 2, 3], dtype=int64)
+        tensor([0, 1, 2, 3])
         >>> tg.arange(1, 2, 0.25)
         tensor([1.0000, 1.2500, 1.5000, 1.7500])
     """

@@ -43,6 +43,57 @@ def _ieee(np_fwd, v):
         return float(np_fwd(np.float64(v)))
 
 
+# ---- integer and boolean Tensors -------------------------------------------------------------
+# Only float Tensors can require grad, so integer and boolean Tensors are never differentiated:
+# they compute with NumPy itself, with NumPy's integer arithmetic and dtypes (uint8 250 + 10
+# wraps to 4, int64 stays exact above 2**53), as PyTorch's integer tensors do.
+
+
+def exact_operands(*xs) -> bool:
+    """True when no operand requires grad and one is an integer or boolean Tensor (also
+    inside a list or tuple of operands): the op then runs as NumPy's own (``numpy_exact``)."""
+    found = False
+    for x in xs:
+        if isinstance(x, Tensor):
+            if x._rg:
+                return False
+            v = x._v
+            if v.__class__ is not float and v.dtype.kind in "iub":
+                found = True
+        elif x.__class__ in (list, tuple) and any(isinstance(e, Tensor) for e in x):
+            if any(isinstance(e, Tensor) and e._rg for e in x):
+                return False
+            found = found or exact_operands(*x)
+    return found
+
+
+def _exact_value(x):
+    if isinstance(x, Tensor):
+        if GUARD_HOOK[0] is not None:
+            GUARD_HOOK[0](x, "integer")  # a trace pins the values it computes with
+        return x._v
+    if x.__class__ in (list, tuple) and any(isinstance(e, Tensor) for e in x):
+        return type(x)(_exact_value(e) for e in x)
+    return x
+
+
+def _exact_result(out):
+    if isinstance(out, tuple):
+        return tuple(_exact_result(o) for o in out)
+    if isinstance(out, (np.ndarray, np.generic)):
+        if out.dtype == np.float64 and out.ndim == 0:
+            return Tensor._const(float(out))
+        return Tensor._const(np.array(out))
+    return out
+
+
+def numpy_exact(fn, *args, **kwargs):
+    """``fn`` (a NumPy function) on the operands' values, its result as Tensors of NumPy's
+    dtype: the arithmetic of integer and boolean Tensors (NumPy's own warnings apply)."""
+    args = [_exact_value(a) for a in args]
+    return _exact_result(fn(*args, **{k: _exact_value(v) for k, v in kwargs.items()}))
+
+
 # ---- elementwise ---------------------------------------------------------------------------
 
 
@@ -51,11 +102,15 @@ def _make_unary(name):
     code = C.__dict__[name]
     np_fwd = formula.python_function(spec.fwd, ("a",), "numpy")
     math_fwd = formula.python_function(spec.fwd, ("a",), "math")
+    np_ufunc = getattr(np, spec.numpy[0], None) if spec.numpy else None
 
     def f(x: TensorLike) -> Tensor:
         if not isinstance(x, Tensor):
             x = x if isinstance(x, Tensor) else Tensor._const(value_of(x))
         v = x._v
+        if np_ufunc is not None and v.__class__ is not float and v.dtype.kind in "iub":
+            if not x._rg:
+                return numpy_exact(np_ufunc, x)
         if v.__class__ is float:
             try:
                 out = math_fwd(v)
@@ -323,6 +378,9 @@ _BINARY_FWD = {
 
 
 def _binary(name, code, x, y):
+    tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
+    if not tracked and exact_operands(x, y):
+        return numpy_exact(_BINARY_FWD[code], x, y)
     xv = value_of(x)
     yv = value_of(y)
     try:  # numpy's own warnings apply, as they would to the same numpy code
@@ -372,6 +430,9 @@ def add(x: TensorLike, y: TensorLike) -> Tensor:
         and y._v.__class__ is float
     ):
         return record_binary(x, y, C.ADD, x._v + y._v)
+    tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
+    if not tracked and exact_operands(x, y):
+        return numpy_exact(np.add, x, y)
     if isinstance(x, Tensor) and _is_scalar(y):
         c = float(y)
         v = x._v
@@ -400,6 +461,9 @@ def sub(x: TensorLike, y: TensorLike) -> Tensor:
         and y._v.__class__ is float
     ):
         return record_binary(x, y, C.SUB, x._v - y._v)
+    tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
+    if not tracked and exact_operands(x, y):
+        return numpy_exact(np.subtract, x, y)
     if isinstance(x, Tensor) and _is_scalar(y):
         c = float(y)
         return record_unary(x, C.ADDS, x._v - c, -c)
@@ -428,6 +492,9 @@ def mul(x: TensorLike, y: TensorLike) -> Tensor:
         and y._v.__class__ is float
     ):
         return record_binary(x, y, C.MUL, x._v * y._v)
+    tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
+    if not tracked and exact_operands(x, y):
+        return numpy_exact(np.multiply, x, y)
     if isinstance(x, Tensor) and _is_scalar(y):
         c = float(y)
         return record_unary(x, C.MULS, x._v * c, c)
@@ -456,6 +523,9 @@ def div(x: TensorLike, y: TensorLike) -> Tensor:
         and y._v != 0.0
     ):
         return record_binary(x, y, C.DIV, x._v / y._v)
+    tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
+    if not tracked and exact_operands(x, y):
+        return numpy_exact(np.true_divide, x, y)
     if isinstance(x, Tensor) and _is_scalar(y):
         c = float(y)
         v = x._v
@@ -482,6 +552,9 @@ def power(x: TensorLike, y: TensorLike) -> Tensor:
         >>> y.sum().backward(); x.grad
         tensor([ 3., 12.])
     """
+    tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
+    if not tracked and exact_operands(x, y):
+        return numpy_exact(np.power, x, y)
     if isinstance(x, Tensor) and _is_scalar(y):
         c = float(y)
         return _scalar_op(
@@ -600,6 +673,8 @@ mod = remainder
 def floor_divide(x1, x2):
     """NumPy's ``x1 // x2``: (x1 - x1 % x2) / x2 rounded to the integer it is, as NumPy's
     divmod computes it (composite); derivative 0 at every order."""
+    if exact_operands(x1, x2):
+        return numpy_exact(np.floor_divide, x1, x2)
     return rint(div(sub(x1, remainder(x1, x2)), x2))
 
 
@@ -679,6 +754,8 @@ def _reduce(name, code, x, axis, keepdims, np_fn):
     v = x._v
     shape = _shape(v)
     axes = _norm_axes(axis, len(shape), name)
+    if exact_operands(x):
+        return numpy_exact(_EXACT_REDUCE[code], x, axis=axes, keepdims=keepdims)
     if v.__class__ is float:
         out = v
     else:
@@ -695,6 +772,9 @@ def _reduce(name, code, x, axis, keepdims, np_fn):
     cs = contiguous_strides(kept)
     ostr = [0 if d in axes else cs[d] for d in range(len(shape))]
     return record(t, code, ra, -1, out, ip=t.add_ints([len(shape), *shape, *ostr]))
+
+
+_EXACT_REDUCE = {C.SUM: np.sum, C.PROD: np.prod, C.AMAX: np.max, C.AMIN: np.min}
 
 
 def sum(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:  # noqa: A001 - numpy's name
@@ -783,7 +863,8 @@ def var(x: TensorLike, axis: Axis = None, keepdims: bool = False, ddof: float = 
     Examples:
         >>> import tapegrad as tg
         >>> x = tg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
-        >>> y = tg.var(x); y
+        >>> import tapegrad.numpy as tnp
+        >>> y = tnp.var(x); y
         tensor(1.2500, grad_fn=<MulBackward0>)
         >>> y.backward(); x.grad
         tensor([-0.7500, -0.2500, 0.2500, 0.7500])
@@ -880,7 +961,8 @@ def std(x: TensorLike, axis: Axis = None, keepdims: bool = False, ddof: float = 
     Examples:
         >>> import tapegrad as tg
         >>> x = tg.tensor([1.0, 3.0], requires_grad=True)
-        >>> y = tg.std(x); y
+        >>> import tapegrad.numpy as tnp
+        >>> y = tnp.std(x); y
         tensor(1., grad_fn=<SqrtBackward0>)
         >>> y.backward(); x.grad                # (x - mean) / (n std)
         tensor([-0.5000, 0.5000])
@@ -1037,7 +1119,8 @@ def sort(x: TensorLike, axis: Axis = -1, kind=None, order=None) -> Tensor:
     Examples:
         >>> import tapegrad as tg
         >>> x = tg.tensor([3.0, 1.0, 2.0], requires_grad=True)
-        >>> y = tg.sort(x); y
+        >>> import tapegrad.numpy as tnp
+        >>> y = tnp.sort(x); y
         tensor([1., 2., 3.], grad_fn=<IndexBackward0>)
         >>> (y * tg.tensor([1.0, 2.0, 3.0])).sum().backward(); x.grad
         tensor([3., 1., 2.])
@@ -1222,6 +1305,8 @@ def reshape(x: TensorLike, *shape: int) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     v = x._v
+    if exact_operands(x):
+        return numpy_exact(np.reshape, x, shape)
     try:
         out = np.reshape(np.asarray(v), shape)
     except ValueError:
@@ -1293,6 +1378,8 @@ def broadcast_to(x: TensorLike, shape) -> Tensor:
     """
     x = _t(x)
     shape = tuple(shape)
+    if exact_operands(x):
+        return numpy_exact(np.broadcast_to, x, shape)
     try:
         out = result(np.array(np.broadcast_to(np.asarray(x._v), shape)))  # 0-d stays 0-d
     except ValueError:
@@ -1363,6 +1450,8 @@ def concatenate(xs: Sequence[TensorLike], axis: Axis = 0) -> Tensor:
     xs = [_t(x) for x in xs]
     if not xs:
         raise ValueError("concatenate: need at least one tensor")
+    if exact_operands(xs):
+        return numpy_exact(np.concatenate, xs, axis=axis)
     if axis is None:  # numpy: flatten the inputs first
         xs, axis = [reshape(x, (-1,)) for x in xs], 0
     shapes = [x.shape for x in xs]
@@ -1427,6 +1516,8 @@ def matmul(x: TensorLike, y: TensorLike) -> Tensor:
                 [1., 1.]]), tensor([4., 6.]))
     """
     x, y = _t(x), _t(y)
+    if exact_operands(x, y):
+        return numpy_exact(np.matmul, x, y)
     xv, yv = x._v, y._v
     if (
         xv.__class__ is np.ndarray

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..ops.spec import C
 from . import functions as O
+from . import torch_methods as P
 from .tensor import (
     GUARD_HOOK,
     STATE,
@@ -33,6 +34,8 @@ def _add(self, other):
     if oc is self.__class__:
         if self._v.__class__ is float and other._v.__class__ is float:
             return record_binary(self, other, _ADD, self._v + other._v)
+    elif not self._rg and self._v.__class__ is not float and self._v.dtype.kind in "iub":
+        pass  # an integer Tensor: NumPy's arithmetic (functions.numpy_exact)
     elif oc is float:  # hot path for scalar chains
         return record_unary(self, _ADDS, self._v + other, other)
     elif oc is int:
@@ -46,6 +49,8 @@ def _mul(self, other):
     if oc is self.__class__:
         if self._v.__class__ is float and other._v.__class__ is float:
             return record_binary(self, other, _MUL, self._v * other._v)
+    elif not self._rg and self._v.__class__ is not float and self._v.dtype.kind in "iub":
+        pass
     elif oc is float:
         return record_unary(self, _MULS, self._v * other, other)
     elif oc is int:
@@ -63,9 +68,11 @@ def _axis(axis, dim):
 
 
 def _reduction(fn):
-    def method(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    def method(self, axis=None, keepdims=False, *, dim=None, keepdim=None, dtype=None):
         if keepdim is not None:
             keepdims = keepdim
+        if dtype is not None:  # PyTorch's dtype=: the input cast first
+            self = P.convert(self, dtype)
         return fn(self, _axis(axis, dim), keepdims)
 
     method.__name__ = fn.__name__
@@ -92,18 +99,6 @@ def _transpose(self, *axes):
     if len(axes) == 2 and self.ndim == 2 and sorted(a % 2 for a in axes) == [0, 1]:
         return O.transpose(self, (1, 0)) if axes[0] % 2 != axes[1] % 2 else O.transpose(self)
     return O.transpose(self, axes)
-
-
-def _reshape(self, *shape):
-    """``x.reshape(*shape)`` / ``x.view(*shape)``: the same elements in a new shape.
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> tg.tensor([1.0, 2.0, 3.0, 4.0]).reshape(2, 2)
-        tensor([[1., 2.],
-                [3., 4.]])
-    """
-    return O.reshape(self, *shape)
 
 
 def _check_inplace(self, opname):
@@ -443,16 +438,6 @@ def _compare(ufunc, name):
     return method
 
 
-_VALUE_EXAMPLES = {
-    "all": ">>> import tapegrad as tg\n>>> tg.tensor([1.0, 0.0]).all()\nnp.False_\n",
-    "any": ">>> import tapegrad as tg\n>>> tg.tensor([1.0, 0.0]).any()\nnp.True_\n",
-    "argsort": ">>> import tapegrad as tg\n>>> tg.tensor([3.0, 1.0, 2.0]).argsort()\n"
-    "array([1, 2, 0])\n",
-    "nonzero": ">>> import tapegrad as tg\n>>> tg.tensor([0.0, 2.0, 3.0]).nonzero()\n"
-    "(array([1, 2]),)\n",
-}
-
-
 def _zero_(self):
     """``x.zero_()``: set every element to 0 in place (e.g. a gradient buffer); returns x.
 
@@ -465,6 +450,9 @@ def _zero_(self):
     with_grad = STATE.enabled and self._rg and self._leaf
     if with_grad or TRANSFORMS.n or _base_of(self) is not None:
         _check_inplace(self, "zero_")
+    if STATE.enabled and self._rg and not self._leaf:  # a graph result: zeros, gradient 0
+        _setitem(self, Ellipsis, 0.0)
+        return self
     v = self._v
     _set_value(self, 0.0 if v.__class__ is float else np.zeros_like(v))
     if self._meta is not None and _linked(self):
@@ -472,90 +460,37 @@ def _zero_(self):
     return self
 
 
+def _bitwise(ufunc, symbol, reflected=False):
+    """``&``, ``|``, ``^``, ``<<``, ``>>`` of integer or boolean Tensors (masks from
+    comparisons, indices), computed by NumPy; they have no derivative, so a float Tensor is
+    refused."""
+
+    def method(self, other):
+        a, b = (other, self) if reflected else (self, other)
+        if not O.exact_operands(a, b):
+            raise TypeError(
+                f"x {symbol} y: bitwise operators take integer or boolean Tensors (got dtype "
+                f"{self.dtype}); combine comparisons as (x > 0) {symbol} (y < 1), or convert "
+                "with x.long() / x.bool()"
+            )
+        return O.numpy_exact(ufunc, a, b)
+
+    method.__name__ = f"__{'r' if reflected else ''}{ufunc.__name__}__"
+    return method
+
+
+def _invert(self):
+    """``~x``: logical not of a boolean Tensor, bitwise not of an integer one."""
+    if not O.exact_operands(self):
+        raise TypeError(
+            f"~x: takes an integer or boolean Tensor (got dtype {self.dtype}); for a mask "
+            "write ~(x > 0)"
+        )
+    return O.numpy_exact(np.invert, self)
+
+
 def _rpow(self, other):
     return O.power(other, self)
-
-
-def _max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-    """``x.max()``: the largest element (along ``dim``/``axis`` if given), or the elementwise
-    maximum with another Tensor; tied maxima share the gradient.
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> x = tg.tensor([1.0, 5.0, 3.0], requires_grad=True)
-        >>> x.max().backward(); x.grad
-        tensor([0., 1., 0.])
-    """
-    if isinstance(axis, Tensor):
-        return O.maximum(self, axis)
-    if keepdim is not None:
-        keepdims = keepdim
-    return O.amax(self, _axis(axis, dim), keepdims)
-
-
-def _min(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-    """``x.min()``: the smallest element (along ``dim``/``axis`` if given), or the elementwise
-    minimum with another Tensor.
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> x = tg.tensor([4.0, 2.0, 3.0], requires_grad=True)
-        >>> x.min().backward(); x.grad
-        tensor([0., 1., 0.])
-    """
-    if isinstance(axis, Tensor):
-        return O.minimum(self, axis)
-    if keepdim is not None:
-        keepdims = keepdim
-    return O.amin(self, _axis(axis, dim), keepdims)
-
-
-def _argmax(self, axis=None, *, dim=None):
-    """``x.argmax()``: the index of the largest element (an integer Tensor, no gradient).
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> tg.tensor([1.0, 5.0, 3.0]).argmax().item()
-        1
-    """
-    return Tensor._const(np.asarray(np.argmax(np.asarray(self._v), _axis(axis, dim))))
-
-
-def _argmin(self, axis=None, *, dim=None):
-    """``x.argmin()``: the index of the smallest element (an integer Tensor, no gradient).
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> tg.tensor([4.0, 2.0, 3.0]).argmin().item()
-        1
-    """
-    return Tensor._const(np.asarray(np.argmin(np.asarray(self._v), _axis(axis, dim))))
-
-
-def _std(self, axis=None, keepdims=False, ddof=0, *, dim=None):
-    """``x.std()``: the standard deviation (``ddof`` as NumPy, default 0).
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> x = tg.tensor([1.0, 3.0], requires_grad=True)
-        >>> x.std().backward(); x.grad          # (x - mean) / (n std)
-        tensor([-0.5000, 0.5000])
-    """
-    return O.sqrt(O.var(self, _axis(axis, dim), keepdims, ddof))
-
-
-def _var(self, axis=None, keepdims=False, ddof=0, *, dim=None):
-    """``x.var()``: the variance (``ddof`` as NumPy, default 0).
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> x = tg.tensor([1.0, 3.0], requires_grad=True)
-        >>> y = x.var(ddof=1); y.item()
-        2.0
-        >>> y.backward(); x.grad                # 2 (x - mean) / (n - ddof)
-        tensor([-2.,  2.])
-    """
-    return O.var(self, _axis(axis, dim), keepdims, ddof)
 
 
 def _softmax(self, axis=None, *, dim=None):
@@ -630,17 +565,6 @@ def _squeeze(self, axis=None, *, dim=None):
             a for a in O._norm_axes(axis, len(shape), "squeeze") if a < len(shape) and shape[a] == 1
         )
     return O.squeeze(self, axis)
-
-
-def _flatten(self):
-    """``x.flatten()`` / ``x.ravel()``: the elements as one axis.
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).flatten()
-        tensor([1., 2., 3., 4.])
-    """
-    return O.reshape(self, (-1,))
 
 
 def _expand(self, *shape):
@@ -820,38 +744,6 @@ def _swapaxes(self, axis1, axis2):
     return O.swapaxes(self, axis1, axis2)
 
 
-def _values(name):
-    """Methods whose result is an integer or boolean array (no derivative by definition)."""
-    fn = getattr(np, name)
-
-    def method(self, *args, **kwargs):
-        _guard(self, name)  # a trace pins the value it reads
-        return fn(np.asarray(self._v), *args, **kwargs)
-
-    method.__name__ = name
-    method.__doc__ = (
-        f"NumPy's ``{name}`` of the value: an integer or boolean result, with no "
-        "derivative by definition (in a trace, the value it reads is pinned).\n\n"
-        + _VALUE_EXAMPLES[name]
-    )
-    return method
-
-
-def _round(self, decimals=0):
-    """Rounded values: piecewise constant, so the result needs no gradient.
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> x = tg.tensor([0.5, 1.5, 2.567], requires_grad=True)
-        >>> y = x.round(); y                    # half to even
-        tensor([0., 2., 3.])
-        >>> y.requires_grad
-        False
-    """
-    _guard(self, "round")
-    return Tensor._const(O.result(np.round(np.asarray(self._v), decimals)))
-
-
 def _take(self, indices, axis=None):
     """``x.take(indices, axis)``: elements at ``indices`` (of the flattened x when ``axis`` is
     None); the gradient goes back to the positions taken.
@@ -871,42 +763,6 @@ def _take(self, indices, axis=None):
     return O.getitem(self, (slice(None),) * axis + (indices,))
 
 
-def _repeat(self, repeats, axis=None):
-    """``x.repeat(repeats, axis)``: np.repeat, each element ``repeats`` times; the copies'
-    gradients add up.
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
-        >>> y = x.repeat(2); y
-        tensor([1., 1., 2., 2.], grad_fn=<IndexBackward0>)
-        >>> y.sum().backward(); x.grad
-        tensor([2., 2.])
-    """
-    if axis is None:
-        return O.getitem(O.reshape(self, (-1,)), np.repeat(np.arange(self.size), repeats))
-    axis = axis % self.ndim
-    idx = np.repeat(np.arange(self.shape[axis]), repeats)
-    return O.getitem(self, (slice(None),) * axis + (idx,))
-
-
-def _diagonal(self, offset=0, axis1=0, axis2=1):
-    """``x.diagonal(offset)``: the diagonal of a 2-D tensor (``offset`` above the main one).
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> x = tg.tensor([[1.0, 2.0], [3.0, 4.0]])
-        >>> x.diagonal(), x.diagonal(1)
-        (tensor([1., 4.]), tensor([2.]))
-    """
-    if self.ndim != 2 or (axis1, axis2) not in ((0, 1), (1, 0)):
-        raise TypeError("Tensor.diagonal: only 2-D tensors with the default axes")
-    x = self if (axis1, axis2) == (0, 1) else O.transpose(self)
-    n, m = x.shape
-    i = np.arange(max(0, -offset), min(n, m - offset))
-    return O.getitem(x, (i, i + offset))
-
-
 def _trace_method(self, offset=0, axis1=0, axis2=1):
     """``x.trace()``: the sum of the diagonal of a 2-D tensor; its gradient is the identity.
 
@@ -919,19 +775,7 @@ def _trace_method(self, offset=0, axis1=0, axis2=1):
         tensor([[1., 0.],
                 [0., 1.]])
     """
-    return O.sum(_diagonal(self, offset, axis1, axis2))
-
-
-def _fill(self, value):
-    """``x.fill_(value)`` / ``x.fill``: set every element to ``value`` in place.
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> x = tg.zeros(3)
-        >>> x.fill_(2.0); x
-        tensor([2., 2., 2.])
-    """
-    self[...] = value
+    return O.sum(P._diagonal(self, offset, axis1, axis2))
 
 
 def _calls(name, f, method):
@@ -1004,7 +848,7 @@ class TensorMethods:
     )
     sign, floor, ceil, rint, trunc = O.sign, O.floor, O.ceil, O.rint, O.trunc
     reciprocal, square, deg2rad, rad2deg = O.reciprocal, O.square, O.deg2rad, O.rad2deg
-    nan_to_num = O.nan_to_num
+    nan_to_num = P._nan_to_num
     remainder, fmod, arctan2, hypot = O.remainder, O.fmod, O.arctan2, O.hypot
     atan2 = O.arctan2
     logaddexp, logaddexp2 = O.logaddexp, O.logaddexp2
@@ -1023,6 +867,17 @@ class TensorMethods:
     __rmod__ = lambda s, o: O.remainder(o, s)  # noqa: E731
     __floordiv__ = O.floor_divide
     __rfloordiv__ = lambda s, o: O.floor_divide(o, s)  # noqa: E731
+    __and__ = _bitwise(np.bitwise_and, "&")
+    __rand__ = _bitwise(np.bitwise_and, "&", reflected=True)
+    __or__ = _bitwise(np.bitwise_or, "|")
+    __ror__ = _bitwise(np.bitwise_or, "|", reflected=True)
+    __xor__ = _bitwise(np.bitwise_xor, "^")
+    __rxor__ = _bitwise(np.bitwise_xor, "^", reflected=True)
+    __lshift__ = _bitwise(np.left_shift, "<<")
+    __rlshift__ = _bitwise(np.left_shift, "<<", reflected=True)
+    __rshift__ = _bitwise(np.right_shift, ">>")
+    __rrshift__ = _bitwise(np.right_shift, ">>", reflected=True)
+    __invert__ = _invert
     __divmod__ = O.divmod_
     __rdivmod__ = lambda s, o: O.divmod_(o, s)  # noqa: E731
 
@@ -1032,30 +887,34 @@ class TensorMethods:
     prod = _reduction(O.prod)
     amax = _reduction(O.amax)
     amin = _reduction(O.amin)
-    max = _max
-    min = _min
-    argmax = _argmax
-    argmin = _argmin
-    var = _var
-    std = _std
+    max = P._max
+    min = P._min
+    argmax = P._argmax
+    argmin = P._argmin
+    var = P._var
+    std = P._std
     logsumexp = _logsumexp
     softmax = _softmax
     log_softmax = _log_softmax
 
     # shape
-    reshape = view = _reshape
+    reshape = P._reshape
+    view = P._view
     transpose = _transpose
     permute = _permute
     T = property(_transposed)
     squeeze = _squeeze
     unsqueeze = expand_dims = _unsqueeze
-    flatten = ravel = _flatten
+    flatten = P._flatten
+    ravel = P._ravel
     expand = _expand
     broadcast_to = _calls("broadcast_to", O.broadcast_to, lambda s, shape: O.broadcast_to(s, shape))
     swapaxes = _swapaxes
     take = _take
-    repeat = _repeat
-    diagonal = _diagonal
+    repeat = P._repeat
+    repeat_interleave = P._repeat_interleave
+    sort = P._sort
+    diagonal = P._diagonal
     trace = _trace_method
 
     # binary functions with x first
@@ -1065,10 +924,10 @@ class TensorMethods:
     dot = _calls("dot", O.dot, lambda s, o: O.dot(s, o))
     maximum = _calls("maximum", O.maximum, lambda s, o: O.maximum(s, o))
     minimum = _calls("minimum", O.minimum, lambda s, o: O.minimum(s, o))
-    add = _calls("add", O.add, lambda s, o: O.add(s, o))
-    sub = _calls("sub", O.sub, lambda s, o: O.sub(s, o))
+    add = P._add
+    sub = P._sub
     mul = _calls("mul", O.mul, lambda s, o: O.mul(s, o))
-    div = _calls("div", O.div, lambda s, o: O.div(s, o))
+    div = P._div
 
     # values, dtype, complex parts
     copy = _copy
@@ -1076,9 +935,21 @@ class TensorMethods:
     real = property(_real)
     imag = property(_imag)
     conj = conjugate = _conj
-    round = _round
-    all = _values("all")
-    any = _values("any")
-    argsort = _values("argsort")
-    nonzero = _values("nonzero")
-    fill = fill_ = _fill
+    round = P._round
+    __round__ = P._round_builtin
+    __format__ = P._format
+    all = P._all
+    any = P._any
+    argsort = P._argsort
+    nonzero = P._nonzero
+    fill = fill_ = P._fill
+
+    # PyTorch's conversions (tapegrad computes on the CPU, in float64)
+    to = P._to
+    float = P._float
+    double = P._double
+    long = P._long
+    int = P._int
+    bool = P._bool
+    cpu = P._cpu
+    t = P._t

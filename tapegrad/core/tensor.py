@@ -194,14 +194,16 @@ class TensorBase:
 
     @property
     def size(self):
-        """The number of elements (NumPy's attribute; PyTorch's ``numel()``).
+        """The number of elements (NumPy's attribute), which PyTorch's call ``x.size()``
+        turns into the shape (``x.size(dim)``: one dim's length).
 
         >>> import tapegrad as tg
-        >>> tg.zeros(2, 3).size
-        6
+        >>> x = tg.zeros(2, 3)
+        >>> x.size, x.size(), x.size(-1)
+        (6, (2, 3), 3)
         """
         v = self._v
-        return 1 if v.__class__ is float else v.size
+        return ElementCount(1, ()) if v.__class__ is float else ElementCount(v.size, v.shape)
 
     @property
     def dtype(self):
@@ -226,7 +228,8 @@ class TensorBase:
         >>> tg.zeros(2, 3).numel()
         6
         """
-        return self.size
+        v = self._v
+        return 1 if v.__class__ is float else v.size
 
     def dim(self):
         """The number of dimensions (PyTorch's name for ``ndim``).
@@ -269,7 +272,7 @@ class TensorBase:
             >>> tg.tensor([2.5], requires_grad=True).item()
             2.5
         """
-        if self.size != 1:
+        if self.numel() != 1:
             raise ValueError(
                 f"only one element tensors can be converted to Python scalars (shape {self.shape})"
             )
@@ -280,7 +283,7 @@ class TensorBase:
     def __float__(self):
         if self._rg and TRANSFORMS.n:
             raise ConversionError(_conversion_error(self, "__float__"))
-        if self.size != 1:
+        if self.numel() != 1:
             raise TypeError(
                 f"only one element tensors can be converted to Python scalars (shape {self.shape})"
             )
@@ -297,7 +300,7 @@ class TensorBase:
         return int(self.item())
 
     def __bool__(self):
-        if self.size != 1:
+        if self.numel() != 1:
             raise RuntimeError(
                 f"Boolean value of Tensor with more than one value is ambiguous "
                 f"(shape {self.shape})"
@@ -356,14 +359,50 @@ class TensorBase:
             else:
                 fn = self.grad_fn
                 extra = f", grad_fn=<{fn.name()}>" if fn is not None else ", requires_grad=True"
-        if _dtype_of(v) != np.float64 and v.__class__ is not float:
+        if v.__class__ is not float and v.dtype not in _PLAIN_DTYPES:  # PyTorch's defaults
             extra = f", dtype={v.dtype}" + extra
         return f"tensor({body}{extra})"
 
     __hash__ = object.__hash__
 
 
+class ElementCount(int):
+    """``x.size``: NumPy's element count, an int; calling it is PyTorch's ``x.size()`` (the
+    shape, a ``Size``) or ``x.size(dim)`` (that dim's length)."""
+
+    def __new__(cls, n, shape):
+        count = super().__new__(cls, n)
+        count.shape = shape
+        return count
+
+    def __call__(self, dim=None):
+        if dim is None:
+            return Size(self.shape)
+        nd = len(self.shape)
+        if not -nd <= dim < nd:
+            raise IndexError(f"size({dim}): dim out of range for a tensor of {nd} dims")
+        return self.shape[dim]
+
+    def __reduce__(self):
+        return int, (int(self),)
+
+
+class Size(tuple):
+    """PyTorch's ``torch.Size``: the shape as a tuple, with ``numel()``."""
+
+    __slots__ = ()
+
+    def numel(self):
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+
 _new = object.__new__
+# dtypes a repr leaves unsaid, as PyTorch's (float64 is tapegrad's float, int64 and bool
+# PyTorch's integer and boolean defaults)
+_PLAIN_DTYPES = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))
 _cls = TensorBase  # the public Tensor class once it is registered (``use_tensor_class``)
 
 

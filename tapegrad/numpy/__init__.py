@@ -19,27 +19,51 @@ from . import linalg_ops as _linalg
 
 def _has_tensor(args):
     for a in args:
-        if a.__class__ is _Tensor:
+        if isinstance(a, _Tensor):
             return True
-        if a.__class__ in (list, tuple) and any(v.__class__ is _Tensor for v in a):
+        if isinstance(a, (list, tuple)) and _contains_tensor(a):
             return True
     return False
+
+
+# functions whose argument is a sequence of arrays (of possibly different shapes), not one
+# array-like: their lists of Tensors are passed as they are
+_SEQUENCE_FUNCTIONS = {
+    getattr(_np, n)
+    for n in ("concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "block")
+    if hasattr(_np, n)
+} | {_np.linalg.multi_dot}
+
+
+def _arrays(args):
+    """Lists and tuples holding Tensors as one stacked Tensor each (as NumPy reads a list
+    of arrays as one array), so ``tnp.sum([x, y])`` keeps the graph."""
+    return [
+        _stacked(a) if isinstance(a, (list, tuple)) and _contains_tensor(a) else a for a in args
+    ]
 
 
 def _wrap_ufunc(uf):
     @functools.wraps(uf)
     def f(*args, **kwargs):
         if _has_tensor(args):
-            return _D.array_ufunc(uf, "__call__", args, kwargs)
+            return _D.array_ufunc(uf, "__call__", tuple(_arrays(args)), kwargs)
         return uf(*args, **kwargs)
 
     return f
 
 
 def _wrap_function(fn, impl):
+    sequence = fn in _SEQUENCE_FUNCTIONS
+
     @functools.wraps(fn)
     def f(*args, **kwargs):
         if _has_tensor(args) or _has_tensor(kwargs.values()):
+            if _O.exact_operands(*args, *kwargs.values()):  # integer / boolean Tensors
+                return _O.numpy_exact(fn, *args, **kwargs)
+            if not sequence:
+                args = _arrays(args)
+                kwargs = dict(zip(kwargs, _arrays(kwargs.values()), strict=True))
             return impl(*args, **kwargs)
         return fn(*args, **kwargs)
 

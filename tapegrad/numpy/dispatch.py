@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core import functions as O
 from ..core.tensor import TensorBase as Tensor
+from ..core.torch_methods import ravel_order, reshape_order
 from . import linalg_ops, shape_functions
 
 
@@ -154,6 +155,10 @@ def _ufunc_outer(fn, a, b):
 def array_ufunc(ufunc, method, inputs, kwargs):
     """Run ``ufunc.method(*inputs, **kwargs)`` with tapegrad ops (also used by tapegrad.numpy)."""
     name = ufunc.__name__
+    if O.exact_operands(*inputs):  # integer / boolean Tensors: NumPy's own arithmetic
+        return O.numpy_exact(
+            ufunc if method == "__call__" else getattr(ufunc, method), *inputs, **kwargs
+        )
     if method == "__call__":
         if kwargs:
             _no_extras(name, **kwargs)
@@ -257,9 +262,7 @@ def _vstack(tup, **kw):
 
 
 def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
-    if order != "C":
-        _refuse("reshape", f"order={order!r}")
-    return O.reshape(a, shape if shape is not None else newshape)
+    return reshape_order(O._t(a), shape if shape is not None else newshape, order)
 
 
 def _moveaxis(a, source, destination):
@@ -396,7 +399,7 @@ FUNCTIONS = {
     np.moveaxis: _moveaxis,
     np.squeeze: lambda a, axis=None: O.squeeze(a, axis),
     np.expand_dims: O.expand_dims,
-    np.ravel: lambda a, order="C": O.ravel(a),
+    np.ravel: lambda a, order="C": ravel_order(O._t(a), order),
     np.broadcast_to: lambda array, shape, subok=False: O.broadcast_to(array, shape),
     np.atleast_1d: lambda a: _atleast(a, 1),
     np.atleast_2d: lambda a: _atleast(a, 2),
@@ -467,6 +470,8 @@ VALUE_FUNCTIONS |= shape_functions.VALUE_FUNCTIONS
 def _array_function(self, func, types, args, kwargs):
     impl = FUNCTIONS.get(func)
     if impl is not None:
+        if O.exact_operands(*args, *kwargs.values()):  # integer / boolean Tensors
+            return O.numpy_exact(func, *args, **kwargs)
         return impl(*args, **kwargs)
     if func in VALUE_FUNCTIONS:
         return func(*_plain(args), **_plain(kwargs))

@@ -356,9 +356,42 @@ class _JVPNode(_Node):
             if not pairs:
                 return [None] * len(leaves)
             ys, gs = zip(*pairs, strict=True)
-            return engine.run_backward(
+            res = engine.run_backward(
                 list(ys), list(gs), leaves, True, create_graph, accumulate=False, allow_unused=True
             )
+        self._check_transpose(grads, res)
+        return res
+
+    def _check_transpose(self, grads, res):
+        """The dot-product test ``<g, rule(t)> == <rule^T g, t>`` at a random tangent ``t``.
+
+        Reverse mode transposes the rule at zero tangents; only a rule linear in the tangents
+        has that transpose.  A rule that is not (``x_dot ** 2``, ``abs(x_dot)``...) would give
+        a wrong gradient without a word, so it is refused here."""
+        rng = np.random.default_rng(0)
+        ts = [rng.standard_normal(s) if s else float(rng.standard_normal()) for s in self.in_shapes]
+        outs = self.jvp_values(ts)
+        lhs = scale = 0.0
+        for g, y in zip(grads, outs, strict=True):
+            if g is not None and y is not None:
+                gv = np.ravel(value_of(g))
+                lhs += float(gv @ y)
+                scale += float(np.abs(gv) @ np.abs(y))
+        rhs = 0.0
+        for r, t in zip(res, ts, strict=True):
+            if r is not None:
+                rv = np.ravel(value_of(r))
+                rhs += float(rv @ np.ravel(t))
+                scale += float(np.abs(rv) @ np.abs(np.ravel(t)))
+        if not np.isfinite(scale) or abs(lhs - rhs) <= 1e-7 * scale + 1e-300:
+            return
+        raise ValueError(
+            f"{self.name}: the custom_jvp rule's tangent_out is not linear in the tangents "
+            f"(the dot-product test <g, jvp(t)> = {lhs:.6g} vs <vjp(g), t> = {rhs:.6g} "
+            "fails), so reverse mode cannot transpose it: a gradient from it would be wrong. "
+            "Make tangent_out linear in the tangents (e.g. x_dot * df/dx, never x_dot ** 2 or "
+            "abs(x_dot)), or declare the reverse rule directly with tg.custom_vjp"
+        )
 
     def _check_linear(self, outs):
         """At zero tangents a linear rule gives zero: anything else (an affine or constant

@@ -41,10 +41,23 @@ def _above(d, tol):
     return (d._v if isinstance(d, Tensor) else d) > tol
 
 
-def _iterate(step, x0, distance, tol):
+def _iterate(step, x0, distance, tol, max_iter=None, what="the fixed point"):
+    """``x = step(x)`` from ``x0`` while ``distance(x, x_prev) > tol``, at most ``max_iter``
+    steps (None: no cap)."""
     x, x_prev = step(x0), x0
+    n = 1
     while _above(distance(x, x_prev), tol):
+        if max_iter is not None and n >= max_iter:
+            d = distance(x, x_prev)
+            d = d._v if isinstance(d, Tensor) else d
+            raise RuntimeError(
+                f"fixed_point: {what} did not converge in max_iter={max_iter} iterations "
+                f"(the last distance was {np.max(d):.3g}, above tol={tol:g}); f(a) must be a "
+                "contraction near the fixed point: check f and a, start x0 closer, loosen "
+                "tol, or raise max_iter"
+            )
         x, x_prev = step(x), x
+        n += 1
     return x
 
 
@@ -89,9 +102,9 @@ class _FixedPointNode(CustomNode):
 
     name = "FixedPointBackward"
 
-    def __init__(self, f, leaves, treedef, slots, distance, tol):
+    def __init__(self, f, leaves, treedef, slots, distance, tol, max_iter):
         self.f, self.leaves, self.treedef, self.slots = f, leaves, treedef, slots
-        self.distance, self.tol = distance, tol
+        self.distance, self.tol, self.max_iter = distance, tol, max_iter
 
     def a_tree(self, xs):
         leaves = list(self.leaves)
@@ -114,6 +127,8 @@ class _FixedPointNode(CustomNode):
                 zeros_like(g),
                 self.distance,
                 self.tol,
+                self.max_iter,
+                "the adjoint (gradient) iteration",
             )
             return _sweep(y, w, inputs, False)[:-1]
 
@@ -140,7 +155,15 @@ class _FixedPointNode(CustomNode):
                 (out,) = tangent_values(s, [r for r, _ in seeds] + x_row, vals, [y._row])
                 return np.zeros(shape) if out is None else out.reshape(shape)
 
-            return [np.ravel(_iterate(step, np.zeros(shape), self.distance, self.tol))]
+            t_star = _iterate(
+                step,
+                np.zeros(shape),
+                self.distance,
+                self.tol,
+                self.max_iter,
+                "the tangent (jvp) iteration",
+            )
+            return [np.ravel(t_star)]
 
     def jvp_graph(self, tangents):
         raise ForwardModeError(
@@ -163,6 +186,7 @@ class _FixedPointNode(CustomNode):
                 zeros_like(self.x_star),
                 self.distance,
                 self.tol,
+                max_iter=self.max_iter,
             )
             a_c = [x.clone() for x in a_h]
             res = _sweep(self.f(self.a_tree(a_c))(x_h), w, a_c, True)
@@ -178,6 +202,7 @@ def fixed_point(
     x0: Any,
     distance: Callable[[Any, Any], Any],
     tol: float,
+    max_iter: int | None = None,
 ) -> Any:
     """The fixed point of ``f(a)``: ``x = f(a)(x)`` iterated from ``x0`` while
     ``distance(x, x_prev) > tol`` (HIPS autograd's ``fixed_point``).
@@ -185,7 +210,9 @@ def fixed_point(
     Differentiable in ``a`` (any pytree) by implicit differentiation, to any order: the
     gradient solves the adjoint fixed-point equation instead of unrolling the loop.  Like
     HIPS autograd it does not differentiate with respect to ``x0`` (a converged fixed point
-    does not depend on it), and the iteration has no cap: ``f(a)`` must contract.
+    does not depend on it).  ``f(a)`` must contract; with ``max_iter`` an iteration (the
+    forward one, or the adjoint or tangent one of a derivative) that has not converged
+    after ``max_iter`` steps raises a RuntimeError instead of running on.
 
     >>> import tapegrad as tg
     >>> def newton_sqrt(a):
@@ -196,6 +223,11 @@ def fixed_point(
     1.414213562373
     >>> round(tg.grad(sqrt)(4.0), 12)           # 1 / (2 sqrt(4))
     0.25
+    >>> tg.fixed_point(lambda a: lambda x: a * x + 1.0, 2.0, 0.0, lambda x, y: abs(x - y),
+    ...                1e-12, max_iter=50)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: fixed_point: the fixed point did not converge in max_iter=50 iterations ...
     """
     for leaf in tree_flatten(x0)[0]:
         if needs_grad(leaf):
@@ -207,11 +239,11 @@ def fixed_point(
     leaves, treedef = tree_flatten(a)
     slots = [j for j, leaf in enumerate(leaves) if needs_grad(leaf)]
     if not slots:
-        return _iterate(f(a), x0, distance, tol)
-    node = _FixedPointNode(f, leaves, treedef, slots, distance, tol)
+        return _iterate(f(a), x0, distance, tol, max_iter)
+    node = _FixedPointNode(f, leaves, treedef, slots, distance, tol, max_iter)
     a_const = node.a_tree([constant(leaves[j]) for j in slots])
     with engine.enable_grad():  # a graph-carrying result would mean a closure: refused
-        x = _iterate(f(a_const), x0, distance, tol)
+        x = _iterate(f(a_const), x0, distance, tol, max_iter)
     check_no_graph(x, "fixed_point", "the fixed point")
     node.x_star = result(value_of(x))
     (out,) = node.record([leaves[j] for j in slots], [node.x_star], [True])

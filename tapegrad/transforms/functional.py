@@ -153,7 +153,8 @@ class _Call:
             except _BadLeaf as e:
                 raise TypeError(f"argument {i}{e.path} {e.why}") from None
             spans[i] = (start, len(self.inputs))
-            if all(x is None for x in self.inputs[start:]):
+            leaves = self.inputs[start:]  # none: an empty container, whose gradient is empty
+            if leaves and all(x is None for x in leaves):
                 raise TypeError(
                     f"argument {i} has no float values to differentiate (got "
                     f"{_describe(args[i])}); pass floats such as 3.0 or float "

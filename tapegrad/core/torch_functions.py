@@ -1,0 +1,239 @@
+"""``tg.*`` functions with PyTorch's names and meanings: ``tg.max(m, dim=1)`` is
+``m.max(dim=1)``, ``tg.cat``, ``tg.from_numpy``, ``tg.as_tensor``, ``tg.randint`` ...
+
+The functions of ``tapegrad.numpy`` keep NumPy's meanings; the ``tg`` namespace is PyTorch's
+(as the Tensor methods are), and takes ``dim=`` / ``keepdim=`` wherever it takes NumPy's
+``axis=`` / ``keepdims=``.
+"""
+
+import functools
+
+import numpy as np
+
+from . import functions as O
+from . import torch_methods as P
+from .creation import _rng
+from .tensor import TensorBase as Tensor
+from .tensor import new_tensor
+
+# dtypes under PyTorch's names (NumPy dtypes: tg.tensor(x, dtype=tg.float64), x.to(tg.int64))
+float64 = double = np.dtype(np.float64)
+float32 = np.dtype(np.float32)
+int64 = long = np.dtype(np.int64)
+int32 = np.dtype(np.int32)
+
+
+def with_dim(fn):
+    """``fn`` (NumPy's ``axis=`` / ``keepdims=``) also taking PyTorch's ``dim=`` /
+    ``keepdim=``."""
+
+    @functools.wraps(fn)
+    def call(*args, dim=None, keepdim=None, **kwargs):
+        if dim is not None:
+            if "axis" in kwargs:
+                raise TypeError(f"{fn.__name__}: give dim= or axis=, not both")
+            kwargs["axis"] = tuple(dim) if isinstance(dim, list) else dim
+        if keepdim is not None:
+            kwargs["keepdims"] = keepdim
+        return fn(*args, **kwargs)
+
+    return call
+
+
+def _as_tensor_arg(x):
+    return x if isinstance(x, Tensor) else O._t(x)
+
+
+def max(input, *args, **kwargs):  # noqa: A001 - PyTorch's name
+    """``tg.max(x)``, ``tg.max(x, dim, keepdim=False)`` -> ``(values, indices)``,
+    ``tg.max(x, other)``: ``x.max(...)`` (PyTorch's meanings).
+
+    >>> import tapegrad as tg
+    >>> tg.max(tg.tensor([[1.0, 3.0], [4.0, 2.0]]), dim=1)
+    max(values=tensor([3., 4.]), indices=tensor([1, 0]))
+    """
+    return P._max(_as_tensor_arg(input), *args, **kwargs)
+
+
+def min(input, *args, **kwargs):  # noqa: A001 - PyTorch's name
+    """``tg.min(x, ...)`` is ``x.min(...)`` (PyTorch's meanings).
+
+    >>> import tapegrad as tg
+    >>> tg.min(tg.tensor([[1.0, 3.0], [4.0, 2.0]]), 0).indices
+    tensor([0, 1])
+    """
+    return P._min(_as_tensor_arg(input), *args, **kwargs)
+
+
+def std(input, *args, **kwargs):
+    """``tg.std(x, dim=None, unbiased=True, keepdim=False, *, correction=1)``: PyTorch's
+    unbiased standard deviation, ``x.std(...)`` (``tnp.std`` keeps NumPy's ddof=0).
+
+    >>> import tapegrad as tg
+    >>> tg.std(tg.tensor([1.0, 3.0])).item(), tg.std(tg.tensor([1.0, 3.0]), correction=0).item()
+    (1.4142135623730951, 1.0)
+    """
+    return P._std(_as_tensor_arg(input), *args, **kwargs)
+
+
+def var(input, *args, **kwargs):
+    """``tg.var(x, ...)``: PyTorch's unbiased variance, ``x.var(...)``.
+
+    >>> import tapegrad as tg
+    >>> tg.var(tg.tensor([1.0, 3.0])).item()
+    2.0
+    """
+    return P._var(_as_tensor_arg(input), *args, **kwargs)
+
+
+def sort(input, *args, **kwargs):
+    """``tg.sort(x, dim=-1, descending=False)`` -> ``(values, indices)``, ``x.sort(...)``.
+
+    >>> import tapegrad as tg
+    >>> tg.sort(tg.tensor([3.0, 1.0, 2.0])).values
+    tensor([1., 2., 3.])
+    """
+    return P._sort(_as_tensor_arg(input), *args, **kwargs)
+
+
+def argsort(input, *args, **kwargs):
+    """``tg.argsort(x, dim=-1, descending=False)``: ``x.argsort(...)``.
+
+    >>> import tapegrad as tg
+    >>> tg.argsort(tg.tensor([3.0, 1.0, 2.0]), descending=True)
+    tensor([0, 2, 1])
+    """
+    return P._argsort(_as_tensor_arg(input), *args, **kwargs)
+
+
+def argmax(input, *args, **kwargs):
+    """``tg.argmax(x, dim=None, keepdim=False)``: ``x.argmax(...)``.
+
+    >>> import tapegrad as tg
+    >>> tg.argmax(tg.tensor([[1.0, 3.0], [4.0, 2.0]]), dim=1)
+    tensor([1, 0])
+    """
+    return P._argmax(_as_tensor_arg(input), *args, **kwargs)
+
+
+def argmin(input, *args, **kwargs):
+    """``tg.argmin(x, dim=None, keepdim=False)``: ``x.argmin(...)``.
+
+    >>> import tapegrad as tg
+    >>> tg.argmin(tg.tensor([3.0, 1.0, 2.0])).item()
+    1
+    """
+    return P._argmin(_as_tensor_arg(input), *args, **kwargs)
+
+
+def cat(tensors, dim=0, *, axis=None):
+    """``tg.cat(tensors, dim=0)``: PyTorch's name for ``tg.concatenate``.
+
+    >>> import tapegrad as tg
+    >>> a = tg.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = tg.cat([a, tg.tensor([3.0])]); y
+    tensor([1., 2., 3.], grad_fn=<CatBackward0>)
+    >>> (y * y).sum().backward(); a.grad
+    tensor([2., 4.])
+    """
+    return O.concatenate(tensors, P._dim(dim, axis, "cat"))
+
+
+def clamp(input, min=None, max=None):  # noqa: A002 - PyTorch's names
+    """``tg.clamp(x, min=None, max=None)`` (also ``tg.clip``): values limited to
+    [min, max]; gradient 1 inside, 0 beyond a bound.
+
+    >>> import tapegrad as tg
+    >>> tg.clamp(tg.tensor([-2.0, 0.5, 3.0]), min=0.0)
+    tensor([0.0000, 0.5000, 3.0000])
+    """
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of min= and max= must be given")
+    return O.clip(input, min, max)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A Tensor sharing ``array``'s memory (as PyTorch's): writes through either show in
+    both, and its dtype is kept.
+
+    >>> import numpy as np
+    >>> import tapegrad as tg
+    >>> a = np.array([1.0, 2.0]); t = tg.from_numpy(a)
+    >>> a[0] = 5.0; t
+    tensor([5., 2.])
+    """
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
+    if array.dtype.kind not in "fiub":
+        raise TypeError(
+            f"from_numpy: arrays of dtype {array.dtype} are not supported (float, integer or "
+            "bool arrays are)"
+        )
+    if array.ndim == 0:
+        return new_tensor(array)
+    return Tensor._const(array)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """``data`` as a Tensor without a copy when it already is one (of ``dtype``) or a NumPy
+    array of that dtype; otherwise a new Tensor, as ``tg.tensor``.
+
+    >>> import numpy as np
+    >>> import tapegrad as tg
+    >>> x = tg.tensor([1.0, 2.0]); tg.as_tensor(x) is x
+    True
+    >>> tg.as_tensor([1, 2], dtype=tg.float64)
+    tensor([1., 2.])
+    """
+    if device is not None:
+        P._device("as_tensor", device)
+    if isinstance(data, Tensor):
+        return data if dtype is None else P.convert(data, dtype)
+    if isinstance(data, np.ndarray) and data.ndim and (dtype is None or data.dtype == dtype):
+        if data.dtype.kind in "fiub":
+            return from_numpy(
+                data if data.dtype.kind != "f" else data.astype(np.float64, copy=False)
+            )
+    return new_tensor(data, dtype=dtype)
+
+
+def empty(*size, requires_grad: bool = False, dtype=None) -> Tensor:
+    """A new float64 Tensor of ``size`` (filled with zeros: tapegrad never hands out
+    uninitialised memory).
+
+    >>> import tapegrad as tg
+    >>> tg.empty(2, 3).shape
+    (2, 3)
+    """
+    shape = P._sizes(size)
+    return new_tensor(np.zeros(shape, dtype=dtype or np.float64), requires_grad=requires_grad)
+
+
+def randint(low, high=None, size=None, *, dtype=None) -> Tensor:
+    """Random integers in [low, high) (``tg.randint(high, size)`` from 0), an int64 Tensor
+    drawn from tapegrad's generator (``tg.manual_seed``).
+
+    >>> import tapegrad as tg
+    >>> _ = tg.manual_seed(0)
+    >>> x = tg.randint(0, 10, (3,)); x.shape, x.dtype, bool(((x >= 0) & (x < 10)).all())
+    ((3,), dtype('int64'), True)
+    """
+    if size is None:
+        if high is None or not isinstance(high, (tuple, list)):
+            raise TypeError("randint: give size, e.g. tg.randint(0, 10, (3,))")
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    out = _rng[0].integers(low, high, size=tuple(size), dtype=np.int64)
+    return new_tensor(out if dtype is None else out.astype(dtype))
+
+
+def randperm(n: int, *, dtype=None) -> Tensor:
+    """A random permutation of 0..n-1, an int64 Tensor (tapegrad's generator).
+
+    >>> import tapegrad as tg
+    >>> sorted(tg.randperm(4).tolist())
+    [0, 1, 2, 3]
+    """
+    out = _rng[0].permutation(int(n)).astype(np.int64)
+    return new_tensor(out if dtype is None else out.astype(dtype))

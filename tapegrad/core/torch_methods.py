@@ -1,0 +1,788 @@
+"""Tensor methods whose names are PyTorch's, with PyTorch's meaning.
+
+The rule: a Tensor method that has a PyTorch name behaves as PyTorch's (``x.max(dim=1)``
+returns ``(values, indices)``, ``x.std()`` is unbiased, ``x.repeat`` tiles, ``x.size()`` is the
+shape); the functions of ``tapegrad.numpy`` keep NumPy's meanings.  Values and gradients
+follow PyTorch: ``x.max(dim)`` and ``x.sort()`` send the gradient to the element each value
+came from (one element at ties), ``x.max()`` shares it between tied maxima.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from . import functions as O
+from .tensor import GUARD_HOOK, _guard_hook, new_tensor
+from .tensor import TensorBase as Tensor
+
+# PyTorch's named tuples (``torch.return_types.max`` ...): unpack, index or read by name
+MaxResult = namedtuple("max", ("values", "indices"))
+MinResult = namedtuple("min", ("values", "indices"))
+SortResult = namedtuple("sort", ("values", "indices"))
+
+
+def _dim(dim, axis, name):
+    """PyTorch's ``dim=`` or NumPy's ``axis=`` (one of them)."""
+    if axis is not None:
+        if dim is not None:
+            raise TypeError(f"Tensor.{name}: give dim= or axis=, not both")
+        return axis
+    return dim
+
+
+def _keep(keepdim, keepdims):
+    return bool(keepdim if keepdims is None else keepdims)
+
+
+def _int_tensor(a):
+    return new_tensor(np.asarray(a, dtype=np.int64))
+
+
+def _guard_extreme(self, values_kept, op):
+    """While a trace records: guard that each chosen element is still the extreme of its
+    lane, so a replay whose maximum moves raises RetraceRequired instead of reusing the
+    recorded index."""
+    if GUARD_HOOK[0] is not None and self._rg:
+        if op == "max":
+            self <= values_kept  # noqa: B015 - records the guard
+        else:
+            self >= values_kept  # noqa: B015
+
+
+def _gather(self, v, idx, d):
+    """``self`` at ``idx`` along dim ``d`` (one GATHER row; an integer Tensor keeps its dtype)."""
+    if O.exact_operands(self):
+        return O.numpy_exact(np.take_along_axis, self, idx, d)
+    return O._gather_along(self, idx, d)
+
+
+def _lane_pick(self, dim, keepdim, op):
+    v = np.asarray(self._v)
+    if v.ndim == 0:
+        if dim not in (0, -1):
+            raise IndexError(f"Tensor.{op}: dim {dim} is out of range for a 0-d tensor")
+        return O.reshape(self, ()), _int_tensor(0)
+    d = dim % v.ndim if -v.ndim <= dim < v.ndim else None
+    if d is None:
+        raise IndexError(f"Tensor.{op}: dim {dim} is out of range for {v.ndim} dims")
+    if v.shape[d] == 0:
+        raise IndexError(
+            f"Tensor.{op}(dim={dim}): the dimension is empty (shape {v.shape}); "
+            "there is no element to pick"
+        )
+    idx = (np.argmax if op == "max" else np.argmin)(v, axis=d, keepdims=True)
+    kept = _gather(self, v, idx, d)
+    _guard_extreme(self, kept, op)
+    if keepdim:
+        return kept, _int_tensor(idx)
+    return O.squeeze(kept, d), _int_tensor(np.squeeze(idx, d))
+
+
+def _extreme(op, result_type, elementwise, full):
+    def method(self, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None):
+        if out is not None:
+            raise TypeError(f"Tensor.{op}: out= is not supported (results are new Tensors)")
+        if isinstance(dim, Tensor) or isinstance(dim, np.ndarray):
+            return elementwise(self, dim)  # x.max(other): the elementwise maximum
+        dim = _dim(dim, axis, op)
+        if dim is None:
+            return full(self, None, False)
+        if isinstance(dim, (tuple, list)):
+            raise TypeError(
+                f"Tensor.{op}(dim={dim}): one dim only, as in PyTorch (use x.a{op}(dim) "
+                "for several dims, which returns the values alone)"
+            )
+        values, indices = _lane_pick(self, int(dim), _keep(keepdim, keepdims), op)
+        return result_type(values, indices)
+
+    method.__name__ = op
+    return method
+
+
+_max = _extreme("max", MaxResult, O.maximum, O.amax)
+_max.__doc__ = """``x.max()``: the largest element (tied maxima share the gradient);
+    ``x.max(dim, keepdim=False)``: PyTorch's named tuple ``(values, indices)`` along ``dim``,
+    the gradient going to the element picked; ``x.max(other)``: the elementwise maximum.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[1.0, 5.0, 3.0], [4.0, 2.0, 0.0]], requires_grad=True)
+        >>> values, indices = x.max(dim=1); values, indices
+        (tensor([5., 4.], grad_fn=<ReshapeBackward0>), tensor([1, 0]))
+        >>> values.sum().backward(); x.grad
+        tensor([[0., 1., 0.],
+                [1., 0., 0.]])
+        >>> x.max().item(), x.max(dim=0).values.tolist()
+        (5.0, [4.0, 5.0, 3.0])
+    """
+_min = _extreme("min", MinResult, O.minimum, O.amin)
+_min.__doc__ = """``x.min()``: the smallest element; ``x.min(dim)``: ``(values, indices)``
+    along ``dim`` as PyTorch's; ``x.min(other)``: the elementwise minimum.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[4.0, 2.0, 3.0]], requires_grad=True)
+        >>> x.min(dim=1)
+        min(values=tensor([2.], grad_fn=<ReshapeBackward0>), indices=tensor([1]))
+        >>> x.min().backward(); x.grad
+        tensor([[0., 1., 0.]])
+    """
+
+
+def _correction(name, unbiased, correction, ddof):
+    """PyTorch's Bessel correction (1 unless told otherwise), from ``unbiased=``,
+    ``correction=`` or NumPy's ``ddof=`` (one of them)."""
+    named = (("unbiased", unbiased), ("correction", correction), ("ddof", ddof))
+    given = [k for k, v in named if v is not None]
+    if len(given) > 1:
+        raise TypeError(f"Tensor.{name}: give one of unbiased=, correction= or ddof=, not {given}")
+    if unbiased is not None:
+        return 1 if unbiased else 0
+    if correction is not None:
+        return correction
+    if ddof is not None:
+        return ddof
+    return 1
+
+
+def _spread(name, fn):
+    def method(
+        self,
+        dim=None,
+        unbiased=None,
+        keepdim=False,
+        *,
+        correction=None,
+        ddof=None,
+        axis=None,
+        keepdims=None,
+    ):
+        if isinstance(dim, bool):  # PyTorch's x.std(unbiased) overload
+            dim, unbiased = None, dim if unbiased is None else unbiased
+        dim = _dim(dim, axis, name)
+        if isinstance(dim, list):
+            dim = tuple(dim)
+        c = _correction(name, unbiased, correction, ddof)
+        return fn(self, dim, _keep(keepdim, keepdims), c)
+
+    method.__name__ = name
+    return method
+
+
+_std = _spread("std", O.std)
+_std.__doc__ = """``x.std(dim=None, unbiased=True, keepdim=False, *, correction=1)``:
+    PyTorch's standard deviation, unbiased by default (divides by n - 1; ``correction=0`` or
+    ``unbiased=False`` for the population version, NumPy's ``ddof=`` is accepted too).
+    ``tnp.std`` keeps NumPy's default (ddof=0).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 3.0], requires_grad=True)
+        >>> x.std().item(), x.std(correction=0).item()
+        (1.4142135623730951, 1.0)
+        >>> x.std().backward(); x.grad          # (x - mean) / ((n - 1) std)
+        tensor([-0.7071, 0.7071])
+    """
+_var = _spread("var", O.var)
+_var.__doc__ = """``x.var(dim=None, unbiased=True, keepdim=False, *, correction=1)``:
+    PyTorch's variance, unbiased by default (``tnp.var`` keeps NumPy's ddof=0).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 3.0], requires_grad=True)
+        >>> y = x.var(); y.item()
+        2.0
+        >>> y.backward(); x.grad                # 2 (x - mean) / (n - 1)
+        tensor([-2.,  2.])
+        >>> x.var(unbiased=False).item()
+        1.0
+    """
+
+
+def _sizes(sizes):
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        return tuple(sizes[0])
+    return tuple(sizes)
+
+
+def _repeat(self, *sizes, axis=None):
+    """``x.repeat(*sizes)``: PyTorch's repeat, the tensor tiled ``sizes[i]`` times along each
+    dim (``np.tile``); the copies' gradients add up.  NumPy's element-wise repeat is
+    ``x.repeat_interleave(repeats, dim)`` or ``tnp.repeat``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x.repeat(2); y
+        tensor([1., 2., 1., 2.], grad_fn=<ReshapeBackward0>)
+        >>> x.repeat(2, 1).shape
+        (2, 2)
+        >>> y.sum().backward(); x.grad
+        tensor([2., 2.])
+    """
+    if axis is not None:
+        raise TypeError(
+            "Tensor.repeat tiles the whole tensor, as PyTorch's (it takes no axis=); for "
+            "NumPy's element-wise repeat use x.repeat_interleave(repeats, dim) or "
+            "tnp.repeat(x, repeats, axis)"
+        )
+    sizes = _sizes(sizes)
+    shape = self.shape
+    if len(sizes) < len(shape):
+        raise RuntimeError(
+            f"Tensor.repeat: {len(sizes)} repeat sizes for a tensor of {len(shape)} dims; "
+            "give at least one size per dim"
+        )
+    if any(int(r) < 0 for r in sizes):
+        raise RuntimeError(f"Tensor.repeat: negative repeat size in {sizes}")
+    full = (1,) * (len(sizes) - len(shape)) + tuple(shape)
+    interleaved = tuple(d for s in full for d in (1, s))
+    tiled = tuple(d for r, s in zip(sizes, full, strict=True) for d in (int(r), s))
+    x = O.broadcast_to(O.reshape(self, interleaved), tiled)
+    return O.reshape(x, tuple(int(r) * s for r, s in zip(sizes, full, strict=True)))
+
+
+def _repeat_interleave(self, repeats, dim=None, *, output_size=None):
+    """``x.repeat_interleave(repeats, dim=None)``: each element ``repeats`` times (NumPy's
+    ``repeat``), of the flattened tensor when ``dim`` is None; the copies' gradients add up.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x.repeat_interleave(2); y
+        tensor([1., 1., 2., 2.], grad_fn=<IndexBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([2., 2.])
+    """
+    reps = np.asarray(repeats._v if isinstance(repeats, Tensor) else repeats)
+    if dim is None:
+        return O.getitem(O.reshape(self, (-1,)), np.repeat(np.arange(self.numel()), reps))
+    dim = dim % self.ndim
+    idx = np.repeat(np.arange(self.shape[dim]), reps)
+    return O.getitem(self, (slice(None),) * dim + (idx,))
+
+
+def _order(self, dim, descending, stable, name, pin):
+    """argsort of the values along ``dim`` as PyTorch orders them (NaN largest; a stable
+    descending sort keeps tied elements in their order).  ``pin``: a trace pins the values
+    read (when no order guard is recorded instead)."""
+    v = np.asarray(self._v)
+    if v.ndim == 0:
+        return np.zeros((), np.int64), 0
+    d = dim % v.ndim if -v.ndim <= dim < v.ndim else None
+    if d is None:
+        raise IndexError(f"Tensor.{name}: dim {dim} is out of range for {v.ndim} dims")
+    if pin:
+        _guard_hook(self, name)
+    if not descending:
+        return np.argsort(v, axis=d, kind="stable"), d
+    n = v.shape[d]
+    rev = np.argsort(np.flip(v, d), axis=d, kind="stable")
+    return np.flip(n - 1 - rev, d), d
+
+
+def _sort(self, dim=-1, descending=False, stable=False, *, axis=None):
+    """``x.sort(dim=-1, descending=False)``: PyTorch's named tuple ``(values, indices)``; the
+    gradient goes to the element each value came from.  (``tnp.sort`` returns NumPy's
+    sorted values alone.)
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([3.0, 1.0, 2.0], requires_grad=True)
+        >>> values, indices = x.sort(); values, indices
+        (tensor([1., 2., 3.], grad_fn=<IndexBackward0>), tensor([1, 2, 0]))
+        >>> (values * tg.tensor([1.0, 2.0, 3.0])).sum().backward(); x.grad
+        tensor([3., 1., 2.])
+        >>> x.sort(descending=True).values
+        tensor([3., 2., 1.], grad_fn=<IndexBackward0>)
+    """
+    if isinstance(dim, bool):
+        raise TypeError(
+            "Tensor.sort(dim=-1, descending=False, stable=False): dim must be an int (give "
+            "descending= and stable= by name)"
+        )
+    dim = -1 if (axis is None and dim is None) else _dim(dim, axis, "sort")
+    idx, d = _order(self, dim, descending, stable, "sort", pin=self.ndim == 0)
+    if self.ndim == 0:
+        return SortResult(O.reshape(self, ()), _int_tensor(idx))
+    values = _gather(self, np.asarray(self._v), idx, d)
+    if descending:
+        O._order_guard(values, d, [(slice(1, None), slice(0, -1))])
+    else:
+        O._order_guard(values, d, [(slice(0, -1), slice(1, None))])
+    return SortResult(values, _int_tensor(idx))
+
+
+def _argsort(self, dim=-1, descending=False, stable=False, *, axis=None):
+    """``x.argsort(dim=-1, descending=False)``: the indices that sort ``x`` along ``dim``, an
+    integer Tensor (no derivative; in a trace, the values it reads are pinned).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.tensor([3.0, 1.0, 2.0]).argsort()
+        tensor([1, 2, 0])
+        >>> tg.tensor([3.0, 1.0, 2.0]).argsort(descending=True)
+        tensor([0, 2, 1])
+    """
+    dim = -1 if (axis is None and dim is None) else _dim(dim, axis, "argsort")
+    idx, _ = _order(self, dim, descending, stable, "argsort", pin=True)
+    return _int_tensor(idx)
+
+
+def _arg_extreme(op):
+    fn = np.argmax if op == "argmax" else np.argmin
+
+    def method(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        dim = _dim(dim, axis, op)
+        _guard_hook(self, op)
+        v = np.asarray(self._v)
+        keep = _keep(keepdim, keepdims)
+        if dim is None:
+            i = fn(v)
+            return _int_tensor(np.reshape(i, (1,) * v.ndim) if keep else i)
+        return _int_tensor(fn(v, axis=dim, keepdims=keep))
+
+    method.__name__ = op
+    return method
+
+
+_argmax = _arg_extreme("argmax")
+_argmax.__doc__ = """``x.argmax(dim=None, keepdim=False)``: the index of the largest element
+    (of the flattened tensor when ``dim`` is None), an integer Tensor.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.tensor([1.0, 5.0, 3.0]).argmax()
+        tensor(1)
+        >>> tg.tensor([[1.0, 5.0], [7.0, 3.0]]).argmax(dim=1)
+        tensor([1, 0])
+    """
+_argmin = _arg_extreme("argmin")
+_argmin.__doc__ = """``x.argmin(dim=None, keepdim=False)``: the index of the smallest element.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.tensor([4.0, 2.0, 3.0]).argmin().item()
+        1
+    """
+
+
+def _truth(op):
+    fn = np.all if op == "all" else np.any
+
+    def method(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        _guard_hook(self, op)
+        dim = _dim(dim, axis, op)
+        out = fn(np.asarray(self._v), axis=dim, keepdims=_keep(keepdim, keepdims))
+        return new_tensor(np.asarray(out))
+
+    method.__name__ = op
+    return method
+
+
+_all = _truth("all")
+_all.__doc__ = """``x.all(dim=None, keepdim=False)``: whether every element is nonzero, a
+    boolean Tensor (as PyTorch's).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 0.0]).all(), bool(tg.tensor([1.0, 2.0]).all())
+    (tensor(False), True)
+    """
+_any = _truth("any")
+_any.__doc__ = """``x.any(dim=None, keepdim=False)``: whether some element is nonzero, a
+    boolean Tensor (as PyTorch's).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 0.0], [0.0, 0.0]]).any(dim=1)
+    tensor([ True, False])
+    """
+
+
+def _nonzero(self, *, as_tuple=False):
+    """``x.nonzero()``: PyTorch's (n, ndim) integer Tensor of the nonzero positions;
+    ``as_tuple=True`` gives one index Tensor per dim (NumPy's ``nonzero``).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[0.0, 2.0], [3.0, 0.0]]).nonzero()
+    tensor([[0, 1],
+            [1, 0]])
+    """
+    _guard_hook(self, "nonzero")
+    v = np.asarray(self._v)
+    if as_tuple:
+        return tuple(_int_tensor(i) for i in np.nonzero(np.atleast_1d(v)))
+    return _int_tensor(np.argwhere(v))
+
+
+def _flatten(self, start_dim=0, end_dim=-1, *, order=None):
+    """``x.flatten(start_dim=0, end_dim=-1)``: dims ``start_dim``..``end_dim`` merged into one
+    (all of them by default); NumPy's ``x.flatten("F")`` (a memory order) works too.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> x.flatten()
+        tensor([1., 2., 3., 4.])
+        >>> tg.zeros(2, 3, 4).flatten(1).shape, x.flatten("F")
+        ((2, 12), tensor([1., 3., 2., 4.]))
+    """
+    if isinstance(start_dim, str):
+        order, start_dim = start_dim, 0
+    if order is not None:
+        if (start_dim, end_dim) != (0, -1):
+            raise TypeError("Tensor.flatten: give order= or start_dim/end_dim, not both")
+        return ravel_order(self, order, "flatten")
+    shape = self.shape
+    if not shape:
+        return O.reshape(self, (1,))
+    n = len(shape)
+    s, e = start_dim % n, end_dim % n
+    if s > e:
+        raise IndexError(f"Tensor.flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+    merged = int(np.prod(shape[s : e + 1], dtype=np.int64))
+    return O.reshape(self, shape[:s] + (merged,) + shape[e + 1 :])
+
+
+def ravel_order(x, order, name="ravel"):
+    """The elements of ``x`` as one axis, read in memory order ``order`` ("C" row-major, "F"
+    column-major; "A" and "K" are "C" for a Tensor, whose value is C-contiguous)."""
+    if order in ("C", "A", "K", None):
+        return O.reshape(x, (-1,))
+    if order == "F":
+        return O.reshape(O.transpose(x), (-1,))
+    raise ValueError(f"{name}: order must be one of 'C', 'F', 'A', 'K', got {order!r}")
+
+
+def reshape_order(x, shape, order, name="reshape"):
+    """``x`` reshaped to ``shape`` reading and writing elements in memory order ``order``."""
+    if order in ("C", "A", None):
+        return O.reshape(x, shape)
+    if order == "F":  # column-major: reverse the axes, reshape row-major, reverse back
+        shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+        return O.transpose(O.reshape(O.transpose(x), shape[::-1]))
+    raise ValueError(f"{name}: order must be one of 'C', 'F', 'A', got {order!r}")
+
+
+def _ravel(self, order="C"):
+    """``x.ravel()``: the elements as one axis (``order="F"`` reads column-major, as NumPy).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> x.ravel(), x.ravel("F")
+        (tensor([1., 2., 3., 4.]), tensor([1., 3., 2., 4.]))
+    """
+    return ravel_order(self, order)
+
+
+def _reshape(self, *shape, order="C"):
+    """``x.reshape(*shape)``: the same elements in a new shape (NumPy's ``order="F"`` reads and
+    writes column-major).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0, 3.0, 4.0])
+        >>> x.reshape(2, 2)
+        tensor([[1., 2.],
+                [3., 4.]])
+        >>> x.reshape((2, 2), order="F")
+        tensor([[1., 3.],
+                [2., 4.]])
+    """
+    return reshape_order(self, _sizes(shape), order)
+
+
+def _view(self, *shape):
+    """``x.view(*shape)``: PyTorch's reshape of the same elements (a dtype is refused: a
+    Tensor's bytes are not reinterpreted).
+
+    >>> import tapegrad as tg
+    >>> tg.zeros(2, 3).view(-1).shape
+    (6,)
+    """
+    sizes = _sizes(shape)
+    if len(sizes) == 1 and not isinstance(sizes[0], (int, np.integer)):
+        raise TypeError(
+            f"Tensor.view({sizes[0]!r}): reinterpreting the bytes as another dtype is not "
+            "supported; use x.to(dtype) to convert the values"
+        )
+    return O.reshape(self, sizes)
+
+
+def _add(self, other, *, alpha=1):
+    """``x.add(other, alpha=1)``: x + alpha * other (PyTorch's ``alpha=``).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0]).add(tg.tensor([1.0, 1.0]), alpha=10)
+    tensor([11., 12.])
+    """
+    return O.add(self, other if alpha == 1 else O.mul(other, alpha))
+
+
+def _sub(self, other, *, alpha=1):
+    """``x.sub(other, alpha=1)``: x - alpha * other (PyTorch's ``alpha=``).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0]).sub(1.0, alpha=2)
+    tensor([-1.,  0.])
+    """
+    return O.sub(self, other if alpha == 1 else O.mul(other, alpha))
+
+
+def _div(self, other, *, rounding_mode=None):
+    """``x.div(other, rounding_mode=None)``: x / other; ``rounding_mode="trunc"`` or
+    ``"floor"`` rounds the quotient (derivative 0, as PyTorch's).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([7.0, -7.0]).div(2.0, rounding_mode="floor")
+    tensor([ 3., -4.])
+    """
+    q = O.div(self, other)
+    if rounding_mode is None:
+        return q
+    if rounding_mode == "trunc":
+        return O.trunc(q)
+    if rounding_mode == "floor":
+        return O.floor(q)
+    raise ValueError(
+        f"Tensor.div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
+    )
+
+
+def _nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+    """``x.nan_to_num(nan=0.0, posinf=None, neginf=None)``: NaN and infinities replaced
+    (derivative 1 where x is finite, 0 where a value was replaced).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([float("nan"), 2.0]).nan_to_num(-1.0)
+    tensor([-1.,  2.])
+    """
+    return O.nan_to_num(self, True, nan, posinf, neginf)
+
+
+def _diagonal(self, offset=0, dim1=0, dim2=1, *, axis1=None, axis2=None):
+    """``x.diagonal(offset=0, dim1=0, dim2=1)``: the diagonal of a 2-D tensor (``offset``
+    above the main one); NumPy's ``axis1=``/``axis2=`` are accepted too.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> x.diagonal(), x.diagonal(1)
+        (tensor([1., 4.]), tensor([2.]))
+    """
+    d1 = _dim(dim1, axis1, "diagonal")
+    d2 = _dim(dim2, axis2, "diagonal")
+    if self.ndim != 2 or (d1 % 2, d2 % 2) not in ((0, 1), (1, 0)):
+        raise TypeError(
+            f"Tensor.diagonal: only 2-D tensors with their two dims (got shape {self.shape}, "
+            f"dims {d1}, {d2}); use tnp.diagonal or tnp.einsum for batches"
+        )
+    x = self if (d1 % 2, d2 % 2) == (0, 1) else O.transpose(self)
+    n, m = x.shape
+    i = np.arange(max(0, -offset), min(n, m - offset))
+    return O.getitem(x, (i, i + offset))
+
+
+# ---- dtype and device conversions (PyTorch's names) -----------------------------------------
+
+
+def _np_dtype(dtype):
+    """A NumPy dtype from a NumPy dtype-like, a string, or a ``torch.dtype`` (by its name)."""
+    name = str(dtype)
+    if name.startswith("torch."):
+        dtype = name[len("torch.") :]
+    return np.dtype(dtype)
+
+
+def convert(self, dtype):
+    """``self`` as ``dtype`` (itself when it already is).  float64 keeps the graph; an integer
+    or bool cast is piecewise constant, so it carries no derivative; another float dtype on
+    a Tensor that requires grad is refused (tapegrad differentiates float64 values)."""
+    dt = _np_dtype(dtype)
+    if dt == self.dtype:
+        return self
+    if dt == np.float64:
+        return O.reshape(self, self.shape) if self._rg else new_tensor(self._v, dtype=np.float64)
+    if dt.kind in "iub" or not self._rg:
+        _guard_hook(self, "astype")  # a trace pins the value it reads
+        return new_tensor(self._v, dtype=dt)
+    raise TypeError(
+        f"Tensor.to({dt}): tapegrad differentiates float64 values only; a Tensor that "
+        f"requires grad cannot become {dt} (use x.double() or x.float(), both float64)"
+    )
+
+
+def _float(self):
+    """``x.float()``: a floating point Tensor.  tapegrad computes in float64, so
+    ``x.float()`` and ``x.double()`` both give float64 (PyTorch's ``float()`` is float32).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1, 2]).float()
+    tensor([1., 2.])
+    """
+    return convert(self, np.float64)
+
+
+def _double(self):
+    """``x.double()``: the values as float64 (itself when they already are).
+
+    >>> import tapegrad as tg
+    >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+    >>> x.double() is x, tg.tensor([3]).double()
+    (True, tensor([3.]))
+    """
+    return convert(self, np.float64)
+
+
+def _long(self):
+    """``x.long()``: the values as int64, truncated toward zero (no derivative).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.7, -1.7]).long()
+    tensor([ 1, -1])
+    """
+    return convert(self, np.int64)
+
+
+def _int(self):
+    """``x.int()``: the values as int32, truncated toward zero (no derivative).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([2.5]).int()
+    tensor([2], dtype=int32)
+    """
+    return convert(self, np.int32)
+
+
+def _bool(self):
+    """``x.bool()``: True where the value is nonzero (no derivative).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([0.0, 2.0]).bool()
+    tensor([False,  True])
+    """
+    return convert(self, np.bool_)
+
+
+def _device(name, where):
+    dev = str(getattr(where, "type", where))
+    if dev.split(":")[0] != "cpu":
+        raise RuntimeError(
+            f"Tensor.{name}({where!r}): tapegrad computes on the CPU only (device 'cpu')"
+        )
+
+
+def _to(self, *args, dtype=None, device=None, copy=False, non_blocking=False, **kwargs):
+    """``x.to(dtype)``, ``x.to(device)``, ``x.to(device, dtype)``, ``x.to(other)``: PyTorch's
+    conversion.  The device must be the CPU; the result is ``x`` itself when nothing changes
+    (``copy=True`` for a copy).
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.5, 2.5])
+        >>> x.to(np.int64), x.to("cpu") is x, tg.tensor([1]).to(x)
+        (tensor([1, 2]), True, tensor([1.]))
+    """
+    if kwargs:
+        raise TypeError(f"Tensor.to: unexpected arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda", "mps", "meta", "xla"):
+            device = a
+        elif type(a).__name__ == "device":
+            device = a
+        else:
+            dtype = a
+    if device is not None:
+        _device("to", device)
+    out = self if dtype is None else convert(self, dtype)
+    if copy and out is self:
+        out = O.reshape(self, self.shape) if self._rg else new_tensor(self._v)
+    return out
+
+
+def _cpu(self):
+    """``x.cpu()``: the Tensor itself (tapegrad computes on the CPU).
+
+    >>> import tapegrad as tg
+    >>> x = tg.tensor([1.0]); x.cpu() is x
+    True
+    """
+    return self
+
+
+def _t(self):
+    """``x.t()``: a 2-D tensor transposed (0-D and 1-D tensors as they are), as PyTorch's.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0]]).t()
+    tensor([[1.],
+            [2.]])
+    """
+    if self.ndim > 2:
+        raise RuntimeError(
+            f"Tensor.t() expects a tensor with <= 2 dims, got shape {self.shape}; use "
+            "x.transpose(dim0, dim1) or x.permute(...)"
+        )
+    return O.transpose(self) if self.ndim == 2 else O.reshape(self, self.shape)
+
+
+def _format(self, spec):
+    """``f"{loss:.3f}"``: a 0-d Tensor formats as its number (as PyTorch's); an empty spec
+    prints any Tensor.  Formatting is display: it reads the value and records nothing."""
+    if not spec:
+        return str(self)
+    v = self._v
+    if v.__class__ is float:
+        return format(v, spec)
+    if v.ndim == 0:
+        return format(v.item(), spec)
+    raise TypeError(
+        f"format spec {spec!r} applies to a 0-d Tensor (one number); this Tensor has shape "
+        f"{v.shape}: format x.item() of a one-element Tensor, or the items of x.tolist()"
+    )
+
+
+def _round_builtin(self, ndigits=None):
+    """``round(x)``: a one-element Tensor's value rounded to a Python int (as ``round`` of a
+    float; inside a transform this is an implicit conversion and raises, as ``int(x)``);
+    ``round(x, n)``: ``x.round(decimals=n)``, a Tensor (as NumPy's arrays).
+
+    >>> import tapegrad as tg
+    >>> round(tg.tensor(2.6)), round(tg.tensor(1.23456), 2)
+    (3, tensor(1.2300))
+    """
+    if ndigits is None:
+        return round(self.__float__())
+    return O.around(self, ndigits)
+
+
+def _round(self, decimals=0):
+    """``x.round(decimals=0)``: values rounded half to even (PyTorch's and NumPy's rule);
+    derivative 0 at every order.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([0.5, 1.5, 2.567], requires_grad=True)
+        >>> y = x.round(); y
+        tensor([0., 2., 3.], grad_fn=<RintBackward0>)
+        >>> x.round(decimals=1).tolist()
+        [0.5, 1.5, 2.6]
+        >>> y.sum().backward(); x.grad
+        tensor([0., 0., 0.])
+    """
+    return O.around(self, decimals)
+
+
+def _fill(self, value):
+    """``x.fill_(value)``: set every element to ``value`` in place; returns x.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.zeros(3).fill_(2.0)
+        tensor([2., 2., 2.])
+    """
+    self[...] = value
+    return self

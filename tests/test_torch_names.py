@@ -1,0 +1,404 @@
+"""Tensor methods with PyTorch's names mean what PyTorch's mean: each one runs side by side
+with torch on the same inputs, and values and gradients must agree.
+
+A method whose name torch.Tensor also has must appear in CASES (or, for attributes and
+methods a value comparison cannot cover, in OTHER with the test that covers it), so a new
+method with a PyTorch name cannot slip in with another meaning.
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+import tapegrad.numpy as tnp
+
+torch = pytest.importorskip("torch")
+
+RNG = np.random.default_rng(7)
+X = RNG.standard_normal((3, 4))  # no ties, no zeros
+Y = RNG.standard_normal((3, 4))
+POS = np.abs(X) + 0.5
+UNIT = np.tanh(X) * 0.9  # in (-1, 1)
+BIG = np.abs(X) + 1.5  # > 1
+X3 = RNG.standard_normal((3, 1, 4))
+V = RNG.standard_normal(4)
+SQ = RNG.standard_normal((4, 4))
+ZEROS = np.where(X > 0.3, X, 0.0)
+IDX = np.array([[0, 5], [11, 2]])
+
+
+def c(name, *args, x=X, **kwargs):
+    return pytest.param(name, x, args, kwargs, id=f"{name}{args}{kwargs}".replace(" ", ""))
+
+
+UNARY = [
+    c(n)
+    for n in "abs ceil cos cosh deg2rad erf erfc exp exp2 expm1 floor neg rad2deg relu "
+    "round sigmoid sign sin sinc sinh square tan tanh trunc arctan atan arcsinh asinh "
+    "nan_to_num clone".split()
+]
+UNARY += [c(n, x=UNIT) for n in "acos arccos asin arcsin atanh arctanh erfinv".split()]
+UNARY += [c(n, x=BIG) for n in "acosh arccosh".split()]
+UNARY += [c(n, x=POS) for n in "log log10 log1p log2 sqrt reciprocal digamma lgamma".split()]
+
+BINARY = [
+    c(n, "Y")
+    for n in "add sub mul div atan2 arctan2 hypot maximum minimum fmod remainder "
+    "logaddexp logaddexp2 max min".split()
+]
+BINARY += [
+    c("pow", "Y", x=POS),
+    c("pow", 2.0),
+    c("add", "Y", alpha=2.0),
+    c("sub", "Y", alpha=3.0),
+    c("div", "Y", rounding_mode="floor"),
+    c("div", "Y", rounding_mode="trunc"),
+    c("clamp", -0.5, 0.5),
+    c("clamp", min=-0.5),
+    c("clamp", max=0.25),
+    c("clip", -0.5, 0.5),
+    c("polygamma", 1, x=POS),
+    c("matmul", "SQ"),
+    c("dot", "V", x=V),
+]
+
+REDUCTIONS = [
+    c("sum"),
+    c("sum", 1),
+    c("sum", dim=0, keepdim=True),
+    c("sum", 1, True),
+    c("sum", dtype="float64"),
+    c("prod", 1, dtype="float64"),
+    c("mean", 1),
+    c("prod", 1),
+    c("amax", 1),
+    c("amin", 0),
+    c("max"),
+    c("min"),
+    c("max", 1),
+    c("max", dim=0, keepdim=True),
+    c("min", 1),
+    c("min", dim=1, keepdim=True),
+    c("std"),
+    c("std", 1),
+    c("std", 1, unbiased=False),
+    c("std", False),
+    c("var", True),
+    c("std", dim=0, correction=0),
+    c("std", dim=(0, 1), keepdim=True),
+    c("var"),
+    c("var", 1, keepdim=True),
+    c("var", unbiased=False),
+    c("var", dim=0, correction=2),
+    c("logsumexp", 1),
+    c("softmax", 1),
+    c("log_softmax", 0),
+    c("cumsum", 1),
+    c("cumprod", 0),
+    c("argmax"),
+    c("argmax", 1),
+    c("argmin", 0, keepdim=True),
+    c("argsort", 1),
+    c("argsort", dim=0, descending=True),
+    c("sort"),
+    c("sort", 0, descending=True),
+    c("all", x=ZEROS),
+    c("any", 1, x=ZEROS),
+    c("all", dim=0, x=ZEROS),
+    c("nonzero", x=ZEROS),
+    c("trace", x=SQ),
+]
+
+SHAPES = [
+    c("reshape", 4, 3),
+    c("reshape", (2, 6)),
+    c("view", -1),
+    c("view", 2, 6),
+    c("flatten"),
+    c("flatten", 0, 1, x=X3),
+    c("flatten", 1, x=X3),
+    c("ravel"),
+    c("transpose", 0, 1),
+    c("transpose", 0, 2, x=X3),
+    c("permute", 1, 0),
+    c("permute", (2, 0, 1), x=X3),
+    c("t"),
+    c("t", x=V),
+    c("squeeze", x=X3),
+    c("squeeze", 1, x=X3),
+    c("squeeze", 0, x=X3),
+    c("unsqueeze", 0),
+    c("unsqueeze", -1),
+    c("expand", 2, 3, 4),
+    c("expand", 3, -1, 4, x=X3),
+    c("broadcast_to", (2, 3, 4)),
+    c("repeat", 2, 3),
+    c("repeat", 2, 1, 1),
+    c("repeat", (1, 2)),
+    c("repeat_interleave", 2),
+    c("repeat_interleave", 3, dim=1),
+    c("diagonal"),
+    c("diagonal", 1),
+    c("diagonal", -1, x=SQ),
+    c("swapaxes", 0, 1),
+    c("take", "IDX"),
+    c("size"),
+    c("size", 1),
+    c("size", -1),
+    c("numel"),
+    c("dim"),
+    c("float"),
+    c("double"),
+    c("long"),
+    c("int"),
+    c("bool", x=ZEROS),
+    c("to", "float64"),
+    c("to", "int64"),
+    c("to", "cpu"),
+    c("detach"),
+    c("tolist"),
+    c("cpu"),
+]
+
+INPLACE = [
+    c("add_", "Y"),
+    c("sub_", "Y"),
+    c("mul_", "Y"),
+    c("div_", "Y"),
+    c("clamp_", -0.5, 0.5),
+    c("zero_"),
+    c("fill_", 2.5),
+]
+
+CASES = UNARY + BINARY + REDUCTIONS + SHAPES + INPLACE
+
+# torch's trigamma (digamma's derivative, polygamma(1)) is good to ~5e-10 only (tapegrad's
+# agrees with mpmath to 1 ulp at these points); torch's x.float() is float32, tapegrad's
+# float64 (its only differentiable dtype)
+RTOL = {"digamma": 1e-8, "polygamma": 1e-8, "float": 1e-6}
+
+# torch.Tensor names covered by other tests (attributes, autograd machinery, conversions
+# whose result is NumPy's by contract): name -> where
+OTHER = {
+    "T": "test_attributes",
+    "shape": "test_attributes",
+    "ndim": "test_attributes",
+    "dtype": "a NumPy dtype by contract (test_attributes)",
+    "data": "test_tensor_semantics",
+    "grad": "test_tensor_semantics",
+    "grad_fn": "test_inspect",
+    "is_leaf": "test_tensor_semantics",
+    "requires_grad": "test_tensor_semantics",
+    "requires_grad_": "test_tensor_semantics",
+    "backward": "every gradient check here",
+    "register_hook": "test_hooks",
+    "retain_grad": "test_hooks",
+    "numpy": "test_tensor_semantics",
+    "item": "test_scalar_protocols",
+    "real": "complex values are refused; a real Tensor is its own real part",
+    "imag": "complex values are refused; the imaginary part of a real Tensor is zeros",
+    "conj": "test_silent_wrong (a real Tensor's conjugate is a copy)",
+}
+
+
+def _arg(lib, a):
+    """A case argument for ``lib`` (torch or tapegrad): named arrays become its tensors,
+    dtype names its dtypes."""
+    if isinstance(a, str) and a in ("Y", "SQ", "V", "IDX"):
+        return lib.tensor(globals()[a])
+    if a in ("float64", "int64"):
+        return getattr(lib, a)
+    if isinstance(a, dict):  # keyword values
+        return {k: _arg(lib, v) for k, v in a.items()}
+    return a
+
+
+def _parts(out):
+    """An output as a list of arrays / numbers (named tuples and tuples unpacked)."""
+    if isinstance(out, tuple) and not isinstance(out, torch.Size) and not _is_shape(out):
+        return [p for o in out for p in _parts(o)]
+    if isinstance(out, torch.Tensor):
+        return [out.detach().numpy()]
+    if isinstance(out, tg.Tensor):
+        return [np.asarray(out.detach().numpy())]
+    if isinstance(out, torch.Size):
+        return [tuple(out)]
+    return [out]
+
+
+def _is_shape(out):
+    return all(isinstance(d, int) for d in out) and type(out).__name__ in ("Size", "tuple")
+
+
+def _first_float(out):
+    """The first float result of an output (what a loss is built from), or None."""
+    if isinstance(out, tuple):
+        for o in out:
+            f = _first_float(o)
+            if f is not None:
+                return f
+        return None
+    if isinstance(out, torch.Tensor) and out.is_floating_point() and out.requires_grad:
+        return out
+    if isinstance(out, tg.Tensor) and out.dtype == np.float64 and out.requires_grad:
+        return out
+    return None
+
+
+def _run(lib, name, x, args, kwargs, inplace):
+    if lib is torch:
+        xt = torch.tensor(x, requires_grad=True)
+        target = xt * 1.0 if inplace else xt
+        res = getattr(target, name)(*(_arg(torch, a) for a in args), **_arg(torch, kwargs))
+    else:
+        xt = tg.tensor(x, requires_grad=True)
+        target = xt * 1.0 if inplace else xt
+        res = getattr(target, name)(*(_arg(tg, a) for a in args), **_arg(tg, kwargs))
+    return xt, res
+
+
+@pytest.mark.parametrize("name,x,args,kwargs", CASES)
+def test_method_agrees_with_torch(name, x, args, kwargs):
+    inplace = name.endswith("_")
+    xt, rt = _run(torch, name, x, args, kwargs, inplace)
+    xg, rg = _run(tg, name, x, args, kwargs, inplace)
+    pt, pg = _parts(rt), _parts(rg)
+    assert len(pt) == len(pg), (rt, rg)
+    for a, b in zip(pt, pg, strict=True):
+        if isinstance(a, np.ndarray):
+            assert np.shape(a) == np.shape(b), (a, b)
+            if a.dtype.kind in "iub":
+                assert np.asarray(b).dtype.kind == a.dtype.kind, (a.dtype, b)
+                np.testing.assert_array_equal(b, a)
+            else:
+                np.testing.assert_allclose(b, a, rtol=RTOL.get(name, 1e-12), atol=1e-14)
+        else:
+            assert a == b or np.allclose(a, b, rtol=1e-12), (a, b)
+    ft, fg = _first_float(rt), _first_float(rg)
+    assert (ft is None) == (fg is None), (ft, fg)
+    if ft is None:
+        return
+    w = RNG.standard_normal(tuple(ft.shape))
+    (ft * torch.tensor(w)).sum().backward()
+    (fg * w).sum().backward()
+    if xt.grad is None:
+        assert xg.grad is None or not np.any(xg.grad.numpy())
+    else:
+        rtol = RTOL.get(name, 1e-10)
+        np.testing.assert_allclose(xg.grad.numpy(), xt.grad.numpy(), rtol=rtol, atol=1e-12)
+
+
+def test_every_pytorch_named_method_is_compared():
+    names = {p.values[0] for p in CASES}
+    shared = {n for n in dir(tg.Tensor) if not n.startswith("_") and hasattr(torch.Tensor, n)}
+    missing = shared - names - set(OTHER)
+    assert not missing, f"Tensor methods with PyTorch names not compared with torch: {missing}"
+
+
+def test_attributes():
+    x = tg.tensor(X3)
+    assert x.shape == (3, 1, 4) and x.ndim == 3 and x.dtype == np.float64
+    assert x.size == 12 and x.size() == (3, 1, 4) and x.size(0) == 3 and x.size().numel() == 12
+    np.testing.assert_array_equal(x.T.numpy(), X3.T)
+    with pytest.raises(IndexError, match="dim out of range"):
+        tg.tensor(1.0).size(0)  # as torch's
+    assert pickle.loads(pickle.dumps(x.size)) == 12 and np.zeros(x.size).shape == (12,)
+
+
+def test_max_dim_gradient_goes_to_the_picked_element_and_max_shares_ties():
+    v = np.array([[3.0, 1.0, 3.0]])
+    x, xt = tg.tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+    x.max(dim=1).values.sum().backward()
+    xt.max(dim=1).values.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+    x.grad = xt.grad = None
+    x.max().backward()
+    xt.max().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())  # [0.5, 0, 0.5]
+
+
+def test_scalar_protocols():
+    loss = tg.tensor(1.23456, requires_grad=True) * 2.0
+    assert f"{loss:.3f}" == "2.469" and f"{loss}" == str(loss)
+    assert round(loss) == 2 and isinstance(round(loss), int)
+    assert round(loss, 2).item() == 2.47
+    with pytest.raises(TypeError, match="0-d Tensor"):
+        f"{tg.tensor([1.0, 2.0]):.3f}"
+    assert tg.tensor([2.5]).item() == 2.5
+
+
+def test_numpy_namespace_keeps_numpy_meanings():
+    x = tg.tensor(X)
+    np.testing.assert_allclose(tnp.std(x).item(), X.std(), rtol=1e-13)
+    np.testing.assert_allclose(tnp.var(x, axis=1).numpy(), X.var(axis=1), rtol=1e-13)
+    np.testing.assert_array_equal(tnp.max(x, axis=1).numpy(), X.max(axis=1))
+    np.testing.assert_array_equal(tnp.repeat(x, 2, axis=0).numpy(), X.repeat(2, axis=0))
+    np.testing.assert_array_equal(tnp.sort(x).numpy(), np.sort(X))
+    with pytest.raises(TypeError, match="repeat_interleave"):
+        x.repeat(2, axis=0)
+
+
+def test_tg_functions_take_pytorch_names_and_dim():
+    m = tg.tensor(X)
+    values, indices = tg.max(m, dim=1)
+    vt, it = torch.max(torch.tensor(X), dim=1)
+    np.testing.assert_array_equal(values.numpy(), vt.numpy())
+    np.testing.assert_array_equal(indices.numpy(), it.numpy())
+    np.testing.assert_allclose(tg.std(m, dim=0).numpy(), X.std(axis=0, ddof=1), rtol=1e-13)
+    assert tg.stack([m, m], dim=1).shape == (3, 2, 4)
+    assert tg.concatenate([m, m], dim=1).shape == (3, 8) == tg.cat([m, m], dim=1).shape
+    assert tg.sum(m, dim=1, keepdim=True).shape == (3, 1)
+    np.testing.assert_array_equal(tg.clamp(m, min=0.0).numpy(), np.maximum(X, 0.0))
+    assert tg.tensor([1, 2], dtype=tg.float64).dtype == np.float64 == tg.float64
+    assert isinstance(tg.float64, np.dtype)
+    a = np.arange(3.0)
+    t = tg.from_numpy(a)
+    a[0] = 7.0
+    assert t.tolist() == [7.0, 1.0, 2.0]
+    assert tg.as_tensor(t) is t and tg.as_tensor([1, 2]).dtype == np.int64
+    assert tg.empty(2, 3).shape == (2, 3)
+    tg.manual_seed(3)
+    r = tg.randint(2, 5, (100,))
+    assert r.dtype == np.int64 and set(r.tolist()) == {2, 3, 4}
+    assert sorted(tg.randperm(6).tolist()) == list(range(6))
+
+
+def test_integer_tensors_keep_numpy_integer_arithmetic():
+    u = tg.tensor(np.array([250], dtype=np.uint8))
+    assert (u + 10).dtype == np.uint8 and (u + 10).tolist() == [4]  # wraps, as NumPy's
+    big = tg.tensor(2**53 + 1)
+    assert (big + 1).item() == 2**53 + 2 and (big * 1).item() == 2**53 + 1
+    i = tg.tensor([5, 7, 9])
+    assert (i // 2).tolist() == [2, 3, 4] and (i % 4).dtype == np.int64
+    assert i.sum().item() == 21 and i.sum().dtype == np.int64
+    assert ((i > 5) & (i < 9)).tolist() == [False, True, False]
+    for where in (np.where, tnp.where):
+        w = where(i > 5, i, 0)
+        assert w.dtype == np.int64 and w.tolist() == [0, 7, 9]
+    assert np.concatenate([i, i]).dtype == np.int64 and tnp.sum([i, i]).item() == 42
+    assert (i.max(dim=0).values.dtype, i.sort().values.dtype) == (np.int64, np.int64)
+    x = tg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    y = x[np.mod(i, 4)]  # an integer Tensor from np.mod is an index
+    y.sum().backward()
+    assert y.tolist() == [2.0, 4.0, 2.0] and x.grad.tolist() == [0.0, 2.0, 0.0, 1.0]
+    with pytest.raises(RuntimeError, match="floating point"):
+        tg.tensor([1, 2], requires_grad=True)
+    with pytest.raises(TypeError, match="bitwise"):
+        x & x
+
+
+def test_max_dim_and_sort_replay_in_a_trace_or_ask_for_a_retrace():
+    def f(x):
+        return (x.max(dim=0).values ** 2).sum() + (x.sort(dim=1).values * np.arange(3.0)).sum()
+
+    a = np.array([[1.0, 5.0, 3.0], [4.0, 2.0, 0.0]])
+    tr = tg.trace(f, a)
+    nearby = a + 0.1 * np.array([[1.0, -1.0, 2.0], [0.0, 1.0, -1.0]])  # same order
+    value, grad = tr.value_and_grad(nearby)
+    want_value, want_grad = tg.value_and_grad(f)(nearby)
+    assert value == pytest.approx(want_value, rel=1e-15)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-15)
+    with pytest.raises(tg.RetraceRequired):
+        tr.value_and_grad(np.array([[5.0, 1.0, 3.0], [4.0, 2.0, 0.0]]))  # another maximum
