@@ -71,13 +71,10 @@ def _cores():
 # ---- recording -----------------------------------------------------------------------------
 
 
-class _TraceTape(T.Tape):
+class _TraceTape(T.ScratchTape):
     """A tape owned by one trace: never reset, and it notices grad mode being switched off."""
 
     __slots__ = ("_on", "grad_off")
-
-    def maybe_reset(self, forward=True):
-        return self
 
     @property
     def enabled(self):

@@ -31,7 +31,7 @@ def _run_on_scratch(fn, args, kwargs, inputs):
     Returns (scratch tape, outputs tuple, single, output rows on scratch (or None), input rows
     on scratch).  The input handles get their own tape and row back afterwards."""
     main = STATE.tape
-    s = T.Tape(rows=256, values=1024)
+    s = T.ScratchTape(rows=256, values=1024)
     saved = [(h, h._tape, h._row, h._leaf) for h in inputs]
     STATE.tape = s
     try:

@@ -25,6 +25,11 @@ where a row truly needs one: entered handles (leaves, constants, FREED placehold
 ``objs`` (weakly: a leaf whose ``.grad`` carries a graph must not pin that graph through the
 tape), custom-op payloads and hooks in ``extras``, lazy arrays in ``lazy``.
 
+Reclaims run after a backward, when a transformed function raises (``discard_from``), and
+before an op is recorded once the tape is 3/4 full or its values grew by RECLAIM_VALUES
+elements (``reclaim``): an evaluation loop that never calls backward stays flat.  Scratch
+tapes (checkpoint, custom rules, traces) are never cut while their recording runs.
+
 When nothing held needs a row, the tape is reset to empty: its arrays move to a fresh Tape
 object and the old one is retired (``alive = False``), so "is this handle's row still valid" is
 the single test ``x._tape is tape``.  When a held graph needs the first ``keep`` rows, the rows
@@ -57,6 +62,11 @@ CLIP = C.CLIP
 MAX_ROWS = 1 << 27  # operand rows are packed into 28 bits of the code column
 LAZY_MIN = 4096  # arrays this large enter the tape lazily (see above)
 TOKEN_ROWS = 2048  # rows per handle token range (also bounds the pending rows)
+# Reclaim attempts (see ``Tape.reclaim``): after this many more value elements (8 MB)...
+RECLAIM_VALUES = 1 << 20
+# ...and, while something recorded is still held, at each of this many following ops
+RECLAIM_RETRIES = 64
+MAX_VALUES = 1 << 62
 ENTERED = (LEAF, CONST, FREED)
 
 
@@ -189,6 +199,9 @@ class Tape(TapeInspection):
         "refs",
         "lin",
         "gen",
+        "mark",
+        "vmark",
+        "retries",
         "__weakref__",
     )
     ARRAYS = (
@@ -206,6 +219,7 @@ class Tape(TapeInspection):
         "spool",
     )
     READS = READS  # per op code, what its backward reads (derived from the op spec)
+    RECLAIMS = True  # a ScratchTape is never reset or cut
 
     def __init__(self, rows=1024, values=4096):
         self.owner = threading.get_ident()
@@ -226,6 +240,9 @@ class Tape(TapeInspection):
         self.lin = None  # the Lineage of the tapes this thread retired by cuts
         self.gen = -1  # retired by a cut: its generation in ``lin``
         self.cap = 0
+        self.mark = MAX_ROWS  # ``tape_for`` attempts a reclaim once n + 8 reaches it
+        self.vmark = RECLAIM_VALUES  # ...and once the values reach this many elements
+        self.retries = 0
         self._alloc_rows(rows)
         self._alloc_values(values)
         self.np = 1  # used length of ipool (entry 0 unused: ip == 0 means none)
@@ -327,6 +344,8 @@ class Tape(TapeInspection):
                 self._reserve(off, k)
             self._val[off : off + k] = pv
             self._voff[s + 1 : s + k + 1] = np.arange(off + 1, off + k + 1)
+        if self._voff[s + k] > self.vmark:
+            self.pressure()
         self._code[s : s + k] = self.pc
         self._fp[s : s + k] = self.pf
         self.nsync = s + k  # publish: from here on the lists hold no pending row
@@ -377,6 +396,7 @@ class Tape(TapeInspection):
             voff[: keep + 1] = self._voff[: keep + 1]
         self._voff = voff
         self.cap = cap
+        self.mark = min(self.mark, cap)
         self.set_fast_path()
 
     def set_fast_path(self):
@@ -386,7 +406,7 @@ class Tape(TapeInspection):
         the current token range is a bound too: ``push`` starts the next range there (and
         flushes the pending rows, so at most TOKEN_ROWS of them are ever pending)."""
         ok = self.anomaly is None and self.tok is not None
-        self.fastcap = min(self.cap, self.tokend) if ok else 0
+        self.fastcap = min(self.mark, self.tokend) if ok else 0
 
     def new_token(self, row):
         """Start a token range at ``row`` (the current one)."""
@@ -522,6 +542,8 @@ class Tape(TapeInspection):
         if value.__class__ is not float and (value.ndim != 1 or size == 1):
             self.sh[i] = self.add_shape(value.shape)
         self._voff[i + 1] = off + size
+        if off + size > self.vmark:
+            self.pressure()
         self._code[i] = code | (ra + 1) << 8 | (rb + 1) << 36
         self._fp[i] = fp
         self.ip[i] = ip
@@ -610,6 +632,60 @@ class Tape(TapeInspection):
             elif forward:
                 return self.retire_to(keep)
         return self
+
+    def pressure(self):
+        """Ask the next ``tape_for`` for a reclaim attempt (the values grew past ``vmark``)."""
+        self.mark = 0
+        self.set_fast_path()
+
+    def reclaim(self):
+        """Reclaim what nothing can reach any more, before an op is recorded; returns the
+        live tape, with room for the op.
+
+        ``tape_for`` calls it when the rows reach ``mark``: the tape is full, or the values
+        grew by RECLAIM_VALUES elements since the last attempt (an evaluation loop that drops
+        its results after ``.item()`` never calls backward, yet must stay flat).  An attempt
+        made while the op in progress still holds its graph (mid-iteration) fails; the next
+        RECLAIM_RETRIES ops try again, and one of them usually falls between two iterations,
+        where nothing is held and the tape empties."""
+        self.sync()
+        n = self.n
+        if not self.RECLAIMS:
+            while self.n + 8 >= self.cap:
+                self.grow_rows()
+            self.mark, self.vmark = self.cap, MAX_VALUES
+            self.set_fast_path()
+            return self
+        t = self.maybe_reset(forward=False)
+        while t.n + 8 >= t.cap:
+            t.grow_rows()
+        used = int(t._voff[t.n])
+        if t is not self or t.n < n:  # reclaimed: try again when 3/4 full
+            t.retries = 0
+            t.vmark = used + max(RECLAIM_VALUES, used)  # amortised: farther when more is held
+            t.mark = max(t.n + 8, t.cap - t.cap // 4)
+        elif t.retries < RECLAIM_RETRIES:
+            t.retries += 1
+            t.mark = t.n  # the next op tries again (no fast path until then)
+        else:  # everything is held: grow when full (amortised doubling)
+            t.retries = 0
+            t.vmark = used + max(RECLAIM_VALUES, used)
+            t.mark = t.cap
+        t.set_fast_path()
+        return t
+
+    def discard_from(self, start):
+        """Drop rows ``start`` and later: what a transformed function recorded before it
+        raised.  Its handles are garbage in a reference cycle with the traceback (alive until
+        the cycle collector runs), so they are made stale rather than waited for; returns
+        the live tape."""
+        self.sync()
+        if self.n <= start or not self.alive:
+            return self
+        if self.held_rows()[1] < start:
+            self.truncate(start)
+            return self
+        return self.retire_to(start)
 
     def truncate(self, keep):
         """Drop rows ``keep`` and later in place: no graph handle may be alive on them;
@@ -730,6 +806,7 @@ class Tape(TapeInspection):
         new.extras = {}
         new.lazy = {}
         new.starts, new.refs, new.tok = [], [], None
+        new.mark, new.vmark, new.retries = new.cap, RECLAIM_VALUES, 0
         new.set_fast_path()
         new.state[:n] = 0
         new.rg[:n] = 1  # rows default to needing grad; constants clear it when pushed
@@ -752,6 +829,18 @@ class Tape(TapeInspection):
 
     def __len__(self):
         return self.n
+
+
+class ScratchTape(Tape):
+    """A tape that a recording owns from start to end (a checkpointed or custom function's
+    scratch tape, a trace): it keeps every row, so the rows the recording holds by number
+    (its entered inputs) stay valid whatever the user's code drops meanwhile."""
+
+    __slots__ = ()
+    RECLAIMS = False
+
+    def maybe_reset(self, forward=True):
+        return self
 
 
 def _dead():

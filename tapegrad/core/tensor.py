@@ -462,9 +462,12 @@ def raise_unwrapped(e):
     """Re-raise ``e``, or the ConversionError it wraps: NumPy reports a failed conversion as
     "setting an array element with a sequence", with tapegrad's message only as the cause."""
     hidden = unwrap_conversion(e)
-    if hidden is None or hidden is e:
-        raise e
-    raise hidden from None
+    try:
+        if hidden is None or hidden is e:
+            raise e
+        raise hidden from None
+    finally:  # the traceback keeps this frame: its locals must not lead back to it (a cycle
+        e = hidden = None  # keeps every frame of f, and their arrays, until the GC runs)
 
 
 class _Transforms(threading.local):
@@ -615,10 +618,8 @@ def tape_for(*xs):
             and x._tape.owner != t.owner
         ):
             raise RuntimeError(_OTHER_THREAD)
-    if t.n + 8 >= t.cap:
-        t = t.maybe_reset(forward=False)
-        while t.n + 8 >= t.cap:
-            t.grow_rows()
+    if t.n + 8 >= t.mark:  # the tape is full, or its values grew: see Tape.reclaim
+        t = t.reclaim()
     return t
 
 

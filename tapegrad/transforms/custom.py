@@ -46,7 +46,7 @@ __all__ = ["custom_jvp", "custom_vjp"]
 def scratch_tape():
     """Record on a fresh tape (retired afterwards); the thread's tape is restored."""
     main = STATE.tape
-    s = T.Tape(rows=256, values=1024)
+    s = T.ScratchTape(rows=256, values=1024)
     STATE.tape = s
     try:
         yield s

@@ -162,12 +162,16 @@ class _Call:
                 )
         self.nested = _DEPTH.n > 0 or any(x is not None and not x._leaf for x in self.inputs)
         prev, depth, transforms = STATE.enabled, _DEPTH.n, TRANSFORMS.n
+        tape = STATE.tape
+        start = tape.n
         try:  # set inside the try and restored absolutely: an interrupt cannot skew them
             STATE.enabled = True
             _DEPTH.n = depth + 1
             TRANSFORMS.n = transforms + 1
             self.out = f(*args, **kwargs)
         except Exception as e:
+            if STATE.tape is tape:  # f's rows can only be reached through its traceback
+                tape.discard_from(start)
             raise_unwrapped(e)
         finally:
             TRANSFORMS.n = transforms
