@@ -1638,6 +1638,30 @@ def dot(x: TensorLike, y: TensorLike) -> Tensor:
 # ---- composite ops ------------------------------------------------------------------------------
 
 
+def stable_shift(x, axes):
+    """The shift m (keepdims) that keeps exp(x - m) finite: the maximum over ``axes``, 0 where
+    that is not finite (an all -inf slice).  It cancels in every result, so its derivative
+    is zero.  Eager evaluation computes it anew at every call and uses it as a constant.
+    While a trace records, it is a tape row instead (floor of the maximum, whose derivative
+    is zero), so a replay shifts by the maximum of its own inputs, and a guard notes which
+    slices had a finite maximum.
+
+    >>> import numpy as np, tapegrad as tg
+    >>> stable_shift(tg.tensor([[1.5, 3.0], [-np.inf, -np.inf]]), (1,)).tolist()
+    [[3.0], [0.0]]
+    """
+    v = np.asarray(x._v)
+    if not v.size:
+        return np.zeros([1] * v.ndim)
+    m = np.max(v, axis=axes, keepdims=True)
+    finite = np.isfinite(m)
+    if GUARD_HOOK[0] is None or not needs_grad(x):
+        return np.where(finite, m, 0.0)
+    row = floor(amax(x, axes, keepdims=True))
+    GUARD_HOOK[0](abs_(row), "__lt__", math.inf, finite)  # replays check the same pattern
+    return row if finite.all() else where(finite, row, 0.0)
+
+
 def logsumexp(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """log(sum(exp(x))) computed stably (no overflow); its gradient is softmax(x).
 
@@ -1650,10 +1674,8 @@ def logsumexp(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tenso
         tensor([0.2500, 0.2500, 0.2500, 0.2500])
     """
     x = _t(x)
-    v = np.asarray(x._v)
-    axes = _norm_axes(axis, v.ndim, "logsumexp")
-    m = np.max(v, axis=axes, keepdims=True) if v.size else np.zeros([1] * v.ndim)
-    m = np.where(np.isfinite(m), m, 0.0)
+    axes = _norm_axes(axis, np.ndim(x._v), "logsumexp")
+    m = stable_shift(x, axes)
     s = log(sum(exp(sub(x, m)), axes, keepdims=True))
     out = add(s, m)
     if not keepdims:
@@ -1673,9 +1695,7 @@ def softmax(x: TensorLike, axis: Axis = -1) -> Tensor:
         tensor([0.2500, -0.2500])
     """
     x = _t(x)
-    v = np.asarray(x._v)
-    m = np.max(v, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
+    m = stable_shift(x, _norm_axes(axis, np.ndim(x._v), "softmax"))
     e = exp(sub(x, m))
     return div(e, sum(e, axis, keepdims=True))
 
@@ -1692,11 +1712,8 @@ def log_softmax(x: TensorLike, axis: Axis = -1) -> Tensor:
         tensor([0.5000, -0.5000])
     """
     x = _t(x)
-    v = np.asarray(x._v)
-    axes = _norm_axes(axis, v.ndim, "log_softmax")
-    m = np.max(v, axis=axes, keepdims=True) if v.size else np.zeros([1] * v.ndim)
-    m = np.where(np.isfinite(m), m, 0.0)
-    s = sub(x, m)  # shifted once: (x - m) - log(sum(exp(x - m)))
+    axes = _norm_axes(axis, np.ndim(x._v), "log_softmax")
+    s = sub(x, stable_shift(x, axes))  # shifted once: (x - m) - log(sum(exp(x - m)))
     return sub(s, log(sum(exp(s), axes, keepdims=True)))
 
 

@@ -10,6 +10,7 @@ gradient is zero).
 import numpy as np
 
 from ..core import functions as _ops
+from ..core.tensor import value_of
 from ..tensor_class import Tensor
 
 __all__ = [
@@ -157,10 +158,7 @@ def cross_entropy(input, target, reduction="mean"):
         raise ValueError(f"cross_entropy: expected input of shape (N, C) or (C,), got {x.shape}")
     n, classes = x.shape
     t = _class_targets(target, n, classes)
-    v = x._v
-    m = v.max(axis=1, keepdims=True) if v.size else np.zeros((n, 1))
-    m[~np.isfinite(m)] = 0.0
-    s = _ops.sub(x, m)
+    s = _ops.sub(x, _ops.stable_shift(x, (1,)))
     lse = _ops.log(_ops.sum(_ops.exp(s), 1))
     return _reduce(_ops.sub(lse, _ops.getitem(s, (np.arange(n), t))), reduction)
 
@@ -202,7 +200,11 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     """
     p = _ops._t(input)
     pv = np.asarray(p._v)
-    if np.any((pv < 0.0) | (pv > 1.0)):
+    # comparisons of the Tensor, not of its value: a trace guards them, so a replay whose
+    # probabilities leave (0, 1) or reach an end is re-recorded, never computed with stale masks
+    positive = np.asarray(value_of(p > 0.0)).astype(bool)
+    below_one = np.asarray(value_of(p < 1.0)).astype(bool)
+    if np.any(~positive & (pv != 0.0)) or np.any(~below_one & (pv != 1.0)):
         raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
     tv = target if isinstance(target, Tensor) else np.asarray(target, dtype=np.float64)
     if np.shape(tv._v if isinstance(tv, Tensor) else tv) != pv.shape:
@@ -211,8 +213,8 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
             f"{np.shape(tv._v if isinstance(tv, Tensor) else tv)} differs from "
             f"input shape {pv.shape}"
         )
-    log_p = _clamped_log(p, pv > 0.0)
-    log_q = _clamped_log(_ops.sub(1.0, p), pv < 1.0)
+    log_p = _clamped_log(p, positive)
+    log_q = _clamped_log(_ops.sub(1.0, p), below_one)
     # -(t log p + (1 - t) log q) = -(log q + t (log p - log q))
     losses = _ops.neg(_ops.add(log_q, _ops.mul(tv, _ops.sub(log_p, log_q))))
     if weight is not None:

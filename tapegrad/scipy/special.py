@@ -358,10 +358,19 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
     if b is not None:
         shape = np.broadcast_shapes(a.shape, np.shape(_value(b)))
         a = O.broadcast_to(a, shape)
-    v = np.asarray(value_of(a))  # the shift m changes no value: a replay may keep it
-    axes = O._norm_axes(axis, v.ndim, "logsumexp")
-    m = np.max(v, axis=axes, keepdims=True) if v.size else np.zeros([1] * v.ndim)
-    m = np.where(np.isfinite(m), m, 0.0)
+    axes = O._norm_axes(axis, a.ndim, "logsumexp")
+    if b is None:
+        m = O.stable_shift(a, axes)
+    else:  # entries with b == 0 add nothing: they do not set the shift (as in SciPy)
+        kept = np.broadcast_to(np.asarray(value_of(b)) != 0, a.shape)
+        if not kept.all():
+            masked = O.where(kept, a, -np.inf)
+            m = O.stable_shift(masked, axes)
+            if not (isinstance(b, Tensor) and b.requires_grad):
+                a = masked  # exp(a - m) may overflow there, and 0 * inf is nan; with b
+                # differentiable a stays (d/db = exp(a - out) is needed at b == 0 too)
+        else:
+            m = O.stable_shift(a, axes)
     e = O.exp(O.sub(a, m))
     if b is not None:
         e = O.mul(e, b)
