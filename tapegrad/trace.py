@@ -43,6 +43,7 @@ from .core.tensor import (
     new_tensor,
     row_of,
     raise_unwrapped,
+    refuse_complex,
     value_of,
 )
 from ._version import __version__
@@ -264,7 +265,12 @@ def _collect(spec, obj, out, path):
         if spec[2] and obj.__class__ is float:
             out.append(obj)
             return
-        a = np.asarray(obj, dtype=np.float64) if not isinstance(obj, (dict, list, tuple)) else None
+        a = None
+        if not isinstance(obj, (dict, list, tuple)):
+            a = np.asarray(obj)
+            if a.dtype.kind == "c":
+                refuse_complex(f"trace: argument {path} (dtype {a.dtype})")
+            a = a.astype(np.float64, copy=False)
         if a is None or list(a.shape) != spec[1]:
             got = f"shape {a.shape}" if a is not None else type(obj).__name__
             raise ValueError(
@@ -957,7 +963,12 @@ class Trace:
         for r, ref, shape in self._closure:
             h = ref()
             if h is None:
-                continue
+                raise RetraceRequired(
+                    f"trace: a Tensor f read from its closure (tape row {r}) no longer exists "
+                    "(the name was rebound and the old Tensor collected), so the trace cannot "
+                    "read its current value; record a new trace (or create it with "
+                    "retrace=True)"
+                )
             v = h._v
             if np.shape(v) != shape:
                 raise RetraceRequired(

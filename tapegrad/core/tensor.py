@@ -557,6 +557,8 @@ def _as_value(data, dtype):
     if dtype is not None:
         dtype = np.dtype(dtype)
     arr = np.array(data, dtype=dtype, copy=True)
+    if arr.dtype.kind == "c":
+        refuse_complex(f"the data of this tensor (dtype {arr.dtype})")
     if arr.dtype.kind == "f" and dtype is None:
         arr = arr.astype(np.float64, copy=False)
     elif arr.dtype == object:
@@ -566,18 +568,36 @@ def _as_value(data, dtype):
     return arr
 
 
+def refuse_complex(what):
+    """Complex values are not supported: converting one to float64 would drop its imaginary
+    part without a word, so every conversion of an operand or result refuses them."""
+    raise TypeError(
+        f"{what} is complex: tapegrad does not support complex numbers (a complex value "
+        "meeting a Tensor or a traced value would lose its imaginary part). Compute with "
+        "the real and imaginary parts as separate real arrays (z.real, z.imag), or keep "
+        "the complex arithmetic outside the function you differentiate"
+    )
+
+
 def value_of(x):
     """The float64 value of an operand (Tensor, number or array-like)."""
     if x.__class__ is _cls:
         v = x._v
         if v.__class__ is not float and v.dtype != np.float64:
+            if v.dtype.kind == "c":
+                refuse_complex(f"an operand (dtype {v.dtype})")
             return v.astype(np.float64)
         return v
     if x.__class__ is float:
         return x
     if isinstance(x, numbers.Number):
+        if isinstance(x, (complex, np.complexfloating)):
+            refuse_complex(f"the operand {x!r}")
         return float(x)
-    a = np.asarray(x, dtype=np.float64)
+    a = np.asarray(x)
+    if a.dtype.kind == "c":
+        refuse_complex(f"an operand (an array of dtype {a.dtype})")
+    a = a.astype(np.float64, copy=False)
     return float(a) if a.ndim == 0 else a
 
 
@@ -586,11 +606,13 @@ def result(v):
     if v.__class__ is float:
         return v
     if isinstance(v, np.ndarray):
-        if v.ndim == 0:
-            return float(v)
         if v.dtype != np.float64:
-            return v.astype(np.float64)
-        return v
+            if v.dtype.kind == "c":
+                refuse_complex(f"a result (dtype {v.dtype})")
+            v = v.astype(np.float64)
+        return float(v) if v.ndim == 0 else v
+    if isinstance(v, (complex, np.complexfloating)):
+        refuse_complex(f"the result {v!r}")
     return float(v)
 
 

@@ -81,6 +81,12 @@ def _input(leaf, inputs):
         )
     elif isinstance(leaf, np.ndarray) or isinstance(leaf, np.floating):
         kind = leaf.dtype.kind
+        if kind == "c":
+            raise _BadLeaf(
+                f"is complex (dtype {leaf.dtype}): tapegrad does not support complex numbers; "
+                "differentiate with respect to the real and imaginary parts as two real "
+                "arrays (z.real, z.imag)"
+            )
         if kind != "f":
             raise _BadLeaf(
                 f"is an array of dtype {leaf.dtype}; only float arrays can be "
