@@ -33,14 +33,12 @@ CASES = {
     "concatenate": lambda: tnp.concatenate([_x(), Z]),
     "stack": lambda: tnp.stack([_x(), Z]),
     "maximum": lambda: np.maximum(_x(), Z),
-    "setitem": lambda: tg.grad(
-        lambda x: (lambda y: (y.__setitem__(0, 1j), np.sum(y))[1])(x * 1.0)
-    )(np.ones(2)),
+    "setitem": lambda: tg.grad(lambda x: (lambda y: (y.__setitem__(0, 1j), np.sum(y))[1])(x * 1.0))(
+        np.ones(2)
+    ),
     "grad argument": lambda: tg.grad(lambda x: np.sum(x * 2))(np.ones(2) + 1j),
     "trace recording": lambda: tg.trace(lambda x: np.sum(x * Z), np.ones(2)),
-    "trace replay argument": lambda: tg.trace(lambda x: np.sum(x * 2), np.ones(2))(
-        np.ones(2) + 1j
-    ),
+    "trace replay argument": lambda: tg.trace(lambda x: np.sum(x * 2), np.ones(2))(np.ones(2) + 1j),
     "trace replay gradient": lambda: tg.trace(lambda x: np.sum(x * 2), np.ones(2)).value_and_grad(
         np.ones(2) + 1j
     ),
