@@ -140,13 +140,15 @@ class CustomNode:
         return t
 
     def check_inputs(self, t):
-        """Raise the in-place error when an input's handle moved off its recorded row."""
+        """Raise the in-place error when an input changed since it was recorded.  Only its
+        version counts: a handle also leaves its row when it is merely read (``x.data``
+        hands out a leaf's array and drops its row), which changes nothing."""
         for r, v in zip(self.input_rows, self.in_versions):
             if t.op(r) == T.FREED:
                 raise RuntimeError(_FREED_MSG)
         for r, v, ref in zip(self.input_rows, self.in_versions, self.input_refs):
             h = ref()
-            if h is not None and (h._version != v or not (tape_of(h) is t and h._row == r)):
+            if h is not None and h._version != v:
                 raise version_error(t, r, h, v, self.name)
 
     # ---- backward ---------------------------------------------------------------------------

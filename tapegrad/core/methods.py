@@ -339,6 +339,13 @@ def _before_overwrite(self):
             t.sync()  # pending rows may hold this very array
         if self._row in t.lazy:
             t.materialize(self._row)  # the tape holds this very array: copy it first
+    old = self._v
+    if old.__class__ is np.ndarray:  # rows of other handles of the same memory (a
+        cur = STATE.tape  # detached copy, an array the user passed twice) are copied too
+        if cur.pc:
+            cur.sync()
+        for r in [r for r, a in cur.lazy.items() if np.may_share_memory(a, old)]:
+            cur.materialize(r)
 
 
 def _set_value(self, v):
@@ -382,6 +389,9 @@ def bump_version(self, at=None):
         t.extras.setdefault("dirty", []).append(
             (self._row, t.n if at is None else at, weakref.ref(self), v)
         )
+    src = meta.get("detached_from")
+    if src is not None and (src := src()) is not None and src._v is self._v:
+        bump_version(src)  # a detached Tensor shares its source's array and version
 
 
 def _version(self):

@@ -10,6 +10,7 @@ the tape keeps no reference to a graph handle.
 
 import numbers
 import threading
+import weakref
 
 import numpy as np
 
@@ -117,6 +118,10 @@ class TensorBase:
             )
         self._v = _as_value(value, None)
         self._invalidate()
+        m = self._meta  # a new value is a change: a backward that needs the old one raises
+        if m is None:
+            m = self._meta = {}
+        m["version"] = m.get("version", 0) + 1
 
     @property
     def requires_grad(self):
@@ -330,7 +335,11 @@ class TensorBase:
             tensor([1., 2.])
         """
         _guard_hook(self, "detach")
-        return TensorBase._const(self._v)
+        v = self._v
+        d = TensorBase._const(v)
+        if v.__class__ is not float:  # the same array, as PyTorch's shared storage: a write
+            d._m = {"detached_from": weakref.ref(self)}  # into d is a change of self too
+        return d
 
     def _invalidate(self):
         """Forget the tape row: the value changed (or the flag did), so the next use re-enters."""

@@ -1,0 +1,92 @@
+"""Writes through other handles of the same memory, and reads that change nothing.
+
+A detached Tensor shares its source's array and version counter (as in PyTorch), so a write
+into it is an in-place change of the source: a backward that needs the old value raises,
+whatever the array's size (small values live on the tape, large ones are held lazily).
+Reading ``x.data`` changes nothing, so it never makes a later backward fail."""
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+VERSION_ERROR = "modified by an inplace operation"
+
+
+@pytest.mark.parametrize("n", [3, 5000])  # a value on the tape, and a lazily held array
+def test_write_into_detached_tensor_is_a_change_of_its_source(n):
+    x = tg.tensor(np.linspace(0.1, 1.0, n), requires_grad=True)
+    y = x * 2.0
+    z = (y * y).sum()  # its backward reads y
+    d = y.detach()
+    d[0] = 100.0
+    assert y[0].item() == 100.0  # shared memory, as in PyTorch
+    with pytest.raises(RuntimeError, match=VERSION_ERROR):
+        z.backward()
+
+
+@pytest.mark.parametrize("n", [3, 5000])
+def test_write_into_detached_tensor_leaves_gradients_that_do_not_read_it(n):
+    x = tg.tensor(np.linspace(0.1, 1.0, n), requires_grad=True)
+    y = x * 2.0
+    z = (y + 1.0).sum()  # its backward does not read y
+    y.detach()[0] = 100.0
+    z.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(n, 2.0))
+
+
+@pytest.mark.parametrize("n", [3, 5000])
+def test_detached_copy_used_in_a_graph_keeps_its_recorded_value(n):
+    """A graph that read the detached array keeps the value it read when the source
+    changes in place later (the tape copies the shared array first)."""
+    w = tg.tensor(np.full(n, 3.0), requires_grad=True)
+    src = tg.tensor(np.linspace(1.0, 2.0, n))
+    d = src.detach()
+    loss = (w * d).sum()
+    with tg.no_grad():
+        src[...] = 0.0
+    loss.backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.linspace(1.0, 2.0, n))
+
+
+def _sin_times(v):
+    return tg.sin(v) * v
+
+
+class _Square(tg.Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a * a
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return 2.0 * a * g
+
+
+def test_reading_data_after_a_checkpoint_changes_nothing():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = tg.checkpoint(_sin_times, x)
+    assert x.data.tolist() == [1.0, 2.0]  # a read
+    y.sum().backward()
+    v = np.array([1.0, 2.0])
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(v) * v + np.sin(v), rtol=1e-15)
+
+
+def test_reading_data_after_a_custom_function_changes_nothing():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = _Square.apply(x)
+    _ = x.data
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0]
+
+
+def test_assigning_data_after_a_checkpoint_is_a_change():
+    """The checkpoint recomputes from its inputs at backward: a new value would give the
+    derivative at another point, so it raises."""
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = tg.checkpoint(_sin_times, x)
+    x.data = np.array([5.0, 6.0])
+    with pytest.raises(RuntimeError, match=VERSION_ERROR):
+        y.sum().backward()
