@@ -90,3 +90,85 @@ def test_assigning_data_after_a_checkpoint_is_a_change():
     x.data = np.array([5.0, 6.0])
     with pytest.raises(RuntimeError, match=VERSION_ERROR):
         y.sum().backward()
+
+
+# ---- writes through views other than slices -------------------------------------------------
+W = 1.0 + np.arange(6.0).reshape(2, 3)
+VIEWS = {
+    "reshape": lambda y: y.reshape(3, 2),
+    "view": lambda y: y.view(-1),
+    "ravel": lambda y: y.ravel(),
+    "T": lambda y: y.T,
+    "transpose": lambda y: y.transpose(1, 0),
+    "permute": lambda y: y.permute(1, 0),
+    "swapaxes": lambda y: y.swapaxes(0, 1),
+    "unsqueeze": lambda y: y.unsqueeze(0),
+    "squeeze of unsqueeze": lambda y: y.unsqueeze(0).squeeze(0),
+    "reshape of T": lambda y: y.T.reshape(-1),
+}
+
+
+def _write_through(lib, make_view):
+    if lib == "tg":
+        x = tg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        w = W
+    else:
+        torch = pytest.importorskip("torch")
+        x = torch.tensor(np.arange(6.0).reshape(2, 3), dtype=torch.float64, requires_grad=True)
+        w = torch.tensor(W)
+    y = x * 1.0
+    v = make_view(y)
+    v[(0,) * (v.ndim - 1) + (1,)] = 100.0  # one element, through the view
+    v2 = make_view(y)
+    loss = (y * y * w).sum() + (v2 * v2).sum()
+    loss.backward()
+    return y.detach().numpy(), v2.detach().numpy(), x.grad.numpy()
+
+
+@pytest.mark.parametrize("name", sorted(VIEWS))
+def test_write_through_a_view_matches_torch(name):
+    if name == "reshape of T":  # torch: a view of a transpose cannot be reshaped as a view
+        pytest.importorskip("torch")
+    ours = _write_through("tg", VIEWS[name])
+    if name == "reshape of T":
+        # the same element written as NumPy's aliasing says: element (1, 0) of y
+        y, _, g = ours
+        assert y[1, 0] == 100.0 and np.count_nonzero(y != np.arange(6.0).reshape(2, 3)) == 1
+        assert g[1, 0] == 0.0  # overwritten: no gradient reaches x there
+        return
+    theirs = _write_through("torch", VIEWS[name])
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-15)
+
+
+NUMPY_VIEWS = {
+    "np.reshape": lambda y: np.reshape(y, (3, 2)),
+    "np.transpose": lambda y: np.transpose(y),
+    "np.swapaxes": lambda y: np.swapaxes(y, 0, 1),
+    "np.moveaxis": lambda y: np.moveaxis(y, 0, 1),
+    "np.ravel": lambda y: np.ravel(y),
+    "np.expand_dims": lambda y: np.expand_dims(y, 0),
+    "np.squeeze": lambda y: np.squeeze(np.expand_dims(y, 0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NUMPY_VIEWS))
+def test_numpy_views_inside_grad_alias_as_in_numpy(name):
+    make = NUMPY_VIEWS[name]
+
+    def f(x):
+        y = x * 1.0
+        v = make(y)
+        idx = (0,) * (v.ndim - 1) + (1,)
+        v[idx] = 3.0 * v[idx] ** 2  # reads and writes through the view
+        return np.sum(y * y * W)
+
+    x0 = np.arange(6.0).reshape(2, 3) + 1.0
+    value, grad = tg.value_and_grad(f)(x0)
+    assert value == f(x0.copy())  # plain NumPy, same aliasing
+    num = np.zeros_like(x0)
+    for i in np.ndindex(x0.shape):
+        e = np.zeros_like(x0)
+        e[i] = 1e-6
+        num[i] = (f(x0 + e) - f(x0 - e)) / 2e-6
+    np.testing.assert_allclose(grad, num, rtol=1e-6, atol=1e-6)

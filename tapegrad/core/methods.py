@@ -4,6 +4,7 @@
 ``tapegrad/tensor_class.py``); the handle itself (``core/tensor.py``) stays small.
 """
 
+import functools
 import weakref
 
 import numpy as np
@@ -155,7 +156,92 @@ def _getitem(self, key):
     return out
 
 
+class Rearranged:
+    """The key of a view that holds every element of its base once, rearranged (reshape,
+    ravel, view, transpose, swapaxes, squeeze, expand_dims...): ``read(base)`` derives the
+    view again, ``write(base, view)`` puts the view's elements back into the base (a
+    recorded setitem of the whole base, so gradients flow from the view's new values)."""
+
+    __slots__ = ("fn", "shape", "_inverse")
+
+    def __init__(self, fn, shape):
+        self.fn = fn
+        self.shape = shape
+        self._inverse = None
+
+    def read(self, base):
+        return self.fn(base)
+
+    def write(self, base, view):
+        if self._inverse is None:  # where each base element went: fn applied to indices
+            size = int(np.prod(self.shape, dtype=np.int64))
+            pos = np.arange(size, dtype=np.float64).reshape(self.shape)
+            self._inverse = np.argsort(np.asarray(self.fn(Tensor._const(pos))._v).reshape(-1))
+        flat = O.reshape(view, (-1,))
+        _setitem(base, Ellipsis, O.reshape(O.getitem(flat, self._inverse), self.shape))
+
+
+def viewing(fn):
+    """``fn`` (a reshape/transpose-like function of a Tensor) whose result is a view of its
+    argument, as NumPy's and PyTorch's are: writes into either show in the other."""
+
+    @functools.wraps(fn)
+    def method(self, *args, **kwargs):
+        out = fn(self, *args, **kwargs)
+        if (
+            out is not self
+            and isinstance(out, Tensor)
+            and out._v.__class__ is not float
+            and isinstance(self, Tensor)
+            and self._v.__class__ is not float
+            and out._v.size == self._v.size
+        ):
+            _note_view(self, out, Rearranged(lambda b: fn(b, *args, **kwargs), self.shape))
+        return out
+
+    return method
+
+
+class Composed:
+    """The key of a view of a view: ``inner`` applied to the view ``outer`` makes of the
+    root.  Views of views are noted against the root, as NumPy's ``base`` is, so a write
+    reaches it even when the view in between is gone."""
+
+    __slots__ = ("outer", "inner")
+
+    def __init__(self, outer, inner):
+        self.outer, self.inner = outer, inner
+
+    def read(self, base):
+        return read_view(self.inner, read_view(self.outer, base))
+
+    def write(self, base, view):
+        mid = read_view(self.outer, base)
+        write_view(self.inner, mid, view)
+        write_view(self.outer, base, mid)
+
+
+def read_view(key, base):
+    """The view ``key`` makes of ``base`` (a basic index, or a Rearranged/Composed key)."""
+    if isinstance(key, (Rearranged, Composed)):
+        return key.read(base)
+    return O.getitem(base, key)
+
+
+def write_view(key, base, view):
+    """Write the view's values back into ``base`` (a recorded setitem)."""
+    if isinstance(key, (Rearranged, Composed)):
+        key.write(base, view)
+    else:
+        _setitem(base, key, view)
+
+
 def _note_view(base, view, key):
+    bm = base._meta
+    outer = bm.get("base") if bm else None
+    root = None if outer is None else outer[0]()
+    if root is not None:  # a view of a view: noted against the root
+        base, key = root, Composed(outer[1], key)
     vm = view._meta
     if vm is None:
         vm = view._meta = {}
@@ -190,7 +276,7 @@ def _after_write(self):
     b = m.get("base")
     base = None if b is None else b[0]()
     if base is not None:
-        _setitem(base, b[1], self)  # writes the view's values into the base, then
+        write_view(b[1], base, self)  # writes the view's values into the base, then
         return  # re-derives the base's views (self among them)
     _refresh_views(self)
 
@@ -204,7 +290,7 @@ def _refresh_views(self):
         v = ref()
         if v is None:
             continue
-        new = O.getitem(self, key)
+        new = read_view(key, self)
         if STATE.enabled and new._rg:
             _swap_in(v, new)
         else:
@@ -908,18 +994,18 @@ class TensorMethods:
     log_softmax = _log_softmax
 
     # shape
-    reshape = P._reshape
-    view = P._view
-    transpose = _transpose
-    permute = _permute
-    T = property(_transposed)
-    squeeze = _squeeze
-    unsqueeze = expand_dims = _unsqueeze
-    flatten = P._flatten
-    ravel = P._ravel
+    reshape = viewing(P._reshape)
+    view = viewing(P._view)
+    transpose = viewing(_transpose)
+    permute = viewing(_permute)
+    T = property(viewing(_transposed))
+    squeeze = viewing(_squeeze)
+    unsqueeze = expand_dims = viewing(_unsqueeze)
+    flatten = P._flatten  # a copy, as NumPy's flatten
+    ravel = viewing(P._ravel)
     expand = _expand
     broadcast_to = _calls("broadcast_to", O.broadcast_to, lambda s, shape: O.broadcast_to(s, shape))
-    swapaxes = _swapaxes
+    swapaxes = viewing(_swapaxes)
     take = _take
     repeat = P._repeat
     repeat_interleave = P._repeat_interleave

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core import functions as O
 from ..core.tensor import TensorBase as Tensor
+from ..core.methods import viewing
 from ..core.torch_methods import ravel_order, reshape_order
 from . import linalg_ops, shape_functions
 
@@ -393,13 +394,14 @@ FUNCTIONS = {
     np.stack: _stack,
     np.hstack: _hstack,
     np.vstack: _vstack,
-    np.reshape: _reshape,
-    np.transpose: lambda a, axes=None: O.transpose(a, axes),
-    np.swapaxes: O.swapaxes,
-    np.moveaxis: _moveaxis,
-    np.squeeze: lambda a, axis=None: O.squeeze(a, axis),
-    np.expand_dims: O.expand_dims,
-    np.ravel: lambda a, order="C": ravel_order(O._t(a), order),
+    # NumPy returns views: writes into them show in the argument (and back)
+    np.reshape: viewing(_reshape),
+    np.transpose: viewing(lambda a, axes=None: O.transpose(a, axes)),
+    np.swapaxes: viewing(O.swapaxes),
+    np.moveaxis: viewing(_moveaxis),
+    np.squeeze: viewing(lambda a, axis=None: O.squeeze(a, axis)),
+    np.expand_dims: viewing(O.expand_dims),
+    np.ravel: viewing(lambda a, order="C": ravel_order(O._t(a), order)),
     np.broadcast_to: lambda array, shape, subok=False: O.broadcast_to(array, shape),
     np.atleast_1d: lambda a: _atleast(a, 1),
     np.atleast_2d: lambda a: _atleast(a, 2),
