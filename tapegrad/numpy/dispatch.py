@@ -11,8 +11,8 @@ Anything else raises a TypeError naming the function: a gradient is never droppe
 import numpy as np
 
 from ..core import functions as O
-from ..core.tensor import TensorBase as Tensor
 from ..core.methods import viewing
+from ..core.tensor import TensorBase as Tensor
 from ..core.torch_methods import ravel_order, reshape_order
 from . import linalg_ops, shape_functions
 
