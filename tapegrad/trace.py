@@ -1200,7 +1200,12 @@ class Trace:
                 "trace.grad_many: the differentiated argument must be a float "
                 "or an array (stack pytrees yourself)"
             )
+        X = np.asarray(X)
+        if X.dtype.kind == "c":
+            refuse_complex(f"trace.grad_many: X (dtype {X.dtype})")
         X = np.ascontiguousarray(X, dtype=np.float64)
+        if not X.size and X.ndim == 1 and X.shape[0] == 0 and spec[1]:
+            X = X.reshape((0, *spec[1]))  # an empty batch: no gradients, shaped as asked
         if list(X.shape[1:]) != spec[1]:
             raise ValueError(
                 f"trace.grad_many: X has shape {X.shape}; expected (batch, "
@@ -1212,6 +1217,8 @@ class Trace:
         if spec[2] and nb:
             args[self.argnums[0]] = float(X[0])
         x0 = self._prepared(tuple(args))
+        if not nb:
+            return np.empty(X.shape)
         XX = np.empty((nb, self.m))
         XX[:, : self.ng] = X.reshape(nb, -1)
         XX[:, self.ng :] = x0[self.ng :]

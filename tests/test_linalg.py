@@ -344,9 +344,7 @@ def test_singular_raises_linalgerror():
     for fn in [np.linalg.inv, lambda a: np.linalg.solve(a, np.ones(2))]:
         with pytest.raises(np.linalg.LinAlgError):
             fn(t)
-    # det and slogdet have a value there, but their derivative needs the inverse
-    with pytest.raises(np.linalg.LinAlgError):
-        tg.grad(np.linalg.det)(sing)
+    # slogdet has a value there, but its derivative is unbounded (det's is the adjugate)
     with pytest.raises(np.linalg.LinAlgError):
         tg.grad(lambda a: np.linalg.slogdet(a)[1])(sing)
     with pytest.raises(np.linalg.LinAlgError):
@@ -492,3 +490,47 @@ def test_in_place_change_after_record_raises_and_checkpoint_works():
     x = tg.tensor(a, requires_grad=True)
     np.linalg.slogdet(x).logabsdet.backward()
     _close(x.grad.data, np.linalg.inv(a).T, rtol=1e-12)
+
+
+# ---- det at singular matrices: the adjugate --------------------------------------------------
+def _cofactor(m):
+    """adj(M)^T by cofactors (the definition)."""
+    n = m.shape[0]
+    c = np.zeros_like(m)
+    for i in range(n):
+        for j in range(n):
+            c[i, j] = (-1) ** (i + j) * np.linalg.det(np.delete(np.delete(m, i, 0), j, 1))
+    return c
+
+
+@pytest.mark.parametrize(
+    "a",
+    [
+        np.array([[1.0, 2.0], [2.0, 4.0]]),  # rank 1
+        np.array([[1.0, 2, 3], [4, 5, 6], [7, 8, 9]]),  # rank 2: rank-one adjugate
+        np.array([[1.0, 2, 3], [2, 4, 6], [3, 6, 9]]),  # rank 1: zero adjugate
+        np.array([[1.0, 2, 3, 4], [2, 1, 0, 1], [3, 3, 3, 5], [0, 1, 1, 1]]),  # rank 3
+    ],
+)
+def test_det_gradient_at_singular_matrices_is_the_adjugate(a):
+    np.testing.assert_allclose(tg.grad(np.linalg.det)(a), _cofactor(a), atol=1e-12)
+    _, t = tg.jvp(np.linalg.det, (a,), (np.ones_like(a),))
+    assert t == pytest.approx(np.sum(_cofactor(a)), abs=1e-12)
+
+
+def test_det_hessian_at_a_singular_matrix_matches_differences_of_the_adjugate():
+    a = np.array([[1.0, 2, 3], [4, 5, 6], [7, 8, 9]])
+    h = tg.hessian(np.linalg.det)(a)
+    num = np.zeros((3, 3, 3, 3))
+    for i in range(3):
+        for j in range(3):
+            e = np.zeros((3, 3))
+            e[i, j] = 1e-6
+            num[:, :, i, j] = (_cofactor(a + e) - _cofactor(a - e)) / 2e-6
+    np.testing.assert_allclose(h, num, atol=1e-7)
+
+
+def test_det_gradient_of_a_batch_mixing_singular_and_regular_matrices():
+    a = np.stack([np.array([[1.0, 2.0], [2.0, 4.0]]), np.array([[2.0, 1.0], [1.0, 3.0]])])
+    g = tg.grad(lambda m: np.sum(np.linalg.det(m)))(a)
+    np.testing.assert_allclose(g, np.stack([_cofactor(m) for m in a]), atol=1e-12)

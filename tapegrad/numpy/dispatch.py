@@ -468,6 +468,28 @@ VALUE_FUNCTIONS = {
 }
 VALUE_FUNCTIONS |= shape_functions.VALUE_FUNCTIONS
 
+# ...and of these only the shape and dtype of a Tensor argument matter: they read no value,
+# so a trace recording does not pin one (a replay with new values takes the same branch)
+SHAPE_FUNCTIONS = {
+    np.shape,
+    np.ndim,
+    np.size,
+    np.result_type,
+    np.iscomplexobj,
+    np.isrealobj,
+    np.zeros_like,
+    np.ones_like,
+    np.empty_like,
+    np.full_like,
+}
+
+
+def _shape_only(x):
+    """A stand-in for Tensor ``x`` with its shape and dtype and no data of its own."""
+    if isinstance(x, Tensor):
+        return np.broadcast_to(np.zeros((), x.dtype), x.shape)
+    return _plain(x)
+
 
 def _array_function(self, func, types, args, kwargs):
     impl = FUNCTIONS.get(func)
@@ -475,6 +497,8 @@ def _array_function(self, func, types, args, kwargs):
         if O.exact_operands(*args, *kwargs.values()):  # integer / boolean Tensors
             return O.numpy_exact(func, *args, **kwargs)
         return impl(*args, **kwargs)
+    if func in SHAPE_FUNCTIONS:
+        return func(*map(_shape_only, args), **{k: _shape_only(v) for k, v in kwargs.items()})
     if func in VALUE_FUNCTIONS:
         return func(*_plain(args), **_plain(kwargs))
     mod = getattr(func, "__module__", "numpy") or "numpy"

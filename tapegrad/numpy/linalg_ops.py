@@ -11,8 +11,9 @@ Forward values are NumPy's (LAPACK, called at record time); derivatives are Tens
   eigenvalues, singular vectors of repeated (or, for non-square input, zero) singular values,
   ``pinv``/``lstsq`` of rank-deficient matrices, and the extra columns of ``svd(...,
   full_matrices=True)`` / ``qr(..., mode='complete')`` that NumPy picks arbitrarily.
-  ``det``/``slogdet``/``inv``/``solve`` of singular matrices raise ``LinAlgError`` (from the
-  forward or from the derivative, which needs the inverse).
+  ``slogdet``/``inv``/``solve`` of singular matrices raise ``LinAlgError`` (from the forward or
+  from the derivative, which needs the inverse); ``det``'s derivative is the adjugate, which
+  exists everywhere (as in JAX).
 """
 
 import operator
@@ -166,21 +167,79 @@ def solve(a, b) -> Tensor:
     return _solve(a, b, value)
 
 
+# past this condition number det(A) A^-1 loses every digit: the adjugate comes from the SVD
+_DET_COND = 1e8
+_FADDEEV_MAX = 8  # nested derivatives at singular A: the characteristic-polynomial adjugate
+
+
+def _adjugate_T_svd(av):
+    """adj(A)^T = det(U) det(V) U diag(prod of the other singular values) V^T, exact at
+    singular A too (a rank n-1 matrix has a rank-one adjugate, lower ranks a zero one)."""
+    u, sv, vh = np.linalg.svd(av)
+    left = np.concatenate([np.ones(sv.shape[:-1] + (1,)), np.cumprod(sv, -1)[..., :-1]], -1)
+    right = np.flip(
+        np.concatenate(
+            [np.ones(sv.shape[:-1] + (1,)), np.cumprod(np.flip(sv, -1), -1)[..., :-1]], -1
+        ),
+        -1,
+    )
+    sign = np.linalg.det(u) * np.linalg.det(vh)
+    others = left * right  # prod over j != i of s_j
+    out = np.einsum("...ij,...j,...jk->...ik", u, others, vh) * sign[..., None, None]
+    return out
+
+
+def _adjugate_faddeev(a):
+    """adj(A) as a polynomial in A (Faddeev-LeVerrier), on Tensors: differentiable at every
+    order, singular A included; fine for small n (its rounding grows with n)."""
+    n = a.shape[-1]
+    eye = np.eye(n)
+    m = Tensor._const(np.broadcast_to(eye, a.shape).copy())  # M_1 = I
+    for k in range(1, n):
+        am = O.matmul(a, m)
+        c = O.mul(_trace(am), -1.0 / k)
+        m = O.add(am, O.mul(_scalar_to_matrix(c), eye))
+    return O.mul(m, (-1.0) ** (n + 1))
+
+
+def _det_grad(a):
+    """d det / dA = adj(A)^T, as a Tensor: det(A) A^-T where A is well conditioned; at
+    (numerically) singular A the adjugate itself, as JAX does."""
+    av = _val(a)
+    cond = np.linalg.cond(av) if av.size else 1.0
+    if np.all(cond < _DET_COND):
+        return O.mul(_scalar_to_matrix(det(a)), _mT(inv(a)))
+    if not a._rg:  # a plain backward or tangent: the value alone
+        return Tensor._const(_adjugate_T_svd(av))
+    if a.shape[-1] > _FADDEEV_MAX:
+        raise LinAlgError(
+            f"numpy.linalg.det: a derivative of the gradient of det at a singular "
+            f"{a.shape[-1]}x{a.shape[-1]} matrix is supported up to "
+            f"{_FADDEEV_MAX}x{_FADDEEV_MAX} (the adjugate as a polynomial in A); "
+            "differentiate once, or perturb the matrix"
+        )
+    return _mT(_adjugate_faddeev(a))
+
+
 def _det_vjp(x, y, g):
-    return [O.mul(_scalar_to_matrix(O.mul(g[0], y[0])), _mT(inv(x[0])))]
+    return [O.mul(_scalar_to_matrix(g[0]), _det_grad(x[0]))]
 
 
 def _det_jvp(x, y, dx):
-    return [O.mul(y[0], _trace(_solve(x[0], dx[0])))]
+    return [O.sum(O.mul(_det_grad(x[0]), dx[0]), (-2, -1))]
 
 
 def det(a) -> Tensor:
-    """Determinant; derivative ``det(A) A^-T`` (so it raises LinAlgError at singular A).
+    """Determinant; derivative ``adj(A)^T`` (``det(A) A^-T`` where A is invertible; at singular
+    A the adjugate, as JAX).
 
     >>> import numpy as np, tapegrad as tg
     >>> tg.grad(np.linalg.det)(np.array([[2.0, 0.0], [0.0, 3.0]]))
     array([[3., 0.],
            [0., 2.]])
+    >>> tg.grad(np.linalg.det)(np.array([[1.0, 2.0], [2.0, 4.0]]))  # singular: adj(A)^T
+    array([[ 4., -2.],
+           [-2.,  1.]])
     """
     a = O._t(a)
     _square(a, "det")
