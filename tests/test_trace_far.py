@@ -110,3 +110,32 @@ def test_every_op_replays_far_from_its_recording_as_eager(name):
         return tg.sum(f(*a))
 
     assert _check_far(scalar, xs, argnums=tuple(range(len(xs)))) >= 1  # not all refused
+
+
+SHAPE_ONLY = {
+    "zeros_like": lambda x: np.sum(x * 2 + np.zeros_like(x)),
+    "ones_like": lambda x: np.sum(x * np.ones_like(x)),
+    "full_like": lambda x: np.sum(x * np.full_like(x, 2.0)),
+    "empty_like": lambda x: np.sum(x + 0.0 * np.zeros(np.shape(np.empty_like(x)))),
+    "shape": lambda x: np.sum(x) * np.shape(x)[0],
+    "ndim": lambda x: np.sum(x) * np.ndim(x),
+    "size": lambda x: np.sum(x) * np.size(x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_ONLY))
+def test_shape_only_numpy_functions_do_not_pin_values(name):
+    f = SHAPE_ONLY[name]
+    tr = tg.trace(f, np.array([1.0, 2.0]))
+    x = np.array([3.0, -4.0])
+    got, want = tr.value_and_grad(x), tg.value_and_grad(f)(x)
+    assert got[0] == want[0] and np.array_equal(got[1], want[1])
+
+
+def test_grad_many_of_an_empty_batch_is_empty():
+    tr = tg.trace(lambda x: np.sum(x**2), np.array([1.0, 2.0]))
+    assert tr.grad_many(np.zeros((0, 2))).shape == (0, 2)
+    assert tr.grad_many(np.zeros(0)).shape == (0, 2)
+    tr1 = tg.trace(lambda x: x**2, 1.0)
+    assert tr1.grad_many(np.zeros(0)).shape == (0,)
+    np.testing.assert_array_equal(tr1.grad_many(np.array([1.0, 2.0])), [2.0, 4.0])
