@@ -534,3 +534,31 @@ def test_det_gradient_of_a_batch_mixing_singular_and_regular_matrices():
     a = np.stack([np.array([[1.0, 2.0], [2.0, 4.0]]), np.array([[2.0, 1.0], [1.0, 3.0]])])
     g = tg.grad(lambda m: np.sum(np.linalg.det(m)))(a)
     np.testing.assert_allclose(g, np.stack([_cofactor(m) for m in a]), atol=1e-12)
+
+
+def test_matrix_power_zero_is_the_identity_whatever_the_entries():
+    a = np.array([[1.0, np.inf], [np.nan, 2.0]])
+    out = np.linalg.matrix_power(tg.tensor(a, requires_grad=True), 0)
+    np.testing.assert_array_equal(out.numpy(), np.linalg.matrix_power(a, 0))
+    np.testing.assert_array_equal(
+        tg.grad(lambda m: np.sum(np.linalg.matrix_power(m, 0)))(a), np.zeros((2, 2))
+    )
+
+
+def test_pinv_hermitian_reads_the_lower_triangle_as_numpy():
+    s = np.array([[2.0, 1.0], [5.0, 3.0]])  # not symmetric: the lower triangle counts
+    w = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+    def f(a):
+        return np.sum(np.linalg.pinv(a, hermitian=True) * w)
+
+    value, g = tg.value_and_grad(f)(s)
+    assert value == pytest.approx(f(s), rel=1e-13)
+    num = np.zeros((2, 2))
+    for i in range(2):
+        for j in range(2):
+            e = np.zeros((2, 2))
+            e[i, j] = 1e-6
+            num[i, j] = (f(s + e) - f(s - e)) / 2e-6
+    np.testing.assert_allclose(g, num, atol=1e-8)
+    assert g[0, 1] == 0.0  # the upper triangle is never read

@@ -103,3 +103,12 @@ def test_too_many_steps_raise():
         odeint(damped, tg.tensor(Y0), np.array([0.0, 50.0]), 2.0, 0.3, mxstep=5)
     with pytest.raises(TypeError, match="LSODA"):
         odeint(damped, tg.tensor(Y0), T, 2.0, 0.3, ml=1)
+
+
+def test_trace_refuses_odeint_naming_it():
+    def f(k):
+        return odeint(lambda y, t, a: -a * y, np.array([1.0]), np.array([0.0, 1.0]), k)[1, 0]
+
+    with pytest.raises(TypeError, match="cannot replay tapegrad.scipy.integrate.odeint"):
+        tg.trace(f, 0.5)
+    assert tg.grad(f)(0.5) == pytest.approx(-np.exp(-0.5), rel=1e-6)

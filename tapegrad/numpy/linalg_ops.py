@@ -681,6 +681,9 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=_UNSET) -> Tensor:
            [ 0.25]])
     """
     a = O._t(a)
+    if hermitian:  # NumPy's eigh reads the lower triangle: so do the value and the gradient
+        _square(a, "pinv")
+        a = _from_triangle(a, lower=True)
     kw = {} if rtol is _UNSET else {"rtol": rtol}
     av = _val(a)
     value = np.linalg.pinv(av, rcond=rcond, hermitian=hermitian, **kw)
@@ -798,8 +801,8 @@ def matrix_power(a, n: int) -> Tensor:
         n = operator.index(n)
     except TypeError:
         raise TypeError("exponent must be an integer") from None
-    if n == 0:
-        return O.add(O.mul(a, 0.0), np.broadcast_to(np.eye(a.shape[-1]), a.shape))
+    if n == 0:  # the identity whatever a holds (a * 0 would turn an inf entry into nan)
+        return Tensor._const(np.broadcast_to(np.eye(a.shape[-1]), a.shape).copy())
     if n < 0:
         a, n = inv(a), -n
     out, base = None, a

@@ -18,6 +18,7 @@ import scipy.integrate as _si
 
 from .. import numpy as tnp
 from ..core import functions as O
+from ..core.tensor import GUARD_HOOK
 from ..tensor_class import Tensor
 
 __all__ = ["odeint"]
@@ -102,6 +103,13 @@ def odeint(
         if atol is not None:
             opts["atol"] = atol
         return _si.odeint(func, y0, t, args=tuple(args), **opts)
+    if GUARD_HOOK[0] is not None:  # a tg.trace recording
+        raise TypeError(
+            "tg.trace cannot replay tapegrad.scipy.integrate.odeint: its adaptive steps are "
+            "chosen in Python from the values of each call, so a replay would repeat the "
+            "recorded steps (or refuse every new input). Differentiate it with tg.grad / "
+            "tg.value_and_grad, which solve the ODE at every call"
+        )
     if kwargs:
         raise TypeError(
             f"tapegrad.scipy.integrate.odeint: options {sorted(kwargs)} belong to "
