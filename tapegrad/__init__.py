@@ -191,7 +191,7 @@ from .errors import ForwardModeError  # noqa: E402
 from .transforms.second_order import hessian, hvp, jacfwd, jacrev, jvp  # noqa: E402
 
 # ---- record once, replay many ----
-from .trace import RetraceRequired, load_trace, trace  # noqa: E402
+from .trace import RetraceRequired, Traced, load_trace, trace, traced  # noqa: E402
 
 # ---- functional toolkit: pytrees, custom rules, implicit fixed points, optimizers ----
 from . import optimizers, tree  # noqa: E402

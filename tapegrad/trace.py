@@ -12,6 +12,7 @@ Layout: the traced input leaves are rows 0..k-1 (arguments in ``argnums`` first)
 values are the first ``m`` entries of ``val`` and a replay starts by writing ``val[:m] = x``.
 """
 
+import functools
 import hashlib
 import json
 import linecache
@@ -50,7 +51,15 @@ from ._version import __version__
 from .ops.decl import Elementwise
 from .ops.spec import CODE, FINGERPRINT, OPS
 
-__all__ = ["trace", "Trace", "RetraceRequired", "load_trace", "op_table_fingerprint"]
+__all__ = [
+    "trace",
+    "Trace",
+    "traced",
+    "Traced",
+    "RetraceRequired",
+    "load_trace",
+    "op_table_fingerprint",
+]
 
 _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _CMP = {"__lt__": 0, "__le__": 1, "__gt__": 2, "__ge__": 3, "__eq__": 4, "__ne__": 5}
@@ -1025,7 +1034,26 @@ class Trace:
         """(f(*args), gradient in the structure of the ``argnums`` arguments)."""
         if self.out_size != 1:
             self._need_scalar("grad")
-        x = self._prepared(args)
+        return self._value_and_grad_at(self._prepared(args), args)
+
+    def _flat_from_leaves(self, leaves):
+        """The flat input vector from the float leaves of each argument (``leaves[i]``, in
+        ``_collect``'s order), already checked against the specs by the caller."""
+        parts = [v for i in self._order for v in leaves[i]]
+        if self._all_floats:
+            return np.array(parts)
+        x = np.empty(self.m)
+        pos = 0
+        for p in parts:
+            if p.__class__ is float:
+                x[pos] = p
+                pos += 1
+            else:
+                x[pos : pos + p.size] = p.reshape(-1)
+                pos += p.size
+        return x
+
+    def _value_and_grad_at(self, x, args):
         g = np.empty(self.ng)
         w = self._work()
         status, row = L.run("grad_into", w.val.shape[0], *w.bwd, x, g)
@@ -1492,3 +1520,144 @@ def load_trace(path: str | os.PathLike) -> "Trace":
     tr = Trace.__new__(Trace)
     tr._restore(arrays, meta)
     return tr
+
+
+def _shape_key(obj, diff, leaves):
+    """A hashable key of an argument's structure: float leaves by shape (appended to
+    ``leaves`` in ``_collect``'s order), anything else by value (a trace takes non-float
+    arguments as constants), without copying any array."""
+    cls = obj.__class__
+    if cls is float:
+        leaves.append(obj)
+        return "f"
+    if cls is np.ndarray and obj.dtype.kind == "f":
+        leaves.append(obj)
+        return ("f", obj.shape)
+    if isinstance(obj, Tensor):
+        obj = obj._v
+    if isinstance(obj, dict):
+        return ("d", tuple((k, _shape_key(v, diff, leaves)) for k, v in obj.items()))
+    if isinstance(obj, (list, tuple)):
+        return (type(obj), tuple(_shape_key(o, diff, leaves) for o in obj))
+    if isinstance(obj, (float, np.floating)) or (
+        diff and isinstance(obj, (int, np.integer)) and not isinstance(obj, (bool, np.bool_))
+    ):
+        leaves.append(float(obj))
+        return "f"
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.kind == "f" or (diff and obj.dtype.kind in "iu"):
+            leaves.append(obj)
+            return ("f", obj.shape)
+        if obj.dtype.kind == "c":
+            refuse_complex(f"tg.traced: an argument (dtype {obj.dtype})")
+        return ("a", obj.dtype.str, obj.shape, obj.tobytes())
+    try:
+        hash(obj)
+    except TypeError:
+        return ("id", id(obj))  # unhashable static value: never equal to another one
+    return ("s", type(obj), obj)
+
+
+class Traced:
+    """``f`` with a cache of its traces: ``tg.traced(f)``.
+
+    Each call looks up the traces recorded for the structure and shapes of its arguments
+    (float leaves by shape, other arguments by value) and replays them compiled, most
+    recently used first.  When a replay's guard sees another branch than its recording
+    (``RetraceRequired``), the next trace of that structure is tried, and when none fits,
+    ``f`` is recorded again at these arguments: one trace per branch taken, at most
+    ``max_branches`` per structure and ``max_structures`` structures (least recently used
+    ones are dropped).  So a replay never returns what a fresh evaluation would not.
+
+    What a replay does not repeat: ``f``'s Python side effects (printing, appending to a
+    list, counters) happen when it is recorded only; values ``f`` reads from its closure
+    are as in ``tg.trace`` (Tensors read at every replay, NumPy arrays and numbers frozen).
+    Refused as in ``tg.trace``: random draws inside ``f``, custom Functions, hooks.
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> loss = tg.traced(lambda w, x: np.sum((w * x - 1.0) ** 2))
+        >>> loss.value_and_grad(0.5, np.array([1.0, 2.0]))
+        (0.25, -1.0)
+        >>> loss.value_and_grad(1.5, np.array([1.0, 2.0]))   # a replay of the same trace
+        (4.25, 9.0)
+        >>> loss.records, loss.replays
+        (1, 2)
+    """
+
+    def __init__(self, f, argnums=0, max_branches=8, max_structures=16):
+        self.f = f
+        self.argnums = argnums
+        self._nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+        self.max_branches = max_branches
+        self.max_structures = max_structures
+        self._cache = {}  # key -> traces, least recently used first
+        self.records = 0
+        self.replays = 0
+        functools.update_wrapper(self, f)
+
+    def _run(self, method, args):
+        leaves = [[] for _ in args]
+        key = tuple(_shape_key(a, i in self._nums, leaves[i]) for i, a in enumerate(args))
+        cache = self._cache
+        traces = cache.pop(key, None)
+        if traces is None:
+            traces = []
+            while len(cache) >= self.max_structures:
+                del cache[next(iter(cache))]
+        cache[key] = traces  # most recently used structure last
+        for k in range(len(traces) - 1, -1, -1):
+            tr = traces[k]
+            try:
+                if method == "value_and_grad" and tr.out_size == 1:  # the key checked args
+                    tr._read_closure()
+                    out = tr._value_and_grad_at(tr._flat_from_leaves(leaves), args)
+                else:
+                    out = getattr(tr, method)(*args)
+            except RetraceRequired:
+                continue  # another branch: the next trace, or a new recording
+            traces.append(traces.pop(k))
+            self.replays += 1
+            return out
+        tr = Trace(self.f, args, self.argnums)
+        self.records += 1
+        traces.append(tr)
+        if len(traces) > self.max_branches:
+            del traces[0]
+        self.replays += 1
+        return getattr(tr, method)(*args)
+
+    def __call__(self, *args):
+        """``f(*args)``, replayed."""
+        return self._run("__call__", args)
+
+    def value_and_grad(self, *args):
+        """``(f(*args), gradient)`` in the structure of the ``argnums`` arguments, replayed."""
+        return self._run("value_and_grad", args)
+
+    def grad(self, *args):
+        """The gradient of ``f`` at ``args``, replayed."""
+        return self._run("value_and_grad", args)[1]
+
+    def __repr__(self):
+        n = sum(len(v) for v in self._cache.values())
+        return f"<tapegrad traced {getattr(self.f, '__name__', '?')}: {n} traces>"
+
+
+def traced(
+    f: Callable, argnums: int | Sequence[int] = 0, max_branches: int = 8, max_structures: int = 16
+) -> Traced:
+    """``f`` recorded once per argument structure and branch, then replayed compiled: a
+    training loop gets replay speed with no explicit recording step (see ``Traced``).
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> f = tg.traced(lambda x: np.sum(np.where(x > 0, x, -x) ** 2))
+        >>> f.grad(np.array([1.0, -2.0])), f.grad(np.array([-1.0, 2.0]))  # two branches
+        (array([ 2., -4.]), array([-2.,  4.]))
+        >>> f.records
+        2
+    """
+    return Traced(f, argnums, max_branches, max_structures)

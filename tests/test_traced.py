@@ -1,0 +1,80 @@
+"""tg.traced: a cache of traces keyed by argument structure and branch; replays never return
+what a fresh evaluation would not."""
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+
+def _piecewise(x):
+    if np.sum(x) > 0:  # a Python branch on a traced value: a guard
+        return np.sum(x**3)
+    return np.sum(np.sin(x))
+
+
+def test_one_trace_per_branch_and_shape_all_answers_exact():
+    f = tg.traced(_piecewise)
+    rng = np.random.default_rng(0)
+    for k in range(60):
+        x = rng.standard_normal(3 if k % 2 else 5)
+        want = tg.value_and_grad(_piecewise)(x)
+        got = f.value_and_grad(x)
+        assert got[0] == pytest.approx(want[0], rel=1e-14)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-14)
+    assert f.records == 4  # two shapes x two branches
+    assert f.replays == 60
+
+
+def test_pytree_arguments_and_static_arguments():
+    def loss(params, x, mode):
+        w, b = params["w"], params["b"]
+        r = w * x + b
+        return np.sum(r * r) if mode == "sq" else np.sum(np.abs(r))
+
+    f = tg.traced(loss)
+    x = np.array([1.0, 2.0, 3.0])
+    p = {"w": 0.5, "b": np.array([0.1, 0.2, 0.3])}
+    for mode in ("sq", "abs", "sq"):
+        got = f.value_and_grad(p, x, mode)
+        want = tg.value_and_grad(loss)(p, x, mode)
+        assert got[0] == pytest.approx(want[0], rel=1e-14)
+        assert got[1]["w"] == pytest.approx(want[1]["w"], rel=1e-14)
+        np.testing.assert_allclose(got[1]["b"], want[1]["b"], rtol=1e-14)
+    assert f.records == 2  # a static argument is part of the key
+
+
+def test_branches_and_structures_are_bounded():
+    f = tg.traced(lambda x: np.sum(x) * 2.0, max_branches=2, max_structures=3)
+    for n in range(1, 8):
+        assert f.grad(np.ones(n)).tolist() == [2.0] * n
+    assert len(f._cache) == 3
+
+    g = tg.traced(lambda x: x * 3.0 if x > 1 else (x * 2.0 if x > 0 else -x), max_branches=2)
+    for x in (2.0, 0.5, -1.0, 2.0, 0.5):
+        want = tg.value_and_grad(lambda v: v * 3.0 if v > 1 else (v * 2.0 if v > 0 else -v))(x)
+        assert g.value_and_grad(x) == want
+    assert all(len(v) <= 2 for v in g._cache.values())
+
+
+def test_training_loop_with_closure_parameters_follows_their_updates():
+    w = tg.tensor(np.array([0.0, 0.0]), requires_grad=True)
+    x = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    y = x @ np.array([0.5, -0.25])
+
+    def mse(inputs, targets):
+        return np.mean((inputs @ w - targets) ** 2)
+
+    f = tg.traced(mse)
+    for _ in range(3):
+        v = f(x, y)
+        assert v == pytest.approx(float(np.mean((x @ w.numpy() - y) ** 2)), rel=1e-14)
+        with tg.no_grad():
+            w -= 0.01
+    assert f.records == 1
+
+
+def test_random_draws_are_refused_as_in_tg_trace():
+    f = tg.traced(lambda x: np.sum(x * np.random.standard_normal(2)))
+    with pytest.raises(RuntimeError, match="random"):
+        f.grad(np.ones(2))
