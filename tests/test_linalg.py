@@ -562,3 +562,20 @@ def test_pinv_hermitian_reads_the_lower_triangle_as_numpy():
             num[i, j] = (f(s + e) - f(s - e)) / 2e-6
     np.testing.assert_allclose(g, num, atol=1e-8)
     assert g[0, 1] == 0.0  # the upper triangle is never read
+
+
+@pytest.mark.parametrize("ord_", [None, "fro", 1, -1, 2, -2, np.inf, -np.inf, "nuc"])
+@pytest.mark.parametrize("shape,axis", [((3, 4), (1, 0)), ((3, 4), (0, 1)), ((2, 3, 4), (2, 0))])
+def test_matrix_norm_follows_the_order_of_axis(ord_, shape, axis):
+    rng = np.random.default_rng(sum(shape))
+    m = rng.standard_normal(shape)
+    want = np.linalg.norm(m, ord_, axis=axis)
+    np.testing.assert_allclose(np.linalg.norm(tg.tensor(m), ord_, axis=axis).numpy(), want)
+    w = np.arange(1.0, np.size(want) + 1).reshape(np.shape(want))
+
+    def f(a):
+        return np.sum(np.linalg.norm(a, ord_, axis=axis) * w)
+
+    u = rng.standard_normal(shape)  # a directional derivative against differences
+    num = (f(m + 1e-6 * u) - f(m - 1e-6 * u)) / 2e-6
+    assert np.sum(tg.grad(f)(m) * u) == pytest.approx(num, rel=1e-6, abs=1e-8)

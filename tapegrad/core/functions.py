@@ -2212,7 +2212,9 @@ def norm(x: TensorLike, ord=None, axis: Axis = None, keepdims: bool = False) -> 
                 f"norm: matrix norm ord={ord!r} (spectral/nuclear) needs the SVD: "
                 "use np.linalg.norm or tnp.linalg.norm, which differentiate it"
             )
-        inner, outer_ax = (axes[0], axes[1]) if ord in (1, -1) else (axes[1], axes[0])
+        # NumPy's order: axis[0] indexes rows, axis[1] columns (axes above is sorted)
+        rows, cols = (0, 1) if axis is None else (int(a) % x.ndim for a in axis)
+        inner, outer_ax = (rows, cols) if ord in (1, -1) else (cols, rows)
         s = sum(abs_(x), inner, keepdims=True)
         r = (amax if ord > 0 else amin)(s, outer_ax, keepdims=True)
         return r if keepdims else reshape(r, [d for i, d in enumerate(r.shape) if i not in axes])
