@@ -579,3 +579,13 @@ def test_matrix_norm_follows_the_order_of_axis(ord_, shape, axis):
     u = rng.standard_normal(shape)  # a directional derivative against differences
     num = (f(m + 1e-6 * u) - f(m - 1e-6 * u)) / 2e-6
     assert np.sum(tg.grad(f)(m) * u) == pytest.approx(num, rel=1e-6, abs=1e-8)
+
+
+def test_qr_and_svd_refuse_numerically_rank_deficient_matrices():
+    a = np.array([[1.0, 2.0], [2.0, 4.0 + 1e-15], [3.0, 6.0]])  # rank one to working precision
+    with pytest.raises(np.linalg.LinAlgError, match="rank-deficient"):
+        tg.grad(lambda m: np.sum(np.linalg.qr(m)[0]))(a)
+    with pytest.raises(np.linalg.LinAlgError, match="rank-deficient"):
+        tg.jvp(lambda m: np.linalg.qr(m)[0], (a,), (np.ones_like(a),))
+    with pytest.raises(np.linalg.LinAlgError, match="zero singular value"):
+        tg.grad(lambda m: np.sum(np.linalg.svd(m, full_matrices=False)[0]))(a)

@@ -397,9 +397,16 @@ def eigvalsh(a, UPLO: str = "L") -> Tensor:  # noqa: N803 - NumPy's name
 # ---- svd ---------------------------------------------------------------------------------------
 
 
+def _negligible(d, m, n):
+    """Which of the nonnegative values ``d`` (singular values, |diag R|) are zero to working
+    precision: at most max(m, n) * eps times the largest (NumPy's matrix_rank rule)."""
+    top = np.max(d, axis=-1, keepdims=True, initial=0.0)
+    return d <= max(m, n) * np.finfo(np.float64).eps * top
+
+
 def _svd_checks(s, m, n, name="svd"):
     _check_gaps(s, name, "singular vectors", squared=True)
-    if m != n and np.any(_val(s) == 0.0):
+    if m != n and np.any(_negligible(_val(s), m, n)):
         raise LinAlgError(
             f"numpy.linalg.{name}: the derivative of the singular vectors of a "
             "non-square matrix is undefined at a zero singular value"
@@ -547,8 +554,24 @@ def _rsolve(b, r):
     return _mT(_solve(_mT(r), _mT(b)))
 
 
+def _check_qr_rank(a, r):
+    """The derivative of QR solves with R's leading square block: refuse a numerically
+    singular one (an exact test would let 1e14-sized gradients through)."""
+    rv = _val(r)
+    m, n = a.shape[-2:]
+    k = min(rv.shape[-2:])
+    d = np.abs(np.diagonal(rv[..., :k, :k], axis1=-2, axis2=-1))
+    if np.any(_negligible(d, m, n)):
+        raise LinAlgError(
+            "numpy.linalg.qr: the derivative needs a full-rank leading block of R, and this "
+            f"matrix is rank-deficient to working precision (|diag R| = {d.tolist()}); "
+            "perturb the matrix or differentiate a quantity that does not need Q and R"
+        )
+
+
 def _qr_vjp(x, y, g):
     q, r = y
+    _check_qr_rank(x[0], r)
     gq, gr = g
     m = None
     if gr is not None:
@@ -567,6 +590,7 @@ def _qr_vjp(x, y, g):
 
 def _qr_jvp(x, y, dx):
     q, r = y
+    _check_qr_rank(x[0], r)
     n = r.shape[-1]
     dar = _rsolve(dx[0], r)
     c = O.matmul(_mT(q), dar)
