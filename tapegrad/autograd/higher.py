@@ -112,13 +112,11 @@ class _Partials:
     """An elementwise op's partial derivatives as functions on Tensors, and what they read."""
 
     def __init__(self, spec):
+        consts = {"1.0": 1.0, "-1.0": -1.0, "0.0": 0.0}  # 0.0: a symbolic zero (floor...)
         self.fns = [
-            None if d.strip() in ("1.0", "-1.0") else formula.tensor_function(d, _FormulaOps)
-            for d in spec.d
+            None if d.strip() in consts else formula.tensor_function(d, _FormulaOps) for d in spec.d
         ]
-        self.signs = [
-            1.0 if d.strip() == "1.0" else -1.0 if d.strip() == "-1.0" else None for d in spec.d
-        ]
+        self.signs = [consts.get(d.strip()) for d in spec.d]
         used = set().union(*(formula.symbols(d) for d in spec.d))
         self.used = used
 
@@ -133,6 +131,12 @@ class _Partials:
         c = float(t.fp[r])
         c2 = float(t.fpool[t.ip[r]]) if "c2" in u else 0.0
         return [s if f is None else f(a, b, out, c, c2) for f, s in zip(self.fns, self.signs)]
+
+
+def _zero(d):
+    """A partial that is the literal 0.0: it contributes nothing (not g * 0, nan for an
+    infinite g), as the compiled sweeps."""
+    return d.__class__ is float and d == 0.0
 
 
 def _scale(x, d):
@@ -157,7 +161,7 @@ def vjp(t, r, g):
         return [
             (row, _scale(g, d))
             for row, d in zip(rows, part.evaluate(t, r))
-            if row >= 0 and t.rg[row]
+            if row >= 0 and t.rg[row] and not _zero(d)
         ]
     return OPS[code].vjp(Rows(t), r, g)
 
@@ -175,7 +179,7 @@ def jvp(t, r, tangent):
     if all(x is None for x in ts):
         return None
     for tx, d in zip(ts, part.evaluate(t, r)):
-        if tx is None:
+        if tx is None or _zero(d):
             continue
         term = _scale(tx, d)
         out = term if out is None else out + term

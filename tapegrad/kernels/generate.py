@@ -97,7 +97,11 @@ _VALUE_LOADS = [("a", "val[upa + j]"), ("b", "val[upb + j]"), ("out", "val[ulo +
 
 
 def _accumulate(target, g, d):
-    """``target += g * d`` with the common constant partials folded."""
+    """``target += g * d`` with the common constant partials folded; a partial that is the
+    literal 0.0 (floor, sign, round...) adds nothing, not g * 0.0, which is nan for an
+    infinite g (a symbolic zero, as JAX's)."""
+    if d.strip() == "0.0":
+        return "pass"
     if d.strip() == "1.0":
         return f"{target} += {g}"
     if d.strip() == "-1.0":
@@ -138,11 +142,13 @@ def tangent_elementwise(o):
     for k, (d, ta, has) in enumerate(
         zip(o.d, ("tvals[ln, upa + j]", "tvals[ln, upb + j]"), ("ha", "hb"))
     ):
+        if d.strip() == "0.0":
+            continue
         if d.strip() in ("1.0", "-1.0"):
             term = f"t {'+' if d.strip() == '1.0' else '-'}= {ta}"
-        else:
+        else:  # a zero tangent contributes nothing, even where the partial is infinite
             body.append(f"d{k} = {_code(d)}")
-            term = f"t += {ta} * d{k}"
+            term = f"t += {ta} * d{k} if {ta} != 0.0 else 0.0"
         lane += [f"if {has}:", "    " + term]
     lane.append("tvals[ln, ulo + j] = t")
     body += ["for ln in range(nl):"] + ["    " + x for x in lane]
@@ -174,11 +180,15 @@ def hvp_elementwise(o):
                 used |= formula.symbols(formula.derivative(d, sym))
     body = ["g = adj[ulo + j]"] + _loads(used, _VALUE_LOADS)
     for k, (d, dst, gate) in enumerate(zip(o.d, ("upa", "upb"), ("ga", "gb"))):
+        if d.strip() == "0.0":
+            continue
+        # zeros are symbolic here, as JAX's: a zero adjoint, tangent or tangent-adjoint adds
+        # nothing even where a partial is infinite (the output's seed, say, at sqrt(0))
         lines = [f"d = {_code(d)}", f"adj[{dst} + j] += g * d"]
-        lane = ["s = tadjs[ln, ulo + j] * d"]
+        lane = ["s = tadjs[ln, ulo + j]", "s = s * d if s != 0.0 else 0.0"]
         for q, (has, t, dd) in enumerate(_second(d)):
-            lines.append(f"e{q} = g * ({dd})")
-            lane += [f"if {has}:", f"    s += {t} * e{q}"]
+            lines.append(f"e{q} = g * ({dd}) if g != 0.0 else 0.0")
+            lane += [f"if {has} and {t} != 0.0:", f"    s += {t} * e{q}"]
         lane.append(f"tadjs[ln, {dst} + j] += s")
         lines += ["for ln in range(nl):"] + ["    " + x for x in lane]
         if o.arity == 2:

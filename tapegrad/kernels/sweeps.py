@@ -20,10 +20,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "6f5bff91b1ccb82f"
+FINGERPRINT = "0f54b4bd1e7b0778"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 501518010144312194
+KERNELS_ID = 69044158310363255
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'CUMSUM', 'CUMPROD')
 
 # sweep results: (status, row)
@@ -45,6 +45,8 @@ def sf_gamma(x):
     """Gamma; poles: +-inf at zero (by its sign), NaN at the negative integers (SciPy)."""
     if x != x or x == math.inf:
         return x
+    if x == -math.inf:  # SciPy's nan (math.floor(-inf) would raise in Python)
+        return math.nan
     if x == 0.0:
         return math.copysign(math.inf, x)
     if x < 0.0 and x == math.floor(x):
@@ -1100,8 +1102,9 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
             elif o == 15:  # SIGMOID
                 for j in range(un):
                     g = adj[ulo + j]
+                    a = val[upa + j]
                     out = val[ulo + j]
-                    adj[upa + j] += g * (out * (1.0 - out))
+                    adj[upa + j] += g * (out * np.exp(-np.logaddexp(0.0, a)))
             elif o == 16:  # RELU
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1181,23 +1184,23 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
             elif o == 31:  # SIGN
                 for j in range(un):
                     g = adj[ulo + j]
-                    adj[upa + j] += g * (0.0)
+                    pass
             elif o == 32:  # FLOOR
                 for j in range(un):
                     g = adj[ulo + j]
-                    adj[upa + j] += g * (0.0)
+                    pass
             elif o == 33:  # CEIL
                 for j in range(un):
                     g = adj[ulo + j]
-                    adj[upa + j] += g * (0.0)
+                    pass
             elif o == 34:  # RINT
                 for j in range(un):
                     g = adj[ulo + j]
-                    adj[upa + j] += g * (0.0)
+                    pass
             elif o == 35:  # TRUNC
                 for j in range(un):
                     g = adj[ulo + j]
-                    adj[upa + j] += g * (0.0)
+                    pass
             elif o == 36:  # LEAKY_RELU
                 c = fp[i]
                 for j in range(un):
@@ -1233,8 +1236,9 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
+                    a = val[upa + j]
                     out = val[ulo + j]
-                    adj[upa + j] += g * (out * np.log(c))
+                    adj[upa + j] += g * ((0.0 if a > 0.0 else np.log(c)) if c == 0.0 else out * np.log(1.0 if c == 0.0 else c))
             elif o == 43:  # CLIP
                 c = fp[i]
                 c2 = fpool[ip[i]]
@@ -1336,7 +1340,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                     if ga:
                         adj[upa + j] += g * (0.0 if b == 0.0 else b * a ** (b - 1.0))
                     if gb:
-                        adj[upb + j] += g * (0.0 if (a == 0.0) & (b >= 0.0) else out * np.log(a))
+                        adj[upb + j] += g * ((0.0 if b > 0.0 else np.log(a)) if a == 0.0 else out * np.log(1.0 if a == 0.0 else a))
             elif o == 57:  # MAXIMUM
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1371,9 +1375,9 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                     b = val[upb + j]
                     out = val[ulo + j]
                     if ga:
-                        adj[upa + j] += g * (a / (1.0 if out == 0.0 else out))
+                        adj[upa + j] += g * ((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out))
                     if gb:
-                        adj[upb + j] += g * (b / (1.0 if out == 0.0 else out))
+                        adj[upb + j] += g * ((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out))
             elif o == 61:  # LOGADDEXP
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1526,7 +1530,7 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
             elif o == 15:  # SIGMOID
                 for j in range(un):
                     a = val[upa + j]
-                    val[ulo + j] = 0.5 * (np.tanh(0.5 * a) + 1.0)
+                    val[ulo + j] = np.exp(-np.logaddexp(0.0, -a))
             elif o == 16:  # RELU
                 for j in range(un):
                     a = val[upa + j]
@@ -1835,7 +1839,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 7:  # LOG
                     for j in range(un):
@@ -1844,7 +1848,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 8:  # LOG1P
                     for j in range(un):
@@ -1853,7 +1857,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 9:  # EXPM1
                     for j in range(un):
@@ -1862,7 +1866,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 10:  # SQRT
                     for j in range(un):
@@ -1871,7 +1875,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 11:  # SIN
                     for j in range(un):
@@ -1880,7 +1884,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 12:  # COS
                     for j in range(un):
@@ -1889,7 +1893,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 13:  # TAN
                     for j in range(un):
@@ -1898,7 +1902,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 14:  # TANH
                     for j in range(un):
@@ -1907,16 +1911,17 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 15:  # SIGMOID
                     for j in range(un):
+                        a = val[upa + j]
                         out = val[ulo + j]
-                        d0 = out * (1.0 - out)
+                        d0 = out * np.exp(-np.logaddexp(0.0, a))
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 16:  # RELU
                     for j in range(un):
@@ -1925,7 +1930,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 17:  # ABS
                     for j in range(un):
@@ -1934,7 +1939,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 18:  # ARCSIN
                     for j in range(un):
@@ -1943,7 +1948,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 19:  # ARCCOS
                     for j in range(un):
@@ -1952,7 +1957,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 20:  # ARCTAN
                     for j in range(un):
@@ -1961,7 +1966,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 21:  # ARCSINH
                     for j in range(un):
@@ -1970,7 +1975,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 22:  # ARCCOSH
                     for j in range(un):
@@ -1979,7 +1984,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 23:  # ARCTANH
                     for j in range(un):
@@ -1988,7 +1993,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 24:  # SINH
                     for j in range(un):
@@ -1997,7 +2002,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 25:  # COSH
                     for j in range(un):
@@ -2006,7 +2011,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 26:  # LOG2
                     for j in range(un):
@@ -2015,7 +2020,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 27:  # LOG10
                     for j in range(un):
@@ -2024,7 +2029,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 28:  # EXP2
                     for j in range(un):
@@ -2033,7 +2038,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 29:  # CBRT
                     for j in range(un):
@@ -2042,7 +2047,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 30:  # SINC
                     for j in range(un):
@@ -2052,47 +2057,32 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 31:  # SIGN
                     for j in range(un):
-                        d0 = 0.0
                         for ln in range(nl):
                             t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0
                             tvals[ln, ulo + j] = t
                 elif o == 32:  # FLOOR
                     for j in range(un):
-                        d0 = 0.0
                         for ln in range(nl):
                             t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0
                             tvals[ln, ulo + j] = t
                 elif o == 33:  # CEIL
                     for j in range(un):
-                        d0 = 0.0
                         for ln in range(nl):
                             t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0
                             tvals[ln, ulo + j] = t
                 elif o == 34:  # RINT
                     for j in range(un):
-                        d0 = 0.0
                         for ln in range(nl):
                             t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0
                             tvals[ln, ulo + j] = t
                 elif o == 35:  # TRUNC
                     for j in range(un):
-                        d0 = 0.0
                         for ln in range(nl):
                             t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0
                             tvals[ln, ulo + j] = t
                 elif o == 36:  # LEAKY_RELU
                     c = fp[i]
@@ -2102,7 +2092,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 37:  # ADDS
                     for j in range(un):
@@ -2118,7 +2108,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 39:  # RSUBS
                     for j in range(un):
@@ -2135,7 +2125,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 41:  # POWS
                     c = fp[i]
@@ -2145,17 +2135,18 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 42:  # RPOWS
                     c = fp[i]
                     for j in range(un):
+                        a = val[upa + j]
                         out = val[ulo + j]
-                        d0 = out * np.log(c)
+                        d0 = (0.0 if a > 0.0 else np.log(c)) if c == 0.0 else out * np.log(1.0 if c == 0.0 else c)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 43:  # CLIP
                     c = fp[i]
@@ -2166,7 +2157,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 44:  # GAMMA
                     for j in range(un):
@@ -2176,7 +2167,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 45:  # GAMMALN
                     for j in range(un):
@@ -2185,7 +2176,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 46:  # DIGAMMA
                     for j in range(un):
@@ -2194,7 +2185,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 47:  # POLYGAMMA
                     c = fp[i]
@@ -2204,7 +2195,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 48:  # ERF
                     for j in range(un):
@@ -2213,7 +2204,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 49:  # ERFC
                     for j in range(un):
@@ -2222,7 +2213,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 50:  # ERFINV
                     for j in range(un):
@@ -2231,7 +2222,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 51:  # ERFCINV
                     for j in range(un):
@@ -2240,7 +2231,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 else:
                     return BAD_OP, i
@@ -2272,9 +2263,9 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             if hb:
-                                t += tvals[ln, upb + j] * d1
+                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 55:  # DIV
                     for j in range(un):
@@ -2285,9 +2276,9 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             if hb:
-                                t += tvals[ln, upb + j] * d1
+                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 56:  # POW
                     for j in range(un):
@@ -2295,13 +2286,13 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         b = val[upb + j]
                         out = val[ulo + j]
                         d0 = 0.0 if b == 0.0 else b * a ** (b - 1.0)
-                        d1 = 0.0 if (a == 0.0) & (b >= 0.0) else out * np.log(a)
+                        d1 = (0.0 if b > 0.0 else np.log(a)) if a == 0.0 else out * np.log(1.0 if a == 0.0 else a)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             if hb:
-                                t += tvals[ln, upb + j] * d1
+                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 57:  # MAXIMUM
                     for j in range(un):
@@ -2312,9 +2303,9 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             if hb:
-                                t += tvals[ln, upb + j] * d1
+                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 58:  # MINIMUM
                     for j in range(un):
@@ -2325,9 +2316,9 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             if hb:
-                                t += tvals[ln, upb + j] * d1
+                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 59:  # ARCTAN2
                     for j in range(un):
@@ -2338,23 +2329,23 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             if hb:
-                                t += tvals[ln, upb + j] * d1
+                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 60:  # HYPOT
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
                         out = val[ulo + j]
-                        d0 = a / (1.0 if out == 0.0 else out)
-                        d1 = b / (1.0 if out == 0.0 else out)
+                        d0 = (0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out)
+                        d1 = (0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             if hb:
-                                t += tvals[ln, upb + j] * d1
+                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 61:  # LOGADDEXP
                     for j in range(un):
@@ -2365,9 +2356,9 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             if hb:
-                                t += tvals[ln, upb + j] * d1
+                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 62:  # LOGADDEXP2
                     for j in range(un):
@@ -2378,9 +2369,9 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0
+                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             if hb:
-                                t += tvals[ln, upb + j] * d1
+                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 63:  # REMAINDER
                     for j in range(un):
@@ -2393,7 +2384,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                             if ha:
                                 t += tvals[ln, upa + j]
                             if hb:
-                                t += tvals[ln, upb + j] * d1
+                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 64:  # FMOD
                     for j in range(un):
@@ -2406,7 +2397,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                             if ha:
                                 t += tvals[ln, upa + j]
                             if hb:
-                                t += tvals[ln, upb + j] * d1
+                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 else:
                     return BAD_OP, i
@@ -2550,7 +2541,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     d = -1.0
                     adj[upa + j] += g * d
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
                         tadjs[ln, upa + j] += s
             elif o == 6:  # EXP
                 for j in range(un):
@@ -2558,10 +2550,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     out = val[ulo + j]
                     d = out
                     adj[upa + j] += g * d
-                    e0 = g * (1.0)
+                    e0 = g * (1.0) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if hout:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if hout and tvals[ln, ulo + j] != 0.0:
                             s += tvals[ln, ulo + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 7:  # LOG
@@ -2570,10 +2563,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 / a
                     adj[upa + j] += g * d
-                    e0 = g * (-(1.0 / (a * a)))
+                    e0 = g * (-(1.0 / (a * a))) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 8:  # LOG1P
@@ -2582,10 +2576,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 / (1.0 + a)
                     adj[upa + j] += g * d
-                    e0 = g * (-(1.0 / ((1.0 + a) * (1.0 + a))))
+                    e0 = g * (-(1.0 / ((1.0 + a) * (1.0 + a)))) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 9:  # EXPM1
@@ -2594,10 +2589,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     out = val[ulo + j]
                     d = out + 1.0
                     adj[upa + j] += g * d
-                    e0 = g * (1.0)
+                    e0 = g * (1.0) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if hout:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if hout and tvals[ln, ulo + j] != 0.0:
                             s += tvals[ln, ulo + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 10:  # SQRT
@@ -2606,10 +2602,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     out = val[ulo + j]
                     d = 0.5 / out
                     adj[upa + j] += g * d
-                    e0 = g * (-(0.5 / (out * out)))
+                    e0 = g * (-(0.5 / (out * out))) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if hout:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if hout and tvals[ln, ulo + j] != 0.0:
                             s += tvals[ln, ulo + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 11:  # SIN
@@ -2618,10 +2615,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = np.cos(a)
                     adj[upa + j] += g * d
-                    e0 = g * (-np.sin(a))
+                    e0 = g * (-np.sin(a)) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 12:  # COS
@@ -2630,10 +2628,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = -np.sin(a)
                     adj[upa + j] += g * d
-                    e0 = g * (-np.cos(a))
+                    e0 = g * (-np.cos(a)) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 13:  # TAN
@@ -2642,10 +2641,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     out = val[ulo + j]
                     d = 1.0 + out * out
                     adj[upa + j] += g * d
-                    e0 = g * (out + out)
+                    e0 = g * (out + out) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if hout:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if hout and tvals[ln, ulo + j] != 0.0:
                             s += tvals[ln, ulo + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 14:  # TANH
@@ -2654,23 +2654,29 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     out = val[ulo + j]
                     d = 1.0 - out * out
                     adj[upa + j] += g * d
-                    e0 = g * (-(out + out))
+                    e0 = g * (-(out + out)) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if hout:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if hout and tvals[ln, ulo + j] != 0.0:
                             s += tvals[ln, ulo + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 15:  # SIGMOID
                 for j in range(un):
                     g = adj[ulo + j]
+                    a = val[upa + j]
                     out = val[ulo + j]
-                    d = out * (1.0 - out)
+                    d = out * np.exp(-np.logaddexp(0.0, a))
                     adj[upa + j] += g * d
-                    e0 = g * (1.0 - out + out * -1.0)
+                    e0 = g * (out * (-(0.5 - 0.5 * np.tanh(0.5 * (0.0 - a))) * np.exp(-np.logaddexp(0.0, a)))) if g != 0.0 else 0.0
+                    e1 = g * (np.exp(-np.logaddexp(0.0, a))) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if hout:
-                            s += tvals[ln, ulo + j] * e0
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
+                            s += tvals[ln, upa + j] * e0
+                        if hout and tvals[ln, ulo + j] != 0.0:
+                            s += tvals[ln, ulo + j] * e1
                         tadjs[ln, upa + j] += s
             elif o == 16:  # RELU
                 for j in range(un):
@@ -2678,10 +2684,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 if a > 0.0 else 0.0
                     adj[upa + j] += g * d
-                    e0 = g * (0.0 if a > 0.0 else 0.0)
+                    e0 = g * (0.0 if a > 0.0 else 0.0) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 17:  # ABS
@@ -2691,7 +2698,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     d = 1.0 if a > 0.0 else -1.0 if a < 0.0 else a * 0.0
                     adj[upa + j] += g * d
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
                         tadjs[ln, upa + j] += s
             elif o == 18:  # ARCSIN
                 for j in range(un):
@@ -2699,10 +2707,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 / np.sqrt(1.0 - a * a)
                     adj[upa + j] += g * d
-                    e0 = g * (-(-(a + a) * (0.5 / np.sqrt(1.0 - a * a)) / (np.sqrt(1.0 - a * a) * np.sqrt(1.0 - a * a))))
+                    e0 = g * (-(-(a + a) * (0.5 / np.sqrt(1.0 - a * a)) / (np.sqrt(1.0 - a * a) * np.sqrt(1.0 - a * a)))) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 19:  # ARCCOS
@@ -2711,10 +2720,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = -1.0 / np.sqrt(1.0 - a * a)
                     adj[upa + j] += g * d
-                    e0 = g * (-(-1.0 * (-(a + a) * (0.5 / np.sqrt(1.0 - a * a))) / (np.sqrt(1.0 - a * a) * np.sqrt(1.0 - a * a))))
+                    e0 = g * (-(-1.0 * (-(a + a) * (0.5 / np.sqrt(1.0 - a * a))) / (np.sqrt(1.0 - a * a) * np.sqrt(1.0 - a * a)))) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 20:  # ARCTAN
@@ -2723,10 +2733,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 / (1.0 + a * a)
                     adj[upa + j] += g * d
-                    e0 = g * (-((a + a) / ((1.0 + a * a) * (1.0 + a * a))))
+                    e0 = g * (-((a + a) / ((1.0 + a * a) * (1.0 + a * a)))) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 21:  # ARCSINH
@@ -2735,10 +2746,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 / np.sqrt(a * a + 1.0)
                     adj[upa + j] += g * d
-                    e0 = g * (-((a + a) * (0.5 / np.sqrt(a * a + 1.0)) / (np.sqrt(a * a + 1.0) * np.sqrt(a * a + 1.0))))
+                    e0 = g * (-((a + a) * (0.5 / np.sqrt(a * a + 1.0)) / (np.sqrt(a * a + 1.0) * np.sqrt(a * a + 1.0)))) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 22:  # ARCCOSH
@@ -2747,10 +2759,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0))
                     adj[upa + j] += g * d
-                    e0 = g * (-((0.5 / np.sqrt(a - 1.0) * np.sqrt(a + 1.0) + np.sqrt(a - 1.0) * (0.5 / np.sqrt(a + 1.0))) / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0) * (np.sqrt(a - 1.0) * np.sqrt(a + 1.0)))))
+                    e0 = g * (-((0.5 / np.sqrt(a - 1.0) * np.sqrt(a + 1.0) + np.sqrt(a - 1.0) * (0.5 / np.sqrt(a + 1.0))) / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0) * (np.sqrt(a - 1.0) * np.sqrt(a + 1.0))))) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 23:  # ARCTANH
@@ -2759,10 +2772,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 / (1.0 - a * a)
                     adj[upa + j] += g * d
-                    e0 = g * (-(-(a + a) / ((1.0 - a * a) * (1.0 - a * a))))
+                    e0 = g * (-(-(a + a) / ((1.0 - a * a) * (1.0 - a * a)))) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 24:  # SINH
@@ -2771,10 +2785,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = np.cosh(a)
                     adj[upa + j] += g * d
-                    e0 = g * (np.sinh(a))
+                    e0 = g * (np.sinh(a)) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 25:  # COSH
@@ -2783,10 +2798,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = np.sinh(a)
                     adj[upa + j] += g * d
-                    e0 = g * (np.cosh(a))
+                    e0 = g * (np.cosh(a)) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 26:  # LOG2
@@ -2795,10 +2811,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 / (a * 0.6931471805599453)
                     adj[upa + j] += g * d
-                    e0 = g * (-(0.6931471805599453 / (a * 0.6931471805599453 * (a * 0.6931471805599453))))
+                    e0 = g * (-(0.6931471805599453 / (a * 0.6931471805599453 * (a * 0.6931471805599453)))) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 27:  # LOG10
@@ -2807,10 +2824,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 / (a * 2.302585092994046)
                     adj[upa + j] += g * d
-                    e0 = g * (-(2.302585092994046 / (a * 2.302585092994046 * (a * 2.302585092994046))))
+                    e0 = g * (-(2.302585092994046 / (a * 2.302585092994046 * (a * 2.302585092994046)))) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 28:  # EXP2
@@ -2819,10 +2837,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     out = val[ulo + j]
                     d = out * 0.6931471805599453
                     adj[upa + j] += g * d
-                    e0 = g * (0.6931471805599453)
+                    e0 = g * (0.6931471805599453) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if hout:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if hout and tvals[ln, ulo + j] != 0.0:
                             s += tvals[ln, ulo + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 29:  # CBRT
@@ -2831,10 +2850,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     out = val[ulo + j]
                     d = 1.0 / (3.0 * out * out)
                     adj[upa + j] += g * d
-                    e0 = g * (-((3.0 * out + 3.0 * out) / (3.0 * out * out * (3.0 * out * out))))
+                    e0 = g * (-((3.0 * out + 3.0 * out) / (3.0 * out * out * (3.0 * out * out)))) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if hout:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if hout and tvals[ln, ulo + j] != 0.0:
                             s += tvals[ln, ulo + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 30:  # SINC
@@ -2844,55 +2864,31 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     out = val[ulo + j]
                     d = a * (-3.289868133696453 + a * a * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else (np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a)
                     adj[upa + j] += g * d
-                    e0 = g * (-3.289868133696453 + a * a * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05))))) + a * ((a + a) * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05))))) + a * a * ((a + a) * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)))) + a * a * ((a + a) * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05))) + a * a * ((a + a) * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)) + a * a * ((a + a) * (0.001781145516372851 + a * a * -9.766223126318928e-05) + a * a * ((a + a) * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else 3.141592653589793 * -np.sin(3.141592653589793 * a) / (1.0 if np.abs(a) < 0.1 else a) - (np.cos(3.141592653589793 * a) - out) * (0.0 if np.abs(a) < 0.1 else 1.0) / ((1.0 if np.abs(a) < 0.1 else a) * (1.0 if np.abs(a) < 0.1 else a)))
-                    e1 = g * (0.0 if np.abs(a) < 0.1 else -1.0 / (1.0 if np.abs(a) < 0.1 else a))
+                    e0 = g * (-3.289868133696453 + a * a * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05))))) + a * ((a + a) * (3.246969701133414 + a * a * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05))))) + a * a * ((a + a) * (-1.144510944732505 + a * a * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)))) + a * a * ((a + a) * (0.20918278254123832 + a * a * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05))) + a * a * ((a + a) * (-0.023460810354558225 + a * a * (0.001781145516372851 + a * a * -9.766223126318928e-05)) + a * a * ((a + a) * (0.001781145516372851 + a * a * -9.766223126318928e-05) + a * a * ((a + a) * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else 3.141592653589793 * -np.sin(3.141592653589793 * a) / (1.0 if np.abs(a) < 0.1 else a) - (np.cos(3.141592653589793 * a) - out) * (0.0 if np.abs(a) < 0.1 else 1.0) / ((1.0 if np.abs(a) < 0.1 else a) * (1.0 if np.abs(a) < 0.1 else a))) if g != 0.0 else 0.0
+                    e1 = g * (0.0 if np.abs(a) < 0.1 else -1.0 / (1.0 if np.abs(a) < 0.1 else a)) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
-                        if hout:
+                        if hout and tvals[ln, ulo + j] != 0.0:
                             s += tvals[ln, ulo + j] * e1
                         tadjs[ln, upa + j] += s
             elif o == 31:  # SIGN
                 for j in range(un):
                     g = adj[ulo + j]
-                    d = 0.0
-                    adj[upa + j] += g * d
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        tadjs[ln, upa + j] += s
             elif o == 32:  # FLOOR
                 for j in range(un):
                     g = adj[ulo + j]
-                    d = 0.0
-                    adj[upa + j] += g * d
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        tadjs[ln, upa + j] += s
             elif o == 33:  # CEIL
                 for j in range(un):
                     g = adj[ulo + j]
-                    d = 0.0
-                    adj[upa + j] += g * d
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        tadjs[ln, upa + j] += s
             elif o == 34:  # RINT
                 for j in range(un):
                     g = adj[ulo + j]
-                    d = 0.0
-                    adj[upa + j] += g * d
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        tadjs[ln, upa + j] += s
             elif o == 35:  # TRUNC
                 for j in range(un):
                     g = adj[ulo + j]
-                    d = 0.0
-                    adj[upa + j] += g * d
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        tadjs[ln, upa + j] += s
             elif o == 36:  # LEAKY_RELU
                 c = fp[i]
                 for j in range(un):
@@ -2900,10 +2896,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 if a > 0.0 else c
                     adj[upa + j] += g * d
-                    e0 = g * (0.0 if a > 0.0 else 0.0)
+                    e0 = g * (0.0 if a > 0.0 else 0.0) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 37:  # ADDS
@@ -2912,7 +2909,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     d = 1.0
                     adj[upa + j] += g * d
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
                         tadjs[ln, upa + j] += s
             elif o == 38:  # MULS
                 c = fp[i]
@@ -2921,7 +2919,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     d = c
                     adj[upa + j] += g * d
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
                         tadjs[ln, upa + j] += s
             elif o == 39:  # RSUBS
                 for j in range(un):
@@ -2929,7 +2928,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     d = -1.0
                     adj[upa + j] += g * d
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
                         tadjs[ln, upa + j] += s
             elif o == 40:  # RDIVS
                 for j in range(un):
@@ -2938,13 +2938,14 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     out = val[ulo + j]
                     d = -out / a
                     adj[upa + j] += g * d
-                    e0 = g * (-(-out / (a * a)))
-                    e1 = g * (-1.0 / a)
+                    e0 = g * (-(-out / (a * a))) if g != 0.0 else 0.0
+                    e1 = g * (-1.0 / a) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
-                        if hout:
+                        if hout and tvals[ln, ulo + j] != 0.0:
                             s += tvals[ln, ulo + j] * e1
                         tadjs[ln, upa + j] += s
             elif o == 41:  # POWS
@@ -2954,24 +2955,30 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 0.0 if c == 0.0 else c * a ** (c - 1.0)
                     adj[upa + j] += g * d
-                    e0 = g * (0.0 if c == 0.0 else c * ((c - 1.0) * a ** (c - 1.0 - 1.0)))
+                    e0 = g * (0.0 if c == 0.0 else c * ((c - 1.0) * a ** (c - 1.0 - 1.0))) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 42:  # RPOWS
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
+                    a = val[upa + j]
                     out = val[ulo + j]
-                    d = out * np.log(c)
+                    d = (0.0 if a > 0.0 else np.log(c)) if c == 0.0 else out * np.log(1.0 if c == 0.0 else c)
                     adj[upa + j] += g * d
-                    e0 = g * (np.log(c))
+                    e0 = g * ((0.0 if a > 0.0 else 0.0) if c == 0.0 else 0.0) if g != 0.0 else 0.0
+                    e1 = g * (0.0 if c == 0.0 else np.log(1.0 if c == 0.0 else c)) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if hout:
-                            s += tvals[ln, ulo + j] * e0
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
+                            s += tvals[ln, upa + j] * e0
+                        if hout and tvals[ln, ulo + j] != 0.0:
+                            s += tvals[ln, ulo + j] * e1
                         tadjs[ln, upa + j] += s
             elif o == 43:  # CLIP
                 c = fp[i]
@@ -2981,10 +2988,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 if (a >= c) & (a <= c2) else 0.0
                     adj[upa + j] += g * d
-                    e0 = g * (0.0 if (a >= c) & (a <= c2) else 0.0)
+                    e0 = g * (0.0 if (a >= c) & (a <= c2) else 0.0) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 44:  # GAMMA
@@ -2994,13 +3002,14 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     out = val[ulo + j]
                     d = out * sf_digamma(a)
                     adj[upa + j] += g * d
-                    e0 = g * (out * sf_polygamma(1.0, a))
-                    e1 = g * (sf_digamma(a))
+                    e0 = g * (out * sf_polygamma(1.0, a)) if g != 0.0 else 0.0
+                    e1 = g * (sf_digamma(a)) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
-                        if hout:
+                        if hout and tvals[ln, ulo + j] != 0.0:
                             s += tvals[ln, ulo + j] * e1
                         tadjs[ln, upa + j] += s
             elif o == 45:  # GAMMALN
@@ -3009,10 +3018,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = sf_digamma(a)
                     adj[upa + j] += g * d
-                    e0 = g * (sf_polygamma(1.0, a))
+                    e0 = g * (sf_polygamma(1.0, a)) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 46:  # DIGAMMA
@@ -3021,10 +3031,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = sf_polygamma(1.0, a)
                     adj[upa + j] += g * d
-                    e0 = g * (sf_polygamma(1.0 + 1.0, a))
+                    e0 = g * (sf_polygamma(1.0 + 1.0, a)) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 47:  # POLYGAMMA
@@ -3034,10 +3045,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = sf_polygamma(c + 1.0, a)
                     adj[upa + j] += g * d
-                    e0 = g * (sf_polygamma(c + 1.0 + 1.0, a))
+                    e0 = g * (sf_polygamma(c + 1.0 + 1.0, a)) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 48:  # ERF
@@ -3046,10 +3058,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.1283791670955126 * np.exp(-(a * a))
                     adj[upa + j] += g * d
-                    e0 = g * (1.1283791670955126 * (-(a + a) * np.exp(-(a * a))))
+                    e0 = g * (1.1283791670955126 * (-(a + a) * np.exp(-(a * a)))) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 49:  # ERFC
@@ -3058,10 +3071,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = -1.1283791670955126 * np.exp(-(a * a))
                     adj[upa + j] += g * d
-                    e0 = g * (-1.1283791670955126 * (-(a + a) * np.exp(-(a * a))))
+                    e0 = g * (-1.1283791670955126 * (-(a + a) * np.exp(-(a * a)))) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if ha:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 50:  # ERFINV
@@ -3070,10 +3084,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     out = val[ulo + j]
                     d = 0.8862269254527579 * np.exp(out * out)
                     adj[upa + j] += g * d
-                    e0 = g * (0.8862269254527579 * ((out + out) * np.exp(out * out)))
+                    e0 = g * (0.8862269254527579 * ((out + out) * np.exp(out * out))) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if hout:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if hout and tvals[ln, ulo + j] != 0.0:
                             s += tvals[ln, ulo + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 51:  # ERFCINV
@@ -3082,10 +3097,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     out = val[ulo + j]
                     d = -0.8862269254527579 * np.exp(out * out)
                     adj[upa + j] += g * d
-                    e0 = g * (-0.8862269254527579 * ((out + out) * np.exp(out * out)))
+                    e0 = g * (-0.8862269254527579 * ((out + out) * np.exp(out * out))) if g != 0.0 else 0.0
                     for ln in range(nl):
-                        s = tadjs[ln, ulo + j] * d
-                        if hout:
+                        s = tadjs[ln, ulo + j]
+                        s = s * d if s != 0.0 else 0.0
+                        if hout and tvals[ln, ulo + j] != 0.0:
                             s += tvals[ln, ulo + j] * e0
                         tadjs[ln, upa + j] += s
             else:
@@ -3110,13 +3126,15 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                         d = 1.0
                         adj[upa + j] += g * d
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
                             tadjs[ln, upa + j] += s
                     if gb:
                         d = 1.0
                         adj[upb + j] += g * d
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
                             tadjs[ln, upb + j] += s
             elif o == 53:  # SUB
                 for j in range(un):
@@ -3125,13 +3143,15 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                         d = 1.0
                         adj[upa + j] += g * d
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
                             tadjs[ln, upa + j] += s
                     if gb:
                         d = -1.0
                         adj[upb + j] += g * d
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
                             tadjs[ln, upb + j] += s
             elif o == 54:  # MUL
                 for j in range(un):
@@ -3141,19 +3161,21 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if ga:
                         d = b
                         adj[upa + j] += g * d
-                        e0 = g * (1.0)
+                        e0 = g * (1.0) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if hb:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if hb and tvals[ln, upb + j] != 0.0:
                                 s += tvals[ln, upb + j] * e0
                             tadjs[ln, upa + j] += s
                     if gb:
                         d = a
                         adj[upb + j] += g * d
-                        e0 = g * (1.0)
+                        e0 = g * (1.0) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if ha:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if ha and tvals[ln, upa + j] != 0.0:
                                 s += tvals[ln, upa + j] * e0
                             tadjs[ln, upb + j] += s
             elif o == 55:  # DIV
@@ -3164,22 +3186,24 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if ga:
                         d = 1.0 / b
                         adj[upa + j] += g * d
-                        e0 = g * (-(1.0 / (b * b)))
+                        e0 = g * (-(1.0 / (b * b))) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if hb:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if hb and tvals[ln, upb + j] != 0.0:
                                 s += tvals[ln, upb + j] * e0
                             tadjs[ln, upa + j] += s
                     if gb:
                         d = -out / b
                         adj[upb + j] += g * d
-                        e0 = g * (-(-out / (b * b)))
-                        e1 = g * (-1.0 / b)
+                        e0 = g * (-(-out / (b * b))) if g != 0.0 else 0.0
+                        e1 = g * (-1.0 / b) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if hb:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if hb and tvals[ln, upb + j] != 0.0:
                                 s += tvals[ln, upb + j] * e0
-                            if hout:
+                            if hout and tvals[ln, ulo + j] != 0.0:
                                 s += tvals[ln, ulo + j] * e1
                             tadjs[ln, upb + j] += s
             elif o == 56:  # POW
@@ -3191,28 +3215,30 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if ga:
                         d = 0.0 if b == 0.0 else b * a ** (b - 1.0)
                         adj[upa + j] += g * d
-                        e0 = g * (0.0 if b == 0.0 else b * ((b - 1.0) * a ** (b - 1.0 - 1.0)))
-                        e1 = g * (0.0 if b == 0.0 else a ** (b - 1.0) + b * (a ** (b - 1.0) * np.log(a)))
+                        e0 = g * (0.0 if b == 0.0 else b * ((b - 1.0) * a ** (b - 1.0 - 1.0))) if g != 0.0 else 0.0
+                        e1 = g * (0.0 if b == 0.0 else a ** (b - 1.0) + b * (a ** (b - 1.0) * np.log(a))) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if ha:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if ha and tvals[ln, upa + j] != 0.0:
                                 s += tvals[ln, upa + j] * e0
-                            if hb:
+                            if hb and tvals[ln, upb + j] != 0.0:
                                 s += tvals[ln, upb + j] * e1
                             tadjs[ln, upa + j] += s
                     if gb:
-                        d = 0.0 if (a == 0.0) & (b >= 0.0) else out * np.log(a)
+                        d = (0.0 if b > 0.0 else np.log(a)) if a == 0.0 else out * np.log(1.0 if a == 0.0 else a)
                         adj[upb + j] += g * d
-                        e0 = g * (0.0 if (a == 0.0) & (b >= 0.0) else out * (1.0 / a))
-                        e1 = g * (0.0 if (a == 0.0) & (b >= 0.0) else 0.0)
-                        e2 = g * (0.0 if (a == 0.0) & (b >= 0.0) else np.log(a))
+                        e0 = g * ((0.0 if b > 0.0 else 1.0 / a) if a == 0.0 else out * ((0.0 if a == 0.0 else 1.0) * (1.0 / (1.0 if a == 0.0 else a)))) if g != 0.0 else 0.0
+                        e1 = g * ((0.0 if b > 0.0 else 0.0) if a == 0.0 else 0.0) if g != 0.0 else 0.0
+                        e2 = g * (0.0 if a == 0.0 else np.log(1.0 if a == 0.0 else a)) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if ha:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if ha and tvals[ln, upa + j] != 0.0:
                                 s += tvals[ln, upa + j] * e0
-                            if hb:
+                            if hb and tvals[ln, upb + j] != 0.0:
                                 s += tvals[ln, upb + j] * e1
-                            if hout:
+                            if hout and tvals[ln, ulo + j] != 0.0:
                                 s += tvals[ln, ulo + j] * e2
                             tadjs[ln, upb + j] += s
             elif o == 57:  # MAXIMUM
@@ -3223,25 +3249,27 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if ga:
                         d = 0.5 if a == b else 1.0 if a > b else 0.0
                         adj[upa + j] += g * d
-                        e0 = g * (0.0 if a == b else 0.0 if a > b else 0.0)
-                        e1 = g * (0.0 if a == b else 0.0 if a > b else 0.0)
+                        e0 = g * (0.0 if a == b else 0.0 if a > b else 0.0) if g != 0.0 else 0.0
+                        e1 = g * (0.0 if a == b else 0.0 if a > b else 0.0) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if ha:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if ha and tvals[ln, upa + j] != 0.0:
                                 s += tvals[ln, upa + j] * e0
-                            if hb:
+                            if hb and tvals[ln, upb + j] != 0.0:
                                 s += tvals[ln, upb + j] * e1
                             tadjs[ln, upa + j] += s
                     if gb:
                         d = 0.5 if a == b else 0.0 if a > b else 1.0
                         adj[upb + j] += g * d
-                        e0 = g * (0.0 if a == b else 0.0 if a > b else 0.0)
-                        e1 = g * (0.0 if a == b else 0.0 if a > b else 0.0)
+                        e0 = g * (0.0 if a == b else 0.0 if a > b else 0.0) if g != 0.0 else 0.0
+                        e1 = g * (0.0 if a == b else 0.0 if a > b else 0.0) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if ha:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if ha and tvals[ln, upa + j] != 0.0:
                                 s += tvals[ln, upa + j] * e0
-                            if hb:
+                            if hb and tvals[ln, upb + j] != 0.0:
                                 s += tvals[ln, upb + j] * e1
                             tadjs[ln, upb + j] += s
             elif o == 58:  # MINIMUM
@@ -3252,25 +3280,27 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if ga:
                         d = 0.5 if a == b else 1.0 if a < b else 0.0
                         adj[upa + j] += g * d
-                        e0 = g * (0.0 if a == b else 0.0 if a < b else 0.0)
-                        e1 = g * (0.0 if a == b else 0.0 if a < b else 0.0)
+                        e0 = g * (0.0 if a == b else 0.0 if a < b else 0.0) if g != 0.0 else 0.0
+                        e1 = g * (0.0 if a == b else 0.0 if a < b else 0.0) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if ha:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if ha and tvals[ln, upa + j] != 0.0:
                                 s += tvals[ln, upa + j] * e0
-                            if hb:
+                            if hb and tvals[ln, upb + j] != 0.0:
                                 s += tvals[ln, upb + j] * e1
                             tadjs[ln, upa + j] += s
                     if gb:
                         d = 0.5 if a == b else 0.0 if a < b else 1.0
                         adj[upb + j] += g * d
-                        e0 = g * (0.0 if a == b else 0.0 if a < b else 0.0)
-                        e1 = g * (0.0 if a == b else 0.0 if a < b else 0.0)
+                        e0 = g * (0.0 if a == b else 0.0 if a < b else 0.0) if g != 0.0 else 0.0
+                        e1 = g * (0.0 if a == b else 0.0 if a < b else 0.0) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if ha:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if ha and tvals[ln, upa + j] != 0.0:
                                 s += tvals[ln, upa + j] * e0
-                            if hb:
+                            if hb and tvals[ln, upb + j] != 0.0:
                                 s += tvals[ln, upb + j] * e1
                             tadjs[ln, upb + j] += s
             elif o == 59:  # ARCTAN2
@@ -3281,25 +3311,27 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if ga:
                         d = b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
                         adj[upa + j] += g * d
-                        e0 = g * (-(b * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
-                        e1 = g * ((1.0 / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
+                        e0 = g * (-(b * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) if g != 0.0 else 0.0
+                        e1 = g * ((1.0 / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if ha:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if ha and tvals[ln, upa + j] != 0.0:
                                 s += tvals[ln, upa + j] * e0
-                            if hb:
+                            if hb and tvals[ln, upb + j] != 0.0:
                                 s += tvals[ln, upb + j] * e1
                             tadjs[ln, upa + j] += s
                     if gb:
                         d = -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
                         adj[upb + j] += g * d
-                        e0 = g * ((-1.0 / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
-                        e1 = g * (-(-a * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
+                        e0 = g * ((-1.0 / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) if g != 0.0 else 0.0
+                        e1 = g * (-(-a * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if ha:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if ha and tvals[ln, upa + j] != 0.0:
                                 s += tvals[ln, upa + j] * e0
-                            if hb:
+                            if hb and tvals[ln, upb + j] != 0.0:
                                 s += tvals[ln, upb + j] * e1
                             tadjs[ln, upb + j] += s
             elif o == 60:  # HYPOT
@@ -3309,27 +3341,29 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     b = val[upb + j]
                     out = val[ulo + j]
                     if ga:
-                        d = a / (1.0 if out == 0.0 else out)
+                        d = (0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out)
                         adj[upa + j] += g * d
-                        e0 = g * (1.0 / (1.0 if out == 0.0 else out))
-                        e1 = g * (-(a * (0.0 if out == 0.0 else 1.0) / ((1.0 if out == 0.0 else out) * (1.0 if out == 0.0 else out))))
+                        e0 = g * ((0.0 if out == 0.0 else 1.0) / (1.0 if out == 0.0 else out)) if g != 0.0 else 0.0
+                        e1 = g * ((0.0 if out == 0.0 else 0.0) / (1.0 if out == 0.0 else out) - (0.0 if out == 0.0 else a) * (0.0 if out == 0.0 else 1.0) / ((1.0 if out == 0.0 else out) * (1.0 if out == 0.0 else out))) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if ha:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if ha and tvals[ln, upa + j] != 0.0:
                                 s += tvals[ln, upa + j] * e0
-                            if hout:
+                            if hout and tvals[ln, ulo + j] != 0.0:
                                 s += tvals[ln, ulo + j] * e1
                             tadjs[ln, upa + j] += s
                     if gb:
-                        d = b / (1.0 if out == 0.0 else out)
+                        d = (0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out)
                         adj[upb + j] += g * d
-                        e0 = g * (1.0 / (1.0 if out == 0.0 else out))
-                        e1 = g * (-(b * (0.0 if out == 0.0 else 1.0) / ((1.0 if out == 0.0 else out) * (1.0 if out == 0.0 else out))))
+                        e0 = g * ((0.0 if out == 0.0 else 1.0) / (1.0 if out == 0.0 else out)) if g != 0.0 else 0.0
+                        e1 = g * ((0.0 if out == 0.0 else 0.0) / (1.0 if out == 0.0 else out) - (0.0 if out == 0.0 else b) * (0.0 if out == 0.0 else 1.0) / ((1.0 if out == 0.0 else out) * (1.0 if out == 0.0 else out))) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if hb:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if hb and tvals[ln, upb + j] != 0.0:
                                 s += tvals[ln, upb + j] * e0
-                            if hout:
+                            if hout and tvals[ln, ulo + j] != 0.0:
                                 s += tvals[ln, ulo + j] * e1
                             tadjs[ln, upb + j] += s
             elif o == 61:  # LOGADDEXP
@@ -3340,25 +3374,27 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if ga:
                         d = 0.5 + 0.5 * np.tanh(0.5 * (a - b))
                         adj[upa + j] += g * d
-                        e0 = g * (0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)))))
-                        e1 = g * (0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)))))
+                        e0 = g * (0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b))))) if g != 0.0 else 0.0
+                        e1 = g * (0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b))))) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if ha:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if ha and tvals[ln, upa + j] != 0.0:
                                 s += tvals[ln, upa + j] * e0
-                            if hb:
+                            if hb and tvals[ln, upb + j] != 0.0:
                                 s += tvals[ln, upb + j] * e1
                             tadjs[ln, upa + j] += s
                     if gb:
                         d = 0.5 - 0.5 * np.tanh(0.5 * (a - b))
                         adj[upb + j] += g * d
-                        e0 = g * (-(0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b))))))
-                        e1 = g * (-(0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b))))))
+                        e0 = g * (-(0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)))))) if g != 0.0 else 0.0
+                        e1 = g * (-(0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)))))) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if ha:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if ha and tvals[ln, upa + j] != 0.0:
                                 s += tvals[ln, upa + j] * e0
-                            if hb:
+                            if hb and tvals[ln, upb + j] != 0.0:
                                 s += tvals[ln, upb + j] * e1
                             tadjs[ln, upb + j] += s
             elif o == 62:  # LOGADDEXP2
@@ -3369,25 +3405,27 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if ga:
                         d = 0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b))
                         adj[upa + j] += g * d
-                        e0 = g * (0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)))))
-                        e1 = g * (0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)))))
+                        e0 = g * (0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b))))) if g != 0.0 else 0.0
+                        e1 = g * (0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b))))) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if ha:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if ha and tvals[ln, upa + j] != 0.0:
                                 s += tvals[ln, upa + j] * e0
-                            if hb:
+                            if hb and tvals[ln, upb + j] != 0.0:
                                 s += tvals[ln, upb + j] * e1
                             tadjs[ln, upa + j] += s
                     if gb:
                         d = 0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b))
                         adj[upb + j] += g * d
-                        e0 = g * (-(0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b))))))
-                        e1 = g * (-(0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b))))))
+                        e0 = g * (-(0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)))))) if g != 0.0 else 0.0
+                        e1 = g * (-(0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)))))) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if ha:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if ha and tvals[ln, upa + j] != 0.0:
                                 s += tvals[ln, upa + j] * e0
-                            if hb:
+                            if hb and tvals[ln, upb + j] != 0.0:
                                 s += tvals[ln, upb + j] * e1
                             tadjs[ln, upb + j] += s
             elif o == 63:  # REMAINDER
@@ -3400,21 +3438,23 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                         d = 1.0
                         adj[upa + j] += g * d
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
                             tadjs[ln, upa + j] += s
                     if gb:
                         d = -np.floor((a - out) / b + 0.5)
                         adj[upb + j] += g * d
-                        e0 = g * (-0.0)
-                        e1 = g * (-0.0)
-                        e2 = g * (-0.0)
+                        e0 = g * (-0.0) if g != 0.0 else 0.0
+                        e1 = g * (-0.0) if g != 0.0 else 0.0
+                        e2 = g * (-0.0) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if ha:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if ha and tvals[ln, upa + j] != 0.0:
                                 s += tvals[ln, upa + j] * e0
-                            if hb:
+                            if hb and tvals[ln, upb + j] != 0.0:
                                 s += tvals[ln, upb + j] * e1
-                            if hout:
+                            if hout and tvals[ln, ulo + j] != 0.0:
                                 s += tvals[ln, ulo + j] * e2
                             tadjs[ln, upb + j] += s
             elif o == 64:  # FMOD
@@ -3427,21 +3467,23 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                         d = 1.0
                         adj[upa + j] += g * d
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
                             tadjs[ln, upa + j] += s
                     if gb:
                         d = -np.floor((a - out) / b + 0.5)
                         adj[upb + j] += g * d
-                        e0 = g * (-0.0)
-                        e1 = g * (-0.0)
-                        e2 = g * (-0.0)
+                        e0 = g * (-0.0) if g != 0.0 else 0.0
+                        e1 = g * (-0.0) if g != 0.0 else 0.0
+                        e2 = g * (-0.0) if g != 0.0 else 0.0
                         for ln in range(nl):
-                            s = tadjs[ln, ulo + j] * d
-                            if ha:
+                            s = tadjs[ln, ulo + j]
+                            s = s * d if s != 0.0 else 0.0
+                            if ha and tvals[ln, upa + j] != 0.0:
                                 s += tvals[ln, upa + j] * e0
-                            if hb:
+                            if hb and tvals[ln, upb + j] != 0.0:
                                 s += tvals[ln, upb + j] * e1
-                            if hout:
+                            if hout and tvals[ln, ulo + j] != 0.0:
                                 s += tvals[ln, ulo + j] * e2
                             tadjs[ln, upb + j] += s
             else:

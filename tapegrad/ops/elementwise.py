@@ -30,10 +30,12 @@ OPS = (
     E("COS", "cos(a)", ("-sin(a)",), numpy=("cos",)),
     E("TAN", "tan(a)", ("1.0 + out * out",), numpy=("tan",), domain=(-1.2, 1.2)),
     E("TANH", "tanh(a)", ("1.0 - out * out",), numpy=("tanh",)),
+    # 1 / (1 + exp(-a)) with both tails kept: 1 - out and 0.5 * (tanh(a / 2) + 1) round to
+    # 0 or 1 long before sigmoid does (expit(-50) is 1.9e-22, not 0)
     E(
         "SIGMOID",
-        "0.5 * (tanh(0.5 * a) + 1.0)",
-        ("out * (1.0 - out)",),
+        "exp(-logaddexp(0.0, -a))",
+        ("out * exp(-logaddexp(0.0, a))",),
         numpy=("scipy.special.expit",),
     ),
     E("RELU", "maximum(a, 0.0)", ("where(a > 0.0, 1.0, 0.0)",), kinks=(0.0,)),
@@ -84,7 +86,15 @@ OPS = (
         graph="PowBackward0",
         domain=(0.3, 2.0),
     ),
-    E("RPOWS", "c ** a", ("out * log(c)",), params=1, graph="PowBackward0"),
+    # 0 ** a: its derivative is 0 for a > 0, -inf at 0 (one-sided) and below; the masked log
+    # keeps the unselected branch finite, so nested derivatives do not turn 0 * inf into nan
+    E(
+        "RPOWS",
+        "c ** a",
+        ("where(c == 0.0, where(a > 0.0, 0.0, log(c)), out * log(where(c == 0.0, 1.0, c)))",),
+        params=1,
+        graph="PowBackward0",
+    ),
     E(
         "CLIP",
         "minimum(maximum(a, c), c2)",
@@ -110,7 +120,7 @@ OPS = (
         "a ** b",
         (
             "where(b == 0.0, 0.0, b * a ** (b - 1.0))",
-            "where((a == 0.0) & (b >= 0.0), 0.0, out * log(a))",
+            "where(a == 0.0, where(b > 0.0, 0.0, log(a)), out * log(where(a == 0.0, 1.0, a)))",
         ),
         numpy=("power", "__pow__"),
         domain=(0.3, 2.0),
@@ -138,7 +148,12 @@ OPS = (
     E(
         "HYPOT",
         "hypot(a, b)",
-        ("a / where(out == 0.0, 1.0, out)", "b / where(out == 0.0, 1.0, out)"),
+        # 0 at the origin, and so are the partials' derivatives there (as JAX's hypot): no
+        # branch divides by zero, so nested derivatives agree with the compiled second order
+        (
+            "where(out == 0.0, 0.0, a) / where(out == 0.0, 1.0, out)",
+            "where(out == 0.0, 0.0, b) / where(out == 0.0, 1.0, out)",
+        ),
         numpy=("hypot",),
     ),
     # NumPy's stable forms; the partials are sigmoids, exactly 1/2 at a == b

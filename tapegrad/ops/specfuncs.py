@@ -13,6 +13,8 @@ def sf_gamma(x):
     """Gamma; poles: +-inf at zero (by its sign), NaN at the negative integers (SciPy)."""
     if x != x or x == math.inf:
         return x
+    if x == -math.inf:  # SciPy's nan (math.floor(-inf) would raise in Python)
+        return math.nan
     if x == 0.0:
         return math.copysign(math.inf, x)
     if x < 0.0 and x == math.floor(x):

@@ -178,7 +178,12 @@ def _rgamma(x):
             "tapegrad.scipy.special.rgamma: the derivative at the nonpositive "
             "integers (the zeros of 1/Gamma) is not implemented"
         )
-    return O.reciprocal(O.gamma(x))
+    # 0 at the poles and at -inf, as SciPy (1 / Gamma there would be 1 / nan); the masks
+    # come from comparisons of x, so a trace guards them
+    zero = np.asarray(value_of((O.floor(x) == x) & (x <= 0.0))).astype(bool) | (v == -np.inf)
+    if not zero.any():
+        return O.reciprocal(O.gamma(x))
+    return O.where(zero, 0.0, O.reciprocal(O.gamma(O.where(zero, 1.0, x))))
 
 
 rgamma = _unary(
@@ -200,6 +205,10 @@ def polygamma(n, x):
     if not isinstance(x, Tensor):
         return _sp.polygamma(_no_grad_arg("polygamma", "n", n), x)
     n = np.asarray(_no_grad_arg("polygamma", "n", n))
+    if np.any(n != np.floor(n)) or np.any(n < 0):  # SciPy: nan for an order that is not
+        whole = (n == np.floor(n)) & (n >= 0)  # a nonnegative whole number
+        kept = polygamma(np.where(whole, n, 0), x)
+        return O.where(np.broadcast_to(whole, kept.shape), kept, np.nan)
     if n.ndim == 0:
         return O.polygamma(int(n), x)
     shape = np.broadcast_shapes(n.shape, x.shape)

@@ -18,6 +18,7 @@ import scipy.stats as _st
 
 from ..autograd.function import Function
 from ..core import functions as O
+from ..core.tensor import value_of
 from ..tensor_class import Tensor
 from . import special as S
 
@@ -86,16 +87,37 @@ class _Distribution:
 # ---- normal ------------------------------------------------------------------------------------
 
 
+def _keep_nan(z, out):
+    """NaN where z is NaN: a support mask or a branch condition would otherwise turn a NaN
+    input into a number (the comparison is a guard in a trace)."""
+    isnan = np.asarray(value_of(z != z)).astype(bool)
+    if not isnan.any():
+        return out
+    return O.where(np.broadcast_to(isnan, np.shape(value_of(out))), np.nan, out)
+
+
+_FAR, _UPPER = -20.0, 0.0  # log Phi's three regimes (see _log_ndtr)
+
+
 def _log_ndtr(z):
-    """log Phi(z): log(erfc(-z / sqrt 2) / 2), and below z = -37 (where erfc nears underflow)
-    the asymptotic series -z^2/2 - log(-z sqrt(2 pi)) + log(1 - 1/z^2 + 3/z^4 - ...)."""
-    far = z < -37.0
-    near = O.log(0.5 * O.erfc(-_safe(z, z >= -37.0, 0.0) / math.sqrt(2.0)))
+    """log Phi(z) in three regimes, each accurate to a few ulp with its derivatives:
+    z > 0: log1p(-Phi(-z)) (log(1 - tiny) would round to 0: log Phi(10) is -7.6e-24);
+    -20 <= z <= 0: log(erfc(-z / sqrt 2) / 2); z < -20: the asymptotic series
+    -z^2/2 - log(-z sqrt(2 pi)) + log(1 - 1/z^2 + 3/z^4 - ...) to 12 terms (erfc's square,
+    which second derivatives need, underflows from about z = -26).  Each branch is evaluated
+    at a safe point outside its regime, so no NaN or inf reaches the derivatives."""
+    far, upper = z < _FAR, z > _UPPER
+    mid = _safe(_safe(z, z >= _FAR, 0.0), z <= _UPPER, 0.0)
+    near = O.log(0.5 * O.erfc(-mid / math.sqrt(2.0)))
+    up = _safe(z, upper, 10.0)
+    high = O.log1p(-0.5 * O.erfc(up / math.sqrt(2.0)))
     w = _safe(z, far, -40.0)
     r = 1.0 / (w * w)
-    series = 1.0 - r * (1.0 - r * (3.0 - r * (15.0 - r * 105.0)))
+    series = 1.0
+    for k in range(12, 0, -1):  # 1 - r (1 - 3 r (1 - 5 r (...))): (2k - 1)!! r^k, Horner
+        series = 1.0 - (2 * k - 1) * r * series
     tail = -0.5 * w * w - O.log(-w) - 0.5 * _LOG_2PI + O.log(series)
-    return O.where(far, tail, near)
+    return _keep_nan(z, O.where(far, tail, O.where(upper, high, near)))
 
 
 class _Norm(_Distribution):
@@ -191,12 +213,13 @@ class _LocScale(_Distribution):
             [z <= self.upper] if self.upper < math.inf else []
         )
         mid = 0.5 if self.upper < math.inf else self.lower + 1.0
+        z0 = z
         for cond in conds:  # never evaluated outside: no NaN to poison derivatives
             z = O.where(cond, z, mid)
         out = self._logpdf_std(z, *shapes)
         for cond in conds:
             out = O.where(cond, out, -np.inf)
-        return out
+        return _keep_nan(z0, out)
 
     def logpdf(self, x, *args, **kwds):
         """log density at x (SciPy's signature: x, shape parameters, loc, scale)."""
@@ -262,13 +285,19 @@ class _T(_LocScale):
     name, shapes = "t", ("df",)
 
     def _logpdf_std(self, z, df):
+        infinite = np.asarray(value_of(df == np.inf)).astype(bool)  # the normal limit
+        if infinite.any():
+            df = O.where(infinite, 1.0, df)
         half = O.mul(O.add(df, 1.0), 0.5)
-        return (
+        out = (
             S.gammaln(half)
             - S.gammaln(O.mul(df, 0.5))
             - 0.5 * O.log(O.mul(df, math.pi))
             - half * O.log1p(z * z / df)
         )
+        if not infinite.any():
+            return out
+        return O.where(np.broadcast_to(infinite, out.shape), -0.5 * z * z - 0.5 * _LOG_2PI, out)
 
 
 class _Gamma(_LocScale):
