@@ -1,4 +1,4 @@
-"""The kernel to call now: the compiled sweep, or its plain-Python twin while it compiles.
+"""The kernel to call now: the compiled sweep, or a Python stand-in while it compiles.
 
 Compiling the sweeps takes seconds to minutes (an empty Numba cache: a fresh install, every CI
 run), and even loading them from Numba's cache costs a few tenths of a second.  A first
@@ -13,16 +13,21 @@ the last bit).
 
 - the compiled dispatcher once its compile (or cache load) for these argument types is done,
   and always with ``TAPEGRAD_EAGER_COMPILE=1`` (compile in the caller, as Numba does);
-- otherwise it starts that compile in a background thread (Numba releases the GIL in LLVM's
-  optimiser and code generator, so the caller keeps most of a core) and returns the twin when
-  ``work`` (the number of values the call sweeps) is at most ``PYTHON_WORK``, else waits for
-  the compile.
+- on the first call, when Numba's cache holds the kernel for these types: it is loaded here
+  and then (~0.3 s), so a script's second run is compiled from its first gradient;
+- otherwise it starts that compile in a detached process (``python -m tapegrad warmup
+  --kernels``: it outlives this one, so a script that exits at once still fills the cache; a
+  lock file in the cache directory makes processes that want the same kernel compile it
+  once), whose end a background thread waits for before loading the kernel from the cache;
+  meanwhile it returns a Python stand-in: the whole-array NumPy reverse sweep
+  (``vectorised``) for array rows, else the twin when ``work`` (the number of values the call
+  sweeps) is at most ``PYTHON_WORK``; a larger call waits for the compile.
 
 Python errors (division by zero, ``math`` domain errors) would differ from Numba's
-``error_model="numpy"``: the twin runs under ``np.errstate(all="ignore")`` on NumPy scalars,
-and its ``math`` returns IEEE results where Python's raises.  The background thread is a
-daemon: a process may exit mid-compile (Numba writes each cache file to a temporary name and
-renames it, so no torn file is left; the next process compiles again), and ``os.fork``
+``error_model="numpy"``: the stand-ins run under ``np.errstate(all="ignore")`` on NumPy
+scalars, and the twin's ``math`` returns IEEE results where Python's raises.  The background
+thread is a daemon: a process may exit mid-compile (the detached process goes on; Numba writes
+each cache file to a temporary name and renames it, so no torn file is left), and ``os.fork``
 waits for the compiles under way.
 """
 
@@ -124,6 +129,13 @@ class _Job:
         self.dispatcher, self.sig = dispatcher, sig
         self.done = threading.Event()
         self.error = None
+        # started here, not in the thread: a script may exit before a new thread runs
+        self.process = None
+        if DETACHED[0]:
+            try:
+                self.process = start_detached({dispatcher.__name__: sig})
+            except OSError:
+                self.process = None  # no subprocess here: the thread compiles
         self.thread = threading.Thread(
             target=self._run, name=f"tapegrad-compile-{dispatcher.__name__}", daemon=True
         )
@@ -131,8 +143,8 @@ class _Job:
 
     def _run(self):
         try:
-            if DETACHED[0]:
-                compile_detached({self.dispatcher.__name__: self.sig})
+            if self.process is not None:
+                self.process.wait()
             with compile_lock(cache_lock_path(self.dispatcher)):
                 self.dispatcher.compile(self.sig)  # a cache load after the detached compile
         except BaseException as e:  # noqa: BLE001 - reported when the kernel is called
@@ -156,16 +168,16 @@ def decode_signature(text: str):
     return pickle.loads(base64.urlsafe_b64decode(text.encode("ascii")))  # noqa: S301 - ours
 
 
-def compile_detached(sigs: dict) -> int:
-    """Compile ``{name: signature}`` in a detached ``python -m tapegrad warmup`` process that
-    survives this one (its own session, no inherited output), and wait for it here.  Returns
-    its exit code (the caller loads the kernels from the cache either way)."""
+def start_detached(sigs: dict) -> subprocess.Popen:
+    """Start compiling ``{name: signature}`` in a detached ``python -m tapegrad warmup``
+    process that survives this one (its own session, no inherited output).  (The caller
+    loads the kernels from the cache once it ends, whatever its exit code.)"""
     cmd = [sys.executable, "-m", "tapegrad", "warmup", "--quiet", "--kernels"]
     cmd += [f"{name}={encode_signature(sig)}" for name, sig in sigs.items()]
     env = dict(os.environ, TAPEGRAD_EAGER_COMPILE="1")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")  # this very tapegrad
-    proc = subprocess.Popen(
+    return subprocess.Popen(
         cmd,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -173,7 +185,6 @@ def compile_detached(sigs: dict) -> int:
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    return proc.wait()
 
 
 def cache_lock_path(dispatcher) -> str | None:
@@ -318,7 +329,8 @@ def kernel(name: str, args: tuple, work: int):
 def status() -> dict[str, str]:
     """Each sweep called so far in this process: ``"compiled"`` (calls run the compiled
     kernel), ``"compiling"`` (calls run a Python twin meanwhile) or ``"failed"``; with what
-    its first call ran (``"first: compiled"`` or ``"first: python"``).
+    its first call ran (``"first: compiled"``, ``"first: numpy"`` (the whole-array sweep) or
+    ``"first: python"`` (the twin)).
 
     >>> from tapegrad.kernels import loader
     >>> isinstance(loader.status(), dict)
