@@ -271,7 +271,7 @@ def _python_kernel(name: str, args: tuple, work: int, force_numpy: bool = False)
     if name == "backward_sweep" and len(args) == 13:
         rows = int(args[10]) - int(args[11]) + 1
         if force_numpy or work >= vectorised.MIN_MEAN_ROW * max(rows, 1):
-            return _python(functools.partial(vectorised.backward_sweep, tw.backward_sweep))
+            return _python(functools.partial(vectorised.backward_sweep, tw.backward_sweep_all))
     return _python(getattr(tw, name))
 
 
@@ -353,7 +353,9 @@ def status() -> dict[str, str]:
 
 
 def run(name: str, work: int, *args):
-    """Call sweep ``name`` on ``args`` with the kernel ``kernel`` hands out.
+    """Call sweep ``name`` on ``args`` with the kernel ``kernel`` hands out (for
+    ``backward_sweep``, then ``backward_sweep_all`` from the row of an op outside its common
+    set, if there is one).
 
     >>> from tapegrad.kernels import loader
     >>> import numpy as np
@@ -363,7 +365,12 @@ def run(name: str, work: int, *args):
     >>> tvals.tolist(), flag.tolist()
     ([[3.0, 4.0]], [1])
     """
-    return kernel(name, args, work)(*args)
+    result = kernel(name, args, work)(*args)
+    if name == "backward_sweep" and result[0] == sweeps.HIT_RARE:
+        # an op outside the common sweep: the full one goes on from that row
+        args = (*args[:10], result[1], *args[11:])
+        return kernel("backward_sweep_all", args, work)(*args)
+    return result
 
 
 class mode:

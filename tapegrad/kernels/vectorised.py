@@ -101,9 +101,9 @@ def _elementwise(partials, operands, i, lo, n, fp, ip, fpool, voff, rg, state, v
 def backward_sweep(
     row_sweep, code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, bottom, kind
 ):
-    """``sweeps.backward_sweep`` (the same arguments after ``row_sweep``, the same statuses
-    and stops) on whole rows; ``row_sweep`` (the twin's sweep) runs, one row at a time, the
-    rows without a vectorised branch here."""
+    """``sweeps.backward_sweep_all`` (the same arguments after ``row_sweep``, the same
+    statuses and stops) on whole rows; ``row_sweep`` (the twin's ``backward_sweep_all``)
+    runs, one row at a time, the rows without a vectorised branch here."""
     for i in range(top, bottom - 1, -1):
         if not state[i] & 1:
             continue  # not reached
