@@ -145,8 +145,10 @@ class _Job:
         try:
             if self.process is not None:
                 self.process.wait()
-            with compile_lock(cache_lock_path(self.dispatcher)):
-                self.dispatcher.compile(self.sig)  # a cache load after the detached compile
+            if is_cached(self.dispatcher, self.sig):  # a load: no lock needed
+                self.dispatcher.compile(self.sig)
+            else:  # the detached compile failed or could not start: compile here
+                compile_now(self.dispatcher.__name__, self.sig)
         except BaseException as e:  # noqa: BLE001 - reported when the kernel is called
             self.error = e
         finally:
@@ -308,7 +310,7 @@ def kernel(name: str, args: tuple, work: int):
         if job is None:
             sig = tuple(dispatcher.typeof_pyval(a) for a in args)
             if is_cached(dispatcher, sig):  # a cache load (~0.3 s): compiled from the first call
-                compile_now(name, sig)
+                dispatcher.compile(sig)  # (files are renamed into place whole: no lock)
                 _READY[name] = dispatcher
                 _FIRST.setdefault(name, "compiled")
                 return dispatcher
