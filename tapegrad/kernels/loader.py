@@ -270,7 +270,7 @@ def _python_kernel(name: str, args: tuple, work: int, force_numpy: bool = False)
     and the call's rows are arrays (``work`` values over ``top - bottom + 1`` rows) or
     ``force_numpy``, else the element-by-element twin."""
     tw = twin()
-    if name == "backward_sweep" and len(args) == 13:
+    if name in ("backward_sweep", "backward_sweep_all") and len(args) == 13:
         rows = int(args[10]) - int(args[11]) + 1
         if force_numpy or work >= vectorised.MIN_MEAN_ROW * max(rows, 1):
             return _python(functools.partial(vectorised.backward_sweep, tw.backward_sweep_all))
