@@ -46,8 +46,8 @@ def _flat(tree):
     return np.ravel(np.asarray(tree, float))
 
 
-def _in_both(run):
-    with loader.mode("python"):
+def _in_both(run, python="python"):
+    with loader.mode(python):
         py = run()
     with loader.mode("eager"):
         comp = run()
@@ -85,6 +85,28 @@ def test_python_twin_gives_the_compiled_numbers(name):
     py, comp = _in_both(lambda: _everything(fn, inputs))
     for key in comp:
         _close(_flat(py[key]), _flat(comp[key]), f"{name}: {key}")
+
+
+def _backward_all_cases():
+    """Tensor.backward of every op case, the output weighted (so no seed is all ones)."""
+    out = {}
+    for name, (fn, inputs) in sorted(CASES.items()):
+        w = [tg.tensor(x, requires_grad=True) for x in inputs]
+        y = fn(*w)
+        (y * np.linspace(0.5, 1.5, np.size(y)).reshape(np.shape(y))).sum().backward()
+        out[name] = [x.grad.numpy() if x.grad is not None else np.zeros(0) for x in w]
+    return out
+
+
+def test_whole_array_numpy_sweep_gives_the_compiled_numbers():
+    from tapegrad.kernels import vectorised
+
+    with loader.mode("numpy"):
+        k = loader.kernel("backward_sweep", (1,) * 13, 1)
+        assert k.__wrapped__.func is vectorised.backward_sweep
+    py, comp = _in_both(lambda: _backward_all_cases(), python="numpy")
+    for name in comp:
+        _close(_flat(py[name]), _flat(comp[name]), f"{name}: backward (numpy sweep)")
 
 
 def test_every_op_of_the_spec_has_a_case():
@@ -278,6 +300,7 @@ print("compiling:", busy)
 def test_a_fresh_process_with_an_empty_cache_answers_at_once_and_exits_mid_compile():
     with tempfile.TemporaryDirectory() as d:
         env = dict(os.environ, NUMBA_CACHE_DIR=d, TAPEGRAD_EAGER_COMPILE="0")
+        env["TAPEGRAD_DETACHED_COMPILE"] = "0"  # no compile left running once d is gone
         env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
         out = subprocess.run(
             [sys.executable, "-c", _FRESH], env=env, capture_output=True, text=True, timeout=120
@@ -294,11 +317,11 @@ import os, numpy as np
 import tapegrad as tg
 from tapegrad.kernels import loader
 x = tg.tensor(np.array([0.5, -1.0]), requires_grad=True)
-(tg.sin(x) * x).sum().backward()
-job = loader._JOBS["backward_sweep"]  # loading from the cache the test suite filled
-y = tg.tensor(np.linspace(0.0, 1.0, 2 * loader.PYTHON_WORK), requires_grad=True)
-(tg.sin(y) * y).sum().backward()  # too large for the twin: waits for the kernel
-assert job.done.is_set() and loader._READY["backward_sweep"] is job.dispatcher
+(tg.sin(x) * x).sum().backward()  # in the cache the test suite filled: loaded at once
+assert loader.status()["backward_sweep"] == "compiled, first: compiled", loader.status()
+y = np.linspace(0.0, 1.0, 2 * loader.PYTHON_WORK)
+tg.jvp(lambda v: tg.sin(v) * v, (y,), (y,))  # too large for the twin: waits for the kernel
+assert loader.wait(0) and all(v.startswith("compiled") for v in loader.status().values())
 pid = os.fork()
 if pid == 0:  # the compile the parent started is done: the child can compile and wait
     ok = loader.wait(0) and all(not j.thread.is_alive() for j in loader._JOBS.values())
@@ -318,3 +341,52 @@ def test_large_calls_and_forks_wait_for_the_compile_under_way():
         [sys.executable, "-c", _FORK], env=env, capture_output=True, text=True, timeout=600
     )
     assert out.returncode == 0 and "child 0" in out.stdout, out.stderr
+
+
+_SHORT = """
+import sys, numpy as np
+import tapegrad as tg
+from tapegrad.kernels import loader
+x = np.linspace(-1.0, 1.0, 3000)
+g = tg.grad(lambda v: (tg.sin(v) * v).sum())(x)
+assert np.allclose(g, np.cos(x) * x + np.sin(x), rtol=1e-13, atol=1e-15)
+print(loader.status()["backward_sweep"])
+"""
+
+
+def _wait_for_shared_compile(cache_dir, timeout=900.0):
+    """Wait until a compile lock file appears in ``cache_dir`` and nobody holds it."""
+    import fcntl
+    import glob
+    import time
+
+    end = time.monotonic() + timeout
+    while not (
+        locks := glob.glob(os.path.join(cache_dir, "**", "tapegrad-compile.lock"), recursive=True)
+    ):
+        assert time.monotonic() < end, "no detached compile started"
+        time.sleep(0.2)
+    fd = os.open(locks[0], os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the shared compile lock needs fcntl")
+def test_short_scripts_leave_compiled_kernels_for_the_next_run():
+    """Two short scripts start at once on an empty cache and exit after their first gradient
+    (run by a Python stand-in); the compile they start outlives them, is done once, and the
+    next run gets the compiled sweep from its first gradient."""
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ, NUMBA_CACHE_DIR=d, TAPEGRAD_EAGER_COMPILE="0")
+        env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+        cmd = [sys.executable, "-c", _SHORT]
+        first = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True) for _ in "ab"]
+        outs = [p.communicate(timeout=300)[0] for p in first]
+        assert all(p.returncode == 0 for p in first), outs
+        assert all("first: numpy" in o for o in outs), outs  # whole-array NumPy meanwhile
+        _wait_for_shared_compile(d)
+        second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        assert second.returncode == 0, second.stderr
+        assert "compiled, first: compiled" in second.stdout, second.stdout

@@ -198,12 +198,12 @@ def hvp_elementwise(o):
     return "\n".join(_params(o, used) + ["for j in range(un):"] + ["    " + b for b in body])
 
 
-def _chain(ops, make, depth):
+def _chain(ops, make, depth, otherwise="return BAD_OP, i"):
     out = []
     for k, o in enumerate(ops):
         out.append(_branch(k == 0, o))
         out.append(_indent(make(o), 4))
-    out += ["else:", "    return BAD_OP, i"]
+    out += ["else:", "    " + otherwise]
     return _indent("\n".join(out), depth)
 
 
@@ -215,13 +215,8 @@ def _fn(o, which):
     return f.__name__
 
 
-def _struct_chain(make, depth):
-    out = []
-    for k, o in enumerate(_STRUCT):
-        out.append(_branch(k == 0, o))
-        out.append(_indent(make(o), 4))
-    out += ["else:", "    return BAD_OP, i"]
-    return _indent("\n".join(out), depth)
+def _struct_chain(make, depth, ops=None, otherwise="return BAD_OP, i"):
+    return _chain(_STRUCT if ops is None else ops, make, depth, otherwise)
 
 
 _ARGS_F = "lo, n, pa, pb, p, voff, ipool, fpool"
@@ -351,6 +346,7 @@ HIT_CUSTOM = 2    # reached a custom Function: Python runs it, then resumes
 BAD_OP = 3        # unknown op code (never silently skipped)
 HIT_MATMUL = {hit_matmul}    # a large matmul: Python does it with NumPy's BLAS, then resumes
 GUARD_FAILED = 5  # a replayed guard saw another outcome than the recorded one
+HIT_RARE = 6      # backward_sweep met an op outside its common set: backward_sweep_all goes on
 SMALL_MATMUL = {small_matmul}
 
 
@@ -384,8 +380,26 @@ def _reach(r, lanes):
     return f"if (state[{r}] & 1) == 0:\n    zero_lanes(tadjs, voff, {r})\nstate[{r}] |= 1"
 
 
-def _backward_like(name, signature, doc, unary, binary, struct, extra_setup="", lanes=False):
+# The ops of backward_sweep, the reverse sweep of Tensor.backward and tg.grad: what ordinary
+# programs use.  Every other op makes it return HIT_RARE, and backward_sweep_all (every op)
+# goes on from that row: a first gradient compiles a sweep of about half the size (Numba's
+# typing and LLVM's time grow with the function), and programs without rare ops never
+# compile the full one.  Traces, Jacobians and second order call the full sweeps.
+COMMON_BACKWARD = frozenset(
+    "NEG EXP LOG LOG1P EXPM1 SQRT SIN COS TAN TANH SIGMOID RELU ABS LEAKY_RELU ADDS MULS RSUBS "
+    "RDIVS POWS RPOWS CLIP ADD SUB MUL DIV POW MAXIMUM MINIMUM LOGADDEXP WHERE VIEW RESHAPE SUM "
+    "AMAX AMIN MATMUL CONCAT GATHER SETITEM".split()
+)
+
+
+def _backward_like(
+    name, signature, doc, unary, binary, struct, extra_setup="", lanes=False, only=None
+):
+    """A reverse sweep over every op, or over the ops named in ``only`` (the others return
+    HIT_RARE)."""
     lu, lb = _last(_UNARY), _last(_BINARY)
+    pick = (lambda ops: ops) if only is None else (lambda ops: [o for o in ops if o.name in only])
+    otherwise = "return BAD_OP, i" if only is None else "return HIT_RARE, i"
     return f'''
 {NJIT}
 def {name}({signature}):
@@ -413,7 +427,7 @@ def {name}({signature}):
                 continue
 {_indent(_reach("ra", lanes), 12)}
             upa = np.uint64(voff[ra])
-{_chain(_UNARY, unary, 12)}
+{_chain(pick(_UNARY), unary, 12, otherwise)}
         elif o <= {lb}:
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb])
@@ -423,7 +437,7 @@ def {name}({signature}):
 {_indent(_reach("ra", lanes), 16)}
             if gb:
 {_indent(_reach("rb", lanes), 16)}
-{_chain(_BINARY, binary, 12)}
+{_chain(pick(_BINARY), binary, 12, otherwise)}
         else:
             p = ip[i]
             if ra >= 0 and rg[ra] == 0 and (rb < 0 or rg[rb] == 0):
@@ -432,7 +446,7 @@ def {name}({signature}):
             pa = voff[ra] if ra >= 0 else 0
             pb = voff[rb] if rb >= 0 else 0
             status = 0
-{_struct_chain(struct, 12)}
+{_struct_chain(struct, 12, pick(_STRUCT), otherwise)}
             if status != 0:
                 return status, i
         i -= 1
@@ -441,16 +455,31 @@ def {name}({signature}):
 
 
 def backward_sweep():
-    return _backward_like(
-        "backward_sweep",
-        "code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, bottom, kind",
+    doc = (
         "Reverse sweep over rows top..bottom, accumulating adjoints of reached rows.\n\n"
         "    Stops (returning the row) at a custom op, a freed row or, when ``kind`` is 0, a "
-        "large\n    matmul, so Python can act; ``kind`` 1 does every matmul here.",
+        "large\n    matmul, so Python can act; ``kind`` 1 does every matmul here."
+    )
+    signature = "code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, bottom, kind"
+    common = _backward_like(
+        "backward_sweep",
+        signature,
+        doc + "\n    Only the ops of COMMON_BACKWARD: (HIT_RARE, row) at any other op, from "
+        "which\n    ``backward_sweep_all`` goes on.",
+        backward_unary,
+        backward_binary,
+        struct_backward,
+        only=COMMON_BACKWARD,
+    )
+    full = _backward_like(
+        "backward_sweep_all",
+        signature,
+        doc + " Every op.",
         backward_unary,
         backward_binary,
         struct_backward,
     )
+    return common + "\n" + full
 
 
 def hvp_sweep():
@@ -630,8 +659,8 @@ def jacobian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top,
                 adj[lo + j] += seeds[r, k]
                 k += 1
             state[ro] |= 1
-        status, row = backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
-                                     top, 0, 1)
+        status, row = backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
+                                         top, 0, 1)
         if status != DONE:
             return status, row
         k = 0
@@ -747,8 +776,8 @@ def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_
         state[j] = 0
     adj[voff[out_row]] = 1.0
     state[out_row] = 1
-    status, row = backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
-                                 out_row, 0, 1)
+    status, row = backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
+                                     out_row, 0, 1)
     if status != DONE:
         return status, row
     for j in range(g.shape[0]):

@@ -33,6 +33,7 @@ HIT_CUSTOM = 2    # reached a custom Function: Python runs it, then resumes
 BAD_OP = 3        # unknown op code (never silently skipped)
 HIT_MATMUL = 4    # a large matmul: Python does it with NumPy's BLAS, then resumes
 GUARD_FAILED = 5  # a replayed guard saw another outcome than the recorded one
+HIT_RARE = 6      # backward_sweep met an op outside its common set: backward_sweep_all goes on
 SMALL_MATMUL = 65536
 
 
@@ -1020,7 +1021,270 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
     """Reverse sweep over rows top..bottom, accumulating adjoints of reached rows.
 
     Stops (returning the row) at a custom op, a freed row or, when ``kind`` is 0, a large
-    matmul, so Python can act; ``kind`` 1 does every matmul here."""
+    matmul, so Python can act; ``kind`` 1 does every matmul here.
+    Only the ops of COMMON_BACKWARD: (HIT_RARE, row) at any other op, from which
+    ``backward_sweep_all`` goes on."""
+    i = top
+    while i >= bottom:
+        s = state[i]
+        if (s & 1) == 0:
+            i -= 1
+            continue
+        w = code[i]
+        o = w & 255
+        if o == 0 or o == 1 or o == 4:
+            i -= 1
+            continue
+        if (s & 2) != 0 or o == 2:
+            return HIT_FREED, i
+        if o == 3:
+            return HIT_CUSTOM, i
+        lo = voff[i]
+        n = voff[i + 1] - lo
+        ra = ((w >> 8) & 0xFFFFFFF) - 1
+        rb = (w >> 36) - 1
+        # unsigned offsets: Numba then drops negative-index wraparound checks (~3x faster)
+        ulo = np.uint64(lo)
+        un = np.uint64(n)
+
+        if o <= 51:
+            if rg[ra] == 0:
+                i -= 1
+                continue
+            state[ra] |= 1
+            upa = np.uint64(voff[ra])
+            if o == 5:  # NEG
+                for j in range(un):
+                    g = adj[ulo + j]
+                    adj[upa + j] -= g
+            elif o == 6:  # EXP
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (out)
+            elif o == 7:  # LOG
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 / a)
+            elif o == 8:  # LOG1P
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 / (1.0 + a))
+            elif o == 9:  # EXPM1
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (out + 1.0)
+            elif o == 10:  # SQRT
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (0.5 / out)
+            elif o == 11:  # SIN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (np.cos(a))
+            elif o == 12:  # COS
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (-np.sin(a))
+            elif o == 13:  # TAN
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (1.0 + out * out)
+            elif o == 14:  # TANH
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (1.0 - out * out)
+            elif o == 15:  # SIGMOID
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (out * (1.0 - out))
+            elif o == 16:  # RELU
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 if a > 0.0 else 0.0)
+            elif o == 17:  # ABS
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 if a > 0.0 else -1.0 if a < 0.0 else a * 0.0)
+            elif o == 36:  # LEAKY_RELU
+                c = fp[i]
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 if a > 0.0 else c)
+            elif o == 37:  # ADDS
+                for j in range(un):
+                    g = adj[ulo + j]
+                    adj[upa + j] += g
+            elif o == 38:  # MULS
+                c = fp[i]
+                for j in range(un):
+                    g = adj[ulo + j]
+                    adj[upa + j] += g * (c)
+            elif o == 39:  # RSUBS
+                for j in range(un):
+                    g = adj[ulo + j]
+                    adj[upa + j] -= g
+            elif o == 40:  # RDIVS
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (-out / a)
+            elif o == 41:  # POWS
+                c = fp[i]
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (0.0 if c == 0.0 else c * a ** (c - 1.0))
+            elif o == 42:  # RPOWS
+                c = fp[i]
+                for j in range(un):
+                    g = adj[ulo + j]
+                    out = val[ulo + j]
+                    adj[upa + j] += g * (out * np.log(c))
+            elif o == 43:  # CLIP
+                c = fp[i]
+                c2 = fpool[ip[i]]
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    adj[upa + j] += g * (1.0 if (a >= c) & (a <= c2) else 0.0)
+            else:
+                return HIT_RARE, i
+        elif o <= 64:
+            upa = np.uint64(voff[ra])
+            upb = np.uint64(voff[rb])
+            ga = rg[ra] != 0
+            gb = rg[rb] != 0
+            if ga:
+                state[ra] |= 1
+            if gb:
+                state[rb] |= 1
+            if o == 52:  # ADD
+                for j in range(un):
+                    g = adj[ulo + j]
+                    if ga:
+                        adj[upa + j] += g
+                    if gb:
+                        adj[upb + j] += g
+            elif o == 53:  # SUB
+                for j in range(un):
+                    g = adj[ulo + j]
+                    if ga:
+                        adj[upa + j] += g
+                    if gb:
+                        adj[upb + j] -= g
+            elif o == 54:  # MUL
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    if ga:
+                        adj[upa + j] += g * (b)
+                    if gb:
+                        adj[upb + j] += g * (a)
+            elif o == 55:  # DIV
+                for j in range(un):
+                    g = adj[ulo + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        adj[upa + j] += g * (1.0 / b)
+                    if gb:
+                        adj[upb + j] += g * (-out / b)
+            elif o == 56:  # POW
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    out = val[ulo + j]
+                    if ga:
+                        adj[upa + j] += g * (0.0 if b == 0.0 else b * a ** (b - 1.0))
+                    if gb:
+                        adj[upb + j] += g * (0.0 if (a == 0.0) & (b >= 0.0) else out * np.log(a))
+            elif o == 57:  # MAXIMUM
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    if ga:
+                        adj[upa + j] += g * (0.5 if a == b else 1.0 if a > b else 0.0)
+                    if gb:
+                        adj[upb + j] += g * (0.5 if a == b else 0.0 if a > b else 1.0)
+            elif o == 58:  # MINIMUM
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    if ga:
+                        adj[upa + j] += g * (0.5 if a == b else 1.0 if a < b else 0.0)
+                    if gb:
+                        adj[upb + j] += g * (0.5 if a == b else 0.0 if a < b else 1.0)
+            elif o == 61:  # LOGADDEXP
+                for j in range(un):
+                    g = adj[ulo + j]
+                    a = val[upa + j]
+                    b = val[upb + j]
+                    if ga:
+                        adj[upa + j] += g * (0.5 + 0.5 * np.tanh(0.5 * (a - b)))
+                    if gb:
+                        adj[upb + j] += g * (0.5 - 0.5 * np.tanh(0.5 * (a - b)))
+            else:
+                return HIT_RARE, i
+        else:
+            p = ip[i]
+            if ra >= 0 and rg[ra] == 0 and (rb < 0 or rg[rb] == 0):
+                i -= 1
+                continue
+            pa = voff[ra] if ra >= 0 else 0
+            pb = voff[rb] if rb >= 0 else 0
+            status = 0
+            if o == 65:  # WHERE
+                status = where_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 66:  # VIEW
+                status = view_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 67:  # RESHAPE
+                status = reshape_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 68:  # SUM
+                status = sum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 70:  # AMAX
+                status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 71:  # AMIN
+                status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 72:  # MATMUL
+                status = matmul_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 73:  # CONCAT
+                status = concat_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 74:  # GATHER
+                status = gather_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 75:  # SETITEM
+                status = setitem_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            else:
+                return HIT_RARE, i
+            if status != 0:
+                return status, i
+        i -= 1
+    return DONE, -1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, bottom, kind):
+    """Reverse sweep over rows top..bottom, accumulating adjoints of reached rows.
+
+    Stops (returning the row) at a custom op, a freed row or, when ``kind`` is 0, a large
+    matmul, so Python can act; ``kind`` 1 does every matmul here. Every op."""
     i = top
     while i >= bottom:
         s = state[i]
@@ -3689,8 +3953,8 @@ def jacobian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top,
                 adj[lo + j] += seeds[r, k]
                 k += 1
             state[ro] |= 1
-        status, row = backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
-                                     top, 0, 1)
+        status, row = backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
+                                         top, 0, 1)
         if status != DONE:
             return status, row
         k = 0
@@ -3806,8 +4070,8 @@ def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_
         state[j] = 0
     adj[voff[out_row]] = 1.0
     state[out_row] = 1
-    status, row = backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
-                                 out_row, 0, 1)
+    status, row = backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
+                                     out_row, 0, 1)
     if status != DONE:
         return status, row
     for j in range(g.shape[0]):

@@ -1,0 +1,140 @@
+"""The reverse sweep as whole-array NumPy calls: what the kernel loader runs on array rows
+while the compiled sweep is still compiling.
+
+The element-by-element twin (``loader.twin``) costs ~1 us per value; here a row costs a few
+NumPy calls on its whole slice (microseconds per row, nanoseconds per value), so a gradient of
+a few thousand values runs within a small factor of the compiled sweep.  The elementwise
+branches are built from the same op spec as the compiled ones: each partial derivative ``d``
+of ``tapegrad/ops`` becomes a NumPy function of the row's operand, output and parameter
+slices (``formula.python_function``), and ``adj[a] += g * d`` is applied to the slice, which is
+what the compiled loop does per element (values agree within a few ulp: NumPy's and libm's
+transcendental functions may differ in the last bit).  The reductions and views of a typical
+loss (sum, reshape, strided views) are vectorised here too, matrix products go back to the
+caller (``HIT_MATMUL``: NumPy's BLAS, as for large ones in the compiled sweep), and every other
+row is handed, one row at a time, to the twin's sweep, which runs the spec's own kernel for it.
+"""
+
+import numpy as np
+
+from ..ops import formula
+from ..ops.decl import Elementwise
+from ..ops.spec import CODE, OPS
+from . import sweeps
+
+_SKIP = (CODE["LEAF"], CODE["CONST"], CODE["GUARD"])
+
+
+def _partial(d):
+    """("add" | "sub" | "mul", used symbols, f): ``adj += g``, ``adj -= g`` or ``adj += g * f``."""
+    text = d.strip()
+    if text == "1.0":
+        return "add", (), None
+    if text == "-1.0":
+        return "sub", (), None
+    used = tuple(s for s in formula.SYMBOLS if s in formula.symbols(text))
+    return "mul", used, formula.python_function(text, used, on="numpy")
+
+
+# op code -> one (kind, symbols, function) per operand, from the spec's partial derivatives
+ELEMENTWISE = {CODE[o.name]: tuple(map(_partial, o.d)) for o in OPS if isinstance(o, Elementwise)}
+
+
+def _offsets(ipool, p, nd, base):
+    """``strided_offsets`` of the kernels as one NumPy expression: base + sum(idx * stride)
+    over the shape ``ipool[p:p+nd]`` in C order."""
+    shape = ipool[p : p + nd]
+    strides = ipool[p + nd : p + 2 * nd]
+    offs = np.full(tuple(shape), base, np.int64)
+    for d in range(nd):
+        axis = np.arange(shape[d], dtype=np.int64) * strides[d]
+        offs += axis.reshape((-1,) + (1,) * (nd - 1 - d))
+    return offs.ravel()
+
+
+def _sum_backward(adj, lo, n, pa, p, ipool):
+    nd = ipool[p]
+    offs = _offsets(ipool, p + 1, nd, 0)
+    adj[pa : pa + offs.shape[0]] += adj[lo + offs]
+
+
+def _view_backward(adj, lo, n, pa, p, ipool):
+    nd = ipool[p]
+    offs = _offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
+    np.add.at(adj, pa + offs, adj[lo : lo + n])  # a broadcast view adds into one value often
+
+
+def _reshape_backward(adj, lo, n, pa, p, ipool):
+    adj[pa : pa + n] += adj[lo : lo + n]
+
+
+STRUCTURAL = {
+    CODE["SUM"]: _sum_backward,
+    CODE["VIEW"]: _view_backward,
+    CODE["RESHAPE"]: _reshape_backward,
+}
+
+
+def _apply(adj, where, g, kind, f, env):
+    if kind == "add":
+        adj[where] += g
+    elif kind == "sub":
+        adj[where] -= g
+    else:
+        adj[where] += g * f(*env)
+
+
+def _elementwise(partials, operands, i, lo, n, fp, ip, fpool, voff, rg, state, val, adj):
+    """``adj[operand] += g * d`` for each operand that needs a gradient, on whole slices."""
+    values = {"out": val[lo : lo + n], "c": fp[i]}
+    if 0 <= ip[i] < len(fpool):
+        values["c2"] = fpool[ip[i]]
+    for sym, r in zip("ab"[: len(partials)], operands, strict=False):
+        values[sym] = val[int(voff[r]) : int(voff[r]) + n]
+    g = adj[lo : lo + n]
+    for r, (how, used, f) in zip(operands, partials, strict=False):
+        if rg[r] != 0:
+            state[r] |= 1
+            where = slice(int(voff[r]), int(voff[r]) + n)
+            _apply(adj, where, g, how, f, [values[s] for s in used])
+
+
+def backward_sweep(
+    row_sweep, code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, bottom, kind
+):
+    """``sweeps.backward_sweep_all`` (the same arguments after ``row_sweep``, the same
+    statuses and stops) on whole rows; ``row_sweep`` (the twin's ``backward_sweep_all``)
+    runs, one row at a time, the rows without a vectorised branch here."""
+    for i in range(top, bottom - 1, -1):
+        if not state[i] & 1:
+            continue  # not reached
+        word = int(code[i])
+        op = word & 255
+        if op in _SKIP:
+            continue
+        if state[i] & 2 or op == CODE["FREED"]:
+            return sweeps.HIT_FREED, i
+        if op == CODE["CUSTOM"]:
+            return sweeps.HIT_CUSTOM, i
+        lo = int(voff[i])
+        n = int(voff[i + 1]) - lo
+        operands = (((word >> 8) & 0xFFFFFFF) - 1, (word >> 36) - 1)
+        partials = ELEMENTWISE.get(op)
+        if partials is not None:
+            _elementwise(partials, operands, i, lo, n, fp, ip, fpool, voff, rg, state, val, adj)
+            continue
+        if op == CODE["MATMUL"] and kind == 0:
+            return sweeps.HIT_MATMUL, i  # the caller runs it with NumPy's BLAS, then resumes
+        ra = operands[0]
+        vectorised = STRUCTURAL.get(op)
+        if vectorised is not None and rg[ra] != 0:
+            state[ra] |= 1
+            vectorised(adj, lo, n, int(voff[ra]), int(ip[i]), ipool)
+            continue
+        status, row = row_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, i, i, kind)
+        if status != sweeps.DONE:
+            return status, row
+    return sweeps.DONE, -1
+
+
+# rows of at least this many values on average are run here rather than by the twin
+MIN_MEAN_ROW = 8
