@@ -1105,8 +1105,9 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
             elif o == 15:  # SIGMOID
                 for j in range(un):
                     g = adj[ulo + j]
+                    a = val[upa + j]
                     out = val[ulo + j]
-                    adj[upa + j] += g * (out * (1.0 - out))
+                    adj[upa + j] += g * (out * np.exp(-np.logaddexp(0.0, a)))
             elif o == 16:  # RELU
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1152,8 +1153,9 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
+                    a = val[upa + j]
                     out = val[ulo + j]
-                    adj[upa + j] += g * (out * np.log(c))
+                    adj[upa + j] += g * ((0.0 if a > 0.0 else np.log(c)) if c == 0.0 else out * np.log(1.0 if c == 0.0 else c))
             elif o == 43:  # CLIP
                 c = fp[i]
                 c2 = fpool[ip[i]]
@@ -1213,7 +1215,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                     if ga:
                         adj[upa + j] += g * (0.0 if b == 0.0 else b * a ** (b - 1.0))
                     if gb:
-                        adj[upb + j] += g * (0.0 if (a == 0.0) & (b >= 0.0) else out * np.log(a))
+                        adj[upb + j] += g * ((0.0 if b > 0.0 else np.log(a)) if a == 0.0 else out * np.log(1.0 if a == 0.0 else a))
             elif o == 57:  # MAXIMUM
                 for j in range(un):
                     g = adj[ulo + j]
