@@ -351,6 +351,67 @@ def _peak_per_op(lib):
     return float(out.stdout.strip().splitlines()[-1])
 
 
+SESSION_SCRIPT = """
+import gc, time, numpy as np, tapegrad as tg
+def rss_mb():
+    with open('/proc/self/statm') as f:
+        return int(f.read().split()[1]) * 4096 / 2**20
+def small():
+    return tg.grad(lambda v: np.sum(np.sin(v) * v))(np.linspace(0.1, 1.0, 50))
+def per_call():
+    small()
+    t0 = time.perf_counter()
+    for _ in range(200):
+        small()
+    return (time.perf_counter() - t0) / 200
+net = tg.nn.Sequential(tg.nn.Linear(64, 128), tg.nn.ReLU(), tg.nn.Linear(128, 10))
+x = tg.tensor(np.random.default_rng(0).random((64, 64)))
+X = np.random.default_rng(1).random((30, 2))
+def nll(p):
+    d = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    K = np.exp(-d / p[0]) * p[1] + 1e-6 * np.eye(30)
+    return np.sum(np.log(np.diag(np.linalg.cholesky(K))))
+vg = tg.value_and_grad(nll)
+def raising():
+    try:
+        vg(np.array([0.5, -1.0]))
+    except np.linalg.LinAlgError:
+        pass
+for _ in range(50):
+    net(x).sum().item()
+    raising()
+before = per_call()
+gc.collect()
+r0 = rss_mb()
+for _ in range(1500):
+    net(x).sum().item()
+r1 = rss_mb()
+for _ in range(1500):
+    raising()
+r2 = rss_mb()
+print(r1 - r0, r2 - r1, per_call() / before)
+"""
+
+
+@benchmark
+def session_memory():
+    """RSS growth of loops that never call backward, and a small gradient after them."""
+    out = subprocess.run(
+        [sys.executable, "-c", SESSION_SCRIPT],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+        env=dict(os.environ, TAPEGRAD_EAGER_COMPILE="1"),
+    )
+    forward, raising, slower = map(float, out.stdout.strip().splitlines()[-1].split())
+    return [
+        row("RSS growth: 1,500 forward passes of a 64-128-10 MLP, no no_grad", forward, "MB", 40),
+        row("RSS growth: 1,500 value_and_grad calls that raise LinAlgError", raising, "MB", 20),
+        row("small gradient after those loops / before them", slower, "x", 1.2),
+    ]
+
+
 @benchmark
 def peak_memory_per_op():
     """Peak RSS growth while a 1.2M-op scalar chain is recorded and swept, per op."""

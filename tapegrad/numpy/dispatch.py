@@ -439,37 +439,9 @@ FUNCTIONS = {
 FUNCTIONS.update(linalg_ops.FUNCTIONS)
 FUNCTIONS.update(shape_functions.FUNCTIONS)
 
-# results carry no gradient: shapes, indices, predicates, fresh arrays, rounded values
-VALUE_FUNCTIONS = {
-    np.shape,
-    np.ndim,
-    np.size,
-    np.result_type,
-    np.iscomplexobj,
-    np.isrealobj,
-    np.argmax,
-    np.argmin,
-    np.argsort,
-    np.nonzero,
-    np.flatnonzero,
-    np.count_nonzero,
-    np.allclose,
-    np.isclose,
-    np.array_equal,
-    np.array_equiv,
-    np.zeros_like,
-    np.ones_like,
-    np.empty_like,
-    np.full_like,
-    np.any,
-    np.all,
-    np.can_cast,
-    np.min_scalar_type,
-}
-VALUE_FUNCTIONS |= shape_functions.VALUE_FUNCTIONS
-
-# ...and of these only the shape and dtype of a Tensor argument matter: they read no value,
-# so a trace recording does not pin one (a replay with new values takes the same branch)
+# results carry no gradient, and only the shape and dtype of a Tensor argument matter: they
+# read no value, so a trace recording does not pin one (a replay with new values takes the
+# same branch)
 SHAPE_FUNCTIONS = {
     np.shape,
     np.ndim,
@@ -482,6 +454,24 @@ SHAPE_FUNCTIONS = {
     np.empty_like,
     np.full_like,
 }
+# results carry no gradient: shapes, indices, predicates, fresh arrays, rounded values
+VALUE_FUNCTIONS = SHAPE_FUNCTIONS | {
+    np.argmax,
+    np.argmin,
+    np.argsort,
+    np.nonzero,
+    np.flatnonzero,
+    np.count_nonzero,
+    np.allclose,
+    np.isclose,
+    np.array_equal,
+    np.array_equiv,
+    np.any,
+    np.all,
+    np.can_cast,
+    np.min_scalar_type,
+}
+VALUE_FUNCTIONS |= shape_functions.VALUE_FUNCTIONS
 
 
 def _shape_only(x):

@@ -24,12 +24,13 @@ OPS = (
         numpy=("log1p",),
         domain=(-0.7, 2.0),
     ),
-    E("EXPM1", "expm1(a)", ("out + 1.0",), numpy=("expm1",)),
+    E("EXPM1", "expm1(a)", ("exp(a)",), numpy=("expm1",)),  # out + 1 cancels for a << 0
     E("SQRT", "sqrt(a)", ("0.5 / out",), numpy=("sqrt",), domain=(0.2, 3.0)),
     E("SIN", "sin(a)", ("cos(a)",), numpy=("sin",)),
     E("COS", "cos(a)", ("-sin(a)",), numpy=("cos",)),
     E("TAN", "tan(a)", ("1.0 + out * out",), numpy=("tan",), domain=(-1.2, 1.2)),
-    E("TANH", "tanh(a)", ("1.0 - out * out",), numpy=("tanh",)),
+    # sech^2 from exponentials: 1 - out * out is 0 once tanh rounds to +-1 (from |a| = 19)
+    E("TANH", "tanh(a)", ("(2.0 / (exp(a) + exp(-a))) ** 2.0",), numpy=("tanh",)),
     # 1 / (1 + exp(-a)) with both tails kept: 1 - out and 0.5 * (tanh(a / 2) + 1) round to
     # 0 or 1 long before sigmoid does (expit(-50) is 1.9e-22, not 0)
     E(

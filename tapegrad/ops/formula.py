@@ -124,7 +124,9 @@ def sinc_derivative(x: str = "a", out: str = "out") -> str:
     closed form (cos(pi x) - sinc(x)) / x cancels there), with a safe denominator so neither
     branch is NaN (a NaN in the branch not taken would still poison higher derivatives)."""
     near = f"abs({x}) < 0.1"
-    series = _sinc_series().replace("x", f"({x})")
+    # the series at a masked point: x ** 15 overflows for huge x, and an inf in the branch
+    # not taken still poisons nested derivatives through it
+    series = _sinc_series().replace("x", f"where({near}, {x}, 0.0)")
     return f"where({near}, {series}, (cos({PI!r} * ({x})) - ({out})) / where({near}, 1.0, {x}))"
 
 

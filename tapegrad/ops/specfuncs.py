@@ -85,6 +85,10 @@ def sf_hurwitz_zeta(s, q):
         1.8152105401943546773e17,
         -7.1661652561756670113e18,
     )
+    if -s * math.log(q) > 709.0:  # q ** -s overflows (Python's pow would raise)
+        return math.inf
+    if q > 1e15:  # the sum is its integral and first Euler-Maclaurin term to double precision
+        return q ** (1.0 - s) / (s - 1.0) + 0.5 * q**-s
     total = q**-s
     a = q
     b = 0.0
@@ -132,6 +136,8 @@ def sf_polygamma(n, x):
         return math.nan
     extra = 0.0
     while x <= 0.0:
+        if -(n + 1.0) * math.log(-x) > 709.0:  # x ** -(n + 1) overflows: its signed inf
+            return sign * (math.inf if n % 2.0 == 1.0 else -math.inf)
         extra += x ** -(n + 1.0)
         x += 1.0
     return sign * math.exp(math.lgamma(n + 1.0)) * (sf_hurwitz_zeta(n + 1.0, x) + extra)
