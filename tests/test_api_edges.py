@@ -2,6 +2,9 @@
 lists of traced values in tapegrad.numpy, memory order, empty argument containers,
 optimizers over dicts, non-linear custom_jvp rules, fixed points that do not converge."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -123,3 +126,18 @@ def test_fixed_point_max_iter():
         tg.fixed_point(expanding, 2.0, 0.0, dist, 1e-12, max_iter=30)
     with pytest.raises(RuntimeError, match="max_iter=5"):
         tg.grad(lambda a: tg.fixed_point(newton_sqrt, a, 1.0, dist, 1e-12, max_iter=5))(2.0)
+
+
+@pytest.mark.parametrize("module", ["special", "stats", "integrate", "linalg"])
+def test_tapegrad_scipy_without_scipy_names_the_extra(module):
+    code = (
+        "import sys; sys.modules['scipy'] = None\n"  # as if SciPy were not installed
+        "import tapegrad as tg\n"
+        "try:\n"
+        f"    import tapegrad.scipy.{module}\n"
+        "except ImportError as e:\n"
+        "    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "pip install 'tapegrad[scipy]'" in out.stdout

@@ -9,7 +9,12 @@ import pytest
 
 import tapegrad as tg
 import tapegrad.nn.functional as F
-import tapegrad.scipy.special as tsp
+
+try:  # the floor run installs no extras: the tests that need SciPy say so
+    import tapegrad.scipy.special as tsp
+except ImportError:
+    tsp = None
+needs_scipy = pytest.mark.skipif(tsp is None, reason="tapegrad.scipy needs the scipy extra")
 
 from op_cases import CASES
 
@@ -51,15 +56,20 @@ def _check_far(f, xs, argnums=0):
 
 
 STABILISED = {
-    "logsumexp": lambda x: tsp.logsumexp(x),
-    "logsumexp_b": lambda x: tsp.logsumexp(x, b=np.array([1.0, 0.5, 2.0])),
     "tg.logsumexp": lambda x: tg.logsumexp(x),
-    "softmax": lambda x: tsp.softmax(x)[0],
-    "log_softmax": lambda x: tsp.log_softmax(x)[1],
     "tg.softmax": lambda x: tg.softmax(x)[2],
     "F.log_softmax": lambda x: F.log_softmax(x)[0],
     "cross_entropy": lambda x: F.cross_entropy(tg.reshape(x, (1, 3)), np.array([1])),
 }
+if tsp is not None:
+    STABILISED.update(
+        {
+            "logsumexp": lambda x: tsp.logsumexp(x),
+            "logsumexp_b": lambda x: tsp.logsumexp(x, b=np.array([1.0, 0.5, 2.0])),
+            "softmax": lambda x: tsp.softmax(x)[0],
+            "log_softmax": lambda x: tsp.log_softmax(x)[1],
+        }
+    )
 
 
 @pytest.mark.parametrize("name", sorted(STABILISED))
@@ -82,6 +92,7 @@ def test_an_all_minus_inf_slice_at_replay_is_refused_not_shifted_to_nan():
         tr.value_and_grad(np.array([-np.inf, -np.inf]))
 
 
+@needs_scipy
 def test_logsumexp_entries_with_zero_weight_do_not_set_the_shift():
     x = np.array([1.0, 1000.0])
     v, g = tg.value_and_grad(lambda a: tsp.logsumexp(a, b=np.array([1.0, 0.0])))(x)

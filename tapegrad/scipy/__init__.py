@@ -13,6 +13,17 @@ _SUBMODULES = ("special", "stats", "integrate", "linalg", "signal")
 __all__ = list(_SUBMODULES)
 
 
+def require_scipy(module: str):
+    """Import SciPy's ``module``, or raise an ImportError that names the extra to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"tapegrad.scipy needs SciPy ({module} could not be imported): "
+            "install the extra with  pip install 'tapegrad[scipy]'"
+        ) from exc
+
+
 def __getattr__(name: str):
     if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")

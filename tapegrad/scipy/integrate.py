@@ -14,12 +14,14 @@ work, as they do for the ops ``func`` uses.
 from __future__ import annotations
 
 import numpy as np
-import scipy.integrate as _si
 
 from .. import numpy as tnp
 from ..core import functions as O
 from ..core.tensor import GUARD_HOOK
 from ..tensor_class import Tensor
+from . import require_scipy
+
+_si = require_scipy("scipy.integrate")
 
 __all__ = ["odeint"]
 

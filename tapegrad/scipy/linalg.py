@@ -12,12 +12,14 @@ others is refused with a clear error.
 """
 
 import numpy as np
-import scipy.linalg as _sl
 
 from ..core import functions as O
 from ..numpy import linalg_ops as _L
 from ..numpy.rules import apply
 from ..tensor_class import Tensor
+from . import require_scipy
+
+_sl = require_scipy("scipy.linalg")
 
 LinAlgError = np.linalg.LinAlgError
 

@@ -22,12 +22,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.special as _sp
 
 from ..autograd.function import Function
 from ..core import functions as O
 from ..core.tensor import value_of
 from ..tensor_class import Tensor
+from . import require_scipy
+
+_sp = require_scipy("scipy.special")
 
 __all__ = [
     "logsumexp",

@@ -14,13 +14,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.stats as _st
 
 from ..autograd.function import Function
 from ..core import functions as O
 from ..core.tensor import value_of
 from ..tensor_class import Tensor
+from . import require_scipy
 from . import special as S
+
+_st = require_scipy("scipy.stats")
 
 __all__ = [
     "norm",
