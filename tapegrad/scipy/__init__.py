@@ -18,9 +18,10 @@ def require_scipy(module: str):
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise ImportError(
+        raise ModuleNotFoundError(
             f"tapegrad.scipy needs SciPy ({module} could not be imported): "
-            "install the extra with  pip install 'tapegrad[scipy]'"
+            "install the extra with  pip install 'tapegrad[scipy]'",
+            name=getattr(exc, "name", None) or module,
         ) from exc
 
 
