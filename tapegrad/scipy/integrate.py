@@ -3,12 +3,15 @@
 With no Tensor among ``y0``, ``t`` and the args it is SciPy's ``odeint`` (LSODA).  With a
 Tensor it integrates with the Dormand-Prince 5(4) pair (an explicit adaptive Runge-Kutta
 method) whose steps are recorded on the tape as Tensor ops: discretize, then differentiate.
-The gradient is the exact derivative of the computed solution (so it agrees with the true
-sensitivity to within the solver's tolerance); the step sizes are chosen on the values and
-not differentiated.  Each output time is hit exactly (the last step of an interval is cut to
-end there), and the steps between two output times are fractions of that interval, so the
-solution is differentiable in ``t`` too.  Reverse mode, forward mode and higher orders all
-work, as they do for the ops ``func`` uses.
+The gradient is the exact derivative of the computed solution; the step sizes are not
+differentiated, and they are chosen so that both the solution and its derivative meet the
+tolerances: the local error control also covers the variational equation along one fixed
+direction (in y0 and the differentiable args), integrated alongside by forward mode on
+values, so a kink in ``func`` (where the Jacobian jumps) is resolved for the derivative
+too.  Each output time is hit exactly (the last step of an interval is cut to end there), and
+the steps between two output times are fractions of that interval, so the solution is
+differentiable in ``t`` too.  Reverse mode, forward mode and higher orders all work, as they
+do for the ops ``func`` uses.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from .. import numpy as tnp
 from ..core import functions as O
 from ..core.tensor import GUARD_HOOK
 from ..tensor_class import Tensor
+from ..transforms.second_order import jvp as _jvp
 from . import require_scipy
 
 _si = require_scipy("scipy.integrate")
@@ -139,6 +143,7 @@ def odeint(
         raise ValueError("odeint: t must be a one-dimensional sequence of times")
     outs = [y]
     k1 = f(y, tt[0])
+    slope, v = _probe(func, args, tfirst, _value(y))
     h_abs = _initial_step(_value(y), _value(k1), tv, rtol, atol)
     for i in range(tv.size - 1):
         span = tt[i + 1] - tt[i]
@@ -150,9 +155,12 @@ def odeint(
                 dtheta = 1.0 - theta
             h = span * dtheta
             s = tt[i] + span * theta
-            y_new, k7, err_vec = _dp_step(f, y, s, h, k1, float(tv[i + 1] - tv[i]) * dtheta)
+            h_value = float(tv[i + 1] - tv[i]) * dtheta
+            y_new, k7, err_vec, stages = _dp_step(f, y, s, h, k1, h_value)
             scale = atol + rtol * np.maximum(np.abs(_value(y)), np.abs(_value(y_new)))
-            err = _rms(err_vec / scale)
+            v_new, err_probe = _probe_step(slope, stages, v, h_value)
+            scale_probe = atol + rtol * np.maximum(np.abs(v), np.abs(v_new))
+            err = max(_rms(err_vec / scale), _rms(err_probe / scale_probe))
             if not np.isfinite(err):
                 where = tv[i] + (tv[i + 1] - tv[i]) * theta
                 raise FloatingPointError(
@@ -160,7 +168,7 @@ def odeint(
                 )
             if err <= 1.0:
                 theta += dtheta
-                y, k1 = y_new, k7
+                y, k1, v = y_new, k7, v_new
             h_abs = dtheta * length * (10.0 if err == 0.0 else min(10.0, max(0.2, 0.9 * err**-0.2)))
             steps += 1
             if steps > mxstep:
@@ -170,6 +178,34 @@ def odeint(
                 )
         outs.append(y)
     return O.stack(outs, 0)
+
+
+def _probe(func, args, tfirst, y0):
+    """The right-hand side of the variational equation along one fixed direction (in the
+    state and in every differentiable argument), evaluated by forward mode on values, and
+    the probe's initial tangent.  The direction is deterministic, generic (no zero or
+    repeated entries) and scaled to the state."""
+    rng = np.random.default_rng(0)
+    v0 = rng.uniform(0.5, 1.0, y0.shape) * np.maximum(np.abs(y0), 1.0)
+    free = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
+    values = [_value(a) if isinstance(a, Tensor) else a for a in args]
+    dirs = [
+        rng.uniform(0.5, 1.0, np.shape(values[i])) * np.maximum(np.abs(values[i]), 1.0)
+        for i in free
+    ]
+
+    def slope(y, s, v):
+        def rhs(yy, *ps):
+            full = list(values)
+            for i, p in zip(free, ps, strict=True):
+                full[i] = p
+            out = func(s, yy, *full) if tfirst else func(yy, s, *full)
+            return O.broadcast_to(O._t(out), yy.shape)
+
+        primals = (y, *(values[i] for i in free))
+        return np.asarray(_value(_jvp(rhs, primals, (v, *dirs))[1]), dtype=np.float64)
+
+    return slope, v0
 
 
 def _initial_step(y0, f0, tv, rtol, atol):
@@ -188,12 +224,29 @@ def _dp_step(f, y, s, h, k1, h_value):
     state, its derivative (the next step's first stage) and the local error estimate."""
     ks = [k1]
     y_new = y
+    stages = [(y, s)]
     for i in range(1, 7):
         incr = None
         for a, k in zip(_A[i], ks[:i], strict=True):
             if a:
                 incr = k * a if incr is None else incr + k * a
         y_new = y + h * incr
-        ks.append(f(y_new, s + h * _C[i]))
+        stages.append((y_new, s + h * _C[i]))
+        ks.append(f(*stages[-1]))
     err = h_value * sum(e * _value(k) for e, k in zip(_E, ks, strict=True) if e)
-    return y_new, ks[6], err
+    return y_new, ks[6], err, stages
+
+
+def _probe_step(slope, stages, v, h_value):
+    """The same Dormand-Prince step for the variational equation v' = J(y(t)) v + f_p dp
+    along one fixed direction (slope(y, s, v) gives its right-hand side at a stage): the
+    new tangent and its local error estimate.  Controlling that error too makes the step
+    sizes resolve where the Jacobian changes fast or jumps (a kink in func), so the
+    derivative of the computed solution is as accurate as the solution."""
+    ws = []
+    for i, (y_i, s_i) in enumerate(stages):
+        v_i = v + h_value * sum(a * w for a, w in zip(_A[i], ws, strict=False) if a) if i else v
+        ws.append(slope(_value(y_i), float(_value(s_i)), v_i))
+    err = h_value * sum(e * w for e, w in zip(_E, ws, strict=True) if e)
+    v_new = v + h_value * sum(a * w for a, w in zip(_A[6], ws, strict=False) if a)
+    return v_new, err
