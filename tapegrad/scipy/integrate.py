@@ -6,7 +6,7 @@ method) whose steps are recorded on the tape as Tensor ops: discretize, then dif
 The gradient is the exact derivative of the computed solution; the step sizes are not
 differentiated, and they are chosen so that both the solution and its derivative meet the
 tolerances: the local error control also covers the variational equation along one fixed
-direction (in y0 and the differentiable args), integrated alongside by forward mode on
+direction of the state, integrated alongside by forward mode on
 values, so a kink in ``func`` (where the Jacobian jumps) is resolved for the derivative
 too.  Each output time is hit exactly (the last step of an interval is cut to end there), and
 the steps between two output times are fractions of that interval, so the solution is
@@ -181,29 +181,21 @@ def odeint(
 
 
 def _probe(func, args, tfirst, y0):
-    """The right-hand side of the variational equation along one fixed direction (in the
-    state and in every differentiable argument), evaluated by forward mode on values, and
-    the probe's initial tangent.  The direction is deterministic, generic (no zero or
-    repeated entries) and scaled to the state."""
-    rng = np.random.default_rng(0)
-    v0 = rng.uniform(0.5, 1.0, y0.shape) * np.maximum(np.abs(y0), 1.0)
-    free = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
-    values = [_value(a) if isinstance(a, Tensor) else a for a in args]
-    dirs = [
-        rng.uniform(0.5, 1.0, np.shape(values[i])) * np.maximum(np.abs(values[i]), 1.0)
-        for i in free
-    ]
+    """The right-hand side of the variational equation v' = J(y(t)) v along one fixed
+    direction of the state, by forward mode on values, and the probe's initial tangent.  The
+    direction is deterministic, generic (no zero or repeated entries) and scaled to the
+    state.  It probes the state only, so the steps (hence the values) do not depend on which
+    arguments are Tensors; where the Jacobian in y jumps, the steps that resolve the probe
+    resolve the sensitivities to the arguments too."""
+    v0 = np.random.default_rng(0).uniform(0.5, 1.0, y0.shape) * np.maximum(np.abs(y0), 1.0)
+    values = [a.data if isinstance(a, Tensor) else a for a in args]
 
     def slope(y, s, v):
-        def rhs(yy, *ps):
-            full = list(values)
-            for i, p in zip(free, ps, strict=True):
-                full[i] = p
-            out = func(s, yy, *full) if tfirst else func(yy, s, *full)
+        def rhs(yy):
+            out = func(s, yy, *values) if tfirst else func(yy, s, *values)
             return O.broadcast_to(O._t(out), yy.shape)
 
-        primals = (y, *(values[i] for i in free))
-        return np.asarray(_value(_jvp(rhs, primals, (v, *dirs))[1]), dtype=np.float64)
+        return np.asarray(_value(_jvp(rhs, (y,), (v,))[1]), dtype=np.float64)
 
     return slope, v0
 
