@@ -237,3 +237,26 @@ def test_multivariate_normal_shapes_as_scipy(x, mean, cov):
 def test_poisson_negative_mean_is_nan():
     with np.errstate(invalid="ignore"):
         assert np.isnan(ts.poisson.logpmf([0, 1], tg.tensor(-1.0)).numpy()).all()
+
+
+def test_multivariate_normal_with_a_singular_covariance_matches_scipy():
+    cov = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 2.0]])
+    mean = np.array([0.1, 0.2, 0.3])
+    x = np.array([[0.5, 0.6, 1.0], [0.3, 0.4, -1.0], [0.5, 0.9, 0.0]])  # the last off support
+    mvn, ours = st.multivariate_normal, ts.multivariate_normal
+    np.testing.assert_allclose(
+        ours.logpdf(tg.tensor(x), mean, cov, allow_singular=True).numpy(),
+        mvn.logpdf(x, mean, cov, allow_singular=True),
+        rtol=1e-13,
+    )
+    assert ours.entropy(mean, cov) == mvn.entropy(mean, cov)  # plain arrays: SciPy's
+    np.testing.assert_allclose(float(ours.entropy(tg.tensor(mean), cov)), mvn.entropy(mean, cov))
+    # along the support (the plane spanned by (1, 1, 0) and (0, 0, 1)) by finite differences
+    g = tg.grad(lambda p: ours.logpdf(p, mean, cov, allow_singular=True))(x[0])
+    for d in (np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0), np.array([0.0, 0.0, 1.0])):
+        f = lambda t, d=d: mvn.logpdf(x[0] + t * d, mean, cov, allow_singular=True)  # noqa: E731
+        np.testing.assert_allclose(g @ d, (f(1e-6) - f(-1e-6)) / 2e-6, rtol=1e-7)
+    with pytest.raises(NotImplementedError, match="derivative in cov"):
+        tg.grad(lambda c: ours.logpdf(x[0], mean, c, allow_singular=True))(cov)
+    with pytest.raises(np.linalg.LinAlgError, match="allow_singular"):
+        ours.logpdf(tg.tensor(x[0]), mean, cov)

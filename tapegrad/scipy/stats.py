@@ -558,7 +558,9 @@ def _cho_inverse(a):
 class _MultivariateNormal(_Distribution):
     """``scipy.stats.multivariate_normal``: logpdf, pdf and entropy, differentiable in x,
     mean and cov (cov symmetric positive definite; given as a matrix, a vector of variances
-    or one variance, as SciPy).  The derivative in cov is symmetric: the density is read
+    or one variance, as SciPy).  A singular cov with ``allow_singular=True`` (and in
+    ``entropy``) gives SciPy's values, differentiable in x and mean; its derivative in cov
+    is refused.  The derivative in cov is symmetric: the density is read
     as a function of (cov + cov.T) / 2.
 
     >>> import numpy as np
@@ -608,11 +610,53 @@ class _MultivariateNormal(_Distribution):
             else (O.reshape(out, (out.shape[0],)) if out.ndim > 1 and out.shape[-1] == 1 else out)
         )
 
+    @staticmethod
+    def _singular_parts(c, cov, method, allow_singular):
+        """SciPy's reading of a singular covariance (eigenvalues at or below 1e6 eps s_max
+        are zero): None when c is positive definite, else (whitening matrix U with
+        U U^T = pinv(c), basis of the null space, rank, log pseudo-determinant, support
+        tolerance).  Differentiating in cov there is refused: the pseudo-inverse and the
+        rank jump with it."""
+        s, u = np.linalg.eigh(S._value(c))
+        eps = 1e6 * np.finfo(np.float64).eps * np.max(np.abs(s))
+        if np.min(s) < -eps:
+            raise np.linalg.LinAlgError(  # a ValueError, as SciPy raises
+                "tapegrad.scipy.stats.multivariate_normal: the covariance matrix must be "
+                "symmetric positive semidefinite (it is not even that, let alone positive "
+                "definite)"
+            )
+        kept = s > eps
+        if np.all(kept):
+            return None
+        if not allow_singular:
+            raise np.linalg.LinAlgError(
+                "When `allow_singular is False`, the input matrix must be symmetric "
+                "positive definite."
+            )
+        if isinstance(cov, Tensor) and cov.requires_grad:
+            raise NotImplementedError(
+                f"tapegrad.scipy.stats.multivariate_normal.{method}: the derivative in cov "
+                "at a singular covariance is not implemented (its pseudo-inverse and rank "
+                "jump there); pass cov without requires_grad, or add a small multiple of "
+                "the identity to it"
+            )
+        white = u[:, kept] / np.sqrt(s[kept])
+        return white, u[:, ~kept], int(kept.sum()), float(np.sum(np.log(s[kept]))), 1e3 * eps
+
     def logpdf(self, x, mean=None, cov=1, allow_singular: bool = False):
-        """log density at x (the last axis holds the coordinates)."""
+        """log density at x (the last axis holds the coordinates).  With
+        ``allow_singular=True`` and a singular cov, SciPy's density on the support (-inf
+        off it), differentiable in x and mean along the support."""
         if not _tensor_in(x, mean, cov):
             return self._scipy.logpdf(x, mean, cov, allow_singular)
         r, c, dim = self._parts(x, mean, cov)
+        singular = self._singular_parts(c, cov, "logpdf", allow_singular)
+        if singular is not None:
+            white, null, rank, log_pdet, tol = singular
+            maha = O.sum(O.square(O.matmul(r, white)), -1)
+            out = -0.5 * (maha + log_pdet + rank * _LOG_2PI)
+            on_support = np.linalg.norm(S._value(r) @ null, axis=-1) < tol
+            return self._squeeze(O.where(on_support, out, -np.inf))
         quad = O.sum(O.mul(O.matmul(r, _Inverse.apply(c)), r), -1)
         return self._squeeze(-0.5 * (quad + _LogDet.apply(c) + dim * _LOG_2PI))
 
@@ -625,9 +669,13 @@ class _MultivariateNormal(_Distribution):
     def entropy(self, mean=None, cov=1, allow_singular: bool = False):
         """differential entropy, 0.5 log det(2 pi e cov)."""
         if not _tensor_in(mean, cov):
-            return self._scipy.entropy(mean, cov, allow_singular)
+            return self._scipy.entropy(mean, cov)  # SciPy's entropy allows singular cov
         dim = self._dim(mean, cov)
         c = self._cov(cov, dim)
+        singular = self._singular_parts(c, cov, "entropy", True)
+        if singular is not None:  # SciPy's: the rank and the pseudo-determinant
+            _, _, rank, log_pdet, _ = singular
+            return O._t(np.float64(0.5 * (log_pdet + rank * (1.0 + _LOG_2PI))))
         return 0.5 * (_LogDet.apply(c) + dim * (1.0 + _LOG_2PI))
 
 
