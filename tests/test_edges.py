@@ -158,3 +158,20 @@ def test_special_function_edges_match_scipy():
     assert v == pytest.approx(-0.5 * 0.09 - 0.5 * np.log(2 * np.pi), rel=1e-15)
     assert g == pytest.approx(-0.3, rel=1e-15)
     assert np.isnan(tg.gamma(tg.tensor(-np.inf)).item())  # as SciPy, not an OverflowError
+
+
+def test_piecewise_partials_select_at_infinite_adjoints():
+    # d/dx [clip(x) x] = clip'(x) x + clip(x): at +-inf clip' is 0 and the adjoint x infinite;
+    # the partial selects (JAX's select, PyTorch's mask) instead of giving 0 * inf = NaN
+    for f, want in (
+        (lambda x: tg.clip(x, -0.5, 0.5) * x, {np.inf: 0.5, -np.inf: -0.5}),
+        (lambda x: tg.relu(x) * x, {np.inf: np.inf, -np.inf: 0.0}),
+    ):
+        for x, w in want.items():
+            assert tg.grad(f)(x) == w
+            assert tg.jvp(f, (x,), (1.0,))[1] == w
+            assert tg.grad(tg.grad(f))(x) == tg.hessian(f)(x)
+    xs = np.array([np.inf, -np.inf, 0.2])
+    with np.errstate(over="ignore"):
+        g = tg.grad(lambda v: np.sum(np.maximum(v, 0.0) * 1e308 * 10.0))(xs)  # adjoint inf
+    assert g.tolist() == [np.inf, 0.0, np.inf]

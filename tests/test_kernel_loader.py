@@ -128,6 +128,10 @@ NON_FINITE = {  # error_model="numpy": inf and nan, never an exception
     "pow": (lambda x: x**-1.5 + 0.0**x, [np.array([0.0, -1.0, 2.0])]),
     "nan in": (lambda x: tg.sin(x) * x.max(), [np.array([np.nan, 1.0])]),
     "max of inf": (lambda x: x.max() * x.prod(), [np.array([np.inf, 1.0, 0.0])]),
+    "piecewise partials at an infinite adjoint": (
+        lambda x: (tg.clip(x, -0.5, 0.5) + tg.relu(x) + tg.leaky_relu(x, 0.2)) * x,
+        [np.array([np.inf, -np.inf, 0.3, -0.2])],
+    ),
 }
 
 

@@ -10,25 +10,26 @@ import pytest
 import tapegrad as tg
 import tapegrad.nn.functional as F
 
+from op_cases import CASES
+
 try:  # the floor run installs no extras: the tests that need SciPy say so
     import tapegrad.scipy.special as tsp
 except ImportError:
     tsp = None
 needs_scipy = pytest.mark.skipif(tsp is None, reason="tapegrad.scipy needs the scipy extra")
 
-from op_cases import CASES
 
 MOVES = {"+800": lambda v: v + 800.0, "-800": lambda v: v - 800.0, "x400": lambda v: v * 400.0}
 
 
-def _same(got, want, rtol=1e-9):
+def _same(got, want, what="", rtol=1e-9, atol=1e-300):
     """Equal as IEEE values: the same non-finite values, finite ones within rtol."""
     got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
     assert got.shape == want.shape
     fin = np.isfinite(want)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     np.testing.assert_array_equal(got[~fin & ~np.isnan(want)], want[~fin & ~np.isnan(want)])
-    np.testing.assert_allclose(got[fin], want[fin], rtol=rtol, atol=1e-300)
+    np.testing.assert_allclose(got[fin], want[fin], rtol=rtol, atol=atol, err_msg=what)
 
 
 def _check_far(f, xs, argnums=0):
@@ -150,3 +151,56 @@ def test_grad_many_of_an_empty_batch_is_empty():
     tr1 = tg.trace(lambda x: x**2, 1.0)
     assert tr1.grad_many(np.zeros(0)).shape == (0,)
     np.testing.assert_array_equal(tr1.grad_many(np.array([1.0, 2.0])), [2.0, 4.0])
+
+
+def _public_functions():
+    """(name, f) for the public functions of nn.functional and tapegrad.scipy.special called
+    on one array (or with a constant second argument), and the scipy.stats densities."""
+    import tapegrad.nn.functional as nnf
+
+    mods = [("F", nnf)] + ([] if tsp is None else [("tsp", tsp)])
+    out = []
+    for mname, m in mods:
+        for name in sorted(getattr(m, "__all__", [])):
+            fn = getattr(m, name)
+            if callable(fn) and not isinstance(fn, type):
+                out.append((f"{mname}.{name}", fn))
+                out.append((f"{mname}.{name}(x, 2)", lambda x, fn=fn: fn(x, 2.0)))
+                out.append((f"{mname}.{name}(2, x)", lambda x, fn=fn: fn(2.0, x)))
+    if tsp is not None:
+        import tapegrad.scipy.stats as tst
+
+        shapes = {"t": (3.0,), "gamma": (2.0,), "beta": (2.0, 3.0), "chi2": (3.0,)}
+        for dist in ("norm", "t", "gamma", "beta", "expon", "chi2", "logistic", "laplace"):
+            for meth in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"):
+                fn = getattr(getattr(tst, dist, None), meth, None)
+                if fn is not None:
+                    args = shapes.get(dist, ())
+                    out.append((f"{dist}.{meth}", lambda x, fn=fn, a=args: fn(x, *a)))
+    return out
+
+
+def test_public_functions_replay_as_eager_at_new_inputs():
+    """No public function freezes a value read at record time: each one that records on one
+    array replays at other inputs to eager's value and gradient (or refuses to replay)."""
+    x0 = np.array([0.2, 0.45, 0.7, 0.3, 0.55, 0.6])
+    xs = [x0 * 1.7 + 0.02, x0[::-1] * 0.9, np.array([0.9, 0.1, 0.5, 0.8, 0.05, 0.33])]
+    replayed = set()
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for name, fn in _public_functions():
+            f = lambda x, fn=fn: tg.sum(fn(x))  # noqa: E731
+            try:
+                tr = tg.trace(f, x0)
+            except (TypeError, ValueError, RuntimeError, NotImplementedError, tg.ConversionError):
+                continue  # needs other arguments, or is refused with a message
+            for x in xs:
+                try:
+                    got = tr.value_and_grad(x)
+                except tg.RetraceRequired:
+                    continue
+                want = tg.value_and_grad(f)(x)
+                _same(got[0], want[0], name)
+                _same(got[1], want[1], name, atol=1e-12)  # (sum of softmax: 0 and 1e-17)
+                replayed.add(name)
+    assert len(replayed) >= 40, sorted(replayed)

@@ -109,19 +109,26 @@ class _FormulaOps:
 
 
 class _Partials:
-    """An elementwise op's partial derivatives as functions on Tensors, and what they read."""
+    """An elementwise op's partial derivatives as functions on Tensors of the operands and
+    the factor they multiply (``formula.scaled``: a piecewise partial selects), and what
+    they read."""
 
     def __init__(self, spec):
         consts = {"1.0": 1.0, "-1.0": -1.0, "0.0": 0.0}  # 0.0: a symbolic zero (floor...)
+        args = f"a, b, out, c, c2, {formula.SCALE}"
         self.fns = [
-            None if d.strip() in consts else formula.tensor_function(d, _FormulaOps) for d in spec.d
+            None
+            if d.strip() in consts
+            else formula.tensor_function(formula.scaled(d), _FormulaOps, args)
+            for d in spec.d
         ]
         self.signs = [consts.get(d.strip()) for d in spec.d]
         used = set().union(*(formula.symbols(d) for d in spec.d))
         self.used = used
 
-    def evaluate(self, t, r):
-        """The partials at row ``r`` (Tensors, or the floats 1.0 / -1.0)."""
+    def evaluate(self, t, r, factors):
+        """The partials at row ``r`` times ``factors`` (one per operand, None where there
+        is none): Tensors, or the floats 1.0 / -1.0 / 0.0 for the constant partials."""
         ra, rb = t.operands(r)
         shape = row_shape(t, r)
         u = self.used
@@ -130,23 +137,22 @@ class _Partials:
         out = row_tensor(t, r, shape) if "out" in u else None
         c = float(t.fp[r])
         c2 = float(t.fpool[t.ip[r]]) if "c2" in u else 0.0
-        return [s if f is None else f(a, b, out, c, c2) for f, s in zip(self.fns, self.signs)]
+        return [
+            s if f is None or x is None else f(a, b, out, c, c2, x)
+            for f, s, x in zip(self.fns, self.signs, factors)
+        ]
 
 
-def _zero(d):
-    """A partial that is the literal 0.0: it contributes nothing (not g * 0, nan for an
-    infinite g), as the compiled sweeps."""
-    return d.__class__ is float and d == 0.0
-
-
-def _scale(x, d):
-    """x * d, where the constant partials 1 and -1 record nothing or one negation."""
-    if d.__class__ is float:
-        if d == 1.0:
-            return x
-        if d == -1.0:
-            return -x
-    return x * d
+def _product(x, d):
+    """x times a partial: ``d`` is that product already (a Tensor), or a constant partial
+    1, -1 or 0 (a symbolic zero: None, nothing to add)."""
+    if d.__class__ is not float:
+        return d
+    if d == 1.0:
+        return x
+    if d == -1.0:
+        return -x
+    return None
 
 
 PARTIALS = [_Partials(o) if isinstance(o, Elementwise) else None for o in OPS]
@@ -157,11 +163,12 @@ def vjp(t, r, g):
     code = t.op(r)
     part = PARTIALS[code]
     if part is not None:
-        rows = t.operands(r)
+        rows = [row if row >= 0 and t.rg[row] else -1 for row in t.operands(r)]
+        terms = part.evaluate(t, r, [g if row >= 0 else None for row in rows])
         return [
-            (row, _scale(g, d))
-            for row, d in zip(rows, part.evaluate(t, r))
-            if row >= 0 and t.rg[row] and not _zero(d)
+            (row, term)
+            for row, d in zip(rows, terms)
+            if row >= 0 and (term := _product(g, d)) is not None
         ]
     return OPS[code].vjp(Rows(t), r, g)
 
@@ -174,15 +181,13 @@ def jvp(t, r, tangent):
     if part is None:
         return OPS[code].jvp(Rows(t), r, tangent)
     out = None
-    rows = t.operands(r)
-    ts = [tangent(row) if row >= 0 else None for row in rows]
+    ts = [tangent(row) if row >= 0 else None for row in t.operands(r)]
     if all(x is None for x in ts):
         return None
-    for tx, d in zip(ts, part.evaluate(t, r)):
-        if tx is None or _zero(d):
-            continue
-        term = _scale(tx, d)
-        out = term if out is None else out + term
+    for tx, d in zip(ts, part.evaluate(t, r, ts)):
+        term = None if tx is None else _product(tx, d)
+        if term is not None:
+            out = term if out is None else out + term
     return out
 
 

@@ -96,6 +96,20 @@ def _code(text):
 _VALUE_LOADS = [("a", "val[upa + j]"), ("b", "val[upb + j]"), ("out", "val[ulo + j]")]
 
 
+def _piecewise(d):
+    """Is the partial a ``where``?  Then a factor is taken into its branches (a select)."""
+    return d.strip().startswith("where(")
+
+
+def _times(factor, d, name=None):
+    """``factor * d`` as kernel code: into the branches of a piecewise partial (a zero branch
+    selects 0, not factor * 0, which is NaN for an infinite factor), else ``factor * name``
+    (a local holding the partial) or ``factor * (d)``."""
+    if _piecewise(d):
+        return f"({formula.numba_code(formula.scaled(d), {formula.SCALE: factor})})"
+    return f"{factor} * {name}" if name else f"{factor} * ({_code(d)})"
+
+
 def _accumulate(target, g, d):
     """``target += g * d`` with the common constant partials folded; a partial that is the
     literal 0.0 (floor, sign, round...) adds nothing, not g * 0.0, which is nan for an
@@ -106,7 +120,7 @@ def _accumulate(target, g, d):
         return f"{target} += {g}"
     if d.strip() == "-1.0":
         return f"{target} -= {g}"
-    return f"{target} += {g} * ({_code(d)})"
+    return f"{target} += {_times(g, d)}"
 
 
 def backward_unary(o):
@@ -147,8 +161,9 @@ def tangent_elementwise(o):
         if d.strip() in ("1.0", "-1.0"):
             term = f"t {'+' if d.strip() == '1.0' else '-'}= {ta}"
         else:  # a zero tangent contributes nothing, even where the partial is infinite
-            body.append(f"d{k} = {_code(d)}")
-            term = f"t += {ta} * d{k} if {ta} != 0.0 else 0.0"
+            if not _piecewise(d):
+                body.append(f"d{k} = {_code(d)}")
+            term = f"t += {_times(ta, d, f'd{k}')} if {ta} != 0.0 else 0.0"
         lane += [f"if {has}:", "    " + term]
     lane.append("tvals[ln, ulo + j] = t")
     body += ["for ln in range(nl):"] + ["    " + x for x in lane]
@@ -166,7 +181,7 @@ def _second(d):
         if sym in formula.symbols(d):
             dd = formula.derivative(d, sym)
             if dd != "0.0":
-                terms.append((has, t, _code(dd)))
+                terms.append((has, t, dd))
     return terms
 
 
@@ -184,10 +199,11 @@ def hvp_elementwise(o):
             continue
         # zeros are symbolic here, as JAX's: a zero adjoint, tangent or tangent-adjoint adds
         # nothing even where a partial is infinite (the output's seed, say, at sqrt(0))
-        lines = [f"d = {_code(d)}", f"adj[{dst} + j] += g * d"]
-        lane = ["s = tadjs[ln, ulo + j]", "s = s * d if s != 0.0 else 0.0"]
+        lines = [] if _piecewise(d) else [f"d = {_code(d)}"]
+        lines.append(f"adj[{dst} + j] += {_times('g', d, 'd')}")
+        lane = ["s = tadjs[ln, ulo + j]", f"s = {_times('s', d, 'd')} if s != 0.0 else 0.0"]
         for q, (has, t, dd) in enumerate(_second(d)):
-            lines.append(f"e{q} = g * ({dd}) if g != 0.0 else 0.0")
+            lines.append(f"e{q} = {_times('g', dd)} if g != 0.0 else 0.0")
             lane += [f"if {has} and {t} != 0.0:", f"    s += {t} * e{q}"]
         lane.append(f"tadjs[ln, {dst} + j] += s")
         lines += ["for ln in range(nl):"] + ["    " + x for x in lane]

@@ -20,10 +20,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "fdf9b2bf25282026"
+FINGERPRINT = "faffa491a28cde2b"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 1143803443426787842
+KERNELS_ID = 1130397223371722210
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'CUMSUM', 'CUMPROD')
 
 # sweep results: (status, row)
@@ -167,6 +167,8 @@ def sf_polygamma(n, x):
     sign = 1.0 if n % 2.0 == 1.0 else -1.0
     if x == math.inf:
         return sign * 0.0
+    if x == -math.inf:  # SciPy's signed infinity (math.floor(-inf) would raise in Python)
+        return sign * math.inf
     if x <= 0.0 and x == math.floor(x):
         return sign * math.inf
     if x < -1e4:  # the upward recurrence would take too long: NaN
@@ -1118,7 +1120,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (1.0 if a > 0.0 else 0.0)
+                    adj[upa + j] += (g if a > 0.0 else 0.0)
             elif o == 17:  # ABS
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1129,7 +1131,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (1.0 if a > 0.0 else c)
+                    adj[upa + j] += (g if a > 0.0 else g * c)
             elif o == 37:  # ADDS
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1154,21 +1156,21 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (0.0 if c == 0.0 else c * a ** (c - 1.0))
+                    adj[upa + j] += (0.0 if c == 0.0 else g * (c * a ** (c - 1.0)))
             elif o == 42:  # RPOWS
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
                     out = val[ulo + j]
-                    adj[upa + j] += g * ((0.0 if a > 0.0 else np.log(c)) if c == 0.0 else out * np.log(1.0 if c == 0.0 else c))
+                    adj[upa + j] += ((0.0 if a > 0.0 else g * np.log(c)) if c == 0.0 else g * (out * np.log(1.0 if c == 0.0 else c)))
             elif o == 43:  # CLIP
                 c = fp[i]
                 c2 = fpool[ip[i]]
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (1.0 if (a >= c) & (a <= c2) else 0.0)
+                    adj[upa + j] += (g if (a >= c) & (a <= c2) else 0.0)
             else:
                 return HIT_RARE, i
         elif o <= 64:
@@ -1219,27 +1221,27 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                     b = val[upb + j]
                     out = val[ulo + j]
                     if ga:
-                        adj[upa + j] += g * (0.0 if b == 0.0 else b * a ** (b - 1.0))
+                        adj[upa + j] += g * (b * (1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a) ** (b - 1.0))
                     if gb:
-                        adj[upb + j] += g * ((0.0 if b > 0.0 else np.log(a)) if a == 0.0 else out * np.log(1.0 if a == 0.0 else a))
+                        adj[upb + j] += ((0.0 if b > 0.0 else g * np.log(a)) if a == 0.0 else g * (out * np.log(1.0 if a == 0.0 else a)))
             elif o == 57:  # MAXIMUM
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
                     b = val[upb + j]
                     if ga:
-                        adj[upa + j] += g * (0.5 if a == b else 1.0 if a > b else 0.0)
+                        adj[upa + j] += (g * 0.5 if a == b else g if a > b else 0.0)
                     if gb:
-                        adj[upb + j] += g * (0.5 if a == b else 0.0 if a > b else 1.0)
+                        adj[upb + j] += (g * 0.5 if a == b else 0.0 if a > b else g)
             elif o == 58:  # MINIMUM
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
                     b = val[upb + j]
                     if ga:
-                        adj[upa + j] += g * (0.5 if a == b else 1.0 if a < b else 0.0)
+                        adj[upa + j] += (g * 0.5 if a == b else g if a < b else 0.0)
                     if gb:
-                        adj[upb + j] += g * (0.5 if a == b else 0.0 if a < b else 1.0)
+                        adj[upb + j] += (g * 0.5 if a == b else 0.0 if a < b else g)
             elif o == 61:  # LOGADDEXP
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1381,7 +1383,7 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (1.0 if a > 0.0 else 0.0)
+                    adj[upa + j] += (g if a > 0.0 else 0.0)
             elif o == 17:  # ABS
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1411,7 +1413,7 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (1.0 / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0)))
+                    adj[upa + j] += g * ((a - 1.0) ** (-0.5) * (a + 1.0) ** (-0.5))
             elif o == 23:  # ARCTANH
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1446,13 +1448,13 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                 for j in range(un):
                     g = adj[ulo + j]
                     out = val[ulo + j]
-                    adj[upa + j] += g * (1.0 / (3.0 * out * out))
+                    adj[upa + j] += g * (out ** (-2.0) / 3.0)
             elif o == 30:  # SINC
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
                     out = val[ulo + j]
-                    adj[upa + j] += g * ((a if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else (np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a))
+                    adj[upa + j] += (g * ((a if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))))))) if np.abs(a) < 0.1 else g * ((np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a)))
             elif o == 31:  # SIGN
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1478,7 +1480,7 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (1.0 if a > 0.0 else c)
+                    adj[upa + j] += (g if a > 0.0 else g * c)
             elif o == 37:  # ADDS
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1503,21 +1505,21 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (0.0 if c == 0.0 else c * a ** (c - 1.0))
+                    adj[upa + j] += (0.0 if c == 0.0 else g * (c * a ** (c - 1.0)))
             elif o == 42:  # RPOWS
                 c = fp[i]
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
                     out = val[ulo + j]
-                    adj[upa + j] += g * ((0.0 if a > 0.0 else np.log(c)) if c == 0.0 else out * np.log(1.0 if c == 0.0 else c))
+                    adj[upa + j] += ((0.0 if a > 0.0 else g * np.log(c)) if c == 0.0 else g * (out * np.log(1.0 if c == 0.0 else c)))
             elif o == 43:  # CLIP
                 c = fp[i]
                 c2 = fpool[ip[i]]
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (1.0 if (a >= c) & (a <= c2) else 0.0)
+                    adj[upa + j] += (g if (a >= c) & (a <= c2) else 0.0)
             elif o == 44:  # GAMMA
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1610,27 +1612,27 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                     b = val[upb + j]
                     out = val[ulo + j]
                     if ga:
-                        adj[upa + j] += g * (0.0 if b == 0.0 else b * a ** (b - 1.0))
+                        adj[upa + j] += g * (b * (1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a) ** (b - 1.0))
                     if gb:
-                        adj[upb + j] += g * ((0.0 if b > 0.0 else np.log(a)) if a == 0.0 else out * np.log(1.0 if a == 0.0 else a))
+                        adj[upb + j] += ((0.0 if b > 0.0 else g * np.log(a)) if a == 0.0 else g * (out * np.log(1.0 if a == 0.0 else a)))
             elif o == 57:  # MAXIMUM
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
                     b = val[upb + j]
                     if ga:
-                        adj[upa + j] += g * (0.5 if a == b else 1.0 if a > b else 0.0)
+                        adj[upa + j] += (g * 0.5 if a == b else g if a > b else 0.0)
                     if gb:
-                        adj[upb + j] += g * (0.5 if a == b else 0.0 if a > b else 1.0)
+                        adj[upb + j] += (g * 0.5 if a == b else 0.0 if a > b else g)
             elif o == 58:  # MINIMUM
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
                     b = val[upb + j]
                     if ga:
-                        adj[upa + j] += g * (0.5 if a == b else 1.0 if a < b else 0.0)
+                        adj[upa + j] += (g * 0.5 if a == b else g if a < b else 0.0)
                     if gb:
-                        adj[upb + j] += g * (0.5 if a == b else 0.0 if a < b else 1.0)
+                        adj[upb + j] += (g * 0.5 if a == b else 0.0 if a < b else g)
             elif o == 59:  # ARCTAN2
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1647,9 +1649,9 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                     b = val[upb + j]
                     out = val[ulo + j]
                     if ga:
-                        adj[upa + j] += g * ((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out))
+                        adj[upa + j] += (g * ((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out)))
                     if gb:
-                        adj[upb + j] += g * ((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out))
+                        adj[upb + j] += (g * ((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out)))
             elif o == 61:  # LOGADDEXP
                 for j in range(un):
                     g = adj[ulo + j]
@@ -2198,11 +2200,10 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                 elif o == 16:  # RELU
                     for j in range(un):
                         a = val[upa + j]
-                        d0 = 1.0 if a > 0.0 else 0.0
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j] if a > 0.0 else 0.0) if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 17:  # ABS
                     for j in range(un):
@@ -2252,7 +2253,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                 elif o == 22:  # ARCCOSH
                     for j in range(un):
                         a = val[upa + j]
-                        d0 = 1.0 / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0))
+                        d0 = (a - 1.0) ** (-0.5) * (a + 1.0) ** (-0.5)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
@@ -2315,7 +2316,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                 elif o == 29:  # CBRT
                     for j in range(un):
                         out = val[ulo + j]
-                        d0 = 1.0 / (3.0 * out * out)
+                        d0 = out ** (-2.0) / 3.0
                         for ln in range(nl):
                             t = 0.0
                             if ha:
@@ -2325,11 +2326,10 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                     for j in range(un):
                         a = val[upa + j]
                         out = val[ulo + j]
-                        d0 = (a if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else (np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j] * ((a if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))))))) if np.abs(a) < 0.1 else tvals[ln, upa + j] * ((np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a))) if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 31:  # SIGN
                     for j in range(un):
@@ -2360,11 +2360,10 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                     c = fp[i]
                     for j in range(un):
                         a = val[upa + j]
-                        d0 = 1.0 if a > 0.0 else c
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j] if a > 0.0 else tvals[ln, upa + j] * c) if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 37:  # ADDS
                     for j in range(un):
@@ -2403,33 +2402,30 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                     c = fp[i]
                     for j in range(un):
                         a = val[upa + j]
-                        d0 = 0.0 if c == 0.0 else c * a ** (c - 1.0)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (0.0 if c == 0.0 else tvals[ln, upa + j] * (c * a ** (c - 1.0))) if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 42:  # RPOWS
                     c = fp[i]
                     for j in range(un):
                         a = val[upa + j]
                         out = val[ulo + j]
-                        d0 = (0.0 if a > 0.0 else np.log(c)) if c == 0.0 else out * np.log(1.0 if c == 0.0 else c)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += ((0.0 if a > 0.0 else tvals[ln, upa + j] * np.log(c)) if c == 0.0 else tvals[ln, upa + j] * (out * np.log(1.0 if c == 0.0 else c))) if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 43:  # CLIP
                     c = fp[i]
                     c2 = fpool[ip[i]]
                     for j in range(un):
                         a = val[upa + j]
-                        d0 = 1.0 if (a >= c) & (a <= c2) else 0.0
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j] if (a >= c) & (a <= c2) else 0.0) if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 44:  # GAMMA
                     for j in range(un):
@@ -2557,40 +2553,35 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         a = val[upa + j]
                         b = val[upb + j]
                         out = val[ulo + j]
-                        d0 = 0.0 if b == 0.0 else b * a ** (b - 1.0)
-                        d1 = (0.0 if b > 0.0 else np.log(a)) if a == 0.0 else out * np.log(1.0 if a == 0.0 else a)
+                        d0 = b * (1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a) ** (b - 1.0)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
                                 t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
                             if hb:
-                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
+                                t += ((0.0 if b > 0.0 else tvals[ln, upb + j] * np.log(a)) if a == 0.0 else tvals[ln, upb + j] * (out * np.log(1.0 if a == 0.0 else a))) if tvals[ln, upb + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 57:  # MAXIMUM
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
-                        d0 = 0.5 if a == b else 1.0 if a > b else 0.0
-                        d1 = 0.5 if a == b else 0.0 if a > b else 1.0
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j] * 0.5 if a == b else tvals[ln, upa + j] if a > b else 0.0) if tvals[ln, upa + j] != 0.0 else 0.0
                             if hb:
-                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
+                                t += (tvals[ln, upb + j] * 0.5 if a == b else 0.0 if a > b else tvals[ln, upb + j]) if tvals[ln, upb + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 58:  # MINIMUM
                     for j in range(un):
                         a = val[upa + j]
                         b = val[upb + j]
-                        d0 = 0.5 if a == b else 1.0 if a < b else 0.0
-                        d1 = 0.5 if a == b else 0.0 if a < b else 1.0
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j] * 0.5 if a == b else tvals[ln, upa + j] if a < b else 0.0) if tvals[ln, upa + j] != 0.0 else 0.0
                             if hb:
-                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
+                                t += (tvals[ln, upb + j] * 0.5 if a == b else 0.0 if a < b else tvals[ln, upb + j]) if tvals[ln, upb + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 59:  # ARCTAN2
                     for j in range(un):
@@ -2610,14 +2601,12 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         a = val[upa + j]
                         b = val[upb + j]
                         out = val[ulo + j]
-                        d0 = (0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out)
-                        d1 = (0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j] * ((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out))) if tvals[ln, upa + j] != 0.0 else 0.0
                             if hb:
-                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
+                                t += (tvals[ln, upb + j] * ((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out))) if tvals[ln, upb + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 61:  # LOGADDEXP
                     for j in range(un):
@@ -2835,7 +2824,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 / a
                     adj[upa + j] += g * d
-                    e0 = g * (-(1.0 / (a * a))) if g != 0.0 else 0.0
+                    e0 = g * (-(1.0 / a) / a) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
                         s = s * d if s != 0.0 else 0.0
@@ -2848,7 +2837,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 / (1.0 + a)
                     adj[upa + j] += g * d
-                    e0 = g * (-(1.0 / ((1.0 + a) * (1.0 + a)))) if g != 0.0 else 0.0
+                    e0 = g * (-(1.0 / (1.0 + a)) / (1.0 + a)) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
                         s = s * d if s != 0.0 else 0.0
@@ -2874,7 +2863,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     out = val[ulo + j]
                     d = 0.5 / out
                     adj[upa + j] += g * d
-                    e0 = g * (-(0.5 / (out * out))) if g != 0.0 else 0.0
+                    e0 = g * (-(0.5 / out) / out) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
                         s = s * d if s != 0.0 else 0.0
@@ -2926,7 +2915,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = (2.0 / (np.exp(a) + np.exp(-a))) ** 2.0
                     adj[upa + j] += g * d
-                    e0 = g * (2.0 * (2.0 / (np.exp(a) + np.exp(-a))) ** (2.0 - 1.0) * -(2.0 * (np.exp(a) + -1.0 * np.exp(-a)) / ((np.exp(a) + np.exp(-a)) * (np.exp(a) + np.exp(-a))))) if g != 0.0 else 0.0
+                    e0 = g * (2.0 * (2.0 / (np.exp(a) + np.exp(-a))) ** (2.0 - 1.0) * (-(2.0 / (np.exp(a) + np.exp(-a)) * (np.exp(a) + -1.0 * np.exp(-a))) / (np.exp(a) + np.exp(-a)))) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
                         s = s * d if s != 0.0 else 0.0
@@ -2954,14 +2943,10 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    d = 1.0 if a > 0.0 else 0.0
-                    adj[upa + j] += g * d
-                    e0 = g * (0.0 if a > 0.0 else 0.0) if g != 0.0 else 0.0
+                    adj[upa + j] += (g if a > 0.0 else 0.0)
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
+                        s = (s if a > 0.0 else 0.0) if s != 0.0 else 0.0
                         tadjs[ln, upa + j] += s
             elif o == 17:  # ABS
                 for j in range(un):
@@ -2979,7 +2964,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 / np.sqrt(1.0 - a * a)
                     adj[upa + j] += g * d
-                    e0 = g * (-(-(a + a) * (0.5 / np.sqrt(1.0 - a * a)) / (np.sqrt(1.0 - a * a) * np.sqrt(1.0 - a * a)))) if g != 0.0 else 0.0
+                    e0 = g * (-(1.0 / np.sqrt(1.0 - a * a) * (-(a + a) * (0.5 / np.sqrt(1.0 - a * a)))) / np.sqrt(1.0 - a * a)) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
                         s = s * d if s != 0.0 else 0.0
@@ -2992,7 +2977,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = -1.0 / np.sqrt(1.0 - a * a)
                     adj[upa + j] += g * d
-                    e0 = g * (-(-1.0 * (-(a + a) * (0.5 / np.sqrt(1.0 - a * a))) / (np.sqrt(1.0 - a * a) * np.sqrt(1.0 - a * a)))) if g != 0.0 else 0.0
+                    e0 = g * (-(-1.0 / np.sqrt(1.0 - a * a) * (-(a + a) * (0.5 / np.sqrt(1.0 - a * a)))) / np.sqrt(1.0 - a * a)) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
                         s = s * d if s != 0.0 else 0.0
@@ -3005,7 +2990,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 / (1.0 + a * a)
                     adj[upa + j] += g * d
-                    e0 = g * (-((a + a) / ((1.0 + a * a) * (1.0 + a * a)))) if g != 0.0 else 0.0
+                    e0 = g * (-(1.0 / (1.0 + a * a) * (a + a)) / (1.0 + a * a)) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
                         s = s * d if s != 0.0 else 0.0
@@ -3018,7 +3003,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 / np.sqrt(a * a + 1.0)
                     adj[upa + j] += g * d
-                    e0 = g * (-((a + a) * (0.5 / np.sqrt(a * a + 1.0)) / (np.sqrt(a * a + 1.0) * np.sqrt(a * a + 1.0)))) if g != 0.0 else 0.0
+                    e0 = g * (-(1.0 / np.sqrt(a * a + 1.0) * ((a + a) * (0.5 / np.sqrt(a * a + 1.0)))) / np.sqrt(a * a + 1.0)) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
                         s = s * d if s != 0.0 else 0.0
@@ -3029,9 +3014,9 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    d = 1.0 / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0))
+                    d = (a - 1.0) ** (-0.5) * (a + 1.0) ** (-0.5)
                     adj[upa + j] += g * d
-                    e0 = g * (-((0.5 / np.sqrt(a - 1.0) * np.sqrt(a + 1.0) + np.sqrt(a - 1.0) * (0.5 / np.sqrt(a + 1.0))) / (np.sqrt(a - 1.0) * np.sqrt(a + 1.0) * (np.sqrt(a - 1.0) * np.sqrt(a + 1.0))))) if g != 0.0 else 0.0
+                    e0 = g * (-0.5 * (a - 1.0) ** (-0.5 - 1.0) * (a + 1.0) ** (-0.5) + (a - 1.0) ** (-0.5) * (-0.5 * (a + 1.0) ** (-0.5 - 1.0))) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
                         s = s * d if s != 0.0 else 0.0
@@ -3044,7 +3029,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 / (1.0 - a * a)
                     adj[upa + j] += g * d
-                    e0 = g * (-(-(a + a) / ((1.0 - a * a) * (1.0 - a * a)))) if g != 0.0 else 0.0
+                    e0 = g * (-(1.0 / (1.0 - a * a) * -(a + a)) / (1.0 - a * a)) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
                         s = s * d if s != 0.0 else 0.0
@@ -3083,7 +3068,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 / (a * 0.6931471805599453)
                     adj[upa + j] += g * d
-                    e0 = g * (-(0.6931471805599453 / (a * 0.6931471805599453 * (a * 0.6931471805599453)))) if g != 0.0 else 0.0
+                    e0 = g * (-(1.0 / (a * 0.6931471805599453) * 0.6931471805599453) / (a * 0.6931471805599453)) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
                         s = s * d if s != 0.0 else 0.0
@@ -3096,7 +3081,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = 1.0 / (a * 2.302585092994046)
                     adj[upa + j] += g * d
-                    e0 = g * (-(2.302585092994046 / (a * 2.302585092994046 * (a * 2.302585092994046)))) if g != 0.0 else 0.0
+                    e0 = g * (-(1.0 / (a * 2.302585092994046) * 2.302585092994046) / (a * 2.302585092994046)) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
                         s = s * d if s != 0.0 else 0.0
@@ -3120,9 +3105,9 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for j in range(un):
                     g = adj[ulo + j]
                     out = val[ulo + j]
-                    d = 1.0 / (3.0 * out * out)
+                    d = out ** (-2.0) / 3.0
                     adj[upa + j] += g * d
-                    e0 = g * (-((3.0 * out + 3.0 * out) / (3.0 * out * out * (3.0 * out * out)))) if g != 0.0 else 0.0
+                    e0 = g * (-2.0 * out ** (-2.0 - 1.0) / 3.0) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
                         s = s * d if s != 0.0 else 0.0
@@ -3134,13 +3119,12 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     g = adj[ulo + j]
                     a = val[upa + j]
                     out = val[ulo + j]
-                    d = (a if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else (np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a)
-                    adj[upa + j] += g * d
-                    e0 = g * ((1.0 if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05)))))) + (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))))) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05)))) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05)) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * -9.766223126318928e-05)))))) if np.abs(a) < 0.1 else 3.141592653589793 * -np.sin(3.141592653589793 * a) / (1.0 if np.abs(a) < 0.1 else a) - (np.cos(3.141592653589793 * a) - out) * (0.0 if np.abs(a) < 0.1 else 1.0) / ((1.0 if np.abs(a) < 0.1 else a) * (1.0 if np.abs(a) < 0.1 else a))) if g != 0.0 else 0.0
-                    e1 = g * (0.0 if np.abs(a) < 0.1 else -1.0 / (1.0 if np.abs(a) < 0.1 else a)) if g != 0.0 else 0.0
+                    adj[upa + j] += (g * ((a if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))))))) if np.abs(a) < 0.1 else g * ((np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a)))
+                    e0 = (g * ((1.0 if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05)))))) + (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))))) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05)))) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05)) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * -9.766223126318928e-05))))))) if np.abs(a) < 0.1 else g * ((3.141592653589793 * -np.sin(3.141592653589793 * a) - (np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a) * (0.0 if np.abs(a) < 0.1 else 1.0)) / (1.0 if np.abs(a) < 0.1 else a))) if g != 0.0 else 0.0
+                    e1 = (0.0 if np.abs(a) < 0.1 else g * (-1.0 / (1.0 if np.abs(a) < 0.1 else a))) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
+                        s = (s * ((a if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))))))) if np.abs(a) < 0.1 else s * ((np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a))) if s != 0.0 else 0.0
                         if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         if hout and tvals[ln, ulo + j] != 0.0:
@@ -3166,14 +3150,10 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    d = 1.0 if a > 0.0 else c
-                    adj[upa + j] += g * d
-                    e0 = g * (0.0 if a > 0.0 else 0.0) if g != 0.0 else 0.0
+                    adj[upa + j] += (g if a > 0.0 else g * c)
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
+                        s = (s if a > 0.0 else s * c) if s != 0.0 else 0.0
                         tadjs[ln, upa + j] += s
             elif o == 37:  # ADDS
                 for j in range(un):
@@ -3210,7 +3190,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     out = val[ulo + j]
                     d = -out / a
                     adj[upa + j] += g * d
-                    e0 = g * (-(-out / (a * a))) if g != 0.0 else 0.0
+                    e0 = g * (-(-out / a) / a) if g != 0.0 else 0.0
                     e1 = g * (-1.0 / a) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
@@ -3225,12 +3205,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    d = 0.0 if c == 0.0 else c * a ** (c - 1.0)
-                    adj[upa + j] += g * d
-                    e0 = g * (0.0 if c == 0.0 else c * ((c - 1.0) * a ** (c - 1.0 - 1.0))) if g != 0.0 else 0.0
+                    adj[upa + j] += (0.0 if c == 0.0 else g * (c * a ** (c - 1.0)))
+                    e0 = (0.0 if c == 0.0 else g * (c * ((c - 1.0) * a ** (c - 1.0 - 1.0)))) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
+                        s = (0.0 if c == 0.0 else s * (c * a ** (c - 1.0))) if s != 0.0 else 0.0
                         if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
                         tadjs[ln, upa + j] += s
@@ -3240,17 +3219,13 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     g = adj[ulo + j]
                     a = val[upa + j]
                     out = val[ulo + j]
-                    d = (0.0 if a > 0.0 else np.log(c)) if c == 0.0 else out * np.log(1.0 if c == 0.0 else c)
-                    adj[upa + j] += g * d
-                    e0 = g * ((0.0 if a > 0.0 else 0.0) if c == 0.0 else 0.0) if g != 0.0 else 0.0
-                    e1 = g * (0.0 if c == 0.0 else np.log(1.0 if c == 0.0 else c)) if g != 0.0 else 0.0
+                    adj[upa + j] += ((0.0 if a > 0.0 else g * np.log(c)) if c == 0.0 else g * (out * np.log(1.0 if c == 0.0 else c)))
+                    e0 = (0.0 if c == 0.0 else g * np.log(1.0 if c == 0.0 else c)) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
+                        s = ((0.0 if a > 0.0 else s * np.log(c)) if c == 0.0 else s * (out * np.log(1.0 if c == 0.0 else c))) if s != 0.0 else 0.0
                         if hout and tvals[ln, ulo + j] != 0.0:
-                            s += tvals[ln, ulo + j] * e1
+                            s += tvals[ln, ulo + j] * e0
                         tadjs[ln, upa + j] += s
             elif o == 43:  # CLIP
                 c = fp[i]
@@ -3258,14 +3233,10 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    d = 1.0 if (a >= c) & (a <= c2) else 0.0
-                    adj[upa + j] += g * d
-                    e0 = g * (0.0 if (a >= c) & (a <= c2) else 0.0) if g != 0.0 else 0.0
+                    adj[upa + j] += (g if (a >= c) & (a <= c2) else 0.0)
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
+                        s = (s if (a >= c) & (a <= c2) else 0.0) if s != 0.0 else 0.0
                         tadjs[ln, upa + j] += s
             elif o == 44:  # GAMMA
                 for j in range(un):
@@ -3458,7 +3429,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if ga:
                         d = 1.0 / b
                         adj[upa + j] += g * d
-                        e0 = g * (-(1.0 / (b * b))) if g != 0.0 else 0.0
+                        e0 = g * (-(1.0 / b) / b) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
@@ -3468,7 +3439,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if gb:
                         d = -out / b
                         adj[upb + j] += g * d
-                        e0 = g * (-(-out / (b * b))) if g != 0.0 else 0.0
+                        e0 = g * (-(-out / b) / b) if g != 0.0 else 0.0
                         e1 = g * (-1.0 / b) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
@@ -3485,10 +3456,10 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     b = val[upb + j]
                     out = val[ulo + j]
                     if ga:
-                        d = 0.0 if b == 0.0 else b * a ** (b - 1.0)
+                        d = b * (1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a) ** (b - 1.0)
                         adj[upa + j] += g * d
-                        e0 = g * (0.0 if b == 0.0 else b * ((b - 1.0) * a ** (b - 1.0 - 1.0))) if g != 0.0 else 0.0
-                        e1 = g * (0.0 if b == 0.0 else a ** (b - 1.0) + b * (a ** (b - 1.0) * np.log(a))) if g != 0.0 else 0.0
+                        e0 = g * (b * ((b - 1.0) * (1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a) ** (b - 1.0 - 1.0) * (0.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else 1.0))) if g != 0.0 else 0.0
+                        e1 = (g * ((1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a) ** (b - 1.0) + b * ((1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a) ** (b - 1.0) * np.log(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a)))) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
@@ -3498,20 +3469,16 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                                 s += tvals[ln, upb + j] * e1
                             tadjs[ln, upa + j] += s
                     if gb:
-                        d = (0.0 if b > 0.0 else np.log(a)) if a == 0.0 else out * np.log(1.0 if a == 0.0 else a)
-                        adj[upb + j] += g * d
-                        e0 = g * ((0.0 if b > 0.0 else 1.0 / a) if a == 0.0 else out * ((0.0 if a == 0.0 else 1.0) * (1.0 / (1.0 if a == 0.0 else a)))) if g != 0.0 else 0.0
-                        e1 = g * ((0.0 if b > 0.0 else 0.0) if a == 0.0 else 0.0) if g != 0.0 else 0.0
-                        e2 = g * (0.0 if a == 0.0 else np.log(1.0 if a == 0.0 else a)) if g != 0.0 else 0.0
+                        adj[upb + j] += ((0.0 if b > 0.0 else g * np.log(a)) if a == 0.0 else g * (out * np.log(1.0 if a == 0.0 else a)))
+                        e0 = ((0.0 if b > 0.0 else g * (1.0 / a)) if a == 0.0 else g * (out * ((0.0 if a == 0.0 else 1.0) * (1.0 / (1.0 if a == 0.0 else a))))) if g != 0.0 else 0.0
+                        e1 = (0.0 if a == 0.0 else g * np.log(1.0 if a == 0.0 else a)) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
+                            s = ((0.0 if b > 0.0 else s * np.log(a)) if a == 0.0 else s * (out * np.log(1.0 if a == 0.0 else a))) if s != 0.0 else 0.0
                             if ha and tvals[ln, upa + j] != 0.0:
                                 s += tvals[ln, upa + j] * e0
-                            if hb and tvals[ln, upb + j] != 0.0:
-                                s += tvals[ln, upb + j] * e1
                             if hout and tvals[ln, ulo + j] != 0.0:
-                                s += tvals[ln, ulo + j] * e2
+                                s += tvals[ln, ulo + j] * e1
                             tadjs[ln, upb + j] += s
             elif o == 57:  # MAXIMUM
                 for j in range(un):
@@ -3519,30 +3486,16 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     b = val[upb + j]
                     if ga:
-                        d = 0.5 if a == b else 1.0 if a > b else 0.0
-                        adj[upa + j] += g * d
-                        e0 = g * (0.0 if a == b else 0.0 if a > b else 0.0) if g != 0.0 else 0.0
-                        e1 = g * (0.0 if a == b else 0.0 if a > b else 0.0) if g != 0.0 else 0.0
+                        adj[upa + j] += (g * 0.5 if a == b else g if a > b else 0.0)
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j] != 0.0:
-                                s += tvals[ln, upa + j] * e0
-                            if hb and tvals[ln, upb + j] != 0.0:
-                                s += tvals[ln, upb + j] * e1
+                            s = (s * 0.5 if a == b else s if a > b else 0.0) if s != 0.0 else 0.0
                             tadjs[ln, upa + j] += s
                     if gb:
-                        d = 0.5 if a == b else 0.0 if a > b else 1.0
-                        adj[upb + j] += g * d
-                        e0 = g * (0.0 if a == b else 0.0 if a > b else 0.0) if g != 0.0 else 0.0
-                        e1 = g * (0.0 if a == b else 0.0 if a > b else 0.0) if g != 0.0 else 0.0
+                        adj[upb + j] += (g * 0.5 if a == b else 0.0 if a > b else g)
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j] != 0.0:
-                                s += tvals[ln, upa + j] * e0
-                            if hb and tvals[ln, upb + j] != 0.0:
-                                s += tvals[ln, upb + j] * e1
+                            s = (s * 0.5 if a == b else 0.0 if a > b else s) if s != 0.0 else 0.0
                             tadjs[ln, upb + j] += s
             elif o == 58:  # MINIMUM
                 for j in range(un):
@@ -3550,30 +3503,16 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     b = val[upb + j]
                     if ga:
-                        d = 0.5 if a == b else 1.0 if a < b else 0.0
-                        adj[upa + j] += g * d
-                        e0 = g * (0.0 if a == b else 0.0 if a < b else 0.0) if g != 0.0 else 0.0
-                        e1 = g * (0.0 if a == b else 0.0 if a < b else 0.0) if g != 0.0 else 0.0
+                        adj[upa + j] += (g * 0.5 if a == b else g if a < b else 0.0)
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j] != 0.0:
-                                s += tvals[ln, upa + j] * e0
-                            if hb and tvals[ln, upb + j] != 0.0:
-                                s += tvals[ln, upb + j] * e1
+                            s = (s * 0.5 if a == b else s if a < b else 0.0) if s != 0.0 else 0.0
                             tadjs[ln, upa + j] += s
                     if gb:
-                        d = 0.5 if a == b else 0.0 if a < b else 1.0
-                        adj[upb + j] += g * d
-                        e0 = g * (0.0 if a == b else 0.0 if a < b else 0.0) if g != 0.0 else 0.0
-                        e1 = g * (0.0 if a == b else 0.0 if a < b else 0.0) if g != 0.0 else 0.0
+                        adj[upb + j] += (g * 0.5 if a == b else 0.0 if a < b else g)
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j] != 0.0:
-                                s += tvals[ln, upa + j] * e0
-                            if hb and tvals[ln, upb + j] != 0.0:
-                                s += tvals[ln, upb + j] * e1
+                            s = (s * 0.5 if a == b else 0.0 if a < b else s) if s != 0.0 else 0.0
                             tadjs[ln, upb + j] += s
             elif o == 59:  # ARCTAN2
                 for j in range(un):
@@ -3583,8 +3522,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if ga:
                         d = b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
                         adj[upa + j] += g * d
-                        e0 = g * (-(b * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) if g != 0.0 else 0.0
-                        e1 = g * ((1.0 / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) if g != 0.0 else 0.0
+                        e0 = g * ((-(b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
+                        e1 = g * (((1.0 - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
@@ -3596,8 +3535,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if gb:
                         d = -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
                         adj[upb + j] += g * d
-                        e0 = g * ((-1.0 / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) if g != 0.0 else 0.0
-                        e1 = g * (-(-a * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) / ((1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) if g != 0.0 else 0.0
+                        e0 = g * (((-1.0 - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
+                        e1 = g * ((-(-a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
@@ -3613,26 +3552,24 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     b = val[upb + j]
                     out = val[ulo + j]
                     if ga:
-                        d = (0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out)
-                        adj[upa + j] += g * d
-                        e0 = g * ((0.0 if out == 0.0 else 1.0) / (1.0 if out == 0.0 else out)) if g != 0.0 else 0.0
-                        e1 = g * ((0.0 if out == 0.0 else 0.0) / (1.0 if out == 0.0 else out) - (0.0 if out == 0.0 else a) * (0.0 if out == 0.0 else 1.0) / ((1.0 if out == 0.0 else out) * (1.0 if out == 0.0 else out))) if g != 0.0 else 0.0
+                        adj[upa + j] += (g * ((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out)))
+                        e0 = (g * ((0.0 if out == 0.0 else 1.0) / (1.0 if out == 0.0 else out))) if g != 0.0 else 0.0
+                        e1 = g * (-((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out) * (0.0 if out == 0.0 else 1.0)) / (1.0 if out == 0.0 else out)) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
+                            s = (s * ((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out))) if s != 0.0 else 0.0
                             if ha and tvals[ln, upa + j] != 0.0:
                                 s += tvals[ln, upa + j] * e0
                             if hout and tvals[ln, ulo + j] != 0.0:
                                 s += tvals[ln, ulo + j] * e1
                             tadjs[ln, upa + j] += s
                     if gb:
-                        d = (0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out)
-                        adj[upb + j] += g * d
-                        e0 = g * ((0.0 if out == 0.0 else 1.0) / (1.0 if out == 0.0 else out)) if g != 0.0 else 0.0
-                        e1 = g * ((0.0 if out == 0.0 else 0.0) / (1.0 if out == 0.0 else out) - (0.0 if out == 0.0 else b) * (0.0 if out == 0.0 else 1.0) / ((1.0 if out == 0.0 else out) * (1.0 if out == 0.0 else out))) if g != 0.0 else 0.0
+                        adj[upb + j] += (g * ((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out)))
+                        e0 = (g * ((0.0 if out == 0.0 else 1.0) / (1.0 if out == 0.0 else out))) if g != 0.0 else 0.0
+                        e1 = g * (-((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out) * (0.0 if out == 0.0 else 1.0)) / (1.0 if out == 0.0 else out)) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
+                            s = (s * ((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out))) if s != 0.0 else 0.0
                             if hb and tvals[ln, upb + j] != 0.0:
                                 s += tvals[ln, upb + j] * e0
                             if hout and tvals[ln, ulo + j] != 0.0:
@@ -3646,8 +3583,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if ga:
                         d = 0.5 + 0.5 * np.tanh(0.5 * (a - b))
                         adj[upa + j] += g * d
-                        e0 = g * (0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b))))) if g != 0.0 else 0.0
-                        e1 = g * (0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b))))) if g != 0.0 else 0.0
+                        e0 = g * (0.5 * (0.5 * (2.0 / (np.exp(0.5 * (a - b)) + np.exp(-(0.5 * (a - b))))) ** 2.0)) if g != 0.0 else 0.0
+                        e1 = g * (0.5 * (0.5 * -1.0 * (2.0 / (np.exp(0.5 * (a - b)) + np.exp(-(0.5 * (a - b))))) ** 2.0)) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
@@ -3659,8 +3596,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if gb:
                         d = 0.5 - 0.5 * np.tanh(0.5 * (a - b))
                         adj[upb + j] += g * d
-                        e0 = g * (-(0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)))))) if g != 0.0 else 0.0
-                        e1 = g * (-(0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)))))) if g != 0.0 else 0.0
+                        e0 = g * (-(0.5 * (0.5 * (2.0 / (np.exp(0.5 * (a - b)) + np.exp(-(0.5 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
+                        e1 = g * (-(0.5 * (0.5 * -1.0 * (2.0 / (np.exp(0.5 * (a - b)) + np.exp(-(0.5 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
@@ -3677,8 +3614,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if ga:
                         d = 0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b))
                         adj[upa + j] += g * d
-                        e0 = g * (0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b))))) if g != 0.0 else 0.0
-                        e1 = g * (0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b))))) if g != 0.0 else 0.0
+                        e0 = g * (0.5 * (0.34657359027997264 * (2.0 / (np.exp(0.34657359027997264 * (a - b)) + np.exp(-(0.34657359027997264 * (a - b))))) ** 2.0)) if g != 0.0 else 0.0
+                        e1 = g * (0.5 * (0.34657359027997264 * -1.0 * (2.0 / (np.exp(0.34657359027997264 * (a - b)) + np.exp(-(0.34657359027997264 * (a - b))))) ** 2.0)) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
@@ -3690,8 +3627,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if gb:
                         d = 0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b))
                         adj[upb + j] += g * d
-                        e0 = g * (-(0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)))))) if g != 0.0 else 0.0
-                        e1 = g * (-(0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)))))) if g != 0.0 else 0.0
+                        e0 = g * (-(0.5 * (0.34657359027997264 * (2.0 / (np.exp(0.34657359027997264 * (a - b)) + np.exp(-(0.34657359027997264 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
+                        e1 = g * (-(0.5 * (0.34657359027997264 * -1.0 * (2.0 / (np.exp(0.34657359027997264 * (a - b)) + np.exp(-(0.34657359027997264 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0

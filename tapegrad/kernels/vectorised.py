@@ -6,12 +6,13 @@ NumPy calls on its whole slice (microseconds per row, nanoseconds per value), so
 a few thousand values runs within a small factor of the compiled sweep.  The elementwise
 branches are built from the same op spec as the compiled ones: each partial derivative ``d``
 of ``tapegrad/ops`` becomes a NumPy function of the row's operand, output and parameter
-slices (``formula.python_function``), and ``adj[a] += g * d`` is applied to the slice, which is
-what the compiled loop does per element (values agree within a few ulp: NumPy's and libm's
-transcendental functions may differ in the last bit).  The reductions and views of a typical
-loss (sum, reshape, strided views) are vectorised here too, matrix products go back to the
-caller (``HIT_MATMUL``: NumPy's BLAS, as for large ones in the compiled sweep), and every other
-row is handed, one row at a time, to the twin's sweep, which runs the spec's own kernel for it.
+slices (``formula.python_function``), and ``adj[a] += g * d`` (``formula.scaled``) is applied
+to the slice, which is what the compiled loop does per element (values agree within a few
+ulp: NumPy's and libm's transcendental functions may differ in the last bit).  The
+reductions and views of a typical loss (sum, reshape, strided views) are vectorised here too,
+matrix products go back to the caller (``HIT_MATMUL``: NumPy's BLAS, as for large ones in the
+compiled sweep), and every other row is handed, one row at a time, to the twin's sweep,
+which runs the spec's own kernel for it.
 """
 
 import numpy as np
@@ -25,14 +26,15 @@ _SKIP = (CODE["LEAF"], CODE["CONST"], CODE["GUARD"])
 
 
 def _partial(d):
-    """("add" | "sub" | "mul", used symbols, f): ``adj += g``, ``adj -= g`` or ``adj += g * f``."""
+    """("add" | "sub" | "mul", used symbols, f): ``adj += g``, ``adj -= g`` or
+    ``adj += f(..., g)``, the partial times g as the compiled sweep takes it (``scaled``)."""
     text = d.strip()
     if text == "1.0":
         return "add", (), None
     if text == "-1.0":
         return "sub", (), None
     used = tuple(s for s in formula.SYMBOLS if s in formula.symbols(text))
-    return "mul", used, formula.python_function(text, used, on="numpy")
+    return "mul", used, formula.python_function(formula.scaled(text), (*used, formula.SCALE))
 
 
 # op code -> one (kind, symbols, function) per operand, from the spec's partial derivatives
@@ -80,7 +82,7 @@ def _apply(adj, where, g, kind, f, env):
     elif kind == "sub":
         adj[where] -= g
     else:
-        adj[where] += g * f(*env)
+        adj[where] += f(*env, g)
 
 
 def _elementwise(partials, operands, i, lo, n, fp, ip, fpool, voff, rg, state, val, adj):

@@ -48,7 +48,7 @@ OPS = (
     E(
         "ARCCOSH",
         "arccosh(a)",
-        ("1.0 / (sqrt(a - 1.0) * sqrt(a + 1.0))",),
+        ("(a - 1.0) ** -0.5 * (a + 1.0) ** -0.5",),
         numpy=("arccosh",),
         domain=(1.2, 3.0),
     ),
@@ -58,7 +58,8 @@ OPS = (
     E("LOG2", "log2(a)", (f"1.0 / (a * {LN2!r})",), numpy=("log2",), domain=(0.2, 3.0)),
     E("LOG10", "log10(a)", (f"1.0 / (a * {LN10!r})",), numpy=("log10",), domain=(0.2, 3.0)),
     E("EXP2", "exp2(a)", (f"out * {LN2!r}",), numpy=("exp2",)),
-    E("CBRT", "cbrt(a)", ("1.0 / (3.0 * out * out)",), numpy=("cbrt",), kinks=(0.0,)),
+    # (powers, not quotients: the derivatives of every order tend to 0 at +-inf, not inf/inf)
+    E("CBRT", "cbrt(a)", ("out ** -2.0 / 3.0",), numpy=("cbrt",), kinks=(0.0,)),
     # NumPy's normalized sinc; the derivative switches to a series near 0 (exact there)
     E("SINC", "sinc(a)", (sinc_derivative("a", "out"),), numpy=("sinc",)),
     # piecewise constant: NumPy's value, derivative 0 at every order (as JAX and PyTorch)
@@ -120,7 +121,9 @@ OPS = (
         "POW",
         "a ** b",
         (
-            "where(b == 0.0, 0.0, b * a ** (b - 1.0))",
+            # b * a ** (b - 1), 0 at b = 0 for every a (0 * inf and 0 * nan are masked in
+            # the base, so the derivative in b, a ** (b - 1) = 1 / a there, survives)
+            "b * where((b == 0.0) & ((a == 0.0) | (a != a)), 1.0, a) ** (b - 1.0)",
             "where(a == 0.0, where(b > 0.0, 0.0, log(a)), out * log(where(a == 0.0, 1.0, a)))",
         ),
         numpy=("power", "__pow__"),

@@ -29,6 +29,8 @@ import numpy as np
 from . import specfuncs
 
 SYMBOLS = ("a", "b", "out", "c", "c2")
+# the factor a partial derivative multiplies (an adjoint or a tangent), in ``scaled`` forms
+SCALE = "g"
 FUNCS = (
     "exp",
     "log",
@@ -135,7 +137,7 @@ def parse(text: str) -> ast.expr:
     """The checked syntax tree of a formula."""
     node = ast.parse(text, mode="eval").body
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and sub.id not in SYMBOLS and sub.id not in FUNCS:
+        if isinstance(sub, ast.Name) and sub.id not in SYMBOLS + (SCALE,) + FUNCS:
             raise ValueError(
                 f"formula {text!r}: unknown name {sub.id!r}; symbols are "
                 f"{SYMBOLS}, functions {FUNCS}"
@@ -227,8 +229,8 @@ def _d(node: ast.expr, sym: str) -> ast.expr:
             return _sub(dx, dy)
         if isinstance(node.op, ast.Mult):
             return _add(_mul(dx, y), _mul(x, dy))
-        if isinstance(node.op, ast.Div):
-            return _sub(_div(dx, y), _div(_mul(x, dy), _mul(y, y)))
+        if isinstance(node.op, ast.Div):  # (dx - (x / y) dy) / y: no y * y to under/overflow
+            return _div(_sub(dx, _mul(node, dy)), y)
         if isinstance(node.op, ast.Pow):
             if not _depends(y, sym):  # x ** n: n * x ** (n - 1) * dx
                 return _mul(_mul(y, ast.BinOp(x, ast.Pow(), _sub(y, _num(1.0)))), dx)
@@ -238,8 +240,11 @@ def _d(node: ast.expr, sym: str) -> ast.expr:
     if isinstance(node, ast.Call):
         name = node.func.id
         args = node.args
-        if name == "where":
-            return _call("where", args[0], _d(args[1], sym), _d(args[2], sym))
+        if name == "where":  # piecewise constant branches: a symbolic zero, not where(k, 0, 0)
+            d1, d2 = _d(args[1], sym), _d(args[2], sym)
+            if _is(d1, 0.0) and _is(d2, 0.0):
+                return _num(0.0)
+            return _call("where", args[0], d1, d2)
         if name in ZERO_DERIVATIVE:
             return _num(0.0)
         if len(args) == 2:
@@ -257,7 +262,11 @@ def _d(node: ast.expr, sym: str) -> ast.expr:
             "sin": lambda: _call("cos", x),
             "cos": lambda: _neg(_call("sin", x)),
             "tan": lambda: _add(_num(1.0), _mul(node, node)),
-            "tanh": lambda: _sub(_num(1.0), _mul(node, node)),
+            # as the TANH op's partial: sech^2 from exponentials keeps its tail (1 - tanh^2
+            # is exactly 0 once tanh rounds to +-1)
+            "tanh": lambda: parse(
+                f"(2.0 / (exp({ast.unparse(x)}) + exp(-({ast.unparse(x)})))) ** 2.0"
+            ),
             "arcsin": lambda: _div(_num(1.0), _call("sqrt", _sub(_num(1.0), _mul(x, x)))),
             "arccos": lambda: _div(_num(-1.0), _call("sqrt", _sub(_num(1.0), _mul(x, x)))),
             "arctan": lambda: _div(_num(1.0), _add(_num(1.0), _mul(x, x))),
@@ -312,6 +321,28 @@ def _d_binary(node, name, x, y, sym):
         )
         return _add(_mul(dx, parse(px)), _mul(dy, parse(py)))
     raise ValueError(f"no derivative rule for {name}() in a derivative formula")
+
+
+def _scaled(node: ast.expr) -> ast.expr:
+    g = ast.Name(SCALE, ast.Load())
+    if _is(node, 0.0):
+        return _num(0.0)
+    if _is(node, 1.0):
+        return g
+    if _is(node, -1.0):
+        return ast.UnaryOp(ast.USub(), g)
+    if isinstance(node, ast.Call) and node.func.id == "where":
+        return _call("where", node.args[0], _scaled(node.args[1]), _scaled(node.args[2]))
+    return ast.BinOp(g, ast.Mult(), node)
+
+
+@lru_cache(maxsize=None)
+def scaled(text: str) -> str:
+    """``g * (text)`` with the factor taken into the branches of a ``where``: a branch that
+    is 0 gives a symbolic zero, not ``g * 0`` (NaN for an infinite or NaN ``g``), so a
+    piecewise partial selects as JAX's ``select`` and PyTorch's masks do (clip, relu at an
+    infinite adjoint).  The factor is the name ``SCALE``; a literal 0 gives ``0.0``."""
+    return ast.unparse(ast.fix_missing_locations(_scaled(parse(text))))
 
 
 @lru_cache(maxsize=None)
@@ -527,12 +558,13 @@ class _Wrap(ast.NodeTransformer):
         return node
 
 
-def tensor_function(text: str, ops) -> Callable:
-    """The formula as ``f(a, b, out, c, c2)`` on Tensors, written with the differentiable ops
-    in namespace ``ops`` (tapegrad's op module: exp, log, ..., where, value_of, sign)."""
+def tensor_function(text: str, ops, args: str = "a, b, out, c, c2") -> Callable:
+    """The formula as ``f(a, b, out, c, c2)`` (or the given ``args``) on Tensors, written with
+    the differentiable ops in namespace ``ops`` (tapegrad's op module: exp, log, ..., where,
+    value_of, sign)."""
     tree = _ValuesInConditions().visit(copy.deepcopy(parse(text)))
     src = ast.unparse(ast.fix_missing_locations(tree))
     called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call)}
     ns = {name: _tensor_op(ops, name) for name in called if name in FUNCS}
     ns["V"] = ops.value_of
-    return eval(f"lambda a, b, out, c, c2: {src}", ns)  # noqa: S307 - our own formulas
+    return eval(f"lambda {args}: {src}", ns)  # noqa: S307 - our own formulas

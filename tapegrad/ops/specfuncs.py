@@ -130,6 +130,8 @@ def sf_polygamma(n, x):
     sign = 1.0 if n % 2.0 == 1.0 else -1.0
     if x == math.inf:
         return sign * 0.0
+    if x == -math.inf:  # SciPy's signed infinity (math.floor(-inf) would raise in Python)
+        return sign * math.inf
     if x <= 0.0 and x == math.floor(x):
         return sign * math.inf
     if x < -1e4:  # the upward recurrence would take too long: NaN
