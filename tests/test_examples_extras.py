@@ -4,6 +4,7 @@ traceback."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -74,3 +75,13 @@ def test_examples_without_their_extra_exit_naming_it():
     for path, message in results.items():
         install, package = NEEDS_EXTRA[paths[path]]
         assert message is not None and install in message and package in message, (path, message)
+
+
+def test_the_extras_named_install_what_the_examples_need():
+    import tomllib
+
+    with open(os.path.join(os.path.dirname(EXAMPLES), "pyproject.toml"), "rb") as fh:
+        extras = tomllib.load(fh)["project"]["optional-dependencies"]
+    names = {extra: {re.match(r"[\w-]+", d)[0] for d in deps} for extra, deps in extras.items()}
+    assert {"scipy", "scikit-learn"} <= names["examples"]
+    assert "dask" in names["distributed"]
