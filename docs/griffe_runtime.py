@@ -43,13 +43,14 @@ def _docstring(text, parent):
 
 
 def _function(name, obj, parent, *, method):
+    """A griffe function from a runtime callable; a method's first parameter shown as self."""
     params = _parameters(obj)
     if params is None:
         params = griffe.Parameters(
             griffe.Parameter("args", kind=griffe.ParameterKind.var_positional),
             griffe.Parameter("kwargs", kind=griffe.ParameterKind.var_keyword),
         )
-    elif method and not isinstance(obj, (staticmethod, classmethod)):
+    elif method:
         first = next(iter(params), None)
         if first is not None and first.kind in SELF_KINDS:  # the Tensor the method is bound to
             params = griffe.Parameters(griffe.Parameter("self"), *list(params)[1:])
@@ -137,6 +138,4 @@ class RuntimeMembers(griffe.Extension):
                 runtime = importlib.import_module(module.path)
             except ImportError:  # an optional extra (SciPy) that is not installed
                 continue
-            if module.path != getattr(runtime, "__name__", None):
-                continue  # shadowed by a function of the same name (tapegrad.trace)
             _described_at_runtime(module, runtime)

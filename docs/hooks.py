@@ -4,6 +4,7 @@
   notebooks/*.ipynb, all read from where they live in the repository; every example script
   becomes a page showing its source.  README's links to those files are pointed at their pages.
 - The Notebooks and Examples sections of the navigation list whatever is in those folders.
+- A notebook page's table of contents links to the heading ids its HTML has.
 - reference/operations.md is written from the imported package: every public name of
   ``tapegrad`` that no other reference page documents with ``::: tapegrad.NAME``, with its
   signature and docstring (the differentiable ops are made by factories, which mkdocstrings'
