@@ -4,6 +4,7 @@
   notebooks/*.ipynb, all read from where they live in the repository; every example script
   becomes a page showing its source.  README's links to those files are pointed at their pages.
 - The Notebooks and Examples sections of the navigation list whatever is in those folders.
+- A notebook page's table of contents links to the heading ids its HTML has.
 - reference/operations.md is written from the imported package: every public name of
   ``tapegrad`` that no other reference page documents with ``::: tapegrad.NAME``, with its
   signature and docstring (the differentiable ops are made by factories, which mkdocstrings'
@@ -19,6 +20,7 @@ import re
 
 import mkdocs.plugins
 from mkdocs.structure.files import File
+from mkdocs.structure.toc import get_toc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(ROOT, "docs")
@@ -108,6 +110,33 @@ def on_page_markdown(markdown, page, config, files):
     return markdown
 
 
+HEADING = re.compile(r"<h([1-6])[^>]*\bid=\"([^\"]+)\"[^>]*>(.*?)</h\1>", re.S)
+
+
+def on_page_content(html_text, page, config, files):
+    """A notebook page's table of contents, read from the headings of its HTML.
+
+    mkdocs-jupyter builds the table of contents from a Markdown conversion whose anchors drop
+    the code in a heading (``## `tg.grad` of ...`` becomes ``#of-...``, ``## `no_grad``` becomes
+    ``#_1``) while nbconvert's heading ids keep it; the links are therefore taken from the ids
+    the page has.
+    """
+    if not page.file.src_uri.endswith(".ipynb"):
+        return html_text
+    root = {"level": 0, "children": []}
+    stack = [root]
+    for level, anchor, inner in HEADING.findall(html_text):
+        text = re.sub(r"<a class=\"anchor-link\".*?</a>", "", inner, flags=re.S)
+        name = html.escape(html.unescape(re.sub(r"<[^>]+>", "", text)).strip(), quote=False)
+        token = {"level": int(level), "id": anchor, "name": name, "children": []}
+        while stack[-1]["level"] >= token["level"]:
+            stack.pop()
+        stack[-1]["children"].append(token)
+        stack.append(token)
+    page.toc = get_toc(root["children"])
+    return html_text
+
+
 # ---- reference/operations.md ----------------------------------------------------------------
 
 
@@ -157,10 +186,13 @@ def _signature(obj):
         return "(...)"
 
 
-def _entry(title, obj):
+def _entry(title, obj, anchor):
+    """A section on ``obj`` whose heading has the id ``anchor`` (``tapegrad.exp``), as
+    mkdocstrings' headings have."""
     doc = inspect.getdoc(obj)
     body = _docstring_markdown(doc) if doc else "*No docstring yet.*"
-    return f"## {title}\n\n```python\n{title.strip('`')}{_signature(obj)}\n```\n\n{body}\n"
+    heading = f"## {title} {{ #{anchor} }}"
+    return f"{heading}\n\n```python\n{title.strip('`')}{_signature(obj)}\n```\n\n{body}\n"
 
 
 def _operations_page():
@@ -193,19 +225,22 @@ def _operations_page():
         main = getattr(obj, "__name__", names[0])
         main = main if main in names else names[0]
         others = [n for n in names if n != main]
-        text = _entry(f"`tg.{main}`", obj)
+        text = _entry(f"`tg.{main}`", obj, f"tapegrad.{main}")
         if others:
-            aliases = ", ".join(f"`tg.{n}`" for n in others)
+            aliases = ", ".join(f'<span id="tapegrad.{n}"></span>`tg.{n}`' for n in others)
             text += f"\nAlso available as {aliases}.\n"
         entries.append((main, text))
     lines += [text for _, text in sorted(entries)]
     if constants:
         lines += ["## Constants", ""]
-        lines += [f"- `tg.{name}` = `{value!r}`" for name, value in constants]
+        lines += [
+            f'- <span id="tapegrad.{name}"></span>`tg.{name}` = `{value!r}`'
+            for name, value in constants
+        ]
         lines.append("")
 
     inspection = [  # the inspection methods, from Tape's and Tensor's inspection bases
-        _entry(f"`{cls.__name__}.{name}`", getattr(cls, name))
+        _entry(f"`{cls.__name__}.{name}`", getattr(cls, name), f"tapegrad.{cls.__name__}.{name}")
         for cls, names in ((tg.Tape, ("stats", "dump", "to_dot")), (tg.Tensor, ("to_dot",)))
         for name in names
     ]

@@ -16,6 +16,8 @@ trace is recorded (and scattered) per distinct shard shape: with ``np.array_spli
 most two.  The workers must run the same tapegrad version as the client (the trace's arrays
 are replayed by the workers' own interpreter), and with ``--scheduler`` they must also be able
 to import tapegrad; nothing else of this script is sent to them.
+
+Needs Dask distributed, in the ``distributed`` extra: ``pip install -e ".[distributed]"``.
 """
 
 import argparse
@@ -142,7 +144,13 @@ def main(argv=None):
     parser.add_argument("--samples", type=int, default=6000)
     args = parser.parse_args(argv)
 
-    from distributed import Client, LocalCluster
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as error:
+        sys.exit(
+            f"{error}: this example needs Dask distributed, in the distributed extra: "
+            'pip install -e ".[distributed]"'
+        )
 
     if args.scheduler:
         with Client(args.scheduler) as client:

@@ -5,6 +5,9 @@
 
 ``benchmark_step`` times a 784-256-256-10 ReLU MLP step (batch 128, softmax cross-entropy, SGD)
 written with tg.nn against the same step with hand-derived NumPy gradients, side by side.
+
+Training needs scikit-learn (for the dataset), in the ``examples`` extra:
+``pip install -e ".[examples]"``; ``--benchmark`` does not.
 """
 
 import sys
@@ -20,7 +23,13 @@ from tapegrad.nn.progress import ProgressBar
 
 def load(test_fraction=0.25, seed=0):
     """(x_train, y_train, x_test, y_test): pixels scaled to [0, 1], a fixed shuffled split."""
-    from sklearn.datasets import load_digits
+    try:
+        from sklearn.datasets import load_digits
+    except ImportError as error:
+        sys.exit(
+            f"{error}: this example needs scikit-learn for its dataset, in the examples extra: "
+            'pip install -e ".[examples]"'
+        )
 
     digits = load_digits()
     x = digits.data / 16.0

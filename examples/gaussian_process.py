@@ -7,12 +7,22 @@ are noisy samples of a sine; the fit should find a length-scale near 1 and the n
 the data were made with.
 
     python examples/gaussian_process.py
+
+Needs SciPy, in the ``examples`` extra: ``pip install -e ".[examples]"``.
 """
 
+import sys
+
 import numpy as np
-from scipy.optimize import minimize
 
 import tapegrad as tg
+
+try:
+    from scipy.optimize import minimize
+except ImportError as error:
+    sys.exit(
+        f'{error}: this example needs SciPy, in the examples extra: pip install -e ".[examples]"'
+    )
 
 
 def make_data(n=40, noise=0.1, seed=0):

@@ -5,13 +5,24 @@ component and ``special.logsumexp`` to mix them, over a dict of parameters (a py
 Unconstrained parameters: the weights through a log-softmax, the scales through their logs.
 
     python examples/mixture_model.py
+
+Needs SciPy (``tapegrad.scipy`` calls it), in the ``examples`` extra:
+``pip install -e ".[examples]"``.
 """
+
+import sys
 
 import numpy as np
 
 import tapegrad as tg
 from tapegrad.optimizers import adam
-from tapegrad.scipy import special, stats
+
+try:
+    from tapegrad.scipy import special, stats
+except ImportError as error:
+    sys.exit(
+        f'{error}: this example needs SciPy, in the examples extra: pip install -e ".[examples]"'
+    )
 
 
 def make_data(n=400, seed=0):

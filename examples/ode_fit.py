@@ -6,13 +6,24 @@ it with respect to the stiffness k, the damping c and the initial velocity, and 
 fits them.
 
     python examples/ode_fit.py
+
+Needs SciPy, in the ``examples`` extra: ``pip install -e ".[examples]"``.
 """
 
+import sys
+
 import numpy as np
-from scipy.optimize import minimize
 
 import tapegrad as tg
-from tapegrad.scipy.integrate import odeint
+
+try:
+    from scipy.optimize import minimize
+
+    from tapegrad.scipy.integrate import odeint
+except ImportError as error:
+    sys.exit(
+        f'{error}: this example needs SciPy, in the examples extra: pip install -e ".[examples]"'
+    )
 
 TIMES = np.linspace(0.0, 6.0, 30)
 

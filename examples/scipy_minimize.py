@@ -2,12 +2,22 @@
 
 The objective is plain NumPy code; ``tg.value_and_grad`` turns it into the ``(value, gradient)``
 pair that ``scipy.optimize.minimize(..., jac=True)`` expects.
+
+Needs SciPy, in the ``examples`` extra: ``pip install -e ".[examples]"``.
 """
 
+import sys
+
 import numpy as np
-from scipy.optimize import minimize
 
 import tapegrad as tg
+
+try:
+    from scipy.optimize import minimize
+except ImportError as error:
+    sys.exit(
+        f'{error}: this example needs SciPy, in the examples extra: pip install -e ".[examples]"'
+    )
 
 
 def rosenbrock(x):

@@ -1,9 +1,10 @@
 """One differentiable case for every NumPy / SciPy name docs/COVERAGE.md lists as supported.
 
-``CASES[qualified name] = (function of arrays or Tensors, input arrays)``.  The coverage test
-checks each against finite differences (gradient and tangent), and tools/coverage_table.py traces
-each to tell whether ``tg.trace`` replays it in compiled code.  A name newly supported needs a
-case here (the coverage test says which are missing)."""
+``CASES[qualified name] = (function of arrays or Tensors, input arrays)``; a distribution's
+function returns a dict of its methods' results.  The coverage test checks each against finite
+differences (gradient and tangent), and tools/coverage_table.py traces each (each method of a
+distribution) to tell whether ``tg.trace`` replays it in compiled code.  A name newly supported
+needs a case here (the coverage test says which are missing)."""
 
 import importlib
 
@@ -391,3 +392,99 @@ def _odeint(y0, k):
 
 
 CASES["scipy.integrate.odeint"] = (_odeint, [P[0], np.array(0.7)])
+
+
+def _stats():
+    return importlib.import_module("tapegrad.scipy.stats")  # SciPy is an optional extra
+
+
+class Methods:
+    """The case of a distribution: ``calls[method](*args)`` for each of its methods; called,
+    the dict of all their results."""
+
+    def __init__(self, calls):
+        self.calls = calls
+
+    def __call__(self, *args):
+        return {method: call(*args) for method, call in self.calls.items()}
+
+
+def _loc_scale_case(name, shapes):
+    """Every method of a location-scale distribution, differentiable in x, loc and scale; the
+    densities in the shape parameters too (the cdfs take them as constants: their derivative
+    in a shape parameter has no closed form here)."""
+
+    def density(method):
+        return lambda x, loc, scale, *shape_args: getattr(getattr(_stats(), name), method)(
+            x, *shape_args, loc=loc, scale=scale
+        )
+
+    def cdf_like(method):
+        return lambda x, loc, scale, *shape_args: getattr(getattr(_stats(), name), method)(
+            x, *shapes, loc=loc, scale=scale
+        )
+
+    calls = {m: density(m) for m in ("logpdf", "pdf")}
+    calls.update({m: cdf_like(m) for m in ("cdf", "sf", "logcdf", "logsf")})
+    return Methods(calls)
+
+
+_REAL, _POSITIVE = (S, np.array(0.2), np.array(1.4)), (P, np.array(-0.1), np.array(1.3))
+for _name, _xs, _shapes in [
+    ("norm", _REAL, ()),
+    ("laplace", _REAL, ()),
+    ("t", _REAL, (3.5,)),
+    ("expon", _POSITIVE, ()),
+    ("gamma", _POSITIVE, (2.5,)),
+    ("chi2", _POSITIVE, (3.5,)),
+    ("beta", (_P01, np.array(-0.05), np.array(1.1)), (2.2, 3.1)),
+]:
+    CASES[f"scipy.stats.{_name}"] = (
+        _loc_scale_case(_name, _shapes),
+        [*_xs, *(np.array(a) for a in _shapes)],
+    )
+
+_K = np.array([[0, 1, 3], [2, 5, 1]])  # Poisson counts: discrete, differentiable in mu only
+_SIMPLEX = np.array([0.2, 0.5, 0.3])  # a Dirichlet sample: differentiable in alpha
+
+
+def _spd_of(root):
+    """A symmetric positive definite covariance from any square matrix."""
+    return tnp.matmul(root, tnp.transpose(root)) + 0.5 * np.eye(len(root))
+
+
+CASES.update(
+    {
+        "scipy.stats.poisson": (
+            Methods(
+                {
+                    m: (lambda mu, m=m: getattr(_stats().poisson, m)(_K, mu))
+                    for m in ("logpmf", "pmf", "cdf")
+                }
+            ),
+            [P + 0.5],
+        ),
+        "scipy.stats.dirichlet": (
+            Methods(
+                {
+                    m: (lambda a, m=m: getattr(_stats().dirichlet, m)(_SIMPLEX, a))
+                    for m in ("logpdf", "pdf")
+                }
+            ),
+            [np.array([1.5, 2.2, 0.9])],
+        ),
+        "scipy.stats.multivariate_normal": (
+            Methods(
+                {
+                    m: (
+                        lambda x, mean, root, m=m: getattr(_stats().multivariate_normal, m)(
+                            x, mean, _spd_of(root)
+                        )
+                    )
+                    for m in ("logpdf", "pdf")
+                }
+            ),
+            [_u(-1, 1, 4, 3), _u(-0.5, 0.5, 3), _u(-1, 1, 3, 3)],
+        ),
+    }
+)

@@ -67,7 +67,8 @@ def _available(name):
 
 
 def _flat(out):
-    parts = out if isinstance(out, (list, tuple)) else [out]
+    parts = list(out.values()) if isinstance(out, dict) else out
+    parts = parts if isinstance(parts, (list, tuple)) else [parts]
     return tnp.concatenate([tnp.ravel(p) for p in parts])
 
 

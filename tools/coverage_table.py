@@ -4,9 +4,10 @@ Every public function and ufunc of ``numpy`` and ``numpy.linalg`` is listed as *
 (differentiable on Tensors), *value only* (runs on the values: the result carries no gradient),
 *refused* (raises a TypeError naming it on a Tensor) or *not dispatched* (takes no array
 argument NumPy could hand to tapegrad: creation and configuration functions).  For each
-``tapegrad.scipy.<module>`` that exists, its ``__all__`` is listed the same way, then SciPy's
-other public names of that module.  The tg.trace column comes from tracing the case of each
-name in tests/coverage_cases.py: *compiled* when the recorded tape has no Python callback row.
+``tapegrad.scipy.<module>`` that exists, its ``__all__`` is listed the same way (a distribution
+with its methods), then SciPy's other public names of that module.  The tg.trace column comes
+from tracing the case of each name in tests/coverage_cases.py: *compiled* when the recorded
+tape has no Python callback row.
 """
 
 import importlib
@@ -87,9 +88,9 @@ def scipy_modules():
                 [n for n, v in vars(mod).items() if getattr(v, "__module__", None) == mod.__name__],
             )
             if not n.startswith("_")
-            and callable(getattr(mod, n))
+            and (callable(getattr(mod, n)) or methods(getattr(mod, n)))
             and not isinstance(getattr(mod, n), type)
-        )  # not classes / exceptions
+        )  # functions and distributions, not classes / exceptions
         try:
             theirs = importlib.import_module(f"scipy.{info.name}")
             others = sorted(
@@ -103,13 +104,38 @@ def scipy_modules():
     return out
 
 
+def methods(obj):
+    """The public methods of an object that is not a function (a distribution: norm.logpdf)."""
+    if callable(obj) or isinstance(obj, type) or type(obj).__module__ == "builtins":
+        return []
+    return sorted(n for n in dir(type(obj)) if not n.startswith("_") and callable(getattr(obj, n)))
+
+
+def _scipy_row(mod, module, name):
+    """A table row of ``scipy.<mod>.<name>``, a function or a distribution with its methods."""
+    listed = ", ".join(f"`{m}`" for m in methods(getattr(module, name)))
+    shown = f"`scipy.{mod}.{name}`" + (f" ({listed})" if listed else "")
+    return f"| {shown} | {GRADIENT} | {trace_status(f'scipy.{mod}.{name}')} |"
+
+
 def trace_status(qualname):
-    """How tg.trace replays the name's case: compiled, Python callback, or not checked."""
+    """How tg.trace replays the name's case: compiled, Python callback, or not checked; for a
+    distribution (its case returns a dict of methods) each method's status."""
     case = coverage_cases.CASES.get(qualname)
     if case is None:
         return "no case"
     fn, xs = case
+    if not isinstance(fn, coverage_cases.Methods):
+        return _trace_status(fn, xs)
+    by_status = {}
+    for method, call in sorted(fn.calls.items()):
+        by_status.setdefault(_trace_status(call, xs), []).append(f"`{method}`")
+    if len(by_status) == 1:
+        return next(iter(by_status))
+    return "; ".join(f"{status}: {', '.join(names)}" for status, names in by_status.items())
 
+
+def _trace_status(fn, xs):
     def f(*args):
         out = fn(*args)
         parts = out if isinstance(out, (list, tuple)) else [out]
@@ -188,15 +214,16 @@ def table():
             f"| `{name}` | {status} | {trace_status(name) if status.startswith(GRADIENT) else ''} |"
         )
     for mod, (names, others) in scipy_mods.items():
-        lines += [
-            "",
-            f"## scipy.{mod} (`tapegrad.scipy.{mod}`)",
-            "",
-            "| name | status | tg.trace |",
-            "|---|---|---|",
-        ]
-        for n in names:
-            lines.append(f"| `scipy.{mod}.{n}` | {GRADIENT} | {trace_status(f'scipy.{mod}.{n}')} |")
+        module = importlib.import_module(f"tapegrad.scipy.{mod}")
+        lines += ["", f"## scipy.{mod} (`tapegrad.scipy.{mod}`)", ""]
+        if any(methods(getattr(module, n)) for n in names):
+            lines += [
+                "A distribution is listed with its methods; which arguments each method "
+                "differentiates in is in its [reference entry](reference/scipy.md#distributions).",
+                "",
+            ]
+        lines += ["| name | status | tg.trace |", "|---|---|---|"]
+        lines += [_scipy_row(mod, module, n) for n in names]
         if others:
             lines += [
                 "",

@@ -5,6 +5,7 @@
 """
 
 import functools
+import inspect
 import weakref
 
 import numpy as np
@@ -77,7 +78,8 @@ def _reduction(fn):
         return fn(self, _axis(axis, dim), keepdims)
 
     method.__name__ = fn.__name__
-    method.__doc__ = f"``x.{fn.__name__}(dim)`` is ``tg.{fn.__name__}(x, dim)``.\n\n{fn.__doc__}"
+    usage = f"``x.{fn.__name__}(dim)`` is ``tg.{fn.__name__}(x, dim)``."
+    method.__doc__ = f"{usage}\n\n{inspect.cleandoc(fn.__doc__)}"
     return method
 
 
@@ -877,7 +879,8 @@ def _trace_method(self, offset=0, axis1=0, axis2=1):
 def _calls(name, f, method):
     """``method`` documented as ``tg.f`` with x first (showing that function's example)."""
     method.__name__ = name
-    method.__doc__ = f"``x.{name}(...)`` is ``tg.{f.__name__}(x, ...)``.\n\n{f.__doc__}"
+    usage = f"``x.{name}(...)`` is ``tg.{f.__name__}(x, ...)``."
+    method.__doc__ = f"{usage}\n\n{inspect.cleandoc(f.__doc__)}"
     return method
 
 
