@@ -173,3 +173,84 @@ def test_binary_ops_agree_in_every_mode_on_a_grid_of_special_points(name):
             if not (what.startswith("hvp") and KNOWN_PAIRS.get(name, _never)(x, y)):
                 bad.append(f"{what} at ({x!r}, {y!r}): {u!r} vs {v!r}")
     assert not bad, f"{name}: {len(bad)} disagreements: " + "; ".join(bad)
+
+
+STRUCTURAL = sorted(n for n in CASES if n in {o.name for o in OPS} - set(UNARY) - set(BINARY))
+
+
+def _patterns(shape, k):
+    """Inputs of the given shape with special values: ties, zeros (one and several), huge
+    and tiny magnitudes, and the non-finite values."""
+    n = int(np.prod(shape))
+    rng = np.random.default_rng(k)
+    base = rng.uniform(0.5, 1.5, n) * rng.choice([-1.0, 1.0], n)
+    one_zero = base.copy()
+    one_zero[n // 2] = 0.0
+    zeros = base.copy()
+    zeros[::2] = 0.0
+    mags = np.where(np.arange(n) % 2 == 0, 1e150, 1e-150) * np.sign(base)
+    nonfinite = base.copy()
+    nonfinite[0], nonfinite[-1] = np.inf, np.nan
+    out = {"ties": np.full(n, 0.75), "one zero": one_zero, "zeros": zeros, "huge and tiny": mags}
+    out["inf and nan"] = nonfinite
+    return {k: v.reshape(shape) for k, v in out.items()}
+
+
+def _two_ways(fn, xs, ws, w_out):
+    """value, gradients, the derivative along ws by reverse and by forward mode, and the
+    Hessian along ws by forward-over-reverse and by reverse-over-reverse, of
+    s(x) = sum(fn(x) * w_out)."""
+    argnums = tuple(range(len(xs)))
+
+    def s(*a):
+        return tg.sum(fn(*a) * w_out)
+
+    def along(*a):
+        return sum(tg.sum(g * w) for g, w in zip(tg.grad(s, argnums=argnums)(*a), ws, strict=True))
+
+    value = float(tg.tensor(s(*[tg.tensor(x) for x in xs])).numpy())
+    grads = tg.grad(s, argnums=argnums)(*xs)
+    rev = sum(float(np.sum(g * w)) for g, w in zip(grads, ws, strict=True))
+    fwd = float(tg.jvp(s, tuple(xs), tuple(ws))[1])
+    fo_r = tg.hvp(s, tuple(xs), tuple(ws))
+    fo_r = [fo_r] if len(xs) == 1 else list(fo_r)
+    r_o_r = tg.grad(along, argnums=argnums)(*xs)
+    return value, grads, rev, fwd, fo_r, list(r_o_r), s
+
+
+@pytest.mark.parametrize("name", STRUCTURAL)
+def test_structural_ops_agree_in_every_mode_at_ties_zeros_and_extremes(name):
+    """Every structural op (reductions with ties and zeros, products through zeros, scans,
+    gathers with repeated indices, views) at special inputs: the directional derivative by
+    reverse mode equals forward mode's, and the Hessian along that direction by
+    reverse-over-reverse equals the compiled forward-over-reverse one, wherever the value is
+    finite; at the finite special inputs the gradient also matches central differences."""
+    fn, inputs = CASES[name]
+    rng = np.random.default_rng(7)
+    bad = []
+    for label in _patterns(inputs[0].shape, 0):
+        xs = [_patterns(x.shape, k)[label] for k, x in enumerate(inputs)]
+        ws = [rng.normal(size=x.shape) for x in xs]
+        with np.errstate(all="ignore"):
+            out_shape = np.shape(tg.tensor(fn(*[tg.tensor(x) for x in xs])).numpy())
+        w_out = rng.normal(size=out_shape)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            value, grads, rev, fwd, fo_r, r_o_r, s = _two_ways(fn, xs, ws, w_out)
+        if not math.isfinite(value):
+            continue
+        if not _same(rev, fwd, 1e-9, 1e-12 * (1 + abs(rev))):
+            bad.append(f"{label}: reverse {rev!r} vs forward {fwd!r}")
+        for a, b in zip(fo_r, r_o_r, strict=True):
+            for u, v in zip(np.ravel(a), np.ravel(b), strict=True):
+                if not _same(u, v, 1e-9, 1e-12 * (1 + abs(float(v)) if math.isfinite(v) else 0)):
+                    bad.append(f"{label}: Hessian {float(u)!r} vs {float(v)!r}")
+                    break
+        if label != "huge and tiny" and all(np.isfinite(g).all() for g in grads):
+            h = 1e-6
+            up = s(*[tg.tensor(x + h * w) for x, w in zip(xs, ws, strict=True)])
+            down = s(*[tg.tensor(x - h * w) for x, w in zip(xs, ws, strict=True)])
+            fd = (float(tg.tensor(up).numpy()) - float(tg.tensor(down).numpy())) / (2 * h)
+            if not _same(rev, fd, 1e-5, 1e-6 * (1 + abs(fd))):
+                bad.append(f"{label}: gradient {rev!r} vs central differences {fd!r}")
+    assert not bad, f"{name}: " + "; ".join(bad)

@@ -419,34 +419,43 @@ def prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
 def prod_backward_tangent(
     adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
 ):
-    """Tangent of prod_backward: tadj_j += tg * P_-j + g * sum_{k != j} t_k P_-jk."""
+    """Tangent of prod_backward: tadj_j += tg * P_-j + g * dP_-j, with P_-j (the product of
+    the other entries of j's group) and its derivative along the tangents from prefix and
+    suffix products carried as dual numbers: no division, so exact with zeros and without
+    cancellation between huge and tiny entries (a sum of t_k / x_k minus t_j / x_j loses the
+    small terms).  Zero tangents and adjoints are symbolic zeros, as in the other sweeps."""
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
     m = offs.shape[0]
-    zc, pnz, z1, z2 = reduce_groups(val, pa, lo, n, offs, m)
-    st = np.zeros(n)  # sum of t_k / x_k over non-zero x_k, per group
-    for j in range(m):
-        x = val[pa + j]
-        if x != 0.0:
-            st[offs[j]] += tval[pa + j] / x
-    state[ra] |= 1
+    run = np.ones(n)
+    drun = np.zeros(n)
+    pre = np.empty(m)
+    dpre = np.empty(m)
     for j in range(m):
         q = offs[j]
+        pre[j] = run[q]
+        dpre[j] = drun[q]
         x = val[pa + j]
         t = tval[pa + j]
+        drun[q] = (drun[q] * x if drun[q] != 0.0 else 0.0) + (run[q] * t if t != 0.0 else 0.0)
+        run[q] *= x
+    for q in range(n):
+        run[q] = 1.0
+        drun[q] = 0.0
+    state[ra] |= 1
+    for j in range(m - 1, -1, -1):
+        q = offs[j]
+        pj = pre[j] * run[q]
+        dpj = (dpre[j] * run[q] if dpre[j] != 0.0 else 0.0) + (
+            pre[j] * drun[q] if drun[q] != 0.0 else 0.0
+        )
         g = adj[lo + q]
-        tg = tadj[lo + q]
-        if zc[q] == 0:
-            pj = pnz[q] / x
-            tadj[pa + j] += tg * pj + g * pj * (st[q] - t / x)
-        elif zc[q] == 1:
-            if x == 0.0:
-                tadj[pa + j] += tg * pnz[q] + g * pnz[q] * st[q]
-            else:
-                tadj[pa + j] += g * tval[pa + z1[q]] * pnz[q] / x
-        elif zc[q] == 2 and x == 0.0:
-            other = z2[q] if z1[q] == j else z1[q]
-            tadj[pa + j] += g * tval[pa + other] * pnz[q]
+        tgq = tadj[lo + q]
+        tadj[pa + j] += (tgq * pj if tgq != 0.0 else 0.0) + (g * dpj if g != 0.0 else 0.0)
+        x = val[pa + j]
+        t = tval[pa + j]
+        drun[q] = (drun[q] * x if drun[q] != 0.0 else 0.0) + (run[q] * t if t != 0.0 else 0.0)
+        run[q] *= x
 
 
 def _exclusive_products(rows, r, a):
