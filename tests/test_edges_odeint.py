@@ -1,9 +1,12 @@
 """odeint derivatives through a kink in the vector field, against the closed form."""
 
 import numpy as np
+import pytest
 
-import tapegrad as tg
-from tapegrad.scipy.integrate import odeint
+pytest.importorskip("scipy.integrate")
+
+import tapegrad as tg  # noqa: E402
+from tapegrad.scipy.integrate import odeint  # noqa: E402
 
 
 def test_odeint_gradient_through_a_kink_is_as_accurate_as_the_solution():
