@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Union
 
+from . import formula
+
 
 @dataclass(frozen=True)
 class Internal:
@@ -22,17 +24,23 @@ class Elementwise:
     ``d`` holds the partial derivative of ``out`` with respect to each operand, as formulas;
     the VJP is ``g * d``, the JVP ``sum(t * d)``, the second-order sweep differentiates ``d``
     once more (symbolically, at generation time) and create_graph evaluates ``d`` on Tensors.
+    A one-operand op whose value is a function of the formula language (``exp(a)``) leaves
+    ``d`` out: it is that function's derivative rule (``formula.partial``), written once.
     """
 
     name: str
     fwd: str
-    d: tuple
+    d: tuple = ()
     params: int = 0  # scalar parameters: c = fp[row]; c2 = fpool[ip[row]]
     graph: str = ""  # grad_fn name, e.g. "ExpBackward0"
     numpy: tuple = ()  # NumPy / Tensor names this op serves
     domain: tuple = (-2.0, 2.0)  # test inputs are drawn from here
     kinks: tuple = ()  # test inputs keep clear of these points
     family: str = "elementwise"
+
+    def __post_init__(self):
+        if not self.d:
+            object.__setattr__(self, "d", (formula.partial(self.fwd),))
 
     @property
     def arity(self) -> int:

@@ -257,7 +257,7 @@ def _d(node: ast.expr, sym: str) -> ast.expr:
             "exp": lambda: node,
             "log": lambda: _div(_num(1.0), x),
             "log1p": lambda: _div(_num(1.0), _add(_num(1.0), x)),
-            "expm1": lambda: _call("exp", x),
+            "expm1": lambda: _call("exp", x),  # not out + 1, which cancels for x << 0
             "sqrt": lambda: _div(_num(0.5), node),
             "sin": lambda: _call("cos", x),
             "cos": lambda: _neg(_call("sin", x)),
@@ -271,9 +271,9 @@ def _d(node: ast.expr, sym: str) -> ast.expr:
             "arccos": lambda: _div(_num(-1.0), _call("sqrt", _sub(_num(1.0), _mul(x, x)))),
             "arctan": lambda: _div(_num(1.0), _add(_num(1.0), _mul(x, x))),
             "arcsinh": lambda: _div(_num(1.0), _call("sqrt", _add(_mul(x, x), _num(1.0)))),
-            "arccosh": lambda: _div(
-                _num(1.0),
-                _mul(_call("sqrt", _sub(x, _num(1.0))), _call("sqrt", _add(x, _num(1.0)))),
+            # powers, not a quotient of roots: every order tends to 0 at +inf, not inf / inf
+            "arccosh": lambda: parse(
+                f"({ast.unparse(x)} - 1.0) ** -0.5 * ({ast.unparse(x)} + 1.0) ** -0.5"
             ),
             "arctanh": lambda: _div(_num(1.0), _sub(_num(1.0), _mul(x, x))),
             "sinh": lambda: _call("cosh", x),
@@ -281,7 +281,8 @@ def _d(node: ast.expr, sym: str) -> ast.expr:
             "log2": lambda: _div(_num(1.0), _mul(x, _num(LN2))),
             "log10": lambda: _div(_num(1.0), _mul(x, _num(LN10))),
             "exp2": lambda: _mul(node, _num(LN2)),
-            "cbrt": lambda: _div(_num(1.0), _mul(_num(3.0), _mul(node, node))),
+            # a power, not 1 / (3 out out): every order tends to 0 at +-inf, not inf / inf
+            "cbrt": lambda: _div(ast.BinOp(node, ast.Pow(), _num(-2.0)), _num(3.0)),
             "sinc": lambda: parse(sinc_derivative(ast.unparse(x), ast.unparse(node))),
             "gamma": lambda: _mul(node, _call("digamma", x)),
             "gammaln": lambda: _call("digamma", x),
@@ -343,6 +344,29 @@ def scaled(text: str) -> str:
     piecewise partial selects as JAX's ``select`` and PyTorch's masks do (clip, relu at an
     infinite adjoint).  The factor is the name ``SCALE``; a literal 0 gives ``0.0``."""
     return ast.unparse(ast.fix_missing_locations(_scaled(parse(text))))
+
+
+class _OutFor(ast.NodeTransformer):
+    """Replaces each copy of the op's value expression by the symbol ``out``."""
+
+    def __init__(self, value):
+        self.key = ast.dump(value)
+
+    def visit(self, node):
+        if isinstance(node, ast.expr) and ast.dump(node) == self.key:
+            return ast.Name("out", ast.Load())
+        return self.generic_visit(node)
+
+
+@lru_cache(maxsize=None)
+def partial(fwd: str) -> str:
+    """The partial derivative of a one-operand op ``fwd`` (in ``a``) by the language's rules,
+    reading the op's own value as ``out`` (``exp(a)`` gives ``out``): the one place a
+    function's derivative is written, for the op of that function and for every formula
+    that calls it."""
+    value = parse(fwd)
+    d = _OutFor(value).visit(_d(copy.deepcopy(value), "a"))
+    return ast.unparse(ast.fix_missing_locations(d))
 
 
 @lru_cache(maxsize=None)
