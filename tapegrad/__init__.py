@@ -209,3 +209,9 @@ __all__ = sorted(
     ]
     + ["autograd", "nn", "numpy", "optim", "optimizers", "testing", "tree"]
 )
+del _types
+
+
+def __dir__():
+    """The public API only (the internal layers stay importable by their full names)."""
+    return list(__all__)
