@@ -908,14 +908,22 @@ case(
 
 
 def _recorded_ops(fn, inputs):
-    """Names of the ops that calling ``fn`` on fresh leaves records, and its output."""
+    """Names of the ops that calling ``fn`` on fresh leaves records (the rows its output's
+    graph reaches: a reclaim of earlier rows mid-case renumbers the tape), and its output."""
     for _ in range(2):  # a full tape may reset mid-case: then record again on the new one
         leaves = [tg.tensor(a, requires_grad=True) for a in inputs]
         tape = tg.current_tape()
-        n0 = len(tape)
         out = fn(*leaves)
-        if tg.current_tape() is tape:
-            return {OPS[c].name for c in tape.ops()[n0:]}, out
+        if tg.current_tape() is tape and getattr(out, "_tape", None) is tape:
+            names, seen, todo = set(), set(), [out._row]
+            while todo:
+                r = todo.pop()
+                if r < 0 or r in seen:
+                    continue
+                seen.add(r)
+                names.add(OPS[tape.op(r)].name)
+                todo.extend(tape.operands(r))
+            return names, out
     raise AssertionError("the tape was reset twice while recording one small case")
 
 

@@ -203,4 +203,4 @@ def test_public_functions_replay_as_eager_at_new_inputs():
                 _same(got[0], want[0], name)
                 _same(got[1], want[1], name, atol=1e-12)  # (sum of softmax: 0 and 1e-17)
                 replayed.add(name)
-    assert len(replayed) >= 40, sorted(replayed)
+    assert len(replayed) >= (10 if tsp is None else 40), sorted(replayed)
