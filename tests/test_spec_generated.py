@@ -81,9 +81,12 @@ def test_generated_kernels_are_current():
 
 
 def test_stale_fingerprint_is_refused():
-    from tapegrad.kernels import sweeps
+    from tapegrad.kernels import drivers, sweeps
 
-    assert sweeps.FINGERPRINT == FINGERPRINT
+    # the generated module carries the spec's and the drivers' fingerprint together: a change
+    # of either without regenerating is refused at import
+    assert sweeps.FINGERPRINT == drivers.fingerprint(FINGERPRINT) != FINGERPRINT
+    assert drivers.fingerprint(FINGERPRINT) != drivers.fingerprint(FINGERPRINT[::-1])
 
 
 @pytest.mark.parametrize("name", sorted(SMOOTH))

@@ -1,7 +1,7 @@
 """Writes ``sweeps.py``, the one module of compiled tape sweeps, from the op spec.
 
 Run ``python tapegrad/kernels/generate.py`` after changing anything in ``tapegrad/ops``;
-``tests/test_generated.py`` fails while the checked-in module is out of date, and the module
+``tests/test_spec_generated.py`` fails while the checked-in module is out of date, and the module
 refuses to load when its fingerprint differs from the spec's.
 
 Every sweep is an if/elif interpreter over the tape rows, dispatching on op codes assigned
@@ -14,8 +14,8 @@ sweeps run.  The sweeps:
 - ``forward_sweep``: forward replay of a recorded tape, with guard checks (``tg.trace``);
 - ``tangent_sweep``: forward mode (tangents);
 - ``hvp_sweep``: reverse over tangents (adjoints and their tangents: Hessian-vector products);
-- drivers: ``jacobian_sweeps``, ``jvp_sweeps``, ``hessian_sweeps``, ``grad_into``,
-  ``grad_batch`` and ``replay_grad`` (callable from user ``@njit`` code).
+- the drivers of ``drivers.py`` (Jacobians, Hessian-vector products, replayed gradients,
+  ``replay_grad`` for user ``@njit`` code), copied in under ``@njit`` like the kernels.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from pathlib import Path
 
 if __package__:  # imported as tapegrad.kernels.generate (the tests do)
     from ..ops import decl, formula, spec, specfuncs, structural
+    from . import drivers
 else:  # run as a script: load tapegrad/ops on its own, because the tapegrad
     #                      package refuses to import while its kernels are stale
     _OPS_DIR = Path(__file__).resolve().parent.parent / "ops"
@@ -38,11 +39,19 @@ else:  # run as a script: load tapegrad/ops on its own, because the tapegrad
     _found.loader.exec_module(sys.modules[_found.name])
     from tapegrad_ops_alone import decl, formula, spec, specfuncs, structural
 
-CODE, FINGERPRINT, NAMES, OPS = spec.CODE, spec.FINGERPRINT, spec.NAMES, spec.OPS
+    _found = importlib.util.spec_from_file_location(
+        "tapegrad_drivers_alone", Path(__file__).with_name("drivers.py")
+    )
+    drivers = sys.modules[_found.name] = importlib.util.module_from_spec(_found)
+    _found.loader.exec_module(drivers)
+
+CODE, NAMES, OPS = spec.CODE, spec.NAMES, spec.OPS
+FINGERPRINT = drivers.fingerprint(spec.FINGERPRINT)  # the spec's and the drivers' together
 Elementwise, Structural = decl.Elementwise, decl.Structural
 
 TARGET = Path(__file__).with_name("sweeps.py")
 NJIT = '@njit(cache=True, nogil=True, error_model="numpy")'
+NJIT_PARALLEL = '@njit(parallel=True, nogil=True, cache=True, error_model="numpy")'
 
 _UNARY = [o for o in OPS if isinstance(o, Elementwise) and o.arity == 1]
 _BINARY = [o for o in OPS if isinstance(o, Elementwise) and o.arity == 2]
@@ -617,233 +626,13 @@ def _struct_has_tangent_chain():
     return "\n".join(out)
 
 
-DRIVERS = '''
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def guard_holds(ip, fp, voff, ipool, val, i, lo, n, ra, rb):
-    """A GUARD row: ``ipool[ip[i]]`` is the kind (0 <, 1 <=, 2 >, 3 >=, 4 ==, 5 !=, 6 pin: the
-    value must not change); the row's own value holds the recorded outcome (0/1) or, for a
-    pin, the recorded value.  True when the current values give the recorded outcome."""
-    kind = ipool[ip[i]]
-    pa = voff[ra]
-    pb = voff[rb] if rb >= 0 else 0
-    c = fp[i]
-    for j in range(n):
-        x = val[pa + j]
-        r = val[lo + j]
-        if kind == 6:
-            same = x == r or (x != x and r != r)
-        else:
-            y = val[pb + j] if rb >= 0 else c
-            if kind == 0:
-                hit = x < y
-            elif kind == 1:
-                hit = x <= y
-            elif kind == 2:
-                hit = x > y
-            elif kind == 3:
-                hit = x >= y
-            elif kind == 4:
-                hit = x == y
-            else:
-                hit = x != y
-            same = hit == (r != 0.0)
-        if not same:
-            return False
-    return True
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def jacobian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top,
-                    out_rows, seeds, in_rows, result):
-    """One reverse sweep per cotangent, all inside one compiled call (reverse-mode Jacobian).
-
-    seeds[r] is a cotangent laid out over the concatenated values of ``out_rows``; the
-    gradient for each of ``in_rows`` (concatenated) goes to result[r].  Returns (status, row)
-    of the first sweep that could not finish (a custom op or freed row) or (DONE, -1)."""
-    end = voff[top + 1]
-    for r in range(seeds.shape[0]):
-        for j in range(end):
-            adj[j] = 0.0
-        for j in range(top + 1):
-            state[j] &= 2
-        k = 0
-        for q in range(out_rows.shape[0]):
-            ro = out_rows[q]
-            lo = voff[ro]
-            for j in range(voff[ro + 1] - lo):
-                adj[lo + j] += seeds[r, k]
-                k += 1
-            state[ro] |= 1
-        status, row = backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
-                                         top, 0, 1)
-        if status != DONE:
-            return status, row
-        k = 0
-        for q in range(in_rows.shape[0]):
-            ri = in_rows[q]
-            lo = voff[ri]
-            reached = (state[ri] & 1) != 0
-            for j in range(voff[ri + 1] - lo):
-                result[r, k] = adj[lo + j] if reached else 0.0
-                k += 1
-    return DONE, -1
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def zero_lanes(buf, voff, r):
-    """Zero row r's values in every lane of ``buf``."""
-    lo = voff[r]
-    hi = voff[r + 1]
-    for ln in range(buf.shape[0]):
-        for j in range(lo, hi):
-            buf[ln, j] = 0.0
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def seed_tangents(voff, tvals, flag, in_rows, v):
-    """Lay lane l's direction v[l] over the input rows (an input given twice gets the sum).
-    Only these rows of ``tvals`` are cleared: the sweeps write or clear every other row they
-    read."""
-    for q in range(in_rows.shape[0]):
-        zero_lanes(tvals, voff, in_rows[q])
-        flag[in_rows[q]] = 1
-    for ln in range(v.shape[0]):
-        k = 0
-        for q in range(in_rows.shape[0]):
-            ri = in_rows[q]
-            lo = voff[ri]
-            for j in range(voff[ri + 1] - lo):
-                tvals[ln, lo + j] += v[ln, k]
-                k += 1
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def jvp_sweeps(code, ip, fp, voff, ipool, fpool, val, tvals, flag, top, in_rows, tangents,
-               out_rows, result):
-    """One tangent sweep with a lane per row of ``tangents`` (laid over the concatenated
-    values of ``in_rows``; ``flag`` zeroed, ``tvals`` need not be); result[l] gets the
-    tangents of ``out_rows`` (forward-mode Jacobian)."""
-    start = in_rows.min() if in_rows.shape[0] else top + 1
-    seed_tangents(voff, tvals, flag, in_rows, tangents)
-    status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag,
-                                start, top + 1)
-    if status != DONE:
-        return status, row
-    for ln in range(tangents.shape[0]):
-        k = 0
-        for q in range(out_rows.shape[0]):
-            ro = out_rows[q]
-            lo = voff[ro]
-            has = flag[ro] != 0
-            for j in range(voff[ro + 1] - lo):
-                result[ln, k] = tvals[ln, lo + j] if has else 0.0
-                k += 1
-    return DONE, -1
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def hessian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj, tadjs,
-                   top, out_row, in_rows, tangents, result):
-    """Hessian-vector products of the scalar ``out_row`` for every row of ``tangents``: one
-    tangent sweep and one reverse sweep over (adjoint, tangents of the adjoint), each row
-    dispatched once for all directions (lanes).  ``flag`` and ``adj`` come zeroed; ``tvals``
-    and ``tadjs`` need not be (rows are cleared as the sweeps reach them)."""
-    start = in_rows.min() if in_rows.shape[0] else top + 1
-    seed_tangents(voff, tvals, flag, in_rows, tangents)
-    status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag,
-                                start, top + 1)
-    if status != DONE:
-        return status, row
-    for j in range(top + 1):
-        state[j] &= 2
-    adj[voff[out_row]] = 1.0
-    zero_lanes(tadjs, voff, out_row)
-    state[out_row] |= 1
-    status, row = hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag,
-                            adj, tadjs, top, 0)
-    if status != DONE:
-        return status, row
-    for ln in range(tangents.shape[0]):
-        k = 0
-        for q in range(in_rows.shape[0]):
-            ri = in_rows[q]
-            lo = voff[ri]
-            reached = (state[ri] & 1) != 0
-            for j in range(voff[ri + 1] - lo):
-                result[ln, k] = tadjs[ln, lo + j] if reached else 0.0
-                k += 1
-    return DONE, -1
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_row, x, g):
-    """One replay: x -> val[:x.size] (the input LEAF rows), forward sweep, backward sweep from
-    the scalar ``out_row``; the gradient of the first g.size input values goes to g."""
-    for j in range(x.shape[0]):
-        val[j] = x[j]
-    status, row = forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows)
-    if status != DONE:
-        return status, row
-    end = max(voff[out_row + 1], g.shape[0])
-    for j in range(end):
-        adj[j] = 0.0
-    for j in range(out_row + 1):
-        state[j] = 0
-    adj[voff[out_row]] = 1.0
-    state[out_row] = 1
-    status, row = backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
-                                     out_row, 0, 1)
-    if status != DONE:
-        return status, row
-    for j in range(g.shape[0]):
-        g[j] = adj[j]
-    return DONE, -1
-
-
-@njit(parallel=True, nogil=True, cache=True, error_model="numpy")
-def grad_batch(code, ip, fp, voff, rg, ipool, fpool, val0, nrows, out_row, X, G, values,
-               fails, nthreads):
-    """grad_into for every row of X, in parallel over the batch (never over the tape): one
-    contiguous chunk per thread, each with its own value/adjoint/state buffer, and the GIL
-    released for the whole call (like every sweep here: other Python threads run meanwhile).
-    fails[b] is -1 or the row that stopped item b."""
-    nb = X.shape[0]
-    nt = max(1, min(nb, nthreads))
-    for c in prange(nt):
-        b0 = c * nb // nt
-        b1 = (c + 1) * nb // nt
-        val = val0.copy()
-        adj = np.zeros(val0.shape[0])
-        state = np.zeros(code.shape[0], np.int8)
-        for b in range(b0, b1):
-            status, row = grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
-                                    nrows, out_row, X[b], G[b])
-            fails[b] = -1 if status == DONE else row
-            values[b] = val[voff[out_row]]
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def replay_grad(arrays, x):
-    """Gradient of a trace at the flat input ``x``, callable from user ``@njit`` code.
-
-    ``arrays`` is ``tr.njit_grad[1]``; raises RetraceRequired when a guard fails (the trace's
-    Python side names the source line: call ``tr.grad`` there)."""
-    code, ip, fp, voff, rg, state, ipool, fpool, val, adj, meta = arrays
-    if meta[3] != KERNELS_ID:
-        raise RuntimeError("tapegrad replay_grad: this compiled code comes from another tapegrad "
-                           "version (a stale Numba cache of your @njit function): delete the "
-                           "__pycache__ folder next to your code and run again")
-    g = np.empty(meta[2])
-    status, row = grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
-                            meta[0], meta[1], x, g)
-    if status == GUARD_FAILED:
-        raise RetraceRequired("tapegrad replay_grad: the input takes another branch than the "
-                              "recorded one; call tr.grad(x) from Python to see where")
-    if status != DONE:
-        raise RuntimeError("tapegrad replay_grad: the trace holds a row that cannot be replayed")
-    return g
-'''
+def _driver_sources():
+    """The drivers (``drivers.py``), each under its ``@njit``."""
+    out = []
+    for fn in drivers.KERNELS:
+        deco = NJIT_PARALLEL if fn.__name__ in drivers.PARALLEL else NJIT
+        out.append(f"\n\n{deco}\n{inspect.getsource(fn).rstrip()}\n")
+    return "".join(out)
 
 
 def _kernel_sources():
@@ -875,7 +664,7 @@ def render() -> str:
     )
     text += _kernel_sources()
     text += "\n" + backward_sweep() + "\n" + forward_sweep() + "\n" + tangent_sweep()
-    text += "\n" + hvp_sweep() + DRIVERS
+    text += "\n" + hvp_sweep() + _driver_sources()
     lines = [ln.rstrip() for ln in text.splitlines()]
     out, blank = [], 0
     for ln in lines:  # no runs of more than two blank lines, no blank lines in branches

@@ -20,10 +20,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "573bbf9a10f746a8"
+FINGERPRINT = "22ee34f93e2e510f"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 392864273334760554
+KERNELS_ID = 157312967927588112
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'CUMSUM', 'CUMPROD')
 
 # sweep results: (status, row)
@@ -3886,8 +3886,9 @@ def guard_holds(ip, fp, voff, ipool, val, i, lo, n, ra, rb):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def jacobian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top,
-                    out_rows, seeds, in_rows, result):
+def jacobian_sweeps(
+    code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, out_rows, seeds, in_rows, result
+):
     """One reverse sweep per cotangent, all inside one compiled call (reverse-mode Jacobian).
 
     seeds[r] is a cotangent laid out over the concatenated values of ``out_rows``; the
@@ -3907,8 +3908,9 @@ def jacobian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top,
                 adj[lo + j] += seeds[r, k]
                 k += 1
             state[ro] |= 1
-        status, row = backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
-                                         top, 0, 1)
+        status, row = backward_sweep_all(
+            code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, 0, 1
+        )
         if status != DONE:
             return status, row
         k = 0
@@ -3951,15 +3953,15 @@ def seed_tangents(voff, tvals, flag, in_rows, v):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def jvp_sweeps(code, ip, fp, voff, ipool, fpool, val, tvals, flag, top, in_rows, tangents,
-               out_rows, result):
+def jvp_sweeps(
+    code, ip, fp, voff, ipool, fpool, val, tvals, flag, top, in_rows, tangents, out_rows, result
+):
     """One tangent sweep with a lane per row of ``tangents`` (laid over the concatenated
     values of ``in_rows``; ``flag`` zeroed, ``tvals`` need not be); result[l] gets the
     tangents of ``out_rows`` (forward-mode Jacobian)."""
     start = in_rows.min() if in_rows.shape[0] else top + 1
     seed_tangents(voff, tvals, flag, in_rows, tangents)
-    status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag,
-                                start, top + 1)
+    status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, top + 1)
     if status != DONE:
         return status, row
     for ln in range(tangents.shape[0]):
@@ -3975,16 +3977,33 @@ def jvp_sweeps(code, ip, fp, voff, ipool, fpool, val, tvals, flag, top, in_rows,
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def hessian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj, tadjs,
-                   top, out_row, in_rows, tangents, result):
+def hessian_sweeps(
+    code,
+    ip,
+    fp,
+    voff,
+    rg,
+    state,
+    ipool,
+    fpool,
+    val,
+    tvals,
+    flag,
+    adj,
+    tadjs,
+    top,
+    out_row,
+    in_rows,
+    tangents,
+    result,
+):
     """Hessian-vector products of the scalar ``out_row`` for every row of ``tangents``: one
     tangent sweep and one reverse sweep over (adjoint, tangents of the adjoint), each row
     dispatched once for all directions (lanes).  ``flag`` and ``adj`` come zeroed; ``tvals``
     and ``tadjs`` need not be (rows are cleared as the sweeps reach them)."""
     start = in_rows.min() if in_rows.shape[0] else top + 1
     seed_tangents(voff, tvals, flag, in_rows, tangents)
-    status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag,
-                                start, top + 1)
+    status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, top + 1)
     if status != DONE:
         return status, row
     for j in range(top + 1):
@@ -3992,8 +4011,9 @@ def hessian_sweeps(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag
     adj[voff[out_row]] = 1.0
     zero_lanes(tadjs, voff, out_row)
     state[out_row] |= 1
-    status, row = hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag,
-                            adj, tadjs, top, 0)
+    status, row = hvp_sweep(
+        code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj, tadjs, top, 0
+    )
     if status != DONE:
         return status, row
     for ln in range(tangents.shape[0]):
@@ -4024,8 +4044,9 @@ def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_
         state[j] = 0
     adj[voff[out_row]] = 1.0
     state[out_row] = 1
-    status, row = backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
-                                     out_row, 0, 1)
+    status, row = backward_sweep_all(
+        code, ip, fp, voff, rg, state, ipool, fpool, val, adj, out_row, 0, 1
+    )
     if status != DONE:
         return status, row
     for j in range(g.shape[0]):
@@ -4034,8 +4055,9 @@ def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_
 
 
 @njit(parallel=True, nogil=True, cache=True, error_model="numpy")
-def grad_batch(code, ip, fp, voff, rg, ipool, fpool, val0, nrows, out_row, X, G, values,
-               fails, nthreads):
+def grad_batch(
+    code, ip, fp, voff, rg, ipool, fpool, val0, nrows, out_row, X, G, values, fails, nthreads
+):
     """grad_into for every row of X, in parallel over the batch (never over the tape): one
     contiguous chunk per thread, each with its own value/adjoint/state buffer, and the GIL
     released for the whole call (like every sweep here: other Python threads run meanwhile).
@@ -4049,8 +4071,9 @@ def grad_batch(code, ip, fp, voff, rg, ipool, fpool, val0, nrows, out_row, X, G,
         adj = np.zeros(val0.shape[0])
         state = np.zeros(code.shape[0], np.int8)
         for b in range(b0, b1):
-            status, row = grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
-                                    nrows, out_row, X[b], G[b])
+            status, row = grad_into(
+                code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_row, X[b], G[b]
+            )
             fails[b] = -1 if status == DONE else row
             values[b] = val[voff[out_row]]
 
@@ -4063,15 +4086,20 @@ def replay_grad(arrays, x):
     Python side names the source line: call ``tr.grad`` there)."""
     code, ip, fp, voff, rg, state, ipool, fpool, val, adj, meta = arrays
     if meta[3] != KERNELS_ID:
-        raise RuntimeError("tapegrad replay_grad: this compiled code comes from another tapegrad "
-                           "version (a stale Numba cache of your @njit function): delete the "
-                           "__pycache__ folder next to your code and run again")
+        raise RuntimeError(
+            "tapegrad replay_grad: this compiled code comes from another tapegrad "
+            "version (a stale Numba cache of your @njit function): delete the "
+            "__pycache__ folder next to your code and run again"
+        )
     g = np.empty(meta[2])
-    status, row = grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj,
-                            meta[0], meta[1], x, g)
+    status, row = grad_into(
+        code, ip, fp, voff, rg, state, ipool, fpool, val, adj, meta[0], meta[1], x, g
+    )
     if status == GUARD_FAILED:
-        raise RetraceRequired("tapegrad replay_grad: the input takes another branch than the "
-                              "recorded one; call tr.grad(x) from Python to see where")
+        raise RetraceRequired(
+            "tapegrad replay_grad: the input takes another branch than the "
+            "recorded one; call tr.grad(x) from Python to see where"
+        )
     if status != DONE:
         raise RuntimeError("tapegrad replay_grad: the trace holds a row that cannot be replayed")
     return g
