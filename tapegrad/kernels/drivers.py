@@ -6,6 +6,7 @@ from other drivers is refused at import like one from another op spec.
 
 - ``guard_holds``: a GUARD row's check during a replay;
 - ``jacobian_sweeps``, ``jvp_sweeps``: reverse- and forward-mode Jacobians in one call;
+- ``gather_rows``, ``gather_lanes``: the results, row by row and lane by lane;
 - ``zero_lanes``, ``seed_tangents``: the lane buffers of the second-order sweeps;
 - ``hessian_sweeps``: Hessian-vector products for many directions at once;
 - ``grad_into``, ``grad_batch``: one replayed gradient, and a parallel batch of them;
@@ -99,14 +100,7 @@ def jacobian_sweeps(
         )
         if status != DONE:
             return status, row
-        k = 0
-        for q in range(in_rows.shape[0]):
-            ri = in_rows[q]
-            lo = voff[ri]
-            reached = (state[ri] & 1) != 0
-            for j in range(voff[ri + 1] - lo):
-                result[r, k] = adj[lo + j] if reached else 0.0
-                k += 1
+        gather_rows(adj, voff, in_rows, state, result[r])
     return DONE, -1
 
 
@@ -117,6 +111,25 @@ def zero_lanes(buf, voff, r):
     for ln in range(buf.shape[0]):
         for j in range(lo, hi):
             buf[ln, j] = 0.0
+
+
+def gather_rows(buf, voff, rows, marks, out):
+    """out = the values of ``rows`` in ``buf`` (concatenated), 0 for a row whose mark lacks
+    bit 1 (no tangent, or not reached by the sweep)."""
+    k = 0
+    for q in range(rows.shape[0]):
+        r = rows[q]
+        lo = voff[r]
+        has = (marks[r] & 1) != 0
+        for j in range(voff[r + 1] - lo):
+            out[k] = buf[lo + j] if has else 0.0
+            k += 1
+
+
+def gather_lanes(buf, voff, rows, marks, result):
+    """gather_rows for every lane: result[l] from lane l of ``buf``."""
+    for ln in range(result.shape[0]):
+        gather_rows(buf[ln], voff, rows, marks, result[ln])
 
 
 def seed_tangents(voff, tvals, flag, in_rows, v):
@@ -147,15 +160,7 @@ def jvp_sweeps(
     status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, top + 1)
     if status != DONE:
         return status, row
-    for ln in range(tangents.shape[0]):
-        k = 0
-        for q in range(out_rows.shape[0]):
-            ro = out_rows[q]
-            lo = voff[ro]
-            has = flag[ro] != 0
-            for j in range(voff[ro + 1] - lo):
-                result[ln, k] = tvals[ln, lo + j] if has else 0.0
-                k += 1
+    gather_lanes(tvals, voff, out_rows, flag, result)  # (flag is 0 or 1 per row)
     return DONE, -1
 
 
@@ -198,15 +203,7 @@ def hessian_sweeps(
     )
     if status != DONE:
         return status, row
-    for ln in range(tangents.shape[0]):
-        k = 0
-        for q in range(in_rows.shape[0]):
-            ri = in_rows[q]
-            lo = voff[ri]
-            reached = (state[ri] & 1) != 0
-            for j in range(voff[ri + 1] - lo):
-                result[ln, k] = tadjs[ln, lo + j] if reached else 0.0
-                k += 1
+    gather_lanes(tadjs, voff, in_rows, state, result)
     return DONE, -1
 
 
@@ -287,8 +284,10 @@ def replay_grad(arrays, x):
 # the drivers in the order they are written into sweeps.py, and the ones compiled parallel
 KERNELS = (
     guard_holds,
+    gather_rows,
     jacobian_sweeps,
     zero_lanes,
+    gather_lanes,
     seed_tangents,
     jvp_sweeps,
     hessian_sweeps,

@@ -20,10 +20,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "22ee34f93e2e510f"
+FINGERPRINT = "2aada38592d98395"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 157312967927588112
+KERNELS_ID = 192205869665851449
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'CUMSUM', 'CUMPROD')
 
 # sweep results: (status, row)
@@ -3886,6 +3886,20 @@ def guard_holds(ip, fp, voff, ipool, val, i, lo, n, ra, rb):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def gather_rows(buf, voff, rows, marks, out):
+    """out = the values of ``rows`` in ``buf`` (concatenated), 0 for a row whose mark lacks
+    bit 1 (no tangent, or not reached by the sweep)."""
+    k = 0
+    for q in range(rows.shape[0]):
+        r = rows[q]
+        lo = voff[r]
+        has = (marks[r] & 1) != 0
+        for j in range(voff[r + 1] - lo):
+            out[k] = buf[lo + j] if has else 0.0
+            k += 1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def jacobian_sweeps(
     code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, out_rows, seeds, in_rows, result
 ):
@@ -3913,14 +3927,7 @@ def jacobian_sweeps(
         )
         if status != DONE:
             return status, row
-        k = 0
-        for q in range(in_rows.shape[0]):
-            ri = in_rows[q]
-            lo = voff[ri]
-            reached = (state[ri] & 1) != 0
-            for j in range(voff[ri + 1] - lo):
-                result[r, k] = adj[lo + j] if reached else 0.0
-                k += 1
+        gather_rows(adj, voff, in_rows, state, result[r])
     return DONE, -1
 
 
@@ -3932,6 +3939,13 @@ def zero_lanes(buf, voff, r):
     for ln in range(buf.shape[0]):
         for j in range(lo, hi):
             buf[ln, j] = 0.0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def gather_lanes(buf, voff, rows, marks, result):
+    """gather_rows for every lane: result[l] from lane l of ``buf``."""
+    for ln in range(result.shape[0]):
+        gather_rows(buf[ln], voff, rows, marks, result[ln])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -3964,15 +3978,7 @@ def jvp_sweeps(
     status, row = tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, top + 1)
     if status != DONE:
         return status, row
-    for ln in range(tangents.shape[0]):
-        k = 0
-        for q in range(out_rows.shape[0]):
-            ro = out_rows[q]
-            lo = voff[ro]
-            has = flag[ro] != 0
-            for j in range(voff[ro + 1] - lo):
-                result[ln, k] = tvals[ln, lo + j] if has else 0.0
-                k += 1
+    gather_lanes(tvals, voff, out_rows, flag, result)  # (flag is 0 or 1 per row)
     return DONE, -1
 
 
@@ -4016,15 +4022,7 @@ def hessian_sweeps(
     )
     if status != DONE:
         return status, row
-    for ln in range(tangents.shape[0]):
-        k = 0
-        for q in range(in_rows.shape[0]):
-            ri = in_rows[q]
-            lo = voff[ri]
-            reached = (state[ri] & 1) != 0
-            for j in range(voff[ri + 1] - lo):
-                result[ln, k] = tadjs[ln, lo + j] if reached else 0.0
-                k += 1
+    gather_lanes(tadjs, voff, in_rows, state, result)
     return DONE, -1
 
 
