@@ -10,7 +10,7 @@ import weakref
 
 import numpy as np
 
-from ..kernels import loader as L
+from ..kernels import run as R
 from ..kernels import sweeps as K
 from ..core import tape as T
 from ..ops.decl import Elementwise
@@ -377,23 +377,7 @@ def compiled_sweep(t, top, bottom=0):
     while True:
         # t.code flushes pending rows; the kernel reads only values provided at record
         # time (lazy rows it never reads stay uncopied), hence the raw _val buffer
-        status, row = L.run(
-            "backward_sweep",
-            int(t.voff[top + 1] - t.voff[bottom]),
-            t.code,
-            t.ip,
-            t.fp,
-            t.voff,
-            t.rg,
-            t.state,
-            t.ipool,
-            t.fpool,
-            t._val,
-            t.adj,
-            top,
-            bottom,
-            0,
-        )
+        status, row = R.backward(t, t._val, top, bottom)
         if status == K.DONE:
             return
         if status == K.HIT_FREED:

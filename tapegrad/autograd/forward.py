@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core import tape as T
 from ..errors import ForwardModeError
-from ..kernels import loader as L
+from ..kernels import run as R
 from ..kernels import sweeps as K
 from . import higher as _higher
 
@@ -60,21 +60,7 @@ def tangent_values(t, in_rows, tangents, out_rows):
             flag[r] = 1
     start = min([r for r in in_rows if r <= top], default=top + 1)
     while start <= top:
-        status, row = L.run(
-            "tangent_sweep",
-            tvals.size,
-            t.code,
-            t.ip,
-            t.fp,
-            voff,
-            t.ipool,
-            t.fpool,
-            val,
-            tvals,
-            flag,
-            start,
-            top + 1,
-        )
+        status, row = R.tangent(t, val, tvals, flag, start, top + 1)
         if status == K.DONE:
             break
         if status != K.HIT_CUSTOM:
@@ -154,21 +140,7 @@ def hessian_lanes(arrays, out_row, in_rows, directions):
     blocks, step = _lane_blocks(ndir, size)
     for r0 in blocks:
         block = directions[r0 : r0 + step]
-        nl = block.shape[0]
-        status, row = L.run(
-            "hessian_sweeps",
-            size * nl,
-            *arrays,
-            np.empty((nl, size)),  # the sweeps clear the rows they use
-            np.zeros(top + 1, np.int8),
-            np.zeros(size),
-            np.empty((nl, size)),
-            top,
-            out_row,
-            ins,
-            block,
-            result[r0 : r0 + step],
-        )
+        status, row = R.hessian_lanes(arrays, top, out_row, ins, block, result[r0 : r0 + step])
         if status in (K.HIT_CUSTOM, K.HIT_FREED):
             return None
         if status != K.DONE:
@@ -197,23 +169,8 @@ def jacobian_forward(t, in_rows, in_sizes, out_rows, out_sizes):
     blocks, step = _lane_blocks(ucols.size, size)
     for r0 in blocks:
         block = eye[r0 : r0 + step]
-        status, row = L.run(
-            "jvp_sweeps",
-            size * block.shape[0],
-            t.code,
-            t.ip,
-            t.fp,
-            t.voff,
-            t.ipool,
-            t.fpool,
-            t.val,
-            np.empty((block.shape[0], size)),  # the sweep clears the rows it uses
-            np.zeros(top + 1, np.int8),
-            top,
-            rows,
-            block,
-            np.array(out_rows, np.int64),
-            res[r0 : r0 + step],
+        status, row = R.jvp_lanes(
+            t, top, rows, block, np.array(out_rows, np.int64), res[r0 : r0 + step]
         )
         if status != K.DONE:
             break

@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from ..kernels import loader as L
+from ..kernels import run as R
 from ..kernels import sweeps as K
 from ..core import functions as _ops
 from ..autograd import engine as autograd
@@ -485,24 +485,8 @@ def _sweep_all(ys, ins, m):
     cols = np.concatenate([[0], np.cumsum([x.size for x in ins])])
     used = [k for k, x in enumerate(ins) if x._tape is t and x._row <= top]
     res = np.zeros((m, int(sum(ins[k].size for k in used))))
-    status, row = L.run(
-        "jacobian_sweeps",
-        int(t.voff[top + 1]) * m,
-        t.code,
-        t.ip,
-        t.fp,
-        t.voff,
-        t.rg,
-        t.state,
-        t.ipool,
-        t.fpool,
-        t.val,
-        t.adj,
-        top,
-        out_rows,
-        np.eye(m),
-        np.array([ins[k]._row for k in used], np.int64),
-        res,
+    status, row = R.jacobian(
+        t, top, out_rows, np.eye(m), np.array([ins[k]._row for k in used], np.int64), res
     )
     J = np.zeros((m, int(cols[-1])))
     if status == K.DONE:
