@@ -61,7 +61,7 @@ def _same(a, b):
         return a is b
     if type(a) is not type(b) or len(a) != len(b):
         return False
-    if isinstance(a, dict):
+    if isinstance(a, dict):  # in order: equal structures flatten to leaves that pair up
         return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
     return all(_same(x, y) for x, y in zip(a, b, strict=True))
 
@@ -125,6 +125,16 @@ def tree_structure(tree: Any) -> PyTreeDef:
     return tree_flatten(tree)[1]
 
 
+def _aligned(other, like):
+    """``other`` with each dict's keys in the order of the matching dict of ``like``: tree_map
+    pairs dict entries by key, as JAX (which sorts the keys) does."""
+    if isinstance(other, dict) and isinstance(like, dict) and other.keys() == like.keys():
+        return type(other)((k, _aligned(other[k], like[k])) for k in like)
+    if type(other) in (list, tuple) and type(like) is type(other) and len(other) == len(like):
+        return type(other)(_aligned(o, x) for o, x in zip(other, like, strict=True))
+    return other
+
+
 def tree_map(f: Callable, tree: Any, *rest: Any) -> Any:
     """``f`` applied leafwise to ``tree`` and the trees in ``rest`` (which must share its
     structure), in ``tree``'s structure.
@@ -137,7 +147,7 @@ def tree_map(f: Callable, tree: Any, *rest: Any) -> Any:
     leaves, treedef = tree_flatten(tree)
     others = []
     for k, other in enumerate(rest):
-        ls, td = tree_flatten(other)
+        ls, td = tree_flatten(_aligned(other, tree))
         if td != treedef:
             raise ValueError(
                 f"tree_map: tree {k + 1} has structure {td}, but the first tree "

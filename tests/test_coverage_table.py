@@ -108,10 +108,10 @@ def _call_with_tensors(fn, t, n_unknown=1):
 @pytest.mark.parametrize("name", REFUSED)
 def test_refused_name_raises_naming_itself_and_the_table(name):
     mod, _, attr = name.rpartition(".")
-    fn = getattr(np.linalg if mod == "numpy.linalg" else np, attr)
+    fn = getattr({"numpy.linalg": np.linalg, "numpy.fft": np.fft}.get(mod, np), attr)
     t = tg.tensor([[0.5, 0.25], [0.125, 0.75]], requires_grad=True)
     shown = fn.__name__ if isinstance(fn, np.ufunc) else attr  # aliases show the ufunc
-    pattern = rf"numpy\.(linalg\.)?{shown}\b.*docs/COVERAGE\.md"
+    pattern = rf"numpy\.(linalg\.|fft\.)?{shown}\b.*docs/COVERAGE\.md"
     for n in (1, 2, 3):  # without a signature: as many arguments as NumPy's dispatch needs
         try:
             _call_with_tensors(fn, t, n)

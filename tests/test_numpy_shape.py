@@ -389,9 +389,10 @@ def test_numpy_edge_cases_raise_as_numpy_does():
 def test_unsupported_pad_modes_are_refused_clearly():
     x = tg.tensor(A23, requires_grad=True)
     for kw in (
-        {"mode": "mean"},
-        {"mode": "linear_ramp"},
+        {"mode": "mean", "stat_length": 1},
+        {"mode": "linear_ramp", "stat_length": 1},
         {"mode": "reflect", "reflect_type": "odd"},
+        {"mode": lambda v, w, i, k: None},
     ):
         with pytest.raises(TypeError, match="numpy.pad"):
             np.pad(x, 1, **kw)

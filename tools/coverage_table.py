@@ -1,9 +1,9 @@
 """Write the NumPy / SciPy coverage table: ``python tools/coverage_table.py > docs/COVERAGE.md``.
 
-Every public function and ufunc of ``numpy`` and ``numpy.linalg`` is listed as *gradient*
-(differentiable on Tensors), *value only* (runs on the values: the result carries no gradient),
-*refused* (raises a TypeError naming it on a Tensor) or *not dispatched* (takes no array
-argument NumPy could hand to tapegrad: creation and configuration functions).  For each
+Every public function and ufunc of ``numpy``, ``numpy.linalg`` and ``numpy.fft`` is listed as
+*gradient* (differentiable on Tensors), *value only* (runs on the values: the result carries
+no gradient), *refused* (raises a TypeError naming it on a Tensor) or *not dispatched* (takes
+no array argument NumPy could hand to tapegrad: creation and configuration functions).  For each
 ``tapegrad.scipy.<module>`` that exists, its ``__all__`` is listed the same way (a distribution
 with its methods), then SciPy's other public names of that module.  The tg.trace column comes
 from tracing the case of each name in tests/coverage_cases.py: *compiled* when the recorded
@@ -40,9 +40,9 @@ def _hashable_in(obj, *tables):
 
 
 def numpy_names():
-    """(qualified name, status) for every public callable of numpy and numpy.linalg."""
+    """(qualified name, status) for every public callable of numpy, numpy.linalg, numpy.fft."""
     rows = []
-    for mod, prefix in ((np, "numpy"), (np.linalg, "numpy.linalg")):
+    for mod, prefix in ((np, "numpy"), (np.linalg, "numpy.linalg"), (np.fft, "numpy.fft")):
         for name in sorted(dir(mod)):
             obj = getattr(mod, name)
             if name.startswith("_") or isinstance(obj, type) or not callable(obj):
@@ -55,7 +55,8 @@ def numpy_names():
                 and getattr(vars(tnp)[name], "__module__", "") == "tapegrad.numpy"
             )
             if _hashable_in(obj, D.UFUNCS, D.FUNCTIONS) or (
-                prefix == "numpy.linalg" and getattr(tnp.linalg, name, obj) is not obj
+                prefix in ("numpy.linalg", "numpy.fft")
+                and getattr(getattr(tnp, prefix[6:]), name, obj) is not obj
             ):
                 status = GRADIENT
             elif own:

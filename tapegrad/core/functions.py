@@ -1209,6 +1209,9 @@ def median(a: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     return reshape(mid, kept) if keepdims else mid
 
 
+_QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+
+
 def quantile(
     a: TensorLike,
     q,
@@ -1218,8 +1221,9 @@ def quantile(
     *,
     interpolation=None,
 ) -> Tensor:
-    """np.quantile with linear interpolation (NumPy's default, and NumPy's formula): sort
-    (argsort + GATHER), then a + (b - a) * t between the neighbours.  The gradient flows to
+    """np.quantile with NumPy's methods linear (the default: NumPy's formula a + (b - a) * t
+    between the sorted neighbours), midpoint, lower, higher and nearest (one order
+    statistic): sort (argsort + GATHER), then pick.  The gradient flows to
     the selected elements, (1 - t) and t; q itself is not differentiated.
 
     Examples:
@@ -1232,10 +1236,10 @@ def quantile(
     """
     if interpolation is not None:
         method = interpolation
-    if method != "linear":
+    if method not in _QUANTILE_METHODS:
         raise NotImplementedError(
-            f"quantile: method={method!r} is not supported on Tensors; "
-            "only 'linear' (NumPy's default)"
+            f"quantile: method={method!r} is not supported on Tensors; only "
+            f"{', '.join(map(repr, _QUANTILE_METHODS))} (NumPy's default is 'linear')"
         )
     if isinstance(q, Tensor) and q._rg:
         raise TypeError(
@@ -1247,13 +1251,19 @@ def quantile(
         raise ValueError("Quantiles must be in the range [0, 1]")
     s, kept, n = _sorted_lanes(a, axis, "quantile")
     virtual = (n - 1) * qv.reshape(-1)
-    prev = np.floor(virtual).astype(np.int64)
-    nxt = np.minimum(prev + 1, n - 1)
-    t = virtual - prev
-    lo = getitem(s, (Ellipsis, prev))
-    hi = getitem(s, (Ellipsis, nxt))
-    d = sub(hi, lo)
-    out = where(t >= 0.5, sub(hi, mul(d, result(1.0 - t))), add(lo, mul(d, result(t))))
+    if method in ("lower", "higher", "nearest"):  # one order statistic, as NumPy picks it
+        pick = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}[method]
+        out = getitem(s, (Ellipsis, pick(virtual).astype(np.int64)))
+    else:  # linear, or midpoint: halfway between the neighbours unless on one
+        prev = np.floor(virtual).astype(np.int64)
+        nxt = np.minimum(prev + 1, n - 1)
+        t = virtual - prev
+        if method == "midpoint":
+            t = np.where(t == 0.0, 0.0, 0.5)
+        lo = getitem(s, (Ellipsis, prev))
+        hi = getitem(s, (Ellipsis, nxt))
+        d = sub(hi, lo)
+        out = where(t >= 0.5, sub(hi, mul(d, result(1.0 - t))), add(lo, mul(d, result(t))))
     out = _nan_lanes(s, out)  # (..., nq)
     rest = kept if keepdims else s.shape[:-1]
     out = transpose(out, (out.ndim - 1,) + tuple(range(out.ndim - 1)))

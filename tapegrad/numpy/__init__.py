@@ -13,6 +13,7 @@ import numpy as _np
 
 from ..core import functions as _O
 from ..core.tensor import TensorBase as _Tensor
+from . import composites as _composites
 from . import dispatch as _D
 from . import linalg_ops as _linalg
 
@@ -93,6 +94,15 @@ linalg = types.SimpleNamespace(
 linalg.__dict__.update(
     {f.__name__: _wrap_function(f, impl) for f, impl in _linalg.FUNCTIONS.items()}
 )
+fft = types.SimpleNamespace(
+    **{n: getattr(_np.fft, n) for n in dir(_np.fft) if not n.startswith("_")}
+)
+fft.fftshift = _wrap_function(_np.fft.fftshift, _D.FUNCTIONS[_np.fft.fftshift])
+fft.ifftshift = _wrap_function(_np.fft.ifftshift, _D.FUNCTIONS[_np.fft.ifftshift])
+# names NumPy's dispatch cannot reach (r_ and c_ are objects, np.full converts its fill value
+# first) or that NumPy lacks (HIPS autograd's make_diagonal, PyTorch's diag_embed)
+r_, c_, full = _composites.r_, _composites.c_, _composites.full
+diag_embed, make_diagonal = _composites.diag_embed, _composites.make_diagonal
 
 
 def _float_dtype(dtype):

@@ -14,7 +14,7 @@ from ..core import functions as O
 from ..core.methods import viewing
 from ..core.tensor import TensorBase as Tensor
 from ..core.torch_methods import ravel_order, reshape_order
-from . import linalg_ops, shape_functions
+from . import composites, linalg_ops, shape_functions
 
 
 def _plain(x):
@@ -113,6 +113,7 @@ UFUNCS = {
     np.floor_divide: O.floor_divide,
     np.divmod: O.divmod_,
 }
+UFUNCS.update(composites.UFUNCS)
 if hasattr(np, "vecdot"):
     UFUNCS[np.vecdot] = lambda a, b: O.sum(O.mul(a, b), -1)
 
@@ -202,8 +203,11 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 
 
 def _reduction(fn, name):
-    def impl(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    def impl(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None, initial=None, **kw):
         _no_extras(name, out, dtype=dtype, **kw)
+        if where is not None or initial is not None:  # entries left out, a starting value
+            kind = {"amax": "max", "amin": "min"}.get(name, name)
+            return composites.masked_reduction(kind, a, axis, keepdims, where, initial)
         return fn(a, axis, keepdims)
 
     return impl
@@ -397,7 +401,7 @@ FUNCTIONS = {
     # NumPy returns views: writes into them show in the argument (and back)
     np.reshape: viewing(_reshape),
     np.transpose: viewing(lambda a, axes=None: O.transpose(a, axes)),
-    np.swapaxes: viewing(O.swapaxes),
+    np.swapaxes: viewing(lambda a, axis1, axis2: O.swapaxes(a, axis1, axis2)),
     np.moveaxis: viewing(_moveaxis),
     np.squeeze: viewing(lambda a, axis=None: O.squeeze(a, axis)),
     np.expand_dims: viewing(O.expand_dims),
@@ -438,6 +442,7 @@ FUNCTIONS = {
 }
 FUNCTIONS.update(linalg_ops.FUNCTIONS)
 FUNCTIONS.update(shape_functions.FUNCTIONS)
+FUNCTIONS.update(composites.FUNCTIONS)
 
 # results carry no gradient, and only the shape and dtype of a Tensor argument matter: they
 # read no value, so a trace recording does not pin one (a replay with new values takes the
@@ -452,7 +457,6 @@ SHAPE_FUNCTIONS = {
     np.zeros_like,
     np.ones_like,
     np.empty_like,
-    np.full_like,
 }
 # results carry no gradient: shapes, indices, predicates, fresh arrays, rounded values
 VALUE_FUNCTIONS = SHAPE_FUNCTIONS | {
@@ -492,7 +496,8 @@ def _array_function(self, func, types, args, kwargs):
     if func in VALUE_FUNCTIONS:
         return func(*_plain(args), **_plain(kwargs))
     mod = getattr(func, "__module__", "numpy") or "numpy"
-    name = f"{'numpy.linalg' if 'linalg' in mod else 'numpy'}.{func.__name__}"
+    sub = next((m for m in ("linalg", "fft") if f"numpy.{m}" in mod or m == mod), "")
+    name = f"numpy.{sub + '.' if sub else ''}{func.__name__}"
     raise TypeError(
         f"{name} is not supported on tapegrad Tensors (it would drop the "
         "gradient); use tapegrad ops, or call it on t.detach().numpy() if no "

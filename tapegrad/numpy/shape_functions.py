@@ -157,6 +157,8 @@ _EXAMPLES = {
     "triu": ("x, 1", "[[0.0, 2.0, 3.0], [0.0, 0.0, 6.0]]"),
     "cumulative_sum": ("x[0], include_initial=True", "[0.0, 1.0, 3.0, 6.0]"),
     "cumulative_prod": ("x, axis=1", "[[1.0, 2.0, 6.0], [4.0, 20.0, 120.0]]"),
+    "fftshift": ("x[0]", "[3.0, 1.0, 2.0]"),
+    "ifftshift": ("x[0]", "[2.0, 3.0, 1.0]"),
 }
 _LISTS = ("split", "array_split", "hsplit", "vsplit", "dsplit", "unstack")
 
@@ -372,6 +374,8 @@ def pad(array, pad_width, mode="constant", **kwargs) -> Tensor:
     tensor([2., 1., 2., 1., 2.], grad_fn=<...>)
     """
     a = O._t(array)
+    if mode in _PAD_STAT_MODES:
+        return _pad_by_axis(a, pad_width, mode, kwargs)
     if mode not in _PAD_MODES:
         raise TypeError(
             f"numpy.pad: mode={mode!r} is not supported on tapegrad Tensors "
@@ -400,6 +404,53 @@ def pad(array, pad_width, mode="constant", **kwargs) -> Tensor:
     both = O.concatenate([O.ravel(a), consts], 0)
     placed = np.where(placed < 0, a.size - 1 - placed, placed)
     return O.gather_flat(both, placed, placed.shape)
+
+
+_PAD_STAT_MODES = ("maximum", "minimum", "mean", "median", "linear_ramp")
+
+
+def _pad_side(out, ax, width, edge, end, outer_first, stat):
+    """One side's padding along axis ``ax``: the statistic broadcast, or a ramp from ``end``
+    (outermost) to the ``edge`` value (excluded)."""
+    shape = list(out.shape)
+    shape[ax] = width
+    if stat is not None:
+        return O.broadcast_to(stat(out, ax, True), tuple(shape))
+    j = np.arange(width)
+    frac = j / width if outer_first else (width - 1 - j) / width
+    along = [1] * out.ndim
+    along[ax] = width
+    return O.add(end, O.mul(O.sub(edge, end), frac.reshape(along)))
+
+
+def _pad_by_axis(a, pad_width, mode, kwargs):
+    """np.pad's statistic modes (over the whole axis) and linear_ramp: one axis after the
+    other, as NumPy pads, each side a broadcast statistic or a ramp to the edge value."""
+    allowed = {"end_values"} if mode == "linear_ramp" else {"stat_length"}
+    if set(kwargs) - allowed or kwargs.get("stat_length") is not None:
+        raise TypeError(
+            f"numpy.pad: {sorted(kwargs)} with mode={mode!r} is not supported on tapegrad "
+            "Tensors (statistics over the whole axis; linear_ramp with end_values)"
+        )
+    widths = np.broadcast_to(np.asarray(_plain(pad_width), dtype=np.int64), (a.ndim, 2))
+    ends = np.broadcast_to(np.asarray(_plain(kwargs.get("end_values", 0.0)), float), (a.ndim, 2))
+    stat = {"maximum": O.amax, "minimum": O.amin, "mean": O.mean, "median": O.median}.get(mode)
+    out = a
+    for ax in range(a.ndim):
+        before, after = (int(w) for w in widths[ax])
+        if before == after == 0:
+            continue
+        if out.shape[ax] == 0:
+            raise ValueError(f"numpy.pad: can't extend empty axis {ax} using mode={mode!r}")
+
+        n = out.shape[ax]
+        first = O.getitem(out, _slice(out.ndim, ax, slice(0, 1)))
+        last = O.getitem(out, _slice(out.ndim, ax, slice(n - 1, n)))
+        parts = [_pad_side(out, ax, before, first, ends[ax, 0], True, stat)] if before else []
+        parts.append(out)
+        parts += [_pad_side(out, ax, after, last, ends[ax, 1], False, stat)] if after else []
+        out = O.concatenate(parts, ax)
+    return out
 
 
 def select(condlist, choicelist, default=0) -> Tensor:
