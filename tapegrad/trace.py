@@ -265,6 +265,11 @@ def _tuple_of(spec, items):
     return pytree.namedtuple_of(spec[2], items) if len(spec) > 2 else tuple(items)
 
 
+class ArgumentsChanged(ValueError):
+    """Arguments of another shape or structure than the recorded ones (with
+    ``retrace=True`` the trace records again for them, as ``jax.jit`` compiles again)."""
+
+
 def _collect(spec, obj, out, path):
     """Append the float leaves of ``obj`` (checked against ``spec``) to ``out``."""
     kind = spec[0]
@@ -282,14 +287,15 @@ def _collect(spec, obj, out, path):
             a = a.astype(np.float64, copy=False)
         if a is None or list(a.shape) != spec[1]:
             got = f"shape {a.shape}" if a is not None else type(obj).__name__
-            raise ValueError(
+            raise ArgumentsChanged(
                 f"trace: argument {path} has {got}, but the trace was recorded "
-                f"with shape {tuple(spec[1])}; make a new trace for new shapes"
+                f"with shape {tuple(spec[1])}; make a new trace for new shapes (or create "
+                "it with retrace=True)"
             )
         out.append(float(a) if spec[2] else a)
     elif kind in "lt":
         if not isinstance(obj, (list, tuple)) or len(obj) != len(spec[1]):
-            raise ValueError(
+            raise ArgumentsChanged(
                 f"trace: argument {path} is {_describe(obj)}, but the trace was "
                 f"recorded with a {'list' if kind == 'l' else 'tuple'} of "
                 f"{len(spec[1])} items"
@@ -298,7 +304,7 @@ def _collect(spec, obj, out, path):
             _collect(s, o, out, f"{path}[{i}]")
     elif kind == "d":
         if not isinstance(obj, dict) or set(obj) != set(spec[1]):
-            raise ValueError(
+            raise ArgumentsChanged(
                 f"trace: argument {path} is {_describe(obj)}, but the trace was "
                 f"recorded with a dict of keys {spec[1]}"
             )
@@ -939,7 +945,7 @@ class Trace:
     def _flat(self, args):
         specs = self.specs
         if len(args) != len(specs):
-            raise ValueError(
+            raise ArgumentsChanged(
                 f"trace: called with {len(args)} arguments; it was recorded with {len(specs)}"
             )
         parts = []
@@ -960,7 +966,7 @@ class Trace:
             x = self._flat(args)
             self._read_closure()
             return x
-        except RetraceRequired:
+        except (RetraceRequired, ArgumentsChanged):  # a new branch, shape or structure
             if not self._can_retrace():
                 raise
         self._retrace(args)

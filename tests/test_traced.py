@@ -78,3 +78,18 @@ def test_random_draws_are_refused_as_in_tg_trace():
     f = tg.traced(lambda x: np.sum(x * np.random.standard_normal(2)))
     with pytest.raises(RuntimeError, match="random"):
         f.grad(np.ones(2))
+
+
+def test_retrace_true_records_again_for_a_new_shape_as_jax_jit_compiles_again():
+    f = lambda x: np.sum(np.sin(x) * x)  # noqa: E731
+    tr = tg.trace(f, np.ones(3), retrace=True)
+    for x in (np.linspace(0, 1, 5), np.ones((2, 2)), np.arange(3.0)):
+        v, g = tr.value_and_grad(x)
+        ve, ge = tg.value_and_grad(f)(x)
+        assert v == pytest.approx(ve) and np.allclose(g, ge) and np.shape(g) == x.shape
+    assert tr.retraces == 3
+    strict = tg.trace(f, np.ones(3))
+    with pytest.raises(ValueError, match="retrace=True"):  # without it: a clear error
+        strict.grad(np.ones(5))
+    with pytest.raises(ValueError, match="arguments"):
+        strict.grad(np.ones(3), np.ones(3))
