@@ -7,6 +7,8 @@ values for every row, ``backward_sweep`` sweeps the adjoints, one njit call per
 ``float``/``.item()``, ``.numpy()``...), a GUARD row keeps the outcome it saw, with the source
 line in ``Trace.sites``; a replay whose inputs would go another way raises RetraceRequired (or
 records again, with ``retrace=True``), so a replay never returns a silently wrong answer.
+Arguments of another shape or structure raise ``ArgumentsChanged`` (a ValueError), or are
+recorded again with ``retrace=True``, as ``jax.jit`` compiles again for a new shape.
 
 Layout: the traced input leaves are rows 0..k-1 (arguments in ``argnums`` first), so their
 values are the first ``m`` entries of ``val`` and a replay starts by writing ``val[:m] = x``.
