@@ -246,17 +246,49 @@ def test_pinv_lstsq():
     _close(res.data, ref[1], rtol=1e-10)
     assert rank == ref[2]
     _close(s.data, ref[3], rtol=1e-12)
-    low_rank = np.outer(_rand(4), _rand(3))
-    with pytest.raises(np.linalg.LinAlgError, match="full-rank"):
-        tg.grad(lambda a: np.linalg.pinv(a).sum())(low_rank)
-    # a cutoff that drops a singular value: NumPy's value, but no derivative
+    # a cutoff that drops a singular value that is not zero: NumPy's value, no derivative
     d = np.diag([1.0, 0.5])
     p = np.linalg.pinv(tg.tensor(d, requires_grad=True), rcond=0.9)
     np.testing.assert_array_equal(p.data, np.linalg.pinv(d, rcond=0.9))
-    with pytest.raises(np.linalg.LinAlgError, match="full-rank"):
+    with pytest.raises(np.linalg.LinAlgError, match="working precision"):
         tg.jvp(lambda a: np.linalg.pinv(a, rtol=0.9), (d,), (d,))
-    with pytest.raises(np.linalg.LinAlgError, match="full-rank"):
-        tg.grad(lambda a: np.linalg.lstsq(a, np.ones(4))[0].sum())(low_rank)
+    with pytest.raises(np.linalg.LinAlgError, match="working precision"):
+        tg.grad(lambda a: np.linalg.lstsq(a, np.ones(2), rcond=0.9)[0].sum())(d)
+
+
+def _rank_two(t, dirs):
+    """A 5x4 matrix of rank two along a curve t -> U(t) diag(s(t)) V(t)^T (rank kept)."""
+    rng_ = np.random.default_rng(3)
+    U, s, V = rng_.normal(size=(5, 2)), np.array([2.0, 0.7]), rng_.normal(size=(4, 2))
+    dU, ds, dV = dirs
+    return (U + t * dU) @ np.diag(s + t * ds) @ (V + t * dV).T
+
+
+@pytest.mark.parametrize("which", ["pinv", "lstsq x", "lstsq residual-free second order"])
+def test_pinv_and_lstsq_are_differentiated_at_constant_rank(which):
+    """As JAX: at a rank-deficient matrix, the derivative along matrices of the same rank
+    (checked against differences along a rank-two curve, reverse and forward mode)."""
+    rng_ = np.random.default_rng(4)
+    dirs = (rng_.normal(size=(5, 2)), rng_.normal(size=2), rng_.normal(size=(4, 2)))
+    W, b = rng_.normal(size=(4, 5)), rng_.normal(size=5)
+    if which == "pinv":
+        f = lambda a: np.sum(W * np.linalg.pinv(a))  # noqa: E731
+    elif which == "lstsq x":
+        f = lambda a: np.sum(np.linalg.lstsq(a, b)[0] * W[:, 0])  # noqa: E731
+    else:
+        f = lambda a: np.sum(np.linalg.pinv(a) ** 2)  # noqa: E731
+    a0 = _rank_two(0.0, dirs)
+    assert np.linalg.matrix_rank(a0) == 2
+    da = (_rank_two(1e-6, dirs) - _rank_two(-1e-6, dirs)) / 2e-6  # the curve's tangent
+    num = (f(_rank_two(1e-6, dirs)) - f(_rank_two(-1e-6, dirs))) / 2e-6
+    assert np.sum(tg.grad(f)(a0) * da) == pytest.approx(num, rel=1e-6)
+    assert tg.jvp(f, (a0,), (da,))[1] == pytest.approx(num, rel=1e-6)
+    if which.endswith("second order"):  # d/dt <grad f(A(t)), da>: the Hessian along da
+        g = lambda t: np.sum(tg.grad(f)(_rank_two(t, dirs)) * da)  # noqa: E731
+        h = lambda a: np.sum(tg.grad(f)(a) * da)  # noqa: E731
+        want = (g(1e-5) - g(-1e-5)) / 2e-5
+        assert np.sum(tg.grad(h)(a0) * da) == pytest.approx(want, rel=1e-5)
+        assert np.sum(tg.hvp(f, (a0,), (da,)) * da) == pytest.approx(want, rel=1e-5)
 
 
 def test_norm():

@@ -9,8 +9,9 @@ Forward values are NumPy's (LAPACK, called at record time); derivatives are Tens
   twice, once for each mirror position).  Symmetrize ``(a + a.T) / 2`` first to spread it.
 - Derivatives that do not exist raise instead of returning a number: eigenvectors of repeated
   eigenvalues, singular vectors of repeated (or, for non-square input, zero) singular values,
-  ``pinv``/``lstsq`` of rank-deficient matrices, and the extra columns of ``svd(...,
-  full_matrices=True)`` / ``qr(..., mode='complete')`` that NumPy picks arbitrarily.
+  and the extra columns of ``svd(..., full_matrices=True)`` / ``qr(..., mode='complete')``
+  that NumPy picks arbitrarily.  ``pinv``/``lstsq`` of rank-deficient matrices are
+  differentiated at constant rank, as in JAX.
   ``slogdet``/``inv``/``solve`` of singular matrices raise ``LinAlgError`` (from the forward or
   from the derivative, which needs the inverse); ``det``'s derivative is the adjugate, which
   exists everywhere (as in JAX).
@@ -646,14 +647,6 @@ def qr(a, mode: str = "reduced"):
 # ---- pinv, lstsq -------------------------------------------------------------------------------
 
 
-def _rank_error(name):
-    return LinAlgError(
-        f"numpy.linalg.{name}: the derivative is implemented for full-rank "
-        "matrices only (where singular values are cut off, the pseudo-inverse "
-        "jumps, so it has no derivative); regularize the problem"
-    )
-
-
 def _pinv_vjp_terms(a, p, g):
     pt = _mT(p)
     gt = _mT(g)
@@ -676,28 +669,46 @@ def _pinv_jvp_terms(a, p, da):
     return O.add(O.add(t1, t2), t3)
 
 
-def _pinv_rules(full, name):
-    """VJP and JVP of pinv; ``full``: no singular value was cut off in the forward."""
+def _cutoff_error(name):
+    return LinAlgError(
+        f"numpy.linalg.{name}: rcond / rtol cut off a singular value that is not zero to "
+        "working precision; the pseudo-inverse of the truncated matrix has no derivative "
+        "by this formula (it holds at constant rank); lower rcond, or regularize"
+    )
+
+
+def _pinv_rules(exact, name):
+    """VJP and JVP of pinv at constant rank; ``exact``: the singular values cut off (if
+    any) are zero to working precision, so the value is the pseudo-inverse of ``a``."""
 
     def vjp(x, y, g):
-        if not full:
-            raise _rank_error(name)
+        if not exact:
+            raise _cutoff_error(name)
         return [_pinv_vjp_terms(x[0], y[0], g[0])]
 
     def jvp(x, y, dx):
-        if not full:
-            raise _rank_error(name)
+        if not exact:
+            raise _cutoff_error(name)
         return [_pinv_jvp_terms(x[0], y[0], dx[0])]
 
     return vjp, jvp
+
+
+def _cuts_only_zeros(s, rcond, m, n):
+    """Do the singular values ``s`` below rcond times the largest all vanish to working
+    precision (NumPy's matrix_rank rule)?"""
+    cut = np.asarray(rcond)[..., None] * np.max(s, axis=-1, keepdims=True, initial=0.0)
+    return bool(np.all((s > cut) | _negligible(s, m, n)))
 
 
 _UNSET = object()
 
 
 def pinv(a, rcond=None, hermitian: bool = False, *, rtol=_UNSET) -> Tensor:
-    """Moore-Penrose pseudo-inverse; differentiable where no singular value is cut off (else
-    the pseudo-inverse jumps there and the derivative raises LinAlgError).
+    """Moore-Penrose pseudo-inverse, differentiable at constant rank (Golub and Pereyra's
+    formula, as JAX): at a rank-deficient matrix the derivative is the one along matrices of
+    the same rank (the singular values NumPy cuts off stay zero); a perturbation that raises
+    the rank makes the pseudo-inverse jump, and has no derivative.
 
     >>> import numpy as np, tapegrad as tg
     >>> tg.grad(lambda a: np.linalg.pinv(a).sum())(np.array([[2.0], [0.0]]))
@@ -718,23 +729,22 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=_UNSET) -> Tensor:
             else (max(av.shape[-2:]) * np.finfo(np.float64).eps if rtol is None else rtol)
         )
     s = np.linalg.svd(av, compute_uv=False)
-    cut = np.asarray(rcond)[..., None] * np.max(s, axis=-1, keepdims=True, initial=0.0)
-    vjp, jvp = _pinv_rules(bool(np.all(s > cut)), "pinv")
+    vjp, jvp = _pinv_rules(_cuts_only_zeros(s, rcond, *av.shape[-2:]), "pinv")
     return apply("LinalgPinvBackward", [a], [value], vjp, jvp)[0]
 
 
-def _lstsq_rules(full):
+def _lstsq_rules(exact):
     def vjp(x, y, g):
-        if not full:
-            raise _rank_error("lstsq")
+        if not exact:
+            raise _cutoff_error("lstsq")
         a, b = x
         p = pinv(a)
         gx = g[0]
         return [_pinv_vjp_terms(a, p, O.matmul(gx, _mT(b))), O.matmul(_mT(p), gx)]
 
     def jvp(x, y, dx):
-        if not full:
-            raise _rank_error("lstsq")
+        if not exact:
+            raise _cutoff_error("lstsq")
         a, b = x
         da, db = dx
         p = pinv(a)
@@ -748,9 +758,10 @@ def _lstsq_rules(full):
 
 
 def lstsq(a, b, rcond=None):
-    """Least-squares solution like NumPy: ``(x, residuals, rank, s)``.  The gradient flows
-    through ``x``, ``residuals`` and ``s`` for full-rank ``a`` (rank-deficient: LinAlgError);
-    ``residuals`` are recomputed from ``x`` (equal to NumPy's up to rounding).
+    """Least-squares solution like NumPy: ``(x, residuals, rank, s)``, x the minimum-norm
+    solution pinv(a) b.  The gradient flows through ``x``, ``residuals`` and ``s``; at a
+    rank-deficient ``a`` it is the derivative at constant rank (see ``pinv``); ``residuals``
+    are recomputed from ``x`` (equal to NumPy's up to rounding).
 
     >>> import numpy as np, tapegrad as tg
     >>> a = np.array([[1.0], [1.0]])
@@ -766,7 +777,8 @@ def lstsq(a, b, rcond=None):
     x, _, rank, s = np.linalg.lstsq(_val(a), _val(b), rcond=rcond)
     m, n = a.shape
     b2 = O.reshape(b, (b.shape[0], 1)) if b.ndim == 1 else b
-    vjp, jvp = _lstsq_rules(rank == min(m, n))
+    rc = max(m, n) * np.finfo(np.float64).eps if rcond is None else rcond
+    vjp, jvp = _lstsq_rules(_cuts_only_zeros(s, rc, m, n))
     xt = apply("LinalgLstsqBackward", [a, b2], [x.reshape(n, -1)], vjp, jvp)[0]
     if rank == n and m > n:
         r = O.sub(b2, O.matmul(a, xt))
