@@ -19,6 +19,7 @@ gammainc) raise NotImplementedError naming them when given a Tensor that require
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ from ..tensor_class import Tensor
 from . import require_scipy
 
 _sp = require_scipy("scipy.special")
+_si = require_scipy("scipy.integrate")
 
 __all__ = [
     "logsumexp",
@@ -547,23 +549,108 @@ def betainc(a, b, x, **kwargs):
     return _scipy_op(x, lambda z: _sp.betainc(a, b, z), density)
 
 
+def _dgammainc_da(a: float, x: float) -> float:
+    """d/da of the regularized lower incomplete gamma P(a, x), by its series below a + 1
+    (each term x^(a+k) e^-x / Gamma(a+k+1) differentiated: times log x - psi(a+k+1)) and by
+    the integral of the upper tail above (dQ/da = int_x^inf t^(a-1) e^-t log t dt / Gamma(a)
+    - Q psi(a), dP/da = -dQ/da), so neither side subtracts nearly equal numbers."""
+    if not (a > 0.0 and x >= 0.0) or math.isnan(a) or math.isnan(x):
+        return math.nan
+    if x == 0.0 or math.isinf(x):
+        return 0.0
+    if x <= a + 1.0:
+        log_x = math.log(x)
+        term = math.exp(a * log_x - x - math.lgamma(a + 1.0))
+        psi = float(_sp.digamma(a + 1.0))
+        total, k = term * (log_x - psi), 0
+        while True:
+            k += 1
+            term *= x / (a + k)
+            psi += 1.0 / (a + k)
+            step = term * (log_x - psi)
+            total += step
+            if abs(step) <= 1e-17 * abs(total) or k > 100_000:
+                return total
+    lg = math.lgamma(a)
+
+    def integrand(t):
+        return math.exp((a - 1.0) * math.log(t) - t - lg) * math.log(t)
+
+    upper = _si.quad(integrand, x, math.inf, epsabs=0.0, epsrel=1e-13, limit=200)[0]
+    return -(upper - float(_sp.gammaincc(a, x)) * float(_sp.digamma(a)))
+
+
+class _GammaincDa(Function):
+    """dP(a, x)/da as an op: its value by ``_dgammainc_da``; its own derivatives (second
+    order in a) are not implemented and raise, never a silent zero."""
+
+    @staticmethod
+    def forward(ctx, a, x):
+        av, xv = np.broadcast_arrays(np.asarray(a.data, float), np.asarray(x.data, float))
+        out = np.vectorize(_dgammainc_da, otypes=[float])(av, xv)
+        return out if out.ndim else np.float64(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        raise NotImplementedError(
+            "tapegrad.scipy.special.gammainc: derivatives of second order in a are not "
+            "implemented (the first derivative in a, and every order in x, are)"
+        )
+
+    jvp = backward
+
+
 def _gammainc(name: str, a, x, kwargs, sign: float):
     sp_fn = getattr(_sp, name)
     if not _tensor_in(a, x):
         return sp_fn(a, x, **kwargs)
     _no_kwargs(name, kwargs)
-    a = np.asarray(_no_grad_arg(name, "a", a), dtype=np.float64)
-    log_g = _sp.gammaln(a)
+    if not (isinstance(a, Tensor) and a.requires_grad):
+        a = np.asarray(_value(a), dtype=np.float64)
+        log_g = _sp.gammaln(a)
 
-    def density(z):
-        return sign * O.exp(xlogy(a - 1.0, z) - z - log_g)
+        def density(z):
+            return sign * O.exp(xlogy(a - 1.0, z) - z - log_g)
 
-    return _scipy_op(x, lambda z: sp_fn(a, z), density)
+        return _scipy_op(x, lambda z: sp_fn(a, z), density)
+    return _GammaincOp.apply(a, O._t(x), sign)
+
+
+class _GammaincOp(Function):
+    """P(a, x) (sign 1) or Q(a, x) = 1 - P (sign -1) differentiable in a and x: d/dx is the
+    density x^(a-1) e^-x / Gamma(a) (a Tensor expression in both), d/da ``_GammaincDa``."""
+
+    @staticmethod
+    def forward(ctx, a, x, sign):
+        ctx.sign = sign
+        ctx.save_for_backward(a, x)
+        fn = _sp.gammainc if sign > 0 else _sp.gammaincc
+        return np.asarray(fn(a.data, x.data), dtype=np.float64)
+
+    @staticmethod
+    def _partials(ctx):
+        a, x = ctx.saved_tensors
+        density = O.exp(xlogy(a - 1.0, x) - x - gammaln(a))
+        return ctx.sign * _GammaincDa.apply(a, x), ctx.sign * density
+
+    @staticmethod
+    def backward(ctx, g):
+        da, dx = _GammaincOp._partials(ctx)
+        return g * da, g * dx, None
+
+    @staticmethod
+    def jvp(ctx, ta, tx, _sign):
+        da, dx = _GammaincOp._partials(ctx)
+        out = None if ta is None else ta * da
+        if tx is not None:
+            out = tx * dx if out is None else out + tx * dx
+        return out
 
 
 def gammainc(a, x, **kwargs):
     """SciPy's regularized lower incomplete gamma ``gammainc(a, x)``; differentiable in x
-    at any order (d/dx = exp(-x) x^(a-1) / Gamma(a)); not in a (NotImplementedError).
+    at any order (d/dx = exp(-x) x^(a-1) / Gamma(a)) and once in the shape a (a series or
+    an integral of the tail; second order in a raises NotImplementedError).
 
     >>> import tapegrad as tg
     >>> import tapegrad.scipy.special as tsp
@@ -575,7 +662,7 @@ def gammainc(a, x, **kwargs):
 
 def gammaincc(a, x, **kwargs):
     """SciPy's regularized upper incomplete gamma ``gammaincc(a, x)``; differentiable in x
-    at any order; not in a (NotImplementedError).
+    at any order and once in a (see ``gammainc``).
 
     >>> import tapegrad as tg
     >>> import tapegrad.scipy.special as tsp

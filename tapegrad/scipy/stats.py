@@ -3,10 +3,11 @@
 ``tapegrad.scipy.stats.norm.logpdf(x, loc, scale)`` as in SciPy: with a Tensor among the
 arguments the result is a Tensor differentiable in x, loc, scale and the shape parameters
 wherever a closed form exists (log-densities everywhere; cdfs in x, loc and scale, and in
-the Poisson mean); a derivative with no closed form here (a cdf in a shape parameter, a
-discrete k) raises NotImplementedError naming the argument.  On plain arrays every method is
-SciPy's own call.  Outside the support the log-density is -inf with derivative 0, and a
-nonpositive scale gives NaN, as SciPy.
+the Poisson mean; the gamma and chi-squared cdfs in their shape, once); a derivative with
+no closed form here (another cdf in a shape parameter, a discrete k) raises
+NotImplementedError naming the argument.  On plain arrays every method is SciPy's own call.
+Outside the support the log-density is -inf with derivative 0, and a nonpositive scale
+gives NaN, as SciPy.
 """
 
 from __future__ import annotations
@@ -237,10 +238,22 @@ class _LocScale(_Distribution):
             return self._scipy.pdf(x, *args, **kwds)
         return O.exp(self.logpdf(x, *args, **kwds))
 
+    def _cdf_in_shapes(self, z, shapes, upper):
+        """The cdf (``upper``: the survival function) of the standardized z as a Tensor
+        differentiable in the shapes too, for families that have one (None: the derivative
+        in a shape is refused)."""
+        return None
+
     def _cdf_like(self, method, x, args, kwds):
         shapes, loc, scale = self._parse(args, kwds, method)
         if not _tensor_in(x, loc, scale, *shapes):
             return getattr(self._scipy, method)(x, *args, **kwds)
+        if any(isinstance(v, Tensor) and v.requires_grad for v in shapes):
+            z = _standardize(x, loc, scale)
+            out = self._cdf_in_shapes(z, shapes, method.endswith("sf"))
+            if out is not None:
+                out = O.log(out) if method.startswith("log") else out
+                return out + _nan_unless_positive(scale)
         for name, v in zip(self.shapes, shapes, strict=True):
             _refuse(self.name, method, name, v)
         sv = [v.data if isinstance(v, Tensor) else v for v in shapes]
@@ -302,6 +315,15 @@ class _T(_LocScale):
         return O.where(np.broadcast_to(infinite, out.shape), -0.5 * z * z - 0.5 * _LOG_2PI, out)
 
 
+def _gamma_cdf(a, z, upper):
+    """P(a, z) (``upper``: Q(a, z)) for z > 0, 0 (1) below: the gamma cdf (sf),
+    differentiable in the shape a once (``special.gammainc``); z is masked where it is not
+    positive (no NaN in the branch not taken)."""
+    inside = z > 0.0
+    fn = S.gammaincc if upper else S.gammainc
+    return _select(inside, fn(a, O.where(inside, z, 1.0)), 1.0 if upper else 0.0)
+
+
 class _Gamma(_LocScale):
     """The gamma distribution, ``scipy.stats.gamma(a)``.
 
@@ -315,6 +337,9 @@ class _Gamma(_LocScale):
 
     def _logpdf_std(self, z, a):
         return S.xlogy(O.sub(a, 1.0), z) - z - S.gammaln(a)
+
+    def _cdf_in_shapes(self, z, shapes, upper):
+        return _gamma_cdf(shapes[0], z, upper)
 
 
 class _Chi2(_LocScale):
@@ -331,6 +356,9 @@ class _Chi2(_LocScale):
     def _logpdf_std(self, z, df):
         k = O.mul(df, 0.5)
         return S.xlogy(O.sub(k, 1.0), z) - 0.5 * z - S.gammaln(k) - k * math.log(2.0)
+
+    def _cdf_in_shapes(self, z, shapes, upper):
+        return _gamma_cdf(O.mul(shapes[0], 0.5), O.mul(z, 0.5), upper)
 
 
 class _Beta(_LocScale):
