@@ -973,6 +973,49 @@ def render(rows):
     return "\n".join(lines)
 
 
+# The rows README.md's summary shows (the figure names, as measured rows name them): written by
+# the same run as the full table, so the two never disagree; rows that miss their budget show.
+SUMMARY = (
+    "scalar chain: recording / Python floor",
+    "scalar chain: backward sweep per op",
+    "peak memory growth per scalar op, 1.2M-op chain recorded + swept",
+    "trace: replay forward+backward per op",
+    "linear regression: Tensor API / PyTorch",
+    "linear regression: value_and_grad / NumPy",
+    "linear regression: tg.traced / PyTorch",
+    "MLP step: tapegrad / NumPy",
+    "Hessian: PyTorch / tapegrad (speed-up)",
+    "small call: tapegrad / PyTorch",
+    "RSS growth: 1,500 forward passes of a 64-128-10 MLP, no no_grad",
+    "RSS growth: 1,500 value_and_grad calls that raise LinAlgError",
+    "fresh process: first gradient (warm) / Numba floor",
+    "fresh process: import + first gradient (empty cache, compiles)",
+    "empty cache: first 10 s mean / steady compiled gradient",
+)
+
+
+def _replace_between(path, start, end, body):
+    with open(path) as f:
+        text = f.read()
+    head, rest = text.split(start)
+    _, tail = rest.split(end)
+    with open(path, "w") as f:
+        f.write(f"{head}{start}\n{body}\n{end}{tail}")
+
+
+def write_summary(rows, stamp):
+    """README.md's short table: the SUMMARY rows of this run, in that order."""
+    by_name = {r[0]: r for r in rows}
+    picked = [by_name[name] for name in SUMMARY if name in by_name]
+    _replace_between(
+        os.path.join(ROOT, "README.md"),
+        "<!-- summary:start -->",
+        "<!-- summary:end -->",
+        f"_Measured {stamp} by `python benchmarks/run.py --write` (medians, one run)._\n\n"
+        + render(picked),
+    )
+
+
 def write_readme(table):
     path = os.path.join(ROOT, "benchmarks", "README.md")
     with open(path) as f:
@@ -1015,6 +1058,8 @@ def main(argv=None):
     print(table)
     if args.write:
         write_readme(table)
+        if not args.only:
+            write_summary(rows, time.strftime("%Y-%m-%d"))
     return rows
 
 

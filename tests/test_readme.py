@@ -8,6 +8,7 @@ import contextlib
 import importlib.util
 import io
 import os
+import pathlib
 import re
 
 README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
@@ -62,3 +63,19 @@ def test_readme_python_blocks_run_and_print_what_they_say():
                 # the comment may go on with an explanation after two spaces
                 want = re.split(r"\s{2,}", want)[0]
                 assert got.startswith(want), f"block {i}: printed {got!r}, README says {want!r}"
+
+
+def test_readme_benchmark_summary_comes_from_the_latest_full_run():
+    """README's short benchmark table is rows of benchmarks/README.md's table, verbatim (both
+    are written by one `python benchmarks/run.py --write`), with the same date."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text()
+    full = (root / "benchmarks" / "README.md").read_text()
+    summary = readme.split("<!-- summary:start -->")[1].split("<!-- summary:end -->")[0]
+    table = full.split("<!-- table:start -->")[1].split("<!-- table:end -->")[0]
+    rows = [line for line in summary.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) >= 10, "README's benchmark summary is missing: run benchmarks/run.py --write"
+    for line in rows[1:]:
+        assert line in table, f"README's benchmark row is not in the latest full run: {line}"
+    date = re.search(r"Measured (\d{4}-\d\d-\d\d)", summary)
+    assert date and f"Measured {date[1]}" in table
