@@ -50,6 +50,11 @@ CASES = {
     "nanmin": lambda x: np.nanmin(_nan_above(x)),
     "nanprod": lambda x: np.nanprod(_nan_above(x)),
     "nancumsum": lambda x: np.nancumsum(_nan_above(x)),
+    "nanmedian": lambda x: np.nanmedian(_nan_above(x, 0.5).reshape(2, 3), axis=1),
+    "nanquantile": lambda x: np.nanquantile(_nan_above(x), [0.2, 0.5, 0.95]),
+    "nanpercentile nearest": lambda x: np.nanpercentile(
+        _nan_above(x).reshape(3, 2), 40.0, axis=0, method="nearest"
+    ),
     "nancumprod": lambda x: np.nancumprod(_nan_above(x)),
     "cov": lambda x: np.cov(np.stack([x, x**2, np.sin(x)])),
     "cov columns, bias": lambda x: np.cov(x.reshape(3, 2), rowvar=False, bias=True),

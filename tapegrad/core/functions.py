@@ -1212,6 +1212,33 @@ def median(a: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
 _QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 
 
+def _nan_skipping_quantile(s, n, q, method):
+    """np.nanquantile on lanes sorted with NaN last: each lane's own count k of numbers
+    (whether an entry is NaN is read through a guarded comparison), its quantiles among the
+    first k; NaN for a lane of NaN only, as NumPy."""
+    nan = np.asarray(value_of(s != s)) != 0
+    lanes = int(np.prod(s.shape[:-1], dtype=np.int64))
+    k = (n - nan.sum(-1)).reshape(lanes, 1)
+    virtual = np.maximum(k - 1, 0) * q.reshape(1, -1)  # (lanes, nq)
+    flat = reshape(s, (lanes, n))
+    rows = np.arange(lanes).reshape(lanes, 1) + np.zeros_like(virtual, dtype=np.int64)
+    if method in ("lower", "higher", "nearest"):
+        pick = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}[method]
+        out = getitem(flat, (rows, pick(virtual).astype(np.int64)))
+    else:
+        prev = np.floor(virtual).astype(np.int64)
+        nxt = np.minimum(prev + 1, np.maximum(k - 1, 0))
+        t = virtual - prev
+        if method == "midpoint":
+            t = np.where(t == 0.0, 0.0, 0.5)
+        lo, hi = getitem(flat, (rows, prev)), getitem(flat, (rows, nxt))
+        d = sub(hi, lo)
+        out = where(t >= 0.5, sub(hi, mul(d, result(1.0 - t))), add(lo, mul(d, result(t))))
+    if np.any(k == 0):
+        out = where(np.broadcast_to(k == 0, virtual.shape), math.nan, out)
+    return reshape(out, s.shape[:-1] + (q.shape[0],))
+
+
 def quantile(
     a: TensorLike,
     q,
@@ -1220,6 +1247,7 @@ def quantile(
     keepdims: bool = False,
     *,
     interpolation=None,
+    skip_nan: bool = False,
 ) -> Tensor:
     """np.quantile with NumPy's methods linear (the default: NumPy's formula a + (b - a) * t
     between the sorted neighbours), midpoint, lower, higher and nearest (one order
@@ -1250,6 +1278,11 @@ def quantile(
     if not (np.all(qv >= 0.0) and np.all(qv <= 1.0)):
         raise ValueError("Quantiles must be in the range [0, 1]")
     s, kept, n = _sorted_lanes(a, axis, "quantile")
+    if skip_nan:
+        out = _nan_skipping_quantile(s, n, qv.reshape(-1), method)
+        rest = kept if keepdims else s.shape[:-1]
+        out = transpose(out, (out.ndim - 1,) + tuple(range(out.ndim - 1)))
+        return reshape(out, qv.shape + tuple(rest))
     virtual = (n - 1) * qv.reshape(-1)
     if method in ("lower", "higher", "nearest"):  # one order statistic, as NumPy picks it
         pick = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}[method]
@@ -1278,6 +1311,7 @@ def percentile(
     keepdims: bool = False,
     *,
     interpolation=None,
+    skip_nan: bool = False,
 ) -> Tensor:
     """np.percentile: ``quantile(a, q / 100)``.
 
@@ -1295,7 +1329,13 @@ def percentile(
             "the data only (pass q as a number or array)"
         )
     return quantile(
-        a, np.true_divide(value_of(q), 100), axis, method, keepdims, interpolation=interpolation
+        a,
+        np.true_divide(value_of(q), 100),
+        axis,
+        method,
+        keepdims,
+        interpolation=interpolation,
+        skip_nan=skip_nan,
     )
 
 

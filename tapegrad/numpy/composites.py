@@ -126,6 +126,39 @@ def _nan_scan(fn, fill):
     return impl
 
 
+def _nan_order(fn, name):
+    def impl(
+        a,
+        q,
+        axis=None,
+        out=None,
+        overwrite_input=False,
+        method="linear",
+        keepdims=False,
+        *,
+        weights=None,
+        interpolation=None,
+    ):
+        if out is not None or weights is not None:
+            raise TypeError(f"numpy.{name}: out= and weights= are not supported on Tensors")
+        res = fn(a, q, axis, method, keepdims, interpolation=interpolation, skip_nan=True)
+        every = np.all(_is_nan(_tensor(a)), axis=axis)  # an all-NaN lane: NaN, and a warning
+        if np.any(every):
+            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
+        return res
+
+    return impl
+
+
+nanquantile = _nan_order(O.quantile, "nanquantile")
+nanpercentile = _nan_order(O.percentile, "nanpercentile")
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """np.nanmedian: the median of each lane's numbers (NaN left out)."""
+    return nanquantile(a, 0.5, axis, out, keepdims=keepdims)
+
+
 # ---- elementwise ----------------------------------------------------------------------------
 
 
@@ -373,6 +406,9 @@ FUNCTIONS = {
     np.nanmin: _nan_extreme("min"),
     np.nancumsum: _nan_scan(O.cumsum, 0.0),
     np.nancumprod: _nan_scan(O.cumprod, 1.0),
+    np.nanquantile: nanquantile,
+    np.nanpercentile: nanpercentile,
+    np.nanmedian: nanmedian,
     np.interp: interp,
     np.polyval: polyval,
     np.cov: cov,
