@@ -26,7 +26,7 @@ def _truth(c):
     return np.asarray(value_of(c)) != 0
 
 
-def _is_nan(a):
+def is_nan(a):
     """The NaN entries of Tensor ``a`` as a boolean array, read through a guarded compare."""
     return _truth(a != a)
 
@@ -71,7 +71,7 @@ def masked_reduction(name, a, axis, keepdims, where, initial):
 
 def _without_nan(a, fill):
     a = _tensor(a)
-    nan = _is_nan(a)
+    nan = is_nan(a)
     return (a if not nan.any() else O.where(nan, fill, a)), nan
 
 
@@ -126,39 +126,6 @@ def _nan_scan(fn, fill):
     return impl
 
 
-def _nan_order(fn, name):
-    def impl(
-        a,
-        q,
-        axis=None,
-        out=None,
-        overwrite_input=False,
-        method="linear",
-        keepdims=False,
-        *,
-        weights=None,
-        interpolation=None,
-    ):
-        if out is not None or weights is not None:
-            raise TypeError(f"numpy.{name}: out= and weights= are not supported on Tensors")
-        res = fn(a, q, axis, method, keepdims, interpolation=interpolation, skip_nan=True)
-        every = np.all(_is_nan(_tensor(a)), axis=axis)  # an all-NaN lane: NaN, and a warning
-        if np.any(every):
-            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
-        return res
-
-    return impl
-
-
-nanquantile = _nan_order(O.quantile, "nanquantile")
-nanpercentile = _nan_order(O.percentile, "nanpercentile")
-
-
-def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """np.nanmedian: the median of each lane's numbers (NaN left out)."""
-    return nanquantile(a, 0.5, axis, out, keepdims=keepdims)
-
-
 # ---- elementwise ----------------------------------------------------------------------------
 
 
@@ -168,7 +135,7 @@ def heaviside(x1, x2):
     x1 = _tensor(x1)
     below, above = _truth(x1 < 0.0), _truth(x1 > 0.0)
     out = O.where(above, 1.0, O.where(below, 0.0, x2))
-    nan = _is_nan(x1)
+    nan = is_nan(x1)
     return O.where(nan, np.nan, out) if nan.any() else out
 
 
@@ -406,9 +373,6 @@ FUNCTIONS = {
     np.nanmin: _nan_extreme("min"),
     np.nancumsum: _nan_scan(O.cumsum, 0.0),
     np.nancumprod: _nan_scan(O.cumprod, 1.0),
-    np.nanquantile: nanquantile,
-    np.nanpercentile: nanpercentile,
-    np.nanmedian: nanmedian,
     np.interp: interp,
     np.polyval: polyval,
     np.cov: cov,

@@ -8,6 +8,8 @@ result carries no gradient (``np.shape``, ``np.argmax``, ``np.isnan``...) run on
 Anything else raises a TypeError naming the function: a gradient is never dropped silently.
 """
 
+import warnings
+
 import numpy as np
 
 from ..core import functions as O
@@ -343,7 +345,10 @@ def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     return O.median(a, axis, keepdims)
 
 
-def _quantile(fn, name):
+def _quantile(fn, name, skip_nan=False):
+    """np.quantile / percentile (``skip_nan``: nanquantile / nanpercentile, the NaN entries
+    of each lane left out; a lane of NaN only gives NaN and NumPy's warning)."""
+
     def impl(
         a,
         q,
@@ -359,7 +364,10 @@ def _quantile(fn, name):
         _no_extras(name, out)
         if weights is not None:
             _refuse(name, "weights=")
-        return fn(a, q, axis, method, keepdims, interpolation=interpolation)
+        res = fn(a, q, axis, method, keepdims, interpolation=interpolation, skip_nan=skip_nan)
+        if skip_nan and np.any(np.all(composites.is_nan(O._t(a)), axis=axis)):
+            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
+        return res
 
     return impl
 
@@ -433,6 +441,11 @@ FUNCTIONS = {
     np.median: _median,
     np.quantile: _quantile(O.quantile, "quantile"),
     np.percentile: _quantile(O.percentile, "percentile"),
+    np.nanquantile: _quantile(O.quantile, "nanquantile", skip_nan=True),
+    np.nanpercentile: _quantile(O.percentile, "nanpercentile", skip_nan=True),
+    np.nanmedian: lambda a, axis=None, out=None, overwrite_input=False, keepdims=False: FUNCTIONS[
+        np.nanquantile
+    ](a, 0.5, axis, out, keepdims=keepdims),
     np.ptp: _ptp,
     np.average: _average,
     np.real: O.real,
