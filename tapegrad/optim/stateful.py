@@ -26,8 +26,8 @@ import math
 
 import numpy as np
 
-from .core import methods as _methods
-from .tensor_class import Tensor
+from ..core import methods as _methods
+from ..tensor_class import Tensor
 
 __all__ = ["Optimizer", "SGD", "Adam"]
 
