@@ -654,8 +654,15 @@ def _session_body(tr):
 # checks for pending signals: on entering a Python function, after a call returns, and on a
 # backward jump.  The harness raises at exactly those points, in every Python frame (tapegrad's,
 # NumPy's, the standard library's).
-_CHECKS_AFTER = {dis.opmap[name] for name in ("CALL", "CALL_FUNCTION_EX")}
-_BACKWARD_JUMP = dis.opmap["JUMP_BACKWARD"]
+# (the opcode names of every Python the package declares: 3.10 calls with CALL_FUNCTION /
+# CALL_METHOD and loops back with JUMP_ABSOLUTE, and counts f_lasti in 2-byte code units)
+_CHECKS_AFTER = {
+    dis.opmap[name]
+    for name in ("CALL", "CALL_FUNCTION_EX", "CALL_FUNCTION", "CALL_FUNCTION_KW", "CALL_METHOD")
+    if name in dis.opmap
+}
+_BACKWARD_JUMPS = {dis.opmap[n] for n in ("JUMP_BACKWARD", "JUMP_ABSOLUTE") if n in dis.opmap}
+_CODE_UNIT = 2 if sys.version_info < (3, 11) else 1
 
 
 def _at_signal_points(on_point):
@@ -667,8 +674,8 @@ def _at_signal_points(on_point):
             frame.f_trace_opcodes = True
             on_point()
         elif event == "opcode":
-            op = frame.f_code.co_code[frame.f_lasti]
-            if op == _BACKWARD_JUMP or last.get(frame) in _CHECKS_AFTER:
+            op = frame.f_code.co_code[frame.f_lasti * _CODE_UNIT]
+            if op in _BACKWARD_JUMPS or last.get(frame) in _CHECKS_AFTER:
                 last[frame] = op
                 on_point()
             last[frame] = op
