@@ -10,6 +10,11 @@ records again, with ``retrace=True``), so a replay never returns a silently wron
 Arguments of another shape or structure raise ``ArgumentsChanged`` (a ValueError), or are
 recorded again with ``retrace=True``, as ``jax.jit`` compiles again for a new shape.
 
+Ops whose forward is Python (NumPy's LAPACK, ``tapegrad.scipy``, ``custom_jvp``/``custom_vjp``,
+``fixed_point``, a ``tg.Function``) are CUSTOM rows: a replay stops the compiled sweep there,
+calls the op's recorded Python payload on this replay's values (forward, then its VJP or JVP
+rule), and resumes.  Whatever the payload decides from the values is decided again.
+
 Layout: the traced input leaves are rows 0..k-1 (arguments in ``argnums`` first), so their
 values are the first ``m`` entries of ``val`` and a replay starts by writing ``val[:m] = x``.
 """
@@ -33,6 +38,7 @@ from .core.functions import _as_shape
 from .kernels import loader as L
 from .kernels import sweeps as R
 from .autograd import forward as _forward
+from .autograd.function import sum_to_shape
 from .ops.spec import NAMES
 from .core import tape as T
 from . import pytree
@@ -87,6 +93,7 @@ class _TraceTape(T.ScratchTape):
     """A tape owned by one trace: never reset, and it notices grad mode being switched off."""
 
     __slots__ = ("_on", "grad_off")
+    REPLAYS = True
 
     @property
     def enabled(self):
@@ -186,7 +193,9 @@ def _outcome(seen):
 
 
 def _short(v):
-    return repr(v) if v.__class__ is float else f"array of shape {np.shape(v)}"
+    if v.__class__ is float or np.ndim(v) == 0:
+        return repr(float(v))
+    return f"array of shape {np.shape(v)}"
 
 
 def _rng_states():
@@ -764,10 +773,104 @@ def _check_out(spec, n, size):
 class _Work:
     """One thread's replay buffers of a trace."""
 
-    __slots__ = ("val", "adj", "state", "fwd", "bwd")
+    __slots__ = ("val", "adj", "state", "fwd", "bwd", "saved")
 
     def __init__(self, val, adj, state, fwd, bwd):
         self.val, self.adj, self.state, self.fwd, self.bwd = val, adj, state, fwd, bwd
+        self.saved = {}  # first row of a Python op -> what its replay_forward kept
+
+
+def _row_value(val, voff, r, shape):
+    lo, hi = int(voff[r]), int(voff[r + 1])
+    return float(val[lo]) if shape == () else val[lo:hi].reshape(shape).copy()
+
+
+class _PythonOp:
+    """A custom op of a trace (a NumPy/SciPy-backed function, a custom_jvp/custom_vjp rule, a
+    tg.Function): the Python payload recorded with it runs again on each replay's values,
+    between the compiled sweeps, as a plain backward would run it."""
+
+    def __init__(self, node, rows):
+        self.node = node
+        self.name = node.name
+        self.first, self.stop = min(rows), max(rows) + 1
+        self.ins = list(zip(node.input_rows, node.in_shapes))
+        outs = dict(zip(node.out_pos, node.output_rows))
+        outs.update(dict(node.const_outputs))
+        self.outs = sorted(outs.items())  # (forward output index, row)
+        self.diff = list(zip(node.output_rows, node.out_shapes))
+
+    def forward(self, val, voff):
+        xs = [_row_value(val, voff, r, shape) for r, shape in self.ins]
+        outs, saved = self.node.replay_forward(xs)
+        for k, r in self.outs:
+            v = np.asarray(outs[k])
+            if v.dtype.kind == "c":
+                refuse_complex(f"tg.trace: {self.name} at replay (dtype {v.dtype})")
+            lo, hi = int(voff[r]), int(voff[r + 1])
+            if v.size != hi - lo:
+                raise RuntimeError(
+                    f"tg.trace: {self.name} returned {v.size} values for its output {k} at "
+                    f"this replay; it returned {hi - lo} when recorded"
+                )
+            val[lo:hi] = v.reshape(-1)
+        return saved
+
+    def backward(self, saved, val, adj, state, voff, rg):
+        grads = [
+            adj[voff[r] : voff[r + 1]].reshape(shape).copy() if state[r] & 1 else None
+            for r, shape in self.diff
+        ]
+        if all(g is None for g in grads):
+            return
+        res = self.node.replay_backward(saved, grads)
+        for k, ((r, shape), g) in enumerate(zip(self.ins, res)):
+            if g is None or not rg[r]:
+                continue
+            g = sum_to_shape(
+                np.asarray(g, dtype=np.float64),
+                shape,
+                f"{self.name} returned an invalid gradient at index {k}",
+            )
+            adj[voff[r] : voff[r + 1]] += g.reshape(-1)
+            state[r] |= 1
+
+    def tangent(self, saved, tvals, flag, voff):
+        ts = [
+            tvals[0, voff[r] : voff[r + 1]].reshape(shape).copy() if flag[r] else None
+            for r, shape in self.ins
+        ]
+        if all(v is None for v in ts):
+            return
+        res = self.node.replay_tangent(saved, ts)
+        for (r, shape), tv in zip(self.diff, res):
+            if tv is None:
+                continue
+            lo, hi = int(voff[r]), int(voff[r + 1])
+            tv = np.asarray(tv, np.float64)
+            tvals[0, lo:hi] = (
+                tv.reshape(-1) if tv.size == hi - lo else np.broadcast_to(tv, shape).reshape(-1)
+            )
+            flag[r] = 1
+
+
+def _python_ops(t, rows):
+    """The custom ops among ``rows`` of the recorded tape ``t``, each once, in row order;
+    raises for one whose Python code a replay cannot run again."""
+    by_node = {}
+    for r in rows:
+        node = t.extras.get(int(r))
+        if node is None or not getattr(node, "replayable", False):
+            name = getattr(node, "name", "a custom op")
+            raise TypeError(
+                f"tg.trace cannot replay {name} (tape row {int(r)}): its Python code was not "
+                "kept for replays (a tg.checkpoint recomputes at backward). Call the function "
+                "without it inside f, or use tg.grad, which records every call"
+            )
+        by_node.setdefault(id(node), (node, []))[1].append(int(r))
+    ops = [_PythonOp(node, rs) for node, rs in by_node.values()]
+    ops.sort(key=lambda op: op.first)
+    return ops
 
 
 class Trace:
@@ -836,17 +939,11 @@ class Trace:
         code = t.code[: t.n].copy()  # reading code flushes pending rows
         n = code.shape[0]
         ops = code & 255
-        bad = np.flatnonzero((ops == T.CUSTOM) | (ops >= len(NAMES)))
+        bad = np.flatnonzero(ops >= len(NAMES))
         if bad.size:
             r = int(bad[0])
-            name = getattr(
-                t.extras.get(r), "name", NAMES[ops[r]] if ops[r] < len(NAMES) else f"op {ops[r]}"
-            )
-            raise TypeError(
-                f"tg.trace cannot replay {name} (tape row {r}): custom "
-                "tg.Function ops run Python code in their backward. Trace a function "
-                "without it, or use tg.grad, which records every call"
-            )
+            raise TypeError(f"tg.trace cannot replay op {ops[r]} (tape row {r})")
+        self._py = _python_ops(t, np.flatnonzero(ops == T.CUSTOM))
         if t.extras.get("hooks"):
             raise TypeError(
                 "tg.trace: f registered tensor hooks (register_hook); they run "
@@ -890,6 +987,9 @@ class Trace:
         self.sites = {int(r): s for r, s in rec.sites.items()}
         self._setup()
 
+    def _python_names(self):
+        return ", ".join(sorted({op.name for op in self._py}))
+
     def _setup(self):
         """Sizes and the per-thread work buffers of the compiled calls.
 
@@ -911,6 +1011,7 @@ class Trace:
         ]
         self._all_floats = bool(self.specs) and all(sp[0] == "f" and sp[2] for sp in self.specs)
         self._out_off = int(self.voff[self.out_row]) if self.out_row >= 0 else 0
+        self._py_at = {r: op for op in self._py for r in range(op.first, op.stop)}
 
     def _work(self):
         """This thread's replay buffers: values (a copy of the template), adjoints, states
@@ -924,7 +1025,7 @@ class Trace:
                 val,
                 adj,
                 state,
-                (self.code, self.ip, self.fp, self.voff, self.ipool, self.fpool, val, self.n),
+                (self.code, self.ip, self.fp, self.voff, self.ipool, self.fpool, val, 0, self.n),
                 (
                     self.code,
                     self.ip,
@@ -1029,11 +1130,59 @@ class Trace:
         )
 
     # ---- replay -----------------------------------------------------------------------------
+    def _forward(self, w):
+        """Forward replay of every row into ``w.val``: compiled, with Python at custom ops."""
+        if not self._py:
+            return L.run("forward_sweep", w.val.shape[0], *w.fwd)
+        start, head = 0, w.fwd[:-2]
+        while True:
+            status, row = L.run("forward_sweep", w.val.shape[0], *head, start, self.n)
+            op = self._py_at.get(row) if status == R.BAD_OP else None
+            if op is None:
+                return status, row
+            w.saved[op.first] = op.forward(w.val, self.voff)
+            start = op.stop
+
+    def _backward(self, w, top):
+        """Reverse sweep from the seeded row ``top`` (compiled, with Python at custom ops)."""
+        while True:
+            # w.bwd starts with the columns (code ... adj) the reverse sweep reads
+            status, row = L.run(
+                "backward_sweep_all", int(self.voff[top + 1]), *w.bwd[:10], top, 0, 1
+            )
+            op = self._py_at.get(row) if status == R.HIT_CUSTOM else None
+            if op is None:
+                return status, row
+            op.backward(w.saved[op.first], w.val, w.adj, w.state, self.voff, self.rg)
+            top = op.first - 1
+
+    def _grad_python(self, w, x, g):
+        """``grad_into`` for a trace with custom ops (their Python runs between sweeps)."""
+        w.val[: self.m] = x
+        status, row = self._forward(w)
+        if status != R.DONE:
+            return status, row
+        end = max(int(self.voff[self.out_row + 1]), g.shape[0])
+        w.adj[:end] = 0.0
+        w.state[: self.out_row + 1] = 0
+        w.adj[self._out_off] = 1.0
+        w.state[self.out_row] = 1
+        status, row = self._backward(w, self.out_row)
+        g[:] = w.adj[: g.shape[0]]
+        return status, row
+
+    def _no_python(self, what, instead):
+        if self._py:
+            raise TypeError(
+                f"trace.{what}: the trace runs Python for {self._python_names()} at each "
+                f"replay, which {what} cannot do; {instead}"
+            )
+
     def __call__(self, *args):
         x = self._prepared(args)
         w = self._work()
         w.val[: self.m] = x
-        status, row = L.run("forward_sweep", w.val.shape[0], *w.fwd)
+        status, row = self._forward(w)
         if status != R.DONE:
             return self._failed(status, row, args, lambda: self(*args))
         return _out_value(self.out_spec, w.val, self.voff)
@@ -1064,7 +1213,10 @@ class Trace:
     def _value_and_grad_at(self, x, args):
         g = np.empty(self.ng)
         w = self._work()
-        status, row = L.run("grad_into", w.val.shape[0], *w.bwd, x, g)
+        if self._py:
+            status, row = self._grad_python(w, x, g)
+        else:
+            status, row = L.run("grad_into", w.val.shape[0], *w.bwd, x, g)
         if status != R.DONE:
             return self._failed(status, row, args, lambda: self.value_and_grad(*args))
         v = float(w.val[self._out_off])
@@ -1115,28 +1267,35 @@ class Trace:
         v = self._tangent_flat(args, tangents)
         w = self._work()
         w.val[: self.m] = x
-        status, row = L.run("forward_sweep", w.val.shape[0], *w.fwd)
+        status, row = self._forward(w)
         if status != R.DONE:
             return status, row
         tvals = np.zeros((1, w.val.shape[0]))
         flag = np.zeros(self.n, np.int8)
         tvals[0, : self.ng] = v
         flag[: int(np.searchsorted(self.voff, self.ng))] = 1  # the argnums leaf rows
-        status, row = L.run(
-            "tangent_sweep",
-            w.val.shape[0],
-            self.code,
-            self.ip,
-            self.fp,
-            self.voff,
-            self.ipool,
-            self.fpool,
-            w.val,
-            tvals,
-            flag,
-            0,
-            self.n,
-        )
+        start = 0
+        while True:
+            status, row = L.run(
+                "tangent_sweep",
+                w.val.shape[0],
+                self.code,
+                self.ip,
+                self.fp,
+                self.voff,
+                self.ipool,
+                self.fpool,
+                w.val,
+                tvals,
+                flag,
+                start,
+                self.n,
+            )
+            op = self._py_at.get(row) if status == R.HIT_CUSTOM else None
+            if op is None:
+                break
+            op.tangent(w.saved[op.first], tvals, flag, self.voff)
+            start = op.stop
         if status != R.DONE:
             return status, row
         return tvals, flag
@@ -1160,6 +1319,7 @@ class Trace:
         tangent and forward-over-reverse sweeps, all compiled.  In the structure of the
         ``argnums`` arguments."""
         self._need_scalar("hvp")
+        self._no_python("hvp", "use tg.hvp(f), which records every call")
         *args, v = args_and_v
         res = self._tangents_at(args, v)
         if not isinstance(res[0], np.ndarray):
@@ -1201,12 +1361,13 @@ class Trace:
         if len(self.argnums) != 1 or self.specs[self.argnums[0]][0] != "f":
             raise ValueError("trace.hessian: needs a trace of one float or array argument")
         self._need_scalar("hessian")
+        self._no_python("hessian", "use tg.hessian(f), which records every call")
         spec = self.specs[self.argnums[0]]
         shape = tuple(spec[1])
         x = self._prepared(args)
         w = self._work()
         w.val[: self.m] = x
-        status, row = L.run("forward_sweep", w.val.shape[0], *w.fwd)
+        status, row = self._forward(w)
         if status != R.DONE:
             return self._failed(status, row, tuple(args), lambda: self.hessian(*args))
         arrays = (self.code, self.ip, self.fp, self.voff, self.rg, np.zeros(self.n, np.int8))
@@ -1255,6 +1416,16 @@ class Trace:
         x0 = self._prepared(tuple(args))
         if not nb:
             return np.empty(X.shape)
+        if self._py:  # Python runs at each item's custom ops: one item after another
+            G = np.empty((nb, self.ng))
+            values = np.empty(nb)
+            for b in range(nb):
+                args[self.argnums[0]] = float(X[b]) if spec[2] else X[b]
+                v, g = self.value_and_grad(*args)
+                values[b] = v
+                G[b] = np.ravel(g)
+            self.last_values = values
+            return G.reshape(X.shape)
         XX = np.empty((nb, self.m))
         XX[:, : self.ng] = X.reshape(nb, -1)
         XX[:, self.ng :] = x0[self.ng :]
@@ -1303,21 +1474,10 @@ class Trace:
         one."""
         meta = np.array([self.n, self.out_row, self.ng, R.KERNELS_ID], np.int64)
         self._need_scalar("njit_grad")
+        self._no_python("njit_grad", "call tr.grad from Python")
         self._read_closure()
         w = self._work()
-        return R.replay_grad, (
-            self.code,
-            self.ip,
-            self.fp,
-            self.voff,
-            self.rg,
-            w.state,
-            self.ipool,
-            self.fpool,
-            w.val,
-            w.adj,
-            meta,
-        )
+        return R.replay_grad, (*w.bwd[:10], meta)  # the columns, this thread's buffers
 
     # ---- data -------------------------------------------------------------------------------
     @property
@@ -1358,6 +1518,7 @@ class Trace:
         }
 
     def __getstate__(self):
+        self._no_python("pickle", "record the trace again in the process that replays it")
         arrays = {k: getattr(self, k) for k in _ARRAYS}
         meta = self._meta()
         return {
@@ -1396,10 +1557,12 @@ class Trace:
         self.m, self.ng = meta["m"], meta["ng"]
         self.sites = {int(s[0]): list(s[1:]) for s in meta["sites"]}
         self._closure = []  # a loaded trace keeps the closure values it was saved with
+        self._py = []
         self._setup()
 
     def save(self, path):
         """Write the trace as ``np.savez`` arrays plus JSON metadata (no pickled code)."""
+        self._no_python("save", "record the trace again in the process that replays it")
         try:
             meta = json.dumps(self._meta())
         except TypeError as e:
@@ -1444,8 +1607,13 @@ def trace(
     recorded raises RuntimeError, since a replay cannot draw again and would silently reuse
     the recorded draws; draw outside ``f`` and pass the noise as an argument.  (A
     ``np.random.Generator`` created inside ``f`` cannot be noticed: do not use one there.)
-    Also refused: custom Functions, tensor hooks, ``no_grad`` or a backward inside ``f`` and
+    Also refused: ``tg.checkpoint``, tensor hooks, ``no_grad`` or a backward inside ``f`` and
     implicit conversions of traced values (``float(x)``, ``np.asarray(x)``...).
+
+    Ops whose forward is Python (``np.linalg``, ``tapegrad.scipy``, ``custom_jvp`` /
+    ``custom_vjp``, ``fixed_point``, ``tg.Function``) run their Python again at every replay
+    (value, gradient, jvp, ``grad_many`` item by item); ``hessian``, ``hvp``, ``njit_grad``,
+    ``save`` and pickling refuse such a trace by name.
 
     Examples:
         >>> import numpy as np

@@ -42,7 +42,7 @@ def _custom_tangents(t, row, tval, flag):
         if v is not None and r < flag.shape[0]:  # outputs above the sweep's top: unused
             tval[voff[r] : voff[r + 1]] = np.ravel(v)
             flag[r] = 1
-    return max(payload.output_rows) + 1
+    return payload.rows_end
 
 
 def tangent_values(t, in_rows, tangents, out_rows):
@@ -88,6 +88,7 @@ def tangent_graph(t, tangents, out_rows, start=0):
             fn = getattr(payload, "jvp_graph", None)
             if fn is None:
                 raise _custom_error(t, r)
+            payload.refuse_in_trace(t, "nested forward mode")
             if r == min(payload.output_rows):
                 for row, v in zip(
                     payload.output_rows, fn([tan.get(q) for q in payload.input_rows])

@@ -75,11 +75,15 @@ class CustomNode:
         self.in_versions = tuple(x._version for x in inputs)
         shared = {id(x._v) for x in inputs if x._v.__class__ is not float}
         rows, pos, shapes, handles = [], [], [], []
+        self.const_outputs = ()  # (output index, row) of non-differentiable outputs (replays)
         for k, (v, diff) in enumerate(zip(outs, differentiable)):
             if v.__class__ is not float and (id(v) in shared or id(v.base) in shared):
                 v = v.copy()  # an output that is an input's array gets a value of its own
             if not diff:
-                handles.append(Tensor._const(v))
+                if t.REPLAYS and _numeric(v):
+                    handles.append(self._const_row(t, k, v))
+                else:
+                    handles.append(Tensor._const(v))
                 continue
             h = new_handle()
             h._v = v
@@ -96,15 +100,65 @@ class CustomNode:
             shapes.append(h.shape)
             handles.append(h)
         self.output_rows = tuple(rows)
+        self.rows_end = max(rows + [r for _, r in self.const_outputs], default=-1) + 1
         self.output_refs = tuple(weakref.ref(handles[k]) for k in pos)  # for in-place checks
         self.out_pos = tuple(pos)  # forward output index of each output row
         self.out_shapes = tuple(shapes)
         self.n_out = len(outs)
         return handles
 
+    def _const_row(self, t, k, v):
+        """A non-differentiable output (a sign, a rank, an index) on a tape a trace replays: a
+        row the replay recomputes instead of keeping the recorded value.  It is recorded as a
+        traced value (so what f computes from it is recorded too); the op's backward ignores
+        its adjoint and its tangent is zero, as for a piecewise constant."""
+        h = new_handle()
+        h._v = v
+        h._rg = True
+        h._leaf = False
+        h._tape = None
+        h._row = -1
+        r = t.push(T.CUSTOM, -1, -1, np.asarray(v, dtype=np.float64), h, 1)
+        t.extras[r] = self
+        h._row = r
+        h._tape = t
+        self.const_outputs += ((k, r),)
+        return h
+
+    # ---- replay by tg.trace: the op's Python code runs again on the replay's values ---------
+    replayable = False  # an op that keeps what replay_forward needs sets this when recorded
+
+    def replay_forward(self, xs):
+        """``(outputs, saved)`` at the operand values ``xs`` (one array per input row, shaped as
+        recorded): one array per forward output, and what ``replay_backward`` and
+        ``replay_tangent`` need."""
+        raise NotImplementedError
+
+    def replay_backward(self, saved, grads):
+        """Gradients (arrays or None, one per input row) from ``grads`` (one array or None per
+        output row)."""
+        raise NotImplementedError
+
+    def replay_tangent(self, saved, tangents):
+        """Tangents (arrays or None, one per output row) from ``tangents`` (one array or None
+        per input row)."""
+        raise NotImplementedError
+
+    def refuse_in_trace(self, t, mode):
+        """A derivative taken inside a traced ``f`` through this op would be recorded from its
+        rules' Python, whose decisions and NumPy values a replay cannot repeat: refuse it."""
+        if t.REPLAYS:
+            raise TypeError(
+                f"tg.trace: f takes a derivative ({mode}) through {self.name}, whose "
+                "derivative rules run Python on the recorded values: the trace would freeze "
+                "them. Differentiate the trace instead (tr.grad, tr.jvp), or use tg.grad / "
+                "tg.hessian on f, which record every call"
+            )
+
     def checked_vjp_graph(self, t, grads):
         """``vjp_graph`` for create_graph, where a gradient computed from graph-carrying
         values with non-differentiable operations raises if differentiated again."""
+        self.refuse_in_trace(t, "a backward with create_graph, or tg.grad inside f")
         # graph-carrying values the backward could see: incoming gradients and saved tensors
         deps = [x for x in grads if x is not None and x._rg]
         ctx = getattr(self, "ctx", None)  # checkpoints recompute instead of saving
@@ -268,18 +322,18 @@ class FunctionNode(CustomNode):
             if h is not None and h._version != v:
                 raise _version_error(t, r, h, v, self.name)
 
-    def _grads_in(self, grads, make):
+    def _grads_in(self, grads, make, ctx=None):
         """One gradient per forward output: the given ones, zeros (materialized) or None."""
         full = [None] * self.n_out
         for k, g, shape in zip(self.out_pos, grads, self.out_shapes):
             full[k] = g
         for k in range(self.n_out):
-            if full[k] is None and self.ctx.materialize_grads:
+            if full[k] is None and (ctx or self.ctx).materialize_grads:
                 full[k] = make(k)
         return full
 
-    def _call_backward(self, grads):
-        res = self.cls.backward(self.ctx, *grads)
+    def _call_backward(self, grads, ctx=None):
+        res = self.cls.backward(ctx or self.ctx, *grads)
         if not isinstance(res, tuple):
             res = (res,)
         n = self.n_args
@@ -297,15 +351,15 @@ class FunctionNode(CustomNode):
         shape = self.fwd_shapes[k]
         return Tensor._const(0.0 if shape == () else np.zeros(shape))
 
-    def backward_values(self, t, grads):
+    def backward_values(self, t, grads, ctx=None):
         grads = [None if g is None else Tensor._const(result(g)) for g in grads]
         with no_grad():
-            res = self._call_backward(self._grads_in(grads, self._zeros))
+            res = self._call_backward(self._grads_in(grads, self._zeros, ctx), ctx)
         return [
             None if g is None else (g._v if isinstance(g, Tensor) else value_of(g)) for g in res
         ]
 
-    def jvp_values(self, tangents):
+    def jvp_values(self, tangents, ctx=None):
         """Output tangents (flat arrays) from the user's ``jvp(ctx, *tangents)`` staticmethod,
         given one flat tangent or None per input row (forward mode)."""
         if getattr(self.cls, "jvp", None) is None:
@@ -316,7 +370,7 @@ class FunctionNode(CustomNode):
                 result(np.zeros(shape) if v is None else np.asarray(v).reshape(shape))
             )
         with no_grad():
-            res = self.cls.jvp(self.ctx, *full)
+            res = self.cls.jvp(ctx or self.ctx, *full)
         if not isinstance(res, tuple):
             res = (res,)
         if len(res) != self.n_out:
@@ -357,6 +411,24 @@ class FunctionNode(CustomNode):
                 g = O.reshape(O.broadcast_to(g, shape), shape)
             out.append(g)
         return out
+
+    # ---- replay by tg.trace: forward and backward run again on the replay's values -------
+    def replay_forward(self, xs):
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = self.ctx.needs_input_grad
+        args = list(self.fwd_args)
+        for i, x in zip(self.arg_index, xs):
+            args[i] = Tensor._const(result(x))
+        with no_grad():
+            raw = self.cls.forward(ctx, *args)
+        outs = raw if isinstance(raw, tuple) else (raw,)
+        return [_as_output(o, self.cls.__name__) for o in outs], ctx
+
+    def replay_backward(self, ctx, grads):
+        return self.backward_values(None, grads, ctx)
+
+    def replay_tangent(self, ctx, tangents):
+        return self.jvp_values(tangents, ctx)
 
     @staticmethod
     def _zeros_like(shape):
@@ -422,6 +494,13 @@ def fit_graph_grad(g, shape, name, k):
 
 def _version_error(t, row, handle, expected, reader):
     return version_error(t, row, handle, expected, reader)
+
+
+def _numeric(v):
+    """A number or numeric array (what a tape row can hold)."""
+    return (
+        isinstance(v, (float, int, np.ndarray, np.generic)) and np.asarray(v).dtype.kind in "fiub"
+    )
 
 
 def _as_output(o, name):
@@ -508,8 +587,12 @@ class Function:
         needs = tuple(bool(grad_on and isinstance(a, Tensor) and a._rg) for a in args)
         ctx.needs_input_grad = needs
         fwd_args = tuple(Tensor._const(a._v) if isinstance(a, Tensor) else a for a in args)
+        tape = STATE.tape
+        was_off = getattr(tape, "grad_off", False)
         with no_grad():
             raw = cls.forward(ctx, *fwd_args)
+        if tape.REPLAYS:  # a trace runs forward again at every replay: nothing here is frozen
+            tape.grad_off = was_off
         single = not isinstance(raw, tuple)
         outs = (raw,) if single else raw
         values = [_as_output(o, cls.__name__) for o in outs]
@@ -528,6 +611,9 @@ class Function:
         node = FunctionNode(cls, ctx, len(args), arg_index)
         node.fwd_shapes = tuple(np.shape(v) for v in values)
         handles = node.record([args[i] for i in arg_index], values, differentiable)
+        if node.tape().REPLAYS:  # a trace runs forward and backward again at every replay
+            node.fwd_args = fwd_args
+            node.replayable = True
         # saved tensors resolve to tape rows: detached inputs -> input rows, outputs -> theirs
         saved = {id(x) for x in ctx._saved if x is not None}
         for i, r in zip(arg_index, node.input_rows):

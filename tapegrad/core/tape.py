@@ -160,6 +160,7 @@ class Tape(TapeInspection):
         (True, True)
     """
 
+    REPLAYS = False  # a trace's tape: custom ops keep what a replay needs to run them again
     __slots__ = (
         "owner",
         "enabled",

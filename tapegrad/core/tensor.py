@@ -286,7 +286,7 @@ class TensorBase:
         return v if v.__class__ is float else v.reshape(-1)[0].item()
 
     def __float__(self):
-        if self._rg and TRANSFORMS.n:
+        if self._rg and TRANSFORMS.n and not _replayed_constant(self):
             raise ConversionError(_conversion_error(self, "__float__"))
         if self.numel() != 1:
             raise TypeError(
@@ -295,7 +295,7 @@ class TensorBase:
         return float(self.item())
 
     def __int__(self):
-        if self._rg and TRANSFORMS.n:
+        if self._rg and TRANSFORMS.n and not _replayed_constant(self):
             raise ConversionError(_conversion_error(self, "__int__"))
         return int(self.item())
 
@@ -494,6 +494,17 @@ _VIA = {
     "y.fill(x), which convert through float())",
     "__int__": "int()",
 }
+
+
+def _replayed_constant(x):
+    """A non-differentiable output of a custom op on a trace's tape (a rank, a sign): traced,
+    so what f computes from it is recorded, but reading it drops no gradient (the read is a
+    pinned guard, as for ``item()``)."""
+    t = x._tape
+    if t is None or not t.REPLAYS:
+        return False
+    node = t.extras.get(x._row)
+    return node is not None and x._row not in getattr(node, "output_rows", (x._row,))
 
 
 def _conversion_error(x, how):

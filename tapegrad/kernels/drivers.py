@@ -212,7 +212,7 @@ def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_
     the scalar ``out_row``; the gradient of the first g.size input values goes to g."""
     for j in range(x.shape[0]):
         val[j] = x[j]
-    status, row = forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows)
+    status, row = forward_sweep(code, ip, fp, voff, ipool, fpool, val, 0, nrows)
     if status != DONE:
         return status, row
     end = max(voff[out_row + 1], g.shape[0])

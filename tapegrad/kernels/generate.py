@@ -536,12 +536,12 @@ def forward_sweep():
     lu, lb = _last(_UNARY), _last(_BINARY)
     return f'''
 {NJIT}
-def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
-    """Recompute rows 0..nrows-1 in place in ``val`` (LEAF/CONST rows are inputs).
+def forward_sweep(code, ip, fp, voff, ipool, fpool, val, start, stop):
+    """Recompute rows start..stop-1 in place in ``val`` (LEAF/CONST rows are inputs).
 
     Returns (DONE, -1), (GUARD_FAILED, row) at the first guard whose outcome changed, or
-    (BAD_OP, row) for a row that cannot be replayed (custom Python op)."""
-    for i in range(nrows):
+    (BAD_OP, row) at a custom op (Python computes its outputs, then the replay goes on)."""
+    for i in range(start, stop):
         w = code[i]
         o = w & 255
         if o == {CODE["LEAF"]} or o == {CODE["CONST"]} or o == {CODE["FREED"]}:

@@ -20,10 +20,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "2aada38592d98395"
+FINGERPRINT = "88f499a2a26ef3b4"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 192205869665851449
+KERNELS_ID = 616792600454033211
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'CUMSUM', 'CUMPROD')
 
 # sweep results: (status, row)
@@ -1746,12 +1746,12 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows):
-    """Recompute rows 0..nrows-1 in place in ``val`` (LEAF/CONST rows are inputs).
+def forward_sweep(code, ip, fp, voff, ipool, fpool, val, start, stop):
+    """Recompute rows start..stop-1 in place in ``val`` (LEAF/CONST rows are inputs).
 
     Returns (DONE, -1), (GUARD_FAILED, row) at the first guard whose outcome changed, or
-    (BAD_OP, row) for a row that cannot be replayed (custom Python op)."""
-    for i in range(nrows):
+    (BAD_OP, row) at a custom op (Python computes its outputs, then the replay goes on)."""
+    for i in range(start, stop):
         w = code[i]
         o = w & 255
         if o == 0 or o == 1 or o == 2:
@@ -4032,7 +4032,7 @@ def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_
     the scalar ``out_row``; the gradient of the first g.size input values goes to g."""
     for j in range(x.shape[0]):
         val[j] = x[j]
-    status, row = forward_sweep(code, ip, fp, voff, ipool, fpool, val, nrows)
+    status, row = forward_sweep(code, ip, fp, voff, ipool, fpool, val, 0, nrows)
     if status != DONE:
         return status, row
     end = max(voff[out_row + 1], g.shape[0])

@@ -128,7 +128,11 @@ def inv(a) -> Tensor:
     """
     a = O._t(a)
     _square(a, "inv")
-    return apply("LinalgInvBackward", [a], [np.linalg.inv(_val(a))], _inv_vjp, _inv_jvp)[0]
+    return apply("LinalgInvBackward", [a], _inv_forward, _inv_vjp, _inv_jvp)[0]
+
+
+def _inv_forward(av):
+    return [np.linalg.inv(av)]
 
 
 def _solve_vjp(x, y, g):
@@ -145,11 +149,13 @@ def _solve_jvp(x, y, dx):
     return [_solve(x[0], rhs)]
 
 
-def _solve(a, b, value=None):
+def _solve(a, b):
     """Solve a X = b for matrix right-hand sides ``b`` (..., M, K) (batch dims broadcast)."""
-    if value is None:
-        value = np.linalg.solve(_val(a), _val(b))
-    return apply("LinalgSolveBackward", [a, b], [value], _solve_vjp, _solve_jvp)[0]
+    return apply("LinalgSolveBackward", [a, b], _solve_forward, _solve_vjp, _solve_jvp)[0]
+
+
+def _solve_forward(av, bv):
+    return [np.linalg.solve(av, bv)]
 
 
 def solve(a, b) -> Tensor:
@@ -161,11 +167,10 @@ def solve(a, b) -> Tensor:
     """
     a, b = O._t(a), O._t(b)
     _square(a, "solve")
-    value = np.linalg.solve(_val(a), _val(b))
     if b.ndim == 1:
-        x = _solve(a, O.reshape(b, (b.shape[0], 1)), value[..., None])
+        x = _solve(a, O.reshape(b, (b.shape[0], 1)))
         return O.reshape(x, x.shape[:-1])
-    return _solve(a, b, value)
+    return _solve(a, b)
 
 
 # past this condition number det(A) A^-1 loses every digit: the adjugate comes from the SVD
@@ -244,7 +249,7 @@ def det(a) -> Tensor:
     """
     a = O._t(a)
     _square(a, "det")
-    return apply("LinalgDetBackward", [a], [np.linalg.det(_val(a))], _det_vjp, _det_jvp)[0]
+    return apply("LinalgDetBackward", [a], lambda av: [np.linalg.det(av)], _det_vjp, _det_jvp)[0]
 
 
 def _slogdet_vjp(x, y, g):
@@ -265,9 +270,13 @@ def slogdet(a):
     """
     a = O._t(a)
     _square(a, "slogdet")
-    sign, logdet = np.linalg.slogdet(_val(a))
     s, ld = apply(
-        "LinalgSlogdetBackward", [a], [sign, logdet], _slogdet_vjp, _slogdet_jvp, nondiff=(0,)
+        "LinalgSlogdetBackward",
+        [a],
+        lambda av: list(np.linalg.slogdet(av)),
+        _slogdet_vjp,
+        _slogdet_jvp,
+        nondiff=(0,),
     )
     return _SlogdetResult(s, ld)
 
@@ -304,15 +313,20 @@ def cholesky(a, /, *, upper: bool = False) -> Tensor:
     """
     a = O._t(a)
     _square(a, "cholesky")
-    value = np.linalg.cholesky(_val(a), upper=upper)
     sym = _from_triangle(a, not upper)
-    low = _cholesky_sym(sym, np.swapaxes(value, -1, -2) if upper else value)
+    low = _cholesky_sym(sym)
     return _mT(low) if upper else low
 
 
-def _cholesky_sym(sym, low_value):
-    """The lower Cholesky factor (value given) of the symmetric Tensor ``sym``."""
-    return apply("LinalgCholeskyBackward", [sym], [low_value], _cholesky_vjp, _cholesky_jvp)[0]
+def _cholesky_sym(sym):
+    """The lower Cholesky factor of the symmetric Tensor ``sym``."""
+    return apply(
+        "LinalgCholeskyBackward",
+        [sym],
+        lambda sv: [np.linalg.cholesky(sv)],
+        _cholesky_vjp,
+        _cholesky_jvp,
+    )[0]
 
 
 # ---- eigh, eigvalsh ----------------------------------------------------------------------------
@@ -336,8 +350,11 @@ def _eigh_jvp(x, y, dx):
     return [_diag(m), O.matmul(v, O.mul(_gap_matrix(w), m))]
 
 
-def _eigh_sym(sym, values):
-    w, v = apply("LinalgEighBackward", [sym], values, _eigh_vjp, _eigh_jvp)
+def _eigh_sym(sym):
+    """Eigenvalues and eigenvectors of the symmetric Tensor ``sym``."""
+    w, v = apply(
+        "LinalgEighBackward", [sym], lambda sv: list(np.linalg.eigh(sv)), _eigh_vjp, _eigh_jvp
+    )
     return w, v
 
 
@@ -354,8 +371,7 @@ def eigh(a, UPLO: str = "L"):  # noqa: N803 - NumPy's name
     a = O._t(a)
     _square(a, "eigh")
     _uplo(UPLO, "eigh")
-    w, v = np.linalg.eigh(_val(a), UPLO)
-    return _EighResult(*_eigh_sym(_from_triangle(a, UPLO.upper() == "L"), [w, v]))
+    return _EighResult(*_eigh_sym(_from_triangle(a, UPLO.upper() == "L")))
 
 
 def _uplo(uplo, name):
@@ -364,12 +380,12 @@ def _uplo(uplo, name):
 
 
 def _eigvalsh_vjp(x, y, g):
-    _, v = _eigh_sym(x[0], np.linalg.eigh(_val(x[0])))
+    _, v = _eigh_sym(x[0])
     return [O.matmul(O.mul(v, O.expand_dims(g[0], -2)), _mT(v))]
 
 
 def _eigvalsh_jvp(x, y, dx):
-    _, v = _eigh_sym(x[0], np.linalg.eigh(_val(x[0])))
+    _, v = _eigh_sym(x[0])
     return [_diag(O.matmul(O.matmul(_mT(v), dx[0]), v))]
 
 
@@ -389,7 +405,7 @@ def eigvalsh(a, UPLO: str = "L") -> Tensor:  # noqa: N803 - NumPy's name
     return apply(
         "LinalgEigvalshBackward",
         [sym],
-        [np.linalg.eigvalsh(_val(a), UPLO)],
+        lambda sv: [np.linalg.eigvalsh(sv)],
         _eigvalsh_vjp,
         _eigvalsh_jvp,
     )[0]
@@ -468,24 +484,54 @@ def _svd_jvp(x, y, dx):
     return [du, _diag(ds_mat), _mT(dv)]
 
 
-def _svd_reduced(a, values):
-    return apply("LinalgSvdBackward", [a], values, _svd_vjp, _svd_jvp)
+def _svd_reduced(a, full=False):
+    """U, s, Vh with k = min(M, N) singular triplets (taken from LAPACK's full decomposition
+    when ``full``, so they match the extra columns ``_svd_complement`` takes from it)."""
+    return apply(
+        "LinalgSvdBackward", [a], _svd_forward if full else _svd_reduced_forward, _svd_vjp, _svd_jvp
+    )
+
+
+def _svd_reduced_forward(av):
+    return list(np.linalg.svd(av, full_matrices=False))
+
+
+def _svd_forward(av):
+    k = min(av.shape[-2:])
+    u, s, vh = np.linalg.svd(av, full_matrices=True)
+    return [u[..., :, :k], s, vh[..., :k, :]]
+
+
+def _svd_complement(a, side):
+    """The columns of U (side 0) or rows of Vh (side 1) past k = min(M, N) of the full SVD:
+    not unique, so a gradient reaching them raises."""
+    k = min(a.shape[-2:])
+
+    def forward(av):
+        u, _, vh = np.linalg.svd(av, full_matrices=True)
+        return [u[..., :, k:] if side == 0 else vh[..., k:, :]]
+
+    return apply("LinalgSvdBackward", [a], forward, _complement_vjp, _complement_jvp)[0]
 
 
 def _svdvals_vjp(x, y, g):
-    u, _, vh = _svd_reduced(x[0], np.linalg.svd(_val(x[0]), full_matrices=False))
+    u, _, vh = _svd_reduced(x[0])
     return [O.matmul(O.mul(u, O.expand_dims(g[0], -2)), vh)]
 
 
 def _svdvals_jvp(x, y, dx):
-    u, _, vh = _svd_reduced(x[0], np.linalg.svd(_val(x[0]), full_matrices=False))
+    u, _, vh = _svd_reduced(x[0])
     return [_diag(O.matmul(O.matmul(_mT(u), dx[0]), _mT(vh)))]
 
 
-def _svdvals(a, value=None):
-    if value is None:
-        value = np.linalg.svd(_val(a), compute_uv=False)
-    return apply("LinalgSvdvalsBackward", [a], [value], _svdvals_vjp, _svdvals_jvp)[0]
+def _svdvals(a):
+    return apply(
+        "LinalgSvdvalsBackward",
+        [a],
+        lambda av: [np.linalg.svd(av, compute_uv=False)],
+        _svdvals_vjp,
+        _svdvals_jvp,
+    )[0]
 
 
 def _complement_vjp(x, y, g):
@@ -532,19 +578,12 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
     if not compute_uv:
         return _svdvals(a)
     m, n = a.shape[-2:]
-    k = min(m, n)
     if not full_matrices or m == n:
-        u, s, vh = np.linalg.svd(_val(a), full_matrices=False)
-        return _SVDResult(*_svd_reduced(a, [u, s, vh]))
-    u, s, vh = np.linalg.svd(_val(a), full_matrices=True)
-    ur, sr, vhr = _svd_reduced(a, [u[..., :, :k], s, vh[..., :k, :]])
+        return _SVDResult(*_svd_reduced(a))
+    ur, sr, vhr = _svd_reduced(a, full=True)
     if m > n:
-        extra = apply("LinalgSvdBackward", [a], [u[..., :, k:]], _complement_vjp, _complement_jvp)[
-            0
-        ]
-        return _SVDResult(O.concatenate([ur, extra], -1), sr, vhr)
-    extra = apply("LinalgSvdBackward", [a], [vh[..., k:, :]], _complement_vjp, _complement_jvp)[0]
-    return _SVDResult(ur, sr, O.concatenate([vhr, extra], -2))
+        return _SVDResult(O.concatenate([ur, _svd_complement(a, 0)], -1), sr, vhr)
+    return _SVDResult(ur, sr, O.concatenate([vhr, _svd_complement(a, 1)], -2))
 
 
 # ---- qr ----------------------------------------------------------------------------------------
@@ -553,6 +592,10 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
 def _rsolve(b, r):
     """b R^-1 for upper triangular R (batched)."""
     return _mT(_solve(_mT(r), _mT(b)))
+
+
+def _qr_forward(av):
+    return list(np.linalg.qr(av, mode="reduced"))
 
 
 def _check_qr_rank(a, r):
@@ -633,12 +676,11 @@ def qr(a, mode: str = "reduced"):
         )
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"numpy.linalg.qr: unrecognized mode {mode!r}")
-    qv, rv = np.linalg.qr(_val(a), mode="reduced")
     if m >= n:
-        q, r = apply("LinalgQrBackward", [a], [qv, rv], _qr_vjp, _qr_jvp)
-    else:
+        q, r = apply("LinalgQrBackward", [a], _qr_forward, _qr_vjp, _qr_jvp)
+    else:  # Q and R's left block are those of a's left square block
         left = O.getitem(a, (Ellipsis, slice(None), slice(0, m)))
-        q, r1 = apply("LinalgQrBackward", [left], [qv, rv[..., :, :m]], _qr_vjp, _qr_jvp)
+        q, r1 = apply("LinalgQrBackward", [left], _qr_forward, _qr_vjp, _qr_jvp)
         r2 = O.matmul(_mT(q), O.getitem(a, (Ellipsis, slice(None), slice(m, None))))
         r = O.concatenate([r1, r2], -1)
     return r if mode == "r" else _QRResult(q, r)
@@ -677,18 +719,22 @@ def _cutoff_error(name):
     )
 
 
-def _pinv_rules(exact, name):
-    """VJP and JVP of pinv at constant rank; ``exact``: the singular values cut off (if
-    any) are zero to working precision, so the value is the pseudo-inverse of ``a``."""
+def _pinv_rules(rcond, name):
+    """VJP and JVP of pinv at constant rank: they hold where the singular values ``rcond``
+    cuts off (if any) are zero to working precision, so the value is the pseudo-inverse of
+    ``a`` (checked at the values the rules are called with)."""
+
+    def exact(a):
+        av = _val(a)
+        if not _cuts_only_zeros(np.linalg.svd(av, compute_uv=False), rcond, *av.shape[-2:]):
+            raise _cutoff_error(name)
 
     def vjp(x, y, g):
-        if not exact:
-            raise _cutoff_error(name)
+        exact(x[0])
         return [_pinv_vjp_terms(x[0], y[0], g[0])]
 
     def jvp(x, y, dx):
-        if not exact:
-            raise _cutoff_error(name)
+        exact(x[0])
         return [_pinv_jvp_terms(x[0], y[0], dx[0])]
 
     return vjp, jvp
@@ -720,31 +766,36 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=_UNSET) -> Tensor:
         _square(a, "pinv")
         a = _from_triangle(a, lower=True)
     kw = {} if rtol is _UNSET else {"rtol": rtol}
-    av = _val(a)
-    value = np.linalg.pinv(av, rcond=rcond, hermitian=hermitian, **kw)
-    if rcond is None:  # NumPy's cutoff rule
-        rcond = (
+
+    def forward(av):
+        return [np.linalg.pinv(av, rcond=rcond, hermitian=hermitian, **kw)]
+
+    cut = rcond
+    if cut is None:  # NumPy's cutoff rule
+        cut = (
             1e-15
             if rtol is _UNSET
-            else (max(av.shape[-2:]) * np.finfo(np.float64).eps if rtol is None else rtol)
+            else (max(a.shape[-2:]) * np.finfo(np.float64).eps if rtol is None else rtol)
         )
-    s = np.linalg.svd(av, compute_uv=False)
-    vjp, jvp = _pinv_rules(_cuts_only_zeros(s, rcond, *av.shape[-2:]), "pinv")
-    return apply("LinalgPinvBackward", [a], [value], vjp, jvp)[0]
+    vjp, jvp = _pinv_rules(cut, "pinv")
+    return apply("LinalgPinvBackward", [a], forward, vjp, jvp)[0]
 
 
-def _lstsq_rules(exact):
-    def vjp(x, y, g):
-        if not exact:
+def _lstsq_rules(rcond):
+    def exact(a):
+        av = _val(a)
+        if not _cuts_only_zeros(np.linalg.svd(av, compute_uv=False), rcond, *av.shape):
             raise _cutoff_error("lstsq")
+
+    def vjp(x, y, g):
+        exact(x[0])
         a, b = x
         p = pinv(a)
         gx = g[0]
         return [_pinv_vjp_terms(a, p, O.matmul(gx, _mT(b))), O.matmul(_mT(p), gx)]
 
     def jvp(x, y, dx):
-        if not exact:
-            raise _cutoff_error("lstsq")
+        exact(x[0])
         a, b = x
         da, db = dx
         p = pinv(a)
@@ -774,18 +825,23 @@ def lstsq(a, b, rcond=None):
             f"numpy.linalg.lstsq: a must be 2-D and b 1-D or 2-D, got shapes "
             f"{a.shape} and {b.shape}"
         )
-    x, _, rank, s = np.linalg.lstsq(_val(a), _val(b), rcond=rcond)
     m, n = a.shape
     b2 = O.reshape(b, (b.shape[0], 1)) if b.ndim == 1 else b
+
+    def forward(av, bv):
+        x, _, rank, _ = np.linalg.lstsq(av, bv, rcond=rcond)
+        return [x.reshape(n, -1), np.asarray(rank)]
+
     rc = max(m, n) * np.finfo(np.float64).eps if rcond is None else rcond
-    vjp, jvp = _lstsq_rules(_cuts_only_zeros(s, rc, m, n))
-    xt = apply("LinalgLstsqBackward", [a, b2], [x.reshape(n, -1)], vjp, jvp)[0]
+    vjp, jvp = _lstsq_rules(rc)
+    xt, rank = apply("LinalgLstsqBackward", [a, b2], forward, vjp, jvp, nondiff=(1,))
+    rank = int(rank)  # a trace keeps it as a guard: the residuals' shape depends on it
     if rank == n and m > n:
         r = O.sub(b2, O.matmul(a, xt))
         res = O.sum(O.mul(r, r), 0)
     else:
         res = np.empty(0)
-    return (O.reshape(xt, (n,)) if b.ndim == 1 else xt), res, rank, _svdvals(a, s)
+    return (O.reshape(xt, (n,)) if b.ndim == 1 else xt), res, rank, _svdvals(a)
 
 
 # ---- norm, matrix_power, multi_dot -------------------------------------------------------------

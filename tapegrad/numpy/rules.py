@@ -10,6 +10,10 @@ forward mode, so derivatives of any order follow from the first-order rules.
 A rule is ``vjp(x, y, g) -> one gradient (or None) per operand`` and
 ``jvp(x, y, dx) -> one tangent (or None) per output``: ``x`` the operands and ``y`` the outputs
 as Tensors, ``g`` / ``dx`` Tensors or None (no cotangent / zero tangent).
+
+An op given as a forward function of its operands' values (rather than as output values) can
+be replayed by ``tg.trace``: each replay calls the forward and the rules again on its own
+values, so anything the forward decides from the values (a rank, a refusal) is decided again.
 """
 
 from collections.abc import Callable, Sequence
@@ -28,8 +32,9 @@ Rule = Callable[[list, list, list], list]
 class RuleNode(CustomNode):
     """Payload of one op recorded by :func:`apply` (shared by its output rows)."""
 
-    def __init__(self, name, vjp, jvp, args, needs):
+    def __init__(self, name, vjp, jvp, args, needs, forward=None):
         self.name = name
+        self.forward = forward
         self.vjp = vjp
         self.jvp = jvp
         self.arg_index = tuple(i for i, n in enumerate(needs) if n)
@@ -109,6 +114,28 @@ class RuleNode(CustomNode):
             for k, shape in zip(self.out_pos, self.out_shapes, strict=True)
         ]
 
+    # ---- replay by tg.trace ------------------------------------------------------------------
+    def replay_forward(self, xs):
+        vals = [c._v for c in self.x_const]
+        for i, v in zip(self.arg_index, xs, strict=True):
+            vals[i] = v
+        outs = list(self.forward(*vals))
+        x = [Tensor._const(result(np.asarray(v, dtype=np.float64))) for v in vals]
+        y = [Tensor._const(result(np.asarray(v, dtype=np.float64))) for v in outs]
+        return outs, (x, y)
+
+    def replay_backward(self, saved, grads):
+        x, y = saved
+        with no_grad():
+            res = self.vjp(x, y, self._per_output(grads, _const_of))
+        return [None if res[i] is None else np.asarray(value_of(res[i])) for i in self.arg_index]
+
+    def replay_tangent(self, saved, tangents):
+        x, y = saved
+        with no_grad():
+            res = self.jvp(x, y, self._tangents(tangents, _const_of))
+        return [None if res[k] is None else value_of(res[k]) for k in self.out_pos]
+
 
 def _const_of(v, shape):
     return Tensor._const(result(np.reshape(np.asarray(v, dtype=np.float64), shape).copy()))
@@ -127,10 +154,16 @@ def _shaped(v, shape):
 
 
 def apply(
-    name: str, args: Sequence, outs: Sequence, vjp: Rule, jvp: Rule, nondiff: Sequence[int] = ()
+    name: str,
+    args: Sequence,
+    outs: Sequence | Callable,
+    vjp: Rule,
+    jvp: Rule,
+    nondiff: Sequence[int] = (),
 ) -> tuple:
-    """Record one op with operands ``args`` (Tensors, arrays or numbers) whose outputs
-    ``outs`` (arrays) the caller computed from their values; returns one Tensor per output.
+    """Record one op with operands ``args`` (Tensors, arrays or numbers) and outputs ``outs``:
+    the output arrays, or better a function of the operands' values returning them (a trace
+    can then replay the op); returns one Tensor per output.
 
     Outputs listed in ``nondiff`` (signs, ranks) carry no gradient.
 
@@ -143,14 +176,18 @@ def apply(
     array([2., 2.])
     """
     needs = [bool(STATE.enabled and isinstance(a, Tensor) and a._rg) for a in args]
+    forward = outs if callable(outs) else None
+    if forward is not None:
+        outs = forward(*(value_of(a) for a in args))
     outs = [
         result(np.asarray(v, dtype=np.float64)) if k not in nondiff else v
         for k, v in enumerate(outs)
     ]
     if not any(needs):
         return tuple(Tensor._const(v) for v in outs)
-    node = RuleNode(name, vjp, jvp, args, needs)
+    node = RuleNode(name, vjp, jvp, args, needs, forward)
     differentiable = [k not in nondiff for k in range(len(outs))]
     handles = node.record([args[i] for i in node.arg_index], outs, differentiable)
+    node.replayable = forward is not None
     node.y_const = [Tensor._const(h._v) for h in handles]
     return tuple(handles)

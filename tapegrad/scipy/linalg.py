@@ -49,10 +49,11 @@ def _rhs(b, m, name):
     return (O.reshape(b, (m, 1)), True) if b.ndim == 1 else (b, False)
 
 
-def _solved(a_eff, b, value, name):
-    """x = a_eff^-1 b with the value SciPy computed, for vector or matrix b."""
+def _solved(a_eff, b, name):
+    """x = a_eff^-1 b for vector or matrix b (the caller ran SciPy's routine for its checks
+    and errors; the value here is recomputed from a_eff, so a trace can replay it)."""
     b2, vec = _rhs(b, a_eff.shape[0], name)
-    x = _L._solve(a_eff, b2, np.reshape(value, b2.shape))
+    x = _L._solve(a_eff, b2)
     return O.reshape(x, (x.shape[0],)) if vec else x
 
 
@@ -92,7 +93,7 @@ def solve_triangular(
     if not _has_tensor(a, b):
         return _sl.solve_triangular(a, b, trans, lower, unit_diagonal, overwrite_b, check_finite)
     a = _matrix(a, "solve_triangular")
-    value = _sl.solve_triangular(
+    _sl.solve_triangular(
         _L._val(a), _L._val(b), trans, lower, unit_diagonal, check_finite=check_finite
     )
     eff = _triangle(a, lower, unit_diagonal)
@@ -100,7 +101,7 @@ def solve_triangular(
         eff = O.swapaxes(eff, 0, 1)
     elif trans not in (0, "N"):
         raise ValueError(f"scipy.linalg.solve_triangular: invalid trans {trans!r}")
-    return _solved(eff, b, value, "solve_triangular")
+    return _solved(eff, b, "solve_triangular")
 
 
 def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
@@ -122,10 +123,10 @@ def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: 
     c, lower = _sl.cho_factor(_L._val(a), lower, check_finite=check_finite)
     n = a.shape[0]
     if lower:
-        f = _L._cholesky_sym(_L._from_triangle(a, True), np.tril(c))
+        f = _L._cholesky_sym(_L._from_triangle(a, True))
         rest = O.mul(a, np.triu(np.ones((n, n)), 1))
     else:
-        f = _L._mT(_L._cholesky_sym(_L._from_triangle(a, False), np.triu(c).T))
+        f = _L._mT(_L._cholesky_sym(_L._from_triangle(a, False)))
         rest = O.mul(a, np.tril(np.ones((n, n)), -1))
     return O.add(f, rest), lower
 
@@ -145,10 +146,10 @@ def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = Tr
     if not _has_tensor(c, b):
         return _sl.cho_solve(c_and_lower, b, overwrite_b, check_finite)
     c = _matrix(c, "cho_solve")
-    value = _sl.cho_solve((_L._val(c), lower), _L._val(b), check_finite=check_finite)
+    _sl.cho_solve((_L._val(c), lower), _L._val(b), check_finite=check_finite)
     f = _triangle(c, lower, False)
     a_eff = O.matmul(f, _L._mT(f)) if lower else O.matmul(_L._mT(f), f)
-    return _solved(a_eff, b, value, "cho_solve")
+    return _solved(a_eff, b, "cho_solve")
 
 
 def solve_banded(
@@ -174,12 +175,12 @@ def solve_banded(
             f"and upper diagonals: l+u+1 ({nl + nu + 1}) does not equal "
             f"ab.shape[0] ({ab.shape[0]})"
         )
-    value = _sl.solve_banded((nl, nu), _L._val(ab), _L._val(b), check_finite=check_finite)
+    _sl.solve_banded((nl, nu), _L._val(ab), _L._val(b), check_finite=check_finite)
     i, j = np.indices((m, m))
     k = nu + i - j
     band = (k >= 0) & (k <= nl + nu)
     dense = O.mul(O.getitem(ab, (np.where(band, k, 0), j)), band.astype(np.float64))
-    return _solved(dense, b, value, "solve_banded")
+    return _solved(dense, b, "solve_banded")
 
 
 # ---- Sylvester, sqrtm, expm ------------------------------------------------------------------
@@ -189,7 +190,7 @@ def _sylvester(a, b, q):
     return apply(
         "ScipySolveSylvesterBackward",
         [a, b, q],
-        [_sl.solve_sylvester(_L._val(a), _L._val(b), _L._val(q))],
+        lambda av, bv, qv: [_sl.solve_sylvester(av, bv, qv)],
         _sylvester_vjp,
         _sylvester_jvp,
     )[0]
@@ -252,17 +253,21 @@ def sqrtm(A, **kwargs):  # noqa: N803 - SciPy's name
     if not _has_tensor(A):
         return _sl.sqrtm(A, **kwargs)
     a = _matrix(A, "sqrtm")
-    value = _sl.sqrtm(_L._val(a), **kwargs)
-    if isinstance(value, tuple):
-        value = value[0]
-    if np.iscomplexobj(value):
-        if np.any(np.imag(value) != 0):
-            raise ValueError(
-                "scipy.linalg.sqrtm: the square root of this matrix is complex "
-                "(negative eigenvalues); tapegrad differentiates real values only"
-            )
-        value = np.real(value)
-    return apply("ScipySqrtmBackward", [a], [value], _sqrtm_vjp, _sqrtm_jvp)[0]
+
+    def forward(av):
+        value = _sl.sqrtm(av, **kwargs)
+        if isinstance(value, tuple):
+            value = value[0]
+        if np.iscomplexobj(value):
+            if np.any(np.imag(value) != 0):
+                raise ValueError(
+                    "scipy.linalg.sqrtm: the square root of this matrix is complex "
+                    "(negative eigenvalues); tapegrad differentiates real values only"
+                )
+            value = np.real(value)
+        return [value]
+
+    return apply("ScipySqrtmBackward", [a], forward, _sqrtm_vjp, _sqrtm_jvp)[0]
 
 
 def _frechet(a, e):
@@ -292,7 +297,7 @@ def expm(A):  # noqa: N803 - SciPy's name
     return apply(
         "ScipyExpmBackward",
         [a],
-        [_sl.expm(_L._val(a))],
+        lambda av: [_sl.expm(av)],
         lambda x, y, g: [_frechet(_L._mT(x[0]), g[0])],
         lambda x, y, dx: [_frechet(x[0], dx[0])],
     )[0]

@@ -311,7 +311,7 @@ class _XLogY(Function):
 
 def _xlogy_impl(x, y, shift: float):
     if isinstance(x, Tensor) and x.requires_grad:
-        shape = np.broadcast_shapes(x.shape, np.shape(_value(y)))
+        shape = np.broadcast_shapes(x.shape, np.shape(y))
         return _XLogY.apply(O.broadcast_to(x, shape), O.broadcast_to(y, shape), shift)
     xv = np.asarray(_value(x), dtype=np.float64)
     arg = O.add(y, shift) if shift else O._t(y)
@@ -369,7 +369,7 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
         return _sp.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
     a = O._t(a)
     if b is not None:
-        shape = np.broadcast_shapes(a.shape, np.shape(_value(b)))
+        shape = np.broadcast_shapes(a.shape, np.shape(b))
         a = O.broadcast_to(a, shape)
     axes = O._norm_axes(axis, a.ndim, "logsumexp")
     if b is None:

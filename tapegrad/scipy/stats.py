@@ -19,6 +19,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..core import functions as O
 from ..core.tensor import value_of
+from ..numpy import linalg_ops as _linalg
 from ..tensor_class import Tensor
 from . import require_scipy
 from . import special as S
@@ -613,10 +614,10 @@ class _MultivariateNormal(_Distribution):
     @staticmethod
     def _dim(mean, cov):
         """SciPy's dimension: from mean, else from cov, else 1."""
-        if mean is not None and np.ndim(S._value(mean)):
-            return np.shape(S._value(mean))[-1]
-        if np.ndim(S._value(cov)):
-            return np.shape(S._value(cov))[0]
+        if mean is not None and np.ndim(mean):  # (shapes only: no value is read)
+            return np.shape(mean)[-1]
+        if np.ndim(cov):
+            return np.shape(cov)[0]
         return 1
 
     def _parts(self, x, mean, cov):
@@ -645,6 +646,14 @@ class _MultivariateNormal(_Distribution):
         U U^T = pinv(c), basis of the null space, rank, log pseudo-determinant, support
         tolerance).  Differentiating in cov there is refused: the pseudo-inverse and the
         rank jump with it."""
+        if isinstance(c, Tensor) and c.requires_grad:
+            # decided by comparing Tensors, so a trace keeps the decision as a guard (not the
+            # covariance's value) and replays any positive definite covariance
+            w = _linalg.eigvalsh(c)
+            if bool(
+                O.amax(O.sub(O.mul(1e6 * np.finfo(np.float64).eps, O.amax(O.abs_(w))), w)) < 0.0
+            ):
+                return None
         s, u = np.linalg.eigh(S._value(c))
         eps = 1e6 * np.finfo(np.float64).eps * np.max(np.abs(s))
         if np.min(s) < -eps:

@@ -296,6 +296,21 @@ class _Node(CustomNode):
         """Per-output-leaf values picked for the output rows."""
         return [per_leaf[k] for k in self.out_pos]
 
+    # ---- replay by tg.trace: the function runs again on the replay's values ----------------
+    replayable = True
+
+    def replay_forward(self, xs):
+        a = self.args
+        in_values = [constant(x) for x in xs]
+        with engine.enable_grad():
+            out, extra = self.owner.primal_call(a, a.full(a.primals(in_values)))
+        check_no_graph((out, extra), self.name, "its output")
+        values = []
+        for leaf in tree_flatten(out)[0]:
+            v = leaf._v if isinstance(leaf, Tensor) else leaf
+            values.append(result(v) if np.asarray(v).dtype.kind == "f" else np.asarray(v))
+        return values, (in_values, extra)
+
 
 # ---- custom_jvp ---------------------------------------------------------------------------------
 
@@ -324,14 +339,22 @@ class _JVPNode(_Node):
             )
         ]
 
-    def jvp_values(self, tangents):
+    def jvp_values(self, tangents, in_values=None):
+        in_values = self.in_values if in_values is None else in_values
         ts = [
             constant(zeros_like(x) if v is None else np.reshape(v, s))
-            for x, v, s in zip(self.in_values, tangents, self.in_shapes, strict=True)
+            for x, v, s in zip(in_values, tangents, self.in_shapes, strict=True)
         ]
         with engine.no_grad():
-            outs = self.by_row(self.rule_tangents(self.in_values, ts))
+            outs = self.by_row(self.rule_tangents(in_values, ts))
         return [None if v is None else np.ravel(value_of(v)).copy() for v in outs]
+
+    def replay_tangent(self, saved, tangents):
+        return self.jvp_values(tangents, saved[0])
+
+    def replay_backward(self, saved, grads):
+        with scratch_tape():
+            return self._transpose(saved[0], grads, False)
 
     def jvp_graph(self, tangents):
         prim = self.graph_primals()
@@ -359,10 +382,10 @@ class _JVPNode(_Node):
             res = engine.run_backward(
                 list(ys), list(gs), leaves, True, create_graph, accumulate=False, allow_unused=True
             )
-        self._check_transpose(grads, res)
+        self._check_transpose(grads, res, primals)
         return res
 
-    def _check_transpose(self, grads, res):
+    def _check_transpose(self, grads, res, primals):
         """The dot-product test ``<g, rule(t)> == <rule^T g, t>`` at a random tangent ``t``.
 
         Reverse mode transposes the rule at zero tangents; only a rule linear in the tangents
@@ -370,7 +393,7 @@ class _JVPNode(_Node):
         a wrong gradient without a word, so it is refused here."""
         rng = np.random.default_rng(0)
         ts = [rng.standard_normal(s) if s else float(rng.standard_normal()) for s in self.in_shapes]
-        outs = self.jvp_values(ts)
+        outs = self.jvp_values(ts, [constant(value_of(x)) for x in primals])
         lhs = scale = 0.0
         for g, y in zip(grads, outs, strict=True):
             if g is not None and y is not None:
@@ -524,6 +547,16 @@ class _VJPNode(_Node):
             fit_graph_grad(g, s, self.name, k)
             for k, (g, s) in enumerate(zip(res, self.in_shapes, strict=True))
         ]
+
+    def replay_backward(self, saved, grads):
+        in_values, residuals = saved
+        cts = self._cotangents([None if g is None else constant(g) for g in grads], constant)
+        with engine.no_grad():
+            res = self._bwd(residuals, cts)
+        return [None if g is None else value_of(g) for g in res]
+
+    def replay_tangent(self, saved, tangents):
+        raise self._no_forward()
 
     def _no_forward(self):
         return ForwardModeError(

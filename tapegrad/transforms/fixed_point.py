@@ -112,13 +112,17 @@ class _FixedPointNode(CustomNode):
             leaves[j] = x
         return tree_unflatten(self.treedef, leaves)
 
-    def backward_values(self, t, grads):
+    def backward_values(self, t, grads, a_values=None, x_star=None):
+        """Cotangents of a from the adjoint fixed point (at the recorded a and x*, or at
+        ``a_values`` and ``x_star`` for a trace's replay)."""
         g = grads[0]
         if g is None:
             return [None] * len(self.slots)
+        a_values = a_values or [self.leaves[j] for j in self.slots]
+        x_star = self.x_star if x_star is None else x_star
         with scratch_tape():
-            a_l = [fresh_leaf(self.leaves[j]) for j in self.slots]
-            x_l = fresh_leaf(self.x_star)
+            a_l = [fresh_leaf(v) for v in a_values]
+            x_l = fresh_leaf(x_star)
             with engine.enable_grad():
                 y = self.f(self.a_tree(a_l))(x_l)
             inputs = a_l + [x_l]
@@ -132,13 +136,15 @@ class _FixedPointNode(CustomNode):
             )
             return _sweep(y, w, inputs, False)[:-1]
 
-    def jvp_values(self, tangents):
+    def jvp_values(self, tangents, a_values=None, x_star=None):
         """Forward mode: the tangent of x* solves ``t = (df/dx) t + (df/da) da``, iterated
         like the forward pass (one recording, one tangent sweep per step on a scratch tape)."""
-        shape = np.shape(self.x_star)
+        a_values = a_values or [self.leaves[j] for j in self.slots]
+        x_star = self.x_star if x_star is None else x_star
+        shape = np.shape(x_star)
         with scratch_tape() as s:
-            a_l = [fresh_leaf(self.leaves[j]) for j in self.slots]
-            x_l = fresh_leaf(self.x_star)
+            a_l = [fresh_leaf(v) for v in a_values]
+            x_l = fresh_leaf(x_star)
             with engine.enable_grad():
                 y = self.f(self.a_tree(a_l))(x_l)
             if not (isinstance(y, Tensor) and y._rg and y._tape is s):
@@ -164,6 +170,23 @@ class _FixedPointNode(CustomNode):
                 "the tangent (jvp) iteration",
             )
             return [np.ravel(t_star)]
+
+    # ---- replay by tg.trace: the iteration runs again from x0 at the replay's a ----------
+    replayable = True
+
+    def replay_forward(self, xs):
+        a = self.a_tree([constant(x) for x in xs])
+        with engine.enable_grad():
+            x = _iterate(self.f(a), self.x0, self.distance, self.tol, self.max_iter)
+        check_no_graph(x, "fixed_point", "the fixed point")
+        x_star = result(value_of(x))
+        return [x_star], (xs, x_star)
+
+    def replay_backward(self, saved, grads):
+        return self.backward_values(None, grads, *saved)
+
+    def replay_tangent(self, saved, tangents):
+        return self.jvp_values(tangents, *saved)
 
     def jvp_graph(self, tangents):
         raise ForwardModeError(
@@ -246,5 +269,6 @@ def fixed_point(
         x = _iterate(f(a_const), x0, distance, tol, max_iter)
     check_no_graph(x, "fixed_point", "the fixed point")
     node.x_star = result(value_of(x))
+    node.x0 = x0
     (out,) = node.record([leaves[j] for j in slots], [node.x_star], [True])
     return out
