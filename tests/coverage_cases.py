@@ -246,6 +246,7 @@ CASES.update(
         "numpy.nanquantile": (lambda a: np.nanquantile(np.where(S > 0.5, np.nan, a), 0.3), [S]),
         "numpy.nanpercentile": (lambda a: np.nanpercentile(a, [10.0, 80.0], axis=0), [S]),
         "numpy.interp": (lambda a: np.interp(a, [-2.0, 0.0, 1.0, 3.0], [0.0, 1.0, 4.0, 2.0]), [S]),
+        "numpy.i0": (np.i0, [S]),
         "numpy.polyval": (lambda a, b: np.polyval(a, b), [V3, S]),
         "numpy.cov": (np.cov, [S]),
         "numpy.corrcoef": (np.corrcoef, [S]),

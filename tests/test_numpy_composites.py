@@ -60,6 +60,7 @@ CASES = {
     "cov columns, bias": lambda x: np.cov(x.reshape(3, 2), rowvar=False, bias=True),
     "cov of a vector": lambda x: np.cov(x),
     "corrcoef": lambda x: np.corrcoef(x, x**2),
+    "i0": lambda x: np.i0(x * 3.0),
     "heaviside": lambda x: np.heaviside(x, 0.5) * x,
     "heaviside at 0": lambda x: np.heaviside(np.array([0.0, 1.0, -1.0]), x[:3]),
     "copysign": lambda x: np.copysign(x, -1.0) + np.copysign(2.0, x) * x,
@@ -175,3 +176,37 @@ def test_tree_map_pairs_dict_entries_by_key():
     assert list(out) == ["w", "b"]  # in the first tree's order
     with pytest.raises(ValueError, match="structure"):
         tg.tree.tree_map(lambda u, v: u + v, {"w": 1.0}, {"v": 1.0})
+
+
+def test_i0_against_mpmath_to_the_third_derivative():
+    """np.i0 by the trapezoidal rule: value and derivatives (I1, I0 - I1/x, ...) at 0, in the
+    bulk, past the 30 and 700 switches and next to the overflow, to ~1e-13 relative."""
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 30
+    xs = [0.0, 1e-3, -0.5, 2.0, 29.9, 30.5, -100.0, 699.0, 701.0, -713.0]
+    for k, fn in enumerate([np.i0, tg.grad(np.i0), tg.grad(tg.grad(np.i0))]):
+        for x in xs:
+            want = float(mp.diff(lambda z: mp.besseli(0, z), x, k))
+            got = fn(x) if k else float(np.i0(tg.tensor(x)))
+            assert got == pytest.approx(want, rel=1e-13, abs=1e-300), (k, x)
+    # third order at 0 is exactly 0 (odd derivative of an even function), the Hessian agrees
+    assert tg.grad(tg.grad(tg.grad(np.i0)))(0.0) == 0.0
+    x = np.array([0.0, 3.0, -40.0])
+    np.testing.assert_allclose(
+        np.diag(tg.hessian(lambda x: np.sum(np.i0(x)))(x)),
+        [tg.grad(tg.grad(np.i0))(v) for v in x],
+        rtol=1e-14,
+    )
+    assert np.isinf(np.i0(tg.tensor(714.0)).item())
+    assert np.isnan(np.i0(tg.tensor(np.nan)).item())
+
+
+def test_i0_node_count_is_a_guard_in_a_trace():
+    tr = tg.trace(lambda x: np.sum(np.i0(x)), np.array([1.0, 2.0]))
+    np.testing.assert_allclose(
+        tr.grad(np.array([3.0, -4.0])),
+        tg.grad(lambda x: np.sum(np.i0(x)))(np.array([3.0, -4.0])),
+        rtol=1e-14,
+    )
+    with pytest.raises(tg.RetraceRequired):
+        tr.grad(np.array([300.0, 1.0]))

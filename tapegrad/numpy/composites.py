@@ -158,6 +158,35 @@ def ldexp(x1, x2):
 # ---- interpolation, polynomials, statistics -------------------------------------------------
 
 
+def i0(x):
+    """NumPy's ``i0`` (modified Bessel function of the first kind, order 0) as the trapezoidal
+    rule of I0(x) = mean over t of cosh(x cos t), t uniform on [0, pi): for this periodic,
+    analytic integrand the rule with N nodes is exact up to terms of order I_2N(x) / I0(x),
+    below 1e-19 with 32 nodes for |x| <= 30 and 128 beyond.  Its derivatives at every order
+    are the same rule for I1 and its derivatives (odd ones exactly 0 at 0).  Past |x| = 700
+    the rule is evaluated as exp(|x|) mean exp(|x| (cos t - 1)) over [0, 2 pi), scaled so that
+    it overflows only where I0 does (|x| > 713.98).  It takes N times the memory of x."""
+    x = _tensor(x)
+    if x.size == 0:
+        return O.mul(x, 0.0)
+    ax = O.abs_(x)
+    many = bool(O.amax(ax) > 30.0)  # (a guard in a trace: compared, never read)
+    n = 128 if many else 32
+    cos = np.cos(np.pi * np.arange(n) / n)
+    if not many:
+        return O.mean(O.cosh(O.mul(O.expand_dims(x, -1), cos)), -1)
+    large = _truth(ax > 700.0)
+    safe = O.where(large, 0.0, x)  # each branch sees arguments where it is finite
+    plain = O.mean(O.cosh(O.mul(O.expand_dims(safe, -1), cos)), -1)
+    big = O.where(large, ax, 701.0)
+    full = np.cos(np.pi * np.arange(2 * n) / n) - 1.0
+    # exp(|x| - 10) * mean exp(|x| (cos t - 1) + 10): no factor, and no adjoint of one,
+    # leaves the floats while I0 and I1 stay finite
+    terms = O.exp(O.add(O.mul(O.expand_dims(big, -1), full), 10.0))
+    scaled = O.mul(O.exp(O.sub(big, 10.0)), O.mean(terms, -1))
+    return O.where(large, scaled, plain)
+
+
 def interp(x, xp, fp, left=None, right=None, period=None):
     """np.interp: linear in ``x`` within each segment and in ``fp``; the sample points ``xp``
     are constants (increasing, as NumPy requires)."""
@@ -374,6 +403,7 @@ FUNCTIONS = {
     np.nancumsum: _nan_scan(O.cumsum, 0.0),
     np.nancumprod: _nan_scan(O.cumprod, 1.0),
     np.interp: interp,
+    np.i0: i0,
     np.polyval: polyval,
     np.cov: cov,
     np.corrcoef: corrcoef,
