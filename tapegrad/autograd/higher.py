@@ -8,6 +8,8 @@ the same for tangents.  Every order therefore agrees with the compiled sweeps by
 construction: both come from the one declaration.
 """
 
+import types
+
 import numpy as np
 
 from ..core import functions as O
@@ -96,16 +98,16 @@ class Rows:
         return Tensor._const(result(np.zeros(shape)))
 
 
-class _FormulaOps:
-    """The names a derivative formula may call, as differentiable tapegrad functions."""
+def _value(x):
+    return x._v if isinstance(x, Tensor) else x
 
-    exp, log, log1p, expm1, sqrt = O.exp, O.log, O.log1p, O.expm1, O.sqrt
-    sin, cos, tan, tanh = O.sin, O.cos, O.tan, O.tanh
-    abs, sign, where, minimum, maximum = O.abs_, O.sign, O.where, O.minimum, O.maximum
 
-    @staticmethod
-    def value_of(x):
-        return x._v if isinstance(x, Tensor) else x
+# every function of the formula language as the differentiable tapegrad function of that name
+# (``abs`` is ``abs_`` there), and ``value_of`` for the conditions of a ``where``
+_FormulaOps = types.SimpleNamespace(
+    value_of=_value,
+    **{name: getattr(O, "abs_" if name == "abs" else name) for name in formula.FUNCS},
+)
 
 
 class _Partials:

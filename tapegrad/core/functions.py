@@ -177,29 +177,6 @@ for _f in (sign, floor, ceil, rint, trunc):
         f"Elementwise {_f.__name__} (NumPy's value); its derivative "
         "is 0 at every order (almost everywhere, as in JAX and PyTorch).",
     )
-formula.TENSOR_FUNCS.update(
-    (f.__name__, f)
-    for f in (
-        arcsin,
-        arccos,
-        arctan,
-        arcsinh,
-        arccosh,
-        arctanh,
-        sinh,
-        cosh,
-        log2,
-        log10,
-        exp2,
-        cbrt,
-        sinc,
-        sign,
-        floor,
-        ceil,
-        rint,
-        trunc,
-    )
-)
 
 # Special functions (SciPy's values; derivatives closed under differentiation: gammaln' =
 # digamma, digamma' = polygamma(1, .), polygamma(n, .)' = polygamma(n + 1, .)).
@@ -231,11 +208,6 @@ def polygamma(n, x):
             "loop over orders for several"
         )
     return _scalar_op(_t(x), C.POLYGAMMA, _polygamma_math, _polygamma_numpy, float(n))
-
-
-formula.TENSOR_FUNCS.update(
-    (f.__name__, f) for f in (gamma, gammaln, digamma, polygamma, erf, erfc, erfinv, erfcinv)
-)
 
 
 def _scalar_op(x, code, out_float, out_array, c):
@@ -695,16 +667,6 @@ def fmod(x1, x2) -> Tensor:
         tensor([-1.,  1.])
     """
     return _binary("fmod", C.FMOD, x1, x2)
-
-
-formula.TENSOR_FUNCS.update(
-    arctan2=arctan2,
-    hypot=hypot,
-    logaddexp=logaddexp,
-    logaddexp2=logaddexp2,
-    remainder=remainder,
-    fmod=fmod,
-)
 
 
 def where(cond: ArrayLike, x: TensorLike, y: TensorLike) -> Tensor:

@@ -20,10 +20,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "88f499a2a26ef3b4"
+FINGERPRINT = "9663321b8ee3fa80"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 616792600454033211
+KERNELS_ID = 677285013895397288
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'CUMSUM', 'CUMPROD')
 
 # sweep results: (status, row)

@@ -21,8 +21,9 @@ from __future__ import annotations
 import ast
 import copy
 import math
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable
+from typing import Callable, Union
 
 import numpy as np
 
@@ -31,68 +32,7 @@ from . import specfuncs
 SYMBOLS = ("a", "b", "out", "c", "c2")
 # the factor a partial derivative multiplies (an adjoint or a tangent), in ``scaled`` forms
 SCALE = "g"
-FUNCS = (
-    "exp",
-    "log",
-    "log1p",
-    "expm1",
-    "sqrt",
-    "sin",
-    "cos",
-    "tan",
-    "tanh",
-    "abs",
-    "sign",
-    "where",
-    "minimum",
-    "maximum",
-    "arcsin",
-    "arccos",
-    "arctan",
-    "arcsinh",
-    "arccosh",
-    "arctanh",
-    "sinh",
-    "cosh",
-    "log2",
-    "log10",
-    "exp2",
-    "cbrt",
-    "sinc",
-    "floor",
-    "ceil",
-    "rint",
-    "trunc",
-    "arctan2",
-    "hypot",
-    "logaddexp",
-    "logaddexp2",
-    "remainder",
-    "fmod",
-    "gamma",
-    "gammaln",
-    "digamma",
-    "polygamma",
-    "erf",
-    "erfc",
-    "erfinv",
-    "erfcinv",
-)
-# special functions: the kernels call math.* or a helper of specfuncs (copied into them);
-# polygamma(n, x) takes its order n from a scalar parameter, never differentiated
-SPECIAL = {
-    "gamma": "sf_gamma",
-    "gammaln": "sf_gammaln",
-    "digamma": "sf_digamma",
-    "polygamma": "sf_polygamma",
-    "erf": "math.erf",
-    "erfc": "math.erfc",
-    "erfinv": "sf_erfinv",
-    "erfcinv": "sf_erfcinv",
-}
 TWO_OVER_SQRT_PI, SQRT_PI_OVER_2 = 2.0 / math.sqrt(math.pi), math.sqrt(math.pi) / 2.0
-# piecewise-constant functions: derivative zero (almost everywhere), never differentiated
-ZERO_DERIVATIVE = ("sign", "floor", "ceil", "rint", "trunc")
 LN2, LN10, PI = math.log(2.0), math.log(10.0), math.pi
 
 
@@ -130,6 +70,126 @@ def sinc_derivative(x: str = "a", out: str = "out") -> str:
     # not taken still poisons nested derivatives through it
     series = _sinc_series().replace("x", f"where({near}, {x}, 0.0)")
     return f"where({near}, {series}, (cos({PI!r} * ({x})) - ({out})) / where({near}, 1.0, {x}))"
+
+
+def _fmin(x, y):
+    return x if x != x else (y if y < x or y != y else x)
+
+
+def _fmax(x, y):
+    return x if x != x else (y if y > x or y != y else x)
+
+
+def _fsign(x):
+    return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else x * 0.0)
+
+
+def _fwhere(k, x, y):
+    return x if k else y
+
+
+def _fsinc(x):
+    if x == 0.0:
+        return 1.0
+    y = math.pi * x
+    return math.sin(y) / y
+
+
+def _via_numpy(fn):
+    """A NumPy ufunc on Python floats (where ``math`` has no equal, or differs in corner cases
+    such as the sign of a zero)."""
+    return lambda *xs: float(fn(*xs))
+
+
+@dataclass(frozen=True)
+class Fn:
+    """A function of the formula language, declared once: its derivative rule, and what it
+    is on floats, on arrays and in the kernels.
+
+    ``d`` (one argument) is a formula in ``x`` (the argument) and ``f`` (the function's value),
+    or a callable building that formula from their texts; a function of two arguments, or one
+    with a rule of its own (``where``), has ``d=None`` and is differentiated in ``_d``."""
+
+    d: Union[str, Callable, None]
+    math: Callable
+    numpy: Callable
+    kernel: str  # what the generated kernels call: an np.* function, or a specfuncs helper
+
+
+def _fn(name, d, on_floats=None, kernel=""):
+    ufunc = getattr(np, name, None)
+    if on_floats is None:
+        on_floats = getattr(math, name, None) or _via_numpy(ufunc)
+    if kernel.startswith("sf_"):
+        on_arrays = np.vectorize(getattr(specfuncs, kernel), otypes=[np.float64])
+        on_floats = getattr(specfuncs, kernel)
+    elif kernel.startswith("math."):
+        on_arrays = np.vectorize(on_floats, otypes=[np.float64])
+    else:
+        on_arrays = ufunc
+    return name, Fn(d, on_floats, on_arrays, kernel or f"np.{name}")
+
+
+FUNCTIONS = dict(
+    [
+        _fn("exp", "f"),
+        _fn("log", "1.0 / x"),
+        _fn("log1p", "1.0 / (1.0 + x)"),
+        _fn("expm1", "exp(x)"),  # not f + 1, which cancels for x << 0
+        _fn("sqrt", "0.5 / f"),
+        _fn("sin", "cos(x)"),
+        _fn("cos", "-sin(x)"),
+        _fn("tan", "1.0 + f * f"),
+        # sech^2 from exponentials keeps its tail (1 - tanh^2 is exactly 0 once tanh rounds
+        # to +-1)
+        _fn("tanh", "(2.0 / (exp(x) + exp(-x))) ** 2.0"),
+        _fn("abs", "sign(x)", abs),
+        _fn("sign", "0.0", _fsign),
+        _fn("where", None, _fwhere),
+        _fn("minimum", None, _fmin),
+        _fn("maximum", None, _fmax),
+        _fn("arcsin", "1.0 / sqrt(1.0 - x * x)", math.asin),
+        _fn("arccos", "-1.0 / sqrt(1.0 - x * x)", math.acos),
+        _fn("arctan", "1.0 / (1.0 + x * x)", math.atan),
+        _fn("arcsinh", "1.0 / sqrt(x * x + 1.0)", math.asinh),
+        # powers, not a quotient of roots: every order tends to 0 at +inf, not inf / inf
+        _fn("arccosh", "(x - 1.0) ** -0.5 * (x + 1.0) ** -0.5", math.acosh),
+        _fn("arctanh", "1.0 / (1.0 - x * x)", math.atanh),
+        _fn("sinh", "cosh(x)"),
+        _fn("cosh", "sinh(x)"),
+        _fn("log2", f"1.0 / (x * {LN2!r})"),
+        _fn("log10", f"1.0 / (x * {LN10!r})"),
+        _fn("exp2", f"f * {LN2!r}"),
+        # a power, not 1 / (3 f f): every order tends to 0 at +-inf, not inf / inf
+        _fn("cbrt", "f ** -2.0 / 3.0"),
+        _fn("sinc", lambda x, f: sinc_derivative(x, f), _fsinc),
+        # piecewise constant: derivative zero (almost everywhere), never differentiated
+        _fn("floor", "0.0", _via_numpy(np.floor)),
+        _fn("ceil", "0.0", _via_numpy(np.ceil)),
+        _fn("rint", "0.0", _via_numpy(np.rint)),
+        _fn("trunc", "0.0", _via_numpy(np.trunc)),
+        _fn("arctan2", None, math.atan2),
+        _fn("hypot", None, math.hypot),
+        _fn("logaddexp", None),
+        _fn("logaddexp2", None),
+        _fn("remainder", None, _via_numpy(np.remainder)),  # not math.remainder (IEEE)
+        _fn("fmod", None, _via_numpy(np.fmod)),
+        # special functions: the kernels call math.* or a helper of specfuncs (copied into
+        # them); polygamma(n, x) takes its order n from a scalar parameter
+        _fn("gamma", "f * digamma(x)", kernel="sf_gamma"),
+        _fn("gammaln", "digamma(x)", kernel="sf_gammaln"),
+        _fn("digamma", "polygamma(1.0, x)", kernel="sf_digamma"),
+        _fn("polygamma", None, kernel="sf_polygamma"),
+        _fn("erf", f"{TWO_OVER_SQRT_PI!r} * exp(-(x * x))", math.erf, "math.erf"),
+        _fn("erfc", f"{-TWO_OVER_SQRT_PI!r} * exp(-(x * x))", math.erfc, "math.erfc"),
+        _fn("erfinv", f"{SQRT_PI_OVER_2!r} * exp(f * f)", kernel="sf_erfinv"),
+        _fn("erfcinv", f"{-SQRT_PI_OVER_2!r} * exp(f * f)", kernel="sf_erfcinv"),
+    ]
+)
+FUNCS = tuple(FUNCTIONS)
+# piecewise-constant functions: derivative zero (almost everywhere), never differentiated
+ZERO_DERIVATIVE = tuple(name for name, fn in FUNCTIONS.items() if fn.d == "0.0")
+SPECIAL = {name: fn.kernel for name, fn in FUNCTIONS.items() if not fn.kernel.startswith("np.")}
 
 
 @lru_cache(maxsize=None)
@@ -250,52 +310,30 @@ def _d(node: ast.expr, sym: str) -> ast.expr:
         if len(args) == 2:
             return _d_binary(node, name, args[0], args[1], sym)
         x = args[0]
-        if name == "abs":
-            return _mul(_d(x, sym), _call("sign", x))
-        dx = _d(x, sym)
-        local = {
-            "exp": lambda: node,
-            "log": lambda: _div(_num(1.0), x),
-            "log1p": lambda: _div(_num(1.0), _add(_num(1.0), x)),
-            "expm1": lambda: _call("exp", x),  # not out + 1, which cancels for x << 0
-            "sqrt": lambda: _div(_num(0.5), node),
-            "sin": lambda: _call("cos", x),
-            "cos": lambda: _neg(_call("sin", x)),
-            "tan": lambda: _add(_num(1.0), _mul(node, node)),
-            # as the TANH op's partial: sech^2 from exponentials keeps its tail (1 - tanh^2
-            # is exactly 0 once tanh rounds to +-1)
-            "tanh": lambda: parse(
-                f"(2.0 / (exp({ast.unparse(x)}) + exp(-({ast.unparse(x)})))) ** 2.0"
-            ),
-            "arcsin": lambda: _div(_num(1.0), _call("sqrt", _sub(_num(1.0), _mul(x, x)))),
-            "arccos": lambda: _div(_num(-1.0), _call("sqrt", _sub(_num(1.0), _mul(x, x)))),
-            "arctan": lambda: _div(_num(1.0), _add(_num(1.0), _mul(x, x))),
-            "arcsinh": lambda: _div(_num(1.0), _call("sqrt", _add(_mul(x, x), _num(1.0)))),
-            # powers, not a quotient of roots: every order tends to 0 at +inf, not inf / inf
-            "arccosh": lambda: parse(
-                f"({ast.unparse(x)} - 1.0) ** -0.5 * ({ast.unparse(x)} + 1.0) ** -0.5"
-            ),
-            "arctanh": lambda: _div(_num(1.0), _sub(_num(1.0), _mul(x, x))),
-            "sinh": lambda: _call("cosh", x),
-            "cosh": lambda: _call("sinh", x),
-            "log2": lambda: _div(_num(1.0), _mul(x, _num(LN2))),
-            "log10": lambda: _div(_num(1.0), _mul(x, _num(LN10))),
-            "exp2": lambda: _mul(node, _num(LN2)),
-            # a power, not 1 / (3 out out): every order tends to 0 at +-inf, not inf / inf
-            "cbrt": lambda: _div(ast.BinOp(node, ast.Pow(), _num(-2.0)), _num(3.0)),
-            "sinc": lambda: parse(sinc_derivative(ast.unparse(x), ast.unparse(node))),
-            "gamma": lambda: _mul(node, _call("digamma", x)),
-            "gammaln": lambda: _call("digamma", x),
-            "digamma": lambda: _call("polygamma", _num(1.0), x),
-            "erf": lambda: _mul(_num(TWO_OVER_SQRT_PI), _call("exp", _neg(_mul(x, x)))),
-            "erfc": lambda: _mul(_num(-TWO_OVER_SQRT_PI), _call("exp", _neg(_mul(x, x)))),
-            "erfinv": lambda: _mul(_num(SQRT_PI_OVER_2), _call("exp", _mul(node, node))),
-            "erfcinv": lambda: _mul(_num(-SQRT_PI_OVER_2), _call("exp", _mul(node, node))),
-        }.get(name)
-        if local is None:
-            raise ValueError(f"no derivative rule for {name}() in a derivative formula")
-        return _mul(dx, local())
+        return _mul(_d(x, sym), _rule(name, x, node))
     raise ValueError(f"cannot differentiate {ast.unparse(node)!r}")
+
+
+class _Put(ast.NodeTransformer):
+    """Puts the argument (``x``) and the call (``f``) into a derivative rule."""
+
+    def __init__(self, x, f):
+        self.put = {"x": x, "f": f}
+
+    def visit_Name(self, node):
+        sub = self.put.get(node.id)
+        return copy.deepcopy(sub) if sub is not None else node
+
+
+def _rule(name: str, x: ast.expr, call: ast.expr) -> ast.expr:
+    """d name(x) / dx at the call ``call`` = ``name(x)``, from the function's declared rule."""
+    rule = FUNCTIONS[name].d
+    if rule is None:
+        raise ValueError(f"no derivative rule for {name}() in a derivative formula")
+    if callable(rule):
+        rule = rule(ast.unparse(x), ast.unparse(call))
+        return parse(rule)
+    return _Put(x, call).visit(ast.parse(rule, mode="eval").body)
 
 
 def _d_binary(node, name, x, y, sym):
@@ -411,15 +449,12 @@ class _ToNumba(ast.NodeTransformer):
                 ],
             )
             return ast.IfExp(keep, x, y)
-        if name in SPECIAL:
-            module, _, fn = SPECIAL[name].rpartition(".")
-            node.func = (
-                ast.Attribute(ast.Name(module, ast.Load()), fn, ast.Load())
-                if module
-                else ast.Name(fn, ast.Load())
-            )
-            return node
-        node.func = ast.Attribute(ast.Name("np", ast.Load()), name, ast.Load())
+        module, _, fn = FUNCTIONS[name].kernel.rpartition(".")
+        node.func = (
+            ast.Attribute(ast.Name(module, ast.Load()), fn, ast.Load())
+            if module
+            else ast.Name(fn, ast.Load())
+        )
         return node
 
 
@@ -437,97 +472,8 @@ def numba_code(text: str, names: dict[str, str]) -> str:
 # ---- Python callables ---------------------------------------------------------------------------
 
 
-def _fmin(x, y):
-    return x if x != x else (y if y < x or y != y else x)
-
-
-def _fmax(x, y):
-    return x if x != x else (y if y > x or y != y else x)
-
-
-def _fsign(x):
-    return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else x * 0.0)
-
-
-def _fwhere(k, x, y):
-    return x if k else y
-
-
-def _fsinc(x):
-    if x == 0.0:
-        return 1.0
-    y = math.pi * x
-    return math.sin(y) / y
-
-
-def _via_numpy(fn):
-    """A NumPy ufunc on Python floats (where ``math`` has no equal, or differs in corner cases
-    such as the sign of a zero)."""
-    return lambda *xs: float(fn(*xs))
-
-
-_MATH = {
-    "exp": math.exp,
-    "log": math.log,
-    "log1p": math.log1p,
-    "expm1": math.expm1,
-    "sqrt": math.sqrt,
-    "sin": math.sin,
-    "cos": math.cos,
-    "tan": math.tan,
-    "tanh": math.tanh,
-    "abs": abs,
-    "sign": _fsign,
-    "where": _fwhere,
-    "minimum": _fmin,
-    "maximum": _fmax,
-    "arcsin": math.asin,
-    "arccos": math.acos,
-    "arctan": math.atan,
-    "arcsinh": math.asinh,
-    "arccosh": math.acosh,
-    "arctanh": math.atanh,
-    "sinh": math.sinh,
-    "cosh": math.cosh,
-    "log2": math.log2,
-    "log10": math.log10,
-    "exp2": getattr(math, "exp2", _via_numpy(np.exp2)),
-    "cbrt": getattr(math, "cbrt", _via_numpy(np.cbrt)),
-    "sinc": _fsinc,
-    "floor": _via_numpy(np.floor),
-    "ceil": _via_numpy(np.ceil),
-    "rint": _via_numpy(np.rint),
-    "trunc": _via_numpy(np.trunc),
-    "arctan2": math.atan2,
-    "hypot": math.hypot,
-    "logaddexp": _via_numpy(np.logaddexp),
-    "logaddexp2": _via_numpy(np.logaddexp2),
-    "remainder": _via_numpy(np.remainder),
-    "fmod": _via_numpy(np.fmod),
-    "erf": math.erf,
-    "erfc": math.erfc,
-}
-_MATH.update(
-    {name: getattr(specfuncs, fn) for name, fn in SPECIAL.items() if not fn.startswith("math.")}
-)
-_NUMPY = {
-    "exp": np.exp,
-    "log": np.log,
-    "log1p": np.log1p,
-    "expm1": np.expm1,
-    "sqrt": np.sqrt,
-    "sin": np.sin,
-    "cos": np.cos,
-    "tan": np.tan,
-    "tanh": np.tanh,
-    "abs": np.abs,
-    "sign": np.sign,
-    "where": np.where,
-    "minimum": np.minimum,
-    "maximum": np.maximum,
-}
-_NUMPY.update({name: np.vectorize(_MATH[name], otypes=[np.float64]) for name in SPECIAL})
-_NUMPY.update({name: getattr(np, name) for name in FUNCS if name not in _NUMPY})
+_MATH = {name: fn.math for name, fn in FUNCTIONS.items()}
+_NUMPY = {name: fn.numpy for name, fn in FUNCTIONS.items()}
 
 
 def python_function(text: str, args: tuple[str, ...], on: str = "numpy") -> Callable:
@@ -547,21 +493,10 @@ def python_function(text: str, args: tuple[str, ...], on: str = "numpy") -> Call
     return eval(f"lambda {', '.join(args)}: {text}", dict(ns))  # noqa: S307 - our own formulas
 
 
-# Differentiable Tensor functions of the language, registered by tapegrad's op module when it
-# is imported (this module sits below it and cannot import it): the names ``ops`` lacks.
-TENSOR_FUNCS: dict = {}
-
-
 def _tensor_op(ops, name):
-    """``ops.name``, else the registered Tensor function of that name (the functions the
-    language gained after ``ops`` was written: arcsin, sinh, exp2, floor...)."""
     fn = getattr(ops, name, None)
     if fn is None:
-        fn = TENSOR_FUNCS.get(name)
-    if fn is None:
-        raise ValueError(
-            f"formula function {name}() has no Tensor version registered in formula.TENSOR_FUNCS"
-        )
+        raise ValueError(f"formula function {name}() has no Tensor version in {ops!r}")
     return fn
 
 
