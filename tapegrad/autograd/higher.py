@@ -102,11 +102,14 @@ def _value(x):
     return x._v if isinstance(x, Tensor) else x
 
 
-# every function of the formula language as the differentiable tapegrad function of that name
-# (``abs`` is ``abs_`` there), and ``value_of`` for the conditions of a ``where``
+# the functions of the formula language as the differentiable tapegrad functions of those names
+# (``abs`` is ``abs_`` there; a language function no op declares yet has none, and a formula
+# calling it on Tensors raises), and ``value_of`` for the conditions of a ``where``
+_TENSOR_FUNCS = {
+    name: getattr(O, "abs_" if name == "abs" else name, None) for name in formula.FUNCS
+}
 _FormulaOps = types.SimpleNamespace(
-    value_of=_value,
-    **{name: getattr(O, "abs_" if name == "abs" else name) for name in formula.FUNCS},
+    value_of=_value, **{name: fn for name, fn in _TENSOR_FUNCS.items() if fn is not None}
 )
 
 

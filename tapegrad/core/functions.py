@@ -15,7 +15,6 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import examples
 from . import tape as T
 from ..ops import formula
 from ..ops.spec import C, op as spec_op
@@ -37,156 +36,15 @@ TensorLike = Tensor | ArrayLike
 Axis = int | tuple[int, ...] | None
 
 
-def _ieee(np_fwd, v):
-    """numpy's IEEE result (inf/nan) for a float where ``math`` raises instead."""
-    with np.errstate(all="ignore"):
-        return float(np_fwd(np.float64(v)))
-
-
-# ---- integer and boolean Tensors -------------------------------------------------------------
-# Only float Tensors can require grad, so integer and boolean Tensors are never differentiated:
-# they compute with NumPy itself, with NumPy's integer arithmetic and dtypes (uint8 250 + 10
-# wraps to 4, int64 stays exact above 2**53), as PyTorch's integer tensors do.
-
-
-def exact_operands(*xs) -> bool:
-    """True when no operand requires grad and one is an integer or boolean Tensor (also
-    inside a list or tuple of operands): the op then runs as NumPy's own (``numpy_exact``)."""
-    found = False
-    for x in xs:
-        if isinstance(x, Tensor):
-            if x._rg:
-                return False
-            v = x._v
-            if v.__class__ is not float and v.dtype.kind in "iub":
-                found = True
-        elif x.__class__ in (list, tuple) and any(isinstance(e, Tensor) for e in x):
-            if any(isinstance(e, Tensor) and e._rg for e in x):
-                return False
-            found = found or exact_operands(*x)
-    return found
-
-
-def _exact_value(x):
-    if isinstance(x, Tensor):
-        if GUARD_HOOK[0] is not None:
-            GUARD_HOOK[0](x, "integer")  # a trace pins the values it computes with
-        return x._v
-    if x.__class__ in (list, tuple) and any(isinstance(e, Tensor) for e in x):
-        return type(x)(_exact_value(e) for e in x)
-    return x
-
-
-def _exact_result(out):
-    if isinstance(out, tuple):
-        return tuple(_exact_result(o) for o in out)
-    if isinstance(out, (np.ndarray, np.generic)):
-        if out.dtype == np.float64 and out.ndim == 0:
-            return Tensor._const(float(out))
-        return Tensor._const(np.array(out))
-    return out
-
-
-def numpy_exact(fn, *args, **kwargs):
-    """``fn`` (a NumPy function) on the operands' values, its result as Tensors of NumPy's
-    dtype: the arithmetic of integer and boolean Tensors (NumPy's own warnings apply)."""
-    args = [_exact_value(a) for a in args]
-    return _exact_result(fn(*args, **{k: _exact_value(v) for k, v in kwargs.items()}))
-
-
 # ---- elementwise ---------------------------------------------------------------------------
 
 
-def _make_unary(name):
-    spec = spec_op(name)
-    code = C.__dict__[name]
-    np_fwd = formula.python_function(spec.fwd, ("a",), "numpy")
-    math_fwd = formula.python_function(spec.fwd, ("a",), "math")
-    np_ufunc = getattr(np, spec.numpy[0], None) if spec.numpy else None
-
-    def f(x: TensorLike) -> Tensor:
-        if not isinstance(x, Tensor):
-            x = x if isinstance(x, Tensor) else Tensor._const(value_of(x))
-        v = x._v
-        if np_ufunc is not None and v.__class__ is not float and v.dtype.kind in "iub":
-            if not x._rg:
-                return numpy_exact(np_ufunc, x)
-        if v.__class__ is float:
-            try:
-                out = math_fwd(v)
-            except (ValueError, OverflowError, ZeroDivisionError):
-                out = _ieee(np_fwd, v)  # math raises where IEEE gives inf/nan
-        else:  # numpy's own warnings apply, as they would to the same numpy code
-            out = np_fwd(v if v.dtype == np.float64 else v.astype(np.float64))
-        return record_unary(x, code, out)
-
-    f.__name__ = name.lower()
-    f.__doc__ = _doc(f.__name__, f"Elementwise {f.__name__} (differentiable).")
-    return f
-
-
-def _doc(name, summary):
-    """A generated elementwise docstring: ``summary`` and the checked example of ``name``."""
-    return f"{summary}\n\n{examples.docstring_example(name)}"
-
-
-neg = _make_unary("NEG")
-exp = _make_unary("EXP")
-log = _make_unary("LOG")
-log1p = _make_unary("LOG1P")
-expm1 = _make_unary("EXPM1")
-sqrt = _make_unary("SQRT")
-sin = _make_unary("SIN")
-cos = _make_unary("COS")
-tan = _make_unary("TAN")
-tanh = _make_unary("TANH")
-sigmoid = _make_unary("SIGMOID")
-relu = _make_unary("RELU")
-abs_ = _make_unary("ABS")
-
-
-arcsin = _make_unary("ARCSIN")
-arccos = _make_unary("ARCCOS")
-arctan = _make_unary("ARCTAN")
-arcsinh = _make_unary("ARCSINH")
-arccosh = _make_unary("ARCCOSH")
-arctanh = _make_unary("ARCTANH")
-sinh = _make_unary("SINH")
-cosh = _make_unary("COSH")
-log2 = _make_unary("LOG2")
-log10 = _make_unary("LOG10")
-exp2 = _make_unary("EXP2")
-cbrt = _make_unary("CBRT")
-sinc = _make_unary("SINC")
-sinc.__doc__ = _doc(
-    "sinc",
-    "NumPy's normalized sinc, sin(pi x) / (pi x), 1 at 0; its "
-    "derivatives are exact at 0 at every order (a series is used near 0).",
-)
-
-# Piecewise constant: NumPy's value with derivative 0 at every order (almost everywhere; at
-# the jumps too, as in JAX and PyTorch).  Each records a row, so a trace replays the value.
-sign = _make_unary("SIGN")
-floor = _make_unary("FLOOR")
-ceil = _make_unary("CEIL")
-rint = _make_unary("RINT")
-trunc = _make_unary("TRUNC")
-for _f in (sign, floor, ceil, rint, trunc):
-    _f.__doc__ = _doc(
-        _f.__name__,
-        f"Elementwise {_f.__name__} (NumPy's value); its derivative "
-        "is 0 at every order (almost everywhere, as in JAX and PyTorch).",
-    )
+from .elementwise import _ieee, exact_operands, numpy_exact  # noqa: E402, F401
+from .unary import *  # noqa: E402, F403 (the one-operand functions, generated from the spec)
+from .unary import abs_, exp, floor, log, rint, sqrt  # noqa: E402
 
 # Special functions (SciPy's values; derivatives closed under differentiation: gammaln' =
 # digamma, digamma' = polygamma(1, .), polygamma(n, .)' = polygamma(n + 1, .)).
-gamma = _make_unary("GAMMA")
-gammaln = _make_unary("GAMMALN")
-digamma = _make_unary("DIGAMMA")
-erf = _make_unary("ERF")
-erfc = _make_unary("ERFC")
-erfinv = _make_unary("ERFINV")
-erfcinv = _make_unary("ERFCINV")
 _polygamma_math = formula.python_function("polygamma(c, a)", ("a", "c"), "math")
 _polygamma_numpy = formula.python_function("polygamma(c, a)", ("a", "c"), "numpy")
 

@@ -27,6 +27,7 @@ from .tensor import (
 from .tensor import (
     TensorBase as Tensor,
 )
+from .unary import UnaryMethods
 
 _ADD, _ADDS, _MUL, _MULS = C.ADD, C.ADDS, C.MUL, C.MULS  # the operator hot path
 
@@ -891,7 +892,7 @@ def _inplace_method(fn, opname):
     return method
 
 
-class TensorMethods:
+class TensorMethods(UnaryMethods):
     """Tensor's operators and NumPy/PyTorch-style methods (a base class of the public
     ``Tensor``), each a thin call into ``functions``."""
 
@@ -911,7 +912,7 @@ class TensorMethods:
     __rmatmul__ = lambda s, o: O.matmul(o, s)  # noqa: E731
     __neg__ = neg = O.neg
     __pos__ = _pos
-    __abs__ = abs = O.abs_
+    __abs__ = O.abs_
     __getitem__ = _getitem
     __setitem__ = _setitem
     __lt__ = _compare(np.less, "__lt__")
@@ -928,33 +929,13 @@ class TensorMethods:
     zero_ = _zero_
     _version = property(_version)
 
-    # elementwise functions of x alone, as in NumPy and PyTorch
-    exp, log, log1p, expm1 = O.exp, O.log, O.log1p, O.expm1
-    sqrt, sin, cos, tan, tanh = O.sqrt, O.sin, O.cos, O.tan, O.tanh
-    sigmoid, relu, leaky_relu = O.sigmoid, O.relu, O.leaky_relu
-    arcsin, arccos, arctan = O.arcsin, O.arccos, O.arctan
-    arcsinh, arccosh, arctanh = O.arcsinh, O.arccosh, O.arctanh
-    asin, acos, atan = O.arcsin, O.arccos, O.arctan  # PyTorch's names
-    asinh, acosh, atanh = O.arcsinh, O.arccosh, O.arctanh
-    sinh, cosh, log2, log10, exp2, cbrt, sinc = (
-        O.sinh,
-        O.cosh,
-        O.log2,
-        O.log10,
-        O.exp2,
-        O.cbrt,
-        O.sinc,
-    )
-    sign, floor, ceil, rint, trunc = O.sign, O.floor, O.ceil, O.rint, O.trunc
+    # elementwise functions of x alone beyond the declared ones (UnaryMethods)
+    leaky_relu = O.leaky_relu
     reciprocal, square, deg2rad, rad2deg = O.reciprocal, O.square, O.deg2rad, O.rad2deg
     nan_to_num = P._nan_to_num
     remainder, fmod, arctan2, hypot = O.remainder, O.fmod, O.arctan2, O.hypot
     atan2 = O.arctan2
     logaddexp, logaddexp2 = O.logaddexp, O.logaddexp2
-    # special functions (PyTorch has x.erf() ...)
-    gamma, gammaln, digamma = O.gamma, O.gammaln, O.digamma
-    erf, erfc, erfinv, erfcinv = O.erf, O.erfc, O.erfinv, O.erfcinv
-    lgamma = O.gammaln
     polygamma = _polygamma
     cumsum = _calls(
         "cumsum", O.cumsum, lambda s, axis=None, *, dim=None: O.cumsum(s, _axis(axis, dim))

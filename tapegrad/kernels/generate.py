@@ -1,4 +1,5 @@
-"""Writes ``sweeps.py``, the one module of compiled tape sweeps, from the op spec.
+"""Writes ``sweeps.py``, the one module of compiled tape sweeps, from the op spec (and
+``tapegrad/core/unary.py``, the public one-operand functions).
 
 Run ``python tapegrad/kernels/generate.py`` after changing anything in ``tapegrad/ops``;
 ``tests/test_spec_generated.py`` fails while the checked-in module is out of date, and the module
@@ -25,6 +26,8 @@ import inspect
 import sys
 import textwrap
 from pathlib import Path
+
+import numpy as np
 
 if __package__:  # imported as tapegrad.kernels.generate (the tests do)
     from ..ops import decl, formula, spec, specfuncs, structural
@@ -674,17 +677,72 @@ def render() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+# ---- tapegrad/core/unary.py: the public one-operand functions ------------------------------
+
+UNARY_TARGET = Path(__file__).resolve().parent.parent / "core" / "unary.py"
+
+
+def render_unary() -> str:
+    """The module of the one-operand elementwise functions (every declaration with an
+    ``example``): one line per function, the NumPy ufuncs it serves, its Tensor methods.
+    Written out (not built in a loop at import) so linters, type checkers and IDEs see
+    every name."""
+    public = [o for o in _UNARY if o.example]
+    var = {o.name: o.function or o.name.lower() for o in public}
+    lines = [
+        '"""The one-operand elementwise functions (``tg.exp`` ...): generated from the',
+        "declarations in ``tapegrad/ops/elementwise.py`` by ``python tapegrad/kernels/generate.py``",
+        '(edit those, not this file)."""',
+        "",
+        "import numpy as np",
+        "",
+        "from .elementwise import make_unary",
+        "",
+    ]
+    lines += [f'{var[o.name]} = make_unary("{o.name}")' for o in public]
+    ufuncs = [
+        (n, var[o.name])
+        for o in public
+        for n in o.numpy
+        if isinstance(getattr(np, n, None), np.ufunc) and getattr(np, n).__name__ == n
+    ]
+    lines += [
+        "",
+        "# the NumPy ufuncs each serves on Tensors (tapegrad.numpy dispatch)",
+        "UFUNCS = {",
+    ]
+    lines += [f"    np.{n}: {v}," for n, v in ufuncs]
+    lines += [
+        "}",
+        "",
+        "",
+        "class UnaryMethods:",
+        '    """``x.exp()`` ... (PyTorch\'s spellings too)."""',
+        "",
+    ]
+    lines += [
+        f"    {m} = {var[o.name]}"
+        for o in public
+        for m in dict.fromkeys((o.name.lower(), *o.methods))
+    ]
+    exported = sorted(v for v in var.values() if not v.endswith("_"))
+    lines += ["", "", "__all__ = ["] + [f'    "{v}",' for v in exported] + ["]"]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    text = render()
+    outputs = [(TARGET, render()), (UNARY_TARGET, render_unary())]
     if "--check" in argv:
-        current = TARGET.read_text() if TARGET.exists() else ""
-        if current != text:
-            print(f"{TARGET.name} is out of date: run python tapegrad/kernels/generate.py")
+        stale = [t.name for t, text in outputs if (t.read_text() if t.exists() else "") != text]
+        if stale:
+            print(f"{', '.join(stale)} out of date: run python tapegrad/kernels/generate.py")
             return 1
         return 0
-    TARGET.write_text(text)
-    print(f"wrote {TARGET} ({len(text.splitlines())} lines, fingerprint {FINGERPRINT})")
+    for target, text in outputs:
+        target.write_text(text)
+        print(f"wrote {target} ({len(text.splitlines())} lines)")
+    print(f"fingerprint {FINGERPRINT}")
     return 0
 
 

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from ..core import functions as O
+from ..core import unary
 from ..core.methods import viewing
 from ..core.tensor import TensorBase as Tensor
 from ..core.torch_methods import ravel_order, reshape_order
@@ -58,42 +59,14 @@ def _no_extras(name, out=None, **kw):
 # ---- ufuncs --------------------------------------------------------------------------------------
 
 UFUNCS = {
-    np.negative: O.neg,
     np.positive: lambda x: O.mul(x, 1.0),
-    np.absolute: O.abs_,
     np.fabs: O.abs_,
-    np.exp: O.exp,
-    np.expm1: O.expm1,
-    np.log: O.log,
-    np.log1p: O.log1p,
-    np.sqrt: O.sqrt,
-    np.sin: O.sin,
-    np.cos: O.cos,
-    np.tan: O.tan,
-    np.tanh: O.tanh,
-    np.arcsin: O.arcsin,
-    np.arccos: O.arccos,
-    np.arctan: O.arctan,
-    np.arcsinh: O.arcsinh,
-    np.arccosh: O.arccosh,
-    np.arctanh: O.arctanh,
-    np.sinh: O.sinh,
-    np.cosh: O.cosh,
-    np.log2: O.log2,
-    np.log10: O.log10,
-    np.exp2: O.exp2,
-    np.cbrt: O.cbrt,
     np.square: O.square,
     np.reciprocal: O.reciprocal,
     np.deg2rad: O.deg2rad,
     np.radians: O.deg2rad,
     np.rad2deg: O.rad2deg,
     np.degrees: O.rad2deg,
-    np.sign: O.sign,
-    np.floor: O.floor,
-    np.ceil: O.ceil,
-    np.rint: O.rint,
-    np.trunc: O.trunc,
     np.conjugate: O.conj,
     np.add: O.add,
     np.subtract: O.sub,
@@ -115,6 +88,7 @@ UFUNCS = {
     np.floor_divide: O.floor_divide,
     np.divmod: O.divmod_,
 }
+UFUNCS.update(unary.UFUNCS)  # the declared one-operand ops
 UFUNCS.update(composites.UFUNCS)
 if hasattr(np, "vecdot"):
     UFUNCS[np.vecdot] = lambda a, b: O.sum(O.mul(a, b), -1)

@@ -36,6 +36,14 @@ class Elementwise:
     numpy: tuple = ()  # NumPy / Tensor names this op serves
     domain: tuple = (-2.0, 2.0)  # test inputs are drawn from here
     kinks: tuple = ()  # test inputs keep clear of these points
+    # a public one-operand function (tg.exp ...): its docstring example (input, value,
+    # derivative, derivative formula), checked by the doctests; an optional summary line;
+    # the variable it is in tapegrad.core.functions when not the lower-case name; Tensor
+    # method names besides that name (PyTorch's spellings)
+    example: tuple = ()
+    doc: str = ""
+    function: str = ""
+    methods: tuple = ()
     family: str = "elementwise"
 
     def __post_init__(self):
