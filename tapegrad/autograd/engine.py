@@ -260,17 +260,13 @@ def run_backward(
 
 
 # ---- clearing the adjoints ---------------------------------------------------------------------
-# Ops whose backward adds only into the adjoints of their operand rows ``ra`` / ``rb`` (CUSTOM
-# and CONCAT reach rows through their payload or parameters); an op not listed here, as any
-# op added later, makes ``_clear_adjoints`` clear everything, which is always right.
+# Ops whose backward adds only into the adjoints of their operand rows ``ra`` / ``rb``, as
+# their declarations say (``operand_adjoints_only``; CUSTOM and CONCAT reach rows through
+# their payload or parameters); any other op makes ``_clear_adjoints`` clear everything, which
+# is always right.
 _PLAIN_OPS = np.zeros(256, bool)
-_PLAIN_OPS[[C.__dict__[o.name] for o in OPS if isinstance(o, Elementwise)]] = True
 _PLAIN_OPS[
-    [
-        C.__dict__[name]
-        for name in "LEAF CONST FREED GUARD WHERE VIEW RESHAPE SUM PROD AMAX AMIN MATMUL "
-        "GATHER SETITEM SCATTER CUMSUM CUMPROD".split()
-    ]
+    [i for i, o in enumerate(OPS) if isinstance(o, Elementwise) or o.operand_adjoints_only]
 ] = True
 _UNCLEARED_MIN = 4096  # rows this large are worth leaving out of the clearing
 

@@ -14,6 +14,8 @@ class Internal:
 
     name: str
     graph: str = ""
+    # its backward adds into nothing but the adjoints of operand rows a / b (see Structural)
+    operand_adjoints_only: bool = True
     family: str = "internal"
 
 
@@ -91,6 +93,10 @@ class Structural:
     graph: str = ""
     numpy: tuple = ()
     domain: tuple = (-2.0, 2.0)
+    # its backward adds into nothing but the adjoints of its operand rows a / b, so a backward
+    # clears only those (CONCAT reaches rows through its parameters: False, as for any op
+    # that does not say)
+    operand_adjoints_only: bool = False
     family: str = "structural"
 
 

@@ -31,7 +31,7 @@ def _collect():
         Internal("LEAF"),
         Internal("CONST"),
         Internal("FREED", "FreedBackward0"),
-        Internal("CUSTOM"),
+        Internal("CUSTOM", operand_adjoints_only=False),  # reaches rows through its payload
         Internal("GUARD"),
     ]
     unary = [op for op in elementwise.OPS if op.arity == 1]

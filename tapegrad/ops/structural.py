@@ -1120,7 +1120,15 @@ def matmul_jvp(rows, r, tangent):
 
 S = Structural
 OPS = (
-    S("WHERE", where_forward, where_backward, where_vjp, where_jvp, numpy=("where",)),
+    S(
+        "WHERE",
+        where_forward,
+        where_backward,
+        where_vjp,
+        where_jvp,
+        numpy=("where",),
+        operand_adjoints_only=True,
+    ),
     S(
         "VIEW",
         view_forward,
@@ -1131,6 +1139,7 @@ OPS = (
         backward_tangent_lanes=view_backward_tangent_lanes,
         helpers=(strided_offsets,),
         numpy=("broadcast_to", "transpose", "__getitem__"),
+        operand_adjoints_only=True,
     ),
     S(
         "RESHAPE",
@@ -1141,6 +1150,7 @@ OPS = (
         tangent_lanes=reshape_tangent_lanes,
         backward_tangent_lanes=reshape_backward_tangent_lanes,
         numpy=("reshape", "ravel", "squeeze", "expand_dims"),
+        operand_adjoints_only=True,
     ),
     S(
         "SUM",
@@ -1152,6 +1162,7 @@ OPS = (
         backward_tangent_lanes=sum_backward_tangent_lanes,
         helpers=(pairwise_sum,),
         numpy=("sum",),
+        operand_adjoints_only=True,
     ),
     S(
         "PROD",
@@ -1164,6 +1175,7 @@ OPS = (
         helpers=(reduce_groups,),
         numpy=("prod",),
         domain=(0.3, 2.0),
+        operand_adjoints_only=True,
     ),
     S(
         "AMAX",
@@ -1176,6 +1188,7 @@ OPS = (
         backward_tangent_lanes=extreme_backward_tangent_lanes,
         helpers=(extreme_weights,),
         numpy=("max", "amax"),
+        operand_adjoints_only=True,
     ),
     S(
         "AMIN",
@@ -1187,6 +1200,7 @@ OPS = (
         tangent_lanes=extreme_tangent_lanes,
         backward_tangent_lanes=extreme_backward_tangent_lanes,
         numpy=("min", "amin"),
+        operand_adjoints_only=True,
     ),
     S(
         "MATMUL",
@@ -1201,6 +1215,7 @@ OPS = (
         helpers=(matmul_layout, lane_matmul),
         graph="MmBackward0",
         numpy=("matmul", "dot", "__matmul__"),
+        operand_adjoints_only=True,
     ),
     S(
         "CONCAT",
@@ -1220,6 +1235,7 @@ OPS = (
         gather_jvp,
         graph="IndexBackward0",
         numpy=("__getitem__",),
+        operand_adjoints_only=True,
     ),
     S(
         "SETITEM",
@@ -1229,8 +1245,16 @@ OPS = (
         setitem_jvp,
         graph="IndexPutBackward0",
         numpy=("__setitem__",),
+        operand_adjoints_only=True,
     ),
-    S("SCATTER", scatter_forward, scatter_backward, scatter_vjp, scatter_jvp),
+    S(
+        "SCATTER",
+        scatter_forward,
+        scatter_backward,
+        scatter_vjp,
+        scatter_jvp,
+        operand_adjoints_only=True,
+    ),
     S(
         "CUMSUM",
         cumsum_forward,
@@ -1239,6 +1263,7 @@ OPS = (
         cumsum_jvp,
         helpers=(scan_offsets,),
         numpy=("cumsum",),
+        operand_adjoints_only=True,
     ),
     S(
         "CUMPROD",
@@ -1249,5 +1274,6 @@ OPS = (
         tangent=cumprod_tangent,
         backward_tangent=cumprod_backward_tangent,
         numpy=("cumprod",),
+        operand_adjoints_only=True,
     ),
 )
