@@ -56,8 +56,9 @@ from .core.tensor import (
     value_of,
 )
 from ._version import __version__
-from .ops.decl import Elementwise
+from .ops.decl import BadParams, Elementwise, Structural
 from .ops.spec import CODE, FINGERPRINT, OPS
+from .ops.structural import MAX_NDIM
 
 __all__ = [
     "trace",
@@ -443,7 +444,6 @@ _DTYPES = {
     "fpool": np.float64,
     "val": np.float64,
 }
-_MAX_NDIM = 64
 
 
 def op_table_fingerprint():
@@ -515,34 +515,16 @@ def _validate(arrays, meta):
     rows = np.arange(n)
     size = np.diff(voff)
     code_of = {name: i for i, name in enumerate(names)}
-    # operand layouts from the op spec: elementwise ops by arity, structural ones by name
-    unary = [i for i, o in enumerate(OPS) if isinstance(o, Elementwise) and o.arity == 1] + [
-        code_of["RESHAPE"]
-    ]
-    binary = [i for i, o in enumerate(OPS) if isinstance(o, Elementwise) and o.arity == 2] + [
-        code_of[x] for x in ("WHERE", "MATMUL", "SETITEM")
-    ]
-    no_operands = [code_of[x] for x in ("LEAF", "CONST", "CONCAT")]
-    known = (
-        set(unary)
-        | set(binary)
-        | set(no_operands)
-        | {
-            code_of[x]
-            for x in (
-                "VIEW",
-                "SUM",
-                "PROD",
-                "AMAX",
-                "AMIN",
-                "GATHER",
-                "SCATTER",
-                "GUARD",
-                "CUMSUM",
-                "CUMPROD",
-            )
-        }
-    )
+    # operand layouts from the op spec: elementwise ops by arity, structural ones as declared
+    # (their arity, whether operands are the row's size, and a check of their parameters)
+    held = {i: o for i, o in enumerate(OPS) if isinstance(o, Structural) and o.check}
+    elementwise2 = [i for i, o in enumerate(OPS) if isinstance(o, Elementwise) and o.arity == 2]
+    unary = [i for i, o in enumerate(OPS) if isinstance(o, Elementwise) and o.arity == 1]
+    unary += [i for i, o in held.items() if o.arity == 1 and o.same_size]
+    binary = elementwise2 + [i for i, o in held.items() if o.arity == 2]
+    same_size = unary + elementwise2 + [i for i, o in held.items() if o.arity == 2 and o.same_size]
+    no_operands = [code_of["LEAF"], code_of["CONST"]] + [i for i, o in held.items() if not o.arity]
+    known = set(unary) | set(binary) | set(no_operands) | set(held) | {code_of["GUARD"]}
     two_params = [i for i, o in enumerate(OPS) if isinstance(o, Elementwise) and o.params == 2]
     for r in np.flatnonzero(~np.isin(ops, list(known))):
         _bad("code", f"has op {names[ops[r]]} at row {r}, which a trace cannot hold")
@@ -565,20 +547,14 @@ def _validate(arrays, meta):
             )
     a_size = np.where(uses_a, size[np.clip(ra, 0, n - 1)], 0)
     b_size = np.where(rb >= 0, size[np.clip(rb, 0, n - 1)], 0)
-    elementwise = np.isin(ops, unary) | (
-        uses_b & ~np.isin(ops, [code_of["MATMUL"], code_of["SETITEM"]])
-    )
+    elementwise = np.isin(ops, same_size)
     bad = np.flatnonzero(
         (elementwise & (a_size != size)) | (uses_b & elementwise & (b_size != size))
     )
     if bad.size:
         r = int(bad[0])
         _bad(f"voff (row {r}, {names[ops[r]]})", "gives an operand a size other than the row's own")
-    for r in np.flatnonzero(
-        ~elementwise & ~np.isin(ops, [code_of["LEAF"], code_of["CONST"]])
-        | (ops == code_of["WHERE"])
-        | np.isin(ops, two_params)
-    ):
+    for r in np.flatnonzero(np.isin(ops, [*held, code_of["GUARD"], *two_params])):
         _check_params(
             names[ops[r]],
             int(r),
@@ -607,89 +583,16 @@ def _check_params(name, r, p, ipool, fpool, size, na, nb, n, has_b):
         if not 0 <= p < fpool.size:
             _bad(f"ip (row {r}, {name})", f"is {p}, outside fpool of {fpool.size}")
         return
-    if name == "WHERE":
-        (c,) = _ints(ipool, p, 1, field)
-        if not 0 <= c < r or size[c] != n:
-            _bad(field, f"names condition row {c}; it must be an earlier row of size {n}")
-        return
     if name == "GUARD":
         (kind,) = _ints(ipool, p, 1, field)
         if not 0 <= kind <= 6 or na < n or (has_b and nb < n):
             _bad(field, f"guard kind {kind} or operand sizes are out of range")
         return
-    if name in ("VIEW", "SUM", "PROD", "AMAX", "AMIN"):
-        (nd,) = _ints(ipool, p, 1, field)
-        if not 0 <= nd <= _MAX_NDIM:
-            _bad(field, f"has ndim {nd} (at most {_MAX_NDIM})")
-        view = name == "VIEW"
-        vals = _ints(ipool, p + 1, 2 * nd + view, field)
-        shape, strides = vals[:nd], vals[nd : 2 * nd]
-        base = vals[2 * nd] if view else 0
-        if any(s < 0 for s in shape):
-            _bad(field, f"has a negative shape {shape}")
-        count = math.prod(shape)
-        if count != (n if view else na):
-            _bad(field, f"shape {shape} holds {count} values, not {n if view else na}")
-        if count:
-            lo = base + sum(min(0, (s - 1) * st) for s, st in zip(shape, strides))
-            hi = base + sum(max(0, (s - 1) * st) for s, st in zip(shape, strides))
-            limit = na if view else n
-            if lo < 0 or hi >= limit:
-                _bad(field, f"reaches offsets {lo}..{hi} of an array of {limit}")
-        return
-    if name == "MATMUL":
-        nb_, m, k, nn, ta, tb = _ints(ipool, p, 6, field)
-        if (
-            min(nb_, m, k, nn) < 0
-            or na != nb_ * m * k
-            or nb != nb_ * k * nn
-            or n != nb_ * m * nn
-            or ta not in (0, 1)
-            or tb not in (0, 1)
-        ):
-            _bad(
-                field,
-                f"matmul sizes {nb_}x{m}x{k}x{nn} (transposed {ta}, {tb}) disagree "
-                "with the operands",
-            )
-        return
-    if name in ("CUMSUM", "CUMPROD"):
-        outer, m, inner = _ints(ipool, p, 3, field)
-        if (
-            min(outer, m, inner) < 0
-            or n != outer * m * inner
-            or na != n
-            or (name == "CUMSUM" and _ints(ipool, p + 3, 1, field)[0] not in (0, 1))
-        ):
-            _bad(field, f"scan sizes {outer}x{m}x{inner} disagree with the operand")
-        return
-    if name == "CONCAT":
-        outer, inner, k = _ints(ipool, p, 3, field)
-        if min(outer, inner, k) < 0:
-            _bad(field, "has a negative count")
-        rows_lens = _ints(ipool, p + 3, 2 * k, field)
-        parts, lens = rows_lens[:k], rows_lens[k:]
-        if (
-            any(not 0 <= q < r for q in parts)
-            or any(x < 0 for x in lens)
-            or any(size[q] != outer * x * inner for q, x in zip(parts, lens))
-            or n != outer * inner * sum(lens)
-        ):
-            _bad(field, "concatenates rows or sizes that do not fit the row")
-        return
-    if name in ("GATHER", "SCATTER", "SETITEM"):
-        (m,) = _ints(ipool, p, 1, field)
-        idx = np.asarray(_ints(ipool, p + 1, m, field), np.int64) if m >= 0 else None
-        if m < 0:
-            _bad(field, f"has a negative count {m}")
-        if name == "GATHER":
-            ok = m == n and (not m or (idx.min() >= 0 and idx.max() < na))
-        elif name == "SCATTER":
-            ok = na == m and (not m or (idx.min() >= 0 and idx.max() < n))
-        else:
-            ok = na == n and nb == m and (not m or (idx.min() >= 0 and idx.max() < n))
-        if not ok:
-            _bad(field, f"{name.lower()} indices or sizes are out of range")
+    if spec.check is not None:
+        try:
+            spec.check(r, p, ipool, fpool, size, na, nb, n)
+        except BadParams as e:
+            _bad(field, str(e))
         return
     _bad(f"code (row {r})", f"has op {name}, which has no validation rule")
 
@@ -728,7 +631,7 @@ def _spec_size(spec):
         if (
             len(spec) < 3
             or not isinstance(spec[1], list)
-            or len(spec[1]) > _MAX_NDIM
+            or len(spec[1]) > MAX_NDIM
             or any(not isinstance(d, int) or d < 0 for d in spec[1])
         ):
             _bad("meta specs", f"has a malformed shape {str(spec)[:40]}")
@@ -752,7 +655,7 @@ def _check_out(spec, n, size):
             or not isinstance(spec[3], int)
             or not 0 <= spec[3] < n
             or not isinstance(spec[1], list)
-            or len(spec[1]) > _MAX_NDIM
+            or len(spec[1]) > MAX_NDIM
             or any(not isinstance(d, int) or d < 0 for d in spec[1])
             or math.prod(spec[1]) != size[spec[3]]
         ):

@@ -8,6 +8,11 @@ from typing import Callable, Union
 from . import formula
 
 
+class BadParams(ValueError):
+    """A row's parameters (read from a trace file) that do not fit the row: the message says
+    how."""
+
+
 @dataclass(frozen=True)
 class Internal:
     """A row kind the sweeps treat specially (leaves, constants, custom ops, guards)."""
@@ -97,6 +102,13 @@ class Structural:
     # clears only those (CONCAT reaches rows through its parameters: False, as for any op
     # that does not say)
     operand_adjoints_only: bool = False
+    # what a trace file may hold: the operand rows the op reads (2: a and b, 1: a, 0: its
+    # parameters name them), whether they are the size of the row (as elementwise operands),
+    # and ``check(r, p, ipool, fpool, size, na, nb, n)``, which raises BadParams when the
+    # row's parameters do not fit its sizes; None: a trace file cannot hold the op
+    arity: int = 1
+    same_size: bool = False
+    check: Union[Callable, None] = None
     family: str = "structural"
 
 
