@@ -796,7 +796,7 @@ def _rewrite(src, dst, mutate, keep_checksum=False):
     not the checksum, has to catch it), unless keep_checksum."""
     import json
 
-    TM = sys.modules["tapegrad.trace"]
+    TM = sys.modules["tapegrad.trace.fileformat"]
     with np.load(src) as z:
         arrays = {k: z[k].copy() for k in TM._ARRAYS}
         meta = json.loads(str(z["meta"]))
@@ -837,7 +837,7 @@ def test_saved_trace_round_trip_and_stamp(tmp_path):
     tr.save(tmp_path / "t.npz")
     back = tg.load_trace(tmp_path / "t.npz")
     np.testing.assert_array_equal(back.grad(x, y), tr.grad(x, y))
-    TM = sys.modules["tapegrad.trace"]
+    TM = sys.modules["tapegrad.trace.fileformat"]
     assert (
         TM.op_table_fingerprint() == TM.op_table_fingerprint()
         and len(TM.op_table_fingerprint()) == 16
@@ -920,7 +920,7 @@ def test_version_and_op_table_mismatch_name_both(tmp_path, monkeypatch):
     tr, x, y = _traced_for_files()
     tr.save(tmp_path / "t.npz")
     blob = pickle.dumps(tr)
-    TM = sys.modules["tapegrad.trace"]
+    TM = sys.modules["tapegrad.trace.fileformat"]
     monkeypatch.setattr(TM, "op_table_fingerprint", lambda: "0123456789abcdef")
     with pytest.raises(ValueError, match=r"op table .*0123456789abcdef"):
         tg.load_trace(tmp_path / "t.npz")
