@@ -1,6 +1,6 @@
 """What an op declaration is, and the facts derived from the declarations.
 
-An op is declared once, in ``elementwise.py`` or ``structural.py``.  Its code is its position
+An op is declared once, in ``elementwise.py`` or ``structural/__init__.py``.  Its code is its position
 in ``OPS`` (assigned here, written into the generated kernels by the generator); nothing else
 in tapegrad spells an op code.  Derived here, never written by hand:
 

@@ -9,7 +9,7 @@ import numpy as np
 from .._version import __version__
 from ..ops.decl import BadParams, Elementwise, Structural
 from ..ops.spec import CODE, FINGERPRINT, NAMES, OPS
-from ..ops.structural import MAX_NDIM
+from ..ops.structural.file_checks import MAX_NDIM
 
 _ARRAYS = ("code", "ip", "fp", "voff", "rg", "ipool", "fpool", "val")
 
