@@ -732,9 +732,9 @@ def _session_is_right(ref, tr):
     t.sync()
     assert t.n == t.nsync and not t.pc and not t.pv and not t.pf
     assert all(r < t.n for r in t.objs) and all(s <= t.n for s in t.starts)
-    from tapegrad.core.tensor import TRANSFORMS
+    from tapegrad.core.tape import STATE
 
-    assert TRANSFORMS.n == 0 and tg.is_grad_enabled()
+    assert STATE.transforms == 0 and STATE.guard is None and tg.is_grad_enabled()
 
 
 def test_interrupts_at_any_signal_point_leave_the_session_right():

@@ -204,9 +204,9 @@ def test_values_leaving_the_tape_are_pinned(leak):
     assert tr.grad(2.0) == pytest.approx(float(eager_grad(lambda x: x * leak(x), 2.0)[1]))
     with pytest.raises(tg.RetraceRequired, match="read the value"):
         tr.grad(-2.0)
-    from tapegrad.core.tensor import GUARD_HOOK
+    from tapegrad.core.tape import STATE
 
-    assert GUARD_HOOK[0] is None
+    assert STATE.guard is None
 
 
 def test_array_comparison_mask_and_bool():

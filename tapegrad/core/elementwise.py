@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike
 from ..ops import formula
 from ..ops.spec import C
 from ..ops.spec import op as spec_op
-from .tensor import GUARD_HOOK, record_unary, value_of
+from .tensor import STATE, record_unary, value_of
 from .tensor import TensorBase as Tensor
 
 TensorLike = Tensor | ArrayLike
@@ -50,8 +50,8 @@ def exact_operands(*xs) -> bool:
 
 def _exact_value(x):
     if isinstance(x, Tensor):
-        if GUARD_HOOK[0] is not None:
-            GUARD_HOOK[0](x, "integer")  # a trace pins the values it computes with
+        if STATE.guard is not None:
+            STATE.guard(x, "integer")  # a trace pins the values it computes with
         return x._v
     if x.__class__ in (list, tuple) and any(isinstance(e, Tensor) for e in x):
         return type(x)(_exact_value(e) for e in x)

@@ -19,7 +19,7 @@ from . import tape as T
 from ..ops import formula
 from ..ops.spec import C, op as spec_op
 from .tensor import (
-    GUARD_HOOK,
+    STATE,
     TensorBase as Tensor,
     needs_grad,
     record,
@@ -910,7 +910,7 @@ def _order_guard(out, axis, pairs):
     """While a trace records: guards that the gathered values are still in order, so a replay
     whose inputs sort differently raises RetraceRequired instead of reusing the recorded
     permutation.  ``pairs`` lists (before, after) slices along ``axis`` that must satisfy <=."""
-    if GUARD_HOOK[0] is None or not out._rg:
+    if STATE.guard is None or not out._rg:
         return
     for before, after in pairs:
         lo = [slice(None)] * out.ndim
@@ -1525,10 +1525,10 @@ def stable_shift(x, axes):
         return np.zeros([1] * v.ndim)
     m = np.max(v, axis=axes, keepdims=True)
     finite = np.isfinite(m)
-    if GUARD_HOOK[0] is None or not needs_grad(x):
+    if STATE.guard is None or not needs_grad(x):
         return np.where(finite, m, 0.0)
     row = floor(amax(x, axes, keepdims=True))
-    GUARD_HOOK[0](abs_(row), "__lt__", math.inf, finite)  # replays check the same pattern
+    STATE.guard(abs_(row), "__lt__", math.inf, finite)  # replays check the same pattern
     return row if finite.all() else where(finite, row, 0.0)
 
 

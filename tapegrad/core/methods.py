@@ -14,9 +14,7 @@ from ..ops.spec import C
 from . import functions as O
 from . import torch_methods as P
 from .tensor import (
-    GUARD_HOOK,
     STATE,
-    TRANSFORMS,
     _guard_hook,
     new_tensor,
     record_binary,
@@ -106,7 +104,7 @@ def _transpose(self, *axes):
 
 
 def _check_inplace(self, opname):
-    if TRANSFORMS.n and self._rg and (self._leaf or not STATE.enabled):
+    if STATE.transforms and self._rg and (self._leaf or not STATE.enabled):
         what = "a differentiated input" if self._leaf else "a traced value under no_grad"
         raise RuntimeError(
             f"{opname}: in-place change of {what} (shape {self.shape}) inside a tapegrad "
@@ -402,7 +400,7 @@ def _update_leaf_in_place(self, ufunc, other):
         or old.__class__ is not np.ndarray
         or old.dtype != np.float64
         or not old.flags.writeable
-        or GUARD_HOOK[0] is not None
+        or STATE.guard is not None
     ):
         return False
     ov = value_of(other)
@@ -528,7 +526,7 @@ def _compare(ufunc, name):
         ov = other._v if isinstance(other, Tensor) else other
         out = ufunc(np.asarray(self._v), np.asarray(ov) if not np.isscalar(ov) else ov)
         res = Tensor._const(np.asarray(out))
-        hook = GUARD_HOOK[0]
+        hook = STATE.guard
         if hook is not None:
             hook(self, name, other, res)
         return res
@@ -547,7 +545,7 @@ def _zero_(self):
         tensor([0., 0.])
     """
     with_grad = STATE.enabled and self._rg and self._leaf
-    if with_grad or TRANSFORMS.n or _base_of(self) is not None:
+    if with_grad or STATE.transforms or _base_of(self) is not None:
         _check_inplace(self, "zero_")
     if STATE.enabled and self._rg and not self._leaf:  # a graph result: zeros, gradient 0
         _setitem(self, Ellipsis, 0.0)

@@ -873,7 +873,14 @@ def live(tape, row):
 
 
 class _ThreadState(threading.local):
-    """Per-thread recording state: the tape (which also carries the grad-mode flag)."""
+    """The one per-thread state: the recording tape (which also carries the grad-mode flag),
+    how many transforms (``tg.grad`` & co., a ``tg.trace`` recording) run ``f`` on this thread
+    (inside one, a Tensor that requires grad is a traced value and never converts
+    implicitly), and the guard of the trace recording on this thread (None outside one: the
+    recorder notes there what Python reads of a value a replay may change)."""
+
+    transforms = 0
+    guard = None
 
     def __init__(self):
         self.tape = Tape()

@@ -97,7 +97,7 @@ class TensorBase:
         v = self._v
         if v.__class__ is float:
             return _read_only(np.array(v))
-        if (self._rg and TRANSFORMS.n) or not self._leaf:
+        if (self._rg and STATE.transforms) or not self._leaf:
             return _read_only(v)
         t = self._tape
         if t is not None:
@@ -110,7 +110,7 @@ class TensorBase:
 
     @data.setter
     def data(self, value):
-        if self._rg and TRANSFORMS.n:
+        if self._rg and STATE.transforms:
             raise RuntimeError(
                 "x.data = ... on a traced value inside a tapegrad transform or "
                 "tg.trace recording would change it unseen by the derivative; "
@@ -286,7 +286,7 @@ class TensorBase:
         return v if v.__class__ is float else v.reshape(-1)[0].item()
 
     def __float__(self):
-        if self._rg and TRANSFORMS.n and not _replayed_constant(self):
+        if self._rg and STATE.transforms and not _replayed_constant(self):
             raise ConversionError(_conversion_error(self, "__float__"))
         if self.numel() != 1:
             raise TypeError(
@@ -295,7 +295,7 @@ class TensorBase:
         return float(self.item())
 
     def __int__(self):
-        if self._rg and TRANSFORMS.n and not _replayed_constant(self):
+        if self._rg and STATE.transforms and not _replayed_constant(self):
             raise ConversionError(_conversion_error(self, "__int__"))
         return int(self.item())
 
@@ -479,14 +479,6 @@ def raise_unwrapped(e):
         e = hidden = None  # keeps every frame of f, and their arrays, until the GC runs)
 
 
-class _Transforms(threading.local):
-    n = 0
-
-
-# how many transforms (tg.grad & co., a tg.trace recording) are running f on this thread;
-# inside one, a Tensor that requires grad is a traced value and never converts implicitly
-TRANSFORMS = _Transforms()
-
 _VIA = {
     "__array__": "np.asarray / np.array (or a NumPy, SciPy or other function that "
     "converts its argument to an array, a list of Tensors included)",
@@ -513,7 +505,7 @@ def _conversion_error(x, how):
     explicit = (
         "x.item() / x.numpy() / x.tolist() / x.detach() read the value explicitly, without gradient"
     )
-    if TRANSFORMS.n:
+    if STATE.transforms:
         return (
             f"{how}: {via} was called on a traced Tensor (shape {x.shape}) inside a "
             "tapegrad transform or tg.trace recording; converting it would silently drop its "
@@ -848,11 +840,8 @@ def needs_grad(*xs):
 
 
 def _guard_hook(x, kind):
-    """Called by trace recording to note a read of a value a replay may change (a traced
-    value, or a Tensor f reads from its closure, which a replay reads again)."""
-    hook = GUARD_HOOK[0]
-    if hook is not None:
-        hook(x, kind)
-
-
-GUARD_HOOK = [None]
+    """Note, for a trace recording on this thread, a read of a value a replay may change (a
+    traced value, or a Tensor f reads from its closure, which a replay reads again)."""
+    guard = STATE.guard
+    if guard is not None:
+        guard(x, kind)

@@ -12,7 +12,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import functions as O
-from .tensor import GUARD_HOOK, _guard_hook, new_tensor
+from .tensor import STATE, _guard_hook, new_tensor
 from .tensor import TensorBase as Tensor
 
 # PyTorch's named tuples (``torch.return_types.max`` ...): unpack, index or read by name
@@ -42,7 +42,7 @@ def _guard_extreme(self, values_kept, op):
     """While a trace records: guard that each chosen element is still the extreme of its
     lane, so a replay whose maximum moves raises RetraceRequired instead of reusing the
     recorded index."""
-    if GUARD_HOOK[0] is not None and self._rg:
+    if STATE.guard is not None and self._rg:
         if op == "max":
             self <= values_kept  # noqa: B015 - records the guard
         else:

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import numpy as tnp
 from ..core import functions as O
-from ..core.tensor import GUARD_HOOK
+from ..core.tensor import STATE
 from ..tensor_class import Tensor
 from ..transforms.second_order import jvp as _jvp
 from . import require_scipy
@@ -109,7 +109,7 @@ def odeint(
         if atol is not None:
             opts["atol"] = atol
         return _si.odeint(func, y0, t, args=tuple(args), **opts)
-    if GUARD_HOOK[0] is not None:  # a tg.trace recording
+    if STATE.guard is not None:  # a tg.trace recording
         raise TypeError(
             "tg.trace cannot replay tapegrad.scipy.integrate.odeint: its adaptive steps are "
             "chosen in Python from the values of each call, so a replay would repeat the "

@@ -5,7 +5,6 @@ import linecache
 import math
 import os
 import sys
-import threading
 
 import numpy as np
 
@@ -14,7 +13,7 @@ from ..core import creation as _creation
 from ..core import tape as T
 from ..core.functions import _as_shape
 from ..core.tensor import (
-    GUARD_HOOK,
+    STATE,
     refuse_complex,
     row_of,
     value_of,
@@ -50,17 +49,6 @@ class _TraceTape(T.ScratchTape):
         self._on = flag
 
 
-_LOCAL = threading.local()
-_ACTIVE = set()  # ids of the recorders running (any thread)
-_LOCK = T.SectionLock()
-
-
-def _dispatch(x, kind, other=None, res=None):
-    rec = getattr(_LOCAL, "rec", None)
-    if rec is not None:
-        rec.guard(x, kind, other, res)
-
-
 def _site():
     """file:line (and the line's text) of the innermost caller outside tapegrad."""
     f = sys._getframe(1)
@@ -82,7 +70,7 @@ class _Recorder:
         closure is read again at every replay; one made inside f is a harmless pin)."""
         return isinstance(x, Tensor)
 
-    def guard(self, x, kind, other, res):
+    def guard(self, x, kind, other=None, res=None):
         t = self.tape
         if kind in _CMP:
             if not (self.traced(x) or self.traced(other)):
@@ -154,21 +142,13 @@ def _rng_states():
 
 
 def _begin(rec):
-    with _LOCK:
-        _ACTIVE.add(id(rec))
-        GUARD_HOOK[0] = _dispatch
-    prev = getattr(_LOCAL, "rec", None)
-    _LOCAL.rec = rec
-    return prev
+    """Make ``rec`` the recorder of this thread (the caller keeps the one it replaces)."""
+    STATE.guard = rec.guard
 
 
-def _end(prev, rec):
-    """Undo ``_begin`` (idempotent, also after an interrupted ``_begin``)."""
-    _LOCAL.rec = prev
-    with _LOCK:
-        _ACTIVE.discard(id(rec))
-        if not _ACTIVE:
-            GUARD_HOOK[0] = None
+def _end(prev):
+    """Put back the recorder ``_begin`` replaced (idempotent, also after an interruption)."""
+    STATE.guard = prev
 
 
 # ---- pytrees ---------------------------------------------------------------------------------

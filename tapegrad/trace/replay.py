@@ -17,7 +17,6 @@ from ..autograd.function import sum_to_shape
 from ..core import tape as T
 from ..core.tensor import (
     STATE,
-    TRANSFORMS,
     new_tensor,
     raise_unwrapped,
     refuse_complex,
@@ -41,7 +40,6 @@ from .fileformat import (
 )
 from .record import (
     ArgumentsChanged,
-    _LOCAL,
     _Recorder,
     _TraceTape,
     _begin,
@@ -202,12 +200,12 @@ class Trace:
         tensors = {i: [new_tensor(v, requires_grad=True) for v in per_arg[i]] for i in order}
         rec = _Recorder(t)
         prev_tape = STATE.tape
-        prev, depth = getattr(_LOCAL, "rec", None), TRANSFORMS.n
+        prev, depth = STATE.guard, STATE.transforms
         rng_before = _rng_states()
         try:  # everything set inside the try and restored absolutely (interrupt safety)
             STATE.tape = t
             _begin(rec)
-            TRANSFORMS.n = depth + 1
+            STATE.transforms = depth + 1
             for i in order:
                 for leaf in tensors[i]:
                     row_of(t, leaf)
@@ -220,9 +218,9 @@ class Trace:
         except Exception as e:
             raise_unwrapped(e)
         finally:
-            TRANSFORMS.n = depth
+            STATE.transforms = depth
             STATE.tape = prev_tape
-            _end(prev, rec)
+            _end(prev)
         if _rng_states() != rng_before:
             raise RuntimeError(
                 "tg.trace: f drew random numbers (np.random.* or tg.randn/tg.rand) while it was "

@@ -22,7 +22,7 @@ from ..core import functions as _ops
 from ..autograd import engine as autograd
 from ..autograd import forward
 from .. import pytree as _pytree
-from ..core.tensor import STATE, TRANSFORMS, TensorBase as Tensor, raise_unwrapped
+from ..core.tensor import STATE, TensorBase as Tensor, raise_unwrapped
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacobian"]
 
@@ -167,20 +167,20 @@ class _Call:
                     "arrays"
                 )
         self.nested = _DEPTH.n > 0 or any(x is not None and not x._leaf for x in self.inputs)
-        prev, depth, transforms = STATE.enabled, _DEPTH.n, TRANSFORMS.n
+        prev, depth, transforms = STATE.enabled, _DEPTH.n, STATE.transforms
         tape = STATE.tape
         start = tape.n
         try:  # set inside the try and restored absolutely: an interrupt cannot skew them
             STATE.enabled = True
             _DEPTH.n = depth + 1
-            TRANSFORMS.n = transforms + 1
+            STATE.transforms = transforms + 1
             self.out = f(*args, **kwargs)
         except Exception as e:
             if STATE.tape is tape:  # f's rows can only be reached through its traceback
                 tape.discard_from(start)
             raise_unwrapped(e)
         finally:
-            TRANSFORMS.n = transforms
+            STATE.transforms = transforms
             _DEPTH.n = depth
             STATE.enabled = prev
 
