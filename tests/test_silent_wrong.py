@@ -785,6 +785,7 @@ def _traced_for_files():
             + tnp.max(tnp.reshape(x, (2, 2)).T @ tnp.reshape(m, (2, 2)))
             + tnp.sum(x[[0, 0, 3]])
             + tnp.sum(tnp.clip(x, -1.0, 1.0))
+            + tnp.sum(tnp.cumsum(x) * tnp.cumprod(x))
         )
 
     x, y = np.array([1.0, -2.0, 3.0, 0.5]), np.array([0.25])
@@ -863,6 +864,9 @@ _CRAFTED = {
     "where condition row": lambda tr: _set_param(tr, "WHERE", 0, 10**5),
     "reduction shape": lambda tr: _set_param(tr, "SUM", 1, 10**6),
     "guard kind": lambda tr: _set_param(tr, "GUARD", 0, 99),
+    "scan sizes": lambda tr: _set_param(tr, "CUMSUM", 1, 10**6),
+    "scan direction flag": lambda tr: _set_param(tr, "CUMSUM", 3, 7),
+    "negative scan length": lambda tr: _set_param(tr, "CUMPROD", 0, -1),
     "clip bound index": lambda tr: lambda a, m: a["ip"].__setitem__(_row(tr, "CLIP"), 10**6),
     "ipool pointer": lambda tr: lambda a, m: a["ip"].__setitem__(_row(tr, "VIEW"), 10**9),
     "rg flag": lambda tr: lambda a, m: a["rg"].__setitem__(0, 7),
