@@ -459,3 +459,40 @@ def test_pickling_a_trace_while_it_replays_is_consistent():
     np.testing.assert_allclose(
         back.grad(np.array([0.5, 0.5, 0.5])), tr.grad(np.array([0.5, 0.5, 0.5])), rtol=1e-15
     )
+
+
+def test_a_recording_guards_only_its_own_thread():
+    """The recorder's guard is thread-local state: another thread reading Tensors while a
+    trace records adds no guard row to that trace, and its own reads stay unguarded."""
+    import threading
+
+    from tapegrad.core.tape import STATE
+
+    started, release = threading.Event(), threading.Event()
+    seen = {}
+
+    def f(x):
+        started.set()
+        release.wait(10)
+        return x * 2.0 if x > 0 else -x
+
+    def other():
+        started.wait(10)
+        seen["guard"] = STATE.guard
+        t = tg.tensor(3.0)
+        seen["value"] = float(t) + t.item()  # plain reads, not a recording's
+        release.set()
+
+    th = threading.Thread(target=other)
+    th.start()
+    tr = tg.trace(f, 1.0)
+    th.join()
+    assert seen == {"guard": None, "value": 6.0}
+    # the guards of f's `x > 0` (the comparison and its bool), none from the other thread
+    assert tr.sites and all(
+        text == "return x * 2.0 if x > 0 else -x" for _, text, _ in tr.sites.values()
+    )
+    assert tr(4.0) == 8.0
+    with pytest.raises(tg.RetraceRequired):
+        tr(-4.0)
+    assert STATE.guard is None
