@@ -35,9 +35,15 @@ def _custom_tangents(t, row, tval, flag):
     fn = getattr(payload, "jvp_values", None)
     if fn is None:
         raise _custom_error(t, row)
-    voff = t.voff
+    return push_custom_tangents(payload, fn, tval, t.voff, flag)
+
+
+def push_custom_tangents(payload, jvp, tval, voff, flag):
+    """The tangents of a custom op's output rows from ``jvp`` (one flat tangent or None per
+    input row in, one per output row out), written into ``tval`` with their ``flag``; returns
+    the row past the op's rows (a trace's replay calls this too)."""
     ins = [tval[voff[r] : voff[r + 1]] if flag[r] else None for r in payload.input_rows]
-    outs = fn(ins)
+    outs = jvp(ins)
     for r, v in zip(payload.output_rows, outs):
         if v is not None and r < flag.shape[0]:  # outputs above the sweep's top: unused
             tval[voff[r] : voff[r + 1]] = np.ravel(v)

@@ -79,11 +79,8 @@ class CustomNode:
         for k, (v, diff) in enumerate(zip(outs, differentiable)):
             if v.__class__ is not float and (id(v) in shared or id(v.base) in shared):
                 v = v.copy()  # an output that is an input's array gets a value of its own
-            if not diff:
-                if t.REPLAYS and _numeric(v):
-                    handles.append(self._const_row(t, k, v))
-                else:
-                    handles.append(Tensor._const(v))
+            if not diff and not (t.REPLAYS and _numeric(v)):
+                handles.append(Tensor._const(v))
                 continue
             h = new_handle()
             h._v = v
@@ -91,14 +88,21 @@ class CustomNode:
             h._leaf = False
             h._tape = None  # complete before push gives it its token (interrupt safety)
             h._row = -1
-            r = t.push(T.CUSTOM, -1, -1, v, h, 1)
+            r = t.push(T.CUSTOM, -1, -1, v if diff else np.asarray(v, dtype=np.float64), h, 1)
             t.extras[r] = self
             h._row = r
             h._tape = t
-            rows.append(h._row)
+            handles.append(h)
+            if not diff:
+                # a non-differentiable output (a sign, a rank, an index) on a tape a trace
+                # replays: a row the replay recomputes instead of keeping the recorded value,
+                # traced so that what f computes from it is recorded too; the op's backward
+                # ignores its adjoint and its tangent is zero, as for a piecewise constant
+                self.const_outputs += ((k, r),)
+                continue
+            rows.append(r)
             pos.append(k)
             shapes.append(h.shape)
-            handles.append(h)
         self.output_rows = tuple(rows)
         self.rows_end = max(rows + [r for _, r in self.const_outputs], default=-1) + 1
         self.output_refs = tuple(weakref.ref(handles[k]) for k in pos)  # for in-place checks
@@ -106,24 +110,6 @@ class CustomNode:
         self.out_shapes = tuple(shapes)
         self.n_out = len(outs)
         return handles
-
-    def _const_row(self, t, k, v):
-        """A non-differentiable output (a sign, a rank, an index) on a tape a trace replays: a
-        row the replay recomputes instead of keeping the recorded value.  It is recorded as a
-        traced value (so what f computes from it is recorded too); the op's backward ignores
-        its adjoint and its tangent is zero, as for a piecewise constant."""
-        h = new_handle()
-        h._v = v
-        h._rg = True
-        h._leaf = False
-        h._tape = None
-        h._row = -1
-        r = t.push(T.CUSTOM, -1, -1, np.asarray(v, dtype=np.float64), h, 1)
-        t.extras[r] = self
-        h._row = r
-        h._tape = t
-        self.const_outputs += ((k, r),)
-        return h
 
     # ---- replay by tg.trace: the op's Python code runs again on the replay's values ---------
     replayable = False  # an op that keeps what replay_forward needs sets this when recorded
@@ -218,18 +204,22 @@ class CustomNode:
 
     def run_backward(self, t, row):
         grads = self.backward_values(t, self.output_grads(t, row))
+        self.add_input_grads(grads, t.adj, t.state, t.voff, t.rg)
+        return self.output_rows[0] - 1
+
+    def add_input_grads(self, grads, adj, state, voff, rg):
+        """Add ``grads`` (one per input row, or None), each summed down to its input's shape,
+        into the adjoints ``adj`` of the input rows that need one (state bit 1 set)."""
         for k, (r, g) in enumerate(zip(self.input_rows, grads)):
-            if g is None or not t.rg[r]:
+            if g is None or not rg[r]:
                 continue
             g = sum_to_shape(
                 np.asarray(g, dtype=np.float64),
                 self.in_shapes[k],
                 f"Function {self.name} returned an invalid gradient at index {k}",
             )
-            lo = t.voff[r]
-            t.adj[lo : t.voff[r + 1]] += g.reshape(-1)
-            t.state[r] |= 1
-        return self.output_rows[0] - 1
+            adj[voff[r] : voff[r + 1]] += g.reshape(-1)
+            state[r] |= 1
 
     def backward_values(self, t, grads):
         """Gradients of the inputs (aligned with input_rows) from the output adjoints."""
@@ -419,9 +409,7 @@ class FunctionNode(CustomNode):
         args = list(self.fwd_args)
         for i, x in zip(self.arg_index, xs):
             args[i] = Tensor._const(result(x))
-        with no_grad():
-            raw = self.cls.forward(ctx, *args)
-        outs = raw if isinstance(raw, tuple) else (raw,)
+        _, outs = _call_forward(self.cls, ctx, args)
         return [_as_output(o, self.cls.__name__) for o in outs], ctx
 
     def replay_backward(self, ctx, grads):
@@ -494,6 +482,14 @@ def fit_graph_grad(g, shape, name, k):
 
 def _version_error(t, row, handle, expected, reader):
     return version_error(t, row, handle, expected, reader)
+
+
+def _call_forward(cls, ctx, args):
+    """``cls.forward(ctx, *args)`` under no_grad: (whether it returned one output, the outputs)."""
+    with no_grad():
+        raw = cls.forward(ctx, *args)
+    single = not isinstance(raw, tuple)
+    return single, (raw,) if single else raw
 
 
 def _numeric(v):
@@ -589,12 +585,9 @@ class Function:
         fwd_args = tuple(Tensor._const(a._v) if isinstance(a, Tensor) else a for a in args)
         tape = STATE.tape
         was_off = getattr(tape, "grad_off", False)
-        with no_grad():
-            raw = cls.forward(ctx, *fwd_args)
+        single, outs = _call_forward(cls, ctx, fwd_args)
         if tape.REPLAYS:  # a trace runs forward again at every replay: nothing here is frozen
             tape.grad_off = was_off
-        single = not isinstance(raw, tuple)
-        outs = (raw,) if single else raw
         values = [_as_output(o, cls.__name__) for o in outs]
         if not any(needs):
             res = [

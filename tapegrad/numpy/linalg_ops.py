@@ -484,34 +484,37 @@ def _svd_jvp(x, y, dx):
     return [du, _diag(ds_mat), _mT(dv)]
 
 
-def _svd_reduced(a, full=False):
-    """U, s, Vh with k = min(M, N) singular triplets (taken from LAPACK's full decomposition
-    when ``full``, so they match the extra columns ``_svd_complement`` takes from it)."""
-    return apply(
-        "LinalgSvdBackward", [a], _svd_forward if full else _svd_reduced_forward, _svd_vjp, _svd_jvp
-    )
+def _svd_reduced(a):
+    """U, s, Vh with k = min(M, N) singular triplets."""
+    return apply("LinalgSvdBackward", [a], _svd_reduced_forward, _svd_vjp, _svd_jvp)
 
 
 def _svd_reduced_forward(av):
     return list(np.linalg.svd(av, full_matrices=False))
 
 
-def _svd_forward(av):
-    k = min(av.shape[-2:])
+def _svd_full(a):
+    """U, s, Vh (k = min(M, N) triplets) and the extra columns of U (M > N) or rows of Vh
+    (M < N) of LAPACK's full decomposition, all from one SVD; the extra ones are not unique,
+    so a derivative reaching them raises."""
+    return apply("LinalgSvdBackward", [a], _svd_full_forward, _svd_full_vjp, _svd_full_jvp)
+
+
+def _svd_full_forward(av):
+    m, n = av.shape[-2:]
+    k = min(m, n)
     u, s, vh = np.linalg.svd(av, full_matrices=True)
-    return [u[..., :, :k], s, vh[..., :k, :]]
+    return [u[..., :, :k], s, vh[..., :k, :], u[..., :, k:] if m > n else vh[..., k:, :]]
 
 
-def _svd_complement(a, side):
-    """The columns of U (side 0) or rows of Vh (side 1) past k = min(M, N) of the full SVD:
-    not unique, so a gradient reaching them raises."""
-    k = min(a.shape[-2:])
+def _svd_full_vjp(x, y, g):
+    _complement_vjp(x, y[3:], g[3:])  # (the reverse sweep meets the extra vectors first)
+    return _svd_vjp(x, y[:3], g[:3])
 
-    def forward(av):
-        u, _, vh = np.linalg.svd(av, full_matrices=True)
-        return [u[..., :, k:] if side == 0 else vh[..., k:, :]]
 
-    return apply("LinalgSvdBackward", [a], forward, _complement_vjp, _complement_jvp)[0]
+def _svd_full_jvp(x, y, dx):
+    _svd_jvp(x, y[:3], dx)
+    return _complement_jvp(x, y[3:], dx)
 
 
 def _svdvals_vjp(x, y, g):
@@ -580,10 +583,10 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
     m, n = a.shape[-2:]
     if not full_matrices or m == n:
         return _SVDResult(*_svd_reduced(a))
-    ur, sr, vhr = _svd_reduced(a, full=True)
+    ur, sr, vhr, extra = _svd_full(a)
     if m > n:
-        return _SVDResult(O.concatenate([ur, _svd_complement(a, 0)], -1), sr, vhr)
-    return _SVDResult(ur, sr, O.concatenate([vhr, _svd_complement(a, 1)], -2))
+        return _SVDResult(O.concatenate([ur, extra], -1), sr, vhr)
+    return _SVDResult(ur, sr, O.concatenate([vhr, extra], -2))
 
 
 # ---- qr ----------------------------------------------------------------------------------------

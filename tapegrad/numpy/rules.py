@@ -69,11 +69,16 @@ class RuleNode(CustomNode):
             if h is not None and h._version != v:
                 raise version_error(t, r, h, v, self.name)
 
-    def _on_values(self, rule, spread, vals):
-        """``rule`` on constant Tensors (numbers only: a plain backward or tangent sweep)."""
-        self._check_versions(self.live_tape())
+    def _on_values(self, rule, spread, vals, saved=None):
+        """``rule`` on constant Tensors (numbers only: a plain backward or tangent sweep), at
+        the recorded operands and outputs or at a trace replay's (``saved``: ``(x, y)``)."""
+        if saved is None:
+            self._check_versions(self.live_tape())
+            x, y = self.x_const, self.y_const
+        else:
+            x, y = saved
         with no_grad():
-            return rule(self.x_const, self.y_const, spread(vals, _const_of))
+            return rule(x, y, spread(vals, _const_of))
 
     def _on_graph(self, rule, spread, vals):
         """``rule`` on the tape's handles, recorded (differentiable again)."""
@@ -84,8 +89,8 @@ class RuleNode(CustomNode):
             return rule(x, y, spread(vals, _as_tensor))
 
     # ---- reverse mode ---------------------------------------------------------------------------
-    def backward_values(self, t, grads):
-        res = self._on_values(self.vjp, self._per_output, grads)
+    def backward_values(self, t, grads, saved=None):
+        res = self._on_values(self.vjp, self._per_output, grads, saved)
         return [None if res[i] is None else np.asarray(value_of(res[i])) for i in self.arg_index]
 
     def vjp_graph(self, grads):
@@ -103,8 +108,8 @@ class RuleNode(CustomNode):
                 dx[i] = make(v, shape)
         return dx
 
-    def jvp_values(self, tangents):
-        res = self._on_values(self.jvp, self._tangents, tangents)
+    def jvp_values(self, tangents, saved=None):
+        res = self._on_values(self.jvp, self._tangents, tangents, saved)
         return [None if res[k] is None else np.ravel(value_of(res[k])) for k in self.out_pos]
 
     def jvp_graph(self, tangents):
@@ -125,16 +130,10 @@ class RuleNode(CustomNode):
         return outs, (x, y)
 
     def replay_backward(self, saved, grads):
-        x, y = saved
-        with no_grad():
-            res = self.vjp(x, y, self._per_output(grads, _const_of))
-        return [None if res[i] is None else np.asarray(value_of(res[i])) for i in self.arg_index]
+        return self.backward_values(None, grads, saved)
 
     def replay_tangent(self, saved, tangents):
-        x, y = saved
-        with no_grad():
-            res = self.jvp(x, y, self._tangents(tangents, _const_of))
-        return [None if res[k] is None else value_of(res[k]) for k in self.out_pos]
+        return self.jvp_values(tangents, saved)
 
 
 def _const_of(v, shape):

@@ -13,7 +13,7 @@ import numba
 import numpy as np
 
 from ..autograd import forward as _forward
-from ..autograd.function import sum_to_shape
+from ..autograd.forward import push_custom_tangents
 from ..core import tape as T
 from ..core.tensor import (
     STATE,
@@ -120,35 +120,15 @@ class _PythonOp:
         ]
         if all(g is None for g in grads):
             return
-        res = self.node.replay_backward(saved, grads)
-        for k, ((r, shape), g) in enumerate(zip(self.ins, res)):
-            if g is None or not rg[r]:
-                continue
-            g = sum_to_shape(
-                np.asarray(g, dtype=np.float64),
-                shape,
-                f"{self.name} returned an invalid gradient at index {k}",
-            )
-            adj[voff[r] : voff[r + 1]] += g.reshape(-1)
-            state[r] |= 1
+        self.node.add_input_grads(self.node.replay_backward(saved, grads), adj, state, voff, rg)
 
     def tangent(self, saved, tvals, flag, voff):
-        ts = [
-            tvals[0, voff[r] : voff[r + 1]].reshape(shape).copy() if flag[r] else None
-            for r, shape in self.ins
-        ]
-        if all(v is None for v in ts):
-            return
-        res = self.node.replay_tangent(saved, ts)
-        for (r, shape), tv in zip(self.diff, res):
-            if tv is None:
-                continue
-            lo, hi = int(voff[r]), int(voff[r + 1])
-            tv = np.asarray(tv, np.float64)
-            tvals[0, lo:hi] = (
-                tv.reshape(-1) if tv.size == hi - lo else np.broadcast_to(tv, shape).reshape(-1)
+        """Tangents of the op's outputs, unless none of its inputs carries one (zero then)."""
+        if any(flag[r] for r, _ in self.ins):
+            node = self.node
+            push_custom_tangents(
+                node, lambda ts: node.replay_tangent(saved, ts), tvals[0], voff, flag
             )
-            flag[r] = 1
 
 
 def _python_ops(t, rows):

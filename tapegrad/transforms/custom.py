@@ -248,18 +248,11 @@ class _Custom:
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.who = f"{self.kind} function {_name(fun)}"
 
-    def __get__(self, obj, objtype=None):  # decorated methods bind like functions
-        return self if obj is None else functools.partial(self, obj)
-
-    def __call__(self, *args, **kwargs):
-        self._check_defined()
-        args = _bind(self.fun, self.who, args, kwargs)
-        a = Args(self.who, args, self.nondiff_argnums)
-        if not a.inputs:
-            return self.fun(*args)
-        node = self.node(a)
+    def evaluate(self, a, primals):
+        """The function (or fwd) at the constant input leaves ``primals``: its residuals (None
+        for custom_jvp), output structure, output leaf values and which of them are floats."""
         with engine.enable_grad():  # graph-carrying results would mean a closure: refused
-            out, extra = self.primal_call(a, a.full(a.primals(a.consts())))
+            out, extra = self.primal_call(a, a.full(a.primals(primals)))
         check_no_graph((out, extra), self.who, "its output")
         leaves, treedef = tree_flatten(out)
         values, diff = [], []
@@ -273,6 +266,19 @@ class _Custom:
                 )
             diff.append(kind == "f")
             values.append(result(v) if kind == "f" else np.asarray(v))
+        return extra, treedef, values, diff
+
+    def __get__(self, obj, objtype=None):  # decorated methods bind like functions
+        return self if obj is None else functools.partial(self, obj)
+
+    def __call__(self, *args, **kwargs):
+        self._check_defined()
+        args = _bind(self.fun, self.who, args, kwargs)
+        a = Args(self.who, args, self.nondiff_argnums)
+        if not a.inputs:
+            return self.fun(*args)
+        node = self.node(a)
+        extra, treedef, values, diff = self.evaluate(a, a.consts())
         node.extra = extra
         node.out_def = treedef
         node.out_leaf_shapes = [np.shape(v) for v in values]
@@ -300,15 +306,8 @@ class _Node(CustomNode):
     replayable = True
 
     def replay_forward(self, xs):
-        a = self.args
         in_values = [constant(x) for x in xs]
-        with engine.enable_grad():
-            out, extra = self.owner.primal_call(a, a.full(a.primals(in_values)))
-        check_no_graph((out, extra), self.name, "its output")
-        values = []
-        for leaf in tree_flatten(out)[0]:
-            v = leaf._v if isinstance(leaf, Tensor) else leaf
-            values.append(result(v) if np.asarray(v).dtype.kind == "f" else np.asarray(v))
+        extra, _, values, _ = self.owner.evaluate(self.args, in_values)
         return values, (in_values, extra)
 
 
@@ -353,8 +352,7 @@ class _JVPNode(_Node):
         return self.jvp_values(tangents, saved[0])
 
     def replay_backward(self, saved, grads):
-        with scratch_tape():
-            return self._transpose(saved[0], grads, False)
+        return self.backward_values(None, grads, saved[0])
 
     def jvp_graph(self, tangents):
         prim = self.graph_primals()
@@ -429,9 +427,9 @@ class _JVPNode(_Node):
                     "function of the tangents (e.g. x_dot * df/dx)"
                 )
 
-    def backward_values(self, t, grads):
+    def backward_values(self, t, grads, in_values=None):
         with scratch_tape():
-            return self._transpose(self.in_values, grads, False)
+            return self._transpose(self.in_values if in_values is None else in_values, grads, False)
 
     def vjp_graph(self, grads):
         res = self._transpose(self.graph_primals(), grads, True)
@@ -530,10 +528,12 @@ class _VJPNode(_Node):
         a = self.args
         return a.input_cotangents(self.owner.bwd(*a.nondiff, residuals, cts))
 
-    def backward_values(self, t, grads):
+    def backward_values(self, t, grads, saved=None):
+        """The bwd rule at the recorded residuals, or at a replay's (``saved``)."""
+        residuals = self.extra if saved is None else saved[1]
         cts = self._cotangents([None if g is None else constant(g) for g in grads], constant)
         with engine.no_grad():
-            res = self._bwd(self.extra, cts)
+            res = self._bwd(residuals, cts)
         return [None if g is None else value_of(g) for g in res]
 
     def vjp_graph(self, grads):
@@ -549,11 +549,7 @@ class _VJPNode(_Node):
         ]
 
     def replay_backward(self, saved, grads):
-        in_values, residuals = saved
-        cts = self._cotangents([None if g is None else constant(g) for g in grads], constant)
-        with engine.no_grad():
-            res = self._bwd(residuals, cts)
-        return [None if g is None else value_of(g) for g in res]
+        return self.backward_values(None, grads, saved)
 
     def replay_tangent(self, saved, tangents):
         raise self._no_forward()

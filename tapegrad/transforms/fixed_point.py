@@ -118,7 +118,7 @@ class _FixedPointNode(CustomNode):
         g = grads[0]
         if g is None:
             return [None] * len(self.slots)
-        a_values = a_values or [self.leaves[j] for j in self.slots]
+        a_values = [self.leaves[j] for j in self.slots] if a_values is None else a_values
         x_star = self.x_star if x_star is None else x_star
         with scratch_tape():
             a_l = [fresh_leaf(v) for v in a_values]
@@ -139,7 +139,7 @@ class _FixedPointNode(CustomNode):
     def jvp_values(self, tangents, a_values=None, x_star=None):
         """Forward mode: the tangent of x* solves ``t = (df/dx) t + (df/da) da``, iterated
         like the forward pass (one recording, one tangent sweep per step on a scratch tape)."""
-        a_values = a_values or [self.leaves[j] for j in self.slots]
+        a_values = [self.leaves[j] for j in self.slots] if a_values is None else a_values
         x_star = self.x_star if x_star is None else x_star
         shape = np.shape(x_star)
         with scratch_tape() as s:
@@ -174,12 +174,16 @@ class _FixedPointNode(CustomNode):
     # ---- replay by tg.trace: the iteration runs again from x0 at the replay's a ----------
     replayable = True
 
-    def replay_forward(self, xs):
-        a = self.a_tree([constant(x) for x in xs])
-        with engine.enable_grad():
+    def solve(self, a_values):
+        """x* at the values ``a_values`` of the differentiated leaves, iterated from x0."""
+        a = self.a_tree([constant(v) for v in a_values])
+        with engine.enable_grad():  # a graph-carrying result would mean a closure: refused
             x = _iterate(self.f(a), self.x0, self.distance, self.tol, self.max_iter)
         check_no_graph(x, "fixed_point", "the fixed point")
-        x_star = result(value_of(x))
+        return result(value_of(x))
+
+    def replay_forward(self, xs):
+        x_star = self.solve(xs)
         return [x_star], (xs, x_star)
 
     def replay_backward(self, saved, grads):
@@ -264,11 +268,7 @@ def fixed_point(
     if not slots:
         return _iterate(f(a), x0, distance, tol, max_iter)
     node = _FixedPointNode(f, leaves, treedef, slots, distance, tol, max_iter)
-    a_const = node.a_tree([constant(leaves[j]) for j in slots])
-    with engine.enable_grad():  # a graph-carrying result would mean a closure: refused
-        x = _iterate(f(a_const), x0, distance, tol, max_iter)
-    check_no_graph(x, "fixed_point", "the fixed point")
-    node.x_star = result(value_of(x))
     node.x0 = x0
+    node.x_star = node.solve([leaves[j] for j in slots])
     (out,) = node.record([leaves[j] for j in slots], [node.x_star], [True])
     return out
