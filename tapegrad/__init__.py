@@ -37,9 +37,7 @@ from .core.functions import (
     log_softmax,
     logsumexp,
     matmul,
-    maximum,
     mean,
-    minimum,
     mul,
     power,
     prod,
@@ -52,7 +50,7 @@ from .core.functions import (
     transpose,
     where,
 )
-from .core.unary import *  # noqa: F403  (the declared one-operand functions: tg.exp ...)
+from .core.ufuncs import *  # noqa: F403  (the declared elementwise functions: tg.exp ...)
 from .core.tape import Tape, current_tape
 from .core.tensor import ConversionError
 from .tensor_class import Tensor
@@ -101,25 +99,19 @@ from . import numpy  # noqa: E402  (`import tapegrad.numpy as tnp`)
 from .core.functions import einsum, norm, outer, square, tensordot  # noqa: E402
 from .core.functions import (  # noqa: E402
     angle,
-    arctan2,
     around,
     conj,
     cumprod,
     cumsum,
     deg2rad,
     degrees,
-    fmod,
-    hypot,
     imag,
-    logaddexp,
-    logaddexp2,
     mod,
     nan_to_num,
     rad2deg,
     radians,
     real,
     reciprocal,
-    remainder,
 )
 from .core.functions import (  # noqa: E402
     average,

@@ -2,8 +2,9 @@
 elementwise op is one declaration plus ``python tapegrad/kernels/generate.py``.
 
 The copy loses its ARCSINH declaration (and with it tg.arcsinh, np.arcsinh on Tensors and
-x.asinh()), then gets it back as the one declaration the docs show; the copy runs the Python
-twin of its regenerated kernels (no Numba compile of the copy)."""
+x.asinh()), then gets it back as the one declaration the docs show; likewise the two-operand
+LOGADDEXP2 (tg.logaddexp2 with broadcasting, np.logaddexp2, x.logaddexp2(y)). The copy runs the Python twin of its
+regenerated kernels (no Numba compile of the copy)."""
 
 import re
 import shutil
@@ -21,6 +22,49 @@ DECLARATION = """    E(
         example=("[0.5, 2.0]", "[0.4812, 1.4436]", "[0.8944, 0.4472]", "1 / sqrt(x**2 + 1)"),
         methods=("asinh",),
     ),
+"""
+
+LOGADDEXP2 = """    E(
+        "LOGADDEXP2",
+        "logaddexp2(a, b)",
+        logaddexp_partials("a", "b", LN2),
+        numpy=("logaddexp2",),
+        doc="log2(2**x1 + 2**x2), computed stably (NumPy's value).",
+        example=(
+            "[1.0, 3.0]",
+            "[1.0, 2.0]",
+            "[2.0000, 3.5850]",
+            "[0.5000, 0.6667]",
+            "[0.5000, 0.3333]",
+        ),
+    ),
+"""
+
+PROBE_LOGADDEXP2 = """
+import numpy as np
+import tapegrad as tg
+from tapegrad.kernels import loader
+
+with loader.mode("python"):
+    print("exported", hasattr(tg, "logaddexp2"))
+    print("method", hasattr(tg.tensor(1.0), "logaddexp2"))
+    try:
+        np.logaddexp2(tg.tensor([0.5], requires_grad=True), 2.0)
+        print("dispatch", True)
+    except TypeError:
+        print("dispatch", False)
+    if hasattr(tg, "logaddexp2"):
+        a = np.array([[3.0, -1.0, 0.5]])
+        b = np.array([[4.0], [2.0]])  # broadcast against a: (2, 3)
+        ga, gb = tg.grad(lambda u, v: np.sum(np.logaddexp2(u, v)), argnums=(0, 1))(a, b)
+        s = 1.0 / (1.0 + 2.0 ** (b - a))  # d/da; d/db = 1 - s
+        print("grad", np.allclose(ga, s.sum(0, keepdims=True), rtol=1e-14)
+              and np.allclose(gb, (1 - s).sum(1, keepdims=True), rtol=1e-14))
+        x = np.array([3.0, 0.5])
+        h = tg.hessian(lambda v: np.sum(tg.logaddexp2(v, 2.0)))(x)
+        s = 1.0 / (1.0 + 2.0 ** (2.0 - x))
+        print("hessian", np.allclose(np.diag(h), np.log(2.0) * s * (1 - s), rtol=1e-13))
+        print("method value", float(tg.tensor(3.0).logaddexp2(3.0)) == 4.0)
 """
 
 PROBE = """
@@ -57,32 +101,40 @@ def _run(copy, *args):
     )
 
 
-def _probe(copy):
-    res = _run(copy, "-c", PROBE)
+def _probe(copy, probe):
+    res = _run(copy, "-c", probe)
     assert res.returncode == 0, res.stderr[-3000:]
     return dict(line.rsplit(" ", 1) for line in res.stdout.strip().splitlines())
 
 
-def test_an_elementwise_op_is_one_declaration(tmp_path):
+CASES = {
+    "arcsinh": (DECLARATION, PROBE),
+    "logaddexp2": (LOGADDEXP2, PROBE_LOGADDEXP2),
+}
+
+
+@pytest.mark.parametrize("op", sorted(CASES))
+def test_an_elementwise_op_is_one_declaration(tmp_path, op):
+    declaration, probe = CASES[op]
     copy = tmp_path / "repo"
     shutil.copytree(
         ROOT / "tapegrad", copy / "tapegrad", ignore=shutil.ignore_patterns("__pycache__")
     )
     spec = copy / "tapegrad" / "ops" / "elementwise.py"
     text = spec.read_text()
-    assert text.count(DECLARATION) == 1, "the walkthrough's declaration changed: update it here"
+    assert text.count(declaration) == 1, "the walkthrough's declaration changed: update it here"
 
-    spec.write_text(text.replace(DECLARATION, ""))
+    spec.write_text(text.replace(declaration, ""))
     assert _run(copy, "tapegrad/kernels/generate.py").returncode == 0
-    assert _probe(copy) == {"exported": "False", "method": "False", "dispatch": "False"}
+    assert _probe(copy, probe) == {"exported": "False", "method": "False", "dispatch": "False"}
 
     # the one declaration, at the end of the elementwise ops, then regenerate
     body = spec.read_text()
     end = re.search(r"\n\)\n", body[body.index("OPS = (") :]).start() + body.index("OPS = (")
-    spec.write_text(body[:end] + "\n" + DECLARATION.rstrip("\n") + body[end:])
+    spec.write_text(body[:end] + "\n" + declaration.rstrip("\n") + body[end:])
     res = _run(copy, "tapegrad/kernels/generate.py")
     assert res.returncode == 0, res.stderr
-    got = _probe(copy)
+    got = _probe(copy, probe)
     assert got == {
         "exported": "True",
         "method": "True",

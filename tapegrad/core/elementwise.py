@@ -1,8 +1,9 @@
-"""The making of tapegrad's one-operand elementwise functions (``tg.exp`` ...) from their
-declarations, and the NumPy arithmetic of integer and boolean Tensors they fall back to.
+"""The making of tapegrad's elementwise functions (``tg.exp``, ``tg.hypot`` ...) from their
+declarations, NumPy broadcasting of two operands, and the NumPy arithmetic of integer and
+boolean Tensors they fall back to.
 
-``tapegrad/core/unary.py`` (generated from ``tapegrad/ops/elementwise.py``) calls
-``make_unary`` once per declared function."""
+``tapegrad/core/ufuncs.py`` (generated from ``tapegrad/ops/elementwise.py``) calls
+``make_unary`` / ``make_binary`` once per declared function."""
 
 from __future__ import annotations
 
@@ -10,9 +11,20 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..ops import formula
-from ..ops.spec import C
+from ..ops.spec import OPS, C
 from ..ops.spec import op as spec_op
-from .tensor import STATE, record_unary, value_of
+from . import tape as T
+from .tensor import (
+    STATE,
+    needs_grad,
+    record,
+    record_binary,
+    record_unary,
+    result,
+    row_of,
+    tape_for,
+    value_of,
+)
 from .tensor import TensorBase as Tensor
 
 TensorLike = Tensor | ArrayLike
@@ -75,6 +87,81 @@ def numpy_exact(fn, *args, **kwargs):
     return _exact_result(fn(*args, **{k: _exact_value(v) for k, v in kwargs.items()}))
 
 
+# ---- broadcasting and the two-operand functions ------------------------------------------
+
+
+def _shape(v):
+    return () if v.__class__ is float else v.shape
+
+
+def contiguous_strides(shape):
+    strides = [0] * len(shape)
+    s = 1
+    for d in range(len(shape) - 1, -1, -1):
+        strides[d] = s
+        s *= shape[d]
+    return strides
+
+
+def _broadcast_params(in_shape, out_shape):
+    nd = len(out_shape)
+    lead = nd - len(in_shape)
+    cs = contiguous_strides(in_shape)
+    strides = []
+    for d in range(nd):
+        if d < lead or in_shape[d - lead] == 1:
+            strides.append(0)
+        else:
+            strides.append(cs[d - lead])
+    return [nd, *out_shape, *strides, 0]
+
+
+def _as_shape(t, x, shape, op_name="broadcast_to"):
+    """Row of ``x`` broadcast to ``shape`` (an explicit VIEW row when shapes differ)."""
+    xs = tuple(_shape(x._v) if isinstance(x, Tensor) else np.shape(x))
+    if xs == tuple(shape) or not (isinstance(x, Tensor) and x._rg):
+        if xs == tuple(shape):
+            return row_of(t, x)
+    r = row_of(t, x) if isinstance(x, Tensor) and x._rg else -1
+    v = result(np.broadcast_to(np.asarray(value_of(x)), shape))  # copied only when needed
+    if not (isinstance(x, Tensor) and x._rg):
+        return t.push(T.CONST, -1, -1, v, None, 0)
+    return record(t, C.VIEW, r, -1, v, ip=t.add_ints(_broadcast_params(xs, shape)))._row
+
+
+# the NumPy ufunc each two-operand op computes (IEEE results on floats and arrays alike)
+_BINARY_FWD = {
+    C.__dict__[o.name]: getattr(np, o.numpy[0])
+    for o in OPS
+    if o.family == "elementwise" and o.arity == 2 and not o.params
+}
+
+
+def _binary(name, code, x, y):
+    tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
+    if not tracked and exact_operands(x, y):
+        return numpy_exact(_BINARY_FWD[code], x, y)
+    xv = value_of(x)
+    yv = value_of(y)
+    try:  # numpy's own warnings apply, as they would to the same numpy code
+        out = _BINARY_FWD[code](xv, yv)
+    except ValueError:
+        raise ValueError(
+            f"{name}: operands could not be broadcast together with shapes "
+            f"{np.shape(xv)} and {np.shape(yv)}"
+        ) from None
+    out = result(out)
+    if isinstance(x, Tensor) and isinstance(y, Tensor) and _shape(xv) == _shape(yv):
+        return record_binary(x, y, code, out)  # no broadcast: the small-array fast path
+    if not needs_grad(x, y):
+        return Tensor._const(out)
+    t = tape_for(x, y)
+    shape = _shape(out)
+    ra = _as_shape(t, x, shape)
+    rb = _as_shape(t, y, shape)
+    return record(t, code, ra, rb, out)
+
+
 # ---- the functions ----------------------------------------------------------------------------
 
 
@@ -106,9 +193,28 @@ def make_unary(name: str):
         return record_unary(x, code, out)
 
     f.__name__ = f.__qualname__ = name.lower()
-    f.__module__ = "tapegrad.core.unary"  # where it lives (and its doctest is found)
+    f.__module__ = "tapegrad.core.ufuncs"  # where it lives (and its doctest is found)
     summary = spec.doc or f"Elementwise {f.__name__} (differentiable)."
     f.__doc__ = f"{summary}\n\n{docstring_example(f.__name__, spec.example)}"
+    return f
+
+
+def make_binary(name: str):
+    """The Python function of the two-operand elementwise op ``name`` (``"HYPOT"``): NumPy's
+    broadcasting (a broadcast operand's gradient is summed back to its shape), NumPy's exact
+    arithmetic on integer Tensors that need no gradient; a docstring with the declaration's
+    checked example."""
+    spec = spec_op(name)
+    code = C.__dict__[name]
+    fname = spec.function or name.lower()
+
+    def f(x1: TensorLike, x2: TensorLike) -> Tensor:
+        return _binary(fname, code, x1, x2)
+
+    f.__name__ = f.__qualname__ = fname
+    f.__module__ = "tapegrad.core.ufuncs"
+    summary = spec.doc or f"Elementwise {fname} (differentiable)."
+    f.__doc__ = f"{summary}\n\n{docstring_example(fname, spec.example)}"
     return f
 
 
@@ -122,6 +228,8 @@ def docstring_example(name: str, example: tuple) -> str:
     >>> "tensor([-0.6931, 0.6931], grad_fn=<LogBackward0>)" in docstring_example("log", ex)
     True
     """
+    if len(example) == 5:
+        return _binary_example(name, *example)
     x, value, derivative, rule = example
     return (
         "Examples:\n"
@@ -131,4 +239,17 @@ def docstring_example(name: str, example: tuple) -> str:
         f"    tensor({value}, grad_fn=<{name.capitalize()}Backward0>)\n"
         f"    >>> y.sum().backward(); x.grad       # {rule}\n"
         f"    tensor({derivative})\n"
+    )
+
+
+def _binary_example(name, x1, x2, value, g1, g2):
+    return (
+        "Examples:\n"
+        "    >>> import tapegrad as tg\n"
+        f"    >>> x1 = tg.tensor({x1}, requires_grad=True)\n"
+        f"    >>> x2 = tg.tensor({x2}, requires_grad=True)\n"
+        f"    >>> y = tg.{name}(x1, x2); y\n"
+        f"    tensor({value}, grad_fn=<{name.capitalize()}Backward0>)\n"
+        f"    >>> y.sum().backward(); x1.grad, x2.grad\n"
+        f"    (tensor({g1}), tensor({g2}))\n"
     )

@@ -15,9 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import tape as T
 from ..ops import formula
-from ..ops.spec import C, op as spec_op
+from ..ops.spec import C
 from .tensor import (
     STATE,
     TensorBase as Tensor,
@@ -39,9 +38,29 @@ Axis = int | tuple[int, ...] | None
 # ---- elementwise ---------------------------------------------------------------------------
 
 
-from .elementwise import _ieee, exact_operands, numpy_exact  # noqa: E402, F401
-from .unary import *  # noqa: E402, F403 (the one-operand functions, generated from the spec)
-from .unary import abs_, exp, floor, log, rint, sqrt  # noqa: E402
+from .elementwise import (  # noqa: E402, F401
+    _as_shape,
+    _binary,
+    _broadcast_params,
+    _ieee,
+    _shape,
+    contiguous_strides,
+    exact_operands,
+    numpy_exact,
+)
+from .ufuncs import *  # noqa: E402, F403 (the elementwise functions, generated from the spec)
+from .ufuncs import (  # noqa: E402
+    abs_,
+    arctan2,
+    exp,
+    floor,
+    log,
+    maximum,
+    minimum,
+    remainder,
+    rint,
+    sqrt,
+)
 
 # Special functions (SciPy's values; derivatives closed under differentiation: gammaln' =
 # digamma, digamma' = polygamma(1, .), polygamma(n, .)' = polygamma(n + 1, .)).
@@ -142,94 +161,6 @@ def clip(
 
 def _t(x):
     return x if isinstance(x, Tensor) else Tensor._const(value_of(x))
-
-
-def _shape(v):
-    return () if v.__class__ is float else v.shape
-
-
-def contiguous_strides(shape):
-    strides = [0] * len(shape)
-    s = 1
-    for d in range(len(shape) - 1, -1, -1):
-        strides[d] = s
-        s *= shape[d]
-    return strides
-
-
-def _broadcast_params(in_shape, out_shape):
-    nd = len(out_shape)
-    lead = nd - len(in_shape)
-    cs = contiguous_strides(in_shape)
-    strides = []
-    for d in range(nd):
-        if d < lead or in_shape[d - lead] == 1:
-            strides.append(0)
-        else:
-            strides.append(cs[d - lead])
-    return [nd, *out_shape, *strides, 0]
-
-
-def _as_shape(t, x, shape, op_name="broadcast_to"):
-    """Row of ``x`` broadcast to ``shape`` (an explicit VIEW row when shapes differ)."""
-    xs = tuple(_shape(x._v) if isinstance(x, Tensor) else np.shape(x))
-    if xs == tuple(shape) or not (isinstance(x, Tensor) and x._rg):
-        if xs == tuple(shape):
-            return row_of(t, x)
-    r = row_of(t, x) if isinstance(x, Tensor) and x._rg else -1
-    v = result(np.broadcast_to(np.asarray(value_of(x)), shape))  # copied only when needed
-    if not (isinstance(x, Tensor) and x._rg):
-        return t.push(T.CONST, -1, -1, v, None, 0)
-    return record(t, C.VIEW, r, -1, v, ip=t.add_ints(_broadcast_params(xs, shape)))._row
-
-
-# the NumPy ufunc each binary op serves (IEEE results on floats and arrays alike)
-_BINARY_FWD = {
-    C.__dict__[o.name]: getattr(np, o.numpy[0])
-    for o in (
-        spec_op(n)
-        for n in (
-            "ADD",
-            "SUB",
-            "MUL",
-            "DIV",
-            "POW",
-            "MAXIMUM",
-            "MINIMUM",
-            "ARCTAN2",
-            "HYPOT",
-            "LOGADDEXP",
-            "LOGADDEXP2",
-            "REMAINDER",
-            "FMOD",
-        )
-    )
-}
-
-
-def _binary(name, code, x, y):
-    tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
-    if not tracked and exact_operands(x, y):
-        return numpy_exact(_BINARY_FWD[code], x, y)
-    xv = value_of(x)
-    yv = value_of(y)
-    try:  # numpy's own warnings apply, as they would to the same numpy code
-        out = _BINARY_FWD[code](xv, yv)
-    except ValueError:
-        raise ValueError(
-            f"{name}: operands could not be broadcast together with shapes "
-            f"{np.shape(xv)} and {np.shape(yv)}"
-        ) from None
-    out = result(out)
-    if isinstance(x, Tensor) and isinstance(y, Tensor) and _shape(xv) == _shape(yv):
-        return record_binary(x, y, code, out)  # no broadcast: the small-array fast path
-    if not needs_grad(x, y):
-        return Tensor._const(out)
-    t = tape_for(x, y)
-    shape = _shape(out)
-    ra = _as_shape(t, x, shape)
-    rb = _as_shape(t, y, shape)
-    return record(t, code, ra, rb, out)
 
 
 def _is_scalar(y):
@@ -396,107 +327,6 @@ def power(x: TensorLike, y: TensorLike) -> Tensor:
     return _binary("pow", C.POW, x, y)
 
 
-def maximum(x: TensorLike, y: TensorLike) -> Tensor:
-    """Elementwise larger of x and y; the gradient goes to the operand that won.
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> x = tg.tensor([1.0, 4.0], requires_grad=True)
-        >>> z = tg.maximum(x, tg.tensor([3.0, 2.0])); z
-        tensor([3., 4.], grad_fn=<MaximumBackward0>)
-        >>> z.sum().backward(); x.grad
-        tensor([0., 1.])
-    """
-    return _binary("maximum", C.MAXIMUM, x, y)
-
-
-def minimum(x: TensorLike, y: TensorLike) -> Tensor:
-    """Elementwise smaller of x and y; the gradient goes to the operand that won.
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> x = tg.tensor([1.0, 4.0], requires_grad=True)
-        >>> z = tg.minimum(x, tg.tensor([3.0, 2.0])); z
-        tensor([1., 2.], grad_fn=<MinimumBackward0>)
-        >>> z.sum().backward(); x.grad
-        tensor([1., 0.])
-    """
-    return _binary("minimum", C.MINIMUM, x, y)
-
-
-def arctan2(x1, x2) -> Tensor:
-    """Elementwise angle of the point (x2, x1), NumPy's quadrants; the partials are taken as 0
-    at the origin, where arctan2 jumps.
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> x1 = tg.tensor([1.0, 1.0], requires_grad=True)
-        >>> y = tg.arctan2(x1, tg.tensor([1.0, -1.0])); y         # pi/4, 3 pi/4
-        tensor([0.7854, 2.3562], grad_fn=<Arctan2Backward0>)
-        >>> y.sum().backward(); x1.grad                            # x2 / (x1**2 + x2**2)
-        tensor([0.5000, -0.5000])
-    """
-    return _binary("arctan2", C.ARCTAN2, x1, x2)
-
-
-def hypot(x1, x2) -> Tensor:
-    """sqrt(x1**2 + x2**2) without overflow (NumPy's value); gradient 0 at the origin.
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> x1 = tg.tensor([3.0, 5.0], requires_grad=True)
-        >>> y = tg.hypot(x1, tg.tensor([4.0, 12.0])); y
-        tensor([ 5., 13.], grad_fn=<HypotBackward0>)
-        >>> y.sum().backward(); x1.grad                            # x1 / hypot
-        tensor([0.6000, 0.3846])
-    """
-    return _binary("hypot", C.HYPOT, x1, x2)
-
-
-def logaddexp(x1, x2) -> Tensor:
-    """log(exp(x1) + exp(x2)), computed stably (NumPy's value); the gradients are the softmax
-    weights sigmoid(x1 - x2) and sigmoid(x2 - x1): exactly 1/2 each at a tie.
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> x1 = tg.tensor([0.0, 1.0], requires_grad=True)
-        >>> y = tg.logaddexp(x1, tg.tensor([0.0, 1.0])); y        # log(2) + x
-        tensor([0.6931, 1.6931], grad_fn=<LogaddexpBackward0>)
-        >>> y.sum().backward(); x1.grad
-        tensor([0.5000, 0.5000])
-    """
-    return _binary("logaddexp", C.LOGADDEXP, x1, x2)
-
-
-def logaddexp2(x1, x2) -> Tensor:
-    """log2(2**x1 + 2**x2), computed stably (NumPy's value).
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> x1 = tg.tensor([1.0, 3.0], requires_grad=True)
-        >>> y = tg.logaddexp2(x1, tg.tensor([1.0, 3.0])); y
-        tensor([2., 4.], grad_fn=<Logaddexp2Backward0>)
-        >>> y.sum().backward(); x1.grad
-        tensor([0.5000, 0.5000])
-    """
-    return _binary("logaddexp2", C.LOGADDEXP2, x1, x2)
-
-
-def remainder(x1, x2) -> Tensor:
-    """NumPy's (and Python's) ``x1 % x2``: the sign of the divisor.  d/dx1 = 1 and
-    d/dx2 = -floor(x1 / x2) (piecewise; at the jumps, the side NumPy's value is on).
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> x2 = tg.tensor([3.0, 3.0], requires_grad=True)
-        >>> y = tg.remainder(tg.tensor([5.0, -5.0]), x2); y
-        tensor([2., 1.], grad_fn=<RemainderBackward0>)
-        >>> y.sum().backward(); x2.grad
-        tensor([-1.,  2.])
-    """
-    return _binary("remainder", C.REMAINDER, x1, x2)
-
-
 mod = remainder
 
 
@@ -511,20 +341,6 @@ def floor_divide(x1, x2):
 def divmod_(x1, x2):
     """np.divmod: (floor_divide, remainder)."""
     return floor_divide(x1, x2), remainder(x1, x2)
-
-
-def fmod(x1, x2) -> Tensor:
-    """C's fmod: the sign of the dividend.  d/dx1 = 1, d/dx2 = -trunc(x1 / x2).
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> x2 = tg.tensor([3.0, 3.0], requires_grad=True)
-        >>> y = tg.fmod(tg.tensor([5.0, -5.0]), x2); y
-        tensor([ 2., -2.], grad_fn=<FmodBackward0>)
-        >>> y.sum().backward(); x2.grad
-        tensor([-1.,  1.])
-    """
-    return _binary("fmod", C.FMOD, x1, x2)
 
 
 def where(cond: ArrayLike, x: TensorLike, y: TensorLike) -> Tensor:

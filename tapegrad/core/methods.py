@@ -25,7 +25,7 @@ from .tensor import (
 from .tensor import (
     TensorBase as Tensor,
 )
-from .unary import UnaryMethods
+from .ufuncs import ElementwiseMethods
 
 _ADD, _ADDS, _MUL, _MULS = C.ADD, C.ADDS, C.MUL, C.MULS  # the operator hot path
 
@@ -890,7 +890,7 @@ def _inplace_method(fn, opname):
     return method
 
 
-class TensorMethods(UnaryMethods):
+class TensorMethods(ElementwiseMethods):
     """Tensor's operators and NumPy/PyTorch-style methods (a base class of the public
     ``Tensor``), each a thin call into ``functions``."""
 
@@ -927,13 +927,10 @@ class TensorMethods(UnaryMethods):
     zero_ = _zero_
     _version = property(_version)
 
-    # elementwise functions of x alone beyond the declared ones (UnaryMethods)
+    # elementwise functions of x alone beyond the declared ones (ElementwiseMethods)
     leaky_relu = O.leaky_relu
     reciprocal, square, deg2rad, rad2deg = O.reciprocal, O.square, O.deg2rad, O.rad2deg
     nan_to_num = P._nan_to_num
-    remainder, fmod, arctan2, hypot = O.remainder, O.fmod, O.arctan2, O.hypot
-    atan2 = O.arctan2
-    logaddexp, logaddexp2 = O.logaddexp, O.logaddexp2
     polygamma = _polygamma
     cumsum = _calls(
         "cumsum", O.cumsum, lambda s, axis=None, *, dim=None: O.cumsum(s, _axis(axis, dim))

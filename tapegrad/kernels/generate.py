@@ -1,5 +1,5 @@
 """Writes ``sweeps.py``, the one module of compiled tape sweeps, from the op spec (and
-``tapegrad/core/unary.py``, the public one-operand functions).
+``tapegrad/core/ufuncs.py``, the public elementwise functions).
 
 Run ``python tapegrad/kernels/generate.py`` after changing anything in ``tapegrad/ops``;
 ``tests/test_spec_generated.py`` fails while the checked-in module is out of date, and the module
@@ -677,29 +677,31 @@ def render() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-# ---- tapegrad/core/unary.py: the public one-operand functions ------------------------------
+# ---- tapegrad/core/ufuncs.py: the public elementwise functions -----------------------------
 
-UNARY_TARGET = Path(__file__).resolve().parent.parent / "core" / "unary.py"
+UFUNCS_TARGET = Path(__file__).resolve().parent.parent / "core" / "ufuncs.py"
 
 
-def render_unary() -> str:
-    """The module of the one-operand elementwise functions (every declaration with an
+def render_ufuncs() -> str:
+    """The module of the public elementwise functions (every declaration with an
     ``example``): one line per function, the NumPy ufuncs it serves, its Tensor methods.
     Written out (not built in a loop at import) so linters, type checkers and IDEs see
     every name."""
-    public = [o for o in _UNARY if o.example]
+    public = [o for o in spec.OPS if o.family == "elementwise" and o.example]
     var = {o.name: o.function or o.name.lower() for o in public}
     lines = [
-        '"""The one-operand elementwise functions (``tg.exp`` ...): generated from the',
+        '"""The elementwise functions (``tg.exp``, ``tg.hypot`` ...): generated from the',
         "declarations in ``tapegrad/ops/elementwise.py`` by ``python tapegrad/kernels/generate.py``",
         '(edit those, not this file)."""',
         "",
         "import numpy as np",
         "",
-        "from .elementwise import make_unary",
+        "from .elementwise import make_binary, make_unary",
         "",
     ]
-    lines += [f'{var[o.name]} = make_unary("{o.name}")' for o in public]
+    lines += [
+        f'{var[o.name]} = make_{"binary" if o.arity == 2 else "unary"}("{o.name}")' for o in public
+    ]
     ufuncs = [
         (n, var[o.name])
         for o in public
@@ -716,8 +718,8 @@ def render_unary() -> str:
         "}",
         "",
         "",
-        "class UnaryMethods:",
-        '    """``x.exp()`` ... (PyTorch\'s spellings too)."""',
+        "class ElementwiseMethods:",
+        '    """``x.exp()``, ``x.hypot(y)`` ... (PyTorch\'s spellings too)."""',
         "",
     ]
     lines += [
@@ -732,7 +734,7 @@ def render_unary() -> str:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    outputs = [(TARGET, render()), (UNARY_TARGET, render_unary())]
+    outputs = [(TARGET, render()), (UFUNCS_TARGET, render_ufuncs())]
     if "--check" in argv:
         stale = [t.name for t, text in outputs if (t.read_text() if t.exists() else "") != text]
         if stale:

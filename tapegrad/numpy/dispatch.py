@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from ..core import functions as O
-from ..core import unary
+from ..core import ufuncs
 from ..core.methods import viewing
 from ..core.tensor import TensorBase as Tensor
 from ..core.torch_methods import ravel_order, reshape_order
@@ -74,21 +74,13 @@ UFUNCS = {
     np.divide: O.div,
     np.power: O.power,
     np.float_power: O.power,
-    np.maximum: O.maximum,
-    np.minimum: O.minimum,
     np.fmax: O.maximum,
     np.fmin: O.minimum,
     np.matmul: O.matmul,
-    np.arctan2: O.arctan2,
-    np.hypot: O.hypot,
-    np.logaddexp: O.logaddexp,
-    np.logaddexp2: O.logaddexp2,
-    np.remainder: O.remainder,
-    np.fmod: O.fmod,
     np.floor_divide: O.floor_divide,
     np.divmod: O.divmod_,
 }
-UFUNCS.update(unary.UFUNCS)  # the declared one-operand ops
+UFUNCS.update(ufuncs.UFUNCS)  # the declared elementwise ops
 UFUNCS.update(composites.UFUNCS)
 if hasattr(np, "vecdot"):
     UFUNCS[np.vecdot] = lambda a, b: O.sum(O.mul(a, b), -1)

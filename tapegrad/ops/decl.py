@@ -43,10 +43,11 @@ class Elementwise:
     numpy: tuple = ()  # NumPy / Tensor names this op serves
     domain: tuple = (-2.0, 2.0)  # test inputs are drawn from here
     kinks: tuple = ()  # test inputs keep clear of these points
-    # a public one-operand function (tg.exp ...): its docstring example (input, value,
-    # derivative, derivative formula), checked by the doctests; an optional summary line;
-    # the variable it is in tapegrad.core.functions when not the lower-case name; Tensor
-    # method names besides that name (PyTorch's spellings)
+    # a public function (tg.exp, tg.hypot ...): its docstring example, checked by the
+    # doctests (one operand: input, value, derivative, derivative formula; two operands:
+    # x1, x2, value, x1's gradient, x2's gradient); an optional summary line; the variable it
+    # is in tapegrad.core.functions when not the lower-case name; Tensor method names besides
+    # that name (PyTorch's spellings)
     example: tuple = ()
     doc: str = ""
     function: str = ""

@@ -321,6 +321,9 @@ OPS = (
             "where(a == b, 0.5, where(a > b, 0.0, 1.0))",
         ),
         numpy=("maximum",),
+        doc="Elementwise larger of x1 and x2; the gradient goes to the operand that won "
+        "(half to each at a tie).",
+        example=("[1.0, 4.0]", "[3.0, 2.0]", "[3., 4.]", "[0., 1.]", "[1., 0.]"),
     ),
     E(
         "MINIMUM",
@@ -330,9 +333,27 @@ OPS = (
             "where(a == b, 0.5, where(a < b, 0.0, 1.0))",
         ),
         numpy=("minimum",),
+        doc="Elementwise smaller of x1 and x2; the gradient goes to the operand that won "
+        "(half to each at a tie).",
+        example=("[1.0, 4.0]", "[3.0, 2.0]", "[1., 2.]", "[1., 0.]", "[0., 1.]"),
     ),
     # angle of (b, a): the partials are 0 at the origin, where arctan2 jumps
-    E("ARCTAN2", "arctan2(a, b)", arctan2_partials("a", "b"), numpy=("arctan2",)),
+    E(
+        "ARCTAN2",
+        "arctan2(a, b)",
+        arctan2_partials("a", "b"),
+        numpy=("arctan2",),
+        doc="Elementwise angle of the point (x2, x1), NumPy's quadrants; the partials "
+        "x2 / r**2 and -x1 / r**2 are taken as 0 at the origin, where arctan2 jumps.",
+        example=(
+            "[1.0, 1.0]",
+            "[1.0, -1.0]",
+            "[0.7854, 2.3562]",
+            "[0.5000, -0.5000]",
+            "[-0.5000, -0.5000]",
+        ),
+        methods=("atan2",),
+    ),
     E(
         "HYPOT",
         "hypot(a, b)",
@@ -343,10 +364,40 @@ OPS = (
             "where(out == 0.0, 0.0, b) / where(out == 0.0, 1.0, out)",
         ),
         numpy=("hypot",),
+        doc="sqrt(x1**2 + x2**2) without overflow (NumPy's value); the partials x1 / hypot "
+        "and x2 / hypot are 0 at the origin.",
+        example=("[3.0, 5.0]", "[4.0, 12.0]", "[ 5., 13.]", "[0.6000, 0.3846]", "[0.8000, 0.9231]"),
     ),
     # NumPy's stable forms; the partials are sigmoids, exactly 1/2 at a == b
-    E("LOGADDEXP", "logaddexp(a, b)", logaddexp_partials("a", "b"), numpy=("logaddexp",)),
-    E("LOGADDEXP2", "logaddexp2(a, b)", logaddexp_partials("a", "b", LN2), numpy=("logaddexp2",)),
+    E(
+        "LOGADDEXP",
+        "logaddexp(a, b)",
+        logaddexp_partials("a", "b"),
+        numpy=("logaddexp",),
+        doc="log(exp(x1) + exp(x2)), computed stably (NumPy's value); the gradients are the "
+        "softmax weights sigmoid(x1 - x2) and sigmoid(x2 - x1): exactly 1/2 each at a tie.",
+        example=(
+            "[0.0, 1.0]",
+            "[0.0, 3.0]",
+            "[0.6931, 3.1269]",
+            "[0.5000, 0.1192]",
+            "[0.5000, 0.8808]",
+        ),
+    ),
+    E(
+        "LOGADDEXP2",
+        "logaddexp2(a, b)",
+        logaddexp_partials("a", "b", LN2),
+        numpy=("logaddexp2",),
+        doc="log2(2**x1 + 2**x2), computed stably (NumPy's value).",
+        example=(
+            "[1.0, 3.0]",
+            "[1.0, 2.0]",
+            "[2.0000, 3.5850]",
+            "[0.5000, 0.6667]",
+            "[0.5000, 0.3333]",
+        ),
+    ),
     # out = a - q * b with q integer (floor(a / b), trunc(a / b)): d/db = -q, read back from out
     E(
         "REMAINDER",
@@ -354,6 +405,9 @@ OPS = (
         ("1.0", "-floor((a - out) / b + 0.5)"),
         numpy=("remainder", "mod", "__mod__"),
         domain=(0.3, 2.0),
+        doc="NumPy's (and Python's) ``x1 % x2``: the sign of the divisor. d/dx1 = 1 and "
+        "d/dx2 = -floor(x1 / x2) (piecewise; at the jumps, the side NumPy's value is on).",
+        example=("[5.0, -5.0]", "[3.0, 3.0]", "[2., 1.]", "[1., 1.]", "[-1.,  2.]"),
     ),
     E(
         "FMOD",
@@ -361,6 +415,8 @@ OPS = (
         ("1.0", "-floor((a - out) / b + 0.5)"),
         numpy=("fmod",),
         domain=(0.3, 2.0),
+        doc="C's fmod: the sign of the dividend. d/dx1 = 1, d/dx2 = -trunc(x1 / x2).",
+        example=("[5.0, -5.0]", "[3.0, 3.0]", "[ 2., -2.]", "[1., 1.]", "[-1.,  1.]"),
     ),
     # ---- special functions (SciPy's values and conventions; see specfuncs.py) ----
     E(

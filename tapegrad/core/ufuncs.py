@@ -1,10 +1,10 @@
-"""The one-operand elementwise functions (``tg.exp`` ...): generated from the
+"""The elementwise functions (``tg.exp``, ``tg.hypot`` ...): generated from the
 declarations in ``tapegrad/ops/elementwise.py`` by ``python tapegrad/kernels/generate.py``
 (edit those, not this file)."""
 
 import numpy as np
 
-from .elementwise import make_unary
+from .elementwise import make_binary, make_unary
 
 neg = make_unary("NEG")
 exp = make_unary("EXP")
@@ -44,6 +44,14 @@ erf = make_unary("ERF")
 erfc = make_unary("ERFC")
 erfinv = make_unary("ERFINV")
 erfcinv = make_unary("ERFCINV")
+maximum = make_binary("MAXIMUM")
+minimum = make_binary("MINIMUM")
+arctan2 = make_binary("ARCTAN2")
+hypot = make_binary("HYPOT")
+logaddexp = make_binary("LOGADDEXP")
+logaddexp2 = make_binary("LOGADDEXP2")
+remainder = make_binary("REMAINDER")
+fmod = make_binary("FMOD")
 
 # the NumPy ufuncs each serves on Tensors (tapegrad.numpy dispatch)
 UFUNCS = {
@@ -75,11 +83,19 @@ UFUNCS = {
     np.ceil: ceil,
     np.rint: rint,
     np.trunc: trunc,
+    np.maximum: maximum,
+    np.minimum: minimum,
+    np.arctan2: arctan2,
+    np.hypot: hypot,
+    np.logaddexp: logaddexp,
+    np.logaddexp2: logaddexp2,
+    np.remainder: remainder,
+    np.fmod: fmod,
 }
 
 
-class UnaryMethods:
-    """``x.exp()`` ... (PyTorch's spellings too)."""
+class ElementwiseMethods:
+    """``x.exp()``, ``x.hypot(y)`` ... (PyTorch's spellings too)."""
 
     neg = neg
     exp = exp
@@ -126,6 +142,15 @@ class UnaryMethods:
     erfc = erfc
     erfinv = erfinv
     erfcinv = erfcinv
+    maximum = maximum
+    minimum = minimum
+    arctan2 = arctan2
+    atan2 = arctan2
+    hypot = hypot
+    logaddexp = logaddexp
+    logaddexp2 = logaddexp2
+    remainder = remainder
+    fmod = fmod
 
 
 __all__ = [
@@ -134,6 +159,7 @@ __all__ = [
     "arcsin",
     "arcsinh",
     "arctan",
+    "arctan2",
     "arctanh",
     "cbrt",
     "ceil",
@@ -148,14 +174,21 @@ __all__ = [
     "exp2",
     "expm1",
     "floor",
+    "fmod",
     "gamma",
     "gammaln",
+    "hypot",
     "log",
     "log10",
     "log1p",
     "log2",
+    "logaddexp",
+    "logaddexp2",
+    "maximum",
+    "minimum",
     "neg",
     "relu",
+    "remainder",
     "rint",
     "sigmoid",
     "sign",
