@@ -101,8 +101,6 @@ from .core.functions import (  # noqa: E402
     angle,
     around,
     conj,
-    cumprod,
-    cumsum,
     deg2rad,
     degrees,
     imag,
@@ -132,7 +130,7 @@ round = around  # noqa: A001 - NumPy's name
 sum, mean, prod, amax, amin = (_with_dim(f) for f in (sum, mean, prod, amax, amin))  # noqa: A001
 logsumexp, softmax, log_softmax = (_with_dim(f) for f in (logsumexp, softmax, log_softmax))
 concatenate, stack, squeeze = (_with_dim(f) for f in (concatenate, stack, squeeze))
-cumsum, cumprod, median = (_with_dim(f) for f in (cumsum, cumprod, median))
+median = _with_dim(median)
 expand_dims = unsqueeze = _with_dim(expand_dims)
 from .transforms.functional import grad, jacobian, value_and_grad, vjp  # noqa: E402
 

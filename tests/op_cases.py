@@ -121,6 +121,12 @@ CASES = {
     ),
     "CUMSUM": (lambda x: tg.cumsum(x, axis=1) ** 2, [_u(-2, 2, 2, 3)]),
     "CUMPROD": (lambda x: tg.cumprod(x, axis=0) * x, [_u(0.5, 2, 3, 2)]),
+    "LOGCUMSUMEXP": (lambda x: tg.logcumsumexp(x, axis=1) * x, [_u(-2, 2, 2, 3)]),
+    # the linear recurrence s_k = a_k s_(k-1) + b_k, backwards along the middle axis
+    "LINREC": (
+        lambda a, b: O.scan("LINREC", (a, b), (1, 3, 2), 1) ** 2,
+        [_u(-1, 1, 3, 2), _u(-2, 2, 3, 2)],
+    ),
     "SCATTER": (lambda x: O.scatter_add(x * x, [0, 2, 0], (4,)) ** 2, [_u(-2, 2, 3)]),
 }
 INTERNAL = {"LEAF", "CONST", "FREED", "CUSTOM", "GUARD"}

@@ -881,6 +881,41 @@ for _shape, _axis in (((5,), None), ((2, 3), 0), ((2, 3), 1), ((2, 3, 2), -2), (
         sample("CUMPROD", _shape),
         ref=lambda x, a=_axis: np.cumprod(x, a),
     )
+    case(
+        "LOGCUMSUMEXP",
+        f"logcumsumexp{_shape} axis={_axis}",
+        lambda x, a=_axis: tg.logcumsumexp(x, a),
+        sample("LOGCUMSUMEXP", _shape),
+        ref=lambda x, a=_axis: np.logaddexp.accumulate(x.ravel() if a is None else x, a or 0),
+    )
+case(
+    "LOGCUMSUMEXP",
+    "method, dim, far apart (no overflow)",
+    lambda x: x.logcumsumexp(dim=1),
+    np.array([[-800.0, 0.0, 700.0], [1.0, 1.0, -3.0]]),
+    ref=lambda x: np.logaddexp.accumulate(x, 1),
+)
+
+
+def _linrec(a, b, reverse):
+    """s_k = a_k s_(k-1) + b_k along axis 0, by hand."""
+    a, b = (a[::-1], b[::-1]) if reverse else (a, b)
+    out, s = np.empty_like(b), np.zeros(b.shape[1:])
+    for k in range(b.shape[0]):
+        s = a[k] * s + b[k]
+        out[k] = s
+    return out[::-1] if reverse else out
+
+
+for _rev in (0, 1):
+    case(
+        "LINREC",
+        f"linear recurrence reverse={_rev}",
+        lambda a, b, r=_rev: _ops.scan("LINREC", (a, b), (1, 4, 2), r),
+        sample("LINREC", (4, 2)),
+        sample("LINREC", (4, 2)),
+        ref=lambda a, b, r=_rev: _linrec(a, b, r),
+    )
 case(
     "CUMSUM",
     "method",

@@ -97,6 +97,8 @@ REDUCTIONS = [
     c("log_softmax", 0),
     c("cumsum", 1),
     c("cumprod", 0),
+    c("logcumsumexp", 1),
+    c("logcumsumexp", dim=0),
     c("argmax"),
     c("argmax", 1),
     c("argmin", 0, keepdim=True),

@@ -1,10 +1,12 @@
-"""docs/ARCHITECTURE.md's walkthrough, done for real in a temporary copy of the package: an
-elementwise op is one declaration plus ``python tapegrad/kernels/generate.py``.
+"""docs/ARCHITECTURE.md's walkthrough, done for real in a temporary copy of the package: an op
+is one declaration plus ``python tapegrad/kernels/generate.py``.
 
 The copy loses its ARCSINH declaration (and with it tg.arcsinh, np.arcsinh on Tensors and
 x.asinh()), then gets it back as the one declaration the docs show; likewise the two-operand
-LOGADDEXP2 (tg.logaddexp2 with broadcasting, np.logaddexp2, x.logaddexp2(y)). The copy runs the Python twin of its
-regenerated kernels (no Numba compile of the copy)."""
+LOGADDEXP2 (tg.logaddexp2 with broadcasting, np.logaddexp2, x.logaddexp2(y)), and the scan
+LOGCUMSUMEXP, declared by its combine formula (tg.logcumsumexp, np.logaddexp.accumulate on
+Tensors, x.logcumsumexp(dim)). The copy runs the Python twin of its regenerated kernels (no
+Numba compile of the copy)."""
 
 import re
 import shutil
@@ -67,6 +69,49 @@ with loader.mode("python"):
         print("method value", float(tg.tensor(3.0).logaddexp2(3.0)) == 4.0)
 """
 
+LOGCUMSUMEXP = """    scan(
+        "LOGCUMSUMEXP",
+        "logaddexp(s, a)",
+        -math.inf,
+        ufunc="logaddexp",
+        doc="log(cumsum(exp(x))) along an axis, computed stably (np.logaddexp.accumulate's "
+        "value); the gradient of out_k in x_j is the softmax weight exp(x_j - out_k).",
+        example=("[0.0, 0.0, 0.0]", "[0.0000, 0.6931, 1.0986]", "[1.8333, 0.8333, 0.3333]"),
+    ),
+"""
+
+PROBE_LOGCUMSUMEXP = """
+import numpy as np
+import tapegrad as tg
+from tapegrad.kernels import loader
+
+with loader.mode("python"):
+    print("exported", hasattr(tg, "logcumsumexp"))
+    print("method", hasattr(tg.tensor(1.0), "logcumsumexp"))
+    try:
+        np.logaddexp.accumulate(tg.tensor([0.5, 1.0], requires_grad=True))
+        print("dispatch", True)
+    except TypeError:
+        print("dispatch", False)
+    if hasattr(tg, "logcumsumexp"):
+        x = np.array([[0.5, -1.0, 2.0], [3.0, 0.0, -2.0]])
+        w = np.array([1.0, -2.0, 0.5])
+        f = lambda v: np.sum(w * tg.logcumsumexp(v, axis=1))
+        out = np.logaddexp.accumulate(x, axis=1)
+        # d out_k / d x_j = exp(x_j - out_k) for j <= k
+        jac = np.exp(x[:, None, :] - out[:, :, None]) * np.tri(3)[None]
+        print("grad", np.allclose(tg.grad(f)(x), np.einsum("k,okj->oj", w, jac), rtol=1e-13))
+        h = tg.hessian(f)(x).reshape(6, 6)
+        eps = 1e-5
+        fd = np.array([
+            ((tg.grad(f)(x + eps * e.reshape(2, 3)) - tg.grad(f)(x - eps * e.reshape(2, 3)))
+             / (2 * eps)).ravel()
+            for e in np.eye(6)
+        ])
+        print("hessian", np.allclose(h, fd, atol=1e-8))
+        print("method value", np.allclose(tg.tensor(x).logcumsumexp(dim=1).numpy(), out))
+"""
+
 PROBE = """
 import numpy as np
 import tapegrad as tg
@@ -107,20 +152,23 @@ def _probe(copy, probe):
     return dict(line.rsplit(" ", 1) for line in res.stdout.strip().splitlines())
 
 
+ELEMENTWISE = Path("tapegrad/ops/elementwise.py")
+STRUCTURAL = Path("tapegrad/ops/structural/__init__.py")
 CASES = {
-    "arcsinh": (DECLARATION, PROBE),
-    "logaddexp2": (LOGADDEXP2, PROBE_LOGADDEXP2),
+    "arcsinh": (ELEMENTWISE, DECLARATION, PROBE),
+    "logaddexp2": (ELEMENTWISE, LOGADDEXP2, PROBE_LOGADDEXP2),
+    "logcumsumexp": (STRUCTURAL, LOGCUMSUMEXP, PROBE_LOGCUMSUMEXP),
 }
 
 
 @pytest.mark.parametrize("op", sorted(CASES))
-def test_an_elementwise_op_is_one_declaration(tmp_path, op):
-    declaration, probe = CASES[op]
+def test_an_op_is_one_declaration(tmp_path, op):
+    where, declaration, probe = CASES[op]
     copy = tmp_path / "repo"
     shutil.copytree(
         ROOT / "tapegrad", copy / "tapegrad", ignore=shutil.ignore_patterns("__pycache__")
     )
-    spec = copy / "tapegrad" / "ops" / "elementwise.py"
+    spec = copy / where
     text = spec.read_text()
     assert text.count(declaration) == 1, "the walkthrough's declaration changed: update it here"
 
@@ -128,7 +176,7 @@ def test_an_elementwise_op_is_one_declaration(tmp_path, op):
     assert _run(copy, "tapegrad/kernels/generate.py").returncode == 0
     assert _probe(copy, probe) == {"exported": "False", "method": "False", "dispatch": "False"}
 
-    # the one declaration, at the end of the elementwise ops, then regenerate
+    # the one declaration, at the end of its file's ops, then regenerate
     body = spec.read_text()
     end = re.search(r"\n\)\n", body[body.index("OPS = (") :]).start() + body.index("OPS = (")
     spec.write_text(body[:end] + "\n" + declaration.rstrip("\n") + body[end:])

@@ -48,7 +48,8 @@ from .elementwise import (  # noqa: E402, F401
     exact_operands,
     numpy_exact,
 )
-from .ufuncs import *  # noqa: E402, F403 (the elementwise functions, generated from the spec)
+from .ufuncs import *  # noqa: E402, F403 (the elementwise functions and scans, generated from the spec)
+from .scans import scan  # noqa: E402, F401  (the scans' Tensor-level rules record with it)
 from .ufuncs import (  # noqa: E402
     abs_,
     arctan2,
@@ -515,80 +516,6 @@ def var(x: TensorLike, axis: Axis = None, keepdims: bool = False, ddof: float = 
     return mul(
         sum(mul(d, d), axis, keepdims), 1.0 / max(count - ddof, 0) if count > ddof else math.nan
     )
-
-
-# ---- scans -------------------------------------------------------------------------------------
-
-
-def _scan(name, code, x, outer, m, inner, extra=()):
-    """Record a running sum / product over the middle axis of x seen as (outer, m, inner)."""
-    x = _t(x)
-    v = np.asarray(x._v, dtype=np.float64)
-    lanes = v.reshape(outer, m, inner)
-    if name == "cumsum" and extra and extra[0]:
-        out = np.cumsum(lanes[:, ::-1], axis=1)[:, ::-1]
-    else:
-        out = (np.cumsum if name == "cumsum" else np.cumprod)(lanes, axis=1)
-    out = result(np.ascontiguousarray(out).reshape(v.shape))
-    if not needs_grad(x):
-        return Tensor._const(out)
-    t = tape_for(x)
-    return record(t, code, row_of(t, x), -1, out, ip=t.add_ints([outer, m, inner, *extra]))
-
-
-def scan_sum(x, outer, m, inner, reverse=0):
-    """Running sum over the middle axis of x seen as (outer, m, inner); backwards when
-    ``reverse`` (the adjoint of a running sum is the running sum the other way)."""
-    return _scan("cumsum", C.CUMSUM, x, outer, m, inner, (int(reverse),))
-
-
-def scan_prod(x, outer, m, inner):
-    """Running product over the middle axis of x seen as (outer, m, inner)."""
-    return _scan("cumprod", C.CUMPROD, x, outer, m, inner)
-
-
-def _lanes(x, axis, name):
-    x = _t(x)
-    if axis is None or x.ndim == 0:
-        x, axis = ravel(x), 0
-    ax = _norm_axes(axis, x.ndim, name)[0]
-    shape = x.shape
-    return (
-        x,
-        int(np.prod(shape[:ax], dtype=np.int64)),
-        shape[ax],
-        int(np.prod(shape[ax + 1 :], dtype=np.int64)),
-    )
-
-
-def cumsum(x: TensorLike, axis: Axis = None) -> Tensor:
-    """np.cumsum (one CUMSUM row; its backward is a running sum the other way).
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
-        >>> y = tg.cumsum(x); y
-        tensor([1., 3., 6.], grad_fn=<CumsumBackward0>)
-        >>> y.sum().backward(); x.grad
-        tensor([3., 2., 1.])
-    """
-    x, outer, m, inner = _lanes(x, axis, "cumsum")
-    return scan_sum(x, outer, m, inner)
-
-
-def cumprod(x: TensorLike, axis: Axis = None) -> Tensor:
-    """np.cumprod (one CUMPROD row); gradients exact with zeros, at every order.
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
-        >>> y = tg.cumprod(x); y
-        tensor([1., 2., 6.], grad_fn=<CumprodBackward0>)
-        >>> y.sum().backward(); x.grad          # 1 + x2 + x2 x3, x1 + x1 x3, x1 x2
-        tensor([9., 4., 2.])
-    """
-    x, outer, m, inner = _lanes(x, axis, "cumprod")
-    return scan_prod(x, outer, m, inner)
 
 
 def std(x: TensorLike, axis: Axis = None, keepdims: bool = False, ddof: float = 0) -> Tensor:

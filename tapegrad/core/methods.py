@@ -932,12 +932,6 @@ class TensorMethods(ElementwiseMethods):
     reciprocal, square, deg2rad, rad2deg = O.reciprocal, O.square, O.deg2rad, O.rad2deg
     nan_to_num = P._nan_to_num
     polygamma = _polygamma
-    cumsum = _calls(
-        "cumsum", O.cumsum, lambda s, axis=None, *, dim=None: O.cumsum(s, _axis(axis, dim))
-    )
-    cumprod = _calls(
-        "cumprod", O.cumprod, lambda s, axis=None, *, dim=None: O.cumprod(s, _axis(axis, dim))
-    )
     __mod__ = O.remainder
     __rmod__ = lambda s, o: O.remainder(o, s)  # noqa: E731
     __floordiv__ = O.floor_divide

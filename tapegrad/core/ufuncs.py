@@ -1,10 +1,12 @@
-"""The elementwise functions (``tg.exp``, ``tg.hypot`` ...): generated from the
-declarations in ``tapegrad/ops/elementwise.py`` by ``python tapegrad/kernels/generate.py``
+"""The elementwise functions (``tg.exp``, ``tg.hypot`` ...) and the scans (``tg.cumsum`` ...):
+generated from the declarations in ``tapegrad/ops/elementwise.py`` and
+``tapegrad/ops/structural/__init__.py`` by ``python tapegrad/kernels/generate.py``
 (edit those, not this file)."""
 
 import numpy as np
 
 from .elementwise import make_binary, make_unary
+from .scans import make_scan
 
 neg = make_unary("NEG")
 exp = make_unary("EXP")
@@ -52,6 +54,9 @@ logaddexp = make_binary("LOGADDEXP")
 logaddexp2 = make_binary("LOGADDEXP2")
 remainder = make_binary("REMAINDER")
 fmod = make_binary("FMOD")
+cumsum = make_scan("CUMSUM")
+cumprod = make_scan("CUMPROD")
+logcumsumexp = make_scan("LOGCUMSUMEXP")
 
 # the NumPy ufuncs each serves on Tensors (tapegrad.numpy dispatch)
 UFUNCS = {
@@ -93,9 +98,16 @@ UFUNCS = {
     np.fmod: fmod,
 }
 
+# the ufunc.accumulate each scan is (np.add.accumulate is cumsum)
+ACCUMULATE = {
+    np.add: cumsum,
+    np.multiply: cumprod,
+    np.logaddexp: logcumsumexp,
+}
+
 
 class ElementwiseMethods:
-    """``x.exp()``, ``x.hypot(y)`` ... (PyTorch's spellings too)."""
+    """``x.exp()``, ``x.hypot(y)``, ``x.cumsum(dim)`` ... (PyTorch's spellings too)."""
 
     neg = neg
     exp = exp
@@ -151,6 +163,9 @@ class ElementwiseMethods:
     logaddexp2 = logaddexp2
     remainder = remainder
     fmod = fmod
+    cumsum = cumsum
+    cumprod = cumprod
+    logcumsumexp = logcumsumexp
 
 
 __all__ = [
@@ -165,6 +180,8 @@ __all__ = [
     "ceil",
     "cos",
     "cosh",
+    "cumprod",
+    "cumsum",
     "digamma",
     "erf",
     "erfc",
@@ -184,6 +201,7 @@ __all__ = [
     "log2",
     "logaddexp",
     "logaddexp2",
+    "logcumsumexp",
     "maximum",
     "minimum",
     "neg",

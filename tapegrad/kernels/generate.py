@@ -653,7 +653,7 @@ def _kernel_sources():
         if fn.__name__ in seen:
             continue
         seen.add(fn.__name__)
-        out.append(f"\n\n{NJIT}\n{inspect.getsource(fn).rstrip()}\n")
+        out.append(f"\n\n{NJIT}\n{spec.source(fn).rstrip()}\n")
     return "".join(out)
 
 
@@ -687,21 +687,24 @@ def render_ufuncs() -> str:
     ``example``): one line per function, the NumPy ufuncs it serves, its Tensor methods.
     Written out (not built in a loop at import) so linters, type checkers and IDEs see
     every name."""
-    public = [o for o in spec.OPS if o.family == "elementwise" and o.example]
+    public = [o for o in spec.OPS if o.family in ("elementwise", "scan") and o.example]
     var = {o.name: o.function or o.name.lower() for o in public}
+    maker = {
+        o.name: "scan" if o.family == "scan" else ("unary", "binary")[o.arity - 1] for o in public
+    }
     lines = [
-        '"""The elementwise functions (``tg.exp``, ``tg.hypot`` ...): generated from the',
-        "declarations in ``tapegrad/ops/elementwise.py`` by ``python tapegrad/kernels/generate.py``",
+        '"""The elementwise functions (``tg.exp``, ``tg.hypot`` ...) and the scans (``tg.cumsum`` ...):',
+        "generated from the declarations in ``tapegrad/ops/elementwise.py`` and",
+        "``tapegrad/ops/structural/__init__.py`` by ``python tapegrad/kernels/generate.py``",
         '(edit those, not this file)."""',
         "",
         "import numpy as np",
         "",
         "from .elementwise import make_binary, make_unary",
+        "from .scans import make_scan",
         "",
     ]
-    lines += [
-        f'{var[o.name]} = make_{"binary" if o.arity == 2 else "unary"}("{o.name}")' for o in public
-    ]
+    lines += [f'{var[o.name]} = make_{maker[o.name]}("{o.name}")' for o in public]
     ufuncs = [
         (n, var[o.name])
         for o in public
@@ -717,9 +720,16 @@ def render_ufuncs() -> str:
     lines += [
         "}",
         "",
+        "# the ufunc.accumulate each scan is (np.add.accumulate is cumsum)",
+        "ACCUMULATE = {",
+    ]
+    lines += [f"    np.{o.ufunc}: {var[o.name]}," for o in public if getattr(o, "ufunc", "")]
+    lines += [
+        "}",
+        "",
         "",
         "class ElementwiseMethods:",
-        '    """``x.exp()``, ``x.hypot(y)`` ... (PyTorch\'s spellings too)."""',
+        '    """``x.exp()``, ``x.hypot(y)``, ``x.cumsum(dim)`` ... (PyTorch\'s spellings too)."""',
         "",
     ]
     lines += [

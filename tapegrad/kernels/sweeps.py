@@ -20,11 +20,11 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "9663321b8ee3fa80"
+FINGERPRINT = "29978f40bcbe08ee"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 677285013895397288
-OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'CUMSUM', 'CUMPROD')
+KERNELS_ID = 187313849077850254
+OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'LINREC', 'CUMSUM', 'CUMPROD', 'LOGCUMSUMEXP')
 
 # sweep results: (status, row)
 DONE = 0          # swept everything
@@ -936,6 +936,102 @@ def scan_offsets(ipool, p):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def linrec_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    rev = ipool[p + 3]
+    for r in range(offs.shape[0]):
+        s = 0.0
+        for k in range(m):  # in NumPy's order, so a replay matches it
+            q = offs[r, m - 1 - k] if rev else offs[r, k]
+            a = A[pa + q]
+            b = B[pb + q]
+            s = a * s + b
+            D[lo + q] = s
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def linrec_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
+    offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    rev = ipool[p + 3]
+    ga = rg[ra] != 0
+    if ga:
+        state[ra] |= 1
+    gb = rg[rb] != 0
+    if gb:
+        state[rb] |= 1
+    for r in range(offs.shape[0]):
+        carry = 0.0  # p_(k+1) R_(k+1)
+        for j in range(m):
+            k = m - 1 - j
+            q = offs[r, m - 1 - k] if rev else offs[r, k]
+            a = A[pa + q]
+            s = V[lo + (offs[r, m - k] if rev else offs[r, k - 1])] if k > 0 else 0.0
+            R = G[lo + q] + carry
+            if ga:
+                D[pa + q] += R * (s)
+            if gb:
+                D[pb + q] += R * (1.0)
+            carry = R * (a)
+    return 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def linrec_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
+    offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    rev = ipool[p + 3]
+    for r in range(offs.shape[0]):
+        s = 0.0
+        ts = 0.0
+        for k in range(m):
+            q = offs[r, m - 1 - k] if rev else offs[r, k]
+            a = val[pa + q]
+            ts = ts * (a) + tval[pa + q] * (s) + tval[pb + q] * (1.0)
+            s = val[lo + q]
+            tval[lo + q] = ts
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def linrec_backward_tangent(
+    adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
+):
+    offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    rev = ipool[p + 3]
+    ga = rg[ra] != 0
+    if ga:
+        state[ra] |= 1
+    gb = rg[rb] != 0
+    if gb:
+        state[rb] |= 1
+    for r in range(offs.shape[0]):
+        carry = 0.0
+        tcarry = 0.0
+        for j in range(m):
+            k = m - 1 - j
+            q = offs[r, m - 1 - k] if rev else offs[r, k]
+            a = val[pa + q]
+            ta = tval[pa + q]
+            if k > 0:
+                before = offs[r, m - k] if rev else offs[r, k - 1]
+                s = val[lo + before]
+                ts = tval[lo + before]
+            else:
+                s = 0.0
+                ts = 0.0
+            R = adj[lo + q] + carry
+            tR = tadj[lo + q] + tcarry
+            if ga:
+                tadj[pa + q] += tR * (s) + R * ((1.0) * ts)
+            if gb:
+                tadj[pb + q] += tR * (1.0) + R * (0.0)
+            carry = R * (a)
+            tcarry = tR * (a) + R * ((1.0) * ta)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def cumsum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
@@ -943,94 +1039,237 @@ def cumsum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     for r in range(offs.shape[0]):
         s = 0.0
         for k in range(m):  # in NumPy's order, so a replay matches it
-            q = offs[r, m - 1 - k if rev else k]
-            s += A[pa + q]
+            q = offs[r, m - 1 - k] if rev else offs[r, k]
+            a = A[pa + q]
+            s = s + a
             D[lo + q] = s
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def cumsum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
-    # the adjoint of a running sum is the running sum the other way
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
     rev = ipool[p + 3]
-    state[ra] |= 1
+    ga = rg[ra] != 0
+    if ga:
+        state[ra] |= 1
     for r in range(offs.shape[0]):
-        s = 0.0
-        for k in range(m):
-            q = offs[r, k if rev else m - 1 - k]
-            s += G[lo + q]
-            D[pa + q] += s
+        carry = 0.0  # p_(k+1) R_(k+1)
+        for j in range(m):
+            k = m - 1 - j
+            q = offs[r, m - 1 - k] if rev else offs[r, k]
+            R = G[lo + q] + carry
+            if ga:
+                D[pa + q] += R * (1.0)
+            carry = R * (1.0)
     return 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def cumsum_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
+    offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    rev = ipool[p + 3]
+    for r in range(offs.shape[0]):
+        ts = 0.0
+        for k in range(m):
+            q = offs[r, m - 1 - k] if rev else offs[r, k]
+            ts = ts * (1.0) + tval[pa + q] * (1.0)
+            tval[lo + q] = ts
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def cumsum_backward_tangent(
+    adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
+):
+    offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    rev = ipool[p + 3]
+    ga = rg[ra] != 0
+    if ga:
+        state[ra] |= 1
+    for r in range(offs.shape[0]):
+        carry = 0.0
+        tcarry = 0.0
+        for j in range(m):
+            k = m - 1 - j
+            q = offs[r, m - 1 - k] if rev else offs[r, k]
+            R = adj[lo + q] + carry
+            tR = tadj[lo + q] + tcarry
+            if ga:
+                tadj[pa + q] += tR * (1.0) + R * (0.0)
+            carry = R * (1.0)
+            tcarry = tR * (1.0) + R * (0.0)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def cumprod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    rev = ipool[p + 3]
     for r in range(offs.shape[0]):
         s = 1.0
-        for k in range(offs.shape[1]):
-            q = offs[r, k]
-            s *= A[pa + q]
+        for k in range(m):  # in NumPy's order, so a replay matches it
+            q = offs[r, m - 1 - k] if rev else offs[r, k]
+            a = A[pa + q]
+            s = s * a
             D[lo + q] = s
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def cumprod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
-    # exact with zeros: d x_j = E_j R_j, E_j = prod_{i<j} x_i (the previous output) and
-    # R_j = sum_{k>=j} g_k prod_{j<i<=k} x_i = g_j + x_{j+1} R_{j+1}; no division
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
-    state[ra] |= 1
+    rev = ipool[p + 3]
+    ga = rg[ra] != 0
+    if ga:
+        state[ra] |= 1
     for r in range(offs.shape[0]):
-        R = 0.0
-        for k in range(m - 1, -1, -1):
-            q = offs[r, k]
-            R = G[lo + q] + (V[pa + offs[r, k + 1]] * R if k + 1 < m else 0.0)
-            e = V[lo + offs[r, k - 1]] if k > 0 else 1.0
-            D[pa + q] += e * R
+        carry = 0.0  # p_(k+1) R_(k+1)
+        for j in range(m):
+            k = m - 1 - j
+            q = offs[r, m - 1 - k] if rev else offs[r, k]
+            a = A[pa + q]
+            s = V[lo + (offs[r, m - k] if rev else offs[r, k - 1])] if k > 0 else 1.0
+            R = G[lo + q] + carry
+            if ga:
+                D[pa + q] += R * (s)
+            carry = R * (a)
     return 0
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
-    """t out_k = t out_{k-1} x_k + out_{k-1} t_k (exact with zeros)."""
     offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    rev = ipool[p + 3]
     for r in range(offs.shape[0]):
-        tp = 0.0
-        e = 1.0
-        for k in range(offs.shape[1]):
-            q = offs[r, k]
-            tp = tp * val[pa + q] + e * tval[pa + q]
-            tval[lo + q] = tp
-            e = val[lo + q]
+        s = 1.0
+        ts = 0.0
+        for k in range(m):
+            q = offs[r, m - 1 - k] if rev else offs[r, k]
+            a = val[pa + q]
+            ts = ts * (a) + tval[pa + q] * (s)
+            s = val[lo + q]
+            tval[lo + q] = ts
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def cumprod_backward_tangent(
     adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
 ):
-    """Tangent of cumprod_backward: t(E_j R_j) = tE_j R_j + E_j tR_j, with tE_j the tangent of
-    the previous output and tR_j = tg_j + t_{j+1} R_{j+1} + x_{j+1} tR_{j+1}."""
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
-    state[ra] |= 1
+    rev = ipool[p + 3]
+    ga = rg[ra] != 0
+    if ga:
+        state[ra] |= 1
     for r in range(offs.shape[0]):
-        R = 0.0
-        tR = 0.0
-        for k in range(m - 1, -1, -1):
-            q = offs[r, k]
-            if k + 1 < m:
-                q1 = offs[r, k + 1]
-                tR = tadj[lo + q] + tval[pa + q1] * R + val[pa + q1] * tR
-                R = adj[lo + q] + val[pa + q1] * R
-            else:
-                tR = tadj[lo + q]
-                R = adj[lo + q]
+        carry = 0.0
+        tcarry = 0.0
+        for j in range(m):
+            k = m - 1 - j
+            q = offs[r, m - 1 - k] if rev else offs[r, k]
+            a = val[pa + q]
+            ta = tval[pa + q]
             if k > 0:
-                tadj[pa + q] += tval[lo + offs[r, k - 1]] * R + val[lo + offs[r, k - 1]] * tR
+                before = offs[r, m - k] if rev else offs[r, k - 1]
+                s = val[lo + before]
+                ts = tval[lo + before]
             else:
-                tadj[pa + q] += tR
+                s = 1.0
+                ts = 0.0
+            R = adj[lo + q] + carry
+            tR = tadj[lo + q] + tcarry
+            if ga:
+                tadj[pa + q] += tR * (s) + R * ((1.0) * ts)
+            carry = R * (a)
+            tcarry = tR * (a) + R * ((1.0) * ta)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def logcumsumexp_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    rev = ipool[p + 3]
+    for r in range(offs.shape[0]):
+        s = -np.inf
+        for k in range(m):  # in NumPy's order, so a replay matches it
+            q = offs[r, m - 1 - k] if rev else offs[r, k]
+            a = A[pa + q]
+            s = np.logaddexp(s, a)
+            D[lo + q] = s
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def logcumsumexp_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
+    offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    rev = ipool[p + 3]
+    ga = rg[ra] != 0
+    if ga:
+        state[ra] |= 1
+    for r in range(offs.shape[0]):
+        carry = 0.0  # p_(k+1) R_(k+1)
+        for j in range(m):
+            k = m - 1 - j
+            q = offs[r, m - 1 - k] if rev else offs[r, k]
+            a = A[pa + q]
+            s = V[lo + (offs[r, m - k] if rev else offs[r, k - 1])] if k > 0 else -np.inf
+            R = G[lo + q] + carry
+            if ga:
+                D[pa + q] += R * (0.5 - 0.5 * np.tanh(0.5 * (s - a)))
+            carry = R * (0.5 + 0.5 * np.tanh(0.5 * (s - a)))
+    return 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def logcumsumexp_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
+    offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    rev = ipool[p + 3]
+    for r in range(offs.shape[0]):
+        s = -np.inf
+        ts = 0.0
+        for k in range(m):
+            q = offs[r, m - 1 - k] if rev else offs[r, k]
+            a = val[pa + q]
+            ts = ts * (0.5 + 0.5 * np.tanh(0.5 * (s - a))) + tval[pa + q] * (0.5 - 0.5 * np.tanh(0.5 * (s - a)))
+            s = val[lo + q]
+            tval[lo + q] = ts
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def logcumsumexp_backward_tangent(
+    adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
+):
+    offs = scan_offsets(ipool, p)
+    m = offs.shape[1]
+    rev = ipool[p + 3]
+    ga = rg[ra] != 0
+    if ga:
+        state[ra] |= 1
+    for r in range(offs.shape[0]):
+        carry = 0.0
+        tcarry = 0.0
+        for j in range(m):
+            k = m - 1 - j
+            q = offs[r, m - 1 - k] if rev else offs[r, k]
+            a = val[pa + q]
+            ta = tval[pa + q]
+            if k > 0:
+                before = offs[r, m - k] if rev else offs[r, k - 1]
+                s = val[lo + before]
+                ts = tval[lo + before]
+            else:
+                s = -np.inf
+                ts = 0.0
+            R = adj[lo + q] + carry
+            tR = tadj[lo + q] + tcarry
+            if ga:
+                tadj[pa + q] += tR * (0.5 - 0.5 * np.tanh(0.5 * (s - a))) + R * ((-(0.5 * (0.5 * (2.0 / (np.exp(0.5 * (s - a)) + np.exp(-(0.5 * (s - a))))) ** 2.0))) * ts + (-(0.5 * (0.5 * -1.0 * (2.0 / (np.exp(0.5 * (s - a)) + np.exp(-(0.5 * (s - a))))) ** 2.0))) * ta)
+            carry = R * (0.5 + 0.5 * np.tanh(0.5 * (s - a)))
+            tcarry = tR * (0.5 + 0.5 * np.tanh(0.5 * (s - a))) + R * ((0.5 * (0.5 * (2.0 / (np.exp(0.5 * (s - a)) + np.exp(-(0.5 * (s - a))))) ** 2.0)) * ts + (0.5 * (0.5 * -1.0 * (2.0 / (np.exp(0.5 * (s - a)) + np.exp(-(0.5 * (s - a))))) ** 2.0)) * ta)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -1733,10 +1972,14 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                 status = setitem_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
             elif o == 76:  # SCATTER
                 status = scatter_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 77:  # CUMSUM
+            elif o == 77:  # LINREC
+                status = linrec_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 78:  # CUMSUM
                 status = cumsum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
-            elif o == 78:  # CUMPROD
+            elif o == 79:  # CUMPROD
                 status = cumprod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
+            elif o == 80:  # LOGCUMSUMEXP
+                status = logcumsumexp_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
             else:
                 return BAD_OP, i
             if status != 0:
@@ -2068,10 +2311,14 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, start, stop):
                 setitem_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 76:  # SCATTER
                 scatter_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 77:  # CUMSUM
+            elif o == 77:  # LINREC
+                linrec_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 78:  # CUMSUM
                 cumsum_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 78:  # CUMPROD
+            elif o == 79:  # CUMPROD
                 cumprod_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 80:  # LOGCUMSUMEXP
+                logcumsumexp_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
             else:
                 return BAD_OP, i
     return DONE, -1
@@ -2745,15 +2992,23 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                 for ln in range(nl):
                     tval = tvals[ln]
                     scatter_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 77:  # CUMSUM
+            elif o == 77:  # LINREC
                 for r in (ra, rb):
                     if r >= 0:
                         if flag[r] == 0:
                             zero_lanes(tvals, voff, r)
                 for ln in range(nl):
                     tval = tvals[ln]
-                    cumsum_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
-            elif o == 78:  # CUMPROD
+                    linrec_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 78:  # CUMSUM
+                for r in (ra, rb):
+                    if r >= 0:
+                        if flag[r] == 0:
+                            zero_lanes(tvals, voff, r)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    cumsum_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 79:  # CUMPROD
                 for r in (ra, rb):
                     if r >= 0:
                         if flag[r] == 0:
@@ -2761,6 +3016,14 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                 for ln in range(nl):
                     tval = tvals[ln]
                     cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
+            elif o == 80:  # LOGCUMSUMEXP
+                for r in (ra, rb):
+                    if r >= 0:
+                        if flag[r] == 0:
+                            zero_lanes(tvals, voff, r)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    logcumsumexp_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool)
             else:
                 return BAD_OP, i
     return DONE, -1
@@ -3819,17 +4082,35 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     tval = tvals[ln]
                     tadj = tadjs[ln]
                     scatter_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 77:  # CUMSUM
+            elif o == 77:  # LINREC
+                for r in (ra, rb):
+                    if r >= 0:
+                        if rg[r] != 0 and (state[r] & 1) == 0:
+                            zero_lanes(tadjs, voff, r)
+                status = linrec_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                for r in (ra, rb):
+                    if r >= 0:
+                        if flag[r] == 0:
+                            zero_lanes(tvals, voff, r)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    tadj = tadjs[ln]
+                    linrec_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
+            elif o == 78:  # CUMSUM
                 for r in (ra, rb):
                     if r >= 0:
                         if rg[r] != 0 and (state[r] & 1) == 0:
                             zero_lanes(tadjs, voff, r)
                 status = cumsum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                for r in (ra, rb):
+                    if r >= 0:
+                        if flag[r] == 0:
+                            zero_lanes(tvals, voff, r)
                 for ln in range(nl):
                     tval = tvals[ln]
                     tadj = tadjs[ln]
-                    cumsum_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-            elif o == 78:  # CUMPROD
+                    cumsum_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
+            elif o == 79:  # CUMPROD
                 for r in (ra, rb):
                     if r >= 0:
                         if rg[r] != 0 and (state[r] & 1) == 0:
@@ -3843,6 +4124,20 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     tval = tvals[ln]
                     tadj = tadjs[ln]
                     cumprod_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
+            elif o == 80:  # LOGCUMSUMEXP
+                for r in (ra, rb):
+                    if r >= 0:
+                        if rg[r] != 0 and (state[r] & 1) == 0:
+                            zero_lanes(tadjs, voff, r)
+                status = logcumsumexp_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                for r in (ra, rb):
+                    if r >= 0:
+                        if flag[r] == 0:
+                            zero_lanes(tvals, voff, r)
+                for ln in range(nl):
+                    tval = tvals[ln]
+                    tadj = tadjs[ln]
+                    logcumsumexp_backward_tangent(adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             else:
                 return BAD_OP, i
             if status != 0:

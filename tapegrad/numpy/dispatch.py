@@ -107,7 +107,7 @@ VALUE_UFUNCS = {
 }
 
 REDUCE = {np.add: O.sum, np.multiply: O.prod, np.maximum: O.amax, np.minimum: O.amin}
-ACCUMULATE = {np.add: O.cumsum, np.multiply: O.cumprod}
+ACCUMULATE = ufuncs.ACCUMULATE  # the declared scans
 
 
 def _compare(ufunc, a, b):

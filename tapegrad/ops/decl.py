@@ -1,4 +1,5 @@
-"""The kinds of op declaration: internal rows, elementwise formulas, structural kernels."""
+"""The kinds of op declaration: internal rows, elementwise formulas, structural kernels, and
+scans (structural ops whose kernels are written from a combine formula)."""
 
 from __future__ import annotations
 
@@ -111,6 +112,27 @@ class Structural:
     same_size: bool = False
     check: Union[Callable, None] = None
     family: str = "structural"
+
+
+@dataclass(frozen=True)
+class Scan(Structural):
+    """A running combination along one axis: ``s_k = combine(s_{k-1}, a_k[, b_k])`` from
+    ``s_{-1} = init``, the formula over ``s`` (the running value) and the operands' elements
+    ``a`` (and ``b``).  Built by ``structural.scans.scan``, which writes the kernels from the
+    formula (its partials by ``formula.derivative``) and gives the Tensor-level rules, so a
+    scan is one declaration.  ``ufunc``: the NumPy ufunc whose ``accumulate`` this is
+    (``np.add.accumulate`` is cumsum), for the value and the dispatch; ``function``,
+    ``methods``, ``example`` (input, value, gradient of the sum), ``doc`` as for an
+    elementwise op."""
+
+    combine: str = ""
+    init: float = 0.0
+    ufunc: str = ""
+    function: str = ""
+    methods: tuple = ()
+    example: tuple = ()
+    doc: str = ""
+    family: str = "scan"
 
 
 Op = Union[Internal, Elementwise, Structural]

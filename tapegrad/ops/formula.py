@@ -1,7 +1,8 @@
 """The small formula language elementwise ops are declared in, and what is made from it.
 
 A formula is a Python expression over the symbols ``a``, ``b`` (the operands), ``out`` (the
-op's own value), ``c``, ``c2`` (the op's scalar parameters) and the functions in ``FUNCS``.
+op's own value), ``c``, ``c2`` (the op's scalar parameters), ``s`` (a scan's running value)
+and the functions in ``FUNCS``.
 From one formula this module makes:
 
 - ``numba_code``: a scalar expression for the generated kernels (``exp`` -> ``np.exp``,
@@ -29,7 +30,7 @@ import numpy as np
 
 from . import specfuncs
 
-SYMBOLS = ("a", "b", "out", "c", "c2")
+SYMBOLS = ("a", "b", "out", "c", "c2", "s")
 # the factor a partial derivative multiplies (an adjoint or a tangent), in ``scaled`` forms
 SCALE = "g"
 TWO_OVER_SQRT_PI, SQRT_PI_OVER_2 = 2.0 / math.sqrt(math.pi), math.sqrt(math.pi) / 2.0

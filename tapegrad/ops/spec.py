@@ -57,9 +57,11 @@ def op(name: str) -> Op:
 
 
 @functools.cache
-def _source(fn) -> str:
-    """``inspect.getsource``, once per function (it tokenizes the file: import time)."""
-    return inspect.getsource(fn)
+def source(fn) -> str:
+    """A kernel's source: written by the declaration (a scan's kernels carry it as
+    ``fn.source``), else ``inspect.getsource``, once per function (it tokenizes the file)."""
+    written = getattr(fn, "source", None)
+    return written if isinstance(written, str) else inspect.getsource(fn)
 
 
 def _kernel_source(fn, helpers) -> str:
@@ -70,7 +72,7 @@ def _kernel_source(fn, helpers) -> str:
         if f.__name__ in seen:
             continue
         seen.add(f.__name__)
-        text = _source(f)
+        text = source(f)
         src += text
         todo += [h for h in helpers if re.search(rf"\b{h.__name__}\(", text)]
     return src
@@ -143,7 +145,7 @@ def _fingerprint() -> str:
         elif isinstance(o, Structural):
             lanes = [f for f in (o.tangent_lanes, o.backward_tangent_lanes) if f is not None]
             for fn in (o.forward, o.backward, o.tangent, o.backward_tangent, *lanes, *o.helpers):
-                h.update(_source(fn).encode() if callable(fn) else fn.encode())
+                h.update(source(fn).encode() if callable(fn) else fn.encode())
     return h.hexdigest()[:16]
 
 

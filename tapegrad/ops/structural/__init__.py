@@ -15,12 +15,12 @@ The Tensor-level rules ``vjp(rows, r, g)`` and ``jvp(rows, r, tangent)`` receive
 view of the tape with differentiable ops (``rows.ops``); see ``autograd/rows.py``.
 """
 
+import math
+
 from ..decl import Structural
 from .choice import where_backward, where_forward, where_jvp, where_vjp
 from .file_checks import (
     concat_check,
-    cumprod_check,
-    cumsum_check,
     gather_check,
     matmul_check,
     no_params_check,
@@ -80,19 +80,7 @@ from .reductions import (
     sum_tangent_lanes,
     sum_vjp,
 )
-from .scans import (
-    cumprod_backward,
-    cumprod_backward_tangent,
-    cumprod_forward,
-    cumprod_jvp,
-    cumprod_tangent,
-    cumprod_vjp,
-    cumsum_backward,
-    cumsum_forward,
-    cumsum_jvp,
-    cumsum_vjp,
-    scan_offsets,
-)
+from .scans import scan
 from .shape import (
     concat_backward,
     concat_forward,
@@ -269,27 +257,34 @@ OPS = (
         operand_adjoints_only=True,
         check=scatter_check,
     ),
-    S(
+    # scans: one combine formula each (scans.py writes the kernels and the rules from it);
+    # LINREC, the linear recurrence, is the one the others' derivatives are written with
+    scan("LINREC", "a * s + b", 0.0),
+    scan(
         "CUMSUM",
-        cumsum_forward,
-        cumsum_backward,
-        cumsum_vjp,
-        cumsum_jvp,
-        helpers=(scan_offsets,),
+        "s + a",
+        0.0,
+        ufunc="add",
         numpy=("cumsum",),
-        operand_adjoints_only=True,
-        check=cumsum_check,
+        doc="np.cumsum (one CUMSUM row; its backward is a running sum the other way).",
+        example=("[1.0, 2.0, 3.0]", "[1., 3., 6.]", "[3., 2., 1.]"),
     ),
-    S(
+    scan(
         "CUMPROD",
-        cumprod_forward,
-        cumprod_backward,
-        cumprod_vjp,
-        cumprod_jvp,
-        tangent=cumprod_tangent,
-        backward_tangent=cumprod_backward_tangent,
+        "s * a",
+        1.0,
+        ufunc="multiply",
         numpy=("cumprod",),
-        operand_adjoints_only=True,
-        check=cumprod_check,
+        doc="np.cumprod (one CUMPROD row); gradients exact with zeros, at every order.",
+        example=("[1.0, 2.0, 3.0]", "[1., 2., 6.]", "[9., 4., 2.]"),
+    ),
+    scan(
+        "LOGCUMSUMEXP",
+        "logaddexp(s, a)",
+        -math.inf,
+        ufunc="logaddexp",
+        doc="log(cumsum(exp(x))) along an axis, computed stably (np.logaddexp.accumulate's "
+        "value); the gradient of out_k in x_j is the softmax weight exp(x_j - out_k).",
+        example=("[0.0, 0.0, 0.0]", "[0.0000, 0.6931, 1.0986]", "[1.8333, 0.8333, 0.3333]"),
     ),
 )

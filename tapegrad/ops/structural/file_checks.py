@@ -67,21 +67,10 @@ def matmul_check(r, p, ipool, fpool, size, na, nb, n):
         )
 
 
-def _scan_check(flagged):
-    def check(r, p, ipool, fpool, size, na, nb, n):
-        outer, m, inner = _ints(ipool, p, 3)
-        if (
-            min(outer, m, inner) < 0
-            or n != outer * m * inner
-            or na != n
-            or (flagged and _ints(ipool, p + 3, 1)[0] not in (0, 1))
-        ):
-            raise BadParams(f"scan sizes {outer}x{m}x{inner} disagree with the operand")
-
-    return check
-
-
-cumsum_check, cumprod_check = _scan_check(True), _scan_check(False)
+def scan_check(r, p, ipool, fpool, size, na, nb, n):
+    outer, m, inner, rev = _ints(ipool, p, 4)
+    if min(outer, m, inner) < 0 or n != outer * m * inner or na != n or rev not in (0, 1):
+        raise BadParams(f"scan sizes {outer}x{m}x{inner} disagree with the operands")
 
 
 def concat_check(r, p, ipool, fpool, size, na, nb, n):

@@ -1,8 +1,28 @@
-"""Scans along one axis: cumsum and cumprod."""
+"""Scans along one axis, each declared by its combine formula (``scan``).
+
+A scan ``s_k = f(s_{k-1}, a_k[, b_k])`` (from ``s_{-1} = init``) has, per element, the
+partials ``p_k = df/ds`` and ``q_k = df/da`` (``df/db``).  Everything follows from them:
+
+- tangent: ``t_k = p_k t_{k-1} + q_k ta_k``, a first-order linear recurrence;
+- adjoint: ``R_k = g_k + p_{k+1} R_{k+1}`` (the same recurrence the other way) and
+  ``adj a_k = q_k R_k``;
+- the second-order sweep differentiates those two loops (the partials' own derivatives from
+  ``formula.derivative``).
+
+``scan`` writes the four kernels as source text from the formula (the generator copies it into
+the generated module like any kernel's), and the Tensor-level rules use one primitive scan,
+``LINREC`` (``s_k = a_k s_{k-1} + b_k``), whose own rules are again LINREC: every order.
+Elements are addressed as ``(outer, m, inner)`` with the scan over ``m``; the integer
+parameters are ``outer, m, inner, reverse``.
+"""
+
+import math
 
 import numpy as np
 
-# ---- scans along one axis: outer, m, inner[, reverse] (element (o, k, i) at (o*m + k)*inner + i) -
+from .. import formula
+from ..decl import Scan
+from .file_checks import scan_check
 
 
 def scan_offsets(ipool, p):
@@ -18,147 +38,251 @@ def scan_offsets(ipool, p):
     return offs
 
 
-def cumsum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    offs = scan_offsets(ipool, p)
+# ---- the kernels, written from the formula ------------------------------------------------------
+
+_SETUP = """    offs = scan_offsets(ipool, p)
     m = offs.shape[1]
-    rev = ipool[p + 3]
+    rev = ipool[p + 3]"""
+# position k in scan order and the one before it, as offsets
+_AT = "offs[r, m - 1 - k] if rev else offs[r, k]"
+_BEFORE = "offs[r, m - k] if rev else offs[r, k - 1]"
+
+
+def _literal(v: float) -> str:
+    if math.isinf(v):
+        return "-np.inf" if v < 0 else "np.inf"
+    return repr(float(v))
+
+
+def _code(text, **names):
+    return formula.numba_code(text, names)
+
+
+def _kernel_sources(name, combine, init, arity):
+    """Source of the forward, backward, tangent and backward_tangent kernels of a scan.  A
+    kernel reads only the values its formulas use (what a backward reads decides what the
+    tape keeps and which in-place changes it refuses)."""
+    syms = ("s", "a", "b")[: arity + 1]
+    d = {x: formula.derivative(combine, x) for x in syms}
+    local = {x: x for x in syms}
+
+    def c(text):
+        return formula.numba_code(text, local)
+
+    def tangent_of(text):
+        """The tangent of a partial: its derivative in each symbol times that tangent."""
+        terms = [(formula.derivative(text, y), y) for y in syms]
+        return " + ".join(f"({c(dy)}) * t{y}" for dy, y in terms if dy != "0.0") or "0.0"
+
+    dd = {x: tangent_of(d[x]) for x in syms}
+    used = set().union(*(formula.symbols(d[x]) for x in syms))
+    used_t = used | {w for x in syms for w in ("a", "b", "s") if f"t{w}" in dd[x]}
+    ini = _literal(init)
+    pad = "\n            "
+
+    def reads(values, names, with_tangents=False):
+        """Lines reading the operands' elements (and tangents) the formulas use."""
+        out = ""
+        for x, base in (("a", "pa"), ("b", "pb")):
+            if x in syms and x in names:
+                out += f"{pad}{x} = {values}[{base} + q]"
+            if with_tangents and x in syms and f"t{x}" in names:
+                out += f"{pad}t{x} = tval[{base} + q]"
+        return out
+
+    grads = "    ga = rg[ra] != 0\n    if ga:\n        state[ra] |= 1"
+    if arity == 2:
+        grads += "\n    gb = rg[rb] != 0\n    if gb:\n        state[rb] |= 1"
+
+    forward = f"""def {name}_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+{_SETUP}
     for r in range(offs.shape[0]):
-        s = 0.0
+        s = {ini}
         for k in range(m):  # in NumPy's order, so a replay matches it
-            q = offs[r, m - 1 - k if rev else k]
-            s += A[pa + q]
+            q = {_AT}{reads("A", {"a"})}{reads("B", {"b"})}
+            s = {c(combine)}
             D[lo + q] = s
-
-
-def cumsum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
-    # the adjoint of a running sum is the running sum the other way
-    offs = scan_offsets(ipool, p)
-    m = offs.shape[1]
-    rev = ipool[p + 3]
-    state[ra] |= 1
+"""
+    s_before = f"{pad}s = V[lo + ({_BEFORE})] if k > 0 else {ini}" if "s" in used else ""
+    add_b = f"{pad}if gb:{pad}    D[pb + q] += R * ({c(d['b'])})" if arity == 2 else ""
+    backward = f"""def {name}_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
+{_SETUP}
+{grads}
     for r in range(offs.shape[0]):
-        s = 0.0
+        carry = 0.0  # p_(k+1) R_(k+1)
+        for j in range(m):
+            k = m - 1 - j
+            q = {_AT}{reads("A", used & {"a"})}{reads("B", used & {"b"})}{s_before}
+            R = G[lo + q] + carry
+            if ga:
+                D[pa + q] += R * ({c(d["a"])}){add_b}
+            carry = R * ({c(d["s"])})
+    return 0
+"""
+    tb_term = f" + tval[pb + q] * ({c(d['b'])})" if arity == 2 else ""
+    s_init, s_next = ("", "")
+    if "s" in used:  # the running value, for partials that read it
+        s_init, s_next = f"\n        s = {ini}", f"{pad}s = val[lo + q]"
+    tangent = f"""def {name}_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
+{_SETUP}
+    for r in range(offs.shape[0]):{s_init}
+        ts = 0.0
         for k in range(m):
-            q = offs[r, k if rev else m - 1 - k]
-            s += G[lo + q]
-            D[pa + q] += s
-    return 0
-
-
-def cumsum_vjp(rows, r, g):
-    ra, _ = rows.operands(r)
-    outer, m, inner, rev = rows.ints(r, 0, 4)
-    return [(ra, rows.ops.scan_sum(g, outer, m, inner, 1 - rev))]
-
-
-def cumsum_jvp(rows, r, tangent):
-    ra, _ = rows.operands(r)
-    ta = tangent(ra)
-    return None if ta is None else rows.ops.scan_sum(ta, *rows.ints(r, 0, 4))
-
-
-def cumprod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    offs = scan_offsets(ipool, p)
-    for r in range(offs.shape[0]):
-        s = 1.0
-        for k in range(offs.shape[1]):
-            q = offs[r, k]
-            s *= A[pa + q]
-            D[lo + q] = s
-
-
-def cumprod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
-    # exact with zeros: d x_j = E_j R_j, E_j = prod_{i<j} x_i (the previous output) and
-    # R_j = sum_{k>=j} g_k prod_{j<i<=k} x_i = g_j + x_{j+1} R_{j+1}; no division
-    offs = scan_offsets(ipool, p)
-    m = offs.shape[1]
-    state[ra] |= 1
-    for r in range(offs.shape[0]):
-        R = 0.0
-        for k in range(m - 1, -1, -1):
-            q = offs[r, k]
-            R = G[lo + q] + (V[pa + offs[r, k + 1]] * R if k + 1 < m else 0.0)
-            e = V[lo + offs[r, k - 1]] if k > 0 else 1.0
-            D[pa + q] += e * R
-    return 0
-
-
-def cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
-    """t out_k = t out_{k-1} x_k + out_{k-1} t_k (exact with zeros)."""
-    offs = scan_offsets(ipool, p)
-    for r in range(offs.shape[0]):
-        tp = 0.0
-        e = 1.0
-        for k in range(offs.shape[1]):
-            q = offs[r, k]
-            tp = tp * val[pa + q] + e * tval[pa + q]
-            tval[lo + q] = tp
-            e = val[lo + q]
-
-
-def cumprod_backward_tangent(
+            q = {_AT}{reads("val", used)}
+            ts = ts * ({c(d["s"])}) + tval[pa + q] * ({c(d["a"])}){tb_term}{s_next}
+            tval[lo + q] = ts
+"""
+    if "s" in used_t:
+        before = (
+            f"{pad}if k > 0:{pad}    before = {_BEFORE}"
+            + (f"{pad}    s = val[lo + before]" if "s" in used else "")
+            + (f"{pad}    ts = tval[lo + before]" if "ts" in " ".join(dd.values()) else "")
+            + f"{pad}else:"
+            + (f"{pad}    s = {ini}" if "s" in used else "")
+            + (f"{pad}    ts = 0.0" if "ts" in " ".join(dd.values()) else "")
+        )
+        if "s" not in used and "ts" not in " ".join(dd.values()):
+            before = ""
+    else:
+        before = ""
+    names_t = used | {f"t{x}" for x in ("a", "b") if f"t{x}" in " ".join(dd.values())}
+    add_tb = (
+        f"{pad}if gb:{pad}    tadj[pb + q] += tR * ({c(d['b'])}) + R * ({dd['b']})"
+        if arity == 2
+        else ""
+    )
+    backward_tangent = f"""def {name}_backward_tangent(
     adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
 ):
-    """Tangent of cumprod_backward: t(E_j R_j) = tE_j R_j + E_j tR_j, with tE_j the tangent of
-    the previous output and tR_j = tg_j + t_{j+1} R_{j+1} + x_{j+1} tR_{j+1}."""
-    offs = scan_offsets(ipool, p)
-    m = offs.shape[1]
-    state[ra] |= 1
+{_SETUP}
+{grads}
     for r in range(offs.shape[0]):
-        R = 0.0
-        tR = 0.0
-        for k in range(m - 1, -1, -1):
-            q = offs[r, k]
-            if k + 1 < m:
-                q1 = offs[r, k + 1]
-                tR = tadj[lo + q] + tval[pa + q1] * R + val[pa + q1] * tR
-                R = adj[lo + q] + val[pa + q1] * R
-            else:
-                tR = tadj[lo + q]
-                R = adj[lo + q]
-            if k > 0:
-                tadj[pa + q] += tval[lo + offs[r, k - 1]] * R + val[lo + offs[r, k - 1]] * tR
-            else:
-                tadj[pa + q] += tR
+        carry = 0.0
+        tcarry = 0.0
+        for j in range(m):
+            k = m - 1 - j
+            q = {_AT}{reads("val", names_t, with_tangents=True)}{before}
+            R = adj[lo + q] + carry
+            tR = tadj[lo + q] + tcarry
+            if ga:
+                tadj[pa + q] += tR * ({c(d["a"])}) + R * ({dd["a"]}){add_tb}
+            carry = R * ({c(d["s"])})
+            tcarry = tR * ({c(d["s"])}) + R * ({dd["s"]})
+"""
+    return forward, backward, tangent, backward_tangent
 
 
-def _cumprod_parts(rows, r):
-    """For the Tensor-level rules: x as (outer, m, inner), E (the exclusive running product)
-    and Q[o, j, k, i] = prod_{j<l<=k} x_l for k >= j (0 below), all polynomials in x, so
-    exact with zeros at every order."""
-    O = rows.ops
-    ra, _ = rows.operands(r)
-    outer, m, inner = rows.ints(r, 0, 3)
-    x = O.reshape(rows.tensor(ra), (outer, m, inner))
-    shifted = O.concatenate(
-        [rows.const(np.ones((outer, 1, inner))), O.getitem(x, (slice(None), slice(0, m - 1)))],
-        axis=1,
+def _compiled(source, fn_name):
+    """The kernel as a Python function (the Python twin runs it; the generator copies its
+    ``source``)."""
+    ns = {"np": np, "scan_offsets": scan_offsets}
+    ns.update({h.__name__: h for h in formula.specfuncs.HELPERS})
+    exec(compile(source, f"<scan kernel {fn_name}>", "exec"), ns)  # noqa: S102 - our formulas
+    fn = ns[fn_name]
+    fn.source = source
+    return fn
+
+
+# ---- the Tensor-level rules (create_graph, nested forward mode) ----------------------------------
+
+
+def _shift(O, x, fill, towards_end, outer, m, inner):
+    """x (outer, m, inner) moved one place along the scan axis: ``y_k = x_(k-1)`` when
+    ``towards_end`` (y_0 = fill), else ``y_k = x_(k+1)`` (y_(m-1) = fill)."""
+    if m == 0:
+        return x
+    pad = np.full((outer, 1, inner), fill)
+    if towards_end:
+        return O.concatenate([pad, O.getitem(x, (slice(None), slice(0, m - 1)))], axis=1)
+    return O.concatenate([O.getitem(x, (slice(None), slice(1, m))), pad], axis=1)
+
+
+def _rules(decl_combine, init, arity):
+    syms = ("s", "a", "b")[: arity + 1]
+    partial = {x: formula.derivative(decl_combine, x) for x in syms}
+
+    def parts(rows, r):
+        O = rows.ops
+        ra, rb = rows.operands(r)
+        outer, m, inner, rev = rows.ints(r, 0, 4)
+        lanes = (outer, m, inner)
+        a = O.reshape(rows.tensor(ra), lanes)
+        b = O.reshape(rows.tensor(rb), lanes) if arity == 2 else None
+        out = O.reshape(rows.tensor(r), lanes)
+        # s_(k-1), the running value before; an infinite init (the identity of the combine)
+        # is not put into the formulas, whose derivatives would meet inf - inf there: the
+        # first element's partials are then the identity's, 0 in s and 1 in a
+        s = _shift(O, out, 0.0 if math.isinf(init) else init, not rev, *lanes)
+        env = {"s": s, "a": a, "b": b}
+        d = {}
+        for x in syms:
+            fn = formula.tensor_function(partial[x], O, args=", ".join(syms))
+            v = fn(*(env[y] for y in syms))
+            d[x] = rows.const(np.full(lanes, v)) if isinstance(v, (int, float)) else v
+        if math.isinf(init):
+            first = np.zeros(lanes, dtype=bool)
+            first[:, lanes[1] - 1 if rev else 0] = True
+            d["s"] = O.where(first, 0.0, d["s"])
+            d["a"] = O.where(first, 1.0, d["a"])
+        return O, ra, rb, lanes, rev, d
+
+    def vjp(rows, r, g):
+        O, ra, rb, lanes, rev, d = parts(rows, r)
+        coef = _shift(O, d["s"], 0.0, bool(rev), *lanes)  # p_(k+1), in scan order
+        R = O.scan("LINREC", (coef, O.reshape(g, lanes)), lanes, 1 - rev)
+        out = [(ra, O.reshape(O.mul(d["a"], R), rows.shape(ra)))]
+        if arity == 2:
+            out.append((rb, O.reshape(O.mul(d["b"], R), rows.shape(rb))))
+        return out
+
+    def jvp(rows, r, tangent):
+        ra, rb = rows.operands(r)
+        ts = [tangent(ra)] + ([tangent(rb)] if arity == 2 else [])
+        if all(t is None for t in ts):
+            return None
+        O, ra, rb, lanes, rev, d = parts(rows, r)
+        drive = None
+        for x, t in zip(("a", "b"), ts):
+            if t is not None:
+                term = O.mul(d[x], O.reshape(t, lanes))
+                drive = term if drive is None else O.add(drive, term)
+        return O.reshape(O.scan("LINREC", (d["s"], drive), lanes, rev), rows.shape(r))
+
+    return vjp, jvp
+
+
+def scan(name: str, combine: str, init: float, **kw) -> Scan:
+    """The declaration of a scan from its combine formula (see the module docstring)."""
+    arity = 2 if "b" in formula.symbols(combine) else 1
+    if math.isinf(init):
+        step = formula.python_function(combine, ("s", "a"), "numpy")
+        probe = np.array([-3.0, 0.0, 2.5])
+        if arity != 1 or not np.array_equal(step(np.full(3, init), probe), probe):
+            raise ValueError(
+                f"scan {name}: an infinite init must be the identity of a one-operand "
+                f"combine (combine(init, a) == a); {combine!r} with init {init} is not"
+            )
+    low = name.lower()
+    sources = _kernel_sources(low, combine, init, arity)
+    kernels = [
+        _compiled(src, f"{low}_{part}")
+        for src, part in zip(sources, ("forward", "backward", "tangent", "backward_tangent"))
+    ]
+    vjp, jvp = _rules(combine, init, arity)
+    return Scan(
+        name,
+        kernels[0],
+        kernels[1],
+        vjp,
+        jvp,
+        tangent=kernels[2],
+        backward_tangent=kernels[3],
+        helpers=(scan_offsets,),
+        operand_adjoints_only=True,
+        arity=arity,
+        same_size=True,
+        check=scan_check,
+        combine=combine,
+        init=init,
+        **kw,
     )
-    E = O.scan_prod(shifted, outer, m, inner)
-    jj = np.arange(m).reshape(1, m, 1, 1)
-    kk = np.arange(m).reshape(1, 1, m, 1)
-    full = (outer, m, m, inner)
-    xb = O.broadcast_to(O.reshape(x, (outer, 1, m, inner)), full)
-    picked = O.where(np.broadcast_to(kk > jj, full), xb, 1.0)
-    Q = O.reshape(O.scan_prod(O.reshape(picked, (outer * m, m, inner)), outer * m, m, inner), full)
-    Q = O.where(np.broadcast_to(kk >= jj, full), Q, 0.0)
-    return ra, outer, m, inner, E, Q
-
-
-def cumprod_vjp(rows, r, g):
-    O = rows.ops
-    ra, outer, m, inner, E, Q = _cumprod_parts(rows, r)
-    G = O.reshape(g, (outer, 1, m, inner))
-    R = O.sum(Q * G, axis=2)  # (outer, m, inner)
-    return [(ra, O.reshape(E * R, rows.shape(ra)))]
-
-
-def cumprod_jvp(rows, r, tangent):
-    O = rows.ops
-    ra, _ = rows.operands(r)
-    ta = tangent(ra)
-    if ta is None:
-        return None
-    _, outer, m, inner, E, Q = _cumprod_parts(rows, r)
-    TE = O.reshape(O.reshape(ta, (outer, m, inner)) * E, (outer, m, 1, inner))
-    return O.reshape(O.sum(Q * TE, axis=1), rows.shape(r))
