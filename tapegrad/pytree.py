@@ -1,7 +1,8 @@
 """Pytrees: the containers tapegrad's transforms and traces walk through.
 
-Lists, tuples, dicts (and their subclasses) and namedtuples are containers; everything else is
-a leaf (``None`` included: it passes through).  Results come back as the same types, so a
+Lists, tuples, dicts (and their subclasses) and namedtuples are containers; ``None`` is an
+empty subtree (it holds no leaf and comes back as ``None``, as in JAX); everything else is a
+leaf.  Results come back as the same types, so a
 function that returns a namedtuple gets a namedtuple from ``tg.grad``, ``tg.jacobian`` and
 ``tg.trace`` alike.  Traces store a namedtuple's type as ``"module:qualname"`` (JSON-able);
 it is found again through a registry of the types seen in this process, or by import.
@@ -33,7 +34,10 @@ def is_namedtuple(obj):
 
 
 def map_leaves(tree, fn):
-    """Apply ``fn`` to the leaves of nested lists / tuples / dicts, keeping the structure."""
+    """Apply ``fn`` to the leaves of nested lists / tuples / dicts, keeping the structure
+    (``None`` stays ``None``: it is no leaf)."""
+    if tree is None:
+        return None
     cls = tree.__class__
     if cls is list or cls is tuple or cls is dict or isinstance(tree, (list, tuple, dict)):
         items = tree.items() if isinstance(tree, dict) else enumerate(tree)

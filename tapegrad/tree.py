@@ -1,8 +1,7 @@
 """Pytree utilities (JAX's ``jax.tree_util`` / HIPS autograd's ``flatten``).
 
-Containers are those of ``tapegrad.pytree`` (lists, tuples, dicts, namedtuples), walked in
-the same order as the transforms walk them (dicts in insertion order).  ``None`` is an empty
-subtree: it holds no leaf and comes back as ``None``.  ``ravel`` packs every leaf into one
+Containers, and ``None`` as an empty subtree, are those of ``tapegrad.pytree``, the one walker
+the transforms and traces use too (dicts in insertion order).  ``ravel`` packs every leaf into one
 flat vector and gives the function that rebuilds the tree from such a vector; on Tensors it
 records ordinary differentiable ops, so it works inside ``tg.grad`` and friends.
 """
@@ -79,8 +78,6 @@ def tree_flatten(tree: Any) -> tuple[list, PyTreeDef]:
     out = []
 
     def mark(leaf):
-        if leaf is None:
-            return None
         out.append(leaf)
         return _LEAF
 
@@ -102,7 +99,7 @@ def tree_unflatten(treedef: PyTreeDef, leaves: Any) -> Any:
             f"leaves but {len(leaves)} were given"
         )
     it = iter(leaves)
-    return _pytree.map_leaves(treedef.skeleton, lambda s: None if s is None else next(it))
+    return _pytree.map_leaves(treedef.skeleton, lambda _: next(it))
 
 
 def tree_leaves(tree: Any) -> list:

@@ -1085,8 +1085,8 @@ def test_pytree_module_serves_functional_and_second_order():
     assert functional._leaves is pytree.leaves and functional._unflatten is pytree.unflatten
     assert second_order._leaves is pytree.leaves
     t = {"x": Pair(1.0, [2.0, None]), "y": (3.0,)}
-    assert pytree.leaves(t) == [1.0, 2.0, None, 3.0]
-    back = pytree.unflatten(t, [10.0, 20.0, None, 30.0])
+    assert pytree.leaves(t) == [1.0, 2.0, 3.0]  # None is an empty subtree, as in tapegrad.tree
+    back = pytree.unflatten(t, [10.0, 20.0, 30.0])
     assert back == {"x": Pair(10.0, [20.0, None]), "y": (30.0,)} and type(back["x"]) is Pair
 
 

@@ -63,8 +63,8 @@ def _check_argnums(argnums, nargs):
 
 
 def _input(leaf, inputs):
-    """A fresh Tensor standing for one argument leaf (appended to ``inputs``), or the leaf
-    itself when it passes through untouched (None, Python/NumPy ints and bools)."""
+    """A fresh Tensor standing for one argument leaf (appended to ``inputs``); ``None`` is no
+    leaf (an empty subtree) and never gets here."""
     cls = leaf.__class__
     if cls is float:
         x = Tensor._const(leaf)
@@ -94,9 +94,6 @@ def _input(leaf, inputs):
                 "or use .astype(float))"
             )
         x = Tensor._const(float(leaf) if leaf.ndim == 0 else leaf.astype(np.float64))
-    elif leaf is None:
-        inputs.append(None)
-        return leaf
     elif isinstance(leaf, (bool, int, np.integer, np.bool_)):
         raise _BadLeaf(
             f"is {type(leaf).__name__} {leaf!r}; only floats can be differentiated "
@@ -147,7 +144,7 @@ class _Call:
         nums, self.single = _check_argnums(argnums, len(args))
         args = list(args)
         self.trees = [args[i] for i in nums]  # the arguments as given
-        self.inputs = []  # one entry per leaf: its input Tensor, or None (passed through)
+        self.inputs = []  # one input Tensor per leaf
         spans = {}
         for i in nums:
             start = len(self.inputs)
@@ -159,14 +156,13 @@ class _Call:
             except _BadLeaf as e:
                 raise TypeError(f"argument {i}{e.path} {e.why}") from None
             spans[i] = (start, len(self.inputs))
-            leaves = self.inputs[start:]  # none: an empty container, whose gradient is empty
-            if leaves and all(x is None for x in leaves):
+            if args[i] is None:  # (an empty container's gradient is that container)
                 raise TypeError(
                     f"argument {i} has no float values to differentiate (got "
                     f"{_describe(args[i])}); pass floats such as 3.0 or float "
                     "arrays"
                 )
-        self.nested = _DEPTH.n > 0 or any(x is not None and not x._leaf for x in self.inputs)
+        self.nested = _DEPTH.n > 0 or any(not x._leaf for x in self.inputs)
         prev, depth, transforms = STATE.enabled, _DEPTH.n, STATE.transforms
         tape = STATE.tape
         start = tape.n
@@ -185,7 +181,7 @@ class _Call:
             STATE.enabled = prev
 
     def used_inputs(self):
-        return [x for x in self.inputs if x is not None]
+        return list(self.inputs)
 
     def backward(self, ys, cts, retain):
         """Gradients (arrays, or Tensors when nested; None if unreached) of the used inputs."""
@@ -210,9 +206,6 @@ class _Call:
         leaves = []
         nested = self.nested or any(isinstance(g, Tensor) for g in grads)
         for x in self.inputs:
-            if x is None:
-                leaves.append(None)
-                continue
             g = next(it)
             leaves.append(_zeros(shape + x.shape, nested) if g is None else g)
         it = iter(leaves)
@@ -223,6 +216,18 @@ class _Call:
 
         trees = [_map(tree, fill) for tree in self.trees]
         return trees[0] if self.single else tuple(trees)
+
+
+def _cotangent_leaves(ct, like):
+    """The leaves of a cotangent for an output ``like``: ``None`` where the output has a
+    subtree stands for zeros for each of its leaves (PyTorch's ``None`` grad_outputs)."""
+    if ct is None:
+        return [None] * len(_leaves(like))
+    if isinstance(like, dict) and isinstance(ct, dict) and ct.keys() == like.keys():
+        return [leaf for k in like for leaf in _cotangent_leaves(ct[k], like[k])]
+    if isinstance(like, (list, tuple)) and isinstance(ct, (list, tuple)) and len(ct) == len(like):
+        return [leaf for c, x in zip(ct, like) for leaf in _cotangent_leaves(c, x)]
+    return _leaves(ct)
 
 
 def _split_aux(out, has_aux):
@@ -335,11 +340,10 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     out, aux = _split_aux(c.out, has_aux)
     ys = _leaves(out)
     for y in ys:
-        if y is not None:
-            _check_float(y, "vjp")
+        _check_float(y, "vjp")
 
     def vjp_fn(cotangent):
-        cts = _leaves(cotangent)
+        cts = _cotangent_leaves(cotangent, out)
         if len(cts) != len(ys):
             raise ValueError(
                 f"vjp_fn: the cotangent has {len(cts)} leaves but f's output has "
@@ -382,11 +386,10 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "auto") 
     def jacobian_f(*args, **kwargs):
         c = _Call(f, args, kwargs, argnums)
         for y in _leaves(c.out):
-            if y is not None:
-                _check_float(y, "jacobian")
+            _check_float(y, "jacobian")
         rows_fn = _jacobian_rows
         if mode != "rev" and not (c.nested or _DEPTH.n > 0):
-            n_out = sum(int(np.size(_value(y))) for y in _leaves(c.out) if y is not None)
+            n_out = sum(int(np.size(_value(y))) for y in _leaves(c.out))
             n_in = sum(x.size for x in c.used_inputs())
             if mode == "fwd" or n_out > n_in:
                 rows_fn = _forward_rows
@@ -400,22 +403,19 @@ def _jacobian_blocks(c, rows_fn):
     (M, *x.shape) derivatives of all M output values)."""
     ys = _leaves(c.out)
     shapes = [np.shape(_value(y)) for y in ys]
-    sizes = [0 if y is None else int(np.prod(s)) for y, s in zip(ys, shapes)]
+    sizes = [int(np.prod(s)) for s in shapes]
     rows = rows_fn(c, ys, sizes)
     blocks, off = [], 0
-    for y, shape, m in zip(ys, shapes, sizes):
-        if y is None:
-            blocks.append(None)
-        else:
-            blocks.append(
-                c.grads_tree(
-                    [
-                        None if J is None else J[off : off + m].reshape(shape + x.shape)
-                        for J, x in zip(rows, c.used_inputs())
-                    ],
-                    shape,
-                )
+    for shape, m in zip(shapes, sizes):
+        blocks.append(
+            c.grads_tree(
+                [
+                    None if J is None else J[off : off + m].reshape(shape + x.shape)
+                    for J, x in zip(rows, c.used_inputs())
+                ],
+                shape,
             )
+        )
         off += m
     return _unflatten(c.out, blocks)
 

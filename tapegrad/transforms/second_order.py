@@ -48,7 +48,7 @@ def _tangent_leaves(primals, tangents, what):
                 f"{len(pl)}; give tangents in the primals' structure"
             )
         for a, b in zip(pl, tl):
-            if a is None or isinstance(a, (bool, int, np.integer)):
+            if isinstance(a, (bool, int, np.integer)):
                 continue
             shape = np.shape(a._v if isinstance(a, Tensor) else a)
             if isinstance(b, Tensor) and b._rg:
@@ -254,8 +254,6 @@ def _hessian_tree(c, H):
             )
         )
     it = iter(inner)
-    leaves = [None if x is None else next(it) for x in c.inputs]
-    it = iter(leaves)
     trees = [_unflatten(tree, [next(it) for _ in _leaves(tree)]) for tree in c.trees]
     return trees[0] if c.single else tuple(trees)
 
@@ -286,12 +284,9 @@ def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[A
             leaves = []
             off = 0
             for x in c.inputs:
-                if x is None:
-                    leaves.append(None)
-                    continue
                 leaves.append(H[0, off : off + x.size].reshape(x.shape))
                 off += x.size
-            trees = c.grads_tree([b for b in leaves if b is not None])
+            trees = c.grads_tree(leaves)
             del c
             STATE.tape.maybe_reset()
             return trees[0] if len(primals) == 1 else trees
@@ -299,7 +294,7 @@ def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[A
 
     def directional(*xs):  # <grad f(xs), v>: its gradient is H v (v may carry a graph)
         total = None
-        for d, v in zip([d for d in _leaves(g(*xs)) if d is not None], vs):
+        for d, v in zip(_leaves(g(*xs)), vs):
             term = (d * v).sum()
             total = term if total is None else total + term
         return 0.0 if total is None else total
