@@ -4,7 +4,7 @@ While active (a context manager or decorator, nestable, per thread like PyTorch'
 thread's tape carries a checker (``t.anomaly``):
 - the tape sends every recorded row through ``Tape.push`` (its ``fastcap`` is 0, so the inline
   fast paths of ``record_unary``/``record_binary`` step aside) and ``push`` tells the checker,
-  which notes the user's source line of the row (``t.extras["lines"][row]``, the first frame
+  which notes the user's source line of the row (``t.side.lines[row]``, the first frame
   outside tapegrad) and, with ``check_forward``, raises when an op's value is not finite;
 - after each backward sweep the checker scans the adjoints of the reached rows: the highest
   row whose adjoint is not finite got it from one of the rows that read it; that row's
@@ -37,7 +37,7 @@ class _Checker:
         while f is not None and f.f_code.co_filename.startswith(_PKG):
             f = f.f_back
         if f is not None:
-            t.extras.setdefault("lines", {})[row] = (f.f_code.co_filename, f.f_lineno)
+            t.side.lines[row] = (f.f_code.co_filename, f.f_lineno)
         op = code & 255
         if self.check_forward and op > T.FREED and op != T.GUARD and not np.all(np.isfinite(value)):
             kind = "nan" if np.any(np.isnan(value)) else "inf"
@@ -127,7 +127,7 @@ def _name(t, row):
 
 def where(t, row):
     """ ", recorded at file:line:\\n    source" for a row noted in anomaly mode (else "")."""
-    loc = t.extras.get("lines", {}).get(row)
+    loc = t.side.lines.get(row)
     if loc is None:
         return ""
     src = linecache.getline(loc[0], loc[1]).strip()

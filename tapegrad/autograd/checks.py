@@ -1,13 +1,13 @@
 """The backward sweep when the tape has Python-side business: hooks, versions, anomaly mode.
 
-``autograd.sweep`` comes here when ``t.extras`` is not empty (custom ops, hooks, retained
+``autograd.sweep`` comes here when ``t.side`` is not empty (custom ops, hooks, retained
 grads, in-place overwrites) or anomaly mode is on.  The sweep itself stays compiled:
 
-- hooks on non-leaf rows (``t.extras["hooks"][row]``): the compiled sweep runs in segments,
+- hooks on non-leaf rows (``t.side.hooks[row]``): the compiled sweep runs in segments,
   stopping just above each hooked row (for a custom op's output, above the op's last output),
   so that row's adjoint is complete; the hooks run in registration order and what they return
   replaces the adjoint that flows on.
-- versions (``t.extras["dirty"]``, written by ``_methods.bump_version``): after the sweep, a
+- versions (``t.side.dirty``, written by ``_methods.bump_version``): after the sweep, a
   reached row recorded before an in-place overwrite that needs the overwritten value for its
   backward (PyTorch's saved tensors, ``SAVES`` below) raises the in-place RuntimeError.
 - anomaly mode: the tape's checker (``t.anomaly``) scans the adjoints of reached rows.
@@ -27,7 +27,7 @@ _NEED = np.array(SAVES, np.int8)
 
 
 def sweep(t, top, bottom, compiled):
-    hooks = t.extras.get("hooks")
+    hooks = t.side.hooks
     try:
         if hooks:
             _hooked_sweep(t, top, bottom, compiled, hooks)
@@ -37,7 +37,7 @@ def sweep(t, top, bottom, compiled):
         if t.anomaly is not None:
             t.anomaly.locate_division(t, top, bottom)
         raise
-    if t.extras.get("dirty"):
+    if t.side.dirty:
         check_versions(t, top, bottom)
     if t.anomaly is not None:
         t.anomaly.check_backward(t, top, bottom)
@@ -48,7 +48,7 @@ def _hooked_sweep(t, top, bottom, compiled, hooks):
     stops = {}
     for r, fns in hooks.items():
         if fns and bottom <= r <= top:
-            b = max(t.extras[r].output_rows) if t.op(r) == T.CUSTOM else r
+            b = max(t.side.payloads[r].output_rows) if t.op(r) == T.CUSTOM else r
             stops.setdefault(min(b, top), []).append(r)
     for b in sorted(stops, reverse=True):
         compiled(t, top, b + 1)
@@ -85,7 +85,7 @@ def run_hooks(t, r, fns):
 def check_versions(t, top, bottom):
     """Raise if a reached row needs a value that was overwritten in place after it was read."""
     stale = {}
-    for row, at, ref, ver in t.extras["dirty"]:
+    for row, at, ref, ver in t.side.dirty:
         if bottom <= row <= top and at > row:
             if row not in stale or at < stale[row][0]:
                 stale[row] = (at, ref, ver)

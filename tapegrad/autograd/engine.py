@@ -309,7 +309,7 @@ def _clear_adjoints(t, top, end, roots, handoff=False):
         adj[pos : voff[r]] = 0.0
         pos = voff[r + 1]
     adj[pos:end] = 0.0
-    if handoff and not t.extras and t.anomaly is None:
+    if handoff and not t.side and t.anomaly is None:
         leaves = big[keep & (ops[big] == T.LEAF) & (t.rg[big] != 0)]
         if leaves.size:
             _HANDOFF[t] = dict.fromkeys(leaves.tolist())
@@ -360,10 +360,10 @@ def _input_rows(t, x, leaf_rows):
 
 def sweep(t, top, bottom=0):
     """Sweep rows top..bottom.  Plain graphs go straight to the compiled sweep; a tape with
-    extras (custom ops, hooks, in-place overwrites) or anomaly mode goes through ``_checks``,
+    side tables (custom ops, hooks, in-place overwrites) or anomaly mode goes through ``_checks``,
     which runs the same compiled sweep in segments between hooked rows, then checks versions
     and (in anomaly mode) finiteness."""
-    if t.extras or t.anomaly is not None:
+    if t.side or t.anomaly is not None:
         return _checks.sweep(t, top, bottom, compiled_sweep)
     compiled_sweep(t, top, bottom)
 
@@ -385,7 +385,7 @@ def compiled_sweep(t, top, bottom=0):
         if status == K.HIT_CUSTOM:
             # the payload runs its Python backward, adds into operand adjoints (setting their
             # state bit 1) and says where the compiled sweep resumes
-            top = t.extras[row].run_backward(t, row)
+            top = t.side.payloads[row].run_backward(t, row)
             continue
         raise RuntimeError(
             f"tapegrad internal error: unknown op code {t.op(row)} at tape row "
@@ -489,7 +489,7 @@ def _apply_hooks(hooks, g):
 
 def _run_retained(t, top):
     """Give ``.grad`` to non-leaf tensors that asked for it with retain_grad()."""
-    retained = t.extras.get("retain")
+    retained = t.side.retain
     if not retained:
         return
     for r, ref in list(retained.items()):

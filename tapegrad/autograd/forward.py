@@ -20,7 +20,7 @@ from . import higher as _higher
 
 
 def _custom_error(t, row):
-    payload = t.extras.get(row)
+    payload = t.side.payloads.get(row)
     name = getattr(payload, "name", "a custom op")
     return ForwardModeError(
         f"forward mode (tg.jvp / tg.hvp / tg.hessian / tg.jacfwd) reached {name}, which "
@@ -31,7 +31,7 @@ def _custom_error(t, row):
 
 def _custom_tangents(t, row, tval, flag):
     """Push tangents through a custom op's rows; returns the row the sweep resumes at."""
-    payload = t.extras.get(row)
+    payload = t.side.payloads.get(row)
     fn = getattr(payload, "jvp_values", None)
     if fn is None:
         raise _custom_error(t, row)
@@ -90,7 +90,7 @@ def tangent_graph(t, tangents, out_rows, start=0):
         if code <= T.FREED or code == T.GUARD or r in tangents:
             continue
         if code == T.CUSTOM:
-            payload = t.extras.get(r)
+            payload = t.side.payloads.get(r)
             fn = getattr(payload, "jvp_graph", None)
             if fn is None:
                 raise _custom_error(t, r)

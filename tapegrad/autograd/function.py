@@ -2,8 +2,8 @@
 
 ``MyFn.apply(*args)`` runs ``MyFn.forward(ctx, ...)`` under no_grad on detached inputs and
 records one CUSTOM row per differentiable output.  The rows are pushed consecutively and share
-one payload, a ``CustomNode`` stored at ``t.extras[row]`` for each of them.  The compiled sweep
-stops at the highest reached CUSTOM row (every output adjoint is complete then) and calls
+one payload, a ``CustomNode`` stored at ``t.side.payloads[row]`` for each of them.  The compiled
+sweep stops at the highest reached CUSTOM row (every output adjoint is complete then) and calls
 ``node.run_backward(t, row)``, which runs the Python backward, adds into the inputs' adjoint
 slices and returns the row below the outputs where the compiled sweep resumes.
 
@@ -89,7 +89,7 @@ class CustomNode:
             h._tape = None  # complete before push gives it its token (interrupt safety)
             h._row = -1
             r = t.push(T.CUSTOM, -1, -1, v if diff else np.asarray(v, dtype=np.float64), h, 1)
-            t.extras[r] = self
+            t.side.payloads[r] = self
             h._row = r
             h._tape = t
             handles.append(h)

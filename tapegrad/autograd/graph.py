@@ -97,7 +97,7 @@ def retain_grad(self):
     t = tape_of(self)
     if t is None:
         raise RuntimeError("retain_grad() on a tensor whose graph was already freed")
-    retained = t.extras.setdefault("retain", {})
+    retained = t.side.retain
     ref = retained.get(self._row)
     if ref is None or ref() is not self:
         retained[self._row] = weakref.ref(self)  # the tape never keeps a graph handle alive
@@ -120,7 +120,7 @@ def register_hook(self, hook):
 
     Hooks run in registration order.  A leaf keeps its hooks (``_meta["hooks"]``, applied when
     ``.grad`` is accumulated).  A non-leaf's hooks belong to its tape row
-    (``t.extras["hooks"][row]``): the backward sweep stops after that row's adjoint is complete,
+    (``t.side.hooks[row]``): the backward sweep stops after that row's adjoint is complete,
     runs them, and what they return is what flows on to the row's inputs.
 
     Examples:
@@ -141,7 +141,7 @@ def register_hook(self, hook):
         t = tape_of(self)
         if t is None:
             raise RuntimeError("register_hook() on a tensor whose graph was already freed")
-        hooks = t.extras.setdefault("hooks", {}).setdefault(self._row, [])
+        hooks = t.side.hooks.setdefault(self._row, [])
     hooks.append(hook)
     return RemovableHandle(hooks, hook)
 

@@ -198,7 +198,7 @@ def jvp(t, r, tangent):
 
 def _custom(t, r, g, adj, reached):
     """A custom Function: its user-written backward, called with graph-carrying gradients."""
-    payload = t.extras[r]
+    payload = t.side.payloads[r]
     outs = list(payload.output_rows)
     if any(o > r and o in reached for o in outs):
         return []  # handled when the sweep met the Function's highest reached output
@@ -258,7 +258,7 @@ def backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused, freed_ms
                 continue
             g = O.reshape(g, leaf.shape) if g.shape != leaf.shape else g
             leaf.grad = g if leaf.grad is None else leaf.grad + g
-        for r, ref in t.extras.get("retain", {}).items():
+        for r, ref in t.side.retain.items():
             g = reached.get(r)
             h = ref()
             if g is not None and h is not None:

@@ -463,7 +463,7 @@ def _set_value(self, v):
 def bump_version(self, at=None):
     """Count an in-place change of ``self``; its current tape row now holds a stale value.
 
-    The overwrite is noted as ``t.extras["dirty"]`` (row, at, weakref, version before): a
+    The overwrite is noted in ``t.side.dirty`` (row, at, weakref, version before): a
     backward that reaches a row recorded before row ``at`` that needs the old value raises
     (``_checks.check_versions``).  Nothing is noted for tensors that were never modified."""
     meta = self._meta
@@ -473,9 +473,7 @@ def bump_version(self, at=None):
     meta["version"] = v + 1
     t = tape_of(self)
     if t is not None and self._row >= 0:
-        t.extras.setdefault("dirty", []).append(
-            (self._row, t.n if at is None else at, weakref.ref(self), v)
-        )
+        t.side.dirty.append((self._row, t.n if at is None else at, weakref.ref(self), v))
     src = meta.get("detached_from")
     if src is not None and (src := src()) is not None and src._v is self._v:
         bump_version(src)  # a detached Tensor shares its source's array and version
@@ -496,7 +494,7 @@ def _swap_in(self, new):
     bump_version(self, new._row)
     t = self._tape
     if t is not None and t.alive and self._row >= 0 and not self._leaf:
-        retained = t.extras.get("retain")
+        retained = t.side.retain
         if retained and self._row in retained and new._tape is t:
             retained[new._row] = retained.pop(self._row)  # .grad follows the new version
     k = getattr(new, "_k", None)

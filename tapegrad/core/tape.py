@@ -23,7 +23,8 @@ it needs are its unfreed op rows.  So ``last_held_row`` is a search over the liv
 the freed-state column, and no reference count is read.  Python objects are kept by row only
 where a row truly needs one: entered handles (leaves, constants, FREED placeholders) in
 ``objs`` (weakly: a leaf whose ``.grad`` carries a graph must not pin that graph through the
-tape), custom-op payloads and hooks in ``extras``, lazy arrays in ``lazy``.
+tape), custom-op payloads, hooks and the like in ``side`` (``SideTables``), lazy arrays in
+``lazy``.
 
 Reclaims run after a backward, when a transformed function raises (``discard_from``), and
 before an op is recorded once the tape is 3/4 full or its values grew by RECLAIM_VALUES
@@ -71,6 +72,48 @@ ENTERED = (LEAF, CONST, FREED)
 
 
 _NO_ROWS = types.MappingProxyType({})
+
+
+class SideTables:
+    """The Python data a tape keeps beside its rows, one typed table each (no Python object per
+    row: only rows that need one appear here).
+
+    - ``payloads``: row -> the payload of a custom op or guard (``CustomNode`` ...);
+    - ``hooks``: row -> tensor hooks registered on that non-leaf row;
+    - ``retain``: row -> weakref of a non-leaf that asked for ``retain_grad``;
+    - ``lines``: row -> (file, line) of the user code that recorded it (anomaly mode);
+    - ``shared``: id(leaf) -> row, for leaves another thread's tape caches;
+    - ``dirty``: in-place overwrites (row, at, weakref, version before) for the version check.
+
+    True when any table holds something: the backward then takes the checked path."""
+
+    __slots__ = ("payloads", "hooks", "retain", "lines", "shared", "dirty")
+
+    def __init__(self):
+        self.payloads, self.hooks, self.retain, self.lines, self.shared = {}, {}, {}, {}, {}
+        self.dirty = []
+
+    def __bool__(self):
+        return bool(
+            self.payloads or self.hooks or self.retain or self.lines or self.shared or self.dirty
+        )
+
+    def copy(self) -> "SideTables":
+        new = SideTables()
+        for name in ("payloads", "hooks", "retain", "lines", "shared"):
+            setattr(new, name, dict(getattr(self, name)))
+        new.dirty = list(self.dirty)
+        return new
+
+    def truncate(self, keep: int) -> None:
+        """Forget what belongs to rows ``keep`` and above."""
+        for name in ("payloads", "hooks", "retain", "lines"):
+            table = getattr(self, name)
+            setattr(self, name, {r: v for r, v in table.items() if r < keep})
+        self.shared = {k: r for k, r in self.shared.items() if r < keep}
+        self.dirty = [d for d in self.dirty if d[0] < keep and d[1] <= keep]
+
+
 MAPPED_MIN = 1 << 20  # columns this many bytes or larger live in their own memory maps
 
 
@@ -168,7 +211,7 @@ class Tape(TapeInspection):
         "n",
         "objs",
         "leaf_rows",
-        "extras",
+        "side",
         "cap",
         "_code",
         "ip",
@@ -232,7 +275,7 @@ class Tape(TapeInspection):
         self.parr = False  # some pending values are (small) arrays, not floats
         self.objs = {}  # row -> weakref to the entered handle (LEAF/CONST/FREED rows)
         self.leaf_rows = []  # rows of LEAF entries, for accumulating .grad
-        self.extras = {}  # row -> Python payload (custom Function ctx, guard info)
+        self.side = SideTables()  # payloads of custom ops and guards, hooks, ... (typed)
         self.lazy = {}  # row -> array not yet copied into ``val`` (see module doc)
         self.anomaly = None  # anomaly mode of the owning thread: its checker, or None
         self.tok = None  # token of the current row range (None: push starts one)
@@ -709,16 +752,7 @@ class Tape(TapeInspection):
         self.leaf_rows = [r for r in self.leaf_rows if r < keep]
         for r in [r for r in self.lazy if r >= keep]:
             del self.lazy[r]
-        ex = self.extras
-        for k in [k for k in ex if isinstance(k, (int, np.integer)) and k >= keep]:
-            del ex[k]
-        for key in ("retain", "hooks", "lines"):
-            if key in ex:
-                ex[key] = {r: v for r, v in ex[key].items() if r < keep}
-        if "shared" in ex:
-            ex["shared"] = {k: r for k, r in ex["shared"].items() if r < keep}
-        if "dirty" in ex:
-            ex["dirty"] = [d for d in ex["dirty"] if d[0] < keep and d[1] <= keep]
+        self.side.truncate(keep)
         # parameter pools: rows are pushed in order, so their parameters are too
         ips = self.ip[keep:n]
         ops = self.ops(n)[keep:n]
@@ -759,7 +793,8 @@ class Tape(TapeInspection):
             if hasattr(self, name):
                 delattr(self, name)
         # shared read-only empties: a retired tape stays small (a kept stale handle keeps it)
-        self.objs = self.extras = self.lazy = _NO_ROWS
+        self.objs = self.lazy = _NO_ROWS
+        self.side = SideTables()
         self.leaf_rows = self.starts = self.refs = self.pc = self.pv = self.pf = ()
         self.tok = None
         self.n = self.nsync = 0
@@ -769,7 +804,7 @@ class Tape(TapeInspection):
         rows [0, keep) and this tape forwards to it (``live``), so those handles go stale."""
         self.sync()
         new = self._successor()
-        new.objs, new.extras = dict(self.objs), dict(self.extras)
+        new.objs, new.side = dict(self.objs), self.side.copy()
         new.leaf_rows, new.lazy = list(self.leaf_rows), dict(self.lazy)
         new.starts, new.refs = list(self.starts), list(self.refs)
         new.pc, new.pv, new.pf = [], [], []
@@ -778,7 +813,7 @@ class Tape(TapeInspection):
             h = ref()
             if h is not None and h._tape is self and h._row == r:
                 h._tape = new
-        for v in new.extras.values():  # and payloads that name their tape
+        for v in new.side.payloads.values():  # and payloads that name their tape
             ref = getattr(v, "tape", None)
             if isinstance(ref, weakref.ref) and ref() is self:
                 v.tape = weakref.ref(new)
@@ -804,7 +839,7 @@ class Tape(TapeInspection):
         new.ns = 1
         new.objs = {}
         new.leaf_rows = []
-        new.extras = {}
+        new.side = SideTables()
         new.lazy = {}
         new.starts, new.refs, new.tok = [], [], None
         new.mark, new.vmark, new.retries = new.cap, RECLAIM_VALUES, 0

@@ -23,7 +23,7 @@ def operand_rows(t, row):
         k = int(t.ipool[p + 2])
         return [int(r) for r in t.ipool[p + 3 : p + 3 + k]]
     if code == C.CUSTOM:
-        return list(t.extras[row].input_rows)
+        return list(t.side.payloads[row].input_rows)
     return [r for r in t.operands(row) if r >= 0]
 
 
@@ -38,14 +38,14 @@ def row_shape(t, r):
 def row_name(t, r):
     """The graph-view name of row ``r`` (``SinBackward0``; a custom op's own name)."""
     if t.op(r) == C.CUSTOM:
-        return t.extras[r].name
+        return t.side.payloads[r].name
     return graph_name(t.op(r))
 
 
 def _label(t, r):
     code = t.op(r)
     if code == C.CUSTOM:
-        return t.extras[r].name
+        return t.side.payloads[r].name
     return NAMES[code]
 
 

@@ -495,7 +495,7 @@ def _replayed_constant(x):
     t = x._tape
     if t is None or not t.REPLAYS:
         return False
-    node = t.extras.get(x._row)
+    node = t.side.payloads.get(x._row)
     return node is not None and x._row not in getattr(node, "output_rows", (x._row,))
 
 
@@ -662,7 +662,7 @@ def row_of(t, x):
 
     A handle caches one (tape, row) pair.  A leaf shared between threads (a parameter) is
     cached only by the first thread's live tape; the other threads keep its row in their
-    tape's ``extras["shared"]`` (id -> row), so no thread ever overwrites, or reads half of,
+    tape's ``side.shared`` (id -> row), so no thread ever overwrites, or reads half of,
     another thread's pair (claims are made under ``_CLAIM``)."""
     if x.__class__ is _cls:
         if x._tape is t:
@@ -676,7 +676,7 @@ def row_of(t, x):
         if cur is not None and cur.alive and cur.owner != t.owner:
             if not x._leaf:
                 raise RuntimeError(_OTHER_THREAD)
-            shared = t.extras.get("shared")
+            shared = t.side.shared
             if shared is not None:
                 r = shared.get(id(x))
                 if r is not None and t.entered(r) is x:  # (an id outlives its object)
@@ -698,7 +698,7 @@ def row_of(t, x):
                     x._tape = t
                     x._row = r
                     return r
-            t.extras.setdefault("shared", {})[id(x)] = r  # checked against t.entered(r)
+            t.side.shared[id(x)] = r  # checked against t.entered(r)
         return r
     v = value_of(x)
     return t.push(T.CONST, -1, -1, v, None, 0)

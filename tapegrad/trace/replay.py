@@ -136,7 +136,7 @@ def _python_ops(t, rows):
     raises for one whose Python code a replay cannot run again."""
     by_node = {}
     for r in rows:
-        node = t.extras.get(int(r))
+        node = t.side.payloads.get(int(r))
         if node is None or not getattr(node, "replayable", False):
             name = getattr(node, "name", "a custom op")
             raise TypeError(
@@ -221,7 +221,7 @@ class Trace:
             r = int(bad[0])
             raise TypeError(f"tg.trace cannot replay op {ops[r]} (tape row {r})")
         self._py = _python_ops(t, np.flatnonzero(ops == T.CUSTOM))
-        if t.extras.get("hooks"):
+        if t.side.hooks:
             raise TypeError(
                 "tg.trace: f registered tensor hooks (register_hook); they run "
                 "Python code in backward and cannot be replayed"
@@ -770,7 +770,7 @@ class Trace:
             t._voff[: self.n + 1] = self.voff
             t.n = t.nsync = self.n
             t.leaf_rows = [r for r in range(self.n) if self.voff[r] < self.m]
-            t.extras = {r: s for r, s in self.sites.items()}
+            t.side.payloads = dict(self.sites)
             t.ipool = self.ipool.copy()
             t.np = self.ipool.size
             t.fpool = self.fpool.copy()
