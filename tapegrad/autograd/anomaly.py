@@ -21,7 +21,7 @@ import numpy as np
 from ..core import tape as T
 from ..core.tape_inspect import operand_rows, row_name
 from ..core.tensor import STATE
-from .engine import compiled_sweep
+from .engine import ReverseSweep
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # tapegrad/
 
@@ -171,7 +171,7 @@ def _alone(t, c):
         for r, _ in saved:
             t.gradient(r)[:] = 0.0
         try:
-            compiled_sweep(t, c, c)
+            ReverseSweep(t).step(c, c)
             err = None
         except ZeroDivisionError as e:
             err = e

@@ -1,12 +1,9 @@
-"""The backward sweep when the tape has Python-side business: hooks, versions, anomaly mode.
+"""What a reverse sweep checks and runs in Python besides the compiled sweep (the engine's
+``ReverseSweep.run`` calls these when the tape has side tables or anomaly mode is on):
 
-``autograd.sweep`` comes here when ``t.side`` is not empty (custom ops, hooks, retained
-grads, in-place overwrites) or anomaly mode is on.  The sweep itself stays compiled:
-
-- hooks on non-leaf rows (``t.side.hooks[row]``): the compiled sweep runs in segments,
-  stopping just above each hooked row (for a custom op's output, above the op's last output),
-  so that row's adjoint is complete; the hooks run in registration order and what they return
-  replaces the adjoint that flows on.
+- hooks on non-leaf rows (``t.side.hooks[row]``, ``run_hooks``): the sweep stops just above
+  each hooked row, so that row's adjoint is complete; the hooks run in registration order and
+  what they return replaces the adjoint that flows on.
 - versions (``t.side.dirty``, written by ``_methods.bump_version``): after the sweep, a
   reached row recorded before an in-place overwrite that needs the overwritten value for its
   backward (PyTorch's saved tensors, ``SAVES`` below) raises the in-place RuntimeError.
@@ -24,39 +21,6 @@ from ..core.tensor import TensorBase as Tensor, result
 # Values an op's backward needs (PyTorch's saved tensors), derived from the op spec: per
 # operand a, operand b and the output: 1 always, 2 only when the *other* operand needs a gradient.
 _NEED = np.array(SAVES, np.int8)
-
-
-def sweep(t, top, bottom, compiled):
-    hooks = t.side.hooks
-    try:
-        if hooks:
-            _hooked_sweep(t, top, bottom, compiled, hooks)
-        else:
-            compiled(t, top, bottom)
-    except ZeroDivisionError:
-        if t.anomaly is not None:
-            t.anomaly.locate_division(t, top, bottom)
-        raise
-    if t.side.dirty:
-        check_versions(t, top, bottom)
-    if t.anomaly is not None:
-        t.anomaly.check_backward(t, top, bottom)
-
-
-# ---- hooks --------------------------------------------------------------------------------------
-def _hooked_sweep(t, top, bottom, compiled, hooks):
-    stops = {}
-    for r, fns in hooks.items():
-        if fns and bottom <= r <= top:
-            b = max(t.side.payloads[r].output_rows) if t.op(r) == T.CUSTOM else r
-            stops.setdefault(min(b, top), []).append(r)
-    for b in sorted(stops, reverse=True):
-        compiled(t, top, b + 1)
-        top = b
-        for r in sorted(stops[b], reverse=True):
-            if t.state[r] & 1:
-                run_hooks(t, r, hooks[r])
-    compiled(t, top, bottom)
 
 
 def run_hooks(t, r, fns):

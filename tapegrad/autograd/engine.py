@@ -6,7 +6,6 @@ results are on the tape and can be differentiated again.
 """
 
 import functools
-import weakref
 
 import numpy as np
 
@@ -222,14 +221,15 @@ def run_backward(
         roots.append((_row_for(t, y), s))
     top = max(r for r, _ in roots)
     end = t.voff[top + 1]
-    _clear_adjoints(t, top, end, [r for r, _ in roots], accumulate and inputs is None)
+    handoff = _clear_adjoints(t, top, end, [r for r, _ in roots], accumulate and inputs is None)
     st = t.state[: top + 1]
     st &= 2
     for r, s in roots:
         lo = t.voff[r]
         t.adj[lo : lo + s.size] += s.ravel()
         t.state[r] |= 1
-    sweep(t, top)
+    rs = ReverseSweep(t, handoff)
+    rs.run(top)
     if inputs is not None:
         out = []
         leaf_rows = _rows_by_leaf(t, inputs)
@@ -251,7 +251,7 @@ def run_backward(
     else:
         out = None
     if accumulate:
-        _accumulate_leaves(t, top)
+        rs.accumulate_leaves(top)
     _run_retained(t, top)
     if not retain_graph:
         _free(t, top)
@@ -274,26 +274,26 @@ _UNCLEARED_MIN = 4096  # rows this large are worth leaving out of the clearing
 def _clear_adjoints(t, top, end, roots, handoff=False):
     """Zero the adjoints rows 0..top may accumulate into, i.e. adj[:end], except for large rows
     that never read theirs: rows without gradient, and rows whose only consumers are large
-    matmuls, whose backward (``_write_product``) writes the first contribution with BLAS
+    matmuls, whose backward (``ReverseSweep._write_product``) writes the first contribution with BLAS
     instead of adding it (the state bit says which comes first).  An MLP's weights,
     activations and input batch are such rows: most of the buffer needs no pass.
 
     With ``handoff`` (a backward into ``.grad`` on a plain tape), the gradients of such leaf
     rows are made outside the buffer, in arrays of their own that become ``.grad`` as they are
-    (``_HANDOFF``), so they are not copied out of the buffer either."""
-    _HANDOFF.pop(t, None)
+    (returned: leaf row -> its gradient array, None until the first matmul writes it), so they
+    are not copied out of the buffer either."""
     voff = t.voff
     sizes = voff[1 : top + 2] - voff[: top + 1]
     big = np.flatnonzero(sizes >= _UNCLEARED_MIN)
     if not big.size:
         t.adj[:end] = 0.0
-        return
+        return None
     w = t.code[: top + 1]
     ops = w & 255
     if not _PLAIN_OPS[ops].all():
         t.adj[:end] = 0.0
-        return
-    blas = ops == C.MATMUL  # matmuls whose backward runs in _matmul_backward
+        return None
+    blas = ops == C.MATMUL  # matmuls whose backward runs in ReverseSweep._matmul
     for r in np.flatnonzero(blas):
         p = int(t.ip[r])
         blas[r] = int(np.prod(t.ipool[p : p + 4])) > SMALL_MATMUL
@@ -312,12 +312,8 @@ def _clear_adjoints(t, top, end, roots, handoff=False):
     if handoff and not t.side and t.anomaly is None:
         leaves = big[keep & (ops[big] == T.LEAF) & (t.rg[big] != 0)]
         if leaves.size:
-            _HANDOFF[t] = dict.fromkeys(leaves.tolist())
-
-
-# tape -> {leaf row: its gradient array, None until the first matmul writes it}, for the
-# backward running on that tape (see _clear_adjoints); taken by _accumulate_rows
-_HANDOFF = weakref.WeakKeyDictionary()
+            return dict.fromkeys(leaves.tolist())
+    return None
 
 
 def _row_for(t, y):
@@ -358,66 +354,168 @@ def _input_rows(t, x, leaf_rows):
     return [x._row] if tape_of(x) is t else []
 
 
-def sweep(t, top, bottom=0):
-    """Sweep rows top..bottom.  Plain graphs go straight to the compiled sweep; a tape with
-    side tables (custom ops, hooks, in-place overwrites) or anomaly mode goes through ``_checks``,
-    which runs the same compiled sweep in segments between hooked rows, then checks versions
-    and (in anomaly mode) finiteness."""
-    if t.side or t.anomaly is not None:
-        return _checks.sweep(t, top, bottom, compiled_sweep)
-    compiled_sweep(t, top, bottom)
+class ReverseSweep:
+    """One reverse sweep over a tape's adjoint buffer (the compiled ``backward_sweep``) and the
+    Python it hands rows to: custom ops, large matmuls (NumPy's BLAS), hooked rows, the
+    in-place version check and anomaly mode's checks.
 
+    ``run(top, bottom)`` sweeps rows top..bottom; ``step(top, bottom)`` is the compiled sweep
+    alone, with only the rows it hands back run in Python (anomaly mode re-runs single rows
+    with it); ``accumulate_leaves(top)`` gives the reached leaves their ``.grad``.
+    ``handoff`` (from ``_clear_adjoints``): leaf rows whose gradients large matmuls write into
+    arrays of their own, which become ``.grad`` as they are."""
 
-def compiled_sweep(t, top, bottom=0):
-    """Run the compiled sweep from ``top``, handing custom ops to Python as they come."""
-    while True:
-        # t.code flushes pending rows; the kernel reads only values provided at record
-        # time (lazy rows it never reads stay uncopied), hence the raw _val buffer
-        status, row = R.backward(t, t._val, top, bottom)
-        if status == K.DONE:
+    def __init__(self, t, handoff=None):
+        self.t = t
+        self.handoff = handoff
+
+    def run(self, top, bottom=0):
+        """Sweep rows top..bottom.  A plain tape goes straight to the compiled sweep; a tape
+        with side tables (custom ops, hooks, in-place overwrites) or in anomaly mode runs it in
+        segments between hooked rows, then checks versions and (anomaly mode) finiteness."""
+        t = self.t
+        if not t.side and t.anomaly is None:
+            self.step(top, bottom)
             return
-        if status == K.HIT_FREED:
-            raise RuntimeError(_FREED_MSG)
-        if status == K.HIT_MATMUL:
-            _matmul_backward(t, row)
-            top = row - 1
-            continue
-        if status == K.HIT_CUSTOM:
-            # the payload runs its Python backward, adds into operand adjoints (setting their
-            # state bit 1) and says where the compiled sweep resumes
-            top = t.side.payloads[row].run_backward(t, row)
-            continue
-        raise RuntimeError(
-            f"tapegrad internal error: unknown op code {t.op(row)} at tape row "
-            f"{row}; the op table and kernels are out of sync"
-        )
+        try:
+            if t.side.hooks:
+                self._hooked(top, bottom, t.side.hooks)
+            else:
+                self.step(top, bottom)
+        except ZeroDivisionError:
+            if t.anomaly is not None:
+                t.anomaly.locate_division(t, top, bottom)
+            raise
+        if t.side.dirty:
+            _checks.check_versions(t, top, bottom)
+        if t.anomaly is not None:
+            t.anomaly.check_backward(t, top, bottom)
+
+    def _hooked(self, top, bottom, hooks):
+        """Stop just above each hooked row (a custom op's: above its last output), so that
+        row's adjoint is complete, and run its hooks before the sweep goes on."""
+        t = self.t
+        stops = {}
+        for r, fns in hooks.items():
+            if fns and bottom <= r <= top:
+                b = max(t.side.payloads[r].output_rows) if t.op(r) == T.CUSTOM else r
+                stops.setdefault(min(b, top), []).append(r)
+        for b in sorted(stops, reverse=True):
+            self.step(top, b + 1)
+            top = b
+            for r in sorted(stops[b], reverse=True):
+                if t.state[r] & 1:
+                    _checks.run_hooks(t, r, hooks[r])
+        self.step(top, bottom)
+
+    def step(self, top, bottom=0):
+        """The compiled sweep from ``top`` to ``bottom``, the rows it hands back run here."""
+        t = self.t
+        while True:
+            # t.code flushes pending rows; the kernel reads only values provided at record
+            # time (lazy rows it never reads stay uncopied), hence the raw _val buffer
+            status, row = R.backward(t, t._val, top, bottom)
+            if status == K.DONE:
+                return
+            if status == K.HIT_FREED:
+                raise RuntimeError(_FREED_MSG)
+            if status == K.HIT_MATMUL:
+                self._matmul(row)
+                top = row - 1
+                continue
+            if status == K.HIT_CUSTOM:
+                # the payload runs its Python backward, adds into operand adjoints (setting
+                # their state bit 1) and says where the compiled sweep resumes
+                top = t.side.payloads[row].run_backward(t, row)
+                continue
+            raise RuntimeError(
+                f"tapegrad internal error: unknown op code {t.op(row)} at tape row "
+                f"{row}; the op table and kernels are out of sync"
+            )
+
+    def _matmul(self, row):
+        """Backward of a large matmul row with numpy's BLAS (the kernel hands these over).
+
+        Each operand gradient is computed in its stored layout (a transposed operand's as the
+        transposed product), so BLAS writes it straight into the adjoint buffer when this is
+        the row's first contribution of the sweep (state bit 1 clear), and adds a product
+        otherwise; operands are read through views, never copied."""
+        t = self.t
+        ra, rb = t.operands(row)
+        p = int(t.ip[row])
+        nb, m, k, n, ta, tb = (int(v) for v in t.ipool[p : p + 6])
+        voff, adj, rg = t.voff, t.adj, t.rg
+        lo = voff[row]
+        G = adj[lo : lo + nb * m * n].reshape(nb, m, n)
+        if rg[ra]:
+            B = _logical(t.row_value(rb), nb, k, n, tb)
+            if ta:  # stored (k, m): dA^T = B G^T
+                self._write_product(ra, (nb, k, m), B, G.transpose(0, 2, 1))
+            else:  # dA = G B^T
+                self._write_product(ra, (nb, m, k), G, B.transpose(0, 2, 1))
+        if rg[rb]:
+            A = _logical(t.row_value(ra), nb, m, k, ta)
+            if tb:  # stored (n, k): dB^T = G^T A
+                self._write_product(rb, (nb, n, k), G.transpose(0, 2, 1), A)
+            else:  # dB = A^T G
+                self._write_product(rb, (nb, k, n), A.transpose(0, 2, 1), G)
+
+    def _write_product(self, r, shape, x, y):
+        """Add x @ y into row r's adjoint (contiguous, of ``shape``): BLAS writes it there
+        directly when r has no contribution yet, so no temporary is made, read and added."""
+        t = self.t
+        own = self.handoff
+        if own is not None and r in own:  # a leaf's gradient, made in an array of its own
+            if own[r] is None:
+                own[r] = np.matmul(x, y)
+                t.state[r] |= 1
+            else:
+                own[r] += np.matmul(x, y)
+            return
+        lo = t.voff[r]
+        dst = t.adj[lo : lo + shape[0] * shape[1] * shape[2]].reshape(shape)
+        if t.state[r] & 1:
+            dst += np.matmul(x, y)
+        else:
+            np.matmul(x, y, out=dst)
+            t.state[r] |= 1
+
+    def accumulate_leaves(self, top):
+        """Add the gradients of the reached leaves (rows up to ``top``) into their ``.grad``
+        (threads sharing a leaf take turns)."""
+        with _GRAD_LOCK:
+            self._accumulate(top)
+
+    def _accumulate(self, top):
+        t = self.t
+        own = self.handoff or {}
+        self.handoff = None
+        for r in t.leaf_rows:
+            if r > top or not (t.state[r] & 1):
+                continue
+            leaf = t.entered(r)
+            if leaf is None or not leaf._rg:
+                continue
+            g = own.get(r)  # an array of its own, or None: then a view of the adjoint buffer
+            fresh = g is not None
+            g = g.reshape(leaf.shape) if fresh else t.gradient(r).reshape(leaf.shape)
+            hooks = leaf._meta.get("hooks") if leaf._meta else None
+            if hooks:  # (what a hook returns may be kept by it: copied below)
+                g = _apply_hooks(hooks, result(g.copy()))
+                fresh = False
+            old = leaf.grad
+            if old is None:  # a view of the buffer is copied (the next backward reuses it)
+                leaf.grad = Tensor._const(g if g.__class__ is float or fresh else result(g.copy()))
+            elif old._v.__class__ is float or np.shape(g) != old._v.shape:
+                old._v = result(old._v + g)
+            else:
+                old._v += g
 
 
-def _matmul_backward(t, row):
-    """Backward of a large matmul row with numpy's BLAS (the kernel hands these over).
-
-    Each operand gradient is computed in its stored layout (a transposed operand's as the
-    transposed product), so BLAS writes it straight into the adjoint buffer when this is the
-    row's first contribution of the sweep (state bit 1 clear), and adds a product otherwise;
-    operands are read through views, never copied."""
-    ra, rb = t.operands(row)
-    p = int(t.ip[row])
-    nb, m, k, n, ta, tb = (int(v) for v in t.ipool[p : p + 6])
-    voff, adj, rg = t.voff, t.adj, t.rg
-    lo = voff[row]
-    G = adj[lo : lo + nb * m * n].reshape(nb, m, n)
-    if rg[ra]:
-        B = _logical(t.row_value(rb), nb, k, n, tb)
-        if ta:  # stored (k, m): dA^T = B G^T
-            _write_product(t, ra, (nb, k, m), B, G.transpose(0, 2, 1))
-        else:  # dA = G B^T
-            _write_product(t, ra, (nb, m, k), G, B.transpose(0, 2, 1))
-    if rg[rb]:
-        A = _logical(t.row_value(ra), nb, m, k, ta)
-        if tb:  # stored (n, k): dB^T = G^T A
-            _write_product(t, rb, (nb, n, k), G.transpose(0, 2, 1), A)
-        else:  # dB = A^T G
-            _write_product(t, rb, (nb, k, n), A.transpose(0, 2, 1), G)
+def sweep(t, top, bottom=0):
+    """Sweep rows top..bottom of ``t`` (``ReverseSweep(t).run``): for a tape's own backward
+    driven from Python (``tg.checkpoint``'s recomputed block)."""
+    ReverseSweep(t).run(top, bottom)
 
 
 def _logical(flat, nb, rows, cols, transposed):
@@ -427,56 +525,7 @@ def _logical(flat, nb, rows, cols, transposed):
     return flat.reshape(nb, rows, cols)
 
 
-def _write_product(t, r, shape, x, y):
-    """Add x @ y into row r's adjoint (contiguous, of ``shape``): BLAS writes it there directly
-    when r has no contribution yet, so no temporary is made, read and added."""
-    own = _HANDOFF.get(t)
-    if own is not None and r in own:  # a leaf's gradient, made in an array of its own
-        if own[r] is None:
-            own[r] = np.matmul(x, y)
-            t.state[r] |= 1
-        else:
-            own[r] += np.matmul(x, y)
-        return
-    lo = t.voff[r]
-    dst = t.adj[lo : lo + shape[0] * shape[1] * shape[2]].reshape(shape)
-    if t.state[r] & 1:
-        dst += np.matmul(x, y)
-    else:
-        np.matmul(x, y, out=dst)
-        t.state[r] |= 1
-
-
 _GRAD_LOCK = T.SectionLock()  # threads sharing a leaf accumulate into its .grad in turn
-
-
-def _accumulate_leaves(t, top):
-    with _GRAD_LOCK:
-        _accumulate_rows(t, top)
-
-
-def _accumulate_rows(t, top):
-    own = _HANDOFF.pop(t, None) or {}
-    for r in t.leaf_rows:
-        if r > top or not (t.state[r] & 1):
-            continue
-        leaf = t.entered(r)
-        if leaf is None or not leaf._rg:
-            continue
-        g = own.get(r)  # an array of its own, or None: then a view of the adjoint buffer
-        fresh = g is not None
-        g = g.reshape(leaf.shape) if fresh else t.gradient(r).reshape(leaf.shape)
-        hooks = leaf._meta.get("hooks") if leaf._meta else None
-        if hooks:  # (what a hook returns may be kept by it: copied below)
-            g = _apply_hooks(hooks, result(g.copy()))
-            fresh = False
-        old = leaf.grad
-        if old is None:  # a view of the buffer is copied (the next backward reuses it)
-            leaf.grad = Tensor._const(g if g.__class__ is float or fresh else result(g.copy()))
-        elif old._v.__class__ is float or np.shape(g) != old._v.shape:
-            old._v = result(old._v + g)
-        else:
-            old._v += g
 
 
 def _apply_hooks(hooks, g):
