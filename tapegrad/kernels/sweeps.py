@@ -20,10 +20,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "29978f40bcbe08ee"
+FINGERPRINT = "e664421d30af9c86"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 187313849077850254
+KERNELS_ID = 1037591676220799432
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'LINREC', 'CUMSUM', 'CUMPROD', 'LOGCUMSUMEXP')
 
 # sweep results: (status, row)
@@ -863,14 +863,14 @@ def concat_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
 @njit(cache=True, nogil=True, error_model="numpy")
 def gather_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     for j in range(n):
-        D[lo + j] = A[pa + ipool[p + 1 + j]]
+        v = A[pa + ipool[p + 1 + j]]
+        D[lo + j] = D[lo + j] + v if acc else v
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def gather_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     state[ra] |= 1
-    for j in range(n):  # repeated indices accumulate
-        D[pa + ipool[p + 1 + j]] += G[lo + j]
+    scatter_forward(G, B, V, D, True, pa, voff[ra + 1] - voff[ra], lo, pb, p, voff, ipool, fpool)
     return 0
 
 
@@ -906,18 +906,17 @@ def setitem_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
 @njit(cache=True, nogil=True, error_model="numpy")
 def scatter_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     m = ipool[p]
-    for j in range(n):
-        D[lo + j] = 0.0
-    for j in range(m):
+    if not acc:
+        for j in range(n):
+            D[lo + j] = 0.0
+    for j in range(m):  # repeated indices accumulate
         D[lo + ipool[p + 1 + j]] += A[pa + j]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def scatter_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
-    m = ipool[p]
     state[ra] |= 1
-    for j in range(m):
-        D[pa + j] += G[lo + ipool[p + 1 + j]]
+    gather_forward(G, B, V, D, True, pa, voff[ra + 1] - voff[ra], lo, pb, p, voff, ipool, fpool)
     return 0
 
 

@@ -90,3 +90,30 @@ def reduce_groups(V, pa, lo, n, offs, m):
         else:
             pnz[q] *= x
     return zc, pnz, z1, z2
+
+
+# ---- kernels written as source text -------------------------------------------------------------
+
+
+def kernel_from_source(source: str, name: str, namespace: dict):
+    """The kernel ``name`` defined by ``source`` as a Python function (the Python twin runs
+    it) that carries its ``source`` (the generator copies that into the generated module, and
+    ``spec.source`` reads it for READS and the fingerprint)."""
+    ns = dict(namespace)
+    exec(compile(source, f"<kernel {name}>", "exec"), ns)  # noqa: S102 - our own kernels
+    fn = ns[name]
+    fn.source = source
+    return fn
+
+
+def transposed_backward(name: str, transpose_forward):
+    """The backward kernel of the linear op ``name`` whose transpose's forward kernel is
+    ``transpose_forward`` (same parameters): that kernel run from the row's adjoint (at
+    ``lo``) into the operand's adjoint (at ``pa``, the operand's size), accumulating."""
+    fwd = transpose_forward.__name__
+    source = f"""def {name}_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
+    state[ra] |= 1
+    {fwd}(G, B, V, D, True, pa, voff[ra + 1] - voff[ra], lo, pb, p, voff, ipool, fpool)
+    return 0
+"""
+    return kernel_from_source(source, f"{name}_backward", {fwd: transpose_forward})

@@ -2,19 +2,24 @@
 
 import numpy as np
 
+from .helpers import transposed_backward
+
 # ---- indexing: m, idx[m] (flat indices into the operand, or into the output for SCATTER) -------------
 
 
 def gather_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     for j in range(n):
-        D[lo + j] = A[pa + ipool[p + 1 + j]]
+        v = A[pa + ipool[p + 1 + j]]
+        D[lo + j] = D[lo + j] + v if acc else v
 
 
-def gather_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
-    state[ra] |= 1
-    for j in range(n):  # repeated indices accumulate
-        D[pa + ipool[p + 1 + j]] += G[lo + j]
-    return 0
+def scatter_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    m = ipool[p]
+    if not acc:
+        for j in range(n):
+            D[lo + j] = 0.0
+    for j in range(m):  # repeated indices accumulate
+        D[lo + ipool[p + 1 + j]] += A[pa + j]
 
 
 def _index(rows, r):
@@ -22,36 +27,27 @@ def _index(rows, r):
     return np.asarray(rows.ints(r, 1, m), np.int64)
 
 
+# Gather and scatter with the same indices are transposes of each other: each one's backward is
+# the other's forward run from the row's adjoint into its operand's (``transposed_backward``),
+# and each one's Tensor-level vjp is the other's function; a linear op's jvp is itself.
+gather_backward = transposed_backward("gather", scatter_forward)
+scatter_backward = transposed_backward("scatter", gather_forward)
+
+
 def gather_vjp(rows, r, g):
     ra, _ = rows.operands(r)
     return [(ra, rows.ops.scatter_add(g, _index(rows, r), rows.shape(ra)))]
+
+
+def scatter_vjp(rows, r, g):
+    ra, _ = rows.operands(r)
+    return [(ra, rows.ops.gather_flat(g, _index(rows, r), rows.shape(ra)))]
 
 
 def gather_jvp(rows, r, tangent):
     ra, _ = rows.operands(r)
     ta = tangent(ra)
     return None if ta is None else rows.ops.gather_flat(ta, _index(rows, r), rows.shape(r))
-
-
-def scatter_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    m = ipool[p]
-    for j in range(n):
-        D[lo + j] = 0.0
-    for j in range(m):
-        D[lo + ipool[p + 1 + j]] += A[pa + j]
-
-
-def scatter_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
-    m = ipool[p]
-    state[ra] |= 1
-    for j in range(m):
-        D[pa + j] += G[lo + ipool[p + 1 + j]]
-    return 0
-
-
-def scatter_vjp(rows, r, g):
-    ra, _ = rows.operands(r)
-    return [(ra, rows.ops.gather_flat(g, _index(rows, r), rows.shape(ra)))]
 
 
 def scatter_jvp(rows, r, tangent):

@@ -23,6 +23,7 @@ import numpy as np
 from .. import formula
 from ..decl import Scan
 from .file_checks import scan_check
+from .helpers import kernel_from_source
 
 
 def scan_offsets(ipool, p):
@@ -173,14 +174,10 @@ def _kernel_sources(name, combine, init, arity):
 
 
 def _compiled(source, fn_name):
-    """The kernel as a Python function (the Python twin runs it; the generator copies its
-    ``source``)."""
+    """The kernel as a Python function that carries its source (see ``kernel_from_source``)."""
     ns = {"np": np, "scan_offsets": scan_offsets}
     ns.update({h.__name__: h for h in formula.specfuncs.HELPERS})
-    exec(compile(source, f"<scan kernel {fn_name}>", "exec"), ns)  # noqa: S102 - our formulas
-    fn = ns[fn_name]
-    fn.source = source
-    return fn
+    return kernel_from_source(source, fn_name, ns)
 
 
 # ---- the Tensor-level rules (create_graph, nested forward mode) ----------------------------------
