@@ -96,22 +96,21 @@ from . import nn, optim  # noqa: E402  (built on the namespace above)
 
 # ---- functional transforms and NumPy dispatch ----
 from . import numpy  # noqa: E402  (`import tapegrad.numpy as tnp`)
-from .core.functions import einsum, norm, outer, square, tensordot  # noqa: E402
+from .core.functions import square  # noqa: E402
 from .core.functions import (  # noqa: E402
-    angle,
     around,
-    conj,
     deg2rad,
     degrees,
-    imag,
     mod,
     nan_to_num,
+    polygamma,
     rad2deg,
     radians,
-    real,
     reciprocal,
 )
-from .core.functions import (  # noqa: E402
+from .numpy.complex_parts import angle, conj, imag, real  # noqa: E402
+from .numpy.contractions import einsum, norm, outer, tensordot  # noqa: E402
+from .numpy.statistics import (  # noqa: E402
     average,
     diff,
     median,
@@ -119,9 +118,6 @@ from .core.functions import (  # noqa: E402
     percentile,
     ptp,
     quantile,
-)
-from .core.functions import (  # noqa: E402
-    polygamma,
 )
 
 round = around  # noqa: A001 - NumPy's name

@@ -13,6 +13,9 @@ import warnings
 import numpy as np
 
 from ..core import functions as O
+from . import complex_parts as parts
+from . import contractions as contract
+from . import statistics as stats_
 from ..core import ufuncs
 from ..core.methods import viewing
 from ..core.tensor import TensorBase as Tensor
@@ -67,7 +70,7 @@ UFUNCS = {
     np.radians: O.deg2rad,
     np.rad2deg: O.rad2deg,
     np.degrees: O.rad2deg,
-    np.conjugate: O.conj,
+    np.conjugate: parts.conj,
     np.add: O.add,
     np.subtract: O.sub,
     np.multiply: O.mul,
@@ -252,7 +255,7 @@ def _dot(a, b, out=None):
     _no_extras("dot", out)
     a, b = O._t(a), O._t(b)
     if b.ndim > 2 and a.ndim >= 1:
-        return O.tensordot(a, b, ([a.ndim - 1], [b.ndim - 2]))
+        return contract.tensordot(a, b, ([a.ndim - 1], [b.ndim - 2]))
     return O.dot(a, b)
 
 
@@ -260,12 +263,12 @@ def _inner(a, b):
     a, b = O._t(a), O._t(b)
     if a.ndim == 0 or b.ndim == 0:
         return O.mul(a, b)
-    return O.tensordot(a, b, ([a.ndim - 1], [b.ndim - 1]))
+    return contract.tensordot(a, b, ([a.ndim - 1], [b.ndim - 1]))
 
 
 def _outer(a, b, out=None):
     _no_extras("outer", out)
-    return O.outer(a, b)
+    return contract.outer(a, b)
 
 
 def _scan(fn, name):
@@ -281,14 +284,14 @@ def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     a = O._t(a)
     if offset or a.ndim != 2:
         _refuse("trace", "offset or a non 2-D input")
-    return O.einsum("ii", a)
+    return contract.einsum("ii", a)
 
 
 def _einsum(subscripts, *operands, out=None, **kw):
     _no_extras("einsum", out, **kw)
     if not isinstance(subscripts, str):
         _refuse("einsum", "the interleaved (operand, sublist) form")
-    return O.einsum(subscripts, *operands)
+    return contract.einsum(subscripts, *operands)
 
 
 def _around(a, decimals=0, out=None):
@@ -303,12 +306,12 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 
 def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
-    return O.sort(a, axis, "stable" if stable else kind, order)
+    return stats_.sort(a, axis, "stable" if stable else kind, order)
 
 
 def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     _no_extras("median", out)
-    return O.median(a, axis, keepdims)
+    return stats_.median(a, axis, keepdims)
 
 
 def _quantile(fn, name, skip_nan=False):
@@ -340,11 +343,11 @@ def _quantile(fn, name, skip_nan=False):
 
 def _ptp(a, axis=None, out=None, keepdims=False):
     _no_extras("ptp", out)
-    return O.ptp(a, axis, keepdims)
+    return stats_.ptp(a, axis, keepdims)
 
 
 def _average(a, axis=None, weights=None, returned=False, *, keepdims=False):
-    return O.average(a, axis, weights, returned, keepdims)
+    return stats_.average(a, axis, weights, returned, keepdims)
 
 
 def _fix(x, out=None):
@@ -387,12 +390,12 @@ FUNCTIONS = {
     np.vdot: lambda a, b: O.sum(O.mul(O.ravel(O._t(a)), O.ravel(O._t(b)))),
     np.inner: _inner,
     np.outer: _outer,
-    np.tensordot: O.tensordot,
+    np.tensordot: contract.tensordot,
     np.einsum: _einsum,
-    np.linalg.norm: O.norm,
+    np.linalg.norm: contract.norm,
     np.cumsum: _scan(O.cumsum, "cumsum"),
     np.cumprod: _scan(O.cumprod, "cumprod"),
-    np.diff: O.diff,
+    np.diff: stats_.diff,
     np.trace: _trace,
     np.copy: _copy,
     np.round: _around,
@@ -401,23 +404,23 @@ FUNCTIONS = {
     np.fix: _fix,
     np.sinc: lambda x: O.sinc(x),
     np.sort: _sort,
-    np.partition: lambda a, kth, axis=-1, kind="introselect", order=None: O.partition(
+    np.partition: lambda a, kth, axis=-1, kind="introselect", order=None: stats_.partition(
         a, kth, axis, kind, order
     ),
     np.median: _median,
-    np.quantile: _quantile(O.quantile, "quantile"),
-    np.percentile: _quantile(O.percentile, "percentile"),
-    np.nanquantile: _quantile(O.quantile, "nanquantile", skip_nan=True),
-    np.nanpercentile: _quantile(O.percentile, "nanpercentile", skip_nan=True),
+    np.quantile: _quantile(stats_.quantile, "quantile"),
+    np.percentile: _quantile(stats_.percentile, "percentile"),
+    np.nanquantile: _quantile(stats_.quantile, "nanquantile", skip_nan=True),
+    np.nanpercentile: _quantile(stats_.percentile, "nanpercentile", skip_nan=True),
     np.nanmedian: lambda a, axis=None, out=None, overwrite_input=False, keepdims=False: FUNCTIONS[
         np.nanquantile
     ](a, 0.5, axis, out, keepdims=keepdims),
     np.ptp: _ptp,
     np.average: _average,
-    np.real: O.real,
-    np.imag: O.imag,
-    np.angle: lambda z, deg=False: O.angle(z, deg),
-    np.real_if_close: lambda a, tol=100: O.real_if_close(a, tol),
+    np.real: parts.real,
+    np.imag: parts.imag,
+    np.angle: lambda z, deg=False: parts.angle(z, deg),
+    np.real_if_close: lambda a, tol=100: parts.real_if_close(a, tol),
 }
 FUNCTIONS.update(linalg_ops.FUNCTIONS)
 FUNCTIONS.update(shape_functions.FUNCTIONS)

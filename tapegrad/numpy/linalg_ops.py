@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..core import functions as O
+from . import contractions as contract
 from ..core.tensor import TensorBase as Tensor
 from .rules import apply
 
@@ -44,7 +45,7 @@ def _mT(x):
 
 
 def _diag(x):
-    return O.einsum("...ii->...i", x)
+    return contract.einsum("...ii->...i", x)
 
 
 def _diag_embed(v):
@@ -53,7 +54,7 @@ def _diag_embed(v):
 
 
 def _trace(x):
-    return O.einsum("...ii->...", x)
+    return contract.einsum("...ii->...", x)
 
 
 def _sym(x):
@@ -867,7 +868,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy'
     if matrix and ord not in (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf):
         raise ValueError("Invalid norm order for matrices.")
     if not (matrix and ord in (2, -2, "nuc")):
-        return O.norm(x, ord, axis, keepdims)
+        return contract.norm(x, ord, axis, keepdims)
     axes = (0, 1) if axis is None else tuple(operator.index(v) % x.ndim for v in axis)
     if axes[0] == axes[1]:
         raise ValueError("Duplicate axes given.")

@@ -16,6 +16,8 @@ import warnings
 import numpy as np
 
 from ..core import functions as O
+from . import contractions as contract
+from . import statistics as stats_
 from ..core.tensor import TensorBase as Tensor
 from ..core.tensor import needs_grad, result
 
@@ -434,7 +436,7 @@ def _pad_by_axis(a, pad_width, mode, kwargs):
         )
     widths = np.broadcast_to(np.asarray(_plain(pad_width), dtype=np.int64), (a.ndim, 2))
     ends = np.broadcast_to(np.asarray(_plain(kwargs.get("end_values", 0.0)), float), (a.ndim, 2))
-    stat = {"maximum": O.amax, "minimum": O.amin, "mean": O.mean, "median": O.median}.get(mode)
+    stat = {"maximum": O.amax, "minimum": O.amin, "mean": O.mean, "median": stats_.median}.get(mode)
     out = a
     for ax in range(a.ndim):
         before, after = (int(w) for w in widths[ax])
@@ -608,7 +610,7 @@ def gradient(f, *varargs, axis=None, edge_order=1) -> "Tensor | tuple[Tensor, ..
                 raise ValueError(
                     "when 1d, distances must match the length of the corresponding dimension"
                 )
-            dx = O.diff(O._t(h))
+            dx = stats_.diff(O._t(h))
             if not needs_grad(dx):
                 dv = np.asarray(dx._v)
                 if (dv == dv[0]).all():  # NumPy uses the uniform formulas then
@@ -795,7 +797,7 @@ def _windows_dot(a, b, ca, cb, da, db, start, length):
     nr = len(rest)
     w_sum = [rest.index(i) for i in da] + [nr + c + k for k in range(c)]
     b_sum = list(db) + list(cb)
-    out = O.tensordot(w, b, (w_sum, b_sum))
+    out = contract.tensordot(w, b, (w_sum, b_sum))
     # tensordot: w's free axes (a's free rest..., lengths...), then b's free axes
     na_free = nr - len(da)
     nb_free = b.ndim - len(db) - c
@@ -883,13 +885,13 @@ def einsum(*operands, out=None, optimize=False, **kwargs) -> Tensor:
         if k not in ("order", "casting"):
             raise TypeError(f"numpy.einsum: {k}={v!r} is not supported on tapegrad Tensors")
     if isinstance(operands[0], str):
-        return O.einsum(operands[0], *operands[1:])
+        return contract.einsum(operands[0], *operands[1:])
     pairs = len(operands) // 2
     ops = operands[0 : 2 * pairs : 2]
     spec = ",".join(_sublist_letters(s) for s in operands[1 : 2 * pairs : 2])
     if len(operands) % 2:  # a trailing output sublist
         spec += "->" + _sublist_letters(operands[-1])
-    return O.einsum(spec, *ops)
+    return contract.einsum(spec, *ops)
 
 
 # ---- more indexing: take, compress, delete, insert, block... ------------------------------------
@@ -993,7 +995,7 @@ def ediff1d(ary, to_end=None, to_begin=None) -> Tensor:
     >>> ediff1d(tg.tensor([1.0, 4.0, 9.0], requires_grad=True), to_begin=0.0)
     tensor([0., 3., 5.], grad_fn=<...>)
     """
-    d = O.diff(O.ravel(O._t(ary)))
+    d = stats_.diff(O.ravel(O._t(ary)))
     parts = [O.ravel(O._t(to_begin))] if to_begin is not None else []
     parts.append(d)
     if to_end is not None:
@@ -1084,7 +1086,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1) -> Tensor:
         d = dx
     else:
         x = O._t(x)
-        d = O.diff(x, axis=-1 if x.ndim == 1 else ax)
+        d = stats_.diff(x, axis=-1 if x.ndim == 1 else ax)
         if x.ndim == 1:
             shape = [1] * y.ndim
             shape[ax] = d.shape[0]
@@ -1257,7 +1259,7 @@ def _linalg_outer(x1, x2, /):
             f"Input arrays must be one-dimensional, but they are x1.ndim="
             f"{x1.ndim} and x2.ndim={x2.ndim}."
         )
-    return O.outer(x1, x2)
+    return contract.outer(x1, x2)
 
 
 def _linalg_vecdot(x1, x2, /, *, axis=-1):
@@ -1270,14 +1272,14 @@ def _vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 - Num
     rest = [d for d in range(x.ndim) if d not in axes]
     lanes = _moveaxis(x, axes, list(range(len(rest), x.ndim))) if axes else x
     lanes = O.reshape(lanes, tuple(x.shape[d] for d in rest) + (-1,))
-    out = O.norm(lanes, ord, -1)
+    out = contract.norm(lanes, ord, -1)
     if keepdims:
         out = O.reshape(out, tuple(1 if d in axes else s for d, s in enumerate(x.shape)))
     return out
 
 
 def _matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002 - NumPy's name
-    return O.norm(x, ord, (-2, -1), keepdims)
+    return contract.norm(x, ord, (-2, -1), keepdims)
 
 
 LINALG = {
@@ -1286,7 +1288,7 @@ LINALG = {
     np.linalg.cross: _linalg_cross,
     np.linalg.outer: _linalg_outer,
     np.linalg.matmul: lambda x1, x2, /: O.matmul(x1, x2),
-    np.linalg.tensordot: lambda x1, x2, /, *, axes=2: O.tensordot(x1, x2, axes),
+    np.linalg.tensordot: lambda x1, x2, /, *, axes=2: contract.tensordot(x1, x2, axes),
     np.linalg.vecdot: _linalg_vecdot,
     np.linalg.matrix_transpose: matrix_transpose,
     np.linalg.vector_norm: _vector_norm,
