@@ -21,12 +21,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-import coverage_cases  # noqa: E402
-
 import tapegrad as tg  # noqa: E402
 import tapegrad.numpy as tnp  # noqa: E402
 import tapegrad.scipy  # noqa: E402
 from tapegrad.numpy import dispatch as D  # noqa: E402
+
+import coverage_cases  # noqa: E402
 
 GRADIENT, VALUE, REFUSED, NOT_DISPATCHED = "gradient", "value only", "refused", "not dispatched"
 TNP_ONLY = "gradient (tapegrad.numpy)"

@@ -2,7 +2,7 @@
 ``tapegrad/core/ufuncs.py``, the public elementwise functions).
 
 Run ``python tapegrad/kernels/generate.py`` after changing anything in ``tapegrad/ops``;
-``tests/test_spec_generated.py`` fails while the checked-in module is out of date, and the module
+``tests/ops/test_spec_generated.py`` fails while the checked-in module is out of date, and the module
 refuses to load when its fingerprint differs from the spec's.
 
 Every sweep is an if/elif interpreter over the tape rows, dispatching on op codes assigned

@@ -13,14 +13,14 @@ import warnings
 import numpy as np
 
 from ..core import functions as O
-from . import complex_parts as parts
-from . import contractions as contract
-from . import statistics as stats_
 from ..core import ufuncs
 from ..core.methods import viewing
 from ..core.tensor import TensorBase as Tensor
 from ..core.torch_methods import ravel_order, reshape_order
+from . import complex_parts as parts
 from . import composites, linalg_ops, shape_functions
+from . import contractions as contract
+from . import statistics as stats_
 
 
 def _plain(x):

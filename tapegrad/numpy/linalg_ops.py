@@ -23,8 +23,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..core import functions as O
-from . import contractions as contract
 from ..core.tensor import TensorBase as Tensor
+from . import contractions as contract
 from .rules import apply
 
 LinAlgError = np.linalg.LinAlgError

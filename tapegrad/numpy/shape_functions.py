@@ -16,10 +16,10 @@ import warnings
 import numpy as np
 
 from ..core import functions as O
-from . import contractions as contract
-from . import statistics as stats_
 from ..core.tensor import TensorBase as Tensor
 from ..core.tensor import needs_grad, result
+from . import contractions as contract
+from . import statistics as stats_
 
 __all__ = [
     "kron",

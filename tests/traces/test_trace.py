@@ -380,7 +380,7 @@ def test_save_load_roundtrip_pytree(tmp_path):
 
 
 def test_example_fit_improves():
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
     import trace_speed
 
     res = trace_speed.main(steps=60, iters=15, compare=False, verbose=False)

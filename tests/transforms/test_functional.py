@@ -348,7 +348,7 @@ def test_transform_records_the_same_rows_as_the_tensor_api():
 
 def test_scipy_minimize_example_converges_to_ones():
     pytest.importorskip("scipy")
-    root = pathlib.Path(__file__).resolve().parents[1]
+    root = pathlib.Path(__file__).resolve().parents[2]
     sys.path.insert(0, str(root / "examples"))
     try:
         import scipy_minimize

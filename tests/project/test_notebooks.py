@@ -10,7 +10,7 @@ import pytest
 # them the notebook tests skip (reading needs nbformat, running needs all four)
 nbformat = pytest.importorskip("nbformat", reason="reading notebooks needs the notebooks extra")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NOTEBOOKS = sorted(glob.glob(os.path.join(ROOT, "notebooks", "*.ipynb")))
 
 

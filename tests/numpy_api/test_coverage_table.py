@@ -11,13 +11,14 @@ import warnings
 
 import numpy as np
 import pytest
-from coverage_cases import CASES
 from test_numpy_coverage import _check_derivatives as check_derivatives
 
 import tapegrad as tg
 import tapegrad.numpy as tnp
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from coverage_cases import CASES
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import coverage_table  # noqa: E402
 

@@ -77,7 +77,9 @@ def test_examples_progress_without_tqdm(no_tqdm, capsys):
     import os
 
     path = os.path.join(
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "xor.py"
+        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+        "examples",
+        "xor.py",
     )
     spec = importlib.util.spec_from_file_location("example_xor_plain", path)
     module = importlib.util.module_from_spec(spec)

@@ -12,7 +12,7 @@ import pytest
 
 import tapegrad as tg
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLE = os.path.join(ROOT, "examples", "dask_data_parallel.py")
 
 

@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-PKG = pathlib.Path(__file__).resolve().parent.parent / "tapegrad"
+PKG = pathlib.Path(__file__).resolve().parents[2] / "tapegrad"
 
 
 def _modules():

@@ -3,7 +3,7 @@ attribute of ``Tensor`` and ``nn.Module``, every function of ``tg.nn.functional`
 distribution of ``tapegrad.scipy.stats`` has an entry (an element with the id
 ``tapegrad.PATH``) in the API reference; notebook pages' tables of contents link to headings
 that exist.  The site is built once, as mkdocs.yml says, except that the notebooks are not run
-(``tests/test_notebooks.py`` runs them)."""
+(``tests/project/test_notebooks.py`` runs them)."""
 
 import glob
 import os
@@ -20,7 +20,7 @@ pytest.importorskip("mkdocs_jupyter", reason="the docs extra: mkdocs-jupyter")
 
 import tapegrad as tg  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 BUILD = textwrap.dedent(
     """

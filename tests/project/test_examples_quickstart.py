@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 SCRIPT = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "quickstart.py"
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    "examples",
+    "quickstart.py",
 )
 
 

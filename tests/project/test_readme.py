@@ -11,7 +11,9 @@ import os
 import pathlib
 import re
 
-README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+README = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "README.md"
+)
 
 
 def python_blocks():
@@ -68,7 +70,7 @@ def test_readme_python_blocks_run_and_print_what_they_say():
 def test_readme_benchmark_summary_comes_from_the_latest_full_run():
     """README's short benchmark table is rows of benchmarks/README.md's table, verbatim (both
     are written by one `python benchmarks/run.py --write`), with the same date."""
-    root = pathlib.Path(__file__).resolve().parent.parent
+    root = pathlib.Path(__file__).resolve().parents[2]
     readme = (root / "README.md").read_text()
     full = (root / "benchmarks" / "README.md").read_text()
     summary = readme.split("<!-- summary:start -->")[1].split("<!-- summary:end -->")[0]

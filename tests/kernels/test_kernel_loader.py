@@ -21,7 +21,7 @@ from tapegrad.ops.spec import OPS
 
 from op_cases import CASES
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # NumPy's and libm's sin, exp, ... may differ in the last bit; polygamma's second order (a
 # Hurwitz zeta sum times exp(lgamma)) spreads that to ~10 ulp, everything else stays within 4
 ULPS = 16
