@@ -25,7 +25,7 @@ from ..core.tensor import (
 from ..core.tensor import (
     TensorBase as Tensor,
 )
-from ..kernels import loader as L
+from ..kernels import run
 from ..kernels import sweeps as R
 from ..kernels.sweeps import RetraceRequired
 from ..ops.spec import NAMES
@@ -298,26 +298,8 @@ class Trace:
             val = self.val.copy()
             adj = np.zeros(val.shape[0])
             state = np.zeros(self.n, np.int8)
-            w = _Work(
-                val,
-                adj,
-                state,
-                (self.code, self.ip, self.fp, self.voff, self.ipool, self.fpool, val, 0, self.n),
-                (
-                    self.code,
-                    self.ip,
-                    self.fp,
-                    self.voff,
-                    self.rg,
-                    state,
-                    self.ipool,
-                    self.fpool,
-                    val,
-                    adj,
-                    self.n,
-                    self.out_row,
-                ),
-            )
+            forward, reverse = run.replay_columns(self, val, adj, state)
+            w = _Work(val, adj, state, forward, reverse)
             self._local.w = w
         return w
 
@@ -410,10 +392,10 @@ class Trace:
     def _forward(self, w):
         """Forward replay of every row into ``w.val``: compiled, with Python at custom ops."""
         if not self._py:
-            return L.run("forward_sweep", w.val.shape[0], *w.fwd)
-        start, head = 0, w.fwd[:-2]
+            return run.replay_forward(w.fwd, 0, self.n)
+        start = 0
         while True:
-            status, row = L.run("forward_sweep", w.val.shape[0], *head, start, self.n)
+            status, row = run.replay_forward(w.fwd, start, self.n)
             op = self._py_at.get(row) if status == R.BAD_OP else None
             if op is None:
                 return status, row
@@ -423,10 +405,7 @@ class Trace:
     def _backward(self, w, top):
         """Reverse sweep from the seeded row ``top`` (compiled, with Python at custom ops)."""
         while True:
-            # w.bwd starts with the columns (code ... adj) the reverse sweep reads
-            status, row = L.run(
-                "backward_sweep_all", int(self.voff[top + 1]), *w.bwd[:10], top, 0, 1
-            )
+            status, row = run.replay_backward(w.bwd, top)
             op = self._py_at.get(row) if status == R.HIT_CUSTOM else None
             if op is None:
                 return status, row
@@ -493,7 +472,7 @@ class Trace:
         if self._py:
             status, row = self._grad_python(w, x, g)
         else:
-            status, row = L.run("grad_into", w.val.shape[0], *w.bwd, x, g)
+            status, row = run.replay_grad(w.bwd, self.n, self.out_row, x, g)
         if status != R.DONE:
             return self._failed(status, row, args, lambda: self.value_and_grad(*args))
         v = float(w.val[self._out_off])
@@ -553,21 +532,7 @@ class Trace:
         flag[: int(np.searchsorted(self.voff, self.ng))] = 1  # the argnums leaf rows
         start = 0
         while True:
-            status, row = L.run(
-                "tangent_sweep",
-                w.val.shape[0],
-                self.code,
-                self.ip,
-                self.fp,
-                self.voff,
-                self.ipool,
-                self.fpool,
-                w.val,
-                tvals,
-                flag,
-                start,
-                self.n,
-            )
+            status, row = run.tangent(self, w.val, tvals, flag, start, self.n)
             op = self._py_at.get(row) if status == R.HIT_CUSTOM else None
             if op is None:
                 break
@@ -608,25 +573,7 @@ class Trace:
         state = np.zeros(self.n, np.int8)
         adj[self._out_off] = 1.0
         state[self.out_row] = 1
-        status, row = L.run(
-            "hvp_sweep",
-            val.shape[0],
-            self.code,
-            self.ip,
-            self.fp,
-            self.voff,
-            self.rg,
-            state,
-            self.ipool,
-            self.fpool,
-            val,
-            tvals,
-            flag,
-            adj,
-            tadjs,
-            self.out_row,
-            0,
-        )
+        status, row = run.hvp(self, val, tvals, flag, adj, tadjs, state, self.out_row)
         if status != R.DONE:
             return self._failed(status, row, tuple(args), lambda: self.hvp(*args_and_v))
         return self._grads(tadjs[0, : self.ng].copy())
@@ -710,24 +657,8 @@ class Trace:
         values = np.empty(nb)
         fails = np.empty(nb, np.int64)
         if nb:
-            L.run(
-                "grad_batch",
-                nb * self._work().val.shape[0],
-                self.code,
-                self.ip,
-                self.fp,
-                self.voff,
-                self.rg,
-                self.ipool,
-                self.fpool,
-                self._work().val,
-                self.n,
-                self.out_row,
-                XX,
-                G,
-                values,
-                fails,
-                _cores(),
+            run.grad_batch(
+                self, self._work().val, self.n, self.out_row, XX, G, values, fails, _cores()
             )
         for b in np.flatnonzero(fails >= 0):
             row = int(fails[b])
@@ -754,7 +685,7 @@ class Trace:
         self._no_python("njit_grad", "call tr.grad from Python")
         self._read_closure()
         w = self._work()
-        return R.replay_grad, (*w.bwd[:10], meta)  # the columns, this thread's buffers
+        return R.replay_grad, (*w.bwd, meta)  # the columns, this thread's buffers
 
     # ---- data -------------------------------------------------------------------------------
     @property
