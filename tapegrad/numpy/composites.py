@@ -18,6 +18,7 @@ import numpy as np
 from ..core import functions as O
 from ..core.tensor import TensorBase as Tensor
 from ..core.tensor import value_of
+from .registry import FUNCTIONS, implements
 from .shape_functions import _rearrange
 
 
@@ -75,22 +76,26 @@ def _without_nan(a, fill):
     return (a if not nan.any() else O.where(nan, fill, a)), nan
 
 
+@implements(np.nansum)
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     x, _ = _without_nan(a, 0.0)
     return masked_reduction("sum", x, axis, keepdims, where, initial)
 
 
+@implements(np.nanprod)
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     x, _ = _without_nan(a, 1.0)
     return masked_reduction("prod", x, axis, keepdims, where, initial)
 
 
+@implements(np.nanmean)
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     x, nan = _without_nan(a, 0.0)
     keep = ~nan if where is None else (~nan & np.broadcast_to(where, nan.shape))
     return masked_reduction("mean", x, axis, keepdims, keep, None)
 
 
+@implements(np.nanvar)
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, **kw):
     x, nan = _without_nan(a, 0.0)
     keep = ~nan if where is None else (~nan & np.broadcast_to(where, nan.shape))
@@ -100,6 +105,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     return O.div(O.sum(O.mul(dev, dev), axis, keepdims), np.maximum(count - ddof, 0.0))
 
 
+@implements(np.nanstd)
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, **kw):
     return O.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where))
 
@@ -158,6 +164,7 @@ def ldexp(x1, x2):
 # ---- interpolation, polynomials, statistics -------------------------------------------------
 
 
+@implements(np.i0)
 def i0(x):
     """NumPy's ``i0`` (modified Bessel function of the first kind, order 0) as the trapezoidal
     rule of I0(x) = mean over t of cosh(x cos t), t uniform on [0, pi): for this periodic,
@@ -187,6 +194,7 @@ def i0(x):
     return O.where(large, scaled, plain)
 
 
+@implements(np.interp)
 def interp(x, xp, fp, left=None, right=None, period=None):
     """np.interp: linear in ``x`` within each segment and in ``fp``; the sample points ``xp``
     are constants (increasing, as NumPy requires)."""
@@ -215,6 +223,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     return O.where(_truth(x == xp[-1]), last, out)
 
 
+@implements(np.polyval)
 def polyval(p, x):
     """Horner's rule: p[0] x^(n-1) + ... + p[n-1], differentiable in p and x."""
     p = _tensor(p) if isinstance(p, Tensor) else np.asarray(p, dtype=np.float64)
@@ -224,6 +233,7 @@ def polyval(p, x):
     return y
 
 
+@implements(np.cov)
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, **kw):
     """np.cov without weights: (X - mean) (X - mean)^T / (N - ddof)."""
     if fweights is not None or aweights is not None:
@@ -244,6 +254,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     return O.reshape(c, ()) if c.shape == (1, 1) else c
 
 
+@implements(np.corrcoef)
 def corrcoef(x, y=None, rowvar=True, **kw):
     """np.corrcoef: the covariance scaled by the standard deviations (clipped to [-1, 1])."""
     c = cov(x, y, rowvar)
@@ -262,6 +273,7 @@ def _diag(c):
 # ---- functions of functions -----------------------------------------------------------------
 
 
+@implements(np.piecewise)
 def piecewise(x, condlist, funclist, *args, **kw):
     """np.piecewise: each function (or constant) applied where its condition holds."""
     x = _tensor(x)
@@ -285,6 +297,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
     return out
 
 
+@implements(np.apply_along_axis)
 def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     """np.apply_along_axis: ``func1d`` on every 1-D slice along ``axis``, results stacked."""
     a = _tensor(arr)
@@ -372,6 +385,7 @@ r_ = _Concatenator(False)
 c_ = _Concatenator(True)
 
 
+@implements(np.full_like)
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw):
     """np.full_like with a Tensor fill value: that value broadcast to the shape (its
     gradient is the sum over the copies)."""
@@ -392,25 +406,12 @@ def full(shape, fill_value, dtype=None, order="C", **kw):
     return full_like(np.empty(shape), fill_value, dtype)
 
 
-FUNCTIONS = {
-    np.nansum: nansum,
-    np.nanprod: nanprod,
-    np.nanmean: nanmean,
-    np.nanvar: nanvar,
-    np.nanstd: nanstd,
-    np.nanmax: _nan_extreme("max"),
-    np.nanmin: _nan_extreme("min"),
-    np.nancumsum: _nan_scan(O.cumsum, 0.0),
-    np.nancumprod: _nan_scan(O.cumprod, 1.0),
-    np.interp: interp,
-    np.i0: i0,
-    np.polyval: polyval,
-    np.cov: cov,
-    np.corrcoef: corrcoef,
-    np.piecewise: piecewise,
-    np.apply_along_axis: apply_along_axis,
-    np.fft.fftshift: fftshift,
-    np.fft.ifftshift: ifftshift,
-    np.full_like: full_like,
-}
+FUNCTIONS.update(
+    {
+        np.nanmax: _nan_extreme("max"),
+        np.nanmin: _nan_extreme("min"),
+        np.nancumsum: _nan_scan(O.cumsum, 0.0),
+        np.nancumprod: _nan_scan(O.cumprod, 1.0),
+    }
+)
 UFUNCS = {np.heaviside: heaviside, np.copysign: copysign, np.ldexp: ldexp}

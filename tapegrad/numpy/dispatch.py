@@ -18,7 +18,7 @@ from ..core.methods import viewing
 from ..core.tensor import TensorBase as Tensor
 from ..core.torch_methods import ravel_order, reshape_order
 from . import complex_parts as parts
-from . import composites, linalg_ops, shape_functions
+from . import composites, linalg_ops, registry, shape_functions
 from . import contractions as contract
 from . import statistics as stats_
 
@@ -423,8 +423,7 @@ FUNCTIONS = {
     np.real_if_close: lambda a, tol=100: parts.real_if_close(a, tol),
 }
 FUNCTIONS.update(linalg_ops.FUNCTIONS)
-FUNCTIONS.update(shape_functions.FUNCTIONS)
-FUNCTIONS.update(composites.FUNCTIONS)
+FUNCTIONS.update(registry.FUNCTIONS)  # shape_functions, composites: @implements
 
 # results carry no gradient, and only the shape and dtype of a Tensor argument matter: they
 # read no value, so a trace recording does not pin one (a replay with new values takes the

@@ -20,62 +20,7 @@ from ..core.tensor import TensorBase as Tensor
 from ..core.tensor import needs_grad, result
 from . import contractions as contract
 from . import statistics as stats_
-
-__all__ = [
-    "kron",
-    "diag",
-    "diagonal",
-    "trace",
-    "tril",
-    "triu",
-    "repeat",
-    "tile",
-    "roll",
-    "flip",
-    "flipud",
-    "fliplr",
-    "rot90",
-    "rollaxis",
-    "atleast_1d",
-    "atleast_2d",
-    "atleast_3d",
-    "split",
-    "array_split",
-    "hsplit",
-    "vsplit",
-    "dsplit",
-    "column_stack",
-    "dstack",
-    "append",
-    "pad",
-    "select",
-    "gradient",
-    "cross",
-    "linspace",
-    "convolve",
-    "correlate",
-    "einsum",
-    "convolve_nd",
-    "take",
-    "take_along_axis",
-    "compress",
-    "extract",
-    "delete",
-    "insert",
-    "resize",
-    "matrix_transpose",
-    "diagflat",
-    "ediff1d",
-    "block",
-    "trapezoid",
-    "broadcast_arrays",
-    "meshgrid",
-    "choose",
-    "bincount",
-    "vander",
-    "logspace",
-    "geomspace",
-]
+from .registry import FUNCTIONS, implements
 
 
 def _tensors(obj):
@@ -196,10 +141,12 @@ def _rearrange(np_fn, name):
             return type(picked)(_take(a, p, base) for p in picked)
         return _take(a, picked, base)
 
-    return _named(
-        _values_if_constant(np_fn)(impl),
-        name,
-        f"np.{name} on Tensors: one VIEW or GATHER row (see the module docstring).",
+    return implements(np_fn)(
+        _named(
+            _values_if_constant(np_fn)(impl),
+            name,
+            f"np.{name} on Tensors: one VIEW or GATHER row (see the module docstring).",
+        )
     )
 
 
@@ -226,7 +173,9 @@ def _atleast(np_fn, name):
         out = tuple(one(a) for a in arys)
         return out[0] if len(out) == 1 else out
 
-    return _named(impl, name, f"np.{name} on Tensors (a reshaping view of each argument).")
+    return implements(np_fn)(
+        _named(impl, name, f"np.{name} on Tensors (a reshaping view of each argument).")
+    )
 
 
 atleast_1d = _atleast(np.atleast_1d, "atleast_1d")
@@ -234,6 +183,7 @@ atleast_2d = _atleast(np.atleast_2d, "atleast_2d")
 atleast_3d = _atleast(np.atleast_3d, "atleast_3d")
 
 
+@implements(np.kron)
 @_values_if_constant(np.kron)
 def kron(a, b) -> Tensor:
     """np.kron as one broadcast product: a and b get interleaved unit axes.
@@ -253,6 +203,7 @@ def kron(a, b) -> Tensor:
     return O.reshape(O.mul(pa, pb), tuple(x * y for x, y in zip(sa, sb, strict=True)))
 
 
+@implements(np.diag)
 @_values_if_constant(np.diag)
 def diag(v, k=0) -> Tensor:
     """np.diag: a 1-D input is scattered onto the k-th diagonal, a 2-D one gives its diagonal.
@@ -272,6 +223,7 @@ def diag(v, k=0) -> Tensor:
     return O.scatter_add(v, (i + max(-k, 0)) * n + i + max(k, 0), (n, n))
 
 
+@implements(np.trace)
 @_values_if_constant(np.trace)
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None) -> Tensor:
     """np.trace with any offset and axes: the sum of a diagonal view.
@@ -305,13 +257,16 @@ def _triangle(np_fn, name, lower):
         keep = np.tri(rows, cols, k if lower else k - 1, dtype=bool)
         return O.where(keep if lower else ~keep, m, 0.0)
 
-    return _named(impl, name, f"np.{name}: the other triangle is zeroed by one where row.")
+    return implements(np_fn)(
+        _named(impl, name, f"np.{name}: the other triangle is zeroed by one where row.")
+    )
 
 
 tril = _triangle(np.tril, "tril", True)
 triu = _triangle(np.triu, "triu", False)
 
 
+@implements(np.column_stack)
 @_values_if_constant(np.column_stack)
 def column_stack(tup) -> Tensor:
     """np.column_stack: 0-d and 1-D inputs become columns, then one concatenate.
@@ -327,6 +282,7 @@ def column_stack(tup) -> Tensor:
     return O.concatenate(cols, 1)
 
 
+@implements(np.dstack)
 @_values_if_constant(np.dstack)
 def dstack(tup) -> Tensor:
     """np.dstack: stack along the third axis (inputs made at least 3-D first).
@@ -349,6 +305,7 @@ def row_stack(tup) -> Tensor:
     return O.concatenate([atleast_2d(a) for a in tup], 0)
 
 
+@implements(np.append)
 @_values_if_constant(np.append)
 def append(arr, values, axis=None) -> Tensor:
     """np.append: both flattened when axis is None, else one concatenate along ``axis``.
@@ -366,6 +323,7 @@ def append(arr, values, axis=None) -> Tensor:
 _PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
 
 
+@implements(np.pad)
 @_values_if_constant(np.pad)
 def pad(array, pad_width, mode="constant", **kwargs) -> Tensor:
     """np.pad with modes constant (constant_values may be Tensors), edge, reflect, symmetric and
@@ -455,6 +413,7 @@ def _pad_by_axis(a, pad_width, mode, kwargs):
     return out
 
 
+@implements(np.select)
 def select(condlist, choicelist, default=0) -> Tensor:
     """np.select: a chain of where rows, the first true condition winning.
 
@@ -567,6 +526,7 @@ def _gradient_axis(f, axis, dx, edge_order):
     return O.concatenate([first, mid, last], axis)
 
 
+@implements(np.gradient)
 @_values_if_constant(np.gradient)
 def gradient(f, *varargs, axis=None, edge_order=1) -> "Tensor | tuple[Tensor, ...]":
     """np.gradient: central differences inside, one-sided (edge_order 1 or 2) at the edges;
@@ -619,6 +579,7 @@ def gradient(f, *varargs, axis=None, edge_order=1) -> "Tensor | tuple[Tensor, ..
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+@implements(np.cross)
 @_values_if_constant(np.cross)
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None) -> Tensor:
     """np.cross of 2- and 3-vectors, from products of the components (NumPy's formulas).
@@ -676,6 +637,7 @@ def _moveaxis(a, source, destination):
     return _take(a, np.moveaxis(base, source, destination), base)
 
 
+@implements(np.linspace)
 def linspace(
     start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None
 ) -> "Tensor | tuple[Tensor, Tensor | float]":
@@ -833,6 +795,7 @@ def _conv1d(name, a, v, mode, correlate):
     return _windows_dot(a, v, [0], [0], [], [], [start], [length])
 
 
+@implements(np.convolve)
 @_values_if_constant(np.convolve)
 def convolve(a, v, mode="full") -> Tensor:
     """np.convolve (modes full, same, valid) as one window GATHER and one matmul.
@@ -844,6 +807,7 @@ def convolve(a, v, mode="full") -> Tensor:
     return _conv1d("convolve", a, v, mode, False)
 
 
+@implements(np.correlate)
 @_values_if_constant(np.correlate)
 def correlate(a, v, mode="valid") -> Tensor:
     """np.correlate (modes valid, same, full): convolve with the reversed ``v`` (real data).
@@ -872,6 +836,7 @@ def _sublist_letters(sub):
     return "".join(out)
 
 
+@implements(np.einsum)
 def einsum(*operands, out=None, optimize=False, **kwargs) -> Tensor:
     """np.einsum in both forms (subscripts string, or interleaved operands and sublists),
     with '...', repeated labels, implicit output and size-1 broadcasting.
@@ -907,6 +872,7 @@ def _moved(a, place):
     return _take(a, picked, base)
 
 
+@implements(np.take)
 @_values_if_constant(np.take)
 def take(a, indices, axis=None, out=None, mode="raise") -> Tensor:
     """np.take: one GATHER row (indices, axis and mode as NumPy).
@@ -919,6 +885,7 @@ def take(a, indices, axis=None, out=None, mode="raise") -> Tensor:
     return _moved(a, lambda b: np.take(b, _plain(indices), axis, mode=mode))
 
 
+@implements(np.take_along_axis)
 @_values_if_constant(np.take_along_axis)
 def take_along_axis(arr, indices, axis=-1) -> Tensor:
     """np.take_along_axis: one GATHER row.
@@ -930,6 +897,7 @@ def take_along_axis(arr, indices, axis=-1) -> Tensor:
     return _moved(arr, lambda b: np.take_along_axis(b, _plain(indices), axis))
 
 
+@implements(np.compress)
 @_values_if_constant(np.compress)
 def compress(condition, a, axis=None, out=None) -> Tensor:
     """np.compress: the slices where ``condition`` holds (one GATHER row).
@@ -942,6 +910,7 @@ def compress(condition, a, axis=None, out=None) -> Tensor:
     return _moved(a, lambda b: np.compress(_plain(condition), b, axis))
 
 
+@implements(np.extract)
 @_values_if_constant(np.extract)
 def extract(condition, arr) -> Tensor:
     """np.extract: the elements where ``condition`` holds, flattened (one GATHER row).
@@ -960,6 +929,7 @@ if hasattr(np, "unstack"):
     unstack = _rearrange(np.unstack, "unstack")
 
 
+@implements(np.insert)
 @_values_if_constant(np.insert)
 def insert(arr, obj, values, axis=None) -> Tensor:
     """np.insert: NumPy inserts a code for every value; one GATHER row then reads the input
@@ -976,6 +946,7 @@ def insert(arr, obj, values, axis=None) -> Tensor:
     return O.gather_flat(O.concatenate([O.ravel(a), O.ravel(v)], 0), placed, placed.shape)
 
 
+@implements(np.diagflat)
 @_values_if_constant(np.diagflat)
 def diagflat(v, k=0) -> Tensor:
     """np.diagflat: the flattened input on the k-th diagonal.
@@ -987,6 +958,7 @@ def diagflat(v, k=0) -> Tensor:
     return diag(O.ravel(O._t(v)), k)
 
 
+@implements(np.ediff1d)
 @_values_if_constant(np.ediff1d)
 def ediff1d(ary, to_end=None, to_begin=None) -> Tensor:
     """np.ediff1d: differences of the flattened input, with optional ends.
@@ -1021,6 +993,7 @@ def _block_depth(x, where="arrays"):
     return depths.pop() + 1
 
 
+@implements(np.block)
 @_values_if_constant(np.block)
 def block(arrays) -> Tensor:
     """np.block: nested lists of blocks joined by concatenates, innermost along the last axis.
@@ -1071,6 +1044,7 @@ if hasattr(np, "cumulative_sum"):
     cumulative_prod = _cumulative(np.cumulative_prod, O.cumprod, "cumulative_prod", 1.0)
 
 
+@implements(np.trapezoid)
 @_values_if_constant(np.trapezoid)
 def trapezoid(y, x=None, dx=1.0, axis=-1) -> Tensor:
     """np.trapezoid: the trapezoidal rule along ``axis`` (samples and coordinates may be
@@ -1096,6 +1070,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1) -> Tensor:
     return O.sum(O.mul(d, avg), ax)
 
 
+@implements(np.broadcast_arrays)
 @_values_if_constant(np.broadcast_arrays)
 def broadcast_arrays(*args, subok=False) -> tuple:
     """np.broadcast_arrays: each argument as a broadcasting view (a tuple, as NumPy 2).
@@ -1108,6 +1083,7 @@ def broadcast_arrays(*args, subok=False) -> tuple:
     return tuple(_moved(a, lambda b: np.broadcast_to(b, shape)) for a in args)
 
 
+@implements(np.meshgrid)
 @_values_if_constant(np.meshgrid)
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy") -> tuple:
     """np.meshgrid: NumPy builds the grids of element indices; each grid is a view of its
@@ -1123,6 +1099,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy") -> tuple:
     return tuple(_take(x, g, b) for x, g, b in zip(xs, grids, bases, strict=True))
 
 
+@implements(np.choose)
 @_values_if_constant(np.choose)
 def choose(a, choices, out=None, mode="raise") -> Tensor:
     """np.choose: one GATHER row from the (broadcast) choices, picked by the integers ``a``.
@@ -1142,6 +1119,7 @@ def choose(a, choices, out=None, mode="raise") -> Tensor:
     return O.gather_flat(stacked, picked, picked.shape)
 
 
+@implements(np.bincount)
 @_values_if_constant(np.bincount)
 def bincount(x, /, weights=None, minlength=0) -> Tensor:
     """np.bincount with Tensor weights: one SCATTER row adds each weight into its bin (the
@@ -1161,6 +1139,7 @@ def bincount(x, /, weights=None, minlength=0) -> Tensor:
     return O.scatter_add(w, x, (n,))
 
 
+@implements(np.vander)
 @_values_if_constant(np.vander)
 def vander(x, N=None, increasing=False) -> Tensor:  # noqa: N803 - NumPy's name
     """np.vander: the powers as a running product (NumPy's own order of multiplication).
@@ -1181,6 +1160,7 @@ def vander(x, N=None, increasing=False) -> Tensor:  # noqa: N803 - NumPy's name
     return v if increasing else flip(v, 1)
 
 
+@implements(np.logspace)
 @_values_if_constant(np.logspace)
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0) -> Tensor:
     """np.logspace: ``base ** linspace(start, stop)`` (start, stop and base may be traced).
@@ -1200,6 +1180,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0) 
     return O.power(base, linspace(start, stop, num, endpoint, axis=axis))
 
 
+@implements(np.geomspace)
 @_values_if_constant(np.geomspace)
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0) -> Tensor:
     """np.geomspace for real start and stop (NumPy's steps: through logspace, ends exact).
@@ -1296,61 +1277,7 @@ LINALG = {
 }
 
 
-FUNCTIONS = {
-    np.kron: kron,
-    np.diag: diag,
-    np.diagonal: diagonal,
-    np.trace: trace,
-    np.tril: tril,
-    np.triu: triu,
-    np.repeat: repeat,
-    np.tile: tile,
-    np.roll: roll,
-    np.flip: flip,
-    np.flipud: flipud,
-    np.fliplr: fliplr,
-    np.rot90: rot90,
-    np.rollaxis: rollaxis,
-    np.atleast_1d: atleast_1d,
-    np.atleast_2d: atleast_2d,
-    np.atleast_3d: atleast_3d,
-    np.split: split,
-    np.array_split: array_split,
-    np.hsplit: hsplit,
-    np.vsplit: vsplit,
-    np.dsplit: dsplit,
-    np.column_stack: column_stack,
-    np.dstack: dstack,
-    np.append: append,
-    np.pad: pad,
-    np.select: select,
-    np.gradient: gradient,
-    np.cross: cross,
-    np.linspace: linspace,
-    np.convolve: convolve,
-    np.correlate: correlate,
-    np.einsum: einsum,
-    np.take: take,
-    np.take_along_axis: take_along_axis,
-    np.compress: compress,
-    np.extract: extract,
-    np.delete: delete,
-    np.insert: insert,
-    np.resize: resize,
-    np.diagflat: diagflat,
-    np.ediff1d: ediff1d,
-    np.block: block,
-    np.matrix_transpose: matrix_transpose,
-    np.trapezoid: trapezoid,
-    np.broadcast_arrays: broadcast_arrays,
-    np.meshgrid: meshgrid,
-    np.choose: choose,
-    np.bincount: bincount,
-    np.vander: vander,
-    np.logspace: logspace,
-    np.geomspace: geomspace,
-    **LINALG,
-}
+FUNCTIONS.update(LINALG)
 if hasattr(np, "row_stack"):
     FUNCTIONS[np.row_stack] = row_stack
 
@@ -1381,3 +1308,14 @@ if hasattr(np, "unstack"):
             np.cumulative_prod: cumulative_prod,
         }
     )
+
+
+# the public functions: those registered above, and the n-d convolution SciPy's signal uses
+__all__ = sorted(
+    {
+        f.__name__
+        for f in FUNCTIONS.values()
+        if getattr(f, "__module__", None) == __name__ and not f.__name__.startswith(("_", "<"))
+    }
+    | {"convolve_nd"}
+)
