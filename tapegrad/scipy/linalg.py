@@ -49,12 +49,28 @@ def _rhs(b, m, name):
     return (O.reshape(b, (m, 1)), True) if b.ndim == 1 else (b, False)
 
 
-def _solved(a_eff, b, name):
-    """x = a_eff^-1 b for vector or matrix b (the caller ran SciPy's routine for its checks
-    and errors; the value here is recomputed from a_eff, so a trace can replay it)."""
+def _solved(a_eff, b, name, routine, vjp=None, jvp=None):
+    """x = a^-1 b for vector or matrix b, recorded as one op on (``a_eff``, b): its value is
+    ``routine(a_eff's values, b's values)``, SciPy's own solver (which raises SciPy's errors),
+    run once per call and again at each replay of a trace; its derivatives are a dense
+    solve's (or ``vjp`` / ``jvp`` when ``a_eff`` is not the matrix itself)."""
     b2, vec = _rhs(b, a_eff.shape[0], name)
-    x = _L._solve(a_eff, b2)
+    x = apply(
+        f"Scipy{name.title().replace('_', '')}Backward",
+        [a_eff, b2],
+        lambda av, bv: [routine(av, bv)],
+        vjp or _L._solve_vjp,
+        jvp or _L._solve_jvp,
+    )[0]
     return O.reshape(x, (x.shape[0],)) if vec else x
+
+
+def _finite(name, *arrays):
+    """SciPy's ``check_finite`` on the arrays as given (the recorded op sees only the parts
+    SciPy reads)."""
+    for v in arrays:
+        if not np.all(np.isfinite(v)):
+            raise ValueError(f"scipy.linalg.{name}: array must not contain infs or NaNs")
 
 
 # ---- triangular, Cholesky and banded solves -----------------------------------------------------
@@ -93,15 +109,18 @@ def solve_triangular(
     if not _has_tensor(a, b):
         return _sl.solve_triangular(a, b, trans, lower, unit_diagonal, overwrite_b, check_finite)
     a = _matrix(a, "solve_triangular")
-    _sl.solve_triangular(
-        _L._val(a), _L._val(b), trans, lower, unit_diagonal, check_finite=check_finite
-    )
-    eff = _triangle(a, lower, unit_diagonal)
+    if check_finite:
+        _finite("solve_triangular", _L._val(a), _L._val(b))
+    eff = _triangle(a, lower, unit_diagonal)  # the matrix SciPy's routine reads
     if trans in (1, 2, "T", "C"):
-        eff = O.swapaxes(eff, 0, 1)
+        eff, lower = O.swapaxes(eff, 0, 1), not lower
     elif trans not in (0, "N"):
         raise ValueError(f"scipy.linalg.solve_triangular: invalid trans {trans!r}")
-    return _solved(eff, b, "solve_triangular")
+
+    def routine(av, bv):
+        return _sl.solve_triangular(av, bv, 0, lower, False, check_finite=False)
+
+    return _solved(eff, b, "solve_triangular", routine)
 
 
 def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
@@ -146,10 +165,30 @@ def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = Tr
     if not _has_tensor(c, b):
         return _sl.cho_solve(c_and_lower, b, overwrite_b, check_finite)
     c = _matrix(c, "cho_solve")
-    _sl.cho_solve((_L._val(c), lower), _L._val(b), check_finite=check_finite)
-    f = _triangle(c, lower, False)
-    a_eff = O.matmul(f, _L._mT(f)) if lower else O.matmul(_L._mT(f), f)
-    return _solved(a_eff, b, "cho_solve")
+    if check_finite:
+        _finite("cho_solve", _L._val(c), _L._val(b))
+    f = _triangle(c, lower, False)  # the factor: A = f f^T (lower) or f^T f
+
+    def gram(f):
+        return O.matmul(f, _L._mT(f)) if lower else O.matmul(_L._mT(f), f)
+
+    def vjp(x, y, g):
+        ga, gb = _L._solve_vjp([gram(x[0]), x[1]], y, g)
+        sym = O.add(ga, _L._mT(ga))
+        return [O.matmul(sym, x[0]) if lower else O.matmul(x[0], sym), gb]
+
+    def jvp(x, y, dx):
+        f, df = x[0], dx[0]
+        da = None
+        if df is not None:
+            half = O.matmul(df, _L._mT(f)) if lower else O.matmul(_L._mT(df), f)
+            da = O.add(half, _L._mT(half))
+        return _L._solve_jvp([gram(f), x[1]], y, [da, dx[1]])
+
+    def routine(fv, bv):
+        return _sl.cho_solve((fv, lower), bv, check_finite=False)
+
+    return _solved(f, b, "cho_solve", routine, vjp, jvp)
 
 
 def solve_banded(
@@ -175,12 +214,19 @@ def solve_banded(
             f"and upper diagonals: l+u+1 ({nl + nu + 1}) does not equal "
             f"ab.shape[0] ({ab.shape[0]})"
         )
-    _sl.solve_banded((nl, nu), _L._val(ab), _L._val(b), check_finite=check_finite)
+    if check_finite:
+        _finite("solve_banded", _L._val(ab), _L._val(b))
     i, j = np.indices((m, m))
     k = nu + i - j
     band = (k >= 0) & (k <= nl + nu)
     dense = O.mul(O.getitem(ab, (np.where(band, k, 0), j)), band.astype(np.float64))
-    return _solved(dense, b, "solve_banded")
+
+    def routine(dv, bv):  # the band read back from the dense matrix: ab[u + i - j, j]
+        packed = np.zeros((nl + nu + 1, m))
+        packed[k[band], j[band]] = dv[band]
+        return _sl.solve_banded((nl, nu), packed, bv, check_finite=False)
+
+    return _solved(dense, b, "solve_banded", routine)
 
 
 # ---- Sylvester, sqrtm, expm ------------------------------------------------------------------

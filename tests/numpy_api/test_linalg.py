@@ -453,6 +453,19 @@ def test_solve_triangular():
     assert np.all(np.triu(g, 1) == 0)
     with pytest.raises(np.linalg.LinAlgError):
         tsl.solve_triangular(tg.tensor(np.zeros((2, 2)), requires_grad=True), np.ones(2))
+    # the value is SciPy's own, computed once (every trans, triangle and unit diagonal)
+    for lower in (True, False):
+        for trans in (0, 1):
+            for unit in (False, True):
+                got = tsl.solve_triangular(tg.tensor(a, requires_grad=True), b, trans, lower, unit)
+                want = sl.solve_triangular(a, b, trans, lower, unit)
+                np.testing.assert_array_equal(got.data, want)
+    # SciPy's finiteness check covers the triangle it ignores, as SciPy's does
+    bad = a.copy()
+    bad[0, 2] = np.nan
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        tsl.solve_triangular(tg.tensor(bad, requires_grad=True), b, lower=True)
+    assert np.all(np.isfinite(tsl.solve_triangular(bad, b, lower=True, check_finite=False)))
 
 
 def test_cho_factor_cho_solve():
@@ -463,6 +476,8 @@ def test_cho_factor_cho_solve():
         assert low == ref[1]
         _close(c.data, ref[0], rtol=1e-13, atol=1e-14)
         check(lambda a, b, lo=lower: tsl.cho_solve(tsl.cho_factor(a, lo), b), a, b, second=lower)
+        got = tsl.cho_solve((tg.tensor(ref[0], requires_grad=True), lower), b)
+        np.testing.assert_array_equal(got.data, sl.cho_solve(ref, b))  # SciPy's own value
         check(lambda a, lo=lower: tsl.cho_factor(a, lo)[0], a)
 
 
@@ -472,8 +487,11 @@ def test_solve_banded():
     ab[nu] += 4.0  # a strong diagonal
     b = _rand(m, 2)
     x = tsl.solve_banded((nl, nu), tg.tensor(ab), b)
-    # the dense solve the gradient rule uses (a trace replays it): SciPy's value within ulps
-    _close(x.data, sl.solve_banded((nl, nu), ab, b), rtol=1e-13, atol=1e-15)
+    # SciPy's own routine computes the value, on the band read back from the recorded matrix
+    np.testing.assert_array_equal(x.data, sl.solve_banded((nl, nu), ab, b))
+    tr = tg.trace(lambda ab, b: tsl.solve_banded((nl, nu), ab, b), ab, b)
+    ab2 = ab + 0.1  # a replay runs SciPy's routine again, on its own values
+    np.testing.assert_array_equal(tr(ab2, b), sl.solve_banded((nl, nu), ab2, b))
     check(lambda ab, b: tsl.solve_banded((nl, nu), ab, b), ab, b, second=True)
     check(lambda ab, b: tsl.solve_banded((nl, nu), ab, b), ab, _rand(m))
 
