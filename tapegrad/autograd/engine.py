@@ -131,7 +131,7 @@ def is_grad_enabled() -> bool:
 
 # ---- backward -------------------------------------------------------------------------------------
 
-_FREED_MSG = (
+FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved "
     "tensors after they have already been freed). Saved intermediate values of the "
     "graph are freed when you call .backward() or autograd.grad(). Specify "
@@ -148,7 +148,8 @@ def _as_list(x):
     return [x]
 
 
-def _check_root(t, y, i):
+def check_root(t, y, i):
+    """Refuse output ``y`` (position ``i``) of a backward unless it is a Tensor with a graph."""
     if not isinstance(y, Tensor):
         raise TypeError(f"outputs[{i}] is a {type(y).__name__}, not a Tensor")
     if not y._rg:
@@ -160,7 +161,7 @@ def _check_root(t, y, i):
     if tape_of(y) is not t:
         if y._tape is not None and y._tape.owner != t.owner:
             raise RuntimeError("this Tensor was recorded on another thread's tape")
-        raise RuntimeError(_FREED_MSG)
+        raise RuntimeError(FREED_MSG)
 
 
 def _seed_value(y, g, i):
@@ -204,21 +205,21 @@ def run_backward(
         retain_graph = create_graph
     t = STATE.tape
     for i, y in enumerate(outputs):
-        _check_root(t, y, i)
+        check_root(t, y, i)
     if create_graph:
         roots = [
-            (_row_for(t, y), g if isinstance(g, Tensor) else _seed_value(y, g, i))
+            (row_for(t, y), g if isinstance(g, Tensor) else _seed_value(y, g, i))
             for i, (y, g) in enumerate(zip(outputs, grads))
         ]
         in_rows = None if inputs is None else [_input_row(t, x) for x in inputs]
         return _higher.backward_graph(
-            t, roots, inputs, in_rows, accumulate, allow_unused, _FREED_MSG
+            t, roots, inputs, in_rows, accumulate, allow_unused, FREED_MSG
         )
     seeds = [_seed_value(y, g, i) for i, (y, g) in enumerate(zip(outputs, grads))]
     # outputs that are leaves seed themselves directly
     roots = []
     for y, s in zip(outputs, seeds):
-        roots.append((_row_for(t, y), s))
+        roots.append((row_for(t, y), s))
     top = max(r for r, _ in roots)
     end = t.voff[top + 1]
     handoff = _clear_adjoints(t, top, end, [r for r, _ in roots], accumulate and inputs is None)
@@ -254,7 +255,7 @@ def run_backward(
         rs.accumulate_leaves(top)
     _run_retained(t, top)
     if not retain_graph:
-        _free(t, top)
+        mark_freed(t, top)
         t.maybe_reset()
     return out
 
@@ -316,7 +317,8 @@ def _clear_adjoints(t, top, end, roots, handoff=False):
     return None
 
 
-def _row_for(t, y):
+def row_for(t, y):
+    """The row of backward output ``y`` on ``t`` (a leaf output enters the tape)."""
     if y._leaf:
         return row_of(t, y)
     return y._row
@@ -418,7 +420,7 @@ class ReverseSweep:
             if status == K.DONE:
                 return
             if status == K.HIT_FREED:
-                raise RuntimeError(_FREED_MSG)
+                raise RuntimeError(FREED_MSG)
             if status == K.HIT_MATMUL:
                 self._matmul(row)
                 top = row - 1
@@ -554,7 +556,9 @@ def _run_retained(t, top):
             h.grad = Tensor._const(result(h.grad._v + g))
 
 
-def _free(t, top, chunk=1 << 16):
+def mark_freed(t, top, chunk=1 << 16):
+    """Mark the op rows a non-retained backward swept (rows 0..top reached) as freed: a
+    second backward through them raises ``FREED_MSG``, and the tape may reclaim them."""
     code, state = t.code, t.state
     for lo in range(0, top + 1, chunk):  # in chunks: no temporaries the size of the tape
         hi = min(lo + chunk, top + 1)

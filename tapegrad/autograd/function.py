@@ -32,7 +32,7 @@ from ..core.tensor import (
 )
 from ..core import functions as O
 from .checks import version_error
-from .engine import _FREED_MSG, enable_grad, no_grad
+from .engine import FREED_MSG, enable_grad, no_grad
 from .higher import row_tensor
 from ..errors import ForwardModeError
 
@@ -176,7 +176,7 @@ class CustomNode:
     def live_tape(self):
         t = self.tape()
         if t is None or not t.alive:
-            raise RuntimeError(_FREED_MSG)
+            raise RuntimeError(FREED_MSG)
         return t
 
     def check_inputs(self, t):
@@ -185,7 +185,7 @@ class CustomNode:
         hands out a leaf's array and drops its row), which changes nothing."""
         for r, v in zip(self.input_rows, self.in_versions):
             if t.op(r) == T.FREED:
-                raise RuntimeError(_FREED_MSG)
+                raise RuntimeError(FREED_MSG)
         for r, v, ref in zip(self.input_rows, self.in_versions, self.input_refs):
             h = ref()
             if h is not None and h._version != v:

@@ -429,7 +429,7 @@ def _forward_rows(c, ys, sizes):
         for k, y in enumerate(ys)
         if isinstance(y, Tensor) and y._rg and (y._tape is t or any(y is x for x in ins))
     ]
-    out_rows = [autograd._row_for(t, ys[k]) for k in keep]  # an output may be an input
+    out_rows = [autograd.row_for(t, ys[k]) for k in keep]  # an output may be an input
     m = sum(sizes)
     J = np.zeros((m, sum(x.size for x in ins)))
     if keep:
@@ -479,8 +479,8 @@ def _sweep_all(ys, ins, m):
     a custom Function on the way falls back to one Python-driven backward per row."""
     t = STATE.tape
     for i, y in enumerate(ys):
-        autograd._check_root(t, y, i)
-    out_rows = np.array([autograd._row_for(t, y) for y in ys], np.int64)
+        autograd.check_root(t, y, i)
+    out_rows = np.array([autograd.row_for(t, y) for y in ys], np.int64)
     top = int(out_rows.max())
     cols = np.concatenate([[0], np.cumsum([x.size for x in ins])])
     used = [k for k, x in enumerate(ins) if x._tape is t and x._row <= top]
@@ -493,11 +493,11 @@ def _sweep_all(ys, ins, m):
         ucols = np.concatenate([[0], np.cumsum([ins[k].size for k in used])])
         for j, k in enumerate(used):
             J[:, cols[k] : cols[k + 1]] = res[:, ucols[j] : ucols[j + 1]]
-        autograd._free(t, top)
+        autograd.mark_freed(t, top)
         t.maybe_reset()
         return J
     if status == K.HIT_FREED:
-        raise RuntimeError(autograd._FREED_MSG)
+        raise RuntimeError(autograd.FREED_MSG)
     if status != K.HIT_CUSTOM:
         raise RuntimeError(
             f"tapegrad internal error: jacobian sweep stopped with status "

@@ -98,7 +98,7 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[A
         for k, y in enumerate(ys)
         if isinstance(y, Tensor) and y._rg and (y._tape is t or any(y is x for x in ins))
     ]
-    out_rows = [autograd._row_for(t, ys[k]) for k in tracked]
+    out_rows = [autograd.row_for(t, ys[k]) for k in tracked]
     in_rows = [x._row if x._tape is t else -1 for x in ins]
     if not tracked:
         res = []
@@ -215,7 +215,7 @@ def _compiled_hessian(f, args, kwargs, argnums, directions):
     t = STATE.tape
     if not (isinstance(out, Tensor) and out._rg and out._tape is t):
         return np.zeros((m, n)), c
-    autograd._check_root(t, out, 0)
+    autograd.check_root(t, out, 0)
     top = out._row
     used = [k for k, x in enumerate(ins) if x._tape is t and x._row <= top]
     if len(used) == len(ins):
