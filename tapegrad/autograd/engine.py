@@ -115,6 +115,21 @@ class enable_grad(_GradMode):
     mode = True
 
 
+class recording_paused:
+    """Recording off while tapegrad runs a custom op's own Python forward (``Function.apply``):
+    like ``no_grad``, except that a trace recording does not take it for f switching gradients
+    off, since that forward runs again at each replay."""
+
+    def __enter__(self):
+        self.prev = STATE.tape.enabled
+        STATE.tape.pause(False)
+        return self
+
+    def __exit__(self, *exc):
+        STATE.tape.pause(self.prev)
+        return False
+
+
 def is_grad_enabled() -> bool:
     """Whether operations on this thread are recorded for differentiation now.
 

@@ -32,7 +32,7 @@ from ..core.tensor import (
 )
 from ..core import functions as O
 from .checks import version_error
-from .engine import FREED_MSG, enable_grad, no_grad
+from .engine import FREED_MSG, enable_grad, no_grad, recording_paused
 from .higher import row_tensor
 from ..errors import ForwardModeError
 
@@ -485,8 +485,9 @@ def _version_error(t, row, handle, expected, reader):
 
 
 def _call_forward(cls, ctx, args):
-    """``cls.forward(ctx, *args)`` under no_grad: (whether it returned one output, the outputs)."""
-    with no_grad():
+    """``cls.forward(ctx, *args)`` with recording off: (whether it returned one output, the
+    outputs)."""
+    with recording_paused():
         raw = cls.forward(ctx, *args)
     single = not isinstance(raw, tuple)
     return single, (raw,) if single else raw
@@ -583,11 +584,7 @@ class Function:
         needs = tuple(bool(grad_on and isinstance(a, Tensor) and a._rg) for a in args)
         ctx.needs_input_grad = needs
         fwd_args = tuple(Tensor._const(a._v) if isinstance(a, Tensor) else a for a in args)
-        tape = STATE.tape
-        was_off = getattr(tape, "grad_off", False)
         single, outs = _call_forward(cls, ctx, fwd_args)
-        if tape.REPLAYS:  # a trace runs forward again at every replay: nothing here is frozen
-            tape.grad_off = was_off
         values = [_as_output(o, cls.__name__) for o in outs]
         if not any(needs):
             res = [

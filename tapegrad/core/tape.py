@@ -443,6 +443,11 @@ class Tape(TapeInspection):
         self.mark = min(self.mark, cap)
         self.set_fast_path()
 
+    def pause(self, flag: bool) -> None:
+        """Switch recording on or off for tapegrad's own code (not the user's grad mode: a
+        trace's tape tells the two apart)."""
+        self.enabled = flag
+
     def set_fast_path(self):
         """Rows below ``fastcap`` may be recorded by the inline fast paths of
         ``record_unary``/``record_binary``; anomaly mode sets it to 0 so every row goes

@@ -48,6 +48,9 @@ class _TraceTape(T.ScratchTape):
             self.grad_off = True
         self._on = flag
 
+    def pause(self, flag):
+        self._on = flag  # tapegrad's own no-grad (a custom op's forward, run again at replays)
+
 
 def _site():
     """file:line (and the line's text) of the innermost caller outside tapegrad."""
