@@ -116,7 +116,7 @@ def _broadcast_params(in_shape, out_shape):
     return [nd, *out_shape, *strides, 0]
 
 
-def _as_shape(t, x, shape, op_name="broadcast_to"):
+def as_shape(t, x, shape, op_name="broadcast_to"):
     """Row of ``x`` broadcast to ``shape`` (an explicit VIEW row when shapes differ)."""
     xs = tuple(_shape(x._v) if isinstance(x, Tensor) else np.shape(x))
     if xs == tuple(shape) or not (isinstance(x, Tensor) and x._rg):
@@ -157,8 +157,8 @@ def _binary(name, code, x, y):
         return Tensor._const(out)
     t = tape_for(x, y)
     shape = _shape(out)
-    ra = _as_shape(t, x, shape)
-    rb = _as_shape(t, y, shape)
+    ra = as_shape(t, x, shape)
+    rb = as_shape(t, y, shape)
     return record(t, code, ra, rb, out)
 
 

@@ -39,7 +39,7 @@ Axis = int | tuple[int, ...] | None
 
 
 from .elementwise import (  # noqa: E402, F401
-    _as_shape,
+    as_shape,
     _binary,
     _broadcast_params,
     _ieee,
@@ -84,7 +84,7 @@ def polygamma(n, x):
             f"polygamma: the order n must be one whole number >= 0 (got {n!r}); "
             "loop over orders for several"
         )
-    return _scalar_op(_t(x), C.POLYGAMMA, _polygamma_math, _polygamma_numpy, float(n))
+    return _scalar_op(tensor_of(x), C.POLYGAMMA, _polygamma_math, _polygamma_numpy, float(n))
 
 
 def _scalar_op(x, code, out_float, out_array, c):
@@ -111,7 +111,7 @@ def leaky_relu(x: TensorLike, negative_slope: float = 0.01) -> Tensor:
         >>> y.sum().backward(); x.grad
         tensor([0.1000, 1.0000])
     """
-    x = _t(x)
+    x = tensor_of(x)
     c = float(negative_slope)
     return _scalar_op(
         x,
@@ -135,7 +135,7 @@ def clip(
         >>> y.sum().backward(); x.grad
         tensor([0., 1., 0.])
     """
-    x = _t(x)
+    x = tensor_of(x)
     if isinstance(lo, Tensor) or isinstance(hi, Tensor) or np.ndim(lo) or np.ndim(hi):
         out = x
         if lo is not None:
@@ -159,7 +159,7 @@ def clip(
 # ---- binary with broadcasting -----------------------------------------------------------------
 
 
-def _t(x):
+def tensor_of(x):
     return x if isinstance(x, Tensor) else Tensor._const(value_of(x))
 
 
@@ -361,16 +361,16 @@ def where(cond: ArrayLike, x: TensorLike, y: TensorLike) -> Tensor:
         return Tensor._const(out)
     t = tape_for(x, y)
     shape = _shape(out)
-    ra = _as_shape(t, _t(x), shape)
-    rb = _as_shape(t, _t(y), shape)
-    rc = _as_shape(t, Tensor._const(result(c.astype(np.float64))), shape)
+    ra = as_shape(t, tensor_of(x), shape)
+    rb = as_shape(t, tensor_of(y), shape)
+    rc = as_shape(t, Tensor._const(result(c.astype(np.float64))), shape)
     return record(t, C.WHERE, ra, rb, out, ip=t.add_ints([rc]))
 
 
 # ---- shape ops --------------------------------------------------------------------------------
 
 
-def _norm_axes(axis, ndim, op):
+def normalize_axes(axis, ndim, op):
     if axis is None:
         return tuple(range(ndim))
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
@@ -386,10 +386,10 @@ def _norm_axes(axis, ndim, op):
 
 
 def _reduce(name, code, x, axis, keepdims, np_fn):
-    x = _t(x)
+    x = tensor_of(x)
     v = x._v
     shape = _shape(v)
-    axes = _norm_axes(axis, len(shape), name)
+    axes = normalize_axes(axis, len(shape), name)
     if exact_operands(x):
         return numpy_exact(_EXACT_REDUCE[code], x, axis=axes, keepdims=keepdims)
     if v.__class__ is float:
@@ -482,9 +482,9 @@ def mean(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
         >>> y.backward(); x.grad
         tensor([0.2500, 0.2500, 0.2500, 0.2500])
     """
-    x = _t(x)
+    x = tensor_of(x)
     shape = x.shape
-    axes = _norm_axes(axis, len(shape), "mean")
+    axes = normalize_axes(axis, len(shape), "mean")
     count = 1
     for a in axes:
         count *= shape[a]
@@ -505,10 +505,10 @@ def var(x: TensorLike, axis: Axis = None, keepdims: bool = False, ddof: float = 
         >>> y.backward(); x.grad
         tensor([-0.7500, -0.2500, 0.2500, 0.7500])
     """
-    x = _t(x)
+    x = tensor_of(x)
     m = mean(x, axis, keepdims=True)
     d = sub(x, m)
-    axes = _norm_axes(axis, x.ndim, "var")
+    axes = normalize_axes(axis, x.ndim, "var")
     count = 1
     for a in axes:
         count *= x.shape[a]
@@ -529,7 +529,7 @@ def std(x: TensorLike, axis: Axis = None, keepdims: bool = False, ddof: float = 
         >>> y.backward(); x.grad                # (x - mean) / (n std)
         tensor([-0.5000, 0.5000])
     """
-    x = _t(x)
+    x = tensor_of(x)
     v = var(x, axis, keepdims, ddof)
     if x.size and x.size == v.size and ddof == 0:
         # one element per reduction: std is identically 0, and so is its derivative (the
@@ -541,14 +541,14 @@ def std(x: TensorLike, axis: Axis = None, keepdims: bool = False, ddof: float = 
 # ---- sorting: argsort / argpartition on the values, then one GATHER row ------------------------
 
 
-def _gather_along(x, idx, axis):
+def gather_along(x, idx, axis):
     """x[idx] along ``axis`` (idx as argsort returns it), as one GATHER row."""
     v = np.asarray(x._v)
-    flat = np.take_along_axis(_flat_index(v.shape), idx, axis)
+    flat = np.take_along_axis(flat_index(v.shape), idx, axis)
     return gather_flat(x, flat, idx.shape)
 
 
-def _order_guard(out, axis, pairs):
+def order_guard(out, axis, pairs):
     """While a trace records: guards that the gathered values are still in order, so a replay
     whose inputs sort differently raises RetraceRequired instead of reusing the recorded
     permutation.  ``pairs`` lists (before, after) slices along ``axis`` that must satisfy <=."""
@@ -573,7 +573,7 @@ def reshape(x: TensorLike, *shape: int) -> Tensor:
         >>> tg.reshape(x, (3, 2))[0].sum().backward(); x.grad
         tensor([1., 1., 0., 0., 0., 0.])
     """
-    x = _t(x)
+    x = tensor_of(x)
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     v = x._v
@@ -602,7 +602,7 @@ def _view(x, idx_view, out):
     return record(t, C.VIEW, ra, -1, out, ip=t.add_ints([nd, *idx_view.shape, *strides, base]))
 
 
-def _flat_index(shape):
+def flat_index(shape):
     return np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
 
 
@@ -617,7 +617,7 @@ def transpose(x: TensorLike, axes=None) -> Tensor:
         >>> (tg.transpose(x) * tg.tensor([[1.0], [2.0], [3.0]])).sum().backward(); x.grad
         tensor([[1., 2., 3.]])
     """
-    x = _t(x)
+    x = tensor_of(x)
     v = x._v
     if v.__class__ is float:
         return reshape(x, ())
@@ -629,11 +629,11 @@ def transpose(x: TensorLike, axes=None) -> Tensor:
         raise ValueError(f"transpose: axes {axes} do not fit shape {v.shape}: {e}") from None
     if not needs_grad(x):
         return Tensor._const(out)
-    return _view(x, np.transpose(_flat_index(v.shape), axes), out)
+    return _view(x, np.transpose(flat_index(v.shape), axes), out)
 
 
 def swapaxes(x, a1, a2):
-    x = _t(x)
+    x = tensor_of(x)
     axes = list(range(x.ndim))
     axes[a1], axes[a2] = axes[a2], axes[a1]
     return transpose(x, axes)
@@ -648,7 +648,7 @@ def broadcast_to(x: TensorLike, shape) -> Tensor:
         >>> tg.broadcast_to(x, (3, 2)).sum().backward(); x.grad
         tensor([3., 3.])
     """
-    x = _t(x)
+    x = tensor_of(x)
     shape = tuple(shape)
     if exact_operands(x):
         return numpy_exact(np.broadcast_to, x, shape)
@@ -677,7 +677,7 @@ def squeeze(x: TensorLike, axis: Axis = None) -> Tensor:
         >>> (y * tg.tensor([3.0, 4.0])).sum().backward(); x.grad
         tensor([[3., 4.]])
     """
-    x = _t(x)
+    x = tensor_of(x)
     try:
         shape = np.squeeze(np.empty(x.shape, dtype=np.uint8), axis).shape
     except ValueError:
@@ -698,7 +698,7 @@ def expand_dims(x: TensorLike, axis: Axis) -> Tensor:
         >>> (y * tg.tensor([[3.0, 4.0]])).sum().backward(); x.grad
         tensor([3., 4.])
     """
-    x = _t(x)
+    x = tensor_of(x)
     return reshape(x, np.expand_dims(np.empty(x.shape, dtype=np.uint8), axis).shape)
 
 
@@ -719,7 +719,7 @@ def concatenate(xs: Sequence[TensorLike], axis: Axis = 0) -> Tensor:
         >>> (y * tg.tensor([1.0, 2.0, 3.0])).sum().backward(); a.grad, b.grad
         (tensor([1., 2.]), tensor([3.]))
     """
-    xs = [_t(x) for x in xs]
+    xs = [tensor_of(x) for x in xs]
     if not xs:
         raise ValueError("concatenate: need at least one tensor")
     if exact_operands(xs):
@@ -730,7 +730,7 @@ def concatenate(xs: Sequence[TensorLike], axis: Axis = 0) -> Tensor:
     nd = len(shapes[0])
     if nd == 0:
         raise ValueError("concatenate: zero-dimensional tensors cannot be concatenated")
-    ax = _norm_axes(axis, nd, "concatenate")[0]
+    ax = normalize_axes(axis, nd, "concatenate")[0]
     for s in shapes:
         if len(s) != nd or any(s[d] != shapes[0][d] for d in range(nd) if d != ax):
             raise ValueError(f"concatenate: shapes {shapes} differ outside axis {axis}")
@@ -758,7 +758,7 @@ def stack(xs: Sequence[TensorLike], axis: Axis = 0) -> Tensor:
         >>> (y ** 2).sum().backward(); a.grad, b.grad
         (tensor([2., 4.]), tensor([6., 8.]))
     """
-    xs = [_t(x) for x in xs]
+    xs = [tensor_of(x) for x in xs]
     if not xs:
         raise ValueError("stack: need at least one tensor")
     shapes = {x.shape for x in xs}
@@ -787,7 +787,7 @@ def matmul(x: TensorLike, y: TensorLike) -> Tensor:
         (tensor([[1., 1.],
                 [1., 1.]]), tensor([4., 6.]))
     """
-    x, y = _t(x), _t(y)
+    x, y = tensor_of(x), tensor_of(y)
     if exact_operands(x, y):
         return numpy_exact(np.matmul, x, y)
     xv, yv = x._v, y._v
@@ -837,8 +837,8 @@ def matmul(x: TensorLike, y: TensorLike) -> Tensor:
     if yb:
         y = Tensor._const(yv.reshape(ym)) if not y._rg else reshape(y, ym)
     t = tape_for(x, y)
-    ra = _as_shape(t, x, batch + (m, k)) if xb else row_of(t, x)
-    rb = _as_shape(t, y, batch + (k, n)) if yb else row_of(t, y)
+    ra = as_shape(t, x, batch + (m, k)) if xb else row_of(t, x)
+    rb = as_shape(t, y, batch + (k, n)) if yb else row_of(t, y)
     nb = int(np.prod(batch, dtype=np.int64))
     return record(t, C.MATMUL, ra, rb, out, ip=t.add_ints([nb, m, k, n, 0, 0]))
 
@@ -856,7 +856,7 @@ def linear(x, weight, bias=None):
         tensor([[1., 2.],
                 [1., 2.]])
     """
-    x, w = _t(x), _t(weight)
+    x, w = tensor_of(x), tensor_of(weight)
     if w.ndim != 2 or x.ndim == 0 or x.shape[-1] != w.shape[1]:
         raise ValueError(
             f"linear: input of shape {x.shape} does not fit a weight of shape "
@@ -896,7 +896,7 @@ def dot(x: TensorLike, y: TensorLike) -> Tensor:
         >>> y.backward(); x.grad
         tensor([4., 5., 6.])
     """
-    x, y = _t(x), _t(y)
+    x, y = tensor_of(x), tensor_of(y)
     if x.ndim == 0 or y.ndim == 0:
         return mul(x, y)
     if y.ndim > 2:
@@ -945,8 +945,8 @@ def logsumexp(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tenso
         >>> y.backward(); x.grad
         tensor([0.2500, 0.2500, 0.2500, 0.2500])
     """
-    x = _t(x)
-    axes = _norm_axes(axis, np.ndim(x._v), "logsumexp")
+    x = tensor_of(x)
+    axes = normalize_axes(axis, np.ndim(x._v), "logsumexp")
     m = stable_shift(x, axes)
     s = log(sum(exp(sub(x, m)), axes, keepdims=True))
     out = add(s, m)
@@ -966,8 +966,8 @@ def softmax(x: TensorLike, axis: Axis = -1) -> Tensor:
         >>> y[0].backward(); x.grad             # s0 (1 - s0), -s0 s1
         tensor([0.2500, -0.2500])
     """
-    x = _t(x)
-    m = stable_shift(x, _norm_axes(axis, np.ndim(x._v), "softmax"))
+    x = tensor_of(x)
+    m = stable_shift(x, normalize_axes(axis, np.ndim(x._v), "softmax"))
     e = exp(sub(x, m))
     return div(e, sum(e, axis, keepdims=True))
 
@@ -983,8 +983,8 @@ def log_softmax(x: TensorLike, axis: Axis = -1) -> Tensor:
         >>> y[0].backward(); x.grad             # 1 - s0, -s1
         tensor([0.5000, -0.5000])
     """
-    x = _t(x)
-    axes = _norm_axes(axis, np.ndim(x._v), "log_softmax")
+    x = tensor_of(x)
+    axes = normalize_axes(axis, np.ndim(x._v), "log_softmax")
     s = sub(x, stable_shift(x, axes))  # shifted once: (x - m) - log(sum(exp(x - m)))
     return sub(s, log(sum(exp(s), axes, keepdims=True)))
 
@@ -992,7 +992,7 @@ def log_softmax(x: TensorLike, axis: Axis = -1) -> Tensor:
 # ---- indexing ---------------------------------------------------------------------------------
 
 
-def _index_key(key):
+def index_key(key):
     """Normalise a __getitem__ key: Tensors become arrays; returns (key, is_basic)."""
     items = key if isinstance(key, tuple) else (key,)
     norm = []
@@ -1019,8 +1019,8 @@ def _counted(flat):
 
 
 def getitem(x, key):
-    x = _t(x)
-    key, basic = _index_key(key)
+    x = tensor_of(x)
+    key, basic = index_key(key)
     v = np.asarray(x._v)
     try:
         picked = v[key]
@@ -1030,7 +1030,7 @@ def getitem(x, key):
     if not needs_grad(x):
         # integer/bool tensors keep their dtype, also for one element (labels[i] is an index)
         return Tensor._const(out if v.dtype == np.float64 else np.array(picked))
-    flat = _flat_index(v.shape)[key]
+    flat = flat_index(v.shape)[key]
     if basic:
         return _view(x, np.asarray(flat), out)
     t = tape_for(x)
@@ -1041,10 +1041,10 @@ def getitem(x, key):
 
 def setitem(x, key, value):
     """Functional ``x[key] = value``: returns the new tensor (the Tensor method swaps it in)."""
-    x = _t(x)
-    key, _ = _index_key(key)
+    x = tensor_of(x)
+    key, _ = index_key(key)
     xv = np.asarray(x._v)
-    flat = _flat_index(xv.shape)[key]
+    flat = flat_index(xv.shape)[key]
     flat = np.asarray(flat).ravel()
     vv = value_of(value)
     try:
@@ -1062,7 +1062,7 @@ def setitem(x, key, value):
     t = tape_for(x, value)
     ra = row_of(t, x)
     vt = value if isinstance(value, Tensor) else Tensor._const(result(np.asarray(vv, float)))
-    rb = _as_shape(t, vt, np.asarray(xv[key]).shape)
+    rb = as_shape(t, vt, np.asarray(xv[key]).shape)
     return record(t, C.SETITEM, ra, rb, out, ip=t.add_ints(_counted(flat)))
 
 
@@ -1070,7 +1070,7 @@ def scatter_add(g, flat_idx, shape):
     """``out = zeros(shape); out.flat[flat_idx] += g.flat`` (repeated indices accumulate).
 
     The adjoint of gather-style indexing; differentiable (its backward is a gather)."""
-    g = _t(g)
+    g = tensor_of(g)
     flat_idx = np.asarray(flat_idx, dtype=np.int64).ravel()
     if flat_idx.size != g.size:
         raise ValueError(f"scatter_add: {flat_idx.size} indices for {g.size} values")
@@ -1085,7 +1085,7 @@ def scatter_add(g, flat_idx, shape):
 
 def gather_flat(x, flat_idx, shape):
     """``x.flat[flat_idx]`` reshaped to ``shape`` (differentiable; repeated indices accumulate)."""
-    x = _t(x)
+    x = tensor_of(x)
     flat_idx = np.asarray(flat_idx, dtype=np.int64).ravel()
     out = result(np.asarray(x._v, dtype=np.float64).reshape(-1)[flat_idx].reshape(shape))
     if not needs_grad(x):
@@ -1109,7 +1109,7 @@ def square(x: TensorLike) -> Tensor:
         >>> y.sum().backward(); x.grad
         tensor([ 2., -6.])
     """
-    x = _t(x)
+    x = tensor_of(x)
     return mul(x, x)
 
 
@@ -1194,7 +1194,7 @@ def nan_to_num(x: TensorLike, copy=True, nan=0.0, posinf=None, neginf=None) -> T
         >>> y.sum().backward(); x.grad
         tensor([0., 1.])
     """
-    x = _t(x)
+    x = tensor_of(x)
     v = np.asarray(x._v, dtype=np.float64)
     big = np.finfo(np.float64).max
     repl = np.where(

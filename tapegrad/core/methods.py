@@ -307,7 +307,7 @@ def _dedupe_last(self, key, value):
     if all(not isinstance(k, (list, np.ndarray, Tensor)) for k in items):
         return key, value  # basic indexing cannot repeat a position
     shape = self.shape
-    pos = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)[O._index_key(key)[0]]
+    pos = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)[O.index_key(key)[0]]
     flat = np.asarray(pos).ravel()
     uniq, first_rev = np.unique(flat[::-1], return_index=True)
     if uniq.size == flat.size:
@@ -657,7 +657,9 @@ def _squeeze(self, axis=None, *, dim=None):
     if axis is not None:  # PyTorch: a named dim that is not of size one is left alone
         shape = self.shape
         axis = tuple(
-            a for a in O._norm_axes(axis, len(shape), "squeeze") if a < len(shape) and shape[a] == 1
+            a
+            for a in O.normalize_axes(axis, len(shape), "squeeze")
+            if a < len(shape) and shape[a] == 1
         )
     return O.squeeze(self, axis)
 
@@ -1019,4 +1021,4 @@ class TensorMethods(ElementwiseMethods):
     int = P._int
     bool = P._bool
     cpu = P._cpu
-    t = P._t
+    t = P.tensor_of

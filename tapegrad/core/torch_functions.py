@@ -41,7 +41,7 @@ def with_dim(fn):
 
 
 def _as_tensor_arg(x):
-    return x if isinstance(x, Tensor) else O._t(x)
+    return x if isinstance(x, Tensor) else O.tensor_of(x)
 
 
 def max(input, *args, **kwargs):  # noqa: A001 - PyTorch's name

@@ -53,7 +53,7 @@ def _gather(self, v, idx, d):
     """``self`` at ``idx`` along dim ``d`` (one GATHER row; an integer Tensor keeps its dtype)."""
     if O.exact_operands(self):
         return O.numpy_exact(np.take_along_axis, self, idx, d)
-    return O._gather_along(self, idx, d)
+    return O.gather_along(self, idx, d)
 
 
 def _lane_pick(self, dim, keepdim, op):
@@ -307,9 +307,9 @@ def _sort(self, dim=-1, descending=False, stable=False, *, axis=None):
         return SortResult(O.reshape(self, ()), _int_tensor(idx))
     values = _gather(self, np.asarray(self._v), idx, d)
     if descending:
-        O._order_guard(values, d, [(slice(1, None), slice(0, -1))])
+        O.order_guard(values, d, [(slice(1, None), slice(0, -1))])
     else:
-        O._order_guard(values, d, [(slice(0, -1), slice(1, None))])
+        O.order_guard(values, d, [(slice(0, -1), slice(1, None))])
     return SortResult(values, _int_tensor(idx))
 
 
@@ -713,7 +713,7 @@ def _cpu(self):
     return self
 
 
-def _t(self):
+def tensor_of(self):
     """``x.t()``: a 2-D tensor transposed (0-D and 1-D tensors as they are), as PyTorch's.
 
     >>> import tapegrad as tg

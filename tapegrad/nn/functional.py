@@ -148,7 +148,7 @@ def cross_entropy(input, target, reduction="mean"):
         >>> loss.backward(); x.grad             # softmax(x) - onehot(2)
         tensor([0.2500, 0.2500, -0.7500, 0.2500])
     """
-    x = _ops._t(input)
+    x = _ops.tensor_of(input)
     if x.ndim == 1:
         t = np.asarray(target._v if isinstance(target, Tensor) else target).reshape(1)
         return _reduce(
@@ -198,7 +198,7 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
         >>> loss.backward(); p.grad             # (-t / p + (1 - t) / (1 - p)) / n
         tensor([-1.,  1.])
     """
-    p = _ops._t(input)
+    p = _ops.tensor_of(input)
     pv = np.asarray(p._v)
     # comparisons of the Tensor, not of its value: a trace guards them, so a replay whose
     # probabilities leave (0, 1) or reach an end is re-recorded, never computed with stale masks
@@ -238,6 +238,6 @@ def binary_cross_entropy_with_logits(input, target, reduction="mean"):
         >>> loss.backward(); x.grad             # (sigmoid(x) - t) / n
         tensor([-0.1345, 0.1345])
     """
-    x = _ops._t(input)
+    x = _ops.tensor_of(input)
     losses = _ops.sub(_ops.logaddexp(0.0, x), _ops.mul(x, target))
     return _reduce(losses, reduction)

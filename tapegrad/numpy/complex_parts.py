@@ -4,10 +4,10 @@ import numpy as np
 
 from ..core.functions import (
     TensorLike,
-    _t,
     arctan2,
     rad2deg,
     reshape,
+    tensor_of,
 )
 from ..core.tensor import TensorBase as Tensor
 from ..core.tensor import result
@@ -16,7 +16,7 @@ from ..core.tensor import result
 def _identity(x):
     """A new row equal to x (a RESHAPE to its own shape): functions return a result of their
     own, never their argument itself."""
-    x = _t(x)
+    x = tensor_of(x)
     return reshape(x, x.shape)
 
 
@@ -40,7 +40,7 @@ def imag(x: TensorLike) -> Tensor:
         >>> tg.imag(tg.tensor([1.0, -2.0]))
         tensor([0., 0.])
     """
-    x = _t(x)
+    x = tensor_of(x)
     v = x._v
     return Tensor._const(0.0 if v.__class__ is float else np.zeros(v.shape))
 
@@ -66,7 +66,7 @@ def angle(x: TensorLike, deg=False) -> Tensor:
         >>> tg.angle(tg.tensor([-1.0, 2.0]))
         tensor([3.1416, 0.0000])
     """
-    x = _t(x)
+    x = tensor_of(x)
     zero = 0.0 if x._v.__class__ is float else result(np.zeros(x.shape))
     out = arctan2(zero, x)
     return rad2deg(out) if deg else out

@@ -33,7 +33,7 @@ def is_nan(a):
 
 
 def _tensor(a):
-    return a if isinstance(a, Tensor) else O._t(np.asarray(a, dtype=np.float64))
+    return a if isinstance(a, Tensor) else O.tensor_of(np.asarray(a, dtype=np.float64))
 
 
 # ---- reductions with where= and initial= ----------------------------------------------------
@@ -238,13 +238,13 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     """np.cov without weights: (X - mean) (X - mean)^T / (N - ddof)."""
     if fweights is not None or aweights is not None:
         raise TypeError("numpy.cov: fweights / aweights are not supported on tapegrad Tensors")
-    X = O._t(m)
+    X = O.tensor_of(m)
     if X.ndim == 1:
         X = O.reshape(X, (1, -1))
     if not rowvar and X.shape[0] != 1:
         X = O.transpose(X)
     if y is not None:
-        Y = O._t(y)
+        Y = O.tensor_of(y)
         Y = O.reshape(Y, (1, -1)) if Y.ndim == 1 else (Y if rowvar else O.transpose(Y))
         X = O.concatenate([X, Y], 0)
     n = X.shape[1]
@@ -306,7 +306,9 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     axis %= a.ndim
     moved = _moveaxis(a, axis)
     outer = moved.shape[:-1]
-    outs = [O._t(func1d(O.getitem(moved, idx), *args, **kwargs)) for idx in np.ndindex(*outer)]
+    outs = [
+        O.tensor_of(func1d(O.getitem(moved, idx), *args, **kwargs)) for idx in np.ndindex(*outer)
+    ]
     if not outs:
         raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
     res = O.stack(outs, 0)
@@ -374,7 +376,7 @@ class _Concatenator:
             if isinstance(it, slice):
                 it = np.r_[it]
             t = it if isinstance(it, Tensor) else np.asarray(it, dtype=np.float64)
-            t = O.reshape(O._t(t), (-1,)) if np.ndim(t) == 0 else O._t(t)
+            t = O.reshape(O.tensor_of(t), (-1,)) if np.ndim(t) == 0 else O.tensor_of(t)
             if self.columns and t.ndim == 1:
                 t = O.reshape(t, (-1, 1))
             parts.append(t)

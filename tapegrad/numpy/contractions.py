@@ -9,20 +9,20 @@ import numpy as np
 from ..core.functions import (
     Axis,
     TensorLike,
-    _flat_index,
-    _norm_axes,
-    _t,
     abs_,
     amax,
     amin,
+    flat_index,
     getitem,
     matmul,
     mul,
+    normalize_axes,
     power,
     ravel,
     reshape,
     sqrt,
     sum,
+    tensor_of,
     transpose,
 )
 from ..core.tensor import TensorBase as Tensor
@@ -42,7 +42,7 @@ def outer(x: TensorLike, y: TensorLike) -> Tensor:
         >>> z.sum().backward(); x.grad, y.grad
         (tensor([12., 12.]), tensor([3., 3., 3.]))
     """
-    return mul(reshape(ravel(_t(x)), (-1, 1)), reshape(ravel(_t(y)), (1, -1)))
+    return mul(reshape(ravel(tensor_of(x)), (-1, 1)), reshape(ravel(tensor_of(y)), (1, -1)))
 
 
 def _moveto(x, order):
@@ -76,7 +76,7 @@ def tensordot(x: TensorLike, y: TensorLike, axes=2) -> Tensor:
         tensor([[1., 0.],
                 [0., 1.]])
     """
-    x, y = _t(x), _t(y)
+    x, y = tensor_of(x), tensor_of(y)
     if isinstance(axes, (int, np.integer)):
         if not 0 <= axes <= min(x.ndim, y.ndim):
             raise ValueError(f"tensordot: axes={axes} does not fit shapes {x.shape} and {y.shape}")
@@ -138,7 +138,7 @@ def _einsum_diag(x, s):
     uniq = "".join(dict.fromkeys(s))
     if uniq == s:
         return x, s
-    pos = np.einsum(f"{s}->{uniq}", _flat_index(x.shape))
+    pos = np.einsum(f"{s}->{uniq}", flat_index(x.shape))
     return getitem(ravel(x), np.ascontiguousarray(pos)), uniq
 
 
@@ -203,7 +203,7 @@ def einsum(subscripts, *operands) -> Tensor:
         tensor([[1., 0.],
                 [0., 1.]])
     """
-    ops = [_t(x) for x in operands]
+    ops = [tensor_of(x) for x in operands]
     labels, out = _einsum_parse(subscripts, ops)
     if len(set(out)) != len(out) or any(c not in "".join(labels) for c in out):
         raise ValueError(
@@ -232,12 +232,12 @@ def norm(x: TensorLike, ord=None, axis: Axis = None, keepdims: bool = False) -> 
         >>> y.backward(); x.grad                # x / norm
         tensor([0.6000, 0.8000])
     """
-    x = _t(x)
+    x = tensor_of(x)
     if axis is None and (ord is None or x.ndim != 2):
         if ord is not None and x.ndim != 1:
             raise ValueError(f"norm: ord={ord!r} needs a 1-D or 2-D input, got shape {x.shape}")
         axis = tuple(range(x.ndim))
-    axes = _norm_axes(axis, x.ndim, "norm") if axis is not None else (0, 1)
+    axes = normalize_axes(axis, x.ndim, "norm") if axis is not None else (0, 1)
     if len(axes) == 2 and ord is not None and ord != "fro":
         if ord not in (1, -1, math.inf, -math.inf):
             raise TypeError(

@@ -121,7 +121,7 @@ def _compare(ufunc, a, b):
 
 
 def _ufunc_outer(fn, a, b):
-    a, b = O._t(a), O._t(b)
+    a, b = O.tensor_of(a), O.tensor_of(b)
     return fn(O.reshape(a, a.shape + (1,) * b.ndim), b)
 
 
@@ -210,7 +210,7 @@ def _clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kw):  # 
 def _concatenate(arrays, axis=0, out=None, **kw):
     _no_extras("concatenate", out, **kw)
     if axis is None:
-        return O.concatenate([O.ravel(O._t(a)) for a in arrays], 0)
+        return O.concatenate([O.ravel(O.tensor_of(a)) for a in arrays], 0)
     return O.concatenate(arrays, axis)
 
 
@@ -220,7 +220,7 @@ def _stack(arrays, axis=0, out=None, **kw):
 
 
 def _atleast(a, nd):
-    a = O._t(a)
+    a = O.tensor_of(a)
     if a.ndim >= nd:
         return a
     return O.reshape(a, (1,) * (nd - a.ndim) + a.shape)
@@ -238,11 +238,11 @@ def _vstack(tup, **kw):
 
 
 def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
-    return reshape_order(O._t(a), shape if shape is not None else newshape, order)
+    return reshape_order(O.tensor_of(a), shape if shape is not None else newshape, order)
 
 
 def _moveaxis(a, source, destination):
-    a = O._t(a)
+    a = O.tensor_of(a)
     src = [s % a.ndim for s in np.atleast_1d(source)]
     dst = [d % a.ndim for d in np.atleast_1d(destination)]
     order = [n for n in range(a.ndim) if n not in src]
@@ -253,14 +253,14 @@ def _moveaxis(a, source, destination):
 
 def _dot(a, b, out=None):
     _no_extras("dot", out)
-    a, b = O._t(a), O._t(b)
+    a, b = O.tensor_of(a), O.tensor_of(b)
     if b.ndim > 2 and a.ndim >= 1:
         return contract.tensordot(a, b, ([a.ndim - 1], [b.ndim - 2]))
     return O.dot(a, b)
 
 
 def _inner(a, b):
-    a, b = O._t(a), O._t(b)
+    a, b = O.tensor_of(a), O.tensor_of(b)
     if a.ndim == 0 or b.ndim == 0:
         return O.mul(a, b)
     return contract.tensordot(a, b, ([a.ndim - 1], [b.ndim - 1]))
@@ -281,7 +281,7 @@ def _scan(fn, name):
 
 def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     _no_extras("trace", out, dtype=dtype)
-    a = O._t(a)
+    a = O.tensor_of(a)
     if offset or a.ndim != 2:
         _refuse("trace", "offset or a non 2-D input")
     return contract.einsum("ii", a)
@@ -334,7 +334,7 @@ def _quantile(fn, name, skip_nan=False):
         if weights is not None:
             _refuse(name, "weights=")
         res = fn(a, q, axis, method, keepdims, interpolation=interpolation, skip_nan=skip_nan)
-        if skip_nan and np.any(np.all(composites.is_nan(O._t(a)), axis=axis)):
+        if skip_nan and np.any(np.all(composites.is_nan(O.tensor_of(a)), axis=axis)):
             warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
         return res
 
@@ -356,7 +356,7 @@ def _fix(x, out=None):
 
 
 def _copy(a, order="K", subok=False):
-    return O._t(a).clone()
+    return O.tensor_of(a).clone()
 
 
 FUNCTIONS = {
@@ -382,12 +382,12 @@ FUNCTIONS = {
     np.moveaxis: viewing(_moveaxis),
     np.squeeze: viewing(lambda a, axis=None: O.squeeze(a, axis)),
     np.expand_dims: viewing(O.expand_dims),
-    np.ravel: viewing(lambda a, order="C": ravel_order(O._t(a), order)),
+    np.ravel: viewing(lambda a, order="C": ravel_order(O.tensor_of(a), order)),
     np.broadcast_to: lambda array, shape, subok=False: O.broadcast_to(array, shape),
     np.atleast_1d: lambda a: _atleast(a, 1),
     np.atleast_2d: lambda a: _atleast(a, 2),
     np.dot: _dot,
-    np.vdot: lambda a, b: O.sum(O.mul(O.ravel(O._t(a)), O.ravel(O._t(b)))),
+    np.vdot: lambda a, b: O.sum(O.mul(O.ravel(O.tensor_of(a)), O.ravel(O.tensor_of(b)))),
     np.inner: _inner,
     np.outer: _outer,
     np.tensordot: contract.tensordot,

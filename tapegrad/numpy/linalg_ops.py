@@ -127,7 +127,7 @@ def inv(a) -> Tensor:
     >>> tg.grad(lambda a: np.linalg.inv(a).sum())(np.array([[2.0]]))
     array([[-0.25]])
     """
-    a = O._t(a)
+    a = O.tensor_of(a)
     _square(a, "inv")
     return apply("LinalgInvBackward", [a], _inv_forward, _inv_vjp, _inv_jvp)[0]
 
@@ -166,7 +166,7 @@ def solve(a, b) -> Tensor:
     >>> tg.grad(lambda b: np.linalg.solve(np.diag([2.0, 4.0]), b).sum())(np.ones(2))
     array([0.5 , 0.25])
     """
-    a, b = O._t(a), O._t(b)
+    a, b = O.tensor_of(a), O.tensor_of(b)
     _square(a, "solve")
     if b.ndim == 1:
         x = _solve(a, O.reshape(b, (b.shape[0], 1)))
@@ -248,7 +248,7 @@ def det(a) -> Tensor:
     array([[ 4., -2.],
            [-2.,  1.]])
     """
-    a = O._t(a)
+    a = O.tensor_of(a)
     _square(a, "det")
     return apply("LinalgDetBackward", [a], lambda av: [np.linalg.det(av)], _det_vjp, _det_jvp)[0]
 
@@ -269,7 +269,7 @@ def slogdet(a):
     >>> tg.grad(lambda a: np.linalg.slogdet(a).logabsdet)(np.array([[-2.0]]))
     array([[-0.5]])
     """
-    a = O._t(a)
+    a = O.tensor_of(a)
     _square(a, "slogdet")
     s, ld = apply(
         "LinalgSlogdetBackward",
@@ -312,7 +312,7 @@ def cholesky(a, /, *, upper: bool = False) -> Tensor:
     >>> tg.grad(lambda a: np.linalg.cholesky(a).sum())(np.array([[4.0]]))
     array([[0.25]])
     """
-    a = O._t(a)
+    a = O.tensor_of(a)
     _square(a, "cholesky")
     sym = _from_triangle(a, not upper)
     low = _cholesky_sym(sym)
@@ -369,7 +369,7 @@ def eigh(a, UPLO: str = "L"):  # noqa: N803 - NumPy's name
     array([[0., 0.],
            [0., 1.]])
     """
-    a = O._t(a)
+    a = O.tensor_of(a)
     _square(a, "eigh")
     _uplo(UPLO, "eigh")
     return _EighResult(*_eigh_sym(_from_triangle(a, UPLO.upper() == "L")))
@@ -399,7 +399,7 @@ def eigvalsh(a, UPLO: str = "L") -> Tensor:  # noqa: N803 - NumPy's name
     array([[1., 0.],
            [0., 1.]])
     """
-    a = O._t(a)
+    a = O.tensor_of(a)
     _square(a, "eigvalsh")
     _uplo(UPLO, "eigvalsh")
     sym = _from_triangle(a, UPLO.upper() == "L")
@@ -568,7 +568,7 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
     array([[1., 0.],
            [0., 0.]])
     """
-    a = O._t(a)
+    a = O.tensor_of(a)
     if a.ndim < 2:
         raise LinAlgError(
             f"numpy.linalg.svd: {a.ndim}-dimensional array given. Array must "
@@ -660,7 +660,7 @@ def qr(a, mode: str = "reduced"):
     array([[-0.6],
            [-0.8]])
     """
-    a = O._t(a)
+    a = O.tensor_of(a)
     if a.ndim < 2:
         raise LinAlgError(
             f"numpy.linalg.qr: {a.ndim}-dimensional array given. Array must be "
@@ -765,7 +765,7 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=_UNSET) -> Tensor:
     array([[-0.25],
            [ 0.25]])
     """
-    a = O._t(a)
+    a = O.tensor_of(a)
     if hermitian:  # NumPy's eigh reads the lower triangle: so do the value and the gradient
         _square(a, "pinv")
         a = _from_triangle(a, lower=True)
@@ -823,7 +823,7 @@ def lstsq(a, b, rcond=None):
     >>> tg.grad(lambda b: np.linalg.lstsq(a, b)[0][0])(np.array([1.0, 3.0]))
     array([0.5, 0.5])
     """
-    a, b = O._t(a), O._t(b)
+    a, b = O.tensor_of(a), O.tensor_of(b)
     if a.ndim != 2 or b.ndim not in (1, 2):
         raise LinAlgError(
             f"numpy.linalg.lstsq: a must be 2-D and b 1-D or 2-D, got shapes "
@@ -861,7 +861,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy'
     array([[ 1.,  0.],
            [ 0., -1.]])
     """
-    x = O._t(x)
+    x = O.tensor_of(x)
     matrix = (axis is None and ord is not None and x.ndim == 2) or (
         axis is not None and not isinstance(axis, int) and len(axis) == 2
     )
@@ -891,7 +891,7 @@ def matrix_power(a, n: int) -> Tensor:
     >>> tg.grad(lambda a: np.linalg.matrix_power(a, -2).sum())(np.array([[2.0]]))
     array([[-0.25]])
     """
-    a = O._t(a)
+    a = O.tensor_of(a)
     _square(a, "matrix_power")
     try:
         n = operator.index(n)
@@ -924,7 +924,7 @@ def multi_dot(arrays: Sequence, *, out=None) -> Tensor:
             "numpy.linalg.multi_dot: out= is not supported on tapegrad Tensors "
             "(it would drop the gradient)"
         )
-    ops = [O._t(x) for x in arrays]
+    ops = [O.tensor_of(x) for x in arrays]
     if len(ops) < 2:
         raise ValueError("Expecting at least two arrays.")
     acc = ops[0]

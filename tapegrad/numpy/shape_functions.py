@@ -66,7 +66,7 @@ def _values_if_constant(np_fn):
 
 def _take(a, idx, base=None):
     """``a.flat[idx]`` for an index array that NumPy built from ``base``, the array
-    ``O._flat_index(a.shape)``: a VIEW row when ``idx`` is a view of ``base`` (its strides
+    ``O.flat_index(a.shape)``: a VIEW row when ``idx`` is a view of ``base`` (its strides
     carry over), else a GATHER row."""
     idx = np.asarray(idx)
     out = result(np.asarray(a._v, dtype=np.float64).reshape(-1)[idx])
@@ -134,8 +134,8 @@ def _rearrange(np_fn, name):
     """A NumPy function that only moves elements, run on the element indices of its input."""
 
     def impl(a, *args, **kwargs):
-        a = O._t(a)
-        base = O._flat_index(np.shape(a._v))
+        a = O.tensor_of(a)
+        base = O.flat_index(np.shape(a._v))
         picked = np_fn(base, *_plain(args), **{k: _plain(v) for k, v in kwargs.items()})
         if isinstance(picked, (list, tuple)):
             return type(picked)(_take(a, p, base) for p in picked)
@@ -192,7 +192,7 @@ def kron(a, b) -> Tensor:
     >>> kron(tg.tensor([1.0, 2.0]), tg.tensor([1.0, 10.0], requires_grad=True))
     tensor([ 1., 10.,  2., 20.], grad_fn=<...>)
     """
-    a, b = O._t(a), O._t(b)
+    a, b = O.tensor_of(a), O.tensor_of(b)
     nd = max(a.ndim, b.ndim)
     sa = (1,) * (nd - a.ndim) + a.shape
     sb = (1,) * (nd - b.ndim) + b.shape
@@ -212,7 +212,7 @@ def diag(v, k=0) -> Tensor:
     >>> diag(tg.tensor([1.0, 2.0], requires_grad=True), 1).shape
     (3, 3)
     """
-    v = O._t(v)
+    v = O.tensor_of(v)
     k = operator.index(k)
     if v.ndim == 2:
         return diagonal(v, k)
@@ -252,7 +252,7 @@ def _no_out(name, out=None, dtype=None):
 def _triangle(np_fn, name, lower):
     @_values_if_constant(np_fn)
     def impl(m, k=0):
-        m = O._t(m)
+        m = O.tensor_of(m)
         rows, cols = m.shape[-2:] if m.ndim >= 2 else m.shape * 2
         keep = np.tri(rows, cols, k if lower else k - 1, dtype=bool)
         return O.where(keep if lower else ~keep, m, 0.0)
@@ -277,7 +277,7 @@ def column_stack(tup) -> Tensor:
     """
     cols = []
     for a in tup:
-        a = O._t(a)
+        a = O.tensor_of(a)
         cols.append(O.reshape(a, (-1, 1)) if a.ndim < 2 else a)
     return O.concatenate(cols, 1)
 
@@ -314,7 +314,7 @@ def append(arr, values, axis=None) -> Tensor:
     >>> append(tg.tensor([1.0, 2.0], requires_grad=True), [[3.0]])
     tensor([1., 2., 3.], grad_fn=<...>)
     """
-    arr, values = O._t(arr), O._t(values)
+    arr, values = O.tensor_of(arr), O.tensor_of(values)
     if axis is None:
         return O.concatenate([O.ravel(arr), O.ravel(values)], 0)
     return O.concatenate([arr, values], axis)
@@ -333,7 +333,7 @@ def pad(array, pad_width, mode="constant", **kwargs) -> Tensor:
     >>> pad(tg.tensor([1.0, 2.0], requires_grad=True), (1, 2), "reflect")
     tensor([2., 1., 2., 1., 2.], grad_fn=<...>)
     """
-    a = O._t(array)
+    a = O.tensor_of(array)
     if mode in _PAD_STAT_MODES:
         return _pad_by_axis(a, pad_width, mode, kwargs)
     if mode not in _PAD_MODES:
@@ -347,13 +347,13 @@ def pad(array, pad_width, mode="constant", **kwargs) -> Tensor:
             f"numpy.pad: {sorted(kwargs)} with mode={mode!r} is not supported on "
             "tapegrad Tensors (only constant_values, and reflect_type='even')"
         )
-    idx = O._flat_index(a.shape)
+    idx = O.flat_index(a.shape)
     if mode != "constant":
         return _take(a, np.pad(idx, _plain(pad_width), mode), idx)
     cv = kwargs.get("constant_values", 0)
     codes = -1 - np.arange(2 * a.ndim).reshape(a.ndim, 2)  # one code per (axis, side)
     placed = np.pad(idx, _plain(pad_width), "constant", constant_values=codes)
-    cvt = O._t(cv)
+    cvt = O.tensor_of(cv)
     try:
         np.broadcast_shapes(cvt.shape, (a.ndim, 2))
     except ValueError:
@@ -439,7 +439,7 @@ def select(condlist, choicelist, default=0) -> Tensor:
         *(np.shape(_plain(c)) for c in choicelist),
         np.shape(_plain(default)),
     )
-    out = O.broadcast_to(O._t(default), shape)
+    out = O.broadcast_to(O.tensor_of(default), shape)
     for c, ch in zip(conds[::-1], choicelist[::-1], strict=True):
         out = O.where(c, ch, out)
     return out
@@ -536,11 +536,11 @@ def gradient(f, *varargs, axis=None, edge_order=1) -> "Tensor | tuple[Tensor, ..
     >>> gradient(tg.tensor([1.0, 4.0, 9.0, 16.0], requires_grad=True), 0.5)
     tensor([ 6.,  8., 12., 14.], grad_fn=<...>)
     """
-    f = O._t(f)
+    f = O.tensor_of(f)
     if axis is None:
         axes = tuple(range(f.ndim))
     else:
-        O._norm_axes(axis, f.ndim, "gradient")  # range and repeats
+        O.normalize_axes(axis, f.ndim, "gradient")  # range and repeats
         axes = tuple(
             int(a) % f.ndim for a in (axis if isinstance(axis, (tuple, list)) else (axis,))
         )
@@ -570,7 +570,7 @@ def gradient(f, *varargs, axis=None, edge_order=1) -> "Tensor | tuple[Tensor, ..
                 raise ValueError(
                     "when 1d, distances must match the length of the corresponding dimension"
                 )
-            dx = stats_.diff(O._t(h))
+            dx = stats_.diff(O.tensor_of(h))
             if not needs_grad(dx):
                 dv = np.asarray(dx._v)
                 if (dv == dv[0]).all():  # NumPy uses the uniform formulas then
@@ -590,7 +590,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None) -> Tensor:
     """
     if axis is not None:
         axisa = axisb = axisc = axis
-    a, b = O._t(a), O._t(b)
+    a, b = O.tensor_of(a), O.tensor_of(b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("cross: the operands must be at least 1-D")
     a = _moveaxis(a, axisa, -1)
@@ -633,7 +633,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None) -> Tensor:
 
 
 def _moveaxis(a, source, destination):
-    base = O._flat_index(a.shape)
+    base = O.flat_index(a.shape)
     return _take(a, np.moveaxis(base, source, destination), base)
 
 
@@ -658,7 +658,7 @@ def linspace(
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     div = (num - 1) if endpoint else num
-    start, stop = O._t(start), O._t(stop)
+    start, stop = O.tensor_of(start), O.tensor_of(stop)
     delta = O.sub(stop, start)
     y = np.arange(0, num, dtype=np.float64).reshape((-1,) + (1,) * delta.ndim)
     if div > 0:
@@ -698,7 +698,7 @@ def convolve_nd(a, b, axes=None, dot_axes=((), ()), mode="full") -> Tensor:
     >>> convolve_nd(tg.tensor([1.0, 2.0, 3.0], requires_grad=True), tg.tensor([0.0, 1.0, 0.5]))
     tensor([0.0000, 1.0000, 2.5000, 4.0000, 1.5000], grad_fn=<...>)
     """
-    a, b = O._t(a), O._t(b)
+    a, b = O.tensor_of(a), O.tensor_of(b)
     if mode not in ("full", "same", "valid"):
         raise ValueError(f"convolve: mode must be 'full', 'same' or 'valid', got {mode!r}")
     if axes is None:
@@ -744,7 +744,7 @@ def _windows_dot(a, b, ca, cb, da, db, start, length):
     # a's element indices, convolved axes last, padded with a.size (the zero appended below);
     # window f' of the padded axis holds a[f' - (m-1) + j'], so the reversed window f = f'
     # - start holds a[start + f - j] for j = 0..m-1
-    idx = np.moveaxis(O._flat_index(a.shape), ca, list(last))
+    idx = np.moveaxis(O.flat_index(a.shape), ca, list(last))
     idx = np.pad(idx, [(0, 0)] * len(rest) + [(y - 1, y - 1) for y in m], constant_values=a.size)
     win = np.lib.stride_tricks.sliding_window_view(idx, m, axis=last)
     win = win[
@@ -772,7 +772,7 @@ def _windows_dot(a, b, ca, cb, da, db, start, length):
 
 
 def _conv1d(name, a, v, mode, correlate):
-    a, v = O._t(a), O._t(v)
+    a, v = O.tensor_of(a), O.tensor_of(v)
     if a.ndim > 1 or v.ndim > 1:
         raise ValueError(f"{name}: object too deep for desired array (1-D inputs only)")
     a, v = O.reshape(a, (-1,)), O.reshape(v, (-1,))
@@ -864,8 +864,8 @@ def einsum(*operands, out=None, optimize=False, **kwargs) -> Tensor:
 
 def _moved(a, place):
     """``a`` rearranged by ``place(flat element indices of a)`` (a NumPy call)."""
-    a = O._t(a)
-    base = O._flat_index(a.shape)
+    a = O.tensor_of(a)
+    base = O.flat_index(a.shape)
     picked = place(base)
     if isinstance(picked, (list, tuple)):
         return type(picked)(_take(a, p, base) for p in picked)
@@ -939,9 +939,9 @@ def insert(arr, obj, values, axis=None) -> Tensor:
     >>> insert(tg.tensor([1.0, 2.0], requires_grad=True), 1, tg.tensor([7.0, 8.0]))
     tensor([1., 7., 8., 2.], grad_fn=<...>)
     """
-    a, v = O._t(arr), O._t(values)
+    a, v = O.tensor_of(arr), O.tensor_of(values)
     codes = -1 - np.arange(v.size).reshape(v.shape)
-    placed = np.insert(O._flat_index(a.shape), _plain(obj), codes, axis)
+    placed = np.insert(O.flat_index(a.shape), _plain(obj), codes, axis)
     placed = np.where(placed < 0, a.size - 1 - placed, placed)
     return O.gather_flat(O.concatenate([O.ravel(a), O.ravel(v)], 0), placed, placed.shape)
 
@@ -955,7 +955,7 @@ def diagflat(v, k=0) -> Tensor:
     >>> diagflat(tg.tensor([[1.0, 2.0]], requires_grad=True)).shape
     (2, 2)
     """
-    return diag(O.ravel(O._t(v)), k)
+    return diag(O.ravel(O.tensor_of(v)), k)
 
 
 @implements(np.ediff1d)
@@ -967,11 +967,11 @@ def ediff1d(ary, to_end=None, to_begin=None) -> Tensor:
     >>> ediff1d(tg.tensor([1.0, 4.0, 9.0], requires_grad=True), to_begin=0.0)
     tensor([0., 3., 5.], grad_fn=<...>)
     """
-    d = stats_.diff(O.ravel(O._t(ary)))
-    parts = [O.ravel(O._t(to_begin))] if to_begin is not None else []
+    d = stats_.diff(O.ravel(O.tensor_of(ary)))
+    parts = [O.ravel(O.tensor_of(to_begin))] if to_begin is not None else []
     parts.append(d)
     if to_end is not None:
-        parts.append(O.ravel(O._t(to_end)))
+        parts.append(O.ravel(O.tensor_of(to_end)))
     return O.concatenate(parts, 0) if len(parts) > 1 else d
 
 
@@ -1007,13 +1007,13 @@ def block(arrays) -> Tensor:
     depth = _block_depth(arrays)
 
     def leaves(x):
-        return [v for y in x for v in leaves(y)] if isinstance(x, list) else [O._t(x)]
+        return [v for y in x for v in leaves(y)] if isinstance(x, list) else [O.tensor_of(x)]
 
     ndim = max([depth] + [v.ndim for v in leaves(arrays)])
 
     def join(x, d):
         if d == depth:
-            x = O._t(x)
+            x = O.tensor_of(x)
             return O.reshape(x, (1,) * (ndim - x.ndim) + x.shape)
         return O.concatenate([join(y, d + 1) for y in x], d - depth)
 
@@ -1024,7 +1024,7 @@ def _cumulative(np_fn, scan, name, identity):
     @_values_if_constant(np_fn)
     def impl(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
         _no_out(name, out, dtype)
-        x = O._t(x)
+        x = O.tensor_of(x)
         if axis is None:
             if x.ndim > 1:
                 raise ValueError(f"{name}: axis must be specified for multi-dimensional arrays.")
@@ -1054,12 +1054,12 @@ def trapezoid(y, x=None, dx=1.0, axis=-1) -> Tensor:
     >>> trapezoid(tg.tensor([1.0, 2.0, 3.0], requires_grad=True), dx=0.5)
     tensor(2., grad_fn=<...>)
     """
-    y = O._t(y)
-    ax = O._norm_axes(axis, y.ndim, "trapezoid")[0]
+    y = O.tensor_of(y)
+    ax = O.normalize_axes(axis, y.ndim, "trapezoid")[0]
     if x is None:
         d = dx
     else:
-        x = O._t(x)
+        x = O.tensor_of(x)
         d = stats_.diff(x, axis=-1 if x.ndim == 1 else ax)
         if x.ndim == 1:
             shape = [1] * y.ndim
@@ -1093,8 +1093,8 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy") -> tuple:
     >>> [g.shape for g in meshgrid(tg.tensor([1.0, 2.0], requires_grad=True), [0.0, 1.0, 2.0])]
     [(3, 2), (3, 2)]
     """
-    xs = [O._t(x) for x in xi]
-    bases = [O._flat_index(x.shape) for x in xs]
+    xs = [O.tensor_of(x) for x in xi]
+    bases = [O.flat_index(x.shape) for x in xs]
     grids = np.meshgrid(*bases, copy=False, sparse=sparse, indexing=indexing)
     return tuple(_take(x, g, b) for x, g, b in zip(xs, grids, bases, strict=True))
 
@@ -1110,10 +1110,10 @@ def choose(a, choices, out=None, mode="raise") -> Tensor:
     """
     _no_out("choose", out)
     a = np.asarray(_plain(a))
-    cs = [O._t(c) for c in choices]
+    cs = [O.tensor_of(c) for c in choices]
     shape = np.broadcast_shapes(a.shape, *(c.shape for c in cs))
     size = int(np.prod(shape, dtype=np.int64))
-    codes = [k * size + O._flat_index(shape) for k in range(len(cs))]
+    codes = [k * size + O.flat_index(shape) for k in range(len(cs))]
     picked = np.choose(a, codes, mode=mode)
     stacked = O.concatenate([O.ravel(O.broadcast_to(c, shape)) for c in cs], 0)
     return O.gather_flat(stacked, picked, picked.shape)
@@ -1132,7 +1132,7 @@ def bincount(x, /, weights=None, minlength=0) -> Tensor:
     x = np.asarray(_plain(x))
     if weights is None:
         return _const(np.bincount(x, minlength=minlength))
-    w = O._t(weights)
+    w = O.tensor_of(weights)
     n = np.bincount(x, minlength=minlength).size  # NumPy's checks and length
     if w.shape != x.shape:
         raise ValueError("The weights and list don't have the same length.")
@@ -1149,14 +1149,14 @@ def vander(x, N=None, increasing=False) -> Tensor:  # noqa: N803 - NumPy's name
     tensor([[4., 2., 1.],
             [9., 3., 1.]], grad_fn=<...>)
     """
-    x = O._t(x)
+    x = O.tensor_of(x)
     if x.ndim != 1:
         raise ValueError("x must be a one-dimensional array or sequence.")
     n = x.shape[0] if N is None else operator.index(N)
     cols = [np.ones((x.shape[0], min(n, 1)))]
     if n > 1:
         cols.append(O.cumprod(O.broadcast_to(O.reshape(x, (-1, 1)), (x.shape[0], n - 1)), 1))
-    v = O.concatenate(cols, 1) if len(cols) > 1 else O._t(cols[0])
+    v = O.concatenate(cols, 1) if len(cols) > 1 else O.tensor_of(cols[0])
     return v if increasing else flip(v, 1)
 
 
@@ -1173,7 +1173,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0) 
     nd = len(np.broadcast_shapes(*(np.shape(_plain(v)) for v in (start, stop, base))))
     if nd > 0:
         start, stop, base = (
-            O.reshape(O._t(v), (1,) * (nd - np.ndim(_plain(v))) + np.shape(_plain(v)))
+            O.reshape(O.tensor_of(v), (1,) * (nd - np.ndim(_plain(v))) + np.shape(_plain(v)))
             for v in (start, stop, base)
         )
         base = O.expand_dims(base, axis)
@@ -1190,7 +1190,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0) -> Tensor:
     tensor([   1.,   10.,  100., 1000.], grad_fn=<...>)
     """
     _no_out("geomspace", None, dtype)
-    start, stop = O._t(start), O._t(stop)
+    start, stop = O.tensor_of(start), O.tensor_of(stop)
     if np.any(np.asarray(start._v) == 0) or np.any(np.asarray(stop._v) == 0):
         raise ValueError("Geometric sequence cannot include zero")
     shape = np.broadcast_shapes(start.shape, stop.shape)
@@ -1224,7 +1224,7 @@ def _linalg_trace(x, /, *, offset=0, dtype=None):
 
 
 def _linalg_cross(x1, x2, /, *, axis=-1):
-    x1, x2 = O._t(x1), O._t(x2)
+    x1, x2 = O.tensor_of(x1), O.tensor_of(x2)
     if x1.shape[axis] != 3 or x2.shape[axis] != 3:
         raise ValueError(
             f"Both input arrays must be (arrays of) 3-dimensional vectors, but "
@@ -1234,7 +1234,7 @@ def _linalg_cross(x1, x2, /, *, axis=-1):
 
 
 def _linalg_outer(x1, x2, /):
-    x1, x2 = O._t(x1), O._t(x2)
+    x1, x2 = O.tensor_of(x1), O.tensor_of(x2)
     if x1.ndim != 1 or x2.ndim != 1:
         raise ValueError(
             f"Input arrays must be one-dimensional, but they are x1.ndim="
@@ -1248,8 +1248,8 @@ def _linalg_vecdot(x1, x2, /, *, axis=-1):
 
 
 def _vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 - NumPy's name
-    x = O._t(x)
-    axes = O._norm_axes(axis, x.ndim, "vector_norm")
+    x = O.tensor_of(x)
+    axes = O.normalize_axes(axis, x.ndim, "vector_norm")
     rest = [d for d in range(x.ndim) if d not in axes]
     lanes = _moveaxis(x, axes, list(range(len(rest), x.ndim))) if axes else x
     lanes = O.reshape(lanes, tuple(x.shape[d] for d in rest) + (-1,))

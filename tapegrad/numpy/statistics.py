@@ -9,23 +9,23 @@ import numpy as np
 from ..core.functions import (
     Axis,
     TensorLike,
-    _gather_along,
-    _norm_axes,
-    _order_guard,
-    _t,
     add,
     amax,
     amin,
     broadcast_to,
     concatenate,
     div,
+    gather_along,
     getitem,
     mean,
     mul,
+    normalize_axes,
+    order_guard,
     ravel,
     reshape,
     sub,
     sum,
+    tensor_of,
     transpose,
     where,
 )
@@ -59,7 +59,7 @@ def average(a: TensorLike, axis: Axis = None, weights=None, returned=False, keep
         >>> y.backward(); a.grad                                  # weights / sum(weights)
         tensor([0.7500, 0.2500, 0.0000])
     """
-    a = _t(a)
+    a = tensor_of(a)
     if weights is None:
         avg = mean(a, axis, keepdims)
         if not returned:
@@ -68,7 +68,7 @@ def average(a: TensorLike, axis: Axis = None, weights=None, returned=False, keep
         return avg, Tensor._const(
             result(np.full(avg.shape, float(count))) if avg.ndim else float(count)
         )
-    w = _t(weights)
+    w = tensor_of(weights)
     if w.shape != a.shape:
         if axis is None:
             raise TypeError(
@@ -76,7 +76,7 @@ def average(a: TensorLike, axis: Axis = None, weights=None, returned=False, keep
             )
         if w.ndim != 1:
             raise TypeError("average: 1D weights expected when the shapes of a and weights differ")
-        ax = _norm_axes(axis, a.ndim, "average")
+        ax = normalize_axes(axis, a.ndim, "average")
         if len(ax) != 1 or w.shape[0] != a.shape[ax[0]]:
             raise ValueError("average: length of weights differs from the length of the axis")
         shape = [1] * a.ndim
@@ -106,18 +106,18 @@ def diff(a: TensorLike, n=1, axis: Axis = -1, prepend=None, append=None) -> Tens
         >>> y.sum().backward(); x.grad          # the sum telescopes to x[-1] - x[0]
         tensor([-1.,  0.,  1.])
     """
-    a = _t(a)
+    a = tensor_of(a)
     if n < 0:
         raise ValueError(f"diff: order must be non-negative but got {n}")
     if a.ndim == 0:
         raise ValueError("diff requires input that is at least one dimensional")
-    ax = _norm_axes(axis, a.ndim, "diff")[0]
+    ax = normalize_axes(axis, a.ndim, "diff")[0]
     ends = []
     for end in (prepend, append):
         if end is None:
             ends.append(None)
             continue
-        e = _t(end)
+        e = tensor_of(end)
         if e.ndim == 0:
             shape = list(a.shape)
             shape[ax] = 1
@@ -137,11 +137,11 @@ def _arranged(name, x, axis, order, arg):
     """x gathered along ``axis`` by ``arg(values, axis)`` (argsort / argpartition)."""
     if order is not None:
         raise TypeError(f"{name}: order= (structured arrays) is not supported on Tensors")
-    x = _t(x)
+    x = tensor_of(x)
     if axis is None:
         x, axis = ravel(x), -1
     v = np.asarray(x._v)
-    out = _gather_along(x, arg(v, axis), axis)
+    out = gather_along(x, arg(v, axis), axis)
     return out, axis % v.ndim, v.shape
 
 
@@ -162,7 +162,7 @@ def sort(x: TensorLike, axis: Axis = -1, kind=None, order=None) -> Tensor:
     out, ax, _ = _arranged(
         "sort", x, axis, order, lambda v, axis: np.argsort(v, axis=axis, kind=kind)
     )
-    _order_guard(out, ax, [(slice(0, -1), slice(1, None))])
+    order_guard(out, ax, [(slice(0, -1), slice(1, None))])
     return out
 
 
@@ -186,7 +186,7 @@ def partition(x: TensorLike, kth, axis: Axis = -1, kind="introselect", order=Non
     for k in np.atleast_1d(kth):
         k = int(k) % n
         pairs += [(slice(0, k), slice(k, k + 1)), (slice(k, k + 1), slice(k + 1, None))]
-    _order_guard(out, ax, pairs)
+    order_guard(out, ax, pairs)
     return out
 
 
@@ -196,7 +196,7 @@ def _to_last(x, axis, name):
     shape = x.shape
     if axis is None:
         return ravel(x), (1,) * len(shape)
-    axes = _norm_axes(axis, len(shape), name)
+    axes = normalize_axes(axis, len(shape), name)
     others = [d for d in range(len(shape)) if d not in axes]
     y = transpose(x, others + list(axes)) if others + list(axes) != list(range(len(shape))) else x
     m = int(np.prod([shape[d] for d in axes], dtype=np.int64))
@@ -216,7 +216,7 @@ def _nan_lanes(s, out):
 def _sorted_lanes(a, axis, name):
     """The values sorted along the reduced axes (moved last and flattened), the keepdims
     shape and the lane length."""
-    y, kept = _to_last(_t(a), axis, name)
+    y, kept = _to_last(tensor_of(a), axis, name)
     n = y.shape[-1]
     if n == 0:
         raise ValueError(f"{name} of an empty axis")

@@ -134,10 +134,10 @@ def odeint(
             out = O.broadcast_to(out, y.shape)
         return out
 
-    y = O._t(tnp.asarray(y0) if isinstance(y0, (list, tuple)) else y0)
+    y = O.tensor_of(tnp.asarray(y0) if isinstance(y0, (list, tuple)) else y0)
     if y.ndim == 0:
         y = O.reshape(y, (1,))  # SciPy's states are (1,) for a scalar y0
-    tt = t if isinstance(t, Tensor) else O._t(np.asarray(t, dtype=np.float64))
+    tt = t if isinstance(t, Tensor) else O.tensor_of(np.asarray(t, dtype=np.float64))
     tv = _value(tt)
     if tv.ndim != 1 or tv.size < 1:
         raise ValueError("odeint: t must be a one-dimensional sequence of times")
@@ -193,7 +193,7 @@ def _probe(func, args, tfirst, y0):
     def slope(y, s, v):
         def rhs(yy):
             out = func(s, yy, *values) if tfirst else func(yy, s, *values)
-            return O.broadcast_to(O._t(out), yy.shape)
+            return O.broadcast_to(O.tensor_of(out), yy.shape)
 
         return np.asarray(_value(_jvp(rhs, (y,), (v,))[1]), dtype=np.float64)
 

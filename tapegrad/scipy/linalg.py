@@ -29,7 +29,7 @@ def _has_tensor(*xs):
 
 
 def _matrix(a, name, square=True):
-    a = O._t(a)
+    a = O.tensor_of(a)
     if a.ndim != 2 or (square and a.shape[0] != a.shape[1]):
         raise ValueError(
             f"scipy.linalg.{name}: on tapegrad Tensors the matrix must be 2-D"
@@ -40,7 +40,7 @@ def _matrix(a, name, square=True):
 
 def _rhs(b, m, name):
     """``b`` as an (M, K) Tensor, and whether it was a vector."""
-    b = O._t(b)
+    b = O.tensor_of(b)
     if b.ndim not in (1, 2) or b.shape[0] != m:
         raise ValueError(
             f"scipy.linalg.{name}: on tapegrad Tensors b must be (M,) or (M, K) "
@@ -335,7 +335,7 @@ def expm(A):  # noqa: N803 - SciPy's name
     """
     if not _has_tensor(A):
         return _sl.expm(A)
-    a = O._t(A)
+    a = O.tensor_of(A)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(
             f"scipy.linalg.expm: expected a square matrix (or a stack), got shape {a.shape}"

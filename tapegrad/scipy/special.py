@@ -269,7 +269,7 @@ def beta(a, b):
     if not _tensor_in(a, b):
         return _sp.beta(a, b)
     s = O.add(a, b)
-    sign = _gammasgn(O._t(a)) * _gammasgn(O._t(b)) * _gammasgn(s)
+    sign = _gammasgn(O.tensor_of(a)) * _gammasgn(O.tensor_of(b)) * _gammasgn(s)
     return sign * O.exp(O.gammaln(a) + O.gammaln(b) - O.gammaln(s))
 
 
@@ -314,7 +314,7 @@ def _xlogy_impl(x, y, shift: float):
         shape = np.broadcast_shapes(x.shape, np.shape(y))
         return _XLogY.apply(O.broadcast_to(x, shape), O.broadcast_to(y, shape), shift)
     xv = np.asarray(_value(x), dtype=np.float64)
-    arg = O.add(y, shift) if shift else O._t(y)
+    arg = O.add(y, shift) if shift else O.tensor_of(y)
     # x is a constant here: x log(arg) with the log's argument replaced where x == 0 (the
     # value and both derivatives are 0 there; log(arg) itself may be -inf or NaN)
     safe = O.where(np.broadcast_to(xv == 0.0, np.broadcast_shapes(xv.shape, arg.shape)), 1.0, arg)
@@ -367,11 +367,11 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
     """
     if not _tensor_in(a, b):
         return _sp.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
-    a = O._t(a)
+    a = O.tensor_of(a)
     if b is not None:
         shape = np.broadcast_shapes(a.shape, np.shape(b))
         a = O.broadcast_to(a, shape)
-    axes = O._norm_axes(axis, a.ndim, "logsumexp")
+    axes = O.normalize_axes(axis, a.ndim, "logsumexp")
     if b is None:
         m = O.stable_shift(a, axes)
     else:  # entries with b == 0 add nothing: they do not set the shift (as in SciPy)
@@ -451,7 +451,7 @@ class _ScipyOp(Function):
 
 
 def _scipy_op(x, value, derivative):
-    return _ScipyOp.apply(O._t(x), value, derivative)
+    return _ScipyOp.apply(O.tensor_of(x), value, derivative)
 
 
 _BESSEL = {"j": _sp.jv, "y": _sp.yv, "i": _sp.iv, "ive": _sp.ive}
@@ -613,7 +613,7 @@ def _gammainc(name: str, a, x, kwargs, sign: float):
             return sign * O.exp(xlogy(a - 1.0, z) - z - log_g)
 
         return _scipy_op(x, lambda z: sp_fn(a, z), density)
-    return _GammaincOp.apply(a, O._t(x), sign)
+    return _GammaincOp.apply(a, O.tensor_of(x), sign)
 
 
 class _GammaincOp(Function):

@@ -57,7 +57,7 @@ def _refuse(dist: str, method: str, name: str, a) -> None:
 def _nan_unless_positive(scale):
     """0 where scale > 0, NaN elsewhere (SciPy's value for an invalid scale); adds nothing
     to any derivative."""
-    return 0.0 * O.log(O._t(scale))
+    return 0.0 * O.log(O.tensor_of(scale))
 
 
 def _standardize(x, loc, scale):
@@ -142,7 +142,7 @@ class _Norm(_Distribution):
         if not _tensor_in(x, loc, scale):
             return self._scipy.logpdf(x, loc, scale)
         z = _standardize(x, loc, scale)
-        return -0.5 * z * z - O.log(O._t(scale)) - 0.5 * _LOG_2PI
+        return -0.5 * z * z - O.log(O.tensor_of(scale)) - 0.5 * _LOG_2PI
 
     def pdf(self, x, loc=0.0, scale=1.0):
         """density at x."""
@@ -231,7 +231,7 @@ class _LocScale(_Distribution):
         if not _tensor_in(x, loc, scale, *shapes):
             return self._scipy.logpdf(x, *args, **kwds)
         z = _standardize(x, loc, scale)
-        return self._logpdf_z(z, shapes) - O.log(O._t(scale))
+        return self._logpdf_z(z, shapes) - O.log(O.tensor_of(scale))
 
     def pdf(self, x, *args, **kwds):
         """density at x."""
@@ -446,7 +446,7 @@ class _Poisson(_Distribution):
         kk = np.where(ok, kv, 0.0)
         inside = S.xlogy(kk, mu) - mu - S.gammaln(kk + 1.0)
         out = O.where(np.broadcast_to(ok, inside.shape), inside, -np.inf)
-        return O.where(O._t(mu) >= 0.0, out, np.nan)  # a negative mean: NaN, as SciPy
+        return O.where(O.tensor_of(mu) >= 0.0, out, np.nan)  # a negative mean: NaN, as SciPy
 
     def pmf(self, k, mu, loc=0):
         """P(K = k); differentiable in mu."""
@@ -493,7 +493,7 @@ class _Dirichlet(_Distribution):
                 "alpha must be a one-dimensional array of at least two positive "
                 "entries (SciPy's condition)"
             )
-        x = O._t(x)
+        x = O.tensor_of(x)
         if x.shape[0] == av.size - 1:
             x = O.concatenate([x, O.expand_dims(1.0 - O.sum(x, 0), 0)], 0)
         xv = np.asarray(x.data)
@@ -509,7 +509,7 @@ class _Dirichlet(_Distribution):
                 "The input vector 'x' must lie within the normal simplex. but "
                 "np.sum(x, 0) - 1.0 = {}.".format(xv.sum(axis=0) - 1.0)
             )
-        a = O._t(alpha)
+        a = O.tensor_of(alpha)
         col = O.reshape(a, (av.size,) + (1,) * (xv.ndim - 1))
         log_b = O.sum(S.gammaln(a)) - S.gammaln(O.sum(a))
         return O.sum(S.xlogy(O.sub(col, 1.0), x), 0) - log_b
@@ -604,7 +604,7 @@ class _MultivariateNormal(_Distribution):
 
     @staticmethod
     def _cov(cov, dim):
-        c = O._t(cov)
+        c = O.tensor_of(cov)
         if c.ndim == 0:
             return O.mul(np.eye(dim), c)
         if c.ndim == 1:
@@ -621,7 +621,7 @@ class _MultivariateNormal(_Distribution):
         return 1
 
     def _parts(self, x, mean, cov):
-        x = O._t(x)
+        x = O.tensor_of(x)
         dim = self._dim(mean, cov)
         if x.ndim == 0:
             x = O.reshape(x, (1, 1))
@@ -712,7 +712,7 @@ class _MultivariateNormal(_Distribution):
         singular = self._singular_parts(c, cov, "entropy", True)
         if singular is not None:  # SciPy's: the rank and the pseudo-determinant
             _, _, rank, log_pdet, _ = singular
-            return O._t(np.float64(0.5 * (log_pdet + rank * (1.0 + _LOG_2PI))))
+            return O.tensor_of(np.float64(0.5 * (log_pdet + rank * (1.0 + _LOG_2PI))))
         return 0.5 * (_LogDet.apply(c) + dim * (1.0 + _LOG_2PI))
 
 

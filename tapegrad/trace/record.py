@@ -11,7 +11,7 @@ import numpy as np
 from .. import pytree
 from ..core import creation as _creation
 from ..core import tape as T
-from ..core.functions import _as_shape
+from ..core.functions import as_shape
 from ..core.tensor import (
     STATE,
     refuse_complex,
@@ -85,12 +85,12 @@ class _Recorder:
             seen = np.asarray(res._v if isinstance(res, Tensor) else res, np.float64)
             shape = seen.shape
             xa = x if isinstance(x, Tensor) else Tensor._const(value_of(x))
-            ra = _as_shape(t, xa, shape)
+            ra = as_shape(t, xa, shape)
             if not isinstance(ov, Tensor) and np.ndim(ov) == 0:
                 rb, c = -1, float(ov)
             else:
                 rb, c = (
-                    _as_shape(t, ov if isinstance(ov, Tensor) else Tensor._const(ov), shape),
+                    as_shape(t, ov if isinstance(ov, Tensor) else Tensor._const(ov), shape),
                     0.0,
                 )
             code = _CMP[kind]
