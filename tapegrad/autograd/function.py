@@ -361,6 +361,11 @@ class FunctionNode(CustomNode):
             )
         with no_grad():
             res = self.cls.jvp(ctx or self.ctx, *full)
+        res = self._jvp_outputs(res)
+        return [None if res[k] is None else np.ravel(value_of(res[k])) for k in self.out_pos]
+
+    def _jvp_outputs(self, res):
+        """What the user's ``jvp`` returned, as one tangent (or None) per output."""
         if not isinstance(res, tuple):
             res = (res,)
         if len(res) != self.n_out:
@@ -368,7 +373,7 @@ class FunctionNode(CustomNode):
                 f"function {self.name[:-8]}.jvp returned {len(res)} tangents "
                 f"for {self.n_out} outputs"
             )
-        return [None if res[k] is None else np.ravel(value_of(res[k])) for k in self.out_pos]
+        return res
 
     def jvp_graph(self, tangents):
         """Output tangents as graph-carrying Tensors (nested forward mode, e.g. a grad of a
@@ -385,13 +390,7 @@ class FunctionNode(CustomNode):
                 res = self.cls.jvp(self.ctx, *full)
         finally:
             self.ctx._graph = None
-        if not isinstance(res, tuple):
-            res = (res,)
-        if len(res) != self.n_out:
-            raise RuntimeError(
-                f"function {self.name[:-8]}.jvp returned {len(res)} tangents "
-                f"for {self.n_out} outputs"
-            )
+        res = self._jvp_outputs(res)
         out = []
         for k, shape in zip(self.out_pos, self.out_shapes):
             g = res[k]

@@ -20,10 +20,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "e664421d30af9c86"
+FINGERPRINT = "08c38ae813a538e2"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 1037591676220799432
+KERNELS_ID = 39468818883040142
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'LINREC', 'CUMSUM', 'CUMPROD', 'LOGCUMSUMEXP')
 
 # sweep results: (status, row)
@@ -599,11 +599,12 @@ def extreme_weights(V, pa, lo, n, offs):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+def extreme_into(A, D, lo, n, pa, p, ipool, larger):
+    """The maximum (``larger``) or minimum of each reduced group into D; NaN propagates."""
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
     seen = np.zeros(n, np.bool_)
-    for j in range(offs.shape[0]):  # NaN propagates
+    for j in range(offs.shape[0]):
         q = offs[j]
         x = A[pa + j]
         if not seen[q]:
@@ -611,8 +612,13 @@ def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + q] = x
             continue
         cur = D[lo + q]
-        if cur == cur and (x != x or x > cur):
+        if cur == cur and (x != x or (x > cur if larger else x < cur)):
             D[lo + q] = x
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    extreme_into(A, D, lo, n, pa, p, ipool, True)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -661,19 +667,7 @@ def extreme_backward_tangent_lanes(
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def amin_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
-    seen = np.zeros(n, np.bool_)
-    for j in range(offs.shape[0]):  # NaN propagates
-        q = offs[j]
-        x = A[pa + j]
-        if not seen[q]:
-            seen[q] = True
-            D[lo + q] = x
-            continue
-        cur = D[lo + q]
-        if cur == cur and (x != x or x < cur):
-            D[lo + q] = x
+    extreme_into(A, D, lo, n, pa, p, ipool, False)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

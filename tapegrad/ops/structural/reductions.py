@@ -189,11 +189,12 @@ def prod_jvp(rows, r, tangent):
     return rows.ops.scatter_add(ta * excl, offs, rows.shape(r))
 
 
-def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+def extreme_into(A, D, lo, n, pa, p, ipool, larger):
+    """The maximum (``larger``) or minimum of each reduced group into D; NaN propagates."""
     nd = ipool[p]
     offs = strided_offsets(ipool, p + 1, nd, 0)
     seen = np.zeros(n, np.bool_)
-    for j in range(offs.shape[0]):  # NaN propagates
+    for j in range(offs.shape[0]):
         q = offs[j]
         x = A[pa + j]
         if not seen[q]:
@@ -201,24 +202,16 @@ def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + q] = x
             continue
         cur = D[lo + q]
-        if cur == cur and (x != x or x > cur):
+        if cur == cur and (x != x or (x > cur if larger else x < cur)):
             D[lo + q] = x
+
+
+def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    extreme_into(A, D, lo, n, pa, p, ipool, True)
 
 
 def amin_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
-    seen = np.zeros(n, np.bool_)
-    for j in range(offs.shape[0]):  # NaN propagates
-        q = offs[j]
-        x = A[pa + j]
-        if not seen[q]:
-            seen[q] = True
-            D[lo + q] = x
-            continue
-        cur = D[lo + q]
-        if cur == cur and (x != x or x < cur):
-            D[lo + q] = x
+    extreme_into(A, D, lo, n, pa, p, ipool, False)
 
 
 def extreme_weights(V, pa, lo, n, offs):
