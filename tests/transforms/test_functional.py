@@ -234,6 +234,12 @@ def test_vjp_none_cotangent_and_shape_errors():
         vjp_fn((np.ones(3), np.ones(2)))
     with pytest.raises(ValueError, match="1 leaves"):
         vjp_fn(np.ones(2))
+    # None stands for zeros of a whole output subtree, inside dicts and nested tuples too
+    out, vjp_fn = tg.vjp(lambda x: {"a": x * 2, "b": (x * x, x)}, np.ones(2))
+    (gx,) = vjp_fn({"a": np.ones(2), "b": None})
+    np.testing.assert_allclose(gx, [2.0, 2.0])
+    (gx,) = vjp_fn({"a": None, "b": (None, np.array([1.0, 3.0]))})
+    np.testing.assert_allclose(gx, [1.0, 3.0])
 
 
 # ---- jacobian ----------------------------------------------------------------------------------

@@ -254,7 +254,9 @@ def scan(name: str, combine: str, init: float, **kw) -> Scan:
     if math.isinf(init):
         step = formula.python_function(combine, ("s", "a"), "numpy")
         probe = np.array([-3.0, 0.0, 2.5])
-        if arity != 1 or not np.array_equal(step(np.full(3, init), probe), probe):
+        with np.errstate(all="ignore"):
+            same = arity == 1 and np.array_equal(step(np.full(3, init), probe), probe)
+        if not same:
             raise ValueError(
                 f"scan {name}: an infinite init must be the identity of a one-operand "
                 f"combine (combine(init, a) == a); {combine!r} with init {init} is not"
