@@ -220,7 +220,7 @@ def make_binary(name: str):
 
 def docstring_example(name: str, example: tuple) -> str:
     """The ``Examples:`` section of the docstring of ``tg.<name>`` from its declaration's
-    ``example``: (input, value, derivative, derivative formula), values computed once with
+    ``example``: (input, value, derivative[, derivative formula]), values computed once with
     NumPy and the closed-form derivative (checked against central differences) and written as
     tapegrad prints them, so the doctests check tapegrad's value and gradient against them.
 
@@ -230,14 +230,15 @@ def docstring_example(name: str, example: tuple) -> str:
     """
     if len(example) == 5:
         return _binary_example(name, *example)
-    x, value, derivative, rule = example
+    x, value, derivative, *rule = example  # a scan's example has no formula
+    comment = f"       # {rule[0]}" if rule else ""
     return (
         "Examples:\n"
         "    >>> import tapegrad as tg\n"
         f"    >>> x = tg.tensor({x}, requires_grad=True)\n"
         f"    >>> y = tg.{name}(x); y\n"
         f"    tensor({value}, grad_fn=<{name.capitalize()}Backward0>)\n"
-        f"    >>> y.sum().backward(); x.grad       # {rule}\n"
+        f"    >>> y.sum().backward(); x.grad{comment}\n"
         f"    tensor({derivative})\n"
     )
 

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
@@ -13,10 +14,17 @@ from numpy.typing import ArrayLike
 from ..ops import formula
 from ..ops.spec import C
 from ..ops.spec import op as spec_op
+from .elementwise import docstring_example
 from .tensor import TensorBase as Tensor
 from .tensor import needs_grad, record, result, row_of, tape_for, value_of
 
 TensorLike = Tensor | ArrayLike
+
+
+@functools.cache
+def _step(name, arity):
+    """The combine formula of scan ``name`` on NumPy arrays (made once)."""
+    return formula.python_function(spec_op(name).combine, ("s", "a", "b")[: arity + 1], "numpy")
 
 
 def _value(spec, values, reverse):
@@ -28,8 +36,7 @@ def _value(spec, values, reverse):
     if spec.ufunc:
         out = getattr(np, spec.ufunc).accumulate(values[0], axis=1)
     else:
-        syms = ("s", "a", "b")[: len(values) + 1]
-        step = formula.python_function(spec.combine, syms, "numpy")
+        step = _step(spec.name, len(values))
         out = np.empty(values[0].shape)
         s = np.full(values[0][:, 0].shape, spec.init) if values[0].shape[1] else None
         for k in range(values[0].shape[1]):
@@ -91,15 +98,6 @@ def make_scan(name: str):
 
     f.__name__ = f.__qualname__ = fname
     f.__module__ = "tapegrad.core.ufuncs"
-    x, value, grad = spec.example
-    f.__doc__ = (
-        f"{spec.doc or f'Running {fname} along an axis (differentiable).'}\n\n"
-        "Examples:\n"
-        "    >>> import tapegrad as tg\n"
-        f"    >>> x = tg.tensor({x}, requires_grad=True)\n"
-        f"    >>> y = tg.{fname}(x); y\n"
-        f"    tensor({value}, grad_fn=<{fname.capitalize()}Backward0>)\n"
-        f"    >>> y.sum().backward(); x.grad\n"
-        f"    tensor({grad})\n"
-    )
+    summary = spec.doc or f"Running {fname} along an axis (differentiable)."
+    f.__doc__ = f"{summary}\n\n{docstring_example(fname, spec.example)}"
     return f

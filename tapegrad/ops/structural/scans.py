@@ -55,10 +55,6 @@ def _literal(v: float) -> str:
     return repr(float(v))
 
 
-def _code(text, **names):
-    return formula.numba_code(text, names)
-
-
 def _kernel_sources(name, combine, init, arity):
     """Source of the forward, backward, tangent and backward_tangent kernels of a scan.  A
     kernel reads only the values its formulas use (what a backward reads decides what the
@@ -70,14 +66,14 @@ def _kernel_sources(name, combine, init, arity):
     def c(text):
         return formula.numba_code(text, local)
 
-    def tangent_of(text):
-        """The tangent of a partial: its derivative in each symbol times that tangent."""
-        terms = [(formula.derivative(text, y), y) for y in syms]
-        return " + ".join(f"({c(dy)}) * t{y}" for dy, y in terms if dy != "0.0") or "0.0"
-
-    dd = {x: tangent_of(d[x]) for x in syms}
-    used = set().union(*(formula.symbols(d[x]) for x in syms))
-    used_t = used | {w for x in syms for w in ("a", "b", "s") if f"t{w}" in dd[x]}
+    # the partials' own partials: the tangent of partial x is the sum of dd[x][y] * t{y}
+    dd = {x: {y: formula.derivative(d[x], y) for y in syms} for x in syms}
+    dd = {x: {y: v for y, v in row.items() if v != "0.0"} for x, row in dd.items()}
+    tangent_of = {
+        x: " + ".join(f"({c(v)}) * t{y}" for y, v in dd[x].items()) or "0.0" for x in syms
+    }
+    used = set().union(*(formula.symbols(d[x]) for x in syms))  # values the partials read
+    used_t = {y for row in dd.values() for y in row}  # symbols whose tangents they read
     ini = _literal(init)
     pad = "\n            "
 
@@ -133,22 +129,19 @@ def _kernel_sources(name, combine, init, arity):
             ts = ts * ({c(d["s"])}) + tval[pa + q] * ({c(d["a"])}){tb_term}{s_next}
             tval[lo + q] = ts
 """
-    if "s" in used_t:
+    before = ""  # the running value before this element (and its tangent), where read
+    if "s" in used or "s" in used_t:
         before = (
             f"{pad}if k > 0:{pad}    before = {_BEFORE}"
             + (f"{pad}    s = val[lo + before]" if "s" in used else "")
-            + (f"{pad}    ts = tval[lo + before]" if "ts" in " ".join(dd.values()) else "")
+            + (f"{pad}    ts = tval[lo + before]" if "s" in used_t else "")
             + f"{pad}else:"
             + (f"{pad}    s = {ini}" if "s" in used else "")
-            + (f"{pad}    ts = 0.0" if "ts" in " ".join(dd.values()) else "")
+            + (f"{pad}    ts = 0.0" if "s" in used_t else "")
         )
-        if "s" not in used and "ts" not in " ".join(dd.values()):
-            before = ""
-    else:
-        before = ""
-    names_t = used | {f"t{x}" for x in ("a", "b") if f"t{x}" in " ".join(dd.values())}
+    names_t = used | {f"t{x}" for x in used_t}
     add_tb = (
-        f"{pad}if gb:{pad}    tadj[pb + q] += tR * ({c(d['b'])}) + R * ({dd['b']})"
+        f"{pad}if gb:{pad}    tadj[pb + q] += tR * ({c(d['b'])}) + R * ({tangent_of['b']})"
         if arity == 2
         else ""
     )
@@ -166,9 +159,9 @@ def _kernel_sources(name, combine, init, arity):
             R = adj[lo + q] + carry
             tR = tadj[lo + q] + tcarry
             if ga:
-                tadj[pa + q] += tR * ({c(d["a"])}) + R * ({dd["a"]}){add_tb}
+                tadj[pa + q] += tR * ({c(d["a"])}) + R * ({tangent_of["a"]}){add_tb}
             carry = R * ({c(d["s"])})
-            tcarry = tR * ({c(d["s"])}) + R * ({dd["s"]})
+            tcarry = tR * ({c(d["s"])}) + R * ({tangent_of["s"]})
 """
     return forward, backward, tangent, backward_tangent
 
@@ -194,9 +187,16 @@ def _shift(O, x, fill, towards_end, outer, m, inner):
     return O.concatenate([O.getitem(x, (slice(None), slice(1, m))), pad], axis=1)
 
 
-def _rules(decl_combine, init, arity):
+def _rules(combine, init, arity):
     syms = ("s", "a", "b")[: arity + 1]
-    partial = {x: formula.derivative(decl_combine, x) for x in syms}
+    partial = {x: formula.derivative(combine, x) for x in syms}
+    on_tensors = {}  # the partials as functions on Tensors, made at the first use
+
+    def partial_fn(x, O):
+        fn = on_tensors.get(x)
+        if fn is None:
+            fn = on_tensors[x] = formula.tensor_function(partial[x], O, args=", ".join(syms))
+        return fn
 
     def parts(rows, r):
         O = rows.ops
@@ -213,8 +213,7 @@ def _rules(decl_combine, init, arity):
         env = {"s": s, "a": a, "b": b}
         d = {}
         for x in syms:
-            fn = formula.tensor_function(partial[x], O, args=", ".join(syms))
-            v = fn(*(env[y] for y in syms))
+            v = partial_fn(x, O)(*(env[y] for y in syms))
             d[x] = rows.const(np.full(lanes, v)) if isinstance(v, (int, float)) else v
         if math.isinf(init):
             first = np.zeros(lanes, dtype=bool)
