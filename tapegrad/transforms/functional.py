@@ -180,12 +180,9 @@ class _Call:
             _DEPTH.n = depth
             STATE.enabled = prev
 
-    def used_inputs(self):
-        return list(self.inputs)
-
     def backward(self, ys, cts, retain):
-        """Gradients (arrays, or Tensors when nested; None if unreached) of the used inputs."""
-        ins = self.used_inputs()
+        """Gradients (arrays, or Tensors when nested; None if unreached) of the inputs."""
+        ins = self.inputs
         pairs = [(y, ct) for y, ct in zip(ys, cts) if isinstance(y, Tensor) and y._rg]
         if not pairs:
             return [None] * len(ins)
@@ -390,7 +387,7 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "auto") 
         rows_fn = _jacobian_rows
         if mode != "rev" and not (c.nested or _DEPTH.n > 0):
             n_out = sum(int(np.size(_value(y))) for y in _leaves(c.out))
-            n_in = sum(x.size for x in c.used_inputs())
+            n_in = sum(x.size for x in c.inputs)
             if mode == "fwd" or n_out > n_in:
                 rows_fn = _forward_rows
         return _jacobian_blocks(c, rows_fn)
@@ -399,7 +396,7 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "auto") 
 
 
 def _jacobian_blocks(c, rows_fn):
-    """Assemble the Jacobian of call ``c`` from ``rows_fn(c, ys, sizes)`` (per used input, the
+    """Assemble the Jacobian of call ``c`` from ``rows_fn(c, ys, sizes)`` (per input, the
     (M, *x.shape) derivatives of all M output values)."""
     ys = _leaves(c.out)
     shapes = [np.shape(_value(y)) for y in ys]
@@ -411,7 +408,7 @@ def _jacobian_blocks(c, rows_fn):
             c.grads_tree(
                 [
                     None if J is None else J[off : off + m].reshape(shape + x.shape)
-                    for J, x in zip(rows, c.used_inputs())
+                    for J, x in zip(rows, c.inputs)
                 ],
                 shape,
             )
@@ -423,7 +420,7 @@ def _jacobian_blocks(c, rows_fn):
 def _forward_rows(c, ys, sizes):
     """Like ``_jacobian_rows``, by forward mode (one tangent sweep per input element)."""
     t = STATE.tape
-    ins = c.used_inputs()
+    ins = c.inputs
     keep = [
         k
         for k, y in enumerate(ys)
@@ -448,8 +445,8 @@ def _forward_rows(c, ys, sizes):
 
 
 def _jacobian_rows(c, ys, sizes):
-    """For each used input x, the (M, *x.shape) Jacobian of all output values (M in all)."""
-    ins = c.used_inputs()
+    """For each input x, the (M, *x.shape) Jacobian of all output values (M in all)."""
+    ins = c.inputs
     m = sum(sizes)
     eye = np.eye(m)
     if c.nested or _DEPTH.n > 0:  # differentiable rows, one create_graph backward per row

@@ -91,7 +91,7 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[A
     nested = nested or c.nested
     ys = _leaves(c.out)
     t = STATE.tape
-    ins = c.used_inputs()
+    ins = c.inputs
     # an output that is an input itself (f returned its argument) enters the tape as a leaf
     tracked = [
         k
@@ -208,7 +208,7 @@ def _compiled_hessian(f, args, kwargs, argnums, directions):
     out = c.out
     if not (isinstance(out, Tensor) or np.ndim(_value(out)) == 0) or np.size(_value(out)) != 1:
         raise TypeError(f"hessian/hvp need f to return a scalar, got shape {np.shape(_value(out))}")
-    ins = c.used_inputs()
+    ins = c.inputs
     sizes = [x.size for x in ins]
     n = sum(sizes)
     m = n if directions is None else directions.shape[0]
@@ -239,7 +239,7 @@ def _compiled_hessian(f, args, kwargs, argnums, directions):
 
 
 def _hessian_tree(c, H):
-    ins = c.used_inputs()
+    ins = c.inputs
     cols = np.concatenate([[0], np.cumsum([x.size for x in ins])]).astype(int)
     inner = []
     for i, xi in enumerate(ins):
