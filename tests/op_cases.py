@@ -25,13 +25,17 @@ def away_from_zero(*shape):
     return x * rng.choice([-1.0, 1.0], size=shape)
 
 
+def off_kinks(op, v):
+    """``v`` with every value within 0.1 of one of the op's declared kinks moved 0.1 away."""
+    for k in getattr(op, "kinks", ()):
+        v = np.where(np.abs(v - k) < 0.1, k + np.where(v >= k, 0.1, -0.1), v)
+    return v
+
+
 def _from_domain(op, shape):
     """Inputs of ``shape`` from the op's declared domain, kept 0.1 away from its kinks."""
     lo, hi = op.domain
-    v = rng.uniform(lo, hi, size=shape)
-    for k in op.kinks:
-        v = np.where(np.abs(v - k) < 0.1, k + np.where(v >= k, 0.1, -0.1), v)
-    return v
+    return off_kinks(op, rng.uniform(lo, hi, size=shape))
 
 
 def _declared():

@@ -19,6 +19,8 @@ from tapegrad.ops import formula
 from tapegrad.ops.decl import Elementwise
 from tapegrad.ops.spec import CODE, OPS
 
+from op_cases import off_kinks
+
 INTERNAL = {"LEAF", "CONST", "FREED", "CUSTOM", "GUARD"}
 TESTED_OPS = [op.name for op in OPS if op.name not in INTERNAL]
 SHAPES = [(), (4,), (2, 3), (2, 3, 2)]
@@ -67,9 +69,7 @@ def sample(name, shape, lo=None, hi=None):
     _seed[0] += 1
     rng = np.random.default_rng(_seed[0])
     v = rng.uniform(dlo if lo is None else lo, dhi if hi is None else hi, size=shape)
-    for k in getattr(op, "kinks", ()):
-        v = np.where(np.abs(v - k) < 0.1, k + np.where(v >= k, 0.1, -0.1), v)
-    return v
+    return off_kinks(op, v)
 
 
 def distinct(name, shape):
