@@ -106,12 +106,18 @@ class SideTables:
         return new
 
     def truncate(self, keep: int) -> None:
-        """Forget what belongs to rows ``keep`` and above."""
+        """Forget what belongs to rows ``keep`` and above (empty tables, the common case on a
+        tape reset every step, are left as they are)."""
+        if not self:
+            return
         for name in ("payloads", "hooks", "retain", "lines"):
             table = getattr(self, name)
-            setattr(self, name, {r: v for r, v in table.items() if r < keep})
-        self.shared = {k: r for k, r in self.shared.items() if r < keep}
-        self.dirty = [d for d in self.dirty if d[0] < keep and d[1] <= keep]
+            if table:
+                setattr(self, name, {r: v for r, v in table.items() if r < keep})
+        if self.shared:
+            self.shared = {k: r for k, r in self.shared.items() if r < keep}
+        if self.dirty:
+            self.dirty = [d for d in self.dirty if d[0] < keep and d[1] <= keep]
 
 
 MAPPED_MIN = 1 << 20  # columns this many bytes or larger live in their own memory maps
