@@ -20,6 +20,7 @@ from ..core.tensor import handle_of, new_handle, result
 from ..ops import formula
 from ..ops.decl import Elementwise
 from ..ops.spec import OPS
+from ..ops.structural.reductions import reduce_index
 
 
 def _const(v):
@@ -75,19 +76,15 @@ class Rows:
         p = int(self.t.ip[r]) + start
         return [int(v) for v in self.t.ipool[p : p + count]]
 
-    @staticmethod
-    def strided(shape, strides, base):
-        offs = np.full(shape, base, dtype=np.int64)
-        for d, (n, s) in enumerate(zip(shape, strides)):
-            view = [1] * len(shape)
-            view[d] = n
-            offs += (np.arange(n, dtype=np.int64) * s).reshape(view)
-        return offs
+    def params(self, r):
+        """(ipool, p): the tape's integer pool and where row r's parameters start."""
+        return self.t.ipool, int(self.t.ip[r])
 
     def reduce_offsets(self, r):
-        nd = self.ints(r, 0, 1)[0]
-        in_shape = tuple(self.ints(r, 1, nd))
-        return in_shape, self.strided(in_shape, self.ints(r, 1 + nd, nd), 0).reshape(-1)
+        """A reduction row's operand shape and the output entry of each operand entry."""
+        ipool, p = self.params(r)
+        nd = int(ipool[p])
+        return tuple(int(s) for s in ipool[p + 1 : p + 1 + nd]), reduce_index(ipool, p)
 
     @staticmethod
     def const(v):

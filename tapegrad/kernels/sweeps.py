@@ -20,10 +20,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "08c38ae813a538e2"
+FINGERPRINT = "c3f0e29dd060c1ea"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 39468818883040142
+KERNELS_ID = 882439624952515614
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'LINREC', 'CUMSUM', 'CUMPROD', 'LOGCUMSUMEXP')
 
 # sweep results: (status, row)
@@ -293,91 +293,52 @@ def strided_offsets(ipool, p, ndim, base):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def view_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
-    for j in range(n):
-        D[lo + j] = A[pa + offs[j]]
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def view_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
-    nd = ipool[p]
-    state[ra] |= 1
+def strided_add(S, s0, D, d0, ipool, p, nd, base):
+    """``D[d0 + base + sum(idx * stride)] += S[s0 + flat(idx)]`` for every multi-index idx of
+    the shape ``ipool[p:p+nd]`` (strides ``ipool[p+nd:p+2*nd]``).  An innermost run of
+    stride-0 axes (a reduction) is added pairwise first, in NumPy's order for a sum, so a
+    replayed sum matches NumPy's; otherwise the last axis is one strided run per step."""
     if nd == 0:
-        D[pa + ipool[p + 1]] += G[lo]
-        return 0
-    # an odometer over the leading dims; the last dim is one strided run per step (a broadcast
-    # bias row is a contiguous add per output row, not an offset array and a scatter)
-    last = ipool[p + nd]
-    step = ipool[p + 2 * nd]
-    idx = np.zeros(max(nd - 1, 1), np.int64)
-    cur = ipool[p + 1 + 2 * nd]
-    for u in range(n // last if last else 0):
-        o = pa + cur
-        g0 = lo + u * last
-        for v in range(last):
-            D[o + v * step] += G[g0 + v]
-        d = nd - 2
+        D[d0 + base] += S[s0]
+        return
+    run = 1
+    inner = nd  # the innermost axes from here on are stride 0 (or of size 1)
+    while inner > 0:
+        size = ipool[p + inner - 1]
+        if size != 1 and ipool[p + nd + inner - 1] != 0:
+            break
+        run *= size
+        inner -= 1
+    pairwise = run > 1
+    step = 0
+    if not pairwise:
+        inner = nd - 1
+        run = ipool[p + nd - 1]
+        step = ipool[p + 2 * nd - 1]
+    outer = 1
+    for d in range(inner):
+        outer *= ipool[p + d]
+    if run == 0 or outer == 0:
+        return
+    idx = np.zeros(max(inner, 1), np.int64)
+    cur = base
+    for u in range(outer):
+        if pairwise:
+            D[d0 + cur] += pairwise_sum(S, s0 + u * run, run)
+        else:
+            o = d0 + cur
+            g0 = s0 + u * run
+            for v in range(run):
+                D[o + v * step] += S[g0 + v]
+        d = inner - 1
         while d >= 0:
             idx[d] += 1
-            cur += ipool[p + 1 + nd + d]
-            if idx[d] < ipool[p + 1 + d]:
+            cur += ipool[p + nd + d]
+            if idx[d] < ipool[p + d]:
                 break
-            cur -= ipool[p + 1 + nd + d] * idx[d]
+            cur -= ipool[p + nd + d] * idx[d]
             idx[d] = 0
             d -= 1
-    return 0
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def view_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
-    for ln in range(tvals.shape[0]):
-        for j in range(n):
-            tvals[ln, lo + j] = tvals[ln, pa + offs[j]]
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def view_backward_tangent_lanes(
-    adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
-):
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
-    for ln in range(tadjs.shape[0]):
-        for j in range(n):
-            tadjs[ln, pa + offs[j]] += tadjs[ln, lo + j]
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def reshape_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    for j in range(n):
-        D[lo + j] = A[pa + j]
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def reshape_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
-    state[ra] |= 1
-    for j in range(n):
-        D[pa + j] += G[lo + j]
-    return 0
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def reshape_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
-    for ln in range(tvals.shape[0]):
-        for j in range(n):
-            tvals[ln, lo + j] = tvals[ln, pa + j]
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def reshape_backward_tangent_lanes(
-    adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
-):
-    for ln in range(tadjs.shape[0]):
-        for j in range(n):
-            tadjs[ln, pa + j] += tadjs[ln, lo + j]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -419,31 +380,102 @@ def pairwise_sum(val, s, n):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def sum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    # NumPy adds pairwise over the innermost reduced run: follow it, so a replay matches
+def view_offsets(ipool, p):
     nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
-    m = offs.shape[0]
-    run = 1
-    d = nd - 1
-    while d >= 0:
-        s = ipool[p + 1 + d]
-        if s != 1:
-            if ipool[p + 1 + nd + d] != 0:
-                break
-            run *= s
-        d -= 1
+    return strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def view_scatter(S, s0, D, d0, ipool, p):
+    nd = ipool[p]
+    strided_add(S, s0, D, d0, ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def view_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    offs = view_offsets(ipool, p)
+    if acc:
+        for j in range(offs.shape[0]):
+            D[lo + j] += A[pa + offs[j]]
+    else:
+        for j in range(offs.shape[0]):
+            D[lo + j] = A[pa + offs[j]]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def view_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
+    state[ra] |= 1
+    view_scatter(G, lo, D, pa, ipool, p)
+    return 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def view_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
+    offs = view_offsets(ipool, p)
+    for ln in range(tvals.shape[0]):
+        for j in range(offs.shape[0]):
+            tvals[ln, lo + j] = tvals[ln, pa + offs[j]]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def view_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool):
+    for ln in range(tadjs.shape[0]):
+        view_scatter(tadjs[ln], lo, tadjs[ln], pa, ipool, p)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def reshape_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    if acc:
+        for j in range(n):
+            D[lo + j] += A[pa + j]
+    else:
+        for j in range(n):
+            D[lo + j] = A[pa + j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def reshape_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
+    state[ra] |= 1
     for j in range(n):
-        D[lo + j] = 0.0
-    if run > 0:
-        for j in range(0, m, run):
-            D[lo + offs[j]] += pairwise_sum(A, pa + j, run)
+        D[pa + j] += G[lo + j]
+    return 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def reshape_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
+    for ln in range(tvals.shape[0]):
+        for j in range(n):
+            tvals[ln, lo + j] = tvals[ln, pa + j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def reshape_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool):
+    for ln in range(tadjs.shape[0]):
+        for j in range(n):
+            tadjs[ln, pa + j] += tadjs[ln, lo + j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def reduce_offsets(ipool, p):
+    return strided_offsets(ipool, p + 1, ipool[p], 0)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def sum_scatter(S, s0, D, d0, ipool, p):
+    strided_add(S, s0, D, d0, ipool, p + 1, ipool[p], 0)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def sum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
+    if not acc:
+        for j in range(n):
+            D[lo + j] = 0.0
+    sum_scatter(A, pa, D, lo, ipool, p)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def sum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
+    offs = reduce_offsets(ipool, p)
     state[ra] |= 1
     for j in range(offs.shape[0]):
         D[pa + j] += G[lo + offs[j]]
@@ -452,19 +484,15 @@ def sum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def sum_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
-    offs = strided_offsets(ipool, p + 1, ipool[p], 0)
     for ln in range(tvals.shape[0]):
-        for q in range(n):
-            tvals[ln, lo + q] = 0.0
-        for j in range(offs.shape[0]):
-            tvals[ln, lo + offs[j]] += tvals[ln, pa + j]
+        for j in range(n):
+            tvals[ln, lo + j] = 0.0
+        sum_scatter(tvals[ln], pa, tvals[ln], lo, ipool, p)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def sum_backward_tangent_lanes(
-    adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
-):
-    offs = strided_offsets(ipool, p + 1, ipool[p], 0)
+def sum_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool):
+    offs = reduce_offsets(ipool, p)
     for ln in range(tadjs.shape[0]):
         for j in range(offs.shape[0]):
             tadjs[ln, pa + j] += tadjs[ln, lo + offs[j]]
@@ -494,8 +522,7 @@ def reduce_groups(V, pa, lo, n, offs, m):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def prod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
+    offs = reduce_offsets(ipool, p)
     for j in range(n):
         D[lo + j] = 1.0
     for j in range(offs.shape[0]):
@@ -505,8 +532,7 @@ def prod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
 @njit(cache=True, nogil=True, error_model="numpy")
 def prod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     # exact with zeros: d out / d x_j is the product of the other entries
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
+    offs = reduce_offsets(ipool, p)
     m = offs.shape[0]
     zc, pnz, z1, z2 = reduce_groups(V, pa, lo, n, offs, m)
     state[ra] |= 1
@@ -523,8 +549,7 @@ def prod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipoo
 @njit(cache=True, nogil=True, error_model="numpy")
 def prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
     """sum_j t_j * prod_{k != j} x_k per group, exact with zeros."""
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
+    offs = reduce_offsets(ipool, p)
     m = offs.shape[0]
     zc, pnz, z1, z2 = reduce_groups(val, pa, lo, n, offs, m)
     for q in range(n):
@@ -548,8 +573,7 @@ def prod_backward_tangent(
     suffix products carried as dual numbers: no division, so exact with zeros and without
     cancellation between huge and tiny entries (a sum of t_k / x_k minus t_j / x_j loses the
     small terms).  Zero tangents and adjoints are symbolic zeros, as in the other sweeps."""
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
+    offs = reduce_offsets(ipool, p)
     m = offs.shape[0]
     run = np.ones(n)
     drun = np.zeros(n)
@@ -601,8 +625,7 @@ def extreme_weights(V, pa, lo, n, offs):
 @njit(cache=True, nogil=True, error_model="numpy")
 def extreme_into(A, D, lo, n, pa, p, ipool, larger):
     """The maximum (``larger``) or minimum of each reduced group into D; NaN propagates."""
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
+    offs = reduce_offsets(ipool, p)
     seen = np.zeros(n, np.bool_)
     for j in range(offs.shape[0]):
         q = offs[j]
@@ -623,8 +646,7 @@ def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def extreme_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
+    offs = reduce_offsets(ipool, p)
     w = extreme_weights(V, pa, lo, n, offs)
     state[ra] |= 1
     for j in range(offs.shape[0]):
@@ -634,8 +656,7 @@ def extreme_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
+    offs = reduce_offsets(ipool, p)
     w = extreme_weights(val, pa, lo, n, offs)
     for q in range(n):
         tval[lo + q] = 0.0
@@ -645,7 +666,7 @@ def extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def extreme_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
-    offs = strided_offsets(ipool, p + 1, ipool[p], 0)
+    offs = reduce_offsets(ipool, p)
     w = extreme_weights(val, pa, lo, n, offs)
     for ln in range(tvals.shape[0]):
         for q in range(n):
@@ -658,7 +679,7 @@ def extreme_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipoo
 def extreme_backward_tangent_lanes(
     adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
 ):
-    offs = strided_offsets(ipool, p + 1, ipool[p], 0)
+    offs = reduce_offsets(ipool, p)
     w = extreme_weights(val, pa, lo, n, offs)
     for ln in range(tadjs.shape[0]):
         for j in range(offs.shape[0]):
@@ -855,17 +876,44 @@ def concat_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def index_offsets(ipool, p):
+    return ipool[p + 1 : p + 1 + ipool[p]]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def gather_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    for j in range(n):
-        v = A[pa + ipool[p + 1 + j]]
-        D[lo + j] = D[lo + j] + v if acc else v
+    offs = index_offsets(ipool, p)
+    if acc:
+        for j in range(offs.shape[0]):
+            D[lo + j] += A[pa + offs[j]]
+    else:
+        for j in range(offs.shape[0]):
+            D[lo + j] = A[pa + offs[j]]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def gather_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
+    offs = index_offsets(ipool, p)
     state[ra] |= 1
-    scatter_forward(G, B, V, D, True, pa, voff[ra + 1] - voff[ra], lo, pb, p, voff, ipool, fpool)
+    for j in range(offs.shape[0]):
+        D[pa + offs[j]] += G[lo + j]
     return 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def gather_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
+    offs = index_offsets(ipool, p)
+    for ln in range(tvals.shape[0]):
+        for j in range(offs.shape[0]):
+            tvals[ln, lo + j] = tvals[ln, pa + offs[j]]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def gather_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool):
+    offs = index_offsets(ipool, p)
+    for ln in range(tadjs.shape[0]):
+        for j in range(offs.shape[0]):
+            tadjs[ln, pa + offs[j]] += tadjs[ln, lo + j]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -899,19 +947,39 @@ def setitem_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def scatter_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    m = ipool[p]
+    offs = index_offsets(ipool, p)
     if not acc:
         for j in range(n):
             D[lo + j] = 0.0
-    for j in range(m):  # repeated indices accumulate
-        D[lo + ipool[p + 1 + j]] += A[pa + j]
+    for j in range(offs.shape[0]):
+        D[lo + offs[j]] += A[pa + j]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def scatter_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
+    offs = index_offsets(ipool, p)
     state[ra] |= 1
-    gather_forward(G, B, V, D, True, pa, voff[ra + 1] - voff[ra], lo, pb, p, voff, ipool, fpool)
+    for j in range(offs.shape[0]):
+        D[pa + j] += G[lo + offs[j]]
     return 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def scatter_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
+    offs = index_offsets(ipool, p)
+    for ln in range(tvals.shape[0]):
+        for j in range(n):
+            tvals[ln, lo + j] = 0.0
+        for j in range(offs.shape[0]):
+            tvals[ln, lo + offs[j]] += tvals[ln, pa + j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def scatter_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool):
+    offs = index_offsets(ipool, p)
+    for ln in range(tadjs.shape[0]):
+        for j in range(offs.shape[0]):
+            tadjs[ln, pa + j] += tadjs[ln, lo + offs[j]]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -2962,13 +3030,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                     tval = tvals[ln]
                     concat_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 74:  # GATHER
-                for r in (ra, rb):
-                    if r >= 0:
-                        if flag[r] == 0:
-                            zero_lanes(tvals, voff, r)
-                for ln in range(nl):
-                    tval = tvals[ln]
-                    gather_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                gather_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool)
             elif o == 75:  # SETITEM
                 for r in (ra, rb):
                     if r >= 0:
@@ -2978,13 +3040,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                     tval = tvals[ln]
                     setitem_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 76:  # SCATTER
-                for r in (ra, rb):
-                    if r >= 0:
-                        if flag[r] == 0:
-                            zero_lanes(tvals, voff, r)
-                for ln in range(nl):
-                    tval = tvals[ln]
-                    scatter_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                scatter_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool)
             elif o == 77:  # LINREC
                 for r in (ra, rb):
                     if r >= 0:
@@ -4051,10 +4107,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                         if rg[r] != 0 and (state[r] & 1) == 0:
                             zero_lanes(tadjs, voff, r)
                 status = gather_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-                for ln in range(nl):
-                    tval = tvals[ln]
-                    tadj = tadjs[ln]
-                    gather_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                gather_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             elif o == 75:  # SETITEM
                 for r in (ra, rb):
                     if r >= 0:
@@ -4071,10 +4124,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                         if rg[r] != 0 and (state[r] & 1) == 0:
                             zero_lanes(tadjs, voff, r)
                 status = scatter_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
-                for ln in range(nl):
-                    tval = tvals[ln]
-                    tadj = tadjs[ln]
-                    scatter_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                scatter_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             elif o == 77:  # LINREC
                 for r in (ra, rb):
                     if r >= 0:

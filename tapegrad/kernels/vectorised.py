@@ -8,17 +8,15 @@ branches are built from the same op spec as the compiled ones: each partial deri
 of ``tapegrad/ops`` becomes a NumPy function of the row's operand, output and parameter
 slices (``formula.python_function``), and ``adj[a] += g * d`` (``formula.scaled``) is applied
 to the slice, which is what the compiled loop does per element (values agree within a few
-ulp: NumPy's and libm's transcendental functions may differ in the last bit).  The
-reductions and views of a typical loss (sum, reshape, strided views) are vectorised here too,
-matrix products go back to the caller (``HIT_MATMUL``: NumPy's BLAS, as for large ones in the
-compiled sweep), and every other row is handed, one row at a time, to the twin's sweep,
-which runs the spec's own kernel for it.
+ulp: NumPy's and libm's transcendental functions may differ in the last bit).  The linear
+ops (sums, reshapes, strided views, indexing) run their declarations' whole-slice backward,
+written from their index maps; matrix products go back to the caller (``HIT_MATMUL``: NumPy's
+BLAS, as for large ones in the compiled sweep), and every other row is handed, one row at a
+time, to the twin's sweep, which runs the spec's own kernel for it.
 """
 
-import numpy as np
-
 from ..ops import formula
-from ..ops.decl import Elementwise
+from ..ops.decl import Elementwise, Linear
 from ..ops.spec import CODE, OPS
 from . import sweeps
 
@@ -41,39 +39,8 @@ def _partial(d):
 ELEMENTWISE = {CODE[o.name]: tuple(map(_partial, o.d)) for o in OPS if isinstance(o, Elementwise)}
 
 
-def _offsets(ipool, p, nd, base):
-    """``strided_offsets`` of the kernels as one NumPy expression: base + sum(idx * stride)
-    over the shape ``ipool[p:p+nd]`` in C order."""
-    shape = ipool[p : p + nd]
-    strides = ipool[p + nd : p + 2 * nd]
-    offs = np.full(tuple(shape), base, np.int64)
-    for d in range(nd):
-        axis = np.arange(shape[d], dtype=np.int64) * strides[d]
-        offs += axis.reshape((-1,) + (1,) * (nd - 1 - d))
-    return offs.ravel()
-
-
-def _sum_backward(adj, lo, n, pa, p, ipool):
-    nd = ipool[p]
-    offs = _offsets(ipool, p + 1, nd, 0)
-    adj[pa : pa + offs.shape[0]] += adj[lo + offs]
-
-
-def _view_backward(adj, lo, n, pa, p, ipool):
-    nd = ipool[p]
-    offs = _offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
-    np.add.at(adj, pa + offs, adj[lo : lo + n])  # a broadcast view adds into one value often
-
-
-def _reshape_backward(adj, lo, n, pa, p, ipool):
-    adj[pa : pa + n] += adj[lo : lo + n]
-
-
-STRUCTURAL = {
-    CODE["SUM"]: _sum_backward,
-    CODE["VIEW"]: _view_backward,
-    CODE["RESHAPE"]: _reshape_backward,
-}
+# the linear ops' backward on whole slices, written by their declarations from their maps
+STRUCTURAL = {CODE[o.name]: o.vectorised_backward for o in OPS if isinstance(o, Linear)}
 
 
 def _apply(adj, where, g, kind, f, env):

@@ -135,4 +135,22 @@ class Scan(Structural):
     family: str = "scan"
 
 
+@dataclass(frozen=True)
+class Linear(Structural):
+    """A linear op moving values along an index map without arithmetic (a strided view, a
+    sum over axes, an integer index, a reshape): built by ``structural.index_maps.linear``, which
+    writes the kernels, the transpose and the Tensor-level rules from the map.  ``gather``:
+    output entry j is operand entry ``offs[j]`` (else operand entry j adds into output entry
+    ``offs[j]``); ``offsets(ipool, p)``: the map, for the kernels, and ``index(ipool, p)``, the
+    same map as whole-array NumPy (both None: the identity);
+    ``vectorised_backward``: the backward on whole slices, for the sweep that runs while the
+    kernels compile."""
+
+    gather: bool = True
+    offsets: Union[Callable, None] = None  # the map for the kernels (njit)
+    index: Union[Callable, None] = None
+    vectorised_backward: Union[Callable, None] = None
+    family: str = "linear"
+
+
 Op = Union[Internal, Elementwise, Structural]

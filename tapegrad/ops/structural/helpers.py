@@ -104,16 +104,3 @@ def kernel_from_source(source: str, name: str, namespace: dict):
     fn = ns[name]
     fn.source = source
     return fn
-
-
-def transposed_backward(name: str, transpose_forward):
-    """The backward kernel of the linear op ``name`` whose transpose's forward kernel is
-    ``transpose_forward`` (same parameters): that kernel run from the row's adjoint (at
-    ``lo``) into the operand's adjoint (at ``pa``, the operand's size), accumulating."""
-    fwd = transpose_forward.__name__
-    source = f"""def {name}_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
-    state[ra] |= 1
-    {fwd}(G, B, V, D, True, pa, voff[ra + 1] - voff[ra], lo, pb, p, voff, ipool, fpool)
-    return 0
-"""
-    return kernel_from_source(source, f"{name}_backward", {fwd: transpose_forward})

@@ -2,58 +2,22 @@
 
 import numpy as np
 
-from .helpers import transposed_backward
-
 # ---- indexing: m, idx[m] (flat indices into the operand, or into the output for SCATTER) -------------
+# GATHER (out[j] = a[idx[j]]) and SCATTER (out[idx[j]] += a[j]) are the two directions of one
+# map, so each is the other's transpose; both are declared with ``linear``.
 
 
-def gather_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    for j in range(n):
-        v = A[pa + ipool[p + 1 + j]]
-        D[lo + j] = D[lo + j] + v if acc else v
+def index_offsets(ipool, p):
+    return ipool[p + 1 : p + 1 + ipool[p]]
 
 
-def scatter_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    m = ipool[p]
-    if not acc:
-        for j in range(n):
-            D[lo + j] = 0.0
-    for j in range(m):  # repeated indices accumulate
-        D[lo + ipool[p + 1 + j]] += A[pa + j]
+def index_list(ipool, p):
+    return np.asarray(ipool[p + 1 : p + 1 + int(ipool[p])], np.int64)
 
 
 def _index(rows, r):
-    m = rows.ints(r, 0, 1)[0]
-    return np.asarray(rows.ints(r, 1, m), np.int64)
-
-
-# Gather and scatter with the same indices are transposes of each other: each one's backward is
-# the other's forward run from the row's adjoint into its operand's (``transposed_backward``),
-# and each one's Tensor-level vjp is the other's function; a linear op's jvp is itself.
-gather_backward = transposed_backward("gather", scatter_forward)
-scatter_backward = transposed_backward("scatter", gather_forward)
-
-
-def gather_vjp(rows, r, g):
-    ra, _ = rows.operands(r)
-    return [(ra, rows.ops.scatter_add(g, _index(rows, r), rows.shape(ra)))]
-
-
-def scatter_vjp(rows, r, g):
-    ra, _ = rows.operands(r)
-    return [(ra, rows.ops.gather_flat(g, _index(rows, r), rows.shape(ra)))]
-
-
-def gather_jvp(rows, r, tangent):
-    ra, _ = rows.operands(r)
-    ta = tangent(ra)
-    return None if ta is None else rows.ops.gather_flat(ta, _index(rows, r), rows.shape(r))
-
-
-def scatter_jvp(rows, r, tangent):
-    ra, _ = rows.operands(r)
-    ta = tangent(ra)
-    return None if ta is None else rows.ops.scatter_add(ta, _index(rows, r), rows.shape(r))
+    ipool, p = rows.params(r)
+    return index_list(ipool, p)
 
 
 # SETITEM: out = a; out[idx[j]] = b[j] in order, so with repeated indices the last write wins

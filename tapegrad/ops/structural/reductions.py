@@ -2,77 +2,31 @@
 
 import numpy as np
 
-from .helpers import pairwise_sum, reduce_groups, strided_offsets
+from .helpers import reduce_groups, strided_offsets
+from .index_maps import strided_add, strided_index
 
 # ---- reductions: ndim, in_shape[ndim], out_strides[ndim] (0 on reduced axes) -----------------------
 
 
-def sum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    # NumPy adds pairwise over the innermost reduced run: follow it, so a replay matches
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
-    m = offs.shape[0]
-    run = 1
-    d = nd - 1
-    while d >= 0:
-        s = ipool[p + 1 + d]
-        if s != 1:
-            if ipool[p + 1 + nd + d] != 0:
-                break
-            run *= s
-        d -= 1
-    for j in range(n):
-        D[lo + j] = 0.0
-    if run > 0:
-        for j in range(0, m, run):
-            D[lo + offs[j]] += pairwise_sum(A, pa + j, run)
+# SUM adds each operand entry into its output entry: a scatter along the strided map with the
+# reduced axes' strides 0, declared with ``linear`` (its forward adds in NumPy's pairwise
+# order, ``strided_add``); the other reductions read the same map.
 
 
-def sum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
-    state[ra] |= 1
-    for j in range(offs.shape[0]):
-        D[pa + j] += G[lo + offs[j]]
-    return 0
+def reduce_offsets(ipool, p):
+    return strided_offsets(ipool, p + 1, ipool[p], 0)
 
 
-def sum_vjp(rows, r, g):
-    ra, _ = rows.operands(r)
-    in_shape, offs = rows.reduce_offsets(r)
-    return [(ra, rows.ops.gather_flat(g, offs, in_shape))]
+def reduce_index(ipool, p):
+    return strided_index(ipool, p + 1, int(ipool[p]), 0)
 
 
-def sum_jvp(rows, r, tangent):
-    ra, _ = rows.operands(r)
-    ta = tangent(ra)
-    if ta is None:
-        return None
-    _, offs = rows.reduce_offsets(r)
-    return rows.ops.scatter_add(ta, offs, rows.shape(r))
-
-
-def sum_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
-    offs = strided_offsets(ipool, p + 1, ipool[p], 0)
-    for ln in range(tvals.shape[0]):
-        for q in range(n):
-            tvals[ln, lo + q] = 0.0
-        for j in range(offs.shape[0]):
-            tvals[ln, lo + offs[j]] += tvals[ln, pa + j]
-
-
-def sum_backward_tangent_lanes(
-    adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
-):
-    offs = strided_offsets(ipool, p + 1, ipool[p], 0)
-    for ln in range(tadjs.shape[0]):
-        for j in range(offs.shape[0]):
-            tadjs[ln, pa + j] += tadjs[ln, lo + offs[j]]
+def sum_scatter(S, s0, D, d0, ipool, p):
+    strided_add(S, s0, D, d0, ipool, p + 1, ipool[p], 0)
 
 
 def prod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
+    offs = reduce_offsets(ipool, p)
     for j in range(n):
         D[lo + j] = 1.0
     for j in range(offs.shape[0]):
@@ -81,8 +35,7 @@ def prod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
 
 def prod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     # exact with zeros: d out / d x_j is the product of the other entries
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
+    offs = reduce_offsets(ipool, p)
     m = offs.shape[0]
     zc, pnz, z1, z2 = reduce_groups(V, pa, lo, n, offs, m)
     state[ra] |= 1
@@ -98,8 +51,7 @@ def prod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipoo
 
 def prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
     """sum_j t_j * prod_{k != j} x_k per group, exact with zeros."""
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
+    offs = reduce_offsets(ipool, p)
     m = offs.shape[0]
     zc, pnz, z1, z2 = reduce_groups(val, pa, lo, n, offs, m)
     for q in range(n):
@@ -122,8 +74,7 @@ def prod_backward_tangent(
     suffix products carried as dual numbers: no division, so exact with zeros and without
     cancellation between huge and tiny entries (a sum of t_k / x_k minus t_j / x_j loses the
     small terms).  Zero tangents and adjoints are symbolic zeros, as in the other sweeps."""
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
+    offs = reduce_offsets(ipool, p)
     m = offs.shape[0]
     run = np.ones(n)
     drun = np.zeros(n)
@@ -191,8 +142,7 @@ def prod_jvp(rows, r, tangent):
 
 def extreme_into(A, D, lo, n, pa, p, ipool, larger):
     """The maximum (``larger``) or minimum of each reduced group into D; NaN propagates."""
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
+    offs = reduce_offsets(ipool, p)
     seen = np.zeros(n, np.bool_)
     for j in range(offs.shape[0]):
         q = offs[j]
@@ -230,8 +180,7 @@ def extreme_weights(V, pa, lo, n, offs):
 
 
 def extreme_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
+    offs = reduce_offsets(ipool, p)
     w = extreme_weights(V, pa, lo, n, offs)
     state[ra] |= 1
     for j in range(offs.shape[0]):
@@ -240,8 +189,7 @@ def extreme_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
 
 
 def extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
-    nd = ipool[p]
-    offs = strided_offsets(ipool, p + 1, nd, 0)
+    offs = reduce_offsets(ipool, p)
     w = extreme_weights(val, pa, lo, n, offs)
     for q in range(n):
         tval[lo + q] = 0.0
@@ -250,7 +198,7 @@ def extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
 
 
 def extreme_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
-    offs = strided_offsets(ipool, p + 1, ipool[p], 0)
+    offs = reduce_offsets(ipool, p)
     w = extreme_weights(val, pa, lo, n, offs)
     for ln in range(tvals.shape[0]):
         for q in range(n):
@@ -262,7 +210,7 @@ def extreme_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipoo
 def extreme_backward_tangent_lanes(
     adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
 ):
-    offs = strided_offsets(ipool, p + 1, ipool[p], 0)
+    offs = reduce_offsets(ipool, p)
     w = extreme_weights(val, pa, lo, n, offs)
     for ln in range(tadjs.shape[0]):
         for j in range(offs.shape[0]):
