@@ -83,6 +83,8 @@ def strided_add(S, s0, D, d0, ipool, p, nd, base):
             g0 = s0 + u * run
             for v in range(run):
                 D[o + v * step] += S[g0 + v]
+        # the odometer step, inline as in strided_offsets: a helper called once per element
+        # costs ~30 ns in Numba (measured; the index array is reference-counted per call)
         d = inner - 1
         while d >= 0:
             idx[d] += 1
