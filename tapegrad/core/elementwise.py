@@ -7,6 +7,8 @@ boolean Tensors they fall back to.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -103,7 +105,10 @@ def contiguous_strides(shape):
     return strides
 
 
+@functools.lru_cache(maxsize=1024)
 def _broadcast_params(in_shape, out_shape):
+    """VIEW's parameters for broadcasting ``in_shape`` to ``out_shape`` (a training loop asks
+    for the same few pairs at every step)."""
     nd = len(out_shape)
     lead = nd - len(in_shape)
     cs = contiguous_strides(in_shape)
@@ -113,20 +118,35 @@ def _broadcast_params(in_shape, out_shape):
             strides.append(0)
         else:
             strides.append(cs[d - lead])
-    return [nd, *out_shape, *strides, 0]
+    return (nd, *out_shape, *strides, 0)
+
+
+def _broadcast_value(v, shape, params):
+    """``np.broadcast_to(v, shape)`` (read-only, no copy), made directly from the VIEW's
+    strides: np.broadcast_to's own checks cost ~7x this on the small operands of a training
+    step (a scalar weight, a bias row)."""
+    a = np.asarray(v, np.float64)
+    if not a.flags.c_contiguous or a.size == 0 or 0 in shape:
+        return np.broadcast_to(a, shape)
+    nd = params[0]
+    out = np.ndarray(shape, np.float64, a, 0, tuple(8 * s for s in params[1 + nd : 1 + 2 * nd]))
+    out.flags.writeable = False
+    return out
 
 
 def as_shape(t, x, shape, op_name="broadcast_to"):
     """Row of ``x`` broadcast to ``shape`` (an explicit VIEW row when shapes differ)."""
     xs = tuple(_shape(x._v) if isinstance(x, Tensor) else np.shape(x))
-    if xs == tuple(shape) or not (isinstance(x, Tensor) and x._rg):
-        if xs == tuple(shape):
-            return row_of(t, x)
-    r = row_of(t, x) if isinstance(x, Tensor) and x._rg else -1
-    v = result(np.broadcast_to(np.asarray(value_of(x)), shape))  # copied only when needed
+    shape = tuple(shape)
+    if xs == shape:
+        return row_of(t, x)
     if not (isinstance(x, Tensor) and x._rg):
+        v = result(np.broadcast_to(np.asarray(value_of(x)), shape))  # copied when pushed
         return t.push(T.CONST, -1, -1, v, None, 0)
-    return record(t, C.VIEW, r, -1, v, ip=t.add_ints(_broadcast_params(xs, shape)))._row
+    r = row_of(t, x)
+    params = _broadcast_params(xs, shape)
+    v = _broadcast_value(x._v, shape, params)
+    return record(t, C.VIEW, r, -1, v, ip=t.add_ints(params))._row
 
 
 # the NumPy ufunc each two-operand op computes (IEEE results on floats and arrays alike)

@@ -107,3 +107,30 @@ def test_deliberate_conversions_still_work():
     with tg.no_grad():
         out[0] = x[0]  # no gradient requested: allowed
     assert out[0] == 1.0
+
+
+@pytest.mark.parametrize(
+    "value,shape",
+    [
+        (0.5, (4,)),
+        (np.arange(3.0), (2, 3)),
+        (np.arange(2.0).reshape(2, 1), (3, 2, 4)),
+        (np.arange(6.0).reshape(2, 3).T, (2, 3, 2)),  # not contiguous: NumPy's own
+        (np.zeros((0, 1)), (0, 3)),
+    ],
+)
+def test_broadcast_values_are_numpys(value, shape):
+    """A broadcast operand's VIEW value is np.broadcast_to's, read-only, without a copy, and
+    its gradient sums the copies back."""
+    from tapegrad.core.elementwise import _broadcast_params, _broadcast_value
+
+    a = np.asarray(value, np.float64)
+    v = _broadcast_value(value, shape, _broadcast_params(a.shape, shape))
+    np.testing.assert_array_equal(v, np.broadcast_to(a, shape))
+    assert not v.flags.writeable
+    if a.size and a.flags.c_contiguous and np.ndim(value):
+        assert np.shares_memory(v, a)
+    x = tg.tensor(value, requires_grad=True)
+    (x * tg.tensor(np.ones(shape))).sum().backward()
+    expect = np.broadcast_to(a, shape).size / max(a.size, 1) if a.size else 0.0
+    np.testing.assert_allclose(x.grad.numpy(), np.full(a.shape, expect))
