@@ -378,7 +378,25 @@ class Tape(TapeInspection):
             self._alloc_rows(self.cap * 2, keep=s)
         off = int(self._voff[s])
         pv = self.pv
-        if self.parr:  # mixed sizes: offsets from the sizes, values concatenated
+        if self.parr and k <= 8:  # a few rows of mixed sizes (the array ops between two
+            # structural ones): written one by one, cheaper than the vectorised write below
+            ends, end = [], off
+            for v in pv:
+                end += 1 if v.__class__ is float else v.size
+                ends.append(end)
+            if end > self.vcap:
+                self._reserve(off, end - off)
+            val, lo = self._val, off
+            for j, v in enumerate(pv):
+                if v.__class__ is float:
+                    val[lo] = v
+                else:
+                    if v.ndim != 1 or v.size == 1:
+                        self.sh[s + j] = self.add_shape(v.shape)
+                    val[lo : ends[j]] = v.reshape(-1)
+                lo = ends[j]
+            self._voff[s + 1 : s + k + 1] = ends
+        elif self.parr:  # mixed sizes: offsets from the sizes, values concatenated
             sizes = np.fromiter((1 if v.__class__ is float else v.size for v in pv), np.int64, k)
             for j, v in enumerate(pv):
                 if v.__class__ is not float and (v.ndim != 1 or v.size == 1):

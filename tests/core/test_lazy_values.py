@@ -73,3 +73,36 @@ def test_small_array_binary_rows_wait_in_the_pending_lists_with_their_shapes():
     w.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), b * b + b, rtol=1e-14)
     np.testing.assert_allclose(y.grad.numpy(), 2 * a * b + a, rtol=1e-14)
+
+
+@pytest.mark.parametrize("rows", [3, 8, 9, 20])
+def test_a_flush_of_few_or_many_mixed_rows_writes_every_value_and_shape(rows):
+    """The pending lists hold floats, 1-D, 2-D and one-element arrays mixed; a flush writes
+    a few rows one by one and many rows in one vectorised write: the same values, offsets
+    and shapes either way, and the gradient through all of them."""
+    rng = np.random.default_rng(rows)
+    leaves = [
+        tg.tensor(v, requires_grad=True)
+        for v in (0.7, rng.standard_normal(5), rng.standard_normal((2, 3)), np.array([1.3]))
+    ]
+    t = tg.current_tape()
+    for x in leaves:  # entered before the pending rows start
+        tg.exp(x * 0.0)
+    t.sync()
+    outs = [tg.sin(leaves[k % 4]) for k in range(rows)]
+    assert len(t.pc) == rows  # all pending
+    t.sync()
+    for k, y in enumerate(outs):
+        expect = np.sin(np.asarray(leaves[k % 4].numpy(), float))
+        assert t.shape(y._row) == expect.shape
+        np.testing.assert_array_equal(t.value(y._row), expect.reshape(-1))
+    total = outs[0].sum()
+    for y in outs[1:]:
+        total = total + y.sum()
+    total.backward()
+    for k, x in enumerate(leaves):
+        uses = len(range(k, rows, 4))
+        if not uses:
+            assert x.grad is None
+            continue
+        np.testing.assert_allclose(x.grad.numpy(), uses * np.cos(np.asarray(x.numpy(), float)))
