@@ -134,7 +134,7 @@ def _broadcast_value(v, shape, params):
     return out
 
 
-def as_shape(t, x, shape, op_name="broadcast_to"):
+def as_shape(t, x, shape):
     """Row of ``x`` broadcast to ``shape`` (an explicit VIEW row when shapes differ)."""
     xs = tuple(_shape(x._v) if isinstance(x, Tensor) else np.shape(x))
     shape = tuple(shape)

@@ -125,7 +125,7 @@ class _Map:
         """Lines adding (``assign``: writing) ``src`` into ``dst`` along the map: operand ->
         output (``forward``) or output -> operand (the transpose)."""
         to_output_by_offs = forward != self.gather  # a scatter: the destination is offs[j]
-        if to_output_by_offs and self.scatter is not None and self.offsets is not None:
+        if to_output_by_offs and self.scatter is not None:
             return [f"{self.scatter.__name__}({src}, {s0}, {dst}, {d0}, ipool, p)"]
         dst_at, src_at = (self.out_at, self.opd_at) if forward else (self.opd_at, self.out_at)
         op = "=" if assign else "+="
@@ -231,6 +231,8 @@ def linear(
     ``offsets`` and ``index`` None: the identity (a reshape).  ``kw``: as for ``Structural``."""
     if (offsets is None) != (index is None):
         raise ValueError(f"linear {name}: give the map both as offsets and as index, or neither")
+    if scatter is not None and offsets is None:
+        raise ValueError(f"linear {name}: a scatter helper moves along a map; give the map too")
     m = _Map(gather, offsets, scatter)
     namespace = {"np": np}
     used = [h for h in (offsets, scatter) if h is not None]
