@@ -254,3 +254,40 @@ def test_structural_ops_agree_in_every_mode_at_ties_zeros_and_extremes(name):
             if not _same(rev, fd, 1e-5, 1e-6 * (1 + abs(fd))):
                 bad.append(f"{label}: gradient {rev!r} vs central differences {fd!r}")
     assert not bad, f"{name}: " + "; ".join(bad)
+
+
+POWER_BASES = [0.0, -0.0, 1e-300, 0.5, -0.5, 1.0, -1.0, 3.0, -3.0, 1e200, math.inf, -math.inf]
+POWER_BASES += [math.nan]
+
+
+@pytest.mark.parametrize("c", [2.0, 1.0, 0.0, 0.5, -1.0, 3.0, 2.5])
+def test_the_kernels_power_matches_numpy_at_the_exponents_it_special_cases(c):
+    """The kernels compute a runtime power through ``sf_pow``, which skips the libm call for
+    exponents 2 and 1: a replayed ``x ** c`` (forward sweep) and its gradient (reverse sweep)
+    equal NumPy's ``x ** c`` and ``c * x ** (c - 1)`` as IEEE values at every kind of base,
+    and so does a two-operand power whose exponent array holds c."""
+    x = np.array(POWER_BASES)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = x**c
+        dwant = np.where(c == 0.0, 0.0, c * x ** (c - 1.0))
+        tr = tg.trace(lambda v: tg.sum(v**c), np.full(x.size, 0.75))
+        value, grad = tr.value_and_grad(x)
+        tr_values = tg.trace(lambda v: v**c, np.full(x.size, 0.75))(x)
+        cs = np.full(x.size, c)
+        g_base, _ = tg.grad(lambda v, e: tg.sum(v**e), argnums=(0, 1))(x, cs)
+        two = tg.trace(lambda v, e: v**e, np.full(x.size, 0.75), cs)(x, cs)
+    finite = np.isfinite(want)
+    assert _same(value, np.sum(want)) or not finite.all()
+    bad = [
+        f"{what} at {b!r}: {u!r} vs {v!r}"
+        for what, got, ref in (
+            ("value", tr_values, want),
+            ("two-operand value", two, want),
+            ("gradient", grad, dwant),
+            ("two-operand gradient", g_base, dwant),
+        )
+        for b, u, v in zip(x, got, ref, strict=True)
+        if not _same(u, v)
+    ]
+    assert not bad, f"x ** {c}: " + "; ".join(bad)
