@@ -298,6 +298,9 @@ def _clear_adjoints(t, top, end, roots, handoff=False):
     rows are made outside the buffer, in arrays of their own that become ``.grad`` as they are
     (returned: leaf row -> its gradient array, None until the first matmul writes it), so they
     are not copied out of the buffer either."""
+    if end < _UNCLEARED_MIN:  # no row is that large (a small graph: most backward calls)
+        t.adj[:end] = 0.0
+        return None
     voff = t.voff
     sizes = voff[1 : top + 2] - voff[: top + 1]
     big = np.flatnonzero(sizes >= _UNCLEARED_MIN)
