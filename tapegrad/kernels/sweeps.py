@@ -20,10 +20,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "696e94ef302e58d1"
+FINGERPRINT = "2c5b7b25fa828637"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 474823336027940237
+KERNELS_ID = 199767735224772707
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'LINREC', 'CUMSUM', 'CUMPROD', 'LOGCUMSUMEXP')
 
 # sweep results: (status, row)
@@ -308,17 +308,27 @@ def strided_offsets(ipool, p, ndim, base):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def strided_add(S, s0, D, d0, ipool, p, nd, base):
-    """``D[d0 + base + sum(idx * stride)] += S[s0 + flat(idx)]`` for every multi-index idx of
-    the shape ``ipool[p:p+nd]`` (strides ``ipool[p+nd:p+2*nd]``).  An innermost run of
-    stride-0 axes (a reduction) is added pairwise first, in NumPy's order for a sum, so a
-    replayed sum matches NumPy's; otherwise the last axis is one strided run per step."""
+def strided_move(S, s0, D, d0, ipool, p, nd, base, take, add):
+    """A move along the strided map of the shape ``ipool[p:p+nd]`` (strides
+    ``ipool[p+nd:p+2*nd]``, from ``base``), without an offset array: one run along the
+    innermost axes per step of an odometer over the outer ones.
+
+    A scatter (``take`` False) adds ``S[s0 + flat(idx)]`` into ``D[d0 + base + sum(idx *
+    stride)]`` for every multi-index idx (C order); an innermost run of stride-0 axes (a
+    reduction) is added pairwise first, in NumPy's order for a sum, so a replayed sum matches
+    NumPy's.  A gather (``take`` True) writes ``D[d0 + flat(idx)] = S[s0 + base + sum(idx *
+    stride)]`` (``add``: adds it), a broadcast scalar being one run of stride 0."""
     if nd == 0:
-        D[d0 + base] += S[s0]
+        if not take:
+            D[d0 + base] += S[s0]
+        elif add:
+            D[d0] += S[s0 + base]
+        else:
+            D[d0] = S[s0 + base]
         return
     run = 1
     inner = nd  # the innermost axes from here on are stride 0 (or of size 1)
-    while inner > 0:
+    while inner > 0 and not take:
         size = ipool[p + inner - 1]
         if size != 1 and ipool[p + nd + inner - 1] != 0:
             break
@@ -338,13 +348,18 @@ def strided_add(S, s0, D, d0, ipool, p, nd, base):
     idx = np.zeros(max(inner, 1), np.int64)
     cur = base
     for u in range(outer):
+        flat = u * run
         if pairwise:
-            D[d0 + cur] += pairwise_sum(S, s0 + u * run, run)
-        else:
-            o = d0 + cur
-            g0 = s0 + u * run
+            D[d0 + cur] += pairwise_sum(S, s0 + flat, run)
+        elif not take:
             for v in range(run):
-                D[o + v * step] += S[g0 + v]
+                D[d0 + cur + v * step] += S[s0 + flat + v]
+        elif add:
+            for v in range(run):
+                D[d0 + flat + v] += S[s0 + cur + v * step]
+        else:
+            for v in range(run):
+                D[d0 + flat + v] = S[s0 + cur + v * step]
         # the odometer step, inline as in strided_offsets: a helper called once per element
         # costs ~30 ns in Numba (measured; the index array is reference-counted per call)
         d = inner - 1
@@ -405,18 +420,21 @@ def view_offsets(ipool, p):
 @njit(cache=True, nogil=True, error_model="numpy")
 def view_scatter(S, s0, D, d0, ipool, p):
     nd = ipool[p]
-    strided_add(S, s0, D, d0, ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
+    strided_move(S, s0, D, d0, ipool, p + 1, nd, ipool[p + 1 + 2 * nd], False, True)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def view_take(S, s0, D, d0, ipool, p, add):
+    nd = ipool[p]
+    strided_move(S, s0, D, d0, ipool, p + 1, nd, ipool[p + 1 + 2 * nd], True, add)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def view_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    offs = view_offsets(ipool, p)
     if acc:
-        for j in range(offs.shape[0]):
-            D[lo + j] += A[pa + offs[j]]
+        view_take(A, pa, D, lo, ipool, p, True)
     else:
-        for j in range(offs.shape[0]):
-            D[lo + j] = A[pa + offs[j]]
+        view_take(A, pa, D, lo, ipool, p, False)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -479,7 +497,12 @@ def reduce_offsets(ipool, p):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def sum_scatter(S, s0, D, d0, ipool, p):
-    strided_add(S, s0, D, d0, ipool, p + 1, ipool[p], 0)
+    strided_move(S, s0, D, d0, ipool, p + 1, ipool[p], 0, False, True)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def sum_take(S, s0, D, d0, ipool, p, add):
+    strided_move(S, s0, D, d0, ipool, p + 1, ipool[p], 0, True, add)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -492,10 +515,8 @@ def sum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def sum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
-    offs = reduce_offsets(ipool, p)
     state[ra] |= 1
-    for j in range(offs.shape[0]):
-        D[pa + j] += G[lo + offs[j]]
+    sum_take(G, lo, D, pa, ipool, p, True)
     return 0
 
 

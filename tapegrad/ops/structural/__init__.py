@@ -33,7 +33,7 @@ from .file_checks import (
 from .helpers import HIT_MATMUL as HIT_MATMUL  # (the generator writes it in)
 from .helpers import SMALL_MATMUL as SMALL_MATMUL
 from .helpers import pairwise_sum, reduce_groups, strided_offsets
-from .index_maps import linear, strided_add
+from .index_maps import linear, strided_move
 from .indexing import (
     index_list,
     index_offsets,
@@ -72,6 +72,7 @@ from .reductions import (
     reduce_index,
     reduce_offsets,
     sum_scatter,
+    sum_take,
 )
 from .scans import scan
 from .shape import (
@@ -83,6 +84,7 @@ from .shape import (
     view_index,
     view_offsets,
     view_scatter,
+    view_take,
 )
 
 S = Structural
@@ -106,7 +108,8 @@ OPS = (
         offsets=view_offsets,
         index=view_index,
         scatter=view_scatter,
-        helpers=(strided_offsets, strided_add, pairwise_sum),
+        take=view_take,
+        helpers=(strided_offsets, strided_move, pairwise_sum),
         numpy=("broadcast_to", "transpose", "__getitem__"),
         check=view_check,
     ),
@@ -122,7 +125,8 @@ OPS = (
         offsets=reduce_offsets,
         index=reduce_index,
         scatter=sum_scatter,
-        helpers=(strided_offsets, strided_add, pairwise_sum),
+        take=sum_take,
+        helpers=(strided_offsets, strided_move, pairwise_sum),
         numpy=("sum",),
         check=reduce_check,
     ),

@@ -20,7 +20,10 @@ as whole-array NumPy (the Tensor-level rules and the vectorised sweep that runs 
 kernels compile); a test checks that they agree for every linear op.  A map may also give
 ``scatter(S, s0, D, d0, ipool, p)``, adding ``S[s0 + j]`` into ``D[d0 + offs[j]]`` without an
 offset array (a strided map: a sum in NumPy's pairwise order, a broadcast bias's gradient
-as contiguous runs); every scatter move of the op then uses it.
+as contiguous runs); every scatter move of the op then uses it.  Likewise ``take(S, s0, D, d0,
+ipool, p, add)`` writes (``add``: adds) ``S[s0 + offs[j]]`` into ``D[d0 + j]`` for every gather
+move (a broadcast's value, a sum's gradient: one strided run per step of the outer axes,
+where an offset array costs an allocation and an odometer step per entry).
 """
 
 from __future__ import annotations
@@ -46,17 +49,27 @@ def strided_index(ipool, p, nd, base):
     return offs.reshape(-1)
 
 
-def strided_add(S, s0, D, d0, ipool, p, nd, base):
-    """``D[d0 + base + sum(idx * stride)] += S[s0 + flat(idx)]`` for every multi-index idx of
-    the shape ``ipool[p:p+nd]`` (strides ``ipool[p+nd:p+2*nd]``).  An innermost run of
-    stride-0 axes (a reduction) is added pairwise first, in NumPy's order for a sum, so a
-    replayed sum matches NumPy's; otherwise the last axis is one strided run per step."""
+def strided_move(S, s0, D, d0, ipool, p, nd, base, take, add):
+    """A move along the strided map of the shape ``ipool[p:p+nd]`` (strides
+    ``ipool[p+nd:p+2*nd]``, from ``base``), without an offset array: one run along the
+    innermost axes per step of an odometer over the outer ones.
+
+    A scatter (``take`` False) adds ``S[s0 + flat(idx)]`` into ``D[d0 + base + sum(idx *
+    stride)]`` for every multi-index idx (C order); an innermost run of stride-0 axes (a
+    reduction) is added pairwise first, in NumPy's order for a sum, so a replayed sum matches
+    NumPy's.  A gather (``take`` True) writes ``D[d0 + flat(idx)] = S[s0 + base + sum(idx *
+    stride)]`` (``add``: adds it), a broadcast scalar being one run of stride 0."""
     if nd == 0:
-        D[d0 + base] += S[s0]
+        if not take:
+            D[d0 + base] += S[s0]
+        elif add:
+            D[d0] += S[s0 + base]
+        else:
+            D[d0] = S[s0 + base]
         return
     run = 1
     inner = nd  # the innermost axes from here on are stride 0 (or of size 1)
-    while inner > 0:
+    while inner > 0 and not take:
         size = ipool[p + inner - 1]
         if size != 1 and ipool[p + nd + inner - 1] != 0:
             break
@@ -76,13 +89,18 @@ def strided_add(S, s0, D, d0, ipool, p, nd, base):
     idx = np.zeros(max(inner, 1), np.int64)
     cur = base
     for u in range(outer):
+        flat = u * run
         if pairwise:
-            D[d0 + cur] += pairwise_sum(S, s0 + u * run, run)
-        else:
-            o = d0 + cur
-            g0 = s0 + u * run
+            D[d0 + cur] += pairwise_sum(S, s0 + flat, run)
+        elif not take:
             for v in range(run):
-                D[o + v * step] += S[g0 + v]
+                D[d0 + cur + v * step] += S[s0 + flat + v]
+        elif add:
+            for v in range(run):
+                D[d0 + flat + v] += S[s0 + cur + v * step]
+        else:
+            for v in range(run):
+                D[d0 + flat + v] = S[s0 + cur + v * step]
         # the odometer step, inline as in strided_offsets: a helper called once per element
         # costs ~30 ns in Numba (measured; the index array is reference-counted per call)
         d = inner - 1
@@ -111,8 +129,8 @@ _SIGNATURES = {
 class _Map:
     """Source snippets for moves along one op's map."""
 
-    def __init__(self, gather, offsets, scatter):
-        self.gather, self.offsets, self.scatter = gather, offsets, scatter
+    def __init__(self, gather, offsets, scatter, take):
+        self.gather, self.offsets, self.scatter, self.take = gather, offsets, scatter, take
         identity = offsets is None
         self.out_at = "j" if identity or gather else "offs[j]"  # output entry of step j
         self.opd_at = "j" if identity or not gather else "offs[j]"  # operand entry of step j
@@ -121,12 +139,16 @@ class _Map:
     def setup(self):
         return [] if self.offsets is None else [f"offs = {self.offsets.__name__}(ipool, p)"]
 
-    def move(self, dst, d0, src, s0, forward, assign=False):
+    def move(self, dst, d0, src, s0, forward, assign=False, lanes=False):
         """Lines adding (``assign``: writing) ``src`` into ``dst`` along the map: operand ->
-        output (``forward``) or output -> operand (the transpose)."""
+        output (``forward``) or output -> operand (the transpose).  A gather move on every
+        lane (``lanes``) reads one offset array made once for all lanes rather than calling
+        ``take`` per lane (its odometer set-up, per lane, cost a Hessian ~5%)."""
         to_output_by_offs = forward != self.gather  # a scatter: the destination is offs[j]
         if to_output_by_offs and self.scatter is not None:
             return [f"{self.scatter.__name__}({src}, {s0}, {dst}, {d0}, ipool, p)"]
+        if not to_output_by_offs and self.take is not None and not lanes:
+            return [f"{self.take.__name__}({src}, {s0}, {dst}, {d0}, ipool, p, {not assign})"]
         dst_at, src_at = (self.out_at, self.opd_at) if forward else (self.opd_at, self.out_at)
         op = "=" if assign else "+="
         step = f"{_at(dst, f'{d0} + {dst_at}')} {op} {_at(src, f'{s0} + {src_at}')}"
@@ -160,13 +182,15 @@ def _kernel_sources(name, m: _Map):
         fwd = ["if not acc:", "    for j in range(n):", "        D[lo + j] = 0.0"]
         fwd += m.move("D", "lo", "A", "pa", True)
     bwd = ["state[ra] |= 1", *m.move("D", "pa", "G", "lo", False), "return 0"]
-    lanes_fwd = m.move("tvals[ln]", "lo", "tvals[ln]", "pa", True, assign=m.fills_output())
+    lanes_fwd = m.move(
+        "tvals[ln]", "lo", "tvals[ln]", "pa", True, assign=m.fills_output(), lanes=True
+    )
     if not m.fills_output():
         lanes_fwd = ["for j in range(n):", "    tvals[ln, lo + j] = 0.0", *lanes_fwd]
     lanes = ["for ln in range(tvals.shape[0]):", *_indent(lanes_fwd)]
     lanes_bwd = [
         "for ln in range(tadjs.shape[0]):",
-        *_indent(m.move("tadjs[ln]", "pa", "tadjs[ln]", "lo", False)),
+        *_indent(m.move("tadjs[ln]", "pa", "tadjs[ln]", "lo", False, lanes=True)),
     ]
     out = {}
     for kind, body in (
@@ -225,17 +249,25 @@ def _vectorised_backward(gather, index):
 
 
 def linear(
-    name: str, *, gather: bool = True, offsets=None, index=None, scatter=None, helpers=(), **kw
+    name: str,
+    *,
+    gather: bool = True,
+    offsets=None,
+    index=None,
+    scatter=None,
+    take=None,
+    helpers=(),
+    **kw,
 ) -> Linear:
     """The declaration of the linear op ``name`` moving values along a map (module docstring);
     ``offsets`` and ``index`` None: the identity (a reshape).  ``kw``: as for ``Structural``."""
     if (offsets is None) != (index is None):
         raise ValueError(f"linear {name}: give the map both as offsets and as index, or neither")
-    if scatter is not None and offsets is None:
-        raise ValueError(f"linear {name}: a scatter helper moves along a map; give the map too")
-    m = _Map(gather, offsets, scatter)
+    if (scatter is not None or take is not None) and offsets is None:
+        raise ValueError(f"linear {name}: a scatter or take helper moves along a map; give it")
+    m = _Map(gather, offsets, scatter, take)
     namespace = {"np": np}
-    used = [h for h in (offsets, scatter) if h is not None]
+    used = [h for h in (offsets, scatter, take) if h is not None]
     for h in (*used, *helpers):
         namespace[h.__name__] = h
     kernels = {

@@ -3,14 +3,14 @@
 import numpy as np
 
 from .helpers import reduce_groups, strided_offsets
-from .index_maps import strided_add, strided_index
+from .index_maps import strided_index, strided_move
 
 # ---- reductions: ndim, in_shape[ndim], out_strides[ndim] (0 on reduced axes) -----------------------
 
 
 # SUM adds each operand entry into its output entry: a scatter along the strided map with the
 # reduced axes' strides 0, declared with ``linear`` (its forward adds in NumPy's pairwise
-# order, ``strided_add``); the other reductions read the same map.
+# order, ``strided_move``); the other reductions read the same map.
 
 
 def reduce_offsets(ipool, p):
@@ -22,7 +22,11 @@ def reduce_index(ipool, p):
 
 
 def sum_scatter(S, s0, D, d0, ipool, p):
-    strided_add(S, s0, D, d0, ipool, p + 1, ipool[p], 0)
+    strided_move(S, s0, D, d0, ipool, p + 1, ipool[p], 0, False, True)
+
+
+def sum_take(S, s0, D, d0, ipool, p, add):
+    strided_move(S, s0, D, d0, ipool, p + 1, ipool[p], 0, True, add)
 
 
 def prod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):

@@ -1,7 +1,7 @@
 """Shape ops: strided views (broadcast, transpose, basic indexing), reshapes and concatenation."""
 
 from .helpers import strided_offsets
-from .index_maps import strided_add, strided_index
+from .index_maps import strided_index, strided_move
 
 # ---- shape -----------------------------------------------------------------------------------------
 # VIEW: ndim, shape[ndim], strides[ndim], base (out[idx] = a[base + sum(idx * stride)]), a
@@ -21,7 +21,12 @@ def view_index(ipool, p):
 
 def view_scatter(S, s0, D, d0, ipool, p):
     nd = ipool[p]
-    strided_add(S, s0, D, d0, ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
+    strided_move(S, s0, D, d0, ipool, p + 1, nd, ipool[p + 1 + 2 * nd], False, True)
+
+
+def view_take(S, s0, D, d0, ipool, p, add):
+    nd = ipool[p]
+    strided_move(S, s0, D, d0, ipool, p + 1, nd, ipool[p + 1 + 2 * nd], True, add)
 
 
 # CONCAT: outer, inner, k, rows[k], lens[k] (operands are listed in ipool; a = b = -1)
