@@ -462,8 +462,9 @@ class Trace:
                 x[pos] = p
                 pos += 1
             else:
-                x[pos : pos + p.size] = p.reshape(-1)
-                pos += p.size
+                k = p.size
+                x[pos : pos + k] = p.ravel()
+                pos += k
         return x
 
     def _value_and_grad_at(self, x, args):
