@@ -270,8 +270,7 @@ def run_backward(
         rs.accumulate_leaves(top)
     _run_retained(t, top)
     if not retain_graph:
-        mark_freed(t, top)
-        t.maybe_reset()
+        t.maybe_reset(all_freed=mark_freed(t, top))
     return out
 
 
@@ -576,12 +575,21 @@ def _run_retained(t, top):
 
 def mark_freed(t, top, chunk=1 << 16):
     """Mark the op rows a non-retained backward swept (rows 0..top reached) as freed: a
-    second backward through them raises ``FREED_MSG``, and the tape may reclaim them."""
+    second backward through them raises ``FREED_MSG``, and the tape may reclaim them.
+
+    Returns True when no op row of the tape is left unfreed (the backward swept from its last
+    row and reached everything): nothing recorded can be needed again, so the caller may empty
+    the tape without searching what the held handles need (``Tape.maybe_reset``)."""
     code, state = t.code, t.state
+    all_freed = top + 1 == t.n
     for lo in range(0, top + 1, chunk):  # in chunks: no temporaries the size of the tape
         hi = min(lo + chunk, top + 1)
         st = state[lo:hi]
-        st[((st & 1) != 0) & ((code[lo:hi] & 255) > T.CONST)] |= 2
+        ops = (code[lo:hi] & 255) > T.CONST
+        st |= ((st & 1) & ops) << 1  # the freed bit of reached op rows
+        if all_freed:
+            all_freed = not (ops & ((st & 2) == 0)).any()
+    return all_freed
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):

@@ -684,7 +684,7 @@ class Tape(TapeInspection):
         """The highest row that a handle the user still holds needs (-1 if none)."""
         return self.held_rows()[0]
 
-    def maybe_reset(self, forward=True):
+    def maybe_reset(self, forward=True, all_freed=False):
         """Reclaim the rows nothing can reach any more; returns the live tape.
 
         Rows only depend on earlier rows, so everything after the last row a held graph
@@ -692,9 +692,12 @@ class Tape(TapeInspection):
         graph kept in a notebook variable therefore pins only its own rows, not every row
         recorded after it.  A cut under live handles (a loss kept after its backward) retires
         this tape with a forward to its successor; ``forward=False`` (while recording) leaves
-        such a cut for later."""
+        such a cut for later.  ``all_freed``: the caller knows every op row is freed (a
+        backward through the whole tape), so nothing is needed and the tape empties."""
         if not self.n:
             return self
+        if all_freed:
+            return self.reset()
         need, held = self.held_rows()
         keep = need + 1
         if keep == 0:
@@ -904,7 +907,7 @@ class ScratchTape(Tape):
     __slots__ = ()
     RECLAIMS = False
 
-    def maybe_reset(self, forward=True):
+    def maybe_reset(self, forward=True, all_freed=False):
         return self
 
 

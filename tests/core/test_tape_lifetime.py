@@ -223,3 +223,44 @@ def test_unrelated_held_handle_does_not_make_a_training_loop_leak():
     assert stale.tolist() == [2.0, 4.0]
     stale.sum().backward()  # and the held graph still works
     assert x.grad.tolist() == [2.0, 2.0]
+
+
+@on_fresh_tape
+def test_a_backward_empties_the_tape_only_when_it_freed_every_op_row():
+    """A backward through the whole tape (its root is the last row and it reaches every op
+    row) empties the tape at once; a graph recorded after the root, or one the backward did
+    not reach, keeps its rows and still differentiates correctly."""
+    from tapegrad.autograd.engine import mark_freed
+
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    loss = (x * x).sum()
+    loss.backward()
+    assert len(tg.current_tape()) == 0 and loss.item() == 5.0
+    assert x.grad.tolist() == [2.0, 4.0]
+
+    x.grad = None
+    loss = (x * 3.0).sum()
+    later = (x * x * x).sum()  # recorded after the root: rows above it
+    loss.backward()
+    assert len(tg.current_tape()) > 0
+    later.backward()
+    assert x.grad.tolist() == [3.0 + 3.0, 3.0 + 12.0]
+
+    x.grad = None
+    earlier = (tg.sin(x)).sum()  # not reached by the next backward
+    loss = (x * 2.0).sum()
+    loss.backward()
+    assert len(tg.current_tape()) > 0
+    earlier.backward()
+    assert np.allclose(x.grad.numpy(), 2.0 + np.cos([1.0, 2.0]))
+
+    # what the shortcut rests on: mark_freed says whether every op row is now freed
+    x.grad = None
+    earlier = (tg.sin(x)).sum()
+    loss = (x * 2.0).sum()
+    t = tg.current_tape()
+    loss.backward(retain_graph=True)  # swept, nothing freed yet
+    assert not mark_freed(t, loss._row)  # earlier's rows were not reached
+    earlier.backward(retain_graph=True)
+    assert mark_freed(t, earlier._row) is False  # not the last row: not asked to decide
+    assert mark_freed(t, len(t) - 1)  # from the last row, after both: every op row freed
