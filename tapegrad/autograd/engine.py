@@ -182,7 +182,7 @@ def check_root(t, y, i):
 def _seed_value(y, g, i):
     shape = y.shape
     if g is None:
-        if y.size != 1:
+        if y._v.__class__ is not float and y._v.size != 1:
             raise RuntimeError(
                 f"grad can be implicitly created only for scalar outputs "
                 f"(output {i} has shape {shape}); pass gradient= / grad_outputs="
@@ -231,19 +231,18 @@ def run_backward(
             t, roots, inputs, in_rows, accumulate, allow_unused, FREED_MSG
         )
     seeds = [_seed_value(y, g, i) for i, (y, g) in enumerate(zip(outputs, grads))]
-    # outputs that are leaves seed themselves directly
-    roots = []
-    for y, s in zip(outputs, seeds):
-        roots.append((row_for(t, y), s))
-    top = max(r for r, _ in roots)
-    end = t.voff[top + 1]
+    # (outputs that are leaves enter the tape here, and seed themselves directly)
+    roots = [(row_for(t, y), s) for y, s in zip(outputs, seeds)]
+    top = max([r for r, _ in roots])
+    voff, state = t.voff, t.state  # (reading voff writes the pending rows first)
+    end = voff[top + 1]
     handoff = _clear_adjoints(t, top, end, [r for r, _ in roots], accumulate and inputs is None)
-    st = t.state[: top + 1]
-    st &= 2
+    state[: top + 1] &= 2
+    adj = t.adj
     for r, s in roots:
-        lo = t.voff[r]
-        t.adj[lo : lo + s.size] += s.ravel()
-        t.state[r] |= 1
+        lo = voff[r]
+        adj[lo : lo + s.size] += s.ravel()
+        state[r] |= 1
     rs = ReverseSweep(t, handoff)
     rs.run(top)
     if inputs is not None:
@@ -509,20 +508,26 @@ class ReverseSweep:
         t = self.t
         own = self.handoff or {}
         self.handoff = None
+        state, voff, adj = t.state, t.voff, t.adj
         for r in t.leaf_rows:
-            if r > top or not (t.state[r] & 1):
+            if r > top or not (state[r] & 1):
                 continue
             leaf = t.entered(r)
             if leaf is None or not leaf._rg:
                 continue
+            meta = leaf._meta
+            hooks = meta.get("hooks") if meta else None
+            old = leaf.grad
+            if leaf._v.__class__ is float and old is not None and old._v.__class__ is float:
+                if not hooks:  # a scalar parameter with a float .grad: the same sum as the
+                    old._v = old._v + float(adj[voff[r]])  # general path, without arrays
+                    continue
             g = own.get(r)  # an array of its own, or None: then a view of the adjoint buffer
             fresh = g is not None
-            g = g.reshape(leaf.shape) if fresh else t.gradient(r).reshape(leaf.shape)
-            hooks = leaf._meta.get("hooks") if leaf._meta else None
+            g = g.reshape(leaf.shape) if fresh else adj[voff[r] : voff[r + 1]].reshape(leaf.shape)
             if hooks:  # (what a hook returns may be kept by it: copied below)
                 g = _apply_hooks(hooks, result(g.copy()))
                 fresh = False
-            old = leaf.grad
             if old is None:  # a view of the buffer is copied (the next backward reuses it)
                 leaf.grad = Tensor._const(g if g.__class__ is float or fresh else result(g.copy()))
             elif old._v.__class__ is float or np.shape(g) != old._v.shape:

@@ -134,3 +134,20 @@ def test_broadcast_values_are_numpys(value, shape):
     (x * tg.tensor(np.ones(shape))).sum().backward()
     expect = np.broadcast_to(a, shape).size / max(a.size, 1) if a.size else 0.0
     np.testing.assert_allclose(x.grad.numpy(), np.full(a.shape, expect))
+
+
+def test_a_scalar_parameter_accumulates_its_gradient_as_a_float_across_backwards():
+    """A 0-d parameter's float ``.grad`` is added to in place of the array path (the same
+    sum); a hook on it still sees and changes each contribution, and a zeroed grad restarts."""
+    w = tg.tensor(0.5, requires_grad=True)
+    x = tg.tensor([1.0, 2.0, 4.0])
+    (w * x).sum().backward()
+    (w * w * x).sum().backward()
+    assert w.grad.shape == () and w.grad.item() == 7.0 + 2 * 0.5 * 7.0
+    w.grad.zero_()
+    (w * x).sum().backward()
+    assert w.grad.item() == 7.0
+    seen = []
+    w.register_hook(lambda g: (seen.append(g.item()), g * 10.0)[1])
+    (w * x).sum().backward()
+    assert seen == [7.0] and w.grad.item() == 7.0 + 70.0
