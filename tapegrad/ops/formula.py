@@ -424,7 +424,7 @@ class _ToNumba(ast.NodeTransformer):
     def visit_BinOp(self, node):
         """A power with an exponent known only at run time (POWS's ``a ** c``, its derivative
         ``a ** (c - 1.0)``) calls ``sf_pow``: a constant exponent is folded by LLVM, a
-        runtime one is a libm call (~20 ns an element) that sf_pow skips for 2 and 1."""
+        runtime one is a libm call (~20 ns an element) that sf_pow skips for 2, 1 and 0.5."""
         self.generic_visit(node)
         if isinstance(node.op, ast.Pow) and _depends_on_symbols(node.right):
             return ast.Call(ast.Name("sf_pow", ast.Load()), [node.left, node.right], [])
