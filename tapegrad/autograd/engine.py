@@ -515,19 +515,19 @@ class ReverseSweep:
             leaf = t.entered(r)
             if leaf is None or not leaf._rg:
                 continue
-            meta = leaf._meta
-            hooks = meta.get("hooks") if meta else None
-            old = leaf.grad
-            if leaf._v.__class__ is float and old is not None and old._v.__class__ is float:
-                if not hooks:  # a scalar parameter with a float .grad: the same sum as the
-                    old._v = old._v + float(adj[voff[r]])  # general path, without arrays
-                    continue
-            g = own.get(r)  # an array of its own, or None: then a view of the adjoint buffer
+            g = own.get(r)  # an array of its own, or None: then read from the adjoint buffer
             fresh = g is not None
-            g = g.reshape(leaf.shape) if fresh else adj[voff[r] : voff[r + 1]].reshape(leaf.shape)
+            if fresh:
+                g = g.reshape(leaf.shape)
+            elif leaf._v.__class__ is float:  # a scalar parameter's gradient is a float
+                g = float(adj[voff[r]])
+            else:
+                g = adj[voff[r] : voff[r + 1]].reshape(leaf.shape)
+            hooks = leaf._meta.get("hooks") if leaf._meta else None
             if hooks:  # (what a hook returns may be kept by it: copied below)
-                g = _apply_hooks(hooks, result(g.copy()))
+                g = _apply_hooks(hooks, result(np.array(g)))
                 fresh = False
+            old = leaf.grad
             if old is None:  # a view of the buffer is copied (the next backward reuses it)
                 leaf.grad = Tensor._const(g if g.__class__ is float or fresh else result(g.copy()))
             elif old._v.__class__ is float or np.shape(g) != old._v.shape:
