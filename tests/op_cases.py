@@ -1064,3 +1064,16 @@ case(
     sample("CUMPROD", (3, 2)),
     ref=lambda x: x.cumprod(0),
 )
+
+# ---- an operand of one value -------------------------------------------------------------------
+# A scalar Tensor with an array is one row: the kernels broadcast the single value over it (no
+# VIEW row). Main cases for both sides of every two-operand op, so every sweep, the twin, the
+# NumPy stand-in, traces and every order run that path; the factors s * x make the second
+# and third derivatives in both operands nonzero.
+for _name, _f in BINARY_FN.items():
+    _x = sample(_name, (2, 3))
+    _s = _apart(_x, sample(_name, ()), _name)
+    CASES[f"{_name} scalar-right"] = (lambda x, s, f=_f: f(x, s) * s * x, [_x, _s])
+    _x = sample(_name, (4,))
+    _s = _apart(_x, sample(_name, ()), _name)
+    CASES[f"{_name} scalar-left"] = (lambda s, x, f=_f: f(s, x) * s * x, [_s, _x])

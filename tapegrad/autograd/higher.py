@@ -134,8 +134,8 @@ class _Partials:
         ra, rb = t.operands(r)
         shape = row_shape(t, r)
         u = self.used
-        a = row_tensor(t, ra, shape) if "a" in u else None
-        b = row_tensor(t, rb, shape) if "b" in u and rb >= 0 else None
+        a = row_tensor(t, ra, _operand_shape(t, ra, r, shape)) if "a" in u else None
+        b = row_tensor(t, rb, _operand_shape(t, rb, r, shape)) if "b" in u and rb >= 0 else None
         out = row_tensor(t, r, shape) if "out" in u else None
         c = float(t.fp[r])
         c2 = float(t.fpool[t.ip[r]]) if "c2" in u else 0.0
@@ -143,6 +143,23 @@ class _Partials:
             s if f is None or x is None else f(a, b, out, c, c2, x)
             for f, s, x in zip(self.fns, self.signs, factors)
         ]
+
+
+def _size(t, r):
+    return int(t.voff[r + 1] - t.voff[r])
+
+
+def _operand_shape(t, operand, r, shape):
+    """The shape an operand of row ``r`` is read in: the row's own, or (an operand of one
+    value, which the kernels broadcast over the row) its own."""
+    return shape if _size(t, operand) == _size(t, r) else None
+
+
+def _unbroadcast(t, operand, r, term):
+    """An operand's share of row ``r``'s gradient: summed for an operand of one value."""
+    if _size(t, operand) == _size(t, r):
+        return term
+    return O.reshape(O.sum(term), row_shape(t, operand))
 
 
 def _product(x, d):
@@ -168,7 +185,7 @@ def vjp(t, r, g):
         rows = [row if row >= 0 and t.rg[row] else -1 for row in t.operands(r)]
         terms = part.evaluate(t, r, [g if row >= 0 else None for row in rows])
         return [
-            (row, term)
+            (row, _unbroadcast(t, row, r, term))
             for row, d in zip(rows, terms)
             if row >= 0 and (term := _product(g, d)) is not None
         ]
@@ -190,6 +207,9 @@ def jvp(t, r, tangent):
         term = None if tx is None else _product(tx, d)
         if term is not None:
             out = term if out is None else out + term
+    shape = row_shape(t, r)
+    if out is not None and out.shape != shape:  # an operand of one value's tangent alone
+        out = O.broadcast_to(out, shape)
     return out
 
 

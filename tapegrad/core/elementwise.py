@@ -171,14 +171,18 @@ def _binary(name, code, x, y):
             f"{np.shape(xv)} and {np.shape(yv)}"
         ) from None
     out = result(out)
-    if isinstance(x, Tensor) and isinstance(y, Tensor) and _shape(xv) == _shape(yv):
-        return record_binary(x, y, code, out)  # no broadcast: the small-array fast path
+    # an operand of one value is broadcast by the kernels themselves (no VIEW row): a scalar
+    # weight or bias times an array records one row, as equal shapes do
+    x1 = xv.__class__ is float
+    y1 = yv.__class__ is float
+    if isinstance(x, Tensor) and isinstance(y, Tensor) and (x1 or y1 or xv.shape == yv.shape):
+        return record_binary(x, y, code, out)  # the small-array fast path
     if not needs_grad(x, y):
         return Tensor._const(out)
     t = tape_for(x, y)
     shape = _shape(out)
-    ra = as_shape(t, x, shape)
-    rb = as_shape(t, y, shape)
+    ra = row_of(t, x) if x1 else as_shape(t, x, shape)
+    rb = row_of(t, y) if y1 else as_shape(t, y, shape)
     return record(t, code, ra, rb, out)
 
 

@@ -796,8 +796,9 @@ def _record_slow(t, x, code, v, fp):
 
 
 def record_binary(x, y, code, v):
-    """Record ``v = op(x, y)`` for two Tensors of equal shape (the hot path of scalars and
-    small arrays: three list appends, as in ``record_unary``)."""
+    """Record ``v = op(x, y)`` for two Tensors of equal shape, or one of a single value that
+    the kernels broadcast over the other (the hot path of scalars and small arrays: three
+    list appends, as in ``record_unary``)."""
     t = STATE.tape
     if not ((x._rg or y._rg) and t.enabled):
         return TensorBase._const(v)

@@ -107,6 +107,24 @@ def _code(text):
 
 _VALUE_LOADS = [("a", "val[upa + j]"), ("b", "val[upb + j]"), ("out", "val[ulo + j]")]
 
+# A two-operand row's operand of one value broadcasts over the row (a scalar weight times an
+# array: no VIEW row): ``sa`` / ``sb`` are its step, 0 for one value, 1 for a full operand.
+_STEPPED = {"upa + j": "upa + j * sa", "upb + j": "upb + j * sb"}
+_BROADCAST_STEPS = [
+    "sa = np.uint64(0) if voff[ra + 1] - voff[ra] == 1 else np.uint64(1)",
+    "sb = np.uint64(0) if voff[rb + 1] - voff[rb] == 1 else np.uint64(1)",
+]
+
+
+def _per_element(o, used, body):
+    """The loop of op ``o`` over its row's elements around ``body`` (after the parameters
+    the symbols ``used`` need), a two-operand op's operand reads and writes stepped."""
+    code = "\n".join(_params(o, used) + ["for j in range(un):"] + ["    " + b for b in body])
+    if o.arity == 2:
+        for plain, stepped in _STEPPED.items():
+            code = code.replace(plain, stepped)
+    return code
+
 
 def _piecewise(d):
     """Is the partial a ``where``?  Then a factor is taken into its branches (a select)."""
@@ -139,7 +157,7 @@ def backward_unary(o):
     d = o.d[0]
     used = _syms(d)
     body = ["g = adj[ulo + j]"] + _loads(used, _VALUE_LOADS) + [_accumulate("adj[upa + j]", "g", d)]
-    return "\n".join(_params(o, used) + ["for j in range(un):"] + ["    " + b for b in body])
+    return _per_element(o, used, body)
 
 
 def backward_binary(o):
@@ -151,13 +169,13 @@ def backward_binary(o):
         "if gb:",
         "    " + _accumulate("adj[upb + j]", "g", o.d[1]),
     ]
-    return "\n".join(_params(o, used) + ["for j in range(un):"] + ["    " + b for b in body])
+    return _per_element(o, used, body)
 
 
 def forward_elementwise(o):
     used = _syms(o.fwd)
     body = _loads(used, _VALUE_LOADS[:2]) + [f"val[ulo + j] = {_code(o.fwd)}"]
-    return "\n".join(_params(o, used) + ["for j in range(un):"] + ["    " + b for b in body])
+    return _per_element(o, used, body)
 
 
 def tangent_elementwise(o):
@@ -179,7 +197,7 @@ def tangent_elementwise(o):
         lane += [f"if {has}:", "    " + term]
     lane.append("tvals[ln, ulo + j] = t")
     body += ["for ln in range(nl):"] + ["    " + x for x in lane]
-    return "\n".join(_params(o, used) + ["for j in range(un):"] + ["    " + b for b in body])
+    return _per_element(o, used, body)
 
 
 def _second(d):
@@ -223,7 +241,7 @@ def hvp_elementwise(o):
             body += [f"if {gate}:"] + ["    " + x for x in lines]
         else:
             body += lines
-    return "\n".join(_params(o, used) + ["for j in range(un):"] + ["    " + b for b in body])
+    return _per_element(o, used, body)
 
 
 def _chain(ops, make, depth, otherwise="return BAD_OP, i"):
@@ -459,6 +477,7 @@ def {name}({signature}):
         elif o <= {lb}:
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb])
+{_indent(chr(10).join(_BROADCAST_STEPS), 12)}
             ga = rg[ra] != 0
             gb = rg[rb] != 0
             if ga:
@@ -561,6 +580,7 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, start, stop):
         elif o <= {lb}:
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb])
+{_indent(chr(10).join(_BROADCAST_STEPS), 12)}
 {_chain(_BINARY, forward_elementwise, 12)}
         else:
             p = ip[i]
@@ -601,6 +621,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
             if o <= {lu}:
 {_chain(_UNARY, tangent_elementwise, 16)}
             else:
+{_indent(chr(10).join(_BROADCAST_STEPS), 16)}
 {_chain(_BINARY, tangent_elementwise, 16)}
         else:
             p = ip[i]

@@ -1523,6 +1523,8 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
         elif o <= 64:
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb])
+            sa = np.uint64(0) if voff[ra + 1] - voff[ra] == 1 else np.uint64(1)
+            sb = np.uint64(0) if voff[rb + 1] - voff[rb] == 1 else np.uint64(1)
             ga = rg[ra] != 0
             gb = rg[rb] != 0
             if ga:
@@ -1533,71 +1535,71 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                 for j in range(un):
                     g = adj[ulo + j]
                     if ga:
-                        adj[upa + j] += g
+                        adj[upa + j * sa] += g
                     if gb:
-                        adj[upb + j] += g
+                        adj[upb + j * sb] += g
             elif o == 53:  # SUB
                 for j in range(un):
                     g = adj[ulo + j]
                     if ga:
-                        adj[upa + j] += g
+                        adj[upa + j * sa] += g
                     if gb:
-                        adj[upb + j] -= g
+                        adj[upb + j * sb] -= g
             elif o == 54:  # MUL
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j] += g * (b)
+                        adj[upa + j * sa] += g * (b)
                     if gb:
-                        adj[upb + j] += g * (a)
+                        adj[upb + j * sb] += g * (a)
             elif o == 55:  # DIV
                 for j in range(un):
                     g = adj[ulo + j]
-                    b = val[upb + j]
+                    b = val[upb + j * sb]
                     out = val[ulo + j]
                     if ga:
-                        adj[upa + j] += g * (1.0 / b)
+                        adj[upa + j * sa] += g * (1.0 / b)
                     if gb:
-                        adj[upb + j] += g * (-out / b)
+                        adj[upb + j * sb] += g * (-out / b)
             elif o == 56:  # POW
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     out = val[ulo + j]
                     if ga:
-                        adj[upa + j] += g * (b * sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0))
+                        adj[upa + j * sa] += g * (b * sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0))
                     if gb:
-                        adj[upb + j] += ((0.0 if b > 0.0 else g * np.log(a)) if a == 0.0 else g * (out * np.log(1.0 if a == 0.0 else a)))
+                        adj[upb + j * sb] += ((0.0 if b > 0.0 else g * np.log(a)) if a == 0.0 else g * (out * np.log(1.0 if a == 0.0 else a)))
             elif o == 57:  # MAXIMUM
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j] += (g * 0.5 if a == b else g if a > b else 0.0)
+                        adj[upa + j * sa] += (g * 0.5 if a == b else g if a > b else 0.0)
                     if gb:
-                        adj[upb + j] += (g * 0.5 if a == b else 0.0 if a > b else g)
+                        adj[upb + j * sb] += (g * 0.5 if a == b else 0.0 if a > b else g)
             elif o == 58:  # MINIMUM
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j] += (g * 0.5 if a == b else g if a < b else 0.0)
+                        adj[upa + j * sa] += (g * 0.5 if a == b else g if a < b else 0.0)
                     if gb:
-                        adj[upb + j] += (g * 0.5 if a == b else 0.0 if a < b else g)
+                        adj[upb + j * sb] += (g * 0.5 if a == b else 0.0 if a < b else g)
             elif o == 61:  # LOGADDEXP
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j] += g * (0.5 + 0.5 * np.tanh(0.5 * (a - b)))
+                        adj[upa + j * sa] += g * (0.5 + 0.5 * np.tanh(0.5 * (a - b)))
                     if gb:
-                        adj[upb + j] += g * (0.5 - 0.5 * np.tanh(0.5 * (a - b)))
+                        adj[upb + j * sb] += g * (0.5 - 0.5 * np.tanh(0.5 * (a - b)))
             else:
                 return HIT_RARE, i
         else:
@@ -1914,6 +1916,8 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
         elif o <= 64:
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb])
+            sa = np.uint64(0) if voff[ra + 1] - voff[ra] == 1 else np.uint64(1)
+            sb = np.uint64(0) if voff[rb + 1] - voff[rb] == 1 else np.uint64(1)
             ga = rg[ra] != 0
             gb = rg[rb] != 0
             if ga:
@@ -1924,119 +1928,119 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                 for j in range(un):
                     g = adj[ulo + j]
                     if ga:
-                        adj[upa + j] += g
+                        adj[upa + j * sa] += g
                     if gb:
-                        adj[upb + j] += g
+                        adj[upb + j * sb] += g
             elif o == 53:  # SUB
                 for j in range(un):
                     g = adj[ulo + j]
                     if ga:
-                        adj[upa + j] += g
+                        adj[upa + j * sa] += g
                     if gb:
-                        adj[upb + j] -= g
+                        adj[upb + j * sb] -= g
             elif o == 54:  # MUL
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j] += g * (b)
+                        adj[upa + j * sa] += g * (b)
                     if gb:
-                        adj[upb + j] += g * (a)
+                        adj[upb + j * sb] += g * (a)
             elif o == 55:  # DIV
                 for j in range(un):
                     g = adj[ulo + j]
-                    b = val[upb + j]
+                    b = val[upb + j * sb]
                     out = val[ulo + j]
                     if ga:
-                        adj[upa + j] += g * (1.0 / b)
+                        adj[upa + j * sa] += g * (1.0 / b)
                     if gb:
-                        adj[upb + j] += g * (-out / b)
+                        adj[upb + j * sb] += g * (-out / b)
             elif o == 56:  # POW
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     out = val[ulo + j]
                     if ga:
-                        adj[upa + j] += g * (b * sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0))
+                        adj[upa + j * sa] += g * (b * sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0))
                     if gb:
-                        adj[upb + j] += ((0.0 if b > 0.0 else g * np.log(a)) if a == 0.0 else g * (out * np.log(1.0 if a == 0.0 else a)))
+                        adj[upb + j * sb] += ((0.0 if b > 0.0 else g * np.log(a)) if a == 0.0 else g * (out * np.log(1.0 if a == 0.0 else a)))
             elif o == 57:  # MAXIMUM
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j] += (g * 0.5 if a == b else g if a > b else 0.0)
+                        adj[upa + j * sa] += (g * 0.5 if a == b else g if a > b else 0.0)
                     if gb:
-                        adj[upb + j] += (g * 0.5 if a == b else 0.0 if a > b else g)
+                        adj[upb + j * sb] += (g * 0.5 if a == b else 0.0 if a > b else g)
             elif o == 58:  # MINIMUM
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j] += (g * 0.5 if a == b else g if a < b else 0.0)
+                        adj[upa + j * sa] += (g * 0.5 if a == b else g if a < b else 0.0)
                     if gb:
-                        adj[upb + j] += (g * 0.5 if a == b else 0.0 if a < b else g)
+                        adj[upb + j * sb] += (g * 0.5 if a == b else 0.0 if a < b else g)
             elif o == 59:  # ARCTAN2
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j] += g * (b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
+                        adj[upa + j * sa] += g * (b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
                     if gb:
-                        adj[upb + j] += g * (-a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
+                        adj[upb + j * sb] += g * (-a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
             elif o == 60:  # HYPOT
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     out = val[ulo + j]
                     if ga:
-                        adj[upa + j] += (g * ((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out)))
+                        adj[upa + j * sa] += (g * ((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out)))
                     if gb:
-                        adj[upb + j] += (g * ((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out)))
+                        adj[upb + j * sb] += (g * ((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out)))
             elif o == 61:  # LOGADDEXP
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j] += g * (0.5 + 0.5 * np.tanh(0.5 * (a - b)))
+                        adj[upa + j * sa] += g * (0.5 + 0.5 * np.tanh(0.5 * (a - b)))
                     if gb:
-                        adj[upb + j] += g * (0.5 - 0.5 * np.tanh(0.5 * (a - b)))
+                        adj[upb + j * sb] += g * (0.5 - 0.5 * np.tanh(0.5 * (a - b)))
             elif o == 62:  # LOGADDEXP2
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j] += g * (0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b)))
+                        adj[upa + j * sa] += g * (0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b)))
                     if gb:
-                        adj[upb + j] += g * (0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b)))
+                        adj[upb + j * sb] += g * (0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b)))
             elif o == 63:  # REMAINDER
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     out = val[ulo + j]
                     if ga:
-                        adj[upa + j] += g
+                        adj[upa + j * sa] += g
                     if gb:
-                        adj[upb + j] += g * (-np.floor((a - out) / b + 0.5))
+                        adj[upb + j * sb] += g * (-np.floor((a - out) / b + 0.5))
             elif o == 64:  # FMOD
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     out = val[ulo + j]
                     if ga:
-                        adj[upa + j] += g
+                        adj[upa + j * sa] += g
                     if gb:
-                        adj[upb + j] += g * (-np.floor((a - out) / b + 0.5))
+                        adj[upb + j * sb] += g * (-np.floor((a - out) / b + 0.5))
             else:
                 return BAD_OP, i
         else:
@@ -2315,70 +2319,72 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, start, stop):
         elif o <= 64:
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb])
+            sa = np.uint64(0) if voff[ra + 1] - voff[ra] == 1 else np.uint64(1)
+            sb = np.uint64(0) if voff[rb + 1] - voff[rb] == 1 else np.uint64(1)
             if o == 52:  # ADD
                 for j in range(un):
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     val[ulo + j] = a + b
             elif o == 53:  # SUB
                 for j in range(un):
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     val[ulo + j] = a - b
             elif o == 54:  # MUL
                 for j in range(un):
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     val[ulo + j] = a * b
             elif o == 55:  # DIV
                 for j in range(un):
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     val[ulo + j] = a / b
             elif o == 56:  # POW
                 for j in range(un):
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     val[ulo + j] = sf_pow(a, b)
             elif o == 57:  # MAXIMUM
                 for j in range(un):
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     val[ulo + j] = a if a >= b or a != a else b
             elif o == 58:  # MINIMUM
                 for j in range(un):
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     val[ulo + j] = a if a <= b or a != a else b
             elif o == 59:  # ARCTAN2
                 for j in range(un):
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     val[ulo + j] = np.arctan2(a, b)
             elif o == 60:  # HYPOT
                 for j in range(un):
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     val[ulo + j] = np.hypot(a, b)
             elif o == 61:  # LOGADDEXP
                 for j in range(un):
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     val[ulo + j] = np.logaddexp(a, b)
             elif o == 62:  # LOGADDEXP2
                 for j in range(un):
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     val[ulo + j] = np.logaddexp2(a, b)
             elif o == 63:  # REMAINDER
                 for j in range(un):
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     val[ulo + j] = np.remainder(a, b)
             elif o == 64:  # FMOD
                 for j in range(un):
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     val[ulo + j] = np.fmod(a, b)
             else:
                 return BAD_OP, i
@@ -2859,161 +2865,163 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                 else:
                     return BAD_OP, i
             else:
+                sa = np.uint64(0) if voff[ra + 1] - voff[ra] == 1 else np.uint64(1)
+                sb = np.uint64(0) if voff[rb + 1] - voff[rb] == 1 else np.uint64(1)
                 if o == 52:  # ADD
                     for j in range(un):
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j]
+                                t += tvals[ln, upa + j * sa]
                             if hb:
-                                t += tvals[ln, upb + j]
+                                t += tvals[ln, upb + j * sb]
                             tvals[ln, ulo + j] = t
                 elif o == 53:  # SUB
                     for j in range(un):
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j]
+                                t += tvals[ln, upa + j * sa]
                             if hb:
-                                t -= tvals[ln, upb + j]
+                                t -= tvals[ln, upb + j * sb]
                             tvals[ln, ulo + j] = t
                 elif o == 54:  # MUL
                     for j in range(un):
-                        a = val[upa + j]
-                        b = val[upb + j]
+                        a = val[upa + j * sa]
+                        b = val[upb + j * sb]
                         d0 = b
                         d1 = a
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += tvals[ln, upa + j * sa] * d0 if tvals[ln, upa + j * sa] != 0.0 else 0.0
                             if hb:
-                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
+                                t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 55:  # DIV
                     for j in range(un):
-                        b = val[upb + j]
+                        b = val[upb + j * sb]
                         out = val[ulo + j]
                         d0 = 1.0 / b
                         d1 = -out / b
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += tvals[ln, upa + j * sa] * d0 if tvals[ln, upa + j * sa] != 0.0 else 0.0
                             if hb:
-                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
+                                t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 56:  # POW
                     for j in range(un):
-                        a = val[upa + j]
-                        b = val[upb + j]
+                        a = val[upa + j * sa]
+                        b = val[upb + j * sb]
                         out = val[ulo + j]
                         d0 = b * sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += tvals[ln, upa + j * sa] * d0 if tvals[ln, upa + j * sa] != 0.0 else 0.0
                             if hb:
-                                t += ((0.0 if b > 0.0 else tvals[ln, upb + j] * np.log(a)) if a == 0.0 else tvals[ln, upb + j] * (out * np.log(1.0 if a == 0.0 else a))) if tvals[ln, upb + j] != 0.0 else 0.0
+                                t += ((0.0 if b > 0.0 else tvals[ln, upb + j * sb] * np.log(a)) if a == 0.0 else tvals[ln, upb + j * sb] * (out * np.log(1.0 if a == 0.0 else a))) if tvals[ln, upb + j * sb] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 57:  # MAXIMUM
                     for j in range(un):
-                        a = val[upa + j]
-                        b = val[upb + j]
+                        a = val[upa + j * sa]
+                        b = val[upb + j * sb]
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += (tvals[ln, upa + j] * 0.5 if a == b else tvals[ln, upa + j] if a > b else 0.0) if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j * sa] * 0.5 if a == b else tvals[ln, upa + j * sa] if a > b else 0.0) if tvals[ln, upa + j * sa] != 0.0 else 0.0
                             if hb:
-                                t += (tvals[ln, upb + j] * 0.5 if a == b else 0.0 if a > b else tvals[ln, upb + j]) if tvals[ln, upb + j] != 0.0 else 0.0
+                                t += (tvals[ln, upb + j * sb] * 0.5 if a == b else 0.0 if a > b else tvals[ln, upb + j * sb]) if tvals[ln, upb + j * sb] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 58:  # MINIMUM
                     for j in range(un):
-                        a = val[upa + j]
-                        b = val[upb + j]
+                        a = val[upa + j * sa]
+                        b = val[upb + j * sb]
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += (tvals[ln, upa + j] * 0.5 if a == b else tvals[ln, upa + j] if a < b else 0.0) if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j * sa] * 0.5 if a == b else tvals[ln, upa + j * sa] if a < b else 0.0) if tvals[ln, upa + j * sa] != 0.0 else 0.0
                             if hb:
-                                t += (tvals[ln, upb + j] * 0.5 if a == b else 0.0 if a < b else tvals[ln, upb + j]) if tvals[ln, upb + j] != 0.0 else 0.0
+                                t += (tvals[ln, upb + j * sb] * 0.5 if a == b else 0.0 if a < b else tvals[ln, upb + j * sb]) if tvals[ln, upb + j * sb] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 59:  # ARCTAN2
                     for j in range(un):
-                        a = val[upa + j]
-                        b = val[upb + j]
+                        a = val[upa + j * sa]
+                        b = val[upb + j * sb]
                         d0 = b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
                         d1 = -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += tvals[ln, upa + j * sa] * d0 if tvals[ln, upa + j * sa] != 0.0 else 0.0
                             if hb:
-                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
+                                t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 60:  # HYPOT
                     for j in range(un):
-                        a = val[upa + j]
-                        b = val[upb + j]
+                        a = val[upa + j * sa]
+                        b = val[upb + j * sb]
                         out = val[ulo + j]
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += (tvals[ln, upa + j] * ((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out))) if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j * sa] * ((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out))) if tvals[ln, upa + j * sa] != 0.0 else 0.0
                             if hb:
-                                t += (tvals[ln, upb + j] * ((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out))) if tvals[ln, upb + j] != 0.0 else 0.0
+                                t += (tvals[ln, upb + j * sb] * ((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out))) if tvals[ln, upb + j * sb] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 61:  # LOGADDEXP
                     for j in range(un):
-                        a = val[upa + j]
-                        b = val[upb + j]
+                        a = val[upa + j * sa]
+                        b = val[upb + j * sb]
                         d0 = 0.5 + 0.5 * np.tanh(0.5 * (a - b))
                         d1 = 0.5 - 0.5 * np.tanh(0.5 * (a - b))
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += tvals[ln, upa + j * sa] * d0 if tvals[ln, upa + j * sa] != 0.0 else 0.0
                             if hb:
-                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
+                                t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 62:  # LOGADDEXP2
                     for j in range(un):
-                        a = val[upa + j]
-                        b = val[upb + j]
+                        a = val[upa + j * sa]
+                        b = val[upb + j * sb]
                         d0 = 0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b))
                         d1 = 0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b))
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += tvals[ln, upa + j * sa] * d0 if tvals[ln, upa + j * sa] != 0.0 else 0.0
                             if hb:
-                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
+                                t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 63:  # REMAINDER
                     for j in range(un):
-                        a = val[upa + j]
-                        b = val[upb + j]
+                        a = val[upa + j * sa]
+                        b = val[upb + j * sb]
                         out = val[ulo + j]
                         d1 = -np.floor((a - out) / b + 0.5)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j]
+                                t += tvals[ln, upa + j * sa]
                             if hb:
-                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
+                                t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 64:  # FMOD
                     for j in range(un):
-                        a = val[upa + j]
-                        b = val[upb + j]
+                        a = val[upa + j * sa]
+                        b = val[upb + j * sb]
                         out = val[ulo + j]
                         d1 = -np.floor((a - out) / b + 0.5)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j]
+                                t += tvals[ln, upa + j * sa]
                             if hb:
-                                t += tvals[ln, upb + j] * d1 if tvals[ln, upb + j] != 0.0 else 0.0
+                                t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 else:
                     return BAD_OP, i
@@ -3711,6 +3719,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
         elif o <= 64:
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb])
+            sa = np.uint64(0) if voff[ra + 1] - voff[ra] == 1 else np.uint64(1)
+            sb = np.uint64(0) if voff[rb + 1] - voff[rb] == 1 else np.uint64(1)
             ga = rg[ra] != 0
             gb = rg[rb] != 0
             if ga:
@@ -3726,334 +3736,334 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     g = adj[ulo + j]
                     if ga:
                         d = 1.0
-                        adj[upa + j] += g * d
+                        adj[upa + j * sa] += g * d
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
-                            tadjs[ln, upa + j] += s
+                            tadjs[ln, upa + j * sa] += s
                     if gb:
                         d = 1.0
-                        adj[upb + j] += g * d
+                        adj[upb + j * sb] += g * d
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
-                            tadjs[ln, upb + j] += s
+                            tadjs[ln, upb + j * sb] += s
             elif o == 53:  # SUB
                 for j in range(un):
                     g = adj[ulo + j]
                     if ga:
                         d = 1.0
-                        adj[upa + j] += g * d
+                        adj[upa + j * sa] += g * d
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
-                            tadjs[ln, upa + j] += s
+                            tadjs[ln, upa + j * sa] += s
                     if gb:
                         d = -1.0
-                        adj[upb + j] += g * d
+                        adj[upb + j * sb] += g * d
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
-                            tadjs[ln, upb + j] += s
+                            tadjs[ln, upb + j * sb] += s
             elif o == 54:  # MUL
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     if ga:
                         d = b
-                        adj[upa + j] += g * d
+                        adj[upa + j * sa] += g * d
                         e0 = g * (1.0) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
-                            if hb and tvals[ln, upb + j] != 0.0:
-                                s += tvals[ln, upb + j] * e0
-                            tadjs[ln, upa + j] += s
+                            if hb and tvals[ln, upb + j * sb] != 0.0:
+                                s += tvals[ln, upb + j * sb] * e0
+                            tadjs[ln, upa + j * sa] += s
                     if gb:
                         d = a
-                        adj[upb + j] += g * d
+                        adj[upb + j * sb] += g * d
                         e0 = g * (1.0) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j] != 0.0:
-                                s += tvals[ln, upa + j] * e0
-                            tadjs[ln, upb + j] += s
+                            if ha and tvals[ln, upa + j * sa] != 0.0:
+                                s += tvals[ln, upa + j * sa] * e0
+                            tadjs[ln, upb + j * sb] += s
             elif o == 55:  # DIV
                 for j in range(un):
                     g = adj[ulo + j]
-                    b = val[upb + j]
+                    b = val[upb + j * sb]
                     out = val[ulo + j]
                     if ga:
                         d = 1.0 / b
-                        adj[upa + j] += g * d
+                        adj[upa + j * sa] += g * d
                         e0 = g * (-(1.0 / b) / b) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
-                            if hb and tvals[ln, upb + j] != 0.0:
-                                s += tvals[ln, upb + j] * e0
-                            tadjs[ln, upa + j] += s
+                            if hb and tvals[ln, upb + j * sb] != 0.0:
+                                s += tvals[ln, upb + j * sb] * e0
+                            tadjs[ln, upa + j * sa] += s
                     if gb:
                         d = -out / b
-                        adj[upb + j] += g * d
+                        adj[upb + j * sb] += g * d
                         e0 = g * (-(-out / b) / b) if g != 0.0 else 0.0
                         e1 = g * (-1.0 / b) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
-                            if hb and tvals[ln, upb + j] != 0.0:
-                                s += tvals[ln, upb + j] * e0
+                            if hb and tvals[ln, upb + j * sb] != 0.0:
+                                s += tvals[ln, upb + j * sb] * e0
                             if hout and tvals[ln, ulo + j] != 0.0:
                                 s += tvals[ln, ulo + j] * e1
-                            tadjs[ln, upb + j] += s
+                            tadjs[ln, upb + j * sb] += s
             elif o == 56:  # POW
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     out = val[ulo + j]
                     if ga:
                         d = b * sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0)
-                        adj[upa + j] += g * d
+                        adj[upa + j * sa] += g * d
                         e0 = g * (b * ((b - 1.0) * sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0 - 1.0) * (0.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else 1.0))) if g != 0.0 else 0.0
                         e1 = (g * (sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0) + b * (sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0) * np.log(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a)))) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j] != 0.0:
-                                s += tvals[ln, upa + j] * e0
-                            if hb and tvals[ln, upb + j] != 0.0:
-                                s += tvals[ln, upb + j] * e1
-                            tadjs[ln, upa + j] += s
+                            if ha and tvals[ln, upa + j * sa] != 0.0:
+                                s += tvals[ln, upa + j * sa] * e0
+                            if hb and tvals[ln, upb + j * sb] != 0.0:
+                                s += tvals[ln, upb + j * sb] * e1
+                            tadjs[ln, upa + j * sa] += s
                     if gb:
-                        adj[upb + j] += ((0.0 if b > 0.0 else g * np.log(a)) if a == 0.0 else g * (out * np.log(1.0 if a == 0.0 else a)))
+                        adj[upb + j * sb] += ((0.0 if b > 0.0 else g * np.log(a)) if a == 0.0 else g * (out * np.log(1.0 if a == 0.0 else a)))
                         e0 = ((0.0 if b > 0.0 else g * (1.0 / a)) if a == 0.0 else g * (out * ((0.0 if a == 0.0 else 1.0) * (1.0 / (1.0 if a == 0.0 else a))))) if g != 0.0 else 0.0
                         e1 = (0.0 if a == 0.0 else g * np.log(1.0 if a == 0.0 else a)) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = ((0.0 if b > 0.0 else s * np.log(a)) if a == 0.0 else s * (out * np.log(1.0 if a == 0.0 else a))) if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j] != 0.0:
-                                s += tvals[ln, upa + j] * e0
+                            if ha and tvals[ln, upa + j * sa] != 0.0:
+                                s += tvals[ln, upa + j * sa] * e0
                             if hout and tvals[ln, ulo + j] != 0.0:
                                 s += tvals[ln, ulo + j] * e1
-                            tadjs[ln, upb + j] += s
+                            tadjs[ln, upb + j * sb] += s
             elif o == 57:  # MAXIMUM
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j] += (g * 0.5 if a == b else g if a > b else 0.0)
+                        adj[upa + j * sa] += (g * 0.5 if a == b else g if a > b else 0.0)
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = (s * 0.5 if a == b else s if a > b else 0.0) if s != 0.0 else 0.0
-                            tadjs[ln, upa + j] += s
+                            tadjs[ln, upa + j * sa] += s
                     if gb:
-                        adj[upb + j] += (g * 0.5 if a == b else 0.0 if a > b else g)
+                        adj[upb + j * sb] += (g * 0.5 if a == b else 0.0 if a > b else g)
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = (s * 0.5 if a == b else 0.0 if a > b else s) if s != 0.0 else 0.0
-                            tadjs[ln, upb + j] += s
+                            tadjs[ln, upb + j * sb] += s
             elif o == 58:  # MINIMUM
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j] += (g * 0.5 if a == b else g if a < b else 0.0)
+                        adj[upa + j * sa] += (g * 0.5 if a == b else g if a < b else 0.0)
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = (s * 0.5 if a == b else s if a < b else 0.0) if s != 0.0 else 0.0
-                            tadjs[ln, upa + j] += s
+                            tadjs[ln, upa + j * sa] += s
                     if gb:
-                        adj[upb + j] += (g * 0.5 if a == b else 0.0 if a < b else g)
+                        adj[upb + j * sb] += (g * 0.5 if a == b else 0.0 if a < b else g)
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = (s * 0.5 if a == b else 0.0 if a < b else s) if s != 0.0 else 0.0
-                            tadjs[ln, upb + j] += s
+                            tadjs[ln, upb + j * sb] += s
             elif o == 59:  # ARCTAN2
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     if ga:
                         d = b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
-                        adj[upa + j] += g * d
+                        adj[upa + j * sa] += g * d
                         e0 = g * ((-(b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
                         e1 = g * (((1.0 - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j] != 0.0:
-                                s += tvals[ln, upa + j] * e0
-                            if hb and tvals[ln, upb + j] != 0.0:
-                                s += tvals[ln, upb + j] * e1
-                            tadjs[ln, upa + j] += s
+                            if ha and tvals[ln, upa + j * sa] != 0.0:
+                                s += tvals[ln, upa + j * sa] * e0
+                            if hb and tvals[ln, upb + j * sb] != 0.0:
+                                s += tvals[ln, upb + j * sb] * e1
+                            tadjs[ln, upa + j * sa] += s
                     if gb:
                         d = -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
-                        adj[upb + j] += g * d
+                        adj[upb + j * sb] += g * d
                         e0 = g * (((-1.0 - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
                         e1 = g * ((-(-a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j] != 0.0:
-                                s += tvals[ln, upa + j] * e0
-                            if hb and tvals[ln, upb + j] != 0.0:
-                                s += tvals[ln, upb + j] * e1
-                            tadjs[ln, upb + j] += s
+                            if ha and tvals[ln, upa + j * sa] != 0.0:
+                                s += tvals[ln, upa + j * sa] * e0
+                            if hb and tvals[ln, upb + j * sb] != 0.0:
+                                s += tvals[ln, upb + j * sb] * e1
+                            tadjs[ln, upb + j * sb] += s
             elif o == 60:  # HYPOT
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     out = val[ulo + j]
                     if ga:
-                        adj[upa + j] += (g * ((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out)))
+                        adj[upa + j * sa] += (g * ((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out)))
                         e0 = (g * ((0.0 if out == 0.0 else 1.0) / (1.0 if out == 0.0 else out))) if g != 0.0 else 0.0
                         e1 = g * (-((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out) * (0.0 if out == 0.0 else 1.0)) / (1.0 if out == 0.0 else out)) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = (s * ((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out))) if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j] != 0.0:
-                                s += tvals[ln, upa + j] * e0
+                            if ha and tvals[ln, upa + j * sa] != 0.0:
+                                s += tvals[ln, upa + j * sa] * e0
                             if hout and tvals[ln, ulo + j] != 0.0:
                                 s += tvals[ln, ulo + j] * e1
-                            tadjs[ln, upa + j] += s
+                            tadjs[ln, upa + j * sa] += s
                     if gb:
-                        adj[upb + j] += (g * ((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out)))
+                        adj[upb + j * sb] += (g * ((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out)))
                         e0 = (g * ((0.0 if out == 0.0 else 1.0) / (1.0 if out == 0.0 else out))) if g != 0.0 else 0.0
                         e1 = g * (-((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out) * (0.0 if out == 0.0 else 1.0)) / (1.0 if out == 0.0 else out)) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = (s * ((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out))) if s != 0.0 else 0.0
-                            if hb and tvals[ln, upb + j] != 0.0:
-                                s += tvals[ln, upb + j] * e0
+                            if hb and tvals[ln, upb + j * sb] != 0.0:
+                                s += tvals[ln, upb + j * sb] * e0
                             if hout and tvals[ln, ulo + j] != 0.0:
                                 s += tvals[ln, ulo + j] * e1
-                            tadjs[ln, upb + j] += s
+                            tadjs[ln, upb + j * sb] += s
             elif o == 61:  # LOGADDEXP
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     if ga:
                         d = 0.5 + 0.5 * np.tanh(0.5 * (a - b))
-                        adj[upa + j] += g * d
+                        adj[upa + j * sa] += g * d
                         e0 = g * (0.5 * (0.5 * (2.0 / (np.exp(0.5 * (a - b)) + np.exp(-(0.5 * (a - b))))) ** 2.0)) if g != 0.0 else 0.0
                         e1 = g * (0.5 * (0.5 * -1.0 * (2.0 / (np.exp(0.5 * (a - b)) + np.exp(-(0.5 * (a - b))))) ** 2.0)) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j] != 0.0:
-                                s += tvals[ln, upa + j] * e0
-                            if hb and tvals[ln, upb + j] != 0.0:
-                                s += tvals[ln, upb + j] * e1
-                            tadjs[ln, upa + j] += s
+                            if ha and tvals[ln, upa + j * sa] != 0.0:
+                                s += tvals[ln, upa + j * sa] * e0
+                            if hb and tvals[ln, upb + j * sb] != 0.0:
+                                s += tvals[ln, upb + j * sb] * e1
+                            tadjs[ln, upa + j * sa] += s
                     if gb:
                         d = 0.5 - 0.5 * np.tanh(0.5 * (a - b))
-                        adj[upb + j] += g * d
+                        adj[upb + j * sb] += g * d
                         e0 = g * (-(0.5 * (0.5 * (2.0 / (np.exp(0.5 * (a - b)) + np.exp(-(0.5 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
                         e1 = g * (-(0.5 * (0.5 * -1.0 * (2.0 / (np.exp(0.5 * (a - b)) + np.exp(-(0.5 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j] != 0.0:
-                                s += tvals[ln, upa + j] * e0
-                            if hb and tvals[ln, upb + j] != 0.0:
-                                s += tvals[ln, upb + j] * e1
-                            tadjs[ln, upb + j] += s
+                            if ha and tvals[ln, upa + j * sa] != 0.0:
+                                s += tvals[ln, upa + j * sa] * e0
+                            if hb and tvals[ln, upb + j * sb] != 0.0:
+                                s += tvals[ln, upb + j * sb] * e1
+                            tadjs[ln, upb + j * sb] += s
             elif o == 62:  # LOGADDEXP2
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     if ga:
                         d = 0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b))
-                        adj[upa + j] += g * d
+                        adj[upa + j * sa] += g * d
                         e0 = g * (0.5 * (0.34657359027997264 * (2.0 / (np.exp(0.34657359027997264 * (a - b)) + np.exp(-(0.34657359027997264 * (a - b))))) ** 2.0)) if g != 0.0 else 0.0
                         e1 = g * (0.5 * (0.34657359027997264 * -1.0 * (2.0 / (np.exp(0.34657359027997264 * (a - b)) + np.exp(-(0.34657359027997264 * (a - b))))) ** 2.0)) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j] != 0.0:
-                                s += tvals[ln, upa + j] * e0
-                            if hb and tvals[ln, upb + j] != 0.0:
-                                s += tvals[ln, upb + j] * e1
-                            tadjs[ln, upa + j] += s
+                            if ha and tvals[ln, upa + j * sa] != 0.0:
+                                s += tvals[ln, upa + j * sa] * e0
+                            if hb and tvals[ln, upb + j * sb] != 0.0:
+                                s += tvals[ln, upb + j * sb] * e1
+                            tadjs[ln, upa + j * sa] += s
                     if gb:
                         d = 0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b))
-                        adj[upb + j] += g * d
+                        adj[upb + j * sb] += g * d
                         e0 = g * (-(0.5 * (0.34657359027997264 * (2.0 / (np.exp(0.34657359027997264 * (a - b)) + np.exp(-(0.34657359027997264 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
                         e1 = g * (-(0.5 * (0.34657359027997264 * -1.0 * (2.0 / (np.exp(0.34657359027997264 * (a - b)) + np.exp(-(0.34657359027997264 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j] != 0.0:
-                                s += tvals[ln, upa + j] * e0
-                            if hb and tvals[ln, upb + j] != 0.0:
-                                s += tvals[ln, upb + j] * e1
-                            tadjs[ln, upb + j] += s
+                            if ha and tvals[ln, upa + j * sa] != 0.0:
+                                s += tvals[ln, upa + j * sa] * e0
+                            if hb and tvals[ln, upb + j * sb] != 0.0:
+                                s += tvals[ln, upb + j * sb] * e1
+                            tadjs[ln, upb + j * sb] += s
             elif o == 63:  # REMAINDER
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     out = val[ulo + j]
                     if ga:
                         d = 1.0
-                        adj[upa + j] += g * d
+                        adj[upa + j * sa] += g * d
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
-                            tadjs[ln, upa + j] += s
+                            tadjs[ln, upa + j * sa] += s
                     if gb:
                         d = -np.floor((a - out) / b + 0.5)
-                        adj[upb + j] += g * d
+                        adj[upb + j * sb] += g * d
                         e0 = g * (-0.0) if g != 0.0 else 0.0
                         e1 = g * (-0.0) if g != 0.0 else 0.0
                         e2 = g * (-0.0) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j] != 0.0:
-                                s += tvals[ln, upa + j] * e0
-                            if hb and tvals[ln, upb + j] != 0.0:
-                                s += tvals[ln, upb + j] * e1
+                            if ha and tvals[ln, upa + j * sa] != 0.0:
+                                s += tvals[ln, upa + j * sa] * e0
+                            if hb and tvals[ln, upb + j * sb] != 0.0:
+                                s += tvals[ln, upb + j * sb] * e1
                             if hout and tvals[ln, ulo + j] != 0.0:
                                 s += tvals[ln, ulo + j] * e2
-                            tadjs[ln, upb + j] += s
+                            tadjs[ln, upb + j * sb] += s
             elif o == 64:  # FMOD
                 for j in range(un):
                     g = adj[ulo + j]
-                    a = val[upa + j]
-                    b = val[upb + j]
+                    a = val[upa + j * sa]
+                    b = val[upb + j * sb]
                     out = val[ulo + j]
                     if ga:
                         d = 1.0
-                        adj[upa + j] += g * d
+                        adj[upa + j * sa] += g * d
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
-                            tadjs[ln, upa + j] += s
+                            tadjs[ln, upa + j * sa] += s
                     if gb:
                         d = -np.floor((a - out) / b + 0.5)
-                        adj[upb + j] += g * d
+                        adj[upb + j * sb] += g * d
                         e0 = g * (-0.0) if g != 0.0 else 0.0
                         e1 = g * (-0.0) if g != 0.0 else 0.0
                         e2 = g * (-0.0) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j] != 0.0:
-                                s += tvals[ln, upa + j] * e0
-                            if hb and tvals[ln, upb + j] != 0.0:
-                                s += tvals[ln, upb + j] * e1
+                            if ha and tvals[ln, upa + j * sa] != 0.0:
+                                s += tvals[ln, upa + j * sa] * e0
+                            if hb and tvals[ln, upb + j * sb] != 0.0:
+                                s += tvals[ln, upb + j * sb] * e1
                             if hout and tvals[ln, ulo + j] != 0.0:
                                 s += tvals[ln, ulo + j] * e2
-                            tadjs[ln, upb + j] += s
+                            tadjs[ln, upb + j * sb] += s
             else:
                 return BAD_OP, i
         else:

@@ -15,6 +15,8 @@ BLAS, as for large ones in the compiled sweep), and every other row is handed, o
 time, to the twin's sweep, which runs the spec's own kernel for it.
 """
 
+import numpy as np
+
 from ..ops import formula
 from ..ops.decl import Elementwise, Linear
 from ..ops.spec import CODE, OPS
@@ -53,18 +55,26 @@ def _apply(adj, where, g, kind, f, env):
 
 
 def _elementwise(partials, operands, i, lo, n, fp, ip, fpool, voff, rg, state, val, adj):
-    """``adj[operand] += g * d`` for each operand that needs a gradient, on whole slices."""
+    """``adj[operand] += g * d`` for each operand that needs a gradient, on whole slices; an
+    operand of one value (broadcast over the row by the kernels) gets the sum."""
     values = {"out": val[lo : lo + n], "c": fp[i]}
     if 0 <= ip[i] < len(fpool):
         values["c2"] = fpool[ip[i]]
+    sizes = {}
     for sym, r in zip("ab"[: len(partials)], operands, strict=False):
-        values[sym] = val[int(voff[r]) : int(voff[r]) + n]
+        sizes[r] = int(voff[r + 1]) - int(voff[r])
+        values[sym] = val[int(voff[r]) : int(voff[r]) + sizes[r]]
     g = adj[lo : lo + n]
     for r, (how, used, f) in zip(operands, partials, strict=False):
         if rg[r] != 0:
             state[r] |= 1
-            where = slice(int(voff[r]), int(voff[r]) + n)
-            _apply(adj, where, g, how, f, [values[s] for s in used])
+            start = int(voff[r])
+            if sizes[r] == n:
+                _apply(adj, slice(start, start + n), g, how, f, [values[s] for s in used])
+            else:  # one value broadcast over the row
+                part = np.zeros(n)
+                _apply(part, slice(0, n), g, how, f, [values[s] for s in used])
+                adj[start] += part.sum()
 
 
 def backward_sweep(

@@ -135,12 +135,18 @@ def _validate(arrays, meta):
     a_size = np.where(uses_a, size[np.clip(ra, 0, n - 1)], 0)
     b_size = np.where(rb >= 0, size[np.clip(rb, 0, n - 1)], 0)
     elementwise = np.isin(ops, same_size)
-    bad = np.flatnonzero(
-        (elementwise & (a_size != size)) | (uses_b & elementwise & (b_size != size))
-    )
+    # a two-operand elementwise op broadcasts an operand of one value over its row
+    one_ok = np.isin(ops, elementwise2)
+    a_off = (a_size != size) & ~(one_ok & (a_size == 1))
+    b_off = (b_size != size) & ~(one_ok & (b_size == 1))
+    bad = np.flatnonzero((elementwise & a_off) | (uses_b & elementwise & b_off))
     if bad.size:
         r = int(bad[0])
-        _bad(f"voff (row {r}, {names[ops[r]]})", "gives an operand a size other than the row's own")
+        _bad(
+            f"voff (row {r}, {names[ops[r]]})",
+            "gives an operand a size other than the row's own (or 1, for a two-operand "
+            "elementwise op)",
+        )
     for r in np.flatnonzero(np.isin(ops, [*held, code_of["GUARD"], *two_params])):
         _check_params(
             names[ops[r]],

@@ -11,7 +11,7 @@ from op_cases import CASES, INTERNAL
 
 
 def test_every_op_has_a_second_order_case():
-    assert {op.name for op in OPS} - INTERNAL == set(CASES)
+    assert {op.name for op in OPS} - INTERNAL == {name.split()[0] for name in CASES}
 
 
 def _first_derivative(f, wseed=3):

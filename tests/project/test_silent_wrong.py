@@ -786,6 +786,7 @@ def _traced_for_files():
             + tnp.sum(x[[0, 0, 3]])
             + tnp.sum(tnp.clip(x, -1.0, 1.0))
             + tnp.sum(tnp.cumsum(x) * tnp.cumprod(x))
+            + tnp.sum(y[0] * x)  # a MUL row with an operand of one value
         )
 
     x, y = np.array([1.0, -2.0, 3.0, 0.5]), np.array([0.25])
@@ -852,6 +853,7 @@ _CRAFTED = {
     "custom op": lambda tr: lambda a, m: a["code"].__setitem__(5, (a["code"][5] & ~255) | 3),
     "operand row in the future": lambda tr: _set_operand(tr, "ADD", "a", 10**6),
     "missing operand": lambda tr: _set_operand(tr, "ADD", "b", -1),
+    "operand of another size": lambda tr: _set_operand(tr, "MUL", "a", _row(tr, "CONCAT")),
     "negative value offset": lambda tr: lambda a, m: a["voff"].__setitem__(3, -5),
     "offset past the values": lambda tr: lambda a, m: a["voff"].__setitem__(-1, 10**9),
     "huge ndim in ipool": lambda tr: _set_param(tr, "VIEW", 0, 10**9),
