@@ -180,9 +180,12 @@ def check_root(t, y, i):
 
 
 def _seed_value(y, g, i):
+    """Output ``y``'s seed: 1.0 for a scalar output without ``g``, else an array of its shape."""
+    if g is None and y._v.__class__ is float:
+        return 1.0
     shape = y.shape
     if g is None:
-        if y._v.__class__ is not float and y._v.size != 1:
+        if y._v.size != 1:
             raise RuntimeError(
                 f"grad can be implicitly created only for scalar outputs "
                 f"(output {i} has shape {shape}); pass gradient= / grad_outputs="
@@ -241,7 +244,10 @@ def run_backward(
     adj = t.adj
     for r, s in roots:
         lo = voff[r]
-        adj[lo : lo + s.size] += s.ravel()
+        if s.__class__ is float:
+            adj[lo] += s
+        else:
+            adj[lo : lo + s.size] += s.ravel()
         state[r] |= 1
     rs = ReverseSweep(t, handoff)
     rs.run(top)
@@ -269,7 +275,7 @@ def run_backward(
         rs.accumulate_leaves(top)
     _run_retained(t, top)
     if not retain_graph:
-        t.maybe_reset(all_freed=mark_freed(t, top))
+        release_swept(t, top)
     return out
 
 
@@ -578,23 +584,35 @@ def _run_retained(t, top):
             h.grad = Tensor._const(result(h.grad._v + g))
 
 
-def mark_freed(t, top, chunk=1 << 16):
-    """Mark the op rows a non-retained backward swept (rows 0..top reached) as freed: a
-    second backward through them raises ``FREED_MSG``, and the tape may reclaim them.
+def release_swept(t, top, chunk=1 << 16):
+    """Free what a non-retained backward swept (rows 0..top reached); returns the live tape.
 
-    Returns True when no op row of the tape is left unfreed (the backward swept from its last
-    row and reached everything): nothing recorded can be needed again, so the caller may empty
-    the tape without searching what the held handles need (``Tape.maybe_reset``)."""
+    A backward from the tape's last row that reached every op row (or found it freed by an
+    earlier one) leaves nothing anyone can need: the tape empties at once, without marking
+    rows it drops anyway or searching what held handles need.  Otherwise the reached op rows
+    are marked freed (a second backward through them raises ``FREED_MSG``) and the tape
+    reclaims what nothing can reach any more."""
     code, state = t.code, t.state
-    all_freed = top + 1 == t.n
+    if t.RECLAIMS and top + 1 == t.n and _every_op_row_swept(code, state, top + 1, chunk):
+        return t.reset()
     for lo in range(0, top + 1, chunk):  # in chunks: no temporaries the size of the tape
         hi = min(lo + chunk, top + 1)
         st = state[lo:hi]
-        ops = (code[lo:hi] & 255) > T.CONST
-        st |= ((st & 1) & ops) << 1  # the freed bit of reached op rows
-        if all_freed:
-            all_freed = not (ops & ((st & 2) == 0)).any()
-    return all_freed
+        st |= ((st & 1) & ((code[lo:hi] & 255) > T.CONST)) << 1  # freed bit of reached op rows
+    return t.maybe_reset()
+
+
+def _every_op_row_swept(code, state, n, chunk):
+    """Whether each op row of rows [0, n) was reached by this sweep or freed by an earlier
+    one (a short tape in Python: a dozen NumPy calls on a few rows cost ~10 us)."""
+    if n <= 64:
+        rows = zip(code[:n].tolist(), state[:n].tolist())
+        return all(s & 3 or c & 255 <= T.CONST for c, s in rows)
+    for lo in range(0, n, chunk):
+        hi = min(lo + chunk, n)
+        if (((code[lo:hi] & 255) > T.CONST) & ((state[lo:hi] & 3) == 0)).any():
+            return False
+    return True
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):

@@ -268,6 +268,8 @@ class Tape(TapeInspection):
         "fpool",
         "spool",
     )
+    # what a reset's successor takes over from the tape it replaces (``reset`` sets the rest)
+    CARRIED = ("owner", "enabled", "alive", "cap", *ARRAYS, "vcap", "anomaly", "tokend")
     READS = READS  # per op code, what its backward reads (derived from the op spec)
     RECLAIMS = True  # a ScratchTape is never reset or cut
 
@@ -684,7 +686,7 @@ class Tape(TapeInspection):
         """The highest row that a handle the user still holds needs (-1 if none)."""
         return self.held_rows()[0]
 
-    def maybe_reset(self, forward=True, all_freed=False):
+    def maybe_reset(self, forward=True):
         """Reclaim the rows nothing can reach any more; returns the live tape.
 
         Rows only depend on earlier rows, so everything after the last row a held graph
@@ -692,12 +694,9 @@ class Tape(TapeInspection):
         graph kept in a notebook variable therefore pins only its own rows, not every row
         recorded after it.  A cut under live handles (a loss kept after its backward) retires
         this tape with a forward to its successor; ``forward=False`` (while recording) leaves
-        such a cut for later.  ``all_freed``: the caller knows every op row is freed (a
-        backward through the whole tape), so nothing is needed and the tape empties."""
+        such a cut for later."""
         if not self.n:
             return self
-        if all_freed:
-            return self.reset()
         need, held = self.held_rows()
         keep = need + 1
         if keep == 0:
@@ -806,9 +805,10 @@ class Tape(TapeInspection):
         self.nsync = keep
         self.n = keep  # publish
 
-    def _successor(self):
+    def _successor(self, slots=__slots__[:-1]):
+        """A new Tape object holding this one's ``slots`` (its arrays among them)."""
         new = Tape.__new__(Tape)
-        for name in Tape.__slots__[:-1]:
+        for name in slots:
             setattr(new, name, getattr(self, name))
         new.gen = -1
         return new
@@ -861,7 +861,7 @@ class Tape(TapeInspection):
 
     def reset(self):
         """Empty the tape: a fresh Tape object takes over the arrays; this one is retired."""
-        new = self._successor()
+        new = self._successor(Tape.CARRIED)
         n = self.nsync
         new.pc, new.pv, new.pf = [], [], []  # pending rows are dropped with the rest
         new.parr = False
@@ -907,7 +907,7 @@ class ScratchTape(Tape):
     __slots__ = ()
     RECLAIMS = False
 
-    def maybe_reset(self, forward=True, all_freed=False):
+    def maybe_reset(self, forward=True):
         return self
 
 

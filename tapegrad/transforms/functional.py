@@ -490,7 +490,7 @@ def _sweep_all(ys, ins, m):
         ucols = np.concatenate([[0], np.cumsum([ins[k].size for k in used])])
         for j, k in enumerate(used):
             J[:, cols[k] : cols[k + 1]] = res[:, ucols[j] : ucols[j + 1]]
-        t.maybe_reset(all_freed=autograd.mark_freed(t, top))
+        autograd.release_swept(t, top)
         return J
     if status == K.HIT_FREED:
         raise RuntimeError(autograd.FREED_MSG)

@@ -230,7 +230,7 @@ def test_a_backward_empties_the_tape_only_when_it_freed_every_op_row():
     """A backward through the whole tape (its root is the last row and it reaches every op
     row) empties the tape at once; a graph recorded after the root, or one the backward did
     not reach, keeps its rows and still differentiates correctly."""
-    from tapegrad.autograd.engine import mark_freed
+    from tapegrad.autograd.engine import release_swept
 
     x = tg.tensor([1.0, 2.0], requires_grad=True)
     loss = (x * x).sum()
@@ -254,13 +254,37 @@ def test_a_backward_empties_the_tape_only_when_it_freed_every_op_row():
     earlier.backward()
     assert np.allclose(x.grad.numpy(), 2.0 + np.cos([1.0, 2.0]))
 
-    # what the shortcut rests on: mark_freed says whether every op row is now freed
+    # release_swept itself: it empties the tape only when the sweep began at the last row and
+    # reached every op row; otherwise it marks the swept rows freed and keeps the rest
     x.grad = None
     earlier = (tg.sin(x)).sum()
     loss = (x * 2.0).sum()
+    loss.backward(retain_graph=True)
+    assert len(release_swept(tg.current_tape(), loss._row)) > 0  # earlier was not reached
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()
+    earlier.backward()
+    assert np.allclose(x.grad.numpy(), 2.0 + np.cos([1.0, 2.0]))
+    loss = (x * 2.0).sum()
+    later = (x * 3.0).sum()
+    loss.backward(retain_graph=True)
+    assert len(release_swept(tg.current_tape(), loss._row)) > 0  # not from the last row
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()
+    later.backward(retain_graph=True)
+    assert len(release_swept(tg.current_tape(), later._row)) == 0  # all freed: emptied
+
+
+@on_fresh_tape
+def test_the_tape_a_reset_makes_has_every_slot_set():
+    """A reset copies only the slots it keeps (``Tape.CARRIED``) and sets the others."""
+    from tapegrad.core.tape import Tape
+
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()  # from the last row, reaching every row: a reset
     t = tg.current_tape()
-    loss.backward(retain_graph=True)  # swept, nothing freed yet
-    assert not mark_freed(t, loss._row)  # earlier's rows were not reached
-    earlier.backward(retain_graph=True)
-    assert mark_freed(t, earlier._row) is False  # not the last row: not asked to decide
-    assert mark_freed(t, len(t) - 1)  # from the last row, after both: every op row freed
+    assert len(t) == 0
+    assert [n for n in Tape.__slots__ if n != "__weakref__" and not hasattr(t, n)] == []
+    y = (x * 3.0).sum()
+    y.backward()
+    assert x.grad.tolist() == [2.0 + 3.0, 4.0 + 3.0]
