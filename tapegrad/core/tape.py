@@ -798,12 +798,20 @@ class Tape(TapeInspection):
         shp = shp[shp > 0]
         if shp.size:
             self.ns = int(shp.min())
-        self.state[keep:n] = 0
-        self.rg[keep:n] = 1
-        self._fp[keep:n] = 0.0
-        self.sh[keep:n] = 0
+        self._restore_defaults(keep, n)
         self.nsync = keep
         self.n = keep  # publish
+
+    def _restore_defaults(self, lo, hi):
+        """Give rows lo..hi-1 the column entries a new row starts from: a pending row writes
+        only its code, value and fp when it is flushed, so the rest must already be right
+        (needing grad, no shape, unreached, and no parameters: ``truncate`` finds where the
+        parameter pools end from the ``ip`` of the rows it drops)."""
+        self.state[lo:hi] = 0
+        self.rg[lo:hi] = 1  # constants clear it when pushed
+        self._fp[lo:hi] = 0.0
+        self.sh[lo:hi] = 0
+        self.ip[lo:hi] = 0
 
     def _successor(self, slots=__slots__[:-1]):
         """A new Tape object holding this one's ``slots`` (its arrays among them)."""
@@ -876,10 +884,7 @@ class Tape(TapeInspection):
         new.starts, new.refs, new.tok = [], [], None
         new.mark, new.vmark, new.retries = new.cap, RECLAIM_VALUES, 0
         new.set_fast_path()
-        new.state[:n] = 0
-        new.rg[:n] = 1  # rows default to needing grad; constants clear it when pushed
-        new._fp[:n] = 0.0
-        new.sh[:n] = 0
+        new._restore_defaults(0, n)
         new.lin = None
         self.lin = None  # handles of this tape go stale, whatever cut it came from
         self._retire(new)

@@ -288,3 +288,24 @@ def test_the_tape_a_reset_makes_has_every_slot_set():
     y = (x * 3.0).sum()
     y.backward()
     assert x.grad.tolist() == [2.0 + 3.0, 4.0 + 3.0]
+
+
+@on_fresh_tape
+def test_rows_dropped_by_a_cut_free_their_parameters_and_nothing_more():
+    """A cut finds where the parameter pool ends from the ``ip`` of the rows it drops.  A
+    pending row (one flushed later) never writes ``ip``, so a slot must not keep the ``ip``
+    of a row an earlier reset dropped: it once lowered the pool's end below a kept SUM's
+    parameters, the next SUM overwrote them, and the kept graph's gradient came out wrong."""
+    x = tg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    ((x * 2.0) * 1.0).sum(axis=1).sum().backward()  # rows 1-2 pending, row 3 a SUM
+    x.grad = None
+    s = x.sum(axis=0)  # row 1: a SUM, its parameters at the start of the pool
+    t = tg.current_tape().maybe_reset()  # (the next row starts a new handle range)
+    tmp = (s * 3.0) * 2.0  # row 3 pending, in the slot of the dropped SUM
+    del tmp
+    t = t.maybe_reset()  # cuts rows 2-3
+    assert len(t) == 2 and t.ip[2:8].tolist() == [0] * 6
+    z = tg.tensor(np.ones((4, 5)), requires_grad=True)
+    z.sum(axis=1)  # a new SUM's parameters go after the kept SUM's
+    (s * np.array([1.0, 2.0, 3.0])).sum().backward()
+    assert x.grad.numpy().tolist() == [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
