@@ -1,11 +1,14 @@
 """The Wengert tape: flat numpy columns, one row per recorded value, grown by doubling.
 
-Recording an elementwise op on a float or a small array only appends to three Python lists
+Recording a row without integer parameters (an elementwise op, an operand entered as a
+LEAF or CONST row) on a float or a small array only appends to three Python lists
 (``pending``: packed code, value, float parameter); an append costs ~20 ns where a store into
-a numpy column costs ~65 ns.  Every read
-of a column (``t.code``, ``t.val``, ``t.voff``, ``t.fp``, and everything built on them: the
-kernels, inspection, replay) goes through a property that first flushes the pending rows in
-one vectorised step, so nothing can see a stale tape.  Array ops write their rows directly.
+a numpy column costs ~65 ns.  Every read of a column (``t.code``, ``t.val``, ``t.voff``,
+``t.fp``, and everything built on them: the kernels, inspection, replay) goes through a
+property that first flushes the pending rows in one vectorised step, so nothing can see a
+stale tape; the columns a flush does not write (``ip``, ``rg``, ``sh``, ``state``) hold a new
+row's defaults, restored whenever rows are dropped (a constant's ``rg`` 0 is written by the
+flush).  Rows with integer parameters (views, reductions, matmuls) are pushed directly.
 
 Lazy rows: an array of LAZY_MIN or more elements is not copied when its row is pushed; the
 row reserves its place in the buffers and ``lazy[row]`` holds the array itself.  It is written
@@ -239,6 +242,7 @@ class Tape(TapeInspection):
         "pv",
         "pf",
         "parr",
+        "pconst",
         "nsync",
         "lazy",
         "fastcap",
@@ -281,6 +285,7 @@ class Tape(TapeInspection):
         self.nsync = 0  # rows [0, nsync) are in the numpy columns
         self.pc, self.pv, self.pf = [], [], []  # pending rows: code word, value, fp
         self.parr = False  # some pending values are (small) arrays, not floats
+        self.pconst = False  # some pending rows are constants (their rg is 0)
         self.objs = {}  # row -> weakref to the entered handle (LEAF/CONST/FREED rows)
         self.leaf_rows = []  # rows of LEAF entries, for accumulating .grad
         self.side = SideTables()  # payloads of custom ops and guards, hooks, ... (typed)
@@ -392,9 +397,10 @@ class Tape(TapeInspection):
             for j, v in enumerate(pv):
                 if v.__class__ is float:
                     val[lo] = v
+                elif v.ndim == 1 and v.size != 1:
+                    val[lo : ends[j]] = v  # (no reshape: a view costs what the copy does)
                 else:
-                    if v.ndim != 1 or v.size == 1:
-                        self.sh[s + j] = self.add_shape(v.shape)
+                    self.sh[s + j] = self.add_shape(v.shape)
                     val[lo : ends[j]] = v.reshape(-1)
                 lo = ends[j]
             self._voff[s + 1 : s + k + 1] = ends
@@ -418,11 +424,16 @@ class Tape(TapeInspection):
             self.pressure()
         self._code[s : s + k] = self.pc
         self._fp[s : s + k] = self.pf
+        if self.pconst:  # entered constants need no gradient
+            rg = self.rg
+            for j, w in enumerate(self.pc):
+                if w == CONST:
+                    rg[s + j] = 0
         self.nsync = s + k  # publish: from here on the lists hold no pending row
         pv.clear()
         self.pf.clear()
         self.pc.clear()  # last: a non-empty pc is what makes readers call sync
-        self.parr = False
+        self.parr = self.pconst = False
 
     def drop_torn(self):
         """Drop what an interrupted append or sync left beyond the published rows."""
@@ -634,6 +645,30 @@ class Tape(TapeInspection):
         if self.anomaly is not None:
             self.anomaly.recorded(self, i, code, value)
         return i
+
+    def enter(self, code, value, handle, rg):
+        """Append an entered row (LEAF / CONST / FREED: an operand recorded before it is used;
+        ``handle`` its Tensor, or None for a plain number or array); returns the row.  On the
+        fast path it is a pending row, as an op's is there, so entering a parameter or the
+        data does not first flush the rows recorded before it.  The row holds a copy of an
+        array: the caller's array may change before the row is flushed."""
+        i = self.n
+        pc = self.pc
+        small = value.__class__ is float or value.size < LAZY_MIN
+        if small and i + 8 < self.fastcap and len(pc) + self.nsync == i:
+            if value.__class__ is not float:
+                value = value.copy()
+                self.parr = True
+            if not rg:
+                self.pconst = True
+            if handle is not None:
+                self.objs[i] = weakref.ref(handle)
+            pc.append(code)  # no operands
+            self.pv.append(value)
+            self.pf.append(0.0)
+            self.n = i + 1  # publish
+            return i
+        return self.push(code, -1, -1, value, handle, rg)
 
     # ---- reading rows ---------------------------------------------------------------------
     def op(self, row):
@@ -872,7 +907,7 @@ class Tape(TapeInspection):
         new = self._successor(Tape.CARRIED)
         n = self.nsync
         new.pc, new.pv, new.pf = [], [], []  # pending rows are dropped with the rest
-        new.parr = False
+        new.parr = new.pconst = False
         new.n = new.nsync = 0
         new.np = 1
         new.nf = 1

@@ -688,7 +688,7 @@ def row_of(t, x):
             code = T.LEAF if x._rg else T.CONST
         else:
             code = T.FREED if x._rg else T.CONST
-        r = t.push(code, -1, -1, v, x, 1 if x._rg else 0)
+        r = t.enter(code, v, x, 1 if x._rg else 0)
         if code == T.LEAF:
             t.leaf_rows.append(r)
         if code != T.FREED:
@@ -701,7 +701,7 @@ def row_of(t, x):
             t.side.shared[id(x)] = r  # checked against t.entered(r)
         return r
     v = value_of(x)
-    return t.push(T.CONST, -1, -1, v, None, 0)
+    return t.enter(T.CONST, v, None, 0)
 
 
 def record(t, code, ra, rb, v, fp=0.0, ip=0):
@@ -714,6 +714,22 @@ def record(t, code, ra, rb, v, fp=0.0, ip=0):
     h._row = -1
     if t.lazy:
         t.need(code, ra, rb, ip)
+    i = t.n
+    pc = t.pc
+    # a row without integer parameters is a pending row on the fast path (the appends of
+    # record_unary's inlined hot path): the rows before it need no flush first
+    if not ip and i + 8 < t.fastcap and len(pc) + t.nsync == i:
+        if v.__class__ is float or v.size < T.LAZY_MIN:
+            if v.__class__ is not float:
+                t.parr = True
+            h._k = t.tok
+            pc.append(code | (ra + 1) << 8 | (rb + 1) << 36)
+            t.pv.append(v)
+            t.pf.append(fp)
+            t.n = i + 1
+            h._row = i
+            h._tape = t  # last: a handle of a torn row never names the tape
+            return h
     r = t.push(code, ra, rb, v, h, 1, fp, ip)
     h._row = r
     h._tape = t

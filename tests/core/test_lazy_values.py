@@ -75,6 +75,28 @@ def test_small_array_binary_rows_wait_in_the_pending_lists_with_their_shapes():
     np.testing.assert_allclose(y.grad.numpy(), 2 * a * b + a, rtol=1e-14)
 
 
+def test_entered_operands_wait_in_the_pending_lists_as_copies():
+    """A constant Tensor and a plain array entered on the fast path are pending rows too (the
+    rows before them need no flush): once flushed, a constant's row needs no gradient, and
+    each row holds a copy (the caller's array may change before the flush)."""
+    rng = np.random.default_rng(5)
+    a, c = rng.standard_normal(4), rng.standard_normal(4)
+    x = tg.tensor(a, requires_grad=True)
+    t = tg.current_tape()
+    u = tg.sin(x)
+    k = tg.tensor(c + 1.0)
+    plain = c.copy()
+    v = u * k * plain  # k, then plain, entered as pending rows
+    assert t.nsync <= k._row and len(t.pc) >= 4
+    plain[:] = 0.0  # changed before the flush: the tape holds what was multiplied
+    t.sync()
+    row_k, row_plain = k._row, t.operands(v._row)[1]
+    assert (t.rg[x._row], t.rg[row_k], t.rg[row_plain], t.rg[u._row]) == (1, 0, 0, 1)
+    np.testing.assert_array_equal(t.value(row_plain), c)
+    v.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(a) * (c + 1.0) * c, rtol=1e-14)
+
+
 @pytest.mark.parametrize("rows", [3, 8, 9, 20])
 def test_a_flush_of_few_or_many_mixed_rows_writes_every_value_and_shape(rows):
     """The pending lists hold floats, 1-D, 2-D and one-element arrays mixed; a flush writes
