@@ -7,6 +7,7 @@ take their forward from the spec's formula; structural ones (reductions, views, 
 concatenate, indexing) prepare the integer parameters their kernels read.
 """
 
+import functools
 import math
 import numbers
 
@@ -404,10 +405,19 @@ def _reduce(name, code, x, axis, keepdims, np_fn):
         return Tensor._const(out)
     t = tape_for(x)
     ra = row_of(t, x)
+    return record(t, code, ra, -1, out, ip=t.add_ints(_reduce_params(shape, axes)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _reduce_params(shape, axes):
+    """A reduction row's parameters: ndim, the shape, and the output's strides over it (0 on
+    the reduced axes); an array, cached (a training loop asks for the same few)."""
     kept = [1 if d in axes else s for d, s in enumerate(shape)]
     cs = contiguous_strides(kept)
     ostr = [0 if d in axes else cs[d] for d in range(len(shape))]
-    return record(t, code, ra, -1, out, ip=t.add_ints([len(shape), *shape, *ostr]))
+    params = np.array([len(shape), *shape, *ostr], np.int64)
+    params.flags.writeable = False
+    return params
 
 
 _EXACT_REDUCE = {C.SUM: np.sum, C.PROD: np.prod, C.AMAX: np.max, C.AMIN: np.min}
