@@ -621,7 +621,7 @@ class Tape(TapeInspection):
             self._reserve(off, size)
         if size == 1 and value.__class__ is float:
             self._val[off] = value
-        elif size >= LAZY_MIN and "o" not in self.READS[code]:
+        elif size >= LAZY_MIN and "o" not in self.READS[code] and _own(value, handle):
             self.lazy[i] = value
         else:
             self._val[off : off + size] = value.reshape(-1)
@@ -949,6 +949,13 @@ class ScratchTape(Tape):
 
     def maybe_reset(self, forward=True):
         return self
+
+
+def _own(value, handle):
+    """May a row hold ``value`` by reference (a lazy row)?  Not a plain array (no handle) nor
+    a read-only view (what ``value_of`` makes of a caller's array, and every view of that):
+    the caller may change it before a large matmul's backward reads it, so it is copied."""
+    return handle is not None and (value.flags.writeable or value.base is None)
 
 
 def _dead():

@@ -610,7 +610,14 @@ def value_of(x):
     if a.dtype.kind == "c":
         refuse_complex(f"an operand (an array of dtype {a.dtype})")
     a = a.astype(np.float64, copy=False)
-    return float(a) if a.ndim == 0 else a
+    if a.ndim == 0:
+        return float(a)
+    if a.size >= T.LAZY_MIN and a.flags.writeable:
+        # the caller's array, seen through a read-only view: the tape copies what it would
+        # otherwise hold by reference (``Tape.push``), since the caller may change it
+        a = a.view()
+        a.flags.writeable = False
+    return a
 
 
 def result(v):

@@ -414,6 +414,41 @@ def test_data_write_between_two_graphs_is_consistent(n):
     np.testing.assert_array_equal(x.grad.numpy(), 2 * np.arange(1.0, n + 1.0))
 
 
+_PRODUCTS = {
+    "tg.matmul": lambda X, W: tg.matmul(X, W),
+    "X @ W": lambda X, W: X @ W,
+    "np.matmul": lambda X, W: np.matmul(X, W),
+    "linear": lambda X, W: tg.nn.functional.linear(X, W.T),
+    "np.dot": lambda X, W: np.dot(X, W),
+    "tensordot": lambda X, W: tg.tensordot(X, W, axes=1),
+    "einsum": lambda X, W: tg.einsum("ij,jk->ik", X, W),
+}
+
+
+@pytest.mark.parametrize("product", list(_PRODUCTS))
+def test_a_plain_array_changed_after_its_product_was_recorded(product):
+    """NumPy semantics: the product used the array's value at the time.  A large matmul's
+    backward runs with NumPy's BLAS on its operands' rows; a row that held the caller's array
+    itself (not a copy) once gave the gradient of the changed array, silently."""
+    rng = np.random.default_rng(11)
+    X0 = rng.standard_normal((300, 300))  # 90,000 entries; 900,000 multiply-adds
+    want = X0.T @ np.ones((300, 10))
+    X = X0.copy()
+    W = tg.tensor(rng.standard_normal((300, 10)), requires_grad=True)
+    loss = _PRODUCTS[product](X, W).sum()
+    X[:] = 0.0  # the caller reuses its buffer before the backward
+    loss.backward()
+    np.testing.assert_allclose(W.grad.numpy(), want, rtol=1e-12, atol=1e-9)
+
+    def f(w):  # inside a transform, plain NumPy code
+        X = X0.copy()
+        out = _PRODUCTS[product](X, w).sum()
+        X[:] = 0.0
+        return out
+
+    np.testing.assert_allclose(tg.grad(f)(W.numpy()), want, rtol=1e-12, atol=1e-9)
+
+
 def test_data_of_a_graph_result_is_read_only():
     x = tg.tensor([1.0, 2.0], requires_grad=True)
     h = x * 2.0
