@@ -797,6 +797,7 @@ def matmul(x: TensorLike, y: TensorLike) -> Tensor:
         (tensor([[1., 1.],
                 [1., 1.]]), tensor([4., 6.]))
     """
+    x0, y0 = x, y  # a plain array enters the tape as a value: no handle to note and claim
     x, y = tensor_of(x), tensor_of(y)
     if exact_operands(x, y):
         return numpy_exact(np.matmul, x, y)
@@ -815,7 +816,8 @@ def matmul(x: TensorLike, y: TensorLike) -> Tensor:
             return Tensor._const(out)
         t = tape_for(x, y)
         (m, k), n = xv.shape, yv.shape[1]
-        ra, rb = row_of(t, x), row_of(t, y)
+        ra = row_of(t, x if x0 is x else xv)
+        rb = row_of(t, y if y0 is y else yv)
         return record(t, C.MATMUL, ra, rb, out, ip=t.add_ints([1, m, k, n, 0, 0]))
     xs, ys = x.shape, y.shape
     if len(xs) == 0 or len(ys) == 0:
@@ -828,10 +830,15 @@ def matmul(x: TensorLike, y: TensorLike) -> Tensor:
         raise ValueError(
             f"matmul: shape mismatch {xs} @ {ys}: inner dimensions {xm[-1]} and {ym[-2]} differ"
         )
-    try:
-        batch = np.broadcast_shapes(xm[:-2], ym[:-2])
-    except ValueError:
-        raise ValueError(f"matmul: batch dimensions of {xs} and {ys} do not broadcast") from None
+    if len(xm) == 2 and len(ym) == 2:
+        batch = ()  # no batch (np.broadcast_shapes costs ~3 us)
+    else:
+        try:
+            batch = np.broadcast_shapes(xm[:-2], ym[:-2])
+        except ValueError:
+            raise ValueError(
+                f"matmul: batch dimensions of {xs} and {ys} do not broadcast"
+            ) from None
     xv = np.asarray(value_of(x))
     yv = np.asarray(value_of(y))
     out = result(np.matmul(xv, yv))
@@ -847,9 +854,9 @@ def matmul(x: TensorLike, y: TensorLike) -> Tensor:
     if yb:
         y = Tensor._const(yv.reshape(ym)) if not y._rg else reshape(y, ym)
     t = tape_for(x, y)
-    ra = as_shape(t, x, batch + (m, k)) if xb else row_of(t, x)
-    rb = as_shape(t, y, batch + (k, n)) if yb else row_of(t, y)
-    nb = int(np.prod(batch, dtype=np.int64))
+    ra = as_shape(t, x, batch + (m, k)) if xb else row_of(t, x if x0 is x else xv)
+    rb = as_shape(t, y, batch + (k, n)) if yb else row_of(t, y if y0 is y else yv)
+    nb = math.prod(batch)  # (np.prod of a short tuple costs ~5 us)
     return record(t, C.MATMUL, ra, rb, out, ip=t.add_ints([nb, m, k, n, 0, 0]))
 
 
@@ -866,6 +873,7 @@ def linear(x, weight, bias=None):
         tensor([[1., 2.],
                 [1., 2.]])
     """
+    x0, w0 = x, weight  # a plain array enters the tape as a value (see matmul)
     x, w = tensor_of(x), tensor_of(weight)
     if w.ndim != 2 or x.ndim == 0 or x.shape[-1] != w.shape[1]:
         raise ValueError(
@@ -883,8 +891,8 @@ def linear(x, weight, bias=None):
         out = record(
             t,
             C.MATMUL,
-            row_of(t, x2),
-            row_of(t, w),
+            row_of(t, x2 if x0 is x else xv),
+            row_of(t, w if w0 is w else wv),
             out,
             ip=t.add_ints([1, m, k, wv.shape[0], 0, 1]),
         )

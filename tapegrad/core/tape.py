@@ -65,6 +65,9 @@ MATMUL = C.MATMUL
 CLIP = C.CLIP
 MAX_ROWS = 1 << 27  # operand rows are packed into 28 bits of the code column
 LAZY_MIN = 4096  # arrays this large enter the tape lazily (see above)
+# an entered array up to this size is a pending row (copied when entered, and again by the
+# flush); a larger one is pushed, copied once (the second copy would cost more than the push)
+PENDING_COPY_MAX = 256
 TOKEN_ROWS = 2048  # rows per handle token range (also bounds the pending rows)
 # Reclaim attempts (see ``Tape.reclaim``): after this many more value elements (8 MB)...
 RECLAIM_VALUES = 1 << 20
@@ -654,7 +657,7 @@ class Tape(TapeInspection):
         array: the caller's array may change before the row is flushed."""
         i = self.n
         pc = self.pc
-        small = value.__class__ is float or value.size < LAZY_MIN
+        small = value.__class__ is float or value.size <= PENDING_COPY_MAX
         if small and i + 8 < self.fastcap and len(pc) + self.nsync == i:
             if value.__class__ is not float:
                 value = value.copy()
