@@ -6,6 +6,7 @@
 
 import functools
 import inspect
+import operator
 import weakref
 
 import numpy as np
@@ -389,12 +390,26 @@ _INPLACE_UFUNCS = {
 }
 
 
+# the same for a scalar leaf, on floats (Python's float arithmetic, as the general path's)
+_FLOAT_OPS = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul}
+
+
 def _update_leaf_in_place(self, ufunc, other):
     """An untracked ``x op= other`` on a leaf computed straight into its array (one pass, no
-    new array, no copy back), as NumPy's ``a -= b``; returns False when the general path must
-    run (a 0-d or non-float64 value, a read-only array, an ``other`` that would broadcast x to
-    a larger shape, or a trace recording watching the reads)."""
+    new array, no copy back), as NumPy's ``a -= b``, or on a scalar leaf's float (``w -= lr *
+    w.grad``); returns False when the general path must run (a 0-d or non-float64 value, a
+    read-only array, an ``other`` that would broadcast x to a larger shape, a division, or a
+    trace recording watching the reads)."""
     old = self._v
+    if old.__class__ is float:
+        op = _FLOAT_OPS.get(ufunc)
+        ov = other._v if isinstance(other, Tensor) else other
+        if op is None or not self._leaf or ov.__class__ is not float or STATE.guard is not None:
+            return False
+        self._v = op(old, ov)  # (a float row on a tape holds its own value: nothing to copy)
+        bump_version(self)
+        self._invalidate()
+        return True
     if (
         not self._leaf
         or old.__class__ is not np.ndarray

@@ -1,3 +1,5 @@
+import operator
+
 import numpy as np
 import pytest
 
@@ -94,3 +96,28 @@ def test_untracked_indexed_assignment_keeps_graph_tensor_in_graph():
         y[0] = 10.0
     (y * y).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [40.0, 16.0])
+
+
+@pytest.mark.parametrize(
+    "op, c, want",
+    [
+        (operator.isub, 0.5, 1.5),
+        (operator.iadd, 0.5, 2.5),
+        (operator.imul, 0.5, 1.0),
+        (operator.itruediv, 0.5, 4.0),
+        (operator.itruediv, 0.0, float("inf")),
+    ],
+)
+def test_a_scalar_leaf_updated_in_place_under_no_grad(op, c, want):
+    """``w -= lr * w.grad`` on a scalar parameter (its float updated directly, a division by
+    the general path): the new value, a version error for a graph that needs the old one,
+    and a fresh graph's gradient."""
+    w = tg.tensor(2.0, requires_grad=True)
+    y = w * w  # its backward reads w's old value
+    with tg.no_grad(), np.errstate(divide="ignore"):
+        assert op(w, tg.tensor(c)) is w
+    assert w.item() == want and w._version == 1 and w.is_leaf and w.requires_grad
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    (w * 3.0).backward()
+    assert w.grad.item() == 3.0
