@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import functools
+import math
 import threading
 
 import numpy as np
@@ -265,7 +266,7 @@ def _check_scalar(out):
         raise TypeError(
             f"grad needs f to return a scalar (a float or a 0-d Tensor), got {_describe(out)}"
         )
-    if int(np.prod(shape)) != 1:
+    if math.prod(shape) != 1:  # (np.prod of a short tuple costs ~5 us)
         raise TypeError(
             f"grad needs f to return a scalar, but it returned shape {shape}; use "
             "tg.jacobian(f) for the full Jacobian or tg.vjp(f, x) for "

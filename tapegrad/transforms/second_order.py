@@ -12,6 +12,7 @@ primals and tangents alike (jvp of jvp, grad of jvp in the tangent, jvp of grad)
 """
 
 import functools
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -240,7 +241,7 @@ def _compiled_hessian(f, args, kwargs, argnums, directions):
 
 def _hessian_tree(c, H):
     ins = c.inputs
-    cols = np.concatenate([[0], np.cumsum([x.size for x in ins])]).astype(int)
+    cols = [0, *itertools.accumulate(x.size for x in ins)]
     inner = []
     for i, xi in enumerate(ins):
         block = H[cols[i] : cols[i + 1]]
