@@ -290,7 +290,8 @@ OPS = (
         numpy=("clip",),
         kinks=(-0.5, 0.5),
     ),
-    # ---- two operands (broadcasting is an explicit VIEW row before them) ----
+    # ---- two operands (an operand of one value is broadcast by the kernels; any other
+    # broadcast is an explicit VIEW row before the op) ----
     E("ADD", "a + b", ("1.0", "1.0"), numpy=("add", "__add__")),
     E("SUB", "a - b", ("1.0", "-1.0"), numpy=("subtract", "__sub__")),
     E("MUL", "a * b", ("b", "a"), numpy=("multiply", "__mul__")),
