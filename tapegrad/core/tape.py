@@ -653,8 +653,8 @@ class Tape(TapeInspection):
         """Append an entered row (LEAF / CONST / FREED: an operand recorded before it is used;
         ``handle`` its Tensor, or None for a plain number or array); returns the row.  On the
         fast path it is a pending row, as an op's is there, so entering a parameter or the
-        data does not first flush the rows recorded before it.  The row holds a copy of an
-        array: the caller's array may change before the row is flushed."""
+        data does not first flush the rows recorded before it; a pending row holds a copy of
+        an array (the caller's array may change before the flush)."""
         i = self.n
         pc = self.pc
         small = value.__class__ is float or value.size <= PENDING_COPY_MAX

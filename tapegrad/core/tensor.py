@@ -724,9 +724,11 @@ def record(t, code, ra, rb, v, fp=0.0, ip=0):
     i = t.n
     pc = t.pc
     # a row without integer parameters is a pending row on the fast path (the appends of
-    # record_unary's inlined hot path): the rows before it need no flush first
+    # record_unary's inlined hot path): the rows before it need no flush first.  Only a
+    # float or a small array of its own: a view (a reshape's value) may see its base change
+    # before the flush, so it is pushed, copied now
     if not ip and i + 8 < t.fastcap and len(pc) + t.nsync == i:
-        if v.__class__ is float or v.size < T.LAZY_MIN:
+        if v.__class__ is float or (v.size < T.LAZY_MIN and v.base is None):
             if v.__class__ is not float:
                 t.parr = True
             h._k = t.tok
