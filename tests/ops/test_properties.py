@@ -163,3 +163,80 @@ def test_each_elementwise_op_records_exactly_one_row(ks):
             y = unary[k](y)
     assert tg.current_tape() is tape
     assert len(tape) - n0 == len(ks)
+
+
+# ---- scalars mixed with vectors: a one-value operand is broadcast by the kernels ----------------
+ELEMENTWISE2 = [
+    ("add", lambda x, y: x + y, np.add),
+    ("sub", lambda x, y: x - y, np.subtract),
+    ("mul", lambda x, y: x * y, np.multiply),
+    ("div", lambda x, y: x / (1.0 + y * y), lambda x, y: x / (1.0 + y * y)),
+    ("hypot", tg.hypot, np.hypot),
+    ("arctan2", lambda x, y: tg.arctan2(x, 2.0 + y * y), lambda x, y: np.arctan2(x, 2.0 + y * y)),
+    ("logaddexp", tg.logaddexp, np.logaddexp),
+    ("maximum", lambda x, y: tg.maximum(x, y + 0.3), lambda x, y: np.maximum(x, y + 0.3)),
+]
+ELEMENTWISE1 = [
+    ("tanh", tg.tanh, np.tanh),
+    ("sin", tg.sin, np.sin),
+    ("softplus-ish", lambda x: tg.log1p(tg.exp(x)), lambda x: np.log1p(np.exp(x))),
+]
+mixed_step = st.one_of(
+    st.tuples(st.just("u"), st.integers(0, len(ELEMENTWISE1) - 1), st.integers(0, 99)),
+    st.tuples(
+        st.just("b"),
+        st.integers(0, len(ELEMENTWISE2) - 1),
+        st.integers(0, 99),
+        st.integers(0, 99),
+    ),
+)
+
+
+def run_mixed(prog, inputs, backend):
+    """Elementwise ops on a pool of vectors, scalars, a plain float and a plain array."""
+    pool = list(inputs) + [0.7, np.array([0.3, -0.4, 0.9])]
+    for s in prog:
+        if s[0] == "u":
+            pool.append(ELEMENTWISE1[s[1]][1 + backend](pool[s[2] % len(pool)]))
+        else:
+            a, b = pool[s[2] % len(pool)], pool[s[3] % len(pool)]
+            pool.append(ELEMENTWISE2[s[1]][1 + backend](a, b))
+    out = 0.0
+    for w, v in enumerate(pool[len(inputs) + 2 :]):
+        out = out + v * (0.5 / (w + 1))
+    return out * np.ones(N) if np.ndim(_as_array(out)) == 0 else out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(prog=st.lists(mixed_step, min_size=1, max_size=10), seed=st.integers(0, 2**32 - 1))
+def test_scalars_and_vectors_mixed_dot_product_test(prog, seed):
+    """Random elementwise programs over two vectors and two scalar parameters (and plain
+    constants): values against NumPy, and <u, J v> == <J^T u, v> against central
+    differences, so a scalar's summed gradient and every kernel's step are checked."""
+    rng = np.random.default_rng(seed)
+    xs = [
+        rng.uniform(-1.0, 1.0, N),
+        rng.uniform(-1.0, 1.0, N),
+        rng.uniform(-1, 1),
+        rng.uniform(-1, 1),
+    ]
+    leaves = [tg.tensor(x, requires_grad=True) for x in xs]
+    out = run_mixed(prog, leaves, 0)
+    with np.errstate(all="ignore"):
+        ref = _as_array(run_mixed(prog, [np.copy(x) for x in xs], 1))
+    assume(np.all(np.isfinite(ref)) and np.abs(ref).max() < 1e6)
+    np.testing.assert_allclose(_as_array(out), ref, rtol=1e-12, atol=1e-12)
+    assume(isinstance(out, tg.Tensor) and out.requires_grad)
+    u = rng.standard_normal(ref.shape)
+    vs = [rng.standard_normal(np.shape(x)) for x in xs]
+    gs = tg.autograd.grad(out, leaves, grad_outputs=u, allow_unused=True)
+    lhs = sum(
+        0.0 if g is None else float(np.sum(g.numpy() * v)) for g, v in zip(gs, vs, strict=True)
+    )
+    h = 1e-5
+    with np.errstate(all="ignore"):
+        plus = _as_array(run_mixed(prog, [x + h * v for x, v in zip(xs, vs, strict=True)], 1))
+        minus = _as_array(run_mixed(prog, [x - h * v for x, v in zip(xs, vs, strict=True)], 1))
+    rhs = float(np.sum(u * (plus - minus))) / (2 * h)
+    tol = 1e-6 * (1.0 + abs(lhs) + abs(rhs)) + 1e-9 * float(np.sum(np.abs(u) * np.abs(ref)))
+    assert abs(lhs - rhs) <= tol, (lhs, rhs)
