@@ -459,6 +459,13 @@ def _set_value(self, v):
         and old.shape == v.shape
         and old.dtype == v.dtype
     ):
+        if not old.flags.writeable:
+            raise ValueError(
+                f"in-place update of a Tensor of shape {old.shape} whose values are read-only "
+                "(for instance a view of a caller's NumPy array of 4,096+ entries, which "
+                "tapegrad's functions do not write into); update a copy: x = tg.tensor(x) "
+                "(or x.clone()), then change x"
+            )
         old[...] = v
     else:
         if old.__class__ is not float and np.shape(v) != old.shape:

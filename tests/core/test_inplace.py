@@ -121,3 +121,18 @@ def test_a_scalar_leaf_updated_in_place_under_no_grad(op, c, want):
         y.backward()
     (w * 3.0).backward()
     assert w.grad.item() == 3.0
+
+
+def test_in_place_on_a_view_of_a_callers_large_array_names_the_fix():
+    """tapegrad's functions see a caller's NumPy array of 4,096+ entries through a read-only
+    view (the tape then copies what it would otherwise hold by reference): a Tensor made
+    from one without a copy cannot be changed in place, with an error saying what to do,
+    and the caller's array is left as it was."""
+    X = np.ones(5000)
+    r = tg.transpose(X)
+    with pytest.raises(ValueError, match=r"read-only.*x = tg.tensor\(x\)"):
+        r += 1.0
+    assert X[0] == 1.0
+    c = tg.tensor(r)
+    c += 1.0
+    assert c.numpy()[0] == 2.0 and X[0] == 1.0
