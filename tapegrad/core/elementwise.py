@@ -149,6 +149,16 @@ def as_shape(t, x, shape):
     return record(t, C.VIEW, r, -1, v, ip=t.add_ints(params))._row
 
 
+def same_or_scalar(a, b):
+    """Two float64 Tensor values one op row takes as they are: floats, equal-shape arrays, or
+    an array and a float (the kernels broadcast a single value): no broadcast row, no cast."""
+    if a.__class__ is float:
+        return b.__class__ is float or b.dtype == np.float64
+    if b.__class__ is float:
+        return a.dtype == np.float64
+    return a.dtype == np.float64 and b.dtype == np.float64 and a.shape == b.shape
+
+
 # the NumPy ufunc each two-operand op computes (IEEE results on floats and arrays alike)
 _BINARY_FWD = {
     C.__dict__[o.name]: getattr(np, o.numpy[0])
@@ -173,16 +183,14 @@ def _binary(name, code, x, y):
     out = result(out)
     # an operand of one value is broadcast by the kernels themselves (no VIEW row): a scalar
     # weight or bias times an array records one row, as equal shapes do
-    x1 = xv.__class__ is float
-    y1 = yv.__class__ is float
-    if isinstance(x, Tensor) and isinstance(y, Tensor) and (x1 or y1 or xv.shape == yv.shape):
+    if isinstance(x, Tensor) and isinstance(y, Tensor) and same_or_scalar(xv, yv):
         return record_binary(x, y, code, out)  # the small-array fast path
     if not needs_grad(x, y):
         return Tensor._const(out)
     t = tape_for(x, y)
     shape = _shape(out)
-    ra = row_of(t, x) if x1 else as_shape(t, x, shape)
-    rb = row_of(t, y) if y1 else as_shape(t, y, shape)
+    ra = row_of(t, x) if xv.__class__ is float else as_shape(t, x, shape)
+    rb = row_of(t, y) if yv.__class__ is float else as_shape(t, y, shape)
     return record(t, code, ra, rb, out)
 
 

@@ -48,6 +48,7 @@ from .elementwise import (  # noqa: E402, F401
     contiguous_strides,
     exact_operands,
     numpy_exact,
+    same_or_scalar,
 )
 from .ufuncs import *  # noqa: E402, F403 (the elementwise functions and scans, generated from the spec)
 from .scans import scan  # noqa: E402, F401  (the scans' Tensor-level rules record with it)
@@ -173,16 +174,6 @@ def _is_scalar(y):
     return isinstance(y, (numbers.Real, np.floating, np.integer)) and not isinstance(y, bool)
 
 
-def _same_or_scalar(a, b):
-    """Two float64 Tensor values one op row takes as they are: floats, equal-shape arrays, or
-    an array and a float (the kernels broadcast a single value): no broadcast row, no cast."""
-    if a.__class__ is float:
-        return b.__class__ is float or b.dtype == np.float64
-    if b.__class__ is float:
-        return a.dtype == np.float64
-    return a.dtype == np.float64 and b.dtype == np.float64 and a.shape == b.shape
-
-
 def add(x: TensorLike, y: TensorLike) -> Tensor:
     """x + y with NumPy broadcasting; a broadcast operand's gradient is summed back to its shape.
 
@@ -195,7 +186,7 @@ def add(x: TensorLike, y: TensorLike) -> Tensor:
         >>> z.sum().backward(); x.grad, y.grad
         (tensor([1., 1.]), tensor(2.))
     """
-    if isinstance(x, Tensor) and isinstance(y, Tensor) and _same_or_scalar(x._v, y._v):
+    if isinstance(x, Tensor) and isinstance(y, Tensor) and same_or_scalar(x._v, y._v):
         return record_binary(x, y, C.ADD, x._v + y._v)
     tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
     if not tracked and exact_operands(x, y):
@@ -221,7 +212,7 @@ def sub(x: TensorLike, y: TensorLike) -> Tensor:
         >>> z.sum().backward(); x.grad, y.grad
         (tensor([1., 1.]), tensor(-2.))
     """
-    if isinstance(x, Tensor) and isinstance(y, Tensor) and _same_or_scalar(x._v, y._v):
+    if isinstance(x, Tensor) and isinstance(y, Tensor) and same_or_scalar(x._v, y._v):
         return record_binary(x, y, C.SUB, x._v - y._v)
     tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
     if not tracked and exact_operands(x, y):
@@ -247,7 +238,7 @@ def mul(x: TensorLike, y: TensorLike) -> Tensor:
         >>> z.sum().backward(); x.grad, y.grad
         (tensor([3., 3.]), tensor(3.))
     """
-    if isinstance(x, Tensor) and isinstance(y, Tensor) and _same_or_scalar(x._v, y._v):
+    if isinstance(x, Tensor) and isinstance(y, Tensor) and same_or_scalar(x._v, y._v):
         return record_binary(x, y, C.MUL, x._v * y._v)
     tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
     if not tracked and exact_operands(x, y):
