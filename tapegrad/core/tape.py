@@ -1,14 +1,15 @@
 """The Wengert tape: flat numpy columns, one row per recorded value, grown by doubling.
 
-Recording a row without integer parameters (an elementwise op, an operand entered as a
-LEAF or CONST row) on a float or a small array only appends to three Python lists
-(``pending``: packed code, value, float parameter); an append costs ~20 ns where a store into
-a numpy column costs ~65 ns.  Every read of a column (``t.code``, ``t.val``, ``t.voff``,
-``t.fp``, and everything built on them: the kernels, inspection, replay) goes through a
-property that first flushes the pending rows in one vectorised step, so nothing can see a
-stale tape; the columns a flush does not write (``ip``, ``rg``, ``sh``, ``state``) hold a new
-row's defaults, restored whenever rows are dropped (a constant's ``rg`` 0 is written by the
-flush).  Rows with integer parameters (views, reductions, matmuls) are pushed directly.
+Recording a row on a float or a small array of its own (an elementwise op, a reduction, a
+small matmul, an operand entered as a LEAF or CONST row) only appends to three Python lists
+(``pending``: packed code, value, float parameter; a row with integer parameters also notes
+(row, ip) in ``pip``); an append costs ~20 ns where a store into a numpy column costs ~65 ns.
+Every read of a column (``t.code``, ``t.val``, ``t.voff``, ``t.fp``, ``t.ip``, and everything
+built on them: the kernels, inspection, replay) goes through a property that first flushes
+the pending rows, so nothing can see a stale tape; the columns a flush does not write (``rg``,
+``sh`` of a 1-D row, ``state``, ``ip`` of a row without parameters) hold a new row's defaults,
+restored whenever rows are dropped (a constant's ``rg`` 0 is written by the flush).  Views
+(their value may change with its base before a flush) and large arrays are pushed directly.
 
 Lazy rows: an array of LAZY_MIN or more elements is not copied when its row is pushed; the
 row reserves its place in the buffers and ``lazy[row]`` holds the array itself.  It is written
@@ -48,6 +49,7 @@ tries to pass through it.
 """
 
 import bisect
+import math
 import mmap
 import threading
 import types
@@ -226,7 +228,7 @@ class Tape(TapeInspection):
         "side",
         "cap",
         "_code",
-        "ip",
+        "_ip",
         "_fp",
         "rg",
         "state",
@@ -244,6 +246,7 @@ class Tape(TapeInspection):
         "pc",
         "pv",
         "pf",
+        "pip",
         "parr",
         "pconst",
         "nsync",
@@ -263,7 +266,7 @@ class Tape(TapeInspection):
     )
     ARRAYS = (
         "_code",
-        "ip",
+        "_ip",
         "_fp",
         "rg",
         "state",
@@ -287,6 +290,7 @@ class Tape(TapeInspection):
         self.n = 0  # rows recorded, pending ones included
         self.nsync = 0  # rows [0, nsync) are in the numpy columns
         self.pc, self.pv, self.pf = [], [], []  # pending rows: code word, value, fp
+        self.pip = []  # (row, ip) of the pending rows with integer parameters
         self.parr = False  # some pending values are (small) arrays, not floats
         self.pconst = False  # some pending rows are constants (their rg is 0)
         self.objs = {}  # row -> weakref to the entered handle (LEAF/CONST/FREED rows)
@@ -339,7 +343,7 @@ class Tape(TapeInspection):
     def need(self, code, ra, rb, ip=0):
         """Write the lazy operands that op ``code`` reads in its backward."""
         reads = self.READS[code]
-        if code == MATMUL and int(np.prod(self.ipool[ip : ip + 4])) > SMALL_MATMUL:
+        if code == MATMUL and math.prod(self.ipool[ip : ip + 4].tolist()) > SMALL_MATMUL:
             return  # large matmuls run in numpy, which reads lazy arrays directly
         if "a" in reads and ra in self.lazy:
             self.materialize(ra)
@@ -368,8 +372,14 @@ class Tape(TapeInspection):
             self.sync()
         return self._fp
 
+    @property
+    def ip(self):
+        if self.pc:
+            self.sync()
+        return self._ip
+
     def sync(self):
-        """Move pending rows into the numpy columns (one vectorised write per column).
+        """Move pending rows into the numpy columns (values row by row, the rest one write each).
 
         Interrupt safety: a row is published by the store of ``n`` (after its pending entries
         are appended), pending rows are retired by the store of ``nsync`` (after the columns
@@ -388,35 +398,24 @@ class Tape(TapeInspection):
             self._alloc_rows(self.cap * 2, keep=s)
         off = int(self._voff[s])
         pv = self.pv
-        if self.parr and k <= 8:  # a few rows of mixed sizes (the array ops between two
-            # structural ones): written one by one, cheaper than the vectorised write below
+        if self.parr:  # rows of mixed sizes: written one by one (a vectorised write, sizes
+            # by np.fromiter and values by np.concatenate, costs ~2x more at any count)
             ends, end = [], off
             for v in pv:
                 end += 1 if v.__class__ is float else v.size
                 ends.append(end)
             if end > self.vcap:
                 self._reserve(off, end - off)
-            val, lo = self._val, off
-            for j, v in enumerate(pv):
+            val, lo, sh = self._val, off, self.sh
+            for j, (v, hi) in enumerate(zip(pv, ends, strict=True)):
                 if v.__class__ is float:
                     val[lo] = v
-                elif v.ndim == 1 and v.size != 1:
-                    val[lo : ends[j]] = v  # (no reshape: a view costs what the copy does)
+                elif v.ndim == 1 and hi - lo != 1:
+                    val[lo:hi] = v  # (no reshape: a view costs what the copy does)
                 else:
-                    self.sh[s + j] = self.add_shape(v.shape)
-                    val[lo : ends[j]] = v.reshape(-1)
-                lo = ends[j]
-            self._voff[s + 1 : s + k + 1] = ends
-        elif self.parr:  # mixed sizes: offsets from the sizes, values concatenated
-            sizes = np.fromiter((1 if v.__class__ is float else v.size for v in pv), np.int64, k)
-            for j, v in enumerate(pv):
-                if v.__class__ is not float and (v.ndim != 1 or v.size == 1):
-                    self.sh[s + j] = self.add_shape(v.shape)
-            ends = off + np.cumsum(sizes)
-            end = int(ends[-1])
-            if end > self.vcap:
-                self._reserve(off, end - off)
-            self._val[off:end] = np.concatenate(pv, axis=None)  # each row flattened, in order
+                    sh[s + j] = self.add_shape(v.shape)
+                    val[lo:hi] = v.reshape(-1)
+                lo = hi
             self._voff[s + 1 : s + k + 1] = ends
         else:
             if off + k > self.vcap:
@@ -427,6 +426,11 @@ class Tape(TapeInspection):
             self.pressure()
         self._code[s : s + k] = self.pc
         self._fp[s : s + k] = self.pf
+        if self.pip:
+            ip = self._ip
+            for r, p in self.pip:
+                ip[r] = p
+            self.pip.clear()
         if self.pconst:  # entered constants need no gradient
             rg = self.rg
             for j, w in enumerate(self.pc):
@@ -448,6 +452,7 @@ class Tape(TapeInspection):
         # len(pc)): an interrupt in here is caught by the next read
         for r in [r for r in self.objs if r >= n]:
             del self.objs[r]
+        self.pip[:] = [e for e in self.pip if e[0] < n]
         del self.pv[k:]
         del self.pf[k:]
         del self.pc[k:]
@@ -462,7 +467,7 @@ class Tape(TapeInspection):
         # one column at a time, so the peak holds one old and one new column, not two tapes
         for name, dt in (
             ("_code", np.int64),
-            ("ip", np.int64),
+            ("_ip", np.int64),
             ("_fp", np.float64),
             ("rg", np.int8),
             ("state", np.int8),
@@ -635,7 +640,7 @@ class Tape(TapeInspection):
             self.pressure()
         self._code[i] = code | (ra + 1) << 8 | (rb + 1) << 36
         self._fp[i] = fp
-        self.ip[i] = ip
+        self._ip[i] = ip
         if not rg:
             self.rg[i] = 0
         if handle is not None:
@@ -823,7 +828,7 @@ class Tape(TapeInspection):
             del self.lazy[r]
         self.side.truncate(keep)
         # parameter pools: rows are pushed in order, so their parameters are too
-        ips = self.ip[keep:n]
+        ips = self._ip[keep:n]
         ops = self.ops(n)[keep:n]
         clip = ops == CLIP
         pool = ips[(ips > 0) & ~clip]
@@ -849,7 +854,7 @@ class Tape(TapeInspection):
         self.rg[lo:hi] = 1  # constants clear it when pushed
         self._fp[lo:hi] = 0.0
         self.sh[lo:hi] = 0
-        self.ip[lo:hi] = 0
+        self._ip[lo:hi] = 0
 
     def _successor(self, slots=__slots__[:-1]):
         """A new Tape object holding this one's ``slots`` (its arrays among them)."""
@@ -873,7 +878,7 @@ class Tape(TapeInspection):
         # shared read-only empties: a retired tape stays small (a kept stale handle keeps it)
         self.objs = self.lazy = _NO_ROWS
         self.side = SideTables()
-        self.leaf_rows = self.starts = self.refs = self.pc = self.pv = self.pf = ()
+        self.leaf_rows = self.starts = self.refs = self.pc = self.pv = self.pf = self.pip = ()
         self.tok = None
         self.n = self.nsync = 0
 
@@ -885,7 +890,7 @@ class Tape(TapeInspection):
         new.objs, new.side = dict(self.objs), self.side.copy()
         new.leaf_rows, new.lazy = list(self.leaf_rows), dict(self.lazy)
         new.starts, new.refs = list(self.starts), list(self.refs)
-        new.pc, new.pv, new.pf = [], [], []
+        new.pc, new.pv, new.pf, new.pip = [], [], [], []
         new.truncate(keep)
         for r, ref in new.objs.items():  # entered handles of kept rows move along
             h = ref()
@@ -909,7 +914,7 @@ class Tape(TapeInspection):
         """Empty the tape: a fresh Tape object takes over the arrays; this one is retired."""
         new = self._successor(Tape.CARRIED)
         n = self.nsync
-        new.pc, new.pv, new.pf = [], [], []  # pending rows are dropped with the rest
+        new.pc, new.pv, new.pf, new.pip = [], [], [], []  # pending rows are dropped with the rest
         new.parr = new.pconst = False
         new.n = new.nsync = 0
         new.np = 1
@@ -932,7 +937,7 @@ class Tape(TapeInspection):
     def nbytes(self):
         """Bytes of the live part of the tape: columns, pools, values and adjoints."""
         per_row = sum(
-            getattr(self, c).itemsize for c in ("_code", "ip", "_fp", "rg", "state", "sh", "_voff")
+            getattr(self, c).itemsize for c in ("_code", "_ip", "_fp", "rg", "state", "sh", "_voff")
         )
         return int(
             self.n * per_row + self.voff[self.n] * 16 + (self.np + self.ns) * 8 + self.nf * 8

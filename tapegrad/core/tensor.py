@@ -723,11 +723,11 @@ def record(t, code, ra, rb, v, fp=0.0, ip=0):
         t.need(code, ra, rb, ip)
     i = t.n
     pc = t.pc
-    # a row without integer parameters is a pending row on the fast path (the appends of
-    # record_unary's inlined hot path): the rows before it need no flush first.  Only a
-    # float or a small array of its own: a view (a reshape's value) may see its base change
-    # before the flush, so it is pushed, copied now
-    if not ip and i + 8 < t.fastcap and len(pc) + t.nsync == i:
+    # on the fast path a row is a pending row (the appends of record_unary's inlined hot
+    # path, and its integer parameters noted in ``pip``): the rows before it need no flush
+    # first.  Only a float or a small array of its own: a view (a reshape's value) may see
+    # its base change before the flush, so it is pushed, copied now
+    if i + 8 < t.fastcap and len(pc) + t.nsync == i:
         if v.__class__ is float or (v.size < T.LAZY_MIN and v.base is None):
             if v.__class__ is not float:
                 t.parr = True
@@ -735,6 +735,8 @@ def record(t, code, ra, rb, v, fp=0.0, ip=0):
             pc.append(code | (ra + 1) << 8 | (rb + 1) << 36)
             t.pv.append(v)
             t.pf.append(fp)
+            if ip:  # after the appends, before the row is published (see Tape.drop_torn)
+                t.pip.append((i, ip))
             t.n = i + 1
             h._row = i
             h._tape = t  # last: a handle of a torn row never names the tape

@@ -309,3 +309,46 @@ def test_rows_dropped_by_a_cut_free_their_parameters_and_nothing_more():
     z.sum(axis=1)  # a new SUM's parameters go after the kept SUM's
     (s * np.array([1.0, 2.0, 3.0])).sum().backward()
     assert x.grad.numpy().tolist() == [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
+
+
+@on_fresh_tape
+def test_a_torn_row_leaves_no_parameters_behind():
+    """An interrupt between a reduction's appends and the store that publishes its row leaves
+    a torn pending row and its (row, ip) note; the flush drops both, so the row recorded in
+    that slot later has no parameters (a cut reads them to find where the pool ends)."""
+    x = tg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    s = x.sum(axis=0)  # its parameters at the start of the pool
+    t = tg.current_tape().maybe_reset()  # (the next row starts a new handle range)
+    i, word, p = t.n, int(t.code[s._row]), int(t.ip[s._row])
+    t.pc.append(word)  # the torn state: appended, noted, never published
+    t.pv.append(np.ones(3))
+    t.pf.append(0.0)
+    t.pip.append((i, p))
+    _ = t.code  # a read flushes: the torn row and its note go
+    assert t.n == i and not t.pc and not t.pip
+    tmp = s * 3.0  # a pending row in the torn row's slot
+    assert tmp._row == i and t.ip[i] == 0
+    del tmp
+    t = t.maybe_reset()  # cuts that row: the pool still ends after the SUM's parameters
+    z = tg.tensor(np.ones((4, 5)), requires_grad=True)
+    z.sum(axis=1)  # a new SUM's parameters go after the kept SUM's
+    (s * np.array([1.0, 2.0, 3.0])).sum().backward()
+    assert x.grad.numpy().tolist() == [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
+
+
+@on_fresh_tape
+def test_rows_with_parameters_stay_pending_until_a_column_is_read():
+    """A concatenation and a reduction are pending rows (their parameters noted, not yet in
+    the ``ip`` column); reading the graph flushes them first, so it names the right rows."""
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    b = tg.tensor([3.0], requires_grad=True)
+    c = tg.concatenate([a * 1.0, b * 2.0])
+    s = (c * c).sum(axis=0)
+    t = tg.current_tape()
+    assert [r for r, _ in t.pip] == [c._row, s._row] and len(t.pc) == t.n - t.nsync
+    parts = [f for f, _ in c.grad_fn.next_functions]  # reads CONCAT's parameters
+    assert not t.pc and not t.pip
+    assert [f.name() for f in parts] == ["MulBackward0", "MulBackward0"]
+    assert parts[0].row == c._row - 3 and parts[1].row == c._row - 1
+    s.backward()
+    assert a.grad.tolist() == [2.0, 4.0] and b.grad.tolist() == [24.0]
