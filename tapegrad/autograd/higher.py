@@ -8,6 +8,7 @@ the same for tangents.  Every order therefore agrees with the compiled sweeps by
 construction: both come from the one declaration.
 """
 
+import functools
 import types
 
 import numpy as np
@@ -174,13 +175,18 @@ def _product(x, d):
     return None
 
 
-PARTIALS = [_Partials(o) if isinstance(o, Elementwise) else None for o in OPS]
+@functools.cache
+def _partials(code):
+    """The partials of op ``code`` when it is elementwise (else None), built on first use:
+    each is a function compiled from the spec's formulas, and building all of them cost
+    every import ~60 ms."""
+    return _Partials(OPS[code]) if isinstance(OPS[code], Elementwise) else None
 
 
 def vjp(t, r, g):
     """The spec's VJP of row ``r`` on Tensors: ``[(operand_row, gradient), ...]``."""
     code = t.op(r)
-    part = PARTIALS[code]
+    part = _partials(code)
     if part is not None:
         rows = [row if row >= 0 and t.rg[row] else -1 for row in t.operands(r)]
         terms = part.evaluate(t, r, [g if row >= 0 else None for row in rows])
@@ -196,7 +202,7 @@ def jvp(t, r, tangent):
     """The spec's JVP of row ``r`` on Tensors; ``tangent(row)`` gives an operand's tangent
     (or None); returns None when no operand carries one."""
     code = t.op(r)
-    part = PARTIALS[code]
+    part = _partials(code)
     if part is None:
         return OPS[code].jvp(Rows(t), r, tangent)
     out = None

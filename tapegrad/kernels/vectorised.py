@@ -15,6 +15,8 @@ BLAS, as for large ones in the compiled sweep), and every other row is handed, o
 time, to the twin's sweep, which runs the spec's own kernel for it.
 """
 
+import functools
+
 import numpy as np
 
 from ..ops import formula
@@ -37,8 +39,13 @@ def _partial(d):
     return "mul", used, formula.python_function(formula.scaled(text), (*used, formula.SCALE))
 
 
-# op code -> one (kind, symbols, function) per operand, from the spec's partial derivatives
-ELEMENTWISE = {CODE[o.name]: tuple(map(_partial, o.d)) for o in OPS if isinstance(o, Elementwise)}
+@functools.cache
+def _partials(op):
+    """Op code -> one (kind, symbols, function) per operand, from the spec's partial
+    derivatives (None for an op that is not elementwise); built on first use: the stand-in
+    runs only while a kernel compiles, and building every op's cost each import ~40 ms."""
+    o = OPS[op]
+    return tuple(map(_partial, o.d)) if isinstance(o, Elementwise) else None
 
 
 # the linear ops' backward on whole slices, written by their declarations from their maps
@@ -97,7 +104,7 @@ def backward_sweep(
         lo = int(voff[i])
         n = int(voff[i + 1]) - lo
         operands = (((word >> 8) & 0xFFFFFFF) - 1, (word >> 36) - 1)
-        partials = ELEMENTWISE.get(op)
+        partials = _partials(op)
         if partials is not None:
             _elementwise(partials, operands, i, lo, n, fp, ip, fpool, voff, rg, state, val, adj)
             continue

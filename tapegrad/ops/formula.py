@@ -210,9 +210,12 @@ def parse(text: str) -> ast.expr:
     return node
 
 
-def symbols(text: str) -> set[str]:
+@lru_cache(maxsize=None)
+def symbols(text: str) -> frozenset[str]:
     """The symbols a formula reads (what the backward must keep, for example)."""
-    return {n.id for n in ast.walk(parse(text)) if isinstance(n, ast.Name) and n.id in SYMBOLS}
+    return frozenset(
+        n.id for n in ast.walk(parse(text)) if isinstance(n, ast.Name) and n.id in SYMBOLS
+    )
 
 
 # ---- symbolic differentiation ------------------------------------------------------------------

@@ -14,6 +14,7 @@ in tapegrad spells an op code.  Derived here, never written by hand:
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import inspect
@@ -57,15 +58,43 @@ def op(name: str) -> Op:
 
 
 @functools.cache
+def _top_level_sources(path: str) -> dict:
+    """name -> (first line, source) of each top-level function of file ``path``, decorators
+    included, from one parse of the file (``inspect.getsource`` tokenizes the file at each
+    call: for every kernel, that cost each import ~40 ms)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    lines = text.splitlines(keepends=True)
+    out = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            out[node.name] = (first, "".join(lines[first - 1 : node.end_lineno]))
+    return out
+
+
+@functools.cache
 def source(fn) -> str:
     """A kernel's source: written by the declaration (a scan's kernels carry it as
-    ``fn.source``), else ``inspect.getsource``, once per function (it tokenizes the file)."""
+    ``fn.source``), else the function's lines in its file (what ``inspect.getsource`` gives:
+    a test checks they agree), once per function."""
     written = getattr(fn, "source", None)
-    return written if isinstance(written, str) else inspect.getsource(fn)
+    if isinstance(written, str):
+        return written
+    code = getattr(fn, "__code__", None)
+    if code is not None and code.co_filename.endswith(".py"):
+        found = _top_level_sources(code.co_filename).get(fn.__name__)
+        if found is not None and found[0] == code.co_firstlineno:
+            return found[1]
+    return inspect.getsource(fn)
+
+
+_CALLED = re.compile(r"\b(\w+)\(")
 
 
 def _kernel_source(fn, helpers) -> str:
     """A kernel's source with the source of every helper it calls (transitively)."""
+    by_name = {h.__name__: h for h in helpers}
     src, seen, todo = "", set(), [fn]
     while todo:
         f = todo.pop()
@@ -74,7 +103,8 @@ def _kernel_source(fn, helpers) -> str:
         seen.add(f.__name__)
         text = source(f)
         src += text
-        todo += [h for h in helpers if re.search(rf"\b{h.__name__}\(", text)]
+        called = set(_CALLED.findall(text))
+        todo += [h for name, h in by_name.items() if name in called]
     return src
 
 
