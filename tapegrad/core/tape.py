@@ -398,31 +398,34 @@ class Tape(TapeInspection):
             self._alloc_rows(self.cap * 2, keep=s)
         off = int(self._voff[s])
         pv = self.pv
-        if self.parr:  # rows of mixed sizes: written one by one (a vectorised write, sizes
-            # by np.fromiter and values by np.concatenate, costs ~2x more at any count)
-            ends, end = [], off
+        if self.parr:  # rows of mixed sizes: written one by one, in one pass (a vectorised
+            # write, sizes by np.fromiter and values by np.concatenate, costs ~2x more)
+            ends, lo, j = [], off, s
+            val, vcap, sh = self._val, self.vcap, self.sh
             for v in pv:
-                end += 1 if v.__class__ is float else v.size
-                ends.append(end)
-            if end > self.vcap:
-                self._reserve(off, end - off)
-            val, lo, sh = self._val, off, self.sh
-            for j, (v, hi) in enumerate(zip(pv, ends, strict=True)):
+                hi = lo + (1 if v.__class__ is float else v.size)
+                if hi > vcap:  # keeps the values up to lo: the rows before and those written
+                    self._reserve(lo, hi - lo)
+                    val, vcap = self._val, self.vcap
                 if v.__class__ is float:
                     val[lo] = v
                 elif v.ndim == 1 and hi - lo != 1:
                     val[lo:hi] = v  # (no reshape: a view costs what the copy does)
                 else:
-                    sh[s + j] = self.add_shape(v.shape)
+                    sh[j] = self.add_shape(v.shape)
                     val[lo:hi] = v.reshape(-1)
+                ends.append(hi)
                 lo = hi
+                j += 1
             self._voff[s + 1 : s + k + 1] = ends
+            end = lo
         else:
             if off + k > self.vcap:
                 self._reserve(off, k)
             self._val[off : off + k] = pv
             self._voff[s + 1 : s + k + 1] = np.arange(off + 1, off + k + 1)
-        if self._voff[s + k] > self.vmark:
+            end = off + k
+        if end > self.vmark:
             self.pressure()
         self._code[s : s + k] = self.pc
         self._fp[s : s + k] = self.pf
@@ -587,9 +590,10 @@ class Tape(TapeInspection):
 
     def add_ints(self, values):
         """Append integer parameters to ipool; returns their start."""
-        values = np.asarray(values, np.int64).ravel()
+        if values.__class__ is not list:  # (a short list is written as it is: ~1 us less)
+            values = np.asarray(values, np.int64).ravel()
         start = self.np
-        end = start + values.size
+        end = start + len(values)
         if end > self.ipool.size:
             cap = self.ipool.size
             while cap < end:
