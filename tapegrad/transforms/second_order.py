@@ -22,7 +22,7 @@ from ..autograd import engine as autograd
 from ..autograd import forward as F
 from ..core.tensor import STATE
 from ..core.tensor import TensorBase as Tensor
-from .functional import _DEPTH, _Call, _leaves, _unflatten, _value, _zeros, grad, jacobian
+from .functional import _DEPTH, _Call, _leaves, _like, _unflatten, _value, _zeros, grad, jacobian
 
 __all__ = ["hessian", "hvp", "jvp", "jacfwd", "jacrev"]
 
@@ -241,6 +241,10 @@ def _compiled_hessian(f, args, kwargs, argnums, directions):
 
 def _hessian_tree(c, H):
     ins = c.inputs
+    tree = c.trees[0]
+    if c.single and len(ins) == 1 and not c.nested and tree.__class__ is np.ndarray:
+        # one array argument (the common case): its block, shaped x.shape * 2, in its dtype
+        return _like(tree, H.reshape(ins[0].shape * 2))
     cols = [0, *itertools.accumulate(x.size for x in ins)]
     inner = []
     for i, xi in enumerate(ins):
