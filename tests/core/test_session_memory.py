@@ -10,6 +10,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from fresh_tape import on_fresh_tape
 
 import tapegrad as tg
 
@@ -104,6 +105,7 @@ def test_raising_transform_leaves_nothing_behind():
     assert res["same"], res
 
 
+@on_fresh_tape
 def test_result_kept_across_an_evaluation_loop_still_differentiates():
     """Reclaims during the loop cut only what nothing holds: the kept graph is intact."""
     rng = np.random.default_rng(2)

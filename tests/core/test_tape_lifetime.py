@@ -2,37 +2,13 @@
 
 ``tg.current_tape()`` is a new Tape object after each reset, so it is re-read every time."""
 
-import functools
 import math
-import threading
 
 import numpy as np
 import pytest
+from fresh_tape import on_fresh_tape
 
 import tapegrad as tg
-
-
-def on_fresh_tape(test):
-    """Run ``test`` in a new thread, so on a tape of its own: graph handles that other tests
-    still hold (e.g. in a failed test's traceback) cannot pin the tape it measures."""
-
-    @functools.wraps(test)
-    def run(*args, **kwargs):
-        box = []
-
-        def body():
-            try:
-                test(*args, **kwargs)
-            except BaseException as e:  # noqa: B902 - re-raised in the test's thread
-                box.append(e)
-
-        th = threading.Thread(target=body)
-        th.start()
-        th.join()
-        if box:
-            raise box[0]
-
-    return run
 
 
 @on_fresh_tape
