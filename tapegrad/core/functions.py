@@ -791,20 +791,22 @@ def matmul(x: TensorLike, y: TensorLike) -> Tensor:
     if (
         xv.__class__ is np.ndarray
         and yv.__class__ is np.ndarray
-        and xv.ndim == 2
-        and yv.ndim == 2
-        and xv.shape[1] == yv.shape[0]
+        and 0 < xv.ndim <= 2
+        and 0 < yv.ndim <= 2
+        and xv.shape[-1] == yv.shape[0]
         and xv.dtype == np.float64
         and yv.dtype == np.float64
-    ):  # the common case (a layer): no batch to broadcast
+    ):  # the common cases (a layer, A @ x): no batch to broadcast; a vector operand is read
+        # as one row (on the left) or one column (on the right), as in NumPy
         out = result(np.matmul(xv, yv))
         if not needs_grad(x, y):
             return Tensor._const(out)
         t = tape_for(x, y)
-        (m, k), n = xv.shape, yv.shape[1]
+        m = xv.shape[0] if xv.ndim == 2 else 1
+        n = yv.shape[1] if yv.ndim == 2 else 1
         ra = row_of(t, x if x0 is x else xv)
         rb = row_of(t, y if y0 is y else yv)
-        return record(t, C.MATMUL, ra, rb, out, ip=t.add_ints([1, m, k, n, 0, 0]))
+        return record(t, C.MATMUL, ra, rb, out, ip=t.add_ints([1, m, yv.shape[0], n, 0, 0]))
     xs, ys = x.shape, y.shape
     if len(xs) == 0 or len(ys) == 0:
         raise ValueError(

@@ -37,6 +37,62 @@ def test_matmul_gradient():
     np.testing.assert_allclose(b.grad.numpy(), A.T @ np.ones((3, 2)))
 
 
+@pytest.mark.parametrize(
+    "sa, sb",
+    [((5, 4), (4,)), ((4,), (4, 3)), ((4,), (4,)), ((300, 300), (300,)), ((300,), (300, 300))],
+)
+def test_matmul_with_a_vector_operand(sa, sb):
+    """A vector operand is read as a row on the left, a column on the right: gradients,
+    second order (create_graph) and the Hessian, small and through NumPy's BLAS (large)."""
+    rng = np.random.default_rng(3)
+    A, B = rng.standard_normal(sa) * 0.1, rng.standard_normal(sb) * 0.1
+    a, b = tg.tensor(A, requires_grad=True), tg.tensor(B, requires_grad=True)
+    y = a @ b
+    assert y.shape == np.shape(A @ B)
+    (ga, gb) = tg.autograd.grad(tg.sin(y).sum(), (a, b), create_graph=True)
+    c = np.cos(A @ B)
+    np.testing.assert_allclose(
+        ga.numpy(),
+        np.multiply.outer(c, B) if A.ndim == 2 else B @ c if B.ndim == 2 else c * B,
+        rtol=1e-12,
+        atol=1e-15,
+    )
+    np.testing.assert_allclose(
+        gb.numpy(),
+        A.T @ c if A.ndim == 2 else np.multiply.outer(A, c) if B.ndim == 2 else c * A,
+        rtol=1e-12,
+        atol=1e-15,
+    )
+    if A.size <= 20:  # second order: the Hessian in b against its formula
+        H = tg.hessian(lambda v: np.sum(np.sin(A @ v)))(B)
+        s = -np.sin(A @ B)
+        if A.ndim == 1 and B.ndim == 1:
+            expect = s * np.outer(A, A)
+        elif A.ndim == 2:
+            expect = (A.T * s) @ A
+        else:  # d2/dB[p,q]dB[r,t] of sum(sin(A @ B)) = -sin(y_q) A_p A_r [q == t]
+            expect = np.einsum("q,pr,qt->pqrt", s, np.outer(A, A), np.eye(B.shape[1]))
+        np.testing.assert_allclose(H, expect, rtol=1e-12, atol=1e-15)
+    ((ga**2).sum() + (gb**2).sum()).backward()  # through the second-order graph
+    if A.size <= 20:  # against central differences of the same sum of the analytic gradients
+
+        def sq(A, B):
+            c = np.cos(A @ B)
+            ga = np.multiply.outer(c, B) if A.ndim == 2 else B @ c if B.ndim == 2 else c * B
+            gb = A.T @ c if A.ndim == 2 else np.multiply.outer(A, c) if B.ndim == 2 else c * A
+            return (ga**2).sum() + (gb**2).sum()
+
+        h = 1e-6
+        for X, grad, other in ((A, a.grad, 0), (B, b.grad, 1)):
+            fd = np.zeros_like(X)
+            for i in np.ndindex(X.shape):
+                e = np.zeros_like(X)
+                e[i] = h
+                hi, lo = ((X + e, B), (X - e, B)) if other == 0 else ((A, X + e), (A, X - e))
+                fd[i] = (sq(*hi) - sq(*lo)) / (2 * h)
+            np.testing.assert_allclose(grad.numpy(), fd, rtol=1e-6, atol=1e-9)
+
+
 def test_gradcheck_runs():
     assert tg.gradcheck(lambda x: (tg.tanh(x) * x).sum(), [np.linspace(-1, 1, 5)])
 
