@@ -20,10 +20,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "2c5b7b25fa828637"
+FINGERPRINT = "ed32d63e489c360c"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 199767735224772707
+KERNELS_ID = 1068247443676185440
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'LINREC', 'CUMSUM', 'CUMPROD', 'LOGCUMSUMEXP')
 
 # sweep results: (status, row)
@@ -345,7 +345,20 @@ def strided_move(S, s0, D, d0, ipool, p, nd, base, take, add):
         outer *= ipool[p + d]
     if run == 0 or outer == 0:
         return
-    idx = np.zeros(max(inner, 1), np.int64)
+    if inner == 0:  # one run (a full reduction, a 1-D move): no odometer to allocate
+        if pairwise:
+            D[d0 + base] += pairwise_sum(S, s0, run)
+        elif not take:
+            for v in range(run):
+                D[d0 + base + v * step] += S[s0 + v]
+        elif add:
+            for v in range(run):
+                D[d0 + v] += S[s0 + base + v * step]
+        else:
+            for v in range(run):
+                D[d0 + v] = S[s0 + base + v * step]
+        return
+    idx = np.zeros(inner, np.int64)
     cur = base
     for u in range(outer):
         flat = u * run
@@ -754,7 +767,22 @@ def lane_matmul(S, s0, sr, sc, V, v0, vr, vc, D, d0, dr, dc, m, k, n, left):
             for ln in range(nl):
                 W[i, j, ln] = V[ln, v0 + i * vr + j * vc]
     R = np.zeros((m, n, nl))
-    for i in range(m):
+    i = 0
+    while not left and i + 4 <= m:  # S @ V: four rows of S share each load of V's lanes
+        for q in range(k):  # (the same order of additions per entry as one row at a time)
+            x0 = S[s0 + i * sr + q * sc]
+            x1 = S[s0 + (i + 1) * sr + q * sc]
+            x2 = S[s0 + (i + 2) * sr + q * sc]
+            x3 = S[s0 + (i + 3) * sr + q * sc]
+            for j in range(n):
+                for ln in range(nl):
+                    w = W[q, j, ln]
+                    R[i, j, ln] += x0 * w
+                    R[i + 1, j, ln] += x1 * w
+                    R[i + 2, j, ln] += x2 * w
+                    R[i + 3, j, ln] += x3 * w
+        i += 4
+    while i < m:
         for q in range(k):
             if left:
                 for j in range(n):
@@ -766,6 +794,7 @@ def lane_matmul(S, s0, sr, sc, V, v0, vr, vc, D, d0, dr, dc, m, k, n, left):
                 for j in range(n):
                     for ln in range(nl):
                         R[i, j, ln] += x * W[q, j, ln]
+        i += 1
     for ln in range(nl):
         for i in range(m):
             for j in range(n):

@@ -86,7 +86,20 @@ def strided_move(S, s0, D, d0, ipool, p, nd, base, take, add):
         outer *= ipool[p + d]
     if run == 0 or outer == 0:
         return
-    idx = np.zeros(max(inner, 1), np.int64)
+    if inner == 0:  # one run (a full reduction, a 1-D move): no odometer to allocate
+        if pairwise:
+            D[d0 + base] += pairwise_sum(S, s0, run)
+        elif not take:
+            for v in range(run):
+                D[d0 + base + v * step] += S[s0 + v]
+        elif add:
+            for v in range(run):
+                D[d0 + v] += S[s0 + base + v * step]
+        else:
+            for v in range(run):
+                D[d0 + v] = S[s0 + base + v * step]
+        return
+    idx = np.zeros(inner, np.int64)
     cur = base
     for u in range(outer):
         flat = u * run

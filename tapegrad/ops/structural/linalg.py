@@ -87,7 +87,22 @@ def lane_matmul(S, s0, sr, sc, V, v0, vr, vc, D, d0, dr, dc, m, k, n, left):
             for ln in range(nl):
                 W[i, j, ln] = V[ln, v0 + i * vr + j * vc]
     R = np.zeros((m, n, nl))
-    for i in range(m):
+    i = 0
+    while not left and i + 4 <= m:  # S @ V: four rows of S share each load of V's lanes
+        for q in range(k):  # (the same order of additions per entry as one row at a time)
+            x0 = S[s0 + i * sr + q * sc]
+            x1 = S[s0 + (i + 1) * sr + q * sc]
+            x2 = S[s0 + (i + 2) * sr + q * sc]
+            x3 = S[s0 + (i + 3) * sr + q * sc]
+            for j in range(n):
+                for ln in range(nl):
+                    w = W[q, j, ln]
+                    R[i, j, ln] += x0 * w
+                    R[i + 1, j, ln] += x1 * w
+                    R[i + 2, j, ln] += x2 * w
+                    R[i + 3, j, ln] += x3 * w
+        i += 4
+    while i < m:
         for q in range(k):
             if left:
                 for j in range(n):
@@ -99,6 +114,7 @@ def lane_matmul(S, s0, sr, sc, V, v0, vr, vc, D, d0, dr, dc, m, k, n, left):
                 for j in range(n):
                     for ln in range(nl):
                         R[i, j, ln] += x * W[q, j, ln]
+        i += 1
     for ln in range(nl):
         for i in range(m):
             for j in range(n):
