@@ -63,10 +63,9 @@ def _top_level_sources(path: str) -> dict:
     included, from one parse of the file (``inspect.getsource`` tokenizes the file at each
     call: for every kernel, that cost each import ~40 ms)."""
     with open(path, encoding="utf-8") as f:
-        text = f.read()
-    lines = text.splitlines(keepends=True)
+        lines = f.readlines()  # split as linecache splits (inspect's lines), not splitlines
     out = {}
-    for node in ast.parse(text).body:
+    for node in ast.parse("".join(lines)).body:
         if isinstance(node, ast.FunctionDef):
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
             out[node.name] = (first, "".join(lines[first - 1 : node.end_lineno]))
