@@ -30,6 +30,7 @@ CASES = {
     "SUM empty": ("SUM", (0, 3), lambda x: x.sum(axis=0)),
     "GATHER repeats": ("GATHER", (6,), lambda x: x[np.array([0, 5, 5, 2])]),
     "SCATTER repeats": ("SCATTER", (4,), lambda x: scatter_add(x, [1, 3, 1, 0], (2, 3))),
+    "SCATTER to one entry": ("SCATTER", (5,), lambda x: scatter_add(x, [0] * 5, (1,))),
 }
 
 
@@ -106,16 +107,20 @@ def test_backward_is_the_transpose_of_forward(name, compiled):
     assert status == 0 and state[0] & 1
     jtw = adj[:na] - 0.5
     assert float(ju @ w) == pytest.approx(float(u @ jtw), rel=1e-12, abs=1e-12)
-    # the lanes: every lane as the one-lane kernels
+    # the lanes: every lane as the one-lane kernels (``ra``, the operand's row, gives its size
+    # through voff: a sum to one entry reads it there)
+    ra = ((int(t.code[r]) >> 8) & 0xFFFFFFF) - 1
+    flag = np.ones(t.n, np.int8)
     lanes = np.stack([buf.copy() for _ in range(3)])
     lanes[1, :na] *= -2.0
-    k["lanes"](buf, lanes, np.ones(2, np.int8), lo, n, pa, -1, 0, -1, p, t.voff, t.ipool, t.fpool)
+    k["lanes"](buf, lanes, flag, lo, n, pa, -1, ra, -1, p, t.voff, t.ipool, t.fpool)
     np.testing.assert_allclose(lanes[0, lo:], ju, rtol=1e-14, atol=1e-15)
     np.testing.assert_allclose(lanes[1, lo:], -2.0 * ju, rtol=1e-14, atol=1e-14)
     tadjs = np.stack([np.concatenate([np.zeros(na), w]), np.concatenate([np.zeros(na), 3 * w])])
+    rg, state = np.ones(t.n, np.int8), np.zeros(t.n, np.int64)
     k["back_lanes"](
-        adj, tadjs, buf, lanes, np.ones(2, np.int8), lo, n, pa, -1, 0, -1, p, t.voff, rg, state,
-        t.ipool, t.fpool,
+        adj, tadjs, buf, lanes, flag, lo, n, pa, -1, ra, -1, p, t.voff, rg, state, t.ipool,
+        t.fpool,
     )  # fmt: skip
     np.testing.assert_allclose(tadjs[0, :na], jtw, rtol=1e-13, atol=1e-14)
     np.testing.assert_allclose(tadjs[1, :na], 3 * jtw, rtol=1e-13, atol=1e-14)

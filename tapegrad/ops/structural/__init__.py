@@ -57,6 +57,7 @@ from .reductions import (
     amin_forward,
     extreme_backward,
     extreme_backward_tangent_lanes,
+    extreme_full_weights,
     extreme_into,
     extreme_jvp,
     extreme_tangent,
@@ -88,6 +89,13 @@ from .shape import (
 )
 
 S = Structural
+_EXTREME_HELPERS = (
+    extreme_weights,
+    extreme_full_weights,
+    extreme_into,
+    reduce_offsets,
+    strided_offsets,
+)
 
 OPS = (
     S(
@@ -153,7 +161,7 @@ OPS = (
         tangent=extreme_tangent,
         tangent_lanes=extreme_tangent_lanes,
         backward_tangent_lanes=extreme_backward_tangent_lanes,
-        helpers=(extreme_weights, extreme_into, reduce_offsets, strided_offsets),
+        helpers=_EXTREME_HELPERS,
         numpy=("max", "amax"),
         operand_adjoints_only=True,
         check=reduce_check,
@@ -167,7 +175,7 @@ OPS = (
         tangent=extreme_tangent,
         tangent_lanes=extreme_tangent_lanes,
         backward_tangent_lanes=extreme_backward_tangent_lanes,
-        helpers=(extreme_weights, extreme_into, reduce_offsets, strided_offsets),
+        helpers=_EXTREME_HELPERS,
         numpy=("min", "amin"),
         operand_adjoints_only=True,
         check=reduce_check,

@@ -167,6 +167,10 @@ class _Map:
         step = f"{_at(dst, f'{d0} + {dst_at}')} {op} {_at(src, f'{s0} + {src_at}')}"
         return [f"for j in range({self.count}):", "    " + step]
 
+    def scatters(self):
+        """A scatter along offsets: operand entries add into output entries."""
+        return not self.gather and self.offsets is not None
+
     def fills_output(self):
         """A forward move writes every output entry once (a gather, the identity)."""
         return self.gather or self.offsets is None
@@ -205,6 +209,25 @@ def _kernel_sources(name, m: _Map):
         "for ln in range(tadjs.shape[0]):",
         *_indent(m.move("tadjs[ln]", "pa", "tadjs[ln]", "lo", False, lanes=True)),
     ]
+    first = {}  # lines run before the map's offsets are made
+    if m.scatters():  # one output entry takes every operand entry: a full sum, per lane in
+        # registers (a move per lane, or a store per entry into the one output, costs ~10x)
+        first["tangent_lanes"] = [
+            "if n == 1:",
+            "    m = voff[ra + 1] - voff[ra]",
+            "    for ln in range(tvals.shape[0]):",
+            "        tvals[ln, lo] = 0.0 + pairwise_sum(tvals[ln], pa, m)",
+            "    return",
+        ]
+        first["backward_tangent_lanes"] = [
+            "if n == 1:",
+            "    m = voff[ra + 1] - voff[ra]",
+            "    for ln in range(tadjs.shape[0]):",
+            "        g = tadjs[ln, lo]",
+            "        for j in range(m):",
+            "            tadjs[ln, pa + j] += g",
+            "    return",
+        ]
     out = {}
     for kind, body in (
         ("forward", fwd),
@@ -213,7 +236,7 @@ def _kernel_sources(name, m: _Map):
         ("backward_tangent_lanes", lanes_bwd),
     ):
         needs_offs = any(re.search(r"\boffs\b", ln) for ln in body)  # a helper finds its own
-        lines = (m.setup() if needs_offs else []) + body
+        lines = first.get(kind, []) + (m.setup() if needs_offs else []) + body
         out[kind] = f"def {low}_{kind}{_SIGNATURES[kind]}:\n" + "\n".join(_indent(lines)) + "\n"
     return out
 
@@ -281,6 +304,8 @@ def linear(
     m = _Map(gather, offsets, scatter, take)
     namespace = {"np": np}
     used = [h for h in (offsets, scatter, take) if h is not None]
+    if m.scatters() and pairwise_sum not in helpers:  # the lane kernels' full sum
+        used.append(pairwise_sum)
     for h in (*used, *helpers):
         namespace[h.__name__] = h
     kernels = {
