@@ -257,10 +257,15 @@ def test_the_tape_a_reset_makes_has_every_slot_set():
     from tapegrad.core.tape import Tape
 
     x = tg.tensor([1.0, 2.0], requires_grad=True)
-    (x * x).sum().backward()  # from the last row, reaching every row: a reset
+    loss = (x * x).sum()
+    old = tg.current_tape()
+    carried = {name: getattr(old, name) for name in Tape.CARRIED}
+    loss.backward()  # from the last row, reaching every row: a reset
     t = tg.current_tape()
-    assert len(t) == 0
+    assert t is not old and len(t) == 0 and not old.alive
     assert [n for n in Tape.__slots__ if n != "__weakref__" and not hasattr(t, n)] == []
+    assert [n for n in Tape.CARRIED if getattr(t, n) is not carried[n]] == []
+    assert [n for n in Tape.ARRAYS if hasattr(old, n)] == []  # the retired tape keeps none
     y = (x * 3.0).sum()
     y.backward()
     assert x.grad.tolist() == [2.0 + 3.0, 4.0 + 3.0]
