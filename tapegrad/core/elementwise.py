@@ -146,7 +146,11 @@ def as_shape(t, x, shape):
     r = row_of(t, x)
     params = _broadcast_params(xs, shape)
     v = _broadcast_value(x._v, shape, params)
-    return record(t, C.VIEW, r, -1, v, ip=t.add_ints(params))._row
+    # a large broadcast of x's own array (a bias over a batch) stays lazy, as x's row does:
+    # an in-place change of x copies the rows that share its memory first (a float's
+    # broadcast is of an array made for it)
+    own = x._v.__class__ is float or T.owns(x._v, x)
+    return record(t, C.VIEW, r, -1, v, ip=t.add_ints(params), own=own)._row
 
 
 def same_or_scalar(a, b):

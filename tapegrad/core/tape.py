@@ -615,11 +615,13 @@ class Tape(TapeInspection):
         return self.nf - 1
 
     # ---- rows ------------------------------------------------------------------------------
-    def push(self, code, ra, rb, value, handle, rg=1, fp=0.0, ip=0):
+    def push(self, code, ra, rb, value, handle, rg=1, fp=0.0, ip=0, own=None):
         """Append one row holding ``value`` (a float or an ndarray); returns the row.
 
         ``handle`` is the row's Tensor: an entered one (LEAF/CONST/FREED) is noted in ``objs``,
-        a graph handle gets the token of its range (``_k``)."""
+        a graph handle gets the token of its range (``_k``).  ``own``: whether a large value
+        may stay lazy, when the caller knows better than ``owns`` (a broadcast view of an
+        operand's own array)."""
         if self.pc or self.pv or self.pf:
             self.sync()
         i = self.n
@@ -633,7 +635,11 @@ class Tape(TapeInspection):
             self._reserve(off, size)
         if size == 1 and value.__class__ is float:
             self._val[off] = value
-        elif size >= LAZY_MIN and "o" not in self.READS[code] and _own(value, handle):
+        elif (
+            size >= LAZY_MIN
+            and "o" not in self.READS[code]
+            and (owns(value, handle) if own is None else own)
+        ):
             self.lazy[i] = value
         else:
             self._val[off : off + size] = value.reshape(-1)
@@ -973,7 +979,7 @@ class ScratchTape(Tape):
         return self
 
 
-def _own(value, handle):
+def owns(value, handle):
     """May a row hold ``value`` by reference (a lazy row)?  Not a plain array (no handle) nor
     a read-only view (what ``value_of`` makes of a caller's array, and every view of that):
     the caller may change it before a large matmul's backward reads it, so it is copied."""

@@ -711,8 +711,9 @@ def row_of(t, x):
     return t.enter(T.CONST, v, None, 0)
 
 
-def record(t, code, ra, rb, v, fp=0.0, ip=0):
-    """Append a grad-requiring row holding value ``v``; returns its new handle."""
+def record(t, code, ra, rb, v, fp=0.0, ip=0, own=None):
+    """Append a grad-requiring row holding value ``v``; returns its new handle (``own``: as
+    for ``Tape.push``)."""
     h = _new(_cls)
     h._v = v
     h._rg = True
@@ -741,7 +742,7 @@ def record(t, code, ra, rb, v, fp=0.0, ip=0):
             h._row = i
             h._tape = t  # last: a handle of a torn row never names the tape
             return h
-    r = t.push(code, ra, rb, v, h, 1, fp, ip)
+    r = t.push(code, ra, rb, v, h, 1, fp, ip, own)
     h._row = r
     h._tape = t
     return h

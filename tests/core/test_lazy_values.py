@@ -56,6 +56,68 @@ def test_in_place_change_copies_the_old_value_first():
     np.testing.assert_array_equal(t.value(row), W0.reshape(-1))
 
 
+def test_a_broadcast_bias_stays_lazy_and_keeps_its_recorded_value():
+    """A bias broadcast over a batch is a view of the bias's own array: its row is not copied
+    (nothing its backward reads), yet an in-place change of the bias first copies the old
+    broadcast in, so the tape never shows the new value (nor would a reader of that row)."""
+    rng = np.random.default_rng(2)
+    X = tg.tensor(rng.standard_normal((64, 100)))
+    b0 = rng.standard_normal(100)
+    b = tg.tensor(b0.copy(), requires_grad=True)
+    h = X + b
+    t = tg.current_tape()
+    view = (int(t.code[h._row]) >> 36) - 1  # the broadcast's row: h's second operand
+    assert t.shape(view) == (64, 100) and view in t.lazy
+    loss = (h * h).sum()  # (MUL reads h: h's row is written, the broadcast's need not be)
+    assert view in t.lazy
+    with tg.no_grad():
+        b -= 1.0
+    assert view not in t.lazy
+    np.testing.assert_array_equal(t.value(view), np.broadcast_to(b0, (64, 100)).reshape(-1))
+    loss.backward()
+    np.testing.assert_allclose(b.grad.numpy(), 2 * (X.numpy() + b0).sum(0), rtol=1e-12)
+
+
+def test_a_broadcast_of_a_read_only_view_is_copied():
+    """A Tensor over a read-only view of a caller's array (what tapegrad makes of one it must
+    not write into): the caller may still change that memory, so a broadcast of it is copied
+    when recorded, and the tape keeps the recorded value."""
+    rng = np.random.default_rng(4)
+    M = tg.tensor(rng.standard_normal((64, 100)))
+    c = rng.standard_normal(100)
+    c0 = c.copy()
+    ro = c.view()
+    ro.flags.writeable = False
+    b = tg.as_tensor(ro).requires_grad_()
+    h = M + b
+    t = tg.current_tape()
+    view = (int(t.code[h._row]) >> 36) - 1
+    assert t.shape(view) == (64, 100) and view not in t.lazy
+    c += 1.0  # behind tapegrad's back
+    np.testing.assert_array_equal(t.value(view), np.broadcast_to(c0, (64, 100)).reshape(-1))
+
+
+def test_a_broadcast_of_a_transformed_input_stays_lazy():
+    """A transform's inputs are its own copies of the caller's arrays: their broadcasts stay
+    lazy, and the gradient is the same."""
+    rng = np.random.default_rng(6)
+    M = rng.standard_normal((64, 100))
+    c = rng.standard_normal(100)
+    lazy = []
+
+    def f(x):
+        h = M + x
+        t = tg.current_tape()
+        w = int(t.code[h._row])
+        operands = (((w >> 8) & 0xFFFFFFF) - 1, (w >> 36) - 1)
+        lazy.extend(r in t.lazy for r in operands if int(t.code[r]) & 255 == T.C.VIEW)
+        return (h * h).sum()
+
+    g = tg.grad(f)(c)
+    assert lazy == [True]
+    np.testing.assert_allclose(g, 2 * (M + c).sum(0), rtol=1e-12)
+
+
 def test_small_array_binary_rows_wait_in_the_pending_lists_with_their_shapes():
     """Equal-shape binary ops on small arrays append to the pending lists (no push per op);
     the flush must give every row its value and its 2-D shape back."""
