@@ -35,26 +35,37 @@ def is_namedtuple(obj):
 
 def map_leaves(tree, fn):
     """Apply ``fn`` to the leaves of nested lists / tuples / dicts, keeping the structure
-    (``None`` stays ``None``: it is no leaf)."""
+    (``None`` stays ``None``: it is no leaf).  (Every transform call maps its arguments in
+    and its gradients out: a leaf is handled in its container's loop, without a call.)"""
     if tree is None:
         return None
+    if not isinstance(tree, (list, tuple, dict)):
+        return fn(tree)
+    is_dict = isinstance(tree, dict)
+    keys = list(tree) if is_dict else None
+    vals = []
+    for k, v in enumerate(tree.values() if is_dict else tree):
+        try:
+            if v is None:
+                vals.append(None)
+            elif isinstance(v, (list, tuple, dict)):
+                vals.append(map_leaves(v, fn))
+            else:
+                vals.append(fn(v))
+        except BadLeaf as e:
+            e.path = f"[{(keys[k] if is_dict else k)!r}]{e.path}"
+            raise
     cls = tree.__class__
-    if cls is list or cls is tuple or cls is dict or isinstance(tree, (list, tuple, dict)):
-        items = tree.items() if isinstance(tree, dict) else enumerate(tree)
-        out = []
-        for k, v in items:
-            try:
-                out.append((k, map_leaves(v, fn)))
-            except BadLeaf as e:
-                e.path = f"[{k!r}]{e.path}"
-                raise
-        if isinstance(tree, dict):
-            return cls(out) if cls is not dict else dict(out)
-        vals = [v for _, v in out]
-        if is_namedtuple(tree):
-            return cls(*vals)
-        return cls(vals) if cls in (list, tuple) else list(vals)
-    return fn(tree)
+    if cls is tuple:
+        return tuple(vals)
+    if cls is list:
+        return vals
+    if is_dict:
+        pairs = list(zip(keys, vals, strict=True))
+        return cls(pairs) if cls is not dict else dict(pairs)
+    if is_namedtuple(tree):
+        return cls(*vals)
+    return list(vals)
 
 
 def leaves(tree):

@@ -48,6 +48,8 @@ _unflatten = _pytree.unflatten
 
 
 def _check_argnums(argnums, nargs):
+    if argnums.__class__ is int and -nargs <= argnums < nargs:  # the common case, at every call
+        return (argnums % nargs,), True
     single = isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool)
     nums = (argnums,) if single else argnums
     if not isinstance(nums, (tuple, list)) or not all(
