@@ -514,11 +514,12 @@ class ReverseSweep:
         t = self.t
         own = self.handoff or {}
         self.handoff = None
-        state, voff, adj = t.state, t.voff, t.adj
+        state, voff, adj, objs = t.state, t.voff, t.adj, t.objs
         for r in t.leaf_rows:
             if r > top or not (state[r] & 1):
                 continue
-            leaf = t.entered(r)
+            ref = objs.get(r)  # (t.entered(r), inline: once per leaf per backward)
+            leaf = None if ref is None else ref()
             if leaf is None or not leaf._rg:
                 continue
             g = own.get(r)  # an array of its own, or None: then read from the adjoint buffer
@@ -529,7 +530,8 @@ class ReverseSweep:
                 g = float(adj[voff[r]])
             else:
                 g = adj[voff[r] : voff[r + 1]].reshape(leaf.shape)
-            hooks = leaf._meta.get("hooks") if leaf._meta else None
+            meta = leaf._meta
+            hooks = meta.get("hooks") if meta else None
             if hooks:  # (what a hook returns may be kept by it: copied below)
                 g = _apply_hooks(hooks, result(np.array(g)))
                 fresh = False
@@ -606,8 +608,10 @@ def _every_op_row_swept(code, state, n, chunk):
     """Whether each op row of rows [0, n) was reached by this sweep or freed by an earlier
     one (a short tape in Python: a dozen NumPy calls on a few rows cost ~10 us)."""
     if n <= 64:
-        rows = zip(code[:n].tolist(), state[:n].tolist())
-        return all(s & 3 or c & 255 <= T.CONST for c, s in rows)
+        for c, s in zip(code[:n].tolist(), state[:n].tolist(), strict=True):
+            if not s & 3 and c & 255 > T.CONST:
+                return False
+        return True
     for lo in range(0, n, chunk):
         hi = min(lo + chunk, n)
         if (((code[lo:hi] & 255) > T.CONST) & ((state[lo:hi] & 3) == 0)).any():

@@ -564,10 +564,11 @@ def _zero_(self):
         >>> g.zero_()
         tensor([0., 0.])
     """
-    with_grad = STATE.enabled and self._rg and self._leaf
+    rg = self._rg  # (a .grad buffer does not: no grad-mode reads for it)
+    with_grad = rg and self._leaf and STATE.enabled
     if with_grad or STATE.transforms or _base_of(self) is not None:
         _check_inplace(self, "zero_")
-    if STATE.enabled and self._rg and not self._leaf:  # a graph result: zeros, gradient 0
+    if rg and not self._leaf and STATE.enabled:  # a graph result: zeros, gradient 0
         _setitem(self, Ellipsis, 0.0)
         return self
     v = self._v
