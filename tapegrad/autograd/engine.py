@@ -514,12 +514,11 @@ class ReverseSweep:
         t = self.t
         own = self.handoff or {}
         self.handoff = None
-        state, voff, adj, objs = t.state, t.voff, t.adj, t.objs
+        state, voff, adj = t.state, t.voff, t.adj
         for r in t.leaf_rows:
             if r > top or not (state[r] & 1):
                 continue
-            ref = objs.get(r)  # (t.entered(r), inline: once per leaf per backward)
-            leaf = None if ref is None else ref()
+            leaf = t.entered(r)
             if leaf is None or not leaf._rg:
                 continue
             g = own.get(r)  # an array of its own, or None: then read from the adjoint buffer

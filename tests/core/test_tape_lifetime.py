@@ -271,6 +271,15 @@ def test_the_tape_a_reset_makes_has_every_slot_set():
     assert x.grad.tolist() == [2.0 + 3.0, 4.0 + 3.0]
 
 
+def _a_new_sum_leaves_the_kept_sums_parameters(s, x):
+    """``s = x.sum(axis=0)`` of a 2x3 ``x`` is kept after a cut: a new SUM's parameters go
+    after its own in the pool (not over them), so ``s``'s gradient is still right."""
+    z = tg.tensor(np.ones((4, 5)), requires_grad=True)
+    z.sum(axis=1)
+    (s * np.array([1.0, 2.0, 3.0])).sum().backward()
+    assert x.grad.numpy().tolist() == [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
+
+
 @on_fresh_tape
 def test_rows_dropped_by_a_cut_free_their_parameters_and_nothing_more():
     """A cut finds where the parameter pool ends from the ``ip`` of the rows it drops.  A
@@ -286,10 +295,7 @@ def test_rows_dropped_by_a_cut_free_their_parameters_and_nothing_more():
     del tmp
     t = t.maybe_reset()  # cuts rows 2-3
     assert len(t) == 2 and t.ip[2:8].tolist() == [0] * 6
-    z = tg.tensor(np.ones((4, 5)), requires_grad=True)
-    z.sum(axis=1)  # a new SUM's parameters go after the kept SUM's
-    (s * np.array([1.0, 2.0, 3.0])).sum().backward()
-    assert x.grad.numpy().tolist() == [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
+    _a_new_sum_leaves_the_kept_sums_parameters(s, x)
 
 
 @on_fresh_tape
@@ -311,10 +317,7 @@ def test_a_torn_row_leaves_no_parameters_behind():
     assert tmp._row == i and t.ip[i] == 0
     del tmp
     t = t.maybe_reset()  # cuts that row: the pool still ends after the SUM's parameters
-    z = tg.tensor(np.ones((4, 5)), requires_grad=True)
-    z.sum(axis=1)  # a new SUM's parameters go after the kept SUM's
-    (s * np.array([1.0, 2.0, 3.0])).sum().backward()
-    assert x.grad.numpy().tolist() == [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
+    _a_new_sum_leaves_the_kept_sums_parameters(s, x)
 
 
 @on_fresh_tape
