@@ -20,10 +20,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "9daf88549ae17b30"
+FINGERPRINT = "80f604db1c465700"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 710153142614759347
+KERNELS_ID = 580788763765269872
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'LINREC', 'CUMSUM', 'CUMPROD', 'LOGCUMSUMEXP')
 
 # sweep results: (status, row)
@@ -548,13 +548,6 @@ def sum_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, f
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def sum_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool):
-    if n == 1:
-        m = voff[ra + 1] - voff[ra]
-        for ln in range(tadjs.shape[0]):
-            g = tadjs[ln, lo]
-            for j in range(m):
-                tadjs[ln, pa + j] += g
-        return
     offs = reduce_offsets(ipool, p)
     for ln in range(tadjs.shape[0]):
         for j in range(offs.shape[0]):
@@ -686,20 +679,6 @@ def extreme_weights(V, pa, lo, n, offs):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def extreme_full_weights(V, pa, lo, m):
-    """``extreme_weights`` of a reduction to one entry (no offsets to make)."""
-    cnt = 0.0
-    for j in range(m):
-        if V[pa + j] == V[lo]:
-            cnt += 1.0
-    w = np.zeros(m)
-    for j in range(m):
-        if V[pa + j] == V[lo]:
-            w[j] = 1.0 / cnt
-    return w
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
 def extreme_into(A, D, lo, n, pa, p, ipool, larger):
     """The maximum (``larger``) or minimum of each reduced group into D; NaN propagates."""
     offs = reduce_offsets(ipool, p)
@@ -743,17 +722,15 @@ def extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def extreme_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
+    offs = reduce_offsets(ipool, p)
+    w = extreme_weights(val, pa, lo, n, offs)
     if n == 1:  # to one entry: each lane's sum in a register (a store per entry costs ~10x)
-        m = voff[ra + 1] - voff[ra]
-        w = extreme_full_weights(val, pa, lo, m)
         for ln in range(tvals.shape[0]):
             s = 0.0
-            for j in range(m):
+            for j in range(offs.shape[0]):
                 s += tvals[ln, pa + j] * w[j]
             tvals[ln, lo] = s
         return
-    offs = reduce_offsets(ipool, p)
-    w = extreme_weights(val, pa, lo, n, offs)
     for ln in range(tvals.shape[0]):
         for q in range(n):
             tvals[ln, lo + q] = 0.0
@@ -765,14 +742,6 @@ def extreme_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipoo
 def extreme_backward_tangent_lanes(
     adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
 ):
-    if n == 1:
-        m = voff[ra + 1] - voff[ra]
-        w = extreme_full_weights(val, pa, lo, m)
-        for ln in range(tadjs.shape[0]):
-            g = tadjs[ln, lo]
-            for j in range(m):
-                tadjs[ln, pa + j] += g * w[j]
-        return
     offs = reduce_offsets(ipool, p)
     w = extreme_weights(val, pa, lo, n, offs)
     for ln in range(tadjs.shape[0]):
@@ -1091,13 +1060,6 @@ def scatter_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipoo
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def scatter_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool):
-    if n == 1:
-        m = voff[ra + 1] - voff[ra]
-        for ln in range(tadjs.shape[0]):
-            g = tadjs[ln, lo]
-            for j in range(m):
-                tadjs[ln, pa + j] += g
-        return
     offs = index_offsets(ipool, p)
     for ln in range(tadjs.shape[0]):
         for j in range(offs.shape[0]):

@@ -57,7 +57,6 @@ from .reductions import (
     amin_forward,
     extreme_backward,
     extreme_backward_tangent_lanes,
-    extreme_full_weights,
     extreme_into,
     extreme_jvp,
     extreme_tangent,
@@ -89,13 +88,7 @@ from .shape import (
 )
 
 S = Structural
-_EXTREME_HELPERS = (
-    extreme_weights,
-    extreme_full_weights,
-    extreme_into,
-    reduce_offsets,
-    strided_offsets,
-)
+_EXTREME_HELPERS = (extreme_weights, extreme_into, reduce_offsets, strided_offsets)
 
 OPS = (
     S(

@@ -219,15 +219,6 @@ def _kernel_sources(name, m: _Map):
             "        tvals[ln, lo] = 0.0 + pairwise_sum(tvals[ln], pa, m)",
             "    return",
         ]
-        first["backward_tangent_lanes"] = [
-            "if n == 1:",
-            "    m = voff[ra + 1] - voff[ra]",
-            "    for ln in range(tadjs.shape[0]):",
-            "        g = tadjs[ln, lo]",
-            "        for j in range(m):",
-            "            tadjs[ln, pa + j] += g",
-            "    return",
-        ]
     out = {}
     for kind, body in (
         ("forward", fwd),

@@ -201,31 +201,16 @@ def extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
         tval[lo + offs[j]] += tval[pa + j] * w[j]
 
 
-def extreme_full_weights(V, pa, lo, m):
-    """``extreme_weights`` of a reduction to one entry (no offsets to make)."""
-    cnt = 0.0
-    for j in range(m):
-        if V[pa + j] == V[lo]:
-            cnt += 1.0
-    w = np.zeros(m)
-    for j in range(m):
-        if V[pa + j] == V[lo]:
-            w[j] = 1.0 / cnt
-    return w
-
-
 def extreme_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
+    offs = reduce_offsets(ipool, p)
+    w = extreme_weights(val, pa, lo, n, offs)
     if n == 1:  # to one entry: each lane's sum in a register (a store per entry costs ~10x)
-        m = voff[ra + 1] - voff[ra]
-        w = extreme_full_weights(val, pa, lo, m)
         for ln in range(tvals.shape[0]):
             s = 0.0
-            for j in range(m):
+            for j in range(offs.shape[0]):
                 s += tvals[ln, pa + j] * w[j]
             tvals[ln, lo] = s
         return
-    offs = reduce_offsets(ipool, p)
-    w = extreme_weights(val, pa, lo, n, offs)
     for ln in range(tvals.shape[0]):
         for q in range(n):
             tvals[ln, lo + q] = 0.0
@@ -236,14 +221,6 @@ def extreme_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipoo
 def extreme_backward_tangent_lanes(
     adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
 ):
-    if n == 1:
-        m = voff[ra + 1] - voff[ra]
-        w = extreme_full_weights(val, pa, lo, m)
-        for ln in range(tadjs.shape[0]):
-            g = tadjs[ln, lo]
-            for j in range(m):
-                tadjs[ln, pa + j] += g * w[j]
-        return
     offs = reduce_offsets(ipool, p)
     w = extreme_weights(val, pa, lo, n, offs)
     for ln in range(tadjs.shape[0]):
