@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 if __package__:  # imported as tapegrad.kernels.generate (the tests do)
-    from ..ops import decl, formula, spec, specfuncs, structural
+    from ..ops import decl, formula, memo, spec, specfuncs, structural
     from . import drivers
 else:  # run as a script: load tapegrad/ops on its own, because the tapegrad
     #                      package refuses to import while its kernels are stale
@@ -40,7 +40,7 @@ else:  # run as a script: load tapegrad/ops on its own, because the tapegrad
     )
     sys.modules[_found.name] = importlib.util.module_from_spec(_found)
     _found.loader.exec_module(sys.modules[_found.name])
-    from tapegrad_ops_alone import decl, formula, spec, specfuncs, structural
+    from tapegrad_ops_alone import decl, formula, memo, spec, specfuncs, structural
 
     _found = importlib.util.spec_from_file_location(
         "tapegrad_drivers_alone", Path(__file__).with_name("drivers.py")
@@ -763,9 +763,31 @@ def render_ufuncs() -> str:
     return "\n".join(lines) + "\n"
 
 
+# ---- tapegrad/ops/derived.py: the facts an import derives from the declarations --------------
+
+
+def render_derived() -> str:
+    """The facts the op spec derived at its import (see ops/memo.py), with the hash of the
+    sources they were derived from."""
+    lines = [
+        "# GENERATED FILE: do not edit. Regenerate with `python tapegrad/kernels/generate.py`.",
+        '"""The facts derived from the op declarations (see memo.py), read at import when the',
+        'ops sources hash to ``SOURCES``."""',
+        "",
+        f"SOURCES = {memo.sources_hash()!r}",
+        "TABLE = {",
+    ]
+    lines += [f"    {key!r}: {value!r}," for key, value in spec.DERIVED.items()]
+    return "\n".join(lines + ["}"]) + "\n"
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    outputs = [(TARGET, render()), (UFUNCS_TARGET, render_ufuncs())]
+    outputs = [
+        (TARGET, render()),
+        (UFUNCS_TARGET, render_ufuncs()),
+        (memo.GENERATED, render_derived()),
+    ]
     if "--check" in argv:
         stale = [t.name for t, text in outputs if (t.read_text() if t.exists() else "") != text]
         if stale:

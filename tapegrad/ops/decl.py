@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Union
 
-from . import formula
+from . import formula, memo
+
+memo.rule("partial")(formula.partial)
 
 
 class BadParams(ValueError):
@@ -57,7 +59,7 @@ class Elementwise:
 
     def __post_init__(self):
         if not self.d:
-            object.__setattr__(self, "d", (formula.partial(self.fwd),))
+            object.__setattr__(self, "d", (memo.derived("partial", self.fwd),))
 
     @property
     def arity(self) -> int:

@@ -10,6 +10,9 @@ in tapegrad spells an op code.  Derived here, never written by hand:
 - ``saves``: PyTorch's saved tensors for the in-place version check;
 - ``FINGERPRINT``: a hash of every declaration, stamped into the generated kernels so a stale
   kernel module is refused at import.
+
+Each is derived once per version of the declarations (``memo.py``: an import reads them from
+the generated ``derived.py`` when the sources are the ones it was generated from).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import inspect
 import re
 from types import SimpleNamespace
 
-from . import elementwise, formula, specfuncs, structural
+from . import elementwise, formula, memo, specfuncs, structural
 from .decl import Elementwise, Internal, Op, Structural
 
 # ---- the table --------------------------------------------------------------------------------------
@@ -155,8 +158,10 @@ def saves_of(o: Op) -> tuple:
     return (1 if "a" in r else 0, 1 if "b" in r else 0, 1 if "o" in r else 0)
 
 
-READS: tuple = tuple(reads_of(o) for o in OPS)
-SAVES: tuple = tuple(saves_of(o) for o in OPS)
+memo.rule("reads")(lambda name: reads_of(op(name)))
+memo.rule("saves")(lambda name: saves_of(op(name)))
+READS: tuple = tuple(memo.derived("reads", o.name) for o in OPS)
+SAVES: tuple = tuple(memo.derived("saves", o.name) for o in OPS)
 
 
 def graph_name(code: int) -> str:
@@ -178,7 +183,9 @@ def _fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
-FINGERPRINT: str = _fingerprint()
+memo.rule("fingerprint")(lambda _: _fingerprint())
+FINGERPRINT: str = memo.derived("fingerprint", "")
+DERIVED: dict = memo.snapshot()  # what the generator writes into derived.py
 
 __all__ = [
     "OPS",

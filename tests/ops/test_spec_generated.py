@@ -80,6 +80,58 @@ def test_generated_kernels_are_current():
         )
 
 
+def test_derived_facts_are_current_and_derive_again_the_same():
+    """An import reads the facts it derives from the declarations (partials, the values each
+    backward reads, the scans' kernels, the fingerprint) from ``ops/derived.py`` when the ops
+    sources hash to the one it was generated from: it must be current here, and every entry
+    must be what its rule derives now."""
+    from tapegrad.ops import memo, spec
+
+    with open(memo.GENERATED) as fh:
+        assert fh.read() == generate.render_derived(), (
+            "tapegrad/ops/derived.py is stale: run python tapegrad/kernels/generate.py"
+        )
+    assert memo.from_table()
+    kinds = {kind for kind, _ in spec.DERIVED}
+    assert kinds == {"partial", "reads", "saves", "scan kernels", "fingerprint"}
+    for (kind, key), value in spec.DERIVED.items():
+        assert memo.derive_again(kind, key) == value, (kind, key)
+    assert spec.READS == tuple(spec.reads_of(o) for o in OPS)
+    assert spec.FINGERPRINT == spec._fingerprint()
+
+
+def test_a_changed_ops_source_derives_its_facts(tmp_path):
+    """A copy of the ops package whose sources differ from the ones derived.py was generated
+    from (a declaration edited without regenerating) derives the facts, not reads them."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tapegrad.ops import memo
+
+    src = Path(memo.__file__).parent
+    copy = tmp_path / "tapegrad_ops_copy"
+    shutil.copytree(src, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    probe = (
+        "import importlib.util, sys\n"
+        f"s = importlib.util.spec_from_file_location('opscopy', r'{copy / '__init__.py'}')\n"
+        "m = sys.modules['opscopy'] = importlib.util.module_from_spec(s); s.loader.exec_module(m)\n"
+        "from opscopy import memo, spec\n"
+        "print(memo.from_table(), spec.OPS[spec.CODE['EXP']].d)\n"
+    )
+
+    def run():
+        res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr[-2000:]
+        return res.stdout.split()
+
+    assert run() == ["True", "('out',)"]
+    ew = copy / "elementwise.py"
+    ew.write_text(ew.read_text() + "\n# an edit\n")
+    assert run() == ["False", "('out',)"]
+
+
 def test_kernel_sources_are_what_inspect_reads():
     """The spec reads each kernel's source from one parse of its file (for the values a
     backward reads, and the fingerprint): it must be the text ``inspect.getsource`` gives."""

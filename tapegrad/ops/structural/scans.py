@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .. import formula
+from .. import formula, memo
 from ..decl import Scan
 from .file_checks import scan_check
 from .helpers import kernel_from_source
@@ -53,6 +53,12 @@ def _literal(v: float) -> str:
     if math.isinf(v):
         return "-np.inf" if v < 0 else "np.inf"
     return repr(float(v))
+
+
+@memo.rule("scan kernels")
+def _sources_of(key):
+    name, combine, init, arity = key
+    return _kernel_sources(name, combine, float(init), arity)
 
 
 def _kernel_sources(name, combine, init, arity):
@@ -261,7 +267,7 @@ def scan(name: str, combine: str, init: float, **kw) -> Scan:
                 f"combine (combine(init, a) == a); {combine!r} with init {init} is not"
             )
     low = name.lower()
-    sources = _kernel_sources(low, combine, init, arity)
+    sources = memo.derived("scan kernels", (low, combine, repr(float(init)), arity))
     kernels = [
         _compiled(src, f"{low}_{part}")
         for src, part in zip(sources, ("forward", "backward", "tangent", "backward_tangent"))
