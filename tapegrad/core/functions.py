@@ -377,7 +377,7 @@ def _reduce(name, code, x, axis, keepdims, np_fn):
     v = x._v
     shape = _shape(v)
     axes = normalize_axes(axis, len(shape), name)
-    if exact_operands(x):
+    if not x._rg and v.__class__ is not float and v.dtype.kind in "iub":  # exact_operands(x)
         return numpy_exact(_EXACT_REDUCE[code], x, axis=axes, keepdims=keepdims)
     if v.__class__ is float:
         out = v
@@ -387,7 +387,7 @@ def _reduce(name, code, x, axis, keepdims, np_fn):
                 f"{name}: zero-size reduction over axis {axis} of shape {shape} has no identity"
             )
         out = result(np_fn(v, axis=axes, keepdims=keepdims))
-    if not needs_grad(x):
+    if not (x._rg and STATE.enabled):
         return Tensor._const(out)
     t = tape_for(x)
     ra = row_of(t, x)
@@ -397,13 +397,11 @@ def _reduce(name, code, x, axis, keepdims, np_fn):
 @functools.lru_cache(maxsize=1024)
 def _reduce_params(shape, axes):
     """A reduction row's parameters: ndim, the shape, and the output's strides over it (0 on
-    the reduced axes); an array, cached (a training loop asks for the same few)."""
+    the reduced axes); a tuple of ints, cached (a training loop asks for the same few)."""
     kept = [1 if d in axes else s for d, s in enumerate(shape)]
     cs = contiguous_strides(kept)
     ostr = [0 if d in axes else cs[d] for d in range(len(shape))]
-    params = np.array([len(shape), *shape, *ostr], np.int64)
-    params.flags.writeable = False
-    return params
+    return (len(shape), *map(int, shape), *map(int, ostr))
 
 
 _EXACT_REDUCE = {C.SUM: np.sum, C.PROD: np.prod, C.AMAX: np.max, C.AMIN: np.min}
@@ -479,13 +477,16 @@ def mean(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
         tensor([0.2500, 0.2500, 0.2500, 0.2500])
     """
     x = tensor_of(x)
-    shape = x.shape
-    axes = normalize_axes(axis, len(shape), "mean")
-    count = 1
-    for a in axes:
-        count *= shape[a]
-    s = sum(x, axis, keepdims)
-    return mul(s, 1.0 / count if count else math.nan)
+    v = x._v
+    if axis is None:
+        count = 1 if v.__class__ is float else v.size
+    else:
+        shape = _shape(v)
+        count = 1
+        for a in normalize_axes(axis, len(shape), "mean"):
+            count *= shape[a]
+    # (the sum times a number: one row, as x.sum() * c records)
+    return sum(x, axis, keepdims) * (1.0 / count if count else math.nan)
 
 
 def var(x: TensorLike, axis: Axis = None, keepdims: bool = False, ddof: float = 0) -> Tensor:

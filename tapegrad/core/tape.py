@@ -279,7 +279,7 @@ class Tape(TapeInspection):
         "spool",
     )
     # what a reset's successor takes over from the tape it replaces (``reset`` sets the rest)
-    CARRIED = ("owner", "enabled", "alive", "cap", *ARRAYS, "vcap", "anomaly", "tokend")
+    CARRIED = ("owner", "enabled", "alive", "cap", *ARRAYS, "vcap", "anomaly")
     READS = READS  # per op code, what its backward reads (derived from the op spec)
     RECLAIMS = True  # a ScratchTape is never reset or cut
 
@@ -590,7 +590,8 @@ class Tape(TapeInspection):
 
     def add_ints(self, values):
         """Append integer parameters to ipool; returns their start."""
-        if values.__class__ is not list:  # (a short list is written as it is: ~1 us less)
+        if values.__class__ is not list and values.__class__ is not tuple:
+            # (a short list or tuple is written as it is: ~1 us less)
             values = np.asarray(values, np.int64).ravel()
         start = self.np
         end = start + len(values)
@@ -933,7 +934,7 @@ class Tape(TapeInspection):
         new = Tape.__new__(Tape)
         new.owner, new.enabled, new.alive = self.owner, self.enabled, self.alive
         new.anomaly = self.anomaly
-        new.cap, new.vcap, new.tokend = self.cap, self.vcap, self.tokend
+        new.cap, new.vcap = self.cap, self.vcap
         new._code, new._ip, new._fp, new.rg = self._code, self._ip, self._fp, self.rg
         new.state, new.sh, new._voff, new._val = self.state, self.sh, self._voff, self._val
         new.adj, new.ipool, new.fpool, new.spool = self.adj, self.ipool, self.fpool, self.spool
@@ -943,7 +944,9 @@ class Tape(TapeInspection):
         new.n = new.nsync = 0
         new.np = new.nf = new.ns = 1
         new.objs, new.leaf_rows, new.side, new.lazy = {}, [], SideTables(), {}
-        new.starts, new.refs, new.tok = [], [], None
+        # the first token range starts now, so the first row takes the fast path too
+        tok = new.tok = Token()
+        new.starts, new.refs, new.tokend = [0], [weakref.ref(tok)], TOKEN_ROWS
         new.mark, new.vmark, new.retries = new.cap, RECLAIM_VALUES, 0
         new.gen = -1
         new.set_fast_path()

@@ -602,16 +602,19 @@ def value_of(x):
         return v
     if x.__class__ is float:
         return x
-    if isinstance(x, numbers.Number):
+    if x.__class__ is np.ndarray and x.dtype == np.float64 and x.ndim:
+        a = x  # (a float64 array, the common case: no conversions to try)
+    elif isinstance(x, numbers.Number):
         if isinstance(x, (complex, np.complexfloating)):
             refuse_complex(f"the operand {x!r}")
         return float(x)
-    a = np.asarray(x)
-    if a.dtype.kind == "c":
-        refuse_complex(f"an operand (an array of dtype {a.dtype})")
-    a = a.astype(np.float64, copy=False)
-    if a.ndim == 0:
-        return float(a)
+    else:
+        a = np.asarray(x)
+        if a.dtype.kind == "c":
+            refuse_complex(f"an operand (an array of dtype {a.dtype})")
+        a = a.astype(np.float64, copy=False)
+        if a.ndim == 0:
+            return float(a)
     if a.size >= T.LAZY_MIN and a.flags.writeable:
         # the caller's array, seen through a read-only view: the tape copies what it would
         # otherwise hold by reference (``Tape.push``), since the caller may change it

@@ -271,6 +271,22 @@ def test_the_tape_a_reset_makes_has_every_slot_set():
     assert x.grad.tolist() == [2.0 + 3.0, 4.0 + 3.0]
 
 
+@on_fresh_tape
+def test_the_first_rows_after_a_reset_are_pending_rows():
+    """A reset starts the first token range, so the next step's first rows (entering a
+    parameter, its first op) are pending rows like the rest, not flushes through ``push``;
+    the op's handle holds that range and the gradient is right."""
+    w = tg.tensor(2.0, requires_grad=True)
+    (w * 3.0).backward()
+    t = tg.current_tape()
+    assert len(t) == 0 and t.tok is not None and t.starts == [0]
+    y = w * 5.0
+    assert t.nsync == 0 and len(t.pc) == 2  # w entered and the product: both pending
+    assert y._k is t.tok
+    y.backward()
+    assert w.grad.item() == 3.0 + 5.0
+
+
 def _a_new_sum_leaves_the_kept_sums_parameters(s, x):
     """``s = x.sum(axis=0)`` of a 2x3 ``x`` is kept after a cut: a new SUM's parameters go
     after its own in the pool (not over them), so ``s``'s gradient is still right."""
