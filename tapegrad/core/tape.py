@@ -434,11 +434,11 @@ class Tape(TapeInspection):
             for r, p in self.pip:
                 ip[r] = p
             self.pip.clear()
-        if self.pconst:  # entered constants need no gradient
-            rg = self.rg
-            for j, w in enumerate(self.pc):
-                if w == CONST:
-                    rg[s + j] = 0
+        if self.pconst:  # entered constants need no gradient (found by list scans in C)
+            rg, pc, j = self.rg, self.pc, -1
+            for _ in range(pc.count(CONST)):
+                j = pc.index(CONST, j + 1)
+                rg[s + j] = 0
         self.nsync = s + k  # publish: from here on the lists hold no pending row
         pv.clear()
         self.pf.clear()
