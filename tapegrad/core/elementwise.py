@@ -142,7 +142,7 @@ def as_shape(t, x, shape):
         return row_of(t, x)
     if not (isinstance(x, Tensor) and x._rg):
         v = result(np.broadcast_to(np.asarray(value_of(x)), shape))  # copied when pushed
-        return t.push(T.CONST, -1, -1, v, None, 0)
+        return t.enter(T.CONST, v, None, 0)
     r = row_of(t, x)
     params = _broadcast_params(xs, shape)
     v = _broadcast_value(x._v, shape, params)

@@ -67,9 +67,6 @@ MATMUL = C.MATMUL
 CLIP = C.CLIP
 MAX_ROWS = 1 << 27  # operand rows are packed into 28 bits of the code column
 LAZY_MIN = 4096  # arrays this large enter the tape lazily (see above)
-# an entered array up to this size is a pending row (copied when entered, and again by the
-# flush); a larger one is pushed, copied once (the second copy would cost more than the push)
-PENDING_COPY_MAX = 256
 TOKEN_ROWS = 2048  # rows per handle token range (also bounds the pending rows)
 # Reclaim attempts (see ``Tape.reclaim``): after this many more value elements (8 MB)...
 RECLAIM_VALUES = 1 << 20
@@ -670,10 +667,11 @@ class Tape(TapeInspection):
         ``handle`` its Tensor, or None for a plain number or array); returns the row.  On the
         fast path it is a pending row, as an op's is there, so entering a parameter or the
         data does not first flush the rows recorded before it; a pending row holds a copy of
-        an array (the caller's array may change before the flush)."""
+        an array (the caller's array may change before the flush).  An array of ``LAZY_MIN``
+        values or more is pushed (it may stay lazy there)."""
         i = self.n
         pc = self.pc
-        small = value.__class__ is float or value.size <= PENDING_COPY_MAX
+        small = value.__class__ is float or value.size < LAZY_MIN
         if small and i + 8 < self.fastcap and len(pc) + self.nsync == i:
             if value.__class__ is not float:
                 value = value.copy()

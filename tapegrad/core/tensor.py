@@ -729,15 +729,18 @@ def record(t, code, ra, rb, v, fp=0.0, ip=0, own=None):
     pc = t.pc
     # on the fast path a row is a pending row (the appends of record_unary's inlined hot
     # path, and its integer parameters noted in ``pip``): the rows before it need no flush
-    # first.  Only a float or a small array of its own: a view (a reshape's value) may see
-    # its base change before the flush, so it is pushed, copied now
+    # first.  Only a float or a small array; a view (a reshape's value, a broadcast of a
+    # parameter) waits as a copy: its base may change before the flush (an optimizer step)
     if i + 8 < t.fastcap and len(pc) + t.nsync == i:
-        if v.__class__ is float or (v.size < T.LAZY_MIN and v.base is None):
+        if v.__class__ is float or v.size < T.LAZY_MIN:
+            pending = v
             if v.__class__ is not float:
                 t.parr = True
+                if v.base is not None:
+                    pending = v.copy()
             h._k = t.tok
             pc.append(code | (ra + 1) << 8 | (rb + 1) << 36)
-            t.pv.append(v)
+            t.pv.append(pending)
             t.pf.append(fp)
             if ip:  # after the appends, before the row is published (see Tape.drop_torn)
                 t.pip.append((i, ip))

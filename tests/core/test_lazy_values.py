@@ -159,6 +159,31 @@ def test_entered_operands_wait_in_the_pending_lists_as_copies():
     np.testing.assert_allclose(x.grad.numpy(), np.cos(a) * (c + 1.0) * c, rtol=1e-14)
 
 
+def test_small_views_and_broadcast_constants_wait_in_the_pending_lists_as_copies():
+    """A small broadcast of a parameter (a VIEW row, a view of the parameter's array) and a
+    plain array broadcast as a constant are pending rows too, holding copies: an optimizer
+    step that changes the parameter in place before the flush leaves the recorded product,
+    and its gradient, as they were (PyTorch would refuse the backward; tapegrad gives the
+    gradient of what was computed, never one of the changed value)."""
+    b = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x = tg.tensor(np.ones((4, 3)), requires_grad=True)
+    shift = np.array([[1.0], [2.0], [3.0], [4.0]])
+    t = tg.current_tape()
+    y = x * b - shift  # b broadcast (a VIEW row), shift broadcast (a constant row)
+    flushed = t.nsync
+    assert len(t.pc) >= 4  # (reading a row's operands would flush them)
+    opt = tg.optim.SGD([b], lr=1.0)
+    b.grad = tg.tensor(np.full(3, 10.0))
+    opt.step()  # b's array changes in place: [-9, -8, -7]
+    t.sync()
+    assert flushed <= t.operands(t.operands(y._row)[0])[1]  # b's broadcast was pending
+    assert t.shape(t.operands(y._row)[1]) == (4, 3)
+    recorded = np.ones((4, 3)) * [1.0, 2.0, 3.0] - shift
+    np.testing.assert_array_equal(t.value(y._row).reshape(4, 3), recorded)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.tile([1.0, 2.0, 3.0], (4, 1)))
+
+
 @pytest.mark.parametrize("rows", [3, 8, 9, 20])
 def test_a_flush_of_few_or_many_mixed_rows_writes_every_value_and_shape(rows):
     """The pending lists hold floats, 1-D, 2-D and one-element arrays mixed; a flush writes
