@@ -184,6 +184,38 @@ def test_small_views_and_broadcast_constants_wait_in_the_pending_lists_as_copies
     np.testing.assert_array_equal(x.grad.numpy(), np.tile([1.0, 2.0, 3.0], (4, 1)))
 
 
+VIEWS = {
+    "itself": lambda w: w,
+    "transpose": lambda w: w.T,
+    "reshape": lambda w: w.reshape(-1).reshape(w.shape),
+    "slice": lambda w: w[:, :],
+    "broadcast": lambda w: tg.broadcast_to(w[:1], w.shape),
+}
+
+
+@pytest.mark.parametrize("n", [20, 100])  # pending rows, and rows large enough to be lazy
+@pytest.mark.parametrize("view", sorted(VIEWS))
+def test_an_optimizer_step_before_the_backward_never_gives_a_changed_gradient(view, n):
+    """``x @ view(W)``, then an optimizer step changes W in place, then the backward: x's
+    gradient needs the recorded view of W.  Reading W's own row raises (as PyTorch does); a
+    view's row holds what was recorded, so the gradient is that of what was computed."""
+    rng = np.random.default_rng(n)
+    w0, x0 = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+    w = tg.tensor(w0.copy(), requires_grad=True)
+    x = tg.tensor(x0, requires_grad=True)
+    y = (x @ VIEWS[view](w)).sum()
+    opt = tg.optim.SGD([w], lr=1.0)
+    w.grad = tg.tensor(np.ones((n, n)))
+    opt.step()
+    if view == "itself":
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.backward()
+        return
+    y.backward()
+    recorded = VIEWS[view](tg.tensor(w0)).numpy()
+    np.testing.assert_allclose(x.grad.numpy(), np.ones((n, n)) @ recorded.T, rtol=1e-12)
+
+
 @pytest.mark.parametrize("rows", [3, 8, 9, 20])
 def test_a_flush_of_few_or_many_mixed_rows_writes_every_value_and_shape(rows):
     """The pending lists hold floats, 1-D, 2-D and one-element arrays mixed; a flush writes
