@@ -58,14 +58,11 @@ def map_leaves(tree, fn):
     cls = tree.__class__
     if cls is tuple:
         return tuple(vals)
-    if cls is list:
-        return vals
     if is_dict:
-        pairs = list(zip(keys, vals, strict=True))
-        return cls(pairs) if cls is not dict else dict(pairs)
+        return cls(zip(keys, vals, strict=True))
     if is_namedtuple(tree):
         return cls(*vals)
-    return list(vals)
+    return vals  # a list (another list or tuple type comes back as a list)
 
 
 def leaves(tree):

@@ -377,7 +377,7 @@ def _reduce(name, code, x, axis, keepdims, np_fn):
     v = x._v
     shape = _shape(v)
     axes = normalize_axes(axis, len(shape), name)
-    if not x._rg and v.__class__ is not float and v.dtype.kind in "iub":  # exact_operands(x)
+    if not x._rg and exact_operands(x):  # (a Tensor needing grad is never exact: no call)
         return numpy_exact(_EXACT_REDUCE[code], x, axis=axes, keepdims=keepdims)
     if v.__class__ is float:
         out = v
@@ -387,7 +387,7 @@ def _reduce(name, code, x, axis, keepdims, np_fn):
                 f"{name}: zero-size reduction over axis {axis} of shape {shape} has no identity"
             )
         out = result(np_fn(v, axis=axes, keepdims=keepdims))
-    if not (x._rg and STATE.enabled):
+    if not needs_grad(x):
         return Tensor._const(out)
     t = tape_for(x)
     ra = row_of(t, x)
