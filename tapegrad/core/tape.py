@@ -65,6 +65,7 @@ _OP_NAMES = NAMES
 LEAF, CONST, FREED, CUSTOM, GUARD = C.LEAF, C.CONST, C.FREED, C.CUSTOM, C.GUARD
 MATMUL = C.MATMUL
 CLIP = C.CLIP
+VECTOR_FLUSH_MIN = 16  # pending array rows written by one concatenate (see Tape._write_arrays)
 MAX_ROWS = 1 << 27  # operand rows are packed into 28 bits of the code column
 LAZY_MIN = 4096  # arrays this large enter the tape lazily (see above)
 TOKEN_ROWS = 2048  # rows per handle token range (also bounds the pending rows)
@@ -395,8 +396,10 @@ class Tape(TapeInspection):
             self._alloc_rows(self.cap * 2, keep=s)
         off = int(self._voff[s])
         pv = self.pv
-        if self.parr:  # rows of mixed sizes: written one by one, in one pass (a vectorised
-            # write, sizes by np.fromiter and values by np.concatenate, costs ~2x more)
+        end = self._write_arrays(off, s, k) if self.parr and k >= VECTOR_FLUSH_MIN else -1
+        if end >= 0:
+            pass
+        elif self.parr:  # rows of mixed sizes and shapes: written one by one, in one pass
             ends, lo, j = [], off, s
             val, vcap, sh = self._val, self.vcap, self.sh
             for v in pv:
@@ -441,6 +444,34 @@ class Tape(TapeInspection):
         self.pf.clear()
         self.pc.clear()  # last: a non-empty pc is what makes readers call sync
         self.parr = self.pconst = False
+
+    def _write_arrays(self, off, s, k):
+        """Write ``k`` pending rows that are 1-D arrays and a few floats (a chain of small-array
+        ops ending in a sum) with one ``np.concatenate`` into the value buffer; returns the end
+        offset, or -1 when the row-by-row loop must write them (a 0-d, 1-element or n-d array,
+        or many floats).  About half the loop's time for a long run of small arrays."""
+        pv = self.pv
+        nfloat = list(map(type, pv)).count(float)
+        if nfloat * 4 > k:
+            return -1
+        items = pv if not nfloat else [(v,) if v.__class__ is float else v for v in pv]
+        try:
+            sizes = list(map(len, items))  # TypeError: a 0-d array
+        except TypeError:
+            return -1
+        if sizes.count(1) != nfloat:  # a 1-element array's row notes its shape (else it
+            return -1  # would read as a float)
+        ends = np.cumsum(sizes)
+        ends += off
+        end = int(ends[-1])
+        if end > self.vcap:
+            self._reserve(off, end - off)
+        try:  # a 1-D ``out`` takes only 1-D inputs: an n-d row raises before any write
+            np.concatenate(items, out=self._val[off:end])
+        except ValueError:
+            return -1
+        self._voff[s + 1 : s + k + 1] = ends
+        return end
 
     def drop_torn(self):
         """Drop what an interrupted append or sync left beyond the published rows."""

@@ -247,3 +247,40 @@ def test_a_flush_of_few_or_many_mixed_rows_writes_every_value_and_shape(rows):
             assert x.grad is None
             continue
         np.testing.assert_allclose(x.grad.numpy(), uses * np.cos(np.asarray(x.numpy(), float)))
+
+
+@pytest.mark.parametrize("odd", [None, "float", "one-element", "2-D", "0-d input", "many floats"])
+def test_a_long_flush_of_1d_rows_writes_them_in_one_pass_and_falls_back_on_any_other(odd):
+    """Forty pending 1-D rows of different sizes go into the buffer with one concatenate; a
+    few floats among them too; any other row (a one-element or 2-D array, or many floats)
+    sends the flush to the row-by-row loop.  Values, shapes and the gradient are the same
+    whichever path wrote them."""
+    rng = np.random.default_rng(7)
+    values = [rng.standard_normal(2 + k % 5) for k in range(40)]
+    extra = {
+        None: [],
+        "float": [0.3, -1.2],
+        "one-element": [np.array([0.4])],
+        "2-D": [rng.standard_normal((2, 3))],
+        "0-d input": [np.array(0.9)],  # (a float row, as a scalar Tensor's value is a float)
+        "many floats": [0.1 * k for k in range(20)],
+    }[odd]
+    values[5:5] = extra
+    leaves = [tg.tensor(v, requires_grad=True) for v in values]
+    t = tg.current_tape()
+    for x in leaves:  # entered before the pending rows start
+        tg.exp(x * 0.0)
+    t.sync()
+    outs = [tg.sin(x) for x in leaves]
+    assert len(t.pc) == len(values)  # all pending
+    t.sync()
+    for x, y in zip(leaves, outs, strict=True):
+        expect = np.sin(np.asarray(x.numpy(), float))
+        assert t.shape(y._row) == expect.shape
+        np.testing.assert_allclose(t.value(y._row), expect.reshape(-1), rtol=1e-15)
+    total = outs[0].sum()
+    for y in outs[1:]:
+        total = total + y.sum()
+    total.backward()
+    for x in leaves:
+        np.testing.assert_allclose(x.grad.numpy(), np.cos(np.asarray(x.numpy(), float)))
