@@ -6,6 +6,7 @@ results are on the tape and can be differentiated again.
 """
 
 import functools
+import math
 
 import numpy as np
 
@@ -289,6 +290,7 @@ _PLAIN_OPS[
     [i for i, o in enumerate(OPS) if isinstance(o, Elementwise) or o.operand_adjoints_only]
 ] = True
 _UNCLEARED_MIN = 4096  # rows this large are worth leaving out of the clearing
+_PLAIN_LIST = _PLAIN_OPS.tolist()
 
 
 def _clear_adjoints(t, top, end, roots, handoff=False):
@@ -305,17 +307,39 @@ def _clear_adjoints(t, top, end, roots, handoff=False):
     if end < _UNCLEARED_MIN:  # no row is that large (a small graph: most backward calls)
         t.adj[:end] = 0.0
         return None
+    keep = (_uncleared_short if top < _SHORT_TAPE else _uncleared)(t, top, roots)
+    adj = t.adj
+    if not keep:
+        adj[:end] = 0.0
+        return None
+    voff = t.voff
+    pos = 0
+    for r in keep:
+        adj[pos : voff[r]] = 0.0
+        pos = voff[r + 1]
+    adj[pos:end] = 0.0
+    if handoff and not t.side and t.anomaly is None:
+        code, rg = t.code, t.rg
+        leaves = [r for r in keep if code[r] & 255 == T.LEAF and rg[r]]
+        if leaves:
+            return dict.fromkeys(leaves)
+    return None
+
+
+_SHORT_TAPE = 64  # rows up to this many are analysed in Python (a dozen NumPy calls cost more)
+
+
+def _uncleared(t, top, roots):
+    """The large rows (ascending) whose adjoints ``_clear_adjoints`` may leave as they are."""
     voff = t.voff
     sizes = voff[1 : top + 2] - voff[: top + 1]
     big = np.flatnonzero(sizes >= _UNCLEARED_MIN)
     if not big.size:
-        t.adj[:end] = 0.0
-        return None
+        return []
     w = t.code[: top + 1]
     ops = w & 255
     if not _PLAIN_OPS[ops].all():
-        t.adj[:end] = 0.0
-        return None
+        return []
     blas = ops == C.MATMUL  # matmuls whose backward runs in ReverseSweep._matmul
     for r in np.flatnonzero(blas):
         p = int(t.ip[r])
@@ -326,17 +350,29 @@ def _clear_adjoints(t, top, end, roots, handoff=False):
     cleared[w[adders] >> 36] = True
     cleared[np.asarray(roots, np.int64) + 1] = True  # seeds are added in
     keep = (t.rg[big] == 0) | ~cleared[big + 1]
-    pos = 0
-    adj = t.adj
-    for r in big[keep]:
-        adj[pos : voff[r]] = 0.0
-        pos = voff[r + 1]
-    adj[pos:end] = 0.0
-    if handoff and not t.side and t.anomaly is None:
-        leaves = big[keep & (ops[big] == T.LEAF) & (t.rg[big] != 0)]
-        if leaves.size:
-            return dict.fromkeys(leaves.tolist())
-    return None
+    return big[keep].tolist()
+
+
+def _uncleared_short(t, top, roots):
+    """``_uncleared`` for a short tape (an MLP's two dozen rows), row by row on lists."""
+    offs = t.voff[: top + 2].tolist()
+    big = [r for r in range(top + 1) if offs[r + 1] - offs[r] >= _UNCLEARED_MIN]
+    if not big:
+        return []
+    added = set(roots)  # seeds are added in
+    ip, ipool = t.ip, t.ipool
+    for r, w in enumerate(t.code[: top + 1].tolist()):
+        o = w & 255
+        if not _PLAIN_LIST[o]:
+            return []
+        if o == C.MATMUL:
+            p = int(ip[r])
+            if math.prod(ipool[p : p + 4].tolist()) > SMALL_MATMUL:
+                continue  # its backward writes its operands' first contributions
+        added.add(((w >> 8) & 0xFFFFFFF) - 1)
+        added.add((w >> 36) - 1)
+    rg = t.rg
+    return [r for r in big if not rg[r] or r not in added]
 
 
 def row_for(t, y):

@@ -426,8 +426,7 @@ def _update_leaf_in_place(self, ufunc, other):
     ):
         return False
     _before_overwrite(self)
-    with np.errstate(all="ignore"):
-        ufunc(old, ov, out=old)
+    ufunc(old, ov, out=old)  # (NumPy's own warnings, as for ``a -= b`` and the general path)
     bump_version(self)
     self._invalidate()
     return True
