@@ -208,10 +208,26 @@ class ArgumentsChanged(ValueError):
     ``retrace=True`` the trace records again for them, as ``jax.jit`` compiles again)."""
 
 
+def refuse_differentiated(x, path):
+    """A replay is not recorded on the caller's tape: a value being differentiated (a Tensor
+    that requires grad, with grad mode on: inside tg.grad, an outer trace, or a graph of
+    the Tensor API) would lose its gradient there, so it is refused."""
+    if x._rg and STATE.enabled:
+        raise TypeError(
+            f"trace: {f'argument {path}' if path != '' else 'an argument'} is a Tensor being "
+            "differentiated (requires_grad, or an input of an enclosing tg.grad / tg.jvp / "
+            "tg.trace); a replay runs outside the caller's tape, so the result would carry "
+            "no derivative. Differentiate f itself (tg.grad(f)), use the trace's own "
+            "tr.grad / tr.vjp / tr.jvp at plain values, or pass x.detach() if no derivative "
+            "through the replay is wanted"
+        )
+
+
 def _collect(spec, obj, out, path):
     """Append the float leaves of ``obj`` (checked against ``spec``) to ``out``."""
     kind = spec[0]
     if isinstance(obj, Tensor):
+        refuse_differentiated(obj, path)
         obj = obj._v
     if kind == "f":
         if spec[2] and obj.__class__ is float:

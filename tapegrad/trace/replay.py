@@ -45,6 +45,7 @@ from .record import (
     _begin,
     _build,
     _collect,
+    refuse_differentiated,
     _end,
     _leaf_tensors,
     _out_spec,
@@ -921,6 +922,7 @@ def _shape_key(obj, diff, leaves):
     if isinstance(obj, (list, tuple)):  # (a list comprehension: a generator costs ~1 us more)
         return (cls, tuple([_shape_key(o, diff, leaves) for o in obj]))
     if isinstance(obj, Tensor):
+        refuse_differentiated(obj, "")
         obj = obj._v
     if isinstance(obj, dict):
         return ("d", tuple((k, _shape_key(v, diff, leaves)) for k, v in obj.items()))

@@ -93,3 +93,45 @@ def test_retrace_true_records_again_for_a_new_shape_as_jax_jit_compiles_again():
         strict.grad(np.ones(5))
     with pytest.raises(ValueError, match="arguments"):
         strict.grad(np.ones(3), np.ones(3))
+
+
+def _cube(x):
+    return x**3
+
+
+def _calls_of_a_replay_on_a_differentiated_value():
+    tr = tg.trace(_cube, 2.0)
+    tr_sum = tg.traced(lambda x: np.sum(x**3))
+    return {
+        "tg.grad of a trace": lambda: tg.grad(tr)(2.0),
+        "a trace inside f": lambda: tg.grad(lambda x: tr(x) + x)(2.0),
+        "tg.jvp of a trace": lambda: tg.jvp(tr, (2.0,), (1.0,)),
+        "tg.vjp of a trace": lambda: tg.vjp(tr, 2.0),
+        "tg.grad of tr.grad": lambda: tg.grad(lambda x: tr.grad(x))(2.0),
+        "tg.grad of a traced function": lambda: tg.grad(tr_sum)(np.ones(3)),
+        "tg.hessian of a traced function": lambda: tg.hessian(tr_sum)(np.ones(3)),
+        "a trace inside a trace recording": lambda: tg.trace(lambda x: tr(x) + x, 2.0),
+        "a Tensor that requires grad": lambda: tr(tg.tensor(2.0, requires_grad=True)),
+        "in a pytree": lambda: tg.traced(lambda p: p[0] * p[1])(
+            (tg.tensor(2.0, requires_grad=True), 3.0)
+        ),
+    }
+
+
+@pytest.mark.parametrize("case", list(_calls_of_a_replay_on_a_differentiated_value()))
+def test_a_replay_of_a_differentiated_value_raises_instead_of_dropping_its_derivative(case):
+    """A replay runs outside the caller's tape: called on a value being differentiated, its
+    result would be a constant (a gradient of 0 through it, silently): it raises, naming the
+    fixes."""
+    call = _calls_of_a_replay_on_a_differentiated_value()[case]
+    with pytest.raises(TypeError, match="being differentiated.*tg.grad\\(f\\)"):
+        call()
+
+
+def test_a_replay_of_a_value_without_derivative_still_runs():
+    tr = tg.trace(_cube, 2.0)
+    assert tr(3.0) == 27.0 and tr.grad(3.0) == 27.0
+    assert tr(tg.tensor(2.0, requires_grad=True).detach()) == 8.0
+    with tg.no_grad():
+        assert tr(tg.tensor(2.0, requires_grad=True)) == 8.0
+    assert tg.grad(lambda x: x * tr(x.detach()))(2.0) == 8.0
