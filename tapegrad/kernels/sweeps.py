@@ -20,10 +20,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "80f604db1c465700"
+FINGERPRINT = "8d950a1c29455719"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 580788763765269872
+KERNELS_ID = 637629477934093681
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'LINREC', 'CUMSUM', 'CUMPROD', 'LOGCUMSUMEXP')
 
 # sweep results: (status, row)
@@ -1412,9 +1412,9 @@ def logcumsumexp_backward_tangent(
             R = adj[lo + q] + carry
             tR = tadj[lo + q] + tcarry
             if ga:
-                tadj[pa + q] += tR * (0.5 - 0.5 * np.tanh(0.5 * (s - a))) + R * ((-(0.5 * (0.5 * (2.0 / (np.exp(0.5 * (s - a)) + np.exp(-(0.5 * (s - a))))) ** 2.0))) * ts + (-(0.5 * (0.5 * -1.0 * (2.0 / (np.exp(0.5 * (s - a)) + np.exp(-(0.5 * (s - a))))) ** 2.0))) * ta)
+                tadj[pa + q] += tR * (0.5 - 0.5 * np.tanh(0.5 * (s - a))) + R * ((-(0.5 * (0.5 * (1.0 - np.tanh(0.5 * (s - a)) * np.tanh(0.5 * (s - a)) if 0.5 * (s - a) * (0.5 * (s - a)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a)))) / (1.0 + np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a))))) ** 2.0)))) * ts + (-(0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (s - a)) * np.tanh(0.5 * (s - a)) if 0.5 * (s - a) * (0.5 * (s - a)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a)))) / (1.0 + np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a))))) ** 2.0)))) * ta)
             carry = R * (0.5 + 0.5 * np.tanh(0.5 * (s - a)))
-            tcarry = tR * (0.5 + 0.5 * np.tanh(0.5 * (s - a))) + R * ((0.5 * (0.5 * (2.0 / (np.exp(0.5 * (s - a)) + np.exp(-(0.5 * (s - a))))) ** 2.0)) * ts + (0.5 * (0.5 * -1.0 * (2.0 / (np.exp(0.5 * (s - a)) + np.exp(-(0.5 * (s - a))))) ** 2.0)) * ta)
+            tcarry = tR * (0.5 + 0.5 * np.tanh(0.5 * (s - a))) + R * ((0.5 * (0.5 * (1.0 - np.tanh(0.5 * (s - a)) * np.tanh(0.5 * (s - a)) if 0.5 * (s - a) * (0.5 * (s - a)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a)))) / (1.0 + np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a))))) ** 2.0))) * ts + (0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (s - a)) * np.tanh(0.5 * (s - a)) if 0.5 * (s - a) * (0.5 * (s - a)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a)))) / (1.0 + np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a))))) ** 2.0))) * ta)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -1502,7 +1502,8 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * ((2.0 / (np.exp(a) + np.exp(-a))) ** 2.0)
+                    out = val[ulo + j]
+                    adj[upa + j] += (g * (1.0 - out * out) if a * a < 1.0 else g * (4.0 * np.exp(-2.0 * (a if a > 0.0 else -a)) / (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** 2.0))
             elif o == 15:  # SIGMOID
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1767,7 +1768,8 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * ((2.0 / (np.exp(a) + np.exp(-a))) ** 2.0)
+                    out = val[ulo + j]
+                    adj[upa + j] += (g * (1.0 - out * out) if a * a < 1.0 else g * (4.0 * np.exp(-2.0 * (a if a > 0.0 else -a)) / (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** 2.0))
             elif o == 15:  # SIGMOID
                 for j in range(un):
                     g = adj[ulo + j]
@@ -2588,11 +2590,11 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                 elif o == 14:  # TANH
                     for j in range(un):
                         a = val[upa + j]
-                        d0 = (2.0 / (np.exp(a) + np.exp(-a))) ** 2.0
+                        out = val[ulo + j]
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j] * (1.0 - out * out) if a * a < 1.0 else tvals[ln, upa + j] * (4.0 * np.exp(-2.0 * (a if a > 0.0 else -a)) / (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** 2.0)) if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 15:  # SIGMOID
                     for j in range(un):
@@ -3326,14 +3328,17 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    d = (2.0 / (np.exp(a) + np.exp(-a))) ** 2.0
-                    adj[upa + j] += g * d
-                    e0 = g * (2.0 * (2.0 / (np.exp(a) + np.exp(-a))) ** (2.0 - 1.0) * (-(2.0 / (np.exp(a) + np.exp(-a)) * (np.exp(a) + -1.0 * np.exp(-a))) / (np.exp(a) + np.exp(-a)))) if g != 0.0 else 0.0
+                    out = val[ulo + j]
+                    adj[upa + j] += (g * (1.0 - out * out) if a * a < 1.0 else g * (4.0 * np.exp(-2.0 * (a if a > 0.0 else -a)) / (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** 2.0))
+                    e0 = (0.0 if a * a < 1.0 else g * ((4.0 * (-2.0 * (1.0 if a > 0.0 else -1.0) * np.exp(-2.0 * (a if a > 0.0 else -a))) - 4.0 * np.exp(-2.0 * (a if a > 0.0 else -a)) / (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** 2.0 * (2.0 * (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** (2.0 - 1.0) * (-2.0 * (1.0 if a > 0.0 else -1.0) * np.exp(-2.0 * (a if a > 0.0 else -a))))) / (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** 2.0)) if g != 0.0 else 0.0
+                    e1 = (g * -(out + out) if a * a < 1.0 else 0.0) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
+                        s = (s * (1.0 - out * out) if a * a < 1.0 else s * (4.0 * np.exp(-2.0 * (a if a > 0.0 else -a)) / (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** 2.0)) if s != 0.0 else 0.0
                         if ha and tvals[ln, upa + j] != 0.0:
                             s += tvals[ln, upa + j] * e0
+                        if hout and tvals[ln, ulo + j] != 0.0:
+                            s += tvals[ln, ulo + j] * e1
                         tadjs[ln, upa + j] += s
             elif o == 15:  # SIGMOID
                 for j in range(un):
@@ -3429,7 +3434,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j]
                     d = (a - 1.0) ** (-0.5) * (a + 1.0) ** (-0.5)
                     adj[upa + j] += g * d
-                    e0 = g * (-0.5 * (a - 1.0) ** (-0.5 - 1.0) * (a + 1.0) ** (-0.5) + (a - 1.0) ** (-0.5) * (-0.5 * (a + 1.0) ** (-0.5 - 1.0))) if g != 0.0 else 0.0
+                    e0 = (g * ((0.0 if -0.5 == 0.0 else -0.5 * (a - 1.0) ** (-0.5 - 1.0)) * (a + 1.0) ** (-0.5) + (a - 1.0) ** (-0.5) * (0.0 if -0.5 == 0.0 else -0.5 * (a + 1.0) ** (-0.5 - 1.0)))) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
                         s = s * d if s != 0.0 else 0.0
@@ -3520,7 +3525,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     out = val[ulo + j]
                     d = out ** (-2.0) / 3.0
                     adj[upa + j] += g * d
-                    e0 = g * (-2.0 * out ** (-2.0 - 1.0) / 3.0) if g != 0.0 else 0.0
+                    e0 = (g * ((0.0 if -2.0 == 0.0 else -2.0 * out ** (-2.0 - 1.0)) / 3.0)) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
                         s = s * d if s != 0.0 else 0.0
@@ -3619,7 +3624,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     g = adj[ulo + j]
                     a = val[upa + j]
                     adj[upa + j] += (0.0 if c == 0.0 else g * (c * sf_pow(a, c - 1.0)))
-                    e0 = (0.0 if c == 0.0 else g * (c * ((c - 1.0) * sf_pow(a, c - 1.0 - 1.0)))) if g != 0.0 else 0.0
+                    e0 = (0.0 if c == 0.0 else g * (c * (0.0 if c - 1.0 == 0.0 else (c - 1.0) * sf_pow(a, c - 1.0 - 1.0)))) if g != 0.0 else 0.0
                     for ln in range(nl):
                         s = tadjs[ln, ulo + j]
                         s = (0.0 if c == 0.0 else s * (c * sf_pow(a, c - 1.0))) if s != 0.0 else 0.0
@@ -3873,8 +3878,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if ga:
                         d = b * sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0)
                         adj[upa + j * sa] += g * d
-                        e0 = g * (b * ((b - 1.0) * sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0 - 1.0) * (0.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else 1.0))) if g != 0.0 else 0.0
-                        e1 = (g * (sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0) + b * (sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0) * np.log(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a)))) if g != 0.0 else 0.0
+                        e0 = g * (b * ((0.0 if b - 1.0 == 0.0 else (b - 1.0) * sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0 - 1.0)) * (0.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else 1.0))) if g != 0.0 else 0.0
+                        e1 = (g * (sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0) + b * (sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0) * np.log(1.0 if ((1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a) == 0.0) & (b - 1.0 > 0.0) else 1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a)))) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
@@ -3998,8 +4003,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if ga:
                         d = 0.5 + 0.5 * np.tanh(0.5 * (a - b))
                         adj[upa + j * sa] += g * d
-                        e0 = g * (0.5 * (0.5 * (2.0 / (np.exp(0.5 * (a - b)) + np.exp(-(0.5 * (a - b))))) ** 2.0)) if g != 0.0 else 0.0
-                        e1 = g * (0.5 * (0.5 * -1.0 * (2.0 / (np.exp(0.5 * (a - b)) + np.exp(-(0.5 * (a - b))))) ** 2.0)) if g != 0.0 else 0.0
+                        e0 = g * (0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)) if 0.5 * (a - b) * (0.5 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
+                        e1 = g * (0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)) if 0.5 * (a - b) * (0.5 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
@@ -4011,8 +4016,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if gb:
                         d = 0.5 - 0.5 * np.tanh(0.5 * (a - b))
                         adj[upb + j * sb] += g * d
-                        e0 = g * (-(0.5 * (0.5 * (2.0 / (np.exp(0.5 * (a - b)) + np.exp(-(0.5 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
-                        e1 = g * (-(0.5 * (0.5 * -1.0 * (2.0 / (np.exp(0.5 * (a - b)) + np.exp(-(0.5 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
+                        e0 = g * (-(0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)) if 0.5 * (a - b) * (0.5 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b))))) ** 2.0)))) if g != 0.0 else 0.0
+                        e1 = g * (-(0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)) if 0.5 * (a - b) * (0.5 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b))))) ** 2.0)))) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
@@ -4029,8 +4034,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if ga:
                         d = 0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b))
                         adj[upa + j * sa] += g * d
-                        e0 = g * (0.5 * (0.34657359027997264 * (2.0 / (np.exp(0.34657359027997264 * (a - b)) + np.exp(-(0.34657359027997264 * (a - b))))) ** 2.0)) if g != 0.0 else 0.0
-                        e1 = g * (0.5 * (0.34657359027997264 * -1.0 * (2.0 / (np.exp(0.34657359027997264 * (a - b)) + np.exp(-(0.34657359027997264 * (a - b))))) ** 2.0)) if g != 0.0 else 0.0
+                        e0 = g * (0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)) if 0.34657359027997264 * (a - b) * (0.34657359027997264 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
+                        e1 = g * (0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)) if 0.34657359027997264 * (a - b) * (0.34657359027997264 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0
@@ -4042,8 +4047,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     if gb:
                         d = 0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b))
                         adj[upb + j * sb] += g * d
-                        e0 = g * (-(0.5 * (0.34657359027997264 * (2.0 / (np.exp(0.34657359027997264 * (a - b)) + np.exp(-(0.34657359027997264 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
-                        e1 = g * (-(0.5 * (0.34657359027997264 * -1.0 * (2.0 / (np.exp(0.34657359027997264 * (a - b)) + np.exp(-(0.34657359027997264 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
+                        e0 = g * (-(0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)) if 0.34657359027997264 * (a - b) * (0.34657359027997264 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b))))) ** 2.0)))) if g != 0.0 else 0.0
+                        e1 = g * (-(0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)) if 0.34657359027997264 * (a - b) * (0.34657359027997264 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b))))) ** 2.0)))) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0

@@ -141,9 +141,14 @@ FUNCTIONS = dict(
         _fn("sin", "cos(x)"),
         _fn("cos", "-sin(x)"),
         _fn("tan", "1.0 + f * f"),
-        # sech^2 from exponentials keeps its tail (1 - tanh^2 is exactly 0 once tanh rounds
-        # to +-1)
-        _fn("tanh", "(2.0 / (exp(x) + exp(-x))) ** 2.0"),
+        # sech^2: 1 - tanh^2 near 0 (every order accurate there), from exp(-2|x|) beyond
+        # |x| = 1, which keeps the tail (1 - tanh^2 is exactly 0 once tanh rounds to +-1)
+        # and never overflows, so no order is inf / inf at |x| > 709.78
+        _fn(
+            "tanh",
+            "where(x * x < 1.0, 1.0 - f * f, 4.0 * exp(-2.0 * where(x > 0.0, x, -x)) "
+            "/ (1.0 + exp(-2.0 * where(x > 0.0, x, -x))) ** 2.0)",
+        ),
         _fn("abs", "sign(x)", abs),
         _fn("sign", "0.0", _fsign),
         _fn("where", None, _fwhere),
@@ -297,10 +302,16 @@ def _d(node: ast.expr, sym: str) -> ast.expr:
             return _div(_sub(dx, _mul(node, dy)), y)
         if isinstance(node.op, ast.Pow):
             if not _depends(y, sym):  # x ** n: n * x ** (n - 1) * dx
-                return _mul(_mul(y, ast.BinOp(x, ast.Pow(), _sub(y, _num(1.0)))), dx)
+                if _is(y, 0.0):
+                    return _num(0.0)
+                d = _mul(y, ast.BinOp(x, ast.Pow(), _sub(y, _num(1.0))))
+                if not isinstance(y, ast.Constant):  # a parameter: x ** 0 is 1 also at x = 0,
+                    # so its derivative is exactly 0 there, not 0 * 0 ** -1 (nan)
+                    d = _call("where", ast.Compare(y, [ast.Eq()], [_num(0.0)]), _num(0.0), d)
+                return _mul(d, dx)
             if not _depends(x, sym):  # k ** y: k ** y * log(k) * dy
-                return _mul(_mul(node, _call("log", x)), dy)
-            return _mul(node, _add(_mul(dy, _call("log", x)), _div(_mul(y, dx), x)))
+                return _mul(_mul(node, _log_base(x, y)), dy)
+            return _mul(node, _add(_mul(dy, _log_base(x, y)), _div(_mul(y, dx), x)))
     if isinstance(node, ast.Call):
         name = node.func.id
         args = node.args
@@ -327,6 +338,16 @@ class _Put(ast.NodeTransformer):
     def visit_Name(self, node):
         sub = self.put.get(node.id)
         return copy.deepcopy(sub) if sub is not None else node
+
+
+def _log_base(x: ast.expr, y: ast.expr) -> ast.expr:
+    """log(x) as the factor of x ** y in a derivative in y: x ** y * log(x) tends to 0 as x
+    does for y > 0, so there the log reads 1 (not 0 * -inf = nan at x = 0, e.g. in the mixed
+    second derivative of a ** b at a = 0)."""
+    if isinstance(x, ast.Constant) and x.value > 0:
+        return _call("log", x)
+    xs, ys = ast.unparse(x), ast.unparse(y)
+    return parse(f"log(where(({xs} == 0.0) & ({ys} > 0.0), 1.0, {xs}))")
 
 
 def _rule(name: str, x: ast.expr, call: ast.expr) -> ast.expr:
@@ -534,11 +555,28 @@ class _Wrap(ast.NodeTransformer):
         return node
 
 
+class _ParameterChoices(ast.NodeTransformer):
+    """A ``where`` whose condition reads only the parameters (``c == 0.0``) picks one branch
+    in Python: the other is never evaluated, so its infinities (``0 ** -1`` of ``c * a **
+    (c - 1)`` at ``c = 0``) cannot reach a derivative as ``0 * inf``."""
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if node.func.id == "where" and formula_symbols(node.args[0]) <= {"c", "c2"}:
+            return ast.IfExp(node.args[0], node.args[1], node.args[2])
+        return node
+
+
+def formula_symbols(node: ast.expr) -> set:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in SYMBOLS}
+
+
 def tensor_function(text: str, ops, args: str = "a, b, out, c, c2") -> Callable:
     """The formula as ``f(a, b, out, c, c2)`` (or the given ``args``) on Tensors, written with
     the differentiable ops in namespace ``ops`` (tapegrad's op module: exp, log, ..., where,
     value_of, sign)."""
-    tree = _ValuesInConditions().visit(copy.deepcopy(parse(text)))
+    tree = _ParameterChoices().visit(copy.deepcopy(parse(text)))
+    tree = _ValuesInConditions().visit(tree)
     src = ast.unparse(ast.fix_missing_locations(tree))
     called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call)}
     ns = {name: _tensor_op(ops, name) for name in called if name in FUNCS}
