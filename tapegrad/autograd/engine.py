@@ -269,7 +269,10 @@ def run_backward(
                 g = t.gradient(rows[0]).copy()
                 for r in rows[1:]:
                     g += t.gradient(r)
-                out.append(g.reshape(x.shape))
+                g = g.reshape(x.shape)
+                meta = x._meta if x._leaf else None
+                hooks = meta.get("hooks") if meta else None
+                out.append(_apply_hooks(hooks, result(g)) if hooks else g)
     else:
         out = None
     if accumulate:
@@ -683,10 +686,7 @@ def _backward_into(outputs, grads, inputs, retain_graph, create_graph):
         if create_graph:
             x.grad = g if x.grad is None else x.grad + g
             continue
-        hooks = x._meta.get("hooks") if x._leaf and x._meta else None
-        g = result(g)
-        if hooks:
-            g = _apply_hooks(hooks, g)
+        g = result(g)  # (a leaf's hooks ran in run_backward)
         x.grad = Tensor._const(g) if x.grad is None else Tensor._const(result(x.grad._v + g))
 
 

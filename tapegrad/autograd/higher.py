@@ -234,6 +234,31 @@ def _custom(t, r, g, adj, reached):
     return list(zip(payload.input_rows, payload.checked_vjp_graph(t, grads)))
 
 
+def tensor_hooks(fns, g):
+    """Run tensor hooks on a differentiable gradient ``g`` (registration order): what a hook
+    returns replaces it, as in the first-order sweep (a returned array becomes a constant)."""
+    for fn in list(fns):
+        out = fn(g)
+        if out is None:
+            continue
+        if not isinstance(out, Tensor):
+            out = _const(np.asarray(out, dtype=np.float64))
+        if out.shape != g.shape:
+            raise RuntimeError(
+                f"hook {getattr(fn, '__name__', fn)!s} returned a gradient of shape "
+                f"{out.shape} for a tensor of shape {g.shape}"
+            )
+        g = out
+    return g
+
+
+def leaf_hooks(leaf, g):
+    """``g`` after the hooks registered on leaf Tensor ``leaf`` (none: ``g`` itself)."""
+    meta = leaf._meta
+    fns = meta.get("hooks") if meta else None
+    return tensor_hooks(fns, g) if fns else g
+
+
 def backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused, freed_msg):
     """Reverse sweep with differentiable ops; returns input gradients as Tensors.
 
@@ -254,10 +279,13 @@ def backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused, freed_ms
     else:
         bottom = 0
     reached = {}
+    hooks = t.side.hooks
     for r in range(top, bottom - 1, -1):
         g = adj.pop(r, None)
         if g is None:
             continue
+        if hooks and hooks.get(r):  # the row's gradient is complete: its hooks see it
+            g = tensor_hooks(hooks[r], g)
         reached[r] = g
         code = t.op(r)
         if code <= T.CONST or code == T.GUARD:
@@ -280,6 +308,7 @@ def backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused, freed_ms
             if g is None or leaf is None or not leaf._rg:
                 continue
             g = O.reshape(g, leaf.shape) if g.shape != leaf.shape else g
+            g = leaf_hooks(leaf, g)
             leaf.grad = g if leaf.grad is None else leaf.grad + g
         for r, ref in t.side.retain.items():
             g = reached.get(r)
@@ -300,5 +329,6 @@ def backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused, freed_ms
                 )
             out.append(None)
         else:
-            out.append(O.reshape(g, x.shape) if g.shape != x.shape else g)
+            g = O.reshape(g, x.shape) if g.shape != x.shape else g
+            out.append(leaf_hooks(x, g) if x._leaf else g)
     return out

@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 import tapegrad as tg
 
@@ -54,3 +55,47 @@ def test_hook_on_custom_function_outputs():
     a.register_hook(lambda g: g * 0.0)
     (a + b).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [3.0])
+
+
+def _hooked(where):
+    """a -> b = a * a -> b.sum(), with a hook multiplying the gradient by 5 on a or on b."""
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    if where == "leaf":
+        a.register_hook(lambda g: g * 5.0)
+    b = a * a
+    if where == "non-leaf":
+        b.register_hook(lambda g: g * 5.0)
+    return a, b.sum()
+
+
+HOOKED_PATHS = {
+    "backward": lambda a, y: (y.backward(), a.grad)[1],
+    "backward(create_graph)": lambda a, y: (y.backward(create_graph=True), a.grad)[1],
+    "backward(inputs)": lambda a, y: (y.backward(inputs=[a]), a.grad)[1],
+    "backward(inputs, create_graph)": lambda a, y: (
+        y.backward(inputs=[a], create_graph=True),
+        a.grad,
+    )[1],
+    "autograd.grad": lambda a, y: tg.autograd.grad(y, a)[0],
+    "autograd.grad(create_graph)": lambda a, y: tg.autograd.grad(y, a, create_graph=True)[0],
+}
+
+
+@pytest.mark.parametrize("where", ["leaf", "non-leaf"])
+@pytest.mark.parametrize("path", list(HOOKED_PATHS))
+def test_hooks_run_on_every_backward_path(where, path):
+    """A hook changes the gradient (2a * 5) whichever way it is computed, as in PyTorch: also
+    with create_graph (the sweep on Tensors) and in autograd.grad of the hooked leaf."""
+    a, y = _hooked(where)
+    g = HOOKED_PATHS[path](a, y)
+    np.testing.assert_allclose(np.asarray(g.detach().numpy()), [10.0, 20.0])
+
+
+def test_a_hook_on_the_create_graph_path_keeps_the_gradient_differentiable():
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    b = a * a
+    b.register_hook(lambda g: g * a)  # a differentiable hook: d/da sum(2a * a) = 4a
+    (g,) = tg.autograd.grad(b.sum(), a, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), [2.0, 8.0])
+    (h,) = tg.autograd.grad(g.sum(), a)
+    np.testing.assert_allclose(h.numpy(), [4.0, 8.0])
