@@ -77,7 +77,9 @@ from .core.torch_functions import (  # noqa: E402
     int64,
     long,
     max,
+    median,
     min,
+    norm,
     randint,
     randperm,
     sort,
@@ -109,11 +111,10 @@ from .core.functions import (  # noqa: E402
     reciprocal,
 )
 from .numpy.complex_parts import angle, conj, imag, real  # noqa: E402
-from .numpy.contractions import einsum, norm, outer, tensordot  # noqa: E402
+from .numpy.contractions import einsum, outer, tensordot  # noqa: E402
 from .numpy.statistics import (  # noqa: E402
     average,
     diff,
-    median,
     partition,
     percentile,
     ptp,
@@ -126,7 +127,6 @@ round = around  # noqa: A001 - NumPy's name
 sum, mean, prod, amax, amin = (_with_dim(f) for f in (sum, mean, prod, amax, amin))  # noqa: A001
 logsumexp, softmax, log_softmax = (_with_dim(f) for f in (logsumexp, softmax, log_softmax))
 concatenate, stack, squeeze = (_with_dim(f) for f in (concatenate, stack, squeeze))
-median = _with_dim(median)
 expand_dims = unsqueeze = _with_dim(expand_dims)
 from .transforms.functional import grad, jacobian, value_and_grad, vjp  # noqa: E402
 

@@ -183,9 +183,11 @@ class Rearranged:
         _setitem(base, Ellipsis, O.reshape(O.getitem(flat, self._inverse), self.shape))
 
 
-def viewing(fn):
+def viewing(fn, reshapes=False):
     """``fn`` (a reshape/transpose-like function of a Tensor) whose result is a view of its
-    argument, as NumPy's and PyTorch's are: writes into either show in the other."""
+    argument, as NumPy's and PyTorch's are: writes into either show in the other.  A reshape
+    (``reshapes``) of a view whose elements no strides can lay out in the new shape (a
+    transposed or strided view raveled) is a copy, as NumPy's and PyTorch's reshape are."""
 
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
@@ -197,11 +199,53 @@ def viewing(fn):
             and isinstance(self, Tensor)
             and self._v.__class__ is not float
             and out._v.size == self._v.size
+            and not (reshapes and _copied_by_reshape(self, out.shape))
         ):
             _note_view(self, out, Rearranged(lambda b: fn(b, *args, **kwargs), self.shape))
         return out
 
     return method
+
+
+def _copied_by_reshape(x, shape):
+    """Would NumPy copy when reshaping view ``x`` to ``shape``?  Only a view of a view can
+    need it: the elements' places in the root's memory, in the new shape, must be an offset
+    plus one stride per axis."""
+    m = x._meta
+    b = m.get("base") if m else None
+    root = None if b is None else b[0]()
+    if root is None or root._v.__class__ is float:
+        return False
+    pos = Tensor._const(np.arange(root._v.size, dtype=np.float64).reshape(root.shape))
+    at = np.asarray(read_view(b[1], pos)._v, dtype=np.int64).reshape(shape)
+    if at.size <= 1:
+        return False
+    lin = np.full(shape, at.flat[0], np.int64)
+    for ax, n in enumerate(shape):
+        if n > 1:
+            step = at[(0,) * ax + (1,)].flat[0] - at.flat[0]
+            lin += step * np.arange(n, dtype=np.int64).reshape((n,) + (1,) * (len(shape) - ax - 1))
+    return not np.array_equal(lin, at)
+
+
+def _diagonal(self, *args, **kwargs):
+    """``x.diagonal(offset=0, dim1=0, dim2=1)``: a view of the diagonal of a 2-D tensor, as
+    PyTorch's (NumPy's is a read-only one): a write into it reaches x.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> x.diagonal(), x.diagonal(1)
+        (tensor([1., 4.]), tensor([2.]))
+        >>> x.diagonal().mul_(10.0); x
+        tensor([10., 40.])
+        tensor([[10.,  2.],
+                [ 3., 40.]])
+    """
+    out, key = P._diagonal(self, *args, **kwargs)
+    if out._v.__class__ is not float and self._v.__class__ is not float:
+        _note_view(self, out, key)
+    return out
 
 
 class Composed:
@@ -257,6 +301,12 @@ def _note_view(base, view, key):
     elif len(views) >= 8:
         views[:] = [w for w in views if w[0]() is not None]
     views.append((weakref.ref(view), key))
+
+
+def link_view(base, view, key):
+    """Note ``view`` as ``base[key]`` (a fancy key of distinct places: a NumPy function's view,
+    np.flip or np.split): a write into either shows in the other."""
+    _note_view(base, view, key)
 
 
 def _base_of(self):
@@ -332,6 +382,7 @@ def _inplace(fn, opname):
         if not STATE.enabled or not (self._rg or (isinstance(other, Tensor) and other._rg)):
             if ufunc is None or not _update_leaf_in_place(self, ufunc, other):
                 new = fn(self.detach(), other.detach() if isinstance(other, Tensor) else other)
+                _same_kind(self, new._v, opname)
                 _untracked_update(self, new._v)
         else:
             _swap_in(self, fn(self, other))
@@ -341,6 +392,20 @@ def _inplace(fn, opname):
 
     method.__name__ = opname
     return method
+
+
+def _same_kind(self, v, opname):
+    """An in-place op keeps the Tensor's dtype, as NumPy's ``a += b`` and PyTorch's do: an
+    integer or boolean Tensor cannot take a float result (it is refused, not promoted)."""
+    old = self._v
+    if old.__class__ is float or old.dtype.kind == "f":
+        return
+    if not np.can_cast(np.result_type(v), old.dtype, "same_kind"):
+        raise TypeError(
+            f"{opname}: the result (dtype {np.result_type(v)}) cannot be written into a Tensor "
+            f"of dtype {old.dtype} in place (NumPy's same_kind rule; PyTorch refuses it too); "
+            "write x = x.double() first, or use the out-of-place op"
+        )
 
 
 # the value of ``y.op_(2.0)`` for y = [1, 2], and its gradient, worked out by hand
@@ -498,6 +563,18 @@ def bump_version(self, at=None):
     src = meta.get("detached_from")
     if src is not None and (src := src()) is not None and src._v is self._v:
         bump_version(src)  # a detached Tensor shares its source's array and version
+        _written_through_alias(src)
+
+
+def _written_through_alias(src):
+    """A write into a detached alias (``b.detach().mul_(0)``) changed graph tensor ``src``'s
+    array: ``src`` takes a new row holding the new value, an identity of its old row (so the
+    gradient still reaches what it was computed from), and later ops read the new value in
+    their backward too, as PyTorch's shared storage makes them."""
+    t = tape_of(src)
+    if src._leaf or not src._rg or t is None or t is not STATE.tape or src._row < 0:
+        return
+    _swap_in(src, O.record(t, C.RESHAPE, src._row, -1, src._v))
 
 
 def _version(self):
@@ -531,9 +608,18 @@ def _swap_in(self, new):
 def _setitem(self, key, value):
     _check_inplace(self, "__setitem__")
     key, value = _dedupe_last(self, key, value)
+    v = self._v
+    exact = v.__class__ is not float and v.dtype.kind != "f"
+    if exact and isinstance(value, Tensor) and value._rg and STATE.enabled:
+        raise TypeError(
+            f"__setitem__: a value that requires grad written into a Tensor of dtype {v.dtype} "
+            "(integers and booleans have no gradient); write it into a float Tensor "
+            "(x = x.double())"
+        )
     if not STATE.enabled or not (self._rg or (isinstance(value, Tensor) and value._rg)):
         new = O.setitem(self.detach(), key, value.detach() if isinstance(value, Tensor) else value)
-        _untracked_update(self, new._v)
+        # an integer Tensor keeps its dtype: the written values cast as NumPy casts them
+        _untracked_update(self, new._v.astype(v.dtype) if exact else new._v)
     else:
         _swap_in(self, O.setitem(self, key, value))
     if self._meta is not None and _linked(self):
@@ -571,7 +657,11 @@ def _zero_(self):
         _setitem(self, Ellipsis, 0.0)
         return self
     v = self._v
-    _set_value(self, 0.0 if v.__class__ is float else np.zeros_like(v))
+    zeros = 0.0 if v.__class__ is float else np.zeros_like(v)
+    if rg and not self._leaf:  # under no_grad: a graph result keeps its place, as PyTorch's
+        _untracked_update(self, zeros)
+    else:
+        _set_value(self, zeros)
     if self._meta is not None and _linked(self):
         _after_write(self)
     return self
@@ -894,7 +984,7 @@ def _trace_method(self, offset=0, axis1=0, axis2=1):
         tensor([[1., 0.],
                 [0., 1.]])
     """
-    return O.sum(P._diagonal(self, offset, axis1, axis2))
+    return O.sum(P._diagonal(self, offset, axis1, axis2)[0])
 
 
 def _calls(name, f, method):
@@ -917,7 +1007,7 @@ class TensorMethods(ElementwiseMethods):
     ``Tensor``), each a thin call into ``functions``."""
 
     __slots__ = ()
-    __hash__ = object.__hash__  # by identity, as PyTorch's (defining __eq__ would drop it)
+    __hash__ = Tensor.__hash__  # (defining __eq__ would drop the inherited one)
 
     clone = _clone
     __add__ = __radd__ = _add
@@ -989,15 +1079,15 @@ class TensorMethods(ElementwiseMethods):
     log_softmax = _log_softmax
 
     # shape
-    reshape = viewing(P._reshape)
-    view = viewing(P._view)
+    reshape = viewing(P._reshape, reshapes=True)
+    view = viewing(P._view, reshapes=True)
     transpose = viewing(_transpose)
     permute = viewing(_permute)
     T = property(viewing(_transposed))
     squeeze = viewing(_squeeze)
     unsqueeze = expand_dims = viewing(_unsqueeze)
     flatten = P._flatten  # a copy, as NumPy's flatten
-    ravel = viewing(P._ravel)
+    ravel = viewing(P._ravel, reshapes=True)
     expand = _expand
     broadcast_to = _calls("broadcast_to", O.broadcast_to, lambda s, shape: O.broadcast_to(s, shape))
     swapaxes = viewing(_swapaxes)
@@ -1005,7 +1095,9 @@ class TensorMethods(ElementwiseMethods):
     repeat = P._repeat
     repeat_interleave = P._repeat_interleave
     sort = P._sort
-    diagonal = P._diagonal
+    diagonal = _diagonal
+    median = P._median
+    norm = P._norm
     trace = _trace_method
 
     # binary functions with x first
@@ -1043,4 +1135,4 @@ class TensorMethods(ElementwiseMethods):
     int = P._int
     bool = P._bool
     cpu = P._cpu
-    t = P.tensor_of
+    t = viewing(P._t)

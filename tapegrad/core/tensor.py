@@ -372,7 +372,19 @@ class TensorBase:
             extra = f", dtype={v.dtype}" + extra
         return f"tensor({body}{extra})"
 
-    __hash__ = object.__hash__
+    def __hash__(self):
+        """By identity, as PyTorch's; inside a transform or trace recording a value being
+        differentiated is unhashable, as a JAX tracer is: it stands for a number or an array
+        (``x in {1.0, 2.0}`` would look up its identity, not its value, silently)."""
+        if self._rg and STATE.transforms and _stands_in(self) and not _replayed_constant(self):
+            raise TypeError(
+                f"unhashable: a Tensor being differentiated (shape {self.shape}) inside a "
+                "tapegrad transform or tg.trace recording stands for a value that changes "
+                "between calls (a set or dict lookup would compare identities, not values). "
+                "Compare values instead (x == 1.0, tnp.isin), or read it explicitly with "
+                "x.item() (in a trace, a pinned read); use id(x) as a key for the object"
+            )
+        return object.__hash__(self)
 
 
 class ElementCount(int):
@@ -486,6 +498,25 @@ _VIA = {
     "y.fill(x), which convert through float())",
     "__int__": "int()",
 }
+
+
+_STAND_IN = "stand_in"
+
+
+def stand_in(x):
+    """Mark ``x`` as a transform's or trace's stand-in for an argument's value (a number or an
+    array to the user's code, not a Tensor of theirs); returns x."""
+    x._m = {_STAND_IN: True}
+    return x
+
+
+def _stands_in(x):
+    """A stand-in or a value computed inside the transform (a user's leaf, a parameter, keeps
+    its identity hash there)."""
+    if not x._leaf:
+        return True
+    m = getattr(x, "_m", None)
+    return m is not None and _STAND_IN in m
 
 
 def _replayed_constant(x):

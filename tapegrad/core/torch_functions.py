@@ -96,6 +96,28 @@ def sort(input, *args, **kwargs):
     return P._sort(_as_tensor_arg(input), *args, **kwargs)
 
 
+def median(input, *args, **kwargs):
+    """``tg.median(x)`` / ``tg.median(x, dim)``: PyTorch's median, ``x.median(...)`` (the lower
+    middle value; ``tnp.median`` is NumPy's, which averages the two).
+
+    >>> import tapegrad as tg
+    >>> tg.median(tg.tensor([3.0, 1.0, 2.0, 4.0]))
+    tensor(2.)
+    """
+    return P._median(_as_tensor_arg(input), *args, **kwargs)
+
+
+def norm(input, *args, **kwargs):
+    """``tg.norm(x, p="fro", dim=None, keepdim=False)``: PyTorch's vector norm, ``x.norm(...)``
+    (``tnp.linalg.norm`` is NumPy's, with its matrix norms).
+
+    >>> import tapegrad as tg
+    >>> tg.norm(tg.tensor([[1.0, -2.0], [2.0, 4.0]]), 1)
+    tensor(9.)
+    """
+    return P._norm(_as_tensor_arg(input), *args, **kwargs)
+
+
 def argsort(input, *args, **kwargs):
     """``tg.argsort(x, dim=-1, descending=False)``: ``x.argsort(...)``.
 

@@ -7,6 +7,7 @@ follow PyTorch: ``x.max(dim)`` and ``x.sort()`` send the gradient to the element
 came from (one element at ties), ``x.max()`` shares it between tied maxima.
 """
 
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -19,6 +20,7 @@ from .tensor import TensorBase as Tensor
 MaxResult = namedtuple("max", ("values", "indices"))
 MinResult = namedtuple("min", ("values", "indices"))
 SortResult = namedtuple("sort", ("values", "indices"))
+MedianResult = namedtuple("median", ("values", "indices"))
 
 
 def _dim(dim, axis, name):
@@ -313,6 +315,81 @@ def _sort(self, dim=-1, descending=False, stable=False, *, axis=None):
     return SortResult(values, _int_tensor(idx))
 
 
+def _median(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """``x.median()``: PyTorch's median, the lower of the two middle values for an even count
+    (NumPy's ``np.median`` averages them: ``tnp.median``); with ``dim``, the named tuple
+    ``(values, indices)``.  The gradient goes to the element the median is.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([3.0, 1.0, 2.0, 4.0], requires_grad=True)
+        >>> m = x.median(); m
+        tensor(2., grad_fn=<ViewBackward0>)
+        >>> m.backward(); x.grad
+        tensor([0., 0., 1., 0.])
+        >>> tg.tensor([[1.0, 5.0, 3.0], [4.0, 0.0, 2.0]]).median(dim=1)
+        median(values=tensor([3., 2.]), indices=tensor([2, 2]))
+    """
+    keepdim = keepdim if keepdims is None else keepdims
+    if dim is None and axis is None:
+        if self.numel() == 0:
+            raise RuntimeError("median() of an empty tensor: it has no value")
+        values = _sort(O.reshape(self, (-1,))).values
+        return O.getitem(values, (values.shape[0] - 1) // 2)
+    d = _dim(dim, axis, "median")
+    if self.ndim == 0:
+        return MedianResult(O.reshape(self, ()), _int_tensor(0))
+    d %= self.ndim
+    if self.shape[d] == 0:
+        raise IndexError(f"median(): dim {d} of shape {self.shape} is empty")
+    values, idx = _sort(self, d)
+    key = (slice(None),) * d + ((self.shape[d] - 1) // 2,)
+    v, i = O.getitem(values, key), np.asarray(idx.numpy())[key]
+    if keepdim:
+        v, i = O.expand_dims(v, d), np.expand_dims(i, d)
+    return MedianResult(v, _int_tensor(i))
+
+
+def _norm(self, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None):
+    """``x.norm(p="fro", dim=None, keepdim=False)``: PyTorch's norm, a vector p-norm of the
+    elements over ``dim`` (all of them by default; ``"fro"`` is the 2-norm), never a matrix
+    norm (``tnp.linalg.norm`` has NumPy's matrix norms, the nuclear one too).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[3.0, -4.0], [0.0, 12.0]], requires_grad=True)
+        >>> x.norm(), x.norm(1)
+        (tensor(13., grad_fn=<SqrtBackward0>), tensor(19., grad_fn=<SumBackward0>))
+        >>> x.norm(float("inf"), dim=1)
+        tensor([ 4., 12.], grad_fn=<AmaxBackward0>)
+    """
+    keepdim = keepdim if keepdims is None else keepdims
+    if dtype is not None:
+        self = self.to(dtype)
+    dims = _dim(dim, axis, "norm")
+    dims = tuple(dims) if isinstance(dims, list) else dims
+    if isinstance(p, str):
+        if p != "fro":
+            raise ValueError(
+                f"norm: p={p!r} is a matrix norm; tg.norm / x.norm take vector norms (p a "
+                'number, or "fro"): use tnp.linalg.norm(x, ord="nuc") for the nuclear norm'
+            )
+        p = 2.0
+    p = float(p)
+    a = O.abs_(self)
+    if p == math.inf:
+        return O.amax(a, dims, keepdim)
+    if p == -math.inf:
+        return O.amin(a, dims, keepdim)
+    if p == 0.0:  # the count of non-zero elements: piecewise constant, derivative 0
+        return O.sum(O.sign(a), dims, keepdim)
+    if p == 1.0:
+        return O.sum(a, dims, keepdim)
+    if p == 2.0:
+        return O.sqrt(O.sum(O.mul(self, self), dims, keepdim))
+    return O.power(O.sum(O.power(a, p), dims, keepdim), 1.0 / p)
+
+
 def _argsort(self, dim=-1, descending=False, stable=False, *, axis=None):
     """``x.argsort(dim=-1, descending=False)``: the indices that sort ``x`` along ``dim``, an
     integer Tensor (no derivative; in a trace, the values it reads are pinned).
@@ -577,10 +654,10 @@ def _diagonal(self, offset=0, dim1=0, dim2=1, *, axis1=None, axis2=None):
             f"Tensor.diagonal: only 2-D tensors with their two dims (got shape {self.shape}, "
             f"dims {d1}, {d2}); use tnp.diagonal or tnp.einsum for batches"
         )
-    x = self if (d1 % 2, d2 % 2) == (0, 1) else O.transpose(self)
-    n, m = x.shape
+    n, m = self.shape if (d1 % 2, d2 % 2) == (0, 1) else self.shape[::-1]
     i = np.arange(max(0, -offset), min(n, m - offset))
-    return O.getitem(x, (i, i + offset))
+    key = (i, i + offset) if (d1 % 2, d2 % 2) == (0, 1) else (i + offset, i)
+    return O.getitem(self, key), key
 
 
 # ---- dtype and device conversions (PyTorch's names) -----------------------------------------
@@ -713,7 +790,7 @@ def _cpu(self):
     return self
 
 
-def tensor_of(self):
+def _t(self):
     """``x.t()``: a 2-D tensor transposed (0-D and 1-D tensors as they are), as PyTorch's.
 
     >>> import tapegrad as tg

@@ -225,9 +225,9 @@ def norm(x: TensorLike, ord=None, axis: Axis = None, keepdims: bool = False) -> 
     norms.
 
     Examples:
-        >>> import tapegrad as tg
+        >>> import tapegrad as tg, tapegrad.numpy as tnp
         >>> x = tg.tensor([3.0, 4.0], requires_grad=True)
-        >>> y = tg.norm(x); y
+        >>> y = tnp.linalg.norm(x); y
         tensor(5., grad_fn=<SqrtBackward0>)
         >>> y.backward(); x.grad                # x / norm
         tensor([0.6000, 0.8000])

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from ..core import functions as O
+from ..core.methods import link_view
 from ..core.tensor import TensorBase as Tensor
 from ..core.tensor import needs_grad, result
 from . import contractions as contract
@@ -70,11 +71,16 @@ def _take(a, idx, base=None):
     carry over), else a GATHER row."""
     idx = np.asarray(idx)
     out = result(np.asarray(a._v, dtype=np.float64).reshape(-1)[idx])
+    view = base is not None and idx.size and np.may_share_memory(idx, base)
     if not needs_grad(a):
-        return Tensor._const(out)
-    if base is not None and idx.size and np.may_share_memory(idx, base):
-        return O._view(a, idx, out)
-    return O.gather_flat(a, idx, idx.shape)
+        res = Tensor._const(out)
+    elif view:
+        res = O._view(a, idx, out)
+    else:
+        return O.gather_flat(a, idx, idx.shape)
+    if view and idx.ndim and a._v.__class__ is not float:  # NumPy's result is a view (flip,
+        link_view(a, res, np.unravel_index(idx, a.shape))  # split...): writes show in a
+    return res
 
 
 # the docstring example of each function made by a factory below: (arguments, what it shows)

@@ -228,9 +228,9 @@ def median(a: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
     count); composite of sort (argsort + GATHER) and arithmetic.
 
     Examples:
-        >>> import tapegrad as tg
+        >>> import tapegrad as tg, tapegrad.numpy as tnp
         >>> x = tg.tensor([3.0, 1.0, 2.0, 10.0], requires_grad=True)
-        >>> y = tg.median(x); y
+        >>> y = tnp.median(x); y
         tensor(2.5000, grad_fn=<MulBackward0>)
         >>> y.backward(); x.grad
         tensor([0.5000, 0.0000, 0.5000, 0.0000])

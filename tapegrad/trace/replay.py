@@ -21,6 +21,7 @@ from ..core.tensor import (
     raise_unwrapped,
     refuse_complex,
     row_of,
+    stand_in,
 )
 from ..core.tensor import (
     TensorBase as Tensor,
@@ -178,7 +179,9 @@ class Trace:
         order = list(self.argnums) + [i for i in range(len(args)) if i not in self.argnums]
         t = _TraceTape()
         t.grad_off = False
-        tensors = {i: [new_tensor(v, requires_grad=True) for v in per_arg[i]] for i in order}
+        tensors = {
+            i: [stand_in(new_tensor(v, requires_grad=True)) for v in per_arg[i]] for i in order
+        }
         rec = _Recorder(t)
         prev_tape = STATE.tape
         prev, depth = STATE.guard, STATE.transforms

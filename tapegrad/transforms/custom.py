@@ -31,7 +31,7 @@ from ..autograd.function import CustomNode, fit_graph_grad
 from ..autograd.higher import row_tensor
 from ..core import functions as O
 from ..core import tape as T
-from ..core.tensor import STATE, result, value_of
+from ..core.tensor import STATE, result, stand_in, value_of
 from ..core.tensor import TensorBase as Tensor
 from ..errors import ForwardModeError
 from ..tree import tree_flatten, tree_unflatten
@@ -60,7 +60,7 @@ def fresh_leaf(value) -> Tensor:
     v = value_of(value)
     x = Tensor._const(v if v.__class__ is float else np.array(v, dtype=np.float64))
     x._rg = True
-    return x
+    return stand_in(x)
 
 
 def constant(value) -> Tensor:

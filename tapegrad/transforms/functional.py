@@ -23,7 +23,7 @@ from ..core import functions as _ops
 from ..autograd import engine as autograd
 from ..autograd import forward
 from .. import pytree as _pytree
-from ..core.tensor import STATE, TensorBase as Tensor, raise_unwrapped
+from ..core.tensor import STATE, TensorBase as Tensor, raise_unwrapped, stand_in
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacobian"]
 
@@ -110,7 +110,7 @@ def _input(leaf, inputs):
         )
     if not x._rg:
         x._rg = True
-    inputs.append(x)
+    inputs.append(stand_in(x) if x._leaf else x)
     return x
 
 

@@ -136,3 +136,37 @@ def test_in_place_on_a_view_of_a_callers_large_array_names_the_fix():
     c = tg.tensor(r)
     c += 1.0
     assert c.numpy()[0] == 2.0 and X[0] == 1.0
+
+
+def test_zero_of_a_graph_result_under_no_grad_keeps_it_in_the_graph():
+    """As PyTorch: b = 2a zeroed under no_grad is 0 in later ops, and the gradient still
+    reaches a through b (d/da sum(b * a) = b + 2a with b = 0), without a spurious error."""
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 2.0
+    with tg.no_grad():
+        b.zero_()
+    (b * a).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [2.0, 4.0])
+    s = tg.tensor(1.5, requires_grad=True)
+    c = s * 2.0
+    with tg.no_grad():
+        c.zero_()
+    (c * s).backward()
+    assert s.grad.item() == 3.0
+
+
+def test_integer_tensors_keep_their_dtype_in_place_as_numpy_and_pytorch():
+    i = tg.tensor([1, 2, 3])
+    with pytest.raises(TypeError, match="add_.*float64.*int64"):  # NumPy and PyTorch refuse
+        i += 0.5
+    i += 1
+    i *= 2
+    assert i.dtype == np.int64 and i.tolist() == [4, 6, 8]
+    i[0] = 2.7  # cast as NumPy casts (toward zero)
+    i[1] = -2.7
+    assert i.dtype == np.int64 and i.tolist() == [2, -2, 8]
+    with pytest.raises(TypeError, match="requires grad.*int64"):
+        i[2] = tg.tensor(1.0, requires_grad=True) * 2.0
+    m = tg.tensor([True, False])
+    m[1] = True
+    assert m.dtype == np.bool_ and m.tolist() == [True, True]

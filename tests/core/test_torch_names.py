@@ -144,6 +144,13 @@ SHAPES = [
     c("diagonal"),
     c("diagonal", 1),
     c("diagonal", -1, x=SQ),
+    c("median", x=SQ),
+    c("median", 1),
+    c("median", dim=0, keepdim=True),
+    c("norm"),
+    c("norm", 1),
+    c("norm", 3, 1),
+    c("norm", float("inf"), dim=(0, 1), keepdim=True),
     c("swapaxes", 0, 1),
     c("take", "IDX"),
     c("size"),
@@ -404,3 +411,50 @@ def test_max_dim_and_sort_replay_in_a_trace_or_ask_for_a_retrace():
     np.testing.assert_allclose(grad, want_grad, rtol=1e-15)
     with pytest.raises(tg.RetraceRequired):
         tr.value_and_grad(np.array([[5.0, 1.0, 3.0], [4.0, 2.0, 0.0]]))  # another maximum
+
+
+M = [[1.0, -2.0, 3.0, 0.5], [0.5, 5.0, -1.0, 2.0], [4.0, 4.0, -3.0, 1.0]]
+
+
+def test_tg_median_is_pytorchs_lower_median_with_indices_along_a_dim():
+    """tg.median / x.median: the lower middle value (NumPy's median averages: tnp.median),
+    with dim a (values, indices) pair; the gradient goes to that element."""
+    x = tg.tensor(M, requires_grad=True)
+    m = tg.median(x)
+    assert m.item() == 1.0  # sorted: -3 -2 -1 .5 .5 1 | 1 2 3 4 4 5 -> the 6th, not 1.0 avg
+    values, indices = tg.median(x, dim=1)
+    np.testing.assert_array_equal(values.detach().numpy(), [0.5, 0.5, 1.0])
+    np.testing.assert_array_equal(indices.numpy(), [3, 0, 3])
+    assert x.median(0, keepdim=True).values.shape == (1, 4)
+    assert tg.median(tg.tensor([3.0, 1.0, 2.0, 4.0])).item() == 2.0
+    values.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 0, 0, 1], [1, 0, 0, 0], [0, 0, 0, 1]])
+    assert float(tnp.median(tg.tensor([3.0, 1.0, 2.0, 4.0]))) == 2.5  # NumPy's meaning there
+
+
+@pytest.mark.parametrize(
+    "args, value",
+    [
+        ((), np.sqrt(np.sum(np.square(M)))),
+        (("fro",), np.sqrt(np.sum(np.square(M)))),
+        ((1,), np.sum(np.abs(M))),  # a vector norm of all elements, not the matrix 1-norm (11)
+        ((3,), np.sum(np.abs(M) ** 3) ** (1 / 3)),
+        ((float("inf"),), 5.0),
+        ((-float("inf"),), 0.5),
+        ((0,), 12.0),
+        ((2, 1), np.sqrt(np.sum(np.square(M), axis=1))),
+        ((1, (0, 1)), np.sum(np.abs(M))),
+        ((2.5, 0, True), (np.sum(np.abs(M) ** 2.5, axis=0, keepdims=True)) ** 0.4),
+    ],
+)
+def test_tg_norm_is_pytorchs_vector_norm(args, value):
+    x = tg.tensor(M, requires_grad=True)
+    y = tg.norm(x, *args)
+    np.testing.assert_allclose(y.detach().numpy(), value, rtol=1e-14)
+    np.testing.assert_allclose(x.norm(*args).detach().numpy(), value, rtol=1e-14)
+    tg.testing.gradcheck(lambda t: tg.norm(t, *args), (tg.tensor(M, requires_grad=True),))
+
+
+def test_tg_norm_refuses_matrix_norms_by_name():
+    with pytest.raises(ValueError, match="nuc.*tnp.linalg.norm"):
+        tg.norm(tg.tensor(M), "nuc")

@@ -1151,3 +1151,95 @@ def test_refusals_are_documented_and_linked():
     ):
         assert phrase in doc, phrase
     assert tg.ConversionError.__module__ == "tapegrad" and issubclass(tg.ConversionError, TypeError)
+
+
+# ---- hashing a value being differentiated ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "lookup",
+    [
+        lambda x: x * (3.0 if x in {1.0, 2.0} else 5.0),
+        lambda x: x * {1.0: 2.0}.get(x, 7.0),
+        lambda x: x * {2.0: 2.0}.get(x * 2.0, 7.0),  # a value computed inside f
+    ],
+    ids=["set", "dict", "computed"],
+)
+def test_a_set_or_dict_lookup_of_a_differentiated_value_raises(lookup):
+    """Plain Python looks 1.0 up by value (3.0 / 2.0 here); a Tensor's identity hash would miss
+    it and take the other branch silently (5.0 / 7.0): it is unhashable there, as a JAX
+    tracer is."""
+    with pytest.raises(TypeError, match="unhashable.*x.item\\(\\)"):
+        tg.grad(lookup)(1.0)
+    with pytest.raises(TypeError, match="unhashable"):
+        tg.trace(lambda x, a: x * {1.0: 2.0}.get(a, 7.0), 1.0, 1.0)  # a traced value too
+    assert tg.grad(lambda x: x * (3.0 if x in [1.0, 2.0] else 5.0))(1.0) == 3.0  # (==: values)
+
+
+def test_tensors_of_the_user_keep_their_identity_hash_inside_transforms():
+    """A parameter (a leaf the user made) is still a dict key or set member inside tg.grad,
+    as PyTorch code uses it; outside transforms every Tensor hashes by identity."""
+    m = tg.nn.Linear(2, 1)
+    lrs = {p: 0.1 for p in m.parameters()}
+    x = tg.tensor(np.ones((1, 2)))
+
+    def f(w):
+        assert len({p for p in m.parameters()}) == 2 and all(p in lrs for p in m.parameters())
+        return (m(x) * w).sum()
+
+    assert tg.grad(f)(1.0) == pytest.approx(float(m(x).sum()))
+    y = tg.tensor(1.0, requires_grad=True) * 2.0
+    assert {y: 1}[y] == 1
+
+
+# ---- views and copies as NumPy makes them ------------------------------------------------------
+_WRITES = {  # a write into what NumPy returns: a view (reaches y) or a copy (does not)
+    "np.flip (view)": lambda y: np.flip(y).__setitem__((0, 0), 0.0),
+    "np.fliplr (view)": lambda y: np.fliplr(y).__setitem__((0, 0), 0.0),
+    "np.rot90 (view)": lambda y: np.rot90(y).__setitem__((0, 0), 0.0),
+    "np.split (views)": lambda y: np.split(y, 3, axis=1)[1].__setitem__((0, 0), 0.0),
+    "np.atleast_2d (view)": lambda y: np.atleast_2d(y.ravel()).__setitem__((0, 1), 0.0),
+    "np.real (view)": lambda y: np.real(y).__setitem__((1, 1), 0.0),
+    "row reshaped (view)": lambda y: y[1].reshape(3, 1).__setitem__((2, 0), 0.0),
+    "transpose raveled (copy)": lambda y: y.T.ravel().__setitem__(1, 0.0),
+    "transpose reshaped (copy)": lambda y: y.T.reshape(-1).__setitem__(1, 0.0),
+    "np.ravel of a transpose (copy)": lambda y: np.ravel(y.T).__setitem__(1, 0.0),
+    "strided slice raveled (copy)": lambda y: y[:, ::2].ravel().__setitem__(1, 0.0),
+    "np.roll (copy)": lambda y: np.roll(y, 1).__setitem__((0, 0), 0.0),
+}
+
+
+@pytest.mark.parametrize("case", list(_WRITES))
+def test_a_write_reaches_the_array_exactly_when_numpy_made_a_view(case):
+    """Inside a transform, a write into the result of a NumPy function or method changes its
+    argument when NumPy returns a view and leaves it when NumPy copies: value and gradient
+    are those of the same code on arrays."""
+    write = _WRITES[case]
+    w = np.arange(1.0, 7.0).reshape(2, 3)
+
+    def f(x):
+        y = x * x
+        write(y)
+        return np.sum(y * w)
+
+    x = np.linspace(0.5, 1.5, 6).reshape(2, 3)
+    value, grad = tg.value_and_grad(f)(x)
+    assert value == pytest.approx(f(x), rel=1e-14)
+    h = 1e-6
+    fd = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = h
+        fd[i] = (f(x + e) - f(x - e)) / (2 * h)
+    np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_t_and_diagonal_are_views_as_in_pytorch():
+    a = tg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    b = a * 1.0
+    b.t().mul_(3.0)
+    d = b.diagonal()
+    d.mul_(10.0)
+    np.testing.assert_array_equal(b.detach().numpy(), [[30.0, 6.0], [9.0, 120.0]])
+    b.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [[30.0, 3.0], [3.0, 30.0]])
