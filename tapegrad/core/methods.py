@@ -1098,6 +1098,27 @@ class TensorMethods(ElementwiseMethods):
     diagonal = _diagonal
     median = P._median
     norm = P._norm
+    flip = P._flip
+    roll = P._roll
+    tril = P._tril
+    triu = P._triu
+    narrow = P._narrow
+    select = P._select
+    index_select = P._index_select
+    masked_fill = P._masked_fill
+    gather = P._gather_along
+    mm = P._mm
+    mv = P._mv
+    bmm = P._bmm
+    rsqrt = P._rsqrt
+    unbind = P._unbind
+    chunk = P._chunk
+    new_full = P._new_full
+    new_zeros = P._new_zeros
+    new_ones = P._new_ones
+    expand_as = P._expand_as
+    view_as = P._view_as
+    reshape_as = P._reshape_as
     trace = _trace_method
 
     # binary functions with x first

@@ -863,3 +863,303 @@ def _fill(self, value):
     """
     self[...] = value
     return self
+
+
+# ---- more of PyTorch's methods, composed of the ops above -----------------------------------
+
+
+def _dims_of(self, dims, name):
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    for d in dims:
+        if not -self.ndim <= d < max(self.ndim, 1):
+            raise IndexError(f"Tensor.{name}: dim {d} is out of range for shape {self.shape}")
+    return tuple(d % self.ndim for d in dims)
+
+
+def _flip(self, *dims):
+    """``x.flip(dims)``: the elements in reverse order along ``dims`` (a copy, as PyTorch's).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).flip(1)
+    tensor([[2., 1.],
+            [4., 3.]])
+    """
+    dims = _dims_of(self, dims[0] if len(dims) == 1 else dims, "flip")
+    key = tuple(slice(None, None, -1) if d in dims else slice(None) for d in range(self.ndim))
+    return O.getitem(self, key)
+
+
+def _roll(self, shifts, dims=None):
+    """``x.roll(shifts, dims=None)``: elements shifted cyclically along ``dims`` (of the
+    flattened tensor when ``dims`` is None).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0, 3.0]).roll(1)
+    tensor([3., 1., 2.])
+    """
+    if dims is None:
+        return O.reshape(_roll(O.reshape(self, (-1,)), shifts, 0), self.shape)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = _dims_of(self, dims, "roll")
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"Tensor.roll: {len(shifts)} shifts for {len(dims)} dims")
+    out = self
+    for s, d in zip(shifts, dims, strict=True):
+        n = self.shape[d]
+        idx = (np.arange(n) - s) % n if n else np.arange(0)
+        out = O.getitem(out, (slice(None),) * d + (idx,))
+    return out
+
+
+def _triangle(self, diagonal, lower, name):
+    if self.ndim < 2:
+        raise RuntimeError(f"Tensor.{name}: needs at least 2 dims, got shape {self.shape}")
+    n, m = self.shape[-2:]
+    keep = (np.tril if lower else np.triu)(np.ones((n, m), bool), diagonal)
+    return O.where(keep, self, 0.0)
+
+
+def _tril(self, diagonal=0):
+    """``x.tril(diagonal=0)``: the lower triangle (the rest zero; its gradient zero).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).tril()
+    tensor([[1., 0.],
+            [3., 4.]])
+    """
+    return _triangle(self, diagonal, True, "tril")
+
+
+def _triu(self, diagonal=0):
+    """``x.triu(diagonal=0)``: the upper triangle (the rest zero; its gradient zero).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).triu(1)
+    tensor([[0., 2.],
+            [0., 0.]])
+    """
+    return _triangle(self, diagonal, False, "triu")
+
+
+def _narrow(self, dim, start, length):
+    """``x.narrow(dim, start, length)``: a view of ``length`` elements from ``start``.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0, 3.0]]).narrow(1, 1, 2)
+    tensor([[2., 3.]])
+    """
+    (d,) = _dims_of(self, dim, "narrow")
+    start = start % self.shape[d] if start < 0 else start
+    if start + length > self.shape[d] or length < 0:
+        raise IndexError(f"Tensor.narrow: {start} + {length} exceeds dim {d} of shape {self.shape}")
+    return self[(slice(None),) * d + (slice(start, start + length),)]
+
+
+def _select(self, dim, index):
+    """``x.select(dim, index)``: a view of the slice at ``index`` along ``dim`` (one dim less).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).select(1, 0)
+    tensor([1., 3.])
+    """
+    (d,) = _dims_of(self, dim, "select")
+    return self[(slice(None),) * d + (index,)]
+
+
+def _index_select(self, dim, index):
+    """``x.index_select(dim, index)``: the slices at ``index`` along ``dim`` (a copy;
+    repeated indices add their gradients).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).index_select(0, tg.tensor([1, 1]))
+    tensor([[3., 4.],
+            [3., 4.]])
+    """
+    (d,) = _dims_of(self, dim, "index_select")
+    idx = np.asarray(index.numpy() if isinstance(index, Tensor) else index).reshape(-1)
+    return O.getitem(self, (slice(None),) * d + (idx,))
+
+
+def _masked_fill(self, mask, value):
+    """``x.masked_fill(mask, value)``: ``value`` where ``mask`` is True (no gradient to x
+    there; a Tensor ``value`` gets the gradient of the filled places).
+
+    >>> import tapegrad as tg
+    >>> x = tg.tensor([1.0, -2.0, 3.0])
+    >>> x.masked_fill(x.numpy() < 0, 0.0)
+    tensor([1., 0., 3.])
+    """
+    m = np.asarray(mask.numpy() if isinstance(mask, Tensor) else mask)
+    if m.dtype != bool:
+        raise TypeError(f"Tensor.masked_fill: the mask must be boolean, got dtype {m.dtype}")
+    return O.where(m, value, self)
+
+
+def _gather_along(self, dim, index):
+    """``x.gather(dim, index)``: ``out[i][j] = x[i][index[i][j]]`` for ``dim`` 1 (NumPy's
+    ``take_along_axis``); repeated indices add their gradients.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).gather(1, tg.tensor([[1, 0], [0, 0]]))
+    tensor([[2., 1.],
+            [3., 3.]])
+    """
+    (d,) = _dims_of(self, dim, "gather")
+    idx = np.asarray(index.numpy() if isinstance(index, Tensor) else index)
+    if idx.ndim != self.ndim or idx.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"Tensor.gather: index must be an integer tensor with {self.ndim} dims, got "
+            f"shape {idx.shape} and dtype {idx.dtype}"
+        )
+    n = self.shape[d]
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"Tensor.gather: an index is out of range for dim {d} of size {n}")
+    grid = list(np.indices(idx.shape, sparse=True))
+    grid[d] = idx % n if n else idx
+    for k in range(self.ndim):
+        if k != d and idx.shape[k] > self.shape[k]:
+            raise RuntimeError(
+                f"Tensor.gather: index shape {idx.shape} exceeds the tensor's {self.shape}"
+            )
+    flat = np.ravel_multi_index(tuple(np.broadcast_arrays(*grid)), self.shape)
+    return O.gather_flat(self, flat, idx.shape)
+
+
+def _mm(self, mat2):
+    """``x.mm(mat2)``: the product of two 2-D tensors.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0]]).mm(tg.tensor([[3.0], [4.0]]))
+    tensor([[11.]])
+    """
+    if self.ndim != 2 or np.ndim(mat2) != 2:
+        raise RuntimeError(f"Tensor.mm: two 2-D tensors, got {self.shape} and {np.shape(mat2)}")
+    return O.matmul(self, mat2)
+
+
+def _mv(self, vec):
+    """``x.mv(vec)``: a 2-D tensor times a 1-D one.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).mv(tg.tensor([1.0, 1.0]))
+    tensor([3., 7.])
+    """
+    if self.ndim != 2 or np.ndim(vec) != 1:
+        raise RuntimeError(
+            f"Tensor.mv: a 2-D and a 1-D tensor, got {self.shape} and {np.shape(vec)}"
+        )
+    return O.matmul(self, vec)
+
+
+def _bmm(self, mat2):
+    """``x.bmm(mat2)``: batched products of two 3-D tensors.
+
+    >>> import tapegrad as tg
+    >>> tg.ones(2, 1, 3).bmm(tg.ones(2, 3, 1)).shape
+    (2, 1, 1)
+    """
+    if self.ndim != 3 or np.ndim(mat2) != 3:
+        raise RuntimeError(f"Tensor.bmm: two 3-D tensors, got {self.shape} and {np.shape(mat2)}")
+    return O.matmul(self, mat2)
+
+
+def _rsqrt(self):
+    """``x.rsqrt()``: ``1 / sqrt(x)``.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([4.0, 0.25]).rsqrt()
+    tensor([0.5000, 2.0000])
+    """
+    return O.reciprocal(O.sqrt(self))
+
+
+def _unbind(self, dim=0):
+    """``x.unbind(dim=0)``: the slices along ``dim``, as a tuple of views.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).unbind(1)
+    (tensor([1., 3.]), tensor([2., 4.]))
+    """
+    (d,) = _dims_of(self, dim, "unbind")
+    return tuple(_select(self, d, i) for i in range(self.shape[d]))
+
+
+def _chunk(self, chunks, dim=0):
+    """``x.chunk(chunks, dim=0)``: views of ``ceil(n / chunks)`` slices each along ``dim`` (the
+    last may be shorter), as PyTorch's.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0, 3.0, 4.0, 5.0]).chunk(2)
+    (tensor([1., 2., 3.]), tensor([4., 5.]))
+    """
+    (d,) = _dims_of(self, dim, "chunk")
+    n = self.shape[d]
+    step = max(1, -(-n // chunks))
+    return tuple(_narrow(self, d, s, min(step, n - s)) for s in range(0, n, step))
+
+
+def _new_full(self, size, fill_value, *, dtype=None, requires_grad=False):
+    """``x.new_full(size, fill_value)``: a new Tensor of ``x``'s dtype (no graph).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0]).new_full((2,), 3.0)
+    tensor([3., 3.])
+    """
+    size = tuple(size) if isinstance(size, (tuple, list)) else (size,)
+    dt = dtype if dtype is not None else self.dtype
+    return new_tensor(np.full(size, fill_value, dtype=dt), requires_grad=requires_grad)
+
+
+def _new_zeros(self, *size, dtype=None, requires_grad=False):
+    """``x.new_zeros(size)``: zeros of ``x``'s dtype.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0]).new_zeros(2, 2)
+    tensor([[0., 0.],
+            [0., 0.]])
+    """
+    size = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    return _new_full(self, size, 0, dtype=dtype, requires_grad=requires_grad)
+
+
+def _new_ones(self, *size, dtype=None, requires_grad=False):
+    """``x.new_ones(size)``: ones of ``x``'s dtype.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0]).new_ones(3)
+    tensor([1., 1., 1.])
+    """
+    size = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    return _new_full(self, size, 1, dtype=dtype, requires_grad=requires_grad)
+
+
+def _expand_as(self, other):
+    """``x.expand_as(other)``: ``x.expand(other.shape)`` (a broadcast; gradients sum back).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0], [2.0]]).expand_as(tg.zeros(2, 3))
+    tensor([[1., 1., 1.],
+            [2., 2., 2.]])
+    """
+    return self.expand(*np.shape(other))
+
+
+def _view_as(self, other):
+    """``x.view_as(other)``: ``x.view(other.shape)``, a view.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0, 3.0, 4.0]).view_as(tg.zeros(2, 2))
+    tensor([[1., 2.],
+            [3., 4.]])
+    """
+    return self.view(*np.shape(other))
+
+
+def _reshape_as(self, other):
+    """``x.reshape_as(other)``: ``x.reshape(other.shape)``.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0, 3.0, 4.0]).reshape_as(tg.zeros(4, 1)).shape
+    (4, 1)
+    """
+    return self.reshape(*np.shape(other))

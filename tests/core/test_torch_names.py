@@ -27,6 +27,12 @@ V = RNG.standard_normal(4)
 SQ = RNG.standard_normal((4, 4))
 ZEROS = np.where(X > 0.3, X, 0.0)
 IDX = np.array([[0, 5], [11, 2]])
+MASK = X > 0.3
+GIDX = np.array([[0, 3], [1, 1], [2, 0]])  # gather along dim 1 (a repeat: gradients add)
+SEL = np.array([3, 0, 3])
+M42 = RNG.standard_normal((4, 2))
+B3 = RNG.standard_normal((2, 3, 4))
+B34 = RNG.standard_normal((2, 4, 2))
 
 
 def c(name, *args, x=X, **kwargs):
@@ -153,6 +159,32 @@ SHAPES = [
     c("norm", float("inf"), dim=(0, 1), keepdim=True),
     c("swapaxes", 0, 1),
     c("take", "IDX"),
+    c("flip", 1),
+    c("flip", (0, 1)),
+    c("flip", 0, 1),
+    c("roll", 1),
+    c("roll", (1, -2), (0, 1)),
+    c("tril"),
+    c("tril", -1),
+    c("triu", 1),
+    c("narrow", 1, 1, 2),
+    c("select", 0, 2),
+    c("index_select", 1, "SEL"),
+    c("masked_fill", "MASK", 0.5),
+    c("gather", 1, "GIDX"),
+    c("mm", "M42"),
+    c("mv", "V"),
+    c("bmm", "B34", x=B3),
+    c("rsqrt", x=POS),
+    c("unbind", 1),
+    c("chunk", 3, 1),
+    c("chunk", 2),
+    c("new_full", (2,), 3.0),
+    c("new_zeros", 2, 2),
+    c("new_ones", (3,)),
+    c("expand_as", "B34", x=np.ones((4, 1))),
+    c("view_as", "SQ", x=np.ones((2, 8))),
+    c("reshape_as", "M42", x=np.ones((2, 4))),
     c("size"),
     c("size", 1),
     c("size", -1),
@@ -215,7 +247,7 @@ OTHER = {
 def _arg(lib, a):
     """A case argument for ``lib`` (torch or tapegrad): named arrays become its tensors,
     dtype names its dtypes."""
-    if isinstance(a, str) and a in ("Y", "SQ", "V", "IDX"):
+    if isinstance(a, str) and a in ("Y", "SQ", "V", "IDX", "MASK", "GIDX", "SEL", "M42", "B34"):
         return lib.tensor(globals()[a])
     if a in ("float64", "int64"):
         return getattr(lib, a)
