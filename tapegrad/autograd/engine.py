@@ -690,6 +690,22 @@ def _backward_into(outputs, grads, inputs, retain_graph, create_graph):
         x.grad = Tensor._const(g) if x.grad is None else Tensor._const(result(x.grad._v + g))
 
 
+def partial_grads(outputs, inputs, grad_outputs):
+    """Differentiable gradients of ``outputs`` with respect to each of ``inputs`` as if the
+    inputs were independent (the sweep stops at their rows), None where one is unused: what
+    a recomputed custom op (a checkpoint) hands its inputs in a create_graph backward, whose
+    outer sweep then carries each through the input's own history once."""
+    t = STATE.tape
+    for i, y in enumerate(outputs):
+        check_root(t, y, i)
+    roots = [
+        (row_for(t, y), g if isinstance(g, Tensor) else _seed_value(y, g, i))
+        for i, (y, g) in enumerate(zip(outputs, grad_outputs, strict=True))
+    ]
+    in_rows = [_input_row(t, x) for x in inputs]
+    return _higher.backward_graph(t, roots, inputs, in_rows, False, True, FREED_MSG, stop=True)
+
+
 def grad(
     outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False
 ):

@@ -259,11 +259,14 @@ def leaf_hooks(leaf, g):
     return tensor_hooks(fns, g) if fns else g
 
 
-def backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused, freed_msg):
+def backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused, freed_msg, stop=False):
     """Reverse sweep with differentiable ops; returns input gradients as Tensors.
 
     ``roots``: (row, seed) pairs, a seed being a Tensor or an array of the output's shape;
-    ``in_rows``: the rows of ``inputs`` (None for one not on this tape)."""
+    ``in_rows``: the rows of ``inputs`` (None for one not on this tape).  With ``stop`` the
+    sweep does not go on below an input's row: each input's gradient is a partial one, as
+    if the inputs were independent (one computed from another gets none of its share)."""
+    stops = {r for r in in_rows if r is not None} if stop else ()
     adj = {}
     for r, seed in roots:
         if not isinstance(seed, Tensor):
@@ -288,7 +291,7 @@ def backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused, freed_ms
             g = tensor_hooks(hooks[r], g)
         reached[r] = g
         code = t.op(r)
-        if code <= T.CONST or code == T.GUARD:
+        if code <= T.CONST or code == T.GUARD or r in stops:
             continue
         if code == T.FREED or t.state[r] & 2:
             raise RuntimeError(freed_msg)
