@@ -385,9 +385,14 @@ def _norm(self, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None, keep
         return O.sum(O.sign(a), dims, keepdim)
     if p == 1.0:
         return O.sum(a, dims, keepdim)
-    if p == 2.0:
-        return O.sqrt(O.sum(O.mul(self, self), dims, keepdim))
-    return O.power(O.sum(O.power(a, p), dims, keepdim), 1.0 / p)
+    s = O.sum(O.mul(self, self) if p == 2.0 else O.power(a, p), dims, keepdim)
+    # at 0 the gradient is 0, as PyTorch's (the root's infinite slope times 0 would be nan):
+    # the root of a masked 1 there, then 0 selected
+    zero = np.asarray(s._v) == 0.0 if isinstance(s, Tensor) else s == 0.0
+    if not np.any(zero):
+        return O.sqrt(s) if p == 2.0 else O.power(s, 1.0 / p)
+    safe = O.where(zero, 1.0, s)
+    return O.where(zero, 0.0, O.sqrt(safe) if p == 2.0 else O.power(safe, 1.0 / p))
 
 
 def _argsort(self, dim=-1, descending=False, stable=False, *, axis=None):

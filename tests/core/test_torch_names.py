@@ -490,3 +490,15 @@ def test_tg_norm_is_pytorchs_vector_norm(args, value):
 def test_tg_norm_refuses_matrix_norms_by_name():
     with pytest.raises(ValueError, match="nuc.*tnp.linalg.norm"):
         tg.norm(tg.tensor(M), "nuc")
+
+
+@pytest.mark.parametrize("p", [2, "fro", 3, 1.5])
+def test_tg_norm_has_pytorchs_zero_gradient_at_zero(p):
+    """The root's infinite slope at 0 times a zero would be nan: 0 there, as PyTorch's."""
+    z = np.array([[0.0, 0.0], [1.0, -2.0]])
+    x = tg.tensor(z, requires_grad=True)
+    tg.norm(x, p, 1).sum().backward()
+    xt = torch.tensor(z, requires_grad=True)
+    torch.norm(xt, p, 1).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-14)
+    assert np.all(np.isfinite(x.grad.numpy()))
