@@ -89,6 +89,14 @@ class Optimizer:
         for g in groups:
             group = dict(self.defaults)
             group.update(g)
+            for k, v in group.items():  # a one-element Tensor lr (PyTorch takes one) as its number
+                if k != "params" and isinstance(v, Tensor):
+                    if v.requires_grad or v.numel() != 1:
+                        raise TypeError(
+                            f"optimizer: {k} must be a number or a one-element Tensor without "
+                            f"gradient, got shape {v.shape} (requires_grad={v.requires_grad})"
+                        )
+                    group[k] = float(v.item())
             ps = group["params"]
             group["params"] = [ps] if isinstance(ps, Tensor) else list(ps)
             for p in group["params"]:

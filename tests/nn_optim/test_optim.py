@@ -160,3 +160,20 @@ def test_training_loop_converges_with_module():
     np.testing.assert_allclose(lin.weight.numpy().ravel(), [1.0, -2.0, 0.5], atol=1e-4)
     assert lin.bias.item() == pytest.approx(0.25, abs=1e-4)
     assert math.isfinite(loss.item()) and loss.item() < 1e-8
+
+
+def test_a_one_element_tensor_learning_rate_is_its_number():
+    """PyTorch takes lr=torch.tensor(0.1): the same steps as lr=0.1 (an error that named
+    numpy.subtract's out= before)."""
+    for opt in (tg.optim.SGD, tg.optim.Adam):
+        a = tg.tensor([1.0, 2.0], requires_grad=True)
+        b = tg.tensor([1.0, 2.0], requires_grad=True)
+        oa, ob = opt([a], lr=tg.tensor(0.1)), opt([b], lr=0.1)
+        for _ in range(3):
+            for p, o in ((a, oa), (b, ob)):
+                o.zero_grad()
+                (p * p).sum().backward()
+                o.step()
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    with pytest.raises(TypeError, match="lr must be a number"):
+        tg.optim.SGD([tg.tensor([1.0], requires_grad=True)], lr=tg.tensor(0.1, requires_grad=True))
