@@ -1011,11 +1011,18 @@ class ScratchTape(Tape):
         return self
 
 
+SHARED = "shares_memory"  # the meta key of a Tensor whose array the caller shares (from_numpy)
+
+
 def owns(value, handle):
-    """May a row hold ``value`` by reference (a lazy row)?  Not a plain array (no handle) nor
-    a read-only view (what ``value_of`` makes of a caller's array, and every view of that):
-    the caller may change it before a large matmul's backward reads it, so it is copied."""
-    return handle is not None and (value.flags.writeable or value.base is None)
+    """May a row hold ``value`` by reference (a lazy row)?  Not a plain array (no handle), a
+    read-only view (what ``value_of`` makes of a caller's array, and every view of that) nor
+    a Tensor sharing the caller's array: the caller may change it before a backward reads
+    it, so it is copied."""
+    if handle is None or not (value.flags.writeable or value.base is None):
+        return False
+    m = getattr(handle, "_m", None)
+    return m is None or SHARED not in m
 
 
 def _dead():

@@ -501,6 +501,15 @@ _VIA = {
 
 
 _STAND_IN = "stand_in"
+_SHARED = T.SHARED
+
+
+def shares_memory(x):
+    """Mark ``x`` as sharing its array with the caller (``tg.from_numpy``): the caller may
+    write into it without tapegrad knowing, so each op that uses ``x`` enters its value as it
+    is then (no cached row): the op's backward reads what its forward computed with."""
+    x._m = {_SHARED: True}
+    return x
 
 
 def stand_in(x):
@@ -732,7 +741,8 @@ def row_of(t, x):
         r = t.enter(code, v, x, 1 if x._rg else 0)
         if code == T.LEAF:
             t.leaf_rows.append(r)
-        if code != T.FREED:
+        m = getattr(x, "_m", None)
+        if code != T.FREED and (m is None or _SHARED not in m):
             with _CLAIM:
                 cur = x._tape
                 if cur is None or cur is t or not cur.alive or cur.owner == t.owner:

@@ -14,7 +14,7 @@ from . import functions as O
 from . import torch_methods as P
 from .creation import _rng
 from .tensor import TensorBase as Tensor
-from .tensor import new_tensor
+from .tensor import new_tensor, shares_memory
 
 # dtypes under PyTorch's names (NumPy dtypes: tg.tensor(x, dtype=tg.float64), x.to(tg.int64))
 float64 = double = np.dtype(np.float64)
@@ -193,7 +193,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
         )
     if array.ndim == 0:
         return new_tensor(array)
-    return Tensor._const(array)
+    return shares_memory(Tensor._const(array))
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:

@@ -195,3 +195,26 @@ def test_a_write_through_a_detached_alias_is_read_by_later_ops_and_their_backwar
     (b * c).sum().backward()
     np.testing.assert_array_equal(c.grad.numpy(), [2.0, 8.0])
     np.testing.assert_array_equal(a.grad.numpy(), [4.0, 32.0])
+
+
+@pytest.mark.parametrize("n", [2, 5000])  # a pending entry, and a size that could stay lazy
+def test_a_write_into_a_from_numpy_array_is_seen_by_the_ops_recorded_after_it_only(n):
+    """tg.from_numpy shares the caller's array, whose writes tapegrad cannot see: each op
+    that uses the Tensor enters its value as it is then, so every op's backward reads what
+    its forward computed with (the backward read the first op's copy: a silent mix)."""
+    arr = np.ones(n)
+    c = tg.from_numpy(arr)
+    x = tg.tensor(np.ones(n), requires_grad=True)
+    y = (x * c).sum()  # with c = 1
+    arr[0] = 100.0
+    z = (x * c).sum()  # with c[0] = 100
+    assert z.item() == 100.0 + (n - 1)
+    (y + z).backward()
+    assert x.grad.numpy()[0] == 101.0 and x.grad.numpy()[-1] == 2.0
+    mem = np.array([1.0, 2.0])
+    leaf = tg.from_numpy(mem).requires_grad_()
+    a = (leaf * leaf).sum()
+    mem[0] = 10.0
+    b = (leaf * leaf).sum()
+    (a + b).backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), [2.0 + 20.0, 4.0 + 4.0])
