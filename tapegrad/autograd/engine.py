@@ -226,14 +226,7 @@ def run_backward(
     for i, y in enumerate(outputs):
         check_root(t, y, i)
     if create_graph:
-        roots = [
-            (row_for(t, y), g if isinstance(g, Tensor) else _seed_value(y, g, i))
-            for i, (y, g) in enumerate(zip(outputs, grads))
-        ]
-        in_rows = None if inputs is None else [_input_row(t, x) for x in inputs]
-        return _higher.backward_graph(
-            t, roots, inputs, in_rows, accumulate, allow_unused, FREED_MSG
-        )
+        return _backward_graph(t, outputs, grads, inputs, accumulate, allow_unused)
     seeds = [_seed_value(y, g, i) for i, (y, g) in enumerate(zip(outputs, grads))]
     # (outputs that are leaves enter the tape here, and seed themselves directly)
     roots = [(row_for(t, y), s) for y, s in zip(outputs, seeds)]
@@ -698,12 +691,19 @@ def partial_grads(outputs, inputs, grad_outputs):
     t = STATE.tape
     for i, y in enumerate(outputs):
         check_root(t, y, i)
+    return _backward_graph(t, outputs, grad_outputs, inputs, False, True, stop=True)
+
+
+def _backward_graph(t, outputs, grads, inputs, accumulate, allow_unused, stop=False):
+    """The create_graph sweep (``_higher.backward_graph``) from checked ``outputs``."""
     roots = [
         (row_for(t, y), g if isinstance(g, Tensor) else _seed_value(y, g, i))
-        for i, (y, g) in enumerate(zip(outputs, grad_outputs, strict=True))
+        for i, (y, g) in enumerate(zip(outputs, grads, strict=True))
     ]
-    in_rows = [_input_row(t, x) for x in inputs]
-    return _higher.backward_graph(t, roots, inputs, in_rows, False, True, FREED_MSG, stop=True)
+    in_rows = None if inputs is None else [_input_row(t, x) for x in inputs]
+    return _higher.backward_graph(
+        t, roots, inputs, in_rows, accumulate, allow_unused, FREED_MSG, stop=stop
+    )
 
 
 def grad(
