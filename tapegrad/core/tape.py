@@ -396,29 +396,10 @@ class Tape(TapeInspection):
             self._alloc_rows(self.cap * 2, keep=s)
         off = int(self._voff[s])
         pv = self.pv
-        end = self._write_arrays(off, s, k) if self.parr and k >= VECTOR_FLUSH_MIN else -1
-        if end >= 0:
-            pass
-        elif self.parr:  # rows of mixed sizes and shapes: written one by one, in one pass
-            ends, lo, j = [], off, s
-            val, vcap, sh = self._val, self.vcap, self.sh
-            for v in pv:
-                hi = lo + (1 if v.__class__ is float else v.size)
-                if hi > vcap:  # keeps the values up to lo: the rows before and those written
-                    self._reserve(lo, hi - lo)
-                    val, vcap = self._val, self.vcap
-                if v.__class__ is float:
-                    val[lo] = v
-                elif v.ndim == 1 and hi - lo != 1:
-                    val[lo:hi] = v  # (no reshape: a view costs what the copy does)
-                else:
-                    sh[j] = self.add_shape(v.shape)
-                    val[lo:hi] = v.reshape(-1)
-                ends.append(hi)
-                lo = hi
-                j += 1
-            self._voff[s + 1 : s + k + 1] = ends
-            end = lo
+        if self.parr:  # arrays among the rows: one concatenate when they allow it
+            end = self._write_arrays(off, s, k) if k >= VECTOR_FLUSH_MIN else -1
+            if end < 0:
+                end = self._write_rows(off, s)
         else:
             if off + k > self.vcap:
                 self._reserve(off, k)
@@ -444,6 +425,30 @@ class Tape(TapeInspection):
         self.pf.clear()
         self.pc.clear()  # last: a non-empty pc is what makes readers call sync
         self.parr = self.pconst = False
+
+    def _write_rows(self, off, s):
+        """Write the pending rows of mixed sizes and shapes one by one, in one pass (a shape
+        noted for each n-d or one-element array); returns the end offset."""
+        pv = self.pv
+        ends, lo, j = [], off, s
+        val, vcap, sh = self._val, self.vcap, self.sh
+        for v in pv:
+            hi = lo + (1 if v.__class__ is float else v.size)
+            if hi > vcap:  # keeps the values up to lo: the rows before and those written
+                self._reserve(lo, hi - lo)
+                val, vcap = self._val, self.vcap
+            if v.__class__ is float:
+                val[lo] = v
+            elif v.ndim == 1 and hi - lo != 1:
+                val[lo:hi] = v  # (no reshape: a view costs what the copy does)
+            else:
+                sh[j] = self.add_shape(v.shape)
+                val[lo:hi] = v.reshape(-1)
+            ends.append(hi)
+            lo = hi
+            j += 1
+        self._voff[s + 1 : s + len(ends) + 1] = ends
+        return lo
 
     def _write_arrays(self, off, s, k):
         """Write ``k`` pending rows that are 1-D arrays and a few floats (a chain of small-array
