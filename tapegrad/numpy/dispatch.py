@@ -477,7 +477,9 @@ def _array_function(self, func, types, args, kwargs):
     if func in VALUE_FUNCTIONS:
         return func(*_plain(args), **_plain(kwargs))
     mod = getattr(func, "__module__", "numpy") or "numpy"
-    sub = next((m for m in ("linalg", "fft") if f"numpy.{m}" in mod or m == mod), "")
+    subs = {"linalg": "linalg", "fft": "fft", "scimath": "emath"}  # module -> public name
+    parts = mod.split(".")
+    sub = next((p for m, p in subs.items() if m in parts), "")
     name = f"numpy.{sub + '.' if sub else ''}{func.__name__}"
     raise TypeError(
         f"{name} is not supported on tapegrad Tensors (it would drop the "

@@ -123,3 +123,13 @@ def test_refused_name_raises_naming_itself_and_the_table(name):
         else:
             error = None
     pytest.fail(f"{name} on a Tensor did not raise the refusal naming it: {error!r}")
+
+
+@pytest.mark.parametrize("name", ["sqrt", "log", "arcsin", "power"])
+def test_emath_refusal_names_emath_not_the_ufunc(name):
+    # np.emath.sqrt and np.sqrt differ (complex results for negative input): naming the
+    # ufunc would send the user to a function tapegrad supports with another meaning.
+    fn = getattr(np.emath, name)
+    args = (np.array([0.5, 0.25]),) * (2 if name == "power" else 1)
+    with pytest.raises(TypeError, match=rf"^numpy\.emath\.{name} is not supported"):
+        tg.grad(lambda x: np.sum(fn(x, *args[1:])))(args[0])
