@@ -6,7 +6,6 @@ results are on the tape and can be differentiated again.
 """
 
 import functools
-import math
 
 import numpy as np
 
@@ -15,7 +14,6 @@ from ..kernels import sweeps as K
 from ..core import tape as T
 from ..ops.decl import Elementwise
 from ..ops.spec import C, OPS
-from ..ops.structural import SMALL_MATMUL
 from . import checks as _checks
 from . import higher as _higher
 from ..core.tensor import STATE, TensorBase as Tensor, result, row_of, tape_of
@@ -263,8 +261,7 @@ def run_backward(
                 for r in rows[1:]:
                     g += t.gradient(r)
                 g = g.reshape(x.shape)
-                meta = x._meta if x._leaf else None
-                hooks = meta.get("hooks") if meta else None
+                hooks = _higher.hook_fns(x) if x._leaf else None
                 out.append(_apply_hooks(hooks, result(g)) if hooks else g)
     else:
         out = None
@@ -338,8 +335,7 @@ def _uncleared(t, top, roots):
         return []
     blas = ops == C.MATMUL  # matmuls whose backward runs in ReverseSweep._matmul
     for r in np.flatnonzero(blas):
-        p = int(t.ip[r])
-        blas[r] = int(np.prod(t.ipool[p : p + 4])) > SMALL_MATMUL
+        blas[r] = t.blas_matmul(int(t.ip[r]))
     adders = ~blas  # the other rows add into their operands' adjoints
     cleared = np.zeros(top + 2, bool)  # by row + 1 (-1: no operand)
     cleared[((w[adders] >> 8) & 0xFFFFFFF)] = True
@@ -356,15 +352,13 @@ def _uncleared_short(t, top, roots):
     if not big:
         return []
     added = set(roots)  # seeds are added in
-    ip, ipool = t.ip, t.ipool
+    ip = t.ip
     for r, w in enumerate(t.code[: top + 1].tolist()):
         o = w & 255
         if not _PLAIN_LIST[o]:
             return []
-        if o == C.MATMUL:
-            p = int(ip[r])
-            if math.prod(ipool[p : p + 4].tolist()) > SMALL_MATMUL:
-                continue  # its backward writes its operands' first contributions
+        if o == C.MATMUL and t.blas_matmul(int(ip[r])):
+            continue  # its backward writes its operands' first contributions
         added.add(((w >> 8) & 0xFFFFFFF) - 1)
         added.add((w >> 36) - 1)
     rg = t.rg
@@ -561,8 +555,7 @@ class ReverseSweep:
                 g = float(adj[voff[r]])
             else:
                 g = adj[voff[r] : voff[r + 1]].reshape(leaf.shape)
-            meta = leaf._meta
-            hooks = meta.get("hooks") if meta else None
+            hooks = _higher.hook_fns(leaf)
             if hooks:  # (what a hook returns may be kept by it: copied below)
                 g = _apply_hooks(hooks, result(np.array(g)))
                 fresh = False

@@ -252,10 +252,15 @@ def tensor_hooks(fns, g):
     return g
 
 
+def hook_fns(leaf):
+    """The hooks registered on leaf Tensor ``leaf`` (None when it has none)."""
+    meta = leaf._meta
+    return meta.get("hooks") if meta else None
+
+
 def leaf_hooks(leaf, g):
     """``g`` after the hooks registered on leaf Tensor ``leaf`` (none: ``g`` itself)."""
-    meta = leaf._meta
-    fns = meta.get("hooks") if meta else None
+    fns = hook_fns(leaf)
     return tensor_hooks(fns, g) if fns else g
 
 

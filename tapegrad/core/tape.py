@@ -341,7 +341,7 @@ class Tape(TapeInspection):
     def need(self, code, ra, rb, ip=0):
         """Write the lazy operands that op ``code`` reads in its backward."""
         reads = self.READS[code]
-        if code == MATMUL and math.prod(self.ipool[ip : ip + 4].tolist()) > SMALL_MATMUL:
+        if code == MATMUL and self.blas_matmul(ip):
             return  # large matmuls run in numpy, which reads lazy arrays directly
         if "a" in reads and ra in self.lazy:
             self.materialize(ra)
@@ -349,6 +349,11 @@ class Tape(TapeInspection):
             self.materialize(rb)
         if "c" in reads:
             self.materialize(int(self.ipool[ip]))
+
+    def blas_matmul(self, ip):
+        """Whether the matmul row with parameters at ``ipool[ip]`` is large enough that its
+        backward runs in NumPy's BLAS (``ReverseSweep._matmul``), not in the compiled sweep."""
+        return math.prod(self.ipool[ip : ip + 4].tolist()) > SMALL_MATMUL
 
     def row_value(self, row):
         """Row ``row``'s value, flat, from the buffer or its lazy array."""
