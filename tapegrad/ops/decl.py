@@ -55,6 +55,10 @@ class Elementwise:
     doc: str = ""
     function: str = ""
     methods: tuple = ()
+    # PyTorch's saved tensors ("a", "b", "out"), given when ``d`` reads a value PyTorch's
+    # backward does not keep: an in-place change of that value after the op raises no version
+    # error, as in PyTorch (tapegrad's rows keep their own values, so nothing is lost)
+    saved: Union[tuple, None] = None
     family: str = "elementwise"
 
     def __post_init__(self):

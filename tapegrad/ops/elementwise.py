@@ -49,6 +49,7 @@ OPS = (
         "EXPM1",
         "expm1(a)",
         numpy=("expm1",),
+        saved=("out",),
         example=("[0.5, 2.0]", "[0.6487, 6.3891]", "[1.6487, 7.3891]", "exp(x)"),
     ),  # out + 1 cancels for a << 0
     E(
@@ -81,6 +82,7 @@ OPS = (
         "TANH",
         "tanh(a)",
         numpy=("tanh",),
+        saved=("out",),
         example=("[0.5, 2.0]", "[0.4621, 0.9640]", "[0.7864, 0.0707]", "1 - tanh(x)**2"),
     ),
     # 1 / (1 + exp(-a)) with both tails kept: 1 - out and 0.5 * (tanh(a / 2) + 1) round to
@@ -90,6 +92,7 @@ OPS = (
         "exp(-logaddexp(0.0, -a))",
         ("out * exp(-logaddexp(0.0, a))",),
         numpy=("scipy.special.expit",),
+        saved=("out",),
         example=(
             "[-1.0, 2.0]",
             "[0.2689, 0.8808]",
@@ -102,6 +105,7 @@ OPS = (
         "maximum(a, 0.0)",
         ("where(a > 0.0, 1.0, 0.0)",),
         kinks=(0.0,),
+        saved=("out",),
         example=("[-1.5, 2.0]", "[0., 2.]", "[0., 1.]", "1 where x > 0, else 0"),
     ),
     E(
@@ -263,7 +267,15 @@ OPS = (
     E("ADDS", "a + c", ("1.0",), params=1, graph="AddBackward0"),
     E("MULS", "a * c", ("c",), params=1, graph="MulBackward0"),
     E("RSUBS", "c - a", ("-1.0",), params=1, graph="RsubBackward0"),
-    E("RDIVS", "c / a", ("-out / a",), params=1, graph="DivBackward0", domain=(0.3, 2.0)),
+    E(
+        "RDIVS",
+        "c / a",
+        ("-out / a",),
+        params=1,
+        graph="DivBackward0",
+        domain=(0.3, 2.0),
+        saved=(),  # PyTorch's c / a is c * reciprocal(a): it keeps a value of its own
+    ),
     E(
         "POWS",
         "a ** c",
@@ -300,6 +312,7 @@ OPS = (
         "a / b",
         ("1.0 / b", "-out / b"),
         numpy=("divide", "true_divide", "__truediv__"),
+        saved=("a", "b"),
         domain=(0.3, 2.0),
     ),
     E(
@@ -415,6 +428,7 @@ OPS = (
         "fmod(a, b)",
         ("1.0", "-floor((a - out) / b + 0.5)"),
         numpy=("fmod",),
+        saved=("a", "b"),
         domain=(0.3, 2.0),
         doc="C's fmod: the sign of the dividend. d/dx1 = 1, d/dx2 = -trunc(x1 / x2).",
         example=("[5.0, -5.0]", "[3.0, 3.0]", "[ 2., -2.]", "[1., 1.]", "[-1.,  1.]"),

@@ -145,7 +145,7 @@ def saves_of(o: Op) -> tuple:
         flags = []
         for sym, own in (("a", 0), ("b", 1), ("out", None)):
             users = {k for k, d in enumerate(o.d) if sym in formula.symbols(d)}
-            if not users:
+            if not users or (o.saved is not None and sym not in o.saved):
                 flags.append(0)
             elif own is not None and users == {1 - own}:
                 flags.append(2)
