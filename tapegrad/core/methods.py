@@ -1002,6 +1002,46 @@ def _inplace_method(fn, opname):
     return method
 
 
+def _alpha_inplace(inplace):
+    """``x.add_(other, alpha=1)`` / ``x.sub_(...)``: the in-place op of ``alpha * other``
+    (PyTorch's ``alpha=``, as ``p.add_(g, alpha=-lr)`` in an optimizer step)."""
+
+    def method(self, other, *, alpha=1):
+        if alpha != 1:
+            other = O.mul(other, alpha) if isinstance(other, Tensor) else np.multiply(other, alpha)
+        return inplace(self, other)
+
+    method.__name__ = inplace.__name__
+    method.__doc__ = (
+        inplace.__doc__
+        + f"""
+        ``alpha=`` scales ``other`` first, as PyTorch's:
+
+        >>> w = tg.tensor([1.0, 2.0])
+        >>> w.{inplace.__name__}(tg.tensor([10.0, 10.0]), alpha=0.5)
+        tensor([{"6., 7." if inplace.__name__ == "add_" else "-4., -3."}])
+    """
+    )
+    return method
+
+
+def _inplace_of(fn, name):
+    """``x.<name>_(...)``: ``x.<name>(...)`` (``fn``) written into x in place; returns x.  A
+    Tensor argument that requires grad (src, source, a fill value) keeps its gradient."""
+    opname = f"{name}_"
+
+    def method(self, *args, **kwargs):
+        grad_arg = next(
+            (a for a in (*args, *kwargs.values()) if isinstance(a, Tensor) and a._rg), None
+        )
+        return _inplace(lambda s, _: fn(s, *args, **kwargs), opname)(self, grad_arg)
+
+    method.__name__ = opname
+    usage = f"``x.{opname}(...)``: ``x.{name}(...)`` written into x in place; returns x."
+    method.__doc__ = f"{usage}\n\n{inspect.cleandoc(fn.__doc__)}"
+    return method
+
+
 class TensorMethods(ElementwiseMethods):
     """Tensor's operators and NumPy/PyTorch-style methods (a base class of the public
     ``Tensor``), each a thin call into ``functions``."""
@@ -1031,11 +1071,25 @@ class TensorMethods(ElementwiseMethods):
     __ge__ = _compare(np.greater_equal, "__ge__")
     __eq__ = _compare(np.equal, "__eq__")
     __ne__ = _compare(np.not_equal, "__ne__")
-    __iadd__ = add_ = _inplace_method(O.add, "add_")
-    __isub__ = sub_ = _inplace_method(O.sub, "sub_")
+    __iadd__ = _inplace_method(O.add, "add_")
+    __isub__ = _inplace_method(O.sub, "sub_")
+    add_ = _alpha_inplace(__iadd__)
+    sub_ = _alpha_inplace(__isub__)
     __imul__ = mul_ = _inplace_method(O.mul, "mul_")
     __itruediv__ = div_ = _inplace_method(O.div, "div_")
     clamp_ = _clamp_
+    clamp_min_ = _inplace_of(P._clamp_min, "clamp_min")
+    clamp_max_ = _inplace_of(P._clamp_max, "clamp_max")
+    masked_fill_ = _inplace_of(P._masked_fill, "masked_fill")
+    masked_scatter_ = _inplace_of(P._masked_scatter, "masked_scatter")
+    scatter_ = _inplace_of(P._scatter, "scatter")
+    scatter_add_ = _inplace_of(P._scatter_add, "scatter_add")
+    index_add_ = _inplace_of(P._index_add, "index_add")
+    index_copy_ = _inplace_of(P._index_copy, "index_copy")
+    index_fill_ = _inplace_of(P._index_fill, "index_fill")
+    lerp_ = _inplace_of(P._lerp, "lerp")
+    addcmul_ = _inplace_of(P._addcmul, "addcmul")
+    addcdiv_ = _inplace_of(P._addcdiv, "addcdiv")
     zero_ = _zero_
     _version = property(_version)
 
@@ -1120,6 +1174,30 @@ class TensorMethods(ElementwiseMethods):
     view_as = P._view_as
     reshape_as = P._reshape_as
     trace = _trace_method
+    scatter_add = P._scatter_add
+    scatter = P._scatter
+    index_add = P._index_add
+    index_copy = P._index_copy
+    index_fill = P._index_fill
+    masked_select = P._masked_select
+    masked_scatter = P._masked_scatter
+    topk = P._topk
+    kthvalue = P._kthvalue
+    cummax = P._cummax
+    cummin = P._cummin
+    aminmax = P._aminmax
+    movedim = moveaxis = viewing(P._movedim)
+    swapdims = viewing(_swapaxes)
+    split = P._split
+    tensor_split = P._tensor_split
+    tile = P._tile
+    unflatten = viewing(P._unflatten, reshapes=True)
+    diff = P._diff
+    where = P._where
+    count_nonzero = P._count_nonzero
+    isclose = P._isclose
+    allclose = P._allclose
+    equal = P._equal
 
     # binary functions with x first
     clip = clamp = _clip
@@ -1132,6 +1210,14 @@ class TensorMethods(ElementwiseMethods):
     sub = P._sub
     mul = _calls("mul", O.mul, lambda s, o: O.mul(s, o))
     div = P._div
+    addmm = P._addmm
+    addmv = P._addmv
+    addcmul = P._addcmul
+    addcdiv = P._addcdiv
+    lerp = P._lerp
+    xlogy = P._xlogy
+    clamp_min = P._clamp_min
+    clamp_max = P._clamp_max
 
     # values, dtype, complex parts
     copy = _copy
@@ -1157,3 +1243,8 @@ class TensorMethods(ElementwiseMethods):
     bool = P._bool
     cpu = P._cpu
     t = viewing(P._t)
+    type_as = P._type_as
+    new_tensor = P._new_tensor
+    element_size = P._element_size
+    is_floating_point = P._is_floating_point
+    nelement = Tensor.numel

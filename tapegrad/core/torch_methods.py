@@ -9,6 +9,7 @@ came from (one element at ties), ``x.max()`` shares it between tied maxima.
 
 import math
 from collections import namedtuple
+from itertools import pairwise
 
 import numpy as np
 
@@ -337,17 +338,29 @@ def _median(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         values = _sort(O.reshape(self, (-1,))).values
         return O.getitem(values, (values.shape[0] - 1) // 2)
     d = _dim(dim, axis, "median")
+    return _sorted_pick(self, d, lambda n: (n - 1) // 2, keepdim, MedianResult, "median")
+
+
+def _sorted_pick(self, dim, position, keepdim, result_type, name):
+    """``(values, indices)`` of the element at ``position(n)`` of each lane along ``dim``
+    sorted ascending (n the lane's length); the gradient goes to the element picked."""
     if self.ndim == 0:
-        return MedianResult(O.reshape(self, ()), _int_tensor(0))
-    d %= self.ndim
-    if self.shape[d] == 0:
-        raise IndexError(f"median(): dim {d} of shape {self.shape} is empty")
+        if position(1) != 0:
+            raise IndexError(f"{name}(): position {position(1)} of a 0-d tensor's one element")
+        return result_type(O.reshape(self, ()), _int_tensor(0))
+    (d,) = _dims_of(self, dim, name)
+    n = self.shape[d]
+    if n == 0:
+        raise IndexError(f"{name}(): dim {d} of shape {self.shape} is empty")
+    k = position(n)
+    if not 0 <= k < n:
+        raise IndexError(f"{name}(): k = {k + 1} is out of range for dim {d} of size {n}")
     values, idx = _sort(self, d)
-    key = (slice(None),) * d + ((self.shape[d] - 1) // 2,)
+    key = (slice(None),) * d + (k,)
     v, i = O.getitem(values, key), np.asarray(idx.numpy())[key]
     if keepdim:
         v, i = O.expand_dims(v, d), np.expand_dims(i, d)
-    return MedianResult(v, _int_tensor(i))
+    return result_type(v, _int_tensor(i))
 
 
 def _norm(self, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None):
@@ -1009,25 +1022,10 @@ def _gather_along(self, dim, index):
     tensor([[2., 1.],
             [3., 3.]])
     """
-    (d,) = _dims_of(self, dim, "gather")
-    idx = np.asarray(index.numpy() if isinstance(index, Tensor) else index)
-    if idx.ndim != self.ndim or idx.dtype.kind not in "iu":
-        raise RuntimeError(
-            f"Tensor.gather: index must be an integer tensor with {self.ndim} dims, got "
-            f"shape {idx.shape} and dtype {idx.dtype}"
-        )
-    n = self.shape[d]
-    if idx.size and (idx.min() < -n or idx.max() >= n):
-        raise IndexError(f"Tensor.gather: an index is out of range for dim {d} of size {n}")
-    grid = list(np.indices(idx.shape, sparse=True))
-    grid[d] = idx % n if n else idx
-    for k in range(self.ndim):
-        if k != d and idx.shape[k] > self.shape[k]:
-            raise RuntimeError(
-                f"Tensor.gather: index shape {idx.shape} exceeds the tensor's {self.shape}"
-            )
-    flat = np.ravel_multi_index(tuple(np.broadcast_arrays(*grid)), self.shape)
-    return O.gather_flat(self, flat, idx.shape)
+    flat, _ = _along(self, dim, index, "gather")
+    if O.exact_operands(self):  # an integer Tensor keeps its dtype
+        return O.numpy_exact(lambda v: np.asarray(v).reshape(-1)[flat], self)
+    return O.gather_flat(self, flat, flat.shape)
 
 
 def _mm(self, mat2):
@@ -1168,3 +1166,748 @@ def _reshape_as(self, other):
     (4, 1)
     """
     return self.reshape(*np.shape(other))
+
+
+# ---- writes at index positions: scatter, index_add, masked_scatter ... ----------------------
+# Each finds the flat positions of x it writes (NumPy, on integer indices, which carry no
+# derivative), then makes one differentiable row: SCATTER (added values; the gradient to the
+# values is the output's gradient gathered back, repeated positions included) or SETITEM
+# (written values; x's gradient is zero where it was overwritten).
+
+
+def _index_of(index, name):
+    idx = np.asarray(index.numpy() if isinstance(index, Tensor) else index)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"Tensor.{name}: index must be an integer tensor, got dtype {idx.dtype}")
+    return idx
+
+
+def _along(self, dim, index, name):
+    """Flat positions in ``self`` of ``index`` read along ``dim`` (gather's and scatter's
+    rule: ``index[i][j]`` names row ``index[i][j]``, column ``j`` for dim 0), and the dim."""
+    (d,) = _dims_of(self, dim, name)
+    idx = _index_of(index, name)
+    if idx.ndim != self.ndim:
+        raise RuntimeError(
+            f"Tensor.{name}: index must have as many dims as the tensor ({self.ndim}), got "
+            f"shape {idx.shape}"
+        )
+    n = self.shape[d]
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"Tensor.{name}: an index is out of range for dim {d} of size {n}")
+    for k in range(self.ndim):
+        if k != d and idx.shape[k] > self.shape[k]:
+            raise RuntimeError(
+                f"Tensor.{name}: index shape {idx.shape} exceeds the tensor's {self.shape}"
+            )
+    grid = list(np.indices(idx.shape, sparse=True))
+    grid[d] = idx % n if n else idx
+    return np.ravel_multi_index(tuple(np.broadcast_arrays(*grid)), self.shape), d
+
+
+def _write(self, flat, values, add):
+    """``self`` with ``values`` (one per entry of ``flat``, or one number) added at (``add``)
+    or written into its flat positions ``flat``."""
+    flat = np.asarray(flat, np.int64).reshape(-1)
+    if O.exact_operands(self, values):
+
+        def put(v, vals):
+            out = np.array(v).reshape(-1)
+            vals = np.broadcast_to(vals, flat.shape)
+            if add:
+                np.add.at(out, flat, vals)
+            else:
+                out[flat] = vals
+            return out.reshape(np.shape(v))
+
+        return O.numpy_exact(put, self, values)
+    if add:
+        if not isinstance(values, Tensor) or values.shape != flat.shape:
+            values = O.broadcast_to(values, flat.shape)
+        return O.add(self, O.scatter_add(values, flat, self.shape))
+    return O.reshape(O.setitem(O.reshape(self, (-1,)), flat, values), self.shape)
+
+
+def _source_part(src, shape, name):
+    """The leading ``shape`` block of ``src`` (PyTorch reads src where index has entries),
+    flattened."""
+    if not isinstance(src, Tensor):
+        src = O.tensor_of(src)
+    if src.ndim != len(shape) or any(a > b for a, b in zip(shape, src.shape, strict=True)):
+        raise RuntimeError(
+            f"Tensor.{name}: src of shape {src.shape} must have index's dims, each at least "
+            f"as long as index's {shape}"
+        )
+    if src.shape != tuple(shape):
+        src = O.getitem(src, tuple(slice(0, n) for n in shape))
+    return O.reshape(src, (-1,))
+
+
+def _scatter_add(self, dim, index, src):
+    """``x.scatter_add(dim, index, src)``: x with ``src[i][j]`` added at row ``index[i][j]``
+    (dim 0); repeated indices add up, and src's gradient is the output's gathered at index.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> src = tg.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+        >>> y = tg.zeros(2, 3).scatter_add(1, tg.tensor([[0, 0, 2]]), src); y
+        tensor([[3., 0., 3.],
+                [0., 0., 0.]], grad_fn=<AddBackward0>)
+        >>> (y * tg.tensor([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])).sum().backward(); src.grad
+        tensor([[1., 1., 3.]])
+    """
+    flat, _ = _along(self, dim, index, "scatter_add")
+    return _write(self, flat, _source_part(src, flat.shape, "scatter_add"), add=True)
+
+
+def _refuse_reduce(name, reduce):
+    if reduce is not None:
+        raise TypeError(
+            f"Tensor.{name}: reduce={reduce!r} is not supported; use x.scatter_add(dim, index, "
+            "src) for 'add', or compose the reduction from gather and where"
+        )
+
+
+def _scatter(self, dim, index, src=None, value=None, *, reduce=None):
+    """``x.scatter(dim, index, src)`` / ``x.scatter(dim, index, value)``: a copy of x with
+    ``src[i][j]`` (or the number ``value``) written at row ``index[i][j]`` (dim 0).  The
+    gradient to x is zero where it was overwritten; ``reduce=`` is refused.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.zeros(2, 3)
+        >>> x.scatter(0, tg.tensor([[1, 0, 1]]), tg.tensor([[1.0, 2.0, 3.0]]))
+        tensor([[0., 2., 0.],
+                [1., 0., 3.]])
+        >>> x.scatter(1, tg.tensor([[2], [0]]), value=5.0)
+        tensor([[0., 0., 5.],
+                [5., 0., 0.]])
+    """
+    _refuse_reduce("scatter", reduce)
+    if (src is None) == (value is None):
+        raise TypeError("Tensor.scatter(dim, index, src) or (dim, index, value=): give one")
+    flat, _ = _along(self, dim, index, "scatter")
+    if value is not None or not isinstance(src, (Tensor, np.ndarray, list)):
+        return _write(self, flat, src if value is None else value, add=False)
+    return _write(self, flat, _source_part(src, flat.shape, "scatter"), add=False)
+
+
+def _slices_at(self, dim, index, name):
+    """Flat positions of the slices of ``self`` at ``index`` (a 1-D index) along ``dim``,
+    shaped as those slices are (``self.index_select(dim, index)``'s shape), and the dim."""
+    idx = _index_of(index, name)
+    if idx.ndim > 1:
+        raise IndexError(f"Tensor.{name}: index must be 0-D or 1-D, got shape {idx.shape}")
+    if self.ndim == 0:
+        return np.zeros(idx.reshape(-1).shape[:0], np.int64), 0
+    (d,) = _dims_of(self, dim, name)
+    n = self.shape[d]
+    idx = idx.reshape(-1)
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"Tensor.{name}: an index is out of range for dim {d} of size {n}")
+    pos = np.arange(self.numel()).reshape(self.shape)
+    return np.take(pos, idx, axis=d), d
+
+
+def _sources(self, dim, index, source, name):
+    pos, _ = _slices_at(self, dim, index, name)
+    if tuple(np.shape(source)) != pos.shape and not (self.ndim == 0 and np.ndim(source) == 0):
+        raise RuntimeError(
+            f"Tensor.{name}: source of shape {np.shape(source)} must be the shape of the "
+            f"slices it goes to, {pos.shape}"
+        )
+    return pos, O.reshape(O.tensor_of(source) if not isinstance(source, Tensor) else source, -1)
+
+
+def _index_add(self, dim, index, source, *, alpha=1):
+    """``x.index_add(dim, index, source, alpha=1)``: x with ``alpha * source[k]`` added to the
+    slice ``index[k]`` along ``dim``; repeated indices add up.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> src = tg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        >>> y = tg.ones(3, 2).index_add(0, tg.tensor([2, 2]), src, alpha=10); y
+        tensor([[ 1.,  1.],
+                [ 1.,  1.],
+                [41., 61.]], grad_fn=<AddBackward0>)
+        >>> y.sum().backward(); src.grad
+        tensor([[10., 10.],
+                [10., 10.]])
+    """
+    pos, values = _sources(self, dim, index, source, "index_add")
+    return _write(self, pos, values if alpha == 1 else O.mul(values, alpha), add=True)
+
+
+def _index_copy(self, dim, index, source):
+    """``x.index_copy(dim, index, source)``: a copy of x with the slice ``index[k]`` along
+    ``dim`` replaced by ``source[k]`` (x's gradient is zero there).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.zeros(3, 2).index_copy(0, tg.tensor([2, 0]), tg.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        tensor([[3., 4.],
+                [0., 0.],
+                [1., 2.]])
+    """
+    pos, values = _sources(self, dim, index, source, "index_copy")
+    return _write(self, pos, values, add=False)
+
+
+def _index_fill(self, dim, index, value):
+    """``x.index_fill(dim, index, value)``: a copy of x with the slices at ``index`` along
+    ``dim`` set to ``value`` (a number, or a 0-d Tensor that gets their gradient).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.ones(2, 3).index_fill(1, tg.tensor([0, 2]), -1.0)
+        tensor([[-1.,  1., -1.],
+                [-1.,  1., -1.]])
+    """
+    if np.ndim(value) != 0:
+        raise RuntimeError(
+            f"Tensor.index_fill: value must be a number or a 0-d tensor, got shape "
+            f"{np.shape(value)} (x.index_copy writes a tensor of slices)"
+        )
+    pos, _ = _slices_at(self, dim, index, "index_fill")
+    return _write(self, pos, value, add=False)
+
+
+def _mask_of(mask, name):
+    m = np.asarray(mask.numpy() if isinstance(mask, Tensor) else mask)
+    if m.dtype != bool:
+        raise TypeError(f"Tensor.{name}: the mask must be boolean, got dtype {m.dtype}")
+    return m
+
+
+def _masked_select(self, mask):
+    """``x.masked_select(mask)``: the elements where ``mask`` (broadcast with x) is True, as a
+    1-D tensor.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[1.0, -2.0], [-3.0, 4.0]])
+        >>> x.masked_select(x > 0)
+        tensor([1., 4.])
+    """
+    m = _mask_of(mask, "masked_select")
+    shape = np.broadcast_shapes(self.shape, m.shape)
+    x = self if self.shape == shape else O.broadcast_to(self, shape)
+    return O.getitem(O.reshape(x, (-1,)), np.flatnonzero(np.broadcast_to(m, shape)))
+
+
+def _masked_scatter(self, mask, source):
+    """``x.masked_scatter(mask, source)``: a copy of x with the places where ``mask`` is True
+    taking ``source``'s elements in order (row-major), as PyTorch's.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.zeros(2, 2)
+        >>> x.masked_scatter(tg.tensor([[True, False], [True, True]]), tg.tensor([1.0, 2.0, 3.0]))
+        tensor([[1., 0.],
+                [2., 3.]])
+    """
+    m = _mask_of(mask, "masked_scatter")
+    shape = np.broadcast_shapes(self.shape, m.shape)
+    x = self if self.shape == shape else O.broadcast_to(self, shape)
+    pos = np.flatnonzero(np.broadcast_to(m, shape))
+    src = O.reshape(source if isinstance(source, Tensor) else O.tensor_of(source), (-1,))
+    if src.shape[0] < pos.size:
+        raise RuntimeError(
+            f"Tensor.masked_scatter: the mask has {pos.size} True places, source only "
+            f"{src.shape[0]} elements"
+        )
+    return _write(x, pos, O.getitem(src, slice(0, pos.size)), add=False)
+
+
+# ---- selections by order: topk, kthvalue, cummax / cummin, aminmax --------------------------
+
+TopkResult = namedtuple("topk", ("values", "indices"))
+KthvalueResult = namedtuple("kthvalue", ("values", "indices"))
+CummaxResult = namedtuple("cummax", ("values", "indices"))
+CumminResult = namedtuple("cummin", ("values", "indices"))
+AminmaxResult = namedtuple("aminmax", ("min", "max"))
+
+
+def _topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's name
+    """``x.topk(k, dim=-1, largest=True, sorted=True)``: the named tuple ``(values, indices)``
+    of the ``k`` largest (``largest=False``: smallest) elements along ``dim``, in sorted
+    order; the gradient goes to the elements picked.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 5.0, 3.0, 4.0], requires_grad=True)
+        >>> values, indices = x.topk(2); values, indices
+        (tensor([5., 4.], grad_fn=<ViewBackward0>), tensor([1, 3]))
+        >>> values.sum().backward(); x.grad
+        tensor([0., 1., 0., 1.])
+        >>> x.topk(1, largest=False).indices
+        tensor([0])
+    """
+    n = self.shape[dim % self.ndim] if self.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError(f"Tensor.topk: k = {k} is out of range for a dim of size {n}")
+    values, idx = _sort(self, dim, descending=bool(largest))
+    if self.ndim == 0:
+        return TopkResult(values, idx)
+    (d,) = _dims_of(self, dim, "topk")
+    key = (slice(None),) * d + (slice(0, k),)
+    return TopkResult(O.getitem(values, key), _int_tensor(np.asarray(idx.numpy())[key]))
+
+
+def _kthvalue(self, k, dim=-1, keepdim=False):
+    """``x.kthvalue(k, dim=-1, keepdim=False)``: the named tuple ``(values, indices)`` of the
+    ``k``-th smallest element (k from 1) along ``dim``; the gradient goes to that element.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]], requires_grad=True)
+        >>> x.kthvalue(2, dim=1)
+        kthvalue(values=tensor([2., 4.], grad_fn=<ViewBackward0>), indices=tensor([2, 2]))
+    """
+    return _sorted_pick(self, dim, lambda n: k - 1, keepdim, KthvalueResult, "kthvalue")
+
+
+def _running(op, result_type):
+    acc = np.fmax if op == "cummax" else np.fmin
+    better = np.greater_equal if op == "cummax" else np.less_equal
+
+    def method(self, dim):
+        if self.ndim == 0:
+            return result_type(O.reshape(self, ()), _int_tensor(0))
+        (d,) = _dims_of(self, dim, op)
+        _guard_hook(self, op)  # a trace pins the values the indices come from
+        v = np.moveaxis(np.asarray(self._v), d, -1)
+        pos = np.arange(v.shape[-1])
+        with np.errstate(invalid="ignore"):
+            # PyTorch's rule: a later element equal to the running extreme takes its place,
+            # a NaN takes it and keeps it (later NaNs move the index on)
+            nan = np.isnan(v) if v.dtype.kind == "f" else np.zeros(v.shape, bool)
+            seen = np.logical_or.accumulate(nan, axis=-1)
+            ext = acc.accumulate(v, axis=-1) if v.size else v
+            take = np.where(seen, nan, better(v, ext))
+        idx = np.moveaxis(np.maximum.accumulate(np.where(take, pos, 0), axis=-1), -1, d)
+        return result_type(_gather(self, None, idx, d), _int_tensor(idx))
+
+    method.__name__ = op
+    return method
+
+
+_cummax = _running("cummax", CummaxResult)
+_cummax.__doc__ = """``x.cummax(dim)``: the named tuple ``(values, indices)`` of the running
+    maximum along ``dim`` (a later equal element takes the index); the gradient goes to the
+    element each value is.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 3.0, 2.0, 5.0], requires_grad=True)
+        >>> values, indices = x.cummax(0); values, indices
+        (tensor([1., 3., 3., 5.], grad_fn=<IndexBackward0>), tensor([0, 1, 1, 3]))
+        >>> values.sum().backward(); x.grad
+        tensor([1., 2., 0., 1.])
+    """
+_cummin = _running("cummin", CumminResult)
+_cummin.__doc__ = """``x.cummin(dim)``: the named tuple ``(values, indices)`` of the running
+    minimum along ``dim``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.tensor([3.0, 1.0, 2.0, 0.0]).cummin(0)
+        cummin(values=tensor([3., 1., 1., 0.]), indices=tensor([0, 1, 1, 3]))
+    """
+
+
+def _aminmax(self, *, dim=None, keepdim=False):
+    """``x.aminmax(*, dim=None, keepdim=False)``: the named tuple ``(min, max)`` (of all
+    elements, or along ``dim``); tied extremes share the gradient, as ``amin`` / ``amax``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.tensor([[1.0, 5.0], [3.0, -2.0]]).aminmax(dim=1)
+        aminmax(min=tensor([ 1., -2.]), max=tensor([5., 3.]))
+    """
+    return AminmaxResult(O.amin(self, dim, keepdim), O.amax(self, dim, keepdim))
+
+
+# ---- shapes: movedim, split, tensor_split, tile, unflatten ------------------------------------
+
+
+def _movedim(self, source, destination):
+    """``x.movedim(source, destination)`` (also ``moveaxis``): the dims ``source`` moved to
+    the places ``destination``, the others keeping their order.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.zeros(2, 3, 4).movedim(0, -1).shape, tg.zeros(2, 3, 4).movedim((0, 1), (2, 0)).shape
+        ((3, 4, 2), (3, 4, 2))
+    """
+    src = _dims_of(self, source, "movedim")
+    dst = _dims_of(self, destination, "movedim")
+    if len(src) != len(dst) or len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise RuntimeError(
+            f"Tensor.movedim: source {source} and destination {destination} must be as many "
+            "distinct dims"
+        )
+    order = [None] * self.ndim
+    for s, t in zip(src, dst, strict=True):
+        order[t] = s
+    rest = iter(d for d in range(self.ndim) if d not in src)
+    return O.transpose(self, tuple(next(rest) if o is None else o for o in order))
+
+
+def _split(self, split_size_or_sections, dim=0):
+    """``x.split(split_size, dim=0)``: views of ``split_size`` slices each along ``dim`` (the
+    last may be shorter); ``x.split([sizes], dim)``: views of those sizes (PyTorch's split;
+    NumPy's ``np.split`` takes a number of sections or split points: ``tnp.split``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0, 3.0, 4.0, 5.0])
+        >>> x.split(2)
+        (tensor([1., 2.]), tensor([3., 4.]), tensor([5.]))
+        >>> x.split([1, 4])
+        (tensor([1.]), tensor([2., 3., 4., 5.]))
+    """
+    (d,) = _dims_of(self, dim, "split")
+    n = self.shape[d]
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        step = int(split_size_or_sections)
+        if step <= 0 and n:
+            raise RuntimeError(f"Tensor.split: split_size must be positive, got {step}")
+        sizes = [min(step, n - s) for s in range(0, n, step)] if n else [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != n or any(s < 0 for s in sizes):
+            raise RuntimeError(
+                f"Tensor.split: sizes {sizes} must be non-negative and add up to {n}, the "
+                f"length of dim {d}"
+            )
+    starts = np.cumsum([0] + sizes[:-1])
+    return tuple(_narrow(self, d, int(s), k) for s, k in zip(starts, sizes, strict=True))
+
+
+def _tensor_split(self, indices_or_sections, dim=0):
+    """``x.tensor_split(sections, dim=0)``: ``sections`` views along ``dim``, the first
+    ``n % sections`` one longer (NumPy's ``array_split``); ``x.tensor_split([i, j], dim)``:
+    the views before ``i``, from ``i`` to ``j`` and from ``j``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.arange(5.0)
+        >>> x.tensor_split(3)
+        (tensor([0., 1.]), tensor([2., 3.]), tensor([4.]))
+        >>> tg.zeros(2, 5).tensor_split([1, 4], dim=1)[1].shape
+        (2, 3)
+    """
+    (d,) = _dims_of(self, dim, "tensor_split")
+    n = self.shape[d]
+    arg = indices_or_sections
+    arg = np.asarray(arg.numpy()) if isinstance(arg, Tensor) else arg
+    if np.ndim(arg) == 0:
+        sections = int(arg)
+        if sections <= 0:
+            raise RuntimeError(f"Tensor.tensor_split: sections must be positive, got {sections}")
+        sizes = [n // sections + (i < n % sections) for i in range(sections)]
+        cuts = np.cumsum([0] + sizes).tolist()
+    else:
+        cuts = [0] + [int(i) for i in np.asarray(arg).reshape(-1)] + [n]
+    pre = (slice(None),) * d
+    return tuple(self[pre + (slice(a, b),)] for a, b in pairwise(cuts))
+
+
+def _tile(self, *dims):
+    """``x.tile(dims)``: x repeated ``dims[i]`` times along each dim, ones prepended to
+    ``dims`` when it is shorter than x's dims (PyTorch's and NumPy's tile).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.tensor([[1.0, 2.0]]).tile(2)
+        tensor([[1., 2., 1., 2.]])
+    """
+    dims = _sizes(dims)
+    return _repeat(self, *((1,) * (self.ndim - len(dims)) + tuple(dims)))
+
+
+def _unflatten(self, dim, sizes):
+    """``x.unflatten(dim, sizes)``: dim ``dim`` split into dims of ``sizes`` (one may be -1).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.zeros(2, 6).unflatten(1, (3, -1)).shape
+        (2, 3, 2)
+    """
+    (d,) = _dims_of(self, dim, "unflatten")
+    sizes = tuple(int(s) for s in sizes)
+    n = self.shape[d]
+    if sizes.count(-1) == 1:
+        known = int(np.prod([s for s in sizes if s != -1], dtype=np.int64))
+        sizes = tuple(n // known if s == -1 and known else s for s in sizes)
+    if int(np.prod(sizes, dtype=np.int64)) != n:
+        raise RuntimeError(
+            f"Tensor.unflatten: sizes {sizes} do not multiply to {n}, the length of dim {d}"
+        )
+    return O.reshape(self, self.shape[:d] + sizes + self.shape[d + 1 :])
+
+
+# ---- arithmetic with PyTorch's scale arguments -----------------------------------------------
+
+
+def _scaled(x, c):
+    return x if c == 1 else O.mul(x, c)
+
+
+def _plus_product(self, product, beta, alpha):
+    """``beta * self + alpha * product``; with ``beta`` 0 ``self`` is ignored (NaN and inf in
+    it do not reach the result), as PyTorch's addmm / addmv."""
+    p = _scaled(product, alpha)
+    if beta == 0:
+        return O.broadcast_to(p, np.broadcast_shapes(self.shape, p.shape))
+    return O.add(_scaled(self, beta), p)
+
+
+def _addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    """``x.addmm(mat1, mat2, *, beta=1, alpha=1)``: ``beta * x + alpha * (mat1 @ mat2)``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.ones(1, 1).addmm(tg.tensor([[1.0, 2.0]]), tg.tensor([[3.0], [4.0]]), alpha=2)
+        tensor([[23.]])
+    """
+    return _plus_product(self, _mm(O.tensor_of(mat1), mat2), beta, alpha)
+
+
+def _addmv(self, mat, vec, *, beta=1, alpha=1):
+    """``x.addmv(mat, vec, *, beta=1, alpha=1)``: ``beta * x + alpha * (mat @ vec)``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.ones(2).addmv(tg.tensor([[1.0, 2.0], [3.0, 4.0]]), tg.tensor([1.0, 1.0]), beta=0.5)
+        tensor([3.5000, 7.5000])
+    """
+    return _plus_product(self, _mv(O.tensor_of(mat), vec), beta, alpha)
+
+
+def _add_combined(name, op):
+    def method(self, tensor1, tensor2, *, value=1):
+        return O.add(self, _scaled(op(tensor1, tensor2), value))
+
+    method.__name__ = name
+    return method
+
+
+_addcmul = _add_combined("addcmul", O.mul)
+_addcmul.__doc__ = """``x.addcmul(tensor1, tensor2, *, value=1)``: ``x + value * tensor1 *
+    tensor2``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.ones(2).addcmul(tg.tensor([1.0, 2.0]), tg.tensor([3.0, 4.0]), value=0.5)
+        tensor([2.5000, 5.0000])
+    """
+_addcdiv = _add_combined("addcdiv", O.div)
+_addcdiv.__doc__ = """``x.addcdiv(tensor1, tensor2, *, value=1)``: ``x + value * tensor1 /
+    tensor2``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.ones(2).addcdiv(tg.tensor([1.0, 2.0]), tg.tensor([4.0, 4.0]), value=2)
+        tensor([1.5000, 2.0000])
+    """
+
+
+def _lerp(self, end, weight):
+    """``x.lerp(end, weight)``: ``x + weight * (end - x)`` (weight a number or a Tensor).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([0.0, 10.0], requires_grad=True)
+        >>> y = x.lerp(tg.tensor([1.0, 20.0]), 0.25); y
+        tensor([0.2500, 12.5000], grad_fn=<AddBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([0.7500, 0.7500])
+    """
+    return O.add(self, O.mul(weight, O.sub(end, self)))
+
+
+def _xlogy(self, other):
+    """``x.xlogy(other)``: ``x * log(other)``, 0 where x is 0 (unless other is NaN), as
+    PyTorch's, whose gradients it has too: ``log(other)`` to x (0 where other is 0) and
+    ``x / other`` to other.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([0.0, 2.0], requires_grad=True)
+        >>> y = x.xlogy(tg.tensor([0.0, 3.0])); y
+        tensor([0.0000, 2.1972], grad_fn=<WhereBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([0.0000, 1.0986])
+    """
+    _guard_hook(self, "xlogy")  # a trace pins where x is 0
+    if isinstance(other, Tensor):
+        _guard_hook(other, "xlogy")
+    zero = np.asarray(self._v) == 0.0
+    if not np.any(zero):
+        return O.mul(self, O.log(other))
+    ov = np.asarray(other._v if isinstance(other, Tensor) else other, np.float64)
+    zero = zero & ~np.isnan(ov)
+    with np.errstate(divide="ignore", invalid="ignore"):  # log(0) = -inf is a value here
+        # where x is 0: x * (log(other), 0 where other is 0 or inf), which is 0 and gives x
+        # the gradient log(other); elsewhere x * log(other), of other replaced by 1 where x
+        # is 0 (so no 0 * inf reaches a gradient)
+        bad = (ov == 0.0) | (ov == np.inf)
+        at_zero = O.mul(self, O.where(bad, 0.0, O.log(O.where(bad, 1.0, other))))
+        elsewhere = O.mul(self, O.log(O.where(zero, 1.0, other)))
+        return O.where(zero, at_zero, elsewhere)
+
+
+def _clamp_min(self, min):  # noqa: A002 - PyTorch's name
+    """``x.clamp_min(min)``: ``x.clamp(min=min)``.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([-1.0, 2.0]).clamp_min(0.0)
+    tensor([0., 2.])
+    """
+    return O.clip(self, min, None)
+
+
+def _clamp_max(self, max):  # noqa: A002 - PyTorch's name
+    """``x.clamp_max(max)``: ``x.clamp(max=max)``.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([-1.0, 2.0]).clamp_max(0.0)
+    tensor([-1.,  0.])
+    """
+    return O.clip(self, None, max)
+
+
+def _diff(self, n=1, dim=-1, prepend=None, append=None):
+    """``x.diff(n=1, dim=-1, prepend=None, append=None)``: the n-th differences along ``dim``
+    (``tg.diff``, NumPy's ``diff`` with ``dim`` for ``axis``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.tensor([[1.0, 4.0, 9.0]]).diff()
+        tensor([[3., 5.]])
+    """
+    (d,) = _dims_of(self, dim, "diff")
+    parts = []
+    for part in (prepend, self, append):
+        if part is not None:
+            part = O.tensor_of(part)
+            if part.ndim == 0:  # a number: one slice of it along dim
+                part = O.broadcast_to(part, self.shape[:d] + (1,) + self.shape[d + 1 :])
+            parts.append(part)
+    x = O.concatenate(parts, d) if len(parts) > 1 else self
+    pre = (slice(None),) * d
+    for _ in range(n):
+        x = O.sub(x[pre + (slice(1, None),)], x[pre + (slice(None, -1),)])
+    return x
+
+
+def _where(self, condition, y):
+    """``x.where(condition, y)``: x where ``condition`` is True, else ``y`` (``tg.where(condition,
+    x, y)``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, -2.0, 3.0])
+        >>> x.where(x > 0, 0.0)
+        tensor([1., 0., 3.])
+    """
+    return O.where(condition, self, y)
+
+
+def _type_as(self, other):
+    """``x.type_as(other)``: x as ``other``'s dtype (``x.to(other.dtype)``).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.5, 2.5]).type_as(tg.tensor([1]))
+    tensor([1, 2])
+    """
+    return convert(self, other.dtype)
+
+
+def _new_tensor(self, data, *, dtype=None, requires_grad=False):
+    """``x.new_tensor(data)``: a new Tensor of ``data``, of x's dtype unless ``dtype`` says
+    otherwise (a copy, out of any graph).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0]).new_tensor([2, 3])
+    tensor([2., 3.])
+    """
+    v = data.detach().numpy() if isinstance(data, Tensor) else data
+    v = np.array(v, dtype=_np_dtype(dtype) if dtype is not None else self.dtype)
+    return new_tensor(v, requires_grad=requires_grad)
+
+
+def _element_size(self):
+    """``x.element_size()``: the bytes of one element (8 for float64).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0]).element_size(), tg.tensor([True]).element_size()
+    (8, 1)
+    """
+    return self.dtype.itemsize
+
+
+def _is_floating_point(self):
+    """``x.is_floating_point()``: whether x's dtype is a floating point one.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0]).is_floating_point(), tg.tensor([1]).is_floating_point()
+    (True, False)
+    """
+    return self.dtype.kind == "f"
+
+
+def _count_nonzero(self, dim=None):
+    """``x.count_nonzero(dim=None)``: the number of nonzero elements (along ``dim``), an int64
+    Tensor.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[0.0, 1.0], [2.0, 3.0]]).count_nonzero(dim=1)
+    tensor([1, 2])
+    """
+    _guard_hook(self, "count_nonzero")
+    dims = tuple(dim) if isinstance(dim, list) else dim
+    return _int_tensor(np.count_nonzero(np.asarray(self._v), axis=dims))
+
+
+def _close(self, other, rtol, atol, equal_nan):
+    _guard_hook(self, "isclose")
+    ov = other._v if isinstance(other, Tensor) else other
+    return np.isclose(np.asarray(self._v), ov, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def _isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``x.isclose(other, rtol=1e-05, atol=1e-08, equal_nan=False)``: elementwise
+    ``|x - other| <= atol + rtol * |other|``, a boolean Tensor.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0]).isclose(tg.tensor([1.0 + 1e-9, 2.1]))
+    tensor([ True, False])
+    """
+    return new_tensor(np.asarray(_close(self, other, rtol, atol, equal_nan)))
+
+
+def _allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``x.allclose(other, rtol=1e-05, atol=1e-08, equal_nan=False)``: whether every element
+    is close (``isclose``), a Python bool.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0]).allclose(tg.tensor([1.0, 2.0 + 1e-9]))
+    True
+    """
+    return bool(np.all(_close(self, other, rtol, atol, equal_nan)))
+
+
+def _equal(self, other):
+    """``x.equal(other)``: whether x and ``other`` have the same shape and elements, a Python
+    bool.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0]).equal(tg.tensor([1.0, 2.0])), tg.tensor([1.0]).equal(tg.zeros(2))
+    (True, False)
+    """
+    _guard_hook(self, "equal")
+    ov = np.asarray(other._v if isinstance(other, Tensor) else other)
+    return np.shape(self._v) == ov.shape and bool(np.array_equal(np.asarray(self._v), ov))

@@ -33,6 +33,26 @@ SEL = np.array([3, 0, 3])
 M42 = RNG.standard_normal((4, 2))
 B3 = RNG.standard_normal((2, 3, 4))
 B34 = RNG.standard_normal((2, 4, 2))
+# index writes: SIDX repeats positions (scatter_add adds them), UIDX does not (scatter's
+# value at a repeated position is unspecified in PyTorch); the sources are larger than index
+SIDX = np.array([[0, 0], [3, 1], [2, 2]])
+SIDX0 = np.array([[0, 1, 1, 2], [2, 2, 0, 0]])
+UIDX = np.array([[3, 0], [1, 2], [0, 3]])
+IIDX = np.array([2, 0, 2])
+UIDX1 = np.array([3, 0, 1])
+MROW = np.array([True, False, False, True])
+V3 = RNG.standard_normal(3)
+XNEAR = X + 1e-9
+# float arguments whose gradients are compared with torch's too
+SRC = RNG.standard_normal((3, 3))
+SRC32 = RNG.standard_normal((3, 2))
+SRC24 = RNG.standard_normal((2, 4))
+SRC4 = RNG.standard_normal((3, 4))
+T1 = RNG.standard_normal((3, 4))
+T2 = np.abs(RNG.standard_normal((3, 4))) + 0.5
+W = RNG.uniform(0.1, 0.9, (3, 4))
+GRAD_ARGS = ("SRC", "SRC32", "SRC24", "SRC4", "T1", "T2", "W")
+SRCBIG = SRC4  # larger than the index: its leading block is read (values only, as torch)
 
 
 def c(name, *args, x=X, **kwargs):
@@ -201,6 +221,70 @@ SHAPES = [
     c("detach"),
     c("tolist"),
     c("cpu"),
+    c("scatter_add", 1, "SIDX", "SRC32"),
+    c("scatter_add", 0, "SIDX0", "SRC24"),
+    c("scatter_add", 1, "SIDX", "SRCBIG"),
+    c("scatter", 1, "UIDX", "SRC32"),
+    c("scatter", 0, "SIDX0", "SRCBIG"),
+    c("scatter", 1, "UIDX", 2.5),
+    c("scatter", 1, "UIDX", value=-1.0),
+    c("index_add", 0, "IIDX", "SRC4"),
+    c("index_add", 1, "SEL", "SRC", alpha=2.0),
+    c("index_copy", 1, "UIDX1", "SRC"),
+    c("index_fill", 1, "SEL", -1.0),
+    c("masked_select", "MASK"),
+    c("masked_select", "MROW"),
+    c("masked_scatter", "MASK", "SRC4"),
+    c("topk", 2),
+    c("topk", 2, 0, largest=False),
+    c("topk", 3, dim=1, sorted=True),
+    c("kthvalue", 2),
+    c("kthvalue", 1, 0, True),
+    c("cummax", 1),
+    c("cummax", 0),
+    c("cummin", 1),
+    c("aminmax"),
+    c("aminmax", dim=1, keepdim=True),
+    c("movedim", 0, 2, x=X3),
+    c("movedim", (0, 1), (2, 0), x=X3),
+    c("moveaxis", -1, 0, x=X3),
+    c("swapdims", 0, 1),
+    c("split", 1, 1),
+    c("split", 2),
+    c("split", [1, 3], 1),
+    c("tensor_split", 3, 1),
+    c("tensor_split", [1, 2]),
+    c("tile", 2),
+    c("tile", (2, 1, 2)),
+    c("unflatten", 1, (2, 2)),
+    c("unflatten", 1, (-1, 2)),
+    c("diff"),
+    c("diff", 2, 0),
+    c("where", "MASK", "T1"),
+    c("addmm", "T1", "SQ", beta=0.5, alpha=2.0),
+    c("addmm", "T1", "SQ"),
+    c("addmv", "T1", "V", x=V3, alpha=3.0),
+    c("addcmul", "T1", "T2", value=0.5),
+    c("addcdiv", "T1", "T2", value=2.0),
+    c("lerp", "T1", 0.3),
+    c("lerp", "T1", "W"),
+    c("xlogy", "T2", x=ZEROS),
+    c("xlogy", 2.0),
+    c("clamp_min", 0.1),
+    c("clamp_max", 0.1),
+    c("type_as", "IDX"),
+    c("type_as", "T1"),
+    c("new_tensor", [1, 2]),
+    c("nelement"),
+    c("element_size"),
+    c("is_floating_point"),
+    c("count_nonzero", x=ZEROS),
+    c("count_nonzero", 1, x=ZEROS),
+    c("isclose", "XNEAR"),
+    c("allclose", "XNEAR"),
+    c("allclose", "Y"),
+    c("equal", "Y"),
+    c("equal", "X"),
 ]
 
 INPLACE = [
@@ -211,6 +295,20 @@ INPLACE = [
     c("clamp_", -0.5, 0.5),
     c("zero_"),
     c("fill_", 2.5),
+    c("add_", "T1", alpha=2.0),
+    c("sub_", "T1", alpha=0.5),
+    c("scatter_add_", 1, "SIDX", "SRC32"),
+    c("scatter_", 1, "UIDX", "SRC32"),
+    c("index_add_", 0, "IIDX", "SRC4"),
+    c("index_copy_", 1, "UIDX1", "SRC"),
+    c("index_fill_", 1, "SEL", -1.0),
+    c("masked_fill_", "MASK", 0.5),
+    c("masked_scatter_", "MASK", "SRC4"),
+    c("clamp_min_", 0.1),
+    c("clamp_max_", 0.1),
+    c("lerp_", "T1", "W"),
+    c("addcmul_", "T1", "T2"),
+    c("addcdiv_", "T1", "T2", value=0.5),
 ]
 
 CASES = UNARY + BINARY + REDUCTIONS + SHAPES + INPLACE
@@ -244,15 +342,22 @@ OTHER = {
 }
 
 
-def _arg(lib, a):
-    """A case argument for ``lib`` (torch or tapegrad): named arrays become its tensors,
-    dtype names its dtypes."""
-    if isinstance(a, str) and a in ("Y", "SQ", "V", "IDX", "MASK", "GIDX", "SEL", "M42", "B34"):
+NAMED = "Y SQ V IDX MASK GIDX SEL M42 B34 SIDX SIDX0 UIDX IIDX UIDX1 MROW XNEAR X SRCBIG".split()
+
+
+def _arg(lib, a, sources=None):
+    """A case argument for ``lib`` (torch or tapegrad): named arrays become its tensors
+    (those of GRAD_ARGS requiring grad, listed in ``sources``), dtype names its dtypes."""
+    if isinstance(a, str) and a in GRAD_ARGS:
+        t = lib.tensor(globals()[a], requires_grad=True)
+        sources.append(t)
+        return t
+    if isinstance(a, str) and a in NAMED:
         return lib.tensor(globals()[a])
     if a in ("float64", "int64"):
         return getattr(lib, a)
     if isinstance(a, dict):  # keyword values
-        return {k: _arg(lib, v) for k, v in a.items()}
+        return {k: _arg(lib, v, sources) for k, v in a.items()}
     return a
 
 
@@ -289,15 +394,13 @@ def _first_float(out):
 
 
 def _run(lib, name, x, args, kwargs, inplace):
-    if lib is torch:
-        xt = torch.tensor(x, requires_grad=True)
-        target = xt * 1.0 if inplace else xt
-        res = getattr(target, name)(*(_arg(torch, a) for a in args), **_arg(torch, kwargs))
-    else:
-        xt = tg.tensor(x, requires_grad=True)
-        target = xt * 1.0 if inplace else xt
-        res = getattr(target, name)(*(_arg(tg, a) for a in args), **_arg(tg, kwargs))
-    return xt, res
+    """``(x, sources, result)``: the method run on x and the case arguments."""
+    xt = lib.tensor(x, requires_grad=True)
+    target = xt * 1.0 if inplace else xt
+    sources = []
+    args = [_arg(lib, a, sources) for a in args]
+    res = getattr(target, name)(*args, **_arg(lib, kwargs, sources))
+    return [xt, *sources], res
 
 
 @pytest.mark.parametrize("name,x,args,kwargs", CASES)
@@ -324,11 +427,12 @@ def test_method_agrees_with_torch(name, x, args, kwargs):
     w = RNG.standard_normal(tuple(ft.shape))
     (ft * torch.tensor(w)).sum().backward()
     (fg * w).sum().backward()
-    if xt.grad is None:
-        assert xg.grad is None or not np.any(xg.grad.numpy())
-    else:
-        rtol = RTOL.get(name, 1e-10)
-        np.testing.assert_allclose(xg.grad.numpy(), xt.grad.numpy(), rtol=rtol, atol=1e-12)
+    for at, ag in zip(xt, xg, strict=True):  # x's gradient and the sources'
+        if at.grad is None:
+            assert ag.grad is None or not np.any(ag.grad.numpy())
+        else:
+            rtol = RTOL.get(name, 1e-10)
+            np.testing.assert_allclose(ag.grad.numpy(), at.grad.numpy(), rtol=rtol, atol=1e-12)
 
 
 def test_every_pytorch_named_method_is_compared():
