@@ -62,33 +62,86 @@ from .testing import gradcheck
 # PyTorch's names and meanings (as the Tensor methods'); dim= / keepdim= wherever NumPy's
 # axis= / keepdims= are taken
 from .core.torch_functions import (  # noqa: E402
+    addcdiv,
+    addcmul,
+    addmm,
+    addmv,
+    allclose,
+    aminmax,
     argmax,
     argmin,
     argsort,
     as_tensor,
+    bmm,
     cat,
+    chunk,
     clamp,
+    clamp_max,
+    clamp_min,
+    count_nonzero,
+    cummax,
+    cummin,
     double,
     empty,
+    equal,
+    flatten,
+    flip,
     float32,
     float64,
     from_numpy,
+    gather,
+    index_add,
+    index_copy,
+    index_fill,
+    index_select,
     int32,
     int64,
+    is_floating_point,
+    isclose,
+    kthvalue,
+    lerp,
     long,
+    masked_fill,
+    masked_scatter,
+    masked_select,
     max,
     median,
     min,
+    mm,
+    moveaxis,
+    movedim,
+    mv,
+    narrow,
     norm,
+    numel,
+    permute,
     randint,
     randperm,
+    repeat_interleave,
+    roll,
+    rsqrt,
+    scatter,
+    scatter_add,
+    select,
     sort,
+    split,
     std,
+    swapaxes,
+    swapdims,
+    tensor_split,
+    tile,
+    topk,
+    tril,
+    triu,
+    unbind,
+    unflatten,
     var,
+    xlogy,
     with_dim as _with_dim,
 )
 
 pow = power  # noqa: A001 - PyTorch's name
+atan2 = arctan2  # noqa: F405 - PyTorch's name (tg.arctan2 comes from core.ufuncs)
 clip = clamp
 unsqueeze = expand_dims
 
@@ -98,6 +151,7 @@ from . import nn, optim  # noqa: E402  (built on the namespace above)
 
 # ---- functional transforms and NumPy dispatch ----
 from . import numpy  # noqa: E402  (`import tapegrad.numpy as tnp`)
+from . import linalg  # noqa: E402  (PyTorch's torch.linalg, on tapegrad.numpy's)
 from .core.functions import square  # noqa: E402
 from .core.functions import (  # noqa: E402
     around,
@@ -127,6 +181,7 @@ round = around  # noqa: A001 - NumPy's name
 sum, mean, prod, amax, amin = (_with_dim(f) for f in (sum, mean, prod, amax, amin))  # noqa: A001
 logsumexp, softmax, log_softmax = (_with_dim(f) for f in (logsumexp, softmax, log_softmax))
 concatenate, stack, squeeze = (_with_dim(f) for f in (concatenate, stack, squeeze))
+diff = _with_dim(diff)
 expand_dims = unsqueeze = _with_dim(expand_dims)
 from .transforms.functional import grad, jacobian, value_and_grad, vjp  # noqa: E402
 
@@ -157,7 +212,7 @@ __all__ = sorted(
         for _n, _v in list(globals().items())
         if not _n.startswith("_") and not isinstance(_v, _types.ModuleType)
     ]
-    + ["autograd", "nn", "numpy", "optim", "optimizers", "testing", "tree"]
+    + ["autograd", "linalg", "nn", "numpy", "optim", "optimizers", "testing", "tree"]
 )
 del _types
 

@@ -7,12 +7,14 @@ The functions of ``tapegrad.numpy`` keep NumPy's meanings; the ``tg`` namespace 
 """
 
 import functools
+import inspect
 
 import numpy as np
 
 from . import functions as O
 from . import torch_methods as P
 from .creation import _rng
+from .methods import TensorMethods
 from .tensor import TensorBase as Tensor
 from .tensor import new_tensor, shares_memory
 
@@ -259,3 +261,71 @@ def randperm(n: int, *, dtype=None) -> Tensor:
     """
     out = _rng[0].permutation(int(n)).astype(np.int64)
     return new_tensor(out if dtype is None else out.astype(dtype))
+
+
+def _method_function(name):
+    """``tg.<name>(input, ...)``: ``input.<name>(...)`` (PyTorch's functions of the Tensor
+    methods), documented with the method's example."""
+
+    def f(input, *args, **kwargs):
+        return getattr(_as_tensor_arg(input), name)(*args, **kwargs)
+
+    method = getattr(TensorMethods, name, None) or getattr(Tensor, name)
+    f.__name__ = f.__qualname__ = name
+    usage = f"``tg.{name}(input, ...)`` is ``input.{name}(...)``."
+    f.__doc__ = f"{usage}\n\n{inspect.cleandoc(method.__doc__)}"
+    return f
+
+
+addcdiv = _method_function("addcdiv")
+addcmul = _method_function("addcmul")
+addmm = _method_function("addmm")
+addmv = _method_function("addmv")
+allclose = _method_function("allclose")
+aminmax = _method_function("aminmax")
+bmm = _method_function("bmm")
+chunk = _method_function("chunk")
+clamp_max = _method_function("clamp_max")
+clamp_min = _method_function("clamp_min")
+count_nonzero = _method_function("count_nonzero")
+cummax = _method_function("cummax")
+cummin = _method_function("cummin")
+equal = _method_function("equal")
+flatten = _method_function("flatten")
+flip = _method_function("flip")
+gather = _method_function("gather")
+index_add = _method_function("index_add")
+index_copy = _method_function("index_copy")
+index_fill = _method_function("index_fill")
+index_select = _method_function("index_select")
+is_floating_point = _method_function("is_floating_point")
+isclose = _method_function("isclose")
+kthvalue = _method_function("kthvalue")
+lerp = _method_function("lerp")
+masked_fill = _method_function("masked_fill")
+masked_scatter = _method_function("masked_scatter")
+masked_select = _method_function("masked_select")
+mm = _method_function("mm")
+moveaxis = _method_function("moveaxis")
+movedim = _method_function("movedim")
+mv = _method_function("mv")
+narrow = _method_function("narrow")
+numel = _method_function("numel")
+permute = _method_function("permute")
+repeat_interleave = _method_function("repeat_interleave")
+roll = _method_function("roll")
+rsqrt = _method_function("rsqrt")
+scatter = _method_function("scatter")
+scatter_add = _method_function("scatter_add")
+select = _method_function("select")
+split = _method_function("split")
+swapaxes = _method_function("swapaxes")
+swapdims = _method_function("swapdims")
+tensor_split = _method_function("tensor_split")
+tile = _method_function("tile")
+topk = _method_function("topk")
+tril = _method_function("tril")
+triu = _method_function("triu")
+unbind = _method_function("unbind")
+unflatten = _method_function("unflatten")
+xlogy = _method_function("xlogy")

@@ -606,3 +606,126 @@ def test_tg_norm_has_pytorchs_zero_gradient_at_zero(p):
     torch.norm(xt, p, 1).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-14)
     assert np.all(np.isfinite(x.grad.numpy()))
+
+
+def test_cummax_and_cummin_follow_torch_at_ties_and_nan():
+    v = np.array([[1.0, 3.0, 3.0, 2.0, np.nan, 5.0, np.nan], [2.0, 2.0, 1.0, 1.0, 0.0, 0.0, 4.0]])
+    for name in ("cummax", "cummin"):
+        for dim in (0, 1):
+            x, xt = tg.tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+            (values, indices), (vt, it) = getattr(x, name)(dim), getattr(xt, name)(dim)
+            np.testing.assert_array_equal(indices.numpy(), it.numpy())
+            np.testing.assert_array_equal(values.detach().numpy(), vt.detach().numpy())
+            values.sum().backward()
+            vt.sum().backward()
+            np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+
+
+def test_index_writes_have_derivatives_of_every_order_and_forward_mode():
+    idx = tg.tensor(SIDX)
+    cases = [
+        (lambda x, s: x.scatter_add(1, idx, s) ** 3, (X, SRC32)),
+        (lambda x, s: x.index_add(0, tg.tensor(IIDX), s, alpha=0.5) ** 3, (X, SRC4)),
+        (lambda x, s: x.scatter(1, tg.tensor(UIDX), s) ** 3, (X, SRC32)),
+        (lambda x, s: x.masked_scatter(tg.tensor(MASK), s) ** 3, (X, SRC4)),
+        (lambda x, s: x.lerp(s, 0.3) ** 3, (X, SRC4)),
+        (lambda x, s: x.xlogy(s) ** 2, (ZEROS, T2)),
+        (lambda x, s: x.addcdiv(s, s * s + 1.0) ** 3, (X, SRC4)),
+        (lambda x, s: (x.topk(2, dim=1).values * s[:, :2]) ** 3, (X, SRC4)),
+        (lambda x, s: (x.cummax(1).values * s) ** 3, (X, SRC4)),
+    ]
+    for f, inputs in cases:
+        assert tg.gradcheck(f, inputs)
+        assert tg.gradcheck(
+            lambda *a, f=f: tg.autograd.grad(f(*a).sum(), a[0], create_graph=True)[0], inputs
+        )
+        tangents = tuple(np.ones_like(a) for a in inputs)
+        _, tangent = tg.jvp(lambda *a, f=f: f(*a), inputs, tangents)
+        eps = 1e-6
+        plus = f(*(tg.tensor(a + eps * t) for a, t in zip(inputs, tangents, strict=True)))
+        minus = f(*(tg.tensor(a - eps * t) for a, t in zip(inputs, tangents, strict=True)))
+        np.testing.assert_allclose(
+            tangent, (plus - minus).numpy() / (2 * eps), rtol=1e-5, atol=1e-6
+        )
+
+
+def test_scatter_add_and_index_add_repeated_indices_match_torch_second_order():
+    def f(lib, x, s):
+        return (x.scatter_add(1, lib.tensor(SIDX), s).index_add(0, lib.tensor(IIDX), x) ** 3).sum()
+
+    x, s = tg.tensor(X, requires_grad=True), tg.tensor(SRC32, requires_grad=True)
+    xt, st = torch.tensor(X, requires_grad=True), torch.tensor(SRC32, requires_grad=True)
+    g = tg.autograd.grad(f(tg, x, s), (x, s), create_graph=True)
+    gt = torch.autograd.grad(f(torch, xt, st), (xt, st), create_graph=True)
+    for a, b in zip(g, gt, strict=True):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12)
+    h = tg.autograd.grad(g[0].sum() + g[1].sum(), (x, s))
+    ht = torch.autograd.grad(gt[0].sum() + gt[1].sum(), (xt, st))
+    for a, b in zip(h, ht, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-11)
+
+
+def test_index_methods_refuse_what_they_cannot_do_exactly():
+    x = tg.tensor(X)
+    with pytest.raises(TypeError, match="reduce='multiply' is not supported.*scatter_add"):
+        x.scatter(1, tg.tensor(UIDX), tg.tensor(SRC32), reduce="multiply")
+    with pytest.raises(TypeError, match="index must be an integer"):
+        x.scatter_add(1, tg.tensor(UIDX.astype(float)), tg.tensor(SRC32))
+    with pytest.raises(TypeError, match="mask must be boolean"):
+        x.masked_select(tg.tensor(X))
+    with pytest.raises(RuntimeError, match="source of shape"):
+        x.index_add(0, tg.tensor(IIDX), tg.tensor(SRC))
+    with pytest.raises(RuntimeError, match="split_size or sizes|add up to 4"):
+        x.split([1, 2], 1)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        tg.tensor(X, requires_grad=True).scatter_add_(1, tg.tensor(SIDX), tg.tensor(SRC32))
+
+
+def test_in_place_index_writes_keep_the_sources_gradient():
+    s = tg.tensor(SRC32, requires_grad=True)
+    st = torch.tensor(SRC32, requires_grad=True)
+    y, yt = tg.zeros(3, 4), torch.zeros(3, 4, dtype=torch.float64)
+    y.scatter_add_(1, tg.tensor(SIDX), s)
+    yt.scatter_add_(1, torch.tensor(SIDX), st)
+    (y**2).sum().backward()
+    (yt**2).sum().backward()
+    np.testing.assert_allclose(s.grad.numpy(), st.grad.numpy(), rtol=1e-13)
+    i = tg.tensor([1, 2, 3])
+    i.index_add_(0, tg.tensor([0, 0]), tg.tensor([5, 6]))
+    assert i.dtype == np.int64 and i.tolist() == [12, 2, 3]
+    w = tg.tensor([1.0, 2.0])
+    w.add_(tg.tensor([10.0, 10.0]), alpha=-0.1)  # an optimizer step's form
+    assert w.tolist() == pytest.approx([0.0, 1.0], abs=1e-15)
+
+
+FUNCTIONS = set(tg.core.torch_functions.__dict__) & {
+    n for n in dir(tg) if callable(getattr(tg, n)) and hasattr(torch, n)
+}
+
+
+@pytest.mark.parametrize(
+    "name,x,args,kwargs", [p for p in CASES if p.values[0] in FUNCTIONS and p.values[0] in dir(tg)]
+)
+def test_tg_function_agrees_with_torch(name, x, args, kwargs):
+    """``tg.NAME(x, ...)`` is torch's ``torch.NAME(x, ...)`` (the method's meaning)."""
+
+    def run(lib):
+        args_ = [_arg(lib, a, []) for a in args]
+        return _parts(getattr(lib, name)(lib.tensor(x), *args_, **_arg(lib, kwargs, [])))
+
+    try:
+        pt = run(torch)
+    except TypeError:  # torch.permute(x, 1, 0), torch.flip(x, 1): the method's forms only
+        pytest.skip(f"torch.{name} takes these arguments as a method only")
+    pg = run(tg)
+    assert len(pt) == len(pg)
+    for a, b in zip(pt, pg, strict=True):
+        np.testing.assert_allclose(
+            np.asarray(b, dtype=float), np.asarray(a, dtype=float), rtol=1e-12
+        )
+
+
+def test_tg_atan2_and_diff_take_pytorch_names():
+    a, b = tg.tensor(X), tg.tensor(Y)
+    np.testing.assert_allclose(tg.atan2(a, b).numpy(), np.arctan2(X, Y), rtol=1e-15)
+    np.testing.assert_array_equal(tg.diff(a, dim=0).numpy(), np.diff(X, axis=0))
