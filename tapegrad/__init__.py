@@ -151,6 +151,7 @@ from . import nn, optim  # noqa: E402  (built on the namespace above)
 
 # ---- functional transforms and NumPy dispatch ----
 from . import numpy  # noqa: E402  (`import tapegrad.numpy as tnp`)
+from . import linalg  # noqa: E402  (PyTorch's torch.linalg, on tapegrad.numpy's)
 from .core.functions import square  # noqa: E402
 from .core.functions import (  # noqa: E402
     around,
@@ -211,7 +212,7 @@ __all__ = sorted(
         for _n, _v in list(globals().items())
         if not _n.startswith("_") and not isinstance(_v, _types.ModuleType)
     ]
-    + ["autograd", "nn", "numpy", "optim", "optimizers", "testing", "tree"]
+    + ["autograd", "linalg", "nn", "numpy", "optim", "optimizers", "testing", "tree"]
 )
 del _types
 

@@ -1,0 +1,271 @@
+"""``tg.linalg``: PyTorch's ``torch.linalg`` names, signatures and meanings on Tensors.
+
+Each function is ``tapegrad.numpy.linalg``'s (differentiable at any order, batched over leading
+axes) with PyTorch's arguments (``dim=`` / ``keepdim=``) and its conventions where they differ
+from NumPy's:
+
+- ``eigh``, ``eigvalsh`` and ``cholesky`` read one triangle of ``A`` for their value (LAPACK's,
+  as both libraries do), and give PyTorch's symmetric gradient: an off-diagonal entry gets half
+  of what the pair receives (``tnp.linalg`` puts it all in the triangle read, the derivative of
+  what was computed); the same chain rule through a symmetric ``A`` built from parameters.
+- ``solve(A, B)`` takes ``B`` of shape ``(*, n)`` as a batch of vectors when ``A`` is
+  ``(*, n, n)`` (NumPy 2 reads it as a matrix); ``left=False`` solves ``X A = B``.
+- ``qr(A, mode="r")`` returns ``(Q, R)`` with an empty ``Q``, as PyTorch does (and ``R`` is
+  differentiable, where PyTorch raises).
+
+Names PyTorch has and tapegrad has not (``eig``, ``lstsq``, ...) are absent, not approximated:
+``eig`` is complex, and ``lstsq``'s extra outputs depend on PyTorch's LAPACK driver.
+
+Examples:
+    >>> import tapegrad as tg
+    >>> A = tg.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    >>> tg.linalg.det(A).backward()
+    >>> A.grad.numpy().round(12).tolist()  # the adjugate's transpose
+    [[3.0, -1.0], [-1.0, 2.0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import numpy as tnp
+from .core.creation import tensor
+from .core.functions import where
+from .tensor_class import Tensor
+
+_la = tnp.linalg
+LinAlgError = np.linalg.LinAlgError
+
+inv = _la.inv
+det = _la.det
+slogdet = _la.slogdet
+svd = _la.svd
+matrix_power = _la.matrix_power
+multi_dot = _la.multi_dot
+matmul = _la.matmul
+
+__all__ = [
+    "LinAlgError",
+    "cholesky",
+    "cross",
+    "det",
+    "diagonal",
+    "eigh",
+    "eigvalsh",
+    "inv",
+    "matmul",
+    "matrix_norm",
+    "matrix_power",
+    "multi_dot",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "svdvals",
+    "vecdot",
+    "vector_norm",
+]
+
+
+def _tensor(x):
+    return x if isinstance(x, Tensor) else tensor(np.asarray(x, dtype=np.float64))
+
+
+def _mT(x):
+    return tnp.swapaxes(x, -1, -2)
+
+
+def _symmetric(A, lower: bool):
+    """A symmetric matrix whose value is ``A``'s ``lower`` (else upper) triangle mirrored and
+    whose gradient is PyTorch's: ``(A + A^T) / 2`` carries it, the triangle's difference from
+    that (zero for a symmetric ``A``) is added as a constant."""
+    A = _tensor(A)
+    n = A.shape[-1]
+    below = np.tri(n, n, -1, dtype=bool)
+    tri = below if lower else below.T
+    mirrored = where(tri, A, where(tri.T, _mT(A), A))
+    sym = (A + _mT(A)) * 0.5
+    return sym + (mirrored - sym).detach()
+
+
+def _uplo(UPLO: str) -> bool:  # noqa: N803 - PyTorch's name
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"tg.linalg: UPLO must be 'L' or 'U', got {UPLO!r}")
+    return UPLO == "L"
+
+
+def eigh(A, UPLO: str = "L"):  # noqa: N803 - PyTorch's name
+    """``(eigenvalues, eigenvectors)`` of symmetric ``A`` (ascending), as ``torch.linalg.eigh``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w, V = tg.linalg.eigh(tg.tensor([[2.0, 1.0], [1.0, 2.0]]))
+        >>> w
+        tensor([1., 3.])
+    """
+    return _la.eigh(_symmetric(A, _uplo(UPLO)), UPLO="L")
+
+
+def eigvalsh(A, UPLO: str = "L"):  # noqa: N803 - PyTorch's name
+    """The eigenvalues of symmetric ``A`` (ascending), as ``torch.linalg.eigvalsh``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.linalg.eigvalsh(tg.tensor([[2.0, 1.0], [1.0, 2.0]]))
+        tensor([1., 3.])
+    """
+    return _la.eigvalsh(_symmetric(A, _uplo(UPLO)), UPLO="L")
+
+
+def cholesky(A, *, upper: bool = False):
+    """The Cholesky factor of symmetric positive-definite ``A`` (lower, or upper with
+    ``upper=True``), as ``torch.linalg.cholesky``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.linalg.cholesky(tg.tensor([[4.0, 2.0], [2.0, 5.0]]))
+        tensor([[2., 0.],
+                [1., 2.]])
+    """
+    return _la.cholesky(_symmetric(A, not upper), upper=upper)
+
+
+def solve(A, B, *, left: bool = True):
+    """``X`` with ``A @ X = B`` (``X @ A = B`` with ``left=False``), as ``torch.linalg.solve``:
+    ``B`` of shape ``(*, n)`` with ``A`` of shape ``(*, n, n)`` is a batch of vectors.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> A = tg.tensor([[[2.0, 0.0], [0.0, 4.0]], [[1.0, 0.0], [0.0, 2.0]]])
+        >>> tg.linalg.solve(A, tg.tensor([[2.0, 4.0], [3.0, 4.0]]))
+        tensor([[1., 1.],
+                [3., 2.]])
+    """
+    A, B = _tensor(A), _tensor(B)
+    if not left:
+        return _mT(solve(_mT(A), _mT(B)))
+    if B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1])):
+        return _la.solve(A, B[..., None])[..., 0]
+    return _la.solve(A, B)
+
+
+def svdvals(A):
+    """The singular values of ``A`` (descending), as ``torch.linalg.svdvals``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.linalg.svdvals(tg.tensor([[3.0, 0.0], [0.0, -4.0]]))
+        tensor([4., 3.])
+    """
+    return _la.svd(A, compute_uv=False)
+
+
+def qr(A, mode: str = "reduced"):
+    """``(Q, R)`` of ``A``, as ``torch.linalg.qr`` (``mode`` "reduced", "complete" or "r", where
+    ``Q`` is empty).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> Q, R = tg.linalg.qr(tg.tensor([[3.0, 0.0], [4.0, 5.0]]))
+        >>> abs(R[0, 0].item())
+        5.0
+    """
+    if mode == "r":
+        R = _la.qr(A, mode="r")
+        return type(_la.qr(np.eye(1)))(tensor(np.zeros(0)), R)
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"tg.linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    return _la.qr(A, mode=mode)
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian: bool = False):
+    """The pseudo-inverse of ``A``, as ``torch.linalg.pinv`` (``rtol`` defaults to
+    ``max(m, n) * eps`` of the largest singular value).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.linalg.pinv(tg.tensor([[2.0, 0.0], [0.0, 0.0]])).numpy().round(12).tolist()
+        [[0.5, 0.0], [0.0, 0.0]]
+    """
+    if atol is not None:
+        raise TypeError(
+            "tg.linalg.pinv: atol= is not supported; give the cut-off relative to the "
+            "largest singular value with rtol="
+        )
+    if rtol is None:
+        return _la.pinv(A, hermitian=hermitian)
+    return _la.pinv(A, rtol=rtol, hermitian=hermitian)
+
+
+def norm(A, ord=None, dim=None, keepdim: bool = False):  # noqa: A002 - PyTorch's name
+    """A vector or matrix norm, as ``torch.linalg.norm`` (``dim`` an int: a vector norm; a pair:
+    a matrix norm; None with ``ord``: of a 1-D or 2-D ``A``; None without: of all elements).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.linalg.norm(tg.tensor([[3.0, 0.0], [0.0, 4.0]]))
+        tensor(5.)
+    """
+    return _la.norm(A, ord=ord, axis=dim, keepdims=keepdim)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim: bool = False):  # noqa: A002 - PyTorch's name
+    """The ``ord``-norm of ``x`` over ``dim`` (every element when None), as
+    ``torch.linalg.vector_norm``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.linalg.vector_norm(tg.tensor([[3.0], [4.0]]))
+        tensor(5.)
+    """
+    return _la.vector_norm(x, axis=dim, keepdims=keepdim, ord=ord)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False):  # noqa: A002
+    """The ``ord`` matrix norm over the two axes ``dim``, as ``torch.linalg.matrix_norm``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.linalg.matrix_norm(tg.tensor([[3.0, 0.0], [0.0, 4.0]]), ord=2)
+        tensor(4.)
+    """
+    if not (isinstance(dim, Sequence) and len(dim) == 2):
+        raise ValueError(f"tg.linalg.matrix_norm: dim must be a pair of axes, got {dim!r}")
+    return _la.norm(A, ord=ord, axis=tuple(dim), keepdims=keepdim)
+
+
+def cross(input, other, *, dim: int = -1):  # noqa: A002 - PyTorch's name
+    """The cross product of 3-vectors along ``dim``, as ``torch.linalg.cross``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.linalg.cross(tg.tensor([1.0, 0.0, 0.0]), tg.tensor([0.0, 1.0, 0.0]))
+        tensor([0., 0., 1.])
+    """
+    return _la.cross(input, other, axis=dim)
+
+
+def vecdot(x, y, *, dim: int = -1):
+    """The dot product of ``x`` and ``y`` along ``dim``, as ``torch.linalg.vecdot``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.linalg.vecdot(tg.tensor([1.0, 2.0]), tg.tensor([3.0, 4.0]))
+        tensor(11.)
+    """
+    return _la.vecdot(x, y, axis=dim)
+
+
+def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1):
+    """The diagonal of ``A`` over ``dim1`` and ``dim2`` (a view), as ``torch.linalg.diagonal``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.linalg.diagonal(tg.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        tensor([1., 4.])
+    """
+    return tnp.diagonal(A, offset=offset, axis1=dim1, axis2=dim2)
