@@ -2,15 +2,20 @@
 
 Being compositions, they get their backward, higher derivatives and trace replay from the ops.
 Arguments follow PyTorch (``dim=``, ``keepdim=``, ``reduction=``); ``axis=`` is accepted too.
-Losses are numerically stable: the softmax family shifts by the row maximum, and
+Unsupported PyTorch arguments (``inplace=True``, ``size_average=``, ...) raise rather than
+being ignored.  Losses are numerically stable: the softmax family shifts by the row maximum, and
 ``binary_cross_entropy`` clamps its logs at -100 like PyTorch (where a log is clamped its
 gradient is zero).
 """
 
+import math
+
 import numpy as np
 
+from ..core import creation as _creation
 from ..core import functions as _ops
-from ..core.tensor import value_of
+from ..core import methods as _methods
+from ..core.tensor import STATE, value_of
 from ..tensor_class import Tensor
 
 __all__ = [
@@ -22,8 +27,33 @@ __all__ = [
     "softmax",
     "log_softmax",
     "logsumexp",
+    "gelu",
+    "elu",
+    "selu",
+    "celu",
+    "softplus",
+    "silu",
+    "mish",
+    "hardtanh",
+    "relu6",
+    "hardsigmoid",
+    "hardswish",
+    "softsign",
+    "tanhshrink",
+    "logsigmoid",
+    "glu",
+    "normalize",
+    "dropout",
+    "layer_norm",
+    "batch_norm",
+    "embedding",
     "cross_entropy",
+    "nll_loss",
     "mse_loss",
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "kl_div",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
 ]
@@ -103,6 +133,531 @@ def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     return _ops.logsumexp(input, _dim(dim, axis, None), keepdim if keepdims is None else keepdims)
 
 
+# ---- activations ---------------------------------------------------------------------------------
+# Each is a composition of ops whose kinks are evaluated inside their kernels (relu, clip,
+# abs), so a trace replays them for any input; where PyTorch switches formula at a threshold
+# (softplus), the switch is a comparison, which a trace guards.
+
+_SQRT1_2 = 1.0 / math.sqrt(2.0)
+_GELU_TANH = math.sqrt(2.0 / math.pi)
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _no_inplace(name, inplace):
+    if inplace:
+        raise TypeError(
+            f"{name}: inplace=True is not supported (tapegrad records a new value instead of "
+            f"overwriting the input); write x = F.{name}(x)"
+        )
+
+
+def _neg_part(x):
+    """min(x, 0), with derivative 1 at 0 too (PyTorch's elu family takes the x <= 0 branch)."""
+    return _ops.clip(x, None, 0.0)
+
+
+def gelu(input, approximate="none"):
+    """Gaussian error linear unit: x Phi(x) = x (1 + erf(x / sqrt 2)) / 2, or with
+    ``approximate='tanh'`` PyTorch's x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x**3))) / 2.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+        >>> F.gelu(x)
+        tensor([-0.1587, 0.0000, 1.9545], grad_fn=<MulBackward0>)
+        >>> F.gelu(x, approximate="tanh")
+        tensor([-0.1588, 0.0000, 1.9546], grad_fn=<MulBackward0>)
+    """
+    x = _ops.tensor_of(input)
+    if approximate == "none":
+        return _ops.mul(_ops.mul(x, 0.5), _ops.add(1.0, _ops.erf(_ops.mul(x, _SQRT1_2))))
+    if approximate == "tanh":
+        cube = _ops.mul(_ops.mul(x, x), x)
+        inner = _ops.mul(_GELU_TANH, _ops.add(x, _ops.mul(0.044715, cube)))
+        return _ops.mul(_ops.mul(0.5, x), _ops.add(1.0, _ops.tanh(inner)))
+    raise ValueError(f"gelu: approximate={approximate!r} is not one of 'none', 'tanh'")
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x for x > 0, else alpha (exp(x) - 1).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.elu(tg.tensor([-1.0, 2.0]))
+        tensor([-0.6321, 2.0000])
+    """
+    _no_inplace("elu", inplace)
+    x = _ops.tensor_of(input)
+    return _ops.add(_ops.relu(x), _ops.mul(alpha, _ops.expm1(_neg_part(x))))
+
+
+def selu(input, inplace=False):
+    """scale * elu(x, alpha) with the self-normalising constants alpha = 1.6733, scale = 1.0507.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.selu(tg.tensor([-1.0, 2.0]))
+        tensor([-1.1113, 2.1014])
+    """
+    _no_inplace("selu", inplace)
+    return _ops.mul(_SELU_SCALE, elu(input, _SELU_ALPHA))
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha (exp(x / alpha) - 1)).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.celu(tg.tensor([-1.0, 2.0]), alpha=2.0)
+        tensor([-0.7869, 2.0000])
+    """
+    _no_inplace("celu", inplace)
+    if alpha == 0:
+        raise ValueError("celu: alpha must not be 0 (it divides x)")
+    x = _ops.tensor_of(input)
+    return _ops.add(_ops.relu(x), _ops.mul(alpha, _ops.expm1(_ops.div(_neg_part(x), alpha))))
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > ``threshold`` (as PyTorch).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.softplus(tg.tensor([-1.0, 0.0, 30.0]))
+        tensor([0.3133, 0.6931, 30.0000])
+    """
+    x = _ops.tensor_of(input)
+    z = x if beta == 1 else _ops.mul(x, beta)
+    smooth = _ops.logaddexp(0.0, z)
+    if beta != 1:
+        smooth = _ops.div(smooth, beta)
+    return _ops.where(z > threshold, x, smooth)
+
+
+def silu(input, inplace=False):
+    """x * sigmoid(x) (also called swish).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.silu(tg.tensor([-1.0, 2.0]))
+        tensor([-0.2689, 1.7616])
+    """
+    _no_inplace("silu", inplace)
+    x = _ops.tensor_of(input)
+    return _ops.mul(x, _ops.sigmoid(x))
+
+
+def mish(input, inplace=False):
+    """x * tanh(softplus(x)).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.mish(tg.tensor([-1.0, 2.0]))
+        tensor([-0.3034, 1.9440])
+    """
+    _no_inplace("mish", inplace)
+    x = _ops.tensor_of(input)
+    return _ops.mul(x, _ops.tanh(_ops.logaddexp(0.0, x)))
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """x clamped to [min_val, max_val] (the gradient is 1 inside; at the bounds themselves it
+    is 1 as for ``clamp``, where PyTorch's hardtanh gives 0).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.hardtanh(tg.tensor([-2.0, 0.5, 3.0]))
+        tensor([-1.0000, 0.5000, 1.0000])
+    """
+    _no_inplace("hardtanh", inplace)
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val {min_val} is above max_val {max_val}")
+    return _ops.clip(input, min_val, max_val)
+
+
+def relu6(input, inplace=False):
+    """min(max(x, 0), 6).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.relu6(tg.tensor([-1.0, 3.0, 8.0]))
+        tensor([0., 3., 6.])
+    """
+    _no_inplace("relu6", inplace)
+    return _ops.clip(_ops.relu(input), None, 6.0)
+
+
+def hardsigmoid(input, inplace=False):
+    """min(max(x + 3, 0), 6) / 6: a piecewise-linear sigmoid.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.hardsigmoid(tg.tensor([-4.0, 0.0, 1.5]))
+        tensor([0.0000, 0.5000, 0.7500])
+    """
+    _no_inplace("hardsigmoid", inplace)
+    return _ops.div(_ops.clip(_ops.add(input, 3.0), 0.0, 6.0), 6.0)
+
+
+def hardswish(input, inplace=False):
+    """x min(max(x + 3, 0), 6) / 6.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.hardswish(tg.tensor([-4.0, 1.0, 4.0]))
+        tensor([-0.0000, 0.6667, 4.0000])
+    """
+    _no_inplace("hardswish", inplace)
+    x = _ops.tensor_of(input)
+    return _ops.div(_ops.mul(x, _ops.clip(_ops.add(x, 3.0), 0.0, 6.0)), 6.0)
+
+
+def softsign(input):
+    """x / (1 + |x|).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.softsign(tg.tensor([-1.0, 3.0]))
+        tensor([-0.5000, 0.7500])
+    """
+    x = _ops.tensor_of(input)
+    return _ops.div(x, _ops.add(1.0, _ops.abs_(x)))
+
+
+def tanhshrink(input):
+    """x - tanh(x).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.tanhshrink(tg.tensor([-1.0, 2.0]))
+        tensor([-0.2384, 1.0360])
+    """
+    x = _ops.tensor_of(input)
+    return _ops.sub(x, _ops.tanh(x))
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)) = -softplus(-x), stable for large |x|.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.logsigmoid(tg.tensor([-800.0, 0.0, 2.0]))
+        tensor([-8.0000e+02, -6.9315e-01, -1.2693e-01])
+    """
+    return _ops.neg(_ops.logaddexp(0.0, _ops.neg(input)))
+
+
+def glu(input, dim=-1):
+    """Gated linear unit: a * sigmoid(b), where a and b are the two halves of ``input`` along
+    ``dim`` (whose size must be even).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.glu(tg.tensor([[1.0, 2.0, 0.0, 100.0]]))
+        tensor([[0.5000, 2.0000]])
+    """
+    x = _ops.tensor_of(input)
+    if x.ndim == 0:
+        raise ValueError("glu: input must have at least one dimension, got a 0-d tensor")
+    axis = _ops.normalize_axes(dim, x.ndim, "glu")[0]
+    size = x.shape[axis]
+    if size % 2:
+        raise ValueError(
+            f"glu: halving dimension must be even, but dimension {axis} is size {size}"
+        )
+    lead = (slice(None),) * axis
+    a = _ops.getitem(x, (*lead, slice(0, size // 2)))
+    b = _ops.getitem(x, (*lead, slice(size // 2, size)))
+    return _ops.mul(a, _ops.sigmoid(b))
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """x / max(||x||_p, eps) along ``dim`` (PyTorch's ``F.normalize``).
+
+    For p = 2 the clamp is applied to the sum of squares (at eps**2), so an all-zero slice
+    gets PyTorch's gradient (1 / eps) rather than 0 * inf.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.normalize(tg.tensor([[3.0, 4.0], [0.0, 0.0]]))
+        tensor([[0.6000, 0.8000],
+                [0.0000, 0.0000]])
+    """
+    if out is not None:
+        raise TypeError("normalize: out= is not supported; use the returned Tensor")
+    x = _ops.tensor_of(input)
+    axis = _ops.normalize_axes(dim, max(x.ndim, 1), "normalize")
+    p = float(p)
+    if p == 2.0:
+        denom = _ops.sqrt(_ops.clip(_ops.sum(_ops.mul(x, x), axis, True), eps * eps))
+    elif p == 1.0:
+        denom = _ops.clip(_ops.sum(_ops.abs_(x), axis, True), eps)
+    elif math.isinf(p) and p > 0:
+        denom = _ops.clip(_ops.amax(_ops.abs_(x), axis, True), eps)
+    elif p > 0:
+        s = _ops.sum(_ops.power(_ops.abs_(x), p), axis, True)
+        floor = eps**p
+        if floor > 0:
+            denom = _ops.power(_ops.clip(s, floor), 1.0 / p)
+        else:
+            denom = _ops.clip(_ops.power(s, 1.0 / p), eps)
+    else:
+        raise ValueError(f"normalize: p must be positive, got {p}")
+    return _ops.div(x, denom)
+
+
+# ---- dropout, normalisation, embedding ----------------------------------------------------------
+
+
+def _check_p(name, p):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{name}: dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability ``p`` and scale the rest by 1 / (1 - p) (training);
+    the input itself when ``training`` is False.  The mask is drawn from tapegrad's generator
+    (``tg.manual_seed``); a ``tg.trace`` recording refuses it, since a replay would reuse the
+    recorded mask.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> _ = tg.manual_seed(0)
+        >>> F.dropout(tg.ones(6), p=0.5)
+        tensor([0., 2., 2., 2., 0., 0.])
+        >>> F.dropout(tg.ones(2), p=0.5, training=False)
+        tensor([1., 1.])
+    """
+    _check_p("dropout", p)
+    _no_inplace("dropout", inplace)
+    x = _ops.tensor_of(input)
+    if not training or p == 0:
+        return x
+    if STATE.guard is not None:
+        raise RuntimeError(
+            "dropout: a tg.trace recording cannot draw the dropout mask (every replay would "
+            "reuse the recorded one). Call model.eval() (or training=False) inside the trace, "
+            "or differentiate the training step with tg.grad / backward, which draw at each call"
+        )
+    keep = _creation.rng().random(np.shape(x._v)) < 1.0 - p
+    scale = np.zeros(keep.shape) if p == 1 else keep / (1.0 - p)
+    return _ops.mul(x, scale)
+
+
+def _affine(y, weight, bias, shape=None):
+    if weight is not None:
+        y = _ops.mul(y, weight if shape is None else _ops.reshape(weight, shape))
+    if bias is not None:
+        y = _ops.add(y, bias if shape is None else _ops.reshape(bias, shape))
+    return y
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalise over the last ``len(normalized_shape)`` axes: (x - mean) / sqrt(var + eps),
+    with the biased variance, then ``* weight + bias`` (of shape ``normalized_shape``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.layer_norm(tg.tensor([[1.0, 3.0], [0.0, 4.0]]), (2,))
+        tensor([[-1.0000,  1.0000],
+                [-1.0000,  1.0000]])
+    """
+    x = _ops.tensor_of(input)
+    shape = (
+        (int(normalized_shape),)
+        if isinstance(normalized_shape, (int, np.integer))
+        else tuple(int(s) for s in normalized_shape)
+    )
+    k = len(shape)
+    if not k or x.ndim < k or tuple(x.shape[x.ndim - k :]) != shape:
+        raise ValueError(
+            f"layer_norm: normalized_shape {shape} must be the trailing dimensions of the "
+            f"input, whose shape is {tuple(x.shape)}"
+        )
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and tuple(np.shape(value_of(p))) != shape:
+            raise ValueError(
+                f"layer_norm: {name} has shape {tuple(np.shape(value_of(p)))}, "
+                f"expected normalized_shape {shape}"
+            )
+    axes = tuple(range(x.ndim - k, x.ndim))
+    d = _ops.sub(x, _ops.mean(x, axes, True))
+    var = _ops.mean(_ops.mul(d, d), axes, True)
+    return _affine(_ops.div(d, _ops.sqrt(_ops.add(var, eps))), weight, bias)
+
+
+def _assign(t, value):
+    """Overwrite buffer ``t``'s value in place (its Tensor stays the same object)."""
+    v = np.asarray(value, dtype=t.dtype)
+    _methods._set_value(t, float(v) if v.ndim == 0 else v)
+
+
+def batch_norm(
+    input,
+    running_mean,
+    running_var,
+    weight=None,
+    bias=None,
+    training=False,
+    momentum=0.1,
+    eps=1e-5,
+):
+    """Batch normalisation of ``input`` (N, C, ...) per channel C.
+
+    Training: normalise with the batch mean and biased variance over every axis but 1, and
+    update ``running_mean`` / ``running_var`` (when given) in place:
+    running = (1 - momentum) running + momentum * batch statistic, with the unbiased variance.
+    Otherwise: normalise with the running statistics.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.tensor([[1.0, 0.0], [3.0, 4.0]])
+        >>> rm, rv = tg.zeros(2), tg.ones(2)
+        >>> F.batch_norm(x, rm, rv, training=True)
+        tensor([[-1.0000, -1.0000],
+                [1.0000, 1.0000]])
+        >>> rm, rv                              # 0.1 * mean, 0.9 + 0.1 * unbiased var
+        (tensor([0.2000, 0.2000]), tensor([1.1000, 1.7000]))
+    """
+    x = _ops.tensor_of(input)
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: expected input of shape (N, C, ...), got {x.shape}")
+    c = x.shape[1]
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    axes = (0, *range(2, x.ndim))
+    for name, t in (
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+        ("weight", weight),
+        ("bias", bias),
+    ):
+        if t is not None and tuple(np.shape(value_of(t))) != (c,):
+            raise ValueError(
+                f"batch_norm: {name} has shape {tuple(np.shape(value_of(t)))}, expected ({c},) "
+                f"for input of shape {tuple(x.shape)}"
+            )
+    if not training:
+        if running_mean is None or running_var is None:
+            raise ValueError(
+                "batch_norm: running_mean and running_var must be given when training=False"
+            )
+        mean = _ops.reshape(running_mean, shape)
+        var = _ops.reshape(running_var, shape)
+        y = _ops.div(_ops.sub(x, mean), _ops.sqrt(_ops.add(var, eps)))
+        return _affine(y, weight, bias, shape)
+    n = x.size // c if c else 0
+    if n <= 1:
+        raise ValueError(
+            f"batch_norm: expected more than 1 value per channel when training, got input "
+            f"of shape {tuple(x.shape)}"
+        )
+    track = running_mean is not None or running_var is not None
+    if track and STATE.guard is not None:
+        raise RuntimeError(
+            "batch_norm: a tg.trace recording cannot update running_mean/running_var (a "
+            "replay would not update them). Call model.eval() (or training=False) inside the "
+            "trace, or differentiate the training step with tg.grad / backward"
+        )
+    mean = _ops.mean(x, axes, True)
+    d = _ops.sub(x, mean)
+    var = _ops.mean(_ops.mul(d, d), axes, True)
+    if track:
+        batch_mean = np.asarray(value_of(mean)).reshape(c)
+        batch_var = np.asarray(value_of(var)).reshape(c) * (n / (n - 1))
+        for t, stat in ((running_mean, batch_mean), (running_var, batch_var)):
+            if t is not None:
+                _assign(t, momentum * stat + (1.0 - momentum) * np.asarray(value_of(t)))
+    return _affine(_ops.div(d, _ops.sqrt(_ops.add(var, eps))), weight, bias, shape)
+
+
+def _embedding_options(name, max_norm, scale_grad_by_freq, sparse):
+    for option, value, default in (
+        ("max_norm", max_norm, None),
+        ("scale_grad_by_freq", scale_grad_by_freq, False),
+        ("sparse", sparse, False),
+    ):
+        if value != default:
+            raise TypeError(
+                f"{name}: {option}={value!r} is not supported; leave it at its default "
+                f"({default!r})"
+            )
+
+
+def embedding(
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
+    scale_grad_by_freq=False,
+    sparse=False,
+):
+    """Rows of ``weight`` (num_embeddings, embedding_dim) picked by the integer indices
+    ``input``; the result has shape ``input.shape + (embedding_dim,)``.  Rows picked by
+    ``padding_idx`` keep their value but get no gradient.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> w = tg.tensor([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]], requires_grad=True)
+        >>> y = F.embedding(tg.tensor([2, 0, 2]), w, padding_idx=0); y
+        tensor([[4., 5.],
+                [0., 1.],
+                [4., 5.]], grad_fn=<WhereBackward0>)
+        >>> y.sum().backward(); w.grad
+        tensor([[0., 0.],
+                [0., 0.],
+                [2., 2.]])
+    """
+    _embedding_options("embedding", max_norm, scale_grad_by_freq, sparse)
+    w = _ops.tensor_of(weight)
+    if w.ndim != 2:
+        raise ValueError(f"embedding: weight must be 2-D, got shape {w.shape}")
+    idx = np.asarray(input._v if isinstance(input, Tensor) else input)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"embedding: input must hold integer indices, got dtype {idx.dtype}")
+    num = w.shape[0]
+    if idx.size and (idx.min() < 0 or idx.max() >= num):
+        bad = idx[(idx < 0) | (idx >= num)].flat[0]
+        raise IndexError(f"embedding: index {bad} is out of range for {num} embeddings")
+    out = _ops.getitem(w, idx)
+    if padding_idx is None:
+        return out
+    pad = int(padding_idx)
+    if not -num <= pad < num:
+        raise ValueError(f"embedding: padding_idx {pad} must be within num_embeddings ({num})")
+    pad %= num
+    mask = idx == pad
+    if not mask.any():
+        return out
+    return _ops.where(mask[..., None], _ops.getitem(w, pad).detach(), out)
+
+
+# ---- losses --------------------------------------------------------------------------------------
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
 def _reduce(losses, reduction):
     if reduction == "mean":
         return _ops.mean(losses)
@@ -115,29 +670,171 @@ def _reduce(losses, reduction):
     )
 
 
-def _class_targets(target, n, classes):
+def _check_reduction(name, reduction, size_average=None, reduce=None, allowed=_REDUCTIONS):
+    """Refuse PyTorch's deprecated size_average= / reduce= (their old meanings would be a silent
+    change of scale) and reductions the loss does not have."""
+    if size_average is not None or reduce is not None:
+        raise TypeError(
+            f"{name}: size_average= and reduce= (deprecated in PyTorch) are not supported; "
+            f"use reduction='mean', 'sum' or 'none'"
+        )
+    if reduction not in allowed:
+        raise ValueError(
+            f"{reduction!r} is not a valid value for reduction: use "
+            + ", ".join(repr(r) for r in allowed[:-1])
+            + f" or {allowed[-1]!r}"
+        )
+
+
+def _shape_of(x):
+    return tuple(np.shape(x._v if isinstance(x, Tensor) else x))
+
+
+def _same_shape(name, input, target):
+    """The target tensor; its shape must be the input's (broadcasting them would average the
+    wrong pairs, where PyTorch only warns)."""
+    if _shape_of(target) != _shape_of(input):
+        raise ValueError(
+            f"{name}: target shape {_shape_of(target)} differs from input shape "
+            f"{_shape_of(input)}; reshape one of them (broadcasting would pair the wrong "
+            f"elements)"
+        )
+    return target if isinstance(target, Tensor) else np.asarray(target, dtype=np.float64)
+
+
+def _no_weight(name, weight):
+    if weight is not None:
+        raise TypeError(f"{name}: weight= is not supported; multiply the reduction='none' losses")
+
+
+def _classes_last(name, x):
+    """``x`` (C,), (N, C) or (N, C, d1, ...) as an (M, C) tensor with the classes last, and
+    the target shape (the input's shape without the class axis)."""
+    if x.ndim == 0:
+        raise ValueError(f"{name}: expected input of shape (C,), (N, C) or (N, C, d1, ...)")
+    if x.ndim == 1:
+        return _ops.reshape(x, (1, x.shape[0])), ()
+    c = x.shape[1]
+    tshape = (x.shape[0], *x.shape[2:])
+    if x.ndim > 2:
+        x = _ops.transpose(x, (0, *range(2, x.ndim), 1))
+    return _ops.reshape(x, (-1, c)), tshape
+
+
+def _class_weight(name, weight, classes):
+    if weight is None:
+        return None
+    if isinstance(weight, str):
+        raise TypeError(
+            f"{name}: weight={weight!r}: the third argument is the class weight (as in "
+            f"PyTorch); pass reduction={weight!r} by keyword"
+        )
+    w = weight if isinstance(weight, Tensor) else np.asarray(weight, dtype=np.float64)
+    if _shape_of(w) != (classes,):
+        raise ValueError(
+            f"{name}: weight must have one entry per class ({classes},), got {_shape_of(w)}"
+        )
+    return w
+
+
+def _class_targets(name, target, tshape, classes, ignore_index):
+    """Flat class indices (ignored entries replaced by 0) and the flat mask of the kept ones
+    (None when every target is kept)."""
     t = np.asarray(target._v if isinstance(target, Tensor) else target)
     if t.dtype.kind not in "iu":
         raise TypeError(
-            f"cross_entropy: target must hold integer class indices, got dtype "
-            f"{t.dtype} (class probabilities are not supported)"
+            f"{name}: target must hold integer class indices (or, for cross_entropy, class "
+            f"probabilities of the input's shape), got dtype {t.dtype} and shape {t.shape}"
         )
-    if t.shape != (n,):
+    if t.shape != tshape:
         raise ValueError(
-            f"cross_entropy: expected target of shape ({n},) for input of {n} rows, got {t.shape}"
+            f"{name}: expected target of shape {tshape} for input of {classes} classes, got "
+            f"{t.shape}"
         )
-    if t.size and (t.min() < 0 or t.max() >= classes):
-        bad = t[(t < 0) | (t >= classes)][0]
-        raise IndexError(f"cross_entropy: target {bad} is out of bounds for {classes} classes")
-    return t
+    t = t.reshape(-1)
+    kept = t != ignore_index
+    bad = kept & ((t < 0) | (t >= classes))
+    if bad.any():
+        raise IndexError(f"{name}: target {t[bad][0]} is out of bounds for {classes} classes")
+    if kept.all():
+        return t, None
+    return np.where(kept, t, 0), kept
 
 
-def cross_entropy(input, target, reduction="mean"):
-    """Softmax cross-entropy of logits ``input`` (N, C) (or (C,)) against integer classes
-    ``target`` (N,) (or a scalar).
+def _picked(scores, t, kept, weight):
+    """-weight[t] * scores[m, t] per row (0 where the target is ignored), the 'mean'
+    denominator (the summed weights of the kept targets, their count without weights) and
+    weight[t] (None without weights)."""
+    losses = _ops.neg(_ops.getitem(scores, (np.arange(t.size), t)))
+    wt = None
+    if weight is not None:
+        wt = _ops.getitem(weight, t) if isinstance(weight, Tensor) else weight[t]
+        losses = _ops.mul(losses, wt)
+        denom = _ops.sum(wt if kept is None else _ops.where(kept, wt, 0.0))
+    else:
+        denom = float(t.size if kept is None else kept.sum())
+    if kept is not None:
+        losses = _ops.where(kept, losses, 0.0)
+    return losses, denom, wt
 
-    Per row: logsumexp(x) - x[target], computed on x - max(x): one shifted copy, its
-    logsumexp, and one gather of the N target entries.
+
+def _class_reduce(losses, denom, tshape, reduction):
+    if reduction == "none":
+        return _ops.reshape(losses, tshape)
+    total = _ops.sum(losses)
+    return total if reduction == "sum" else _ops.div(total, denom)
+
+
+def nll_loss(
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    ignore_index=-100,
+    reduce=None,
+    reduction="mean",
+):
+    """Negative log-likelihood of log-probabilities ``input`` (N, C), (C,) or (N, C, d1, ...)
+    at the integer classes ``target``: -weight[t] * input[n, t].  Targets equal to
+    ``ignore_index`` count for nothing; 'mean' divides by the summed weights of the others.
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> logp = tg.tensor([[-0.5, -1.0], [-2.0, -0.1]], requires_grad=True)
+        >>> loss = F.nll_loss(logp, np.array([0, 1])); loss
+        tensor(0.3000, grad_fn=<MulBackward0>)
+        >>> loss.backward(); logp.grad
+        tensor([[-0.5000, 0.0000],
+                [0.0000, -0.5000]])
+    """
+    _check_reduction("nll_loss", reduction, size_average, reduce)
+    x2, tshape = _classes_last("nll_loss", _ops.tensor_of(input))
+    classes = x2.shape[1]
+    w = _class_weight("nll_loss", weight, classes)
+    t, kept = _class_targets("nll_loss", target, tshape, classes, ignore_index)
+    losses, denom, _ = _picked(x2, t, kept, w)
+    return _class_reduce(losses, denom, tshape, reduction)
+
+
+def cross_entropy(
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    ignore_index=-100,
+    reduce=None,
+    reduction="mean",
+    label_smoothing=0.0,
+):
+    """Softmax cross-entropy of logits ``input`` (N, C), (C,) or (N, C, d1, ...) against
+    integer classes ``target`` (N,) (or (), or (N, d1, ...)), or against class probabilities
+    of the input's shape, with PyTorch's ``weight``, ``ignore_index`` and ``label_smoothing``.
+
+    With class indices, 'mean' divides by the summed ``weight`` of the targets that are not
+    ``ignore_index`` (their count without weights); with probabilities, by the number of rows.
+    Per row the log-softmax is x - max(x) - logsumexp(x - max(x)).
 
     Examples:
         >>> import tapegrad as tg
@@ -147,23 +844,55 @@ def cross_entropy(input, target, reduction="mean"):
         tensor(1.3863, grad_fn=<MulBackward0>)
         >>> loss.backward(); x.grad             # softmax(x) - onehot(2)
         tensor([0.2500, 0.2500, -0.7500, 0.2500])
+        >>> F.cross_entropy(tg.tensor([[0.0, 0.0]]), tg.tensor([[0.25, 0.75]]))
+        tensor(0.6931)
     """
-    x = _ops.tensor_of(input)
-    if x.ndim == 1:
-        t = np.asarray(target._v if isinstance(target, Tensor) else target).reshape(1)
-        return _reduce(
-            _ops.reshape(cross_entropy(_ops.reshape(x, (1, -1)), t, "none"), ()), reduction
+    _check_reduction("cross_entropy", reduction, size_average, reduce)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(
+            f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}"
         )
-    if x.ndim != 2:
-        raise ValueError(f"cross_entropy: expected input of shape (N, C) or (C,), got {x.shape}")
-    n, classes = x.shape
-    t = _class_targets(target, n, classes)
-    s = _ops.sub(x, _ops.stable_shift(x, (1,)))
+    x = _ops.tensor_of(input)
+    x2, tshape = _classes_last("cross_entropy", x)
+    classes = x2.shape[1]
+    w = _class_weight("cross_entropy", weight, classes)
+    s = _ops.sub(x2, _ops.stable_shift(x2, (1,)))
     lse = _ops.log(_ops.sum(_ops.exp(s), 1))
-    return _reduce(_ops.sub(lse, _ops.getitem(s, (np.arange(n), t))), reduction)
+    tv = target._v if isinstance(target, Tensor) else np.asarray(target)
+    probabilities = np.asarray(tv).dtype.kind == "f" and np.shape(tv) == tuple(x.shape)
+    if probabilities:
+        if ignore_index != -100:
+            raise ValueError(
+                "cross_entropy: ignore_index applies to class-index targets only; the target "
+                "holds class probabilities"
+            )
+        p2, _ = _classes_last("cross_entropy", _ops.tensor_of(target))
+        if label_smoothing:
+            p2 = _ops.add(_ops.mul(p2, 1.0 - label_smoothing), label_smoothing / classes)
+        if w is not None:
+            p2 = _ops.mul(p2, w)
+        logp = _ops.sub(s, _ops.reshape(lse, (-1, 1)))
+        losses = _ops.neg(_ops.sum(_ops.mul(logp, p2), 1))
+        return _class_reduce(losses, float(losses.shape[0]), tshape, reduction)
+    t, kept = _class_targets("cross_entropy", target, tshape, classes, ignore_index)
+    picked, denom, wt = _picked(s, t, kept, w)
+    # -w[t] log p[t] = w[t] (lse - s[t]); lse enters with the same weights and mask
+    lse_w = lse if wt is None else _ops.mul(lse, wt)
+    losses = _ops.add(picked, lse_w if kept is None else _ops.where(kept, lse_w, 0.0))
+    if not label_smoothing:
+        return _class_reduce(losses, denom, tshape, reduction)
+    # PyTorch's smoothing term: -sum_c w_c log p_c per row, reduced like the main term
+    logp = _ops.sub(s, _ops.reshape(lse, (-1, 1)))
+    smooth = _ops.neg(_ops.sum(logp if w is None else _ops.mul(logp, w), 1))
+    if kept is not None:
+        smooth = _ops.where(kept, smooth, 0.0)
+    return _ops.add(
+        _ops.mul(1.0 - label_smoothing, _class_reduce(losses, denom, tshape, reduction)),
+        _ops.mul(label_smoothing / classes, _class_reduce(smooth, denom, tshape, reduction)),
+    )
 
 
-def mse_loss(input, target, reduction="mean"):
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean (or summed) squared difference.
 
     Examples:
@@ -175,8 +904,104 @@ def mse_loss(input, target, reduction="mean"):
         >>> loss.backward(); x.grad             # 2 (x - target) / n
         tensor([0., 2.])
     """
+    _check_reduction("mse_loss", reduction, size_average, reduce)
+    _no_weight("mse_loss", weight)
     d = _ops.sub(input, target)
     return _reduce(_ops.mul(d, d), reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean (or summed) absolute difference; the gradient at a zero difference is 0.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> loss = F.l1_loss(x, tg.tensor([0.0, 4.0])); loss
+        tensor(1.5000, grad_fn=<MulBackward0>)
+        >>> loss.backward(); x.grad             # sign(x - target) / n
+        tensor([0.5000, -0.5000])
+    """
+    _check_reduction("l1_loss", reduction, size_average, reduce)
+    _no_weight("l1_loss", weight)
+    target = _same_shape("l1_loss", input, target)
+    return _reduce(_ops.abs_(_ops.sub(input, target)), reduction)
+
+
+def _huber(name, input, target, delta):
+    """0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta), as 0.5 m**2 + delta (|d| - m)
+    with m = min(|d|, delta): no branch on values, so traces replay it for any input."""
+    if not delta > 0:
+        raise ValueError(f"{name}: {'beta' if 'l1' in name else 'delta'} must be positive")
+    a = _ops.abs_(_ops.sub(input, _same_shape(name, input, target)))
+    m = _ops.clip(a, None, delta)
+    return _ops.add(_ops.mul(0.5, _ops.mul(m, m)), _ops.mul(delta, _ops.sub(a, m)))
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """Huber loss: 0.5 d**2 for |d| < delta, else delta (|d| - 0.5 delta), d = input - target.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.huber_loss(tg.tensor([0.5, 3.0]), tg.tensor([0.0, 0.0]), reduction="none")
+        tensor([0.1250, 2.5000])
+    """
+    _check_reduction("huber_loss", reduction)
+    _no_weight("huber_loss", weight)
+    return _reduce(_huber("huber_loss", input, target, delta), reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """Smooth L1: 0.5 d**2 / beta for |d| < beta, else |d| - 0.5 beta (the L1 loss for
+    beta = 0); huber_loss / beta.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.smooth_l1_loss(tg.tensor([0.5, 3.0]), tg.tensor([0.0, 0.0]), reduction="none")
+        tensor([0.1250, 2.5000])
+    """
+    _check_reduction("smooth_l1_loss", reduction, size_average, reduce)
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must not be negative, got {beta}")
+    if beta == 0:
+        return l1_loss(input, target, reduction=reduction)
+    losses = _huber("smooth_l1_loss", input, target, beta)
+    return _reduce(losses if beta == 1 else _ops.div(losses, beta), reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Pointwise KL divergence of log-probabilities ``input`` from ``target``:
+    target (log target - input), or with ``log_target`` exp(target) (target - input).
+    'batchmean' divides the sum by the batch size (the true KL divergence); 'mean' divides by
+    the number of elements (as PyTorch).
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> logq = tg.tensor([[np.log(0.5), np.log(0.5)]])
+        >>> F.kl_div(logq, tg.tensor([[0.25, 0.75]]), reduction="batchmean")
+        tensor(0.1308)
+    """
+    _check_reduction(
+        "kl_div", reduction, size_average, reduce, ("mean", "batchmean", "sum", "none")
+    )
+    t = _same_shape("kl_div", input, target)
+    if log_target:
+        losses = _ops.mul(_ops.exp(t), _ops.sub(t, input))
+    else:
+        # xlogy(t, t): 0 where t is 0 (nan for t < 0), as PyTorch; the unselected branch
+        # t log t makes the gradient with respect to a zero target nan, as PyTorch's (the
+        # derivative there is -inf: no finite number is right)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tlogt = _ops.where(t == 0, 0.0, _ops.mul(t, _ops.log(t)))
+        losses = _ops.sub(tlogt, _ops.mul(t, input))
+    if reduction == "batchmean":
+        total = _ops.sum(losses)
+        return total if losses.ndim == 0 else _ops.div(total, float(losses.shape[0]))
+    return _reduce(losses, reduction)
 
 
 def _clamped_log(p, positive):
@@ -186,7 +1011,9 @@ def _clamped_log(p, positive):
     return _ops.clip(_ops.log(p), -100.0)
 
 
-def binary_cross_entropy(input, target, weight=None, reduction="mean"):
+def binary_cross_entropy(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean"
+):
     """-(t log p + (1 - t) log(1 - p)) for probabilities ``input``, logs clamped at -100.
 
     Examples:
@@ -198,6 +1025,7 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
         >>> loss.backward(); p.grad             # (-t / p + (1 - t) / (1 - p)) / n
         tensor([-1.,  1.])
     """
+    _check_reduction("binary_cross_entropy", reduction, size_average, reduce)
     p = _ops.tensor_of(input)
     pv = np.asarray(p._v)
     # comparisons of the Tensor, not of its value: a trace guards them, so a replay whose
@@ -206,13 +1034,7 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     below_one = np.asarray(value_of(p < 1.0)).astype(bool)
     if np.any(~positive & (pv != 0.0)) or np.any(~below_one & (pv != 1.0)):
         raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
-    tv = target if isinstance(target, Tensor) else np.asarray(target, dtype=np.float64)
-    if np.shape(tv._v if isinstance(tv, Tensor) else tv) != pv.shape:
-        raise ValueError(
-            f"binary_cross_entropy: target shape "
-            f"{np.shape(tv._v if isinstance(tv, Tensor) else tv)} differs from "
-            f"input shape {pv.shape}"
-        )
+    tv = _same_shape("binary_cross_entropy", p, target)
     log_p = _clamped_log(p, positive)
     log_q = _clamped_log(_ops.sub(1.0, p), below_one)
     # -(t log p + (1 - t) log q) = -(log q + t (log p - log q))
@@ -222,11 +1044,20 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     return _reduce(losses, reduction)
 
 
-def binary_cross_entropy_with_logits(input, target, reduction="mean"):
+def binary_cross_entropy_with_logits(
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    reduce=None,
+    reduction="mean",
+    pos_weight=None,
+):
     """Sigmoid + binary cross-entropy on logits, stably: softplus(x) - x t, with softplus(x)
     = logaddexp(0, x), whose derivative is sigmoid(x) everywhere (the form max(x, 0) - x t +
     log1p(exp(-|x|)) has the same value but loses the derivative at x = 0, where models that
-    start from zero weights begin).
+    start from zero weights begin).  ``pos_weight`` (broadcast along the last axis, one per
+    class) weighs the positive term: (1 - t) x + (1 + (pos_weight - 1) t) softplus(-x).
 
     Examples:
         >>> import tapegrad as tg
@@ -238,6 +1069,17 @@ def binary_cross_entropy_with_logits(input, target, reduction="mean"):
         >>> loss.backward(); x.grad             # (sigmoid(x) - t) / n
         tensor([-0.1345, 0.1345])
     """
+    _check_reduction("binary_cross_entropy_with_logits", reduction, size_average, reduce)
     x = _ops.tensor_of(input)
-    losses = _ops.sub(_ops.logaddexp(0.0, x), _ops.mul(x, target))
+    t = _same_shape("binary_cross_entropy_with_logits", x, target)
+    if pos_weight is None:
+        losses = _ops.sub(_ops.logaddexp(0.0, x), _ops.mul(x, t))
+    else:
+        log_weight = _ops.add(_ops.mul(_ops.sub(pos_weight, 1.0), t), 1.0)
+        losses = _ops.add(
+            _ops.mul(_ops.sub(1.0, t), x),
+            _ops.mul(log_weight, _ops.logaddexp(0.0, _ops.neg(x))),
+        )
+    if weight is not None:
+        losses = _ops.mul(losses, weight)
     return _reduce(losses, reduction)

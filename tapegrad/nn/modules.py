@@ -371,10 +371,27 @@ class Sequential(Module):
 
 
 class _Activation(Module):
+    """A layer applying ``fn(input, **hyper)``, with the hyper-parameters given at construction
+    (``inplace=True`` is refused there, as the functions refuse it)."""
+
     fn = None
 
-    def forward(self, x):
-        return type(self).fn(x)
+    def __init__(self, **hyper):
+        super().__init__()
+        if hyper.pop("inplace", False):
+            raise TypeError(
+                f"{type(self).__name__}: inplace=True is not supported (tapegrad records a new "
+                "value instead of overwriting the input); leave inplace=False"
+            )
+        for name, value in hyper.items():
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "_hyper", tuple(hyper))
+
+    def forward(self, input):
+        return type(self).fn(input, **{k: getattr(self, k) for k in self._hyper})
+
+    def extra_repr(self):
+        return ", ".join(f"{k}={getattr(self, k)!r}" for k in self._hyper)
 
 
 class ReLU(_Activation):
@@ -419,7 +436,223 @@ class Sigmoid(_Activation):
     fn = staticmethod(F.sigmoid)
 
 
-class LeakyReLU(Module):
+class GELU(_Activation):
+    """Gaussian error linear unit, as a layer (``approximate`` 'none' or 'tanh').
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.GELU()(tg.tensor([-1.0, 2.0]))
+        tensor([-0.1587, 1.9545])
+    """
+
+    fn = staticmethod(F.gelu)
+
+    def __init__(self, approximate="none"):
+        super().__init__(approximate=approximate)
+
+
+class ELU(_Activation):
+    """x for x > 0, else alpha (exp(x) - 1), as a layer.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.ELU()(tg.tensor([-1.0, 2.0]))
+        tensor([-0.6321, 2.0000])
+    """
+
+    fn = staticmethod(F.elu)
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__(alpha=alpha, inplace=inplace)
+
+
+class SELU(_Activation):
+    """Scaled ELU with the self-normalising constants, as a layer.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.SELU()(tg.tensor([-1.0, 2.0]))
+        tensor([-1.1113, 2.1014])
+    """
+
+    fn = staticmethod(F.selu)
+
+    def __init__(self, inplace=False):
+        super().__init__(inplace=inplace)
+
+
+class CELU(_Activation):
+    """max(0, x) + min(0, alpha (exp(x / alpha) - 1)), as a layer.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.CELU(2.0)(tg.tensor([-1.0, 2.0]))
+        tensor([-0.7869, 2.0000])
+    """
+
+    fn = staticmethod(F.celu)
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__(alpha=alpha, inplace=inplace)
+
+
+class Softplus(_Activation):
+    """log(1 + exp(beta x)) / beta (x above ``threshold``), as a layer.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Softplus()(tg.tensor([-1.0, 2.0]))
+        tensor([0.3133, 2.1269])
+    """
+
+    fn = staticmethod(F.softplus)
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__(beta=beta, threshold=threshold)
+
+
+class SiLU(_Activation):
+    """x * sigmoid(x), as a layer.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.SiLU()(tg.tensor([-1.0, 2.0]))
+        tensor([-0.2689, 1.7616])
+    """
+
+    fn = staticmethod(F.silu)
+
+    def __init__(self, inplace=False):
+        super().__init__(inplace=inplace)
+
+
+class Mish(_Activation):
+    """x * tanh(softplus(x)), as a layer.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Mish()(tg.tensor([-1.0, 2.0]))
+        tensor([-0.3034, 1.9440])
+    """
+
+    fn = staticmethod(F.mish)
+
+    def __init__(self, inplace=False):
+        super().__init__(inplace=inplace)
+
+
+class Hardtanh(_Activation):
+    """x clamped to [min_val, max_val], as a layer.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Hardtanh()(tg.tensor([-2.0, 0.5]))
+        tensor([-1.0000, 0.5000])
+    """
+
+    fn = staticmethod(F.hardtanh)
+
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        super().__init__(min_val=min_val, max_val=max_val, inplace=inplace)
+
+
+class ReLU6(_Activation):
+    """min(max(x, 0), 6), as a layer.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.ReLU6()(tg.tensor([-1.0, 8.0]))
+        tensor([0., 6.])
+    """
+
+    fn = staticmethod(F.relu6)
+
+    def __init__(self, inplace=False):
+        super().__init__(inplace=inplace)
+
+
+class Hardsigmoid(_Activation):
+    """min(max(x + 3, 0), 6) / 6, as a layer.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Hardsigmoid()(tg.tensor([-4.0, 1.5]))
+        tensor([0.0000, 0.7500])
+    """
+
+    fn = staticmethod(F.hardsigmoid)
+
+    def __init__(self, inplace=False):
+        super().__init__(inplace=inplace)
+
+
+class Hardswish(_Activation):
+    """x min(max(x + 3, 0), 6) / 6, as a layer.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Hardswish()(tg.tensor([1.0, 4.0]))
+        tensor([0.6667, 4.0000])
+    """
+
+    fn = staticmethod(F.hardswish)
+
+    def __init__(self, inplace=False):
+        super().__init__(inplace=inplace)
+
+
+class Softsign(_Activation):
+    """x / (1 + |x|), as a layer.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Softsign()(tg.tensor([-1.0, 3.0]))
+        tensor([-0.5000, 0.7500])
+    """
+
+    fn = staticmethod(F.softsign)
+
+
+class Tanhshrink(_Activation):
+    """x - tanh(x), as a layer.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Tanhshrink()(tg.tensor([-1.0, 2.0]))
+        tensor([-0.2384, 1.0360])
+    """
+
+    fn = staticmethod(F.tanhshrink)
+
+
+class LogSigmoid(_Activation):
+    """log(sigmoid(x)), as a layer.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.LogSigmoid()(tg.tensor([-1.0, 2.0]))
+        tensor([-1.3133, -0.1269])
+    """
+
+    fn = staticmethod(F.logsigmoid)
+
+
+class GLU(_Activation):
+    """a * sigmoid(b) for the halves a, b of the input along ``dim``, as a layer.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.GLU()(tg.tensor([[1.0, 2.0, 0.0, 100.0]]))
+        tensor([[0.5000, 2.0000]])
+    """
+
+    fn = staticmethod(F.glu)
+
+    def __init__(self, dim=-1):
+        super().__init__(dim=dim)
+
+
+class LeakyReLU(_Activation):
     """x for x > 0, else ``negative_slope`` * x, as a layer.
 
     Examples:
@@ -428,15 +661,10 @@ class LeakyReLU(Module):
         tensor([-0.2000, 3.0000])
     """
 
-    def __init__(self, negative_slope=0.01):
-        super().__init__()
-        self.negative_slope = negative_slope
+    fn = staticmethod(F.leaky_relu)
 
-    def forward(self, x):
-        return F.leaky_relu(x, self.negative_slope)
-
-    def extra_repr(self):
-        return f"negative_slope={self.negative_slope}"
+    def __init__(self, negative_slope=0.01, inplace=False):
+        super().__init__(negative_slope=negative_slope, inplace=inplace)
 
 
 class Softmax(Module):
@@ -469,15 +697,332 @@ class LogSoftmax(Softmax):
         return F.log_softmax(x, self.dim)
 
 
-class _Loss(Module):
-    def __init__(self, reduction="mean"):
+class Identity(Module):
+    """Returns its input (a placeholder layer); constructor arguments are ignored, as PyTorch.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Identity()(tg.tensor([1.0, 2.0]))
+        tensor([1., 2.])
+    """
+
+    def __init__(self, *args, **kwargs):
         super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Flatten(Module):
+    """Flattens the axes ``start_dim`` .. ``end_dim`` (inclusive) into one.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Flatten()(tg.zeros(2, 3, 4)).shape
+        (2, 12)
+    """
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def forward(self, input):
+        x = _ops.tensor_of(input)
+        if x.ndim == 0:
+            return _ops.reshape(x, (1,))
+        start, end = (
+            _ops.normalize_axes(d, x.ndim, "Flatten")[0] for d in (self.start_dim, self.end_dim)
+        )
+        if start > end:
+            raise ValueError(
+                f"Flatten: start_dim {self.start_dim} comes after end_dim {self.end_dim} for "
+                f"an input of {x.ndim} dims"
+            )
+        shape = x.shape[:start] + (math.prod(x.shape[start : end + 1]),) + x.shape[end + 1 :]
+        return _ops.reshape(x, shape)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Dropout(Module):
+    """Zeroes each element with probability ``p`` and scales the rest by 1 / (1 - p) while the
+    module is training; the identity after ``eval()``.  (A ``tg.trace`` recording refuses a
+    training-mode dropout.)
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> drop = tg.nn.Dropout(0.5)
+        >>> _ = tg.manual_seed(0)
+        >>> drop(tg.ones(4))
+        tensor([0., 2., 2., 2.])
+        >>> drop.eval()(tg.ones(4))
+        tensor([1., 1., 1., 1.])
+    """
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        F._check_p("Dropout", p)
+        F._no_inplace("dropout", inplace)
+        self.p = p
+
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}"
+
+
+class LayerNorm(Module):
+    """Layer normalisation over the trailing ``normalized_shape`` axes, with a learnable
+    ``weight`` (ones) and ``bias`` (zeros) of that shape when ``elementwise_affine``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> ln = tg.nn.LayerNorm(2)
+        >>> ln(tg.tensor([[1.0, 3.0]]))
+        tensor([[-1.0000,  1.0000]], grad_fn=<AddBackward0>)
+        >>> [name for name, _ in ln.named_parameters()]
+        ['weight', 'bias']
+    """
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True):
+        super().__init__()
+        if isinstance(normalized_shape, (int, np.integer)):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(int(s) for s in normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(np.ones(self.normalized_shape))
+            if bias:
+                self.bias = Parameter(np.zeros(self.normalized_shape))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        params = self._parameters
+        return F.layer_norm(
+            input, self.normalized_shape, params["weight"], params["bias"], self.eps
+        )
+
+    def extra_repr(self):
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
+
+
+class _BatchNorm(Module):
+    dims = ()
+
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.1,
+        affine=True,
+        track_running_stats=True,
+        *,
+        bias=True,
+    ):
+        super().__init__()
+        self.num_features = int(num_features)
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = Parameter(np.ones(self.num_features))
+            if bias:
+                self.bias = Parameter(np.zeros(self.num_features))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", np.zeros(self.num_features))
+            self.register_buffer("running_var", np.ones(self.num_features))
+            self.register_buffer("num_batches_tracked", np.asarray(0, dtype=np.int64))
+        else:
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
+
+    def reset_running_stats(self):
+        """Running mean 0, running variance 1, no batches tracked."""
+        if self.track_running_stats:
+            for name, value in (("running_mean", 0.0), ("running_var", 1.0)):
+                F._assign(self._buffers[name], np.full(self.num_features, value))
+            F._assign(self._buffers["num_batches_tracked"], 0)
+
+    def forward(self, input):
+        x = _ops.tensor_of(input)
+        if x.ndim not in self.dims:
+            raise ValueError(
+                f"{type(self).__name__}: expected "
+                + " or ".join(f"{d}D" for d in self.dims)
+                + f" input (got {x.ndim}D input)"
+            )
+        buffers, params = self._buffers, self._parameters
+        tracked = buffers["num_batches_tracked"]
+        update = self.training and self.track_running_stats and tracked is not None
+        momentum = 0.0 if self.momentum is None else self.momentum
+        if update and self.momentum is None:  # a cumulative moving average
+            momentum = 1.0 / (int(tracked._v) + 1)
+        use_batch = self.training or buffers["running_mean"] is None
+        keep = not self.training or self.track_running_stats
+        out = F.batch_norm(
+            x,
+            buffers["running_mean"] if keep else None,
+            buffers["running_var"] if keep else None,
+            params["weight"],
+            params["bias"],
+            use_batch,
+            momentum,
+            self.eps,
+        )
+        if update:
+            F._assign(tracked, int(tracked._v) + 1)
+        return out
+
+    def extra_repr(self):
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}, track_running_stats={self.track_running_stats}"
+        )
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation of (N, C) or (N, C, L) inputs per channel C, as PyTorch: batch
+    statistics (biased variance) while training, which also update the ``running_mean`` /
+    ``running_var`` buffers (unbiased variance, ``momentum``; None for a cumulative average);
+    the running statistics after ``eval()``.  The buffers are in ``state_dict()``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> bn = tg.nn.BatchNorm1d(2)
+        >>> bn(tg.tensor([[1.0, 0.0], [3.0, 4.0]]))
+        tensor([[-1.0000, -1.0000],
+                [1.0000, 1.0000]], grad_fn=<AddBackward0>)
+        >>> bn.running_mean, bn.running_var
+        (tensor([0.2000, 0.2000]), tensor([1.1000, 1.7000]))
+        >>> list(bn.state_dict())
+        ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked']
+    """
+
+    dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation of (N, C, H, W) inputs per channel C (see ``BatchNorm1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> bn = tg.nn.BatchNorm2d(1)
+        >>> bn(tg.tensor([[[[1.0, 3.0]]]])).detach()
+        tensor([[[[-1.0000,  1.0000]]]])
+    """
+
+    dims = (4,)
+
+
+class Embedding(Module):
+    """A lookup table of ``num_embeddings`` vectors of size ``embedding_dim`` (drawn from
+    N(0, 1), as PyTorch; the ``padding_idx`` row zero, and it gets no gradient).
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> _ = tg.manual_seed(0)
+        >>> emb = tg.nn.Embedding(10, 3, padding_idx=0)
+        >>> emb(np.array([[0, 2], [4, 0]])).shape
+        (2, 2, 3)
+        >>> emb.weight[0]
+        tensor([0., 0., 0.], grad_fn=<ViewBackward0>)
+    """
+
+    def __init__(
+        self,
+        num_embeddings,
+        embedding_dim,
+        padding_idx=None,
+        max_norm=None,
+        norm_type=2.0,
+        scale_grad_by_freq=False,
+        sparse=False,
+        _weight=None,
+        _freeze=False,
+    ):
+        super().__init__()
+        if _freeze:
+            raise TypeError(
+                "Embedding: _freeze=True is not supported; call emb.weight.requires_grad_(False)"
+            )
+        self.num_embeddings = int(num_embeddings)
+        self.embedding_dim = int(embedding_dim)
+        if padding_idx is not None:
+            if not -self.num_embeddings <= padding_idx < self.num_embeddings:
+                raise ValueError("Embedding: padding_idx must be within num_embeddings")
+            padding_idx %= self.num_embeddings
+        self.padding_idx = padding_idx
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.sparse = sparse
+        F._embedding_options("Embedding", max_norm, scale_grad_by_freq, sparse)
+        shape = (self.num_embeddings, self.embedding_dim)
+        if _weight is None:
+            w = _creation.rng().standard_normal(shape)
+            if padding_idx is not None:
+                w[padding_idx] = 0.0
+        else:
+            w = np.asarray(_weight._v if isinstance(_weight, Tensor) else _weight)
+            if w.shape != shape:
+                raise ValueError(f"Embedding: _weight has shape {w.shape}, expected {shape}")
+        self.weight = Parameter(w)
+
+    def _options(self):
+        return self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse
+
+    def forward(self, input):
+        return F.embedding(input, self._parameters["weight"], self.padding_idx, *self._options())
+
+    def extra_repr(self):
+        pad = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
+        return f"{self.num_embeddings}, {self.embedding_dim}{pad}"
+
+
+# ---- losses ---------------------------------------------------------------------------------------
+
+
+class _Loss(Module):
+    reductions = F._REDUCTIONS
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__()
+        F._check_reduction(type(self).__name__, reduction, size_average, reduce, self.reductions)
         self.reduction = reduction
 
 
-class CrossEntropyLoss(_Loss):
-    """Softmax cross-entropy of logits against integer classes, as a loss module
-    (``reduction`` 'mean', 'sum' or 'none').
+class _WeightedLoss(_Loss):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        if isinstance(weight, str):
+            raise TypeError(
+                f"{type(self).__name__}: weight={weight!r}: the first argument is the weight "
+                f"(as in PyTorch); pass reduction={weight!r} by keyword"
+            )
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    """Softmax cross-entropy of logits against integer classes or class probabilities, as a
+    loss module (see ``F.cross_entropy``: ``weight``, ``ignore_index``, ``label_smoothing``;
+    ``reduction`` 'mean', 'sum' or 'none').
 
     Examples:
         >>> import numpy as np
@@ -489,8 +1034,55 @@ class CrossEntropyLoss(_Loss):
         tensor([[0.5000, -0.5000]])
     """
 
+    def __init__(
+        self,
+        weight=None,
+        size_average=None,
+        ignore_index=-100,
+        reduce=None,
+        reduction="mean",
+        label_smoothing=0.0,
+    ):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+
     def forward(self, input, target):
-        return F.cross_entropy(input, target, reduction=self.reduction)
+        return F.cross_entropy(
+            input,
+            target,
+            self._buffers["weight"],
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
+        )
+
+
+class NLLLoss(_WeightedLoss):
+    """Negative log-likelihood of log-probabilities at integer classes, as a loss module
+    (see ``F.nll_loss``).
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> tg.nn.NLLLoss()(tg.tensor([[-0.5, -1.0], [-2.0, -0.1]]), np.array([0, 1]))
+        tensor(0.3000)
+    """
+
+    def __init__(
+        self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
+    ):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, input, target):
+        return F.nll_loss(
+            input,
+            target,
+            self._buffers["weight"],
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+        )
 
 
 class MSELoss(_Loss):
@@ -509,7 +1101,76 @@ class MSELoss(_Loss):
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
-class BCELoss(_Loss):
+class L1Loss(_Loss):
+    """Mean absolute error, as a loss module (``reduction`` 'mean', 'sum' or 'none').
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.L1Loss()(tg.tensor([1.0, 3.0]), tg.tensor([0.0, 0.0]))
+        tensor(2.)
+    """
+
+    def forward(self, input, target):
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """Smooth L1 loss with threshold ``beta``, as a loss module (see ``F.smooth_l1_loss``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.SmoothL1Loss()(tg.tensor([0.5, 3.0]), tg.tensor([0.0, 0.0]))
+        tensor(1.3125)
+    """
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """Huber loss with threshold ``delta``, as a loss module (see ``F.huber_loss``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.HuberLoss(delta=2.0)(tg.tensor([0.5, 3.0]), tg.tensor([0.0, 0.0]))
+        tensor(2.0625)
+    """
+
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class KLDivLoss(_Loss):
+    """KL divergence of log-probabilities from a target, as a loss module (``reduction``
+    'mean', 'batchmean', 'sum' or 'none'; see ``F.kl_div``).
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> loss = tg.nn.KLDivLoss(reduction="batchmean")
+        >>> loss(tg.tensor([[np.log(0.5), np.log(0.5)]]), tg.tensor([[0.25, 0.75]]))
+        tensor(0.1308)
+    """
+
+    reductions = ("mean", "batchmean", "sum", "none")
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input, target):
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class BCELoss(_WeightedLoss):
     """Binary cross-entropy of probabilities, as a loss module (``reduction`` 'mean', 'sum'
     or 'none').
 
@@ -523,4 +1184,32 @@ class BCELoss(_Loss):
     """
 
     def forward(self, input, target):
-        return F.binary_cross_entropy(input, target, reduction=self.reduction)
+        return F.binary_cross_entropy(
+            input, target, self._buffers["weight"], reduction=self.reduction
+        )
+
+
+class BCEWithLogitsLoss(_WeightedLoss):
+    """Sigmoid + binary cross-entropy on logits, as a loss module (``weight``, ``pos_weight``,
+    ``reduction``; see ``F.binary_cross_entropy_with_logits``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.BCEWithLogitsLoss()(tg.tensor([1.0, -1.0]), tg.tensor([1.0, 0.0]))
+        tensor(0.3133)
+    """
+
+    def __init__(
+        self, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None
+    ):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy_with_logits(
+            input,
+            target,
+            self._buffers["weight"],
+            reduction=self.reduction,
+            pos_weight=self._buffers["pos_weight"],
+        )

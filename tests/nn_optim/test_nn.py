@@ -358,3 +358,107 @@ def test_bce_with_logits_derivatives_at_zero_logits():
     big = np.array([800.0, -800.0, 800.0])
     assert np.isfinite(f(tg.tensor(big)).item())
     np.testing.assert_allclose(tg.grad(f)(big), [0.0, 0.0, 0.7], atol=1e-15)
+
+
+# ---- the activations, layers and losses after the first ones (torch-free checks) --------------
+
+
+KINKED = [
+    ("elu", F.elu),
+    ("celu", lambda x: F.celu(x, 0.5)),
+    ("selu", F.selu),
+    ("hardtanh", F.hardtanh),
+    ("relu6", lambda x: F.relu6(x * 4)),
+    ("hardsigmoid", lambda x: F.hardsigmoid(x * 4)),
+    ("hardswish", lambda x: F.hardswish(x * 4)),
+    ("softsign", F.softsign),
+    ("l1", lambda x: F.l1_loss(x, np.zeros(6), reduction="sum")),
+    ("huber", lambda x: F.huber_loss(x, np.zeros(6), delta=0.5)),
+    ("smooth_l1", lambda x: F.smooth_l1_loss(x, np.zeros(6), beta=0.5)),
+]
+
+
+@pytest.mark.parametrize("name,f", KINKED, ids=[k[0] for k in KINKED])
+def test_kinked_activations_replay_in_a_trace_for_inputs_of_other_signs(name, f):
+    """Their kinks are evaluated inside op kernels (relu, clip, abs), not by masks recorded in
+    Python: a trace replays them for any input, with the right gradient."""
+    loss = lambda x: (f(x) * np.arange(1.0, 7.0)).sum()  # noqa: E731
+    tr = tg.trace(loss, away_from_zero(6))
+    for _ in range(3):
+        x = away_from_zero(6)
+        assert tr(x) == pytest.approx(loss(tg.tensor(x)).item(), rel=1e-13)
+        np.testing.assert_allclose(tr.grad(x), tg.grad(loss)(x), rtol=1e-13)
+    assert tg.gradcheck(loss, [away_from_zero(6)])
+
+
+NEW_UNARY = [
+    ("gelu", F.gelu),
+    ("gelu_tanh", lambda x: F.gelu(x, approximate="tanh")),
+    ("softplus", lambda x: F.softplus(x, 2.0)),
+    ("silu", F.silu),
+    ("mish", F.mish),
+    ("tanhshrink", F.tanhshrink),
+    ("logsigmoid", F.logsigmoid),
+    ("normalize", F.normalize),
+    ("normalize_p3", lambda x: F.normalize(x, 3.0, 0)),
+    ("layer_norm", lambda x: F.layer_norm(x, x.shape[-1:])),
+    ("batch_norm", lambda x: F.batch_norm(x, None, None, training=True)),
+]
+
+
+@pytest.mark.parametrize("name,f", NEW_UNARY, ids=[u[0] for u in NEW_UNARY])
+def test_new_functional_gradcheck(name, f):
+    assert tg.gradcheck(f, [RNG.standard_normal((3, 4)) * 2])
+
+
+def test_normalize_zero_rows_have_finite_gradient():
+    # x / eps near a zero row: the gradient there is 1 / eps, as PyTorch's (not 0 * inf)
+    x = tg.tensor([[0.0, 0.0], [3.0, 4.0]], requires_grad=True)
+    y = F.normalize(x)
+    np.testing.assert_allclose(y.detach().numpy(), [[0.0, 0.0], [0.6, 0.8]], rtol=1e-15)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy()[0], [1e12, 1e12], rtol=1e-12)
+
+
+def test_cross_entropy_weights_ignore_index_and_smoothing_by_hand():
+    z = RNG.standard_normal((4, 3))
+    t = np.array([0, 2, -100, 1])
+    w = np.array([0.5, 1.0, 2.0])
+    logp = z - np.log(np.exp(z).sum(1, keepdims=True))
+    kept = t != -100
+    nll = -w[t[kept]] * logp[kept, t[kept]]
+    assert F.cross_entropy(z, t, w).item() == pytest.approx(nll.sum() / w[t[kept]].sum())
+    smooth = -(logp[kept] * w).sum(1)
+    expect = 0.8 * nll.sum() / w[t[kept]].sum() + 0.2 / 3 * smooth.sum() / w[t[kept]].sum()
+    assert F.cross_entropy(z, t, w, label_smoothing=0.2).item() == pytest.approx(expect)
+    none = F.cross_entropy(z, t, w, reduction="none").numpy()
+    assert none[2] == 0.0 and none[kept] == pytest.approx(nll)
+    p = np.exp(RNG.standard_normal((4, 3)))
+    p /= p.sum(1, keepdims=True)
+    assert F.cross_entropy(z, p).item() == pytest.approx(-(p * logp).sum(1).mean())
+    assert F.nll_loss(logp, t, w).item() == pytest.approx(nll.sum() / w[t[kept]].sum())
+
+
+def test_batch_norm_module_updates_running_stats_and_buffers_in_state_dict():
+    bn = nn.BatchNorm1d(2, momentum=None)
+    xs = [RNG.standard_normal((5, 2)) for _ in range(3)]
+    for x in xs:
+        bn(x)
+    np.testing.assert_allclose(bn.running_mean.numpy(), np.mean([x.mean(0) for x in xs], 0))
+    np.testing.assert_allclose(
+        bn.running_var.numpy(), (2 / 3) * 0 + np.mean([x.var(0, ddof=1) for x in xs], 0) / 1
+    )
+    assert list(bn.state_dict())[2:] == ["running_mean", "running_var", "num_batches_tracked"]
+    assert [n for n, _ in bn.named_parameters()] == ["weight", "bias"]
+    bn.eval()
+    x = RNG.standard_normal((3, 2))
+    expect = (x - bn.running_mean.numpy()) / np.sqrt(bn.running_var.numpy() + 1e-5)
+    np.testing.assert_allclose(bn(x).detach().numpy(), expect, rtol=1e-13)
+
+
+def test_dropout_training_in_a_trace_raises_and_eval_is_identity():
+    x = RNG.standard_normal(4)
+    with pytest.raises(RuntimeError, match="dropout"):
+        tg.trace(lambda x: F.dropout(x, 0.2).sum(), x)
+    tr = tg.trace(lambda x: F.dropout(x, 0.2, training=False).sum(), x)
+    assert tr(x) == pytest.approx(x.sum())
