@@ -1,7 +1,9 @@
 """Optimizers, in one package with two faces.
 
-- ``tg.optim.SGD`` / ``Adam`` (``stateful.py``): PyTorch's optimizer objects, stepping
-  Tensors in place from their ``.grad`` (parameter groups, ``state_dict``).
+- ``tg.optim.SGD`` / ``Adam`` / ``AdamW`` / ``RMSprop`` / ``Adagrad`` (``stateful.py``):
+  PyTorch's optimizer objects, stepping Tensors in place from their ``.grad`` (parameter
+  groups, ``state_dict``), and ``tg.optim.lr_scheduler`` (StepLR, ExponentialLR,
+  CosineAnnealingLR).
 - ``tapegrad.optimizers.sgd`` / ``adam`` / ``rmsprop`` (``functional.py``, also importable as
   ``tapegrad.optim.sgd`` ...): HIPS autograd's optimizer functions, ``x = adam(grad_fn, x0)``
   over any pytree of arrays.
@@ -15,7 +17,19 @@ Examples:
     array([ 0.5, -1. ])
 """
 
+from . import lr_scheduler
 from .functional import adam, rmsprop, sgd
-from .stateful import SGD, Adam, Optimizer
+from .stateful import SGD, Adagrad, Adam, AdamW, Optimizer, RMSprop
 
-__all__ = ["Optimizer", "SGD", "Adam", "adam", "rmsprop", "sgd"]
+__all__ = [
+    "Optimizer",
+    "SGD",
+    "Adam",
+    "AdamW",
+    "RMSprop",
+    "Adagrad",
+    "adam",
+    "lr_scheduler",
+    "rmsprop",
+    "sgd",
+]

@@ -1,4 +1,5 @@
-"""Optimizers (``tg.optim``): SGD and Adam with PyTorch's update rules.
+"""Optimizers (``tg.optim``): SGD, Adam, AdamW, RMSprop and Adagrad with PyTorch's update
+rules (and its argument names, ``maximize=`` included).
 
 Updates are computed in NumPy on the parameters' own arrays, in place, and each updated
 parameter is marked changed (version bump, tape row forgotten) exactly as ``with tg.no_grad():
@@ -10,7 +11,8 @@ dicts (parameter groups) with a ``"params"`` entry and per-group overrides, as i
 "param_groups": [{hyper-parameters..., "params": [index, ...]}]}``, where a parameter's index
 is its position counting through the groups in order, and the per-parameter state holds NumPy
 copies of the buffers (SGD's ``momentum_buffer``; Adam's ``step``, ``exp_avg``,
-``exp_avg_sq``).
+``exp_avg_sq`` and with amsgrad ``max_exp_avg_sq``; RMSprop's ``step``, ``square_avg``,
+``momentum_buffer``, ``grad_avg``; Adagrad's ``step``, ``sum``).
 
 Examples:
     >>> import tapegrad as tg
@@ -29,7 +31,7 @@ import numpy as np
 from ..core import methods as _methods
 from ..tensor_class import Tensor
 
-__all__ = ["Optimizer", "SGD", "Adam"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad"]
 
 
 def _commit(p, arr):
@@ -216,16 +218,36 @@ class Optimizer:
         return hyper
 
 
-def _check(name, value, low=0.0):
-    if not value >= low:
-        raise ValueError(f"Invalid {name} value: {value}")
+_CHECKED = {
+    "lr": "learning rate",
+    "eps": "epsilon",
+    "momentum": "momentum",
+    "weight_decay": "weight_decay",
+    "alpha": "alpha",
+    "lr_decay": "lr_decay",
+    "initial_accumulator_value": "initial_accumulator_value",
+}
+
+
+def _hyper(args):
+    """An optimizer's hyper-parameters from its ``__init__``'s ``locals()``, the ones that
+    must not be negative checked (PyTorch's messages)."""
+    hyper = {k: v for k, v in args.items() if k not in ("self", "params", "__class__")}
+    for k, name in _CHECKED.items():
+        if k in hyper and not hyper[k] >= 0.0:
+            raise ValueError(f"Invalid {name} value: {hyper[k]}")
+    return hyper
 
 
 class SGD(Optimizer):
     """Stochastic gradient descent with optional momentum (PyTorch's rule).
 
-    g = grad + weight_decay * p;  with momentum: b = momentum * b + (1 - dampening) * g
-    (b = g on the first step), and g = g + momentum * b (nesterov) or g = b;  p -= lr * g.
+    g = ±grad + weight_decay * p (minus with ``maximize``);  with momentum:
+    b = momentum * b + (1 - dampening) * g (b = g on the first step), and g = g + momentum * b
+    (nesterov) or g = b;  p -= lr * g.
+
+    (The positional order after ``momentum`` is ``weight_decay, dampening``: PyTorch's is
+    ``dampening, weight_decay``; pass them by keyword.)
 
     Examples:
         >>> import tapegrad as tg
@@ -239,30 +261,28 @@ class SGD(Optimizer):
         tensor([0.4600, -0.9200], requires_grad=True)
     """
 
-    def __init__(self, params, lr, momentum=0.0, weight_decay=0.0, dampening=0.0, nesterov=False):
-        _check("learning rate", lr)
-        _check("momentum", momentum)
-        _check("weight_decay", weight_decay)
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        momentum=0.0,
+        weight_decay=0.0,
+        dampening=0.0,
+        nesterov=False,
+        *,
+        maximize=False,
+    ):
+        hyper = _hyper(locals())
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        super().__init__(
-            params,
-            dict(
-                lr=lr,
-                momentum=momentum,
-                weight_decay=weight_decay,
-                dampening=dampening,
-                nesterov=nesterov,
-            ),
-        )
+        super().__init__(params, hyper)
 
     def step(self):
         for group in self.param_groups:
             lr, mu, wd = group["lr"], group["momentum"], group["weight_decay"]
             damp, nesterov = group["dampening"], group["nesterov"]
             for p, v, g in self._with_grads(group):
-                if wd:
-                    g = g + wd * v
+                g = _decayed(g, v, wd, group)
                 if mu:
                     state = self.state.setdefault(id(p), {})
                     buf = state.get("momentum_buffer")
@@ -276,11 +296,22 @@ class SGD(Optimizer):
                 _commit(p, v)
 
 
+def _decayed(g, v, wd, group):
+    """The gradient as the update rules use it: negated with ``maximize``, plus the (coupled)
+    weight decay ``wd * p``."""
+    if group.get("maximize"):
+        g = -g
+    return g + wd * v if wd else g
+
+
 class Adam(Optimizer):
     """Adam (PyTorch's rule, with bias correction).
 
-    g = grad + weight_decay * p;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;
+    g = ±grad + weight_decay * p;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+    (with ``amsgrad``, v_max = max(v_max, v) is used for v below);
     p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
+    With ``decoupled_weight_decay`` (``AdamW``), p *= 1 - lr * weight_decay instead of adding
+    the decay to the gradient.
 
     Examples:
         >>> import tapegrad as tg
@@ -294,16 +325,23 @@ class Adam(Optimizer):
         tensor([0.7016, -1.7006], requires_grad=True)
     """
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
-        _check("learning rate", lr)
-        _check("epsilon", eps)
-        _check("weight_decay", weight_decay)
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0.0,
+        amsgrad=False,
+        *,
+        maximize=False,
+        decoupled_weight_decay=False,
+    ):
+        hyper = _hyper(locals())
         for i, b in enumerate(betas):
             if not 0.0 <= b < 1.0:
                 raise ValueError(f"Invalid beta parameter at index {i}: {b}")
-        super().__init__(
-            params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
-        )
+        super().__init__(params, dict(hyper, betas=tuple(betas)))
 
     def _normalize_group(self, hyper):
         if "betas" in hyper:  # a list after a round trip through JSON
@@ -313,14 +351,22 @@ class Adam(Optimizer):
     def step(self):
         for group in self.param_groups:
             lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+            decoupled = group.get("decoupled_weight_decay", False)
+            amsgrad = group.get("amsgrad", False)
             for p, v, g in self._with_grads(group):
-                if wd:
-                    g = g + wd * v
+                if decoupled:
+                    g = _decayed(g, v, 0.0, group)
+                    if wd:
+                        v *= 1.0 - lr * wd
+                else:
+                    g = _decayed(g, v, wd, group)
                 state = self.state.setdefault(id(p), {})
                 if not state:
                     state["step"] = 0
                     state["exp_avg"] = np.zeros_like(v)
                     state["exp_avg_sq"] = np.zeros_like(v)
+                    if amsgrad:
+                        state["max_exp_avg_sq"] = np.zeros_like(v)
                 state["step"] += 1
                 t = state["step"]
                 m, s = state["exp_avg"], state["exp_avg_sq"]
@@ -328,8 +374,150 @@ class Adam(Optimizer):
                 m += (1.0 - b1) * g
                 s *= b2
                 s += (1.0 - b2) * (g * g)
+                if amsgrad:
+                    np.maximum(state["max_exp_avg_sq"], s, out=state["max_exp_avg_sq"])
+                    s = state["max_exp_avg_sq"]
                 denom = np.sqrt(s)
                 denom /= math.sqrt(1.0 - b2**t)
                 denom += eps
                 v -= (lr / (1.0 - b1**t)) * (m / denom)
+                _commit(p, v)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (PyTorch's AdamW): p *= 1 - lr * weight_decay, then
+    the Adam step on the gradient alone.  ``weight_decay`` defaults to 0.01.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w = tg.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = tg.optim.AdamW([w], lr=0.1, weight_decay=0.5)
+        >>> w.grad = tg.tensor([0.0, 0.0])
+        >>> opt.step(); w                       # only the decay: w * (1 - 0.1 * 0.5)
+        tensor([0.9500, -1.9000], requires_grad=True)
+    """
+
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=1e-2,
+        amsgrad=False,
+        *,
+        maximize=False,
+    ):
+        super().__init__(
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            maximize=maximize,
+            decoupled_weight_decay=True,
+        )
+
+
+class RMSprop(Optimizer):
+    """RMSprop (PyTorch's rule): g = ±grad + weight_decay * p;
+    s = alpha s + (1 - alpha) g^2;  with ``centered``, a = a + (1 - alpha) (g - a) and the
+    denominator is sqrt(s - a^2) + eps, else sqrt(s) + eps;  with momentum,
+    b = momentum b + g / denominator and p -= lr b, else p -= lr g / denominator.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w = tg.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = tg.optim.RMSprop([w], lr=0.01)
+        >>> (w ** 2).sum().backward(); opt.step(); w   # first step: lr / sqrt(1 - alpha)
+        tensor([0.9000, -1.9000], requires_grad=True)
+    """
+
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        alpha=0.99,
+        eps=1e-8,
+        weight_decay=0.0,
+        momentum=0.0,
+        centered=False,
+        *,
+        maximize=False,
+    ):
+        super().__init__(params, _hyper(locals()))
+
+    def step(self):
+        for group in self.param_groups:
+            lr, alpha, eps, mu = group["lr"], group["alpha"], group["eps"], group["momentum"]
+            for p, v, g in self._with_grads(group):
+                g = _decayed(g, v, group["weight_decay"], group)
+                state = self.state.setdefault(id(p), {})
+                if not state:
+                    state["step"] = 0
+                    state["square_avg"] = np.zeros_like(v)
+                    if mu > 0:
+                        state["momentum_buffer"] = np.zeros_like(v)
+                    if group["centered"]:
+                        state["grad_avg"] = np.zeros_like(v)
+                state["step"] += 1
+                s = state["square_avg"]
+                s *= alpha
+                s += (1.0 - alpha) * (g * g)
+                if group["centered"]:
+                    a = state["grad_avg"]
+                    a += (1.0 - alpha) * (g - a)  # torch's lerp for weights below 0.5
+                    avg = np.sqrt(s - a * a)
+                else:
+                    avg = np.sqrt(s)
+                avg += eps
+                if mu > 0:
+                    buf = state["momentum_buffer"]
+                    buf *= mu
+                    buf += g / avg
+                    v -= lr * buf
+                else:
+                    v -= lr * (g / avg)
+                _commit(p, v)
+
+
+class Adagrad(Optimizer):
+    """Adagrad (PyTorch's rule): g = ±grad + weight_decay * p;  s = s + g^2 (s starts at
+    ``initial_accumulator_value``);  p -= lr / (1 + (t - 1) lr_decay) * g / (sqrt(s) + eps).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w = tg.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = tg.optim.Adagrad([w], lr=0.5)
+        >>> (w ** 2).sum().backward(); opt.step(); w   # first step: lr * sign(grad)
+        tensor([0.5000, -1.5000], requires_grad=True)
+    """
+
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        lr_decay=0.0,
+        weight_decay=0.0,
+        initial_accumulator_value=0.0,
+        eps=1e-10,
+        *,
+        maximize=False,
+    ):
+        super().__init__(params, _hyper(locals()))
+
+    def step(self):
+        for group in self.param_groups:
+            for p, v, g in self._with_grads(group):
+                g = _decayed(g, v, group["weight_decay"], group)
+                state = self.state.setdefault(id(p), {})
+                if not state:
+                    state["step"] = 0
+                    state["sum"] = np.full_like(v, group["initial_accumulator_value"])
+                state["step"] += 1
+                clr = group["lr"] / (1.0 + (state["step"] - 1) * group["lr_decay"])
+                s = state["sum"]
+                s += g * g
+                v -= clr * (g / (np.sqrt(s) + group["eps"]))
                 _commit(p, v)

@@ -122,6 +122,7 @@ def test_optimizer_state_dict_structure_is_pytorchs():
                 "weight_decay": 0.0,
                 "dampening": 0.0,
                 "nesterov": False,
+                "maximize": False,
                 "params": [0],
             },
             {
@@ -130,6 +131,7 @@ def test_optimizer_state_dict_structure_is_pytorchs():
                 "weight_decay": 0.0,
                 "dampening": 0.0,
                 "nesterov": False,
+                "maximize": False,
                 "params": [1, 2],
             },
         ],
@@ -151,7 +153,16 @@ def test_optimizer_state_dict_structure_is_pytorchs():
         adam.step()
     st = adam.state_dict()
     assert st["param_groups"] == [
-        {"lr": 0.1, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.0, "params": [0]}
+        {
+            "lr": 0.1,
+            "betas": (0.9, 0.999),
+            "eps": 1e-8,
+            "weight_decay": 0.0,
+            "amsgrad": False,
+            "maximize": False,
+            "decoupled_weight_decay": False,
+            "params": [0],
+        }
     ]
     assert st["state"][0]["step"] == 2 and set(st["state"][0]) == {"step", "exp_avg", "exp_avg_sq"}
     # betas saved through JSON come back as a list; loading restores the tuple
