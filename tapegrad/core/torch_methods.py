@@ -1741,19 +1741,17 @@ def _xlogy(self, other):
         >>> y.sum().backward(); x.grad
         tensor([0.0000, 1.0986])
     """
-    _guard_hook(self, "xlogy")  # a trace pins where x is 0
-    if isinstance(other, Tensor):
-        _guard_hook(other, "xlogy")
-    zero = np.asarray(self._v) == 0.0
+    # the masks by comparisons, which a trace guards (a replay where they change retraces)
+    zero = (self == 0.0).numpy()
     if not np.any(zero):
         return O.mul(self, O.log(other))
-    ov = np.asarray(other._v if isinstance(other, Tensor) else other, np.float64)
-    zero = zero & ~np.isnan(ov)
+    y = other if isinstance(other, Tensor) else O.tensor_of(np.asarray(other, np.float64))
+    zero = zero & (y == y).numpy()  # not where other is NaN
+    bad = (y == 0.0).numpy() | (y == np.inf).numpy()
     with np.errstate(divide="ignore", invalid="ignore"):  # log(0) = -inf is a value here
         # where x is 0: x * (log(other), 0 where other is 0 or inf), which is 0 and gives x
         # the gradient log(other); elsewhere x * log(other), of other replaced by 1 where x
         # is 0 (so no 0 * inf reaches a gradient)
-        bad = (ov == 0.0) | (ov == np.inf)
         at_zero = O.mul(self, O.where(bad, 0.0, O.log(O.where(bad, 1.0, other))))
         elsewhere = O.mul(self, O.log(O.where(zero, 1.0, other)))
         return O.where(zero, at_zero, elsewhere)

@@ -729,3 +729,25 @@ def test_tg_atan2_and_diff_take_pytorch_names():
     a, b = tg.tensor(X), tg.tensor(Y)
     np.testing.assert_allclose(tg.atan2(a, b).numpy(), np.arctan2(X, Y), rtol=1e-15)
     np.testing.assert_array_equal(tg.diff(a, dim=0).numpy(), np.diff(X, axis=0))
+
+
+def test_order_and_index_methods_replay_in_a_trace_or_ask_for_a_retrace():
+    def f(x):
+        written = x.scatter_add(0, tg.tensor([0, 0, 1]), x[:3] * 2.0).pow(2).sum()
+        return (x.topk(2).values ** 2).sum() + written + (x - 1.0).xlogy(x * x + 1.0).sum()
+
+    a = np.array([1.0, 3.0, 2.0, 5.0])
+    tr = tg.trace(f, a)
+    nearby = np.array([1.0, 2.9, 2.2, 5.0])  # the same order, x - 1 zero at the same place
+    value, grad = tr.value_and_grad(nearby)
+    want_value, want_grad = tg.value_and_grad(f)(nearby)
+    assert value == pytest.approx(want_value, rel=1e-15)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-15)
+    for other in ([1.0, 3.0, 6.0, 5.0], [1.5, 3.0, 2.0, 5.0]):  # another top 2, no zero
+        with pytest.raises(tg.RetraceRequired):
+            tr.value_and_grad(np.array(other))
+    # cummax's indices are pinned to the values they were read from
+    tr = tg.trace(lambda x: (x.cummax(0).values ** 2).sum(), a)
+    assert tr.value_and_grad(a)[0] == pytest.approx(44.0)
+    with pytest.raises(tg.RetraceRequired):
+        tr.value_and_grad(np.array([4.0, 3.0, 2.0, 5.0]))
