@@ -87,8 +87,25 @@ def _dim(dim, axis, default):
     return default if dim is None else dim
 
 
+def _softmax_dim(input, dim, axis, name):
+    """``dim`` (or ``axis``); without either, the last axis of a 0-, 1- or 2-D input, where
+    PyTorch's implicit choice is that axis too.  For more dimensions PyTorch's implicit choice
+    (dim 0 for 3-D, 1 beyond; deprecated) differs from the last axis: a dim is required."""
+    d = _dim(dim, axis, None)
+    if d is None:
+        ndim = len(getattr(input, "shape", ()))
+        if ndim > 2:
+            raise TypeError(
+                f"{name}: give dim= for a {ndim}-D input (PyTorch's implicit dim, deprecated, "
+                f"would be {0 if ndim == 3 else 1}, not the last axis)"
+            )
+        return -1
+    return d
+
+
 def softmax(input, dim=None, *, axis=None):
-    """Softmax along ``dim`` (default: the last axis).
+    """Softmax along ``dim`` (default: the last axis of an input of up to 2 dimensions; give
+    ``dim`` for more, as PyTorch's implicit choice is another axis there).
 
     Examples:
         >>> import tapegrad as tg
@@ -99,11 +116,11 @@ def softmax(input, dim=None, *, axis=None):
         >>> y[0].backward(); x.grad             # s0 (1 - s0), -s0 sj
         tensor([0.1875, -0.0625, -0.0625, -0.0625])
     """
-    return _ops.softmax(input, _dim(dim, axis, -1))
+    return _ops.softmax(input, _softmax_dim(input, dim, axis, "softmax"))
 
 
 def log_softmax(input, dim=None, *, axis=None):
-    """Log-softmax along ``dim`` (default: the last axis), computed as x - logsumexp(x).
+    """Log-softmax along ``dim`` (default as for ``softmax``), computed as x - logsumexp(x).
 
     Examples:
         >>> import tapegrad as tg
@@ -114,7 +131,7 @@ def log_softmax(input, dim=None, *, axis=None):
         >>> y[0].backward(); x.grad             # 1 - s0, -sj
         tensor([0.7500, -0.2500, -0.2500, -0.2500])
     """
-    return _ops.log_softmax(input, _dim(dim, axis, -1))
+    return _ops.log_softmax(input, _softmax_dim(input, dim, axis, "log_softmax"))
 
 
 def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None):

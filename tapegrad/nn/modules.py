@@ -676,9 +676,9 @@ class Softmax(Module):
         tensor([[0.5000, 0.5000]])
     """
 
-    def __init__(self, dim=-1):
+    def __init__(self, dim=None):
         super().__init__()
-        self.dim = dim
+        self.dim = dim  # None: as F.softmax (the last axis up to 2-D; required beyond)
 
     def forward(self, x):
         return F.softmax(x, self.dim)

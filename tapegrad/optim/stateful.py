@@ -246,8 +246,9 @@ class SGD(Optimizer):
     b = momentum * b + (1 - dampening) * g (b = g on the first step), and g = g + momentum * b
     (nesterov) or g = b;  p -= lr * g.
 
-    (The positional order after ``momentum`` is ``weight_decay, dampening``: PyTorch's is
-    ``dampening, weight_decay``; pass them by keyword.)
+    ``weight_decay`` may be the fourth positional argument (tapegrad's signature); PyTorch's
+    fourth and fifth are ``dampening, weight_decay``, so ``dampening`` and what follows are
+    keyword-only: a call with PyTorch's five positional arguments raises, never swaps them.
 
     Examples:
         >>> import tapegrad as tg
@@ -267,9 +268,9 @@ class SGD(Optimizer):
         lr=1e-3,
         momentum=0.0,
         weight_decay=0.0,
+        *,  # PyTorch's fourth and fifth are dampening, weight_decay: by keyword only
         dampening=0.0,
         nesterov=False,
-        *,
         maximize=False,
     ):
         hyper = _hyper(locals())

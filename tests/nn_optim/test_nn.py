@@ -187,9 +187,9 @@ UNARY = [
     ("leaky_relu", lambda x: F.leaky_relu(x, 0.1), away_from_zero),
     ("sigmoid", F.sigmoid, RNG.standard_normal),
     ("tanh", F.tanh, RNG.standard_normal),
-    ("softmax_last", F.softmax, RNG.standard_normal),
+    ("softmax_last", lambda x: F.softmax(x, dim=-1), RNG.standard_normal),
     ("softmax_dim0", lambda x: F.softmax(x, dim=0), RNG.standard_normal),
-    ("log_softmax", F.log_softmax, RNG.standard_normal),
+    ("log_softmax", lambda x: F.log_softmax(x, dim=-1), RNG.standard_normal),
     ("log_softmax_dim0", lambda x: F.log_softmax(x, dim=0), RNG.standard_normal),
     ("logsumexp_all", F.logsumexp, RNG.standard_normal),
     ("logsumexp_dim1_keep", lambda x: F.logsumexp(x, dim=1, keepdim=True), RNG.standard_normal),
@@ -462,3 +462,31 @@ def test_dropout_training_in_a_trace_raises_and_eval_is_identity():
         tg.trace(lambda x: F.dropout(x, 0.2).sum(), x)
     tr = tg.trace(lambda x: F.dropout(x, 0.2, training=False).sum(), x)
     assert tr(x) == pytest.approx(x.sum())
+
+
+@pytest.mark.parametrize("ndim", [3, 4])
+def test_softmax_without_dim_beyond_2d_asks_for_it(ndim):
+    # PyTorch's implicit dim there is 0 (3-D) or 1 (4-D+), not the last axis: refusing is the
+    # only answer that cannot be silently another softmax
+    x = tg.tensor(np.random.default_rng(0).standard_normal((2,) * ndim))
+    for fn in (F.softmax, F.log_softmax, tg.nn.Softmax(), tg.nn.LogSoftmax()):
+        with pytest.raises(TypeError, match="give dim="):
+            fn(x)
+    np.testing.assert_allclose(tg.nn.Softmax(dim=-1)(x).numpy().sum(-1), 1.0, rtol=1e-14)
+
+
+def test_softmax_without_dim_up_to_2d_is_the_last_axis_as_pytorch():
+    x = np.random.default_rng(1).standard_normal((3, 4))
+    want = np.exp(x) / np.exp(x).sum(1, keepdims=True)
+    np.testing.assert_allclose(F.softmax(tg.tensor(x)).numpy(), want, rtol=1e-13)
+    np.testing.assert_allclose(tg.nn.Softmax()(tg.tensor(x)).numpy(), want, rtol=1e-13)
+    np.testing.assert_allclose(F.softmax(tg.tensor(x[0])).numpy(), want[0], rtol=1e-13)
+
+
+def test_sgd_refuses_pytorchs_five_positional_arguments():
+    w = tg.tensor([1.0], requires_grad=True)
+    with pytest.raises(TypeError):
+        tg.optim.SGD([w], 0.1, 0.9, 0.1, 1e-4)  # PyTorch: dampening 0.1, weight_decay 1e-4
+    opt = tg.optim.SGD([w], 0.1, 0.9, 1e-4, dampening=0.1)  # the contract's order
+    assert opt.param_groups[0]["weight_decay"] == 1e-4
+    assert opt.param_groups[0]["dampening"] == 0.1
