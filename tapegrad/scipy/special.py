@@ -185,9 +185,20 @@ def _rgamma(x):
     # 0 at the poles and at -inf, as SciPy (1 / Gamma there would be 1 / nan); the masks
     # come from comparisons of x, so a trace guards them
     zero = np.asarray(value_of((O.floor(x) == x) & (x <= 0.0))).astype(bool) | (v == -np.inf)
-    if not zero.any():
+    # far from 0 the derivatives of 1 / Gamma divide by powers of Gamma, which overflow
+    # (from x = 100 the first is 0 instead of -psi / Gamma, from 172 NaN): there it is
+    # gammasgn(x) exp(-gammaln(x)), whose derivatives stay in range
+    far = np.asarray(value_of(O.abs_(x) > _RGAMMA_FAR)).astype(bool) & ~zero
+    if not (zero.any() or far.any()):
         return O.reciprocal(O.gamma(x))
-    return O.where(zero, 0.0, O.reciprocal(O.gamma(O.where(zero, 1.0, x))))
+    out = O.reciprocal(O.gamma(O.where(zero | far, 1.0, x)))
+    if far.any():
+        xf = O.where(far, x, 2.0 * _RGAMMA_FAR)
+        out = O.where(far, _gammasgn(xf) * O.exp(O.neg(O.gammaln(xf))), out)
+    return O.where(zero, 0.0, out) if zero.any() else out
+
+
+_RGAMMA_FAR = 20.0  # |x| above which rgamma is gammasgn * exp(-gammaln): Gamma(20) ~ 1e17
 
 
 rgamma = _unary(
@@ -255,7 +266,70 @@ def betaln(a, b):
     """
     if not _tensor_in(a, b):
         return _sp.betaln(a, b)
-    return O.gammaln(a) + O.gammaln(b) - O.gammaln(O.add(a, b))
+    return _betaln(a, b)
+
+
+# Stirling's series lgamma(z) = (z - 1/2) log z - z + log(2 pi) / 2 + sum c_k / z^(2k-1); from
+# z = 10 the first term left out (the ninth) is below 2e-18
+_STIRLING = (
+    1 / 12,
+    -1 / 360,
+    1 / 1260,
+    -1 / 1680,
+    1 / 1188,
+    -691 / 360360,
+    1 / 156,
+    -3617 / 122400,
+)
+_STIRLING_FROM = 10.0
+
+
+def _broadcast(x, y):
+    x, y = O.tensor_of(x), O.tensor_of(y)
+    shape = np.broadcast_shapes(x.shape, y.shape)
+    return O.broadcast_to(x, shape), O.broadcast_to(y, shape)
+
+
+def _stirling_tail(z):
+    r = O.reciprocal(O.square(z))
+    acc = _STIRLING[-1]
+    for c in _STIRLING[-2::-1]:
+        acc = c + r * acc
+    return acc / z
+
+
+def _gammaln_diff(x, y):
+    """gammaln(x) - gammaln(x + y) without the cancellation of the two logarithms when x is
+    large (gammaln(1e15) - gammaln(1e15 + 2) is -69.08; the difference of the two rounds to
+    -64, and its derivatives to 0): by Stirling's series where x and x + y are at least 10,
+    -(x - 1/2) log1p(y / x) - y log(x + y) + y + tail(x) - tail(x + y); the plain
+    difference elsewhere.  Each branch sees only the points it is taken at."""
+    x, y = _broadcast(x, y)
+    s = O.add(x, y)
+    series = (x >= _STIRLING_FROM) & (s >= _STIRLING_FROM)
+    plain = O.gammaln(x) - O.gammaln(s)
+    if not np.asarray(value_of(series)).any():  # (a guard in a trace)
+        return plain
+    xs, ys = O.where(series, x, _STIRLING_FROM), O.where(series, y, 1.0)
+    ss = O.add(xs, ys)
+    stirling = (
+        O.neg(O.mul(O.sub(xs, 0.5), O.log1p(O.div(ys, xs))))
+        - O.mul(ys, O.log(ss))
+        + ys
+        + _stirling_tail(xs)
+        - _stirling_tail(ss)
+    )
+    return O.where(series, stirling, plain)
+
+
+def _betaln(a, b):
+    """log |B(a, b)| = gammaln(small) + gammaln(big) - gammaln(big + small), the last two
+    by ``_gammaln_diff`` (accurate when big is large, where the three-term sum loses every
+    digit of betaln and of its derivatives)."""
+    a, b = _broadcast(a, b)
+    first = a >= b
+    big, small = O.where(first, a, b), O.where(first, b, a)
+    return O.gammaln(small) + _gammaln_diff(big, small)
 
 
 def beta(a, b):
@@ -270,7 +344,7 @@ def beta(a, b):
         return _sp.beta(a, b)
     s = O.add(a, b)
     sign = _gammasgn(O.tensor_of(a)) * _gammasgn(O.tensor_of(b)) * _gammasgn(s)
-    return sign * O.exp(O.gammaln(a) + O.gammaln(b) - O.gammaln(s))
+    return sign * O.exp(_betaln(a, b))
 
 
 # ---- xlogy, xlog1py ---------------------------------------------------------------------------
@@ -292,11 +366,11 @@ class _XLogY(Function):
     @staticmethod
     def partials(ctx):
         x, y = ctx.saved_tensors
-        arg = y + ctx.shift if ctx.shift else y
+        log_arg = _log_shifted(y, ctx.shift)  # log1p(y), not log(1 + y): exact for tiny y
         if x is None:
-            return O.log(arg), None
-        safe = O.where(ctx.x_value == 0.0, 1.0, arg)
-        return O.log(arg), x / safe
+            return log_arg, None
+        safe = O.where(ctx.x_value == 0.0, 1.0, y + ctx.shift if ctx.shift else y)
+        return log_arg, x / safe
 
     @staticmethod
     def backward(ctx, g):
@@ -314,11 +388,16 @@ def _xlogy_impl(x, y, shift: float):
         shape = np.broadcast_shapes(x.shape, np.shape(y))
         return _XLogY.apply(O.broadcast_to(x, shape), O.broadcast_to(y, shape), shift)
     xv = np.asarray(_value(x), dtype=np.float64)
-    arg = O.add(y, shift) if shift else O.tensor_of(y)
-    # x is a constant here: x log(arg) with the log's argument replaced where x == 0 (the
-    # value and both derivatives are 0 there; log(arg) itself may be -inf or NaN)
-    safe = O.where(np.broadcast_to(xv == 0.0, np.broadcast_shapes(xv.shape, arg.shape)), 1.0, arg)
-    return O.mul(x, O.log(safe))
+    y = O.tensor_of(y)
+    # x is a constant here: x log(y + shift) with y replaced where x == 0 (the value and
+    # both derivatives are 0 there; the log itself may be -inf or NaN)
+    zero = np.broadcast_to(xv == 0.0, np.broadcast_shapes(xv.shape, y.shape))
+    return O.mul(x, _log_shifted(O.where(zero, 1.0 - shift, y), shift))
+
+
+def _log_shifted(y, shift: float):
+    """log(y + shift) for shift 0 (xlogy) or 1 (xlog1py, as log1p(y))."""
+    return O.log1p(y) if shift else O.log(y)
 
 
 def xlogy(x, y, **kwargs):

@@ -251,9 +251,11 @@ class _LocScale(_Distribution):
             return getattr(self._scipy, method)(x, *args, **kwds)
         if any(isinstance(v, Tensor) and v.requires_grad for v in shapes):
             z = _standardize(x, loc, scale)
-            out = self._cdf_in_shapes(z, shapes, method.endswith("sf"))
+            upper = method.endswith("sf")
+            out = self._cdf_in_shapes(z, shapes, upper)
             if out is not None:
-                out = O.log(out) if method.startswith("log") else out
+                if method.startswith("log"):
+                    out = _log_probability(out, lambda: self._cdf_in_shapes(z, shapes, not upper))
                 return out + _nan_unless_positive(scale)
         for name, v in zip(self.shapes, shapes, strict=True):
             _refuse(self.name, method, name, v)
@@ -289,6 +291,17 @@ class _LocScale(_Distribution):
         return self._cdf_like("logsf", x, args, kwds)
 
 
+def _log_probability(p, complement):
+    """log p for a probability p, as log1p(-(1 - p)) where p > 1/2 (``complement()`` gives
+    1 - p): log p itself rounds to 0 there once 1 - p is below 1e-16 (the gamma logcdf at
+    x = 500, a = 2 is -3.6e-215)."""
+    near_one = np.asarray(value_of(p > 0.5)).astype(bool)  # (a guard in a trace)
+    if not near_one.any():
+        return O.log(p)
+    q = O.where(near_one, complement(), 0.0)
+    return O.where(near_one, O.log1p(O.neg(q)), O.log(O.where(near_one, 1.0, p)))
+
+
 class _T(_LocScale):
     """Student's t, ``scipy.stats.t(df)``.
 
@@ -305,9 +318,8 @@ class _T(_LocScale):
         if infinite.any():
             df = O.where(infinite, 1.0, df)
         half = O.mul(O.add(df, 1.0), 0.5)
-        out = (
-            S.gammaln(half)
-            - S.gammaln(O.mul(df, 0.5))
+        out = (  # gammaln(half) - gammaln(df / 2) without their cancellation at large df
+            O.neg(S._gammaln_diff(O.mul(df, 0.5), 0.5))
             - 0.5 * O.log(O.mul(df, math.pi))
             - half * O.log1p(z * z / df)
         )
@@ -393,7 +405,8 @@ class _Expon(_LocScale):
 
 
 class _Laplace(_LocScale):
-    """The Laplace distribution, ``scipy.stats.laplace``.
+    """The Laplace distribution, ``scipy.stats.laplace``; logcdf and logsf in closed form
+    (SciPy's are -inf beyond 745 scales into the tail).
 
     >>> import tapegrad as tg
     >>> from tapegrad.scipy import stats
@@ -405,6 +418,31 @@ class _Laplace(_LocScale):
 
     def _logpdf_std(self, z):
         return -O.abs_(z) - math.log(2.0)
+
+    @staticmethod
+    def _logcdf_std(z):
+        """log P(Z <= z) in closed form, z - log 2 below 0 and log1p(-exp(-z) / 2) above:
+        SciPy's log of its cdf is -inf from z = -745 on, which would make the derivative
+        (exp(logpdf - logcdf), 1 there) infinite."""
+        neg = z < 0.0
+        lower = O.where(neg, z, 0.0) - math.log(2.0)
+        upper = O.log1p(-0.5 * O.exp(O.neg(O.where(neg, 0.0, z))))
+        return _keep_nan(z, O.where(neg, lower, upper))
+
+    def _closed(self, method, x, args, kwds, sign):
+        _, loc, scale = self._parse(args, kwds, method)
+        if not _tensor_in(x, loc, scale):
+            return getattr(self._scipy, method)(x, *args, **kwds)
+        z = _standardize(x, loc, scale)
+        return self._logcdf_std(z if sign > 0 else O.neg(z)) + _nan_unless_positive(scale)
+
+    def logcdf(self, x, *args, **kwds):
+        """log P(X <= x), accurate in both tails; differentiable in x, loc, scale."""
+        return self._closed("logcdf", x, args, kwds, 1.0)
+
+    def logsf(self, x, *args, **kwds):
+        """log P(X > x), accurate in both tails; differentiable in x, loc, scale."""
+        return self._closed("logsf", x, args, kwds, -1.0)
 
 
 t = _T()

@@ -328,3 +328,44 @@ def test_gammainc_derivative_in_the_shape_matches_mpmath():
     assert g[0] == pytest.approx(
         [tg.grad(lambda s: tsp.gammainc(s, 2.0))(1.5), tg.grad(lambda s: tsp.gammainc(s, 2.0))(4.0)]
     )
+
+
+def test_betaln_and_beta_with_one_large_argument():
+    # B(a, 1) = 1 / a and B(a, 2) = 1 / (a (a + 1)): gammaln(a) - gammaln(a + b) at a = 1e15
+    # cancels every digit when taken as a difference (the value came out as -64, the
+    # derivatives as 0)
+    a = np.array([1e15, 1e8, 37.0])
+    for b, log_b, d_a, d2_a in (
+        (1.0, -np.log(a), -1 / a, 1 / a**2),
+        (2.0, -np.log(a) - np.log1p(a), -1 / a - 1 / (a + 1), 1 / a**2 + 1 / (a + 1) ** 2),
+    ):
+        np.testing.assert_allclose(tsp.betaln(tg.tensor(a), b).numpy(), log_b, rtol=1e-14)
+        np.testing.assert_allclose(tsp.betaln(tg.tensor(a), b).numpy(), sp.betaln(a, b), rtol=1e-14)
+        first = _grad(lambda a, b=b: tsp.betaln(a, b))
+        np.testing.assert_allclose(first(a), d_a, rtol=1e-13)
+        np.testing.assert_allclose(tg.grad(lambda a, f=first: tnp.sum(f(a)))(a), d2_a, rtol=1e-12)
+        np.testing.assert_allclose(  # in the small argument: psi(b) - psi(a + b), symmetric
+            tg.grad(lambda b, a=a: tnp.sum(tsp.betaln(b, a)))(np.full(3, b)),
+            sp.digamma(b) - sp.digamma(a + b),
+            rtol=1e-13,
+        )
+        np.testing.assert_allclose(tsp.beta(tg.tensor(a), b).numpy(), np.exp(log_b), rtol=1e-13)
+
+
+@pytest.mark.parametrize("x", [100.0, 150.0, 180.0, -150.5])
+def test_rgamma_derivatives_far_from_the_origin(x):
+    # d/dx (1 / Gamma) = -psi / Gamma and d2 = (psi^2 - psi') / Gamma: through 1 / Gamma the
+    # powers of Gamma overflowed (0 at x = 150, NaN from 172, wrong at 100)
+    r, psi = sp.rgamma(x), sp.digamma(x)
+    first = tg.grad(tsp.rgamma)
+    assert float(tsp.rgamma(tg.tensor(x)).data) == pytest.approx(r, rel=1e-12, abs=0.0)
+    assert first(x) == pytest.approx(-psi * r, rel=1e-12, abs=0.0)
+    assert tg.grad(first)(x) == pytest.approx((psi**2 - sp.polygamma(1, x)) * r, rel=1e-12, abs=0)
+
+
+def test_xlog1py_of_a_tiny_y():
+    # x log1p(y), not x log(1 + y): 1 + 1e-20 rounds to 1
+    assert float(tsp.xlog1py(tg.tensor(2.0), 1e-20).data) == sp.xlog1py(2.0, 1e-20)
+    assert float(tsp.xlog1py(2.0, tg.tensor(1e-20)).data) == sp.xlog1py(2.0, 1e-20)
+    assert tg.grad(lambda x: tsp.xlog1py(x, 1e-20))(2.0) == 1e-20
+    assert tg.jvp(lambda x: tsp.xlog1py(x, 1e-20), (2.0,), (1.0,))[1] == 1e-20

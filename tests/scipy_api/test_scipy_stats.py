@@ -283,3 +283,53 @@ def test_multivariate_normal_with_a_singular_covariance_matches_scipy():
         tg.grad(lambda c: ours.logpdf(x[0], mean, c, allow_singular=True))(cov)
     with pytest.raises(np.linalg.LinAlgError, match="allow_singular"):
         ours.logpdf(tg.tensor(x[0]), mean, cov)
+
+
+def test_t_logpdf_at_a_large_df():
+    # gammaln((df + 1) / 2) - gammaln(df / 2) lost its digits as a difference: the value at
+    # df = 1e12 was -0.96413 (SciPy: -0.96394), its derivative 0 at 1e12, 1.8e-15 at 1e8
+    df = np.array([1e4, 1e8, 1e12])
+    np.testing.assert_allclose(
+        ts.t.logpdf(0.3, tg.tensor(df)).numpy(),
+        st.norm.logpdf(0.3) + (0.3**4 - 0.18 - 1) / (4 * df),
+        rtol=1e-8,
+    )
+    np.testing.assert_allclose(
+        ts.t.logpdf(0.3, tg.tensor(df[1:])).numpy(), st.t.logpdf(0.3, df[1:]), rtol=1e-14
+    )
+    # d/ddf = -(z^4 - 2 z^2 - 1) / (4 df^2) + O(df^-3)
+    g = tg.grad(lambda d: ts.t.logpdf(0.3, d))(1e8)
+    assert g == pytest.approx(-(0.3**4 - 0.18 - 1) / 4e16, rel=1e-6)
+
+
+def test_gamma_log_cdfs_near_one_in_the_shape():
+    # log P with P = 1 - 3.6e-215 is log1p(-Q), not log(P) = 0
+    for ours, theirs, x, a in (
+        (ts.gamma.logcdf, st.gamma.logcdf, 500.0, 2.0),
+        (ts.gamma.logsf, st.gamma.logsf, 1e-3, 30.0),
+        (ts.chi2.logcdf, st.chi2.logcdf, 500.0, 2.0),
+    ):
+        v = ours(x, tg.tensor(a, requires_grad=True))
+        assert float(v.data) == pytest.approx(theirs(x, a), rel=1e-12)
+        assert float(v.data) < 0.0
+
+
+def test_laplace_log_cdfs_in_the_far_tails():
+    # SciPy's log of its cdf is -inf from z = -745 on, so the derivative
+    # exp(logpdf - logcdf) was inf (and the second NaN); the closed form holds everywhere
+    x = np.array([-800.0, -1.0, 0.0, 1.0, 800.0])
+    lower = np.where(x < 0, x - np.log(2), np.log1p(-0.5 * np.exp(-np.abs(x))))
+    np.testing.assert_allclose(ts.laplace.logcdf(tg.tensor(x)).numpy(), lower, rtol=1e-14)
+    np.testing.assert_allclose(ts.laplace.logsf(tg.tensor(-x)).numpy(), lower, rtol=1e-14)
+    ok = np.isfinite(st.laplace.logcdf(x))
+    np.testing.assert_allclose(
+        ts.laplace.logcdf(tg.tensor(x[ok])).numpy(), st.laplace.logcdf(x[ok])
+    )
+    g = tg.grad(lambda x: tnp.sum(ts.laplace.logcdf(x)))(x)
+    np.testing.assert_allclose(
+        g, np.where(x < 0, 1.0, 0.5 * np.exp(-np.abs(x)) / (1 - 0.5 * np.exp(-np.abs(x))))
+    )
+    h = tg.grad(lambda s: tnp.sum(ts.laplace.logsf(800.0, 0.0, s)))(2.0)
+    assert h == pytest.approx(800.0 / 4.0, rel=1e-14)  # logsf = -x / s - log 2
+    g2 = tg.grad(tg.grad(lambda x: ts.laplace.logcdf(x)))(-800.0)
+    assert g2 == 0.0
