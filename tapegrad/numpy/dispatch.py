@@ -156,10 +156,33 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     if getattr(np, name, None) is not ufunc:  # a SciPy ufunc (scipy.special.gammaln ...)
         raise TypeError(
             f"{name} (a ufunc from outside NumPy, e.g. scipy.special) is not "
-            "supported on tapegrad Tensors (it would drop the gradient); use "
-            f"tapegrad.scipy.special.{name} (import tapegrad.scipy.special as tsp)"
+            f"supported on tapegrad Tensors (it would drop the gradient); {_special_hint(name)}"
         )
     _refuse(name if method == "__call__" else f"{name}.{method}", "this ufunc")
+
+
+_SPECIAL_INSTEAD = {  # SciPy ufuncs tapegrad.scipy.special lacks, and what computes them
+    "ndtr": "tapegrad.scipy.stats.norm.cdf",
+    "log_ndtr": "tapegrad.scipy.stats.norm.logcdf",
+    "i0e": "tapegrad.scipy.special.ive(0, x)",
+    "i1e": "tapegrad.scipy.special.ive(1, x)",
+}
+
+
+def _special_hint(name: str) -> str:
+    """Where a differentiable version of the SciPy ufunc ``name`` is, if tapegrad has one."""
+    try:
+        from ..scipy import special
+    except ImportError:  # a ufunc from a package other than SciPy, and no SciPy
+        special = None
+    if special is not None and name in special.__all__:
+        return f"use tapegrad.scipy.special.{name} (import tapegrad.scipy.special as tsp)"
+    if name in _SPECIAL_INSTEAD:
+        return f"use {_SPECIAL_INSTEAD[name]}"
+    return (
+        f"tapegrad.scipy.special has no {name} (docs/COVERAGE.md lists what it has); call "
+        "it on t.detach().numpy() if no gradient is needed"
+    )
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
