@@ -374,3 +374,29 @@ def test_xlog1py_of_a_tiny_y():
     assert float(tsp.xlog1py(2.0, tg.tensor(1e-20)).data) == sp.xlog1py(2.0, 1e-20)
     assert tg.grad(lambda x: tsp.xlog1py(x, 1e-20))(2.0) == 1e-20
     assert tg.jvp(lambda x: tsp.xlog1py(x, 1e-20), (2.0,), (1.0,))[1] == 1e-20
+
+
+@pytest.mark.parametrize("x", [150.0, 1e4, 1e6])
+def test_ive_derivatives_at_large_x(x):
+    # ive_{1/2}(x) = (1 - exp(-2x)) / sqrt(2 pi x): its derivatives are those of
+    # x^(-1/2) / sqrt(2 pi).  The recurrence (ive_{v-1} + ive_{v+1}) / 2 - ive_v subtracts
+    # numbers equal to 1/x of themselves at each order: the third derivative at 1e6 had the
+    # wrong sign and 250 times the size
+    c = 1 / np.sqrt(2 * np.pi)
+    want = [-0.5 * c * x**-1.5, 0.75 * c * x**-2.5, -1.875 * c * x**-3.5]
+    f = lambda z: tsp.ive(0.5, z)  # noqa: E731
+    for n in range(3):
+        f = tg.grad(f)
+        assert f(x) == pytest.approx(want[n], rel=1e-12, abs=0)
+    assert tg.jvp(lambda z: tsp.ive(0.5, z), (x,), (1.0,))[1] == pytest.approx(
+        want[0], rel=1e-12, abs=0
+    )
+
+
+def test_ive_third_derivative_at_large_x_matches_mpmath():
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 50
+    d3 = tg.grad(tg.grad(tg.grad(lambda z: tsp.ive(1.0, z))))
+    for x in (1e5, -1e6):  # ive_1(-x) = -ive_1(x)
+        want = float(mp.diff(lambda t: mp.besseli(1, t) * mp.exp(-abs(t)), x, 3))
+        assert d3(x) == pytest.approx(want, rel=1e-9, abs=0)
