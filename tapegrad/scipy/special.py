@@ -700,7 +700,7 @@ class _GammaincDa(Function):
         return out if out.ndim else np.float64(out)
 
     @staticmethod
-    def backward(ctx, g):
+    def backward(ctx, *_):  # (also the jvp, which gets a tangent per input)
         raise NotImplementedError(
             "tapegrad.scipy.special.gammainc: derivatives of second order in a are not "
             "implemented (the first derivative in a, and every order in x, are)"

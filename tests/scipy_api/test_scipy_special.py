@@ -263,6 +263,16 @@ def test_undifferentiable_arguments_raise(call, arg):
         tg.grad(call)(1.0)
 
 
+def test_second_order_in_the_gammainc_shape_raises_in_forward_mode_too():
+    # the forward-mode rule of dP/da took one tangent too few: a TypeError about its
+    # arguments instead of the refusal
+    first = tg.grad(lambda a: tsp.gammainc(a, 2.0))
+    with pytest.raises(NotImplementedError, match="second order in a"):
+        tg.jvp(first, (1.5,), (1.0,))
+    with pytest.raises(NotImplementedError, match="second order in a"):
+        tg.jvp(lambda a: tg.jvp(lambda b: tsp.gammaincc(b, 2.0), (a,), (1.0,))[1], (1.5,), (1.0,))
+
+
 def test_scipy_on_a_tensor_points_here():
     with pytest.raises(TypeError, match="tapegrad.scipy.special.gammaln"):
         sp.gammaln(tg.tensor([1.5], requires_grad=True))
