@@ -170,18 +170,13 @@ _SPECIAL_INSTEAD = {  # SciPy ufuncs tapegrad.scipy.special lacks, and what comp
 
 
 def _special_hint(name: str) -> str:
-    """Where a differentiable version of the SciPy ufunc ``name`` is, if tapegrad has one."""
-    try:
-        from ..scipy import special
-    except ImportError:  # a ufunc from a package other than SciPy, and no SciPy
-        special = None
-    if special is not None and name in special.__all__:
-        return f"use tapegrad.scipy.special.{name} (import tapegrad.scipy.special as tsp)"
+    """Where a differentiable version of the SciPy ufunc ``name`` may be (this layer cannot
+    import tapegrad.scipy to look)."""
     if name in _SPECIAL_INSTEAD:
         return f"use {_SPECIAL_INSTEAD[name]}"
     return (
-        f"tapegrad.scipy.special has no {name} (docs/COVERAGE.md lists what it has); call "
-        "it on t.detach().numpy() if no gradient is needed"
+        f"use tapegrad.scipy.special.{name} (import tapegrad.scipy.special as tsp) if "
+        "tapegrad has it: docs/COVERAGE.md lists what tapegrad.scipy.special has"
     )
 
 
