@@ -1202,16 +1202,20 @@ def nan_to_num(x: TensorLike, copy=True, nan=0.0, posinf=None, neginf=None) -> T
         tensor([0., 1.])
     """
     x = tensor_of(x)
-    v = np.asarray(x._v, dtype=np.float64)
+    # which entries are NaN / +inf / -inf, by comparisons a trace guards (a replay with
+    # another pattern retraces instead of replacing the recorded entries)
+    isnan, ispos, isneg = (
+        np.asarray(value_of(c)) != 0 for c in (x != x, x == math.inf, x == -math.inf)
+    )
     big = np.finfo(np.float64).max
     repl = np.where(
-        np.isnan(v),
+        isnan,
         float(nan),
         np.where(
-            v > 0,
+            ispos,
             big if posinf is None else float(posinf),
             -big if neginf is None else float(neginf),
         ),
     )
-    out = where(np.isfinite(v), x, result(repl) if repl.ndim else float(repl))
-    return out
+    finite = ~(isnan | ispos | isneg)
+    return where(finite, x, result(repl) if repl.ndim else float(repl))

@@ -217,6 +217,8 @@ def _var(name, take_sqrt):
 def _where(condition, x=None, y=None):
     if x is None and y is None:
         return np.where(_plain(condition))
+    if x is None or y is None:  # (a missing branch would be NaN)
+        raise ValueError("numpy.where: either both or neither of x and y should be given")
     return O.where(condition, x, y)
 
 

@@ -210,3 +210,14 @@ def test_i0_node_count_is_a_guard_in_a_trace():
     )
     with pytest.raises(tg.RetraceRequired):
         tr.grad(np.array([300.0, 1.0]))
+
+
+def test_where_with_one_branch_refuses_as_numpy():
+    # np.where(cond, x) has no value where cond is False: NumPy raises; a NaN there would
+    # look like an answer
+    x = tg.tensor([0.0, 1.0], requires_grad=True)
+    for call in (lambda: np.where(x, 1.0), lambda: np.where(x > 0, None, x)):
+        with pytest.raises(ValueError, match="both or neither"):
+            call()
+    with pytest.raises(ValueError, match="both or neither"):
+        tg.grad(lambda v: np.sum(np.where(v, v)))(np.ones(2))
