@@ -32,7 +32,7 @@ import numpy as np
 
 from . import numpy as tnp
 from .core.creation import tensor
-from .core.functions import where
+from .numpy.tensor_methods import symmetric_gradient
 from .tensor_class import Tensor
 
 _la = tnp.linalg
@@ -80,16 +80,9 @@ def _mT(x):
 
 
 def _symmetric(A, lower: bool):
-    """A symmetric matrix whose value is ``A``'s ``lower`` (else upper) triangle mirrored and
-    whose gradient is PyTorch's: ``(A + A^T) / 2`` carries it, the triangle's difference from
-    that (zero for a symmetric ``A``) is added as a constant."""
-    A = _tensor(A)
-    n = A.shape[-1]
-    below = np.tri(n, n, -1, dtype=bool)
-    tri = below if lower else below.T
-    mirrored = where(tri, A, where(tri.T, _mT(A), A))
-    sym = (A + _mT(A)) * 0.5
-    return sym + (mirrored - sym).detach()
+    """A symmetric matrix of ``A``'s ``lower`` (else upper) triangle with PyTorch's symmetric
+    gradient (``tapegrad.numpy.tensor_methods.symmetric_gradient``)."""
+    return symmetric_gradient(_tensor(A), lower)
 
 
 def _uplo(UPLO: str) -> bool:  # noqa: N803 - PyTorch's name

@@ -3,7 +3,8 @@
 Each layer defines its Tensor methods next to the code they call, as a base class (a mixin):
 operators and NumPy/PyTorch-style methods (``core/methods.py``), ``backward``
 (``autograd/engine.py``), ``grad_fn`` and hooks (``autograd/graph.py``), graph pictures
-(``autograd/inspect.py``) and NumPy's dispatch protocols (``numpy/dispatch.py``).  They are
+(``autograd/inspect.py``), NumPy's dispatch protocols (``numpy/dispatch.py``) and the
+methods built on ``tapegrad.numpy`` (``numpy/tensor_methods.py``: ``x.det()`` ...).  They are
 joined here, above all of them, and nothing is attached to the class afterwards.  The class
 registers itself with the core once, so that the ops below, which cannot import it, make
 handles of this class.
@@ -15,12 +16,19 @@ from .autograd.inspect import TensorPictures
 from .core.methods import TensorMethods
 from .core.tensor import TensorBase, use_tensor_class
 from .numpy.dispatch import NumpyProtocol
+from .numpy.tensor_methods import LinalgMethods
 
 __all__ = ["Tensor"]
 
 
 class Tensor(
-    TensorBase, TensorMethods, BackwardMethod, GraphMethods, TensorPictures, NumpyProtocol
+    TensorBase,
+    TensorMethods,
+    BackwardMethod,
+    GraphMethods,
+    TensorPictures,
+    NumpyProtocol,
+    LinalgMethods,
 ):
     """A value with an optional place on the tape (the public surface is in README.md and the docs).
 

@@ -640,6 +640,35 @@ def _compare(ufunc, name):
     return method
 
 
+# x.NAME(other), PyTorch's names of the comparison operators: (operator, x [1, 2, 3] NAME 2)
+_COMPARISONS = {
+    "eq": ("==", "tensor([False,  True, False])"),
+    "ne": ("!=", "tensor([ True, False,  True])"),
+    "lt": ("<", "tensor([ True, False, False])"),
+    "le": ("<=", "tensor([ True,  True, False])"),
+    "gt": (">", "tensor([False, False,  True])"),
+    "ge": (">=", "tensor([False,  True,  True])"),
+}
+
+
+def _named_comparison(name, op):
+    """``x.<name>(other)``: ``x <op> other`` (PyTorch's method name)."""
+    symbol, result = _COMPARISONS[op.__name__ if op.__name__ in _COMPARISONS else name]
+
+    def method(self, other):
+        return op(self, other)
+
+    method.__name__ = name
+    method.__doc__ = f"""``x.{name}(other)``: ``x {symbol} other``, a boolean Tensor (no
+    derivative).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0, 3.0]).{name}(2.0)
+    {result}
+    """
+    return method
+
+
 def _zero_(self):
     """``x.zero_()``: set every element to 0 in place (e.g. a gradient buffer); returns x.
 
@@ -1042,6 +1071,129 @@ def _inplace_of(fn, name):
     return method
 
 
+# ``x.NAME_()`` for y = tg.tensor(input): its value, worked out by hand
+_UNARY_INPLACE_EXAMPLES = {
+    "exp": ("[0.0, 1.0]", "tensor([1.0000, 2.7183])"),
+    "abs": ("[-1.5, 2.0]", "tensor([1.5000, 2.0000])"),
+    "neg": ("[1.0, -2.0]", "tensor([-1.,  2.])"),
+    "sqrt": ("[4.0, 2.25]", "tensor([2.0000, 1.5000])"),
+    "sin": ("[0.0, 1.0]", "tensor([0.0000, 0.8415])"),
+    "cos": ("[0.0, 1.0]", "tensor([1.0000, 0.5403])"),
+    "tanh": ("[0.0, 1.0]", "tensor([0.0000, 0.7616])"),
+    "sigmoid": ("[0.0, 2.0]", "tensor([0.5000, 0.8808])"),
+    "relu": ("[-1.0, 2.0]", "tensor([0., 2.])"),
+    "log": ("[1.0, 4.0]", "tensor([0.0000, 1.3863])"),
+    "square": ("[-2.0, 3.0]", "tensor([4., 9.])"),
+    "reciprocal": ("[2.0, -4.0]", "tensor([0.5000, -0.2500])"),
+}
+
+
+def _unary_inplace(name, fn):
+    """``x.<name>_()``: ``x.<name>()`` written into x in place (in the graph when x is in
+    one); returns x."""
+    opname = f"{name}_"
+    write = _inplace(lambda s, _: fn(s), opname)
+
+    def method(self):
+        return write(self, None)
+
+    value, result = _UNARY_INPLACE_EXAMPLES[name]
+    method.__name__ = opname
+    method.__doc__ = f"""``x.{opname}()``: ``x.{name}()`` written into x in place; returns x
+    (a graph tensor stays in the graph; an integer tensor refuses a float result).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor({value})
+        >>> x.{opname}() is x, x
+        (True, {result})
+    """
+    return method
+
+
+def _pow_(self, exponent):
+    """``x.pow_(exponent)``: ``x ** exponent`` written into x in place; returns x.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x * 1.0
+        >>> y.pow_(3.0)
+        tensor([1., 8.], grad_fn=<PowBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([ 3., 12.])
+    """
+    return _inplace(lambda s, e: O.power(s, e), "pow_")(self, exponent)
+
+
+def _t_(self):
+    """``x.t_()``: a square matrix transposed in place (0-D and 1-D tensors as they are);
+    returns x.  A non-square matrix is refused: its shape would change, which a tapegrad
+    Tensor's does not (write ``x = x.t()``).
+
+    >>> import tapegrad as tg
+    >>> x = tg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> x.t_()
+    tensor([[1., 3.],
+            [2., 4.]])
+    """
+    if self.ndim == 2 and self.shape[0] != self.shape[1]:
+        raise RuntimeError(
+            f"Tensor.t_: a tensor's shape does not change in place in tapegrad (shape "
+            f"{self.shape} would become {self.shape[::-1]}); write x = x.t()"
+        )
+    return _inplace(lambda s, _: P._t(s), "t_")(self, None)
+
+
+def _copy_(self, src, non_blocking=False):
+    """``x.copy_(src)``: ``src``'s values (broadcast to x's shape, cast to x's dtype) written
+    into x in place; returns x.  The gradient reaches ``src`` (x's old value gets none).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> s = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = tg.zeros(2, 2)
+        >>> y.copy_(s)
+        tensor([[1., 2.],
+                [1., 2.]], grad_fn=<IndexPutBackward0>)
+        >>> y.sum().backward(); s.grad
+        tensor([2., 2.])
+    """
+    shape = np.shape(src._v if isinstance(src, Tensor) else src)
+    if len(shape) > self.ndim or any(
+        a not in (1, b) for a, b in zip(shape[::-1], self.shape[::-1], strict=False)
+    ):
+        raise RuntimeError(
+            f"Tensor.copy_: src of shape {shape} does not broadcast to x's shape {self.shape}"
+        )
+    _setitem(self, Ellipsis, src)
+    return self
+
+
+def _detach_(self):
+    """``x.detach_()``: x taken out of the graph in place: it becomes a leaf that does not
+    require grad (a leaf that did stops requiring it); returns x.  Gradients already
+    recorded through x are unchanged.  A view is refused, as PyTorch refuses it.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x * 2.0
+        >>> y.detach_() is y, y.requires_grad, y.is_leaf
+        (True, False, True)
+    """
+    if _base_of(self) is not None:
+        raise RuntimeError(
+            "Tensor.detach_: a view cannot be detached in place (as in PyTorch); use "
+            "x.detach(), which returns a new Tensor"
+        )
+    self.detach()  # (a trace recording notes the read, as for detach())
+    self._invalidate()
+    self._rg = False
+    self._leaf = True
+    return self
+
+
 class TensorMethods(ElementwiseMethods):
     """Tensor's operators and NumPy/PyTorch-style methods (a base class of the public
     ``Tensor``), each a thin call into ``functions``."""
@@ -1092,11 +1244,28 @@ class TensorMethods(ElementwiseMethods):
     addcdiv_ = _inplace_of(P._addcdiv, "addcdiv")
     zero_ = _zero_
     _version = property(_version)
+    exp_ = _unary_inplace("exp", O.exp)
+    abs_ = _unary_inplace("abs", O.abs_)
+    neg_ = negative_ = _unary_inplace("neg", O.neg)
+    sqrt_ = _unary_inplace("sqrt", O.sqrt)
+    sin_ = _unary_inplace("sin", O.sin)
+    cos_ = _unary_inplace("cos", O.cos)
+    tanh_ = _unary_inplace("tanh", O.tanh)
+    sigmoid_ = _unary_inplace("sigmoid", O.sigmoid)
+    relu_ = _unary_inplace("relu", O.relu)
+    log_ = _unary_inplace("log", O.log)
+    square_ = _unary_inplace("square", O.square)
+    reciprocal_ = _unary_inplace("reciprocal", O.reciprocal)
+    pow_ = _pow_
+    t_ = _t_
+    copy_ = _copy_
+    detach_ = _detach_
 
     # elementwise functions of x alone beyond the declared ones (ElementwiseMethods)
     leaky_relu = O.leaky_relu
     reciprocal, square, deg2rad, rad2deg = O.reciprocal, O.square, O.deg2rad, O.rad2deg
     nan_to_num = P._nan_to_num
+    negative, sgn, fix = O.neg, O.sign, O.trunc  # PyTorch's other names
     polygamma = _polygamma
     __mod__ = O.remainder
     __rmod__ = lambda s, o: O.remainder(o, s)  # noqa: E731
@@ -1198,6 +1367,53 @@ class TensorMethods(ElementwiseMethods):
     isclose = P._isclose
     allclose = P._allclose
     equal = P._equal
+    contiguous = P._contiguous
+    is_contiguous = P._is_contiguous
+    diag = P._diag
+    diag_embed = P._diag_embed
+    diagflat = P._diagflat
+    mT = mH = property(viewing(P._mT))
+    H = property(viewing(P._H))
+    rot90 = P._rot90
+    fliplr = P._fliplr
+    flipud = P._flipud
+    msort = P._msort
+    argwhere = P._argwhere
+    searchsorted = P._searchsorted
+    take_along_dim = P._take_along_dim
+    hsplit = P._hsplit
+    vsplit = P._vsplit
+    dsplit = P._dsplit
+    nansum = P._nansum
+    nanmean = P._nanmean
+    nanmedian = P._nanmedian
+    quantile = P._quantile
+    nanquantile = P._nanquantile
+    std_mean = P._std_mean
+    var_mean = P._var_mean
+
+    # elementwise predicates and comparisons (boolean results, no derivative)
+    eq = _named_comparison("eq", __eq__)
+    ne = _named_comparison("ne", __ne__)
+    not_equal = _named_comparison("not_equal", ne)
+    lt = _named_comparison("lt", __lt__)
+    less = _named_comparison("less", lt)
+    le = _named_comparison("le", __le__)
+    less_equal = _named_comparison("less_equal", le)
+    gt = _named_comparison("gt", __gt__)
+    greater = _named_comparison("greater", gt)
+    ge = _named_comparison("ge", __ge__)
+    greater_equal = _named_comparison("greater_equal", ge)
+    isnan = P._isnan
+    isinf = P._isinf
+    isfinite = P._isfinite
+    isposinf = P._isposinf
+    isneginf = P._isneginf
+    signbit = P._signbit
+    logical_not = P._logical_not
+    logical_and = P._logical_and
+    logical_or = P._logical_or
+    logical_xor = P._logical_xor
 
     # binary functions with x first
     clip = clamp = _clip
@@ -1218,6 +1434,24 @@ class TensorMethods(ElementwiseMethods):
     xlogy = P._xlogy
     clamp_min = P._clamp_min
     clamp_max = P._clamp_max
+    subtract = P._sub
+    multiply = mul
+    divide = P._div
+    true_divide = P._true_divide
+    floor_divide = P._floor_divide
+    float_power = P._float_power
+    fmax = P._fmax
+    fmin = P._fmin
+    outer = ger = P._outer
+    inner = P._inner
+    kron = P._kron
+    cross = P._cross
+    baddbmm = P._baddbmm
+    addbmm = P._addbmm
+    addr = P._addr
+    logit = P._logit
+    frac = P._frac
+    positive = P._positive
 
     # values, dtype, complex parts
     copy = _copy
@@ -1248,3 +1482,12 @@ class TensorMethods(ElementwiseMethods):
     element_size = P._element_size
     is_floating_point = P._is_floating_point
     nelement = Tensor.numel
+    half = P._half
+    bfloat16 = P._bfloat16
+    short = P._short
+    byte = P._byte
+    char = P._char
+    new_empty = P._new_empty
+    ndimension = P._ndimension
+    nbytes = property(P._nbytes)
+    itemsize = property(P._itemsize)

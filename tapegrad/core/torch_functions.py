@@ -263,69 +263,170 @@ def randperm(n: int, *, dtype=None) -> Tensor:
     return new_tensor(out if dtype is None else out.astype(dtype))
 
 
-def _method_function(name):
+def transpose(input, *dims, axes=None):
+    """``tg.transpose(x, dim0, dim1)``: PyTorch's, the two dims swapped (a view, as
+    ``x.transpose(dim0, dim1)``); ``tg.transpose(x)`` and ``tg.transpose(x, axes)`` keep
+    NumPy's meaning (the axes reversed, or permuted as ``axes`` says).
+
+    >>> import tapegrad as tg
+    >>> x = tg.zeros(2, 3, 4)
+    >>> tg.transpose(x, 0, 1).shape, tg.transpose(x).shape, tg.transpose(x, (1, 2, 0)).shape
+    ((3, 2, 4), (4, 3, 2), (3, 4, 2))
+    """
+    x = _as_tensor_arg(input)
+    if len(dims) == 2 and all(isinstance(d, (int, np.integer)) for d in dims):
+        if axes is not None:
+            raise TypeError("tg.transpose: give dim0, dim1 or axes=, not both")
+        return x.transpose(int(dims[0]), int(dims[1]))
+    if len(dims) > 1:
+        raise TypeError(
+            f"tg.transpose: takes (x, dim0, dim1) with two int dims, or NumPy's (x, axes); "
+            f"got {dims}"
+        )
+    if dims:
+        if axes is not None:
+            raise TypeError("tg.transpose: give axes positionally or as axes=, not both")
+        axes = dims[0]
+    return O.transpose(x, None if axes is None else tuple(axes))
+
+
+def squeeze(input, dim=None, *, axis=None):
+    """``tg.squeeze(x, dim=None)``: PyTorch's, ``x.squeeze(dim)``: the dims of size 1 dropped
+    (all of them, or those of ``dim``); a named dim of another size is left as it is.
+
+    >>> import tapegrad as tg
+    >>> x = tg.zeros(1, 2)
+    >>> tg.squeeze(x).shape, tg.squeeze(x, 1).shape, tg.squeeze(x, dim=0).shape
+    ((2,), (1, 2), (2,))
+    """
+    return _as_tensor_arg(input).squeeze(dim=P._dim(dim, axis, "squeeze"))
+
+
+def _method_function(name, method=None):
     """``tg.<name>(input, ...)``: ``input.<name>(...)`` (PyTorch's functions of the Tensor
-    methods), documented with the method's example."""
+    methods), documented with the method's example (``method``: one defined above this
+    layer)."""
 
     def f(input, *args, **kwargs):
         return getattr(_as_tensor_arg(input), name)(*args, **kwargs)
 
-    method = getattr(TensorMethods, name, None) or getattr(Tensor, name)
+    method = method or getattr(TensorMethods, name, None) or getattr(Tensor, name)
     f.__name__ = f.__qualname__ = name
     usage = f"``tg.{name}(input, ...)`` is ``input.{name}(...)``."
     f.__doc__ = f"{usage}\n\n{inspect.cleandoc(method.__doc__)}"
     return f
 
 
+addbmm = _method_function("addbmm")
 addcdiv = _method_function("addcdiv")
 addcmul = _method_function("addcmul")
 addmm = _method_function("addmm")
 addmv = _method_function("addmv")
+addr = _method_function("addr")
 allclose = _method_function("allclose")
 aminmax = _method_function("aminmax")
+argwhere = _method_function("argwhere")
+baddbmm = _method_function("baddbmm")
 bmm = _method_function("bmm")
 chunk = _method_function("chunk")
 clamp_max = _method_function("clamp_max")
 clamp_min = _method_function("clamp_min")
 count_nonzero = _method_function("count_nonzero")
+cross = _method_function("cross")
 cummax = _method_function("cummax")
 cummin = _method_function("cummin")
+diag = _method_function("diag")
+diag_embed = _method_function("diag_embed")
+diagflat = _method_function("diagflat")
+divide = _method_function("divide")
+dsplit = _method_function("dsplit")
+eq = _method_function("eq")
 equal = _method_function("equal")
+fix = _method_function("fix")
 flatten = _method_function("flatten")
 flip = _method_function("flip")
+fliplr = _method_function("fliplr")
+flipud = _method_function("flipud")
+float_power = _method_function("float_power")
+floor_divide = _method_function("floor_divide")
+fmax = _method_function("fmax")
+fmin = _method_function("fmin")
+frac = _method_function("frac")
 gather = _method_function("gather")
+ge = _method_function("ge")
+ger = _method_function("ger")
+greater = _method_function("greater")
+greater_equal = _method_function("greater_equal")
+gt = _method_function("gt")
+hsplit = _method_function("hsplit")
 index_add = _method_function("index_add")
 index_copy = _method_function("index_copy")
 index_fill = _method_function("index_fill")
 index_select = _method_function("index_select")
+inner = _method_function("inner")
 is_floating_point = _method_function("is_floating_point")
 isclose = _method_function("isclose")
+isfinite = _method_function("isfinite")
+isinf = _method_function("isinf")
+isnan = _method_function("isnan")
+isneginf = _method_function("isneginf")
+isposinf = _method_function("isposinf")
+kron = _method_function("kron")
 kthvalue = _method_function("kthvalue")
+le = _method_function("le")
 lerp = _method_function("lerp")
+less = _method_function("less")
+less_equal = _method_function("less_equal")
+logical_and = _method_function("logical_and")
+logical_not = _method_function("logical_not")
+logical_or = _method_function("logical_or")
+logical_xor = _method_function("logical_xor")
+logit = _method_function("logit")
+lt = _method_function("lt")
 masked_fill = _method_function("masked_fill")
 masked_scatter = _method_function("masked_scatter")
 masked_select = _method_function("masked_select")
 mm = _method_function("mm")
 moveaxis = _method_function("moveaxis")
 movedim = _method_function("movedim")
+msort = _method_function("msort")
+multiply = _method_function("multiply")
 mv = _method_function("mv")
+nanmean = _method_function("nanmean")
+nanmedian = _method_function("nanmedian")
+nanquantile = _method_function("nanquantile")
+nansum = _method_function("nansum")
 narrow = _method_function("narrow")
+ne = _method_function("ne")
+negative = _method_function("negative")
+not_equal = _method_function("not_equal")
 numel = _method_function("numel")
 permute = _method_function("permute")
+positive = _method_function("positive")
 repeat_interleave = _method_function("repeat_interleave")
 roll = _method_function("roll")
+rot90 = _method_function("rot90")
 rsqrt = _method_function("rsqrt")
 scatter = _method_function("scatter")
 scatter_add = _method_function("scatter_add")
+searchsorted = _method_function("searchsorted")
 select = _method_function("select")
+sgn = _method_function("sgn")
+signbit = _method_function("signbit")
 split = _method_function("split")
+std_mean = _method_function("std_mean")
+subtract = _method_function("subtract")
 swapaxes = _method_function("swapaxes")
 swapdims = _method_function("swapdims")
+take_along_dim = _method_function("take_along_dim")
 tensor_split = _method_function("tensor_split")
 tile = _method_function("tile")
 topk = _method_function("topk")
 tril = _method_function("tril")
 triu = _method_function("triu")
+true_divide = _method_function("true_divide")
 unbind = _method_function("unbind")
 unflatten = _method_function("unflatten")
+var_mean = _method_function("var_mean")
+vsplit = _method_function("vsplit")
 xlogy = _method_function("xlogy")

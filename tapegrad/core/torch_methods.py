@@ -400,8 +400,9 @@ def _norm(self, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None, keep
         return O.sum(a, dims, keepdim)
     s = O.sum(O.mul(self, self) if p == 2.0 else O.power(a, p), dims, keepdim)
     # at 0 the gradient is 0, as PyTorch's (the root's infinite slope times 0 would be nan):
-    # the root of a masked 1 there, then 0 selected
-    zero = np.asarray(s._v) == 0.0 if isinstance(s, Tensor) else s == 0.0
+    # the root of a masked 1 there, then 0 selected; the zeros are found by a comparison a
+    # trace guards (a replay with other zeros retraces instead of reusing the recorded mask)
+    zero = np.asarray(O.value_of(s == 0.0)) != 0
     if not np.any(zero):
         return O.sqrt(s) if p == 2.0 else O.power(s, 1.0 / p)
     safe = O.where(zero, 1.0, s)
@@ -1909,3 +1910,873 @@ def _equal(self, other):
     _guard_hook(self, "equal")
     ov = np.asarray(other._v if isinstance(other, Tensor) else other)
     return np.shape(self._v) == ov.shape and bool(np.array_equal(np.asarray(self._v), ov))
+
+
+# ---- more of PyTorch's names: elementwise, predicates, NaN-aware reductions, quantiles ------
+
+
+def _contiguous(self, memory_format=None):
+    """``x.contiguous()``: x itself (a tapegrad value is always laid out in one piece).
+
+    >>> import tapegrad as tg
+    >>> x = tg.tensor([[1.0, 2.0]]); x.contiguous() is x, x.t().is_contiguous()
+    (True, True)
+    """
+    return self
+
+
+def _is_contiguous(self, memory_format=None):
+    """``x.is_contiguous()``: True (a tapegrad value is always laid out in one piece).
+
+    >>> import tapegrad as tg
+    >>> tg.zeros(2, 3).is_contiguous()
+    True
+    """
+    return True
+
+
+def _frac(self):
+    """``x.frac()``: the fractional part ``x - x.trunc()`` (with x's sign); derivative 1.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.25, -2.75]).frac()
+    tensor([0.2500, -0.7500])
+    """
+    return O.sub(self, O.trunc(self))
+
+
+def _positive(self):
+    """``x.positive()``: x itself, as PyTorch's.
+
+    >>> import tapegrad as tg
+    >>> x = tg.tensor([1.0, -2.0]); x.positive() is x
+    True
+    """
+    if self.dtype == np.bool_:
+        raise TypeError("Tensor.positive: not defined for a boolean tensor (as PyTorch)")
+    return self
+
+
+# name: (NumPy's function, what is True, an input, the result)
+_PREDICATES = {
+    "isnan": (np.isnan, "x is NaN", '[1.0, float("nan")]', "tensor([False,  True])"),
+    "isinf": (np.isinf, "x is +inf or -inf", '[1.0, float("-inf")]', "tensor([False,  True])"),
+    "isfinite": (
+        np.isfinite,
+        "x is neither NaN nor infinite",
+        '[1.0, float("inf"), float("nan")]',
+        "tensor([ True, False, False])",
+    ),
+    "isposinf": (np.isposinf, "x is +inf", '[float("inf"), -1.0]', "tensor([ True, False])"),
+    "isneginf": (
+        np.isneginf,
+        "x is -inf",
+        '[float("inf"), float("-inf")]',
+        "tensor([False,  True])",
+    ),
+    "signbit": (
+        np.signbit,
+        "x's sign bit is set (-0.0 included)",
+        "[-1.0, -0.0, 2.0]",
+        "tensor([ True,  True, False])",
+    ),
+    "logical_not": (np.logical_not, "x is zero", "[0.0, 2.0]", "tensor([ True, False])"),
+}
+
+# name: (NumPy's function, what is True, the result for x [0, 1, 2] and other [1, 0, 3])
+_LOGICAL = {
+    "logical_and": (np.logical_and, "both are nonzero", "tensor([False, False,  True])"),
+    "logical_or": (np.logical_or, "either is nonzero", "tensor([ True,  True,  True])"),
+    "logical_xor": (np.logical_xor, "exactly one is nonzero", "tensor([ True,  True, False])"),
+}
+
+
+def _predicate(name):
+    ufunc, what, value, result = _PREDICATES[name]
+
+    def method(self):
+        _guard_hook(self, name)  # a trace pins the values it reads
+        return new_tensor(np.asarray(ufunc(np.asarray(self._v))))
+
+    method.__name__ = name
+    method.__doc__ = f"""``x.{name}()``: True where {what}, a boolean Tensor (no derivative).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor({value}).{name}()
+    {result}
+    """
+    return method
+
+
+def _logical(name):
+    ufunc, what, result = _LOGICAL[name]
+
+    def method(self, other):
+        _guard_hook(self, name)
+        if isinstance(other, Tensor):
+            _guard_hook(other, name)
+        ov = np.asarray(other._v if isinstance(other, Tensor) else other)
+        return new_tensor(np.asarray(ufunc(np.asarray(self._v), ov)))
+
+    method.__name__ = name
+    method.__doc__ = f"""``x.{name}(other)``: True where {what}, a boolean Tensor.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([0.0, 1.0, 2.0]).{name}(tg.tensor([1.0, 0.0, 3.0]))
+    {result}
+    """
+    return method
+
+
+_isnan, _isinf, _isfinite, _isposinf, _isneginf, _signbit, _logical_not = map(
+    _predicate, _PREDICATES
+)
+_logical_and, _logical_or, _logical_xor = map(_logical, _LOGICAL)
+
+
+def _true_divide(self, other):
+    """``x.true_divide(other)``: ``x / other`` (a float result, integers too).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1, 3]).true_divide(2)
+    tensor([0.5000, 1.5000])
+    """
+    return O.div(self, other)
+
+
+def _floor_divide(self, other):
+    """``x.floor_divide(other)``: the quotient rounded down (PyTorch's since 1.13, NumPy's
+    ``//``); piecewise constant, so its derivative is 0.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([7.0, -7.0]).floor_divide(2.0)
+    tensor([ 3., -4.])
+    """
+    return O.floor_divide(self, other)
+
+
+def _float_power(self, exponent):
+    """``x.float_power(exponent)``: ``x ** exponent`` in float64 (integers converted first).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([2, 3]).float_power(2)
+    tensor([4., 9.])
+    """
+    if isinstance(exponent, Tensor):
+        exponent = convert(exponent, np.float64)
+    return O.power(convert(self, np.float64), exponent)
+
+
+def _logit(self, eps=None):
+    """``x.logit(eps=None)``: ``log(x / (1 - x))``; with ``eps``, of x clamped to
+    [eps, 1 - eps] (derivative 0 outside, as PyTorch's).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([0.5, 0.75], requires_grad=True)
+        >>> y = x.logit(); y
+        tensor([0.0000, 1.0986], grad_fn=<LogBackward0>)
+        >>> y.sum().backward(); x.grad                   # 1 / (x (1 - x))
+        tensor([4.0000, 5.3333])
+        >>> tg.tensor([0.0, 1.0]).logit(eps=0.25)
+        tensor([-1.0986,  1.0986])
+    """
+    x = self if eps is None else O.clip(self, eps, 1.0 - eps)
+    return O.log(O.div(x, O.sub(1.0, x)))
+
+
+def _nan_ignoring(name):
+    def method(self, other):
+        o = other if isinstance(other, Tensor) else O.tensor_of(other)
+        _guard_hook(self, name)  # a trace pins the values the choice is read from
+        _guard_hook(o, name)
+        a, b = np.asarray(self._v), np.asarray(o._v)
+        with np.errstate(invalid="ignore"):
+            # PyTorch's rule: x where it wins or ties, or where other is NaN
+            keep = (a >= b if name == "fmax" else a <= b) | np.isnan(b)
+        return O.where(keep, self, o)
+
+    method.__name__ = name
+    return method
+
+
+_fmax = _nan_ignoring("fmax")
+_fmax.__doc__ = """``x.fmax(other)``: the elementwise maximum ignoring NaN (NaN only where both
+    are); the gradient goes to the value taken, to x at ties (as PyTorch's).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, float("nan"), 3.0], requires_grad=True)
+        >>> y = x.fmax(tg.tensor([2.0, 2.0, float("nan")])); y
+        tensor([2., 2., 3.], grad_fn=<WhereBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([0., 0., 1.])
+    """
+_fmin = _nan_ignoring("fmin")
+_fmin.__doc__ = """``x.fmin(other)``: the elementwise minimum ignoring NaN (NaN only where both
+    are); the gradient goes to the value taken, to x at ties.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, float("nan"), 3.0]).fmin(tg.tensor([2.0, 2.0, float("nan")]))
+    tensor([1., 2., 3.])
+    """
+
+
+def _nan_mask(self, name):
+    _guard_hook(self, name)  # a trace pins where the NaNs are
+    v = np.asarray(self._v)
+    return np.isnan(v) if v.dtype.kind == "f" else np.zeros(v.shape, bool)
+
+
+def _reduce_dim(dim):
+    return tuple(dim) if isinstance(dim, list) else dim
+
+
+def _nansum(self, dim=None, keepdim=False, *, dtype=None):
+    """``x.nansum(dim=None, keepdim=False)``: the sum with NaN counted as 0 (their gradient 0).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, float("nan")], [2.0, 3.0]]).nansum(dim=1)
+    tensor([1., 5.])
+    """
+    x = self if dtype is None else convert(self, dtype)
+    nan = _nan_mask(x, "nansum")
+    return O.sum(O.where(nan, 0.0, x) if nan.any() else x, _reduce_dim(dim), keepdim)
+
+
+def _nanmean(self, dim=None, keepdim=False, *, dtype=None):
+    """``x.nanmean(dim=None, keepdim=False)``: the mean of the values that are not NaN (NaN
+    where all are).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, float("nan")], [2.0, 3.0]]).nanmean(dim=1)
+    tensor([1.0000, 2.5000])
+    """
+    x = self if dtype is None else convert(self, dtype)
+    nan = _nan_mask(x, "nanmean")
+    count = np.sum(~nan, axis=_reduce_dim(dim), keepdims=keepdim).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):  # all NaN: 0 / 0, NaN as PyTorch's
+        return O.div(_nansum(x, dim, keepdim), count)
+
+
+NanmedianResult = namedtuple("nanmedian", ("values", "indices"))
+
+
+def _nanmedian(self, dim=None, keepdim=False):
+    """``x.nanmedian()``: PyTorch's lower median of the values that are not NaN (NaN where all
+    are); with ``dim``, the named tuple ``(values, indices)``.  The gradient goes to the
+    element the median is.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([3.0, float("nan"), 1.0, 2.0, 4.0], requires_grad=True)
+        >>> m = x.nanmedian(); m
+        tensor(2., grad_fn=<ViewBackward0>)
+        >>> m.backward(); x.grad
+        tensor([0., 0., 0., 1., 0.])
+        >>> tg.tensor([[1.0, float("nan"), 0.0]]).nanmedian(dim=1)
+        nanmedian(values=tensor([0.]), indices=tensor([2]))
+    """
+    nan = _nan_mask(self, "nanmedian")
+    if dim is None:
+        if self.numel() == 0:
+            raise RuntimeError("nanmedian() of an empty tensor: it has no value")
+        values = _sort(O.reshape(self, (-1,))).values  # NaN sorted last
+        return O.getitem(values, max((int((~nan).sum()) - 1) // 2, 0))
+    if self.ndim == 0:
+        return NanmedianResult(O.reshape(self, ()), _int_tensor(0))
+    (d,) = _dims_of(self, dim, "nanmedian")
+    if self.shape[d] == 0:
+        raise IndexError(f"nanmedian(): dim {d} of shape {self.shape} is empty")
+    values, idx = _sort(self, d)
+    k = np.maximum((np.sum(~nan, axis=d, keepdims=True) - 1) // 2, 0)
+    v, i = O.gather_along(values, k, d), np.take_along_axis(np.asarray(idx.numpy()), k, d)
+    if not keepdim:
+        v, i = O.squeeze(v, d), np.squeeze(i, d)
+    return NanmedianResult(v, _int_tensor(i))
+
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile_of(self, q, dim, keepdim, interpolation, name):
+    if interpolation not in _INTERPOLATIONS:
+        raise ValueError(
+            f"Tensor.{name}: interpolation must be one of {_INTERPOLATIONS}, got {interpolation!r}"
+        )
+    qs = np.asarray(q.numpy() if isinstance(q, Tensor) else q, dtype=np.float64)
+    if qs.ndim > 1:
+        raise RuntimeError(f"Tensor.{name}: q must be a number or a 1-D tensor, got {qs.shape}")
+    if np.any((qs < 0) | (qs > 1)) or np.any(np.isnan(qs)):
+        raise RuntimeError(f"Tensor.{name}: q values must be in the range [0, 1], got {qs}")
+    x = O.reshape(self, (-1,)) if dim is None else self
+    if x.ndim == 0:
+        x = O.reshape(x, (1,))
+    (d,) = (0,) if dim is None else _dims_of(x, dim, name)
+    n = x.shape[d]
+    if n == 0:
+        raise RuntimeError(f"Tensor.{name}: dim {d} of shape {x.shape} is empty")
+    nan = _nan_mask(x, name)
+    values = _sort(x, d).values  # NaN sorted last
+    last = np.sum(~nan, axis=d, keepdims=True) - 1 if name == "nanquantile" else n - 1
+    out = []
+    for qk in qs.reshape(-1):
+        # PyTorch's ranks: a lane with a NaN (quantile) reads its last element, NaN
+        rank = np.maximum(qk * np.broadcast_to(last, nan.any(d, keepdims=True).shape), 0.0)
+        if name == "quantile":
+            rank = np.where(nan.any(d, keepdims=True), n - 1, rank)
+        if interpolation in ("lower", "higher", "nearest"):
+            rounded = {"lower": np.floor, "higher": np.ceil, "nearest": np.rint}[interpolation]
+            out.append(O.gather_along(values, rounded(rank).astype(np.int64), d))
+            continue
+        below = np.trunc(rank).astype(np.int64)
+        weight = np.full(rank.shape, 0.5) if interpolation == "midpoint" else rank - below
+        lo = O.gather_along(values, below, d)
+        hi = O.gather_along(values, np.ceil(rank).astype(np.int64), d)
+        out.append(O.add(lo, O.mul(weight, O.sub(hi, lo))))
+    if keepdim:
+        shape = (1,) * self.ndim if dim is None else out[0].shape
+        out = [O.reshape(o, shape) for o in out]
+    else:
+        out = [O.squeeze(o, d) for o in out]
+    return out[0] if qs.ndim == 0 else O.stack(out, 0)
+
+
+def _quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """``x.quantile(q, dim=None, keepdim=False, *, interpolation="linear")``: the ``q``-th
+    quantiles (q a number or a 1-D tensor, whose dim comes first) of all elements or along
+    ``dim``, as PyTorch's (NaN where a lane has a NaN); the gradient goes to the elements
+    interpolated.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([4.0, 1.0, 3.0, 2.0], requires_grad=True)
+        >>> y = x.quantile(0.5); y
+        tensor(2.5000, grad_fn=<ReshapeBackward0>)
+        >>> y.backward(); x.grad
+        tensor([0.0000, 0.0000, 0.5000, 0.5000])
+        >>> x.quantile(tg.tensor([0.25, 1.0]), interpolation="lower")
+        tensor([1., 4.], grad_fn=<CatBackward0>)
+    """
+    return _quantile_of(self, q, dim, keepdim, interpolation, "quantile")
+
+
+def _nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """``x.nanquantile(q, dim=None, keepdim=False, *, interpolation="linear")``: the
+    quantiles of the values that are not NaN (NaN where all are), as PyTorch's.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([4.0, float("nan"), 1.0, 3.0, 2.0]).nanquantile(0.5)
+    tensor(2.5000)
+    """
+    return _quantile_of(self, q, dim, keepdim, interpolation, "nanquantile")
+
+
+# ---- diagonals, products and matrix shapes -----------------------------------------------------
+
+
+def _embedded(self, offset):
+    """``self`` (..., n) on the ``offset`` diagonal of (..., m, m) zero matrices."""
+    n, k = self.shape[-1], abs(offset)
+    m = n + k
+    batch = int(np.prod(self.shape[:-1], dtype=np.int64))
+    rows = np.arange(n) + (k if offset < 0 else 0)
+    at = (np.arange(batch)[:, None] * m * m + rows * m + rows + offset).reshape(-1)
+    flat = O.scatter_add(O.reshape(self, (-1,)), at, (batch * m * m,))
+    return O.reshape(flat, self.shape[:-1] + (m, m))
+
+
+def _diag(self, diagonal=0):
+    """``x.diag(diagonal=0)``: of a 1-D tensor, the square matrix with x on that diagonal
+    (above the main one for ``diagonal`` > 0); of a 2-D tensor, a copy of that diagonal.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.tensor([1.0, 2.0]).diag(1)
+        tensor([[0., 1., 0.],
+                [0., 0., 2.],
+                [0., 0., 0.]])
+        >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).diag(-1)
+        tensor([3.])
+    """
+    if self.ndim == 1:
+        return _embedded(self, int(diagonal))
+    if self.ndim == 2:
+        return _diagonal(self, int(diagonal))[0]
+    raise RuntimeError(f"Tensor.diag: a 1-D or 2-D tensor, got shape {self.shape}")
+
+
+def _diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    """``x.diag_embed(offset=0, dim1=-2, dim2=-1)``: each vector of x's last dim on the
+    ``offset`` diagonal of a matrix over the new dims ``dim1``, ``dim2`` (zeros elsewhere).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).diag_embed()
+        tensor([[[1., 0.],
+                 [0., 2.]],
+        <BLANKLINE>
+                [[3., 0.],
+                 [0., 4.]]])
+    """
+    x = O.reshape(self, (1,)) if self.ndim == 0 else self
+    out = _embedded(x, int(offset))
+    d1, d2 = (d % out.ndim for d in (dim1, dim2))
+    if not (-out.ndim <= dim1 < out.ndim and -out.ndim <= dim2 < out.ndim) or d1 == d2:
+        raise IndexError(
+            f"Tensor.diag_embed: dim1 {dim1} and dim2 {dim2} must be two distinct dims of "
+            f"the {out.ndim}-D result"
+        )
+    return out if (d1, d2) == (out.ndim - 2, out.ndim - 1) else _movedim(out, (-2, -1), (d1, d2))
+
+
+def _diagflat(self, offset=0):
+    """``x.diagflat(offset=0)``: the flattened x on the ``offset`` diagonal of a matrix.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0]]).diagflat()
+    tensor([[1., 0.],
+            [0., 2.]])
+    """
+    return _embedded(O.reshape(self, (-1,)), int(offset))
+
+
+def _outer(self, vec2):
+    """``x.outer(vec2)`` (also ``ger``): the outer product of two 1-D tensors.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0]).outer(tg.tensor([1.0, 10.0]))
+    tensor([[ 1., 10.],
+            [ 2., 20.]])
+    """
+    v = vec2 if isinstance(vec2, Tensor) else O.tensor_of(vec2)
+    if self.ndim != 1 or v.ndim != 1:
+        raise RuntimeError(f"Tensor.outer: two 1-D tensors, got {self.shape} and {v.shape}")
+    return O.mul(O.reshape(self, (-1, 1)), O.reshape(v, (1, -1)))
+
+
+def _inner(self, other):
+    """``x.inner(other)``: sums of products over the last dims (the dot product of 1-D
+    tensors), of shape ``x.shape[:-1] + other.shape[:-1]``.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).inner(tg.tensor([1.0, 1.0]))
+    tensor([3., 7.])
+    """
+    o = other if isinstance(other, Tensor) else O.tensor_of(other)
+    if self.ndim == 0 or o.ndim == 0:
+        return O.mul(self, o)
+    n = self.shape[-1]
+    if o.shape[-1] != n:
+        raise RuntimeError(f"Tensor.inner: last dims differ, shapes {self.shape} and {o.shape}")
+    a, b = O.reshape(self, (-1, n)), O.reshape(o, (-1, n))
+    return O.reshape(O.matmul(a, O.transpose(b)), self.shape[:-1] + o.shape[:-1])
+
+
+def _kron(self, other):
+    """``x.kron(other)``: the Kronecker product (blocks ``x[i, j] * other``).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0]]).kron(tg.tensor([[1.0], [10.0]]))
+    tensor([[ 1.,  2.],
+            [10., 20.]])
+    """
+    o = other if isinstance(other, Tensor) else O.tensor_of(other)
+    nd = max(self.ndim, o.ndim)
+    a_shape = (1,) * (nd - self.ndim) + self.shape
+    b_shape = (1,) * (nd - o.ndim) + o.shape
+    a = O.reshape(self, tuple(d for s in a_shape for d in (s, 1)))
+    b = O.reshape(o, tuple(d for s in b_shape for d in (1, s)))
+    return O.reshape(O.mul(a, b), tuple(p * q for p, q in zip(a_shape, b_shape, strict=True)))
+
+
+def _cross(self, other, dim=None):
+    """``x.cross(other, dim=None)``: the cross product of 3-vectors along ``dim`` (PyTorch's
+    default: the first dim of size 3).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 0.0, 0.0]).cross(tg.tensor([0.0, 1.0, 0.0]))
+    tensor([0., 0., 1.])
+    """
+    o = other if isinstance(other, Tensor) else O.tensor_of(other)
+    shape = np.broadcast_shapes(self.shape, o.shape)
+    if dim is None:
+        dim = next((i for i, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError(f"Tensor.cross: no dim of size 3 in shape {shape}")
+    a = self if self.shape == shape else O.broadcast_to(self, shape)
+    b = o if o.shape == shape else O.broadcast_to(o, shape)
+    (d,) = _dims_of(a, dim, "cross")
+    if shape[d] != 3:
+        raise RuntimeError(f"Tensor.cross: dim {dim} of shape {shape} has size {shape[d]}, not 3")
+    pre = (slice(None),) * d
+    a0, a1, a2 = (O.getitem(a, pre + (i,)) for i in range(3))
+    b0, b1, b2 = (O.getitem(b, pre + (i,)) for i in range(3))
+    parts = [
+        O.sub(O.mul(a1, b2), O.mul(a2, b1)),
+        O.sub(O.mul(a2, b0), O.mul(a0, b2)),
+        O.sub(O.mul(a0, b1), O.mul(a1, b0)),
+    ]
+    return O.stack(parts, d)
+
+
+def _mT(self):
+    """``x.mT``: the last two dims swapped (a batch of matrices transposed), a view.
+
+    >>> import tapegrad as tg
+    >>> tg.zeros(2, 3, 4).mT.shape
+    (2, 4, 3)
+    """
+    if self.ndim < 2:
+        raise RuntimeError(
+            f"Tensor.mT: a matrix or a batch of matrices, got a {self.ndim}-D tensor"
+        )
+    return O.swapaxes(self, -2, -1)
+
+
+def _H(self):  # noqa: N802 - PyTorch's name
+    """``x.H``: a 2-D tensor transposed (conjugation does nothing to real values), a view.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0]]).H
+    tensor([[1.],
+            [2.]])
+    """
+    if self.ndim == 0:
+        return self
+    if self.ndim != 2:
+        raise RuntimeError(f"Tensor.H: a matrix (2-D tensor), got a {self.ndim}-D tensor")
+    return O.transpose(self)
+
+
+def _rot90(self, k=1, dims=(0, 1)):
+    """``x.rot90(k=1, dims=(0, 1))``: x rotated by 90 degrees ``k`` times, from the first of
+    ``dims`` towards the second (NumPy's and PyTorch's rot90).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).rot90()
+    tensor([[2., 4.],
+            [1., 3.]])
+    """
+    if len(dims) != 2 or self.ndim < 2:
+        raise RuntimeError(f"Tensor.rot90: two dims of a tensor of 2+ dims, got {dims}")
+    d0, d1 = _dims_of(self, dims, "rot90")
+    if d0 == d1:
+        raise RuntimeError(f"Tensor.rot90: the two dims must differ, got {dims}")
+    k %= 4
+    if k == 0:
+        return O.reshape(self, self.shape)  # a copy, as PyTorch's
+    if k == 2:
+        return _flip(self, (d0, d1))
+    if k == 1:
+        return O.swapaxes(_flip(self, d1), d0, d1)
+    return _flip(O.swapaxes(self, d0, d1), d1)
+
+
+def _fliplr(self):
+    """``x.fliplr()``: the columns (dim 1) in reverse order.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0]]).fliplr()
+    tensor([[2., 1.]])
+    """
+    if self.ndim < 2:
+        raise RuntimeError(f"Tensor.fliplr: needs at least 2 dims, got shape {self.shape}")
+    return _flip(self, 1)
+
+
+def _flipud(self):
+    """``x.flipud()``: the rows (dim 0) in reverse order.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0]).flipud()
+    tensor([2., 1.])
+    """
+    if self.ndim < 1:
+        raise RuntimeError("Tensor.flipud: needs at least 1 dim, got a 0-d tensor")
+    return _flip(self, 0)
+
+
+def _msort(self):
+    """``x.msort()``: the values sorted along dim 0 (``x.sort(dim=0).values``).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[3.0, 1.0], [2.0, 4.0]]).msort()
+    tensor([[2., 1.],
+            [3., 4.]])
+    """
+    return _sort(self, 0).values
+
+
+def _argwhere(self):
+    """``x.argwhere()``: the (n, ndim) integer Tensor of the nonzero positions.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([0.0, 2.0, 3.0]).argwhere()
+    tensor([[1],
+            [2]])
+    """
+    return _nonzero(self)
+
+
+def _searchsorted(self, values, *, out_int32=False, right=False, side=None, sorter=None):
+    """``x.searchsorted(values, *, right=False, side=None, sorter=None)``: where ``values``
+    would go in the sorted last dim of x (PyTorch's ``torch.searchsorted(x, values)``), an
+    integer Tensor; ``right=True`` / ``side="right"`` after equal elements.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 3.0, 5.0]).searchsorted(tg.tensor([3.0, 6.0]))
+    tensor([1, 3])
+    >>> tg.tensor([1.0, 3.0, 5.0]).searchsorted(tg.tensor([3.0]), right=True)
+    tensor([2])
+    """
+    if side is not None and side not in ("left", "right"):
+        raise ValueError(f"Tensor.searchsorted: side must be 'left' or 'right', got {side!r}")
+    if side is not None and right and side == "left":
+        raise RuntimeError("Tensor.searchsorted: side='left' and right=True contradict")
+    side = side or ("right" if right else "left")
+    _guard_hook(self, "searchsorted")  # a trace pins the values the positions come from
+    if isinstance(values, Tensor):
+        _guard_hook(values, "searchsorted")
+    seq = np.asarray(self._v)
+    vals = np.asarray(values._v if isinstance(values, Tensor) else values)
+    if sorter is not None:
+        seq = np.take_along_axis(seq, _index_of(sorter, "searchsorted"), -1)
+    if seq.ndim == 0:
+        raise RuntimeError("Tensor.searchsorted: the sorted sequence must have at least 1 dim")
+    if seq.ndim == 1:
+        out = np.searchsorted(seq, vals, side=side)
+    elif vals.ndim != seq.ndim or vals.shape[:-1] != seq.shape[:-1]:
+        raise RuntimeError(
+            f"Tensor.searchsorted: values of shape {vals.shape} must have the sorted "
+            f"sequence's leading dims {seq.shape[:-1]}"
+        )
+    else:
+        out = np.empty(vals.shape, np.int64)
+        for lead in np.ndindex(seq.shape[:-1]):
+            out[lead] = np.searchsorted(seq[lead], vals[lead], side=side)
+    return new_tensor(np.asarray(out, dtype=np.int32 if out_int32 else np.int64))
+
+
+def _take_along_dim(self, indices, dim=None):
+    """``x.take_along_dim(indices, dim=None)``: x's elements at ``indices`` along ``dim``
+    (x and indices broadcast over the other dims), of the flattened x when ``dim`` is None.
+
+    >>> import tapegrad as tg
+    >>> x = tg.tensor([[10.0, 30.0, 20.0], [60.0, 40.0, 50.0]])
+    >>> x.take_along_dim(x.argmax(dim=1, keepdim=True), dim=1)
+    tensor([[30.],
+            [60.]])
+    """
+    idx = _index_of(indices, "take_along_dim")
+    if dim is None:
+        n = self.numel()
+        return O.getitem(O.reshape(self, (-1,)), idx.reshape(-1) % n if n else idx.reshape(-1))
+    (d,) = _dims_of(self, dim, "take_along_dim")
+    if idx.ndim != self.ndim:
+        raise RuntimeError(
+            f"Tensor.take_along_dim: indices of {idx.ndim} dims for a tensor of {self.ndim}"
+        )
+    n = self.shape[d]
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"Tensor.take_along_dim: an index is out of range for dim {d}")
+    one = tuple(1 if k == d else s for k, s in enumerate(self.shape))
+    lead = np.broadcast_shapes(one, tuple(1 if k == d else s for k, s in enumerate(idx.shape)))
+    x_shape = lead[:d] + (n,) + lead[d + 1 :]
+    x = self if self.shape == x_shape else O.broadcast_to(self, x_shape)
+    idx = np.broadcast_to(idx % n if n else idx, lead[:d] + (idx.shape[d],) + lead[d + 1 :])
+    return _gather(x, None, idx, d)
+
+
+def _new_empty(self, *size, dtype=None, requires_grad=False):
+    """``x.new_empty(size)``: a new Tensor of x's dtype, filled with zeros (tapegrad never
+    hands out uninitialised memory).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0]).new_empty(2)
+    tensor([0., 0.])
+    """
+    return _new_zeros(self, *size, dtype=dtype, requires_grad=requires_grad)
+
+
+def _ndimension(self):
+    """``x.ndimension()``: the number of dims (``x.dim()``).
+
+    >>> import tapegrad as tg
+    >>> tg.zeros(2, 3).ndimension()
+    2
+    """
+    return self.ndim
+
+
+def _nbytes(self):
+    """``x.nbytes``: the bytes of the elements (8 each for float64).
+
+    >>> import tapegrad as tg
+    >>> tg.zeros(2, 3).nbytes
+    48
+    """
+    return self.numel() * self.dtype.itemsize
+
+
+def _itemsize(self):
+    """``x.itemsize``: the bytes of one element (8 for float64).
+
+    >>> import tapegrad as tg
+    >>> tg.zeros(2).itemsize
+    8
+    """
+    return self.dtype.itemsize
+
+
+def _split_at(name, dim_of, min_dims):
+    def method(self, indices_or_sections):
+        if self.ndim < min_dims:
+            raise RuntimeError(
+                f"Tensor.{name}: needs at least {min_dims} dims, got shape {self.shape}"
+            )
+        d = dim_of(self.ndim)
+        arg = indices_or_sections
+        if np.ndim(arg.numpy() if isinstance(arg, Tensor) else arg) == 0:
+            if int(arg) <= 0 or self.shape[d] % int(arg):
+                raise RuntimeError(
+                    f"Tensor.{name}: {int(arg)} sections do not divide dim {d} of size "
+                    f"{self.shape[d]} evenly (x.tensor_split allows unequal ones)"
+                )
+        return _tensor_split(self, arg, d)
+
+    method.__name__ = name
+    return method
+
+
+_hsplit = _split_at("hsplit", lambda nd: 0 if nd == 1 else 1, 1)
+_hsplit.__doc__ = """``x.hsplit(sections_or_indices)``: x split along dim 1 (dim 0 of a 1-D
+    tensor) into equal sections or at indices, as views (PyTorch's and NumPy's hsplit).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0, 3.0, 4.0]]).hsplit(2)
+    (tensor([[1., 2.]]), tensor([[3., 4.]]))
+    """
+_vsplit = _split_at("vsplit", lambda nd: 0, 2)
+_vsplit.__doc__ = """``x.vsplit(sections_or_indices)``: x split along dim 0 (2+ dims).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0], [2.0], [3.0]]).vsplit([1])
+    (tensor([[1.]]), tensor([[2.],
+            [3.]]))
+    """
+_dsplit = _split_at("dsplit", lambda nd: 2, 3)
+_dsplit.__doc__ = """``x.dsplit(sections_or_indices)``: x split along dim 2 (3+ dims).
+
+    >>> import tapegrad as tg
+    >>> tuple(p.shape for p in tg.zeros(1, 2, 4).dsplit(2))
+    ((1, 2, 2), (1, 2, 2))
+    """
+
+
+def _baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    """``x.baddbmm(batch1, batch2, *, beta=1, alpha=1)``: ``beta * x + alpha * (batch1 @
+    batch2)`` for 3-D batches of matrices.
+
+    >>> import tapegrad as tg
+    >>> tg.ones(1, 1, 1).baddbmm(tg.ones(2, 1, 3), tg.ones(2, 3, 1), alpha=2).flatten()
+    tensor([7., 7.])
+    """
+    return _plus_product(self, _bmm(O.tensor_of(batch1), batch2), beta, alpha)
+
+
+def _addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    """``x.addbmm(batch1, batch2, *, beta=1, alpha=1)``: ``beta * x + alpha`` times the sum
+    over the batch of ``batch1[i] @ batch2[i]``.
+
+    >>> import tapegrad as tg
+    >>> tg.zeros(1, 1).addbmm(tg.ones(2, 1, 3), tg.ones(2, 3, 1))
+    tensor([[6.]])
+    """
+    return _plus_product(self, O.sum(_bmm(O.tensor_of(batch1), batch2), 0), beta, alpha)
+
+
+def _addr(self, vec1, vec2, *, beta=1, alpha=1):
+    """``x.addr(vec1, vec2, *, beta=1, alpha=1)``: ``beta * x + alpha * outer(vec1, vec2)``.
+
+    >>> import tapegrad as tg
+    >>> tg.ones(2, 2).addr(tg.tensor([1.0, 2.0]), tg.tensor([1.0, 10.0]), beta=0.5)
+    tensor([[1.5000, 10.5000],
+            [2.5000, 20.5000]])
+    """
+    return _plus_product(self, _outer(O.tensor_of(vec1), vec2), beta, alpha)
+
+
+_std_mean = _spread("std_mean", lambda x, d, k, c: (O.std(x, d, k, c), O.mean(x, d, k)))
+_std_mean.__doc__ = """``x.std_mean(dim=None, unbiased=True, keepdim=False, *, correction=1)``:
+    the tuple ``(x.std(...), x.mean(...))`` (PyTorch's ``torch.std_mean``).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 3.0]).std_mean(correction=0)
+    (tensor(1.), tensor(2.))
+    """
+_var_mean = _spread("var_mean", lambda x, d, k, c: (O.var(x, d, k, c), O.mean(x, d, k)))
+_var_mean.__doc__ = """``x.var_mean(dim=None, unbiased=True, keepdim=False, *, correction=1)``:
+    the tuple ``(x.var(...), x.mean(...))`` (PyTorch's ``torch.var_mean``).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 3.0]).var_mean()
+    (tensor(2.), tensor(2.))
+    """
+
+
+def _converter(name, dt):
+    def method(self):
+        return convert(self, dt)
+
+    method.__name__ = name
+    return method
+
+
+_half = _converter("half", np.float16)
+_half.__doc__ = """``x.half()``: the values as float16, for a Tensor that does not require grad
+    (tapegrad differentiates float64 values only: one that requires grad is refused, as
+    ``x.to(float16)``).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 1.0 / 3.0]).half().dtype
+    dtype('float16')
+    """
+
+
+def _bfloat16(self):
+    """``x.bfloat16()``: refused: NumPy has no bfloat16 dtype (use ``x.double()``).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0]).bfloat16()
+    Traceback (most recent call last):
+        ...
+    TypeError: Tensor.bfloat16: NumPy, and so tapegrad, has no bfloat16 dtype; ...
+    """
+    raise TypeError(
+        "Tensor.bfloat16: NumPy, and so tapegrad, has no bfloat16 dtype; tapegrad computes "
+        "in float64 (x.double()), x.half() gives float16 values without a gradient"
+    )
+
+
+_short = _converter("short", np.int16)
+_short.__doc__ = """``x.short()``: the values as int16, truncated toward zero (no derivative).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([2.7, -2.7]).short()
+    tensor([ 2, -2], dtype=int16)
+    """
+_byte = _converter("byte", np.uint8)
+_byte.__doc__ = """``x.byte()``: the values as uint8, truncated toward zero (no derivative).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([2.7, 200.0]).byte()
+    tensor([  2, 200], dtype=uint8)
+    """
+_char = _converter("char", np.int8)
+_char.__doc__ = """``x.char()``: the values as int8, truncated toward zero (no derivative).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([2.7, -2.7]).char()
+    tensor([ 2, -2], dtype=int8)
+    """

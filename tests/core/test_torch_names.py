@@ -51,8 +51,20 @@ SRC4 = RNG.standard_normal((3, 4))
 T1 = RNG.standard_normal((3, 4))
 T2 = np.abs(RNG.standard_normal((3, 4))) + 0.5
 W = RNG.uniform(0.1, 0.9, (3, 4))
-GRAD_ARGS = ("SRC", "SRC32", "SRC24", "SRC4", "T1", "T2", "W")
+V2 = RNG.standard_normal(2)
+B42 = RNG.standard_normal((2, 4, 2))
+X34 = RNG.standard_normal((3, 4, 3))  # a dim of 3 for cross
+GRAD_ARGS = ("SRC", "SRC32", "SRC24", "SRC4", "T1", "T2", "W", "V2", "B42", "X34")
 SRCBIG = SRC4  # larger than the index: its leading block is read (values only, as torch)
+XNAN = np.where(np.abs(X) < 0.4, np.nan, X)  # some NaN, no lane all NaN
+YNAN = np.where(np.abs(Y) < 0.4, np.nan, Y)
+ALLNAN = np.array([[np.nan, np.nan, np.nan], [1.0, np.nan, 0.5]])
+SPD = SQ @ SQ.T + 4.0 * np.eye(4)
+NEGDET = np.diag([1.0, -2.0, 3.0]) + 0.1
+SEQ = np.sort(RNG.standard_normal((3, 5)), axis=1)
+Q = np.array([0.0, 0.3, 0.5, 1.0])
+TIDX = np.array([[0, 3], [1, 1], [2, 0]])
+SIGNED = np.array([-1.5, -0.0, 0.0, 2.0, np.inf, -np.inf, np.nan])
 
 
 def c(name, *args, x=X, **kwargs):
@@ -68,6 +80,11 @@ UNARY = [
 UNARY += [c(n, x=UNIT) for n in "acos arccos asin arcsin atanh arctanh erfinv".split()]
 UNARY += [c(n, x=BIG) for n in "acosh arccosh".split()]
 UNARY += [c(n, x=POS) for n in "log log10 log1p log2 sqrt reciprocal digamma lgamma".split()]
+UNARY += [c(n) for n in "frac sgn fix negative positive i0 contiguous is_contiguous".split()]
+UNARY += [c("logit", x=W), c("logit", 0.2, x=W), c("logit", eps=0.3, x=W)]
+UNARY += [
+    c(n, x=SIGNED) for n in "isnan isinf isfinite isposinf isneginf signbit logical_not".split()
+]
 
 BINARY = [
     c(n, "Y")
@@ -88,6 +105,44 @@ BINARY += [
     c("polygamma", 1, x=POS),
     c("matmul", "SQ"),
     c("dot", "V", x=V),
+    c("subtract", "Y"),
+    c("subtract", "T1", alpha=2.0),
+    c("multiply", "T1"),
+    c("divide", "T2"),
+    c("divide", "Y", rounding_mode="trunc"),
+    c("divide", "Y", rounding_mode="floor"),
+    c("true_divide", "T2"),
+    c("float_power", 2.0, x=POS),
+    c("float_power", "T1", x=POS),
+    c("fmax", "T1"),
+    c("fmin", "T1"),
+    c("fmax", "YNAN", x=XNAN),
+    c("fmin", "YNAN", x=XNAN),
+    c("fmax", "X"),
+    c("outer", "V2", x=V3),
+    c("ger", "V2", x=V3),
+    c("inner", "T1"),
+    c("inner", "V", x=V),
+    c("kron", "SRC24"),
+    c("kron", "V2", x=V3),
+    c("cross", "X34", x=X34[::-1].copy()),
+    c("cross", "X34", dim=2, x=X34[:, ::-1].copy()),
+    c("baddbmm", "B3", "B42", x=np.ones((2, 3, 2)), beta=0.5, alpha=2.0),
+    c("addbmm", "B3", "B42", x=np.ones((3, 2))),
+    c("addr", "V3", "V2", x=np.ones((3, 2)), alpha=3.0),
+    c("det", x=SQ),
+    c("logdet", x=SPD),
+    c("logdet", x=NEGDET),
+    c("inverse", x=SQ),
+    c("pinverse", x=M42),
+    c("cholesky", x=SPD),
+    c("cholesky", upper=True, x=SPD),
+]
+BINARY += [
+    c(n, "Y") for n in "eq ne lt le gt ge greater less greater_equal less_equal not_equal".split()
+]
+BINARY += [
+    c(n, "ZEROS", x=np.where(Y > 0, Y, 0.0)) for n in "logical_and logical_or logical_xor".split()
 ]
 
 REDUCTIONS = [
@@ -137,6 +192,32 @@ REDUCTIONS = [
     c("all", dim=0, x=ZEROS),
     c("nonzero", x=ZEROS),
     c("trace", x=SQ),
+    c("nansum", x=XNAN),
+    c("nansum", 1, x=XNAN),
+    c("nansum", dim=0, keepdim=True, x=XNAN),
+    c("nanmean", x=XNAN),
+    c("nanmean", 1, True, x=XNAN),
+    c("nanmedian", x=XNAN),
+    c("nanmedian", 1, x=XNAN),
+    c("nanmedian", 0, keepdim=True, x=XNAN),
+    c("nanmedian", 1, x=ALLNAN),
+    c("nanmedian", x=X),
+    c("quantile", 0.3),
+    c("quantile", 0.5, 1),
+    c("quantile", "Q", 0, True),
+    c("quantile", "Q", dim=1, interpolation="lower"),
+    c("quantile", 0.4, dim=1, interpolation="higher"),
+    c("quantile", 0.7, dim=1, interpolation="nearest"),
+    c("quantile", 0.5, dim=1, interpolation="nearest"),
+    c("quantile", 0.3, dim=0, interpolation="midpoint"),
+    c("quantile", 0.3, keepdim=True),
+    c("quantile", 0.6, 1, x=XNAN),
+    c("nanquantile", 0.6, 1, x=XNAN),
+    c("nanquantile", "Q", x=XNAN),
+    c("nanquantile", 0.5, 1, x=ALLNAN),
+    c("nanquantile", 0.25, 0, interpolation="midpoint", x=XNAN),
+    c("msort"),
+    c("argwhere", x=ZEROS),
 ]
 
 SHAPES = [
@@ -285,6 +366,37 @@ SHAPES = [
     c("allclose", "Y"),
     c("equal", "Y"),
     c("equal", "X"),
+    c("diag"),
+    c("diag", 1),
+    c("diag", -2),
+    c("diag", x=V),
+    c("diag", 2, x=V),
+    c("diag", -1, x=V),
+    c("diag_embed"),
+    c("diag_embed", 1),
+    c("diag_embed", -1, 0, 2),
+    c("diag_embed", dim1=0, dim2=1, x=V),
+    c("diagflat"),
+    c("diagflat", -1),
+    c("rot90"),
+    c("rot90", 2),
+    c("rot90", 3, (0, 2), x=X3),
+    c("rot90", -1, [1, 0]),
+    c("fliplr"),
+    c("flipud"),
+    c("flipud", x=V),
+    c("take_along_dim", "TIDX", 1),
+    c("take_along_dim", "IDX"),
+    c("take_along_dim", "SEL", x=V),
+    c("ndimension"),
+    c("hsplit", 2),
+    c("hsplit", [1, 3]),
+    c("vsplit", 3),
+    c("vsplit", [2]),
+    c("dsplit", 2, x=X3),
+    c("short", x=BIG * 3),
+    c("byte", x=BIG * 3),
+    c("char", x=X * 3),
 ]
 
 INPLACE = [
@@ -309,6 +421,25 @@ INPLACE = [
     c("lerp_", "T1", "W"),
     c("addcmul_", "T1", "T2"),
     c("addcdiv_", "T1", "T2", value=0.5),
+    c("exp_"),
+    c("abs_"),
+    c("neg_"),
+    c("negative_"),
+    c("sqrt_", x=POS),
+    c("sin_"),
+    c("cos_"),
+    c("tanh_"),
+    c("sigmoid_"),
+    c("relu_"),
+    c("log_", x=POS),
+    c("square_"),
+    c("reciprocal_", x=POS),
+    c("pow_", 3.0),
+    c("pow_", "T1", x=POS),
+    c("t_", x=SQ),
+    c("copy_", "T1"),
+    c("copy_", "V2", x=np.zeros((3, 2))),
+    c("detach_"),
 ]
 
 CASES = UNARY + BINARY + REDUCTIONS + SHAPES + INPLACE
@@ -339,10 +470,23 @@ OTHER = {
     "real": "complex values are refused; a real Tensor is its own real part",
     "imag": "complex values are refused; the imaginary part of a real Tensor is zeros",
     "conj": "test_silent_wrong (a real Tensor's conjugate is a copy)",
+    "mT": "test_matrix_attributes",
+    "mH": "test_matrix_attributes",
+    "H": "test_matrix_attributes",
+    "nbytes": "test_matrix_attributes",
+    "itemsize": "test_matrix_attributes",
+    "half": "test_lower_precision_floats_refuse_a_gradient",
+    "bfloat16": "test_lower_precision_floats_refuse_a_gradient",
+    "floor_divide": "test_floor_divide_is_piecewise_constant (torch has no derivative there)",
+    "slogdet": "test_slogdet (torch's sign output requires grad, with no gradient)",
+    "new_empty": "test_new_empty (torch's memory is uninitialised; tapegrad's zeros)",
 }
 
 
-NAMED = "Y SQ V IDX MASK GIDX SEL M42 B34 SIDX SIDX0 UIDX IIDX UIDX1 MROW XNEAR X SRCBIG".split()
+NAMED = (
+    "Y SQ V IDX MASK GIDX SEL M42 B34 SIDX SIDX0 UIDX IIDX UIDX1 MROW XNEAR X SRCBIG "
+    "ZEROS YNAN SEQ Q TIDX B3 V3"
+).split()
 
 
 def _arg(lib, a, sources=None):
@@ -432,7 +576,9 @@ def test_method_agrees_with_torch(name, x, args, kwargs):
             assert ag.grad is None or not np.any(ag.grad.numpy())
         else:
             rtol = RTOL.get(name, 1e-10)
-            np.testing.assert_allclose(ag.grad.numpy(), at.grad.numpy(), rtol=rtol, atol=1e-12)
+            np.testing.assert_allclose(
+                ag.grad.numpy(), at.grad.numpy(force=True), rtol=rtol, atol=1e-12
+            )
 
 
 def test_every_pytorch_named_method_is_compared():
@@ -621,19 +767,9 @@ def test_cummax_and_cummin_follow_torch_at_ties_and_nan():
             np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
 
 
-def test_index_writes_have_derivatives_of_every_order_and_forward_mode():
-    idx = tg.tensor(SIDX)
-    cases = [
-        (lambda x, s: x.scatter_add(1, idx, s) ** 3, (X, SRC32)),
-        (lambda x, s: x.index_add(0, tg.tensor(IIDX), s, alpha=0.5) ** 3, (X, SRC4)),
-        (lambda x, s: x.scatter(1, tg.tensor(UIDX), s) ** 3, (X, SRC32)),
-        (lambda x, s: x.masked_scatter(tg.tensor(MASK), s) ** 3, (X, SRC4)),
-        (lambda x, s: x.lerp(s, 0.3) ** 3, (X, SRC4)),
-        (lambda x, s: x.xlogy(s) ** 2, (ZEROS, T2)),
-        (lambda x, s: x.addcdiv(s, s * s + 1.0) ** 3, (X, SRC4)),
-        (lambda x, s: (x.topk(2, dim=1).values * s[:, :2]) ** 3, (X, SRC4)),
-        (lambda x, s: (x.cummax(1).values * s) ** 3, (X, SRC4)),
-    ]
+def _check_orders_and_forward_mode(cases):
+    """Each ``f(*inputs)``: gradients of first and second order checked by finite
+    differences, and its forward-mode tangent (all-ones) against a central difference."""
     for f, inputs in cases:
         assert tg.gradcheck(f, inputs)
         assert tg.gradcheck(
@@ -647,6 +783,22 @@ def test_index_writes_have_derivatives_of_every_order_and_forward_mode():
         np.testing.assert_allclose(
             tangent, (plus - minus).numpy() / (2 * eps), rtol=1e-5, atol=1e-6
         )
+
+
+def test_index_writes_have_derivatives_of_every_order_and_forward_mode():
+    idx = tg.tensor(SIDX)
+    cases = [
+        (lambda x, s: x.scatter_add(1, idx, s) ** 3, (X, SRC32)),
+        (lambda x, s: x.index_add(0, tg.tensor(IIDX), s, alpha=0.5) ** 3, (X, SRC4)),
+        (lambda x, s: x.scatter(1, tg.tensor(UIDX), s) ** 3, (X, SRC32)),
+        (lambda x, s: x.masked_scatter(tg.tensor(MASK), s) ** 3, (X, SRC4)),
+        (lambda x, s: x.lerp(s, 0.3) ** 3, (X, SRC4)),
+        (lambda x, s: x.xlogy(s) ** 2, (ZEROS, T2)),
+        (lambda x, s: x.addcdiv(s, s * s + 1.0) ** 3, (X, SRC4)),
+        (lambda x, s: (x.topk(2, dim=1).values * s[:, :2]) ** 3, (X, SRC4)),
+        (lambda x, s: (x.cummax(1).values * s) ** 3, (X, SRC4)),
+    ]
+    _check_orders_and_forward_mode(cases)
 
 
 def test_scatter_add_and_index_add_repeated_indices_match_torch_second_order():
@@ -751,3 +903,214 @@ def test_order_and_index_methods_replay_in_a_trace_or_ask_for_a_retrace():
     assert tr.value_and_grad(a)[0] == pytest.approx(44.0)
     with pytest.raises(tg.RetraceRequired):
         tr.value_and_grad(np.array([4.0, 3.0, 2.0, 5.0]))
+
+
+def test_matrix_attributes():
+    x, xt = tg.tensor(B3, requires_grad=True), torch.tensor(B3, requires_grad=True)
+    for name in ("mT", "mH"):
+        np.testing.assert_array_equal(getattr(x, name).detach().numpy(), getattr(xt, name).detach())
+    m, mt = tg.tensor(X), torch.tensor(X)
+    np.testing.assert_array_equal(m.H.numpy(), mt.H.numpy())
+    w = np.arange(24.0).reshape(2, 4, 3)
+    (x.mT * tg.tensor(w)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), w.transpose(0, 2, 1))
+    with pytest.raises(RuntimeError, match="mT: a matrix"):
+        _ = tg.tensor(V).mT
+    with pytest.raises(RuntimeError, match="H: a matrix"):
+        _ = tg.tensor(B3).H
+    assert (m.nbytes, m.itemsize) == (mt.nbytes, mt.itemsize) == (96, 8)
+    v = m.mT  # a view: a write reaches m
+    v[0, 0] = 100.0
+    assert m[0, 0].item() == 100.0
+
+
+def test_lower_precision_floats_refuse_a_gradient():
+    """tapegrad differentiates float64 only: half() of a Tensor that requires grad is refused
+    (as x.to(float16)); bfloat16 does not exist in NumPy."""
+    with pytest.raises(TypeError, match="float16.*float64"):
+        tg.tensor(X, requires_grad=True).half()
+    h = tg.tensor(X).half()
+    assert h.dtype == np.float16
+    np.testing.assert_array_equal(h.numpy(), torch.tensor(X).half().numpy())
+    with pytest.raises(TypeError, match="bfloat16"):
+        tg.tensor(X).bfloat16()
+
+
+def test_floor_divide_is_piecewise_constant():
+    x = tg.tensor(X, requires_grad=True)
+    y = x.floor_divide(tg.tensor(T2))
+    np.testing.assert_array_equal(
+        y.detach().numpy(), torch.tensor(X).floor_divide(torch.tensor(T2)).numpy()
+    )
+    np.testing.assert_array_equal(tg.floor_divide(x, 0.5).detach().numpy(), np.floor(X / 0.5))
+    y.sum().backward()
+    assert not np.any(x.grad.numpy())  # torch raises here: "not implemented"
+
+
+def test_new_empty():
+    e = tg.tensor([1, 2]).new_empty(2, 3)
+    assert e.shape == (2, 3) and e.dtype == np.int64 and not e.numpy().any()
+    assert tg.tensor(X).new_empty((4,), requires_grad=True).requires_grad
+
+
+def test_slogdet():
+    x, xt = tg.tensor(SQ, requires_grad=True), torch.tensor(SQ, requires_grad=True)
+    (sign, logabsdet), (st, lt) = x.slogdet(), xt.slogdet()
+    assert sign.item() == st.item() and logabsdet.item() == pytest.approx(lt.item(), rel=1e-13)
+    logabsdet.backward()
+    lt.backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-11)
+    np.testing.assert_allclose(tg.slogdet(SQ).logabsdet.item(), lt.item(), rtol=1e-13)
+
+
+@pytest.mark.parametrize(
+    "name,args,kwargs",
+    [
+        ("std_mean", (), {}),
+        ("std_mean", (1,), {"keepdim": True}),
+        ("var_mean", (0,), {"correction": 0}),
+        ("var_mean", (), {"unbiased": False}),
+    ],
+)
+def test_std_mean_and_var_mean_are_torchs(name, args, kwargs):
+    x, xt = tg.tensor(X, requires_grad=True), torch.tensor(X, requires_grad=True)
+    out, want = getattr(x, name)(*args, **kwargs), getattr(torch, name)(xt, *args, **kwargs)
+    for a, b in zip(out, want, strict=True):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-13)
+    (out[0] * 2.0 + out[1] * 3.0).sum().backward()
+    (want[0] * 2.0 + want[1] * 3.0).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-12)
+    for a, b in zip(getattr(tg, name)(X, *args, **kwargs), out, strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.detach().numpy())
+
+
+@pytest.mark.parametrize(
+    "seq,values,kwargs",
+    [
+        (np.sort(V), SEQ, {}),
+        (np.sort(V), SEQ, {"right": True}),
+        (np.sort(V), 0.1, {"side": "right"}),
+        (SEQ, SEQ[:, ::-1] + 0.1, {}),
+        (np.array([1.0, 2.0, 2.0, 3.0]), np.array([2.0, 0.0, 9.0]), {"side": "right"}),
+        (np.array([3.0, 1.0, 2.0]), np.array([2.0, 2.5]), {"sorter": np.array([1, 2, 0])}),
+        (np.sort(V), SEQ, {"out_int32": True}),
+    ],
+)
+def test_searchsorted_is_torchs(seq, values, kwargs):
+    def run(lib):
+        kw = {k: lib.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
+        vals = lib.tensor(values) if isinstance(values, np.ndarray) else values
+        return lib.searchsorted(lib.tensor(seq), vals, **kw).numpy()
+
+    got, want = run(tg), run(torch)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    vals = values if np.ndim(values) == 0 else tg.tensor(values)
+    kw = {k: tg.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
+    np.testing.assert_array_equal(tg.tensor(seq).searchsorted(vals, **kw).numpy(), want)
+
+
+def test_tg_transpose_and_squeeze_are_torchs():
+    x = tg.tensor(B3, requires_grad=True)
+    np.testing.assert_array_equal(
+        tg.transpose(x, 0, 2).detach().numpy(), torch.transpose(torch.tensor(B3), 0, 2).numpy()
+    )
+    assert tg.transpose(x, -1, 0).shape == (4, 3, 2)
+    assert tg.transpose(x).shape == (4, 3, 2)  # NumPy's forms still work
+    assert tg.transpose(x, (1, 0, 2)).shape == tg.transpose(x, axes=[1, 0, 2]).shape == (3, 2, 4)
+    tg.transpose(x, 0, 1).sum().backward()
+    assert x.grad.shape == B3.shape
+    with pytest.raises(TypeError, match="dim0, dim1"):
+        tg.transpose(x, 0, 1, 2)
+    z = tg.tensor(X3)
+    for dim in (0, 1, -2, None):
+        want = (
+            torch.squeeze(torch.tensor(X3)) if dim is None else torch.squeeze(torch.tensor(X3), dim)
+        )
+        assert tg.squeeze(z, dim).shape == tuple(want.shape)
+        assert z.squeeze(dim).shape == tuple(want.shape)
+    assert tg.squeeze(z, dim=0).shape == (3, 1, 4)
+
+
+def test_tg_functions_of_the_linalg_methods_are_torchs():
+    for name in ("det", "logdet", "inverse", "pinverse", "cholesky", "i0"):
+        a = SPD if name in ("cholesky", "logdet") else SQ
+        np.testing.assert_allclose(
+            getattr(tg, name)(a).numpy(),
+            getattr(torch, name)(torch.tensor(a)).numpy(),
+            rtol=1e-11,
+            atol=1e-13,
+        )
+
+
+def test_in_place_methods_write_into_x_and_refuse_what_torch_refuses():
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        tg.tensor(X, requires_grad=True).exp_()
+    with pytest.raises(TypeError, match="cannot be written into a Tensor of dtype int64"):
+        tg.tensor([1, 2]).exp_()
+    with pytest.raises(RuntimeError, match="x = x.t"):
+        tg.tensor(X).t_()
+    i = tg.tensor([1, 2, 3])
+    i.copy_(tg.tensor([1.7, -2.7, 3.2]))  # cast to x's dtype, as torch's
+    assert i.dtype == np.int64 and i.tolist() == [1, -2, 3]
+    with pytest.raises(RuntimeError, match="does not broadcast"):
+        tg.zeros(2).copy_(tg.zeros(3))
+    # copy_: the gradient reaches src, none reaches what x was
+    x, s = tg.tensor(X, requires_grad=True), tg.tensor(V, requires_grad=True)
+    y = x * 2.0
+    y.copy_(s)
+    (y * y).sum().backward()
+    np.testing.assert_allclose(s.grad.numpy(), 2 * 3 * V)
+    assert x.grad is None or not np.any(x.grad.numpy())
+    # detach_: later uses are constants, what was recorded before still differentiates
+    x = tg.tensor(X, requires_grad=True)
+    y = x * 2.0
+    z = (y * y).sum()
+    y.detach_()
+    assert not y.requires_grad and y.is_leaf and y.grad_fn is None
+    z.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 8 * X)
+    base = x * 1.0
+    with pytest.raises(RuntimeError, match="view"):
+        base[0].detach_()
+    w = tg.tensor(X, requires_grad=True)
+    w.detach_()
+    assert not w.requires_grad
+
+
+def test_methods_refuse_what_they_cannot_do():
+    x = tg.tensor(X)
+    with pytest.raises(RuntimeError, match=r"range \[0, 1\]"):
+        x.quantile(1.5)
+    with pytest.raises(ValueError, match="interpolation"):
+        x.quantile(0.5, interpolation="cubic")
+    with pytest.raises(RuntimeError, match="no dim of size 3"):
+        tg.zeros(2, 4).cross(tg.zeros(2, 4))
+    with pytest.raises(RuntimeError, match="do not divide"):
+        x.hsplit(3)
+    with pytest.raises(RuntimeError, match="1-D or 2-D"):
+        tg.tensor(B3).diag()
+    with pytest.raises(RuntimeError, match="two 1-D"):
+        x.outer(x)
+
+
+def test_new_methods_have_derivatives_of_every_order_and_forward_mode():
+    cases = [
+        (lambda x, s: x.quantile(0.3, dim=1) * s[:, 0] ** 2, (X, SRC4)),
+        (lambda x, s: x.nanquantile(tg.tensor(Q), 0, interpolation="midpoint") * s[0], (X, SRC4)),
+        (lambda x, s: x.fmax(s) ** 3, (X, SRC4)),
+        (lambda x, s: x.kron(s[:2, :2]) ** 2, (X, SRC4)),
+        (lambda x, s: x[:, :3].cross(s[:, :3]) ** 2, (X, SRC4)),
+        (lambda x, s: (x.diag_embed(1) * 2.0) ** 3 + s.sum(), (X, SRC4)),
+        (lambda x, s: x.logit(eps=0.2).mul(s) ** 2, (W, SRC4)),
+        (lambda x, s: x.inner(s) ** 2, (X, SRC4)),
+        (lambda x, s: (x * 1.0).copy_(s).exp_() * x, (X, SRC4)),
+        (
+            lambda x, s: (
+                x.rot90().take_along_dim(tg.tensor([[2], [0], [1], [1]]), 1) ** 3 * s[0, 0]
+            ),
+            (X, SRC4),
+        ),
+        (lambda x, s: (x[:, :3] @ x[:, :3].T + 5.0 * tg.eye(3)).logdet() * s[0, 0], (X, SRC4)),
+    ]
+    _check_orders_and_forward_mode(cases)
