@@ -203,7 +203,11 @@ def norm(A, ord=None, dim=None, keepdim: bool = False):  # noqa: A002 - PyTorch'
         >>> tg.linalg.norm(tg.tensor([[3.0, 0.0], [0.0, 4.0]]))
         tensor(5.)
     """
-    return _la.norm(A, ord=ord, axis=dim, keepdims=keepdim)
+    A = _tensor(A)
+    matrix = isinstance(dim, Sequence) and len(dim) == 2 or dim is None and A.ndim == 2
+    if ord is None or not matrix:  # a vector 2-norm (of the elements), or a vector ord-norm
+        return vector_norm(A, 2 if ord is None else ord, dim, keepdim)
+    return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim)
 
 
 def vector_norm(x, ord=2, dim=None, keepdim: bool = False):  # noqa: A002 - PyTorch's name
@@ -215,7 +219,7 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False):  # noqa: A002 - PyTo
         >>> tg.linalg.vector_norm(tg.tensor([[3.0], [4.0]]))
         tensor(5.)
     """
-    return _la.vector_norm(x, axis=dim, keepdims=keepdim, ord=ord)
+    return _tensor(x).norm(ord, dim, keepdim)  # PyTorch's: gradient 0 where the norm is 0
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False):  # noqa: A002
@@ -228,6 +232,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False):  # noqa: A00
     """
     if not (isinstance(dim, Sequence) and len(dim) == 2):
         raise ValueError(f"tg.linalg.matrix_norm: dim must be a pair of axes, got {dim!r}")
+    if ord == "fro":  # the elements' 2-norm, with PyTorch's gradient 0 at 0
+        return _tensor(A).norm(2, tuple(dim), keepdim)
     return _la.norm(A, ord=ord, axis=tuple(dim), keepdims=keepdim)
 
 

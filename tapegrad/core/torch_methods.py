@@ -398,7 +398,12 @@ def _norm(self, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None, keep
         return O.sum(O.sign(a), dims, keepdim)
     if p == 1.0:
         return O.sum(a, dims, keepdim)
-    s = O.sum(O.mul(self, self) if p == 2.0 else O.power(a, p), dims, keepdim)
+    if 0.0 < p < 1.0:  # |x| ** p has an infinite slope at 0: there, 0 (PyTorch's gradient)
+        az = np.asarray(O.value_of(a == 0.0)) != 0  # (a comparison a trace guards)
+        terms = O.where(az, 0.0, O.power(O.where(az, 1.0, a), p)) if az.any() else O.power(a, p)
+    else:
+        terms = O.mul(self, self) if p == 2.0 else O.power(a, p)
+    s = O.sum(terms, dims, keepdim)
     # at 0 the gradient is 0, as PyTorch's (the root's infinite slope times 0 would be nan):
     # the root of a masked 1 there, then 0 selected; the zeros are found by a comparison a
     # trace guards (a replay with other zeros retraces instead of reusing the recorded mask)

@@ -162,3 +162,22 @@ def test_qr_mode_r_gives_r_and_an_empty_q_and_differentiates():
     np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12)
     want = torch.linalg.qr(torch.tensor(RECT), mode="r").R.numpy()
     np.testing.assert_allclose(np.abs(r.numpy()), np.abs(want), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "name, ord",
+    [("norm", None), ("norm", "fro"), ("norm", 1), ("norm", 2), ("norm", "nuc")]
+    + [("vector_norm", p) for p in (2, 1, 3, 0.5, float("inf"))]
+    + [("matrix_norm", p) for p in ("fro", "nuc", 2, 1)],
+)
+def test_norms_at_zero_have_pytorchs_gradient(name, ord):
+    # the 2-norm's slope is infinite at 0: PyTorch's gradient there is 0 (tnp's, NumPy's
+    # derivative, is nan), and a matrix norm of a zero matrix gives its subgradient
+    kw = {} if ord is None else {"ord": ord}
+    xt = torch.zeros((2, 3), dtype=torch.float64, requires_grad=True)
+    getattr(torch.linalg, name)(xt, **kw).backward()
+    x = tg.zeros((2, 3), requires_grad=True)
+    y = getattr(tg.linalg, name)(x, **kw)
+    y.backward()
+    assert y.item() == 0.0
+    np.testing.assert_array_equal(np.abs(x.grad.numpy()), np.abs(xt.grad.numpy()))
