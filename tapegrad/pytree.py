@@ -112,3 +112,53 @@ def namedtuple_of(ref, items):
     if cls is None or len(cls._fields) != len(items):
         return tuple(items)
     return cls(*items)
+
+
+def matched_leaves(like, other, none_is_zero=False):
+    """The leaves of ``other`` in the order of ``like``'s leaves, for a tree that must have
+    ``like``'s structure (a tangent for a primal, a cotangent for an output).  Dicts are
+    matched by key, whatever their order; lists and tuples by position.  With
+    ``none_is_zero``, ``None`` in ``other`` stands for every leaf of ``like``'s subtree (they
+    come back as ``None``).  A mismatch raises ``ValueError`` naming where the trees differ."""
+    out = []
+    _match(like, other, none_is_zero, "", out)
+    return out
+
+
+def _match(like, other, none_is_zero, path, out):
+    if other is None and none_is_zero:
+        out.extend([None] * len(leaves(like)))
+        return
+    if like is None or other is None:
+        if like is not other:
+            raise ValueError(f"at {path or 'the top'}: expected {like!r:.40}, got {other!r:.40}")
+        return
+    if isinstance(like, dict):
+        if not isinstance(other, dict) or set(other) != set(like):
+            got = f"keys {list(other)}" if isinstance(other, dict) else type(other).__name__
+            raise ValueError(
+                f"at {path or 'the top'}: expected a dict with keys {list(like)}, got {got}"
+            )
+        for k in like:
+            _match(like[k], other[k], none_is_zero, f"{path}[{k!r}]", out)
+        return
+    if isinstance(like, (list, tuple)):
+        if not isinstance(other, (list, tuple)) or len(other) != len(like):
+            got = (
+                f"{type(other).__name__} of length {len(other)}"
+                if isinstance(other, (list, tuple))
+                else type(other).__name__
+            )
+            raise ValueError(
+                f"at {path or 'the top'}: expected a {type(like).__name__} of length "
+                f"{len(like)}, got {got}"
+            )
+        for k, (a, b) in enumerate(zip(like, other, strict=True)):
+            _match(a, b, none_is_zero, f"{path}[{k}]", out)
+        return
+    if isinstance(other, (list, tuple, dict)):
+        raise ValueError(
+            f"at {path or 'the top'}: expected one array or float, got a "
+            f"{type(other).__name__} (a container)"
+        )
+    out.append(other)

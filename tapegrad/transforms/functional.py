@@ -219,15 +219,34 @@ class _Call:
 
 
 def _cotangent_leaves(ct, like):
-    """The leaves of a cotangent for an output ``like``: ``None`` where the output has a
-    subtree stands for zeros for each of its leaves (PyTorch's ``None`` grad_outputs)."""
-    if ct is None:
-        return [None] * len(_leaves(like))
-    if isinstance(like, dict) and isinstance(ct, dict) and ct.keys() == like.keys():
-        return [leaf for k in like for leaf in _cotangent_leaves(ct[k], like[k])]
-    if isinstance(like, (list, tuple)) and isinstance(ct, (list, tuple)) and len(ct) == len(like):
-        return [leaf for c, x in zip(ct, like) for leaf in _cotangent_leaves(c, x)]
-    return _leaves(ct)
+    """The leaves of a cotangent for an output ``like``, matched by structure (dicts by key):
+    ``None`` where the output has a subtree stands for zeros for each of its leaves
+    (PyTorch's ``None`` grad_outputs)."""
+    try:
+        cts = _pytree.matched_leaves(like, ct, none_is_zero=True)
+    except ValueError as e:
+        raise ValueError(
+            f"vjp_fn: the cotangent does not have the structure of f's output ({e}); pass "
+            "one array per output leaf, in its structure"
+        ) from None
+    for k, c in enumerate(cts):
+        _check_real(c, f"vjp_fn: cotangent leaf {k}")
+    return cts
+
+
+def _check_real(v, what):
+    """Refuse a complex (or non-numeric) tangent or cotangent: converting it to float would
+    drop its imaginary part silently."""
+    if v is None or isinstance(v, Tensor):
+        return
+    kind = np.asarray(v).dtype.kind
+    if kind == "c":
+        raise TypeError(
+            f"{what} is complex: tapegrad does not support complex numbers; pass its real "
+            "and imaginary parts as separate real directions"
+        )
+    if kind not in "biuf":
+        raise TypeError(f"{what} has dtype {np.asarray(v).dtype}; pass a float array")
 
 
 def _split_aux(out, has_aux):

@@ -18,11 +18,23 @@ from typing import Any
 
 import numpy as np
 
+from .. import pytree as _pytree
 from ..autograd import engine as autograd
 from ..autograd import forward as F
 from ..core.tensor import STATE
 from ..core.tensor import TensorBase as Tensor
-from .functional import _DEPTH, _Call, _leaves, _like, _unflatten, _value, _zeros, grad, jacobian
+from .functional import (
+    _DEPTH,
+    _Call,
+    _check_real,
+    _leaves,
+    _like,
+    _unflatten,
+    _value,
+    _zeros,
+    grad,
+    jacobian,
+)
 
 __all__ = ["hessian", "hvp", "jvp", "jacfwd", "jacrev"]
 
@@ -42,15 +54,18 @@ def _tangent_leaves(primals, tangents, what):
     or Tensors when a tangent carries a graph."""
     out = []
     for i, (p, t) in enumerate(zip(primals, tangents)):
-        pl, tl = _leaves(p), _leaves(t)
-        if len(pl) != len(tl):
+        pl = _leaves(p)
+        try:  # dicts by key: a tangent dict in another key order is matched, not shuffled
+            tl = _pytree.matched_leaves(p, t)
+        except ValueError as e:
             raise ValueError(
-                f"{what}: tangent {i} has {len(tl)} leaves but primal {i} has "
-                f"{len(pl)}; give tangents in the primals' structure"
-            )
+                f"{what}: tangent {i} does not have the structure of primal {i} ({e}); "
+                "give tangents in the primals' structure"
+            ) from None
         for a, b in zip(pl, tl):
             if isinstance(a, (bool, int, np.integer)):
                 continue
+            _check_real(b, f"{what}: tangent {i}")
             shape = np.shape(a._v if isinstance(a, Tensor) else a)
             if isinstance(b, Tensor) and b._rg:
                 bv = b

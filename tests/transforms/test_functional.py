@@ -232,8 +232,15 @@ def test_vjp_none_cotangent_and_shape_errors():
     np.testing.assert_allclose(gx, [2.0, 2.0])
     with pytest.raises(ValueError, match="cotangent leaf 0 has shape"):
         vjp_fn((np.ones(3), np.ones(2)))
-    with pytest.raises(ValueError, match="1 leaves"):
+    with pytest.raises(ValueError, match="expected a tuple of length 2"):
         vjp_fn(np.ones(2))
+    # a cotangent dict is matched to the output's by key; other keys or complex values raise
+    _, vjp_fn = tg.vjp(lambda x: {"p": x * 2.0, "q": x * 3.0}, np.ones(2))
+    np.testing.assert_allclose(vjp_fn({"q": np.ones(2), "p": np.zeros(2)})[0], [3.0, 3.0])
+    with pytest.raises(ValueError, match=r"keys \['p', 'q'\], got keys \['r', 'p'\]"):
+        vjp_fn({"r": np.ones(2), "p": np.zeros(2)})
+    with pytest.raises(TypeError, match="cotangent leaf 1 is complex"):
+        vjp_fn({"p": np.ones(2), "q": np.ones(2) * 1j})
     # None stands for zeros of a whole output subtree, inside dicts and nested tuples too
     out, vjp_fn = tg.vjp(lambda x: {"a": x * 2, "b": (x * x, x)}, np.ones(2))
     (gx,) = vjp_fn({"a": np.ones(2), "b": None})

@@ -126,3 +126,27 @@ def test_bad_tangents_are_reported():
         hvp(lambda x: np.sum(x**2), (np.ones(3),), (np.ones(2),))
     with pytest.raises(TypeError, match="tuples"):
         jvp(np.sin, 1.0, 1.0)
+
+
+def test_tangent_dicts_are_matched_by_key_not_by_order():
+    def f(d):
+        return 2.0 * d["a"] + 3.0 * d["b"]
+
+    x = {"a": np.array([1.0, 2.0]), "b": np.array([3.0, 4.0])}
+    v = {"b": np.ones(2), "a": np.zeros(2)}  # another key order, the same shapes
+    _, tangent = jvp(f, (x,), (v,))
+    np.testing.assert_allclose(tangent, [3.0, 3.0])
+    hv = hvp(lambda d: np.sum(d["a"] ** 2 + 3.0 * d["b"] ** 2), (x,), (v,))
+    np.testing.assert_allclose(hv["a"], [0.0, 0.0])
+    np.testing.assert_allclose(hv["b"], [6.0, 6.0])
+    with pytest.raises(ValueError, match=r"structure of primal 0.*keys \['a', 'b'\]"):
+        jvp(f, (x,), ({"a": np.ones(2), "c": np.ones(2)},))
+    with pytest.raises(ValueError, match="structure of primal 0"):
+        jvp(lambda a: a * 2.0, (np.ones(3),), ((np.ones(3),),))
+
+
+def test_complex_tangents_are_refused():
+    with pytest.raises(TypeError, match="jvp: tangent 0 is complex"):
+        jvp(np.sin, (np.ones(2),), (np.ones(2) * 1j,))
+    with pytest.raises(TypeError, match="hvp: tangent 0 is complex"):
+        hvp(lambda x: np.sum(x**3), (np.ones(2),), (np.array([1.0, 1j]),))
