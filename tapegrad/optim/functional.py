@@ -63,6 +63,25 @@ def _like(g, x, name, path=""):
         return [
             _like(gi, xi, name, f"{path}[{i}]") for i, (gi, xi) in enumerate(zip(g, x, strict=True))
         ]
+    if x is None and g is None:
+        return None
+    # leaf against leaf, shape for shape: two gradients of the same total size in the wrong
+    # shapes or order would otherwise ravel into the wrong parameters
+    if isinstance(x, (list, tuple, dict)) or isinstance(g, (list, tuple, dict)) or x is None:
+        raise ValueError(
+            f"{name}: grad_fn returned {type(g).__name__} at {path or 'the top'} where the "
+            f"parameters have {type(x).__name__}; return a gradient in the structure of x"
+        )
+    if np.shape(g) != np.shape(x):
+        raise ValueError(
+            f"{name}: grad_fn returned shape {np.shape(g)} at {path or 'the top'} where the "
+            f"parameter has shape {np.shape(x)}; return a gradient in the structure of x"
+        )
+    if np.asarray(g).dtype.kind == "c":
+        raise TypeError(
+            f"{name}: grad_fn returned a complex gradient at {path or 'the top'}; the "
+            "optimizers work on real parameters (its imaginary part would be dropped)"
+        )
     return g
 
 

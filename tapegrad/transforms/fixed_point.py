@@ -267,6 +267,12 @@ def fixed_point(
     slots = [j for j, leaf in enumerate(leaves) if needs_grad(leaf)]
     if not slots:
         return _iterate(f(a), x0, distance, tol, max_iter)
+    if isinstance(x0, (list, tuple, dict)):
+        raise TypeError(
+            "fixed_point differentiates a fixed point x that is one float or array, got x0 "
+            f"as a {type(x0).__name__}; iterate on one vector (flat, unravel = "
+            "tapegrad.tree.ravel(x0), and f(a) = lambda v: ravel(g(unravel(v)))[0])"
+        )
     node = _FixedPointNode(f, leaves, treedef, slots, distance, tol, max_iter)
     node.x0 = x0
     node.x_star = node.solve([leaves[j] for j in slots])

@@ -494,3 +494,27 @@ def test_fixed_point_pytree_parameter_and_x0_refused():
     close(g["W"], fd_grad(lambda W: loss({"W": W, "b": b}), W), rtol=1e-6)
     with pytest.raises(TypeError, match="fixed_point does not differentiate with respect to x0"):
         tg.grad(lambda x0: tg.fixed_point(newton_sqrt, 2.0, x0, dist, 1e-10))(1.0)
+
+
+def test_optimizers_refuse_gradients_not_in_the_parameters_shapes():
+    # the same total size in other shapes or order would ravel into the wrong parameters
+    x0 = [np.zeros(2), np.zeros(3)]
+    with pytest.raises(ValueError, match=r"sgd: grad_fn returned shape \(3,\) at \[0\]"):
+        tg.optimizers.sgd(lambda x, i: [np.ones(3), np.ones(2)], x0, num_iters=1)
+    with pytest.raises(ValueError, match=r"adam: grad_fn returned shape \(2, 1\)"):
+        tg.optimizers.adam(lambda x, i: np.ones((2, 1)), np.zeros(2), num_iters=1)
+    with pytest.raises(TypeError, match="rmsprop: grad_fn returned a complex gradient"):
+        tg.optimizers.rmsprop(lambda x, i: {"a": x["a"] * 1j}, {"a": np.ones(2)}, num_iters=1)
+
+
+def test_fixed_point_with_a_pytree_x_refused_when_differentiated():
+    def step(a):
+        return lambda x: {"u": 0.5 * x["v"] + a, "v": 0.25 * x["u"] + 1.0}
+
+    def loss(a):
+        x = tg.fixed_point(step, a, {"u": 0.0, "v": 0.0}, lambda x, y: abs(x["u"] - y["u"]), 1e-12)
+        return x["u"]
+
+    assert loss(0.3) == pytest.approx(0.8 / 0.875)  # undifferentiated: any x works
+    with pytest.raises(TypeError, match="fixed_point differentiates a fixed point x that is one"):
+        tg.grad(loss)(0.3)
