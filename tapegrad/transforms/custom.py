@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import pytree as _pytree
 from ..autograd import engine
 from ..autograd.function import CustomNode, fit_graph_grad
 from ..autograd.higher import row_tensor
@@ -204,14 +205,14 @@ class Args:
             if ct is None:
                 per_arg.append(None)
                 continue
-            leaves = tree_flatten(ct)[0]
-            if len(leaves) != len(self.flat[k][0]):
+            try:  # dicts by key: a cotangent dict in another key order is not shuffled
+                leaves = _pytree.matched_leaves(self.args[self.diff_pos[k]], ct, True)
+            except ValueError as e:
                 raise TypeError(
-                    f"{self.who}: the cotangent for argument {self.diff_pos[k]} "
-                    f"has {len(leaves)} leaves but the argument has "
-                    f"{len(self.flat[k][0])}; return it in the argument's "
+                    f"{self.who}: the cotangent for argument {self.diff_pos[k]} does not "
+                    f"have the argument's structure ({e}); return it in the argument's "
                     "structure"
-                )
+                ) from None
             per_arg.append(leaves)
         return [None if per_arg[k] is None else per_arg[k][j] for k, j in self.slots]
 
@@ -324,13 +325,13 @@ class _JVPNode(_Node):
                 f"{self.name}: the jvp rule must return a pair (primal_out, "
                 f"tangent_out), got {type(res).__name__}"
             )
-        leaves = [None] * len(self.out_leaf_shapes) if res[1] is None else tree_flatten(res[1])[0]
-        if len(leaves) != len(self.out_leaf_shapes):
+        try:  # dicts by key: a tangent_out dict in another key order is not shuffled
+            leaves = _pytree.matched_leaves(self.out_def.skeleton, res[1], True)
+        except ValueError as e:
             raise TypeError(
-                f"{self.name}: the jvp rule's tangent_out has {len(leaves)} "
-                f"leaves but the function's output has {len(self.out_leaf_shapes)}"
-                "; return it in the output's structure"
-            )
+                f"{self.name}: the jvp rule's tangent_out does not have the structure of the "
+                f"function's output ({e}); return it in the output's structure"
+            ) from None
         return [
             None if v is None or not d else fit_shape(v, s, f"{self.name}: tangent_out leaf {k}")
             for k, (v, s, d) in enumerate(

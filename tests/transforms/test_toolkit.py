@@ -518,3 +518,37 @@ def test_fixed_point_with_a_pytree_x_refused_when_differentiated():
     assert loss(0.3) == pytest.approx(0.8 / 0.875)  # undifferentiated: any x works
     with pytest.raises(TypeError, match="fixed_point differentiates a fixed point x that is one"):
         tg.grad(loss)(0.3)
+
+
+def test_custom_rules_returning_dicts_in_another_key_order_are_matched_by_key():
+    x = np.array([1.0, 2.0])
+
+    @tg.custom_vjp
+    def mix(d):
+        return 2.0 * d["a"] + 3.0 * d["b"]
+
+    mix.defvjp(lambda d: (mix(d), None), lambda _, g: ({"b": 3.0 * g, "a": 2.0 * g},))
+    g = tg.grad(lambda d: mix(d).sum())({"a": x, "b": x})
+    close(g["a"], [2.0, 2.0])
+    close(g["b"], [3.0, 3.0])
+
+    @tg.custom_vjp
+    def wrong_keys(d):
+        return 2.0 * d["a"] + 3.0 * d["b"]
+
+    wrong_keys.defvjp(lambda d: (wrong_keys(d), None), lambda _, g: ({"c": g, "a": g},))
+    with pytest.raises(TypeError, match=r"argument 0 does not have the argument's structure"):
+        tg.grad(lambda d: wrong_keys(d).sum())({"a": x, "b": x})
+
+    @tg.custom_jvp
+    def split(a):
+        return {"p": 2.0 * a, "q": 3.0 * a}
+
+    split.defjvp(lambda p, t: (split(p[0]), {"q": 3.0 * t[0], "p": 2.0 * t[0]}))
+    _, tangent = tg.jvp(split, (x,), (np.ones(2),))
+    close(tangent["p"], [2.0, 2.0])
+    close(tangent["q"], [3.0, 3.0])
+    close(tg.grad(lambda a: split(a)["p"].sum())(x), [2.0, 2.0])
+    with pytest.raises(TypeError, match="tangent_out does not have the structure"):
+        split.defjvp(lambda p, t: (split(p[0]), {"p": t[0], "r": t[0]}))
+        tg.jvp(split, (x,), (np.ones(2),))
