@@ -270,10 +270,14 @@ def _check_float(out, what="grad"):
         else None
     )
     if dt is not None and dt.kind not in "f":
+        fix = (
+            "return it outside f (a jacobian has no has_aux)"
+            if what == "jacobian"
+            else "use has_aux=True to return it alongside the value to differentiate"
+        )
         raise TypeError(
             f"{what} requires real-valued (float) outputs, but f returned dtype "
-            f"{dt} (e.g. a comparison or a count); return a float, or use "
-            "has_aux=True to return it alongside the value to differentiate"
+            f"{dt} (e.g. a comparison or a count); return a float, or {fix}"
         )
 
 
