@@ -80,15 +80,13 @@ def needs_grad(x) -> bool:
 
 
 def fit_shape(v, shape, who):
-    """``v`` (Tensor or array-like) broadcast to ``shape``; raises naming ``who`` if it can't."""
+    """``v`` (Tensor or array-like) of ``shape``, or a single number spread over it; any other
+    shape raises naming ``who`` (as JAX's exact-shape rule: a (1,) tangent for a (2,) output is
+    a rule's mistake, which broadcasting would hide)."""
     vshape = v.shape if isinstance(v, Tensor) else np.shape(v)
     if tuple(vshape) == tuple(shape):
         return v
-    try:
-        ok = np.broadcast_shapes(vshape, shape) == tuple(shape)
-    except ValueError:
-        ok = False
-    if not ok:
+    if tuple(vshape) != ():
         raise ValueError(
             f"{who} has shape {tuple(vshape)}, but the output it belongs to has "
             f"shape {tuple(shape)}"

@@ -315,6 +315,13 @@ def test_custom_jvp_errors():
     f.defjvp(lambda p, t: (f(*p), np.ones(3) * tnp.sum(t[0])))
     with pytest.raises(ValueError, match="tangent_out leaf 0 has shape"):
         tg.grad(lambda x: tnp.sum(f(x)))(np.ones(2))
+    # a (1,) tangent for a (2,) output would broadcast to a wrong derivative: refused (a
+    # single number is still spread over the output)
+    f.defjvp(lambda p, t: (f(*p), t[0][:1]))
+    with pytest.raises(ValueError, match=r"tangent_out leaf 0 has shape \(1,\)"):
+        tg.jvp(f, (np.ones(2),), (np.ones(2),))
+    f.defjvp(lambda p, t: (f(*p), tnp.sum(t[0]) * 0.5))
+    np.testing.assert_allclose(tg.jvp(f, (np.ones(2),), (np.array([1.0, 3.0]),))[1], [2.0, 2.0])
     w = tg.tensor(2.0, requires_grad=True)
 
     @tg.custom_jvp
