@@ -731,6 +731,8 @@ def _classes_last(name, x):
         raise ValueError(f"{name}: expected input of shape (C,), (N, C) or (N, C, d1, ...)")
     if x.ndim == 1:
         return _ops.reshape(x, (1, x.shape[0])), ()
+    if x.ndim == 2:  # (N, C) as it is: no reshape row
+        return x, (x.shape[0],)
     c = x.shape[1]
     tshape = (x.shape[0], *x.shape[2:])
     if x.ndim > 2:
@@ -892,6 +894,9 @@ def cross_entropy(
         losses = _ops.neg(_ops.sum(_ops.mul(logp, p2), 1))
         return _class_reduce(losses, float(losses.shape[0]), tshape, reduction)
     t, kept = _class_targets("cross_entropy", target, tshape, classes, ignore_index)
+    if w is None and kept is None and not label_smoothing:  # the common case: lse - s[t]
+        losses = _ops.sub(lse, _ops.getitem(s, (np.arange(t.size), t)))
+        return _class_reduce(losses, float(t.size), tshape, reduction)
     picked, denom, wt = _picked(s, t, kept, w)
     # -w[t] log p[t] = w[t] (lse - s[t]); lse enters with the same weights and mask
     lse_w = lse if wt is None else _ops.mul(lse, wt)
