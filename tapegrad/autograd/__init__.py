@@ -2,6 +2,7 @@
 forward mode on the tape, hooks and version checks, custom Functions, checkpointing, anomaly
 mode and graph views."""
 
+from .anomaly import detect_anomaly
 from .engine import (
     backward,
     enable_grad,
@@ -12,9 +13,13 @@ from .engine import (
     set_grad_enabled,
     sweep,
 )
+from .function import Function, FunctionCtx
 
 __all__ = [
+    "Function",
+    "FunctionCtx",
     "backward",
+    "detect_anomaly",
     "enable_grad",
     "grad",
     "is_grad_enabled",

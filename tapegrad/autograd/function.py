@@ -31,6 +31,7 @@ from ..core.tensor import (
     value_of,
 )
 from ..core import functions as O
+from ..core import methods as M
 from .checks import version_error
 from .engine import FREED_MSG, enable_grad, no_grad, recording_paused
 from .higher import row_tensor
@@ -252,6 +253,7 @@ class FunctionCtx:
         self._graph = None  # during vjp_graph: id(forward-side tensor) -> graph handle
         self._node = None
         self._non_diff = ()
+        self._dirty = ()
         self.needs_input_grad = ()
         self.materialize_grads = True
 
@@ -287,14 +289,17 @@ class FunctionCtx:
         self.materialize_grads = bool(value)
 
     def mark_dirty(self, *tensors):
-        """Accepted for PyTorch compatibility (forward works on detached copies here)."""
+        """Declare the inputs forward changed in place (and returns): ``apply`` then gives back
+        the input itself, now the op's output, as PyTorch does."""
+        self._dirty = tensors
 
 
 class FunctionNode(CustomNode):
     """Payload of ``Function.apply``: calls the user's backward."""
 
-    def __init__(self, cls, ctx, n_args, arg_index):
+    def __init__(self, cls, ctx, n_args, arg_index, tensor_args):
         self.cls = cls
+        self.tensor_args = tensor_args  # whether each apply argument is a Tensor
         self.ctx = ctx
         self.name = cls.__name__ + "Backward"
         self.n_args = n_args
@@ -334,6 +339,12 @@ class FunctionNode(CustomNode):
                 raise RuntimeError(
                     f"function {self.name} returned an incorrect number of "
                     f"gradients (expected {n}, got {len(res)})"
+                )
+        for i, (g, is_tensor) in enumerate(zip(res, self.tensor_args)):
+            if g is not None and not is_tensor:
+                raise RuntimeError(
+                    f"function {self.name} returned a gradient different than None at "
+                    f"position {i + 1}, but the corresponding forward input was not a Tensor"
                 )
         return [res[i] for i in self.arg_index]
 
@@ -492,6 +503,43 @@ def _call_forward(cls, ctx, args):
     return single, (raw,) if single else raw
 
 
+def _dirty_outputs(cls, ctx, args, fwd_args, outs):
+    """``{output index: argument index}`` of the inputs forward changed in place and marked
+    dirty.  An input changed in place without ``mark_dirty`` has its change counted (a new
+    version, carried to its base) without a place in the op's graph, as in PyTorch."""
+    marked = {id(x) for x in ctx._dirty}
+    dirty = {}
+    for i, (a, f) in enumerate(zip(args, fwd_args)):
+        if not isinstance(a, Tensor):
+            continue
+        if id(f) not in marked:
+            if f._version:
+                _written_in_forward(a, None)
+            continue
+        k = next((k for k, o in enumerate(outs) if o is f), None)
+        if k is None:
+            raise RuntimeError(
+                f"{cls.__name__}.forward marked an input dirty (ctx.mark_dirty) without "
+                "returning it: a Tensor changed in place must be one of the outputs"
+            )
+        M._check_inplace(a, f"{cls.__name__}.forward (ctx.mark_dirty)")
+        dirty[k] = i
+    return dirty
+
+
+def _written_in_forward(x, new):
+    """Input ``x``, whose array forward changed in place: with ``new`` (the op's output row)
+    it becomes that output; without, the change is an untracked write.  Either way its version
+    moves on and a view's base (or a base's views) take the new values."""
+    if new is not None:
+        M._swap_in(x, new)
+    else:
+        M._untracked_update(x, x._v)
+    if M._linked(x):
+        M._after_write(x)
+    return x
+
+
 def _numeric(v):
     """A number or numeric array (what a tape row can hold)."""
     return (
@@ -584,12 +632,15 @@ class Function:
         ctx.needs_input_grad = needs
         fwd_args = tuple(Tensor._const(a._v) if isinstance(a, Tensor) else a for a in args)
         single, outs = _call_forward(cls, ctx, fwd_args)
+        dirty = _dirty_outputs(cls, ctx, args, fwd_args, outs)
         values = [_as_output(o, cls.__name__) for o in outs]
         if not any(needs):
             res = [
                 Tensor._const(result(v)) if v.__class__ is not float else Tensor._const(v)
                 for v in values
             ]
+            for k, i in dirty.items():
+                res[k] = _written_in_forward(args[i], None)
             return res[0] if single else tuple(res)
         non_diff = {id(o) for o in ctx._non_diff}
         differentiable = [
@@ -597,18 +648,28 @@ class Function:
         ]
         values = [result(v) if d else v for v, d in zip(values, differentiable)]
         arg_index = tuple(i for i, n in enumerate(needs) if n)
-        node = FunctionNode(cls, ctx, len(args), arg_index)
+        tensor_args = tuple(isinstance(a, Tensor) for a in args)
+        node = FunctionNode(cls, ctx, len(args), arg_index, tensor_args)
         node.fwd_shapes = tuple(np.shape(v) for v in values)
         handles = node.record([args[i] for i in arg_index], values, differentiable)
+        if dirty:
+            handles = list(handles)
+            for k, i in dirty.items():
+                handles[k] = _written_in_forward(args[i], handles[k])
+            refs = dict(zip(node.out_pos, node.output_refs))
+            node.output_refs = tuple(
+                weakref.ref(handles[k]) if k in dirty else refs[k] for k in node.out_pos
+            )
         if node.tape().REPLAYS:  # a trace runs forward and backward again at every replay
             node.fwd_args = fwd_args
             node.replayable = True
         # saved tensors resolve to tape rows: detached inputs -> input rows, outputs -> theirs
         saved = {id(x) for x in ctx._saved if x is not None}
         for i, r in zip(arg_index, node.input_rows):
-            if id(fwd_args[i]) in saved:
+            if id(fwd_args[i]) in saved and i not in dirty.values():  # (a dirty one: output)
                 ctx._owner[id(fwd_args[i])] = (r, args[i]._version, weakref.ref(args[i]))
         for k, r in zip(node.out_pos, node.output_rows):
             if id(outs[k]) in saved and id(outs[k]) not in ctx._owner:
-                ctx._owner[id(outs[k])] = (r, 0, weakref.ref(handles[k]))
+                h = handles[k]
+                ctx._owner[id(outs[k])] = (r, h._version, weakref.ref(h))
         return handles[0] if single else tuple(handles)

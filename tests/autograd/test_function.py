@@ -215,3 +215,125 @@ def test_multi_output_function_whose_last_output_is_unused_at_higher_order():
     np.testing.assert_allclose(h, 8 * x * x.sum() + 4 * (x * x).sum(), rtol=1e-12)
     _, t = tg.jvp(lambda x: SquareCube.apply(x)[0], (x,), (np.ones(2),))
     np.testing.assert_allclose(t, 2 * x, rtol=1e-12)
+
+
+def test_function_is_exported_under_autograd_as_in_pytorch():
+    assert tg.autograd.Function is tg.Function
+    assert tg.autograd.detect_anomaly is tg.detect_anomaly
+
+
+def test_gradient_for_a_non_tensor_argument_raises():
+    class Scale(tg.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.k = k
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.k, g  # a gradient for the number k
+
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"ScaleBackward.*position 2.*not a Tensor"):
+        Scale.apply(x, 2.0).sum().backward()
+
+
+def _add_one_dirty(L):
+    """x += 1 in place, marked dirty, for tapegrad or torch (``L``); a backward of 3 (not the
+    true 1) shows which rule ran."""
+
+    class AddOne(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1.0)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3.0
+
+    return AddOne
+
+
+AddOneDirty = _add_one_dirty(tg)
+
+
+def test_mark_dirty_input_becomes_the_output_as_in_pytorch():
+    torch = pytest.importorskip("torch")
+    results = []
+    for L, F in ((tg, AddOneDirty), (torch, _add_one_dirty(torch))):
+        x0 = L.tensor([1.0, 2.0], requires_grad=True, dtype=L.float64)
+        x = x0 * 2.0
+        y = F.apply(x)
+        assert y is x
+        (x * x).sum().backward()  # x itself now goes through the op's backward
+        results.append(np.asarray(x0.grad.detach().numpy()))
+    np.testing.assert_allclose(results[0], results[1])
+    np.testing.assert_allclose(results[0], [36.0, 60.0])
+
+
+def test_mark_dirty_on_a_view_writes_the_base_as_in_pytorch():
+    torch = pytest.importorskip("torch")
+    results = []
+    for L, F in ((tg, AddOneDirty), (torch, _add_one_dirty(torch))):
+        x0 = L.tensor([1.0, 2.0, 3.0], requires_grad=True, dtype=L.float64)
+        b = x0 * 2.0
+        F.apply(b[1:])
+        (b * b).sum().backward()
+        results.append([b.detach().numpy().tolist(), x0.grad.numpy().tolist()])
+    assert results[0] == results[1] == [[2.0, 5.0, 7.0], [8.0, 60.0, 84.0]]
+
+
+def test_mark_dirty_on_a_leaf_requiring_grad_raises():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        AddOneDirty.apply(x)
+
+
+def test_mark_dirty_after_an_op_saved_the_old_value_raises():
+    x0 = tg.tensor([1.0, 2.0], requires_grad=True)
+    x = x0 * 2.0
+    z = x * x  # saves the value before the op changes x
+    AddOneDirty.apply(x)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+
+
+def test_mark_dirty_saved_tensor_is_the_new_value_also_with_create_graph():
+    class MulTwo(tg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2.0)
+            ctx.mark_dirty(x)
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.saved_tensors[0]  # the value after the change
+
+    x0 = tg.tensor([1.0, 2.0], requires_grad=True)
+    MulTwo.apply(x0 * 3.0).sum().backward()
+    np.testing.assert_allclose(x0.grad.numpy(), [18.0, 36.0])
+    (g,) = tg.autograd.grad(MulTwo.apply(x0 * 3.0).sum(), x0, create_graph=True)
+    np.testing.assert_allclose(g.numpy(), [18.0, 36.0])
+
+
+def test_input_changed_in_forward_without_mark_dirty_is_seen_afterwards():
+    class AddOne(tg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1.0)
+            return x * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x0 = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = x0 * 1.0
+    AddOne.apply(b[1:])
+    np.testing.assert_allclose(b.numpy(), [1.0, 3.0, 4.0])  # the base sees the write
+    (b * b).sum().backward()
+    np.testing.assert_allclose(x0.grad.numpy(), [2.0, 6.0, 8.0])
