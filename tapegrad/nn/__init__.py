@@ -5,6 +5,17 @@ composition of tapegrad ops, so gradients, higher derivatives and trace replay c
 """
 
 from . import functional
+from .layers import (
+    AdaptiveAvgPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    Conv1d,
+    Conv2d,
+    MaxPool1d,
+    MaxPool2d,
+    Unflatten,
+    ZeroPad2d,
+)
 from .modules import (
     BatchNorm1d,
     BatchNorm2d,
@@ -48,6 +59,7 @@ from .modules import (
     Tanh,
     Tanhshrink,
 )
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 
 __all__ = [
     "BatchNorm1d",
@@ -91,5 +103,20 @@ __all__ = [
     "Softsign",
     "Tanh",
     "Tanhshrink",
+    "AdaptiveAvgPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "Conv1d",
+    "Conv2d",
+    "MaxPool1d",
+    "MaxPool2d",
+    "Unflatten",
+    "ZeroPad2d",
+    "GRU",
+    "LSTM",
+    "RNN",
+    "GRUCell",
+    "LSTMCell",
+    "RNNCell",
     "functional",
 ]

@@ -17,6 +17,16 @@ from ..core import functions as _ops
 from ..core import methods as _methods
 from ..core.tensor import STATE, value_of
 from ..tensor_class import Tensor
+from .convolution import (
+    adaptive_avg_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    conv1d,
+    conv2d,
+    max_pool1d,
+    max_pool2d,
+    pad,
+)
 
 __all__ = [
     "relu",
@@ -56,6 +66,14 @@ __all__ = [
     "kl_div",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
+    "conv1d",
+    "conv2d",
+    "max_pool1d",
+    "max_pool2d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "adaptive_avg_pool2d",
+    "pad",
 ]
 
 relu = _ops.relu

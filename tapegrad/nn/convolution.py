@@ -1,0 +1,490 @@
+"""Convolution, pooling and padding (``tg.nn.functional``), with PyTorch's arguments and layouts.
+
+Every window of every output position is read with ONE integer-array gather (its index array is
+computed once per shape and cached), so a convolution is a gather and a matrix product, a
+max-pool a gather and ``amax``, an average pool a gather and a sum: compositions of tapegrad
+ops, whose gradients, higher derivatives, forward mode and trace replay come from the ops.
+``tg.nn.functional`` exports the public functions.
+Padded positions point at one extra element holding the fill value (0, or -inf for max-pool).
+"""
+
+import functools
+import math
+
+import numpy as np
+
+from ..core import functions as _ops
+
+
+def _tuple(name, arg, value, n):
+    """``value`` (an int or a sequence of n ints) as a tuple of n ints."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),) * n
+    try:
+        out = tuple(int(v) for v in value)
+    except TypeError:
+        raise TypeError(
+            f"{name}: {arg} must be an int or a tuple of {n} ints, got {value!r}"
+        ) from None
+    if len(out) == 1:
+        return out * n
+    if len(out) != n:
+        raise ValueError(f"{name}: {arg} must be an int or a tuple of {n} ints, got {value!r}")
+    return out
+
+
+def _batched(name, x, n):
+    """x as (N, C, *spatial) with n spatial dims, and whether a batch axis was added (PyTorch
+    also takes an unbatched (C, *spatial) input)."""
+    x = _ops.tensor_of(x)
+    if x.ndim == n + 1:
+        return _ops.reshape(x, (1,) + x.shape), True
+    if x.ndim != n + 2:
+        raise ValueError(
+            f"{name}: expected a {n + 1}D (unbatched) or {n + 2}D (batched) input, got "
+            f"shape {x.shape}"
+        )
+    return x, False
+
+
+@functools.lru_cache(maxsize=64)
+def _windows(batch, channels, spatial, kernel, stride, pads, dilation):
+    """Flat indices (N, C, P, K) of every window into the (N, C * S + 1) array of the input
+    rows, each followed by one fill element (index C * S of its row), where a window reads
+    padding; the output's spatial shape; and the (P, K) mask of real (unpadded) elements."""
+    size = math.prod(spatial)
+    out = []
+    coords = []
+    for d, (n, k, s, (lo, hi), dil) in enumerate(
+        zip(spatial, kernel, stride, pads, dilation, strict=True)
+    ):
+        o = (n + lo + hi - dil * (k - 1) - 1) // s + 1
+        if o < 1:
+            raise ValueError(
+                f"spatial size {n} (dimension {d}) padded by {lo + hi} is smaller than the "
+                f"kernel size {k} with dilation {dil}: the output would be empty"
+            )
+        out.append(o)
+        coords.append(np.arange(o)[:, None] * s - lo + np.arange(k)[None, :] * dil)
+    nd = len(spatial)
+    flat = np.zeros((1,) * (2 * nd), dtype=np.int64)
+    valid = np.ones((1,) * (2 * nd), dtype=bool)
+    step = size
+    for d, c in enumerate(coords):
+        step //= spatial[d]
+        shape = [1] * (2 * nd)
+        shape[d], shape[nd + d] = c.shape
+        c = c.reshape(shape)
+        flat = flat + c * step
+        valid = valid & (c >= 0) & (c < spatial[d])
+    p, k = math.prod(out), math.prod(kernel)
+    flat = flat.reshape(p, k)
+    valid = np.broadcast_to(valid, tuple(out) + tuple(kernel)).reshape(p, k)
+    row = channels * size + 1
+    chan = np.arange(channels)[:, None, None] * size
+    idx = np.where(valid, chan + flat, channels * size)
+    idx = np.arange(batch)[:, None, None, None] * row + idx
+    idx.setflags(write=False)
+    valid.setflags(write=False)
+    return idx, tuple(out), valid
+
+
+def _gather_windows(x, idx, fill):
+    """The windows of x (N, C, *spatial) read at ``idx`` (from ``_windows``): x's rows with
+    the fill element appended, gathered in one op into idx's shape."""
+    n, c = x.shape[:2]
+    rows = _ops.reshape(x, (n, -1))
+    rows = _ops.concatenate([rows, np.full((n, 1), fill)], axis=1)
+    return _ops.gather_flat(rows, idx, idx.shape)
+
+
+def _conv_padding(name, padding, kernel, dilation, stride):
+    n = len(kernel)
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * n
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError(
+                    f"{name}: padding='same' is not supported for strided convolutions "
+                    f"(stride={stride}); give the padding as numbers"
+                )
+            total = [d * (k - 1) for d, k in zip(dilation, kernel, strict=True)]
+            return tuple((t // 2, t - t // 2) for t in total)
+        raise ValueError(f"{name}: padding={padding!r} is not 'valid', 'same' or a number")
+    p = _tuple(name, "padding", padding, n)
+    if any(v < 0 for v in p):
+        raise ValueError(f"{name}: negative padding {padding!r} is not supported")
+    return tuple((v, v) for v in p)
+
+
+@functools.lru_cache(maxsize=64)
+def _conv_index(batch, channels, spatial, kernel, stride, pads, dilation, groups):
+    """The window indices in the order the product reads them: (groups, N * P, C/groups * K)."""
+    idx, out, _ = _windows(batch, channels, spatial, kernel, stride, pads, dilation)
+    p, k = idx.shape[2:]
+    cg = channels // groups
+    idx = idx.reshape(batch, groups, cg, p, k).transpose(1, 0, 3, 2, 4)
+    idx = np.ascontiguousarray(idx).reshape(groups, batch * p, cg * k)
+    idx.setflags(write=False)
+    return idx, out
+
+
+def _conv(name, n, input, weight, bias, stride, padding, dilation, groups):
+    x, unbatched = _batched(name, input, n)
+    w = _ops.tensor_of(weight)
+    if w.ndim != n + 2:
+        raise ValueError(
+            f"{name}: weight must be {n + 2}D (out_channels, in_channels / groups, *kernel), "
+            f"got shape {w.shape}"
+        )
+    groups = int(groups)
+    batch, channels = x.shape[:2]
+    out_ch, cg = w.shape[:2]
+    kernel = tuple(w.shape[2:])
+    if groups < 1 or channels % groups or out_ch % groups:
+        raise ValueError(
+            f"{name}: groups={groups} must be positive and divide in_channels ({channels}) "
+            f"and out_channels ({out_ch})"
+        )
+    if cg * groups != channels:
+        raise ValueError(
+            f"{name}: input of shape {x.shape} has {channels} channels, but the weight of shape "
+            f"{w.shape} with groups={groups} expects {cg * groups}"
+        )
+    stride = _tuple(name, "stride", stride, n)
+    dilation = _tuple(name, "dilation", dilation, n)
+    if any(s < 1 for s in stride) or any(d < 1 for d in dilation):
+        raise ValueError(f"{name}: stride and dilation must be positive")
+    pads = _conv_padding(name, padding, kernel, dilation, stride)
+    idx, out = _conv_index(
+        batch, channels, tuple(x.shape[2:]), kernel, stride, pads, dilation, groups
+    )
+    cols = _gather_windows(x, idx, 0.0)  # (groups, N * P, C/groups * K)
+    p = math.prod(out)
+    if groups == 1:
+        y = _ops.linear(_ops.reshape(cols, idx.shape[1:]), _ops.reshape(w, (out_ch, -1)))
+        y = _ops.transpose(_ops.reshape(y, (batch, p, out_ch)), (0, 2, 1))
+    else:
+        wg = _ops.transpose(_ops.reshape(w, (groups, out_ch // groups, -1)), (0, 2, 1))
+        y = _ops.matmul(cols, wg)  # (groups, N * P, out / groups)
+        y = _ops.reshape(y, (groups, batch, p, out_ch // groups))
+        y = _ops.transpose(y, (1, 0, 3, 2))
+    y = _ops.reshape(y, (batch, out_ch) + out)
+    if bias is not None:
+        b = _ops.tensor_of(bias)
+        if b.shape != (out_ch,):
+            raise ValueError(f"{name}: bias must have shape ({out_ch},), got {b.shape}")
+        y = _ops.add(y, _ops.reshape(b, (out_ch,) + (1,) * n))
+    return _ops.reshape(y, y.shape[1:]) if unbatched else y
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution (cross-correlation, as PyTorch) of ``input`` (N, C_in, L) or (C_in, L)
+    with ``weight`` (C_out, C_in / groups, k) and optional ``bias`` (C_out,).  ``padding`` is
+    an int, a 1-tuple, 'valid' (none) or 'same' (output as long as the input; stride 1).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.tensor([[[1.0, 2.0, 3.0, 4.0]]], requires_grad=True)
+        >>> y = F.conv1d(x, tg.tensor([[[1.0, -1.0]]])); y
+        tensor([[[-1., -1., -1.]]], grad_fn=<ReshapeBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([[[ 1.,  0.,  0., -1.]]])
+    """
+    return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution (cross-correlation, as PyTorch) of ``input`` (N, C_in, H, W) or
+    (C_in, H, W) with ``weight`` (C_out, C_in / groups, kH, kW) and optional ``bias``
+    (C_out,).  ``stride``, ``padding`` and ``dilation`` are ints or pairs; ``padding`` may also
+    be 'valid' (none) or 'same' (output the input's size, stride 1; an odd total padding puts
+    the extra row or column at the end, as PyTorch).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.ones(1, 1, 3, 3)
+        >>> F.conv2d(x, tg.ones(1, 1, 2, 2))
+        tensor([[[[4., 4.],
+                  [4., 4.]]]])
+        >>> F.conv2d(x, tg.ones(1, 1, 3, 3), padding=1)[0, 0]
+        tensor([[4., 6., 4.],
+                [6., 9., 6.],
+                [4., 6., 4.]])
+    """
+    return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+# ---- pooling ------------------------------------------------------------------------------------
+
+
+def _no_ceil(name, ceil_mode):
+    if ceil_mode:
+        raise ValueError(
+            f"{name}: ceil_mode=True is not supported; pad the input (F.pad) so the windows "
+            f"cover it, or use ceil_mode=False"
+        )
+
+
+def _pool_args(name, n, x, kernel_size, stride, padding, dilation, ceil_mode):
+    _no_ceil(name, ceil_mode)
+    kernel = _tuple(name, "kernel_size", kernel_size, n)
+    stride = kernel if stride is None or stride == [] else _tuple(name, "stride", stride, n)
+    pads = _tuple(name, "padding", padding, n)
+    dilation = _tuple(name, "dilation", dilation, n)
+    if any(v < 1 for v in kernel + stride + dilation):
+        raise ValueError(f"{name}: kernel_size, stride and dilation must be positive")
+    for p, k, d in zip(pads, kernel, dilation, strict=True):
+        if p < 0 or 2 * p > (k - 1) * d + 1:
+            raise ValueError(
+                f"{name}: pad should be at most half of effective kernel size, but got "
+                f"pad={p}, kernel_size={k} and dilation={d}"
+            )
+    return _windows(
+        x.shape[0], x.shape[1], tuple(x.shape[2:]), kernel, stride,
+        tuple((p, p) for p in pads), dilation,
+    )  # fmt: skip
+
+
+def _no_indices(name, return_indices):
+    if return_indices:
+        raise ValueError(
+            f"{name}: return_indices=True is not supported (the indices of the maxima are not "
+            f"computed); use return_indices=False"
+        )
+
+
+def _max_pool(name, n, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    _no_indices(name, return_indices)
+    x, unbatched = _batched(name, input, n)
+    idx, out, _ = _pool_args(name, n, x, kernel_size, stride, padding, dilation, ceil_mode)
+    y = _ops.amax(_gather_windows(x, idx, -np.inf), axis=-1)
+    y = _ops.reshape(y, x.shape[:2] + out)
+    return _ops.reshape(y, y.shape[1:]) if unbatched else y
+
+
+def max_pool1d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """Maximum over windows of ``kernel_size`` along the last axis of (N, C, L) or (C, L);
+    ``stride`` defaults to ``kernel_size``; padding reads as -inf.  The gradient goes to the
+    maximum (tied maxima share it evenly, where PyTorch gives it to one of them).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.max_pool1d(tg.tensor([[[1.0, 3.0, 2.0, 0.0, 5.0]]]), 2)
+        tensor([[[3., 2.]]])
+    """
+    return _max_pool(
+        "max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
+
+
+def max_pool2d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """Maximum over ``kernel_size`` windows of the last two axes of (N, C, H, W) or (C, H, W)
+    (see ``max_pool1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.tensor([[[[1.0, 2.0], [4.0, 3.0]]]], requires_grad=True)
+        >>> y = F.max_pool2d(x, 2); y
+        tensor([[[[4.]]]], grad_fn=<ReshapeBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([[[[0., 0.],
+                  [1., 0.]]]])
+    """
+    return _max_pool(
+        "max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
+
+
+def _avg_pool(
+    name, n, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
+    x, unbatched = _batched(name, input, n)
+    idx, out, valid = _pool_args(name, n, x, kernel_size, stride, padding, 1, ceil_mode)
+    total = _ops.sum(_gather_windows(x, idx, 0.0), axis=-1)  # (N, C, P)
+    if divisor_override is not None:
+        if not divisor_override or int(divisor_override) != divisor_override:
+            raise ValueError(f"{name}: divisor_override must be a nonzero int")
+        y = _ops.div(total, float(divisor_override))
+    elif count_include_pad:
+        y = _ops.div(total, float(valid.shape[1]))
+    else:
+        y = _ops.div(total, valid.sum(axis=1).astype(np.float64))
+    y = _ops.reshape(y, x.shape[:2] + out)
+    return _ops.reshape(y, y.shape[1:]) if unbatched else y
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """Mean over windows of ``kernel_size`` along the last axis of (N, C, L) or (C, L);
+    ``stride`` defaults to ``kernel_size``; padding counts as zeros in the mean unless
+    ``count_include_pad=False`` (as PyTorch).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.tensor([[[1.0, 3.0, 2.0, 6.0]]])
+        >>> F.avg_pool1d(x, 2)
+        tensor([[[2., 4.]]])
+        >>> F.avg_pool1d(x, 2, padding=1), F.avg_pool1d(x, 2, padding=1, count_include_pad=False)
+        (tensor([[[0.5000, 2.5000, 3.0000]]]), tensor([[[1.0000, 2.5000, 6.0000]]]))
+    """
+    return _avg_pool(
+        "avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None
+    )
+
+
+def avg_pool2d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
+    """Mean over ``kernel_size`` windows of the last two axes of (N, C, H, W) or (C, H, W)
+    (see ``avg_pool1d``); ``divisor_override`` replaces the window size as the divisor.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.tensor([[[[1.0, 2.0], [4.0, 5.0]]]], requires_grad=True)
+        >>> y = F.avg_pool2d(x, 2); y
+        tensor([[[[3.]]]], grad_fn=<ReshapeBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([[[[0.2500, 0.2500],
+                  [0.2500, 0.2500]]]])
+    """
+    return _avg_pool(
+        "avg_pool2d",
+        2,
+        input,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _adaptive_matrix(size, out):
+    """(out, size): row i averages PyTorch's adaptive window floor(i size / out) ..
+    ceil((i + 1) size / out)."""
+    m = np.zeros((out, size))
+    for i in range(out):
+        lo, hi = (i * size) // out, -((-(i + 1) * size) // out)
+        m[i, lo:hi] = 1.0 / (hi - lo)
+    m.setflags(write=False)
+    return m
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Mean over the windows that split (N, C, H, W) or (C, H, W) into ``output_size`` (an
+    int, a pair, or a pair with None to keep that size), PyTorch's windows: row i of the
+    output averages rows floor(i H / oH) .. ceil((i + 1) H / oH) (windows overlap when oH
+    does not divide H).  Computed as P_H @ x @ P_W.T with the averaging matrices P.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.arange(16.0).reshape(1, 1, 4, 4)
+        >>> F.adaptive_avg_pool2d(x, 2)
+        tensor([[[[2.5000, 4.5000],
+                  [10.5000, 12.5000]]]])
+        >>> F.adaptive_avg_pool2d(x, 1).shape
+        (1, 1, 1, 1)
+    """
+    name = "adaptive_avg_pool2d"
+    x, unbatched = _batched(name, input, 2)
+    h, w = x.shape[2:]
+    if isinstance(output_size, (int, np.integer)) or output_size is None:
+        output_size = (output_size, output_size)
+    if len(tuple(output_size)) != 2:
+        raise ValueError(f"{name}: output_size must be an int or a pair, got {output_size!r}")
+    oh, ow = (s if o is None else int(o) for o, s in zip(output_size, (h, w), strict=True))
+    if oh < 1 or ow < 1 or h < 1 or w < 1:
+        raise ValueError(f"{name}: output_size {output_size!r} for input {x.shape} is empty")
+    y = x
+    if ow != w:
+        y = _ops.matmul(y, _adaptive_matrix(w, ow).T)
+    if oh != h:
+        y = _ops.matmul(_adaptive_matrix(h, oh), y)
+    return _ops.reshape(y, y.shape[1:]) if unbatched else y
+
+
+# ---- padding ------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=64)
+def _pad_index(shape, pads):
+    """Flat indices into x.ravel() followed by one fill element (index x.size), giving the
+    padded (or, for negative pads, cropped) shape."""
+    idx = np.zeros((1,) * len(shape), dtype=np.int64)
+    valid = np.ones((1,) * len(shape), dtype=bool)
+    step = math.prod(shape)
+    out = []
+    for d, (n, (lo, hi)) in enumerate(zip(shape, pads, strict=True)):
+        step //= n
+        size = n + lo + hi
+        if size < 0:
+            raise ValueError(
+                f"pad: padding ({lo}, {hi}) of dimension {d} (size {n}) leaves a negative size"
+            )
+        out.append(size)
+        c = np.arange(size) - lo
+        c = c.reshape([-1 if i == d else 1 for i in range(len(shape))])
+        idx = idx + c * step
+        valid = valid & (c >= 0) & (c < n)
+    idx = np.where(valid, idx, math.prod(shape))
+    idx = np.ascontiguousarray(np.broadcast_to(idx, tuple(out)))
+    idx.setflags(write=False)
+    return idx
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pads the last ``len(pad) // 2`` axes, as PyTorch's ``F.pad``: ``pad`` lists (before,
+    after) amounts starting from the LAST axis, e.g. (left, right, top, bottom); negative
+    amounts crop.  Only ``mode='constant'`` (fill ``value``, default 0) is supported.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.tensor([[1.0, 2.0]], requires_grad=True)
+        >>> y = F.pad(x, (1, 0, 0, 1), value=9.0); y
+        tensor([[9., 1., 2.],
+                [9., 9., 9.]], grad_fn=<IndexBackward0>)
+        >>> y.sum().backward(); x.grad
+        tensor([[1., 1.]])
+    """
+    if mode != "constant":
+        raise ValueError(
+            f"pad: mode={mode!r} is not supported; only mode='constant' (reflect, replicate "
+            f"and circular padding are not implemented)"
+        )
+    x = _ops.tensor_of(input)
+    amounts = [int(p) for p in pad]
+    if len(amounts) % 2 or len(amounts) // 2 > x.ndim:
+        raise ValueError(
+            f"pad: the padding length must be even and at most twice the number of dimensions "
+            f"({x.ndim}), got {len(amounts)}"
+        )
+    pairs = [(0, 0)] * x.ndim
+    for i in range(len(amounts) // 2):
+        pairs[x.ndim - 1 - i] = (amounts[2 * i], amounts[2 * i + 1])
+    if all(p == (0, 0) for p in pairs):
+        return x
+    idx = _pad_index(tuple(x.shape), tuple(pairs))
+    fill = 0.0 if value is None else float(value)
+    flat = _ops.concatenate([_ops.reshape(x, (-1,)), np.array([fill])])
+    return _ops.gather_flat(flat, idx, idx.shape)

@@ -1,0 +1,305 @@
+"""Convolution, pooling, padding and reshaping layers, with PyTorch's arguments, parameter
+names, shapes and initialisation (a torch ``state_dict`` converted with ``{k: v.numpy()}``
+loads as it is)."""
+
+import math
+
+import numpy as np
+
+from ..core import creation as _creation
+from ..core import functions as _ops
+from . import convolution as _conv
+from .modules import Module, Parameter
+
+
+def _no_device(name, device, dtype):
+    if device not in (None, "cpu") or dtype not in (None, np.float64, "float64"):
+        raise TypeError(
+            f"{name}: device={device!r} and dtype={dtype!r} are not supported (tapegrad "
+            f"computes in float64 on the CPU); leave them out"
+        )
+
+
+class _ConvNd(Module):
+    n = 0
+    fn = None
+
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        name = type(self).__name__
+        if padding_mode != "zeros":
+            raise ValueError(
+                f"{name}: padding_mode={padding_mode!r} is not supported; only 'zeros' (pad "
+                f"the input with F.pad beforehand for other fills)"
+            )
+        _no_device(name, device, dtype)
+        self.in_channels, self.out_channels, self.groups = (
+            int(in_channels),
+            int(out_channels),
+            int(groups),
+        )
+        if self.groups < 1 or self.in_channels % self.groups or self.out_channels % self.groups:
+            raise ValueError(f"{name}: groups must divide in_channels and out_channels")
+        self.kernel_size = _conv._tuple(name, "kernel_size", kernel_size, self.n)
+        self.stride = _conv._tuple(name, "stride", stride, self.n)
+        self.dilation = _conv._tuple(name, "dilation", dilation, self.n)
+        if isinstance(padding, str):
+            _conv._conv_padding(name, padding, self.kernel_size, self.dilation, self.stride)
+            self.padding = padding
+        else:
+            self.padding = _conv._tuple(name, "padding", padding, self.n)
+        self.padding_mode = padding_mode
+        shape = (self.out_channels, self.in_channels // self.groups) + self.kernel_size
+        # PyTorch's kaiming_uniform_(a=sqrt(5)) and bias init: U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+        fan_in = math.prod(shape[1:])
+        bound = 1.0 / math.sqrt(fan_in) if fan_in else 0.0
+        rng = _creation.rng()
+        self.weight = Parameter(rng.uniform(-bound, bound, shape))
+        if bias:
+            self.bias = Parameter(rng.uniform(-bound, bound, self.out_channels))
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        params = self._parameters
+        return type(self).fn(
+            input,
+            params["weight"],
+            params["bias"],
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.groups,
+        )
+
+    def extra_repr(self):
+        s = (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}"
+        )
+        if self.padding != (0,) * self.n:
+            s += f", padding={self.padding!r}"
+        if self.dilation != (1,) * self.n:
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self._parameters["bias"] is None:
+            s += ", bias=False"
+        return s
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution layer (see ``F.conv1d``): weight (out_channels, in_channels / groups,
+    kernel_size) and bias (out_channels,), both U(-1/sqrt(fan_in), 1/sqrt(fan_in)) as PyTorch.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> conv = tg.nn.Conv1d(2, 4, 3, padding="same")
+        >>> conv.weight.shape, conv(tg.zeros(5, 2, 10)).shape
+        ((4, 2, 3), (5, 4, 10))
+    """
+
+    n = 1
+    fn = staticmethod(_conv.conv1d)
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution layer (see ``F.conv2d``): weight (out_channels, in_channels / groups,
+    kH, kW) and bias (out_channels,), both U(-1/sqrt(fan_in), 1/sqrt(fan_in)) as PyTorch.
+    Only ``padding_mode='zeros'``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> conv = tg.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        >>> conv.weight.shape, conv(tg.zeros(1, 3, 32, 32)).shape
+        ((8, 3, 3, 3), (1, 8, 16, 16))
+    """
+
+    n = 2
+    fn = staticmethod(_conv.conv2d)
+
+
+def _given(args):
+    """A constructor's arguments (its ``locals()``) as keyword arguments."""
+    return {k: v for k, v in args.items() if k not in ("self", "__class__")}
+
+
+class _Pool(Module):
+    """A layer applying ``fn(input, **hyper)`` with the hyper-parameters given at construction
+    (refusing ceil_mode=True and return_indices=True there, as the functions do)."""
+
+    fn = None
+
+    def __init__(self, **hyper):
+        super().__init__()
+        name = type(self).__name__
+        _conv._no_ceil(name, hyper.get("ceil_mode", False))
+        _conv._no_indices(name, hyper.get("return_indices", False))
+        if "stride" in hyper and hyper["stride"] is None:
+            hyper["stride"] = hyper["kernel_size"]
+        for key, value in hyper.items():
+            setattr(self, key, value)
+        self._hyper = tuple(hyper)
+
+    def forward(self, input):
+        return type(self).fn(input, **{k: getattr(self, k) for k in self._hyper})
+
+    def extra_repr(self):
+        return ", ".join(f"{k}={getattr(self, k)!r}" for k in self._hyper)
+
+
+class _MaxPoolNd(_Pool):
+    def __init__(
+        self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False
+    ):
+        super().__init__(**_given(locals()))
+
+
+class MaxPool1d(_MaxPoolNd):
+    """Max-pooling layer over the last axis (see ``F.max_pool1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.MaxPool1d(2)(tg.tensor([[[1.0, 3.0, 2.0, 0.0]]]))
+        tensor([[[3., 2.]]])
+    """
+
+    fn = staticmethod(_conv.max_pool1d)
+
+
+class MaxPool2d(_MaxPoolNd):
+    """Max-pooling layer over the last two axes (see ``F.max_pool2d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.MaxPool2d(2)(tg.zeros(1, 3, 8, 6)).shape
+        (1, 3, 4, 3)
+    """
+
+    fn = staticmethod(_conv.max_pool2d)
+
+
+class AvgPool1d(_Pool):
+    """Average-pooling layer over the last axis (see ``F.avg_pool1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.AvgPool1d(2)(tg.tensor([[[1.0, 3.0, 2.0, 6.0]]]))
+        tensor([[[2., 4.]]])
+    """
+
+    fn = staticmethod(_conv.avg_pool1d)
+
+    def __init__(
+        self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True
+    ):
+        super().__init__(**_given(locals()))
+
+
+class AvgPool2d(_Pool):
+    """Average-pooling layer over the last two axes (see ``F.avg_pool2d``; also
+    ``divisor_override``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.AvgPool2d(2, padding=1)(tg.ones(1, 1, 2, 2))
+        tensor([[[[0.2500, 0.2500],
+                  [0.2500, 0.2500]]]])
+    """
+
+    fn = staticmethod(_conv.avg_pool2d)
+
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode=False,
+        count_include_pad=True,
+        divisor_override=None,
+    ):
+        super().__init__(**_given(locals()))
+
+
+class AdaptiveAvgPool2d(_Pool):
+    """Average pooling to a fixed ``output_size`` (see ``F.adaptive_avg_pool2d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.AdaptiveAvgPool2d((1, 1))(tg.ones(2, 5, 7, 7)).shape
+        (2, 5, 1, 1)
+    """
+
+    fn = staticmethod(_conv.adaptive_avg_pool2d)
+
+    def __init__(self, output_size):
+        super().__init__(output_size=output_size)
+
+
+class ZeroPad2d(Module):
+    """Pads the last two axes with zeros: ``padding`` an int (all four sides) or (left, right,
+    top, bottom); negative amounts crop (see ``F.pad``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.ZeroPad2d((1, 0, 0, 1))(tg.ones(1, 1, 1, 2))
+        tensor([[[[0., 1., 1.],
+                  [0., 0., 0.]]]])
+    """
+
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = _conv._tuple("ZeroPad2d", "padding", padding, 4)
+
+    def forward(self, input):
+        return _conv.pad(input, self.padding, "constant", 0.0)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+class Unflatten(Module):
+    """Splits axis ``dim`` into ``unflattened_size`` (one entry may be -1), the inverse of
+    ``Flatten``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Unflatten(1, (2, 3))(tg.zeros(4, 6)).shape
+        (4, 2, 3)
+    """
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        if isinstance(dim, str):
+            raise TypeError("Unflatten: named dimensions are not supported; give dim as an int")
+        self.dim = int(dim)
+        self.unflattened_size = tuple(int(s) for s in unflattened_size)
+
+    def forward(self, input):
+        x = _ops.tensor_of(input)
+        d = _ops.normalize_axes(self.dim, x.ndim, "Unflatten")[0]
+        sizes = self.unflattened_size
+        known = math.prod(s for s in sizes if s != -1)
+        free = sizes.count(-1)
+        if free > 1 or (known != x.shape[d] if not free else not known or x.shape[d] % known):
+            raise ValueError(
+                f"Unflatten: unflattened_size {sizes} cannot split dimension {self.dim} of "
+                f"size {x.shape[d]}"
+            )
+        return _ops.reshape(x, x.shape[:d] + sizes + x.shape[d + 1 :])
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
