@@ -6,6 +6,7 @@ results are on the tape and can be differentiated again.
 """
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -47,17 +48,61 @@ class set_grad_enabled:
 
     def __call__(self, fn):
         STATE.enabled = self.prev  # used as a decorator: undo the eager switch
+        return _with_mode(fn, self.mode)
+
+
+def _with_mode(fn, mode):
+    """``fn`` run with gradient recording set to ``mode``.  A generator function's body runs
+    with it at each resumption, and the caller's mode is back between them (PyTorch's
+    decorators do the same), not only while the generator object is created."""
+    if inspect.isgeneratorfunction(fn):
 
         @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with type(self)(self.mode):
-                return fn(*args, **kwargs)
+        def gen_wrapper(*args, **kwargs):
+            gen = _call_with_mode(fn, mode, args, kwargs)
+            send, value = gen.send, None
+            while True:
+                try:
+                    out = _call_with_mode(send, mode, (value,), {})
+                except StopIteration as stop:
+                    return stop.value
+                try:
+                    value = yield out
+                    send = gen.send
+                except GeneratorExit:
+                    _call_with_mode(gen.close, mode, (), {})
+                    raise
+                except BaseException as exc:
+                    send, value = gen.throw, exc
 
-        return wrapper
+        return gen_wrapper
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return _call_with_mode(fn, mode, args, kwargs)
+
+    return wrapper
+
+
+def _call_with_mode(fn, mode, args, kwargs):
+    prev = STATE.enabled
+    STATE.enabled = mode
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        STATE.enabled = prev
 
 
 class _GradMode:
     mode = True
+
+    def __new__(cls, fn=None):
+        """``@tg.no_grad`` without parentheses decorates ``fn`` directly, as in PyTorch."""
+        self = super().__new__(cls)
+        return self if fn is None else _with_mode(fn, cls.mode)
+
+    def __init__(self, fn=None):
+        pass
 
     def __enter__(self):
         self.prev = STATE.enabled
@@ -69,18 +114,7 @@ class _GradMode:
         return False
 
     def __call__(self, fn):
-        mode = self.mode
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            prev = STATE.enabled
-            STATE.enabled = mode
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                STATE.enabled = prev
-
-        return wrapper
+        return _with_mode(fn, self.mode)
 
 
 class no_grad(_GradMode):
@@ -585,10 +619,18 @@ _GRAD_LOCK = T.SectionLock()  # threads sharing a leaf accumulate into its .grad
 
 
 def _apply_hooks(hooks, g):
+    """A leaf's gradient ``g`` after its hooks (registration order); a hook returning another
+    shape raises, as for the hooks of other tensors."""
     for h in hooks:
         r = h(Tensor._const(g))
         if r is not None:
-            g = result(np.asarray(r._v if isinstance(r, Tensor) else r, dtype=np.float64))
+            r = result(np.asarray(r._v if isinstance(r, Tensor) else r, dtype=np.float64))
+            if np.shape(r) != np.shape(g):
+                raise RuntimeError(
+                    f"hook {getattr(h, '__name__', h)!s} returned a gradient of shape "
+                    f"{np.shape(r)} for a tensor of shape {np.shape(g)}"
+                )
+            g = r
     return g
 
 

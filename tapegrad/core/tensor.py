@@ -65,6 +65,11 @@ class TensorBase:
     def grad(self, g):
         if g is not None and not isinstance(g, TensorBase):
             raise TypeError(f"assigned grad must be a Tensor or None, got {type(g).__name__}")
+        if g is not None and np.shape(g._v) != np.shape(self._v):
+            raise RuntimeError(  # (the next backward would broadcast into it)
+                f"attempting to assign a gradient of shape {np.shape(g._v)} to a tensor of "
+                f"shape {np.shape(self._v)}; the gradient and the tensor must have the same shape"
+            )
         self._grad = g
 
     @property

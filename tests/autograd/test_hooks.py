@@ -91,6 +91,18 @@ def test_hooks_run_on_every_backward_path(where, path):
     np.testing.assert_allclose(np.asarray(g.detach().numpy()), [10.0, 20.0])
 
 
+@pytest.mark.parametrize("where", ["leaf", "non-leaf"])
+@pytest.mark.parametrize("path", list(HOOKED_PATHS))
+def test_a_hook_returning_another_shape_raises_on_every_backward_path(where, path):
+    """A hook that sums the gradient to a number raises, as in PyTorch, instead of leaving a
+    scalar .grad on a leaf of shape (2,)."""
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    b = a * a
+    (a if where == "leaf" else b).register_hook(lambda g: g.sum())
+    with pytest.raises(RuntimeError, match=r"hook .* shape \(\) for a tensor of shape \(2,\)"):
+        HOOKED_PATHS[path](a, b.sum())
+
+
 def test_a_hook_on_the_create_graph_path_keeps_the_gradient_differentiable():
     a = tg.tensor([1.0, 2.0], requires_grad=True)
     b = a * a

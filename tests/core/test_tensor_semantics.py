@@ -295,6 +295,65 @@ def test_no_grad_and_enable_grad_as_decorators():
     assert off.__name__ == "off"
 
 
+def test_grad_mode_decorators_without_parentheses():
+    x = leaf(1.0)
+
+    @tg.no_grad
+    def off():
+        return (x * 2.0).requires_grad
+
+    @tg.enable_grad
+    def on():
+        return (x * 2.0).requires_grad
+
+    assert off() is False
+    with tg.no_grad():
+        assert on() is True
+    assert tg.is_grad_enabled()
+
+
+@pytest.mark.parametrize("make", [tg.no_grad, lambda: tg.set_grad_enabled(False)])
+def test_grad_mode_decorator_on_a_generator_covers_its_body(make):
+    """The body runs with recording off at each resumption, the caller's mode is back between
+    them, and what is sent or thrown in reaches the body (PyTorch's decorators likewise): the
+    generator's x * 2 gives no gradient, as in PyTorch, where it used to give 2."""
+    x = leaf(3.0)
+
+    @make()
+    def gen():
+        got = yield x * 2.0
+        try:
+            yield got, tg.is_grad_enabled()
+        except ValueError:
+            yield "caught", tg.is_grad_enabled()
+        return "done"
+
+    it = gen()
+    y = next(it)
+    assert not y.requires_grad
+    assert tg.is_grad_enabled() and (x * 2.0).requires_grad
+    assert it.send(5) == (5, False)
+    assert it.throw(ValueError("v")) == ("caught", False)
+    with pytest.raises(StopIteration) as stop:
+        next(it)
+    assert stop.value.value == "done"
+    assert tg.is_grad_enabled()
+
+
+def test_enable_grad_decorator_on_a_generator_inside_no_grad():
+    x = leaf(3.0)
+
+    @tg.enable_grad()
+    def gen():
+        yield x * 2.0
+
+    with tg.no_grad():
+        (y,) = list(gen())
+        assert not tg.is_grad_enabled()
+    y.backward()
+    assert x.grad.item() == 2.0
+
+
 def test_grad_mode_restored_after_exception():
     with pytest.raises(ZeroDivisionError):
         with tg.no_grad():
@@ -767,3 +826,16 @@ def test_interpreter_survives_a_nan_backward():
     z = leaf([1.0, 2.0])
     (z * z).sum().backward()  # and the next backward is fine
     assert z.grad.tolist() == [2.0, 4.0]
+
+
+def test_assigning_a_grad_of_another_shape_raises():
+    """As in PyTorch; it was kept, and the next backward broadcast into it (a (3, 2) .grad
+    for a (2,) leaf)."""
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match=r"gradient of shape \(3, 1\) to a tensor of shape"):
+        x.grad = tg.tensor([[1.0], [2.0], [3.0]])
+    with pytest.raises(RuntimeError, match="same shape"):
+        x.grad = tg.tensor(5.0)
+    x.grad = tg.tensor([1.0, 1.0])
+    (x * 3.0).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 4.0])
