@@ -498,8 +498,8 @@ def _array_function(self, func, types, args, kwargs):
         return func(*_plain(args), **_plain(kwargs))
     mod = getattr(func, "__module__", "numpy") or "numpy"
     subs = {"linalg": "linalg", "fft": "fft", "scimath": "emath"}  # module -> public name
-    parts = mod.split(".")
-    sub = next((p for m, p in subs.items() if m in parts), "")
+    parts = mod.split(".")  # (NumPy 2.1: numpy.lib._scimath_impl; 2.4: numpy.lib.scimath)
+    sub = next((p for m, p in subs.items() if any(m in part for part in parts)), "")
     name = f"numpy.{sub + '.' if sub else ''}{func.__name__}"
     raise TypeError(
         f"{name} is not supported on tapegrad Tensors (it would drop the "
