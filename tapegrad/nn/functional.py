@@ -946,7 +946,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     """
     _check_reduction("mse_loss", reduction, size_average, reduce)
     _no_weight("mse_loss", weight)
-    d = _ops.sub(input, target)
+    d = _ops.sub(input, _same_shape("mse_loss", input, target))
     return _reduce(_ops.mul(d, d), reduction)
 
 

@@ -490,3 +490,13 @@ def test_sgd_refuses_pytorchs_five_positional_arguments():
     opt = tg.optim.SGD([w], 0.1, 0.9, 1e-4, dampening=0.1)  # the contract's order
     assert opt.param_groups[0]["weight_decay"] == 1e-4
     assert opt.param_groups[0]["dampening"] == 0.1
+
+
+def test_mse_loss_of_mismatched_shapes_raises():
+    # the classic (N, 1) prediction against an (N,) target: broadcasting would average all
+    # N * N pairs (PyTorch only warns); every pointwise loss refuses it
+    pred, target = tg.tensor(np.ones((4, 1)), requires_grad=True), tg.tensor(np.zeros(4))
+    for loss in (F.mse_loss, nn.MSELoss()):
+        with pytest.raises(ValueError, match=r"target shape \(4,\) differs from input shape"):
+            loss(pred, target)
+    assert F.mse_loss(pred, target.reshape(4, 1)).item() == 1.0
