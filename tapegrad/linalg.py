@@ -32,6 +32,7 @@ import numpy as np
 
 from . import numpy as tnp
 from .core.creation import tensor
+from .numpy.linalg_ops import _QRResult
 from .numpy.tensor_methods import symmetric_gradient
 from .tensor_class import Tensor
 
@@ -73,10 +74,6 @@ __all__ = [
 
 def _tensor(x):
     return x if isinstance(x, Tensor) else tensor(np.asarray(x, dtype=np.float64))
-
-
-def _mT(x):
-    return tnp.swapaxes(x, -1, -2)
 
 
 def _symmetric(A, lower: bool):
@@ -140,7 +137,7 @@ def solve(A, B, *, left: bool = True):
     """
     A, B = _tensor(A), _tensor(B)
     if not left:
-        return _mT(solve(_mT(A), _mT(B)))
+        return solve(A.mT, B.mT).mT
     if B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1])):
         return _la.solve(A, B[..., None])[..., 0]
     return _la.solve(A, B)
@@ -169,7 +166,7 @@ def qr(A, mode: str = "reduced"):
     """
     if mode == "r":
         R = _la.qr(A, mode="r")
-        return type(_la.qr(np.eye(1)))(tensor(np.zeros(0)), R)
+        return _QRResult(tensor(np.zeros(0)), R)
     if mode not in ("reduced", "complete"):
         raise ValueError(f"tg.linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
     return _la.qr(A, mode=mode)

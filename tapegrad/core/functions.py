@@ -330,6 +330,13 @@ def divmod_(x1, x2):
     return floor_divide(x1, x2), remainder(x1, x2)
 
 
+def truth(comparison) -> np.ndarray:
+    """A comparison's outcome (a Tensor of 0.0 / 1.0, or a boolean array) as booleans: how a
+    composite reads a mask from a comparison of Tensors, which a trace recording guards (a
+    replay whose mask differs retraces instead of reusing the recorded one)."""
+    return np.asarray(value_of(comparison)) != 0
+
+
 def where(cond: ArrayLike, x: TensorLike, y: TensorLike) -> Tensor:
     """Elementwise choice; both branches are recorded, so it is safe to replay.
 
@@ -1204,9 +1211,7 @@ def nan_to_num(x: TensorLike, copy=True, nan=0.0, posinf=None, neginf=None) -> T
     x = tensor_of(x)
     # which entries are NaN / +inf / -inf, by comparisons a trace guards (a replay with
     # another pattern retraces instead of replacing the recorded entries)
-    isnan, ispos, isneg = (
-        np.asarray(value_of(c)) != 0 for c in (x != x, x == math.inf, x == -math.inf)
-    )
+    isnan, ispos, isneg = (truth(c) for c in (x != x, x == math.inf, x == -math.inf))
     big = np.finfo(np.float64).max
     repl = np.where(
         isnan,

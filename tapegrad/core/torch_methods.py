@@ -399,7 +399,7 @@ def _norm(self, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None, keep
     if p == 1.0:
         return O.sum(a, dims, keepdim)
     if 0.0 < p < 1.0:  # |x| ** p has an infinite slope at 0: there, 0 (PyTorch's gradient)
-        az = np.asarray(O.value_of(a == 0.0)) != 0  # (a comparison a trace guards)
+        az = O.truth(a == 0.0)
         terms = O.where(az, 0.0, O.power(O.where(az, 1.0, a), p)) if az.any() else O.power(a, p)
     else:
         terms = O.mul(self, self) if p == 2.0 else O.power(a, p)
@@ -407,7 +407,7 @@ def _norm(self, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None, keep
     # at 0 the gradient is 0, as PyTorch's (the root's infinite slope times 0 would be nan):
     # the root of a masked 1 there, then 0 selected; the zeros are found by a comparison a
     # trace guards (a replay with other zeros retraces instead of reusing the recorded mask)
-    zero = np.asarray(O.value_of(s == 0.0)) != 0
+    zero = O.truth(s == 0.0)
     if not np.any(zero):
         return O.sqrt(s) if p == 2.0 else O.power(s, 1.0 / p)
     safe = O.where(zero, 1.0, s)

@@ -1070,8 +1070,8 @@ def binary_cross_entropy(
     pv = np.asarray(p._v)
     # comparisons of the Tensor, not of its value: a trace guards them, so a replay whose
     # probabilities leave (0, 1) or reach an end is re-recorded, never computed with stale masks
-    positive = np.asarray(value_of(p > 0.0)).astype(bool)
-    below_one = np.asarray(value_of(p < 1.0)).astype(bool)
+    positive = _ops.truth(p > 0.0)
+    below_one = _ops.truth(p < 1.0)
     if np.any(~positive & (pv != 0.0)) or np.any(~below_one & (pv != 1.0)):
         raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
     tv = _same_shape("binary_cross_entropy", p, target)

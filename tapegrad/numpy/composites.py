@@ -22,14 +22,9 @@ from .registry import FUNCTIONS, implements
 from .shape_functions import _rearrange
 
 
-def _truth(c):
-    """A comparison's outcome (a Tensor of 0.0 / 1.0, or a boolean array) as booleans."""
-    return np.asarray(value_of(c)) != 0
-
-
 def is_nan(a):
     """The NaN entries of Tensor ``a`` as a boolean array, read through a guarded compare."""
-    return _truth(a != a)
+    return O.truth(a != a)
 
 
 def _tensor(a):
@@ -139,7 +134,7 @@ def heaviside(x1, x2):
     """0 below 0, ``x2`` at 0, 1 above (NaN stays NaN): derivative 0 in ``x1``, the
     indicator of ``x1 == 0`` in ``x2``."""
     x1 = _tensor(x1)
-    below, above = _truth(x1 < 0.0), _truth(x1 > 0.0)
+    below, above = O.truth(x1 < 0.0), O.truth(x1 > 0.0)
     out = O.where(above, 1.0, O.where(below, 0.0, x2))
     nan = is_nan(x1)
     return O.where(nan, np.nan, out) if nan.any() else out
@@ -149,7 +144,7 @@ def copysign(x1, x2):
     """|x1| with the sign of x2 (the sign bit: -0.0 counts as negative), derivative 0 in x2."""
     x2t = _tensor(x2)
     v = np.asarray(value_of(x2t), dtype=np.float64)
-    negative = _truth(x2t < 0.0) | (np.signbit(v) & (v == v))
+    negative = O.truth(x2t < 0.0) | (np.signbit(v) & (v == v))
     return O.mul(O.abs_(x1), np.where(negative, -1.0, 1.0))
 
 
@@ -182,7 +177,7 @@ def i0(x):
     cos = np.cos(np.pi * np.arange(n) / n)
     if not many:
         return O.mean(O.cosh(O.mul(O.expand_dims(x, -1), cos)), -1)
-    large = _truth(ax > 700.0)
+    large = O.truth(ax > 700.0)
     safe = O.where(large, 0.0, x)  # each branch sees arguments where it is finite
     plain = O.mean(O.cosh(O.mul(O.expand_dims(safe, -1), cos)), -1)
     big = O.where(large, ax, 701.0)
@@ -218,9 +213,9 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     t = O.div(O.sub(x, xp[k]), np.where(width == 0.0, 1.0, width))
     out = O.add(lo, O.mul(t, O.sub(hi, lo)))
     first, last = O.getitem(fp, 0), O.getitem(fp, -1)
-    out = O.where(_truth(x < xp[0]), first if left is None else left, out)
-    out = O.where(_truth(x > xp[-1]), last if right is None else right, out)
-    return O.where(_truth(x == xp[-1]), last, out)
+    out = O.where(O.truth(x < xp[0]), first if left is None else left, out)
+    out = O.where(O.truth(x > xp[-1]), last if right is None else right, out)
+    return O.where(O.truth(x == xp[-1]), last, out)
 
 
 @implements(np.polyval)
@@ -279,7 +274,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
     x = _tensor(x)
     if isinstance(condlist, np.ndarray) and condlist.dtype == bool and condlist.ndim == x.ndim:
         condlist = [condlist]
-    conds = [_truth(c) for c in condlist]
+    conds = [O.truth(c) for c in condlist]
     if len(funclist) == len(conds) + 1:  # the last function: where no condition holds
         conds.append(~np.any(conds, axis=0) if conds else np.ones(x.shape, bool))
     elif len(funclist) != len(conds):

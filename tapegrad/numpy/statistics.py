@@ -27,6 +27,7 @@ from ..core.functions import (
     sum,
     tensor_of,
     transpose,
+    truth,
     where,
 )
 from ..core.tensor import TensorBase as Tensor
@@ -250,7 +251,7 @@ def _nan_skipping_quantile(s, n, q, method):
     """np.nanquantile on lanes sorted with NaN last: each lane's own count k of numbers
     (whether an entry is NaN is read through a guarded comparison), its quantiles among the
     first k; NaN for a lane of NaN only, as NumPy."""
-    nan = np.asarray(value_of(s != s)) != 0
+    nan = truth(s != s)
     lanes = int(np.prod(s.shape[:-1], dtype=np.int64))
     k = (n - nan.sum(-1)).reshape(lanes, 1)
     virtual = np.maximum(k - 1, 0) * q.reshape(1, -1)  # (lanes, nq)

@@ -184,11 +184,11 @@ def _rgamma(x):
         )
     # 0 at the poles and at -inf, as SciPy (1 / Gamma there would be 1 / nan); the masks
     # come from comparisons of x, so a trace guards them
-    zero = np.asarray(value_of((O.floor(x) == x) & (x <= 0.0))).astype(bool) | (v == -np.inf)
+    zero = O.truth((O.floor(x) == x) & (x <= 0.0)) | (v == -np.inf)
     # far from 0 the derivatives of 1 / Gamma divide by powers of Gamma, which overflow
     # (from x = 100 the first is 0 instead of -psi / Gamma, from 172 NaN): there it is
     # gammasgn(x) exp(-gammaln(x)), whose derivatives stay in range
-    far = np.asarray(value_of(O.abs_(x) > _RGAMMA_FAR)).astype(bool) & ~zero
+    far = O.truth(O.abs_(x) > _RGAMMA_FAR) & ~zero
     if not (zero.any() or far.any()):
         return O.reciprocal(O.gamma(x))
     out = O.reciprocal(O.gamma(O.where(zero | far, 1.0, x)))

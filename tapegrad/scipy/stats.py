@@ -94,7 +94,7 @@ class _Distribution:
 def _keep_nan(z, out):
     """NaN where z is NaN: a support mask or a branch condition would otherwise turn a NaN
     input into a number (the comparison is a guard in a trace)."""
-    isnan = np.asarray(value_of(z != z)).astype(bool)
+    isnan = O.truth(z != z)
     if not isnan.any():
         return out
     return O.where(np.broadcast_to(isnan, np.shape(value_of(out))), np.nan, out)
@@ -299,7 +299,7 @@ def _log_probability(p, complement):
     """log p for a probability p, as log1p(-(1 - p)) where p > 1/2 (``complement()`` gives
     1 - p): log p itself rounds to 0 there once 1 - p is below 1e-16 (the gamma logcdf at
     x = 500, a = 2 is -3.6e-215)."""
-    near_one = np.asarray(value_of(p > 0.5)).astype(bool)  # (a guard in a trace)
+    near_one = O.truth(p > 0.5)
     if not near_one.any():
         return O.log(p)
     q = O.where(near_one, complement(), 0.0)
@@ -318,7 +318,7 @@ class _T(_LocScale):
     name, shapes = "t", ("df",)
 
     def _logpdf_std(self, z, df):
-        infinite = np.asarray(value_of(df == np.inf)).astype(bool)  # the normal limit
+        infinite = O.truth(df == np.inf)  # the normal limit
         if infinite.any():
             df = O.where(infinite, 1.0, df)
         half = O.mul(O.add(df, 1.0), 0.5)
