@@ -351,10 +351,16 @@ def _eigh_jvp(x, y, dx):
     return [_diag(m), O.matmul(v, O.mul(_gap_matrix(w), m))]
 
 
-def _eigh_sym(sym):
-    """Eigenvalues and eigenvectors of the symmetric Tensor ``sym``."""
+def _eigh_sym(sym, uplo="L"):
+    """Eigenvalues and eigenvectors of the symmetric Tensor ``sym``, computed by LAPACK from
+    its triangle ``uplo``: the one NumPy reads on the caller's array, so the eigenvectors
+    (whose signs depend on the triangle read) are NumPy's own."""
     w, v = apply(
-        "LinalgEighBackward", [sym], lambda sv: list(np.linalg.eigh(sv)), _eigh_vjp, _eigh_jvp
+        "LinalgEighBackward",
+        [sym],
+        lambda sv: list(np.linalg.eigh(sv, uplo)),
+        _eigh_vjp,
+        _eigh_jvp,
     )
     return w, v
 
@@ -372,7 +378,8 @@ def eigh(a, UPLO: str = "L"):  # noqa: N803 - NumPy's name
     a = O.tensor_of(a)
     _square(a, "eigh")
     _uplo(UPLO, "eigh")
-    return _EighResult(*_eigh_sym(_from_triangle(a, UPLO.upper() == "L")))
+    uplo = UPLO.upper()
+    return _EighResult(*_eigh_sym(_from_triangle(a, uplo == "L"), uplo))
 
 
 def _uplo(uplo, name):
@@ -406,7 +413,7 @@ def eigvalsh(a, UPLO: str = "L") -> Tensor:  # noqa: N803 - NumPy's name
     return apply(
         "LinalgEigvalshBackward",
         [sym],
-        lambda sv: [np.linalg.eigvalsh(sv)],
+        lambda sv: [np.linalg.eigvalsh(sv, UPLO.upper())],
         _eigvalsh_vjp,
         _eigvalsh_jvp,
     )[0]
