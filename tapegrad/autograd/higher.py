@@ -8,6 +8,8 @@ the same for tangents.  Every order therefore agrees with the compiled sweeps by
 construction: both come from the one declaration.
 """
 
+import ast
+import copy
 import functools
 import types
 
@@ -111,6 +113,49 @@ _FormulaOps = types.SimpleNamespace(
 )
 
 
+def _masked(node, masks=()):
+    """``node`` (a scaled partial) with the partial of each ``g * partial`` product inside a
+    ``where`` branch next to a zero branch masked to that branch's entries (``masks``: the
+    conditions on the way down, each with the side its branch is on)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and masks:
+        if isinstance(node.left, ast.Name) and node.left.id == formula.SCALE:
+            partial = node.right
+            for cond, side in masks:
+                zero = ast.Constant(0.0)
+                partial = _where(cond, partial, zero) if side else _where(cond, zero, partial)
+            return ast.BinOp(node.left, ast.Mult(), partial)
+    if isinstance(node, ast.Call) and node.func.id == "where":
+        cond, x, y = node.args
+        if _is_zero(x) and not _is_zero(y):
+            y = _masked(y, (*masks, (cond, False)))
+        elif _is_zero(y) and not _is_zero(x):
+            x = _masked(x, (*masks, (cond, True)))
+        else:
+            x, y = _masked(x, masks), _masked(y, masks)
+        return ast.Call(node.func, [cond, x, y], [])
+    return node
+
+
+def _is_zero(node):
+    return isinstance(node, ast.Constant) and node.value == 0.0
+
+
+def _where(cond, x, y):
+    return ast.Call(ast.Name("where", ast.Load()), [copy.deepcopy(cond), x, y], [])
+
+
+def _masked_scale(text: str) -> str:
+    """A scaled partial whose ``where`` branches next to a zero branch have their partial
+    masked to their own entries (JAX's double where): ``where(a > 0, 0.0, g * log(c))``
+    becomes ``where(a > 0, 0.0, g * where(a > 0, 0.0, log(c)))``.  On Tensors both branches
+    are recorded, and the backward of the branch not taken gets zeros, which its product
+    with an infinite partial (``log(0)`` of ``0 ** a`` for ``a > 0``) turned into NaN for
+    the derivative in ``g`` (the tangent or cotangent) and in the operands.  Values are
+    unchanged where a branch is taken."""
+    tree = _masked(copy.deepcopy(ast.parse(text, mode="eval").body))
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
 class _Partials:
     """An elementwise op's partial derivatives as functions on Tensors of the operands and
     the factor they multiply (``formula.scaled``: a piecewise partial selects), and what
@@ -122,7 +167,7 @@ class _Partials:
         self.fns = [
             None
             if d.strip() in consts
-            else formula.tensor_function(formula.scaled(d), _FormulaOps, args)
+            else formula.tensor_function(_masked_scale(formula.scaled(d)), _FormulaOps, args)
             for d in spec.d
         ]
         self.signs = [consts.get(d.strip()) for d in spec.d]

@@ -66,6 +66,41 @@ def test_nested_derivatives_of_powers_at_zero():
     assert tg.grad(lambda y: 0.0**y)(0.0) == -np.inf  # the one-sided limit at 0
 
 
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")  # log(0), branch not taken
+def test_derivatives_in_the_tangent_and_cotangent_of_powers_of_zero():
+    # d(0 ** y)/dy is 0 for y > 0, so a JVP is 0 * v and a VJP 0 * w: their derivatives in
+    # v and w are 0, not the NaN that log(0) = -inf in the branch not taken gave (0 * -inf)
+    y = np.array([0.3, 0.4])
+    v = np.array([0.5, -1.5])
+    x = np.array([0.0, 2.0])  # an array base: the zero entry alone is the edge
+    d_x = np.log(x[1]) * x[1] ** y  # d(x ** y)/dy away from the zero base
+
+    def jvp_of(f):
+        return lambda v: tg.jvp(f, (y,), (v,))[1].sum()
+
+    assert np.array_equal(tg.grad(jvp_of(lambda y: 0.0**y))(v), [0.0, 0.0])
+    assert np.array_equal(tg.grad(jvp_of(lambda y: np.power(0.0, y)))(v), [0.0, 0.0])
+    g = tg.grad(jvp_of(lambda y: np.power(x, y)))(v)
+    assert g[0] == 0.0
+    np.testing.assert_allclose(g[1], d_x[1], rtol=1e-14)
+    assert tg.grad(lambda v: tg.jvp(lambda s: 0.0**s, (0.3,), (v,))[1])(0.5) == 0.0
+
+    def vjp_of(f, at):
+        return lambda w: tg.vjp(f, at)[1](w)[0].sum()
+
+    assert tg.grad(vjp_of(lambda s: 0.0**s, 0.3))(1.0) == 0.0
+    g = tg.grad(vjp_of(lambda s: np.power(x, s), 0.3))(np.ones(2))
+    assert g[0] == 0.0
+    np.testing.assert_allclose(g[1], np.log(2.0) * 2.0**0.3, rtol=1e-14)
+    # the derivative in the primal is unchanged, and finite differences agree in v
+    h = 1e-6
+    fd = tg.jvp(lambda s: x**s, (y,), (v + h,))[1] - tg.jvp(lambda s: x**s, (y,), (v - h,))[1]
+    np.testing.assert_allclose(fd / (2 * h), [0.0, d_x[1]], atol=1e-8)
+    assert tg.grad(tg.grad(lambda s: np.power(x, s).sum()))(0.3) == pytest.approx(
+        np.log(2.0) ** 2 * 2.0**0.3, rel=1e-14
+    )
+
+
 SINGULAR = {
     "exp at 1000": (np.exp, 1000.0),
     "sqrt at 0": (np.sqrt, 0.0),
