@@ -31,7 +31,18 @@ def _has_tensor(args):
 # array-like: their lists of Tensors are passed as they are
 _SEQUENCE_FUNCTIONS = {
     getattr(_np, n)
-    for n in ("concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "block")
+    for n in (
+        "concatenate",
+        "stack",
+        "hstack",
+        "vstack",
+        "row_stack",
+        "dstack",
+        "column_stack",
+        "block",
+        "select",
+        "choose",
+    )
     if hasattr(_np, n)
 } | {_np.linalg.multi_dot}
 

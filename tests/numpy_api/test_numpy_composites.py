@@ -127,6 +127,31 @@ def test_full_r_and_c_keep_the_graph_in_tapegrad_numpy():
         np.r_[tg.tensor(X0, requires_grad=True), 1.0]
 
 
+SEQUENCES = {
+    # lists of arrays of different shapes: tapegrad.numpy once stacked each list into one
+    # array (as for np.sum([x, y])) and refused them; np.* on Tensors took them
+    "row_stack": lambda m, x: m.row_stack((x.reshape(2, 3), x[:3], np.ones((1, 3)))),
+    "select": lambda m, x: m.select([x > 0.5, x < 0.0], [x**2, x[0] * 3.0], default=x[1]),
+    "choose": lambda m, x: m.choose(np.array([0, 1, 2, 0, 1, 2]), [x, x[2] * 2.0, 1.0]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SEQUENCES))
+def test_sequences_of_arrays_of_other_shapes_in_tapegrad_numpy(name):
+    def fn(x):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # np.row_stack
+            return SEQUENCES[name](tnp, x)
+
+    want = fn(X0)  # tapegrad.numpy on plain arrays: NumPy's call
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        assert np.array_equal(want, SEQUENCES[name](np, X0))
+    np.testing.assert_allclose(fn(tg.tensor(X0)).numpy(), want, rtol=1e-15)
+    g = tg.grad(lambda x: _scalar(fn(x)))(X0)
+    np.testing.assert_allclose(g, _fd(lambda x: _scalar(fn(x)), X0), rtol=1e-6, atol=1e-6)
+
+
 def test_diag_embed_and_make_diagonal():
     x = np.arange(6.0).reshape(2, 3)
     for offset in (0, 1, -2):
