@@ -41,11 +41,13 @@ class TensorBase:
         self._row = -1
         self._leaf = True
         self._rg = False
+        self._m = None  # set on leaves: reading an unset slot costs an AttributeError
         if requires_grad:
             self.requires_grad_(True)
 
     # ---- basic attributes ----------------------------------------------------------------------
-    # ``_grad`` and ``_m`` are left unset on op results (one store less per recorded op)
+    # ``_grad`` and ``_m`` are left unset on op results (one store less per recorded op);
+    # leaves, which backward, views and in-place changes ask for ``_m``, set it
     @property
     def grad(self):
         """The gradient accumulated by backward (None until one reaches this leaf); backward adds
@@ -359,6 +361,7 @@ class TensorBase:
         h._row = -1
         h._rg = False
         h._leaf = True
+        h._m = None
         return h
 
     def __repr__(self):
