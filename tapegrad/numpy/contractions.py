@@ -24,6 +24,7 @@ from ..core.functions import (
     sum,
     tensor_of,
     transpose,
+    truth,
 )
 from ..core.tensor import TensorBase as Tensor
 from ..core.tensor import result
@@ -257,7 +258,10 @@ def norm(x: TensorLike, ord=None, axis: Axis = None, keepdims: bool = False) -> 
     if ord == 1:
         return sum(abs_(x), axes, keepdims)
     if ord == 0:
+        # the count of nonzero entries, read through a guarded comparison: a trace replay
+        # with another pattern of zeros retraces instead of reusing the recorded count
+        nonzero = truth(x != 0.0)
         return Tensor._const(
-            result(np.sum(np.asarray(x._v) != 0, axis=axes, keepdims=keepdims, dtype=np.float64))
+            result(np.sum(nonzero, axis=axes, keepdims=keepdims, dtype=np.float64))
         )
     return power(sum(power(abs_(x), float(ord)), axes, keepdims), 1.0 / float(ord))
