@@ -2080,14 +2080,17 @@ def _logit(self, eps=None):
         >>> import tapegrad as tg
         >>> x = tg.tensor([0.5, 0.75], requires_grad=True)
         >>> y = x.logit(); y
-        tensor([0.0000, 1.0986], grad_fn=<LogBackward0>)
+        tensor([0.0000, 1.0986], grad_fn=<SubBackward0>)
         >>> y.sum().backward(); x.grad                   # 1 / (x (1 - x))
         tensor([4.0000, 5.3333])
         >>> tg.tensor([0.0, 1.0]).logit(eps=0.25)
         tensor([-1.0986,  1.0986])
     """
     x = self if eps is None else O.clip(self, eps, 1.0 - eps)
-    return O.log(O.div(x, O.sub(1.0, x)))
+    # log(x) - log1p(-x), not log(x / (1 - x)): at x = 0 and 1 the quotient's reverse-mode
+    # chain multiplies an infinite partial by a zero one (NaN); here the derivative is
+    # 1 / x + 1 / (1 - x), +inf at both ends, as PyTorch's
+    return O.sub(O.log(x), O.log1p(O.neg(x)))
 
 
 def _nan_ignoring(name):

@@ -20,10 +20,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "8d950a1c29455719"
+FINGERPRINT = "f561d173bd7c60a4"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 637629477934093681
+KERNELS_ID = 1105102744191485450
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'LINREC', 'CUMSUM', 'CUMPROD', 'LOGCUMSUMEXP')
 
 # sweep results: (status, row)
@@ -1619,7 +1619,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                     if ga:
                         adj[upa + j * sa] += g * (b * sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0))
                     if gb:
-                        adj[upb + j * sb] += ((0.0 if b > 0.0 else g * np.log(a)) if a == 0.0 else g * (out * np.log(1.0 if a == 0.0 else a)))
+                        adj[upb + j * sb] += ((0.0 if b > 0.0 else g * np.log(1.0 if b > 0.0 else a)) if a == 0.0 else g * (out * np.log(1.0 if a == 0.0 else a)))
             elif o == 57:  # MAXIMUM
                 for j in range(un):
                     g = adj[ulo + j]
@@ -2013,7 +2013,7 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                     if ga:
                         adj[upa + j * sa] += g * (b * sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0))
                     if gb:
-                        adj[upb + j * sb] += ((0.0 if b > 0.0 else g * np.log(a)) if a == 0.0 else g * (out * np.log(1.0 if a == 0.0 else a)))
+                        adj[upb + j * sb] += ((0.0 if b > 0.0 else g * np.log(1.0 if b > 0.0 else a)) if a == 0.0 else g * (out * np.log(1.0 if a == 0.0 else a)))
             elif o == 57:  # MAXIMUM
                 for j in range(un):
                     g = adj[ulo + j]
@@ -2038,9 +2038,9 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                     a = val[upa + j * sa]
                     b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j * sa] += g * (b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
+                        adj[upa + j * sa] += (g * ((0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
                     if gb:
-                        adj[upb + j * sb] += g * (-a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
+                        adj[upb + j * sb] += g * (-(0.0 if np.hypot(a, b) == 0.0 else a) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))
             elif o == 60:  # HYPOT
                 for j in range(un):
                     g = adj[ulo + j]
@@ -2970,7 +2970,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                             if ha:
                                 t += tvals[ln, upa + j * sa] * d0 if tvals[ln, upa + j * sa] != 0.0 else 0.0
                             if hb:
-                                t += ((0.0 if b > 0.0 else tvals[ln, upb + j * sb] * np.log(a)) if a == 0.0 else tvals[ln, upb + j * sb] * (out * np.log(1.0 if a == 0.0 else a))) if tvals[ln, upb + j * sb] != 0.0 else 0.0
+                                t += ((0.0 if b > 0.0 else tvals[ln, upb + j * sb] * np.log(1.0 if b > 0.0 else a)) if a == 0.0 else tvals[ln, upb + j * sb] * (out * np.log(1.0 if a == 0.0 else a))) if tvals[ln, upb + j * sb] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 57:  # MAXIMUM
                     for j in range(un):
@@ -2998,12 +2998,11 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                     for j in range(un):
                         a = val[upa + j * sa]
                         b = val[upb + j * sb]
-                        d0 = b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
-                        d1 = -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
+                        d1 = -(0.0 if np.hypot(a, b) == 0.0 else a) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j * sa] * d0 if tvals[ln, upa + j * sa] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j * sa] * ((0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) if tvals[ln, upa + j * sa] != 0.0 else 0.0
                             if hb:
                                 t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
@@ -3889,12 +3888,12 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                                 s += tvals[ln, upb + j * sb] * e1
                             tadjs[ln, upa + j * sa] += s
                     if gb:
-                        adj[upb + j * sb] += ((0.0 if b > 0.0 else g * np.log(a)) if a == 0.0 else g * (out * np.log(1.0 if a == 0.0 else a)))
-                        e0 = ((0.0 if b > 0.0 else g * (1.0 / a)) if a == 0.0 else g * (out * ((0.0 if a == 0.0 else 1.0) * (1.0 / (1.0 if a == 0.0 else a))))) if g != 0.0 else 0.0
+                        adj[upb + j * sb] += ((0.0 if b > 0.0 else g * np.log(1.0 if b > 0.0 else a)) if a == 0.0 else g * (out * np.log(1.0 if a == 0.0 else a)))
+                        e0 = ((0.0 if b > 0.0 else g * ((0.0 if b > 0.0 else 1.0) * (1.0 / (1.0 if b > 0.0 else a)))) if a == 0.0 else g * (out * ((0.0 if a == 0.0 else 1.0) * (1.0 / (1.0 if a == 0.0 else a))))) if g != 0.0 else 0.0
                         e1 = (0.0 if a == 0.0 else g * np.log(1.0 if a == 0.0 else a)) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
-                            s = ((0.0 if b > 0.0 else s * np.log(a)) if a == 0.0 else s * (out * np.log(1.0 if a == 0.0 else a))) if s != 0.0 else 0.0
+                            s = ((0.0 if b > 0.0 else s * np.log(1.0 if b > 0.0 else a)) if a == 0.0 else s * (out * np.log(1.0 if a == 0.0 else a))) if s != 0.0 else 0.0
                             if ha and tvals[ln, upa + j * sa] != 0.0:
                                 s += tvals[ln, upa + j * sa] * e0
                             if hout and tvals[ln, ulo + j] != 0.0:
@@ -3940,23 +3939,22 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                     a = val[upa + j * sa]
                     b = val[upb + j * sb]
                     if ga:
-                        d = b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
-                        adj[upa + j * sa] += g * d
-                        e0 = g * ((-(b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
-                        e1 = g * (((1.0 - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
+                        adj[upa + j * sa] += (g * ((0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
+                        e0 = g * ((-((0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - (0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
+                        e1 = g * ((((0.0 if np.hypot(a, b) == 0.0 else 1.0) - (0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - (0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
+                            s = (s * ((0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) if s != 0.0 else 0.0
                             if ha and tvals[ln, upa + j * sa] != 0.0:
                                 s += tvals[ln, upa + j * sa] * e0
                             if hb and tvals[ln, upb + j * sb] != 0.0:
                                 s += tvals[ln, upb + j * sb] * e1
                             tadjs[ln, upa + j * sa] += s
                     if gb:
-                        d = -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
+                        d = -(0.0 if np.hypot(a, b) == 0.0 else a) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
                         adj[upb + j * sb] += g * d
-                        e0 = g * (((-1.0 - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
-                        e1 = g * ((-(-a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
+                        e0 = g * (((-(0.0 if np.hypot(a, b) == 0.0 else 1.0) - -(0.0 if np.hypot(a, b) == 0.0 else a) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -(0.0 if np.hypot(a, b) == 0.0 else a) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
+                        e1 = g * ((-(-(0.0 if np.hypot(a, b) == 0.0 else a) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -(0.0 if np.hypot(a, b) == 0.0 else a) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
                         for ln in range(nl):
                             s = tadjs[ln, ulo + j]
                             s = s * d if s != 0.0 else 0.0

@@ -322,7 +322,12 @@ OPS = (
             # b * a ** (b - 1), 0 at b = 0 for every a (0 * inf and 0 * nan are masked in
             # the base, so the derivative in b, a ** (b - 1) = 1 / a there, survives)
             "b * where((b == 0.0) & ((a == 0.0) | (a != a)), 1.0, a) ** (b - 1.0)",
-            "where(a == 0.0, where(b > 0.0, 0.0, log(a)), out * log(where(a == 0.0, 1.0, a)))",
+            # at a zero base: 0 for b > 0, log(0) = -inf below; the log reads a only
+            # where it is taken (JAX's double where), else its derivative 1 / a = inf
+            # times the zero the unselected branch gets back made the second derivatives
+            # in a NaN (reverse over reverse: d2/da2 of a ** 2 at 0 was NaN, not 2)
+            "where(a == 0.0, where(b > 0.0, 0.0, log(where(b > 0.0, 1.0, a))), "
+            "out * log(where(a == 0.0, 1.0, a)))",
         ),
         numpy=("power", "__pow__"),
         domain=(0.3, 2.0),

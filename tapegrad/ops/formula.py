@@ -49,9 +49,13 @@ def _sinc_series():
 
 def arctan2_partials(x: str = "a", y: str = "b") -> tuple:
     """The partials of arctan2(x, y): y / r^2 and -x / r^2, divided twice by r = hypot(x, y)
-    (x*x + y*y would underflow for tiny operands); 0 at the origin, where arctan2 jumps."""
-    r = f"where(hypot({x}, {y}) == 0.0, 1.0, hypot({x}, {y}))"
-    return f"{y} / {r} / {r}", f"-{x} / {r} / {r}"
+    (x*x + y*y would underflow for tiny operands); 0 at the origin, where arctan2 jumps, and
+    so are their derivatives there (the numerators are masked too, as hypot's: with r alone
+    replaced by 1 the partials were y and -x near the origin, whose derivatives gave the
+    Hessian [[0, 1], [-1, 0]] there, not even symmetric)."""
+    zero = f"hypot({x}, {y}) == 0.0"
+    r = f"where({zero}, 1.0, hypot({x}, {y}))"
+    return f"where({zero}, 0.0, {y}) / {r} / {r}", f"-where({zero}, 0.0, {x}) / {r} / {r}"
 
 
 def logaddexp_partials(x: str = "a", y: str = "b", scale: float = 1.0) -> tuple:

@@ -175,12 +175,13 @@ gammasgn = _unary(
 
 def _rgamma(x):
     # 1 / Gamma: 0 at the poles of Gamma, where the derivatives (-1)^n n! ... of this entire
-    # function cannot come from 1 / Gamma: refused there rather than returned wrong
+    # function cannot come from 1 / Gamma: refused there rather than returned wrong (below
+    # -_RGAMMA_FAR; nearer the origin they come from the product below)
     v = np.asarray(value_of(x))  # not a pinned read: a replay at a pole gives NaN
-    if x.requires_grad and np.any((v <= 0) & (v == np.floor(v))):
+    if x.requires_grad and np.any((v <= -_RGAMMA_FAR) & (v == np.floor(v))):
         raise ValueError(
             "tapegrad.scipy.special.rgamma: the derivative at the nonpositive "
-            "integers (the zeros of 1/Gamma) is not implemented"
+            f"integers below {-_RGAMMA_FAR} (the zeros of 1/Gamma) is not implemented"
         )
     # 0 at the poles and at -inf, as SciPy (1 / Gamma there would be 1 / nan); the masks
     # come from comparisons of x, so a trace guards them
@@ -189,9 +190,23 @@ def _rgamma(x):
     # (from x = 100 the first is 0 instead of -psi / Gamma, from 172 NaN): there it is
     # gammasgn(x) exp(-gammaln(x)), whose derivatives stay in range
     far = O.truth(O.abs_(x) > _RGAMMA_FAR) & ~zero
-    if not (zero.any() or far.any()):
+    # below 1/2 (to -_RGAMMA_FAR), near the poles of Gamma, its n-th derivative is a
+    # difference of terms of 1 / x^(n+1) that cancel (the third at 1e-8 came out 5.6 or 12
+    # by the mode, for -3.9; the second at -1e-8 3.3, for 1.15; the first at 1e-300 NaN):
+    # there it is x (x + 1) ... (x + k - 1) / Gamma(x + k) with x + k in [1/2, 3/2), a
+    # product of smooth factors, exact at the poles too
+    near = O.truth(x < 0.5) & ~far & (v != -np.inf)
+    zero = zero & ~near
+    if not (zero.any() or far.any() or near.any()):
         return O.reciprocal(O.gamma(x))
-    out = O.reciprocal(O.gamma(O.where(zero | far, 1.0, x)))
+    out = O.reciprocal(O.gamma(O.where(zero | far | near, 1.0, x)))
+    if near.any():
+        xn = O.where(near, x, 1.0)
+        k = O.ceil(0.5 - xn)  # 0 where x is not near; piecewise constant, derivative 0
+        prod = O.reciprocal(O.gamma(xn + k))
+        for j in range(int(_RGAMMA_FAR) + 1):  # k <= 21 for x > -20
+            prod = prod * O.where(k > j, xn + float(j), 1.0)
+        out = O.where(near, prod, out)
     if far.any():
         xf = O.where(far, x, 2.0 * _RGAMMA_FAR)
         out = O.where(far, _gammasgn(xf) * O.exp(O.neg(O.gammaln(xf))), out)
@@ -369,7 +384,12 @@ class _XLogY(Function):
         log_arg = _log_shifted(y, ctx.shift)  # log1p(y), not log(1 + y): exact for tiny y
         if x is None:
             return log_arg, None
-        safe = O.where(ctx.x_value == 0.0, 1.0, y + ctx.shift if ctx.shift else y)
+        # x / (y + shift), its divisor replaced only where it is 0 at x == 0 (0 / 0; the
+        # partial is 0 there): replacing it wherever x == 0 dropped its dependence on y, so
+        # the mixed second derivative at x == 0 was 1 instead of 1 / (y + shift)
+        shifted = y + ctx.shift if ctx.shift else y
+        zero = (ctx.x_value == 0.0) & (np.asarray(value_of(shifted)) == 0.0)
+        safe = O.where(zero, 1.0, shifted) if np.any(zero) else shifted
         return log_arg, x / safe
 
     @staticmethod
