@@ -3,9 +3,11 @@
 __all__ = ["ForwardModeError"]
 
 
-class ForwardModeError(TypeError):
+class ForwardModeError(TypeError, NotImplementedError):
     """Forward mode met a row it cannot push a tangent through (e.g. a custom Function with
-    no ``jvp`` staticmethod).
+    no ``jvp`` staticmethod).  A ``NotImplementedError`` too, which PyTorch raises for a
+    Function without ``jvp`` and HIPS autograd for a primitive without a JVP rule, so code
+    written for either catches it.
 
     Examples:
         >>> import numpy as np

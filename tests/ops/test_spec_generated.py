@@ -318,6 +318,8 @@ def test_custom_function_forward_mode_uses_its_jvp_or_refuses():
     np.testing.assert_allclose(t, 3 * x**2 * v)
     with pytest.raises(tg.ForwardModeError, match="Cube.*jvp"):
         tg.jvp(lambda a: Cube.apply(a), (x,), (v,))
+    with pytest.raises(NotImplementedError):  # what PyTorch and HIPS autograd raise here
+        tg.jvp(lambda a: Cube.apply(a), (x,), (v,))
     # reverse mode still works without jvp, and hvp falls back to reverse-over-reverse
     np.testing.assert_allclose(tg.hvp(lambda a: Cube.apply(a).sum(), (x,), (v,)), 6 * x * v)
 
