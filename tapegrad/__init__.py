@@ -54,6 +54,7 @@ from .core.tensor import ConversionError
 from .tensor_class import Tensor
 from . import autograd
 from .autograd.engine import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd.grad_mode import inference_mode
 from .testing import gradcheck
 
 
@@ -209,6 +210,7 @@ unsqueeze = expand_dims
 from ._version import __version__  # noqa: E402
 
 from . import nn, optim  # noqa: E402  (built on the namespace above)
+from .nn.distance import cdist  # noqa: E402  (PyTorch's torch.cdist)
 
 # ---- functional transforms and NumPy dispatch ----
 from . import numpy  # noqa: E402  (`import tapegrad.numpy as tnp`)

@@ -4,7 +4,7 @@
 composition of tapegrad ops, so gradients, higher derivatives and trace replay come for free.
 """
 
-from . import functional
+from . import functional, init, utils
 from .layers import (
     AdaptiveAvgPool2d,
     AvgPool1d,
@@ -22,6 +22,7 @@ from .modules import (
     BCELoss,
     BCEWithLogitsLoss,
     CELU,
+    CosineSimilarity,
     CrossEntropyLoss,
     Dropout,
     ELU,
@@ -29,6 +30,7 @@ from .modules import (
     Flatten,
     GELU,
     GLU,
+    GroupNorm,
     Hardsigmoid,
     Hardswish,
     Hardtanh,
@@ -43,9 +45,14 @@ from .modules import (
     LogSoftmax,
     Mish,
     Module,
+    ModuleDict,
+    ModuleList,
     MSELoss,
     NLLLoss,
+    PairwiseDistance,
     Parameter,
+    ParameterDict,
+    ParameterList,
     ReLU,
     ReLU6,
     SELU,
@@ -67,6 +74,7 @@ __all__ = [
     "BCELoss",
     "BCEWithLogitsLoss",
     "CELU",
+    "CosineSimilarity",
     "CrossEntropyLoss",
     "Dropout",
     "ELU",
@@ -74,6 +82,7 @@ __all__ = [
     "Flatten",
     "GELU",
     "GLU",
+    "GroupNorm",
     "Hardsigmoid",
     "Hardswish",
     "Hardtanh",
@@ -88,9 +97,14 @@ __all__ = [
     "LogSoftmax",
     "Mish",
     "Module",
+    "ModuleDict",
+    "ModuleList",
     "MSELoss",
     "NLLLoss",
+    "PairwiseDistance",
     "Parameter",
+    "ParameterDict",
+    "ParameterList",
     "ReLU",
     "ReLU6",
     "SELU",
@@ -119,4 +133,6 @@ __all__ = [
     "LSTMCell",
     "RNNCell",
     "functional",
+    "init",
+    "utils",
 ]

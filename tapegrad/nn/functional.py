@@ -27,6 +27,7 @@ from .convolution import (
     max_pool2d,
     pad,
 )
+from .distance import cosine_similarity, pairwise_distance
 
 __all__ = [
     "relu",
@@ -55,6 +56,10 @@ __all__ = [
     "normalize",
     "dropout",
     "layer_norm",
+    "group_norm",
+    "one_hot",
+    "cosine_similarity",
+    "pairwise_distance",
     "batch_norm",
     "embedding",
     "cross_entropy",
@@ -538,6 +543,74 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     d = _ops.sub(x, _ops.mean(x, axes, True))
     var = _ops.mean(_ops.mul(d, d), axes, True)
     return _affine(_ops.div(d, _ops.sqrt(_ops.add(var, eps))), weight, bias)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Group normalisation of ``input`` (N, C, ...): the C channels are split into
+    ``num_groups`` groups, each normalised over its channels and the trailing axes with the
+    biased variance, then ``* weight + bias`` per channel (shape (C,)), as PyTorch.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.group_norm(tg.tensor([[1.0, 3.0, 0.0, 4.0]]), 2)
+        tensor([[-1.0000,  1.0000, -1.0000,  1.0000]])
+    """
+    x = _ops.tensor_of(input)
+    if x.ndim < 2:
+        raise RuntimeError(
+            f"group_norm: expected an input of at least 2 dimensions (N, C, ...), got shape "
+            f"{tuple(x.shape)}"
+        )
+    n, c = int(x.shape[0]), int(x.shape[1])
+    g = int(num_groups)
+    if g <= 0 or c % g:
+        raise RuntimeError(
+            "Expected number of channels in input to be divisible by num_groups, but got input "
+            f"of shape {list(x.shape)} and num_groups={num_groups}"
+        )
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and tuple(np.shape(value_of(p))) != (c,):
+            raise RuntimeError(
+                f"group_norm: expected {name} of shape ({c},), got {tuple(np.shape(value_of(p)))}"
+            )
+    grouped = _ops.reshape(x, (n, g, -1))
+    d = _ops.sub(grouped, _ops.mean(grouped, 2, True))
+    var = _ops.mean(_ops.mul(d, d), 2, True)
+    y = _ops.reshape(_ops.div(d, _ops.sqrt(_ops.add(var, eps))), tuple(x.shape))
+    return _affine(y, weight, bias, (c,) + (1,) * (x.ndim - 2))
+
+
+def one_hot(tensor, num_classes=-1):
+    """The integer tensor of shape (*tensor.shape, num_classes) with a 1 at each value of the
+    index ``tensor`` and 0 elsewhere (int64, no gradient), as PyTorch's ``F.one_hot``;
+    ``num_classes=-1`` takes the largest value + 1.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.one_hot(tg.tensor([0, 2]), 3)
+        tensor([[1, 0, 0],
+                [0, 0, 1]])
+    """
+    v = np.asarray(tensor._v if isinstance(tensor, Tensor) else tensor)
+    if v.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"one_hot is only applicable to index tensor (an integer dtype), got {v.dtype}"
+        )
+    num_classes = int(num_classes)
+    if num_classes == -1:
+        if v.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(v.max()) + 1
+    elif num_classes < -1:
+        raise RuntimeError(f"one_hot: num_classes should be -1 or non-negative, got {num_classes}")
+    if v.size and v.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if v.size and v.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    out = (v[..., None] == np.arange(num_classes)).astype(np.int64)
+    return Tensor(out)
 
 
 def _assign(t, value):

@@ -370,6 +370,308 @@ class Sequential(Module):
         return mods[i]
 
 
+def _index(i, n, what):
+    """``i`` as a position in 0..n-1 (negative counts from the end), as PyTorch's lists."""
+    i = int(i.__index__())
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of range for a {what} of length {n}")
+    return i % n
+
+
+class ModuleList(Module):
+    """A list of modules registered as submodules named ``"0"``, ``"1"``, ... (so their
+    parameters are ``"0.weight"`` ..., ``"layers.0.weight"`` under an attribute ``layers``).
+    Unlike ``Sequential`` it has no ``forward``: the owner decides how to call them.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> class Net(tg.nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.layers = tg.nn.ModuleList([tg.nn.Linear(2, 2) for _ in range(2)])
+        >>> [name for name, _ in Net().named_parameters()]
+        ['layers.0.weight', 'layers.0.bias', 'layers.1.weight', 'layers.1.bias']
+    """
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(list(self._modules.values())[idx])
+        return self._modules[str(_index(idx, len(self), "ModuleList"))]
+
+    def __setitem__(self, idx, module):
+        self.add_module(str(_index(idx, len(self), "ModuleList")), module)
+
+    def __delitem__(self, idx):
+        mods = list(self._modules.values())
+        if isinstance(idx, slice):
+            del mods[idx]
+        else:
+            del mods[_index(idx, len(mods), "ModuleList")]
+        self._modules.clear()
+        for i, m in enumerate(mods):
+            self.add_module(str(i), m)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def __add__(self, other):
+        return type(self)([*self, *other])
+
+    def append(self, module):
+        """Add ``module`` at the end; returns the list."""
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        """Append every module of the iterable ``modules``; returns the list."""
+        if isinstance(modules, Module) and not isinstance(modules, (ModuleList, Sequential)):
+            raise TypeError(
+                "ModuleList.extend should be called with an iterable, but got "
+                + type(modules).__name__
+            )
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        """Insert ``module`` before position ``index``."""
+        mods = list(self._modules.values())
+        mods.insert(int(index), module)
+        self._modules.clear()
+        for i, m in enumerate(mods):
+            self.add_module(str(i), m)
+
+    def pop(self, idx=-1):
+        """Remove and return the module at ``idx``."""
+        m = self[idx]
+        del self[idx]
+        return m
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(
+            "ModuleList has no forward(): iterate over it and call its modules"
+        )
+
+
+class ModuleDict(Module):
+    """An ordered dict of modules registered under their keys (``"blocks.enc.weight"`` ...).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> d = tg.nn.ModuleDict({"enc": tg.nn.Linear(2, 1), "act": tg.nn.ReLU()})
+        >>> list(d.keys()), [name for name, _ in d.named_parameters()]
+        (['enc', 'act'], ['enc.weight', 'enc.bias'])
+    """
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def add_module(self, name, module):
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string, got {type(name).__name__}")
+        super().add_module(name, module)
+
+    def clear(self):
+        """Remove every module."""
+        self._modules.clear()
+
+    def pop(self, key):
+        """Remove the module under ``key`` and return it."""
+        return self._modules.pop(key)
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def update(self, modules):
+        """Add the (key, module) pairs of a mapping or an iterable of pairs."""
+        pairs = modules.items() if hasattr(modules, "items") else modules
+        for j, pair in enumerate(pairs):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ValueError(
+                    f"ModuleDict update sequence element #{j} should be a (key, module) pair"
+                )
+            self[pair[0]] = pair[1]
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError("ModuleDict has no forward(): call its modules by key")
+
+
+def _as_param(value):
+    """A parameter for a ParameterList/Dict: a leaf that requires grad as it is, any other
+    Tensor or array wrapped in ``Parameter`` (a copy)."""
+    if value is None or _is_param(value):
+        return value
+    return Parameter(value)
+
+
+class ParameterList(Module):
+    """A list of parameters registered under ``"0"``, ``"1"``, ...; a Tensor that is not
+    already a parameter (a leaf that requires grad) is made one with ``Parameter``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> class Net(tg.nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.ws = tg.nn.ParameterList([tg.zeros(2), tg.ones(1)])
+        >>> [name for name, _ in Net().named_parameters()]
+        ['ws.0', 'ws.1']
+    """
+
+    def __init__(self, values=None):
+        super().__init__()
+        if values is not None:
+            self.extend(values)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(list(self._parameters.values())[idx])
+        return self._parameters[str(_index(idx, len(self), "ParameterList"))]
+
+    def __setitem__(self, idx, param):
+        self.register_parameter(str(_index(idx, len(self), "ParameterList")), _as_param(param))
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+    def __iadd__(self, parameters):
+        return self.extend(parameters)
+
+    def append(self, value):
+        """Add ``value`` (made a parameter if it is not one) at the end; returns the list."""
+        self.register_parameter(str(len(self)), _as_param(value))
+        return self
+
+    def extend(self, values):
+        """Append every value of the iterable ``values``; returns the list."""
+        if isinstance(values, Tensor):
+            raise TypeError(
+                "ParameterList.extend should be called with an iterable, but got Tensor"
+            )
+        for v in values:
+            self.append(v)
+        return self
+
+    def extra_repr(self):
+        return ", ".join(f"({k}): shape {tuple(p.shape)}" for k, p in self._parameters.items())
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError("ParameterList has no forward()")
+
+
+class ParameterDict(Module):
+    """An ordered dict of parameters registered under their keys (``"params.scale"`` ...);
+    a Tensor that is not already a parameter is made one with ``Parameter``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> d = tg.nn.ParameterDict({"scale": tg.ones(2), "shift": tg.zeros(2)})
+        >>> list(d.keys()), d["scale"]
+        (['scale', 'shift'], tensor([1., 1.], requires_grad=True))
+    """
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key):
+        return self._parameters[key]
+
+    def __setitem__(self, key, value):
+        if not isinstance(key, str):
+            raise TypeError(f"parameter name should be a string, got {type(key).__name__}")
+        self.register_parameter(key, _as_param(value))
+
+    def __delitem__(self, key):
+        del self._parameters[key]
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters)
+
+    def __contains__(self, key):
+        return key in self._parameters
+
+    def clear(self):
+        """Remove every parameter."""
+        self._parameters.clear()
+
+    def pop(self, key):
+        """Remove the parameter under ``key`` and return it."""
+        return self._parameters.pop(key)
+
+    def get(self, key, default=None):
+        return self._parameters.get(key, default)
+
+    def keys(self):
+        return self._parameters.keys()
+
+    def items(self):
+        return self._parameters.items()
+
+    def values(self):
+        return self._parameters.values()
+
+    def update(self, parameters):
+        """Add the (key, value) pairs of a mapping or an iterable of pairs."""
+        pairs = parameters.items() if hasattr(parameters, "items") else parameters
+        for j, pair in enumerate(pairs):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ValueError(
+                    f"ParameterDict update sequence element #{j} should be a (key, value) pair"
+                )
+            self[pair[0]] = pair[1]
+
+    def extra_repr(self):
+        return ", ".join(f"({k}): shape {tuple(p.shape)}" for k, p in self._parameters.items())
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError("ParameterDict has no forward()")
+
+
 class _Activation(Module):
     """A layer applying ``fn(input, **hyper)``, with the hyper-parameters given at construction
     (``inplace=True`` is refused there, as the functions refuse it)."""
@@ -814,6 +1116,88 @@ class LayerNorm(Module):
         return (
             f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
         )
+
+
+class GroupNorm(Module):
+    """Group normalisation of (N, C, ...) inputs (``F.group_norm``) with a learnable
+    per-channel ``weight`` (ones) and ``bias`` (zeros) when ``affine``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> gn = tg.nn.GroupNorm(2, 4)
+        >>> gn(tg.tensor([[1.0, 3.0, 0.0, 4.0]]))
+        tensor([[-1.0000,  1.0000, -1.0000,  1.0000]], grad_fn=<AddBackward0>)
+    """
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
+        super().__init__()
+        if device not in (None, "cpu") or dtype not in (None, "float64", np.float64):
+            raise TypeError(
+                "GroupNorm: only device=None/'cpu' and dtype=None/float64 are supported, got "
+                f"device={device!r}, dtype={dtype!r}"
+            )
+        if num_channels % num_groups != 0:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups = int(num_groups)
+        self.num_channels = int(num_channels)
+        self.eps = eps
+        self.affine = affine
+        if affine:
+            self.weight = Parameter(np.ones(self.num_channels))
+            self.bias = Parameter(np.zeros(self.num_channels))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        params = self._parameters
+        return F.group_norm(input, self.num_groups, params["weight"], params["bias"], self.eps)
+
+    def extra_repr(self):
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class CosineSimilarity(Module):
+    """``F.cosine_similarity(x1, x2, dim, eps)`` as a layer.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.CosineSimilarity(dim=0)(tg.tensor([1.0, 0.0]), tg.tensor([1.0, 1.0]))
+        tensor(0.7071)
+    """
+
+    def __init__(self, dim=1, eps=1e-8):
+        super().__init__()
+        self.dim = dim
+        self.eps = eps
+
+    def forward(self, x1, x2):
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+    def extra_repr(self):
+        return f"dim={self.dim}, eps={self.eps}"
+
+
+class PairwiseDistance(Module):
+    """``F.pairwise_distance(x1, x2, p, eps, keepdim)`` as a layer.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.PairwiseDistance(p=1.0, eps=0.0)(tg.tensor([[1.0, 2.0]]), tg.tensor([[0.0, 0.0]]))
+        tensor([3.])
+    """
+
+    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
+        super().__init__()
+        self.norm = p
+        self.eps = eps
+        self.keepdim = keepdim
+
+    def forward(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+    def extra_repr(self):
+        return f"p={self.norm}, eps={self.eps}, keepdim={self.keepdim}"
 
 
 class _BatchNorm(Module):

@@ -1,0 +1,328 @@
+"""Parameter initialisation (``tg.nn.init``), PyTorch's names, formulas and arguments.
+
+Every ``*_`` function overwrites its Tensor in place (the Tensor stays the same object, so a
+Module and an optimizer holding it see the new values; nothing is recorded for gradients) and
+returns it.  Random draws come from tapegrad's generator (``tg.manual_seed``), or from
+``generator=`` when it is a ``numpy.random.Generator``.  Fans and gains are PyTorch's:
+``fan_in = size(1) * receptive field``, ``fan_out = size(0) * receptive field``, where the
+receptive field is the product of the sizes after the first two.
+
+Examples:
+    >>> import tapegrad as tg
+    >>> w = tg.nn.Parameter(tg.zeros(3, 2))
+    >>> _ = tg.manual_seed(0)
+    >>> _ = tg.nn.init.xavier_uniform_(w)
+    >>> bool((w.abs() <= (6.0 / (2 + 3)) ** 0.5).all())
+    True
+    >>> tg.nn.init.calculate_gain("relu")
+    1.4142135623730951
+"""
+
+import math
+import warnings
+
+import numpy as np
+
+from ..core import creation as _creation
+from ..core import methods as _methods
+from ..tensor_class import Tensor
+
+__all__ = [
+    "calculate_gain",
+    "constant_",
+    "eye_",
+    "kaiming_normal_",
+    "kaiming_uniform_",
+    "normal_",
+    "ones_",
+    "orthogonal_",
+    "uniform_",
+    "xavier_normal_",
+    "xavier_uniform_",
+    "zeros_",
+]
+
+
+def _check(name, tensor):
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"{name}: expected a tapegrad Tensor, got {type(tensor).__name__}")
+    if np.dtype(tensor.dtype).kind != "f":
+        raise TypeError(f"{name}: expected a floating-point Tensor, got dtype {tensor.dtype}")
+
+
+def _rng(name, generator):
+    if generator is None:
+        return _creation.rng()
+    if isinstance(generator, np.random.Generator):
+        return generator
+    raise TypeError(
+        f"{name}: generator must be None (tapegrad's generator, see tg.manual_seed) or a "
+        f"numpy.random.Generator, got {type(generator).__name__}"
+    )
+
+
+def _fill(tensor, values):
+    """Overwrite ``tensor`` in place with ``values`` (broadcast to its shape) and return it."""
+    v = np.array(np.broadcast_to(np.asarray(values, dtype=tensor.dtype), tensor.shape))
+    _methods._set_value(tensor, float(v) if v.ndim == 0 else v)
+    return tensor
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """PyTorch's recommended gain for ``nonlinearity``: 1 for linear, conv and sigmoid, 5/3 for
+    tanh, sqrt(2) for relu, sqrt(2 / (1 + slope**2)) for leaky_relu (``param`` the negative
+    slope, 0.01 by default) and 3/4 for selu.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.init.calculate_gain("tanh"), tg.nn.init.calculate_gain("leaky_relu", 0.2)
+        (1.6666666666666667, 1.3867504905630728)
+    """
+    linear_fns = [
+        "linear",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+    ]
+    if nonlinearity in linear_fns or nonlinearity == "sigmoid":
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            negative_slope = 0.01
+        elif not isinstance(param, bool) and isinstance(param, (int, float)):
+            negative_slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + negative_slope**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def _calculate_fan_in_and_fan_out(tensor):
+    dimensions = len(tensor.shape)
+    if dimensions < 2:
+        raise ValueError(
+            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"
+        )
+    receptive_field_size = 1
+    for s in tuple(tensor.shape)[2:]:
+        receptive_field_size *= int(s)
+    fan_in = int(tensor.shape[1]) * receptive_field_size
+    fan_out = int(tensor.shape[0]) * receptive_field_size
+    return fan_in, fan_out
+
+
+def _calculate_correct_fan(tensor, mode):
+    mode = mode.lower()
+    valid_modes = ["fan_in", "fan_out"]
+    if mode not in valid_modes:
+        raise ValueError(f"Mode {mode} not supported, please use one of {valid_modes}")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
+    """Fill ``tensor`` with draws from U(a, b).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w = tg.nn.init.uniform_(tg.zeros(1000), -2.0, 3.0)
+        >>> bool(w.min() >= -2.0), bool(w.max() < 3.0)
+        (True, True)
+    """
+    _check("uniform_", tensor)
+    return _fill(tensor, _rng("uniform_", generator).uniform(a, b, tuple(tensor.shape)))
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
+    """Fill ``tensor`` with draws from N(mean, std**2).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> _ = tg.manual_seed(0)
+        >>> w = tg.nn.init.normal_(tg.zeros(10000), mean=1.0, std=0.5)
+        >>> round(float(w.mean()), 1), round(float(w.std()), 1)
+        (1.0, 0.5)
+    """
+    _check("normal_", tensor)
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    return _fill(tensor, _rng("normal_", generator).normal(mean, std, tuple(tensor.shape)))
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill ``tensor`` with ``val``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.init.constant_(tg.zeros(2), 0.5)
+        tensor([0.5000, 0.5000])
+    """
+    _check("constant_", tensor)
+    return _fill(tensor, float(val))
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    """Fill ``tensor`` with ones.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.init.ones_(tg.zeros(2))
+        tensor([1., 1.])
+    """
+    _check("ones_", tensor)
+    return _fill(tensor, 1.0)
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    """Fill ``tensor`` with zeros.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.init.zeros_(tg.ones(2))
+        tensor([0., 0.])
+    """
+    _check("zeros_", tensor)
+    return _fill(tensor, 0.0)
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill the 2-D ``tensor`` with the identity (ones on the diagonal, as ``torch.eye``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.init.eye_(tg.zeros(2, 3))
+        tensor([[1., 0., 0.],
+                [0., 1., 0.]])
+    """
+    _check("eye_", tensor)
+    if len(tensor.shape) != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _fill(tensor, np.eye(*tensor.shape))
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """Glorot initialisation: U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w = tg.nn.init.xavier_uniform_(tg.zeros(4, 2))
+        >>> bool((w.abs() <= 1.0).all())
+        True
+    """
+    _check("xavier_uniform_", tensor)
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    a = math.sqrt(3.0) * std
+    return _fill(tensor, _rng("xavier_uniform_", generator).uniform(-a, a, tuple(tensor.shape)))
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """Glorot initialisation: N(0, std**2) with std = gain * sqrt(2 / (fan_in + fan_out)).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> _ = tg.manual_seed(0)
+        >>> w = tg.nn.init.xavier_normal_(tg.zeros(200, 300))
+        >>> round(float(w.std()) / (2 / 500) ** 0.5, 2)
+        1.0
+    """
+    _check("xavier_normal_", tensor)
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return _fill(tensor, _rng("xavier_normal_", generator).normal(0.0, std, tuple(tensor.shape)))
+
+
+def _kaiming_std(name, tensor, a, mode, nonlinearity):
+    _check(name, tensor)
+    if 0 in tuple(tensor.shape):
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        return None
+    fan = _calculate_correct_fan(tensor, mode)
+    gain = calculate_gain(nonlinearity, a)
+    return gain / math.sqrt(fan)
+
+
+def kaiming_uniform_(
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator=None,
+) -> Tensor:
+    """He initialisation: U(-bound, bound) with bound = gain * sqrt(3 / fan), where fan is
+    ``mode``'s (``"fan_in"`` or ``"fan_out"``) and gain is ``calculate_gain(nonlinearity, a)``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w = tg.nn.init.kaiming_uniform_(tg.zeros(3, 6), nonlinearity="relu")
+        >>> bool((w.abs() <= 1.0).all())                 # sqrt(2) * sqrt(3 / 6) = 1
+        True
+    """
+    std = _kaiming_std("kaiming_uniform_", tensor, a, mode, nonlinearity)
+    if std is None:
+        return tensor
+    bound = math.sqrt(3.0) * std
+    rng = _rng("kaiming_uniform_", generator)
+    return _fill(tensor, rng.uniform(-bound, bound, tuple(tensor.shape)))
+
+
+def kaiming_normal_(
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator=None,
+) -> Tensor:
+    """He initialisation: N(0, std**2) with std = gain / sqrt(fan) (fan and gain as in
+    ``kaiming_uniform_``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> _ = tg.manual_seed(0)
+        >>> w = tg.nn.init.kaiming_normal_(tg.zeros(300, 200), mode="fan_out")
+        >>> round(float(w.std()) * 300**0.5 / 2**0.5, 1)
+        1.0
+    """
+    std = _kaiming_std("kaiming_normal_", tensor, a, mode, nonlinearity)
+    if std is None:
+        return tensor
+    rng = _rng("kaiming_normal_", generator)
+    return _fill(tensor, rng.normal(0.0, std, tuple(tensor.shape)))
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """A (semi-)orthogonal matrix times ``gain``, as PyTorch: the Q of the QR decomposition of a
+    standard normal (rows, cols) draw, with the signs of R's diagonal folded in (so Q is
+    uniformly distributed); tensors of more than 2 dimensions are flattened after the first.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w = tg.nn.init.orthogonal_(tg.zeros(3, 5))
+        >>> bool(((w @ w.T - tg.eye(3)).abs() < 1e-12).all())
+        True
+    """
+    _check("orthogonal_", tensor)
+    if len(tensor.shape) < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    n = int(np.prod(tensor.shape))
+    if n == 0:
+        return tensor
+    rows = int(tensor.shape[0])
+    cols = n // rows
+    flattened = _rng("orthogonal_", generator).standard_normal((rows, cols))
+    if rows < cols:
+        flattened = flattened.T
+    q, r = np.linalg.qr(flattened)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, (q * gain).reshape(tuple(tensor.shape)))
