@@ -310,7 +310,13 @@ def power(x: TensorLike, y: TensorLike) -> Tensor:
         )
     if isinstance(y, Tensor) and _is_scalar(x) and float(x) != 0.0:
         c = float(x)  # (a zero base goes to POW, whose backward masks 0 ** y for y >= 0)
-        return _scalar_op(y, C.RPOWS, lambda v, c: c**v, lambda v, c: np.power(c, v), c)
+        return _scalar_op(
+            y,  # (Python's float ** gives a complex number where NumPy gives NaN)
+            C.RPOWS,
+            lambda v, c: c**v if c > 0.0 or v == int(v) else math.nan,
+            lambda v, c: np.power(c, v),
+            c,
+        )
     return _binary("pow", C.POW, x, y)
 
 

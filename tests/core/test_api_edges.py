@@ -141,3 +141,20 @@ def test_tapegrad_scipy_without_scipy_names_the_extra(module):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "pip install 'tapegrad[scipy]'" in out.stdout
+
+
+def test_negative_number_to_a_tensor_power_is_nan_as_numpy_not_complex():
+    # float ** float in Python is complex for a negative base and a fractional exponent;
+    # NumPy (and an array Tensor) give NaN there, and so must a 0-d Tensor
+    for e in (0.5, 3.0, -1.5):
+        x = tg.tensor(e, requires_grad=True)
+        y = (-2.0) ** x
+        y.backward()
+        want = np.power(-2.0, np.array([e]))[0] if e == int(e) else np.nan
+        assert isinstance(y.item(), float)
+        np.testing.assert_equal(y.item(), want)
+        xa = tg.tensor([e], requires_grad=True)
+        ya = ((-2.0) ** xa).sum()
+        ya.backward()
+        np.testing.assert_equal(y.item(), ya.item())
+        np.testing.assert_equal(x.grad.item(), xa.grad.numpy()[0])  # c**x log(c): NaN
