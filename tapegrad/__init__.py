@@ -49,6 +49,7 @@ from .core.functions import (
     where,
 )
 from .core.ufuncs import *  # noqa: F403  (the declared elementwise functions: tg.exp ...)
+from .core.methods import broadcasting as _broadcasting
 from .core.tape import Tape, current_tape
 from .core.tensor import ConversionError
 from .tensor_class import Tensor
@@ -203,6 +204,7 @@ from .core.torch_functions import (  # noqa: E402
 )
 
 pow = power  # noqa: A001 - PyTorch's name
+broadcast_to = _broadcasting(broadcast_to)  # a view of x, as PyTorch's and NumPy's
 atan2 = arctan2  # noqa: F405 - PyTorch's name (tg.arctan2 comes from core.ufuncs)
 clip = clamp
 unsqueeze = expand_dims

@@ -7,6 +7,7 @@
 import functools
 import inspect
 import operator
+import threading
 import weakref
 
 import numpy as np
@@ -118,6 +119,7 @@ def _check_inplace(self, opname):
             f"a leaf Variable that requires grad is being used in an in-place operation "
             f"({opname} on shape {self.shape}); wrap the update in `with tg.no_grad():`"
         )
+    _refuse_overlapping_write(self, opname)
     base = _base_of(self)
     if base is not None:
         if base._leaf and base._rg and STATE.enabled:
@@ -153,9 +155,25 @@ def _basic_key(key):
 
 def _getitem(self, key):
     out = O.getitem(self, key)
-    if out._v.__class__ is not float and _basic_key(key):  # NumPy returns a view
+    if _basic_key(key) and _aliases(self, out, key):  # NumPy returns a view
         _note_view(self, out, key)
     return out
+
+
+def _aliases(base, out, key=Ellipsis):
+    """Is ``out``, a basic index (``key``) or rearrangement of array ``base``, a view of it?
+    A 0-d result is one in the Tensor API (PyTorch's ``y[0]`` and ``y.select(0, 1)`` are
+    views: ``y[0].mul_(2)`` changes y); inside a transform NumPy's meaning holds: ``a[0]`` of
+    a 1-d array is a scalar copy (``s = a[0]; s += 1`` leaves ``a`` as it was), while
+    ``a[0, ...]``, a reshape or a squeeze is a 0-d view (and a 0-d base is an array only
+    when it is such a view: ``a[0]`` is a NumPy scalar, which no view shares)."""
+    if not STATE.transforms:
+        return True
+    if base._v.__class__ is float and _base_of(base) is None:
+        return False
+    if out._v.__class__ is not float:
+        return True
+    return key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
 
 
 class Rearranged:
@@ -183,11 +201,13 @@ class Rearranged:
         _setitem(base, Ellipsis, O.reshape(O.getitem(flat, self._inverse), self.shape))
 
 
-def viewing(fn, reshapes=False):
+def viewing(fn, reshapes=False, ravels=False):
     """``fn`` (a reshape/transpose-like function of a Tensor) whose result is a view of its
     argument, as NumPy's and PyTorch's are: writes into either show in the other.  A reshape
-    (``reshapes``) of a view whose elements no strides can lay out in the new shape (a
-    transposed or strided view raveled) is a copy, as NumPy's and PyTorch's reshape are."""
+    (``reshapes``) whose elements no strides can lay out in the new shape (a transposed or
+    strided view raveled, a reshape in Fortran order) is a copy, as NumPy's and PyTorch's
+    reshape are; a ravel (``ravels``) is a view only when its elements are consecutive in
+    memory (NumPy's and PyTorch's ravel copy a strided view, ``y[::2].ravel()``)."""
 
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
@@ -195,11 +215,15 @@ def viewing(fn, reshapes=False):
         if (
             out is not self
             and isinstance(out, Tensor)
-            and out._v.__class__ is not float
             and isinstance(self, Tensor)
-            and self._v.__class__ is not float
-            and out._v.size == self._v.size
-            and not (reshapes and _copied_by_reshape(self, out.shape))
+            and _aliases(self, out)
+            and np.size(out._v) == np.size(self._v)
+            and not (
+                (reshapes or ravels)
+                and _copied_by_reshape(
+                    self, lambda b: fn(b, *args, **kwargs), ravels, _fortran(args, kwargs)
+                )
+            )
         ):
             _note_view(self, out, Rearranged(lambda b: fn(b, *args, **kwargs), self.shape))
         return out
@@ -207,25 +231,57 @@ def viewing(fn, reshapes=False):
     return method
 
 
-def _copied_by_reshape(x, shape):
-    """Would NumPy copy when reshaping view ``x`` to ``shape``?  Only a view of a view can
-    need it: the elements' places in the root's memory, in the new shape, must be an offset
-    plus one stride per axis."""
+def _fortran(args, kwargs):
+    order = kwargs.get("order", next((a for a in args if isinstance(a, str)), "C"))
+    return isinstance(order, str) and order.upper() == "F"
+
+
+def _copied_by_reshape(x, fn, contiguous=False, fortran=False):
+    """Would NumPy copy when reshaping ``x`` by ``fn``?  The elements' places in the root's
+    memory, in the new shape, must be an offset plus one stride per axis (and be consecutive
+    for a ravel, when ``contiguous``).  Only a view of a view, or a Fortran-order reshape,
+    can need a copy: a C-order reshape of a root reads its memory in order."""
     m = x._meta
     b = m.get("base") if m else None
     root = None if b is None else b[0]()
     if root is None or root._v.__class__ is float:
-        return False
-    pos = Tensor._const(np.arange(root._v.size, dtype=np.float64).reshape(root.shape))
-    at = np.asarray(read_view(b[1], pos)._v, dtype=np.int64).reshape(shape)
+        if not fortran:
+            return False
+        pos = Tensor._const(np.arange(np.size(x._v), dtype=np.float64).reshape(x.shape))
+    else:
+        pos = Tensor._const(np.arange(root._v.size, dtype=np.float64).reshape(root.shape))
+        pos = read_view(b[1], pos)
+    at = np.asarray(fn(pos)._v, dtype=np.int64)
     if at.size <= 1:
         return False
+    if contiguous:
+        return not np.array_equal(at.reshape(-1), at.flat[0] + np.arange(at.size))
+    shape = at.shape
     lin = np.full(shape, at.flat[0], np.int64)
     for ax, n in enumerate(shape):
         if n > 1:
             step = at[(0,) * ax + (1,)].flat[0] - at.flat[0]
             lin += step * np.arange(n, dtype=np.int64).reshape((n,) + (1,) * (len(shape) - ax - 1))
     return not np.array_equal(lin, at)
+
+
+_flatten_view = viewing(P._flatten, reshapes=True)
+
+
+def _flatten(self, *args, **kwargs):
+    if STATE.transforms or any(isinstance(a, str) for a in args) or "order" in kwargs:
+        return P._flatten(self, *args, **kwargs)  # NumPy's ndarray.flatten: a copy
+    return _flatten_view(self, *args, **kwargs)  # PyTorch's: a view where strides allow
+
+
+_flatten.__doc__ = (
+    P._flatten.__doc__
+    + """
+    In the Tensor API the result is a view, as PyTorch's (a write into it reaches x, where
+    strides can lay its elements out, as for reshape); inside a transform (``tg.grad``...)
+    and with an ``order`` it is NumPy's ``ndarray.flatten``, a copy.
+    """
+)
 
 
 def _diagonal(self, *args, **kwargs):
@@ -248,6 +304,89 @@ def _diagonal(self, *args, **kwargs):
     return out
 
 
+class Broadcast:
+    """The key of ``base.expand(shape)`` / ``broadcast_to`` (PyTorch's, and NumPy's read-only
+    one): a view that repeats base elements along new or size-1 axes, so a write into the
+    base shows in it.  As in PyTorch only a fill of the whole view can be written through it
+    (every copy of an element then holds the same value: the first is written back); other
+    writes are refused before they happen (``_refuse_overlapping_write``), as are all writes
+    into NumPy's (``read_only``)."""
+
+    __slots__ = ("shape", "read_only")
+
+    def __init__(self, shape, read_only=False):
+        self.shape = tuple(shape)
+        self.read_only = read_only
+
+    def read(self, base):
+        return O.broadcast_to(base, self.shape)
+
+    def write(self, base, view):
+        lead = len(self.shape) - base.ndim
+        key = (0,) * lead + tuple(
+            slice(0, 1) if b == 1 and n != 1 else slice(None)
+            for b, n in zip(base.shape, self.shape[lead:], strict=True)
+        )
+        _setitem(base, Ellipsis, O.reshape(O.getitem(view, key), base.shape))
+
+
+def broadcasting(fn, read_only=False):
+    """``fn`` (expand / broadcast_to) whose result is a view of its argument: a later write
+    into the argument shows in it, as in PyTorch and NumPy."""
+
+    @functools.wraps(fn)
+    def method(self, *args, **kwargs):
+        out = fn(self, *args, **kwargs)
+        if (
+            isinstance(out, Tensor)
+            and isinstance(self, Tensor)
+            and out is not self
+            and _aliases(self, out)
+        ):
+            if np.size(out._v) == np.size(self._v):  # no element repeated: a reshape
+                shape = out.shape
+                _note_view(self, out, Rearranged(lambda b: O.reshape(b, shape), self.shape))
+            else:
+                _note_view(self, out, Broadcast(out.shape, read_only))
+        return out
+
+    return method
+
+
+def _has_broadcast(key):
+    if isinstance(key, Composed):
+        return _has_broadcast(key.outer) or _has_broadcast(key.inner)
+    return isinstance(key, Broadcast)
+
+
+def _refuse_overlapping_write(self, opname):
+    """An in-place change of a view whose elements share places (``y.expand(3, 4)``, and
+    views of it) is refused, as PyTorch refuses it; a fill of the whole expanded view
+    (``zero_``, ``fill_``), which PyTorch allows, writes the value into the base."""
+    m = self._meta
+    b = m.get("base") if m else None
+    if b is None or not _has_broadcast(b[1]):
+        return
+    key = b[1]
+    last, earlier = (key.inner, key.outer) if isinstance(key, Composed) else (key, None)
+    if isinstance(last, Broadcast) and last.read_only:
+        raise ValueError(
+            f"{opname}: assignment destination is read-only (a broadcast_to view, read-only "
+            "in NumPy); write into a copy: b = b.copy()"
+        )
+    if (
+        opname in ("zero_", "fill_")
+        and isinstance(last, Broadcast)
+        and not (earlier is not None and _has_broadcast(earlier))
+    ):
+        return
+    raise RuntimeError(
+        f"unsupported operation: more than one element of the written-to tensor refers to a "
+        f"single memory location ({opname} on a view made by expand or broadcast_to, of "
+        f"shape {self.shape}); clone() the tensor before performing the operation"
+    )
+
+
 class Composed:
     """The key of a view of a view: ``inner`` applied to the view ``outer`` makes of the
     root.  Views of views are noted against the root, as NumPy's ``base`` is, so a write
@@ -268,15 +407,16 @@ class Composed:
 
 
 def read_view(key, base):
-    """The view ``key`` makes of ``base`` (a basic index, or a Rearranged/Composed key)."""
-    if isinstance(key, (Rearranged, Composed)):
+    """The view ``key`` makes of ``base`` (a basic index, or a Rearranged/Broadcast/Composed
+    key)."""
+    if isinstance(key, (Rearranged, Composed, Broadcast)):
         return key.read(base)
     return O.getitem(base, key)
 
 
 def write_view(key, base, view):
     """Write the view's values back into ``base`` (a recorded setitem)."""
-    if isinstance(key, (Rearranged, Composed)):
+    if isinstance(key, (Rearranged, Composed, Broadcast)):
         key.write(base, view)
     else:
         _setitem(base, key, view)
@@ -298,8 +438,9 @@ def _note_view(base, view, key):
     views = bm.get("views")
     if views is None:
         views = bm["views"] = []
-    elif len(views) >= 8:
-        views[:] = [w for w in views if w[0]() is not None]
+    elif len(views) >= bm.get("prune_at", 8):  # dead entries dropped (twice as many live
+        views[:] = [w for w in views if w[0]() is not None]  # ones: pruned half as often)
+        bm["prune_at"] = max(8, 2 * len(views))
     views.append((weakref.ref(view), key))
 
 
@@ -322,14 +463,22 @@ def _linked(self):
     return m is not None and ("base" in m or "views" in m)
 
 
+_WRITING = threading.local()  # .view: the view whose change is being written into its base
+
+
 def _after_write(self):
     """Carry an in-place change of ``self`` to its base (or to its views)."""
     m = self._meta
     b = m.get("base")
     base = None if b is None else b[0]()
     if base is not None:
-        write_view(b[1], base, self)  # writes the view's values into the base, then
-        return  # re-derives the base's views (self among them)
+        outer = getattr(_WRITING, "view", None)
+        _WRITING.view = self
+        try:
+            write_view(b[1], base, self)  # writes the view's values into the base, then
+        finally:  # re-derives the base's other views
+            _WRITING.view = outer
+        return
     _refresh_views(self)
 
 
@@ -338,10 +487,14 @@ def _refresh_views(self):
     views = m.get("views") if m else None
     if not views:
         return
+    writer = getattr(_WRITING, "view", None)
     for ref, key in list(views):
         v = ref()
         if v is None:
             continue
+        if v is writer:  # it holds the values just written: derived again, it would count
+            _refresh_views(v)  # as a second change, and a backward that saved its new
+            continue  # value (``v.exp_()``) would refuse it
         new = read_view(key, self)
         if STATE.enabled and new._rg:
             _swap_in(v, new)
@@ -564,6 +717,8 @@ def bump_version(self, at=None):
     if src is not None and (src := src()) is not None and src._v is self._v:
         bump_version(src)  # a detached Tensor shares its source's array and version
         _written_through_alias(src)
+        if src._meta is not None and _linked(src):
+            _after_write(src)  # and the memory of its base, or of its views
 
 
 def _written_through_alias(src):
@@ -605,8 +760,8 @@ def _swap_in(self, new):
     self._leaf = new._leaf
 
 
-def _setitem(self, key, value):
-    _check_inplace(self, "__setitem__")
+def _setitem(self, key, value, opname="__setitem__"):
+    _check_inplace(self, opname)
     key, value = _dedupe_last(self, key, value)
     v = self._v
     exact = v.__class__ is not float and v.dtype.kind != "f"
@@ -624,6 +779,14 @@ def _setitem(self, key, value):
         _swap_in(self, O.setitem(self, key, value))
     if self._meta is not None and _linked(self):
         _after_write(self)
+
+
+def _fill_(self, value):
+    _setitem(self, Ellipsis, value, "fill_")
+    return self
+
+
+_fill_.__doc__ = P._fill.__doc__
 
 
 def _compare(ufunc, name):
@@ -683,7 +846,7 @@ def _zero_(self):
     if with_grad or STATE.transforms or _base_of(self) is not None:
         _check_inplace(self, "zero_")
     if rg and not self._leaf and STATE.enabled:  # a graph result: zeros, gradient 0
-        _setitem(self, Ellipsis, 0.0)
+        _setitem(self, Ellipsis, 0.0, "zero_")
         return self
     v = self._v
     zeros = 0.0 if v.__class__ is float else np.zeros_like(v)
@@ -1282,6 +1445,16 @@ class TensorMethods(ElementwiseMethods):
     __rshift__ = _bitwise(np.right_shift, ">>")
     __rrshift__ = _bitwise(np.right_shift, ">>", reflected=True)
     __invert__ = _invert
+    # ``x op= y`` changes x in place, as NumPy's and PyTorch's (without these Python would
+    # rebind x to a new Tensor, and a view's base, or a base's views, would keep old values)
+    __ipow__ = _pow_
+    __imod__ = _inplace(O.remainder, "remainder_")
+    __ifloordiv__ = _inplace(O.floor_divide, "floor_divide_")
+    __iand__ = _inplace(__and__, "bitwise_and_")
+    __ior__ = _inplace(__or__, "bitwise_or_")
+    __ixor__ = _inplace(__xor__, "bitwise_xor_")
+    __ilshift__ = _inplace(__lshift__, "bitwise_left_shift_")
+    __irshift__ = _inplace(__rshift__, "bitwise_right_shift_")
     __divmod__ = O.divmod_
     __rdivmod__ = lambda s, o: O.divmod_(o, s)  # noqa: E731
 
@@ -1309,10 +1482,12 @@ class TensorMethods(ElementwiseMethods):
     T = property(viewing(_transposed))
     squeeze = viewing(_squeeze)
     unsqueeze = expand_dims = viewing(_unsqueeze)
-    flatten = P._flatten  # a copy, as NumPy's flatten
-    ravel = viewing(P._ravel, reshapes=True)
-    expand = _expand
-    broadcast_to = _calls("broadcast_to", O.broadcast_to, lambda s, shape: O.broadcast_to(s, shape))
+    flatten = _flatten
+    ravel = viewing(P._ravel, ravels=True)
+    expand = broadcasting(_expand)
+    broadcast_to = broadcasting(
+        _calls("broadcast_to", O.broadcast_to, lambda s, shape: O.broadcast_to(s, shape))
+    )
     swapaxes = viewing(_swapaxes)
     take = _take
     repeat = P._repeat
@@ -1466,7 +1641,7 @@ class TensorMethods(ElementwiseMethods):
     any = P._any
     argsort = P._argsort
     nonzero = P._nonzero
-    fill = fill_ = P._fill
+    fill = fill_ = _fill_
 
     # PyTorch's conversions (tapegrad computes on the CPU, in float64)
     to = P._to

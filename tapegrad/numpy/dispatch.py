@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core import functions as O
 from ..core import ufuncs
-from ..core.methods import viewing
+from ..core.methods import broadcasting, viewing
 from ..core.tensor import TensorBase as Tensor
 from ..core.torch_methods import ravel_order, reshape_order
 from . import complex_parts as parts
@@ -402,8 +402,10 @@ FUNCTIONS = {
     np.moveaxis: viewing(_moveaxis),
     np.squeeze: viewing(lambda a, axis=None: O.squeeze(a, axis)),
     np.expand_dims: viewing(O.expand_dims),
-    np.ravel: viewing(lambda a, order="C": ravel_order(O.tensor_of(a), order), reshapes=True),
-    np.broadcast_to: lambda array, shape, subok=False: O.broadcast_to(array, shape),
+    np.ravel: viewing(lambda a, order="C": ravel_order(O.tensor_of(a), order), ravels=True),
+    np.broadcast_to: broadcasting(
+        lambda array, shape, subok=False: O.broadcast_to(array, shape), read_only=True
+    ),
     np.atleast_1d: viewing(lambda a: _atleast(a, 1)),
     np.atleast_2d: viewing(lambda a: _atleast(a, 2)),
     np.dot: _dot,

@@ -218,3 +218,284 @@ def test_a_write_into_a_from_numpy_array_is_seen_by_the_ops_recorded_after_it_on
     b = (leaf * leaf).sum()
     (a + b).backward()
     np.testing.assert_array_equal(leaf.grad.numpy(), [2.0 + 20.0, 4.0 + 4.0])
+
+
+# ---- views beyond slices: 0-d views, expand, flatten, ravel, in-place operators ------------
+def _side_by_side(program):
+    """``program(lib, leaf)`` run in tapegrad and in PyTorch: its returned tensors' values
+    and the gradients of its loss (the last one) in the leaves, first and second order."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in ("tg", "torch"):
+
+        def leaf(values, lib=lib):
+            if lib == "tg":
+                return tg.tensor(np.asarray(values, dtype=float), requires_grad=True)
+            return torch.tensor(np.asarray(values, dtype=float), requires_grad=True)
+
+        leaves = []
+
+        def make(values, leaf=leaf, leaves=leaves):
+            leaves.append(leaf(values))
+            return leaves[-1]
+
+        outs = program(lib, make)
+        grads = (tg if lib == "tg" else torch).autograd.grad(outs[-1], leaves, create_graph=True)
+        total = sum(((g * g).sum() for g in grads), 0.0)
+        second = (tg if lib == "tg" else torch).autograd.grad(total, leaves)
+        results.append([np.asarray(o.detach().numpy()) for o in (*outs, *grads, *second)])
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)
+
+
+def _loss(*ts):
+    return sum(((t * t * t).sum() for t in ts), 0.0)
+
+
+ZERO_D_VIEWS = {
+    "y[1].mul_": lambda y, z: y[1].mul_(z[0]),
+    "y.select(0, -1).zero_": lambda y, z: y.select(0, -1).zero_(),
+    "y.select(0, 2).copy_": lambda y, z: y.select(0, 2).copy_(z[1]),
+    "y[..., 0].add_ (1-d y)": lambda y, z: y[..., 0].add_(z[0] * z[1]),
+    "y.reshape(3)[0].fill_": lambda y, z: y.reshape(3)[0].fill_(5.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_D_VIEWS))
+def test_a_0d_view_is_a_view_in_the_tensor_api(name):
+    """``y[i]`` of a 1-d tensor (and select, unbind) is a 0-d view in PyTorch: an in-place
+    change of it changes y, and a change of y shows in it (it was a copy: y kept its value
+    and the gradient missed the write)."""
+    write = ZERO_D_VIEWS[name]
+
+    def program(lib, leaf):
+        x, z = leaf([0.5, -1.0, 2.0]), leaf([1.5, 0.25])
+        y = x * 2.0
+        write(y, z)
+        v = y[2]
+        y.mul_(z[1])  # a write into y, read through the live view v
+        return y, v, _loss(y, v)
+
+    _side_by_side(program)
+
+
+def test_a_0d_index_inside_a_transform_is_numpy_s_scalar_or_0d_view():
+    """Inside tg.grad NumPy's meanings hold: ``a[0]`` of a 1-d array is a scalar copy, while
+    ``a[0, ...]`` is a 0-d view (and a ravel of it a view of a)."""
+
+    def f(x):
+        a = x * 1.0
+        s = a[0]
+        s += 10.0  # a new scalar: a is unchanged
+        v = a[1, ...]
+        v *= 3.0  # a 0-d view: a[1] triples
+        r = a[2, ...].ravel()
+        r[0] = r[0] ** 2  # a view of a 0-d view: a[2] squared
+        return np.sum(a * a) + s
+
+    x0 = np.array([0.5, -1.0, 2.0])
+    value, grad = tg.value_and_grad(f)(x0)
+    assert value == f(x0.copy()) == 0.25 + 9.0 + 16.0 + 10.5
+    np.testing.assert_allclose(grad, [2 * 0.5 + 1.0, 18.0 * -1.0, 4 * 2.0**3], rtol=1e-15)
+
+
+EXPANDS = {
+    "expand": lambda y: y[:1].expand(3, 3),
+    "expand -1": lambda y: y.unsqueeze(0).expand(2, -1, -1),
+    "broadcast_to": lambda y: y.broadcast_to((2, 2, 3)),
+    "expand_as": lambda y: y[:, :1].expand_as(y),
+    "tg.broadcast_to": lambda y: (tg if isinstance(y, tg.Tensor) else _torch()).broadcast_to(
+        y, (4, 2, 3)
+    ),
+}
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("name", sorted(EXPANDS))
+def test_an_expanded_view_shows_a_later_write_into_its_base(name):
+    """expand / broadcast_to / expand_as return views in PyTorch: a write into the base
+    shows in them, in value and gradient (they were copies holding the old values)."""
+    make = EXPANDS[name]
+
+    def program(lib, leaf):
+        x, z = leaf(np.arange(6.0).reshape(2, 3) / 4.0), leaf([1.5, -0.5, 2.0])
+        y = x * 1.0
+        e = make(y)
+        y[0] = z * z  # a write into the base
+        y.mul_(x)
+        return y, e, _loss(y, e)
+
+    _side_by_side(program)
+
+
+def test_a_fill_of_an_expanded_view_reaches_its_base_and_other_writes_are_refused():
+    torch = _torch()
+    for lib in (tg, torch):
+        dtype = torch.float64 if lib is torch else None
+        x = lib.tensor([[1.0, 2.0]], requires_grad=True, dtype=dtype)
+        y = x * 1.0
+        e = y.expand(3, 2)
+        e.fill_(4.0)
+        assert y.tolist() == [[4.0, 4.0]]
+        e.zero_()
+        assert y.tolist() == [[0.0, 0.0]]
+        with pytest.raises(RuntimeError, match="more than one element of the written-to"):
+            e.mul_(2.0)
+        with pytest.raises(RuntimeError, match="more than one element of the written-to"):
+            e.clamp_(0.0, 1.0)
+        assert y.tolist() == [[0.0, 0.0]]
+
+
+def test_numpy_broadcast_to_inside_grad_is_a_read_only_view():
+    def f(x):
+        y = x * 1.0
+        b = np.broadcast_to(y, (3, 2))
+        y[0] = 5.0 * x[1]  # shows in b, as NumPy's view
+        return np.sum(b * b)
+
+    x0 = np.array([1.0, 2.0])
+    value, grad = tg.value_and_grad(f)(x0)
+    assert value == f(x0.copy()) == 3 * (100.0 + 4.0)
+    np.testing.assert_allclose(grad, [0.0, 3 * (2 * 5 * 10.0 + 2 * 2.0)], rtol=1e-15)
+
+    def g(x):
+        b = np.broadcast_to(x * 1.0, (3, 2))
+        b[0, 0] = 1.0  # NumPy: ValueError, the view is read-only
+        return np.sum(b)
+
+    with pytest.raises(ValueError, match="read-only"):
+        g(x0.copy())
+    with pytest.raises(ValueError, match="read-only"):
+        tg.grad(g)(x0)
+
+
+def test_a_write_through_a_view_keeps_the_value_its_op_saved():
+    """``v = y.narrow(...); v.exp_()``: exp's backward reads its own result, which the
+    write into the base does not change; it differentiates, as PyTorch's (it raised the
+    version-counter error: the view was counted as changed a second time)."""
+
+    def program(lib, leaf):
+        x = leaf(np.linspace(0.1, 1.2, 12).reshape(4, 3))
+        y = x * 1.5
+        v = y.narrow(0, 1, 2)
+        v.exp_()
+        w = y[3]
+        return y, v, _loss(y, v, w)
+
+    _side_by_side(program)
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1.0
+    v = y[:1]
+    v.exp_()
+    y[1:].sigmoid_()  # a change of v's base after exp saved v: PyTorch raises too
+    with pytest.raises(RuntimeError, match=VERSION_ERROR):
+        v.sum().backward()
+
+
+def test_flatten_is_a_view_in_the_tensor_api_and_a_copy_inside_a_transform():
+    def program(lib, leaf):
+        x = leaf(np.arange(6.0).reshape(2, 3) / 5.0)
+        y = x * 1.0
+        f = y.flatten()
+        f.mul_(x.flatten())  # PyTorch's flatten is a view: y changes
+        g = y.flatten(1)
+        y.add_(1.0)  # ... and shows in g
+        return y, f, g, _loss(y, g)
+
+    _side_by_side(program)
+
+    def h(x):
+        a = x * 1.0
+        c = a.flatten()
+        c[0] = 100.0  # NumPy's ndarray.flatten is a copy
+        return np.sum(a * a)
+
+    x0 = np.array([1.0, 2.0])
+    assert tg.value_and_grad(h)(x0)[0] == h(x0.copy()) == 5.0
+
+
+def test_ravel_of_a_strided_view_is_a_copy():
+    """NumPy's and PyTorch's ravel copy when the elements are not consecutive in memory
+    (``y[:, ::2].ravel()``, ``y[:, :1].ravel()``), and NumPy's Fortran-order reshape of a
+    C-ordered array copies too; a write into the copy must not reach y."""
+
+    def program(lib, leaf):
+        x = leaf(np.arange(6.0).reshape(2, 3) / 5.0)
+        y = x * 1.0
+        y[:, ::2].ravel().zero_()
+        y[:, :1].ravel().mul_(5.0)
+        y[:1].ravel().mul_(3.0)  # consecutive: a view, y changes
+        y.reshape(-1)[::2].ravel().add_(1.0)
+        return y, _loss(y)
+
+    _side_by_side(program)
+
+    def f(x):
+        a = x * 1.0
+        a[:, ::2].ravel()[0] = 100.0
+        np.reshape(a, (3, 2), order="F")[0, 1] = 100.0
+        np.ravel(a, order="F")[1] = -5.0
+        np.ravel(a[:1], order="F")[2] = x[1, 1] ** 2  # one row: a view
+        return np.sum(a * a * a)
+
+    x0 = np.arange(6.0).reshape(2, 3) / 4.0
+    value, grad = tg.value_and_grad(f)(x0)
+    assert value == f(x0.copy())
+    assert value == pytest.approx(np.sum(x0[0, :2] ** 3) + x0[1, 1] ** 6 + np.sum(x0[1] ** 3))
+    want = 3 * x0**2
+    want[0, 2] = 0.0
+    want[1, 1] += 6 * x0[1, 1] ** 5
+    np.testing.assert_allclose(grad, want, rtol=1e-14)
+
+
+@pytest.mark.parametrize("op", ["**=", "%=", "//="])
+def test_augmented_assignments_change_the_tensor_in_place(op):
+    """``v **= 2`` (and ``%=``, ``//=``) is in place in NumPy and PyTorch: through a view it
+    changes the base (Python rebound v to a new Tensor, leaving y as it was)."""
+    code = f"v {op} c"
+
+    def program(lib, leaf):
+        x = leaf([0.5, 1.75, 2.5])
+        y = x * 1.0
+        v = y[1:]
+        ns = {"v": v if op != "//=" else v.detach(), "c": 2}  # (PyTorch has no derivative
+        exec(code, ns)  # noqa: S102 - the operator under test    of floor_divide_)
+        return y, ns["v"], _loss(y)
+
+    _side_by_side(program)
+
+    def f(x):
+        a = x * 1.0
+        v = a[1:]
+        ns = {"v": v, "c": 2}
+        exec(code, ns)  # noqa: S102
+        return np.sum(a * a * a)
+
+    x0 = np.array([0.5, 1.75, 2.5])
+    value, grad = tg.value_and_grad(f)(x0)
+    assert value == f(x0.copy())
+    want = {"**=": 6 * x0**5, "%=": 3 * (x0 % 2) ** 2, "//=": 0 * x0}[op]
+    want[0] = 3 * 0.5**2
+    np.testing.assert_allclose(grad, want, rtol=1e-15)
+
+
+def test_a_write_through_a_detached_view_or_a_detached_base_reaches_the_other():
+    """``v.detach()`` shares v's memory, which is its base's: a write into it changes the
+    base (it changed v only); a write into ``y.detach()`` shows in y's views (they kept
+    their old values)."""
+
+    def program(lib, leaf):
+        x = leaf([0.5, 1.75, 2.5, -1.0])
+        y = x * 1.0
+        v = y[1:]
+        v.detach().mul_(0.5)
+        t = y.reshape(2, 2).T
+        y.detach()[0] = 3.0
+        u = y[::2]
+        t.detach().add_(1.0)
+        return y, v, t, u, _loss(y * x, v, t, u)
+
+    _side_by_side(program)
