@@ -1,10 +1,12 @@
 """Recording a trace: the private tape, the guards Python's looks at a traced value leave, and
 the specs of the arguments and outputs (pytrees of float leaves and static values)."""
 
+import functools
 import linecache
 import math
 import os
 import sys
+import types
 
 import numpy as np
 
@@ -142,6 +144,76 @@ def _rng_states():
         st.get("has_gauss"),
         repr(_creation.rng().bit_generator.state),
     )
+
+
+def _reachable_tensors(f, depth=4, budget=20000):
+    """The float leaf Tensors not requiring grad that ``f`` can reach by name: in its closure
+    cells, defaults and the globals its code names (nested code included), through bound
+    methods, partials, containers and objects' attributes, and the same for the functions
+    found there, ``depth`` levels deep (modules and classes are not entered)."""
+    found, seen = {}, set()
+    todo = [(f, depth)]
+    while todo and len(seen) < budget:
+        obj, level = todo.pop()
+        if id(obj) in seen or level < 0:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, Tensor):
+            v = obj._v
+            if obj._leaf and not obj._rg and (v.__class__ is float or v.dtype.kind == "f"):
+                found[id(obj)] = obj
+            continue
+        if isinstance(obj, _OPAQUE):
+            continue
+        try:
+            subs = _parts(obj)
+        except Exception:  # noqa: BLE001 - an object whose attributes cannot be read
+            continue
+        todo += [(o, level - 1) for o in subs[:1000]]
+    return list(found.values())
+
+
+def _parts(obj):
+    """What ``obj`` refers to, for ``_reachable_tensors``."""
+    code = getattr(obj, "__code__", None)
+    if isinstance(obj, types.MethodType):
+        subs = [obj.__func__, obj.__self__]
+    elif isinstance(code, types.CodeType):
+        g = getattr(obj, "__globals__", None) or {}
+        subs = [g[n] for n in _code_names(code) if n in g]
+        for cell in getattr(obj, "__closure__", None) or ():
+            try:
+                subs.append(cell.cell_contents)
+            except ValueError:  # an empty cell
+                pass
+        subs += list(getattr(obj, "__defaults__", None) or ())
+        subs += list((getattr(obj, "__kwdefaults__", None) or {}).values())
+    elif isinstance(obj, functools.partial):
+        subs = [obj.func, *obj.args, *obj.keywords.values()]
+    elif isinstance(obj, dict):
+        subs = list(obj.values())
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        subs = list(obj)
+    else:
+        subs = list(getattr(obj, "__dict__", {}).values())
+        call = type(obj).__call__ if callable(obj) else None
+        if isinstance(getattr(call, "__code__", None), types.CodeType):
+            subs.append(call)  # a callable object: what its __call__ reads
+    return subs
+
+
+_OPAQUE = (
+    str, bytes, int, float, complex, bool, type(None), np.ndarray, np.generic, type,
+    types.ModuleType, types.BuiltinFunctionType, np.ufunc,
+)  # fmt: skip
+
+
+def _code_names(code):
+    names = list(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names += _code_names(c)
+    return names
 
 
 def _begin(rec):

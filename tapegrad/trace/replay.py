@@ -51,9 +51,19 @@ from .record import (
     _leaf_tensors,
     _out_spec,
     _out_value,
+    _reachable_tensors,
     _rng_states,
     _spec,
 )
+
+
+def _same_value(v, seen):
+    """Whether a closure Tensor's value ``v`` is still, bit for bit, the recorded ``seen``."""
+    a, b = np.asarray(v), np.asarray(seen)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    bits = lambda c: np.ascontiguousarray(c).reshape(-1).view(np.uint8)  # noqa: E731
+    return bool(np.array_equal(bits(a), bits(b)))
 
 
 def _cores():
@@ -186,6 +196,10 @@ class Trace:
         prev_tape = STATE.tape
         prev, depth = STATE.guard, STATE.transforms
         rng_before = _rng_states()
+        # Tensors f reaches from its closure that do not require grad: what f computes from
+        # them alone (np.sort(w), w.sum() > 0) is not recorded but frozen into the trace, so
+        # a replay checks that each still holds the value it had (see _read_closure)
+        watched = [(weakref.ref(h), np.array(h._v)) for h in _reachable_tensors(self.f)]
         try:  # everything set inside the try and restored absolutely (interrupt safety)
             STATE.tape = t
             _begin(rec)
@@ -215,6 +229,10 @@ class Trace:
         self._finish(
             t, rec, specs, out_spec, k, sum(np.size(v) for i in self.argnums for v in per_arg[i])
         )
+        # (one the trace entered as a row, an operand of a recorded op, is read at every
+        # replay instead, as a parameter is)
+        direct = {id(ref()) for _, ref, _ in self._closure if ref() is not None}
+        self._watched = [(ref, v) for ref, v in watched if id(ref()) not in direct]
 
     def _finish(self, t, rec, specs, out_spec, k, ng):
         code = t.code[: t.n].copy()  # reading code flushes pending rows
@@ -358,6 +376,16 @@ class Trace:
                     "retrace=True)"
                 )
             val[voff[r] : voff[r + 1]] = v if v.__class__ is float else np.ravel(v)
+        for ref, seen in self._watched:
+            h = ref()
+            if h is None or not _same_value(h._v, seen):
+                raise RetraceRequired(
+                    "trace: a Tensor f reads from its closure (without requires_grad) "
+                    + ("no longer exists" if h is None else "changed value")
+                    + " since the trace was recorded, and f computed from it values the "
+                    "trace keeps as they were (a sort, a sum, a branch); record a new trace "
+                    "(or create it with retrace=True, or use tg.traced)"
+                )
 
     def _can_retrace(self):
         return self.retrace and self.f is not None
@@ -770,6 +798,7 @@ class Trace:
         self.m, self.ng = meta["m"], meta["ng"]
         self.sites = {int(s[0]): list(s[1:]) for s in meta["sites"]}
         self._closure = []  # a loaded trace keeps the closure values it was saved with
+        self._watched = []
         self._py = []
         self._setup()
 
@@ -813,6 +842,12 @@ def trace(
       current value at every replay, so a replay after an optimizer step uses the new
       weights (a change of shape raises RetraceRequired, or retraces).  A value Python looked
       at while recording (``p.item()``, ``if p > 0``) is a guard like any other;
+    - Tensors without ``requires_grad`` that ``f`` reaches from its closure (by name, through
+      objects, containers, partials and the functions it calls): what ``f`` computes from
+      them alone (``np.sort(w)``, ``if w.sum() > 0``) is not recorded, so for each one that
+      is never an operand of a recorded op a replay checks that it still holds its recorded
+      value, and raises RetraceRequired (or retraces) when it changed (in place, or
+      ``w.data = ...``);
     - NumPy arrays and Python numbers from the closure are constants of the trace (as in
       ``jax.jit``): pass values that change as arguments.
 
