@@ -3,7 +3,7 @@
 - ``tg.optim.SGD`` / ``Adam`` / ``AdamW`` / ``RMSprop`` / ``Adagrad`` (``stateful.py``):
   PyTorch's optimizer objects, stepping Tensors in place from their ``.grad`` (parameter
   groups, ``state_dict``), and ``tg.optim.lr_scheduler`` (StepLR, ExponentialLR,
-  CosineAnnealingLR).
+  CosineAnnealingLR, LambdaLR, MultiStepLR, ReduceLROnPlateau).
 - ``tapegrad.optimizers.sgd`` / ``adam`` / ``rmsprop`` (``functional.py``, also importable as
   ``tapegrad.optim.sgd`` ...): HIPS autograd's optimizer functions, ``x = adam(grad_fn, x0)``
   over any pytree of arrays.

@@ -21,10 +21,20 @@ Examples:
 """
 
 import math
+from bisect import bisect_right
+from collections import Counter
 
 from .stateful import Optimizer
 
-__all__ = ["LRScheduler", "StepLR", "ExponentialLR", "CosineAnnealingLR"]
+__all__ = [
+    "LRScheduler",
+    "StepLR",
+    "ExponentialLR",
+    "CosineAnnealingLR",
+    "LambdaLR",
+    "MultiStepLR",
+    "ReduceLROnPlateau",
+]
 
 
 class LRScheduler:
@@ -60,6 +70,10 @@ class LRScheduler:
     def lr_at(self, base_lr, epoch):
         raise NotImplementedError
 
+    def _group_lr(self, index, base_lr, epoch):
+        """The lr of parameter group ``index`` (schedules with per-group rules override it)."""
+        return self.lr_at(base_lr, epoch)
+
     def step(self, epoch=None):
         """Advance one epoch and set every group's lr."""
         if epoch is not None:
@@ -68,8 +82,9 @@ class LRScheduler:
                 "supported; call step() once per epoch"
             )
         self.last_epoch += 1
-        for group, base in zip(self.optimizer.param_groups, self.base_lrs, strict=True):
-            group["lr"] = self.lr_at(base, self.last_epoch)
+        groups = self.optimizer.param_groups
+        for i, (group, base) in enumerate(zip(groups, self.base_lrs, strict=True)):
+            group["lr"] = self._group_lr(i, base, self.last_epoch)
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     def get_last_lr(self):
@@ -146,3 +161,187 @@ class CosineAnnealingLR(LRScheduler):
             self.eta_min
             + (base_lr - self.eta_min) * (1.0 + math.cos(math.pi * epoch / self.T_max)) / 2.0
         )
+
+
+class LambdaLR(LRScheduler):
+    """lr = initial_lr * lr_lambda(epoch), with one function for every group or a list of
+    them, one per group.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> opt = tg.optim.SGD([tg.tensor([1.0], requires_grad=True)], lr=1.0)
+        >>> sched = tg.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 1 / (epoch + 1))
+        >>> sched.step(); sched.step(); sched.get_last_lr()
+        [0.3333333333333333]
+    """
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        groups = getattr(optimizer, "param_groups", [])
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != len(groups):
+                raise ValueError(f"Expected {len(groups)} lr_lambdas, but got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * len(groups)
+        super().__init__(optimizer, last_epoch)
+
+    def _group_lr(self, index, base_lr, epoch):
+        return base_lr * self.lr_lambdas[index](epoch)
+
+    def state_dict(self):
+        """Everything but the optimizer and the functions (which the caller recreates)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+
+
+class MultiStepLR(LRScheduler):
+    """lr = initial_lr * gamma ** (the number of milestones <= epoch); a milestone given
+    twice counts twice, as in PyTorch.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> opt = tg.optim.SGD([tg.tensor([1.0], requires_grad=True)], lr=1.0)
+        >>> sched = tg.optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 3], gamma=0.5)
+        >>> rates = []
+        >>> for epoch in range(4):
+        ...     rates.append(sched.get_last_lr()[0])
+        ...     sched.step()
+        >>> rates
+        [1.0, 0.5, 0.5, 0.25]
+    """
+
+    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+        self.milestones = Counter(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, base_lr, epoch):
+        return base_lr * self.gamma ** bisect_right(sorted(self.milestones.elements()), epoch)
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Multiply every group's lr by ``factor`` when the metric given to ``step(metric)`` has
+    not improved for more than ``patience`` steps, as PyTorch: an improvement is a metric below
+    ``best * (1 - threshold)`` (``mode="min"``, ``threshold_mode="rel"``), below ``best -
+    threshold`` (``"abs"``), or above ``best * (1 + threshold)`` / ``best + threshold`` with
+    ``mode="max"``; after a reduction ``cooldown`` steps pass before bad steps count again; no
+    lr goes below ``min_lr`` (a number or one per group), and a reduction smaller than ``eps``
+    is skipped.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> opt = tg.optim.SGD([tg.tensor([1.0], requires_grad=True)], lr=1.0)
+        >>> sched = tg.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=1)
+        >>> for loss in [3.0, 2.0, 2.0, 2.0, 2.0]:
+        ...     sched.step(loss)
+        >>> sched.get_last_lr()                # 2 bad steps after the best: halved once
+        [0.5]
+    """
+
+    def __init__(
+        self,
+        optimizer,
+        mode="min",
+        factor=0.1,
+        patience=10,
+        threshold=1e-4,
+        threshold_mode="rel",
+        cooldown=0,
+        min_lr=0,
+        eps=1e-8,
+    ):
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        self.factor = factor
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not a tg.optim Optimizer")
+        self.optimizer = optimizer
+        groups = optimizer.param_groups
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != len(groups):
+                raise ValueError(f"expected {len(groups)} min_lrs, got {len(min_lr)}")
+            self.default_min_lr = None
+            self.min_lrs = list(min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(groups)
+        self.patience = patience
+        self.cooldown = cooldown
+        self.eps = eps
+        self.last_epoch = 0
+        self._last_lr = [group["lr"] for group in groups]
+        self._init_is_better(mode, threshold, threshold_mode)
+        self._reset()
+
+    def _reset(self):
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    def step(self, metrics, epoch=None):
+        """Record this epoch's metric (a number or a one-element Tensor) and reduce the lr
+        after a plateau."""
+        if epoch is not None:
+            raise TypeError(
+                "ReduceLROnPlateau.step: the epoch argument (deprecated in PyTorch) is not "
+                "supported; call step(metric) once per epoch"
+            )
+        current = float(metrics)
+        self.last_epoch += 1
+        if self._is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # bad epochs in cooldown do not count
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr()
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def _reduce_lr(self):
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(
+                    f"The number of param groups in the `optimizer` ({len(groups)}) differs "
+                    f"from when `ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), "
+                    "usually due to a new param group being added to the optimizer. Please "
+                    "modify the `min_lrs` field to match the length of the `optimizer` param "
+                    "groups."
+                )
+            self.min_lrs = [self.default_min_lr] * len(groups)
+        for i, group in enumerate(groups):
+            old_lr = float(group["lr"])
+            new_lr = max(old_lr * self.factor, self.min_lrs[i])
+            if old_lr - new_lr > self.eps:
+                group["lr"] = new_lr
+
+    @property
+    def in_cooldown(self):
+        return self.cooldown_counter > 0
+
+    def _is_better(self, a, best):
+        if self.mode == "min" and self.threshold_mode == "rel":
+            return a < best * (1.0 - self.threshold)
+        if self.mode == "min" and self.threshold_mode == "abs":
+            return a < best - self.threshold
+        if self.mode == "max" and self.threshold_mode == "rel":
+            return a > best * (self.threshold + 1.0)
+        return a > best + self.threshold
+
+    def _init_is_better(self, mode, threshold, threshold_mode):
+        if mode not in {"min", "max"}:
+            raise ValueError("mode " + str(mode) + " is unknown!")
+        if threshold_mode not in {"rel", "abs"}:
+            raise ValueError("threshold mode " + str(threshold_mode) + " is unknown!")
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.mode = mode
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+
+    def load_state_dict(self, state_dict):
+        self.__dict__.update(state_dict)
+        self._init_is_better(self.mode, self.threshold, self.threshold_mode)
