@@ -547,6 +547,13 @@ def _inplace(fn, opname):
     return method
 
 
+def _numpy_sort(self, axis=-1, kind=None, order=None):
+    """NumPy's ``a.sort(axis=-1)`` inside NumPy code: sorts ``a`` in place, returns None."""
+    if order is not None:
+        raise TypeError("ndarray.sort: order= (fields of a structured array) has no meaning here")
+    _inplace(lambda s, d: P._sort(s, d).values, "sort")(self, axis)
+
+
 def _same_kind(self, v, opname):
     """An in-place op keeps the Tensor's dtype, as NumPy's ``a += b`` and PyTorch's do: an
     integer or boolean Tensor cannot take a float result (it is refused, not promoted)."""
@@ -1464,12 +1471,12 @@ class TensorMethods(ElementwiseMethods):
     prod = _reduction(O.prod)
     amax = _reduction(O.amax)
     amin = _reduction(O.amin)
-    max = P._max
-    min = P._min
+    max = P.numpy_or_torch(P._max, P._numpy_max, ("dim", "keepdim"))
+    min = P.numpy_or_torch(P._min, P._numpy_min, ("dim", "keepdim"))
     argmax = P._argmax
     argmin = P._argmin
-    var = P._var
-    std = P._std
+    var = P.numpy_or_torch(P._var, P._numpy_var, ("dim", "keepdim", "unbiased"))
+    std = P.numpy_or_torch(P._std, P._numpy_std, ("dim", "keepdim", "unbiased"))
     logsumexp = _logsumexp
     softmax = _softmax
     log_softmax = _log_softmax
@@ -1490,9 +1497,9 @@ class TensorMethods(ElementwiseMethods):
     )
     swapaxes = viewing(_swapaxes)
     take = _take
-    repeat = P._repeat
+    repeat = P.numpy_or_torch(P._repeat, P._numpy_repeat, ())
     repeat_interleave = P._repeat_interleave
-    sort = P._sort
+    sort = P.numpy_or_torch(P._sort, _numpy_sort, ("dim", "descending", "stable"))
     diagonal = _diagonal
     median = P._median
     norm = P._norm
@@ -1640,7 +1647,7 @@ class TensorMethods(ElementwiseMethods):
     all = P._all
     any = P._any
     argsort = P._argsort
-    nonzero = P._nonzero
+    nonzero = P.numpy_or_torch(P._nonzero, P._numpy_nonzero, ("as_tuple",))
     fill = fill_ = _fill_
 
     # PyTorch's conversions (tapegrad computes on the CPU, in float64)

@@ -1068,10 +1068,14 @@ class _ThreadState(threading.local):
     how many transforms (``tg.grad`` & co., a ``tg.trace`` recording) run ``f`` on this thread
     (inside one, a Tensor that requires grad is a traced value and never converts
     implicitly), and the guard of the trace recording on this thread (None outside one: the
-    recorder notes there what Python reads of a value a replay may change)."""
+    recorder notes there what Python reads of a value a replay may change), and whether the
+    outermost transform running was called with Tensors (``torch_code``: PyTorch-style code,
+    whose Tensor methods keep PyTorch's meanings) or with NumPy values (NumPy code, where the
+    methods whose NumPy and PyTorch meanings differ follow NumPy's: see ``torch_methods``)."""
 
     transforms = 0
     guard = None
+    torch_code = False
 
     def __init__(self):
         self.tape = Tape()

@@ -276,14 +276,20 @@ class TensorBase:
             a = a.astype(dtype)
         return a
 
-    def item(self):
-        """The value of a one-element Tensor as a Python number (no gradient).
+    def item(self, *index):
+        """The value of a one-element Tensor as a Python number (no gradient); NumPy's
+        ``a.item(i)`` / ``a.item(i, j)`` read one element of a larger one.
 
         Examples:
             >>> import tapegrad as tg
             >>> tg.tensor([2.5], requires_grad=True).item()
             2.5
+            >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).item(1, 0)
+            3.0
         """
+        if index:
+            _guard_hook(self, "item")
+            return np.asarray(self._v).item(*index)
         if self.numel() != 1:
             raise ValueError(
                 f"only one element tensors can be converted to Python scalars (shape {self.shape})"
@@ -912,6 +918,22 @@ def _record_binary_slow(x, y, code, v):
     ra = row_of(t, x)
     rb = row_of(t, y)
     return record(t, code, ra, rb, v)
+
+
+def holds_tensor(tree, limit=10_000):
+    """Is there a Tensor in ``tree`` (lists, tuples and dicts looked into)?  A transform
+    called with one runs PyTorch code (``STATE.torch_code``)."""
+    todo, seen = [tree], 0
+    while todo and seen < limit:
+        x = todo.pop()
+        seen += 1
+        if isinstance(x, TensorBase):
+            return True
+        if isinstance(x, (list, tuple)):
+            todo.extend(x)
+        elif isinstance(x, dict):
+            todo.extend(x.values())
+    return False
 
 
 def needs_grad(*xs):

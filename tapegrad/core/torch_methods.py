@@ -5,6 +5,14 @@ returns ``(values, indices)``, ``x.std()`` is unbiased, ``x.repeat`` tiles, ``x.
 shape); the functions of ``tapegrad.numpy`` keep NumPy's meanings.  Values and gradients
 follow PyTorch: ``x.max(dim)`` and ``x.sort()`` send the gradient to the element each value
 came from (one element at ties), ``x.max()`` shares it between tied maxima.
+
+One exception keeps NumPy code right: inside a transform or trace recording called with NumPy
+values (``tg.grad(f)(array)``: ``f`` is NumPy code, and its traced values stand for arrays),
+the methods whose NumPy and PyTorch meanings differ (``std``, ``var``, ``max``, ``min``,
+``repeat``, ``sort``, ``nonzero``) follow NumPy, so ``f`` computes under the transform what it
+computes on arrays, as under JAX and HIPS autograd.  A PyTorch-only keyword (``dim=``,
+``keepdim=``, ``unbiased=``, ``descending=``, ``as_tuple=`` ...) still asks for PyTorch's
+meaning, and a transform called with Tensors runs PyTorch code (``STATE.torch_code``).
 """
 
 import math
@@ -200,6 +208,79 @@ _var.__doc__ = """``x.var(dim=None, unbiased=True, keepdim=False, *, correction=
         >>> x.var(unbiased=False).item()
         1.0
     """
+
+
+# ---- NumPy's meanings inside NumPy code (see the module docstring) ----------------------------
+_NO_VALUE = object()
+
+
+def numpy_or_torch(torch_method, numpy_method, torch_keywords):
+    """The method that is ``numpy_method`` inside a transform of NumPy code (unless called
+    with one of the PyTorch-only ``torch_keywords``) and ``torch_method`` everywhere else."""
+    torch_keywords = frozenset(torch_keywords)
+
+    def method(self, *args, **kwargs):
+        if STATE.transforms and not STATE.torch_code and torch_keywords.isdisjoint(kwargs):
+            return numpy_method(self, *args, **kwargs)
+        return torch_method(self, *args, **kwargs)
+
+    method.__name__ = torch_method.__name__
+    method.__doc__ = (
+        f"{torch_method.__doc__}\n"
+        f"    Inside ``tg.grad`` & co. of NumPy code it is NumPy's ``ndarray.{method.__name__}``\n"
+        "    (``tapegrad.core.torch_methods``)."
+    )
+    return method
+
+
+def _numpy_extreme(op, full):
+    def method(self, axis=None, out=None, keepdims=False, initial=_NO_VALUE, where=_NO_VALUE):
+        if isinstance(axis, (Tensor, np.ndarray)):  # x.max(other): no NumPy meaning to keep
+            return (_max if op == "max" else _min)(self, axis)
+        if out is not None:
+            raise TypeError(f"ndarray.{op}: out= is not supported (results are new values)")
+        if initial is not _NO_VALUE or where is not _NO_VALUE:
+            raise TypeError(
+                f"ndarray.{op}: initial= and where= are taken by np.{op}(a, ...), not by the "
+                f"method; write np.{op}(a, axis, initial=..., where=...)"
+            )
+        return full(self, tuple(axis) if isinstance(axis, list) else axis, bool(keepdims))
+
+    return method
+
+
+def _numpy_spread(name, fn):
+    def method(
+        self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None, **kw
+    ):
+        if out is not None or kw or (dtype is not None and np.dtype(dtype) != np.float64):
+            raise TypeError(
+                f"ndarray.{name}: only axis=, ddof= / correction= and keepdims= are supported "
+                f"on traced values (got out={out!r}, dtype={dtype!r}, {sorted(kw)})"
+            )
+        if correction is not None:
+            if ddof != 0:
+                raise ValueError(f"{name}: ddof and correction can't be provided simultaneously.")
+            ddof = correction
+        return fn(self, tuple(axis) if isinstance(axis, list) else axis, bool(keepdims), ddof)
+
+    return method
+
+
+def _numpy_repeat(self, repeats, axis=None):
+    """NumPy's ``a.repeat(repeats, axis=None)``: each element ``repeats`` times."""
+    return _repeat_interleave(self, repeats, axis)
+
+
+def _numpy_nonzero(self):
+    """NumPy's ``a.nonzero()``: one integer index array per dim."""
+    return _nonzero(self, as_tuple=True)
+
+
+_numpy_max = _numpy_extreme("max", O.amax)
+_numpy_min = _numpy_extreme("min", O.amin)
+_numpy_std = _numpy_spread("std", O.std)
+_numpy_var = _numpy_spread("var", O.var)
 
 
 def _sizes(sizes):
@@ -593,6 +674,13 @@ def _reshape(self, *shape, order="C"):
     return reshape_order(self, _sizes(shape), order)
 
 
+def _same_dtype(self, dtype):
+    try:
+        return np.dtype(dtype) == self.dtype
+    except TypeError:
+        return False
+
+
 def _view(self, *shape):
     """``x.view(*shape)``: PyTorch's reshape of the same elements (a dtype is refused: a
     Tensor's bytes are not reinterpreted).
@@ -602,6 +690,12 @@ def _view(self, *shape):
     (6,)
     """
     sizes = _sizes(shape)
+    if not sizes or (
+        len(sizes) == 1
+        and not isinstance(sizes[0], (int, np.integer))
+        and _same_dtype(self, sizes[0])
+    ):  # NumPy's a.view() / a.view(a.dtype): the same elements (PyTorch takes neither)
+        return O.reshape(self, self.shape)
     if len(sizes) == 1 and not isinstance(sizes[0], (int, np.integer)):
         raise TypeError(
             f"Tensor.view({sizes[0]!r}): reinterpreting the bytes as another dtype is not "

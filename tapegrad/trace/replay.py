@@ -17,6 +17,7 @@ from ..autograd.forward import push_custom_tangents
 from ..core import tape as T
 from ..core.tensor import (
     STATE,
+    holds_tensor,
     new_tensor,
     raise_unwrapped,
     refuse_complex,
@@ -194,7 +195,10 @@ class Trace:
         }
         rec = _Recorder(t)
         prev_tape = STATE.tape
-        prev, depth = STATE.guard, STATE.transforms
+        prev, depth, torch_code = STATE.guard, STATE.transforms, STATE.torch_code
+        # called with Tensors, f is PyTorch code; with NumPy values, NumPy code (the Tensor
+        # methods whose meanings differ follow NumPy's: core.torch_methods)
+        new_torch_code = torch_code if depth else holds_tensor(args)
         rng_before = _rng_states()
         # Tensors f reaches from its closure that do not require grad: what f computes from
         # them alone (np.sort(w), w.sum() > 0) is not recorded but frozen into the trace, so
@@ -204,6 +208,7 @@ class Trace:
             STATE.tape = t
             _begin(rec)
             STATE.transforms = depth + 1
+            STATE.torch_code = new_torch_code
             for i in order:
                 for leaf in tensors[i]:
                     row_of(t, leaf)
@@ -216,6 +221,7 @@ class Trace:
         except Exception as e:
             raise_unwrapped(e)
         finally:
+            STATE.torch_code = torch_code
             STATE.transforms = depth
             STATE.tape = prev_tape
             _end(prev)

@@ -23,7 +23,7 @@ from ..core import functions as _ops
 from ..autograd import engine as autograd
 from ..autograd import forward
 from .. import pytree as _pytree
-from ..core.tensor import STATE, TensorBase as Tensor, raise_unwrapped, stand_in
+from ..core.tensor import STATE, TensorBase as Tensor, holds_tensor, raise_unwrapped, stand_in
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacobian"]
 
@@ -145,6 +145,10 @@ class _Call:
 
     def __init__(self, f, args, kwargs, argnums):
         nums, self.single = _check_argnums(argnums, len(args))
+        # the outermost transform decides: called with Tensors, f is PyTorch code; with NumPy
+        # values, NumPy code (its Tensor methods keep NumPy's meanings: core.torch_methods)
+        torch_code = STATE.torch_code
+        new_torch_code = torch_code if STATE.transforms else holds_tensor((args, kwargs))
         args = list(args)
         self.trees = [args[i] for i in nums]  # the arguments as given
         self.inputs = []  # one input Tensor per leaf
@@ -173,12 +177,14 @@ class _Call:
             STATE.enabled = True
             _DEPTH.n = depth + 1
             STATE.transforms = transforms + 1
+            STATE.torch_code = new_torch_code
             self.out = f(*args, **kwargs)
         except Exception as e:
             if STATE.tape is tape:  # f's rows can only be reached through its traceback
                 tape.discard_from(start)
             raise_unwrapped(e)
         finally:
+            STATE.torch_code = torch_code
             STATE.transforms = transforms
             _DEPTH.n = depth
             STATE.enabled = prev
