@@ -60,6 +60,12 @@ def _nan_unless_positive(scale):
     return 0.0 * O.log(O.tensor_of(scale))
 
 
+def _nan_unless_valid_shape(v):
+    """0 where a shape parameter that must be positive is > 0 (+inf included: t's df), NaN
+    elsewhere, as SciPy returns for an invalid shape; adds nothing to any derivative."""
+    return 0.0 * O.log(O.minimum(O.tensor_of(v), 1.0))
+
+
 def _standardize(x, loc, scale):
     return O.div(O.sub(x, loc), scale)
 
@@ -80,6 +86,7 @@ class _Distribution:
     """A SciPy distribution: methods dispatch to SciPy on plain arrays."""
 
     name = ""
+    positive = ()  # the shape parameters SciPy requires to be > 0
 
     def __init__(self):
         self._scipy = getattr(_st, self.name)
@@ -235,7 +242,15 @@ class _LocScale(_Distribution):
         if not _tensor_in(x, loc, scale, *shapes):
             return self._scipy.logpdf(x, *args, **kwds)
         z = _standardize(x, loc, scale)
-        return self._logpdf_z(z, shapes) - O.log(O.tensor_of(scale))
+        return self._logpdf_z(z, shapes) - O.log(O.tensor_of(scale)) + self._shape_nan(shapes)
+
+    def _shape_nan(self, shapes):
+        """NaN where a positive shape (``positive``: their names) is not, as SciPy gives."""
+        out = 0.0
+        for name, v in zip(self.shapes, shapes, strict=True):
+            if name in self.positive:
+                out = out + _nan_unless_valid_shape(v)
+        return out
 
     def pdf(self, x, *args, **kwds):
         """density at x."""
@@ -260,7 +275,7 @@ class _LocScale(_Distribution):
             if out is not None:
                 if method.startswith("log"):
                     out = _log_probability(out, lambda: self._cdf_in_shapes(z, shapes, not upper))
-                return out + _nan_unless_positive(scale)
+                return out + _nan_unless_positive(scale) + self._shape_nan(shapes)
         for name, v in zip(self.shapes, shapes, strict=True):
             _refuse(self.name, method, name, v)
         sv = [v.data if isinstance(v, Tensor) else v for v in shapes]
@@ -316,6 +331,7 @@ class _T(_LocScale):
     """
 
     name, shapes = "t", ("df",)
+    positive = ("df",)  # SciPy: NaN where it is not > 0
 
     def _logpdf_std(self, z, df):
         infinite = O.truth(df == np.inf)  # the normal limit
@@ -351,6 +367,7 @@ class _Gamma(_LocScale):
     """
 
     name, shapes, lower = "gamma", ("a",), 0.0
+    positive = ("a",)  # SciPy: NaN where it is not > 0
 
     def _logpdf_std(self, z, a):
         return S.xlogy(O.sub(a, 1.0), z) - z - S.gammaln(a)
@@ -369,6 +386,7 @@ class _Chi2(_LocScale):
     """
 
     name, shapes, lower = "chi2", ("df",), 0.0
+    positive = ("df",)  # SciPy: NaN where it is not > 0
 
     def _logpdf_std(self, z, df):
         k = O.mul(df, 0.5)
@@ -388,6 +406,7 @@ class _Beta(_LocScale):
     """
 
     name, shapes, lower, upper = "beta", ("a", "b"), 0.0, 1.0
+    positive = ("a", "b")  # SciPy: NaN where one is not > 0
 
     def _logpdf_std(self, z, a, b):
         return S.xlogy(O.sub(a, 1.0), z) + S.xlog1py(O.sub(b, 1.0), -z) - S.betaln(a, b)

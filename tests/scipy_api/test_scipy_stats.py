@@ -348,3 +348,43 @@ def test_norm_logcdf_third_derivative_in_the_lower_tail():
         assert float(ts.norm.logcdf(tg.tensor(z)).data) == pytest.approx(
             sp.log_ndtr(z), rel=1e-15, abs=0
         )
+
+
+@pytest.mark.parametrize(
+    "dist, shapes, x",
+    [
+        ("gamma", (0.0,), 2.0),
+        ("gamma", (-1.5,), 2.0),
+        ("chi2", (0.0,), 2.0),
+        ("chi2", (-2.0,), 0.5),
+        ("beta", (1.0, -1.0), 0.3),
+        ("beta", (0.0, 2.0), 0.3),
+        ("t", (0.0,), 1.0),
+        ("t", (-3.0,), 1.0),
+    ],
+)
+def test_invalid_shape_parameter_gives_nan_as_scipy(dist, shapes, x):
+    # a shape that must be positive and is not: SciPy's NaN, not a number from the formula
+    # (the gamma cdf at a = 0 was 1, the logpdfs -inf), whether the shape is a Tensor that
+    # requires grad (a transform, a trace) or a plain number beside a Tensor x
+    ours, ref = getattr(ts, dist), getattr(st, dist)
+    methods = ["logpdf", "pdf"] + (
+        ["cdf", "sf", "logcdf", "logsf"] if dist in ("gamma", "chi2") else []
+    )
+    for m in methods:
+        assert np.isnan(getattr(ref, m)(x, *shapes))
+        tensors = [tg.tensor(v, requires_grad=True) for v in shapes]
+        assert np.isnan(getattr(ours, m)(tg.tensor(x, requires_grad=True), *tensors).item()), m
+        if m in ("logpdf", "pdf"):
+            assert np.isnan(getattr(ours, m)(tg.tensor(x, requires_grad=True), *shapes).item()), m
+    # valid shapes beside them are untouched, derivative in the shape included
+    good = [abs(v) + 0.5 for v in shapes]
+    got, g = tg.value_and_grad(lambda s: ours.logpdf(x, *s))(good)
+    assert got == pytest.approx(ref.logpdf(x, *good), rel=1e-12)
+    h = 1e-6
+    for k in range(len(good)):
+        up, dn = list(good), list(good)
+        up[k] += h
+        dn[k] -= h
+        fd = (ref.logpdf(x, *up) - ref.logpdf(x, *dn)) / (2 * h)
+        assert g[k] == pytest.approx(fd, rel=1e-6, abs=1e-8)
