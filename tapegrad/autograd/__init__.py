@@ -1,9 +1,7 @@
 """The reverse-mode engine (``tg.autograd``): backward and ``autograd.grad``, create_graph,
 forward mode on the tape, hooks and version checks, custom Functions, checkpointing, anomaly
-mode and graph views; ``tg.autograd.functional`` has PyTorch's jacobian, hessian, vjp, jvp,
-hvp and vhp."""
+mode and graph views."""
 
-from . import functional
 from .anomaly import detect_anomaly
 from .engine import (
     backward,
@@ -16,7 +14,6 @@ from .engine import (
     sweep,
 )
 from .function import Function, FunctionCtx
-from .grad_mode import inference_mode
 
 __all__ = [
     "Function",
@@ -24,9 +21,7 @@ __all__ = [
     "backward",
     "detect_anomaly",
     "enable_grad",
-    "functional",
     "grad",
-    "inference_mode",
     "is_grad_enabled",
     "no_grad",
     "run_backward",
