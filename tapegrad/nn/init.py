@@ -68,6 +68,15 @@ def _fill(tensor, values):
     return tensor
 
 
+# gains that take no parameter: the layers without a nonlinearity keep the variance (1)
+_GAINS = dict.fromkeys(
+    ("linear", "sigmoid", "conv1d", "conv2d", "conv3d")
+    + tuple(f"conv_transpose{d}d" for d in (1, 2, 3)),
+    1,
+)
+_GAINS.update(tanh=5.0 / 3, relu=math.sqrt(2.0), selu=3.0 / 4)
+
+
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     """PyTorch's recommended gain for ``nonlinearity``: 1 for linear, conv and sigmoid, 5/3 for
     tanh, sqrt(2) for relu, sqrt(2 / (1 + slope**2)) for leaky_relu (``param`` the negative
@@ -78,31 +87,14 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
         >>> tg.nn.init.calculate_gain("tanh"), tg.nn.init.calculate_gain("leaky_relu", 0.2)
         (1.6666666666666667, 1.3867504905630728)
     """
-    linear_fns = [
-        "linear",
-        "conv1d",
-        "conv2d",
-        "conv3d",
-        "conv_transpose1d",
-        "conv_transpose2d",
-        "conv_transpose3d",
-    ]
-    if nonlinearity in linear_fns or nonlinearity == "sigmoid":
-        return 1
-    if nonlinearity == "tanh":
-        return 5.0 / 3
-    if nonlinearity == "relu":
-        return math.sqrt(2.0)
+    fixed = _GAINS.get(nonlinearity)
+    if fixed is not None:
+        return fixed
     if nonlinearity == "leaky_relu":
-        if param is None:
-            negative_slope = 0.01
-        elif not isinstance(param, bool) and isinstance(param, (int, float)):
-            negative_slope = param
-        else:
+        slope = 0.01 if param is None else param
+        if isinstance(slope, bool) or not isinstance(slope, (int, float)):
             raise ValueError(f"negative_slope {param} not a valid number")
-        return math.sqrt(2.0 / (1 + negative_slope**2))
-    if nonlinearity == "selu":
-        return 3.0 / 4
+        return math.sqrt(2.0 / (1 + slope**2))
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
 
 
