@@ -251,31 +251,35 @@ class ReduceLROnPlateau(LRScheduler):
     ):
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
-        self.factor = factor
+        if mode not in ("min", "max"):
+            raise ValueError(f"mode {mode} is unknown!")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"threshold mode {threshold_mode} is unknown!")
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not a tg.optim Optimizer")
-        self.optimizer = optimizer
-        groups = optimizer.param_groups
-        if isinstance(min_lr, (list, tuple)):
-            if len(min_lr) != len(groups):
-                raise ValueError(f"expected {len(groups)} min_lrs, got {len(min_lr)}")
-            self.default_min_lr = None
-            self.min_lrs = list(min_lr)
-        else:
-            self.default_min_lr = min_lr
-            self.min_lrs = [min_lr] * len(groups)
-        self.patience = patience
-        self.cooldown = cooldown
-        self.eps = eps
+        self.optimizer, self.mode, self.factor = optimizer, mode, factor
+        self.threshold, self.threshold_mode = threshold, threshold_mode
+        self.patience, self.cooldown, self.eps = patience, cooldown, eps
+        n = len(optimizer.param_groups)
+        per_group = isinstance(min_lr, (list, tuple))
+        if per_group and len(min_lr) != n:
+            raise ValueError(f"expected {n} min_lrs, got {len(min_lr)}")
+        self.min_lrs = list(min_lr) if per_group else [min_lr] * n
+        self._one_min_lr = None if per_group else min_lr  # (for groups added later)
         self.last_epoch = 0
-        self._last_lr = [group["lr"] for group in groups]
-        self._init_is_better(mode, threshold, threshold_mode)
-        self._reset()
+        self._last_lr = [g["lr"] for g in optimizer.param_groups]
+        self.best = math.inf if mode == "min" else -math.inf  # the worst metric there is
+        self.cooldown_counter = self.num_bad_epochs = 0
 
-    def _reset(self):
-        self.best = self.mode_worse
-        self.cooldown_counter = 0
-        self.num_bad_epochs = 0
+    def _improves(self, metric):
+        """Is ``metric`` better than the best so far by more than the threshold (relative:
+        a factor 1 -/+ threshold of the best, as PyTorch, whatever the best's sign)?"""
+        lower = self.mode == "min"
+        if self.threshold_mode == "rel":
+            target = self.best * (1.0 - self.threshold if lower else 1.0 + self.threshold)
+        else:
+            target = self.best - self.threshold if lower else self.best + self.threshold
+        return metric < target if lower else metric > target
 
     def step(self, metrics, epoch=None):
         """Record this epoch's metric (a number or a one-element Tensor) and reduce the lr
@@ -285,63 +289,32 @@ class ReduceLROnPlateau(LRScheduler):
                 "ReduceLROnPlateau.step: the epoch argument (deprecated in PyTorch) is not "
                 "supported; call step(metric) once per epoch"
             )
-        current = float(metrics)
+        metric = float(metrics)
         self.last_epoch += 1
-        if self._is_better(current, self.best):
-            self.best = current
-            self.num_bad_epochs = 0
+        if self._improves(metric):
+            self.best, self.num_bad_epochs = metric, 0
         else:
             self.num_bad_epochs += 1
-        if self.in_cooldown:
+        if self.cooldown_counter > 0:  # bad epochs in a cooldown do not count
             self.cooldown_counter -= 1
-            self.num_bad_epochs = 0  # bad epochs in cooldown do not count
-        if self.num_bad_epochs > self.patience:
-            self._reduce_lr()
-            self.cooldown_counter = self.cooldown
             self.num_bad_epochs = 0
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        if self.num_bad_epochs > self.patience:
+            self._lower_lrs()
+            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
 
-    def _reduce_lr(self):
+    def _lower_lrs(self):
         groups = self.optimizer.param_groups
-        if len(groups) != len(self.min_lrs):
-            if self.default_min_lr is None:
+        if len(self.min_lrs) != len(groups):
+            if self._one_min_lr is None:
                 raise RuntimeError(
-                    f"The number of param groups in the `optimizer` ({len(groups)}) differs "
-                    f"from when `ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), "
-                    "usually due to a new param group being added to the optimizer. Please "
-                    "modify the `min_lrs` field to match the length of the `optimizer` param "
-                    "groups."
+                    f"ReduceLROnPlateau: the optimizer has {len(groups)} param groups, but "
+                    f"min_lr gave {len(self.min_lrs)} when the scheduler was made; set "
+                    "sched.min_lrs to one value per group"
                 )
-            self.min_lrs = [self.default_min_lr] * len(groups)
-        for i, group in enumerate(groups):
-            old_lr = float(group["lr"])
-            new_lr = max(old_lr * self.factor, self.min_lrs[i])
-            if old_lr - new_lr > self.eps:
-                group["lr"] = new_lr
-
-    @property
-    def in_cooldown(self):
-        return self.cooldown_counter > 0
-
-    def _is_better(self, a, best):
-        if self.mode == "min" and self.threshold_mode == "rel":
-            return a < best * (1.0 - self.threshold)
-        if self.mode == "min" and self.threshold_mode == "abs":
-            return a < best - self.threshold
-        if self.mode == "max" and self.threshold_mode == "rel":
-            return a > best * (self.threshold + 1.0)
-        return a > best + self.threshold
-
-    def _init_is_better(self, mode, threshold, threshold_mode):
-        if mode not in {"min", "max"}:
-            raise ValueError("mode " + str(mode) + " is unknown!")
-        if threshold_mode not in {"rel", "abs"}:
-            raise ValueError("threshold mode " + str(threshold_mode) + " is unknown!")
-        self.mode_worse = math.inf if mode == "min" else -math.inf
-        self.mode = mode
-        self.threshold = threshold
-        self.threshold_mode = threshold_mode
-
-    def load_state_dict(self, state_dict):
-        self.__dict__.update(state_dict)
-        self._init_is_better(self.mode, self.threshold, self.threshold_mode)
+            self.min_lrs = [self._one_min_lr] * len(groups)
+        for group, floor in zip(groups, self.min_lrs, strict=True):
+            lr = float(group["lr"])
+            lowered = max(lr * self.factor, floor)
+            if lr - lowered > self.eps:  # (changes below eps are skipped)
+                group["lr"] = lowered
