@@ -298,6 +298,8 @@ def _diagonal(self, *args, **kwargs):
         tensor([[10.,  2.],
                 [ 3., 40.]])
     """
+    if self.ndim != 2 and _numpy_code():  # NumPy's diagonal of stacked matrices (a copy)
+        return np.diagonal(self, *args, **kwargs)
     out, key = P._diagonal(self, *args, **kwargs)
     if out._v.__class__ is not float and self._v.__class__ is not float:
         _note_view(self, out, key)
@@ -1152,7 +1154,7 @@ def _swapaxes(self, axis1, axis2):
     return O.swapaxes(self, axis1, axis2)
 
 
-def _take(self, indices, axis=None):
+def _take(self, indices, axis=None, out=None, mode="raise"):
     """``x.take(indices, axis)``: elements at ``indices`` (of the flattened x when ``axis`` is
     None); the gradient goes back to the positions taken.
 
@@ -1165,13 +1167,17 @@ def _take(self, indices, axis=None):
         tensor([[1., 0.],
                 [0., 1.]])
     """
+    if out is not None:
+        raise TypeError("Tensor.take: out= is not supported (results are new values)")
+    if mode != "raise":  # NumPy's mode="wrap" / "clip"
+        return np.take(self, indices, axis=axis, mode=mode)
     if axis is None:
         return O.getitem(O.reshape(self, (-1,)), indices)
     axis = axis % self.ndim
     return O.getitem(self, (slice(None),) * axis + (indices,))
 
 
-def _trace_method(self, offset=0, axis1=0, axis2=1):
+def _trace_method(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """``x.trace()``: the sum of the diagonal of a 2-D tensor; its gradient is the identity.
 
     Examples:
@@ -1183,6 +1189,12 @@ def _trace_method(self, offset=0, axis1=0, axis2=1):
         tensor([[1., 0.],
                 [0., 1.]])
     """
+    if out is not None:
+        raise TypeError("Tensor.trace: out= is not supported (results are new values)")
+    if dtype is not None:
+        self = P.convert(self, dtype)
+    if self.ndim != 2:  # NumPy's trace of stacked matrices (PyTorch's takes 2-D ones only)
+        return np.trace(self, offset, axis1, axis2)
     return O.sum(P._diagonal(self, offset, axis1, axis2)[0])
 
 
@@ -1364,6 +1376,194 @@ def _detach_(self):
     return self
 
 
+def _numpy_code():
+    """Inside a transform or trace recording of NumPy code (``tg.grad(f)(array)``)."""
+    return bool(STATE.transforms and not STATE.torch_code)
+
+
+def _numpy_reduction(torch_method, np_fn, name):
+    """``a.sum(axis, dtype, out, keepdims, initial, where)`` & co. with NumPy's positional
+    order inside NumPy code (PyTorch's second positional argument is ``keepdim``)."""
+
+    def method(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        if out is not None:
+            raise TypeError(f"ndarray.{name}: out= is not supported (results are new values)")
+        if dtype is not None:
+            self = P.convert(self, dtype)
+        if kw:  # initial= / where=: np.sum & co. take them
+            return np_fn(self, axis, keepdims=bool(keepdims), **kw)
+        return torch_method(self, axis, bool(keepdims))
+
+    method.__name__ = name
+    return method
+
+
+def _numpy_argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+    """NumPy's ``a.argsort(axis=-1, kind=None)`` inside NumPy code: axis=None sorts the
+    flattened array (PyTorch's second positional argument is ``descending``)."""
+    if order is not None:
+        raise TypeError("ndarray.argsort: order= (fields of a structured array) means nothing here")
+    if axis is None or self.ndim == 0:
+        self, axis = O.reshape(self, (-1,)), -1
+    return P._argsort(self, axis, False, True)
+
+
+def _argpartition(self, kth, axis=-1, kind="introselect", order=None):
+    """NumPy's ``a.argpartition(kth, axis=-1)``: indices that put the ``kth`` element(s)
+    where a sort would (here a stable argsort, one of the valid answers)."""
+    if order is not None:
+        raise TypeError("ndarray.argpartition: order= has no meaning here")
+    return np.argpartition(self, kth, axis=axis)
+
+
+def _partition(self, kth, axis=-1, kind="introselect", order=None):
+    """NumPy's ``a.partition(kth, axis=-1)``: in place, returns None (here ``a`` is sorted
+    along ``axis``, one of the valid partitions)."""
+    if order is not None:
+        raise TypeError("ndarray.partition: order= has no meaning here")
+    np.partition(np.asarray(self._v), kth, axis=axis)  # NumPy's checks of kth and axis
+    _inplace(lambda s, d: P._sort(s, d).values, "partition")(self, axis)
+
+
+def _compress(self, condition, axis=None, out=None):
+    """NumPy's ``a.compress(condition, axis=None)``: the slices where ``condition`` holds."""
+    if out is not None:
+        raise TypeError("ndarray.compress: out= is not supported (results are new values)")
+    return np.compress(condition, self, axis=axis)
+
+
+def _choose(self, choices, out=None, mode="raise"):
+    """NumPy's ``a.choose(choices)``: ``a`` holds indices into ``choices``."""
+    if out is not None:
+        raise TypeError("ndarray.choose: out= is not supported (results are new values)")
+    return np.choose(self, choices, mode=mode)
+
+
+def _put_values(self, ind, v, mode):
+    """``self`` flattened with the elements at ``ind`` set to ``v`` (repeated as needed; the
+    last write of a repeated position wins), reshaped back: NumPy's ``put``."""
+    n = self.numel()
+    idx = np.asarray(ind._v if isinstance(ind, Tensor) else ind).reshape(-1)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"put: indices must be integers, got dtype {idx.dtype}")
+    if mode == "wrap":
+        idx = idx % n
+    elif mode == "clip":
+        idx = np.clip(idx, 0, n - 1)
+    elif mode == "raise":
+        if idx.size and (idx.min() < -n or idx.max() >= n):
+            raise IndexError(f"put: index out of bounds for a size-{n} array")
+        idx = idx % n
+    else:
+        raise ValueError(f"put: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    flat = O.reshape(self, (-1,))
+    if idx.size == 0:
+        return O.reshape(flat, self.shape)
+    uniq, first_rev = np.unique(idx[::-1], return_index=True)
+    last = idx.size - 1 - first_rev  # the last write of each position, as NumPy's
+    if isinstance(v, Tensor):
+        vv = O.getitem(O.reshape(v, (-1,)), (last % max(v.numel(), 1),))
+    else:
+        vv = np.resize(np.asarray(v, dtype=np.result_type(self._v, np.asarray(v))), idx.size)
+        vv = vv[last]
+    new = P._index_copy(flat, 0, new_tensor(uniq.astype(np.int64)), vv)
+    return O.reshape(new, self.shape)
+
+
+def _put(self, ind, v, mode="raise"):
+    """NumPy's ``a.put(ind, v, mode='raise')``: writes ``v`` at the flat positions ``ind`` of
+    ``a`` in place (the gradient goes to ``v`` there, to ``a`` elsewhere), returns None."""
+    _inplace(lambda s, args: _put_values(s, *args), "put")(self, (ind, v, mode))
+
+
+class FlatIter:
+    """``a.flat``: NumPy's flat iterator over a Tensor (C order); reading gives the
+    elements (with their gradient), ``a.flat[i] = v`` writes into ``a``."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base):
+        self.base = base
+
+    def __len__(self):
+        return self.base.numel()
+
+    def __iter__(self):
+        return iter(O.reshape(self.base, (-1,)))
+
+    def __getitem__(self, key):
+        return O.getitem(O.reshape(self.base, (-1,)), key)
+
+    def __setitem__(self, key, value):
+        shape = self.base.shape
+        pos = np.arange(self.base.numel()).reshape(-1)[key]
+        self.base[np.unravel_index(pos, shape)] = value
+
+
+# ndarray attributes a Tensor has no meaning for (no memory buffer, a fixed shape)
+_NDARRAY_ONLY = {
+    "strides": "a traced value has no memory layout (use a.shape)",
+    "base": "a traced value has no memory buffer",
+    "flags": "a traced value has no memory buffer",
+    "ctypes": "a traced value has no memory buffer",
+    "resize": (
+        "a traced value cannot change its shape in place: write a = np.resize(a, shape) "
+        "(which repeats a) or a = np.concatenate([a.ravel(), np.zeros(k)]).reshape(shape) "
+        "(ndarray.resize's zero fill)"
+    ),
+    "tobytes": "a traced value has no memory buffer (bytes would drop its gradient)",
+    "tofile": "write the value of a.detach().numpy() outside the transform",
+    "dump": "write the value of a.detach().numpy() outside the transform",
+    "dumps": "pickle the value of a.detach().numpy() outside the transform",
+    "byteswap": "a traced value has no memory buffer",
+    "getfield": "a traced value has no memory buffer (use a.view() or a.astype(dtype))",
+    "setfield": "a traced value has no memory buffer",
+    "setflags": "a traced value has no memory buffer",
+    "itemset": "write a[i] = v",
+}
+
+
+def _contains(self, value):
+    """``value in a``: whether any element of ``a`` equals ``value`` (NumPy's and PyTorch's;
+    without it Python would compare ``value`` with the rows of a 2-D ``a``)."""
+    return bool((self == value).any())
+
+
+def _to_device(self, device, /, *, stream=None):
+    """NumPy's ``a.to_device("cpu")``: ``a`` itself (tapegrad computes on the CPU)."""
+    if device != "cpu" or stream is not None:
+        raise ValueError(f"to_device: tapegrad computes on the CPU only, got {device!r}")
+    return self
+
+
+def _array_namespace(self, *, api_version=None):
+    """NumPy's ``a.__array_namespace__()``: numpy, whose functions take Tensors."""
+    return np
+
+
+# NumPy's, inside NumPy code only (PyTorch's put and device have other meanings)
+_NUMPY_CODE_ONLY = {"put": lambda self: functools.partial(_put, self), "device": lambda self: "cpu"}
+
+
+def _getattr(self, name):
+    """A missing attribute; the ndarray ones a Tensor cannot have say why and what to use."""
+    numpy_only = _NUMPY_CODE_ONLY.get(name)
+    if numpy_only is not None:
+        if _numpy_code():
+            return numpy_only(self)
+        raise AttributeError(
+            f"Tensor.{name}: PyTorch's Tensor.{name} is not supported (tapegrad computes on the "
+            f"CPU); NumPy's ndarray.{name} is, inside tg.grad & co. of NumPy code"
+        )
+    fix = _NDARRAY_ONLY.get(name)
+    if fix is None:
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+    raise AttributeError(f"ndarray.{name} is not supported on tapegrad Tensors: {fix}")
+
+
+_TK = ("dim", "keepdim")  # PyTorch-only keywords of sum, mean, prod
+
+
 class TensorMethods(ElementwiseMethods):
     """Tensor's operators and NumPy/PyTorch-style methods (a base class of the public
     ``Tensor``), each a thin call into ``functions``."""
@@ -1466,9 +1666,9 @@ class TensorMethods(ElementwiseMethods):
     __rdivmod__ = lambda s, o: O.divmod_(o, s)  # noqa: E731
 
     # reductions (axis= or PyTorch's dim=, keepdims= or keepdim=)
-    sum = _reduction(O.sum)
-    mean = _reduction(O.mean)
-    prod = _reduction(O.prod)
+    sum = P.numpy_or_torch(_reduction(O.sum), _numpy_reduction(O.sum, np.sum, "sum"), _TK)
+    mean = P.numpy_or_torch(_reduction(O.mean), _numpy_reduction(O.mean, np.mean, "mean"), _TK)
+    prod = P.numpy_or_torch(_reduction(O.prod), _numpy_reduction(O.prod, np.prod, "prod"), _TK)
     amax = _reduction(O.amax)
     amin = _reduction(O.amin)
     max = P.numpy_or_torch(P._max, P._numpy_max, ("dim", "keepdim"))
@@ -1646,7 +1846,16 @@ class TensorMethods(ElementwiseMethods):
     __format__ = P._format
     all = P._all
     any = P._any
-    argsort = P._argsort
+    argsort = P.numpy_or_torch(P._argsort, _numpy_argsort, ("dim", "descending"))
+    argpartition = _argpartition
+    partition = _partition
+    compress = _compress
+    choose = _choose
+    flat = property(FlatIter)
+    to_device = _to_device
+    __array_namespace__ = _array_namespace
+    __getattr__ = _getattr
+    __contains__ = _contains
     nonzero = P.numpy_or_torch(P._nonzero, P._numpy_nonzero, ("as_tuple",))
     fill = fill_ = _fill_
 

@@ -9,10 +9,11 @@ came from (one element at ties), ``x.max()`` shares it between tied maxima.
 One exception keeps NumPy code right: inside a transform or trace recording called with NumPy
 values (``tg.grad(f)(array)``: ``f`` is NumPy code, and its traced values stand for arrays),
 the methods whose NumPy and PyTorch meanings differ (``std``, ``var``, ``max``, ``min``,
-``repeat``, ``sort``, ``nonzero``) follow NumPy, so ``f`` computes under the transform what it
-computes on arrays, as under JAX and HIPS autograd.  A PyTorch-only keyword (``dim=``,
-``keepdim=``, ``unbiased=``, ``descending=``, ``as_tuple=`` ...) still asks for PyTorch's
-meaning, and a transform called with Tensors runs PyTorch code (``STATE.torch_code``).
+``repeat``, ``sort``, ``nonzero``, ``sum``, ``mean`` and ``prod``'s argument order, ``argsort``)
+follow NumPy, so ``f`` computes under the transform what it computes on arrays, as under JAX
+and HIPS autograd (NumPy's ``put`` and ``device`` exist there only).  A PyTorch-only keyword
+(``dim=``, ``keepdim=``, ``unbiased=``, ``descending=``, ``as_tuple=`` ...) still asks for
+PyTorch's meaning, and a transform called with Tensors runs PyTorch code (``STATE.torch_code``).
 """
 
 import math
@@ -755,7 +756,7 @@ def _nan_to_num(self, nan=0.0, posinf=None, neginf=None):
     return O.nan_to_num(self, True, nan, posinf, neginf)
 
 
-def _diagonal(self, offset=0, dim1=0, dim2=1, *, axis1=None, axis2=None):
+def _diagonal(self, offset=0, dim1=None, dim2=None, *, axis1=None, axis2=None):
     """``x.diagonal(offset=0, dim1=0, dim2=1)``: the diagonal of a 2-D tensor (``offset``
     above the main one); NumPy's ``axis1=``/``axis2=`` are accepted too.
 
@@ -767,6 +768,7 @@ def _diagonal(self, offset=0, dim1=0, dim2=1, *, axis1=None, axis2=None):
     """
     d1 = _dim(dim1, axis1, "diagonal")
     d2 = _dim(dim2, axis2, "diagonal")
+    d1, d2 = 0 if d1 is None else d1, 1 if d2 is None else d2
     if self.ndim != 2 or (d1 % 2, d2 % 2) not in ((0, 1), (1, 0)):
         raise TypeError(
             f"Tensor.diagonal: only 2-D tensors with their two dims (got shape {self.shape}, "
