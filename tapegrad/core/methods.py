@@ -1545,20 +1545,30 @@ def _array_namespace(self, *, api_version=None):
 _NUMPY_CODE_ONLY = {"put": lambda self: functools.partial(_put, self), "device": lambda self: "cpu"}
 
 
-def _getattr(self, name):
-    """A missing attribute; the ndarray ones a Tensor cannot have say why and what to use."""
-    numpy_only = _NUMPY_CODE_ONLY.get(name)
-    if numpy_only is not None:
+def _ndarray_only(name, fix):
+    """A property that says why ``ndarray.<name>`` is not on Tensors (as an AttributeError,
+    so ``hasattr`` is False).  Properties, not ``__getattr__``: every missing attribute read
+    (``getattr(h, "_m", None)`` on an op result, many a step) would pay a Python call."""
+
+    def get(self):
+        raise AttributeError(f"ndarray.{name} is not supported on tapegrad Tensors: {fix}")
+
+    return property(get)
+
+
+def _numpy_code_only(name, value):
+    """A property that is NumPy's ``ndarray.<name>`` inside NumPy code and missing elsewhere
+    (PyTorch's attribute of that name means something else)."""
+
+    def get(self):
         if _numpy_code():
-            return numpy_only(self)
+            return value(self)
         raise AttributeError(
             f"Tensor.{name}: PyTorch's Tensor.{name} is not supported (tapegrad computes on the "
             f"CPU); NumPy's ndarray.{name} is, inside tg.grad & co. of NumPy code"
         )
-    fix = _NDARRAY_ONLY.get(name)
-    if fix is None:
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
-    raise AttributeError(f"ndarray.{name} is not supported on tapegrad Tensors: {fix}")
+
+    return property(get)
 
 
 _TK = ("dim", "keepdim")  # PyTorch-only keywords of sum, mean, prod
@@ -1854,7 +1864,23 @@ class TensorMethods(ElementwiseMethods):
     flat = property(FlatIter)
     to_device = _to_device
     __array_namespace__ = _array_namespace
-    __getattr__ = _getattr
+    # ndarray attributes a Tensor cannot have, and NumPy's put / device in NumPy code
+    strides = _ndarray_only("strides", _NDARRAY_ONLY["strides"])
+    base = _ndarray_only("base", _NDARRAY_ONLY["base"])
+    flags = _ndarray_only("flags", _NDARRAY_ONLY["flags"])
+    ctypes = _ndarray_only("ctypes", _NDARRAY_ONLY["ctypes"])
+    resize = _ndarray_only("resize", _NDARRAY_ONLY["resize"])
+    tobytes = _ndarray_only("tobytes", _NDARRAY_ONLY["tobytes"])
+    tofile = _ndarray_only("tofile", _NDARRAY_ONLY["tofile"])
+    dump = _ndarray_only("dump", _NDARRAY_ONLY["dump"])
+    dumps = _ndarray_only("dumps", _NDARRAY_ONLY["dumps"])
+    byteswap = _ndarray_only("byteswap", _NDARRAY_ONLY["byteswap"])
+    getfield = _ndarray_only("getfield", _NDARRAY_ONLY["getfield"])
+    setfield = _ndarray_only("setfield", _NDARRAY_ONLY["setfield"])
+    setflags = _ndarray_only("setflags", _NDARRAY_ONLY["setflags"])
+    itemset = _ndarray_only("itemset", _NDARRAY_ONLY["itemset"])
+    put = _numpy_code_only("put", _NUMPY_CODE_ONLY["put"])
+    device = _numpy_code_only("device", _NUMPY_CODE_ONLY["device"])
     __contains__ = _contains
     nonzero = P.numpy_or_torch(P._nonzero, P._numpy_nonzero, ("as_tuple",))
     fill = fill_ = _fill_
