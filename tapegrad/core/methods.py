@@ -1410,7 +1410,12 @@ def _numpy_argsort(self, axis=-1, kind=None, order=None, *, stable=None):
 
 def _argpartition(self, kth, axis=-1, kind="introselect", order=None):
     """NumPy's ``a.argpartition(kth, axis=-1)``: indices that put the ``kth`` element(s)
-    where a sort would (here a stable argsort, one of the valid answers)."""
+    where a sort would (here a stable argsort, one of the valid answers).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([3.0, 1.0, 2.0]).argpartition(1)
+    array([1, 2, 0])
+    """
     if order is not None:
         raise TypeError("ndarray.argpartition: order= has no meaning here")
     return np.argpartition(self, kth, axis=axis)
@@ -1418,7 +1423,13 @@ def _argpartition(self, kth, axis=-1, kind="introselect", order=None):
 
 def _partition(self, kth, axis=-1, kind="introselect", order=None):
     """NumPy's ``a.partition(kth, axis=-1)``: in place, returns None (here ``a`` is sorted
-    along ``axis``, one of the valid partitions)."""
+    along ``axis``, one of the valid partitions).
+
+    >>> import tapegrad as tg
+    >>> y = tg.tensor([3.0, 1.0, 2.0])
+    >>> y.partition(1); y
+    tensor([1., 2., 3.])
+    """
     if order is not None:
         raise TypeError("ndarray.partition: order= has no meaning here")
     np.partition(np.asarray(self._v), kth, axis=axis)  # NumPy's checks of kth and axis
@@ -1426,14 +1437,24 @@ def _partition(self, kth, axis=-1, kind="introselect", order=None):
 
 
 def _compress(self, condition, axis=None, out=None):
-    """NumPy's ``a.compress(condition, axis=None)``: the slices where ``condition`` holds."""
+    """NumPy's ``a.compress(condition, axis=None)``: the slices where ``condition`` holds.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([3.0, 1.0, 2.0]).compress([True, False, True])
+    tensor([3., 2.])
+    """
     if out is not None:
         raise TypeError("ndarray.compress: out= is not supported (results are new values)")
     return np.compress(condition, self, axis=axis)
 
 
 def _choose(self, choices, out=None, mode="raise"):
-    """NumPy's ``a.choose(choices)``: ``a`` holds indices into ``choices``."""
+    """NumPy's ``a.choose(choices)``: ``a`` holds indices into ``choices``.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1, 0, 1]).choose([tg.tensor([1.0, 2.0, 3.0]), tg.tensor([10.0, 20.0, 30.0])])
+    tensor([10.,  2., 30.])
+    """
     if out is not None:
         raise TypeError("ndarray.choose: out= is not supported (results are new values)")
     return np.choose(self, choices, mode=mode)
@@ -1478,7 +1499,13 @@ def _put(self, ind, v, mode="raise"):
 
 class FlatIter:
     """``a.flat``: NumPy's flat iterator over a Tensor (C order); reading gives the
-    elements (with their gradient), ``a.flat[i] = v`` writes into ``a``."""
+    elements (with their gradient), ``a.flat[i] = v`` writes into ``a``.
+
+    >>> import tapegrad as tg
+    >>> x = tg.tensor([[3.0, 1.0], [2.0, 4.0]])
+    >>> x.flat[2], len(x.flat)
+    (tensor(2.), 4)
+    """
 
     __slots__ = ("base",)
 
@@ -1530,7 +1557,12 @@ def _contains(self, value):
 
 
 def _to_device(self, device, /, *, stream=None):
-    """NumPy's ``a.to_device("cpu")``: ``a`` itself (tapegrad computes on the CPU)."""
+    """NumPy's ``a.to_device("cpu")``: ``a`` itself (tapegrad computes on the CPU).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0]).to_device("cpu")
+    tensor([1., 2.])
+    """
     if device != "cpu" or stream is not None:
         raise ValueError(f"to_device: tapegrad computes on the CPU only, got {device!r}")
     return self
@@ -1540,6 +1572,27 @@ def _array_namespace(self, *, api_version=None):
     """NumPy's ``a.__array_namespace__()``: numpy, whose functions take Tensors."""
     return np
 
+
+_NUMPY_CODE_EXAMPLES = {
+    "put": """NumPy's ``a.put(ind, v)`` inside NumPy code (in place; PyTorch's ``put`` differs).
+
+    >>> import numpy as np
+    >>> import tapegrad as tg
+    >>> def f(a):
+    ...     b = a * 1.0
+    ...     b.put([0], [5.0])
+    ...     return (b * b).sum()
+    >>> tg.grad(f)(np.array([1.0, 2.0]))
+    array([0., 4.])
+    """,
+    "device": """NumPy's ``a.device`` (``"cpu"``) inside NumPy code.
+
+    >>> import numpy as np
+    >>> import tapegrad as tg
+    >>> tg.grad(lambda a: a.sum() if a.device == "cpu" else 0.0)(np.ones(2))
+    array([1., 1.])
+    """,
+}
 
 # NumPy's, inside NumPy code only (PyTorch's put and device have other meanings)
 _NUMPY_CODE_ONLY = {"put": lambda self: functools.partial(_put, self), "device": lambda self: "cpu"}
@@ -1553,6 +1606,12 @@ def _ndarray_only(name, fix):
     def get(self):
         raise AttributeError(f"ndarray.{name} is not supported on tapegrad Tensors: {fix}")
 
+    get.__doc__ = f"""NumPy's ``ndarray.{name}``, which a Tensor cannot have: {fix}.
+
+    >>> import tapegrad as tg
+    >>> hasattr(tg.tensor([1.0]), "{name}")
+    False
+    """
     return property(get)
 
 
@@ -1568,6 +1627,7 @@ def _numpy_code_only(name, value):
             f"CPU); NumPy's ndarray.{name} is, inside tg.grad & co. of NumPy code"
         )
 
+    get.__doc__ = _NUMPY_CODE_EXAMPLES[name]
     return property(get)
 
 

@@ -226,10 +226,10 @@ def numpy_or_torch(torch_method, numpy_method, torch_keywords):
         return torch_method(self, *args, **kwargs)
 
     method.__name__ = torch_method.__name__
-    method.__doc__ = (
-        f"{torch_method.__doc__}\n"
+    method.__doc__ = (  # (after a blank line: not part of the last example's output)
+        f"{(torch_method.__doc__ or '').rstrip()}\n\n"
         f"    Inside ``tg.grad`` & co. of NumPy code it is NumPy's ``ndarray.{method.__name__}``\n"
-        "    (``tapegrad.core.torch_methods``)."
+        "    (``tapegrad.core.torch_methods``).\n"
     )
     return method
 
