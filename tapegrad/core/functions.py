@@ -561,14 +561,20 @@ def gather_along(x, idx, axis):
 def order_guard(out, axis, pairs):
     """While a trace records: guards that the gathered values are still in order, so a replay
     whose inputs sort differently raises RetraceRequired instead of reusing the recorded
-    permutation.  ``pairs`` lists (before, after) slices along ``axis`` that must satisfy <=."""
+    permutation.  ``pairs`` lists (before, after) slices along ``axis`` that must satisfy
+    ``before <= after or after is NaN`` (NumPy sorts NaN last).  Both comparisons are
+    guarded: with the first alone, a pair recorded false because ``after`` was NaN accepted
+    a replay whose values are in the wrong order there (a sort recorded at [1, 2, nan, 3]
+    replayed [1, 2, 3, 4] as [1, 2, 4, 3])."""
     if STATE.guard is None or not out._rg:
         return
     for before, after in pairs:
         lo = [slice(None)] * out.ndim
         hi = [slice(None)] * out.ndim
         lo[axis], hi[axis] = before, after
-        getitem(out, tuple(lo)) <= getitem(out, tuple(hi))  # noqa: B015 - records the guard
+        b = getitem(out, tuple(hi))
+        getitem(out, tuple(lo)) <= b  # noqa: B015 - records the guard
+        b != b  # noqa: B015, PLR0124 - records the guard: where NaN sorted last
 
 
 def reshape(x: TensorLike, *shape: int) -> Tensor:

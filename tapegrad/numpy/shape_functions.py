@@ -669,7 +669,9 @@ def linspace(
     y = np.arange(0, num, dtype=np.float64).reshape((-1,) + (1,) * delta.ndim)
     if div > 0:
         step = O.div(delta, float(div))
-        if np.any(np.asarray(step._v) == 0):  # NumPy's order of operations for tiny steps
+        # NumPy's order of operations for tiny steps; a guarded comparison (a trace replay
+        # whose step is 0 where the recording's was not retraces)
+        if np.any(O.truth(step == 0)):
             y = O.mul(y / div, delta)
         else:
             y = O.mul(y, step)
@@ -1197,10 +1199,13 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0) -> Tensor:
     """
     _no_out("geomspace", None, dtype)
     start, stop = O.tensor_of(start), O.tensor_of(stop)
-    if np.any(np.asarray(start._v) == 0) or np.any(np.asarray(stop._v) == 0):
+    # the zeros and the sign of start are read through guarded comparisons: a trace replay
+    # at a start of another sign retraces (its recorded sign gave NaN where NumPy does not)
+    if np.any(O.truth(start == 0)) or np.any(O.truth(stop == 0)):
         raise ValueError("Geometric sequence cannot include zero")
     shape = np.broadcast_shapes(start.shape, stop.shape)
-    sign = np.sign(np.broadcast_to(np.asarray(start._v), shape))  # piecewise constant
+    negative, nan = O.truth(start < 0), O.truth(start != start)  # noqa: PLR0124
+    sign = np.broadcast_to(np.where(nan, np.nan, np.where(negative, -1.0, 1.0)), shape)
     start = O.div(O.broadcast_to(start, shape), sign)
     stop = O.div(O.broadcast_to(stop, shape), sign)
     num = operator.index(num)

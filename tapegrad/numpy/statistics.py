@@ -206,11 +206,13 @@ def _to_last(x, axis, name):
 
 
 def _nan_lanes(s, out):
-    """NaN where a lane holds a NaN (sorted last), as NumPy's median and quantile give."""
-    last = np.asarray(s._v)[..., -1]
-    if not np.isnan(last).any():
+    """NaN where a lane holds a NaN (sorted last), as NumPy's median and quantile give; read
+    through a guarded comparison, so a trace replay with NaN in other lanes retraces."""
+    last = getitem(s, (Ellipsis, -1))
+    nan = truth(last != last)  # noqa: PLR0124
+    if not nan.any():
         return out
-    mask = np.broadcast_to(np.isnan(last), np.shape(out._v))
+    mask = np.broadcast_to(nan, np.shape(out._v))
     return where(mask, math.nan, out)
 
 

@@ -1,0 +1,115 @@
+"""Replays far from the recording (other signs, NaN, ties, tiny steps) give what eager
+evaluation gives there, or refuse (RetraceRequired); random draws inside f are refused at
+recording. Each test compares replayed values and gradients with eager ones."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+
+def _same(got, want):
+    """Equal as IEEE values: NaN where eager has NaN, finite values within 1e-12."""
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)
+
+
+def _replays_as_eager(tr, f, x):
+    """The replay at x equals eager tg.value_and_grad and plain f(x) (or raises
+    RetraceRequired); returns whether it replayed."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            got = tr.value_and_grad(x)
+        except tg.RetraceRequired:
+            return False
+        want = tg.value_and_grad(f)(x)
+        plain = f(x)
+    _same(got[0], want[0])
+    _same(got[0], plain)
+    _same(got[1], want[1])
+    return True
+
+
+ORDER = {
+    "sort": lambda x: np.sum(np.sort(x) * np.array([1.0, 2.0, 3.0, 4.0])),
+    "sort[2]": lambda x: np.sort(x)[2] * 1.0,
+    "median": lambda x: np.median(x) * 1.0,
+    "percentile": lambda x: np.percentile(x, 70),
+    "quantile": lambda x: np.quantile(x, 0.4),
+    "partition": lambda x: np.partition(x, 2)[2] * 1.0,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ORDER))
+def test_an_order_recorded_with_nan_is_not_reused_at_values_in_another_order(name):
+    # recorded at [1, 2, nan, 3]: the order [1, 2, 3, nan] made the last comparison of the
+    # sort's guard false (3 <= nan), which a replay at [1, 2, 3, 4] (gathered in the
+    # recorded order: [1, 2, 4, 3], 4 <= 3 false too) passed: np.sort gave [1, 2, 4, 3]
+    # (29 for the weighted sum instead of 30) and median NaN instead of 2.5
+    f = ORDER[name]
+    tr = tg.trace(f, np.array([1.0, 2.0, np.nan, 3.0]))
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(tg.RetraceRequired):
+        tr.value_and_grad(x)
+    with pytest.raises(tg.RetraceRequired):
+        tr(x)
+    tr = tg.trace(f, np.array([1.0, 2.0, np.nan, 3.0]), retrace=True)
+    assert _replays_as_eager(tr, f, x)
+    # the recorded NaN pattern replays (NaN where eager has it)
+    tr = tg.trace(f, np.array([1.0, 2.0, np.nan, 3.0]))
+    assert _replays_as_eager(tr, f, np.array([0.5, 2.5, np.nan, 3.5]))
+    # recorded without NaN: a NaN at replay is refused or eager's
+    tr = tg.trace(f, np.array([1.0, 2.0, 0.5, 3.0]))
+    _replays_as_eager(tr, f, np.array([1.0, 2.0, np.nan, 4.0]))
+    assert _replays_as_eager(tr, f, np.array([10.0, 20.0, 5.0, 30.0]))
+
+
+def test_the_nan_lanes_of_a_median_are_read_at_each_replay():
+    # one element per lane: no order guard at all; the recorded NaN of the lane made every
+    # replay NaN
+    f = lambda x: np.sum(np.median(x.reshape(4, 1), axis=1) * np.array([1.0, 2.0, 3.0, 4.0]))  # noqa: E731
+    tr = tg.trace(f, np.array([np.nan, 1.0, 2.0, 3.0]))
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(tg.RetraceRequired):
+        tr(x)
+    tr = tg.trace(f, np.array([np.nan, 1.0, 2.0, 3.0]), retrace=True)
+    assert _replays_as_eager(tr, f, x)
+    assert tr(x) == 30.0
+
+
+def test_geomspace_reads_the_sign_of_start_at_each_replay():
+    # the sign of start was read from the recording's value: a replay at a negative start
+    # gave NaN (log10 of a negative number) where NumPy gives the negative sequence
+    f = lambda x: np.sum(np.geomspace(x[0], x[1], 4) * np.array([1.0, 2.0, 3.0, 4.0]))  # noqa: E731
+    tr = tg.trace(f, np.array([1.0, 1000.0]))
+    neg = np.array([-1.0, -1000.0])
+    with pytest.raises(tg.RetraceRequired):
+        tr(neg)
+    assert _replays_as_eager(tr, f, np.array([2.0, 50.0]))
+    tr = tg.trace(f, np.array([1.0, 1000.0]), retrace=True)
+    assert _replays_as_eager(tr, f, neg)
+    assert tr(neg) == pytest.approx(-4321.0, rel=1e-14)
+    with pytest.raises(tg.RetraceRequired):  # a zero start: eager raises ValueError
+        tg.trace(f, np.array([1.0, 1000.0]))(np.array([0.0, 5.0]))
+    with pytest.raises(ValueError, match="zero"):
+        tg.trace(f, np.array([1.0, 1000.0]), retrace=True)(np.array([0.0, 5.0]))
+
+
+def test_linspace_with_a_step_too_small_for_float64_replays_as_eager():
+    # NumPy computes i / div * delta where the step underflows to 0; the choice was read
+    # from the recording's step, so a replay at a subnormal span gave 4.84e-321 for
+    # 8.165e-320
+    f = lambda x: np.sum(np.linspace(x[0], x[1], 50) * np.arange(50.0))  # noqa: E731
+    tr = tg.trace(f, np.array([0.0, 1.0]), retrace=True)
+    for x in ([0.0, 1e-322], [0.0, 3e-322], [1.0, 3.0], [2.0, 2.0]):
+        x = np.array(x)
+        assert _replays_as_eager(tr, f, x)
+        assert tr(x) == f(x)
+    tr = tg.trace(f, np.array([0.0, 1.0]))
+    with pytest.raises(tg.RetraceRequired):
+        tr(np.array([0.0, 1e-322]))
