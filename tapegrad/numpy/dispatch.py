@@ -61,6 +61,26 @@ def _no_extras(name, out=None, **kw):
 
 # ---- ufuncs --------------------------------------------------------------------------------------
 
+
+def _nan_mask(a):
+    """Where ``a`` is NaN, read through a guarded comparison (``a != a``) when ``a`` is a
+    Tensor: a trace replay with NaN elsewhere retraces instead of reusing the recorded mask."""
+    if isinstance(a, Tensor):
+        return O.truth(a != a)
+    return np.isnan(np.asarray(a, np.float64))
+
+
+def _nan_ignoring(choose, a, b):
+    """np.fmax / np.fmin: ``choose`` (np.maximum / np.minimum, ties as theirs) where neither
+    operand is NaN, the other operand where one is, NaN where both are; the gradient goes to
+    the operand taken.  (Mapping them to maximum / minimum returned NaN where NumPy does not.)"""
+    a_nan, b_nan = _nan_mask(a), _nan_mask(b)
+    out = choose(a, b)
+    if not (a_nan.any() or b_nan.any()):
+        return out
+    return O.where(b_nan, a, O.where(a_nan, b, out))
+
+
 UFUNCS = {
     np.positive: lambda x: O.mul(x, 1.0),
     np.fabs: O.abs_,
@@ -77,8 +97,8 @@ UFUNCS = {
     np.divide: O.div,
     np.power: O.power,
     np.float_power: O.power,
-    np.fmax: O.maximum,
-    np.fmin: O.minimum,
+    np.fmax: lambda a, b: _nan_ignoring(O.maximum, a, b),
+    np.fmin: lambda a, b: _nan_ignoring(O.minimum, a, b),
     np.matmul: O.matmul,
     np.floor_divide: O.floor_divide,
     np.divmod: O.divmod_,

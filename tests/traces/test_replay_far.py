@@ -113,3 +113,30 @@ def test_linspace_with_a_step_too_small_for_float64_replays_as_eager():
     tr = tg.trace(f, np.array([0.0, 1.0]))
     with pytest.raises(tg.RetraceRequired):
         tr(np.array([0.0, 1e-322]))
+
+
+@pytest.mark.parametrize("ufunc", [np.fmax, np.fmin])
+def test_fmax_and_fmin_ignore_nan_as_numpy_does(ufunc):
+    # np.fmax / np.fmin on Tensors were np.maximum / np.minimum: NaN where NumPy takes the
+    # other operand, under tg.grad and in traces
+    f = lambda x: np.sum(ufunc(x, 0.5) * np.array([1.0, 2.0, 3.0, 4.0]) + ufunc(1.0, x[::-1]))  # noqa: E731
+    x = np.array([np.nan, 1.5, 0.25, np.nan])
+    v, g = tg.value_and_grad(f)(x)
+    assert v == pytest.approx(f(x), rel=1e-15) and np.isfinite(v)
+    want_g = {np.fmax: [0.0, 3.0, 0.0, 0.0], np.fmin: [0.0, 0.0, 4.0, 0.0]}[ufunc]
+    np.testing.assert_array_equal(g, want_g)
+    tr = tg.trace(f, np.array([0.3, 1.0, 0.7, 2.0]))
+    with pytest.raises(tg.RetraceRequired):  # NaN where the recording had none
+        tr(x)
+    assert _replays_as_eager(tr, f, np.array([2.0, -1.0, 0.6, 0.1]))
+    tr = tg.trace(f, np.array([0.3, 1.0, 0.7, 2.0]), retrace=True)
+    assert _replays_as_eager(tr, f, x)
+    tr = tg.trace(f, x)
+    assert _replays_as_eager(tr, f, np.array([np.nan, 3.0, -0.25, np.nan]))
+    # two Tensors, NaN on either side or both
+    h = lambda x: np.sum(ufunc(x[:2], x[2:]) * np.array([1.0, 2.0]))  # noqa: E731
+    for x in ([np.nan, 1.0, 2.0, np.nan], [np.nan, np.nan, np.nan, 3.0], [1.0, 2.0, 2.0, 1.0]):
+        x = np.array(x)
+        with np.errstate(invalid="ignore"):
+            v, g = tg.value_and_grad(h)(x)
+        _same(v, h(x))
