@@ -5,6 +5,7 @@ import functools
 import linecache
 import math
 import os
+import random
 import sys
 import types
 
@@ -135,22 +136,41 @@ def _short(v):
     return f"array of shape {np.shape(v)}"
 
 
-def _rng_states():
-    """NumPy's global random state and tapegrad's generator state (to notice draws)."""
+# random generators f may draw from: their states are compared around the recording
+_RNG_TYPES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator, random.Random)
+
+
+def _rng_state(g):
+    if isinstance(g, np.random.Generator):
+        g = g.bit_generator
+    if isinstance(g, np.random.BitGenerator):
+        return repr(g.state)
+    if isinstance(g, np.random.RandomState):
+        return repr(g.get_state(legacy=False))
+    return g.getstate()
+
+
+def _rng_states(generators=()):
+    """NumPy's global random state, Python's (``random``), tapegrad's generator state and
+    the states of ``generators`` (those f reaches from its closure), to notice draws."""
     st = np.random.get_state(legacy=False)
     return (
         st["bit_generator"],
         repr(st["state"]),
         st.get("has_gauss"),
         repr(_creation.rng().bit_generator.state),
+        random.getstate(),
+        *[_rng_state(g) for g in generators],
     )
 
 
-def _reachable_tensors(f, depth=4, budget=20000):
+def _reachable_tensors(f, depth=4, budget=20000, generators=None):
     """The float leaf Tensors not requiring grad that ``f`` can reach by name: in its closure
     cells, defaults and the globals its code names (nested code included), through bound
     methods, partials, containers and objects' attributes, and the same for the functions
-    found there, ``depth`` levels deep (modules and classes are not entered)."""
+    found there, ``depth`` levels deep (modules and classes are not entered).  The random
+    generators met on the way (NumPy's Generator / RandomState, a ``random.Random``) are
+    appended to ``generators``."""
     found, seen = {}, set()
     todo = [(f, depth)]
     while todo and len(seen) < budget:
@@ -158,6 +178,10 @@ def _reachable_tensors(f, depth=4, budget=20000):
         if id(obj) in seen or level < 0:
             continue
         seen.add(id(obj))
+        if isinstance(obj, _RNG_TYPES):
+            if generators is not None:
+                generators.append(obj)
+            continue
         if isinstance(obj, Tensor):
             v = obj._v
             if obj._leaf and not obj._rg and (v.__class__ is float or v.dtype.kind == "f"):

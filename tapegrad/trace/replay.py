@@ -199,11 +199,16 @@ class Trace:
         # called with Tensors, f is PyTorch code; with NumPy values, NumPy code (the Tensor
         # methods whose meanings differ follow NumPy's: core.torch_methods)
         new_torch_code = torch_code if depth else holds_tensor(args)
-        rng_before = _rng_states()
         # Tensors f reaches from its closure that do not require grad: what f computes from
         # them alone (np.sort(w), w.sum() > 0) is not recorded but frozen into the trace, so
-        # a replay checks that each still holds the value it had (see _read_closure)
-        watched = [(weakref.ref(h), np.array(h._v)) for h in _reachable_tensors(self.f)]
+        # a replay checks that each still holds the value it had (see _read_closure); and
+        # the random generators it reaches, whose draws would be frozen likewise
+        generators = []
+        watched = [
+            (weakref.ref(h), np.array(h._v))
+            for h in _reachable_tensors(self.f, generators=generators)
+        ]
+        rng_before = _rng_states(generators)
         try:  # everything set inside the try and restored absolutely (interrupt safety)
             STATE.tape = t
             _begin(rec)
@@ -225,9 +230,10 @@ class Trace:
             STATE.transforms = depth
             STATE.tape = prev_tape
             _end(prev)
-        if _rng_states() != rng_before:
+        if _rng_states(generators) != rng_before:
             raise RuntimeError(
-                "tg.trace: f drew random numbers (np.random.* or tg.randn/tg.rand) while it was "
+                "tg.trace: f drew random numbers (np.random.*, random.*, a Generator from its "
+                "closure, or tg.randn/tg.rand) while it was "
                 "recorded; the draws would be frozen into the trace and every replay would "
                 "reuse them instead of drawing again. Draw outside f and pass the values as an "
                 "argument (tr(x, noise)), or use tg.grad, which runs f at every call"
@@ -857,10 +863,12 @@ def trace(
     - NumPy arrays and Python numbers from the closure are constants of the trace (as in
       ``jax.jit``): pass values that change as arguments.
 
-    Refused: ``f`` drawing random numbers (``np.random.*``, ``tg.randn``/``tg.rand``) while
-    recorded raises RuntimeError, since a replay cannot draw again and would silently reuse
-    the recorded draws; draw outside ``f`` and pass the noise as an argument.  (A
-    ``np.random.Generator`` created inside ``f`` cannot be noticed: do not use one there.)
+    Refused: ``f`` drawing random numbers (``np.random.*``, Python's ``random.*``, a NumPy
+    ``Generator`` / ``RandomState`` or a ``random.Random`` it reaches from its closure,
+    ``tg.randn``/``tg.rand``) while recorded raises RuntimeError, since a replay cannot draw
+    again and would silently reuse the recorded draws; draw outside ``f`` and pass the noise
+    as an argument.  (A ``np.random.Generator`` created inside ``f`` cannot be noticed: do
+    not use one there.)
     Also refused: ``tg.checkpoint``, tensor hooks, ``no_grad`` or a backward inside ``f`` and
     implicit conversions of traced values (``float(x)``, ``np.asarray(x)``...).
 
