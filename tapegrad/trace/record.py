@@ -165,7 +165,7 @@ def _rng_states(generators=()):
 
 
 def _reachable_tensors(f, depth=4, budget=20000, generators=None):
-    """The float leaf Tensors not requiring grad that ``f`` can reach by name: in its closure
+    """The leaf Tensors not requiring grad that ``f`` can reach by name: in its closure
     cells, defaults and the globals its code names (nested code included), through bound
     methods, partials, containers and objects' attributes, and the same for the functions
     found there, ``depth`` levels deep (modules and classes are not entered).  The random
@@ -184,7 +184,8 @@ def _reachable_tensors(f, depth=4, budget=20000, generators=None):
             continue
         if isinstance(obj, Tensor):
             v = obj._v
-            if obj._leaf and not obj._rg and (v.__class__ is float or v.dtype.kind == "f"):
+            # integer and boolean ones too (class labels, indices, masks)
+            if obj._leaf and not obj._rg and (v.__class__ is float or v.dtype.kind in "fiub"):
                 found[id(obj)] = obj
             continue
         if isinstance(obj, _OPAQUE):

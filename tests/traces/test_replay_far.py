@@ -182,3 +182,39 @@ def test_a_generator_f_reaches_but_does_not_draw_from_is_fine():
     st = random.getstate()
     tr = tg.trace(lambda x: x * 3.0, 1.0)  # the state of Python's random is left as it was
     assert random.getstate() == st and tr.grad(1.0) == 3.0
+
+
+_LABELS = tg.tensor([0, 2, 1])
+_INDEX = tg.tensor([0, 2])
+_MASK = tg.tensor([True, False, True])
+EXACT = {  # f reads an integer or boolean Tensor from its closure (labels, indices, a mask)
+    "labels": (
+        lambda x: tg.nn.functional.cross_entropy(x.reshape(3, 3), _LABELS),
+        _LABELS,
+        [1, 1, 0],
+    ),
+    "index": (lambda x: np.sum(x[_INDEX] * np.array([1.0, 2.0])), _INDEX, [3, 4]),
+    "mask": (lambda x: np.sum(x[:3][_MASK] ** 2), _MASK, [True, True, False]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXACT))
+def test_integer_and_boolean_closure_tensors_changed_in_place_are_not_replayed_stale(name):
+    # only float closure Tensors were watched: after labels[:] = new_labels the replay
+    # returned the loss of the recorded labels (1.1119 for 1.1786)
+    f, held, new = EXACT[name]
+    old = held.numpy().copy()
+    x = np.arange(9.0) / 5.0 - 0.5
+    try:
+        tr = tg.trace(f, x)
+        tr_re = tg.trace(f, x, retrace=True)
+        assert _replays_as_eager(tr, f, x * 3.0)
+        held[:] = tg.tensor(new)
+        with pytest.raises(tg.RetraceRequired, match="closure"):
+            tr.value_and_grad(x)
+        assert _replays_as_eager(tr_re, f, x)
+        assert tr_re(x) == pytest.approx(float(tg.value_and_grad(f)(x)[0]), rel=1e-14)
+        held[:] = tg.tensor(old)  # back to the recorded values: the first trace replays
+        assert _replays_as_eager(tr, f, x * 2.0)
+    finally:
+        held[:] = tg.tensor(old)
