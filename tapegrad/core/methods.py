@@ -241,16 +241,15 @@ def _copied_by_reshape(x, fn, contiguous=False, fortran=False):
     memory, in the new shape, must be an offset plus one stride per axis (and be consecutive
     for a ravel, when ``contiguous``).  Only a view of a view, or a Fortran-order reshape,
     can need a copy: a C-order reshape of a root reads its memory in order."""
-    m = x._meta
-    b = m.get("base") if m else None
-    root = None if b is None else b[0]()
-    if root is None or root._v.__class__ is float:
+    lay = _layout(x)
+    if lay is None:
         if not fortran:
             return False
         pos = Tensor._const(np.arange(np.size(x._v), dtype=np.float64).reshape(x.shape))
     else:
-        pos = Tensor._const(np.arange(root._v.size, dtype=np.float64).reshape(root.shape))
-        pos = read_view(b[1], pos)
+        root_shape, key = lay
+        size = int(np.prod(root_shape, dtype=np.int64))
+        pos = read_view(key, Tensor._const(np.arange(size, dtype=np.float64).reshape(root_shape)))
     at = np.asarray(fn(pos)._v, dtype=np.int64)
     if at.size <= 1:
         return False
@@ -266,6 +265,84 @@ def _copied_by_reshape(x, fn, contiguous=False, fortran=False):
 
 
 _flatten_view = viewing(P._flatten, reshapes=True)
+_view_of = viewing(P._view, reshapes=True)
+
+
+def _view(self, *shape):
+    """``x.view(*shape)``: PyTorch's view, the same elements in another shape sharing x's
+    memory (a write into either shows in the other).  As in PyTorch, a shape the elements'
+    places in memory cannot be laid out in by strides (a transposed or strided view
+    flattened) raises a RuntimeError rather than copy: ``x.reshape(...)`` copies where it
+    must, ``x.contiguous().view(...)`` copies first.  ``x.view()`` / ``x.view(x.dtype)``
+    (NumPy's ``ndarray.view`` inside NumPy code) is x's elements in x's shape.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.zeros(2, 3)
+        >>> v = x.view(6); v[1] = 5.0; x
+        tensor([[0., 5., 0.],
+                [0., 0., 0.]])
+        >>> try:
+        ...     x.t().view(6)
+        ... except RuntimeError as e:
+        ...     print(str(e)[:74])
+        Tensor.view((6,)) of a tensor of shape (3, 2): view size is not compatible
+        >>> x.t().reshape(6)
+        tensor([0., 0., 5., 0., 0., 0.])
+    """
+    sizes = P._sizes(shape)
+    if (
+        sizes
+        and all(isinstance(n, (int, np.integer)) for n in sizes)
+        and _copied_by_reshape(self, lambda b: O.reshape(b, sizes))
+    ):
+        raise RuntimeError(
+            f"Tensor.view({tuple(int(n) for n in sizes)}) of a tensor of shape {self.shape}: view "
+            "size is not compatible with input tensor's size and stride (at least one dimension "
+            "spans across two contiguous subspaces: the tensor is a transposed, permuted or "
+            "strided view whose elements no strides can lay out in the new shape). Use "
+            ".reshape(...) instead (it copies where it must), or .contiguous().view(...)"
+        )
+    return _view_of(self, *shape)
+
+
+def _in_order(self):
+    """Are x's elements consecutive in its root's memory, in C order (a value of its own, or
+    a view of one that PyTorch would call contiguous)?"""
+    return not _copied_by_reshape(self, lambda b: O.reshape(b, (-1,)), contiguous=True)
+
+
+def _contiguous(self, memory_format=None):
+    """``x.contiguous()``: x itself when its elements are laid out in C order in memory, else
+    a copy in that order (a transposed, permuted, strided or expanded view), as PyTorch's:
+    a write into the copy does not reach x's base.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.zeros(2, 3)
+        >>> x.contiguous() is x, x.t().contiguous() is x.t()
+        (True, False)
+        >>> y = x.t().contiguous(); y[0, 1] = 5.0; x.sum().item()
+        0.0
+        >>> x.t().contiguous().view(6).shape
+        (6,)
+    """
+    return self if _in_order(self) else self.clone()
+
+
+def _is_contiguous(self, memory_format=None):
+    """``x.is_contiguous()``: are x's elements laid out in C order in memory (False for a
+    transposed, permuted, strided or expanded view of another tensor), as PyTorch's.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.zeros(2, 3)
+        >>> x.is_contiguous(), x.t().is_contiguous(), x[:, 1:].is_contiguous()
+        (True, False, False)
+        >>> x[1:].is_contiguous()
+        True
+    """
+    return _in_order(self)
 
 
 def _flatten(self, *args, **kwargs):
@@ -430,10 +507,18 @@ def _note_view(base, view, key):
     root = None if outer is None else outer[0]()
     if root is not None:  # a view of a view: noted against the root
         base, key = root, Composed(outer[1], key)
+    # a ``base`` that is still a view here is one whose own root is gone: the view is
+    # noted against ``base``, and where its elements lie in the first memory kept apart
+    lay = _layout(base)
+    layout = None if lay is None else (lay[0], Composed(lay[1], key))
     vm = view._meta
     if vm is None:
         vm = view._meta = {}
-    vm["base"] = (weakref.ref(base), key)
+    vm["base"] = (weakref.ref(base), key, base.shape)
+    if layout is not None:
+        vm["layout"] = layout
+    elif "layout" in vm:
+        del vm["layout"]
     bm = base._meta
     if bm is None:
         bm = base._meta = {}
@@ -450,6 +535,21 @@ def link_view(base, view, key):
     """Note ``view`` as ``base[key]`` (a fancy key of distinct places: a NumPy function's view,
     np.flip or np.split): a write into either shows in the other."""
     _note_view(base, view, key)
+
+
+def _layout(self):
+    """``(root shape, key)``: where a view's elements lie in the memory of the tensor it
+    was first made from, as strides would say (kept after that tensor is gone, so
+    ``x.view`` and ``x.contiguous`` judge a view's layout as PyTorch does); None for a
+    tensor that is no view (its value is its own memory, in C order)."""
+    m = self._meta
+    if not m:
+        return None
+    lay = m.get("layout")
+    if lay is not None:
+        return lay
+    b = m.get("base")
+    return None if b is None else (b[2], b[1])
 
 
 def _base_of(self):
@@ -1753,7 +1853,7 @@ class TensorMethods(ElementwiseMethods):
 
     # shape
     reshape = viewing(P._reshape, reshapes=True)
-    view = viewing(P._view, reshapes=True)
+    view = _view
     transpose = viewing(_transpose)
     permute = viewing(_permute)
     T = property(viewing(_transposed))
@@ -1819,8 +1919,8 @@ class TensorMethods(ElementwiseMethods):
     isclose = P._isclose
     allclose = P._allclose
     equal = P._equal
-    contiguous = P._contiguous
-    is_contiguous = P._is_contiguous
+    contiguous = _contiguous
+    is_contiguous = _is_contiguous
     diag = P._diag
     diag_embed = P._diag_embed
     diagflat = P._diagflat

@@ -2016,26 +2016,6 @@ def _equal(self, other):
 # ---- more of PyTorch's names: elementwise, predicates, NaN-aware reductions, quantiles ------
 
 
-def _contiguous(self, memory_format=None):
-    """``x.contiguous()``: x itself (a tapegrad value is always laid out in one piece).
-
-    >>> import tapegrad as tg
-    >>> x = tg.tensor([[1.0, 2.0]]); x.contiguous() is x, x.t().is_contiguous()
-    (True, True)
-    """
-    return self
-
-
-def _is_contiguous(self, memory_format=None):
-    """``x.is_contiguous()``: True (a tapegrad value is always laid out in one piece).
-
-    >>> import tapegrad as tg
-    >>> tg.zeros(2, 3).is_contiguous()
-    True
-    """
-    return True
-
-
 def _frac(self):
     """``x.frac()``: the fractional part ``x - x.trunc()`` (with x's sign); derivative 1.
 
