@@ -471,21 +471,27 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
         shape = np.broadcast_shapes(a.shape, np.shape(b))
         a = O.broadcast_to(a, shape)
     axes = O.normalize_axes(axis, a.ndim, "logsumexp")
+    unseen = None
     if b is None:
         m = O.stable_shift(a, axes)
     else:  # entries with b == 0 add nothing: they do not set the shift (as in SciPy)
-        kept = np.broadcast_to(np.asarray(value_of(b)) != 0, a.shape)
+        # (a comparison of a Tensor b: a guard in a trace, whose replays see their own zeros)
+        kept = O.truth(b != 0) if isinstance(b, Tensor) else np.asarray(b) != 0
+        kept = np.broadcast_to(kept, a.shape)
         if not kept.all():
             masked = O.where(kept, a, -np.inf)
             m = O.stable_shift(masked, axes)
-            if not (isinstance(b, Tensor) and b.requires_grad):
-                a = masked  # exp(a - m) may overflow there, and 0 * inf is nan; with b
-                # differentiable a stays (d/db = exp(a - out) is needed at b == 0 too)
+            if isinstance(b, Tensor) and b.requires_grad:
+                a, unseen = _zero_weights(a, m, kept)
+            else:  # exp(a - m) may overflow there, and 0 * inf is nan
+                a = masked
         else:
             m = O.stable_shift(a, axes)
     e = O.exp(O.sub(a, m))
     if b is not None:
         e = O.mul(e, b)
+        if unseen is not None:  # value 0; d/db = exp(a - m) where that is not finite
+            e = O.add(e, _Unseen.apply(O.broadcast_to(b, a.shape), *unseen))
     s = O.sum(e, axes, keepdims=True)
     out = O.add(O.log(O.abs_(s) if return_sign else s), m)
     if not keepdims:
@@ -495,6 +501,50 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
     sign = np.sign(np.asarray(s.data))  # a plain array (pinned in a trace)
     sign = sign if keepdims else np.squeeze(sign, axes)
     return out, sign if sign.ndim else sign[()]
+
+
+_EXP_FINITE = math.log(np.finfo(np.float64).max)  # exp(d) is finite for d below this
+
+
+def _zero_weights(a, m, kept):
+    """logsumexp's ``a`` where ``b == 0`` and b requires grad: those entries add nothing to
+    the value, but d/db there is exp(a - out).  Where exp(a - m) is finite they stay (b * exp
+    is 0, and every derivative is the formula's); where it overflows or a is NaN or +inf
+    (the mask ``unseen``) they are masked to -inf, as SciPy ignores them, so their a gets
+    the gradient 0 and the value is not 0 * inf = NaN: ``_Unseen`` gives their d/db from
+    the returned ``(a - m, unseen)``."""
+    d = O.sub(a, m)
+    unseen = ~kept & ~O.truth(d <= _EXP_FINITE)  # (a guard in a trace)
+    if not unseen.any():
+        return a, None
+    return O.where(unseen, -np.inf, a), (d, unseen)
+
+
+class _Unseen(Function):
+    """b * exp(d) at the entries ``unseen`` (b == 0 there, exp(d) inf or NaN): the value 0,
+    d/db = exp(d) (inf, or NaN for a NaN entry, as IEEE says), d/dd = b exp(d) = 0 (the
+    entry's a does not change the value).  The second derivatives in b and d are the
+    formula's; the mixed one through d/dd (0 instead of exp(d)) is not, at those entries."""
+
+    @staticmethod
+    def forward(ctx, b, d, unseen):
+        ctx.unseen = unseen
+        ctx.save_for_backward(d)
+        return np.zeros(np.shape(b.data))
+
+    @staticmethod
+    def weight(ctx):
+        (d,) = ctx.saved_tensors
+        with np.errstate(over="ignore"):  # inf where exp(d) overflows, as IEEE says
+            return O.exp(O.where(ctx.unseen, d, -np.inf))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * _Unseen.weight(ctx), None, None
+
+    @staticmethod
+    def jvp(ctx, tb, _td, _u):
+        return tb * _Unseen.weight(ctx)
 
 
 def softmax(x, axis=None):
