@@ -8,6 +8,7 @@ result carries no gradient (``np.shape``, ``np.argmax``, ``np.isnan``...) run on
 Anything else raises a TypeError naming the function: a gradient is never dropped silently.
 """
 
+import copy
 import warnings
 
 import numpy as np
@@ -15,7 +16,9 @@ import numpy as np
 from ..core import functions as O
 from ..core import ufuncs
 from ..core.methods import broadcasting, viewing
+from ..core.tensor import STATE
 from ..core.tensor import TensorBase as Tensor
+from ..core.tensor import _stands_in as stands_for_value
 from ..core.torch_methods import ravel_order, reshape_order
 from . import complex_parts as parts
 from . import composites, linalg_ops, registry, shape_functions
@@ -530,9 +533,30 @@ def _array_function(self, func, types, args, kwargs):
     )
 
 
+def _copied(x, memo):
+    """``copy.copy(x)`` / ``copy.deepcopy(x)``.  Inside a transform or a trace recording, a
+    value being differentiated stands for NumPy code's array, so its copy is a differentiable
+    copy (``np.copy``), as under JAX: copying the handle made a second leaf there (tg.grad
+    dropped the derivative through the copy) or a trace constant (a replay returned the
+    recorded value).  Any other Tensor is copied as before, handle and state."""
+    if x._rg and STATE.transforms and stands_for_value(x):
+        out = x.clone()
+    else:
+        out = copy._reconstruct(x, memo, *x.__reduce_ex__(4))
+    if memo is not None:
+        memo[id(x)] = out
+    return out
+
+
 class NumpyProtocol:
     """NumPy's dispatch protocols for Tensor (a base class of the public ``Tensor``)."""
 
     __slots__ = ()
     __array_ufunc__ = _array_ufunc
     __array_function__ = _array_function
+
+    def __copy__(self):
+        return _copied(self, None)
+
+    def __deepcopy__(self, memo):
+        return _copied(self, memo)
