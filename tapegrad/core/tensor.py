@@ -371,6 +371,9 @@ class TensorBase:
         return h
 
     def __repr__(self):
+        # the text shows the value: a trace recording pins it (a replay whose value differs
+        # raises RetraceRequired), as a read by item(); print(x) inside f reads it too
+        _guard_hook(self, "repr")
         v = self._v
         body = np.array2string(
             np.asarray(v), separator=", ", prefix="tensor(", formatter=_float_format(v)

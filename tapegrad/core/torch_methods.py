@@ -928,9 +928,11 @@ def _t(self):
 
 def _format(self, spec):
     """``f"{loss:.3f}"``: a 0-d Tensor formats as its number (as PyTorch's); an empty spec
-    prints any Tensor.  Formatting is display: it reads the value and records nothing."""
+    prints any Tensor.  Formatting reads the value, so a trace recording pins it (a replay
+    with another value raises RetraceRequired), as a read by ``item()``."""
     if not spec:
         return str(self)
+    _guard_hook(self, "format")
     v = self._v
     if v.__class__ is float:
         return format(v, spec)

@@ -255,3 +255,25 @@ def test_copies_of_tensors_outside_transforms_keep_their_behaviour():
     lin2 = copy.deepcopy(lin)
     assert lin2.weight is not lin.weight and lin2.weight.is_leaf
     np.testing.assert_array_equal(lin2.weight.numpy(), lin.weight.numpy())
+
+
+DISPLAY = {
+    "str": lambda x: x[0] * float("1." in str(x[0])),
+    "repr": lambda x: x[0] * float("[1., 2.]" in repr(x)),
+    "format": lambda x: x[0] * float(format(x[0], ".1f") == "1.0"),
+    "f-string": lambda x: x[0] * float(f"{x[0]:.1f}" == "1.0"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DISPLAY))
+def test_text_showing_a_traced_value_is_a_pinned_read(name):
+    # str / repr / format read the value without a guard: a replay at x[0] = 3 returned 3.0
+    # (the branch of the recorded text '1.0') where eager gives 0.0
+    f = DISPLAY[name]
+    tr = tg.trace(f, np.array([1.0, 2.0]))
+    x = np.array([3.0, 1.0])
+    with pytest.raises(tg.RetraceRequired, match=r"(repr|format)\(\) read the value"):
+        tr(x)
+    assert tr(np.array([1.0, 2.0])) == 1.0
+    tr = tg.trace(f, np.array([1.0, 2.0]), retrace=True)
+    assert _replays_as_eager(tr, f, x) and tr(x) == 0.0
