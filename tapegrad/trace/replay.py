@@ -77,6 +77,16 @@ def _cores():
     return max(1, min(cores, numba.get_num_threads()))
 
 
+# what a trace says when, recorded again at these inputs, it refuses them too
+_OWN_INPUTS = (
+    "the trace, recorded again at these inputs, cannot replay them: at {site}{src} Python saw "
+    "{what} when recording, and the compiled replay computes that value in other last bits "
+    "than NumPy did, so its guard fails at the recording's own inputs. Differentiate f with "
+    "tg.grad / tg.value_and_grad (which run f at every call), or keep that value on the tape "
+    "(compute with the Tensor instead of reading its number)"
+)
+
+
 # ---- the trace ---------------------------------------------------------------------------------
 
 
@@ -416,6 +426,10 @@ class Trace:
                     return again()
                 finally:
                     self._retrying = False
+            if getattr(self, "_retrying", False):
+                site, text, what = self.sites.get(int(row), ["<unknown>", "", "a branch"])
+                src = f" `{text}`" if text else ""
+                raise RetraceRequired(_OWN_INPUTS.format(site=site, src=src, what=what))
             raise RetraceRequired(self.guard_message(row))
         raise RuntimeError(
             f"tapegrad trace: replay stopped at tape row {row} "
@@ -1034,6 +1048,7 @@ class Traced:
         self._cache = {}  # key -> traces, least recently used first
         self.records = 0
         self.replays = 0
+        self.evaluations = 0  # calls answered by running f (a trace refusing its own inputs)
         functools.update_wrapper(self, f)
 
     def _run(self, method, args):
@@ -1061,11 +1076,27 @@ class Traced:
             return out
         tr = Trace(self.f, args, self.argnums)
         self.records += 1
+        try:
+            out = getattr(tr, method)(*args)
+        except RetraceRequired:
+            # the fresh trace refuses its own inputs (a value Python read while recording is
+            # replayed in other last bits than NumPy computed it): this call is answered by
+            # evaluating f, and the trace is not kept
+            self.evaluations += 1
+            return self._evaluate(method, args)
         traces.append(tr)
         if len(traces) > self.max_branches:
             del traces[0]
         self.replays += 1
-        return getattr(tr, method)(*args)
+        return out
+
+    def _evaluate(self, method, args):
+        """``f`` run on ``args`` (its value, or tg.value_and_grad), not replayed."""
+        if method == "__call__":
+            return self.f(*args)
+        from ..transforms.functional import value_and_grad
+
+        return value_and_grad(self.f, self.argnums)(*args)
 
     def __call__(self, *args):
         """``f(*args)``, replayed."""
