@@ -417,7 +417,10 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "auto") 
         for y in _leaves(c.out):
             _check_float(y, "jacobian")
         rows_fn = _jacobian_rows
-        if mode != "rev" and not (c.nested or _DEPTH.n > 0):
+        if c.nested or _DEPTH.n > 0:  # (differentiable rows; forward mode when asked for)
+            if mode == "fwd":
+                rows_fn = _nested_forward_rows
+        elif mode != "rev":
             n_out = sum(int(np.size(_value(y))) for y in _leaves(c.out))
             n_in = sum(x.size for x in c.inputs)
             if mode == "fwd" or n_out > n_in:
@@ -474,6 +477,43 @@ def _forward_rows(c, ys, sizes):
         t.maybe_reset()
     cols = np.concatenate([[0], np.cumsum([x.size for x in ins])]).astype(int)
     return [J[:, cols[k] : cols[k + 1]].reshape((m,) + x.shape) for k, x in enumerate(ins)]
+
+
+def _nested_forward_rows(c, ys, sizes):
+    """``_forward_rows`` inside another transform: one Tensor-level tangent pass
+    (``forward.tangent_graph``) per input element, so the Jacobian can be differentiated
+    again and is forward mode's: an output that no tangent reaches has the derivative 0,
+    where a reverse pass multiplies its zero cotangent by the partials of other outputs
+    (0 * NaN = NaN next to a NaN output, as PyTorch's and JAX's jacrev give)."""
+    t = STATE.tape
+    ins = c.inputs
+    m = sum(sizes)
+    if not m:
+        return [None for _ in ins]
+    keep = [
+        k
+        for k, y in enumerate(ys)
+        if isinstance(y, Tensor) and y._rg and (y._tape is t or any(y is x for x in ins))
+    ]
+    out_rows = [autograd.row_for(t, ys[k]) for k in keep]
+    rows = []
+    for x in ins:
+        columns = []
+        for j in range(x.size):
+            tans = [None] * len(keep)
+            if keep and x._tape is t and x._row >= 0:
+                seed = np.zeros(x.shape)
+                seed.flat[j] = 1.0
+                seed = Tensor._const(float(seed) if seed.ndim == 0 else seed)
+                tans = forward.tangent_graph(t, {x._row: seed}, out_rows)
+            by_k = dict(zip(keep, tans))
+            parts = [
+                _zeros((n,), True) if by_k.get(k) is None else _ops.reshape(by_k[k], (n,))
+                for k, n in enumerate(sizes)
+            ]
+            columns.append(parts[0] if len(parts) == 1 else _ops.concatenate(parts))
+        rows.append(_ops.reshape(_ops.stack(columns, axis=-1), (m,) + x.shape))
+    return rows
 
 
 def _jacobian_rows(c, ys, sizes):
