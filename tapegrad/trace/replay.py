@@ -719,14 +719,20 @@ class Trace:
             run.grad_batch(
                 self, self._work().val, self.n, self.out_row, XX, G, values, fails, _cores()
             )
-        for b in np.flatnonzero(fails >= 0):
+        failed = np.flatnonzero(fails >= 0)
+        # every stop is read against this recording's rows before an item is answered
+        # again: answering one retraces, and the rows of the new recording are others
+        for b in failed:
             row = int(fails[b])
             if not (self._can_retrace() and self.code[row] & 255 == T.GUARD):
                 if self.code[row] & 255 == T.GUARD:
                     raise RetraceRequired(self.guard_message(row, f"grad_many item {b}: "))
                 raise RuntimeError(f"tapegrad trace: replay of item {b} stopped at row {row}")
+        for b in failed:  # items on another branch, one by one (their values too)
             args[self.argnums[0]] = float(X[b]) if spec[2] else X[b]
-            G[b] = np.ravel(self.grad(*args))
+            v, g = self.value_and_grad(*args)
+            values[b] = v
+            G[b] = np.ravel(g)
         self.last_values = values
         return G.reshape(X.shape)
 
