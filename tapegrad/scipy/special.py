@@ -56,6 +56,9 @@ __all__ = [
     "gammaincc",
     "xlogy",
     "xlog1py",
+    "entr",
+    "rel_entr",
+    "kl_div",
     "softmax",
     "log_softmax",
     "j0",
@@ -448,6 +451,128 @@ def xlog1py(x, y, **kwargs):
         return _sp.xlog1py(x, y, **kwargs)
     _no_kwargs("xlog1py", kwargs)
     return _xlogy_impl(x, y, 1.0)
+
+
+# ---- entr, rel_entr, kl_div ---------------------------------------------------------------------
+
+
+def _entr_partial(x):
+    """d/dx entr = -(log x + 1) for x >= 0 (+inf at 0, the limit from the right) and at NaN;
+    0 below 0 (the value is the constant -inf there).  Finite at denormal x (log x + 1,
+    with no 1 / x), and differentiable again (-1 / x)."""
+    v = np.asarray(value_of(x))
+    inside = (v >= 0.0) | (v != v)
+    with np.errstate(divide="ignore"):  # log(0) = -inf: the derivative +inf at 0
+        d = O.neg(O.add(O.log(O.where(inside, x, 1.0)), 1.0))
+    return O.where(inside, d, 0.0)
+
+
+def _rel_entr_partials(x, y, kl: bool):
+    """d/dx, d/dy of x log(x / y) (rel_entr) or x log(x / y) - x + y (kl_div) for x >= 0,
+    y > 0 (and at NaN): log(x / y) + 1 (kl: log(x / y)) and -x / y (kl: 1 - x / y), from
+    the ratio x / y, so they are finite where x and y are tiny (d/dx is -inf at x == 0, the
+    limit from the right); at x == y == 0, where the value jumps to inf for x > 0, d/dx is
+    +inf and d/dy the limit from y > 0; 0 where the value is the constant inf."""
+    xv, yv = np.asarray(value_of(x)), np.asarray(value_of(y))
+    inside = ((xv >= 0.0) & (yv > 0.0)) | (xv != xv) | (yv != yv)
+    corner = (xv == 0.0) & (yv == 0.0)
+    r = O.div(O.where(inside, x, 1.0), O.where(inside, y, 1.0))
+    with np.errstate(divide="ignore"):  # log(0) = -inf at x == 0
+        dx = O.log(r) if kl else O.add(O.log(r), 1.0)
+    dy = O.sub(1.0, r) if kl else O.neg(r)
+    fill_x = np.where(corner, np.inf, 0.0)
+    fill_y = np.where(corner, 1.0 if kl else 0.0, 0.0)
+    return O.where(inside, dx, fill_x), O.where(inside, dy, fill_y)
+
+
+class _Entr(Function):
+    """SciPy's entr (its value), with ``_entr_partial`` as the derivative."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.asarray(_sp.entr(x.data), dtype=np.float64)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * _entr_partial(x)
+
+    @staticmethod
+    def jvp(ctx, tx):
+        (x,) = ctx.saved_tensors
+        return tx * _entr_partial(x)
+
+
+class _RelEntr(Function):
+    """SciPy's rel_entr or kl_div (its value), with ``_rel_entr_partials``."""
+
+    @staticmethod
+    def forward(ctx, x, y, kl):
+        ctx.kl = kl
+        ctx.save_for_backward(x, y)
+        fn = _sp.kl_div if kl else _sp.rel_entr
+        return np.asarray(fn(x.data, y.data), dtype=np.float64)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        dx, dy = _rel_entr_partials(x, y, ctx.kl)
+        return g * dx, g * dy, None
+
+    @staticmethod
+    def jvp(ctx, tx, ty, _):
+        x, y = ctx.saved_tensors
+        dx, dy = _rel_entr_partials(x, y, ctx.kl)
+        terms = [t * d for t, d in ((tx, dx), (ty, dy)) if t is not None]
+        return terms[0] if len(terms) == 1 else terms[0] + terms[1]
+
+
+def entr(x, **kwargs):
+    """SciPy's ``entr(x)`` = -x log(x) for x > 0, 0 at 0, -inf below; differentiable:
+    -(log(x) + 1), finite at denormal x.
+
+    >>> import tapegrad as tg
+    >>> import tapegrad.scipy.special as tsp
+    >>> round(tg.grad(tsp.entr)(1e-320), 4)       # -(log x + 1)
+    735.8272
+    """
+    if not isinstance(x, Tensor):
+        return _sp.entr(x, **kwargs)
+    _no_kwargs("entr", kwargs)
+    return _Entr.apply(x)
+
+
+def rel_entr(x, y, **kwargs):
+    """SciPy's ``rel_entr(x, y)`` = x log(x / y) for x, y > 0, 0 at x == 0 <= y, inf
+    elsewhere; differentiable in x (log(x / y) + 1) and y (-x / y), finite where x and y
+    are tiny.
+
+    >>> import tapegrad as tg
+    >>> import tapegrad.scipy.special as tsp
+    >>> tg.grad(lambda x: tsp.rel_entr(x, 1e-320))(1e-320)
+    1.0
+    """
+    if not _tensor_in(x, y):
+        return _sp.rel_entr(x, y, **kwargs)
+    _no_kwargs("rel_entr", kwargs)
+    return _RelEntr.apply(*_broadcast(x, y), False)
+
+
+def kl_div(x, y, **kwargs):
+    """SciPy's ``kl_div(x, y)`` = x log(x / y) - x + y for x, y > 0, y at x == 0 <= y, inf
+    elsewhere; differentiable in x (log(x / y)) and y (1 - x / y), finite where x and y are
+    tiny.
+
+    >>> import tapegrad as tg
+    >>> import tapegrad.scipy.special as tsp
+    >>> tg.grad(lambda y: tsp.kl_div(2.0, y))(4.0)        # 1 - x / y
+    0.5
+    """
+    if not _tensor_in(x, y):
+        return _sp.kl_div(x, y, **kwargs)
+    _no_kwargs("kl_div", kwargs)
+    return _RelEntr.apply(*_broadcast(x, y), True)
 
 
 # ---- logsumexp and softmax --------------------------------------------------------------------
