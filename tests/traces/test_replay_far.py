@@ -346,3 +346,36 @@ def test_grad_many_with_retrace_answers_each_item_as_eager(name):
         _same(tr.last_values[b], v)
     with pytest.raises(tg.RetraceRequired, match="grad_many item"):
         tg.trace(f, x0).grad_many(X)
+
+
+_DATA = tg.tensor([3.0, 1.0, 2.0])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known: a closure Tensor without requires_grad that is an operand of a recorded op "
+    "is read at every replay and not watched, but what f computed from it alone (np.sort) is "
+    "frozen; watching it would refuse the buffer updates test_silent_wrong.py and "
+    "test_trace_hunt.py replay on purpose",
+)
+def test_a_closure_tensor_read_directly_and_through_a_sort_is_never_mixed_stale():
+    # _DATA is an operand of x * _DATA (its row is read at every replay, so it is not
+    # watched) and of np.sort(_DATA), which is not recorded: after an in-place change the
+    # replay mixes the new values with the old sort (436 for 815)
+    f = lambda x: np.sum(x * _DATA) + np.sum(np.sort(_DATA) * x)  # noqa: E731
+    x = np.array([1.0, 10.0, 100.0])
+    try:
+        tr = tg.trace(f, x)
+        tr_re = tg.trace(f, x, retrace=True)
+        traced = tg.traced(f)
+        traced(x)
+        assert _replays_as_eager(tr, f, -x)
+        _DATA[:] = tg.tensor([-5.0, 7.0, 0.5])
+        with pytest.raises(tg.RetraceRequired, match="changed value"):
+            tr(x)
+        for replay in (tr_re, traced):
+            assert replay(x) == f(x) == 815.0
+        assert _replays_as_eager(tr_re, f, x)
+        np.testing.assert_array_equal(traced.grad(x), [-10.0, 7.5, 7.5])
+    finally:
+        _DATA[:] = tg.tensor([3.0, 1.0, 2.0])
