@@ -6,10 +6,11 @@ Run ``python tapegrad/kernels/generate.py`` after changing anything in ``tapegra
 refuses to load when its fingerprint differs from the spec's.
 
 Every sweep is an if/elif interpreter over the tape rows, dispatching on op codes assigned
-here (an op's code is its position in the spec).  Elementwise ops become inline loops written
-from their formulas; structural ops call their kernels, whose source is copied into the
-generated file, so Numba's on-disk cache (keyed on that one file) always sees everything the
-sweeps run.  The sweeps:
+here (an op's code is its position in the spec).  Elementwise ops become loops written from
+their formulas, in groups of functions the sweeps call (``RowGroups``: Numba compiles many
+small functions much faster than one large one); structural ops call their kernels, whose
+source is copied into the generated file, so Numba's on-disk cache (keyed on that one file)
+always sees everything the sweeps run.  The sweeps:
 
 - ``backward_sweep``: reverse (adjoints);
 - ``forward_sweep``: forward replay of a recorded tape, with guard checks (``tg.trace``);
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -253,12 +255,81 @@ def _chain(ops, make, depth, otherwise="return BAD_OP, i"):
     return _indent("\n".join(out), depth)
 
 
+# ---- elementwise rows in functions of their own ------------------------------------------------
+#
+# Numba's front end (SSA reconstruction, liveness, type inference) takes time that grows
+# faster than linearly with a function's size: as one if/elif chain inlined in the sweep, the
+# ~80 elementwise ops made the Hessian sweep take ~5 minutes to compile, most of it there.
+# So its elementwise branches are split into groups of about ROW_GROUP_LINES lines, each
+# group a function of its own (``hvp_sweep_unary_2(o, ...)``: the rows of its ops; False for
+# an op it does not have), compiled once and called once per row: ~4x less compile time.
+# A call costs ~10 ns a row (Numba passes each array as a struct, and LLVM does not inline
+# functions this large), which would double the backward sweep's and a replay's time per
+# scalar op; their branches stay inline (they compile in ~20-30 s each).
+
+ROW_GROUP_LINES = 90
+# the names an elementwise branch may read from its sweep, in the order they are passed
+_ROW_NAMES = ("i fp ip fpool val adj tvals tadjs ulo un upa upb sa sb ga gb ha hb hout nl").split()
+
+
+class RowGroups:
+    """Collects the group functions the sweeps call (rendered after the sweeps)."""
+
+    def __init__(self):
+        self.sources = []
+
+    def chain(self, sweep, kind, ops, make, depth, otherwise):
+        """The sweep's call of the group whose ops contain ``o`` (``otherwise`` when none
+        has it), and the group functions into ``self.sources``."""
+        groups, lines = [], 0
+        bodies = [(o, make(o)) for o in ops]
+        for o, body in bodies:
+            if not groups or lines + body.count("\n") > ROW_GROUP_LINES:
+                groups.append([])
+                lines = 0
+            groups[-1].append((o, body))
+            lines += body.count("\n") + 1
+        calls = []
+        for k, group in enumerate(groups):
+            name = f"{sweep}_{kind}_{k}"
+            text = "\n".join(body for _, body in group)
+            if re.search(r"\b(return|continue|break)\b", text):
+                raise ValueError(f"{name}: an elementwise branch may not leave the sweep's loop")
+            args = ", ".join(n for n in _ROW_NAMES if re.search(rf"\b{n}\b", text))
+            names = ", ".join(o.name for o, _ in group)
+            branches = []
+            for q, (o, body) in enumerate(group):
+                branches += [_branch(q == 0, o), _indent(body, 4)]
+            branches += ["else:", "    return False", "return True"]
+            self.sources.append(
+                f"\n\n{NJIT}\ndef {name}(o, {args}):\n"
+                f'    """{sweep}: the rows of {names} (False for any other op)."""\n'
+                + _indent("\n".join(branches), 4)
+                + "\n"
+            )
+            last = CODE[group[-1][0].name]
+            test = "else" if k == len(groups) - 1 else f"{'if' if k == 0 else 'elif'} o <= {last}"
+            if test == "else" and k == 0:
+                calls.append(f"known = {name}(o, {args})")
+            else:
+                calls += [f"{test}:", f"    known = {name}(o, {args})"]
+        calls += ["if not known:", "    " + otherwise]
+        return _indent("\n".join(calls), depth)
+
+
 # ---- structural branches ---------------------------------------------------------------------------
 
 
 def _fn(o, which):
     f = getattr(o, which)
     return f.__name__
+
+
+def _elementwise(rows, sweep, kind, ops, make, otherwise):
+    """The branches of a sweep's elementwise rows: inline, or calls of ``rows``' groups."""
+    if rows is None:
+        return _chain(ops, make, 12, otherwise)
+    return rows.chain(sweep, kind, ops, make, 12, otherwise)
 
 
 def _struct_chain(make, depth, ops=None, otherwise="return BAD_OP, i"):
@@ -439,10 +510,10 @@ COMMON_BACKWARD = frozenset(
 
 
 def _backward_like(
-    name, signature, doc, unary, binary, struct, extra_setup="", lanes=False, only=None
+    name, signature, doc, unary, binary, struct, extra_setup="", lanes=False, only=None, rows=None
 ):
     """A reverse sweep over every op, or over the ops named in ``only`` (the others return
-    HIT_RARE)."""
+    HIT_RARE); with ``rows`` (a RowGroups) its elementwise branches are functions of their own."""
     lu, lb = _last(_UNARY), _last(_BINARY)
     pick = (lambda ops: ops) if only is None else (lambda ops: [o for o in ops if o.name in only])
     otherwise = "return BAD_OP, i" if only is None else "return HIT_RARE, i"
@@ -473,7 +544,7 @@ def {name}({signature}):
                 continue
 {_indent(_reach("ra", lanes), 12)}
             upa = np.uint64(voff[ra])
-{_chain(pick(_UNARY), unary, 12, otherwise)}
+{_elementwise(rows, name, "unary", pick(_UNARY), unary, otherwise)}
         elif o <= {lb}:
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb])
@@ -484,7 +555,7 @@ def {name}({signature}):
 {_indent(_reach("ra", lanes), 16)}
             if gb:
 {_indent(_reach("rb", lanes), 16)}
-{_chain(pick(_BINARY), binary, 12, otherwise)}
+{_elementwise(rows, name, "binary", pick(_BINARY), binary, otherwise)}
         else:
             p = ip[i]
             if ra >= 0 and rg[ra] == 0 and (rb < 0 or rg[rb] == 0):
@@ -529,7 +600,8 @@ def backward_sweep():
     return common + "\n" + full
 
 
-def hvp_sweep():
+def hvp_sweep(rows):
+    """The second-order sweep, its elementwise rows in ``rows``' groups."""
     return _backward_like(
         "hvp_sweep",
         "code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj, tadjs, top, bottom",
@@ -551,6 +623,7 @@ def hvp_sweep():
             8,
         ),
         lanes=True,
+        rows=rows,
     )
 
 
@@ -687,8 +760,9 @@ def render() -> str:
         small_matmul=structural.SMALL_MATMUL,
     )
     text += _kernel_sources()
+    rows = RowGroups()
     text += "\n" + backward_sweep() + "\n" + forward_sweep() + "\n" + tangent_sweep()
-    text += "\n" + hvp_sweep() + _driver_sources()
+    text += "\n" + hvp_sweep(rows) + "".join(rows.sources) + _driver_sources()
     lines = [ln.rstrip() for ln in text.splitlines()]
     out, blank = [], 0
     for ln in lines:  # no runs of more than two blank lines, no blank lines in branches

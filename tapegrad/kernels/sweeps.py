@@ -3210,561 +3210,19 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 zero_lanes(tadjs, voff, ra)
             state[ra] |= 1
             upa = np.uint64(voff[ra])
-            if o == 5:  # NEG
-                for j in range(un):
-                    g = adj[ulo + j]
-                    d = -1.0
-                    adj[upa + j] += g * d
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        tadjs[ln, upa + j] += s
-            elif o == 6:  # EXP
-                for j in range(un):
-                    g = adj[ulo + j]
-                    out = val[ulo + j]
-                    d = out
-                    adj[upa + j] += g * d
-                    e0 = g * (1.0) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if hout and tvals[ln, ulo + j] != 0.0:
-                            s += tvals[ln, ulo + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 7:  # LOG
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = 1.0 / a
-                    adj[upa + j] += g * d
-                    e0 = g * (-(1.0 / a) / a) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 8:  # LOG1P
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = 1.0 / (1.0 + a)
-                    adj[upa + j] += g * d
-                    e0 = g * (-(1.0 / (1.0 + a)) / (1.0 + a)) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 9:  # EXPM1
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = np.exp(a)
-                    adj[upa + j] += g * d
-                    e0 = g * (np.exp(a)) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 10:  # SQRT
-                for j in range(un):
-                    g = adj[ulo + j]
-                    out = val[ulo + j]
-                    d = 0.5 / out
-                    adj[upa + j] += g * d
-                    e0 = g * (-(0.5 / out) / out) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if hout and tvals[ln, ulo + j] != 0.0:
-                            s += tvals[ln, ulo + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 11:  # SIN
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = np.cos(a)
-                    adj[upa + j] += g * d
-                    e0 = g * (-np.sin(a)) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 12:  # COS
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = -np.sin(a)
-                    adj[upa + j] += g * d
-                    e0 = g * (-np.cos(a)) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 13:  # TAN
-                for j in range(un):
-                    g = adj[ulo + j]
-                    out = val[ulo + j]
-                    d = 1.0 + out * out
-                    adj[upa + j] += g * d
-                    e0 = g * (out + out) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if hout and tvals[ln, ulo + j] != 0.0:
-                            s += tvals[ln, ulo + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 14:  # TANH
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    out = val[ulo + j]
-                    adj[upa + j] += (g * (1.0 - out * out) if a * a < 1.0 else g * (4.0 * np.exp(-2.0 * (a if a > 0.0 else -a)) / (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** 2.0))
-                    e0 = (0.0 if a * a < 1.0 else g * ((4.0 * (-2.0 * (1.0 if a > 0.0 else -1.0) * np.exp(-2.0 * (a if a > 0.0 else -a))) - 4.0 * np.exp(-2.0 * (a if a > 0.0 else -a)) / (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** 2.0 * (2.0 * (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** (2.0 - 1.0) * (-2.0 * (1.0 if a > 0.0 else -1.0) * np.exp(-2.0 * (a if a > 0.0 else -a))))) / (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** 2.0)) if g != 0.0 else 0.0
-                    e1 = (g * -(out + out) if a * a < 1.0 else 0.0) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = (s * (1.0 - out * out) if a * a < 1.0 else s * (4.0 * np.exp(-2.0 * (a if a > 0.0 else -a)) / (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** 2.0)) if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        if hout and tvals[ln, ulo + j] != 0.0:
-                            s += tvals[ln, ulo + j] * e1
-                        tadjs[ln, upa + j] += s
-            elif o == 15:  # SIGMOID
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    out = val[ulo + j]
-                    d = out * np.exp(-np.logaddexp(0.0, a))
-                    adj[upa + j] += g * d
-                    e0 = g * (out * (-(0.5 - 0.5 * np.tanh(0.5 * (0.0 - a))) * np.exp(-np.logaddexp(0.0, a)))) if g != 0.0 else 0.0
-                    e1 = g * (np.exp(-np.logaddexp(0.0, a))) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        if hout and tvals[ln, ulo + j] != 0.0:
-                            s += tvals[ln, ulo + j] * e1
-                        tadjs[ln, upa + j] += s
-            elif o == 16:  # RELU
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    adj[upa + j] += (g if a > 0.0 else 0.0)
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = (s if a > 0.0 else 0.0) if s != 0.0 else 0.0
-                        tadjs[ln, upa + j] += s
-            elif o == 17:  # ABS
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = 1.0 if a > 0.0 else -1.0 if a < 0.0 else a * 0.0
-                    adj[upa + j] += g * d
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        tadjs[ln, upa + j] += s
-            elif o == 18:  # ARCSIN
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = 1.0 / np.sqrt(1.0 - a * a)
-                    adj[upa + j] += g * d
-                    e0 = g * (-(1.0 / np.sqrt(1.0 - a * a) * (-(a + a) * (0.5 / np.sqrt(1.0 - a * a)))) / np.sqrt(1.0 - a * a)) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 19:  # ARCCOS
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = -1.0 / np.sqrt(1.0 - a * a)
-                    adj[upa + j] += g * d
-                    e0 = g * (-(-1.0 / np.sqrt(1.0 - a * a) * (-(a + a) * (0.5 / np.sqrt(1.0 - a * a)))) / np.sqrt(1.0 - a * a)) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 20:  # ARCTAN
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = 1.0 / (1.0 + a * a)
-                    adj[upa + j] += g * d
-                    e0 = g * (-(1.0 / (1.0 + a * a) * (a + a)) / (1.0 + a * a)) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 21:  # ARCSINH
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = 1.0 / np.sqrt(a * a + 1.0)
-                    adj[upa + j] += g * d
-                    e0 = g * (-(1.0 / np.sqrt(a * a + 1.0) * ((a + a) * (0.5 / np.sqrt(a * a + 1.0)))) / np.sqrt(a * a + 1.0)) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 22:  # ARCCOSH
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = (a - 1.0) ** (-0.5) * (a + 1.0) ** (-0.5)
-                    adj[upa + j] += g * d
-                    e0 = (g * ((0.0 if -0.5 == 0.0 else -0.5 * (a - 1.0) ** (-0.5 - 1.0)) * (a + 1.0) ** (-0.5) + (a - 1.0) ** (-0.5) * (0.0 if -0.5 == 0.0 else -0.5 * (a + 1.0) ** (-0.5 - 1.0)))) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 23:  # ARCTANH
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = 1.0 / (1.0 - a * a)
-                    adj[upa + j] += g * d
-                    e0 = g * (-(1.0 / (1.0 - a * a) * -(a + a)) / (1.0 - a * a)) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 24:  # SINH
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = np.cosh(a)
-                    adj[upa + j] += g * d
-                    e0 = g * (np.sinh(a)) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 25:  # COSH
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = np.sinh(a)
-                    adj[upa + j] += g * d
-                    e0 = g * (np.cosh(a)) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 26:  # LOG2
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = 1.0 / (a * 0.6931471805599453)
-                    adj[upa + j] += g * d
-                    e0 = g * (-(1.0 / (a * 0.6931471805599453) * 0.6931471805599453) / (a * 0.6931471805599453)) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 27:  # LOG10
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = 1.0 / (a * 2.302585092994046)
-                    adj[upa + j] += g * d
-                    e0 = g * (-(1.0 / (a * 2.302585092994046) * 2.302585092994046) / (a * 2.302585092994046)) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 28:  # EXP2
-                for j in range(un):
-                    g = adj[ulo + j]
-                    out = val[ulo + j]
-                    d = out * 0.6931471805599453
-                    adj[upa + j] += g * d
-                    e0 = g * (0.6931471805599453) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if hout and tvals[ln, ulo + j] != 0.0:
-                            s += tvals[ln, ulo + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 29:  # CBRT
-                for j in range(un):
-                    g = adj[ulo + j]
-                    out = val[ulo + j]
-                    d = out ** (-2.0) / 3.0
-                    adj[upa + j] += g * d
-                    e0 = (g * ((0.0 if -2.0 == 0.0 else -2.0 * out ** (-2.0 - 1.0)) / 3.0)) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if hout and tvals[ln, ulo + j] != 0.0:
-                            s += tvals[ln, ulo + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 30:  # SINC
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    out = val[ulo + j]
-                    adj[upa + j] += (g * ((a if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))))))) if np.abs(a) < 0.1 else g * ((np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a)))
-                    e0 = (g * ((1.0 if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05)))))) + (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))))) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05)))) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05)) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * -9.766223126318928e-05))))))) if np.abs(a) < 0.1 else g * ((3.141592653589793 * -np.sin(3.141592653589793 * a) - (np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a) * (0.0 if np.abs(a) < 0.1 else 1.0)) / (1.0 if np.abs(a) < 0.1 else a))) if g != 0.0 else 0.0
-                    e1 = (0.0 if np.abs(a) < 0.1 else g * (-1.0 / (1.0 if np.abs(a) < 0.1 else a))) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = (s * ((a if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))))))) if np.abs(a) < 0.1 else s * ((np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a))) if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        if hout and tvals[ln, ulo + j] != 0.0:
-                            s += tvals[ln, ulo + j] * e1
-                        tadjs[ln, upa + j] += s
-            elif o == 31:  # SIGN
-                for j in range(un):
-                    g = adj[ulo + j]
-            elif o == 32:  # FLOOR
-                for j in range(un):
-                    g = adj[ulo + j]
-            elif o == 33:  # CEIL
-                for j in range(un):
-                    g = adj[ulo + j]
-            elif o == 34:  # RINT
-                for j in range(un):
-                    g = adj[ulo + j]
-            elif o == 35:  # TRUNC
-                for j in range(un):
-                    g = adj[ulo + j]
-            elif o == 36:  # LEAKY_RELU
-                c = fp[i]
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    adj[upa + j] += (g if a > 0.0 else g * c)
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = (s if a > 0.0 else s * c) if s != 0.0 else 0.0
-                        tadjs[ln, upa + j] += s
-            elif o == 37:  # ADDS
-                for j in range(un):
-                    g = adj[ulo + j]
-                    d = 1.0
-                    adj[upa + j] += g * d
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        tadjs[ln, upa + j] += s
-            elif o == 38:  # MULS
-                c = fp[i]
-                for j in range(un):
-                    g = adj[ulo + j]
-                    d = c
-                    adj[upa + j] += g * d
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        tadjs[ln, upa + j] += s
-            elif o == 39:  # RSUBS
-                for j in range(un):
-                    g = adj[ulo + j]
-                    d = -1.0
-                    adj[upa + j] += g * d
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        tadjs[ln, upa + j] += s
-            elif o == 40:  # RDIVS
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    out = val[ulo + j]
-                    d = -out / a
-                    adj[upa + j] += g * d
-                    e0 = g * (-(-out / a) / a) if g != 0.0 else 0.0
-                    e1 = g * (-1.0 / a) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        if hout and tvals[ln, ulo + j] != 0.0:
-                            s += tvals[ln, ulo + j] * e1
-                        tadjs[ln, upa + j] += s
-            elif o == 41:  # POWS
-                c = fp[i]
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    adj[upa + j] += (0.0 if c == 0.0 else g * (c * sf_pow(a, c - 1.0)))
-                    e0 = (0.0 if c == 0.0 else g * (c * (0.0 if c - 1.0 == 0.0 else (c - 1.0) * sf_pow(a, c - 1.0 - 1.0)))) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = (0.0 if c == 0.0 else s * (c * sf_pow(a, c - 1.0))) if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 42:  # RPOWS
-                c = fp[i]
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    out = val[ulo + j]
-                    adj[upa + j] += ((0.0 if a > 0.0 else g * np.log(c)) if c == 0.0 else g * (out * np.log(1.0 if c == 0.0 else c)))
-                    e0 = (0.0 if c == 0.0 else g * np.log(1.0 if c == 0.0 else c)) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = ((0.0 if a > 0.0 else s * np.log(c)) if c == 0.0 else s * (out * np.log(1.0 if c == 0.0 else c))) if s != 0.0 else 0.0
-                        if hout and tvals[ln, ulo + j] != 0.0:
-                            s += tvals[ln, ulo + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 43:  # CLIP
-                c = fp[i]
-                c2 = fpool[ip[i]]
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    adj[upa + j] += (g if (a >= c) & (a <= c2) else 0.0)
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = (s if (a >= c) & (a <= c2) else 0.0) if s != 0.0 else 0.0
-                        tadjs[ln, upa + j] += s
-            elif o == 44:  # GAMMA
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    out = val[ulo + j]
-                    d = out * sf_digamma(a)
-                    adj[upa + j] += g * d
-                    e0 = g * (out * sf_polygamma(1.0, a)) if g != 0.0 else 0.0
-                    e1 = g * (sf_digamma(a)) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        if hout and tvals[ln, ulo + j] != 0.0:
-                            s += tvals[ln, ulo + j] * e1
-                        tadjs[ln, upa + j] += s
-            elif o == 45:  # GAMMALN
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = sf_digamma(a)
-                    adj[upa + j] += g * d
-                    e0 = g * (sf_polygamma(1.0, a)) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 46:  # DIGAMMA
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = sf_polygamma(1.0, a)
-                    adj[upa + j] += g * d
-                    e0 = g * (sf_polygamma(1.0 + 1.0, a)) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 47:  # POLYGAMMA
-                c = fp[i]
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = sf_polygamma(c + 1.0, a)
-                    adj[upa + j] += g * d
-                    e0 = g * (sf_polygamma(c + 1.0 + 1.0, a)) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 48:  # ERF
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = 1.1283791670955126 * np.exp(-(a * a))
-                    adj[upa + j] += g * d
-                    e0 = g * (1.1283791670955126 * (-(a + a) * np.exp(-(a * a)))) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 49:  # ERFC
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j]
-                    d = -1.1283791670955126 * np.exp(-(a * a))
-                    adj[upa + j] += g * d
-                    e0 = g * (-1.1283791670955126 * (-(a + a) * np.exp(-(a * a)))) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if ha and tvals[ln, upa + j] != 0.0:
-                            s += tvals[ln, upa + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 50:  # ERFINV
-                for j in range(un):
-                    g = adj[ulo + j]
-                    out = val[ulo + j]
-                    d = 0.8862269254527579 * np.exp(out * out)
-                    adj[upa + j] += g * d
-                    e0 = g * (0.8862269254527579 * ((out + out) * np.exp(out * out))) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if hout and tvals[ln, ulo + j] != 0.0:
-                            s += tvals[ln, ulo + j] * e0
-                        tadjs[ln, upa + j] += s
-            elif o == 51:  # ERFCINV
-                for j in range(un):
-                    g = adj[ulo + j]
-                    out = val[ulo + j]
-                    d = -0.8862269254527579 * np.exp(out * out)
-                    adj[upa + j] += g * d
-                    e0 = g * (-0.8862269254527579 * ((out + out) * np.exp(out * out))) if g != 0.0 else 0.0
-                    for ln in range(nl):
-                        s = tadjs[ln, ulo + j]
-                        s = s * d if s != 0.0 else 0.0
-                        if hout and tvals[ln, ulo + j] != 0.0:
-                            s += tvals[ln, ulo + j] * e0
-                        tadjs[ln, upa + j] += s
+            if o <= 11:
+                known = hvp_sweep_unary_0(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl)
+            elif o <= 18:
+                known = hvp_sweep_unary_1(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl)
+            elif o <= 25:
+                known = hvp_sweep_unary_2(o, val, adj, tvals, tadjs, ulo, un, upa, ha, nl)
+            elif o <= 37:
+                known = hvp_sweep_unary_3(o, i, fp, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl)
+            elif o <= 44:
+                known = hvp_sweep_unary_4(o, i, fp, ip, fpool, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl)
             else:
+                known = hvp_sweep_unary_5(o, i, fp, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl)
+            if not known:
                 return BAD_OP, i
         elif o <= 64:
             upa = np.uint64(voff[ra])
@@ -3781,339 +3239,15 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 if (state[rb] & 1) == 0:
                     zero_lanes(tadjs, voff, rb)
                 state[rb] |= 1
-            if o == 52:  # ADD
-                for j in range(un):
-                    g = adj[ulo + j]
-                    if ga:
-                        d = 1.0
-                        adj[upa + j * sa] += g * d
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            tadjs[ln, upa + j * sa] += s
-                    if gb:
-                        d = 1.0
-                        adj[upb + j * sb] += g * d
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            tadjs[ln, upb + j * sb] += s
-            elif o == 53:  # SUB
-                for j in range(un):
-                    g = adj[ulo + j]
-                    if ga:
-                        d = 1.0
-                        adj[upa + j * sa] += g * d
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            tadjs[ln, upa + j * sa] += s
-                    if gb:
-                        d = -1.0
-                        adj[upb + j * sb] += g * d
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            tadjs[ln, upb + j * sb] += s
-            elif o == 54:  # MUL
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j * sa]
-                    b = val[upb + j * sb]
-                    if ga:
-                        d = b
-                        adj[upa + j * sa] += g * d
-                        e0 = g * (1.0) if g != 0.0 else 0.0
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            if hb and tvals[ln, upb + j * sb] != 0.0:
-                                s += tvals[ln, upb + j * sb] * e0
-                            tadjs[ln, upa + j * sa] += s
-                    if gb:
-                        d = a
-                        adj[upb + j * sb] += g * d
-                        e0 = g * (1.0) if g != 0.0 else 0.0
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j * sa] != 0.0:
-                                s += tvals[ln, upa + j * sa] * e0
-                            tadjs[ln, upb + j * sb] += s
-            elif o == 55:  # DIV
-                for j in range(un):
-                    g = adj[ulo + j]
-                    b = val[upb + j * sb]
-                    out = val[ulo + j]
-                    if ga:
-                        d = 1.0 / b
-                        adj[upa + j * sa] += g * d
-                        e0 = g * (-(1.0 / b) / b) if g != 0.0 else 0.0
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            if hb and tvals[ln, upb + j * sb] != 0.0:
-                                s += tvals[ln, upb + j * sb] * e0
-                            tadjs[ln, upa + j * sa] += s
-                    if gb:
-                        d = -out / b
-                        adj[upb + j * sb] += g * d
-                        e0 = g * (-(-out / b) / b) if g != 0.0 else 0.0
-                        e1 = g * (-1.0 / b) if g != 0.0 else 0.0
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            if hb and tvals[ln, upb + j * sb] != 0.0:
-                                s += tvals[ln, upb + j * sb] * e0
-                            if hout and tvals[ln, ulo + j] != 0.0:
-                                s += tvals[ln, ulo + j] * e1
-                            tadjs[ln, upb + j * sb] += s
-            elif o == 56:  # POW
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j * sa]
-                    b = val[upb + j * sb]
-                    out = val[ulo + j]
-                    if ga:
-                        d = b * sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0)
-                        adj[upa + j * sa] += g * d
-                        e0 = g * (b * ((0.0 if b - 1.0 == 0.0 else (b - 1.0) * sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0 - 1.0)) * (0.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else 1.0))) if g != 0.0 else 0.0
-                        e1 = (g * (sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0) + b * (sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0) * np.log(1.0 if ((1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a) == 0.0) & (b - 1.0 > 0.0) else 1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a)))) if g != 0.0 else 0.0
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j * sa] != 0.0:
-                                s += tvals[ln, upa + j * sa] * e0
-                            if hb and tvals[ln, upb + j * sb] != 0.0:
-                                s += tvals[ln, upb + j * sb] * e1
-                            tadjs[ln, upa + j * sa] += s
-                    if gb:
-                        adj[upb + j * sb] += ((0.0 if b > 0.0 else g * np.log(1.0 if b > 0.0 else a)) if a == 0.0 else g * (out * np.log(1.0 if a == 0.0 else a)))
-                        e0 = ((0.0 if b > 0.0 else g * ((0.0 if b > 0.0 else 1.0) * (1.0 / (1.0 if b > 0.0 else a)))) if a == 0.0 else g * (out * ((0.0 if a == 0.0 else 1.0) * (1.0 / (1.0 if a == 0.0 else a))))) if g != 0.0 else 0.0
-                        e1 = (0.0 if a == 0.0 else g * np.log(1.0 if a == 0.0 else a)) if g != 0.0 else 0.0
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = ((0.0 if b > 0.0 else s * np.log(1.0 if b > 0.0 else a)) if a == 0.0 else s * (out * np.log(1.0 if a == 0.0 else a))) if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j * sa] != 0.0:
-                                s += tvals[ln, upa + j * sa] * e0
-                            if hout and tvals[ln, ulo + j] != 0.0:
-                                s += tvals[ln, ulo + j] * e1
-                            tadjs[ln, upb + j * sb] += s
-            elif o == 57:  # MAXIMUM
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j * sa]
-                    b = val[upb + j * sb]
-                    if ga:
-                        adj[upa + j * sa] += (g * 0.5 if a == b else g if a > b else 0.0)
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = (s * 0.5 if a == b else s if a > b else 0.0) if s != 0.0 else 0.0
-                            tadjs[ln, upa + j * sa] += s
-                    if gb:
-                        adj[upb + j * sb] += (g * 0.5 if a == b else 0.0 if a > b else g)
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = (s * 0.5 if a == b else 0.0 if a > b else s) if s != 0.0 else 0.0
-                            tadjs[ln, upb + j * sb] += s
-            elif o == 58:  # MINIMUM
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j * sa]
-                    b = val[upb + j * sb]
-                    if ga:
-                        adj[upa + j * sa] += (g * 0.5 if a == b else g if a < b else 0.0)
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = (s * 0.5 if a == b else s if a < b else 0.0) if s != 0.0 else 0.0
-                            tadjs[ln, upa + j * sa] += s
-                    if gb:
-                        adj[upb + j * sb] += (g * 0.5 if a == b else 0.0 if a < b else g)
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = (s * 0.5 if a == b else 0.0 if a < b else s) if s != 0.0 else 0.0
-                            tadjs[ln, upb + j * sb] += s
-            elif o == 59:  # ARCTAN2
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j * sa]
-                    b = val[upb + j * sb]
-                    if ga:
-                        adj[upa + j * sa] += (g * ((0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
-                        e0 = g * ((-((0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - (0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
-                        e1 = g * ((((0.0 if np.hypot(a, b) == 0.0 else 1.0) - (0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - (0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = (s * ((0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j * sa] != 0.0:
-                                s += tvals[ln, upa + j * sa] * e0
-                            if hb and tvals[ln, upb + j * sb] != 0.0:
-                                s += tvals[ln, upb + j * sb] * e1
-                            tadjs[ln, upa + j * sa] += s
-                    if gb:
-                        d = -(0.0 if np.hypot(a, b) == 0.0 else a) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
-                        adj[upb + j * sb] += g * d
-                        e0 = g * (((-(0.0 if np.hypot(a, b) == 0.0 else 1.0) - -(0.0 if np.hypot(a, b) == 0.0 else a) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -(0.0 if np.hypot(a, b) == 0.0 else a) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
-                        e1 = g * ((-(-(0.0 if np.hypot(a, b) == 0.0 else a) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -(0.0 if np.hypot(a, b) == 0.0 else a) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j * sa] != 0.0:
-                                s += tvals[ln, upa + j * sa] * e0
-                            if hb and tvals[ln, upb + j * sb] != 0.0:
-                                s += tvals[ln, upb + j * sb] * e1
-                            tadjs[ln, upb + j * sb] += s
-            elif o == 60:  # HYPOT
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j * sa]
-                    b = val[upb + j * sb]
-                    out = val[ulo + j]
-                    if ga:
-                        adj[upa + j * sa] += (g * ((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out)))
-                        e0 = (g * ((0.0 if out == 0.0 else 1.0) / (1.0 if out == 0.0 else out))) if g != 0.0 else 0.0
-                        e1 = g * (-((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out) * (0.0 if out == 0.0 else 1.0)) / (1.0 if out == 0.0 else out)) if g != 0.0 else 0.0
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = (s * ((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out))) if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j * sa] != 0.0:
-                                s += tvals[ln, upa + j * sa] * e0
-                            if hout and tvals[ln, ulo + j] != 0.0:
-                                s += tvals[ln, ulo + j] * e1
-                            tadjs[ln, upa + j * sa] += s
-                    if gb:
-                        adj[upb + j * sb] += (g * ((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out)))
-                        e0 = (g * ((0.0 if out == 0.0 else 1.0) / (1.0 if out == 0.0 else out))) if g != 0.0 else 0.0
-                        e1 = g * (-((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out) * (0.0 if out == 0.0 else 1.0)) / (1.0 if out == 0.0 else out)) if g != 0.0 else 0.0
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = (s * ((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out))) if s != 0.0 else 0.0
-                            if hb and tvals[ln, upb + j * sb] != 0.0:
-                                s += tvals[ln, upb + j * sb] * e0
-                            if hout and tvals[ln, ulo + j] != 0.0:
-                                s += tvals[ln, ulo + j] * e1
-                            tadjs[ln, upb + j * sb] += s
-            elif o == 61:  # LOGADDEXP
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j * sa]
-                    b = val[upb + j * sb]
-                    if ga:
-                        d = 0.5 + 0.5 * np.tanh(0.5 * (a - b))
-                        adj[upa + j * sa] += g * d
-                        e0 = g * (0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)) if 0.5 * (a - b) * (0.5 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
-                        e1 = g * (0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)) if 0.5 * (a - b) * (0.5 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j * sa] != 0.0:
-                                s += tvals[ln, upa + j * sa] * e0
-                            if hb and tvals[ln, upb + j * sb] != 0.0:
-                                s += tvals[ln, upb + j * sb] * e1
-                            tadjs[ln, upa + j * sa] += s
-                    if gb:
-                        d = 0.5 - 0.5 * np.tanh(0.5 * (a - b))
-                        adj[upb + j * sb] += g * d
-                        e0 = g * (-(0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)) if 0.5 * (a - b) * (0.5 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b))))) ** 2.0)))) if g != 0.0 else 0.0
-                        e1 = g * (-(0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)) if 0.5 * (a - b) * (0.5 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b))))) ** 2.0)))) if g != 0.0 else 0.0
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j * sa] != 0.0:
-                                s += tvals[ln, upa + j * sa] * e0
-                            if hb and tvals[ln, upb + j * sb] != 0.0:
-                                s += tvals[ln, upb + j * sb] * e1
-                            tadjs[ln, upb + j * sb] += s
-            elif o == 62:  # LOGADDEXP2
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j * sa]
-                    b = val[upb + j * sb]
-                    if ga:
-                        d = 0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b))
-                        adj[upa + j * sa] += g * d
-                        e0 = g * (0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)) if 0.34657359027997264 * (a - b) * (0.34657359027997264 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
-                        e1 = g * (0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)) if 0.34657359027997264 * (a - b) * (0.34657359027997264 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j * sa] != 0.0:
-                                s += tvals[ln, upa + j * sa] * e0
-                            if hb and tvals[ln, upb + j * sb] != 0.0:
-                                s += tvals[ln, upb + j * sb] * e1
-                            tadjs[ln, upa + j * sa] += s
-                    if gb:
-                        d = 0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b))
-                        adj[upb + j * sb] += g * d
-                        e0 = g * (-(0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)) if 0.34657359027997264 * (a - b) * (0.34657359027997264 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b))))) ** 2.0)))) if g != 0.0 else 0.0
-                        e1 = g * (-(0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)) if 0.34657359027997264 * (a - b) * (0.34657359027997264 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b))))) ** 2.0)))) if g != 0.0 else 0.0
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j * sa] != 0.0:
-                                s += tvals[ln, upa + j * sa] * e0
-                            if hb and tvals[ln, upb + j * sb] != 0.0:
-                                s += tvals[ln, upb + j * sb] * e1
-                            tadjs[ln, upb + j * sb] += s
-            elif o == 63:  # REMAINDER
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j * sa]
-                    b = val[upb + j * sb]
-                    out = val[ulo + j]
-                    if ga:
-                        d = 1.0
-                        adj[upa + j * sa] += g * d
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            tadjs[ln, upa + j * sa] += s
-                    if gb:
-                        d = -np.floor((a - out) / b + 0.5)
-                        adj[upb + j * sb] += g * d
-                        e0 = g * (-0.0) if g != 0.0 else 0.0
-                        e1 = g * (-0.0) if g != 0.0 else 0.0
-                        e2 = g * (-0.0) if g != 0.0 else 0.0
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j * sa] != 0.0:
-                                s += tvals[ln, upa + j * sa] * e0
-                            if hb and tvals[ln, upb + j * sb] != 0.0:
-                                s += tvals[ln, upb + j * sb] * e1
-                            if hout and tvals[ln, ulo + j] != 0.0:
-                                s += tvals[ln, ulo + j] * e2
-                            tadjs[ln, upb + j * sb] += s
-            elif o == 64:  # FMOD
-                for j in range(un):
-                    g = adj[ulo + j]
-                    a = val[upa + j * sa]
-                    b = val[upb + j * sb]
-                    out = val[ulo + j]
-                    if ga:
-                        d = 1.0
-                        adj[upa + j * sa] += g * d
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            tadjs[ln, upa + j * sa] += s
-                    if gb:
-                        d = -np.floor((a - out) / b + 0.5)
-                        adj[upb + j * sb] += g * d
-                        e0 = g * (-0.0) if g != 0.0 else 0.0
-                        e1 = g * (-0.0) if g != 0.0 else 0.0
-                        e2 = g * (-0.0) if g != 0.0 else 0.0
-                        for ln in range(nl):
-                            s = tadjs[ln, ulo + j]
-                            s = s * d if s != 0.0 else 0.0
-                            if ha and tvals[ln, upa + j * sa] != 0.0:
-                                s += tvals[ln, upa + j * sa] * e0
-                            if hb and tvals[ln, upb + j * sb] != 0.0:
-                                s += tvals[ln, upb + j * sb] * e1
-                            if hout and tvals[ln, ulo + j] != 0.0:
-                                s += tvals[ln, ulo + j] * e2
-                            tadjs[ln, upb + j * sb] += s
+            if o <= 55:
+                known = hvp_sweep_binary_0(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga, gb, ha, hb, hout, nl)
+            elif o <= 59:
+                known = hvp_sweep_binary_1(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga, gb, ha, hb, hout, nl)
+            elif o <= 62:
+                known = hvp_sweep_binary_2(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga, gb, ha, hb, hout, nl)
             else:
+                known = hvp_sweep_binary_3(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga, gb, ha, hb, hout, nl)
+            if not known:
                 return BAD_OP, i
         else:
             p = ip[i]
@@ -4284,6 +3418,972 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 return status, i
         i -= 1
     return DONE, -1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def hvp_sweep_unary_0(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
+    """hvp_sweep: the rows of NEG, EXP, LOG, LOG1P, EXPM1, SQRT, SIN (False for any other op)."""
+    if o == 5:  # NEG
+        for j in range(un):
+            g = adj[ulo + j]
+            d = -1.0
+            adj[upa + j] += g * d
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                tadjs[ln, upa + j] += s
+    elif o == 6:  # EXP
+        for j in range(un):
+            g = adj[ulo + j]
+            out = val[ulo + j]
+            d = out
+            adj[upa + j] += g * d
+            e0 = g * (1.0) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if hout and tvals[ln, ulo + j] != 0.0:
+                    s += tvals[ln, ulo + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 7:  # LOG
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = 1.0 / a
+            adj[upa + j] += g * d
+            e0 = g * (-(1.0 / a) / a) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 8:  # LOG1P
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = 1.0 / (1.0 + a)
+            adj[upa + j] += g * d
+            e0 = g * (-(1.0 / (1.0 + a)) / (1.0 + a)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 9:  # EXPM1
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = np.exp(a)
+            adj[upa + j] += g * d
+            e0 = g * (np.exp(a)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 10:  # SQRT
+        for j in range(un):
+            g = adj[ulo + j]
+            out = val[ulo + j]
+            d = 0.5 / out
+            adj[upa + j] += g * d
+            e0 = g * (-(0.5 / out) / out) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if hout and tvals[ln, ulo + j] != 0.0:
+                    s += tvals[ln, ulo + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 11:  # SIN
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = np.cos(a)
+            adj[upa + j] += g * d
+            e0 = g * (-np.sin(a)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    else:
+        return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def hvp_sweep_unary_1(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
+    """hvp_sweep: the rows of COS, TAN, TANH, SIGMOID, RELU, ABS, ARCSIN (False for any other op)."""
+    if o == 12:  # COS
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = -np.sin(a)
+            adj[upa + j] += g * d
+            e0 = g * (-np.cos(a)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 13:  # TAN
+        for j in range(un):
+            g = adj[ulo + j]
+            out = val[ulo + j]
+            d = 1.0 + out * out
+            adj[upa + j] += g * d
+            e0 = g * (out + out) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if hout and tvals[ln, ulo + j] != 0.0:
+                    s += tvals[ln, ulo + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 14:  # TANH
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            out = val[ulo + j]
+            adj[upa + j] += (g * (1.0 - out * out) if a * a < 1.0 else g * (4.0 * np.exp(-2.0 * (a if a > 0.0 else -a)) / (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** 2.0))
+            e0 = (0.0 if a * a < 1.0 else g * ((4.0 * (-2.0 * (1.0 if a > 0.0 else -1.0) * np.exp(-2.0 * (a if a > 0.0 else -a))) - 4.0 * np.exp(-2.0 * (a if a > 0.0 else -a)) / (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** 2.0 * (2.0 * (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** (2.0 - 1.0) * (-2.0 * (1.0 if a > 0.0 else -1.0) * np.exp(-2.0 * (a if a > 0.0 else -a))))) / (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** 2.0)) if g != 0.0 else 0.0
+            e1 = (g * -(out + out) if a * a < 1.0 else 0.0) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = (s * (1.0 - out * out) if a * a < 1.0 else s * (4.0 * np.exp(-2.0 * (a if a > 0.0 else -a)) / (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** 2.0)) if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                if hout and tvals[ln, ulo + j] != 0.0:
+                    s += tvals[ln, ulo + j] * e1
+                tadjs[ln, upa + j] += s
+    elif o == 15:  # SIGMOID
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            out = val[ulo + j]
+            d = out * np.exp(-np.logaddexp(0.0, a))
+            adj[upa + j] += g * d
+            e0 = g * (out * (-(0.5 - 0.5 * np.tanh(0.5 * (0.0 - a))) * np.exp(-np.logaddexp(0.0, a)))) if g != 0.0 else 0.0
+            e1 = g * (np.exp(-np.logaddexp(0.0, a))) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                if hout and tvals[ln, ulo + j] != 0.0:
+                    s += tvals[ln, ulo + j] * e1
+                tadjs[ln, upa + j] += s
+    elif o == 16:  # RELU
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            adj[upa + j] += (g if a > 0.0 else 0.0)
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = (s if a > 0.0 else 0.0) if s != 0.0 else 0.0
+                tadjs[ln, upa + j] += s
+    elif o == 17:  # ABS
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = 1.0 if a > 0.0 else -1.0 if a < 0.0 else a * 0.0
+            adj[upa + j] += g * d
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                tadjs[ln, upa + j] += s
+    elif o == 18:  # ARCSIN
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = 1.0 / np.sqrt(1.0 - a * a)
+            adj[upa + j] += g * d
+            e0 = g * (-(1.0 / np.sqrt(1.0 - a * a) * (-(a + a) * (0.5 / np.sqrt(1.0 - a * a)))) / np.sqrt(1.0 - a * a)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    else:
+        return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def hvp_sweep_unary_2(o, val, adj, tvals, tadjs, ulo, un, upa, ha, nl):
+    """hvp_sweep: the rows of ARCCOS, ARCTAN, ARCSINH, ARCCOSH, ARCTANH, SINH, COSH (False for any other op)."""
+    if o == 19:  # ARCCOS
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = -1.0 / np.sqrt(1.0 - a * a)
+            adj[upa + j] += g * d
+            e0 = g * (-(-1.0 / np.sqrt(1.0 - a * a) * (-(a + a) * (0.5 / np.sqrt(1.0 - a * a)))) / np.sqrt(1.0 - a * a)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 20:  # ARCTAN
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = 1.0 / (1.0 + a * a)
+            adj[upa + j] += g * d
+            e0 = g * (-(1.0 / (1.0 + a * a) * (a + a)) / (1.0 + a * a)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 21:  # ARCSINH
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = 1.0 / np.sqrt(a * a + 1.0)
+            adj[upa + j] += g * d
+            e0 = g * (-(1.0 / np.sqrt(a * a + 1.0) * ((a + a) * (0.5 / np.sqrt(a * a + 1.0)))) / np.sqrt(a * a + 1.0)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 22:  # ARCCOSH
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = (a - 1.0) ** (-0.5) * (a + 1.0) ** (-0.5)
+            adj[upa + j] += g * d
+            e0 = (g * ((0.0 if -0.5 == 0.0 else -0.5 * (a - 1.0) ** (-0.5 - 1.0)) * (a + 1.0) ** (-0.5) + (a - 1.0) ** (-0.5) * (0.0 if -0.5 == 0.0 else -0.5 * (a + 1.0) ** (-0.5 - 1.0)))) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 23:  # ARCTANH
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = 1.0 / (1.0 - a * a)
+            adj[upa + j] += g * d
+            e0 = g * (-(1.0 / (1.0 - a * a) * -(a + a)) / (1.0 - a * a)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 24:  # SINH
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = np.cosh(a)
+            adj[upa + j] += g * d
+            e0 = g * (np.sinh(a)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 25:  # COSH
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = np.sinh(a)
+            adj[upa + j] += g * d
+            e0 = g * (np.cosh(a)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    else:
+        return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def hvp_sweep_unary_3(o, i, fp, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
+    """hvp_sweep: the rows of LOG2, LOG10, EXP2, CBRT, SINC, SIGN, FLOOR, CEIL, RINT, TRUNC, LEAKY_RELU, ADDS (False for any other op)."""
+    if o == 26:  # LOG2
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = 1.0 / (a * 0.6931471805599453)
+            adj[upa + j] += g * d
+            e0 = g * (-(1.0 / (a * 0.6931471805599453) * 0.6931471805599453) / (a * 0.6931471805599453)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 27:  # LOG10
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = 1.0 / (a * 2.302585092994046)
+            adj[upa + j] += g * d
+            e0 = g * (-(1.0 / (a * 2.302585092994046) * 2.302585092994046) / (a * 2.302585092994046)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 28:  # EXP2
+        for j in range(un):
+            g = adj[ulo + j]
+            out = val[ulo + j]
+            d = out * 0.6931471805599453
+            adj[upa + j] += g * d
+            e0 = g * (0.6931471805599453) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if hout and tvals[ln, ulo + j] != 0.0:
+                    s += tvals[ln, ulo + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 29:  # CBRT
+        for j in range(un):
+            g = adj[ulo + j]
+            out = val[ulo + j]
+            d = out ** (-2.0) / 3.0
+            adj[upa + j] += g * d
+            e0 = (g * ((0.0 if -2.0 == 0.0 else -2.0 * out ** (-2.0 - 1.0)) / 3.0)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if hout and tvals[ln, ulo + j] != 0.0:
+                    s += tvals[ln, ulo + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 30:  # SINC
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            out = val[ulo + j]
+            adj[upa + j] += (g * ((a if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))))))) if np.abs(a) < 0.1 else g * ((np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a)))
+            e0 = (g * ((1.0 if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05)))))) + (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))))) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05)))) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05)) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * -9.766223126318928e-05))))))) if np.abs(a) < 0.1 else g * ((3.141592653589793 * -np.sin(3.141592653589793 * a) - (np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a) * (0.0 if np.abs(a) < 0.1 else 1.0)) / (1.0 if np.abs(a) < 0.1 else a))) if g != 0.0 else 0.0
+            e1 = (0.0 if np.abs(a) < 0.1 else g * (-1.0 / (1.0 if np.abs(a) < 0.1 else a))) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = (s * ((a if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))))))) if np.abs(a) < 0.1 else s * ((np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a))) if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                if hout and tvals[ln, ulo + j] != 0.0:
+                    s += tvals[ln, ulo + j] * e1
+                tadjs[ln, upa + j] += s
+    elif o == 31:  # SIGN
+        for j in range(un):
+            g = adj[ulo + j]
+    elif o == 32:  # FLOOR
+        for j in range(un):
+            g = adj[ulo + j]
+    elif o == 33:  # CEIL
+        for j in range(un):
+            g = adj[ulo + j]
+    elif o == 34:  # RINT
+        for j in range(un):
+            g = adj[ulo + j]
+    elif o == 35:  # TRUNC
+        for j in range(un):
+            g = adj[ulo + j]
+    elif o == 36:  # LEAKY_RELU
+        c = fp[i]
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            adj[upa + j] += (g if a > 0.0 else g * c)
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = (s if a > 0.0 else s * c) if s != 0.0 else 0.0
+                tadjs[ln, upa + j] += s
+    elif o == 37:  # ADDS
+        for j in range(un):
+            g = adj[ulo + j]
+            d = 1.0
+            adj[upa + j] += g * d
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                tadjs[ln, upa + j] += s
+    else:
+        return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def hvp_sweep_unary_4(o, i, fp, ip, fpool, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
+    """hvp_sweep: the rows of MULS, RSUBS, RDIVS, POWS, RPOWS, CLIP, GAMMA (False for any other op)."""
+    if o == 38:  # MULS
+        c = fp[i]
+        for j in range(un):
+            g = adj[ulo + j]
+            d = c
+            adj[upa + j] += g * d
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                tadjs[ln, upa + j] += s
+    elif o == 39:  # RSUBS
+        for j in range(un):
+            g = adj[ulo + j]
+            d = -1.0
+            adj[upa + j] += g * d
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                tadjs[ln, upa + j] += s
+    elif o == 40:  # RDIVS
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            out = val[ulo + j]
+            d = -out / a
+            adj[upa + j] += g * d
+            e0 = g * (-(-out / a) / a) if g != 0.0 else 0.0
+            e1 = g * (-1.0 / a) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                if hout and tvals[ln, ulo + j] != 0.0:
+                    s += tvals[ln, ulo + j] * e1
+                tadjs[ln, upa + j] += s
+    elif o == 41:  # POWS
+        c = fp[i]
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            adj[upa + j] += (0.0 if c == 0.0 else g * (c * sf_pow(a, c - 1.0)))
+            e0 = (0.0 if c == 0.0 else g * (c * (0.0 if c - 1.0 == 0.0 else (c - 1.0) * sf_pow(a, c - 1.0 - 1.0)))) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = (0.0 if c == 0.0 else s * (c * sf_pow(a, c - 1.0))) if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 42:  # RPOWS
+        c = fp[i]
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            out = val[ulo + j]
+            adj[upa + j] += ((0.0 if a > 0.0 else g * np.log(c)) if c == 0.0 else g * (out * np.log(1.0 if c == 0.0 else c)))
+            e0 = (0.0 if c == 0.0 else g * np.log(1.0 if c == 0.0 else c)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = ((0.0 if a > 0.0 else s * np.log(c)) if c == 0.0 else s * (out * np.log(1.0 if c == 0.0 else c))) if s != 0.0 else 0.0
+                if hout and tvals[ln, ulo + j] != 0.0:
+                    s += tvals[ln, ulo + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 43:  # CLIP
+        c = fp[i]
+        c2 = fpool[ip[i]]
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            adj[upa + j] += (g if (a >= c) & (a <= c2) else 0.0)
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = (s if (a >= c) & (a <= c2) else 0.0) if s != 0.0 else 0.0
+                tadjs[ln, upa + j] += s
+    elif o == 44:  # GAMMA
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            out = val[ulo + j]
+            d = out * sf_digamma(a)
+            adj[upa + j] += g * d
+            e0 = g * (out * sf_polygamma(1.0, a)) if g != 0.0 else 0.0
+            e1 = g * (sf_digamma(a)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                if hout and tvals[ln, ulo + j] != 0.0:
+                    s += tvals[ln, ulo + j] * e1
+                tadjs[ln, upa + j] += s
+    else:
+        return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def hvp_sweep_unary_5(o, i, fp, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
+    """hvp_sweep: the rows of GAMMALN, DIGAMMA, POLYGAMMA, ERF, ERFC, ERFINV, ERFCINV (False for any other op)."""
+    if o == 45:  # GAMMALN
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = sf_digamma(a)
+            adj[upa + j] += g * d
+            e0 = g * (sf_polygamma(1.0, a)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 46:  # DIGAMMA
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = sf_polygamma(1.0, a)
+            adj[upa + j] += g * d
+            e0 = g * (sf_polygamma(1.0 + 1.0, a)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 47:  # POLYGAMMA
+        c = fp[i]
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = sf_polygamma(c + 1.0, a)
+            adj[upa + j] += g * d
+            e0 = g * (sf_polygamma(c + 1.0 + 1.0, a)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 48:  # ERF
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = 1.1283791670955126 * np.exp(-(a * a))
+            adj[upa + j] += g * d
+            e0 = g * (1.1283791670955126 * (-(a + a) * np.exp(-(a * a)))) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 49:  # ERFC
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            d = -1.1283791670955126 * np.exp(-(a * a))
+            adj[upa + j] += g * d
+            e0 = g * (-1.1283791670955126 * (-(a + a) * np.exp(-(a * a)))) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 50:  # ERFINV
+        for j in range(un):
+            g = adj[ulo + j]
+            out = val[ulo + j]
+            d = 0.8862269254527579 * np.exp(out * out)
+            adj[upa + j] += g * d
+            e0 = g * (0.8862269254527579 * ((out + out) * np.exp(out * out))) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if hout and tvals[ln, ulo + j] != 0.0:
+                    s += tvals[ln, ulo + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 51:  # ERFCINV
+        for j in range(un):
+            g = adj[ulo + j]
+            out = val[ulo + j]
+            d = -0.8862269254527579 * np.exp(out * out)
+            adj[upa + j] += g * d
+            e0 = g * (-0.8862269254527579 * ((out + out) * np.exp(out * out))) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = s * d if s != 0.0 else 0.0
+                if hout and tvals[ln, ulo + j] != 0.0:
+                    s += tvals[ln, ulo + j] * e0
+                tadjs[ln, upa + j] += s
+    else:
+        return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def hvp_sweep_binary_0(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga, gb, ha, hb, hout, nl):
+    """hvp_sweep: the rows of ADD, SUB, MUL, DIV (False for any other op)."""
+    if o == 52:  # ADD
+        for j in range(un):
+            g = adj[ulo + j]
+            if ga:
+                d = 1.0
+                adj[upa + j * sa] += g * d
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = s * d if s != 0.0 else 0.0
+                    tadjs[ln, upa + j * sa] += s
+            if gb:
+                d = 1.0
+                adj[upb + j * sb] += g * d
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = s * d if s != 0.0 else 0.0
+                    tadjs[ln, upb + j * sb] += s
+    elif o == 53:  # SUB
+        for j in range(un):
+            g = adj[ulo + j]
+            if ga:
+                d = 1.0
+                adj[upa + j * sa] += g * d
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = s * d if s != 0.0 else 0.0
+                    tadjs[ln, upa + j * sa] += s
+            if gb:
+                d = -1.0
+                adj[upb + j * sb] += g * d
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = s * d if s != 0.0 else 0.0
+                    tadjs[ln, upb + j * sb] += s
+    elif o == 54:  # MUL
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            if ga:
+                d = b
+                adj[upa + j * sa] += g * d
+                e0 = g * (1.0) if g != 0.0 else 0.0
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = s * d if s != 0.0 else 0.0
+                    if hb and tvals[ln, upb + j * sb] != 0.0:
+                        s += tvals[ln, upb + j * sb] * e0
+                    tadjs[ln, upa + j * sa] += s
+            if gb:
+                d = a
+                adj[upb + j * sb] += g * d
+                e0 = g * (1.0) if g != 0.0 else 0.0
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = s * d if s != 0.0 else 0.0
+                    if ha and tvals[ln, upa + j * sa] != 0.0:
+                        s += tvals[ln, upa + j * sa] * e0
+                    tadjs[ln, upb + j * sb] += s
+    elif o == 55:  # DIV
+        for j in range(un):
+            g = adj[ulo + j]
+            b = val[upb + j * sb]
+            out = val[ulo + j]
+            if ga:
+                d = 1.0 / b
+                adj[upa + j * sa] += g * d
+                e0 = g * (-(1.0 / b) / b) if g != 0.0 else 0.0
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = s * d if s != 0.0 else 0.0
+                    if hb and tvals[ln, upb + j * sb] != 0.0:
+                        s += tvals[ln, upb + j * sb] * e0
+                    tadjs[ln, upa + j * sa] += s
+            if gb:
+                d = -out / b
+                adj[upb + j * sb] += g * d
+                e0 = g * (-(-out / b) / b) if g != 0.0 else 0.0
+                e1 = g * (-1.0 / b) if g != 0.0 else 0.0
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = s * d if s != 0.0 else 0.0
+                    if hb and tvals[ln, upb + j * sb] != 0.0:
+                        s += tvals[ln, upb + j * sb] * e0
+                    if hout and tvals[ln, ulo + j] != 0.0:
+                        s += tvals[ln, ulo + j] * e1
+                    tadjs[ln, upb + j * sb] += s
+    else:
+        return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def hvp_sweep_binary_1(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga, gb, ha, hb, hout, nl):
+    """hvp_sweep: the rows of POW, MAXIMUM, MINIMUM, ARCTAN2 (False for any other op)."""
+    if o == 56:  # POW
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            out = val[ulo + j]
+            if ga:
+                d = b * sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0)
+                adj[upa + j * sa] += g * d
+                e0 = g * (b * ((0.0 if b - 1.0 == 0.0 else (b - 1.0) * sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0 - 1.0)) * (0.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else 1.0))) if g != 0.0 else 0.0
+                e1 = (g * (sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0) + b * (sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0) * np.log(1.0 if ((1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a) == 0.0) & (b - 1.0 > 0.0) else 1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a)))) if g != 0.0 else 0.0
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = s * d if s != 0.0 else 0.0
+                    if ha and tvals[ln, upa + j * sa] != 0.0:
+                        s += tvals[ln, upa + j * sa] * e0
+                    if hb and tvals[ln, upb + j * sb] != 0.0:
+                        s += tvals[ln, upb + j * sb] * e1
+                    tadjs[ln, upa + j * sa] += s
+            if gb:
+                adj[upb + j * sb] += ((0.0 if b > 0.0 else g * np.log(1.0 if b > 0.0 else a)) if a == 0.0 else g * (out * np.log(1.0 if a == 0.0 else a)))
+                e0 = ((0.0 if b > 0.0 else g * ((0.0 if b > 0.0 else 1.0) * (1.0 / (1.0 if b > 0.0 else a)))) if a == 0.0 else g * (out * ((0.0 if a == 0.0 else 1.0) * (1.0 / (1.0 if a == 0.0 else a))))) if g != 0.0 else 0.0
+                e1 = (0.0 if a == 0.0 else g * np.log(1.0 if a == 0.0 else a)) if g != 0.0 else 0.0
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = ((0.0 if b > 0.0 else s * np.log(1.0 if b > 0.0 else a)) if a == 0.0 else s * (out * np.log(1.0 if a == 0.0 else a))) if s != 0.0 else 0.0
+                    if ha and tvals[ln, upa + j * sa] != 0.0:
+                        s += tvals[ln, upa + j * sa] * e0
+                    if hout and tvals[ln, ulo + j] != 0.0:
+                        s += tvals[ln, ulo + j] * e1
+                    tadjs[ln, upb + j * sb] += s
+    elif o == 57:  # MAXIMUM
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            if ga:
+                adj[upa + j * sa] += (g * 0.5 if a == b else g if a > b else 0.0)
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = (s * 0.5 if a == b else s if a > b else 0.0) if s != 0.0 else 0.0
+                    tadjs[ln, upa + j * sa] += s
+            if gb:
+                adj[upb + j * sb] += (g * 0.5 if a == b else 0.0 if a > b else g)
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = (s * 0.5 if a == b else 0.0 if a > b else s) if s != 0.0 else 0.0
+                    tadjs[ln, upb + j * sb] += s
+    elif o == 58:  # MINIMUM
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            if ga:
+                adj[upa + j * sa] += (g * 0.5 if a == b else g if a < b else 0.0)
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = (s * 0.5 if a == b else s if a < b else 0.0) if s != 0.0 else 0.0
+                    tadjs[ln, upa + j * sa] += s
+            if gb:
+                adj[upb + j * sb] += (g * 0.5 if a == b else 0.0 if a < b else g)
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = (s * 0.5 if a == b else 0.0 if a < b else s) if s != 0.0 else 0.0
+                    tadjs[ln, upb + j * sb] += s
+    elif o == 59:  # ARCTAN2
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            if ga:
+                adj[upa + j * sa] += (g * ((0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))))
+                e0 = g * ((-((0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - (0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
+                e1 = g * ((((0.0 if np.hypot(a, b) == 0.0 else 1.0) - (0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - (0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = (s * ((0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) if s != 0.0 else 0.0
+                    if ha and tvals[ln, upa + j * sa] != 0.0:
+                        s += tvals[ln, upa + j * sa] * e0
+                    if hb and tvals[ln, upb + j * sb] != 0.0:
+                        s += tvals[ln, upb + j * sb] * e1
+                    tadjs[ln, upa + j * sa] += s
+            if gb:
+                d = -(0.0 if np.hypot(a, b) == 0.0 else a) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
+                adj[upb + j * sb] += g * d
+                e0 = g * (((-(0.0 if np.hypot(a, b) == 0.0 else 1.0) - -(0.0 if np.hypot(a, b) == 0.0 else a) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -(0.0 if np.hypot(a, b) == 0.0 else a) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else a / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
+                e1 = g * ((-(-(0.0 if np.hypot(a, b) == 0.0 else a) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) - -(0.0 if np.hypot(a, b) == 0.0 else a) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) * (0.0 if np.hypot(a, b) == 0.0 else b / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))) if g != 0.0 else 0.0
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = s * d if s != 0.0 else 0.0
+                    if ha and tvals[ln, upa + j * sa] != 0.0:
+                        s += tvals[ln, upa + j * sa] * e0
+                    if hb and tvals[ln, upb + j * sb] != 0.0:
+                        s += tvals[ln, upb + j * sb] * e1
+                    tadjs[ln, upb + j * sb] += s
+    else:
+        return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def hvp_sweep_binary_2(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga, gb, ha, hb, hout, nl):
+    """hvp_sweep: the rows of HYPOT, LOGADDEXP, LOGADDEXP2 (False for any other op)."""
+    if o == 60:  # HYPOT
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            out = val[ulo + j]
+            if ga:
+                adj[upa + j * sa] += (g * ((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out)))
+                e0 = (g * ((0.0 if out == 0.0 else 1.0) / (1.0 if out == 0.0 else out))) if g != 0.0 else 0.0
+                e1 = g * (-((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out) * (0.0 if out == 0.0 else 1.0)) / (1.0 if out == 0.0 else out)) if g != 0.0 else 0.0
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = (s * ((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out))) if s != 0.0 else 0.0
+                    if ha and tvals[ln, upa + j * sa] != 0.0:
+                        s += tvals[ln, upa + j * sa] * e0
+                    if hout and tvals[ln, ulo + j] != 0.0:
+                        s += tvals[ln, ulo + j] * e1
+                    tadjs[ln, upa + j * sa] += s
+            if gb:
+                adj[upb + j * sb] += (g * ((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out)))
+                e0 = (g * ((0.0 if out == 0.0 else 1.0) / (1.0 if out == 0.0 else out))) if g != 0.0 else 0.0
+                e1 = g * (-((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out) * (0.0 if out == 0.0 else 1.0)) / (1.0 if out == 0.0 else out)) if g != 0.0 else 0.0
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = (s * ((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out))) if s != 0.0 else 0.0
+                    if hb and tvals[ln, upb + j * sb] != 0.0:
+                        s += tvals[ln, upb + j * sb] * e0
+                    if hout and tvals[ln, ulo + j] != 0.0:
+                        s += tvals[ln, ulo + j] * e1
+                    tadjs[ln, upb + j * sb] += s
+    elif o == 61:  # LOGADDEXP
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            if ga:
+                d = 0.5 + 0.5 * np.tanh(0.5 * (a - b))
+                adj[upa + j * sa] += g * d
+                e0 = g * (0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)) if 0.5 * (a - b) * (0.5 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
+                e1 = g * (0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)) if 0.5 * (a - b) * (0.5 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = s * d if s != 0.0 else 0.0
+                    if ha and tvals[ln, upa + j * sa] != 0.0:
+                        s += tvals[ln, upa + j * sa] * e0
+                    if hb and tvals[ln, upb + j * sb] != 0.0:
+                        s += tvals[ln, upb + j * sb] * e1
+                    tadjs[ln, upa + j * sa] += s
+            if gb:
+                d = 0.5 - 0.5 * np.tanh(0.5 * (a - b))
+                adj[upb + j * sb] += g * d
+                e0 = g * (-(0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)) if 0.5 * (a - b) * (0.5 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b))))) ** 2.0)))) if g != 0.0 else 0.0
+                e1 = g * (-(0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)) if 0.5 * (a - b) * (0.5 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b))))) ** 2.0)))) if g != 0.0 else 0.0
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = s * d if s != 0.0 else 0.0
+                    if ha and tvals[ln, upa + j * sa] != 0.0:
+                        s += tvals[ln, upa + j * sa] * e0
+                    if hb and tvals[ln, upb + j * sb] != 0.0:
+                        s += tvals[ln, upb + j * sb] * e1
+                    tadjs[ln, upb + j * sb] += s
+    elif o == 62:  # LOGADDEXP2
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            if ga:
+                d = 0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b))
+                adj[upa + j * sa] += g * d
+                e0 = g * (0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)) if 0.34657359027997264 * (a - b) * (0.34657359027997264 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
+                e1 = g * (0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)) if 0.34657359027997264 * (a - b) * (0.34657359027997264 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = s * d if s != 0.0 else 0.0
+                    if ha and tvals[ln, upa + j * sa] != 0.0:
+                        s += tvals[ln, upa + j * sa] * e0
+                    if hb and tvals[ln, upb + j * sb] != 0.0:
+                        s += tvals[ln, upb + j * sb] * e1
+                    tadjs[ln, upa + j * sa] += s
+            if gb:
+                d = 0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b))
+                adj[upb + j * sb] += g * d
+                e0 = g * (-(0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)) if 0.34657359027997264 * (a - b) * (0.34657359027997264 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b))))) ** 2.0)))) if g != 0.0 else 0.0
+                e1 = g * (-(0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)) if 0.34657359027997264 * (a - b) * (0.34657359027997264 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b))))) ** 2.0)))) if g != 0.0 else 0.0
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = s * d if s != 0.0 else 0.0
+                    if ha and tvals[ln, upa + j * sa] != 0.0:
+                        s += tvals[ln, upa + j * sa] * e0
+                    if hb and tvals[ln, upb + j * sb] != 0.0:
+                        s += tvals[ln, upb + j * sb] * e1
+                    tadjs[ln, upb + j * sb] += s
+    else:
+        return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def hvp_sweep_binary_3(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga, gb, ha, hb, hout, nl):
+    """hvp_sweep: the rows of REMAINDER, FMOD (False for any other op)."""
+    if o == 63:  # REMAINDER
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            out = val[ulo + j]
+            if ga:
+                d = 1.0
+                adj[upa + j * sa] += g * d
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = s * d if s != 0.0 else 0.0
+                    tadjs[ln, upa + j * sa] += s
+            if gb:
+                d = -np.floor((a - out) / b + 0.5)
+                adj[upb + j * sb] += g * d
+                e0 = g * (-0.0) if g != 0.0 else 0.0
+                e1 = g * (-0.0) if g != 0.0 else 0.0
+                e2 = g * (-0.0) if g != 0.0 else 0.0
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = s * d if s != 0.0 else 0.0
+                    if ha and tvals[ln, upa + j * sa] != 0.0:
+                        s += tvals[ln, upa + j * sa] * e0
+                    if hb and tvals[ln, upb + j * sb] != 0.0:
+                        s += tvals[ln, upb + j * sb] * e1
+                    if hout and tvals[ln, ulo + j] != 0.0:
+                        s += tvals[ln, ulo + j] * e2
+                    tadjs[ln, upb + j * sb] += s
+    elif o == 64:  # FMOD
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            out = val[ulo + j]
+            if ga:
+                d = 1.0
+                adj[upa + j * sa] += g * d
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = s * d if s != 0.0 else 0.0
+                    tadjs[ln, upa + j * sa] += s
+            if gb:
+                d = -np.floor((a - out) / b + 0.5)
+                adj[upb + j * sb] += g * d
+                e0 = g * (-0.0) if g != 0.0 else 0.0
+                e1 = g * (-0.0) if g != 0.0 else 0.0
+                e2 = g * (-0.0) if g != 0.0 else 0.0
+                for ln in range(nl):
+                    s = tadjs[ln, ulo + j]
+                    s = s * d if s != 0.0 else 0.0
+                    if ha and tvals[ln, upa + j * sa] != 0.0:
+                        s += tvals[ln, upa + j * sa] * e0
+                    if hb and tvals[ln, upb + j * sb] != 0.0:
+                        s += tvals[ln, upb + j * sb] * e1
+                    if hout and tvals[ln, ulo + j] != 0.0:
+                        s += tvals[ln, ulo + j] * e2
+                    tadjs[ln, upb + j * sb] += s
+    else:
+        return False
+    return True
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
