@@ -31,6 +31,7 @@ from ..kernels import run
 from ..kernels import sweeps as R
 from ..kernels.sweeps import RetraceRequired
 from ..ops.spec import NAMES
+from ..transforms.functional import value_and_grad as _value_and_grad
 from .fileformat import (
     _ARRAYS,
     _bad,
@@ -1100,9 +1101,7 @@ class Traced:
         """``f`` run on ``args`` (its value, or tg.value_and_grad), not replayed."""
         if method == "__call__":
             return self.f(*args)
-        from ..transforms.functional import value_and_grad
-
-        return value_and_grad(self.f, self.argnums)(*args)
+        return _value_and_grad(self.f, self.argnums)(*args)
 
     def __call__(self, *args):
         """``f(*args)``, replayed."""
