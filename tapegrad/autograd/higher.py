@@ -116,7 +116,8 @@ _FormulaOps = types.SimpleNamespace(
 def _masked(node, masks=()):
     """``node`` (a scaled partial) with the partial of each ``g * partial`` product inside a
     ``where`` branch next to a zero branch masked to that branch's entries (``masks``: the
-    conditions on the way down, each with the side its branch is on)."""
+    conditions on the way down, each with the side its branch is on), and the denominator of
+    each quotient ``(c * g) / x`` there masked to 1."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and masks:
         if isinstance(node.left, ast.Name) and node.left.id == formula.SCALE:
             partial = node.right
@@ -124,6 +125,13 @@ def _masked(node, masks=()):
                 zero = ast.Constant(0.0)
                 partial = _where(cond, partial, zero) if side else _where(cond, zero, partial)
             return ast.BinOp(node.left, ast.Mult(), partial)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and masks:
+        # a quotient partial, (c * g) / x: its denominator is 1 off the branch
+        den = node.right
+        for cond, side in masks:
+            one = ast.Constant(1.0)
+            den = _where(cond, den, one) if side else _where(cond, one, den)
+        return ast.BinOp(node.left, ast.Div(), den)
     if isinstance(node, ast.Call) and node.func.id == "where":
         cond, x, y = node.args
         if _is_zero(x) and not _is_zero(y):
@@ -156,38 +164,6 @@ def _masked_scale(text: str) -> str:
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
-class _DivideByDenominator(ast.NodeTransformer):
-    """``g * (1.0 / d)`` -> ``g / d`` (and ``g * (-1.0 / d)`` -> ``-(g / d)``): the product
-    of a tiny factor and a reciprocal that overflows (1 / x for x below 2**-1024, the
-    derivative of log) is inf, the quotient is the finite number it stands for
-    (``x * log(x)`` at x = 1e-320 has the derivative log(x) + 1 = -735.8, and its second
-    derivative at 1e-305, 1 / x = 1e305, came out -inf through 1 / x**2)."""
-
-    def visit_BinOp(self, node):
-        self.generic_visit(node)
-        right = node.right
-        if not (
-            isinstance(node.op, ast.Mult)
-            and isinstance(node.left, ast.Name)
-            and node.left.id == formula.SCALE
-            and isinstance(right, ast.BinOp)
-            and isinstance(right.op, ast.Div)
-        ):
-            return node
-        top, negative = right.left, False
-        if isinstance(top, ast.UnaryOp) and isinstance(top.op, ast.USub):
-            top, negative = top.operand, True
-        if not (isinstance(top, ast.Constant) and top.value == 1.0):
-            return node
-        quotient = ast.BinOp(node.left, ast.Div(), right.right)
-        return ast.UnaryOp(ast.USub(), quotient) if negative else quotient
-
-
-def _divided(text: str) -> str:
-    tree = _DivideByDenominator().visit(ast.parse(text, mode="eval").body)
-    return ast.unparse(ast.fix_missing_locations(tree))
-
-
 class _Partials:
     """An elementwise op's partial derivatives as functions on Tensors of the operands and
     the factor they multiply (``formula.scaled``: a piecewise partial selects), and what
@@ -199,9 +175,7 @@ class _Partials:
         self.fns = [
             None
             if d.strip() in consts
-            else formula.tensor_function(
-                _divided(_masked_scale(formula.scaled(d))), _FormulaOps, args
-            )
+            else formula.tensor_function(_masked_scale(formula.scaled(d)), _FormulaOps, args)
             for d in spec.d
         ]
         self.signs = [consts.get(d.strip()) for d in spec.d]

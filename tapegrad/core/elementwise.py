@@ -8,13 +8,11 @@ boolean Tensors they fall back to.
 from __future__ import annotations
 
 import functools
-import math
-import types
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..ops import formula, specfuncs
+from ..ops import formula
 from ..ops.spec import OPS, C
 from ..ops.spec import op as spec_op
 from . import tape as T
@@ -37,90 +35,7 @@ TensorLike = Tensor | ArrayLike
 def _ieee(np_fwd, v):
     """numpy's IEEE result (inf/nan) for a float where ``math`` raises instead."""
     with np.errstate(all="ignore"):
-        try:
-            return float(np_fwd(np.float64(v)))
-        except (ValueError, OverflowError, ZeroDivisionError):
-            return float(_ieee_function(np_fwd)(np.float64(v)))
-
-
-def _on_arrays(np_fwd, v):
-    """``np_fwd(v)`` on an array; where a special function's plain-Python source raises (its
-    ``math.gamma`` overflows at a tiny x), the same source with IEEE ``math`` and NumPy
-    scalars, as the compiled kernels compute it."""
-    try:
-        return np_fwd(v)
-    except (ValueError, OverflowError, ZeroDivisionError):
-        with np.errstate(all="ignore"):
-            return _ieee_function(np_fwd)(v)
-
-
-def _ieee_gamma(x):
-    try:
-        return math.gamma(x)
-    except OverflowError:  # |Gamma(x)| ~ 1 / |x| near 0 (by x's sign), or x > 171.6
-        return math.copysign(math.inf, x) if abs(x) < 1.0 else math.inf
-    except ValueError:  # a pole: +-0 (by its sign), a negative integer
-        return math.copysign(math.inf, x) if x == 0.0 else math.nan
-
-
-def _ieee_call(f, fallback):
-    def call(*args):
-        try:
-            return f(*args)
-        except (ValueError, OverflowError, ZeroDivisionError):
-            return float(fallback(*args))
-
-    return call
-
-
-# ``math`` as the compiled kernels (Numba, error_model="numpy") have it: IEEE results where
-# Python's raises
-_IEEE_MATH = types.SimpleNamespace(
-    **{
-        **{k: getattr(math, k) for k in dir(math) if not k.startswith("_")},
-        **{k: _ieee_call(getattr(math, k), getattr(np, k)) for k in ("exp", "log", "sqrt", "tan")},
-        "gamma": _ieee_gamma,
-        "lgamma": _ieee_call(math.lgamma, lambda x: math.inf),
-    }
-)
-_IEEE_CLONES: dict = {}
-
-
-@functools.cache
-def _ieee_specfuncs():
-    """The functions of ``ops/specfuncs.py`` re-made over a namespace whose ``math`` is
-    ``_IEEE_MATH`` (their calls of one another go to the re-made ones); originals -> copies."""
-    ns = dict(specfuncs.__dict__, math=_IEEE_MATH)
-    clones = {}
-    for name, fn in specfuncs.__dict__.items():
-        if isinstance(fn, types.FunctionType) and fn.__module__ == specfuncs.__name__:
-            ns[name] = clones[fn] = types.FunctionType(
-                fn.__code__, ns, name, fn.__defaults__, fn.__closure__
-            )
-    return clones
-
-
-def _ieee_function(f):
-    """``f`` (a formula's function on NumPy values: a vectorized special function, a NumPy
-    ufunc, or a lambda of them) evaluated on NumPy scalars with IEEE ``math`` in the special
-    functions' source: inf or NaN where Python's ``math`` or float arithmetic raise."""
-    clone = _IEEE_CLONES.get(f)
-    if clone is not None:
-        return clone
-    clones = _ieee_specfuncs()
-    if isinstance(f, np.vectorize):
-        py = clones.get(f.pyfunc, f.pyfunc)
-        clone = np.vectorize(lambda x, *rest: py(np.float64(x), *rest), otypes=[np.float64])
-    elif isinstance(f, types.FunctionType):  # a formula's lambda: its functions re-made
-        ns = {
-            k: _ieee_function(v) if isinstance(v, np.vectorize) else v
-            for k, v in f.__globals__.items()
-        }
-        clone = types.FunctionType(f.__code__, ns, f.__name__, f.__defaults__, f.__closure__)
-    else:
-        clone = f
-    _IEEE_CLONES[f] = clone
-    return clone
+        return float(np_fwd(np.float64(v)))
 
 
 # ---- integer and boolean Tensors -------------------------------------------------------------
@@ -310,7 +225,7 @@ def make_unary(name: str):
             except (ValueError, OverflowError, ZeroDivisionError):
                 out = _ieee(np_fwd, v)  # math raises where IEEE gives inf/nan
         else:  # numpy's own warnings apply, as they would to the same numpy code
-            out = _on_arrays(np_fwd, v if v.dtype == np.float64 else v.astype(np.float64))
+            out = np_fwd(v if v.dtype == np.float64 else v.astype(np.float64))
         return record_unary(x, code, out)
 
     f.__name__ = f.__qualname__ = name.lower()

@@ -128,16 +128,18 @@ def _per_element(o, used, body):
     return code
 
 
-def _piecewise(d):
-    """Is the partial a ``where``?  Then a factor is taken into its branches (a select)."""
-    return d.strip().startswith("where(")
+def _factor_inside(d):
+    """Is the factor taken into the partial (``formula.scaled``)?  Into the branches of a
+    ``where`` (a select), or the numerator of a quotient ``c / x`` (log's ``1 / a``)."""
+    return d.strip().startswith("where(") or formula.is_quotient(d)
 
 
 def _times(factor, d, name=None):
     """``factor * d`` as kernel code: into the branches of a piecewise partial (a zero branch
-    selects 0, not factor * 0, which is NaN for an infinite factor), else ``factor * name``
-    (a local holding the partial) or ``factor * (d)``."""
-    if _piecewise(d):
+    selects 0, not factor * 0, which is NaN for an infinite factor) or the numerator of a
+    quotient (``factor / x``: ``factor * (1 / x)`` overflows at tiny x where the quotient is
+    finite), else ``factor * name`` (a local holding the partial) or ``factor * (d)``."""
+    if _factor_inside(d):
         return f"({formula.numba_code(formula.scaled(d), {formula.SCALE: factor})})"
     return f"{factor} * {name}" if name else f"{factor} * ({_code(d)})"
 
@@ -193,7 +195,7 @@ def tangent_elementwise(o):
         if d.strip() in ("1.0", "-1.0"):
             term = f"t {'+' if d.strip() == '1.0' else '-'}= {ta}"
         else:  # a zero tangent contributes nothing, even where the partial is infinite
-            if not _piecewise(d):
+            if not _factor_inside(d):
                 body.append(f"d{k} = {_code(d)}")
             term = f"t += {_times(ta, d, f'd{k}')} if {ta} != 0.0 else 0.0"
         lane += [f"if {has}:", "    " + term]
@@ -231,7 +233,7 @@ def hvp_elementwise(o):
             continue
         # zeros are symbolic here, as JAX's: a zero adjoint, tangent or tangent-adjoint adds
         # nothing even where a partial is infinite (the output's seed, say, at sqrt(0))
-        lines = [] if _piecewise(d) else [f"d = {_code(d)}"]
+        lines = [] if _factor_inside(d) else [f"d = {_code(d)}"]
         lines.append(f"adj[{dst} + j] += {_times('g', d, 'd')}")
         lane = ["s = tadjs[ln, ulo + j]", f"s = {_times('s', d, 'd')} if s != 0.0 else 0.0"]
         for q, (has, t, dd) in enumerate(_second(d)):

@@ -20,10 +20,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "f561d173bd7c60a4"
+FINGERPRINT = "f7b3929c3978a233"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 1105102744191485450
+KERNELS_ID = 1115548184242260515
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'LINREC', 'CUMSUM', 'CUMPROD', 'LOGCUMSUMEXP')
 
 # sweep results: (status, row)
@@ -71,6 +71,8 @@ def sf_gamma(x):
         return math.inf
     if x < -190.0:  # |Gamma| underflows: a zero with Gamma's sign there
         return 0.0 if math.floor(x) % 2.0 == 0.0 else -0.0
+    if -1e-300 < x < 1e-300:  # Gamma(x) = 1/x - 0.577... + O(x): 1/x to the last bit here,
+        return 1.0 / x  # and +-inf by x's sign at denormal x (where Python's math.gamma raises)
     return math.gamma(x)
 
 
@@ -1467,12 +1469,12 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (1.0 / a)
+                    adj[upa + j] += (g / a)
             elif o == 8:  # LOG1P
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (1.0 / (1.0 + a))
+                    adj[upa + j] += (g / (1.0 + a))
             elif o == 9:  # EXPM1
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1482,7 +1484,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                 for j in range(un):
                     g = adj[ulo + j]
                     out = val[ulo + j]
-                    adj[upa + j] += g * (0.5 / out)
+                    adj[upa + j] += (g / out * 0.5)
             elif o == 11:  # SIN
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1607,7 +1609,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                     b = val[upb + j * sb]
                     out = val[ulo + j]
                     if ga:
-                        adj[upa + j * sa] += g * (1.0 / b)
+                        adj[upa + j * sa] += (g / b)
                     if gb:
                         adj[upb + j * sb] += g * (-out / b)
             elif o == 56:  # POW
@@ -1733,12 +1735,12 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (1.0 / a)
+                    adj[upa + j] += (g / a)
             elif o == 8:  # LOG1P
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (1.0 / (1.0 + a))
+                    adj[upa + j] += (g / (1.0 + a))
             elif o == 9:  # EXPM1
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1748,7 +1750,7 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                 for j in range(un):
                     g = adj[ulo + j]
                     out = val[ulo + j]
-                    adj[upa + j] += g * (0.5 / out)
+                    adj[upa + j] += (g / out * 0.5)
             elif o == 11:  # SIN
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1790,22 +1792,22 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (1.0 / np.sqrt(1.0 - a * a))
+                    adj[upa + j] += (g / np.sqrt(1.0 - a * a))
             elif o == 19:  # ARCCOS
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (-1.0 / np.sqrt(1.0 - a * a))
+                    adj[upa + j] += (-(g / np.sqrt(1.0 - a * a)))
             elif o == 20:  # ARCTAN
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (1.0 / (1.0 + a * a))
+                    adj[upa + j] += (g / (1.0 + a * a))
             elif o == 21:  # ARCSINH
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (1.0 / np.sqrt(a * a + 1.0))
+                    adj[upa + j] += (g / np.sqrt(a * a + 1.0))
             elif o == 22:  # ARCCOSH
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1815,7 +1817,7 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (1.0 / (1.0 - a * a))
+                    adj[upa + j] += (g / (1.0 - a * a))
             elif o == 24:  # SINH
                 for j in range(un):
                     g = adj[ulo + j]
@@ -1830,12 +1832,12 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (1.0 / (a * 0.6931471805599453))
+                    adj[upa + j] += (g / a * 1.4426950408889634)
             elif o == 27:  # LOG10
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j]
-                    adj[upa + j] += g * (1.0 / (a * 2.302585092994046))
+                    adj[upa + j] += (g / a * 0.43429448190325176)
             elif o == 28:  # EXP2
                 for j in range(un):
                     g = adj[ulo + j]
@@ -2001,7 +2003,7 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                     b = val[upb + j * sb]
                     out = val[ulo + j]
                     if ga:
-                        adj[upa + j * sa] += g * (1.0 / b)
+                        adj[upa + j * sa] += (g / b)
                     if gb:
                         adj[upb + j * sb] += g * (-out / b)
             elif o == 56:  # POW
@@ -2527,20 +2529,18 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                 elif o == 7:  # LOG
                     for j in range(un):
                         a = val[upa + j]
-                        d0 = 1.0 / a
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j] / a) if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 8:  # LOG1P
                     for j in range(un):
                         a = val[upa + j]
-                        d0 = 1.0 / (1.0 + a)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j] / (1.0 + a)) if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 9:  # EXPM1
                     for j in range(un):
@@ -2554,11 +2554,10 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                 elif o == 10:  # SQRT
                     for j in range(un):
                         out = val[ulo + j]
-                        d0 = 0.5 / out
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j] / out * 0.5) if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 11:  # SIN
                     for j in range(un):
@@ -2626,38 +2625,34 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                 elif o == 18:  # ARCSIN
                     for j in range(un):
                         a = val[upa + j]
-                        d0 = 1.0 / np.sqrt(1.0 - a * a)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j] / np.sqrt(1.0 - a * a)) if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 19:  # ARCCOS
                     for j in range(un):
                         a = val[upa + j]
-                        d0 = -1.0 / np.sqrt(1.0 - a * a)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (-(tvals[ln, upa + j] / np.sqrt(1.0 - a * a))) if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 20:  # ARCTAN
                     for j in range(un):
                         a = val[upa + j]
-                        d0 = 1.0 / (1.0 + a * a)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j] / (1.0 + a * a)) if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 21:  # ARCSINH
                     for j in range(un):
                         a = val[upa + j]
-                        d0 = 1.0 / np.sqrt(a * a + 1.0)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j] / np.sqrt(a * a + 1.0)) if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 22:  # ARCCOSH
                     for j in range(un):
@@ -2671,11 +2666,10 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                 elif o == 23:  # ARCTANH
                     for j in range(un):
                         a = val[upa + j]
-                        d0 = 1.0 / (1.0 - a * a)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j] / (1.0 - a * a)) if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 24:  # SINH
                     for j in range(un):
@@ -2698,20 +2692,18 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                 elif o == 26:  # LOG2
                     for j in range(un):
                         a = val[upa + j]
-                        d0 = 1.0 / (a * 0.6931471805599453)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j] / a * 1.4426950408889634) if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 27:  # LOG10
                     for j in range(un):
                         a = val[upa + j]
-                        d0 = 1.0 / (a * 2.302585092994046)
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j] / a * 0.43429448190325176) if tvals[ln, upa + j] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
                 elif o == 28:  # EXP2
                     for j in range(un):
@@ -2950,12 +2942,11 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                     for j in range(un):
                         b = val[upb + j * sb]
                         out = val[ulo + j]
-                        d0 = 1.0 / b
                         d1 = -out / b
                         for ln in range(nl):
                             t = 0.0
                             if ha:
-                                t += tvals[ln, upa + j * sa] * d0 if tvals[ln, upa + j * sa] != 0.0 else 0.0
+                                t += (tvals[ln, upa + j * sa] / b) if tvals[ln, upa + j * sa] != 0.0 else 0.0
                             if hb:
                                 t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
                             tvals[ln, ulo + j] = t
@@ -3210,15 +3201,15 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 zero_lanes(tadjs, voff, ra)
             state[ra] |= 1
             upa = np.uint64(voff[ra])
-            if o <= 11:
+            if o <= 12:
                 known = hvp_sweep_unary_0(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl)
-            elif o <= 18:
+            elif o <= 19:
                 known = hvp_sweep_unary_1(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl)
-            elif o <= 25:
+            elif o <= 27:
                 known = hvp_sweep_unary_2(o, val, adj, tvals, tadjs, ulo, un, upa, ha, nl)
-            elif o <= 37:
+            elif o <= 39:
                 known = hvp_sweep_unary_3(o, i, fp, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl)
-            elif o <= 44:
+            elif o <= 46:
                 known = hvp_sweep_unary_4(o, i, fp, ip, fpool, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl)
             else:
                 known = hvp_sweep_unary_5(o, i, fp, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl)
@@ -3422,7 +3413,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def hvp_sweep_unary_0(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
-    """hvp_sweep: the rows of NEG, EXP, LOG, LOG1P, EXPM1, SQRT, SIN (False for any other op)."""
+    """hvp_sweep: the rows of NEG, EXP, LOG, LOG1P, EXPM1, SQRT, SIN, COS (False for any other op)."""
     if o == 5:  # NEG
         for j in range(un):
             g = adj[ulo + j]
@@ -3449,12 +3440,11 @@ def hvp_sweep_unary_0(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
         for j in range(un):
             g = adj[ulo + j]
             a = val[upa + j]
-            d = 1.0 / a
-            adj[upa + j] += g * d
-            e0 = g * (-(1.0 / a) / a) if g != 0.0 else 0.0
+            adj[upa + j] += (g / a)
+            e0 = (-(g / a) / a) if g != 0.0 else 0.0
             for ln in range(nl):
                 s = tadjs[ln, ulo + j]
-                s = s * d if s != 0.0 else 0.0
+                s = (s / a) if s != 0.0 else 0.0
                 if ha and tvals[ln, upa + j] != 0.0:
                     s += tvals[ln, upa + j] * e0
                 tadjs[ln, upa + j] += s
@@ -3462,12 +3452,11 @@ def hvp_sweep_unary_0(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
         for j in range(un):
             g = adj[ulo + j]
             a = val[upa + j]
-            d = 1.0 / (1.0 + a)
-            adj[upa + j] += g * d
-            e0 = g * (-(1.0 / (1.0 + a)) / (1.0 + a)) if g != 0.0 else 0.0
+            adj[upa + j] += (g / (1.0 + a))
+            e0 = (-(g / (1.0 + a)) / (1.0 + a)) if g != 0.0 else 0.0
             for ln in range(nl):
                 s = tadjs[ln, ulo + j]
-                s = s * d if s != 0.0 else 0.0
+                s = (s / (1.0 + a)) if s != 0.0 else 0.0
                 if ha and tvals[ln, upa + j] != 0.0:
                     s += tvals[ln, upa + j] * e0
                 tadjs[ln, upa + j] += s
@@ -3488,12 +3477,11 @@ def hvp_sweep_unary_0(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
         for j in range(un):
             g = adj[ulo + j]
             out = val[ulo + j]
-            d = 0.5 / out
-            adj[upa + j] += g * d
-            e0 = g * (-(0.5 / out) / out) if g != 0.0 else 0.0
+            adj[upa + j] += (g / out * 0.5)
+            e0 = (-(g / out * 0.5) / out) if g != 0.0 else 0.0
             for ln in range(nl):
                 s = tadjs[ln, ulo + j]
-                s = s * d if s != 0.0 else 0.0
+                s = (s / out * 0.5) if s != 0.0 else 0.0
                 if hout and tvals[ln, ulo + j] != 0.0:
                     s += tvals[ln, ulo + j] * e0
                 tadjs[ln, upa + j] += s
@@ -3510,15 +3498,7 @@ def hvp_sweep_unary_0(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
                 if ha and tvals[ln, upa + j] != 0.0:
                     s += tvals[ln, upa + j] * e0
                 tadjs[ln, upa + j] += s
-    else:
-        return False
-    return True
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def hvp_sweep_unary_1(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
-    """hvp_sweep: the rows of COS, TAN, TANH, SIGMOID, RELU, ABS, ARCSIN (False for any other op)."""
-    if o == 12:  # COS
+    elif o == 12:  # COS
         for j in range(un):
             g = adj[ulo + j]
             a = val[upa + j]
@@ -3531,7 +3511,15 @@ def hvp_sweep_unary_1(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
                 if ha and tvals[ln, upa + j] != 0.0:
                     s += tvals[ln, upa + j] * e0
                 tadjs[ln, upa + j] += s
-    elif o == 13:  # TAN
+    else:
+        return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def hvp_sweep_unary_1(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
+    """hvp_sweep: the rows of TAN, TANH, SIGMOID, RELU, ABS, ARCSIN, ARCCOS (False for any other op)."""
+    if o == 13:  # TAN
         for j in range(un):
             g = adj[ulo + j]
             out = val[ulo + j]
@@ -3600,12 +3588,23 @@ def hvp_sweep_unary_1(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
         for j in range(un):
             g = adj[ulo + j]
             a = val[upa + j]
-            d = 1.0 / np.sqrt(1.0 - a * a)
-            adj[upa + j] += g * d
+            adj[upa + j] += (g / np.sqrt(1.0 - a * a))
             e0 = g * (-(1.0 / np.sqrt(1.0 - a * a) * (-(a + a) * (0.5 / np.sqrt(1.0 - a * a)))) / np.sqrt(1.0 - a * a)) if g != 0.0 else 0.0
             for ln in range(nl):
                 s = tadjs[ln, ulo + j]
-                s = s * d if s != 0.0 else 0.0
+                s = (s / np.sqrt(1.0 - a * a)) if s != 0.0 else 0.0
+                if ha and tvals[ln, upa + j] != 0.0:
+                    s += tvals[ln, upa + j] * e0
+                tadjs[ln, upa + j] += s
+    elif o == 19:  # ARCCOS
+        for j in range(un):
+            g = adj[ulo + j]
+            a = val[upa + j]
+            adj[upa + j] += (-(g / np.sqrt(1.0 - a * a)))
+            e0 = g * (-(-1.0 / np.sqrt(1.0 - a * a) * (-(a + a) * (0.5 / np.sqrt(1.0 - a * a)))) / np.sqrt(1.0 - a * a)) if g != 0.0 else 0.0
+            for ln in range(nl):
+                s = tadjs[ln, ulo + j]
+                s = (-(s / np.sqrt(1.0 - a * a))) if s != 0.0 else 0.0
                 if ha and tvals[ln, upa + j] != 0.0:
                     s += tvals[ln, upa + j] * e0
                 tadjs[ln, upa + j] += s
@@ -3616,30 +3615,16 @@ def hvp_sweep_unary_1(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def hvp_sweep_unary_2(o, val, adj, tvals, tadjs, ulo, un, upa, ha, nl):
-    """hvp_sweep: the rows of ARCCOS, ARCTAN, ARCSINH, ARCCOSH, ARCTANH, SINH, COSH (False for any other op)."""
-    if o == 19:  # ARCCOS
+    """hvp_sweep: the rows of ARCTAN, ARCSINH, ARCCOSH, ARCTANH, SINH, COSH, LOG2, LOG10 (False for any other op)."""
+    if o == 20:  # ARCTAN
         for j in range(un):
             g = adj[ulo + j]
             a = val[upa + j]
-            d = -1.0 / np.sqrt(1.0 - a * a)
-            adj[upa + j] += g * d
-            e0 = g * (-(-1.0 / np.sqrt(1.0 - a * a) * (-(a + a) * (0.5 / np.sqrt(1.0 - a * a)))) / np.sqrt(1.0 - a * a)) if g != 0.0 else 0.0
-            for ln in range(nl):
-                s = tadjs[ln, ulo + j]
-                s = s * d if s != 0.0 else 0.0
-                if ha and tvals[ln, upa + j] != 0.0:
-                    s += tvals[ln, upa + j] * e0
-                tadjs[ln, upa + j] += s
-    elif o == 20:  # ARCTAN
-        for j in range(un):
-            g = adj[ulo + j]
-            a = val[upa + j]
-            d = 1.0 / (1.0 + a * a)
-            adj[upa + j] += g * d
+            adj[upa + j] += (g / (1.0 + a * a))
             e0 = g * (-(1.0 / (1.0 + a * a) * (a + a)) / (1.0 + a * a)) if g != 0.0 else 0.0
             for ln in range(nl):
                 s = tadjs[ln, ulo + j]
-                s = s * d if s != 0.0 else 0.0
+                s = (s / (1.0 + a * a)) if s != 0.0 else 0.0
                 if ha and tvals[ln, upa + j] != 0.0:
                     s += tvals[ln, upa + j] * e0
                 tadjs[ln, upa + j] += s
@@ -3647,12 +3632,11 @@ def hvp_sweep_unary_2(o, val, adj, tvals, tadjs, ulo, un, upa, ha, nl):
         for j in range(un):
             g = adj[ulo + j]
             a = val[upa + j]
-            d = 1.0 / np.sqrt(a * a + 1.0)
-            adj[upa + j] += g * d
+            adj[upa + j] += (g / np.sqrt(a * a + 1.0))
             e0 = g * (-(1.0 / np.sqrt(a * a + 1.0) * ((a + a) * (0.5 / np.sqrt(a * a + 1.0)))) / np.sqrt(a * a + 1.0)) if g != 0.0 else 0.0
             for ln in range(nl):
                 s = tadjs[ln, ulo + j]
-                s = s * d if s != 0.0 else 0.0
+                s = (s / np.sqrt(a * a + 1.0)) if s != 0.0 else 0.0
                 if ha and tvals[ln, upa + j] != 0.0:
                     s += tvals[ln, upa + j] * e0
                 tadjs[ln, upa + j] += s
@@ -3673,12 +3657,11 @@ def hvp_sweep_unary_2(o, val, adj, tvals, tadjs, ulo, un, upa, ha, nl):
         for j in range(un):
             g = adj[ulo + j]
             a = val[upa + j]
-            d = 1.0 / (1.0 - a * a)
-            adj[upa + j] += g * d
+            adj[upa + j] += (g / (1.0 - a * a))
             e0 = g * (-(1.0 / (1.0 - a * a) * -(a + a)) / (1.0 - a * a)) if g != 0.0 else 0.0
             for ln in range(nl):
                 s = tadjs[ln, ulo + j]
-                s = s * d if s != 0.0 else 0.0
+                s = (s / (1.0 - a * a)) if s != 0.0 else 0.0
                 if ha and tvals[ln, upa + j] != 0.0:
                     s += tvals[ln, upa + j] * e0
                 tadjs[ln, upa + j] += s
@@ -3708,24 +3691,15 @@ def hvp_sweep_unary_2(o, val, adj, tvals, tadjs, ulo, un, upa, ha, nl):
                 if ha and tvals[ln, upa + j] != 0.0:
                     s += tvals[ln, upa + j] * e0
                 tadjs[ln, upa + j] += s
-    else:
-        return False
-    return True
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def hvp_sweep_unary_3(o, i, fp, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
-    """hvp_sweep: the rows of LOG2, LOG10, EXP2, CBRT, SINC, SIGN, FLOOR, CEIL, RINT, TRUNC, LEAKY_RELU, ADDS (False for any other op)."""
-    if o == 26:  # LOG2
+    elif o == 26:  # LOG2
         for j in range(un):
             g = adj[ulo + j]
             a = val[upa + j]
-            d = 1.0 / (a * 0.6931471805599453)
-            adj[upa + j] += g * d
-            e0 = g * (-(1.0 / (a * 0.6931471805599453) * 0.6931471805599453) / (a * 0.6931471805599453)) if g != 0.0 else 0.0
+            adj[upa + j] += (g / a * 1.4426950408889634)
+            e0 = (-(g / a * 1.4426950408889634) / a) if g != 0.0 else 0.0
             for ln in range(nl):
                 s = tadjs[ln, ulo + j]
-                s = s * d if s != 0.0 else 0.0
+                s = (s / a * 1.4426950408889634) if s != 0.0 else 0.0
                 if ha and tvals[ln, upa + j] != 0.0:
                     s += tvals[ln, upa + j] * e0
                 tadjs[ln, upa + j] += s
@@ -3733,16 +3707,23 @@ def hvp_sweep_unary_3(o, i, fp, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, 
         for j in range(un):
             g = adj[ulo + j]
             a = val[upa + j]
-            d = 1.0 / (a * 2.302585092994046)
-            adj[upa + j] += g * d
-            e0 = g * (-(1.0 / (a * 2.302585092994046) * 2.302585092994046) / (a * 2.302585092994046)) if g != 0.0 else 0.0
+            adj[upa + j] += (g / a * 0.43429448190325176)
+            e0 = (-(g / a * 0.43429448190325176) / a) if g != 0.0 else 0.0
             for ln in range(nl):
                 s = tadjs[ln, ulo + j]
-                s = s * d if s != 0.0 else 0.0
+                s = (s / a * 0.43429448190325176) if s != 0.0 else 0.0
                 if ha and tvals[ln, upa + j] != 0.0:
                     s += tvals[ln, upa + j] * e0
                 tadjs[ln, upa + j] += s
-    elif o == 28:  # EXP2
+    else:
+        return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def hvp_sweep_unary_3(o, i, fp, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
+    """hvp_sweep: the rows of EXP2, CBRT, SINC, SIGN, FLOOR, CEIL, RINT, TRUNC, LEAKY_RELU, ADDS, MULS, RSUBS (False for any other op)."""
+    if o == 28:  # EXP2
         for j in range(un):
             g = adj[ulo + j]
             out = val[ulo + j]
@@ -3775,7 +3756,7 @@ def hvp_sweep_unary_3(o, i, fp, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, 
             out = val[ulo + j]
             adj[upa + j] += (g * ((a if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))))))) if np.abs(a) < 0.1 else g * ((np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a)))
             e0 = (g * ((1.0 if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05)))))) + (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))))) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05)))) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05)) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05) + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (((1.0 if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) + (a if np.abs(a) < 0.1 else 0.0) * (1.0 if np.abs(a) < 0.1 else 0.0)) * -9.766223126318928e-05))))))) if np.abs(a) < 0.1 else g * ((3.141592653589793 * -np.sin(3.141592653589793 * a) - (np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a) * (0.0 if np.abs(a) < 0.1 else 1.0)) / (1.0 if np.abs(a) < 0.1 else a))) if g != 0.0 else 0.0
-            e1 = (0.0 if np.abs(a) < 0.1 else g * (-1.0 / (1.0 if np.abs(a) < 0.1 else a))) if g != 0.0 else 0.0
+            e1 = (0.0 if np.abs(a) < 0.1 else -(g / (1.0 if np.abs(a) < 0.1 else a))) if g != 0.0 else 0.0
             for ln in range(nl):
                 s = tadjs[ln, ulo + j]
                 s = (s * ((a if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))))))) if np.abs(a) < 0.1 else s * ((np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a))) if s != 0.0 else 0.0
@@ -3818,15 +3799,7 @@ def hvp_sweep_unary_3(o, i, fp, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, 
                 s = tadjs[ln, ulo + j]
                 s = s * d if s != 0.0 else 0.0
                 tadjs[ln, upa + j] += s
-    else:
-        return False
-    return True
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def hvp_sweep_unary_4(o, i, fp, ip, fpool, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
-    """hvp_sweep: the rows of MULS, RSUBS, RDIVS, POWS, RPOWS, CLIP, GAMMA (False for any other op)."""
-    if o == 38:  # MULS
+    elif o == 38:  # MULS
         c = fp[i]
         for j in range(un):
             g = adj[ulo + j]
@@ -3845,7 +3818,15 @@ def hvp_sweep_unary_4(o, i, fp, ip, fpool, val, adj, tvals, tadjs, ulo, un, upa,
                 s = tadjs[ln, ulo + j]
                 s = s * d if s != 0.0 else 0.0
                 tadjs[ln, upa + j] += s
-    elif o == 40:  # RDIVS
+    else:
+        return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def hvp_sweep_unary_4(o, i, fp, ip, fpool, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
+    """hvp_sweep: the rows of RDIVS, POWS, RPOWS, CLIP, GAMMA, GAMMALN, DIGAMMA (False for any other op)."""
+    if o == 40:  # RDIVS
         for j in range(un):
             g = adj[ulo + j]
             a = val[upa + j]
@@ -3853,7 +3834,7 @@ def hvp_sweep_unary_4(o, i, fp, ip, fpool, val, adj, tvals, tadjs, ulo, un, upa,
             d = -out / a
             adj[upa + j] += g * d
             e0 = g * (-(-out / a) / a) if g != 0.0 else 0.0
-            e1 = g * (-1.0 / a) if g != 0.0 else 0.0
+            e1 = (-(g / a)) if g != 0.0 else 0.0
             for ln in range(nl):
                 s = tadjs[ln, ulo + j]
                 s = s * d if s != 0.0 else 0.0
@@ -3917,15 +3898,7 @@ def hvp_sweep_unary_4(o, i, fp, ip, fpool, val, adj, tvals, tadjs, ulo, un, upa,
                 if hout and tvals[ln, ulo + j] != 0.0:
                     s += tvals[ln, ulo + j] * e1
                 tadjs[ln, upa + j] += s
-    else:
-        return False
-    return True
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def hvp_sweep_unary_5(o, i, fp, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
-    """hvp_sweep: the rows of GAMMALN, DIGAMMA, POLYGAMMA, ERF, ERFC, ERFINV, ERFCINV (False for any other op)."""
-    if o == 45:  # GAMMALN
+    elif o == 45:  # GAMMALN
         for j in range(un):
             g = adj[ulo + j]
             a = val[upa + j]
@@ -3951,7 +3924,15 @@ def hvp_sweep_unary_5(o, i, fp, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, 
                 if ha and tvals[ln, upa + j] != 0.0:
                     s += tvals[ln, upa + j] * e0
                 tadjs[ln, upa + j] += s
-    elif o == 47:  # POLYGAMMA
+    else:
+        return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def hvp_sweep_unary_5(o, i, fp, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
+    """hvp_sweep: the rows of POLYGAMMA, ERF, ERFC, ERFINV, ERFCINV (False for any other op)."""
+    if o == 47:  # POLYGAMMA
         c = fp[i]
         for j in range(un):
             g = adj[ulo + j]
@@ -4090,12 +4071,11 @@ def hvp_sweep_binary_0(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga,
             b = val[upb + j * sb]
             out = val[ulo + j]
             if ga:
-                d = 1.0 / b
-                adj[upa + j * sa] += g * d
-                e0 = g * (-(1.0 / b) / b) if g != 0.0 else 0.0
+                adj[upa + j * sa] += (g / b)
+                e0 = (-(g / b) / b) if g != 0.0 else 0.0
                 for ln in range(nl):
                     s = tadjs[ln, ulo + j]
-                    s = s * d if s != 0.0 else 0.0
+                    s = (s / b) if s != 0.0 else 0.0
                     if hb and tvals[ln, upb + j * sb] != 0.0:
                         s += tvals[ln, upb + j * sb] * e0
                     tadjs[ln, upa + j * sa] += s
@@ -4103,7 +4083,7 @@ def hvp_sweep_binary_0(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga,
                 d = -out / b
                 adj[upb + j * sb] += g * d
                 e0 = g * (-(-out / b) / b) if g != 0.0 else 0.0
-                e1 = g * (-1.0 / b) if g != 0.0 else 0.0
+                e1 = (-(g / b)) if g != 0.0 else 0.0
                 for ln in range(nl):
                     s = tadjs[ln, ulo + j]
                     s = s * d if s != 0.0 else 0.0

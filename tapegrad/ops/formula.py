@@ -167,8 +167,9 @@ FUNCTIONS = dict(
         _fn("arctanh", "1.0 / (1.0 - x * x)", math.atanh),
         _fn("sinh", "cosh(x)"),
         _fn("cosh", "sinh(x)"),
-        _fn("log2", f"1.0 / (x * {LN2!r})"),
-        _fn("log10", f"1.0 / (x * {LN10!r})"),
+        # a constant over x, not 1 / (x ln 2): applied as g / x * c, exact at denormal x
+        _fn("log2", f"{1.0 / LN2!r} / x"),
+        _fn("log10", f"{1.0 / LN10!r} / x"),
         _fn("exp2", f"f * {LN2!r}"),
         # a power, not 1 / (3 f f): every order tends to 0 at +-inf, not inf / inf
         _fn("cbrt", "f ** -2.0 / 3.0"),
@@ -401,7 +402,35 @@ def _scaled(node: ast.expr) -> ast.expr:
         return ast.UnaryOp(ast.USub(), g)
     if isinstance(node, ast.Call) and node.func.id == "where":
         return _call("where", node.args[0], _scaled(node.args[1]), _scaled(node.args[2]))
+    q = _scaled_quotient(node, g)
+    if q is not None:
+        return q
     return ast.BinOp(g, ast.Mult(), node)
+
+
+def _scaled_quotient(node: ast.expr, g: ast.expr) -> ast.expr | None:
+    """``g * node`` as quotients when the node is a constant divided by one expression or
+    more (``1.0 / a``, ``-1.0 / x``, ``-(1.0 / a) / a``): ``g / x * c / y``, else None.  The
+    constant multiplies the quotient, not g, which may be denormal (c * g loses its bits)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _scaled_quotient(node.operand, g)
+        return None if inner is None else ast.UnaryOp(ast.USub(), inner)
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
+        return None
+    top, sign = node.left, 1.0
+    if isinstance(top, ast.UnaryOp) and isinstance(top.op, ast.USub):
+        top, sign = top.operand, -1.0
+    if isinstance(top, ast.Constant) and float(top.value) != 0.0:
+        q = _mul(ast.BinOp(g, ast.Div(), node.right), _num(float(top.value)))
+        return ast.UnaryOp(ast.USub(), q) if sign < 0.0 else q
+    inner = _scaled_quotient(node.left, g)
+    return None if inner is None else ast.BinOp(inner, ast.Div(), node.right)
+
+
+def is_quotient(text: str) -> bool:
+    """Is the formula a constant divided by expressions (``scaled`` then applies a factor
+    as ``g / x * c``)?"""
+    return _scaled_quotient(parse(text), ast.Name(SCALE, ast.Load())) is not None
 
 
 @lru_cache(maxsize=None)
@@ -409,7 +438,10 @@ def scaled(text: str) -> str:
     """``g * (text)`` with the factor taken into the branches of a ``where``: a branch that
     is 0 gives a symbolic zero, not ``g * 0`` (NaN for an infinite or NaN ``g``), so a
     piecewise partial selects as JAX's ``select`` and PyTorch's masks do (clip, relu at an
-    infinite adjoint).  The factor is the name ``SCALE``; a literal 0 gives ``0.0``."""
+    infinite adjoint).  A partial ``c / x`` (log's ``1.0 / a``) gives the quotient
+    ``(c * g) / x``: ``g * (1 / x)`` overflows at tiny x where the quotient is finite (the
+    derivative of x log x at 1e-320 is log(x) + 1, not inf).  The factor is the name
+    ``SCALE``; a literal 0 gives ``0.0``."""
     return ast.unparse(ast.fix_missing_locations(_scaled(parse(text))))
 
 

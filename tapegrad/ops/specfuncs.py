@@ -25,6 +25,8 @@ def sf_gamma(x):
         return math.inf
     if x < -190.0:  # |Gamma| underflows: a zero with Gamma's sign there
         return 0.0 if math.floor(x) % 2.0 == 0.0 else -0.0
+    if -1e-300 < x < 1e-300:  # Gamma(x) = 1/x - 0.577... + O(x): 1/x to the last bit here,
+        return 1.0 / x  # and +-inf by x's sign at denormal x (where Python's math.gamma raises)
     return math.gamma(x)
 
 
