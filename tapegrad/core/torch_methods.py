@@ -1832,30 +1832,6 @@ def _lerp(self, end, weight):
     return O.add(self, O.mul(weight, O.sub(end, self)))
 
 
-_TINY, _LIFT = 2.0**-1000, 2.0**74  # below _TINY, 1 / y nears overflow; y * _LIFT is exact
-
-
-def log_for_products(y):
-    """log(y) for a product ``x * log(y)`` whose derivative in y, x / y, must not overflow
-    where x and y are tiny: below 2**-1000 it is log(y * 2**74) - 74 log 2 (an exact
-    scaling), so the reverse sweep forms x * (1 / (y * 2**74)) * 2**74 instead of x times
-    1 / y, which is inf below 2**-1024 (``xlogy(x, x)`` at x = 1e-320 had the gradient inf
-    instead of log(x) + 1 = -735.8).  Elsewhere it is log(y) itself.
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> x = tg.tensor(1e-320, requires_grad=True)
-        >>> (x * log_for_products(x)).backward(); round(x.grad.item(), 4)
-        -735.8272
-    """
-    y = y if isinstance(y, Tensor) else O.tensor_of(np.asarray(y, np.float64))
-    tiny = ((y < _TINY) & (y > 0.0)).numpy()  # comparisons: a trace guards the mask
-    if not np.any(tiny):
-        return O.log(y)
-    lifted = O.mul(y, np.where(tiny, _LIFT, 1.0))
-    return O.sub(O.log(lifted), np.where(tiny, 74.0 * math.log(2.0), 0.0))
-
-
 def _xlogy(self, other):
     """``x.xlogy(other)``: ``x * log(other)``, 0 where x is 0 (unless other is NaN), as
     PyTorch's, whose gradients it has too: ``log(other)`` to x (0 where other is 0) and
@@ -1870,10 +1846,9 @@ def _xlogy(self, other):
         tensor([0.0000, 1.0986])
     """
     # the masks by comparisons, which a trace guards (a replay where they change retraces)
-    # (log_for_products: the gradient x / y stays finite where x and y are tiny)
     zero = (self == 0.0).numpy()
     if not np.any(zero):
-        return O.mul(self, log_for_products(other))
+        return O.mul(self, O.log(other))
     y = other if isinstance(other, Tensor) else O.tensor_of(np.asarray(other, np.float64))
     zero = zero & (y == y).numpy()  # not where other is NaN
     bad = (y == 0.0).numpy() | (y == np.inf).numpy()
@@ -1882,7 +1857,7 @@ def _xlogy(self, other):
         # the gradient log(other); elsewhere x * log(other), of other replaced by 1 where x
         # is 0 (so no 0 * inf reaches a gradient)
         at_zero = O.mul(self, O.where(bad, 0.0, O.log(O.where(bad, 1.0, other))))
-        elsewhere = O.mul(self, log_for_products(O.where(zero, 1.0, other)))
+        elsewhere = O.mul(self, O.log(O.where(zero, 1.0, other)))
         return O.where(zero, at_zero, elsewhere)
 
 

@@ -16,7 +16,6 @@ from ..core import creation as _creation
 from ..core import functions as _ops
 from ..core import methods as _methods
 from ..core.tensor import STATE, value_of
-from ..core.torch_methods import log_for_products
 from ..tensor_class import Tensor
 from .convolution import (
     adaptive_avg_pool2d,
@@ -1108,10 +1107,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     else:
         # xlogy(t, t): 0 where t is 0 (nan for t < 0), as PyTorch; the unselected branch
         # t log t makes the gradient with respect to a zero target nan, as PyTorch's (the
-        # derivative there is -inf: no finite number is right); log t as log_for_products,
-        # so the gradient log t + 1 stays finite at denormal targets (t / t, not t * inf)
+        # derivative there is -inf: no finite number is right)
         with np.errstate(divide="ignore", invalid="ignore"):
-            tlogt = _ops.where(t == 0, 0.0, _ops.mul(t, log_for_products(t)))
+            tlogt = _ops.where(t == 0, 0.0, _ops.mul(t, _ops.log(t)))
         losses = _ops.sub(tlogt, _ops.mul(t, input))
     if reduction == "batchmean":
         total = _ops.sum(losses)
