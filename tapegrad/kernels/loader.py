@@ -77,8 +77,6 @@ def _gamma(x):
         return math.copysign(math.inf, x)
     if x < 0.0 and x == np.floor(x):
         return math.nan
-    if abs(x) < 1.0:  # an overflow next to the pole at 0 (denormal x): inf with x's sign
-        return math.copysign(math.inf, x)
     return math.inf if x > 0.0 else 0.0
 
 
