@@ -116,8 +116,8 @@ _FormulaOps = types.SimpleNamespace(
 def _masked(node, masks=()):
     """``node`` (a scaled partial) with the partial of each ``g * partial`` product inside a
     ``where`` branch next to a zero branch masked to that branch's entries (``masks``: the
-    conditions on the way down, each with the side its branch is on), and the denominator of
-    each quotient ``(c * g) / x`` there masked to 1."""
+    conditions on the way down, each with the side its branch is on), and the denominators
+    of each quotient ``g / x * c`` there masked to 1."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and masks:
         if isinstance(node.left, ast.Name) and node.left.id == formula.SCALE:
             partial = node.right
@@ -125,13 +125,9 @@ def _masked(node, masks=()):
                 zero = ast.Constant(0.0)
                 partial = _where(cond, partial, zero) if side else _where(cond, zero, partial)
             return ast.BinOp(node.left, ast.Mult(), partial)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and masks:
-        # a quotient partial, (c * g) / x: its denominator is 1 off the branch
-        den = node.right
-        for cond, side in masks:
-            one = ast.Constant(1.0)
-            den = _where(cond, den, one) if side else _where(cond, one, den)
-        return ast.BinOp(node.left, ast.Div(), den)
+    q = _masked_quotient(node, masks) if masks else None
+    if q is not None:
+        return q
     if isinstance(node, ast.Call) and node.func.id == "where":
         cond, x, y = node.args
         if _is_zero(x) and not _is_zero(y):
@@ -142,6 +138,31 @@ def _masked(node, masks=()):
             x, y = _masked(x, masks), _masked(y, masks)
         return ast.Call(node.func, [cond, x, y], [])
     return node
+
+
+def _masked_quotient(node, masks):
+    """A quotient ``g / x * c`` (``formula.scaled``'s form of a partial c / x, negated or
+    divided again) with each denominator 1 off its branch; None for any other node."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _masked_quotient(node.operand, masks)
+        return None if inner is None else ast.UnaryOp(ast.USub(), inner)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        if not isinstance(node.right, ast.Constant):
+            return None
+        inner = _masked_quotient(node.left, masks)
+        return None if inner is None else ast.BinOp(inner, ast.Mult(), node.right)
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
+        return None
+    top = node.left
+    if not (isinstance(top, ast.Name) and top.id == formula.SCALE):
+        top = _masked_quotient(top, masks)
+        if top is None:
+            return None
+    den = node.right
+    for cond, side in masks:
+        one = ast.Constant(1.0)
+        den = _where(cond, den, one) if side else _where(cond, one, den)
+    return ast.BinOp(top, ast.Div(), den)
 
 
 def _is_zero(node):

@@ -2,7 +2,7 @@
 """The facts derived from the op declarations (see memo.py), read at import when the
 ops sources hash to ``SOURCES``."""
 
-SOURCES = 'e1cf6a9098af4847'
+SOURCES = '62807ed01414449a'
 TABLE = {
     ('partial', '-a'): '-1.0',
     ('partial', 'exp(a)'): 'out',

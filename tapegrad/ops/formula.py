@@ -439,7 +439,7 @@ def scaled(text: str) -> str:
     is 0 gives a symbolic zero, not ``g * 0`` (NaN for an infinite or NaN ``g``), so a
     piecewise partial selects as JAX's ``select`` and PyTorch's masks do (clip, relu at an
     infinite adjoint).  A partial ``c / x`` (log's ``1.0 / a``) gives the quotient
-    ``(c * g) / x``: ``g * (1 / x)`` overflows at tiny x where the quotient is finite (the
+    ``g / x * c``: ``g * (1 / x)`` overflows at tiny x where the quotient is finite (the
     derivative of x log x at 1e-320 is log(x) + 1, not inf).  The factor is the name
     ``SCALE``; a literal 0 gives ``0.0``."""
     return ast.unparse(ast.fix_missing_locations(_scaled(parse(text))))
