@@ -47,3 +47,19 @@ def test_matches_torch():
         (g,) = torch.autograd.grad(x * torch.log(x), x, create_graph=True)
         (h,) = torch.autograd.grad(g, x)
         assert tg.grad(tg.grad(lambda u: u * np.log(u)))(v) == pytest.approx(h.item(), rel=1e-14)
+
+
+def test_a_quotient_partial_inside_a_where_branch_is_masked_off_its_branch():
+    # formula.scaled writes a partial c / x as g / x * c; on Tensors both branches of a
+    # where are recorded, so off its branch the denominator must be 1 (else 0 * inf = NaN
+    # reaches the derivative in g and x through the branch not taken)
+    from tapegrad.autograd import higher
+    from tapegrad.ops import formula
+
+    g = formula.SCALE
+    masked = higher._masked_scale(formula.scaled("where(a > 0.0, 0.5 / a, 0.0)"))
+    assert masked == f"where(a > 0.0, {g} / where(a > 0.0, a, 1.0) * 0.5, 0.0)"
+    masked = higher._masked_scale(formula.scaled("where(a > 0.0, 0.0, -(1.0 / a) / a)"))
+    assert (
+        masked == f"where(a > 0.0, 0.0, -({g} / where(a > 0.0, 1.0, a)) / where(a > 0.0, 1.0, a))"
+    )
