@@ -235,6 +235,7 @@ def _seed_value(y, g, i):
     return gv
 
 
+@T.holding_rows
 def run_backward(
     outputs, grad_outputs, inputs, retain_graph, create_graph, accumulate, allow_unused=False
 ):
@@ -718,6 +719,7 @@ def _backward_into(outputs, grads, inputs, retain_graph, create_graph):
         x.grad = Tensor._const(g) if x.grad is None else Tensor._const(result(x.grad._v + g))
 
 
+@T.holding_rows
 def partial_grads(outputs, inputs, grad_outputs):
     """Differentiable gradients of ``outputs`` with respect to each of ``inputs`` as if the
     inputs were independent (the sweep stops at their rows), None where one is unused: what

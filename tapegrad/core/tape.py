@@ -49,6 +49,7 @@ tries to pass through it.
 """
 
 import bisect
+import functools
 import math
 import mmap
 import threading
@@ -59,6 +60,7 @@ import numpy as np
 
 from ..ops.spec import C, NAMES, READS
 from ..ops.structural import SMALL_MATMUL
+from . import compaction
 from .tape_inspect import TapeInspection
 
 _OP_NAMES = NAMES
@@ -69,6 +71,9 @@ VECTOR_FLUSH_MIN = 16  # pending array rows written by one concatenate (see Tape
 MAX_ROWS = 1 << 27  # operand rows are packed into 28 bits of the code column
 LAZY_MIN = 4096  # arrays this large enter the tape lazily (see above)
 TOKEN_ROWS = 2048  # rows per handle token range (also bounds the pending rows)
+# ...and value elements per range (1 MB): a held handle pins at most its range's values (and
+# the rows its graph reads); the small arrays pending in the lists are bounded likewise
+RANGE_VALUES = 1 << 17
 # Reclaim attempts (see ``Tape.reclaim``): after this many more value elements (8 MB)...
 RECLAIM_VALUES = 1 << 20
 # ...and, while something recorded is still held, at each of this many following ops
@@ -103,6 +108,11 @@ class SideTables:
         return bool(
             self.payloads or self.hooks or self.retain or self.lines or self.shared or self.dirty
         )
+
+    def holds_rows(self) -> bool:
+        """Does a table other than ``dirty`` hold anything (their entries keep rows by number
+        in Python objects, so a compaction leaves such a tape as it is)?"""
+        return bool(self.payloads or self.hooks or self.retain or self.lines or self.shared)
 
     def copy(self) -> "SideTables":
         new = SideTables()
@@ -253,10 +263,13 @@ class Tape(TapeInspection):
         "anomaly",
         "tok",
         "tokend",
+        "tokval",
         "starts",
         "refs",
         "lin",
         "gen",
+        "fwd",
+        "preds",
         "mark",
         "vmark",
         "retries",
@@ -289,7 +302,7 @@ class Tape(TapeInspection):
         self.nsync = 0  # rows [0, nsync) are in the numpy columns
         self.pc, self.pv, self.pf = [], [], []  # pending rows: code word, value, fp
         self.pip = []  # (row, ip) of the pending rows with integer parameters
-        self.parr = False  # some pending values are (small) arrays, not floats
+        self.parr = 0  # elements (+1 per array) of the pending small arrays: 0 if all are floats
         self.pconst = False  # some pending rows are constants (their rg is 0)
         self.objs = {}  # row -> weakref to the entered handle (LEAF/CONST/FREED rows)
         self.leaf_rows = []  # rows of LEAF entries, for accumulating .grad
@@ -298,9 +311,12 @@ class Tape(TapeInspection):
         self.anomaly = None  # anomaly mode of the owning thread: its checker, or None
         self.tok = None  # token of the current row range (None: push starts one)
         self.tokend = 0  # the fast paths stay below this row (see set_fast_path)
+        self.tokval = 0  # ...and the range ends at the first push at this value offset
         self.starts, self.refs = [], []  # token ranges: start rows, weakrefs to the tokens
         self.lin = None  # the Lineage of the tapes this thread retired by cuts
         self.gen = -1  # retired by a cut: its generation in ``lin``
+        self.fwd = None  # retired by a compaction: (successor, the rows it kept, ascending)
+        self.preds = []  # weakrefs of the tapes whose compaction forwards to this one
         self.cap = 0
         self.mark = MAX_ROWS  # ``tape_for`` attempts a reclaim once n + 8 reaches it
         self.vmark = RECLAIM_VALUES  # ...and once the values reach this many elements
@@ -429,7 +445,8 @@ class Tape(TapeInspection):
         pv.clear()
         self.pf.clear()
         self.pc.clear()  # last: a non-empty pc is what makes readers call sync
-        self.parr = self.pconst = False
+        self.parr = 0
+        self.pconst = False
 
     def _write_rows(self, off, s):
         """Write the pending rows of mixed sizes and shapes one by one, in one pass (a shape
@@ -543,8 +560,8 @@ class Tape(TapeInspection):
         ok = self.anomaly is None and self.tok is not None
         self.fastcap = min(self.mark, self.tokend) if ok else 0
 
-    def new_token(self, row):
-        """Start a token range at ``row`` (the current one)."""
+    def new_token(self, row, off):
+        """Start a token range at ``row`` (the current one), whose value starts at ``off``."""
         tok = Token()
         if self.starts and self.starts[-1] >= row:  # an empty range (or a cut one): replace
             k = bisect.bisect_left(self.starts, row)
@@ -554,6 +571,7 @@ class Tape(TapeInspection):
         self.refs.append(weakref.ref(tok))
         self.tok = tok
         self.tokend = row + TOKEN_ROWS
+        self.tokval = off + RANGE_VALUES
         self.set_fast_path()
         return tok
 
@@ -666,9 +684,9 @@ class Tape(TapeInspection):
         i = self.n
         if i == self.cap:
             self.grow_rows()
-        if self.tok is None or i >= self.tokend - 8:
-            self.new_token(i)
         off = int(self._voff[i])
+        if self.tok is None or i >= self.tokend - 8 or off >= self.tokval:
+            self.new_token(i, off)
         size = 1 if value.__class__ is float else value.size
         if off + size > self.vcap:
             self._reserve(off, size)
@@ -712,11 +730,11 @@ class Tape(TapeInspection):
         values or more is pushed (it may stay lazy there)."""
         i = self.n
         pc = self.pc
-        small = value.__class__ is float or value.size < LAZY_MIN
+        small = value.__class__ is float or (value.size < LAZY_MIN and self.parr < RANGE_VALUES)
         if small and i + 8 < self.fastcap and len(pc) + self.nsync == i:
             if value.__class__ is not float:
                 value = value.copy()
-                self.parr = True
+                self.parr += value.size + 1
             if not rg:
                 self.pconst = True
             if handle is not None:
@@ -825,6 +843,8 @@ class Tape(TapeInspection):
             self.set_fast_path()
             return self
         t = self.maybe_reset(forward=False)
+        if t is self and t.n == n and t.retries >= RECLAIM_RETRIES:
+            t = t.compact() or t  # a held graph at the top, unreachable rows below it
         while t.n + 8 >= t.cap:
             t.grow_rows()
         used = int(t._voff[t.n])
@@ -841,6 +861,172 @@ class Tape(TapeInspection):
             t.mark = t.cap
         t.set_fast_path()
         return t
+
+    def compact(self):
+        """Keep only the rows a held graph can still reach, moved to the bottom; returns the
+        successor tape, or None when nothing is gained or compaction does not apply.
+
+        The reclaims above cut the tape only at its top.  A loop that holds its latest result
+        (``out = model(x)``, no backward) always holds the top, so the rows of its earlier
+        iterations are never cut.  The rows kept are the unfreed op rows of the live token
+        ranges and every row they read (``compaction.reachable``); the columns, parameter
+        pools and values move down in place and a successor takes over the arrays, as in
+        ``reset``.  Handles of kept rows follow through ``fwd`` (``follow``), entered
+        handles are moved at once, and handles of dropped rows (freed by a backward) go stale.
+
+        Only on the thread's current tape, outside transforms and the code that holds row
+        numbers across ops (``holding_rows``), without anomaly mode or side tables other
+        than ``dirty`` (whose entries are renumbered); rows of custom ops, guards or a chain
+        longer than ``compaction.MAX_ROUNDS`` below the held ranges leave the tape as it
+        is."""
+        if not (
+            self.RECLAIMS
+            and self.alive
+            and STATE.transforms == 0
+            and STATE.held == 0
+            and STATE.__dict__.get("tape") is self
+            and not self.side.holds_rows()
+            and self.anomaly is None
+        ):
+            return None
+        self.sync()
+        self.tok = None  # the tape's own reference: the current range is held by handles only
+        self.set_fast_path()
+        n = self.n
+        used = int(self._voff[n])
+        held = np.zeros(n, bool)
+        for k, lo in enumerate(self.starts):
+            hi = self.starts[k + 1] if k + 1 < len(self.starts) else n
+            if self.refs[k]() is not None:
+                held[lo:hi] = True
+        code = self._code[:n]
+        held &= ((self.state[:n] & 2) == 0) & ((code & 255) > CONST)
+        rows = compaction.reachable(code, self._ip, self.ipool, held)
+        if rows is None:
+            return None
+        sizes = self._voff[rows + 1] - self._voff[rows]
+        m, kept_values = rows.size, int(sizes.sum())
+        if 2 * m > n and 2 * kept_values > used:
+            return None  # not worth a move
+        new = self._successor()  # (it gets arrays of its own)
+        self._move_rows(new, rows, sizes)
+        self._move_handles(new, rows)
+        new.side = SideTables()
+        for row, at, ref, ver in self.side.dirty:  # in-place changes of kept rows
+            j = int(np.searchsorted(rows, row))
+            if j < rows.size and rows[j] == row:
+                new.side.dirty.append((j, int(np.searchsorted(rows, at)), ref, ver))
+        preds = [self, *(p for p in (ref() for ref in self.preds) if p is not None)]
+        for p in preds[1:]:  # their handles follow straight to the successor
+            if p.fwd is not None and p.fwd[0] is self:
+                prev = p.fwd[1]
+                p.fwd = (new, prev[rows[rows < prev.size]])
+        new.preds = [weakref.ref(p) for p in preds]
+        new.lin, new.gen, new.fwd = None, -1, None
+        new.mark, new.retries = 0, 0  # (reclaim sets them)
+        self.fwd = (new, rows)
+        self._retire(new)
+        return new
+
+    def _move_rows(self, new, rows, sizes):
+        """Give ``new`` arrays of its own holding this tape's kept ``rows`` as rows 0..m-1:
+        columns (operands renumbered), parameter pools and values.  This tape is left as it
+        was, so an interrupt before the successor is published leaves a working tape."""
+        n, m = self.n, rows.size
+        w = self._code[rows]
+        ops = w & 255
+        ra = compaction.renumber(rows, ((w >> 8) & compaction.ROW_MASK) - 1)
+        rb = compaction.renumber(rows, (w >> 36) - 1)
+        cap = 1024
+        while cap < 2 * m + 16:
+            cap *= 2
+        total = int(sizes.sum())
+        vcap = 4096
+        while vcap < 2 * total:
+            vcap *= 2
+        new._alloc_rows(cap)
+        new._alloc_values(vcap)
+        new._code[:m] = ops | (ra + 1) << 8 | (rb + 1) << 36
+        new._fp[:m] = self._fp[rows]
+        new.rg[:m] = self.rg[rows]
+        new.state[:m] = self.state[rows]
+        new._voff[1 : m + 1] = np.cumsum(sizes)
+        if total:
+            idx, _ = compaction.gather_index(self._voff[rows], sizes, 0)
+            new._val[:total] = self._val[idx]  # (lazy rows hold their place too)
+        # integer parameters (CLIP's ip names its second float in fpool instead)
+        code, ip = self._code[:n], self._ip[:n]
+        ips = ip[rows]
+        clip = ops == CLIP
+        own = (ips > 0) & ~clip
+        kept, idx, starts = compaction.pool_blocks(
+            ip[(ip > 0) & ((code & 255) != CLIP)], self.np, ips[own]
+        )
+        new_ip = new._ip
+        new_ip[:m][own] = starts[np.searchsorted(kept, ips[own])]
+        new.ipool = np.zeros(max(1024, 2 * idx.size + 2), np.int64)
+        new.ipool[1 : 1 + idx.size] = self.ipool[idx]
+        new.np = 1 + idx.size
+        names = own & compaction.NAMES_ROW[ops]
+        for p in np.unique(new_ip[:m][names]).tolist():  # a condition row
+            new.ipool[p] = np.searchsorted(rows, new.ipool[p])
+        for p in np.unique(new_ip[:m][own & (ops == C.CONCAT)]).tolist():  # CONCAT's rows
+            k = int(new.ipool[p + 2])
+            new.ipool[p + 3 : p + 3 + k] = np.searchsorted(rows, new.ipool[p + 3 : p + 3 + k])
+        floats = np.unique(ips[clip])
+        new_ip[:m][clip] = 1 + np.searchsorted(floats, ips[clip])
+        new.fpool = np.zeros(max(64, 2 * floats.size + 2))
+        new.fpool[1 : 1 + floats.size] = self.fpool[floats]
+        new.nf = 1 + floats.size
+        # shapes: a block is its number of dimensions, then the dimensions
+        shs = self.sh[rows]
+        blocks = np.unique(shs[shs > 0])
+        new.ns = 1
+        new.spool = np.zeros(64, np.int64)
+        if blocks.size:
+            idx, starts = compaction.gather_index(blocks, 1 + self.spool[blocks], 1)
+            new.sh[:m][shs > 0] = starts[np.searchsorted(blocks, shs[shs > 0])]
+            new.spool = np.zeros(max(64, 2 * idx.size + 2), np.int64)
+            new.spool[1 : 1 + idx.size] = self.spool[idx]
+            new.ns = 1 + idx.size
+        new.n = new.nsync = m
+        new.lazy = {}
+        for r, v in self.lazy.items():
+            j = int(np.searchsorted(rows, r))
+            if j < m and rows[j] == r:
+                new.lazy[j] = v
+
+    def _move_handles(self, new, rows):
+        """Entered handles, leaf rows and token ranges of kept ``rows`` move to ``new``; entered
+        handles of dropped rows are detached (they enter again when used)."""
+        m = rows.size
+        objs, new.objs = self.objs, {}
+        for r, ref in objs.items():
+            j = int(np.searchsorted(rows, r))
+            h = ref()
+            if j < m and rows[j] == r:
+                new.objs[j] = ref
+                if h is not None and h._tape is self and h._row == r:
+                    h._row = j
+                    h._tape = new
+            elif h is not None and h._tape is self and h._row == r:
+                h._tape = None
+                h._row = -1
+        kept = set(rows.tolist())
+        new.leaf_rows = [int(np.searchsorted(rows, r)) for r in self.leaf_rows if r in kept]
+        # token ranges: the rows kept of each; a range left empty is dropped
+        starts = np.searchsorted(rows, np.asarray(self.starts, np.int64)).tolist()
+        new.starts, new.refs = [], []
+        for k, s in enumerate(starts):
+            end = starts[k + 1] if k + 1 < len(starts) else m
+            if end > s:
+                new.starts.append(s)
+                new.refs.append(self.refs[k])
+        new.tok = None  # the next row starts a new range
+        new.tokend = new.tokval = 0
+        new.pc, new.pv, new.pf, new.pip = [], [], [], []
+        new.parr = 0
+        new.pconst = False
 
     def discard_from(self, start):
         """Drop rows ``start`` and later: what a transformed function recorded before it
@@ -945,6 +1131,7 @@ class Tape(TapeInspection):
         new.leaf_rows, new.lazy = list(self.leaf_rows), dict(self.lazy)
         new.starts, new.refs = list(self.starts), list(self.refs)
         new.pc, new.pv, new.pf, new.pip = [], [], [], []
+        new.preds = []
         new.truncate(keep)
         for r, ref in new.objs.items():  # entered handles of kept rows move along
             h = ref()
@@ -979,15 +1166,18 @@ class Tape(TapeInspection):
         new.adj, new.ipool, new.fpool, new.spool = self.adj, self.ipool, self.fpool, self.spool
         n = self.nsync
         new.pc, new.pv, new.pf, new.pip = [], [], [], []  # pending rows are dropped with the rest
-        new.parr = new.pconst = False
+        new.parr = 0
+        new.pconst = False
         new.n = new.nsync = 0
         new.np = new.nf = new.ns = 1
         new.objs, new.leaf_rows, new.side, new.lazy = {}, [], SideTables(), {}
         # the first token range starts now, so the first row takes the fast path too
         tok = new.tok = Token()
         new.starts, new.refs, new.tokend = [0], [weakref.ref(tok)], TOKEN_ROWS
+        new.tokval = RANGE_VALUES
         new.mark, new.vmark, new.retries = new.cap, RECLAIM_VALUES, 0
         new.gen = -1
+        new.fwd, new.preds = None, []
         new.set_fast_path()
         new._restore_defaults(0, n)
         new.lin = None
@@ -1040,27 +1230,38 @@ def _dead():
     return None
 
 
-def live(tape, row):
-    """The live tape on which row ``row`` of ``tape`` is still that row, or None.  Only the
-    owning thread follows a cut (another thread's lineage may be changing under it).
+def follow(tape, row):
+    """(the live tape that row ``row`` of ``tape`` is on now, its number there), or (None, -1)
+    when that row is gone.  A retired tape forwards through a compaction (``fwd``: the rows
+    it kept, renumbered in order) or a cut (``lin``: the rows below the cut keep their
+    numbers).  Only the owning thread follows (another thread's tapes may be changing).
 
     >>> import tapegrad as tg
-    >>> from tapegrad.core.tape import live
+    >>> from tapegrad.core.tape import follow
     >>> y = tg.tensor(1.0, requires_grad=True) * 2.0
-    >>> live(y._tape, y._row) is tg.current_tape()
+    >>> follow(y._tape, y._row) == (tg.current_tape(), y._row)
     True
     """
-    if tape.alive:
-        return tape
-    lin = tape.lin
-    if lin is None or tape.owner != threading.get_ident():
-        return None
-    gens, keeps = lin.cuts
-    k = bisect.bisect_left(gens, tape.gen)
-    if k == len(gens) or row >= keeps[k]:
-        return None
-    t = lin.tape
-    return t if t.alive else None
+    while not tape.alive:
+        if tape.owner != threading.get_ident():
+            return None, -1
+        fwd = tape.fwd
+        if fwd is not None:
+            new, rows = fwd
+            j = int(np.searchsorted(rows, row))
+            if j == rows.size or rows[j] != row:
+                return None, -1
+            tape, row = new, j
+            continue
+        lin = tape.lin
+        if lin is None or lin.tape is tape:
+            return None, -1
+        gens, keeps = lin.cuts
+        k = bisect.bisect_left(gens, tape.gen)
+        if k == len(gens) or row >= keeps[k]:
+            return None, -1
+        tape = lin.tape
+    return tape, row
 
 
 class _ThreadState(threading.local):
@@ -1074,6 +1275,7 @@ class _ThreadState(threading.local):
     methods whose NumPy and PyTorch meanings differ follow NumPy's: see ``torch_methods``)."""
 
     transforms = 0
+    held = 0  # code holding row numbers across recorded ops runs (see ``holding_rows``)
     guard = None
     torch_code = False
 
@@ -1090,6 +1292,23 @@ class _ThreadState(threading.local):
 
 
 STATE = _ThreadState()
+
+
+def holding_rows(fn):
+    """Mark ``fn`` as code that keeps row numbers or a tape across the ops it records (a
+    backward that records its derivatives, a transform between its function and its sweeps):
+    while it runs, a reclaim never compacts the thread's tape (``Tape.compact``)."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        held = STATE.held
+        STATE.held = held + 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            STATE.held = held
+
+    return run
 
 
 def current_tape() -> Tape:

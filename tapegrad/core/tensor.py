@@ -735,11 +735,12 @@ def row_of(t, x):
         if x._tape is t:
             return x._row
         cur = x._tape
-        if cur is not None and not cur.alive and cur.lin is not None:
-            cur = T.live(cur, x._row)  # a row kept by a cut: the handle follows it
+        if cur is not None and not cur.alive:
+            cur, r = T.follow(cur, x._row)  # a row kept by a cut or a compaction
             if cur is t:
+                x._row = r  # (two stores in a row: no interrupt lands between them)
                 x._tape = t
-                return x._row
+                return r
         if cur is not None and cur.alive and cur.owner != t.owner:
             if not x._leaf:
                 raise RuntimeError(_OTHER_THREAD)
@@ -790,10 +791,10 @@ def record(t, code, ra, rb, v, fp=0.0, ip=0, own=None):
     # first.  Only a float or a small array; a view (a reshape's value, a broadcast of a
     # parameter) waits as a copy: its base may change before the flush (an optimizer step)
     if i + 8 < t.fastcap and len(pc) + t.nsync == i:
-        if v.__class__ is float or v.size < T.LAZY_MIN:
+        if v.__class__ is float or (v.size < T.LAZY_MIN and t.parr < T.RANGE_VALUES):
             pending = v
             if v.__class__ is not float:
-                t.parr = True
+                t.parr += v.size + 1
                 if v.base is not None:
                     pending = v.copy()
             h._k = t.tok
@@ -844,8 +845,9 @@ def tape_of(x):
     t = x._tape
     if t is None or t.alive:
         return t
-    cur = T.live(t, x._row)
-    if cur is not None and cur.owner == _get_ident():
+    cur, r = T.follow(t, x._row)
+    if cur is not None:  # (only the owning thread follows)
+        x._row = r
         x._tape = cur
     return cur
 
@@ -863,9 +865,11 @@ def record_unary(x, code, v, fp=0.0):
     # the row count stored last, so an interrupt anywhere leaves a detectable torn row
     if x._tape is t and i + 8 < t.fastcap and len(pc) + t.nsync == i:
         if v.__class__ is not float:
-            if v.size >= T.LAZY_MIN:  # large: its row may stay lazy (see tape.py)
+            k = v.size
+            # large: its row may stay lazy; or a range's worth of values pending (see tape.py)
+            if k >= T.LAZY_MIN or t.parr >= T.RANGE_VALUES:
                 return _record_slow(t, x, code, v, fp)
-            t.parr = True
+            t.parr += k + 1
         h = _new(_cls)
         h._v = v
         h._rg = True
@@ -898,9 +902,10 @@ def record_binary(x, y, code, v):
     pc = t.pc
     if x._tape is t and y._tape is t and i + 8 < t.fastcap and len(pc) + t.nsync == i:
         if v.__class__ is not float:
-            if v.size >= T.LAZY_MIN:
+            k = v.size
+            if k >= T.LAZY_MIN or t.parr >= T.RANGE_VALUES:
                 return _record_binary_slow(x, y, code, v)
-            t.parr = True
+            t.parr += k + 1
         h = _new(_cls)
         h._v = v
         h._rg = True

@@ -23,6 +23,7 @@ from ..core import functions as _ops
 from ..autograd import engine as autograd
 from ..autograd import forward
 from .. import pytree as _pytree
+from ..core.tape import holding_rows
 from ..core.tensor import STATE, TensorBase as Tensor, holds_tensor, raise_unwrapped, stand_in
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacobian"]
@@ -321,6 +322,7 @@ def value_and_grad(
     """
 
     @functools.wraps(f)
+    @holding_rows
     def value_and_grad_f(*args, **kwargs):
         c = _Call(f, args, kwargs, argnums)
         out, aux = _split_aux(c.out, has_aux)
@@ -354,6 +356,7 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -
     return grad_f
 
 
+@holding_rows
 def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """``(f(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` (same structure as the output) returns
     one cotangent per primal and may be called any number of times.
@@ -371,6 +374,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     for y in ys:
         _check_float(y, "vjp")
 
+    @holding_rows
     def vjp_fn(cotangent):
         cts = _cotangent_leaves(cotangent, out)
         if len(cts) != len(ys):
@@ -412,6 +416,7 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "auto") 
         raise ValueError(f"jacobian: mode must be 'auto', 'rev' or 'fwd', got {mode!r}")
 
     @functools.wraps(f)
+    @holding_rows
     def jacobian_f(*args, **kwargs):
         c = _Call(f, args, kwargs, argnums)
         for y in _leaves(c.out):

@@ -21,6 +21,7 @@ import numpy as np
 from .. import pytree as _pytree
 from ..autograd import engine as autograd
 from ..autograd import forward as F
+from ..core.tape import holding_rows
 from ..core.tensor import STATE
 from ..core.tensor import TensorBase as Tensor
 from .functional import (
@@ -88,6 +89,7 @@ def _fix(a):
     return float(a) if np.ndim(a) == 0 and not isinstance(a, Tensor) else a
 
 
+@holding_rows
 def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
     """``(f(*primals), J @ tangents)`` by forward mode; outputs in the structure ``f`` returns.
 
@@ -200,6 +202,7 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     fallback = jacobian(grad(f, argnums), argnums)
 
     @functools.wraps(f)
+    @holding_rows
     def hessian_f(*args, **kwargs):
         if _DEPTH.n > 0 or any(_graph_carrying(a) for a in args):
             return fallback(*args, **kwargs)
@@ -278,6 +281,7 @@ def _hessian_tree(c, H):
     return trees[0] if c.single else tuple(trees)
 
 
+@holding_rows
 def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
     """Hessian-vector product of scalar ``f`` at ``primals`` along ``tangents``.
 
