@@ -73,6 +73,15 @@ def gather_index(starts, lengths, first):
     return idx, new
 
 
+def block_moves(dst_starts, src_starts, lengths):
+    """(destination, source) positions that move blocks ``[src, src + length)`` to
+    ``[dst, dst + length)``."""
+    total = int(lengths.sum())
+    block = np.repeat(np.arange(lengths.size), lengths)
+    within = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return dst_starts[block] + within, src_starts[block] + within
+
+
 def pool_blocks(all_starts, used, kept_starts):
     """Blocks of a parameter pool: each starts where a row's parameters start and ends where the
     next row's start (rows append their parameters in order), the last one at ``used``.

@@ -869,9 +869,9 @@ class Tape(TapeInspection):
         The reclaims above cut the tape only at its top.  A loop that holds its latest result
         (``out = model(x)``, no backward) always holds the top, so the rows of its earlier
         iterations are never cut.  The rows kept are the unfreed op rows of the live token
-        ranges and every row they read (``compaction.reachable``); the columns, parameter
-        pools and values move down in place and a successor takes over the arrays, as in
-        ``reset``.  Handles of kept rows follow through ``fwd`` (``follow``), entered
+        ranges and every row they read (``compaction.reachable``); a successor gets them, in
+        order, in arrays of its own sized for them (columns, parameter pools, values), and
+        this tape retires.  Handles of kept rows follow through ``fwd`` (``follow``), entered
         handles are moved at once, and handles of dropped rows (freed by a backward) go stale.
 
         Only on the thread's current tape, outside transforms and the code that holds row
@@ -951,9 +951,17 @@ class Tape(TapeInspection):
         new.rg[:m] = self.rg[rows]
         new.state[:m] = self.state[rows]
         new._voff[1 : m + 1] = np.cumsum(sizes)
+        written = np.ones(m, bool)  # a lazy row holds its place in the buffer, empty
+        if self.lazy and m:
+            lazy = np.fromiter(self.lazy, np.int64, len(self.lazy))
+            j = np.searchsorted(rows, lazy)
+            j = j[(j < m) & (rows[np.minimum(j, m - 1)] == lazy)]
+            written[j] = False
         if total:
-            idx, _ = compaction.gather_index(self._voff[rows], sizes, 0)
-            new._val[:total] = self._val[idx]  # (lazy rows hold their place too)
+            dst, src = compaction.block_moves(
+                new._voff[:m][written], self._voff[rows][written], sizes[written]
+            )
+            new._val[dst] = self._val[src]
         # integer parameters (CLIP's ip names its second float in fpool instead)
         code, ip = self._code[:n], self._ip[:n]
         ips = ip[rows]
