@@ -366,7 +366,7 @@ def _order(self, dim, descending, stable, name, pin):
     return np.flip(n - 1 - rev, d), d
 
 
-def _sort(self, dim=-1, descending=False, stable=False, *, axis=None):
+def _sort(self, dim=None, descending=False, stable=False, *, axis=None):
     """``x.sort(dim=-1, descending=False)``: PyTorch's named tuple ``(values, indices)``; the
     gradient goes to the element each value came from.  (``tnp.sort`` returns NumPy's
     sorted values alone.)
@@ -496,7 +496,7 @@ def _norm(self, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None, keep
     return O.where(zero, 0.0, O.sqrt(safe) if p == 2.0 else O.power(safe, 1.0 / p))
 
 
-def _argsort(self, dim=-1, descending=False, stable=False, *, axis=None):
+def _argsort(self, dim=None, descending=False, stable=False, *, axis=None):
     """``x.argsort(dim=-1, descending=False)``: the indices that sort ``x`` along ``dim``, an
     integer Tensor (no derivative; in a trace, the values it reads are pinned).
 

@@ -1119,3 +1119,18 @@ def test_new_methods_have_derivatives_of_every_order_and_forward_mode():
         (lambda x, s: (x[:, :3] @ x[:, :3].T + 5.0 * tg.eye(3)).logdet() * s[0, 0], (X, SRC4)),
     ]
     _check_orders_and_forward_mode(cases)
+
+
+def test_sort_and_argsort_take_numpys_axis_as_well_as_dim():
+    # axis= alone was refused as "dim= and axis= both given" (dim defaulted to -1)
+    x = tg.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]], requires_grad=True)
+    for axis in (0, 1, -1):
+        by_axis, by_dim = tg.sort(x, axis=axis), x.sort(dim=axis)
+        assert by_axis.values.tolist() == by_dim.values.tolist()
+        assert by_axis.indices.tolist() == by_dim.indices.tolist()
+        assert x.argsort(axis=axis).tolist() == np.argsort(x.numpy(), axis=axis).tolist()
+    assert x.sort().values.tolist() == [[1.0, 2.0, 3.0], [0.0, 4.0, 5.0]]  # default: last
+    with pytest.raises(TypeError, match="not both"):
+        x.sort(0, axis=1)
+    (tg.sort(x, axis=0).values * tg.tensor([[1.0], [10.0]])).sum().backward()
+    assert x.grad.tolist() == [[10.0, 1.0, 1.0], [1.0, 10.0, 10.0]]
