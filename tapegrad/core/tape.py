@@ -833,7 +833,8 @@ class Tape(TapeInspection):
         its results after ``.item()`` never calls backward, yet must stay flat).  An attempt
         made while the op in progress still holds its graph (mid-iteration) fails; the next
         RECLAIM_RETRIES ops try again, and one of them usually falls between two iterations,
-        where nothing is held and the tape empties."""
+        where nothing is held and the tape empties.  When none does (a loop that holds its
+        latest result: cuts then drop only the few rows above it), the tape is compacted."""
         self.sync()
         n = self.n
         if not self.RECLAIMS:
@@ -842,13 +843,17 @@ class Tape(TapeInspection):
             self.mark, self.vmark = self.cap, MAX_VALUES
             self.set_fast_path()
             return self
+        before = int(self._voff[n])
         t = self.maybe_reset(forward=False)
-        if t is self and t.n == n and t.retries >= RECLAIM_RETRIES:
+        # a cut of a few rows above a held graph (a loop's latest output) is no reclaim
+        shrunk = t is not self or 2 * t.n <= n or 2 * int(t._voff[t.n]) <= before
+        if not shrunk and t.retries >= RECLAIM_RETRIES:
             t = t.compact() or t  # a held graph at the top, unreachable rows below it
+            shrunk = t is not self
         while t.n + 8 >= t.cap:
             t.grow_rows()
         used = int(t._voff[t.n])
-        if t is not self or t.n < n:  # reclaimed: try again when 3/4 full
+        if shrunk:  # reclaimed: try again when 3/4 full
             t.retries = 0
             t.vmark = used + max(RECLAIM_VALUES, used)  # amortised: farther when more is held
             t.mark = max(t.n + 8, t.cap - t.cap // 4)

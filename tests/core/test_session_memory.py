@@ -71,6 +71,7 @@ def test_evaluation_loop_holding_its_latest_output_stays_flat():
         for _ in range(1500):
             out = net(x)
             acc = float((out.argmax(1).numpy() == 3).mean())
+            total = out.sum().item()  # a row above the held graph, dropped: a cut takes it
             rows.append(len(tg.current_tape()))
         grow = rss_mb() - r0  # (before the backward, which loads the compiled kernels)
         out.sum().backward()  # the last pass's graph moved intact
