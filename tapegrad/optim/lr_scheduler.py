@@ -1,11 +1,12 @@
 """Learning-rate schedules (``tg.optim.lr_scheduler``), PyTorch's names and arguments.
 
-A scheduler sets ``group["lr"]`` of each of its optimizer's parameter groups from the group's
-``initial_lr`` (its lr when the first scheduler was made) and the epoch count: call
-``scheduler.step()`` after ``optimizer.step()``, once per epoch.  The rates are PyTorch's
-closed forms of the epoch number (PyTorch's ``step()`` updates them recursively from the
-current rate: the same numbers to rounding, unless something else changes ``group["lr"]`` in
-between, which a closed form overrides).
+A scheduler sets ``group["lr"]`` of each of its optimizer's parameter groups: call
+``scheduler.step()`` after ``optimizer.step()``, once per epoch.  StepLR, MultiStepLR,
+ExponentialLR and CosineAnnealingLR update the group's current lr by PyTorch's recursive rules
+(so schedulers chained on one optimizer, or an lr changed by hand, compose as in PyTorch;
+a closed form of the epoch would override them); LambdaLR and subclasses giving ``lr_at`` set
+a closed form of the group's ``initial_lr`` (its lr when the first scheduler was made) and
+the epoch, as PyTorch's LambdaLR.
 
 Examples:
     >>> import tapegrad as tg
@@ -65,7 +66,7 @@ class LRScheduler:
                 )
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
-        self.step()
+        self._advance(initial=True)
 
     def lr_at(self, base_lr, epoch):
         raise NotImplementedError
@@ -74,6 +75,11 @@ class LRScheduler:
         """The lr of parameter group ``index`` (schedules with per-group rules override it)."""
         return self.lr_at(base_lr, epoch)
 
+    def _next_lr(self, index, lr, base_lr, epoch, initial):
+        """Group ``index``'s lr for ``epoch`` given its current ``lr``; ``initial`` in the
+        constructor's step.  A closed form here; recursive schedules override it."""
+        return self._group_lr(index, base_lr, epoch)
+
     def step(self, epoch=None):
         """Advance one epoch and set every group's lr."""
         if epoch is not None:
@@ -81,10 +87,13 @@ class LRScheduler:
                 f"{type(self).__name__}.step: the epoch argument (deprecated in PyTorch) is not "
                 "supported; call step() once per epoch"
             )
+        self._advance(initial=False)
+
+    def _advance(self, initial):
         self.last_epoch += 1
         groups = self.optimizer.param_groups
         for i, (group, base) in enumerate(zip(groups, self.base_lrs, strict=True)):
-            group["lr"] = self._group_lr(i, base, self.last_epoch)
+            group["lr"] = self._next_lr(i, group["lr"], base, self.last_epoch, initial)
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     def get_last_lr(self):
@@ -120,6 +129,10 @@ class StepLR(LRScheduler):
     def lr_at(self, base_lr, epoch):
         return base_lr * self.gamma ** (epoch // self.step_size)
 
+    def _next_lr(self, index, lr, base_lr, epoch, initial):
+        """PyTorch's rule: the current lr times gamma at each nonzero multiple of step_size."""
+        return lr * self.gamma if epoch and epoch % self.step_size == 0 else lr
+
 
 class ExponentialLR(LRScheduler):
     """lr = initial_lr * gamma ** epoch.
@@ -138,6 +151,10 @@ class ExponentialLR(LRScheduler):
 
     def lr_at(self, base_lr, epoch):
         return base_lr * self.gamma**epoch
+
+    def _next_lr(self, index, lr, base_lr, epoch, initial):
+        """PyTorch's rule: the current lr times gamma (kept in the constructor's step)."""
+        return lr if initial else lr * self.gamma
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -161,6 +178,17 @@ class CosineAnnealingLR(LRScheduler):
             self.eta_min
             + (base_lr - self.eta_min) * (1.0 + math.cos(math.pi * epoch / self.T_max)) / 2.0
         )
+
+    def _next_lr(self, index, lr, base_lr, epoch, initial):
+        """PyTorch's recursive rule, from the current lr (kept in the constructor's step)."""
+        if initial:
+            return lr
+        t_max, eta_min = self.T_max, self.eta_min
+        if (epoch - 1 - t_max) % (2 * t_max) == 0:
+            return lr + (base_lr - eta_min) * (1.0 - math.cos(math.pi / t_max)) / 2.0
+        return (1.0 + math.cos(math.pi * epoch / t_max)) / (
+            1.0 + math.cos(math.pi * (epoch - 1) / t_max)
+        ) * (lr - eta_min) + eta_min
 
 
 class LambdaLR(LRScheduler):
@@ -216,6 +244,11 @@ class MultiStepLR(LRScheduler):
 
     def lr_at(self, base_lr, epoch):
         return base_lr * self.gamma ** bisect_right(sorted(self.milestones.elements()), epoch)
+
+    def _next_lr(self, index, lr, base_lr, epoch, initial):
+        """PyTorch's rule: the current lr times gamma per milestone at this epoch."""
+        count = self.milestones.get(epoch, 0)
+        return lr * self.gamma**count if count else lr
 
 
 class ReduceLROnPlateau(LRScheduler):
