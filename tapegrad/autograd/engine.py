@@ -266,8 +266,12 @@ def run_backward(
     top = max([r for r, _ in roots])
     voff, state = t.voff, t.state  # (reading voff writes the pending rows first)
     end = voff[top + 1]
-    handoff = _clear_adjoints(t, top, end, [r for r, _ in roots], accumulate and inputs is None)
-    state[: top + 1] &= 2
+    leaf_rows = None if inputs is None else _rows_by_leaf(t, inputs)
+    bottom = 0 if accumulate else _lowest_input_row(t, inputs, leaf_rows)
+    handoff = _clear_adjoints(
+        t, top, end, [r for r, _ in roots], accumulate and inputs is None, bottom
+    )
+    state[bottom : top + 1] &= 2
     adj = t.adj
     for r, s in roots:
         lo = voff[r]
@@ -277,10 +281,9 @@ def run_backward(
             adj[lo : lo + s.size] += s.ravel()
         state[r] |= 1
     rs = ReverseSweep(t, handoff)
-    rs.run(top)
+    rs.run(top, bottom)
     if inputs is not None:
         out = []
-        leaf_rows = _rows_by_leaf(t, inputs)
         for k, x in enumerate(inputs):
             rows = [r for r in _input_rows(t, x, leaf_rows) if r <= top and t.state[r] & 1]
             if not rows:
@@ -304,8 +307,19 @@ def run_backward(
         rs.accumulate_leaves(top)
     _run_retained(t, top)
     if not retain_graph:
-        release_swept(t, top)
+        release_swept(t, top, bottom)
     return out
+
+
+def _lowest_input_row(t, inputs, leaf_rows):
+    """The row a backward into ``inputs`` alone may stop at: the lowest of their rows (a row
+    only reads earlier rows, so nothing below it depends on an input).  0 (the whole tape)
+    without inputs, or when the tape has side tables (hooks, retained gradients, custom ops
+    and version checks reach rows anywhere) or runs in anomaly mode."""
+    if inputs is None or t.side or t.anomaly is not None:
+        return 0
+    rows = [r for x in inputs if isinstance(x, Tensor) for r in _input_rows(t, x, leaf_rows)]
+    return min(rows) if rows else 0
 
 
 # ---- clearing the adjoints ---------------------------------------------------------------------
@@ -321,7 +335,7 @@ _UNCLEARED_MIN = 4096  # rows this large are worth leaving out of the clearing
 _PLAIN_LIST = _PLAIN_OPS.tolist()
 
 
-def _clear_adjoints(t, top, end, roots, handoff=False):
+def _clear_adjoints(t, top, end, roots, handoff=False, bottom=0):
     """Zero the adjoints rows 0..top may accumulate into, i.e. adj[:end], except for large rows
     that never read theirs: rows without gradient, and rows whose only consumers are large
     matmuls, whose backward (``ReverseSweep._write_product``) writes the first contribution with BLAS
@@ -331,17 +345,22 @@ def _clear_adjoints(t, top, end, roots, handoff=False):
     With ``handoff`` (a backward into ``.grad`` on a plain tape), the gradients of such leaf
     rows are made outside the buffer, in arrays of their own that become ``.grad`` as they are
     (returned: leaf row -> its gradient array, None until the first matmul writes it), so they
-    are not copied out of the buffer either."""
-    if end < _UNCLEARED_MIN:  # no row is that large (a small graph: most backward calls)
-        t.adj[:end] = 0.0
+    are not copied out of the buffer either.
+
+    A sweep that stops at row ``bottom`` leaves the adjoints below it as they are: nothing
+    reads them (what the sweep adds into operands below it is never used)."""
+    start = t.voff[bottom]
+    if end - start < _UNCLEARED_MIN:  # no row is that large (a small graph: most calls)
+        t.adj[start:end] = 0.0
         return None
     keep = (_uncleared_short if top < _SHORT_TAPE else _uncleared)(t, top, roots)
+    keep = [r for r in keep if r >= bottom]
     adj = t.adj
     if not keep:
-        adj[:end] = 0.0
+        adj[start:end] = 0.0
         return None
     voff = t.voff
-    pos = 0
+    pos = start
     for r in keep:
         adj[pos : voff[r]] = 0.0
         pos = voff[r + 1]
@@ -653,18 +672,24 @@ def _run_retained(t, top):
             h.grad = Tensor._const(result(h.grad._v + g))
 
 
-def release_swept(t, top, chunk=1 << 16):
+def release_swept(t, top, bottom=0, chunk=1 << 16):
     """Free what a non-retained backward swept (rows 0..top reached); returns the live tape.
 
     A backward from the tape's last row that reached every op row (or found it freed by an
     earlier one) leaves nothing anyone can need: the tape empties at once, without marking
     rows it drops anyway or searching what held handles need.  Otherwise the reached op rows
     are marked freed (a second backward through them raises ``FREED_MSG``) and the tape
-    reclaims what nothing can reach any more."""
+    reclaims what nothing can reach any more.  A sweep that stopped at ``bottom`` frees rows
+    from there up (the state bits below it are an earlier sweep's)."""
     code, state = t.code, t.state
-    if t.RECLAIMS and top + 1 == t.n and _every_op_row_swept(code, state, top + 1, chunk):
+    if (
+        t.RECLAIMS
+        and bottom == 0
+        and top + 1 == t.n
+        and _every_op_row_swept(code, state, top + 1, chunk)
+    ):
         return t.reset()
-    for lo in range(0, top + 1, chunk):  # in chunks: no temporaries the size of the tape
+    for lo in range(bottom, top + 1, chunk):  # in chunks: no temporaries the size of the tape
         hi = min(lo + chunk, top + 1)
         st = state[lo:hi]
         st |= ((st & 1) & ((code[lo:hi] & 255) > T.CONST)) << 1  # freed bit of reached op rows
