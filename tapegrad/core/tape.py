@@ -769,6 +769,31 @@ class Tape(TapeInspection):
         return self.adj[lo:hi]
 
     # ---- lifetime ----------------------------------------------------------------------------
+    def open_range(self):
+        """End the current token range unless it starts here: the next row starts a range of
+        its own, so handles made from here on never share a token with the ones before (see
+        ``drop_from``)."""
+        if self.tok is not None and self.starts[-1] < self.n:
+            self.tok = None
+            self.set_fast_path()
+
+    def drop_from(self, start):
+        """Cut rows ``start`` and later in place when no handle is alive on them (a transform's
+        rows once it returns, its own handles gone; it opened a range at ``start``): no
+        search of what held graphs need, no successor.  Returns whether it cut."""
+        if not self.alive or self.n <= start:
+            return False
+        self.tok = None  # the tape's own reference: the current range is held by handles only
+        self.set_fast_path()
+        k = bisect.bisect_left(self.starts, start)
+        if any(ref() is not None for ref in self.refs[k:]):
+            return False
+        if start == 0:
+            self.reset()  # (the cheaper way to empty it)
+        else:
+            self.truncate(start)
+        return True
+
     def held_rows(self):
         """(the highest row a handle the user still holds needs for a future backward, the
         highest row a live handle is on), -1 when none.  A live token range holds a handle;

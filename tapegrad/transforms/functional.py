@@ -142,7 +142,7 @@ def _zeros(shape, nested):
 class _Call:
     """One call of ``f`` with fresh leaf Tensors for the float leaves of ``args[argnums]``."""
 
-    __slots__ = ("trees", "inputs", "single", "nested", "out")
+    __slots__ = ("trees", "inputs", "single", "nested", "out", "tape", "start")
 
     def __init__(self, f, args, kwargs, argnums):
         nums, self.single = _check_argnums(argnums, len(args))
@@ -172,8 +172,9 @@ class _Call:
                 )
         self.nested = _DEPTH.n > 0 or any(not x._leaf for x in self.inputs)
         prev, depth, transforms = STATE.enabled, _DEPTH.n, STATE.transforms
-        tape = STATE.tape
-        start = tape.n
+        tape = self.tape = STATE.tape
+        start = self.start = tape.n
+        tape.open_range()  # f's handles get token ranges of their own (see release)
         try:  # set inside the try and restored absolutely: an interrupt cannot skew them
             STATE.enabled = True
             _DEPTH.n = depth + 1
@@ -205,6 +206,15 @@ class _Call:
         return autograd.run_backward(
             ys, cts, ins, retain, False, accumulate=False, allow_unused=True
         )
+
+    def release(self):
+        """Cut what f recorded, its handles gone (the caller holds none of them any more): in
+        place, whatever graph the user holds below it.  A handle of f that lives on (kept in
+        a global) leaves the rows to the tape's next reclaim."""
+        self.out = self.inputs = None
+        tape = self.tape
+        if STATE.tape is tape and not tape.drop_from(self.start):
+            tape.maybe_reset(forward=False)
 
     def grads_tree(self, grads, shape=()):
         """Per-input gradients put back into the argument structures (``shape``: the output
@@ -327,11 +337,18 @@ def value_and_grad(
         c = _Call(f, args, kwargs, argnums)
         out, aux = _split_aux(c.out, has_aux)
         _check_scalar(out)
-        g = c.grads_tree(c.backward([out], [None], False))
-        value = out if c.nested else _value(out)
+        if c.nested:
+            g = c.grads_tree(c.backward([out], [None], False))
+            return ((out, aux), g) if has_aux else (out, g)
+        # the rows are cut once f's handles are gone (c.release), not freed by the backward
+        # while they are alive: a cut under live handles would retire the tape
+        g = c.grads_tree(c.backward([out], [None], True))
+        value = _value(out)
         if has_aux:
-            return (value, aux if c.nested else _map(aux, _value)), g
-        return value, g
+            aux = _map(aux, _value)
+        del out
+        c.release()
+        return ((value, aux), g) if has_aux else (value, g)
 
     return value_and_grad_f
 

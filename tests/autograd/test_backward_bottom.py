@@ -67,3 +67,22 @@ def test_an_input_entered_below_other_rows_still_gets_every_contribution():
     gw, gu = tg.autograd.grad(out, [w, u])
     np.testing.assert_allclose(gw.numpy(), 3 * u.numpy() + 2 * w.numpy() * u.numpy())
     np.testing.assert_allclose(gu.numpy(), 3 * w.numpy() + w.numpy() ** 2)
+
+
+@on_fresh_tape
+def test_a_transform_above_a_held_graph_cuts_its_rows_in_place():
+    # its rows are cut once its handles are gone, so the tape neither grows nor is retired for
+    # a successor on every call (each call retired it while the held graph was below)
+    net = tg.nn.Sequential(tg.nn.Linear(8, 16), tg.nn.ReLU(), tg.nn.Linear(16, 3))
+    out = net(tg.tensor(rng.standard_normal((5, 8))))
+    t, n = tg.current_tape(), len(tg.current_tape())
+    v0 = np.array([0.3, 0.6, 0.9])
+    for _ in range(20):
+        value, g = tg.value_and_grad(lambda v: np.sum(np.exp(v) * v))(v0)
+        np.testing.assert_allclose(g, np.exp(v0) * (1 + v0), rtol=1e-14)
+    assert tg.current_tape() is t and len(t) == n
+    leak = []
+    tg.grad(lambda v: leak.append(v * 2.0) or np.sum(leak[-1]))(v0)  # f's handle lives on
+    assert len(tg.current_tape()) > n  # its rows stay (the next reclaim sees the handle)
+    out.sum().backward()
+    assert net[2].bias.grad.tolist() == [5.0, 5.0, 5.0]
