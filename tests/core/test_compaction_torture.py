@@ -255,10 +255,8 @@ def small_ranges(monkeypatch):
     monkeypatch.setattr(T, "TOKEN_ROWS", 64)
 
 
-def _programs(monkeypatch, seeds, garbage_n, second_every):
-    """Run each program without compaction (``Tape.compact`` switched off, so reclaims
-    cannot compact either) and with its explicit compactions (and any a reclaim makes);
-    returns (explicit compactions done, attempted, all compactions, programs that raised)."""
+def _counting_compact():
+    """``Tape.compact`` that counts the compactions it makes (in ``count[0]``)."""
     real = T.Tape.compact
     count = [0]
 
@@ -266,6 +264,15 @@ def _programs(monkeypatch, seeds, garbage_n, second_every):
         t = real(self)
         count[0] += t is not None
         return t
+
+    return counted, count
+
+
+def _programs(monkeypatch, seeds, garbage_n, second_every):
+    """Run each program without compaction (``Tape.compact`` switched off, so reclaims
+    cannot compact either) and with its explicit compactions (and any a reclaim makes);
+    returns (explicit compactions done, attempted, all compactions, programs that raised)."""
+    counted, count = _counting_compact()
 
     total, ran, errors = 0, 0, 0
     for seed in seeds:
@@ -331,13 +338,7 @@ def _twice(monkeypatch, program):
             raise box[0]
         return box[0]
 
-    real = T.Tape.compact
-    count = [0]
-
-    def counted(self):
-        t = real(self)
-        count[0] += t is not None
-        return t
+    counted, count = _counting_compact()
 
     with monkeypatch.context() as m:
         m.setattr(T.Tape, "compact", lambda self: None)
