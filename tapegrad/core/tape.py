@@ -110,9 +110,10 @@ class SideTables:
         )
 
     def holds_rows(self) -> bool:
-        """Does a table other than ``dirty`` hold anything (their entries keep rows by number
-        in Python objects, so a compaction leaves such a tape as it is)?"""
-        return bool(self.payloads or self.hooks or self.retain or self.lines or self.shared)
+        """Does a table other than ``dirty`` and ``shared`` hold anything (their entries keep
+        rows in Python objects a compaction does not renumber, so it leaves such a tape as it
+        is)?"""
+        return bool(self.payloads or self.hooks or self.retain or self.lines)
 
     def copy(self) -> "SideTables":
         new = SideTables()
@@ -906,9 +907,9 @@ class Tape(TapeInspection):
 
         Only on the thread's current tape, outside transforms and the code that holds row
         numbers across ops (``holding_rows``), without anomaly mode or side tables other
-        than ``dirty`` (whose entries are renumbered); rows of custom ops, guards or a chain
-        longer than ``compaction.MAX_ROUNDS`` below the held ranges leave the tape as it
-        is."""
+        than ``dirty`` and ``shared`` (whose entries are renumbered); rows of custom ops,
+        guards or a chain longer than ``compaction.MAX_ROUNDS`` below the held ranges leave
+        the tape as it is."""
         if not (
             self.RECLAIMS
             and self.alive
@@ -946,6 +947,10 @@ class Tape(TapeInspection):
             j = int(np.searchsorted(rows, row))
             if j < rows.size and rows[j] == row:
                 new.side.dirty.append((j, int(np.searchsorted(rows, at)), ref, ver))
+        for key, row in self.side.shared.items():  # leaves another thread's tape caches
+            j = int(np.searchsorted(rows, row))
+            if j < rows.size and rows[j] == row:
+                new.side.shared[key] = j
         preds = [self, *(p for p in (ref() for ref in self.preds) if p is not None)]
         for p in preds[1:]:  # their handles follow straight to the successor
             if p.fwd is not None and p.fwd[0] is self:

@@ -264,3 +264,40 @@ def test_an_in_place_change_is_still_caught_or_allowed_after_a_compaction():
     d.backward()
     np.testing.assert_allclose(w.grad.numpy(), 2 * (3 * np.array([1.0, 2.0]) + 1) * 3)
     del top
+
+
+def test_threads_sharing_parameters_each_compact_their_own_tape():
+    # a model served from several threads without no_grad: each thread holds its latest
+    # output; the parameters are entered on both tapes (the second one notes them in its
+    # ``shared`` table, which compaction renumbers)
+    import threading
+
+    lin = tg.nn.Linear(12, 6)
+    X = rng.standard_normal((20, 12))
+    results, errors = {}, []
+
+    def serve(k):
+        try:
+            x = tg.tensor(X * (k + 1))
+            most = 0
+            for _ in range(3_000):
+                out = tg.tanh(lin(x))
+                most = max(most, len(tg.current_tape()))
+            (gw,) = tg.autograd.grad(out.sum(), [lin.weight])
+            results[k] = (most, gw.numpy())
+        except BaseException as e:  # noqa: B902 - reported in the test's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=serve, args=(k,)) for k in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    W, b = lin.weight.numpy(), lin.bias.numpy()
+    for k in range(2):
+        most, gw = results[k]
+        assert most < 9_000, (k, most)  # 3,000 passes of 4+ rows otherwise
+        x = X * (k + 1)
+        t = np.tanh(x @ W.T + b)
+        np.testing.assert_allclose(gw, (1 - t * t).T @ x, rtol=1e-12)
