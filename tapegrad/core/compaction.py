@@ -59,6 +59,12 @@ def reachable(code, ip, ipool, held, rounds=MAX_ROUNDS):
     return None
 
 
+def new_row(rows, r):
+    """Row ``r``'s number among the kept ``rows`` (ascending), or -1 when it was dropped."""
+    j = int(np.searchsorted(rows, r))
+    return j if j < rows.size and rows[j] == r else -1
+
+
 def renumber(rows, r):
     """The new numbers of rows ``r`` (all among the kept ``rows``; -1 stays -1)."""
     return np.where(r >= 0, np.searchsorted(rows, r), -1)

@@ -770,13 +770,18 @@ class Tape(TapeInspection):
         return self.adj[lo:hi]
 
     # ---- lifetime ----------------------------------------------------------------------------
+    def _drop_token(self):
+        """Drop the tape's own reference to the current range's token: the range is then held
+        by handles only, and the next row starts a new range."""
+        self.tok = None
+        self.set_fast_path()
+
     def open_range(self):
         """End the current token range unless it starts here: the next row starts a range of
         its own, so handles made from here on never share a token with the ones before (see
         ``drop_from``)."""
         if self.tok is not None and self.starts[-1] < self.n:
-            self.tok = None
-            self.set_fast_path()
+            self._drop_token()
 
     def drop_from(self, start):
         """Cut rows ``start`` and later in place when no handle is alive on them (a transform's
@@ -784,8 +789,7 @@ class Tape(TapeInspection):
         search of what held graphs need, no successor.  Returns whether it cut."""
         if not self.alive or self.n <= start:
             return False
-        self.tok = None  # the tape's own reference: the current range is held by handles only
-        self.set_fast_path()
+        self._drop_token()
         k = bisect.bisect_left(self.starts, start)
         if any(ref() is not None for ref in self.refs[k:]):
             return False
@@ -800,8 +804,7 @@ class Tape(TapeInspection):
         highest row a live handle is on), -1 when none.  A live token range holds a handle;
         it needs the range's unfreed op rows."""
         self.sync()
-        self.tok = None  # the tape's own reference: the next row starts a new range
-        self.set_fast_path()
+        self._drop_token()
         n = self.n
         starts, refs = self.starts, self.refs
         held = -1
@@ -921,8 +924,7 @@ class Tape(TapeInspection):
         ):
             return None
         self.sync()
-        self.tok = None  # the tape's own reference: the current range is held by handles only
-        self.set_fast_path()
+        self._drop_token()
         n = self.n
         used = int(self._voff[n])
         held = np.zeros(n, bool)
@@ -944,12 +946,12 @@ class Tape(TapeInspection):
         self._move_handles(new, rows)
         new.side = SideTables()
         for row, at, ref, ver in self.side.dirty:  # in-place changes of kept rows
-            j = int(np.searchsorted(rows, row))
-            if j < rows.size and rows[j] == row:
+            j = compaction.new_row(rows, row)
+            if j >= 0:
                 new.side.dirty.append((j, int(np.searchsorted(rows, at)), ref, ver))
         for key, row in self.side.shared.items():  # leaves another thread's tape caches
-            j = int(np.searchsorted(rows, row))
-            if j < rows.size and rows[j] == row:
+            j = compaction.new_row(rows, row)
+            if j >= 0:
                 new.side.shared[key] = j
         preds = [self, *(p for p in (ref() for ref in self.preds) if p is not None)]
         for p in preds[1:]:  # their handles follow straight to the successor
@@ -1035,8 +1037,8 @@ class Tape(TapeInspection):
         new.n = new.nsync = m
         new.lazy = {}
         for r, v in self.lazy.items():
-            j = int(np.searchsorted(rows, r))
-            if j < m and rows[j] == r:
+            j = compaction.new_row(rows, r)
+            if j >= 0:
                 new.lazy[j] = v
 
     def _move_handles(self, new, rows):
@@ -1045,9 +1047,9 @@ class Tape(TapeInspection):
         m = rows.size
         objs, new.objs = self.objs, {}
         for r, ref in objs.items():
-            j = int(np.searchsorted(rows, r))
+            j = compaction.new_row(rows, r)
             h = ref()
-            if j < m and rows[j] == r:
+            if j >= 0:
                 new.objs[j] = ref
                 if h is not None and h._tape is self and h._row == r:
                     h._row = j
@@ -1055,8 +1057,7 @@ class Tape(TapeInspection):
             elif h is not None and h._tape is self and h._row == r:
                 h._tape = None
                 h._row = -1
-        kept = set(rows.tolist())
-        new.leaf_rows = [int(np.searchsorted(rows, r)) for r in self.leaf_rows if r in kept]
+        new.leaf_rows = [j for j in (compaction.new_row(rows, r) for r in self.leaf_rows) if j >= 0]
         # token ranges: the rows kept of each; a range left empty is dropped
         starts = np.searchsorted(rows, np.asarray(self.starts, np.int64)).tolist()
         new.starts, new.refs = [], []
@@ -1290,11 +1291,9 @@ def follow(tape, row):
             return None, -1
         fwd = tape.fwd
         if fwd is not None:
-            new, rows = fwd
-            j = int(np.searchsorted(rows, row))
-            if j == rows.size or rows[j] != row:
+            tape, row = fwd[0], compaction.new_row(fwd[1], row)
+            if row < 0:
                 return None, -1
-            tape, row = new, j
             continue
         lin = tape.lin
         if lin is None or lin.tape is tape:
