@@ -266,8 +266,12 @@ def run_backward(
     top = max([r for r, _ in roots])
     voff, state = t.voff, t.state  # (reading voff writes the pending rows first)
     end = voff[top + 1]
-    leaf_rows = None if inputs is None else _rows_by_leaf(t, inputs)
-    bottom = 0 if accumulate else _lowest_input_row(t, inputs, leaf_rows)
+    if inputs is None:
+        in_rows = None
+    else:  # every row of each input (a leaf may have several)
+        leaf_rows = _rows_by_leaf(t, inputs)
+        in_rows = [_input_rows(t, x, leaf_rows) for x in inputs]
+    bottom = 0 if accumulate else _lowest_input_row(t, in_rows)
     handoff = _clear_adjoints(
         t, top, end, [r for r, _ in roots], accumulate and inputs is None, bottom
     )
@@ -285,7 +289,7 @@ def run_backward(
     if inputs is not None:
         out = []
         for k, x in enumerate(inputs):
-            rows = [r for r in _input_rows(t, x, leaf_rows) if r <= top and t.state[r] & 1]
+            rows = [r for r in in_rows[k] if r <= top and t.state[r] & 1]
             if not rows:
                 if not allow_unused:
                     raise RuntimeError(
@@ -311,15 +315,14 @@ def run_backward(
     return out
 
 
-def _lowest_input_row(t, inputs, leaf_rows):
-    """The row a backward into ``inputs`` alone may stop at: the lowest of their rows (a row
-    only reads earlier rows, so nothing below it depends on an input).  0 (the whole tape)
-    without inputs, or when the tape has side tables (hooks, retained gradients, custom ops
-    and version checks reach rows anywhere) or runs in anomaly mode."""
-    if inputs is None or t.side or t.anomaly is not None:
+def _lowest_input_row(t, in_rows):
+    """The row a backward into the inputs with rows ``in_rows`` alone may stop at: the lowest
+    of them (a row only reads earlier rows, so nothing below it depends on an input).  0 (the
+    whole tape) without inputs, or when the tape has side tables (hooks, retained gradients,
+    custom ops and version checks reach rows anywhere) or runs in anomaly mode."""
+    if in_rows is None or t.side or t.anomaly is not None:
         return 0
-    rows = [r for x in inputs if isinstance(x, Tensor) for r in _input_rows(t, x, leaf_rows)]
-    return min(rows) if rows else 0
+    return min((r for rows in in_rows for r in rows), default=0)
 
 
 # ---- clearing the adjoints ---------------------------------------------------------------------
