@@ -181,9 +181,8 @@ class CheckpointNode(CustomNode):
                         f"output {k} the shape {outs[k].shape}, not {np.shape(g)} as in the "
                         "forward pass; checkpointed functions must be deterministic"
                     )
-                lo = s.voff[r]
-                s.adj[lo : s.voff[r + 1]] += np.ravel(g)
-                s.state[r] |= 1
+                voff = s.voff  # (first: reading it writes pending rows, which may grow adj)
+                T.add_adjoint(s.adj, s.state, voff, r, np.ravel(g))
                 top = max(top, r)
             if top < 0:
                 return [None] * len(in_rows)

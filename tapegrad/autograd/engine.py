@@ -265,25 +265,21 @@ def run_backward(
     roots = [(row_for(t, y), s) for y, s in zip(outputs, seeds)]
     top = max([r for r, _ in roots])
     voff, state = t.voff, t.state  # (reading voff writes the pending rows first)
-    end = voff[top + 1]
     if inputs is None:
         in_rows = None
     else:  # every row of each input (a leaf may have several)
         leaf_rows = _rows_by_leaf(t, inputs)
         in_rows = [_input_rows(t, x, leaf_rows) for x in inputs]
     bottom = 0 if accumulate else _lowest_input_row(t, in_rows)
-    handoff = _clear_adjoints(
-        t, top, end, [r for r, _ in roots], accumulate and inputs is None, bottom
-    )
+    # the adjoints are not cleared: the sweep zeroes each row it reaches at its first
+    # contribution (state bit 1 clear), so a backward costs what it reaches
     state[bottom : top + 1] &= 2
     adj = t.adj
     for r, s in roots:
-        lo = voff[r]
-        if s.__class__ is float:
-            adj[lo] += s
-        else:
-            adj[lo : lo + s.size] += s.ravel()
-        state[r] |= 1
+        T.add_adjoint(adj, state, voff, r, s if s.__class__ is float else s.ravel())
+    handoff = None
+    if accumulate and inputs is None and voff[top + 1] - voff[bottom] >= _HANDOFF_MIN:
+        handoff = _handoff(t, top, [r for r, _ in roots])
     rs = ReverseSweep(t, handoff)
     rs.run(top, bottom)
     if inputs is not None:
@@ -325,65 +321,40 @@ def _lowest_input_row(t, in_rows):
     return min((r for rows in in_rows for r in rows), default=0)
 
 
-# ---- clearing the adjoints ---------------------------------------------------------------------
+# ---- leaf gradients made outside the buffer ---------------------------------------------------
 # Ops whose backward adds only into the adjoints of their operand rows ``ra`` / ``rb``, as
 # their declarations say (``operand_adjoints_only``; CUSTOM and CONCAT reach rows through
-# their payload or parameters); any other op makes ``_clear_adjoints`` clear everything, which
-# is always right.
+# their payload or parameters); with any other op on the tape ``_handoff`` hands off nothing.
 _PLAIN_OPS = np.zeros(256, bool)
 _PLAIN_OPS[
     [i for i, o in enumerate(OPS) if isinstance(o, Elementwise) or o.operand_adjoints_only]
 ] = True
-_UNCLEARED_MIN = 4096  # rows this large are worth leaving out of the clearing
+_HANDOFF_MIN = 4096  # rows this large are worth a gradient array of their own
 _PLAIN_LIST = _PLAIN_OPS.tolist()
 
 
-def _clear_adjoints(t, top, end, roots, handoff=False, bottom=0):
-    """Zero the adjoints rows 0..top may accumulate into, i.e. adj[:end], except for large rows
-    that never read theirs: rows without gradient, and rows whose only consumers are large
-    matmuls, whose backward (``ReverseSweep._write_product``) writes the first contribution with BLAS
-    instead of adding it (the state bit says which comes first).  An MLP's weights,
-    activations and input batch are such rows: most of the buffer needs no pass.
-
-    With ``handoff`` (a backward into ``.grad`` on a plain tape), the gradients of such leaf
-    rows are made outside the buffer, in arrays of their own that become ``.grad`` as they are
-    (returned: leaf row -> its gradient array, None until the first matmul writes it), so they
-    are not copied out of the buffer either.
-
-    A sweep that stops at row ``bottom`` leaves the adjoints below it as they are: nothing
-    reads them (what the sweep adds into operands below it is never used)."""
-    start = t.voff[bottom]
-    if end - start < _UNCLEARED_MIN:  # no row is that large (a small graph: most calls)
-        t.adj[start:end] = 0.0
+def _handoff(t, top, roots):
+    """The large leaf rows whose only consumers are large matmuls, as a dict (row -> None),
+    or None.  Their gradients (``ReverseSweep._write_product``) are made by BLAS in arrays
+    of their own, which become ``.grad`` as they are: an MLP's weight gradients are neither
+    written into the adjoint buffer nor copied out of it.  Only on a plain tape (no side
+    tables, no anomaly mode)."""
+    if t.side or t.anomaly is not None:
         return None
-    keep = (_uncleared_short if top < _SHORT_TAPE else _uncleared)(t, top, roots)
-    keep = [r for r in keep if r >= bottom]
-    adj = t.adj
-    if not keep:
-        adj[start:end] = 0.0
-        return None
-    voff = t.voff
-    pos = start
-    for r in keep:
-        adj[pos : voff[r]] = 0.0
-        pos = voff[r + 1]
-    adj[pos:end] = 0.0
-    if handoff and not t.side and t.anomaly is None:
-        code, rg = t.code, t.rg
-        leaves = [r for r in keep if code[r] & 255 == T.LEAF and rg[r]]
-        if leaves:
-            return dict.fromkeys(leaves)
-    return None
+    keep = (_large_short if top < _SHORT_TAPE else _large)(t, top, roots)
+    code, rg = t.code, t.rg
+    leaves = [r for r in keep if code[r] & 255 == T.LEAF and rg[r]]
+    return dict.fromkeys(leaves) if leaves else None
 
 
 _SHORT_TAPE = 64  # rows up to this many are analysed in Python (a dozen NumPy calls cost more)
 
 
-def _uncleared(t, top, roots):
-    """The large rows (ascending) whose adjoints ``_clear_adjoints`` may leave as they are."""
+def _large(t, top, roots):
+    """The large rows (ascending) no op but a large matmul adds into (nor a seed)."""
     voff = t.voff
     sizes = voff[1 : top + 2] - voff[: top + 1]
-    big = np.flatnonzero(sizes >= _UNCLEARED_MIN)
+    big = np.flatnonzero(sizes >= _HANDOFF_MIN)
     if not big.size:
         return []
     w = t.code[: top + 1]
@@ -394,18 +365,17 @@ def _uncleared(t, top, roots):
     for r in np.flatnonzero(blas):
         blas[r] = t.blas_matmul(int(t.ip[r]))
     adders = ~blas  # the other rows add into their operands' adjoints
-    cleared = np.zeros(top + 2, bool)  # by row + 1 (-1: no operand)
-    cleared[((w[adders] >> 8) & 0xFFFFFFF)] = True
-    cleared[w[adders] >> 36] = True
-    cleared[np.asarray(roots, np.int64) + 1] = True  # seeds are added in
-    keep = (t.rg[big] == 0) | ~cleared[big + 1]
-    return big[keep].tolist()
+    added = np.zeros(top + 2, bool)  # by row + 1 (-1: no operand)
+    added[((w[adders] >> 8) & 0xFFFFFFF)] = True
+    added[w[adders] >> 36] = True
+    added[np.asarray(roots, np.int64) + 1] = True  # seeds are added in
+    return big[~added[big + 1]].tolist()
 
 
-def _uncleared_short(t, top, roots):
-    """``_uncleared`` for a short tape (an MLP's two dozen rows), row by row on lists."""
+def _large_short(t, top, roots):
+    """``_large`` for a short tape (an MLP's two dozen rows), row by row on lists."""
     offs = t.voff[: top + 2].tolist()
-    big = [r for r in range(top + 1) if offs[r + 1] - offs[r] >= _UNCLEARED_MIN]
+    big = [r for r in range(top + 1) if offs[r + 1] - offs[r] >= _HANDOFF_MIN]
     if not big:
         return []
     added = set(roots)  # seeds are added in
@@ -418,8 +388,7 @@ def _uncleared_short(t, top, roots):
             continue  # its backward writes its operands' first contributions
         added.add(((w >> 8) & 0xFFFFFFF) - 1)
         added.add((w >> 36) - 1)
-    rg = t.rg
-    return [r for r in big if not rg[r] or r not in added]
+    return [r for r in big if r not in added]
 
 
 def row_for(t, y):
@@ -469,7 +438,7 @@ class ReverseSweep:
     ``run(top, bottom)`` sweeps rows top..bottom; ``step(top, bottom)`` is the compiled sweep
     alone, with only the rows it hands back run in Python (anomaly mode re-runs single rows
     with it); ``accumulate_leaves(top)`` gives the reached leaves their ``.grad``.
-    ``handoff`` (from ``_clear_adjoints``): leaf rows whose gradients large matmuls write into
+    ``handoff`` (from ``_handoff``): leaf rows whose gradients large matmuls write into
     arrays of their own, which become ``.grad`` as they are."""
 
     def __init__(self, t, handoff=None):

@@ -219,8 +219,7 @@ class CustomNode:
                 self.in_shapes[k],
                 f"Function {self.name} returned an invalid gradient at index {k}",
             )
-            adj[voff[r] : voff[r + 1]] += g.reshape(-1)
-            state[r] |= 1
+            T.add_adjoint(adj, state, voff, r, g.reshape(-1))
 
     def backward_values(self, t, grads):
         """Gradients of the inputs (aligned with input_rows) from the output adjoints."""

@@ -156,6 +156,18 @@ def zeros(n, dtype=np.float64):
     return np.frombuffer(mmap.mmap(-1, nbytes), dtype, n)
 
 
+def add_adjoint(adj, state, voff, r, g):
+    """Add ``g`` (a float, or flat values) into row ``r``'s adjoint.  A backward does not clear
+    the adjoint buffer first: a sweep's first contribution to a row (state bit 1 clear) zeroes
+    what the row holds first, as the compiled sweeps do (so a first -0.0 adds up to 0.0 on
+    every path, as it did into a cleared buffer)."""
+    lo, hi = voff[r], voff[r + 1]
+    if not state[r] & 1:
+        adj[lo:hi] = 0.0
+        state[r] |= 1
+    adj[lo:hi] += g
+
+
 class Lineage:
     """The tapes one thread retired by cuts.  ``cuts`` is one tuple (so it is replaced in one
     store): generations and keeps, both increasing; a tape retired as generation g keeps

@@ -343,7 +343,26 @@ _ARGS_B = "lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool"
 
 
 def struct_backward(o):
-    return f"status = {_fn(o, 'backward')}(adj, val, val, val, adj, {_ARGS_B}, kind)"
+    call = f"status = {_fn(o, 'backward')}(adj, val, val, val, adj, {_ARGS_B}, kind)"
+    if o.operands is None or o.zeroes_operands:  # (a / b are zeroed before the op chain)
+        return call
+    return "\n".join(_each_operand(o, _ZERO_UNREACHED) + [call])
+
+
+def _zero_operands_a_b():
+    """Before a reverse sweep's chain of structural ops: zero the adjoints of operands a / b
+    the op is the first to reach, for every op whose operands are a / b and that does not
+    zero them itself (``zeroes_operands``)."""
+    own = [CODE[o.name] for o in _STRUCT if o.operands is not None or o.zeroes_operands]
+    cond = " and ".join(f"o != {c}" for c in own) or "True"
+    return "\n".join(
+        [
+            f"if {cond}:",
+            "    for r in (ra, rb):",
+            "        if r >= 0 and rg[r] != 0 and (state[r] & 1) == 0:",
+            _indent(_ZERO_ROW.format(r="r"), 12),
+        ]
+    )
 
 
 def struct_forward(o):
@@ -392,7 +411,7 @@ def struct_hvp(o):
     """The adjoint once; the tangent of the adjoint per lane."""
     b = _fn(o, "backward")
     first = "\n".join(
-        _each_operand(o, "if rg[r] != 0 and (state[r] & 1) == 0:\n    zero_lanes(tadjs, voff, r)")
+        _each_operand(o, _ZERO_UNREACHED + "\n    zero_lanes(tadjs, voff, r)")
         + [f"status = {b}(adj, val, val, val, adj, {_ARGS_B}, 1)"]
     )
     if o.backward_tangent_lanes is not None:
@@ -492,11 +511,18 @@ def _row_prologue(depth):
 
 
 def _reach(r, lanes):
-    """Mark row ``r`` reached; with ``lanes``, first zero its tangent adjoints (the lane
-    buffers are not cleared up front: only the rows a sweep reaches are)."""
-    if not lanes:
-        return f"state[{r}] |= 1"
-    return f"if (state[{r}] & 1) == 0:\n    zero_lanes(tadjs, voff, {r})\nstate[{r}] |= 1"
+    """Mark row ``r`` reached, zeroing its adjoint first (and, with ``lanes``, its tangent
+    adjoints) when this is the sweep's first contribution to it: the buffers are not cleared
+    up front, only the rows a sweep reaches are (so a backward costs what it reaches, not
+    the size of the tape below it)."""
+    zero = _ZERO_ROW.format(r=r) + (f"\nzero_lanes(tadjs, voff, {r})" if lanes else "")
+    return f"if (state[{r}] & 1) == 0:\n{_indent(zero, 4)}\nstate[{r}] |= 1"
+
+
+# a structural op's backward adds into the adjoints of its operands that need one (setting
+# their state bit): each is zeroed first unless the sweep reached it already
+_ZERO_ROW = "for zj in range(voff[{r}], voff[{r} + 1]):\n    adj[zj] = 0.0"  # (inline: no call)
+_ZERO_UNREACHED = "if rg[r] != 0 and (state[r] & 1) == 0:\n" + _indent(_ZERO_ROW.format(r="r"), 4)
 
 
 # The ops of backward_sweep, the reverse sweep of Tensor.backward and tg.grad: what ordinary
@@ -566,6 +592,7 @@ def {name}({signature}):
             pa = voff[ra] if ra >= 0 else 0
             pb = voff[rb] if rb >= 0 else 0
             status = 0
+{_indent(_zero_operands_a_b(), 12) if not lanes else ""}
 {_struct_chain(struct, 12, pick(_STRUCT), otherwise)}
             if status != 0:
                 return status, i

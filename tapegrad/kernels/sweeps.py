@@ -20,10 +20,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "f7b3929c3978a233"
+FINGERPRINT = "88e8794f51bdfaf1"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 1115548184242260515
+KERNELS_ID = 616579272833490863
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'LINREC', 'CUMSUM', 'CUMPROD', 'LOGCUMSUMEXP')
 
 # sweep results: (status, row)
@@ -845,6 +845,10 @@ def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     nn = ipool[p + 3]
     if kind == 0 and nb * mm * kk * nn > SMALL_MATMUL:
         return HIT_MATMUL  # the caller runs it through NumPy's BLAS
+    for r in (ra, rb):  # a first contribution: the adjoint is zeroed here (see the sweeps)
+        if rg[r] != 0 and (state[r] & 1) == 0:
+            for j in range(voff[r], voff[r + 1]):
+                D[j] = 0.0
     su, sq = (1, mm) if ipool[p + 4] else (kk, 1)
     tq, tv = (1, kk) if ipool[p + 5] else (nn, 1)
     for t in range(nb):
@@ -1454,6 +1458,9 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
             if rg[ra] == 0:
                 i -= 1
                 continue
+            if (state[ra] & 1) == 0:
+                for zj in range(voff[ra], voff[ra + 1]):
+                    adj[zj] = 0.0
             state[ra] |= 1
             upa = np.uint64(voff[ra])
             if o == 5:  # NEG
@@ -1577,8 +1584,14 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
             ga = rg[ra] != 0
             gb = rg[rb] != 0
             if ga:
+                if (state[ra] & 1) == 0:
+                    for zj in range(voff[ra], voff[ra + 1]):
+                        adj[zj] = 0.0
                 state[ra] |= 1
             if gb:
+                if (state[rb] & 1) == 0:
+                    for zj in range(voff[rb], voff[rb + 1]):
+                        adj[zj] = 0.0
                 state[rb] |= 1
             if o == 52:  # ADD
                 for j in range(un):
@@ -1659,6 +1672,11 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
             pa = voff[ra] if ra >= 0 else 0
             pb = voff[rb] if rb >= 0 else 0
             status = 0
+            if o != 72 and o != 73:
+                for r in (ra, rb):
+                    if r >= 0 and rg[r] != 0 and (state[r] & 1) == 0:
+                        for zj in range(voff[r], voff[r + 1]):
+                            adj[zj] = 0.0
             if o == 65:  # WHERE
                 status = where_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
             elif o == 66:  # VIEW
@@ -1674,6 +1692,10 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
             elif o == 72:  # MATMUL
                 status = matmul_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
             elif o == 73:  # CONCAT
+                for r in concat_operands(ipool, p):
+                    if rg[r] != 0 and (state[r] & 1) == 0:
+                        for zj in range(voff[r], voff[r + 1]):
+                            adj[zj] = 0.0
                 status = concat_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
             elif o == 74:  # GATHER
                 status = gather_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
@@ -1720,6 +1742,9 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
             if rg[ra] == 0:
                 i -= 1
                 continue
+            if (state[ra] & 1) == 0:
+                for zj in range(voff[ra], voff[ra + 1]):
+                    adj[zj] = 0.0
             state[ra] |= 1
             upa = np.uint64(voff[ra])
             if o == 5:  # NEG
@@ -1971,8 +1996,14 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
             ga = rg[ra] != 0
             gb = rg[rb] != 0
             if ga:
+                if (state[ra] & 1) == 0:
+                    for zj in range(voff[ra], voff[ra + 1]):
+                        adj[zj] = 0.0
                 state[ra] |= 1
             if gb:
+                if (state[rb] & 1) == 0:
+                    for zj in range(voff[rb], voff[rb + 1]):
+                        adj[zj] = 0.0
                 state[rb] |= 1
             if o == 52:  # ADD
                 for j in range(un):
@@ -2101,6 +2132,11 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
             pa = voff[ra] if ra >= 0 else 0
             pb = voff[rb] if rb >= 0 else 0
             status = 0
+            if o != 72 and o != 73:
+                for r in (ra, rb):
+                    if r >= 0 and rg[r] != 0 and (state[r] & 1) == 0:
+                        for zj in range(voff[r], voff[r + 1]):
+                            adj[zj] = 0.0
             if o == 65:  # WHERE
                 status = where_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
             elif o == 66:  # VIEW
@@ -2118,6 +2154,10 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
             elif o == 72:  # MATMUL
                 status = matmul_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
             elif o == 73:  # CONCAT
+                for r in concat_operands(ipool, p):
+                    if rg[r] != 0 and (state[r] & 1) == 0:
+                        for zj in range(voff[r], voff[r + 1]):
+                            adj[zj] = 0.0
                 status = concat_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
             elif o == 74:  # GATHER
                 status = gather_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind)
@@ -3198,6 +3238,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 i -= 1
                 continue
             if (state[ra] & 1) == 0:
+                for zj in range(voff[ra], voff[ra + 1]):
+                    adj[zj] = 0.0
                 zero_lanes(tadjs, voff, ra)
             state[ra] |= 1
             upa = np.uint64(voff[ra])
@@ -3224,10 +3266,14 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
             gb = rg[rb] != 0
             if ga:
                 if (state[ra] & 1) == 0:
+                    for zj in range(voff[ra], voff[ra + 1]):
+                        adj[zj] = 0.0
                     zero_lanes(tadjs, voff, ra)
                 state[ra] |= 1
             if gb:
                 if (state[rb] & 1) == 0:
+                    for zj in range(voff[rb], voff[rb + 1]):
+                        adj[zj] = 0.0
                     zero_lanes(tadjs, voff, rb)
                 state[rb] |= 1
             if o <= 55:
@@ -3248,10 +3294,13 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
             pa = voff[ra] if ra >= 0 else 0
             pb = voff[rb] if rb >= 0 else 0
             status = 0
+
             if o == 65:  # WHERE
                 for r in (ra, rb):
                     if r >= 0:
                         if rg[r] != 0 and (state[r] & 1) == 0:
+                            for zj in range(voff[r], voff[r + 1]):
+                                adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
                 status = where_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 for ln in range(nl):
@@ -3262,6 +3311,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for r in (ra, rb):
                     if r >= 0:
                         if rg[r] != 0 and (state[r] & 1) == 0:
+                            for zj in range(voff[r], voff[r + 1]):
+                                adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
                 status = view_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 view_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
@@ -3269,6 +3320,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for r in (ra, rb):
                     if r >= 0:
                         if rg[r] != 0 and (state[r] & 1) == 0:
+                            for zj in range(voff[r], voff[r + 1]):
+                                adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
                 status = reshape_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 reshape_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
@@ -3276,6 +3329,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for r in (ra, rb):
                     if r >= 0:
                         if rg[r] != 0 and (state[r] & 1) == 0:
+                            for zj in range(voff[r], voff[r + 1]):
+                                adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
                 status = sum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 sum_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
@@ -3283,6 +3338,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for r in (ra, rb):
                     if r >= 0:
                         if rg[r] != 0 and (state[r] & 1) == 0:
+                            for zj in range(voff[r], voff[r + 1]):
+                                adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
                 status = prod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 for r in (ra, rb):
@@ -3297,6 +3354,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for r in (ra, rb):
                     if r >= 0:
                         if rg[r] != 0 and (state[r] & 1) == 0:
+                            for zj in range(voff[r], voff[r + 1]):
+                                adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
                 status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 extreme_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
@@ -3304,6 +3363,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for r in (ra, rb):
                     if r >= 0:
                         if rg[r] != 0 and (state[r] & 1) == 0:
+                            for zj in range(voff[r], voff[r + 1]):
+                                adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
                 status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 extreme_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
@@ -3311,12 +3372,16 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for r in (ra, rb):
                     if r >= 0:
                         if rg[r] != 0 and (state[r] & 1) == 0:
+                            for zj in range(voff[r], voff[r + 1]):
+                                adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
                 status = matmul_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 matmul_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             elif o == 73:  # CONCAT
                 for r in concat_operands(ipool, p):
                     if rg[r] != 0 and (state[r] & 1) == 0:
+                        for zj in range(voff[r], voff[r + 1]):
+                            adj[zj] = 0.0
                         zero_lanes(tadjs, voff, r)
                 status = concat_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 for ln in range(nl):
@@ -3327,6 +3392,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for r in (ra, rb):
                     if r >= 0:
                         if rg[r] != 0 and (state[r] & 1) == 0:
+                            for zj in range(voff[r], voff[r + 1]):
+                                adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
                 status = gather_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 gather_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
@@ -3334,6 +3401,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for r in (ra, rb):
                     if r >= 0:
                         if rg[r] != 0 and (state[r] & 1) == 0:
+                            for zj in range(voff[r], voff[r + 1]):
+                                adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
                 status = setitem_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 for ln in range(nl):
@@ -3344,6 +3413,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for r in (ra, rb):
                     if r >= 0:
                         if rg[r] != 0 and (state[r] & 1) == 0:
+                            for zj in range(voff[r], voff[r + 1]):
+                                adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
                 status = scatter_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 scatter_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
@@ -3351,6 +3422,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for r in (ra, rb):
                     if r >= 0:
                         if rg[r] != 0 and (state[r] & 1) == 0:
+                            for zj in range(voff[r], voff[r + 1]):
+                                adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
                 status = linrec_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 for r in (ra, rb):
@@ -3365,6 +3438,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for r in (ra, rb):
                     if r >= 0:
                         if rg[r] != 0 and (state[r] & 1) == 0:
+                            for zj in range(voff[r], voff[r + 1]):
+                                adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
                 status = cumsum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 for r in (ra, rb):
@@ -3379,6 +3454,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for r in (ra, rb):
                     if r >= 0:
                         if rg[r] != 0 and (state[r] & 1) == 0:
+                            for zj in range(voff[r], voff[r + 1]):
+                                adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
                 status = cumprod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 for r in (ra, rb):
@@ -3393,6 +3470,8 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 for r in (ra, rb):
                     if r >= 0:
                         if rg[r] != 0 and (state[r] & 1) == 0:
+                            for zj in range(voff[r], voff[r + 1]):
+                                adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
                 status = logcumsumexp_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
                 for r in (ra, rb):

@@ -61,6 +61,14 @@ def _apply(adj, where, g, kind, f, env):
         adj[where] += f(*env, g)
 
 
+def _reach(state, adj, r, start, end):
+    """Mark row ``r`` reached, zeroing its adjoint at the sweep's first contribution (the
+    buffer is not cleared up front, as in the compiled sweeps)."""
+    if not state[r] & 1:
+        adj[start:end] = 0.0
+        state[r] |= 1
+
+
 def _elementwise(partials, operands, i, lo, n, fp, ip, fpool, voff, rg, state, val, adj):
     """``adj[operand] += g * d`` for each operand that needs a gradient, on whole slices; an
     operand of one value (broadcast over the row by the kernels) gets the sum."""
@@ -74,8 +82,8 @@ def _elementwise(partials, operands, i, lo, n, fp, ip, fpool, voff, rg, state, v
     g = adj[lo : lo + n]
     for r, (how, used, f) in zip(operands, partials, strict=False):
         if rg[r] != 0:
-            state[r] |= 1
             start = int(voff[r])
+            _reach(state, adj, r, start, start + sizes[r])
             if sizes[r] == n:
                 _apply(adj, slice(start, start + n), g, how, f, [values[s] for s in used])
             else:  # one value broadcast over the row
@@ -113,7 +121,7 @@ def backward_sweep(
         ra = operands[0]
         vectorised = STRUCTURAL.get(op)
         if vectorised is not None and rg[ra] != 0:
-            state[ra] |= 1
+            _reach(state, adj, ra, int(voff[ra]), int(voff[ra + 1]))
             vectorised(adj, lo, n, int(voff[ra]), int(ip[i]), ipool)
             continue
         status, row = row_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, i, i, kind)

@@ -110,6 +110,10 @@ class Structural:
     # clears only those (CONCAT reaches rows through its parameters: False, as for any op
     # that does not say)
     operand_adjoints_only: bool = False
+    # its backward zeroes the adjoint of an operand it is the first to reach (state bit 1
+    # clear) itself, where the sweep would zero it before the call: MATMUL, whose large
+    # products go to NumPy's BLAS, which writes a first contribution in place (no zeroing)
+    zeroes_operands: bool = False
     # what a trace file may hold: the operand rows the op reads (2: a and b, 1: a, 0: its
     # parameters name them), whether they are the size of the row (as elementwise operands),
     # and ``check(r, p, ipool, fpool, size, na, nb, n)``, which raises BadParams when the

@@ -9,6 +9,7 @@ comparison needs), and that compactions really happened."""
 
 import numpy as np
 import pytest
+from custom_functions import Cube
 from fresh_tape import on_fresh_tape
 
 import tapegrad as tg
@@ -481,17 +482,6 @@ def test_hooks_and_retain_grad_refuse_compaction_and_stay_right(monkeypatch):
 
 
 def test_checkpoint_and_a_custom_function_among_evaluation_loops(monkeypatch):
-    class Cube(tg.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x * x
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return 3.0 * x * x * g
-
     def program():
         model, X, _ = _mlp(5)
         res = []

@@ -286,10 +286,11 @@ def test_strided_view_backward():
 
 @pytest.mark.parametrize("layers", [1, 12])  # a short tape, and one past the Python analysis
 @on_fresh_tape
-def test_the_short_and_the_vectorised_clearing_analyses_agree(layers):
-    """Which large rows a backward leaves uncleared is decided row by row on lists for a short
-    tape and with NumPy for a long one: both give the same rows on an MLP's graph (with a
-    transposed weight, a retained leaf read elementwise and a seeded matmul output)."""
+def test_the_short_and_the_vectorised_handoff_analyses_agree(layers):
+    """Which large rows only large matmuls add into (a leaf among them gets its gradient in an
+    array of its own) is decided row by row on lists for a short tape and with NumPy for a
+    long one: both give the same rows on an MLP's graph (with a transposed weight, a retained
+    leaf read elementwise and a seeded matmul output)."""
     from tapegrad.autograd import engine as E
 
     X, y, P = _data(3)
@@ -302,7 +303,7 @@ def test_the_short_and_the_vectorised_clearing_analyses_agree(layers):
     t = tg.current_tape()
     top = loss._row
     assert (top < E._SHORT_TAPE) == (layers == 1)
-    short = E._uncleared_short(t, top, [top])
-    assert short == E._uncleared(t, top, [top])
+    short = E._large_short(t, top, [top])
+    assert short == E._large(t, top, [top])
     assert W1._row in short and tg.tensor(X)._row not in short  # (X entered again: a new row)
     assert W2._row not in short  # W2 * W2 adds into W2's adjoint

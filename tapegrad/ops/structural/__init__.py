@@ -184,6 +184,7 @@ OPS = (
         tangent_lanes=matmul_tangent_lanes,
         backward_tangent_lanes=matmul_backward_tangent_lanes,
         helpers=(matmul_layout, lane_matmul),
+        zeroes_operands=True,
         graph="MmBackward0",
         numpy=("matmul", "dot", "__matmul__"),
         operand_adjoints_only=True,

@@ -38,6 +38,10 @@ def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     nn = ipool[p + 3]
     if kind == 0 and nb * mm * kk * nn > SMALL_MATMUL:
         return HIT_MATMUL  # the caller runs it through NumPy's BLAS
+    for r in (ra, rb):  # a first contribution: the adjoint is zeroed here (see the sweeps)
+        if rg[r] != 0 and (state[r] & 1) == 0:
+            for j in range(voff[r], voff[r + 1]):
+                D[j] = 0.0
     su, sq = (1, mm) if ipool[p + 4] else (kk, 1)
     tq, tv = (1, kk) if ipool[p + 5] else (nn, 1)
     for t in range(nb):
