@@ -137,6 +137,7 @@ class SideTables:
             self.dirty = [d for d in self.dirty if d[0] < keep and d[1] <= keep]
 
 
+_HELD_SCAN = 1 << 12  # tapes this short: held_rows scans them whole once, not range by range
 MAPPED_MIN = 1 << 20  # columns this many bytes or larger live in their own memory maps
 
 
@@ -161,7 +162,12 @@ def add_adjoint(adj, state, voff, r, g):
     the adjoint buffer first: a sweep's first contribution to a row (state bit 1 clear) zeroes
     what the row holds first, as the compiled sweeps do (so a first -0.0 adds up to 0.0 on
     every path, as it did into a cleared buffer)."""
-    lo, hi = voff[r], voff[r + 1]
+    lo = voff[r]
+    if g.__class__ is float:  # a scalar's seed: one value
+        adj[lo] = adj[lo] + g if state[r] & 1 else 0.0 + g
+        state[r] |= 1
+        return
+    hi = voff[r + 1]
     if not state[r] & 1:
         adj[lo:hi] = 0.0
         state[r] |= 1
@@ -820,6 +826,7 @@ class Tape(TapeInspection):
         n = self.n
         starts, refs = self.starts, self.refs
         held = -1
+        needed = None  # a short tape: its unfreed op rows found once, for every range
         for k in range(len(starts) - 1, -1, -1):
             lo = starts[k]
             hi = min(starts[k + 1] if k + 1 < len(starts) else n, n)
@@ -827,12 +834,21 @@ class Tape(TapeInspection):
                 continue
             if held < 0:
                 held = hi - 1
-            need = np.flatnonzero(
-                ((self.state[lo:hi] & 2) == 0) & ((self._code[lo:hi] & 255) > CONST)
-            )
+            if n <= _HELD_SCAN:
+                if needed is None:
+                    needed = self._unfreed_op_rows(0, n).tolist()
+                j = bisect.bisect_left(needed, hi) - 1
+                if j >= 0 and needed[j] >= lo:
+                    return needed[j], held
+                continue
+            need = self._unfreed_op_rows(lo, hi)
             if need.size:
                 return lo + int(need[-1]), held
         return -1, held
+
+    def _unfreed_op_rows(self, lo, hi):
+        """Rows lo..hi-1 that are op rows not freed by a backward, counted from lo."""
+        return np.flatnonzero(((self.state[lo:hi] & 2) == 0) & ((self._code[lo:hi] & 255) > CONST))
 
     def last_held_row(self):
         """The highest row that a handle the user still holds needs (-1 if none)."""
@@ -845,18 +861,22 @@ class Tape(TapeInspection):
         needs is unreachable: the tape is cut there (or emptied when nothing is held).  A
         graph kept in a notebook variable therefore pins only its own rows, not every row
         recorded after it.  A cut under live handles (a loss kept after its backward) retires
-        this tape with a forward to its successor; ``forward=False`` (while recording) leaves
-        such a cut for later."""
+        this tape with a forward to its successor, when it drops at least half the rows or
+        half the values (a successor costs more than a sweep over a few freed rows: a loop
+        whose backward runs every few steps, below the graphs of the steps between, would
+        retire the tape at each one); ``forward=False`` (while recording) leaves such a cut
+        for later."""
         if not self.n:
             return self
         need, held = self.held_rows()
         keep = need + 1
         if keep == 0:
             return self.reset()
-        if keep < self.n:
+        n = self.n
+        if keep < n:
             if held < keep:
                 self.truncate(keep)
-            elif forward:
+            elif forward and (2 * keep <= n or 2 * self._voff[keep] <= self._voff[n]):
                 return self.retire_to(keep)
         return self
 

@@ -928,6 +928,10 @@ def _record_binary_slow(x, y, code, v):
     return record(t, code, ra, rb, v)
 
 
+# argument types that are neither Tensors nor containers (skipped without isinstance calls)
+_PLAIN_ARGS = frozenset((float, int, bool, str, type(None), np.ndarray, np.float64))
+
+
 def holds_tensor(tree, limit=10_000):
     """Is there a Tensor in ``tree`` (lists, tuples and dicts looked into)?  A transform
     called with one runs PyTorch code (``STATE.torch_code``)."""
@@ -935,6 +939,8 @@ def holds_tensor(tree, limit=10_000):
     while todo and seen < limit:
         x = todo.pop()
         seen += 1
+        if x.__class__ in _PLAIN_ARGS:
+            continue
         if isinstance(x, TensorBase):
             return True
         if isinstance(x, (list, tuple)):

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from fresh_tape import on_fresh_tape
 
 import tapegrad as tg
 from tapegrad.core import tape as T
@@ -250,6 +251,7 @@ def test_a_flush_of_few_or_many_mixed_rows_writes_every_value_and_shape(rows):
 
 
 @pytest.mark.parametrize("odd", [None, "float", "one-element", "2-D", "0-d input", "many floats"])
+@on_fresh_tape
 def test_a_long_flush_of_1d_rows_writes_them_in_one_pass_and_falls_back_on_any_other(odd):
     """Forty pending 1-D rows of different sizes go into the buffer with one concatenate; a
     few floats among them too; any other row (a one-element or 2-D array, or many floats)

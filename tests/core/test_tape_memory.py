@@ -67,7 +67,9 @@ def test_a_held_intermediate_stays_differentiable_while_later_rows_are_reclaimed
         loss.backward()
         w.grad = None
         losses.append(loss)  # kept after backward: their rows are cut
-    assert len(tg.current_tape()) <= rows_at_mid + 8
+    # (a cut under the live losses waits until it drops half the rows: a successor tape
+    # costs more than sweeping past a few freed rows)
+    assert len(tg.current_tape()) <= 2 * rows_at_mid + 8
     assert losses[0].item() == pytest.approx(0.0625)
     with pytest.raises(RuntimeError, match="retain_graph=True"):
         losses[-1].backward()  # a stale handle never aliases a new row
