@@ -784,8 +784,8 @@ class BackwardMethod:
             tensor([ 2., 40.])
             >>> x.grad = None
             >>> (x ** 3).sum().backward(create_graph=True)
-            >>> x.grad.sum().backward(); x.grad                          # 3 x**2 + 6 x
-            tensor([ 9., 24.], requires_grad=True)
+            >>> x.grad.sum().backward(); x.grad.detach()                 # 3 x**2 + 6 x
+            tensor([ 9., 24.])
         """
         if inputs is not None:
             return _backward_into(

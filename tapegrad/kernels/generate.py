@@ -55,8 +55,9 @@ FINGERPRINT = drivers.fingerprint(spec.FINGERPRINT)  # the spec's and the driver
 Elementwise, Structural = decl.Elementwise, decl.Structural
 
 TARGET = Path(__file__).with_name("sweeps.py")
-NJIT = '@njit(cache=True, nogil=True, error_model="numpy")'
-NJIT_PARALLEL = '@njit(parallel=True, nogil=True, cache=True, error_model="numpy")'
+# every kernel is noted by one of these (see LAZY): made a Numba dispatcher on first use
+NJIT = "@_kernel"
+NJIT_PARALLEL = "@_kernel_parallel"
 
 _UNARY = [o for o in OPS if isinstance(o, Elementwise) and o.arity == 1]
 _BINARY = [o for o in OPS if isinstance(o, Elementwise) and o.arity == 2]
@@ -463,6 +464,7 @@ Tangent sweeps keep ``tvals`` (one row of tangents per direction, a "lane", each
 like ``val``) and ``flag[i]`` (1 when row i carries a tangent, the same for every lane).
 """
 import math
+import threading
 
 import numpy as np
 from numba import njit, prange
@@ -491,6 +493,71 @@ SMALL_MATMUL = {small_matmul}
 class RetraceRequired(RuntimeError):
     """A replayed trace met inputs that take another branch than the one recorded."""
 '''
+
+
+LAZY = """
+
+# ---- dispatchers made on first use ---------------------------------------------------------
+# Numba makes a dispatcher per @njit function at ~0.5 ms each: for ~110 kernels, most of
+# importing tapegrad.  So each kernel is noted here (``@_kernel``) and removed from the module
+# at its end; the first ``sweeps.NAME`` (module __getattr__) makes NAME's dispatcher, after
+# those of every kernel it calls (found in its code's global names), since Numba looks them up
+# when it compiles NAME.  A first gradient so makes the dozens it needs, not all of them.
+_LAZY = {}  # name -> (plain function, parallel?)
+_LAZY_LOCK = threading.Lock()
+
+
+def _kernel(fn):
+    _LAZY[fn.__name__] = (fn, False)
+    return fn
+
+
+def _kernel_parallel(fn):
+    _LAZY[fn.__name__] = (fn, True)
+    return fn
+"""
+
+LAZY_END = """
+
+def _global_names(code):
+    \"\"\"The global names a function's code (and the code nested in it) reads.\"\"\"
+    names, todo = set(), [code]
+    while todo:
+        c = todo.pop()
+        names.update(c.co_names)
+        todo.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+    return names
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    with _LAZY_LOCK:
+        made = globals()
+        order, todo, seen = [], [name], set()
+        while todo:  # name and every kernel it calls, not made yet
+            n = todo.pop()
+            if n in seen or n in made:
+                continue
+            seen.add(n)
+            order.append(n)
+            todo.extend(k for k in _global_names(_LAZY[n][0].__code__) if k in _LAZY)
+        new = {}
+        for n in order:
+            fn, parallel = _LAZY[n]
+            new[n] = njit(cache=True, nogil=True, error_model="numpy", parallel=parallel)(fn)
+        # every kernel name calls first, together (one dict update), then name itself
+        made.update({n: d for n, d in new.items() if n != name})
+        if name in new:
+            made[name] = new[name]
+    return made[name]
+
+
+if _PLAIN is None:  # (the plain-Python twin keeps its functions as they are)
+    for _name in _LAZY:
+        del globals()[_name]
+    del _name
+"""
 
 
 def _row_prologue(depth):
@@ -788,10 +855,10 @@ def render() -> str:
         hit_matmul=structural.HIT_MATMUL,
         small_matmul=structural.SMALL_MATMUL,
     )
-    text += _kernel_sources()
+    text += LAZY + _kernel_sources()
     rows = RowGroups()
     text += "\n" + backward_sweep() + "\n" + forward_sweep() + "\n" + tangent_sweep()
-    text += "\n" + hvp_sweep(rows) + "".join(rows.sources) + _driver_sources()
+    text += "\n" + hvp_sweep(rows) + "".join(rows.sources) + _driver_sources() + LAZY_END
     lines = [ln.rstrip() for ln in text.splitlines()]
     out, blank = [], 0
     for ln in lines:  # no runs of more than two blank lines, no blank lines in branches

@@ -12,6 +12,7 @@ Tangent sweeps keep ``tvals`` (one row of tangents per direction, a "lane", each
 like ``val``) and ``flag[i]`` (1 when row i carries a tangent, the same for every lane).
 """
 import math
+import threading
 
 import numpy as np
 from numba import njit, prange
@@ -41,7 +42,27 @@ class RetraceRequired(RuntimeError):
     """A replayed trace met inputs that take another branch than the one recorded."""
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+# ---- dispatchers made on first use ---------------------------------------------------------
+# Numba makes a dispatcher per @njit function at ~0.5 ms each: for ~110 kernels, most of
+# importing tapegrad.  So each kernel is noted here (``@_kernel``) and removed from the module
+# at its end; the first ``sweeps.NAME`` (module __getattr__) makes NAME's dispatcher, after
+# those of every kernel it calls (found in its code's global names), since Numba looks them up
+# when it compiles NAME.  A first gradient so makes the dozens it needs, not all of them.
+_LAZY = {}  # name -> (plain function, parallel?)
+_LAZY_LOCK = threading.Lock()
+
+
+def _kernel(fn):
+    _LAZY[fn.__name__] = (fn, False)
+    return fn
+
+
+def _kernel_parallel(fn):
+    _LAZY[fn.__name__] = (fn, True)
+    return fn
+
+
+@_kernel
 def sf_pow(x, y):
     """``x ** y`` as NumPy's power computes it for arrays: the exponents 2, 1 and 0.5 are a
     multiply, the identity and a square root (so ``(-inf) ** 0.5`` is NaN and ``(-0.0) **
@@ -56,7 +77,7 @@ def sf_pow(x, y):
     return x**y
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def sf_gamma(x):
     """Gamma; poles: +-inf at zero (by its sign), NaN at the negative integers (SciPy)."""
     if x != x or x == math.inf:
@@ -76,7 +97,7 @@ def sf_gamma(x):
     return math.gamma(x)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def sf_gammaln(x):
     """log |Gamma(x)|: +inf at the poles, as SciPy (and -inf at -inf)."""
     if x != x or x == math.inf or x == -math.inf:
@@ -88,7 +109,7 @@ def sf_gammaln(x):
     return math.lgamma(x)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def sf_digamma(x):
     """psi(x) = d log Gamma(x) / dx: reflection below 0, recurrence up to 10, then the
     asymptotic series (Bernoulli numbers).  -inf at +0, +inf at -0, NaN at negative integers."""
@@ -121,7 +142,7 @@ def sf_digamma(x):
     return r + math.log(x) - 0.5 / x - tail
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def sf_hurwitz_zeta(s, q):
     """zeta(s, q) = sum_k (k + q)^-s for s > 1, q > 0 (Euler-Maclaurin, as Cephes)."""
     coef = (
@@ -172,7 +193,7 @@ def sf_hurwitz_zeta(s, q):
     return total
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def sf_polygamma(n, x):
     """The n-th derivative of digamma (n a whole number >= 0): (-1)^(n+1) n! zeta(n+1, x),
     shifted up by the recurrence for x <= 0; signed infinity at the poles, as SciPy, and NaN
@@ -199,7 +220,7 @@ def sf_polygamma(n, x):
     return sign * math.exp(math.lgamma(n + 1.0)) * (sf_hurwitz_zeta(n + 1.0, x) + extra)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def sf_erf_newton(x, y):
     """y refined so that erf(y) = x (Halley steps; |x| <= 1/2)."""
     for _ in range(6):
@@ -211,7 +232,7 @@ def sf_erf_newton(x, y):
     return y
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def sf_erfcinv_small(q):
     """y > 0 with erfc(y) = q for 0 < q <= 1/2: Newton on log erfc (well scaled down to the
     smallest subnormal q), from the asymptotic start y ~ sqrt(-log(q sqrt(pi) y))."""
@@ -228,7 +249,7 @@ def sf_erfcinv_small(q):
     return y
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def sf_erfinv(x):
     """The inverse of erf on [-1, 1] (+-inf at +-1, NaN outside)."""
     if x != x or x < -1.0 or x > 1.0:
@@ -242,7 +263,7 @@ def sf_erfinv(x):
     return -sf_erfcinv_small(1.0 + x)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def sf_erfcinv(q):
     """The inverse of erfc on [0, 2] (+inf at 0, -inf at 2, NaN outside)."""
     if q != q or q < 0.0 or q > 2.0:
@@ -258,14 +279,14 @@ def sf_erfcinv(q):
     return sf_erf_newton(1.0 - q, 0.886226925452758 * (1.0 - q))
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def where_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     cond = voff[ipool[p]]
     for j in range(n):
         D[lo + j] = A[pa + j] if V[cond + j] != 0.0 else B[pb + j]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def where_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     cond = voff[ipool[p]]
     ga = rg[ra] != 0
@@ -283,7 +304,7 @@ def where_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipo
     return 0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def strided_offsets(ipool, p, ndim, base):
     """Flat offsets base + sum(idx[d] * stride[d]) for every multi-index idx (C order) of the
     shape ipool[p:p+ndim] with strides ipool[p+ndim:p+2*ndim]."""
@@ -309,7 +330,7 @@ def strided_offsets(ipool, p, ndim, base):
     return out
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def strided_move(S, s0, D, d0, ipool, p, nd, base, take, add):
     """A move along the strided map of the shape ``ipool[p:p+nd]`` (strides
     ``ipool[p+nd:p+2*nd]``, from ``base``), without an offset array: one run along the
@@ -388,7 +409,7 @@ def strided_move(S, s0, D, d0, ipool, p, nd, base, take, add):
             d -= 1
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def pairwise_sum(val, s, n):
     """NumPy's pairwise summation of val[s:s+n] (same blocking, same order)."""
     if n < 8:
@@ -426,25 +447,25 @@ def pairwise_sum(val, s, n):
     return pairwise_sum(val, s, n2) + pairwise_sum(val, s + n2, n - n2)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def view_offsets(ipool, p):
     nd = ipool[p]
     return strided_offsets(ipool, p + 1, nd, ipool[p + 1 + 2 * nd])
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def view_scatter(S, s0, D, d0, ipool, p):
     nd = ipool[p]
     strided_move(S, s0, D, d0, ipool, p + 1, nd, ipool[p + 1 + 2 * nd], False, True)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def view_take(S, s0, D, d0, ipool, p, add):
     nd = ipool[p]
     strided_move(S, s0, D, d0, ipool, p + 1, nd, ipool[p + 1 + 2 * nd], True, add)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def view_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     if acc:
         view_take(A, pa, D, lo, ipool, p, True)
@@ -452,14 +473,14 @@ def view_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         view_take(A, pa, D, lo, ipool, p, False)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def view_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     state[ra] |= 1
     view_scatter(G, lo, D, pa, ipool, p)
     return 0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def view_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
     offs = view_offsets(ipool, p)
     for ln in range(tvals.shape[0]):
@@ -467,13 +488,13 @@ def view_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, 
             tvals[ln, lo + j] = tvals[ln, pa + offs[j]]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def view_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool):
     for ln in range(tadjs.shape[0]):
         view_scatter(tadjs[ln], lo, tadjs[ln], pa, ipool, p)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def reshape_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     if acc:
         for j in range(n):
@@ -483,7 +504,7 @@ def reshape_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + j] = A[pa + j]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def reshape_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     state[ra] |= 1
     for j in range(n):
@@ -491,36 +512,36 @@ def reshape_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
     return 0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def reshape_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
     for ln in range(tvals.shape[0]):
         for j in range(n):
             tvals[ln, lo + j] = tvals[ln, pa + j]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def reshape_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool):
     for ln in range(tadjs.shape[0]):
         for j in range(n):
             tadjs[ln, pa + j] += tadjs[ln, lo + j]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def reduce_offsets(ipool, p):
     return strided_offsets(ipool, p + 1, ipool[p], 0)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def sum_scatter(S, s0, D, d0, ipool, p):
     strided_move(S, s0, D, d0, ipool, p + 1, ipool[p], 0, False, True)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def sum_take(S, s0, D, d0, ipool, p, add):
     strided_move(S, s0, D, d0, ipool, p + 1, ipool[p], 0, True, add)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def sum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     if not acc:
         for j in range(n):
@@ -528,14 +549,14 @@ def sum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     sum_scatter(A, pa, D, lo, ipool, p)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def sum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     state[ra] |= 1
     sum_take(G, lo, D, pa, ipool, p, True)
     return 0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def sum_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
     if n == 1:
         m = voff[ra + 1] - voff[ra]
@@ -548,7 +569,7 @@ def sum_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, f
         sum_scatter(tvals[ln], pa, tvals[ln], lo, ipool, p)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def sum_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool):
     offs = reduce_offsets(ipool, p)
     for ln in range(tadjs.shape[0]):
@@ -556,7 +577,7 @@ def sum_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, 
             tadjs[ln, pa + j] += tadjs[ln, lo + offs[j]]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def reduce_groups(V, pa, lo, n, offs, m):
     """Per output q of a product reduction: zero count, product of the non-zeros, first and
     second zero position, sum of t/x over non-zeros is left to the caller."""
@@ -578,7 +599,7 @@ def reduce_groups(V, pa, lo, n, offs, m):
     return zc, pnz, z1, z2
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def prod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = reduce_offsets(ipool, p)
     for j in range(n):
@@ -587,7 +608,7 @@ def prod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         D[lo + offs[j]] *= A[pa + j]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def prod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     # exact with zeros: d out / d x_j is the product of the other entries
     offs = reduce_offsets(ipool, p)
@@ -604,7 +625,7 @@ def prod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipoo
     return 0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
     """sum_j t_j * prod_{k != j} x_k per group, exact with zeros."""
     offs = reduce_offsets(ipool, p)
@@ -622,7 +643,7 @@ def prod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
             tval[lo + q] += t * pnz[q]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def prod_backward_tangent(
     adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
 ):
@@ -664,7 +685,7 @@ def prod_backward_tangent(
         run[q] *= x
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def extreme_weights(V, pa, lo, n, offs):
     """Each entry's share of its group's gradient: ties split it evenly."""
     m = offs.shape[0]
@@ -680,7 +701,7 @@ def extreme_weights(V, pa, lo, n, offs):
     return w
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def extreme_into(A, D, lo, n, pa, p, ipool, larger):
     """The maximum (``larger``) or minimum of each reduced group into D; NaN propagates."""
     offs = reduce_offsets(ipool, p)
@@ -697,12 +718,12 @@ def extreme_into(A, D, lo, n, pa, p, ipool, larger):
             D[lo + q] = x
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     extreme_into(A, D, lo, n, pa, p, ipool, True)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def extreme_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     offs = reduce_offsets(ipool, p)
     w = extreme_weights(V, pa, lo, n, offs)
@@ -712,7 +733,7 @@ def extreme_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
     return 0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = reduce_offsets(ipool, p)
     w = extreme_weights(val, pa, lo, n, offs)
@@ -722,7 +743,7 @@ def extreme_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
         tval[lo + offs[j]] += tval[pa + j] * w[j]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def extreme_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
     offs = reduce_offsets(ipool, p)
     w = extreme_weights(val, pa, lo, n, offs)
@@ -740,7 +761,7 @@ def extreme_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipoo
             tvals[ln, lo + offs[j]] += tvals[ln, pa + j] * w[j]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def extreme_backward_tangent_lanes(
     adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
 ):
@@ -751,12 +772,12 @@ def extreme_backward_tangent_lanes(
             tadjs[ln, pa + j] += tadjs[ln, lo + offs[j]] * w[j]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def amin_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     extreme_into(A, D, lo, n, pa, p, ipool, False)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def matmul_layout(ipool, p):
     """(batch, m, k, n, a's strides over (row, inner), b's over (inner, column))."""
     mm = ipool[p + 1]
@@ -767,7 +788,7 @@ def matmul_layout(ipool, p):
     return ipool[p], mm, kk, nn, su, sq, tq, tv
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def lane_matmul(S, s0, sr, sc, V, v0, vr, vc, D, d0, dr, dc, m, k, n, left):
     """For every lane ln: D[ln] block (m x n) += V[ln] block @ S block (``left``) or S block @
     V[ln] block, blocks given by offset, row and column strides (S shared by all lanes).  The
@@ -815,7 +836,7 @@ def lane_matmul(S, s0, sr, sc, V, v0, vr, vc, D, d0, dr, dc, m, k, n, left):
                 D[ln, d0 + i * dr + j * dc] += R[i, j, ln]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def matmul_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     nb = ipool[p]
     mm = ipool[p + 1]
@@ -837,7 +858,7 @@ def matmul_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
                     D[c0 + u * nn + v] += x * B[b0 + q * tq + v * tv]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     nb = ipool[p]
     mm = ipool[p + 1]
@@ -875,7 +896,7 @@ def matmul_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     return 0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def matmul_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
     """Tangents of every lane: tA @ B + A @ tB, as lane-blocked products."""
     nb, mm, kk, nn, su, sq, tq, tv = matmul_layout(ipool, p)
@@ -892,7 +913,7 @@ def matmul_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool
             lane_matmul(val, a0, su, sq, tvals, b0, tq, tv, tvals, c0, nn, 1, mm, kk, nn, False)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def matmul_backward_tangent_lanes(
     adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
 ):
@@ -913,14 +934,14 @@ def matmul_backward_tangent_lanes(
                 lane_matmul(adj, g0, nn, 1, tvals, a0, sq, su, tadjs, b0, tq, tv, kk, mm, nn, True)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def concat_operands(ipool, p):
     """The rows CONCAT reads (listed in its parameters)."""
     k = ipool[p + 2]
     return ipool[p + 3 : p + 3 + k]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def concat_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     outer = ipool[p]
     inner = ipool[p + 1]
@@ -938,7 +959,7 @@ def concat_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         start += wd
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def concat_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     outer = ipool[p]
     inner = ipool[p + 1]
@@ -960,12 +981,12 @@ def concat_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     return 0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def index_offsets(ipool, p):
     return ipool[p + 1 : p + 1 + ipool[p]]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def gather_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = index_offsets(ipool, p)
     if acc:
@@ -976,7 +997,7 @@ def gather_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + j] = A[pa + offs[j]]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def gather_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     offs = index_offsets(ipool, p)
     state[ra] |= 1
@@ -985,7 +1006,7 @@ def gather_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     return 0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def gather_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
     offs = index_offsets(ipool, p)
     for ln in range(tvals.shape[0]):
@@ -993,7 +1014,7 @@ def gather_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool
             tvals[ln, lo + j] = tvals[ln, pa + offs[j]]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def gather_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool):
     offs = index_offsets(ipool, p)
     for ln in range(tadjs.shape[0]):
@@ -1001,7 +1022,7 @@ def gather_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, r
             tadjs[ln, pa + offs[j]] += tadjs[ln, lo + j]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def setitem_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     m = ipool[p]
     for j in range(n):
@@ -1010,7 +1031,7 @@ def setitem_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         D[lo + ipool[p + 1 + j]] = B[pb + j]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def setitem_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     m = ipool[p]
     written = np.zeros(n, np.bool_)
@@ -1030,7 +1051,7 @@ def setitem_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
     return 0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def scatter_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = index_offsets(ipool, p)
     if not acc:
@@ -1040,7 +1061,7 @@ def scatter_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
         D[lo + offs[j]] += A[pa + j]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def scatter_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     offs = index_offsets(ipool, p)
     state[ra] |= 1
@@ -1049,7 +1070,7 @@ def scatter_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
     return 0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def scatter_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool):
     if n == 1:
         m = voff[ra + 1] - voff[ra]
@@ -1064,7 +1085,7 @@ def scatter_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipoo
             tvals[ln, lo + offs[j]] += tvals[ln, pa + j]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def scatter_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool):
     offs = index_offsets(ipool, p)
     for ln in range(tadjs.shape[0]):
@@ -1072,7 +1093,7 @@ def scatter_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, 
             tadjs[ln, pa + j] += tadjs[ln, lo + offs[j]]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def scan_offsets(ipool, p):
     """Offsets of a scan's elements, one row per lane (o, i), in order along the axis."""
     outer = ipool[p]
@@ -1086,7 +1107,7 @@ def scan_offsets(ipool, p):
     return offs
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def linrec_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
@@ -1101,7 +1122,7 @@ def linrec_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + q] = s
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def linrec_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
@@ -1128,7 +1149,7 @@ def linrec_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     return 0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def linrec_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
@@ -1144,7 +1165,7 @@ def linrec_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
             tval[lo + q] = ts
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def linrec_backward_tangent(
     adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
 ):
@@ -1182,7 +1203,7 @@ def linrec_backward_tangent(
             tcarry = tR * (a) + R * ((1.0) * ta)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def cumsum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
@@ -1196,7 +1217,7 @@ def cumsum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + q] = s
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def cumsum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
@@ -1216,7 +1237,7 @@ def cumsum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ip
     return 0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def cumsum_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
@@ -1229,7 +1250,7 @@ def cumsum_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
             tval[lo + q] = ts
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def cumsum_backward_tangent(
     adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
 ):
@@ -1253,7 +1274,7 @@ def cumsum_backward_tangent(
             tcarry = tR * (1.0) + R * (0.0)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def cumprod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
@@ -1267,7 +1288,7 @@ def cumprod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + q] = s
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def cumprod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
@@ -1289,7 +1310,7 @@ def cumprod_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, i
     return 0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
@@ -1305,7 +1326,7 @@ def cumprod_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
             tval[lo + q] = ts
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def cumprod_backward_tangent(
     adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
 ):
@@ -1338,7 +1359,7 @@ def cumprod_backward_tangent(
             tcarry = tR * (a) + R * ((1.0) * ta)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def logcumsumexp_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
@@ -1352,7 +1373,7 @@ def logcumsumexp_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
             D[lo + q] = s
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def logcumsumexp_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
@@ -1374,7 +1395,7 @@ def logcumsumexp_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, sta
     return 0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def logcumsumexp_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
     offs = scan_offsets(ipool, p)
     m = offs.shape[1]
@@ -1390,7 +1411,7 @@ def logcumsumexp_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
             tval[lo + q] = ts
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def logcumsumexp_backward_tangent(
     adj, tadj, val, tval, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool
 ):
@@ -1423,7 +1444,7 @@ def logcumsumexp_backward_tangent(
             tcarry = tR * (0.5 + 0.5 * np.tanh(0.5 * (s - a))) + R * ((0.5 * (0.5 * (1.0 - np.tanh(0.5 * (s - a)) * np.tanh(0.5 * (s - a)) if 0.5 * (s - a) * (0.5 * (s - a)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a)))) / (1.0 + np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a))))) ** 2.0))) * ts + (0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (s - a)) * np.tanh(0.5 * (s - a)) if 0.5 * (s - a) * (0.5 * (s - a)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a)))) / (1.0 + np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a))))) ** 2.0))) * ta)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, bottom, kind):
     """Reverse sweep over rows top..bottom, accumulating adjoints of reached rows.
 
@@ -1709,7 +1730,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
     return DONE, -1
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, bottom, kind):
     """Reverse sweep over rows top..bottom, accumulating adjoints of reached rows.
 
@@ -2181,7 +2202,7 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
     return DONE, -1
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def forward_sweep(code, ip, fp, voff, ipool, fpool, val, start, stop):
     """Recompute rows start..stop-1 in place in ``val`` (LEAF/CONST rows are inputs).
 
@@ -2519,7 +2540,7 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, start, stop):
     return DONE, -1
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, stop):
     """Forward mode over rows start..stop-1: each row's tangents (one per lane, i.e. per row
     of ``tvals``) from its operands' tangents, the row dispatched once for all lanes.
@@ -3202,7 +3223,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
     return DONE, -1
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj, tadjs, top, bottom):
     """Reverse sweep carrying the adjoints and, per lane, their tangents over a tape whose
     tangents ``tangent_sweep`` computed: forward-over-reverse, so ``tadjs[ln]`` of the inputs
@@ -3490,7 +3511,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
     return DONE, -1
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def hvp_sweep_unary_0(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
     """hvp_sweep: the rows of NEG, EXP, LOG, LOG1P, EXPM1, SQRT, SIN, COS (False for any other op)."""
     if o == 5:  # NEG
@@ -3595,7 +3616,7 @@ def hvp_sweep_unary_0(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
     return True
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def hvp_sweep_unary_1(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
     """hvp_sweep: the rows of TAN, TANH, SIGMOID, RELU, ABS, ARCSIN, ARCCOS (False for any other op)."""
     if o == 13:  # TAN
@@ -3692,7 +3713,7 @@ def hvp_sweep_unary_1(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
     return True
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def hvp_sweep_unary_2(o, val, adj, tvals, tadjs, ulo, un, upa, ha, nl):
     """hvp_sweep: the rows of ARCTAN, ARCSINH, ARCCOSH, ARCTANH, SINH, COSH, LOG2, LOG10 (False for any other op)."""
     if o == 20:  # ARCTAN
@@ -3799,7 +3820,7 @@ def hvp_sweep_unary_2(o, val, adj, tvals, tadjs, ulo, un, upa, ha, nl):
     return True
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def hvp_sweep_unary_3(o, i, fp, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
     """hvp_sweep: the rows of EXP2, CBRT, SINC, SIGN, FLOOR, CEIL, RINT, TRUNC, LEAKY_RELU, ADDS, MULS, RSUBS (False for any other op)."""
     if o == 28:  # EXP2
@@ -3902,7 +3923,7 @@ def hvp_sweep_unary_3(o, i, fp, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, 
     return True
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def hvp_sweep_unary_4(o, i, fp, ip, fpool, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
     """hvp_sweep: the rows of RDIVS, POWS, RPOWS, CLIP, GAMMA, GAMMALN, DIGAMMA (False for any other op)."""
     if o == 40:  # RDIVS
@@ -4008,7 +4029,7 @@ def hvp_sweep_unary_4(o, i, fp, ip, fpool, val, adj, tvals, tadjs, ulo, un, upa,
     return True
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def hvp_sweep_unary_5(o, i, fp, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
     """hvp_sweep: the rows of POLYGAMMA, ERF, ERFC, ERFINV, ERFCINV (False for any other op)."""
     if o == 47:  # POLYGAMMA
@@ -4082,7 +4103,7 @@ def hvp_sweep_unary_5(o, i, fp, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, 
     return True
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def hvp_sweep_binary_0(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga, gb, ha, hb, hout, nl):
     """hvp_sweep: the rows of ADD, SUB, MUL, DIV (False for any other op)."""
     if o == 52:  # ADD
@@ -4176,7 +4197,7 @@ def hvp_sweep_binary_0(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga,
     return True
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def hvp_sweep_binary_1(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga, gb, ha, hb, hout, nl):
     """hvp_sweep: the rows of POW, MAXIMUM, MINIMUM, ARCTAN2 (False for any other op)."""
     if o == 56:  # POW
@@ -4279,7 +4300,7 @@ def hvp_sweep_binary_1(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga,
     return True
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def hvp_sweep_binary_2(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga, gb, ha, hb, hout, nl):
     """hvp_sweep: the rows of HYPOT, LOGADDEXP, LOGADDEXP2 (False for any other op)."""
     if o == 60:  # HYPOT
@@ -4379,7 +4400,7 @@ def hvp_sweep_binary_2(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga,
     return True
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def hvp_sweep_binary_3(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga, gb, ha, hb, hout, nl):
     """hvp_sweep: the rows of REMAINDER, FMOD (False for any other op)."""
     if o == 63:  # REMAINDER
@@ -4445,7 +4466,7 @@ def hvp_sweep_binary_3(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga,
     return True
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def guard_holds(ip, fp, voff, ipool, val, i, lo, n, ra, rb):
     """A GUARD row: ``ipool[ip[i]]`` is the kind (0 <, 1 <=, 2 >, 3 >=, 4 ==, 5 !=, 6 pin: the
     value must not change); the row's own value holds the recorded outcome (0/1) or, for a
@@ -4479,7 +4500,7 @@ def guard_holds(ip, fp, voff, ipool, val, i, lo, n, ra, rb):
     return True
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def gather_rows(buf, voff, rows, marks, out):
     """out = the values of ``rows`` in ``buf`` (concatenated), 0 for a row whose mark lacks
     bit 1 (no tangent, or not reached by the sweep)."""
@@ -4493,7 +4514,7 @@ def gather_rows(buf, voff, rows, marks, out):
             k += 1
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def jacobian_sweeps(
     code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, out_rows, seeds, in_rows, result
 ):
@@ -4525,7 +4546,7 @@ def jacobian_sweeps(
     return DONE, -1
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def zero_lanes(buf, voff, r):
     """Zero row r's values in every lane of ``buf``."""
     lo = voff[r]
@@ -4535,14 +4556,14 @@ def zero_lanes(buf, voff, r):
             buf[ln, j] = 0.0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def gather_lanes(buf, voff, rows, marks, result):
     """gather_rows for every lane: result[l] from lane l of ``buf``."""
     for ln in range(result.shape[0]):
         gather_rows(buf[ln], voff, rows, marks, result[ln])
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def seed_tangents(voff, tvals, flag, in_rows, v):
     """Lay lane l's direction v[l] over the input rows (an input given twice gets the sum).
     Only these rows of ``tvals`` are cleared: the sweeps write or clear every other row they
@@ -4560,7 +4581,7 @@ def seed_tangents(voff, tvals, flag, in_rows, v):
                 k += 1
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def jvp_sweeps(
     code, ip, fp, voff, ipool, fpool, val, tvals, flag, top, in_rows, tangents, out_rows, result
 ):
@@ -4576,7 +4597,7 @@ def jvp_sweeps(
     return DONE, -1
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def hessian_sweeps(
     code,
     ip,
@@ -4620,7 +4641,7 @@ def hessian_sweeps(
     return DONE, -1
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_row, x, g):
     """One replay: x -> val[:x.size] (the input LEAF rows), forward sweep, backward sweep from
     the scalar ``out_row``; the gradient of the first g.size input values goes to g."""
@@ -4646,7 +4667,7 @@ def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_
     return DONE, -1
 
 
-@njit(parallel=True, nogil=True, cache=True, error_model="numpy")
+@_kernel_parallel
 def grad_batch(
     code, ip, fp, voff, rg, ipool, fpool, val0, nrows, out_row, X, G, values, fails, nthreads
 ):
@@ -4670,7 +4691,7 @@ def grad_batch(
             values[b] = val[voff[out_row]]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_kernel
 def replay_grad(arrays, x):
     """Gradient of a trace at the flat input ``x``, callable from user ``@njit`` code.
 
@@ -4695,3 +4716,43 @@ def replay_grad(arrays, x):
     if status != DONE:
         raise RuntimeError("tapegrad replay_grad: the trace holds a row that cannot be replayed")
     return g
+
+
+def _global_names(code):
+    """The global names a function's code (and the code nested in it) reads."""
+    names, todo = set(), [code]
+    while todo:
+        c = todo.pop()
+        names.update(c.co_names)
+        todo.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+    return names
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    with _LAZY_LOCK:
+        made = globals()
+        order, todo, seen = [], [name], set()
+        while todo:  # name and every kernel it calls, not made yet
+            n = todo.pop()
+            if n in seen or n in made:
+                continue
+            seen.add(n)
+            order.append(n)
+            todo.extend(k for k in _global_names(_LAZY[n][0].__code__) if k in _LAZY)
+        new = {}
+        for n in order:
+            fn, parallel = _LAZY[n]
+            new[n] = njit(cache=True, nogil=True, error_model="numpy", parallel=parallel)(fn)
+        # every kernel name calls first, together (one dict update), then name itself
+        made.update({n: d for n, d in new.items() if n != name})
+        if name in new:
+            made[name] = new[name]
+    return made[name]
+
+
+if _PLAIN is None:  # (the plain-Python twin keeps its functions as they are)
+    for _name in _LAZY:
+        del globals()[_name]
+    del _name

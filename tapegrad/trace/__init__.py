@@ -19,7 +19,8 @@ Layout: the traced input leaves are rows 0..k-1 (arguments in ``argnums`` first)
 values are the first ``m`` entries of ``val`` and a replay starts by writing ``val[:m] = x``.
 """
 
-from ..kernels.sweeps import RetraceRequired, replay_grad  # noqa: F401 (for njit users)
+from ..kernels import sweeps as _sweeps
+from ..kernels.sweeps import RetraceRequired
 from .fileformat import op_table_fingerprint
 from .record import ArgumentsChanged
 from .replay import Trace, Traced, load_trace, trace, traced
@@ -34,3 +35,11 @@ __all__ = [
     "load_trace",
     "op_table_fingerprint",
 ]
+
+
+def __getattr__(name):
+    """``replay_grad`` (for users' own ``@njit`` code), made when first asked for: its
+    dispatcher and those of every kernel it calls cost tens of milliseconds at import."""
+    if name == "replay_grad":
+        return _sweeps.replay_grad
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -94,11 +94,11 @@ def test_no_import_cycles():
             visit(n)
 
 
-def _jit_decorated(tree):
+def _jit_decorated(tree, names=("njit", "jit", "vectorize")):
     for node in ast.walk(tree):
         for d in getattr(node, "decorator_list", ()):
             f = d.func if isinstance(d, ast.Call) else d
-            if getattr(f, "id", getattr(f, "attr", "")) in ("njit", "jit", "vectorize"):
+            if getattr(f, "id", getattr(f, "attr", "")) in names:
                 yield node.name
 
 
@@ -110,7 +110,10 @@ def test_compiled_code_lives_in_the_generated_module_only():
         for fn in _jit_decorated(tree)
     ]
     assert not jitted, f"@njit outside tapegrad/kernels/sweeps.py: {jitted}"
-    assert list(_jit_decorated(ast.parse((PKG / "kernels" / "sweeps.py").read_text())))
+    # the generated module notes its kernels (@_kernel), made dispatchers on first use
+    kernels = ("_kernel", "_kernel_parallel")
+    sweeps = ast.parse((PKG / "kernels" / "sweeps.py").read_text())
+    assert len(list(_jit_decorated(sweeps, kernels))) > 50
 
 
 def test_import_linter_contracts_hold():
