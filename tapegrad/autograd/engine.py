@@ -308,7 +308,20 @@ def run_backward(
     _run_retained(t, top)
     if not retain_graph:
         release_swept(t, top, bottom)
+        _detach_roots(outputs)
     return out
+
+
+def _detach_roots(outputs):
+    """A backward that kept no graph freed its outputs' graphs: their handles need no row any
+    more.  Detached (no tape, no range token), a kept output (``losses.append(loss)``) no
+    longer pins its row range, and with it the unfreed rows recorded beside it (a metric's
+    graph dropped after ``.item()``), which would else stay for good.  Its value stays; a
+    backward through it raises as through any freed graph."""
+    for y in outputs:
+        if not y._leaf:
+            y._tape = None
+            y._k = None
 
 
 def _lowest_input_row(t, in_rows):

@@ -149,3 +149,32 @@ def test_a_handle_kept_through_a_cut_follows_its_row_to_the_live_tape():
     np.testing.assert_allclose(x.grad.numpy(), 4.0 * (2.0 * np.arange(5000.0) + 1.0))
     with pytest.raises(RuntimeError, match="retain_graph=True"):
         (loss * 1.0).backward()
+
+
+@on_fresh_tape
+def test_kept_losses_do_not_pin_a_dropped_metric_graph_beside_them():
+    # losses kept after their backward (for a plot) and a metric logged with .item() without
+    # no_grad: the kept losses used to hold their row ranges, and with them every metric
+    # graph recorded beside them, so the tape grew by every step's rows for good
+    rng = np.random.default_rng(3)
+    W = tg.tensor(rng.standard_normal((16, 4)) * 0.1, requires_grad=True)
+    losses, sizes = [], []
+    for _ in range(600):
+        x = tg.tensor(rng.standard_normal((8, 16)))
+        logits = x @ W
+        loss = (logits**2).mean()
+        confidence = logits.softmax(-1).amax(-1).mean().item()  # its graph is dropped
+        assert 0.0 < confidence <= 1.0
+        losses.append(loss)
+        loss.backward()
+        with tg.no_grad():
+            W -= 0.01 * W.grad
+        W.grad = None
+        sizes.append(len(tg.current_tape()))
+    # a sawtooth within about two row ranges (2,048 rows each), not ~15 rows more a step
+    assert max(sizes) <= 2 * T.TOKEN_ROWS + 64
+    assert losses[0].item() > losses[-1].item()
+    with pytest.raises(RuntimeError, match="second time"):
+        losses[-1].backward()  # a kept loss's graph is freed: it still says so
+    with pytest.raises(RuntimeError, match="second time"):
+        (losses[3] * 2.0).backward()
