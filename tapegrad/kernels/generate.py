@@ -343,18 +343,23 @@ _ARGS_F = "lo, n, pa, pb, p, voff, ipool, fpool"
 _ARGS_B = "lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool"
 
 
+def _zeroed_before_chain(o):
+    """Are structural op ``o``'s operands zeroed by the prologue before the op chain (its
+    operands are a / b and it does not zero them itself, ``zeroes_operands``)?"""
+    return o.operands is None and not o.zeroes_operands
+
+
 def struct_backward(o):
     call = f"status = {_fn(o, 'backward')}(adj, val, val, val, adj, {_ARGS_B}, kind)"
-    if o.operands is None or o.zeroes_operands:  # (a / b are zeroed before the op chain)
+    if _zeroed_before_chain(o) or o.zeroes_operands:
         return call
     return "\n".join(_each_operand(o, _ZERO_UNREACHED) + [call])
 
 
 def _zero_operands_a_b():
     """Before a reverse sweep's chain of structural ops: zero the adjoints of operands a / b
-    the op is the first to reach, for every op whose operands are a / b and that does not
-    zero them itself (``zeroes_operands``)."""
-    own = [CODE[o.name] for o in _STRUCT if o.operands is not None or o.zeroes_operands]
+    the op is the first to reach, for the ops ``_zeroed_before_chain``."""
+    own = [CODE[o.name] for o in _STRUCT if not _zeroed_before_chain(o)]
     cond = " and ".join(f"o != {c}" for c in own) or "True"
     return "\n".join(
         [

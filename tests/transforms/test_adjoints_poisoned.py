@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 from custom_functions import Cube
+from finite_differences import central_gradient
 from fresh_tape import on_fresh_tape
 
 import tapegrad as tg
@@ -35,17 +36,6 @@ def _garbage_then_poison(value):
 
 def _close(got, want, rtol=1e-12, atol=0.0):
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, atol=atol)
-
-
-def _fd(f, x, eps=1e-6):
-    """Central differences of scalar ``f`` (plain NumPy) at ``x``."""
-    x = np.asarray(x, dtype=float)
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return g
 
 
 # ---- a graph through many op kinds ------------------------------------------------------------
@@ -88,8 +78,8 @@ def _mixed_grads(poison, twice=False):
 
 
 def _mixed_want():
-    gx = _fd(lambda v: _mixed_np(v, S0), X0)
-    gs = _fd(lambda v: _mixed_np(X0, float(v)), np.array(S0))
+    gx = central_gradient(lambda v: _mixed_np(v, S0), X0)
+    gs = central_gradient(lambda v: _mixed_np(X0, float(v)), np.array(S0))
     return gx, float(gs)
 
 
@@ -111,7 +101,7 @@ def test_a_graph_of_many_op_kinds(mode, poison):
     _close(want_x[~ties], fd_x[~ties], rtol=1e-6, atol=1e-6)
     _close(want_s, fd_s, rtol=1e-6)
     # the tied maxima share the max's 2 m between them (however the op splits it)
-    rest = _fd(lambda v: _mixed_np(v, S0) - (np.max(v, axis=1) ** 2).sum(), X0)
+    rest = central_gradient(lambda v: _mixed_np(v, S0) - (np.max(v, axis=1) ** 2).sum(), X0)
     _close(want_x[1, [1, 3]].sum(), rest[1, [1, 3]].sum() + 2 * X0[1].max(), rtol=1e-6)
     assert ((want_x[1, [1, 3]] - rest[1, [1, 3]]) > -1e-6).all()
 
