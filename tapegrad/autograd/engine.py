@@ -307,7 +307,7 @@ def run_backward(
         rs.accumulate_leaves(top)
     _run_retained(t, top)
     if not retain_graph:
-        release_swept(t, top, bottom)
+        release_swept(t, top, max(bottom, _first_needed_row(t, in_rows)))
         _detach_roots(outputs)
     return out
 
@@ -322,6 +322,18 @@ def _detach_roots(outputs):
         if not y._leaf:
             y._tape = None
             y._k = None
+
+
+def _first_needed_row(t, in_rows):
+    """The lowest row whose backward the gradients of inputs with rows ``in_rows`` need: the
+    row above the lowest input when that input is an intermediate result (its own backward,
+    and those below it, lead to no input), else 0.  A backward does not free what it did not
+    need, as in PyTorch: after ``autograd.grad(out, [mid])`` a backward through ``mid`` itself
+    still works."""
+    if in_rows is None:
+        return 0
+    low = min((r for rows in in_rows for r in rows), default=-1)
+    return low + 1 if low >= 0 and t.code[low] & 255 > T.CONST else 0
 
 
 def _lowest_input_row(t, in_rows):

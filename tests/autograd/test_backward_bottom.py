@@ -86,3 +86,37 @@ def test_a_transform_above_a_held_graph_cuts_its_rows_in_place():
     assert len(tg.current_tape()) > n  # its rows stay (the next reclaim sees the handle)
     out.sum().backward()
     assert net[2].bias.grad.tolist() == [5.0, 5.0, 5.0]
+
+
+def _mid_graph():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    mid = tg.exp(x * 3.0)
+    return x, mid, (mid**2).sum()
+
+
+@pytest.mark.parametrize("hooked", [False, True], ids=["plain", "side-tables"])
+@on_fresh_tape
+def test_grad_into_a_mid_tensor_leaves_its_own_graph_usable(hooked):
+    # as in PyTorch: autograd.grad(out, [mid]) needs no backward of mid itself, so it frees
+    # only what lies above mid; a later backward through mid still works (a hook makes the
+    # sweep run from row 0: the rows it reached below mid must not be freed either)
+    x, mid, out = _mid_graph()
+    if hooked:
+        x.register_hook(lambda g: g * 1.0)
+    (g,) = tg.autograd.grad(out, [mid])
+    np.testing.assert_allclose(g.numpy(), 2 * np.exp([3.0, 6.0]), rtol=1e-14)
+    mid.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 3 * np.exp([3.0, 6.0]), rtol=1e-14)
+    with pytest.raises(RuntimeError, match="second time"):
+        out.backward()  # the part above mid was freed
+
+
+@on_fresh_tape
+def test_grad_into_a_mid_tensor_and_a_leaf_below_it_frees_mids_graph():
+    # mid's own backward was needed for x's gradient: freed, as PyTorch frees it
+    x, mid, out = _mid_graph()
+    gm, gx = tg.autograd.grad(out, [mid, x])
+    np.testing.assert_allclose(gx.numpy(), 6 * np.exp([6.0, 12.0]), rtol=1e-14)
+    np.testing.assert_allclose(gm.numpy(), 2 * np.exp([3.0, 6.0]), rtol=1e-14)
+    with pytest.raises(RuntimeError, match="second time"):
+        mid.sum().backward()
