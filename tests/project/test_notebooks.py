@@ -39,11 +39,9 @@ def test_notebook_runs(path, monkeypatch):
     nbclient = pytest.importorskip("nbclient", reason="running notebooks needs the notebooks extra")
     pytest.importorskip("ipykernel", reason="running notebooks needs the notebooks extra")
     pytest.importorskip("matplotlib", reason="the notebooks plot with matplotlib")
-    # the kernel inherits this environment: no GUI backend, and single-threaded BLAS (a
-    # multi-threaded BLAS on a busy 2-core machine makes small matmuls ~100x slower)
+    # the kernel inherits this environment: no GUI backend, and the single-threaded BLAS
+    # that tests/conftest.py sets
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        monkeypatch.setenv(var, os.environ.get(var, "1"))
     nb = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(
         nb,
