@@ -2571,558 +2571,24 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
             upa = np.uint64(voff[ra])
             upb = np.uint64(voff[rb]) if rb >= 0 else np.uint64(0)
             if o <= 51:
-                if o == 5:  # NEG
-                    for j in range(un):
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t -= tvals[ln, upa + j]
-                            tvals[ln, ulo + j] = t
-                elif o == 6:  # EXP
-                    for j in range(un):
-                        out = val[ulo + j]
-                        d0 = out
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 7:  # LOG
-                    for j in range(un):
-                        a = val[upa + j]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (tvals[ln, upa + j] / a) if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 8:  # LOG1P
-                    for j in range(un):
-                        a = val[upa + j]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (tvals[ln, upa + j] / (1.0 + a)) if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 9:  # EXPM1
-                    for j in range(un):
-                        a = val[upa + j]
-                        d0 = np.exp(a)
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 10:  # SQRT
-                    for j in range(un):
-                        out = val[ulo + j]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (tvals[ln, upa + j] / out * 0.5) if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 11:  # SIN
-                    for j in range(un):
-                        a = val[upa + j]
-                        d0 = np.cos(a)
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 12:  # COS
-                    for j in range(un):
-                        a = val[upa + j]
-                        d0 = -np.sin(a)
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 13:  # TAN
-                    for j in range(un):
-                        out = val[ulo + j]
-                        d0 = 1.0 + out * out
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 14:  # TANH
-                    for j in range(un):
-                        a = val[upa + j]
-                        out = val[ulo + j]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (tvals[ln, upa + j] * (1.0 - out * out) if a * a < 1.0 else tvals[ln, upa + j] * (4.0 * np.exp(-2.0 * (a if a > 0.0 else -a)) / (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** 2.0)) if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 15:  # SIGMOID
-                    for j in range(un):
-                        a = val[upa + j]
-                        out = val[ulo + j]
-                        d0 = out * np.exp(-np.logaddexp(0.0, a))
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 16:  # RELU
-                    for j in range(un):
-                        a = val[upa + j]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (tvals[ln, upa + j] if a > 0.0 else 0.0) if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 17:  # ABS
-                    for j in range(un):
-                        a = val[upa + j]
-                        d0 = 1.0 if a > 0.0 else -1.0 if a < 0.0 else a * 0.0
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 18:  # ARCSIN
-                    for j in range(un):
-                        a = val[upa + j]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (tvals[ln, upa + j] / np.sqrt(1.0 - a * a)) if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 19:  # ARCCOS
-                    for j in range(un):
-                        a = val[upa + j]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (-(tvals[ln, upa + j] / np.sqrt(1.0 - a * a))) if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 20:  # ARCTAN
-                    for j in range(un):
-                        a = val[upa + j]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (tvals[ln, upa + j] / (1.0 + a * a)) if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 21:  # ARCSINH
-                    for j in range(un):
-                        a = val[upa + j]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (tvals[ln, upa + j] / np.sqrt(a * a + 1.0)) if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 22:  # ARCCOSH
-                    for j in range(un):
-                        a = val[upa + j]
-                        d0 = (a - 1.0) ** (-0.5) * (a + 1.0) ** (-0.5)
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 23:  # ARCTANH
-                    for j in range(un):
-                        a = val[upa + j]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (tvals[ln, upa + j] / (1.0 - a * a)) if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 24:  # SINH
-                    for j in range(un):
-                        a = val[upa + j]
-                        d0 = np.cosh(a)
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 25:  # COSH
-                    for j in range(un):
-                        a = val[upa + j]
-                        d0 = np.sinh(a)
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 26:  # LOG2
-                    for j in range(un):
-                        a = val[upa + j]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (tvals[ln, upa + j] / a * 1.4426950408889634) if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 27:  # LOG10
-                    for j in range(un):
-                        a = val[upa + j]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (tvals[ln, upa + j] / a * 0.43429448190325176) if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 28:  # EXP2
-                    for j in range(un):
-                        out = val[ulo + j]
-                        d0 = out * 0.6931471805599453
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 29:  # CBRT
-                    for j in range(un):
-                        out = val[ulo + j]
-                        d0 = out ** (-2.0) / 3.0
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 30:  # SINC
-                    for j in range(un):
-                        a = val[upa + j]
-                        out = val[ulo + j]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (tvals[ln, upa + j] * ((a if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))))))) if np.abs(a) < 0.1 else tvals[ln, upa + j] * ((np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a))) if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 31:  # SIGN
-                    for j in range(un):
-                        for ln in range(nl):
-                            t = 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 32:  # FLOOR
-                    for j in range(un):
-                        for ln in range(nl):
-                            t = 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 33:  # CEIL
-                    for j in range(un):
-                        for ln in range(nl):
-                            t = 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 34:  # RINT
-                    for j in range(un):
-                        for ln in range(nl):
-                            t = 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 35:  # TRUNC
-                    for j in range(un):
-                        for ln in range(nl):
-                            t = 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 36:  # LEAKY_RELU
-                    c = fp[i]
-                    for j in range(un):
-                        a = val[upa + j]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (tvals[ln, upa + j] if a > 0.0 else tvals[ln, upa + j] * c) if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 37:  # ADDS
-                    for j in range(un):
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j]
-                            tvals[ln, ulo + j] = t
-                elif o == 38:  # MULS
-                    c = fp[i]
-                    for j in range(un):
-                        d0 = c
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 39:  # RSUBS
-                    for j in range(un):
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t -= tvals[ln, upa + j]
-                            tvals[ln, ulo + j] = t
-                elif o == 40:  # RDIVS
-                    for j in range(un):
-                        a = val[upa + j]
-                        out = val[ulo + j]
-                        d0 = -out / a
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 41:  # POWS
-                    c = fp[i]
-                    for j in range(un):
-                        a = val[upa + j]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (0.0 if c == 0.0 else tvals[ln, upa + j] * (c * sf_pow(a, c - 1.0))) if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 42:  # RPOWS
-                    c = fp[i]
-                    for j in range(un):
-                        a = val[upa + j]
-                        out = val[ulo + j]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += ((0.0 if a > 0.0 else tvals[ln, upa + j] * np.log(c)) if c == 0.0 else tvals[ln, upa + j] * (out * np.log(1.0 if c == 0.0 else c))) if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 43:  # CLIP
-                    c = fp[i]
-                    c2 = fpool[ip[i]]
-                    for j in range(un):
-                        a = val[upa + j]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (tvals[ln, upa + j] if (a >= c) & (a <= c2) else 0.0) if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 44:  # GAMMA
-                    for j in range(un):
-                        a = val[upa + j]
-                        out = val[ulo + j]
-                        d0 = out * sf_digamma(a)
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 45:  # GAMMALN
-                    for j in range(un):
-                        a = val[upa + j]
-                        d0 = sf_digamma(a)
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 46:  # DIGAMMA
-                    for j in range(un):
-                        a = val[upa + j]
-                        d0 = sf_polygamma(1.0, a)
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 47:  # POLYGAMMA
-                    c = fp[i]
-                    for j in range(un):
-                        a = val[upa + j]
-                        d0 = sf_polygamma(c + 1.0, a)
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 48:  # ERF
-                    for j in range(un):
-                        a = val[upa + j]
-                        d0 = 1.1283791670955126 * np.exp(-(a * a))
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 49:  # ERFC
-                    for j in range(un):
-                        a = val[upa + j]
-                        d0 = -1.1283791670955126 * np.exp(-(a * a))
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 50:  # ERFINV
-                    for j in range(un):
-                        out = val[ulo + j]
-                        d0 = 0.8862269254527579 * np.exp(out * out)
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 51:  # ERFCINV
-                    for j in range(un):
-                        out = val[ulo + j]
-                        d0 = -0.8862269254527579 * np.exp(out * out)
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
+                if o <= 16:
+                    known = tangent_sweep_unary_0(o, val, tvals, ulo, un, upa, ha, nl)
+                elif o <= 28:
+                    known = tangent_sweep_unary_1(o, val, tvals, ulo, un, upa, ha, nl)
+                elif o <= 42:
+                    known = tangent_sweep_unary_2(o, i, fp, val, tvals, ulo, un, upa, ha, nl)
                 else:
+                    known = tangent_sweep_unary_3(o, i, fp, ip, fpool, val, tvals, ulo, un, upa, ha, nl)
+                if not known:
                     return BAD_OP, i
             else:
                 sa = np.uint64(0) if voff[ra + 1] - voff[ra] == 1 else np.uint64(1)
                 sb = np.uint64(0) if voff[rb + 1] - voff[rb] == 1 else np.uint64(1)
-                if o == 52:  # ADD
-                    for j in range(un):
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j * sa]
-                            if hb:
-                                t += tvals[ln, upb + j * sb]
-                            tvals[ln, ulo + j] = t
-                elif o == 53:  # SUB
-                    for j in range(un):
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j * sa]
-                            if hb:
-                                t -= tvals[ln, upb + j * sb]
-                            tvals[ln, ulo + j] = t
-                elif o == 54:  # MUL
-                    for j in range(un):
-                        a = val[upa + j * sa]
-                        b = val[upb + j * sb]
-                        d0 = b
-                        d1 = a
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j * sa] * d0 if tvals[ln, upa + j * sa] != 0.0 else 0.0
-                            if hb:
-                                t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 55:  # DIV
-                    for j in range(un):
-                        b = val[upb + j * sb]
-                        out = val[ulo + j]
-                        d1 = -out / b
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (tvals[ln, upa + j * sa] / b) if tvals[ln, upa + j * sa] != 0.0 else 0.0
-                            if hb:
-                                t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 56:  # POW
-                    for j in range(un):
-                        a = val[upa + j * sa]
-                        b = val[upb + j * sb]
-                        out = val[ulo + j]
-                        d0 = b * sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0)
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j * sa] * d0 if tvals[ln, upa + j * sa] != 0.0 else 0.0
-                            if hb:
-                                t += ((0.0 if b > 0.0 else tvals[ln, upb + j * sb] * np.log(1.0 if b > 0.0 else a)) if a == 0.0 else tvals[ln, upb + j * sb] * (out * np.log(1.0 if a == 0.0 else a))) if tvals[ln, upb + j * sb] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 57:  # MAXIMUM
-                    for j in range(un):
-                        a = val[upa + j * sa]
-                        b = val[upb + j * sb]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (tvals[ln, upa + j * sa] * 0.5 if a == b else tvals[ln, upa + j * sa] if a > b else 0.0) if tvals[ln, upa + j * sa] != 0.0 else 0.0
-                            if hb:
-                                t += (tvals[ln, upb + j * sb] * 0.5 if a == b else 0.0 if a > b else tvals[ln, upb + j * sb]) if tvals[ln, upb + j * sb] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 58:  # MINIMUM
-                    for j in range(un):
-                        a = val[upa + j * sa]
-                        b = val[upb + j * sb]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (tvals[ln, upa + j * sa] * 0.5 if a == b else tvals[ln, upa + j * sa] if a < b else 0.0) if tvals[ln, upa + j * sa] != 0.0 else 0.0
-                            if hb:
-                                t += (tvals[ln, upb + j * sb] * 0.5 if a == b else 0.0 if a < b else tvals[ln, upb + j * sb]) if tvals[ln, upb + j * sb] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 59:  # ARCTAN2
-                    for j in range(un):
-                        a = val[upa + j * sa]
-                        b = val[upb + j * sb]
-                        d1 = -(0.0 if np.hypot(a, b) == 0.0 else a) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (tvals[ln, upa + j * sa] * ((0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) if tvals[ln, upa + j * sa] != 0.0 else 0.0
-                            if hb:
-                                t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 60:  # HYPOT
-                    for j in range(un):
-                        a = val[upa + j * sa]
-                        b = val[upb + j * sb]
-                        out = val[ulo + j]
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += (tvals[ln, upa + j * sa] * ((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out))) if tvals[ln, upa + j * sa] != 0.0 else 0.0
-                            if hb:
-                                t += (tvals[ln, upb + j * sb] * ((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out))) if tvals[ln, upb + j * sb] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 61:  # LOGADDEXP
-                    for j in range(un):
-                        a = val[upa + j * sa]
-                        b = val[upb + j * sb]
-                        d0 = 0.5 + 0.5 * np.tanh(0.5 * (a - b))
-                        d1 = 0.5 - 0.5 * np.tanh(0.5 * (a - b))
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j * sa] * d0 if tvals[ln, upa + j * sa] != 0.0 else 0.0
-                            if hb:
-                                t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 62:  # LOGADDEXP2
-                    for j in range(un):
-                        a = val[upa + j * sa]
-                        b = val[upb + j * sb]
-                        d0 = 0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b))
-                        d1 = 0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b))
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j * sa] * d0 if tvals[ln, upa + j * sa] != 0.0 else 0.0
-                            if hb:
-                                t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 63:  # REMAINDER
-                    for j in range(un):
-                        a = val[upa + j * sa]
-                        b = val[upb + j * sb]
-                        out = val[ulo + j]
-                        d1 = -np.floor((a - out) / b + 0.5)
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j * sa]
-                            if hb:
-                                t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
-                elif o == 64:  # FMOD
-                    for j in range(un):
-                        a = val[upa + j * sa]
-                        b = val[upb + j * sb]
-                        out = val[ulo + j]
-                        d1 = -np.floor((a - out) / b + 0.5)
-                        for ln in range(nl):
-                            t = 0.0
-                            if ha:
-                                t += tvals[ln, upa + j * sa]
-                            if hb:
-                                t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
-                            tvals[ln, ulo + j] = t
+                if o <= 59:
+                    known = tangent_sweep_binary_0(o, val, tvals, ulo, un, upa, upb, sa, sb, ha, hb, nl)
                 else:
+                    known = tangent_sweep_binary_1(o, val, tvals, ulo, un, upa, upb, sa, sb, ha, hb, nl)
+                if not known:
                     return BAD_OP, i
         else:
             p = ip[i]
@@ -3509,6 +2975,600 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                 return status, i
         i -= 1
     return DONE, -1
+
+
+@_kernel
+def tangent_sweep_unary_0(o, val, tvals, ulo, un, upa, ha, nl):
+    """tangent_sweep: the rows of NEG, EXP, LOG, LOG1P, EXPM1, SQRT, SIN, COS, TAN, TANH, SIGMOID, RELU (False for any other op)."""
+    if o == 5:  # NEG
+        for j in range(un):
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t -= tvals[ln, upa + j]
+                tvals[ln, ulo + j] = t
+    elif o == 6:  # EXP
+        for j in range(un):
+            out = val[ulo + j]
+            d0 = out
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 7:  # LOG
+        for j in range(un):
+            a = val[upa + j]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (tvals[ln, upa + j] / a) if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 8:  # LOG1P
+        for j in range(un):
+            a = val[upa + j]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (tvals[ln, upa + j] / (1.0 + a)) if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 9:  # EXPM1
+        for j in range(un):
+            a = val[upa + j]
+            d0 = np.exp(a)
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 10:  # SQRT
+        for j in range(un):
+            out = val[ulo + j]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (tvals[ln, upa + j] / out * 0.5) if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 11:  # SIN
+        for j in range(un):
+            a = val[upa + j]
+            d0 = np.cos(a)
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 12:  # COS
+        for j in range(un):
+            a = val[upa + j]
+            d0 = -np.sin(a)
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 13:  # TAN
+        for j in range(un):
+            out = val[ulo + j]
+            d0 = 1.0 + out * out
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 14:  # TANH
+        for j in range(un):
+            a = val[upa + j]
+            out = val[ulo + j]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (tvals[ln, upa + j] * (1.0 - out * out) if a * a < 1.0 else tvals[ln, upa + j] * (4.0 * np.exp(-2.0 * (a if a > 0.0 else -a)) / (1.0 + np.exp(-2.0 * (a if a > 0.0 else -a))) ** 2.0)) if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 15:  # SIGMOID
+        for j in range(un):
+            a = val[upa + j]
+            out = val[ulo + j]
+            d0 = out * np.exp(-np.logaddexp(0.0, a))
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 16:  # RELU
+        for j in range(un):
+            a = val[upa + j]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (tvals[ln, upa + j] if a > 0.0 else 0.0) if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    else:
+        return False
+    return True
+
+
+@_kernel
+def tangent_sweep_unary_1(o, val, tvals, ulo, un, upa, ha, nl):
+    """tangent_sweep: the rows of ABS, ARCSIN, ARCCOS, ARCTAN, ARCSINH, ARCCOSH, ARCTANH, SINH, COSH, LOG2, LOG10, EXP2 (False for any other op)."""
+    if o == 17:  # ABS
+        for j in range(un):
+            a = val[upa + j]
+            d0 = 1.0 if a > 0.0 else -1.0 if a < 0.0 else a * 0.0
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 18:  # ARCSIN
+        for j in range(un):
+            a = val[upa + j]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (tvals[ln, upa + j] / np.sqrt(1.0 - a * a)) if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 19:  # ARCCOS
+        for j in range(un):
+            a = val[upa + j]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (-(tvals[ln, upa + j] / np.sqrt(1.0 - a * a))) if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 20:  # ARCTAN
+        for j in range(un):
+            a = val[upa + j]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (tvals[ln, upa + j] / (1.0 + a * a)) if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 21:  # ARCSINH
+        for j in range(un):
+            a = val[upa + j]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (tvals[ln, upa + j] / np.sqrt(a * a + 1.0)) if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 22:  # ARCCOSH
+        for j in range(un):
+            a = val[upa + j]
+            d0 = (a - 1.0) ** (-0.5) * (a + 1.0) ** (-0.5)
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 23:  # ARCTANH
+        for j in range(un):
+            a = val[upa + j]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (tvals[ln, upa + j] / (1.0 - a * a)) if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 24:  # SINH
+        for j in range(un):
+            a = val[upa + j]
+            d0 = np.cosh(a)
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 25:  # COSH
+        for j in range(un):
+            a = val[upa + j]
+            d0 = np.sinh(a)
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 26:  # LOG2
+        for j in range(un):
+            a = val[upa + j]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (tvals[ln, upa + j] / a * 1.4426950408889634) if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 27:  # LOG10
+        for j in range(un):
+            a = val[upa + j]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (tvals[ln, upa + j] / a * 0.43429448190325176) if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 28:  # EXP2
+        for j in range(un):
+            out = val[ulo + j]
+            d0 = out * 0.6931471805599453
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    else:
+        return False
+    return True
+
+
+@_kernel
+def tangent_sweep_unary_2(o, i, fp, val, tvals, ulo, un, upa, ha, nl):
+    """tangent_sweep: the rows of CBRT, SINC, SIGN, FLOOR, CEIL, RINT, TRUNC, LEAKY_RELU, ADDS, MULS, RSUBS, RDIVS, POWS, RPOWS (False for any other op)."""
+    if o == 29:  # CBRT
+        for j in range(un):
+            out = val[ulo + j]
+            d0 = out ** (-2.0) / 3.0
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 30:  # SINC
+        for j in range(un):
+            a = val[upa + j]
+            out = val[ulo + j]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (tvals[ln, upa + j] * ((a if np.abs(a) < 0.1 else 0.0) * (-3.289868133696453 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (3.246969701133414 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-1.144510944732505 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.20918278254123832 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (-0.023460810354558225 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * (0.001781145516372851 + (a if np.abs(a) < 0.1 else 0.0) * (a if np.abs(a) < 0.1 else 0.0) * -9.766223126318928e-05))))))) if np.abs(a) < 0.1 else tvals[ln, upa + j] * ((np.cos(3.141592653589793 * a) - out) / (1.0 if np.abs(a) < 0.1 else a))) if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 31:  # SIGN
+        for j in range(un):
+            for ln in range(nl):
+                t = 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 32:  # FLOOR
+        for j in range(un):
+            for ln in range(nl):
+                t = 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 33:  # CEIL
+        for j in range(un):
+            for ln in range(nl):
+                t = 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 34:  # RINT
+        for j in range(un):
+            for ln in range(nl):
+                t = 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 35:  # TRUNC
+        for j in range(un):
+            for ln in range(nl):
+                t = 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 36:  # LEAKY_RELU
+        c = fp[i]
+        for j in range(un):
+            a = val[upa + j]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (tvals[ln, upa + j] if a > 0.0 else tvals[ln, upa + j] * c) if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 37:  # ADDS
+        for j in range(un):
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j]
+                tvals[ln, ulo + j] = t
+    elif o == 38:  # MULS
+        c = fp[i]
+        for j in range(un):
+            d0 = c
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 39:  # RSUBS
+        for j in range(un):
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t -= tvals[ln, upa + j]
+                tvals[ln, ulo + j] = t
+    elif o == 40:  # RDIVS
+        for j in range(un):
+            a = val[upa + j]
+            out = val[ulo + j]
+            d0 = -out / a
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 41:  # POWS
+        c = fp[i]
+        for j in range(un):
+            a = val[upa + j]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (0.0 if c == 0.0 else tvals[ln, upa + j] * (c * sf_pow(a, c - 1.0))) if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 42:  # RPOWS
+        c = fp[i]
+        for j in range(un):
+            a = val[upa + j]
+            out = val[ulo + j]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += ((0.0 if a > 0.0 else tvals[ln, upa + j] * np.log(c)) if c == 0.0 else tvals[ln, upa + j] * (out * np.log(1.0 if c == 0.0 else c))) if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    else:
+        return False
+    return True
+
+
+@_kernel
+def tangent_sweep_unary_3(o, i, fp, ip, fpool, val, tvals, ulo, un, upa, ha, nl):
+    """tangent_sweep: the rows of CLIP, GAMMA, GAMMALN, DIGAMMA, POLYGAMMA, ERF, ERFC, ERFINV, ERFCINV (False for any other op)."""
+    if o == 43:  # CLIP
+        c = fp[i]
+        c2 = fpool[ip[i]]
+        for j in range(un):
+            a = val[upa + j]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (tvals[ln, upa + j] if (a >= c) & (a <= c2) else 0.0) if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 44:  # GAMMA
+        for j in range(un):
+            a = val[upa + j]
+            out = val[ulo + j]
+            d0 = out * sf_digamma(a)
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 45:  # GAMMALN
+        for j in range(un):
+            a = val[upa + j]
+            d0 = sf_digamma(a)
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 46:  # DIGAMMA
+        for j in range(un):
+            a = val[upa + j]
+            d0 = sf_polygamma(1.0, a)
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 47:  # POLYGAMMA
+        c = fp[i]
+        for j in range(un):
+            a = val[upa + j]
+            d0 = sf_polygamma(c + 1.0, a)
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 48:  # ERF
+        for j in range(un):
+            a = val[upa + j]
+            d0 = 1.1283791670955126 * np.exp(-(a * a))
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 49:  # ERFC
+        for j in range(un):
+            a = val[upa + j]
+            d0 = -1.1283791670955126 * np.exp(-(a * a))
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 50:  # ERFINV
+        for j in range(un):
+            out = val[ulo + j]
+            d0 = 0.8862269254527579 * np.exp(out * out)
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 51:  # ERFCINV
+        for j in range(un):
+            out = val[ulo + j]
+            d0 = -0.8862269254527579 * np.exp(out * out)
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j] * d0 if tvals[ln, upa + j] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    else:
+        return False
+    return True
+
+
+@_kernel
+def tangent_sweep_binary_0(o, val, tvals, ulo, un, upa, upb, sa, sb, ha, hb, nl):
+    """tangent_sweep: the rows of ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, ARCTAN2 (False for any other op)."""
+    if o == 52:  # ADD
+        for j in range(un):
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j * sa]
+                if hb:
+                    t += tvals[ln, upb + j * sb]
+                tvals[ln, ulo + j] = t
+    elif o == 53:  # SUB
+        for j in range(un):
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j * sa]
+                if hb:
+                    t -= tvals[ln, upb + j * sb]
+                tvals[ln, ulo + j] = t
+    elif o == 54:  # MUL
+        for j in range(un):
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            d0 = b
+            d1 = a
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j * sa] * d0 if tvals[ln, upa + j * sa] != 0.0 else 0.0
+                if hb:
+                    t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 55:  # DIV
+        for j in range(un):
+            b = val[upb + j * sb]
+            out = val[ulo + j]
+            d1 = -out / b
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (tvals[ln, upa + j * sa] / b) if tvals[ln, upa + j * sa] != 0.0 else 0.0
+                if hb:
+                    t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 56:  # POW
+        for j in range(un):
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            out = val[ulo + j]
+            d0 = b * sf_pow(1.0 if (b == 0.0) & ((a == 0.0) | (a != a)) else a, b - 1.0)
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j * sa] * d0 if tvals[ln, upa + j * sa] != 0.0 else 0.0
+                if hb:
+                    t += ((0.0 if b > 0.0 else tvals[ln, upb + j * sb] * np.log(1.0 if b > 0.0 else a)) if a == 0.0 else tvals[ln, upb + j * sb] * (out * np.log(1.0 if a == 0.0 else a))) if tvals[ln, upb + j * sb] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 57:  # MAXIMUM
+        for j in range(un):
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (tvals[ln, upa + j * sa] * 0.5 if a == b else tvals[ln, upa + j * sa] if a > b else 0.0) if tvals[ln, upa + j * sa] != 0.0 else 0.0
+                if hb:
+                    t += (tvals[ln, upb + j * sb] * 0.5 if a == b else 0.0 if a > b else tvals[ln, upb + j * sb]) if tvals[ln, upb + j * sb] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 58:  # MINIMUM
+        for j in range(un):
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (tvals[ln, upa + j * sa] * 0.5 if a == b else tvals[ln, upa + j * sa] if a < b else 0.0) if tvals[ln, upa + j * sa] != 0.0 else 0.0
+                if hb:
+                    t += (tvals[ln, upb + j * sb] * 0.5 if a == b else 0.0 if a < b else tvals[ln, upb + j * sb]) if tvals[ln, upb + j * sb] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 59:  # ARCTAN2
+        for j in range(un):
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            d1 = -(0.0 if np.hypot(a, b) == 0.0 else a) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b))
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (tvals[ln, upa + j * sa] * ((0.0 if np.hypot(a, b) == 0.0 else b) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)) / (1.0 if np.hypot(a, b) == 0.0 else np.hypot(a, b)))) if tvals[ln, upa + j * sa] != 0.0 else 0.0
+                if hb:
+                    t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    else:
+        return False
+    return True
+
+
+@_kernel
+def tangent_sweep_binary_1(o, val, tvals, ulo, un, upa, upb, sa, sb, ha, hb, nl):
+    """tangent_sweep: the rows of HYPOT, LOGADDEXP, LOGADDEXP2, REMAINDER, FMOD (False for any other op)."""
+    if o == 60:  # HYPOT
+        for j in range(un):
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            out = val[ulo + j]
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += (tvals[ln, upa + j * sa] * ((0.0 if out == 0.0 else a) / (1.0 if out == 0.0 else out))) if tvals[ln, upa + j * sa] != 0.0 else 0.0
+                if hb:
+                    t += (tvals[ln, upb + j * sb] * ((0.0 if out == 0.0 else b) / (1.0 if out == 0.0 else out))) if tvals[ln, upb + j * sb] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 61:  # LOGADDEXP
+        for j in range(un):
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            d0 = 0.5 + 0.5 * np.tanh(0.5 * (a - b))
+            d1 = 0.5 - 0.5 * np.tanh(0.5 * (a - b))
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j * sa] * d0 if tvals[ln, upa + j * sa] != 0.0 else 0.0
+                if hb:
+                    t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 62:  # LOGADDEXP2
+        for j in range(un):
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            d0 = 0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b))
+            d1 = 0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b))
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j * sa] * d0 if tvals[ln, upa + j * sa] != 0.0 else 0.0
+                if hb:
+                    t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 63:  # REMAINDER
+        for j in range(un):
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            out = val[ulo + j]
+            d1 = -np.floor((a - out) / b + 0.5)
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j * sa]
+                if hb:
+                    t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    elif o == 64:  # FMOD
+        for j in range(un):
+            a = val[upa + j * sa]
+            b = val[upb + j * sb]
+            out = val[ulo + j]
+            d1 = -np.floor((a - out) / b + 0.5)
+            for ln in range(nl):
+                t = 0.0
+                if ha:
+                    t += tvals[ln, upa + j * sa]
+                if hb:
+                    t += tvals[ln, upb + j * sb] * d1 if tvals[ln, upb + j * sb] != 0.0 else 0.0
+                tvals[ln, ulo + j] = t
+    else:
+        return False
+    return True
 
 
 @_kernel
