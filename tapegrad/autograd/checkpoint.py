@@ -7,7 +7,8 @@ custom op on the real tape: its inputs are those Tensors, its outputs one CUSTOM
 tape, where each input enters as a leaf, sweeps that tape from the output adjoints and adds
 the inputs' gradients into the real tape.  The random generator of ``tg.randn``/``tg.rand`` and
 NumPy's global one (``np.random.*``) are restored for the recomputation, so dropout-style
-randomness repeats.
+randomness repeats; the recomputed outputs are compared with the recorded ones, and a
+difference raises (the gradient would be that of other values).
 """
 
 import weakref
@@ -100,6 +101,13 @@ def _unpinned(x):
     return h
 
 
+def _same_values(new, old):
+    """Equal up to the last bits (NaN where NaN is): the same code on the same values."""
+    finite = np.abs(old[np.isfinite(old)])
+    scale = float(finite.max()) if finite.size else 0.0
+    return bool(np.allclose(new, old, rtol=1e-12, atol=1e-300 + 1e-12 * scale, equal_nan=True))
+
+
 class CheckpointNode(CustomNode):
     """Payload of ``checkpoint``: recomputes ``fn`` at backward."""
 
@@ -126,6 +134,32 @@ class CheckpointNode(CustomNode):
             gen.state = now[0]
             np.random.set_state(now[1])
 
+    def _check_recomputed(self, t, outs):
+        """Raise unless the recomputation gave the outputs of the forward pass (kept in the
+        output rows): else fn read something that changed since (a non-Tensor argument, an
+        attribute, a global) or drew other random numbers, and the gradients would be those
+        of other values, silently."""
+        for j, k in enumerate(self.out_pos):
+            old = t.value(self.output_rows[j])
+            o = outs[k] if k < len(outs) else None
+            new = np.ravel(o._v) if isinstance(o, Tensor) else None
+            if new is not None and new.shape == old.shape and _same_values(new, old):
+                continue
+            name = getattr(self.fn, "__name__", "fn")
+            if new is not None and new.shape == old.shape:
+                what = f"values up to {np.nanmax(np.abs(new - old)):.3g} apart"
+            else:
+                what = f"shape {np.shape(getattr(o, '_v', o))}, not {old.size} values"
+            raise RuntimeError(
+                f"checkpoint: recomputing {name} for the backward gave output {k} other "
+                f"values than the forward pass ({what}), so its gradient would be that of "
+                "other values. A checkpointed function must compute the same thing again: "
+                "pass what changes between the forward and the backward (an argument, an "
+                "attribute, a global) as a Tensor argument or leave it unchanged until the "
+                "backward; random draws repeat only with preserve_rng_state=True and "
+                "tapegrad's or NumPy's global generator"
+            )
+
     def jvp_values(self, tangents):
         """Forward mode: recompute ``fn`` on a scratch tape and push the tangents through it
         (``tangents``: one flat array or None per input row)."""
@@ -136,6 +170,7 @@ class CheckpointNode(CustomNode):
             lambda: _run_on_scratch(self.fn, self.args, self.kwargs, inputs)
         )
         try:
+            self._check_recomputed(t, outs)
             seeds = [(r, np.ravel(v)) for r, v in zip(in_rows, tangents) if v is not None]
             rows = [r for r in out_rows if r is not None]
             res = (
@@ -157,6 +192,7 @@ class CheckpointNode(CustomNode):
         first = t.n  # the recomputed rows start here; the walk visits only them
         raw = self._recompute(lambda: self.fn(*self.args, **self.kwargs))
         outs = raw if isinstance(raw, tuple) else (raw,)
+        self._check_recomputed(t, outs)
         rows = [o._row if isinstance(o, Tensor) and o._rg and o._tape is t else None for o in outs]
         seeds = {r: v for r, v in zip(self.input_rows, tangents) if v is not None}
         live = [r for r in rows if r is not None]
@@ -170,6 +206,7 @@ class CheckpointNode(CustomNode):
             lambda: _run_on_scratch(self.fn, self.args, self.kwargs, inputs)
         )
         try:
+            self._check_recomputed(t, outs)
             top = -1
             for k, g in zip(self.out_pos, grads):
                 r = out_rows[k] if k < len(out_rows) else None
@@ -203,6 +240,7 @@ class CheckpointNode(CustomNode):
         inputs = self.input_handles(t)
         raw = self._recompute(lambda: self.fn(*self.args, **self.kwargs))
         outs = raw if isinstance(raw, tuple) else (raw,)
+        self._check_recomputed(t, outs)
         ys, gs = [], []
         for k, g in zip(self.out_pos, grads):
             if g is not None and isinstance(outs[k], Tensor) and outs[k]._rg:
@@ -233,6 +271,9 @@ def checkpoint(
     ``fn`` must be deterministic apart from tapegrad's own random generator and NumPy's global
     one (``np.random.*``), both restored for the recomputation unless
     ``preserve_rng_state=False``; a ``np.random.Generator`` fn draws from is not restored.
+    A recomputation whose outputs differ from the forward pass's (fn read a dict, attribute or
+    global changed since, or drew other random numbers) raises instead of differentiating
+    other values.
     ``use_reentrant`` is accepted for PyTorch compatibility and ignored.
 
     Examples:

@@ -122,3 +122,64 @@ def test_create_graph_through_a_checkpoint_whose_inputs_depend_on_each_other(cas
     np.testing.assert_allclose(
         h, tg.hessian(lambda v: make(v, lambda f, *a: f(*a)).sum())(np.array([2.0, -0.5]))
     )
+
+
+# ---- a recomputation that differs from the forward pass raises ---------------------------
+# (fn reads something changed after the forward, or draws other random numbers: the gradient
+# would be that of other values; the recomputed outputs are compared with the recorded ones)
+
+
+def _block_reading(cfg):
+    return lambda a: tg.sin(a * cfg["k"])
+
+
+def _backward(y, x):
+    y.sum().backward()
+
+
+def _grad_create_graph(y, x):
+    tg.autograd.grad(y.sum(), [x], create_graph=True)
+
+
+@pytest.mark.parametrize("how", [_backward, _grad_create_graph], ids=lambda f: f.__name__[1:])
+def test_state_changed_between_forward_and_backward_raises(how):
+    cfg = {"k": 2.0}
+    x = tg.tensor([0.5, 1.5], requires_grad=True)
+    y = tg.checkpoint(_block_reading(cfg), x)
+    cfg["k"] = 5.0
+    with pytest.raises(RuntimeError, match="checkpoint: recomputing .* other values"):
+        how(y, x)
+    cfg["k"] = 2.0  # unchanged again: the same graph differentiates
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.cos([1.0, 3.0]), rtol=1e-14)
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["jvp", "nested-jvp"])
+def test_state_changed_inside_f_raises_in_forward_mode(nested):
+    def f(x):
+        cfg = {"k": 2.0}
+        y = tg.checkpoint(_block_reading(cfg), x)
+        cfg["k"] = 5.0  # before forward mode recomputes the block
+        return y.sum()
+
+    x, v = np.array([0.5, 1.5]), np.array([1.0, -1.0])
+    with pytest.raises(RuntimeError, match="checkpoint: recomputing"):
+        if nested:
+            tg.jvp(lambda y: tg.jvp(f, (y,), (v,))[1], (x,), (v,))
+        else:
+            tg.jvp(f, (x,), (v,))
+
+
+def test_random_draws_not_repeated_raise():
+    x = tg.tensor(np.ones(5), requires_grad=True)
+    y = tg.checkpoint(lambda v: v * tg.rand(5), x, preserve_rng_state=False)
+    with pytest.raises(RuntimeError, match="preserve_rng_state=True"):
+        y.sum().backward()
+
+
+def test_nan_and_inf_outputs_recompute_as_themselves():
+    x = tg.tensor([0.0, 1.0, -1.0], requires_grad=True)
+    with np.errstate(all="ignore"):
+        y = tg.checkpoint(lambda a: tg.log(a) * a, x)  # -inf * 0 = nan, 0, nan
+        y.sum().backward()
+    assert np.isnan(x.grad.numpy()[[0, 2]]).all() and x.grad.numpy()[1] == 1.0
