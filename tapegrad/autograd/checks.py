@@ -24,15 +24,17 @@ _NEED = np.array(SAVES, np.int8)
 
 
 def run_hooks(t, r, fns):
-    """Run ``fns`` on row r's adjoint (registration order); write back what they return."""
+    """Run ``fns`` on row r's adjoint (registration order); write back what they return, or
+    their argument when they return None: a hook that changes its argument in place
+    (``g.mul_(2)``) changes the gradient, as in PyTorch."""
     lo, hi = t.voff[r], t.voff[r + 1]
     shape = row_shape(t, r)
     g = result(t.adj[lo:hi].reshape(shape).copy())
-    changed = False
     for fn in list(fns):
-        out = fn(Tensor._const(g))
+        arg = Tensor._const(g)
+        out = fn(arg)
         if out is None:
-            continue
+            out = arg  # as the hook left it
         ov = np.asarray(out._v if isinstance(out, Tensor) else out, dtype=np.float64)
         if ov.shape != tuple(shape) and not (ov.size == 1 and hi - lo == 1):
             raise RuntimeError(
@@ -40,9 +42,7 @@ def run_hooks(t, r, fns):
                 f"shape {ov.shape} for a tensor of shape {tuple(shape)}"
             )
         g = result(ov.reshape(shape).copy())
-        changed = True
-    if changed:
-        t.adj[lo:hi] = np.ravel(g)
+    t.adj[lo:hi] = np.ravel(g)
 
 
 # ---- versions -----------------------------------------------------------------------------------

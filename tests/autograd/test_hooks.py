@@ -111,3 +111,33 @@ def test_a_hook_on_the_create_graph_path_keeps_the_gradient_differentiable():
     np.testing.assert_allclose(g.detach().numpy(), [2.0, 8.0])
     (h,) = tg.autograd.grad(g.sum(), a)
     np.testing.assert_allclose(h.numpy(), [4.0, 8.0])
+
+
+@pytest.mark.parametrize("how", ["backward", "grad", "grad-create-graph"])
+def test_hook_changing_its_gradient_in_place_changes_it(how):
+    # as in PyTorch: a hook that changes its argument in place and returns None passes the
+    # changed gradient on (d/dx sum((2x)^2) = 8x, times 10)
+    def hook(g):
+        g.mul_(10.0)
+
+    x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2.0
+    y.register_hook(hook)
+    z = (y * y).sum()
+    if how == "backward":
+        z.backward()
+        g = x.grad
+    else:
+        (g,) = tg.autograd.grad(z, [x], create_graph=how == "grad-create-graph")
+    np.testing.assert_allclose(g.numpy(), [80.0, 160.0, 240.0], rtol=1e-14)
+
+
+def test_hook_changing_a_scalar_gradient_in_place_changes_it():
+    def hook(g):
+        g.add_(1.0)
+
+    x = tg.tensor(2.0, requires_grad=True)
+    y = x * 3.0
+    y.register_hook(hook)
+    (y * y).backward()  # dz/dy = 2y = 12, +1 = 13; dx = 13 * 3
+    assert x.grad.item() == 39.0
