@@ -572,9 +572,13 @@ def _once_differentiable(g, deps, name):
         @staticmethod
         def backward(ctx, grad):
             raise RuntimeError(
-                f"the backward of {name} was computed with non-differentiable operations "
-                "(e.g. NumPy on .data), so it cannot be differentiated again; write its "
-                "backward with tapegrad ops to take higher derivatives through it"
+                f"the backward of {name} returned a gradient without a graph although it "
+                "read graph-carrying values (its saved tensors or incoming gradients): "
+                "computed with non-differentiable operations (e.g. NumPy on .data), it "
+                "cannot be differentiated again. Write its backward with tapegrad ops to "
+                "take higher derivatives through it; if the gradient does not depend on "
+                "the saved tensors (g * 3, or a mask: g * (x > 0)), save only what backward "
+                "needs (ctx.mask = x > 0 in forward, not x)"
             )
 
     return NonDifferentiableBackward.apply(g._v, *deps)

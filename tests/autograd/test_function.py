@@ -172,6 +172,51 @@ def test_numpy_backward_differentiated_twice_raises_instead_of_dropping_a_term()
         tg.autograd.grad(g, x)
 
 
+class SavedInputRelu(tg.Function):
+    """A ReLU that saves its input although its gradient needs only the mask."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * (x > 0)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * (x > 0)
+
+
+class MaskRelu(tg.Function):
+    """The same, saving the mask as the refusal's message advises."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.mask = x > 0
+        return x * ctx.mask
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.mask
+
+
+def test_a_constant_gradient_from_saved_graph_values_is_refused_with_the_mask_advice():
+    # tapegrad cannot tell g * (x > 0) from NumPy on x.data: both carry no graph; refusing
+    # is safe, and the message names the fix, which then gives the right second derivative
+    x = tg.tensor([-1.0, 2.0, 3.0], requires_grad=True)
+    (g,) = tg.autograd.grad(SavedInputRelu.apply(x).sum(), x, create_graph=True)
+    np.testing.assert_allclose(g.numpy(), [0.0, 1.0, 1.0])
+    with pytest.raises(RuntimeError, match=r"save only what backward needs \(ctx.mask"):
+        tg.autograd.grad((g * x).sum(), x)
+    (g,) = tg.autograd.grad(MaskRelu.apply(x).sum(), x, create_graph=True)
+    (h,) = tg.autograd.grad((g * x).sum(), x)  # g + x * dg/dx, dg/dx = 0
+    np.testing.assert_allclose(h.numpy(), [0.0, 1.0, 1.0])
+    for relu in (SavedInputRelu, MaskRelu):  # a graph-carrying incoming gradient: no refusal
+        (g,) = tg.autograd.grad((relu.apply(x) * x).sum(), x, create_graph=True)  # x^2, x > 0
+        np.testing.assert_allclose(g.numpy(), [0.0, 4.0, 6.0])
+        (h,) = tg.autograd.grad(g.sum(), x)
+        np.testing.assert_allclose(h.numpy(), [0.0, 2.0, 2.0])
+
+
 def test_linear_custom_op_with_tapegrad_backward_differentiates_twice():
     class Double(tg.Function):
         @staticmethod
