@@ -12,8 +12,8 @@ from other drivers is refused at import like one from another op spec.
 - ``grad_into``, ``grad_batch``: one replayed gradient, and a parallel batch of them;
 - ``replay_grad``: a trace's gradient, callable from a user's own ``@njit`` code.
 
-The names they call (the sweeps, the status codes, ``KERNELS_ID``) are those of the
-generated module they are copied into.
+The names they call (the sweeps, the status codes, ``KERNELS_ID``, the typed constants
+``ZERO``/``ONE``) are those of the generated module they are copied into.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ if TYPE_CHECKING:  # the generated module's names, for readers and linters
         DONE,
         GUARD_FAILED,
         KERNELS_ID,
+        ONE,
+        ZERO,
         RetraceRequired,
         backward_sweep_all,
         forward_sweep,
@@ -96,7 +98,7 @@ def jacobian_sweeps(
                 k += 1
             state[ro] |= 1
         status, row = backward_sweep_all(
-            code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, 0, 1
+            code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, ZERO, ONE
         )
         if status != DONE:
             return status, row
@@ -199,7 +201,7 @@ def hessian_sweeps(
     zero_lanes(tadjs, voff, out_row)
     state[out_row] |= 1
     status, row = hvp_sweep(
-        code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj, tadjs, top, 0
+        code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj, tadjs, top, ZERO
     )
     if status != DONE:
         return status, row
@@ -212,7 +214,7 @@ def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_
     the scalar ``out_row``; the gradient of the first g.size input values goes to g."""
     for j in range(x.shape[0]):
         val[j] = x[j]
-    status, row = forward_sweep(code, ip, fp, voff, ipool, fpool, val, 0, nrows)
+    status, row = forward_sweep(code, ip, fp, voff, ipool, fpool, val, ZERO, nrows)
     if status != DONE:
         return status, row
     end = max(voff[out_row + 1], g.shape[0])
@@ -223,7 +225,7 @@ def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_
     adj[voff[out_row]] = 1.0
     state[out_row] = 1
     status, row = backward_sweep_all(
-        code, ip, fp, voff, rg, state, ipool, fpool, val, adj, out_row, 0, 1
+        code, ip, fp, voff, rg, state, ipool, fpool, val, adj, out_row, ZERO, ONE
     )
     if status != DONE:
         return status, row

@@ -374,7 +374,7 @@ def _zero_operands_a_b():
 
 
 def struct_forward(o):
-    return f"{_fn(o, 'forward')}(val, val, val, val, False, {_ARGS_F})"
+    return f"{_fn(o, 'forward')}(val, val, val, val, FALSE, {_ARGS_F})"
 
 
 def _per_lane(lines, bufs=("tval",)):
@@ -398,16 +398,16 @@ def struct_tangent(o):
     if o.tangent_lanes is not None:
         return f"{o.tangent_lanes.__name__}(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool)"
     if o.tangent == "linear":
-        lines = [f"{_fn(o, 'forward')}(tval, tval, val, tval, False, {_ARGS_F})"]
+        lines = [f"{_fn(o, 'forward')}(tval, tval, val, tval, FALSE, {_ARGS_F})"]
     elif o.tangent == "bilinear":
         f = _fn(o, "forward")
         lines = [
             "for j in range(n):",
             "    tval[lo + j] = 0.0",
             "if ra >= 0 and flag[ra] != 0:",
-            f"    {f}(tval, val, val, tval, True, {_ARGS_F})",
+            f"    {f}(tval, val, val, tval, TRUE, {_ARGS_F})",
             "if rb >= 0 and flag[rb] != 0:",
-            f"    {f}(val, tval, val, tval, True, {_ARGS_F})",
+            f"    {f}(val, tval, val, tval, TRUE, {_ARGS_F})",
         ]
     else:
         lines = [f"{o.tangent.__name__}(val, tval, {_ARGS_F})"]
@@ -420,7 +420,7 @@ def struct_hvp(o):
     b = _fn(o, "backward")
     first = "\n".join(
         _each_operand(o, _ZERO_UNREACHED + "\n    zero_lanes(tadjs, voff, r)")
-        + [f"status = {b}(adj, val, val, val, adj, {_ARGS_B}, 1)"]
+        + [f"status = {b}(adj, val, val, val, adj, {_ARGS_B}, ONE)"]
     )
     if o.backward_tangent_lanes is not None:
         lanes = o.backward_tangent_lanes.__name__
@@ -429,11 +429,11 @@ def struct_hvp(o):
         first += "\n" + "\n".join(_each_operand(o, _ZERO_UNFLAGGED))
     lines = []
     if o.backward_tangent in ("linear", "bilinear"):
-        lines.append(f"{b}(tadj, val, val, val, tadj, {_ARGS_B}, 1)")
+        lines.append(f"{b}(tadj, val, val, val, tadj, {_ARGS_B}, ONE)")
         if o.backward_tangent == "bilinear":
             lines += [
                 "if (ra >= 0 and flag[ra] != 0) or (rb >= 0 and flag[rb] != 0):",
-                f"    {b}(adj, tval, tval, val, tadj, {_ARGS_B}, 1)",
+                f"    {b}(adj, tval, tval, val, tadj, {_ARGS_B}, ONE)",
             ]
     else:
         lines.append(f"{o.backward_tangent.__name__}(adj, tadj, val, tval, {_ARGS_B})")
@@ -495,6 +495,9 @@ HIT_MATMUL = {hit_matmul}    # a large matmul: Python does it with NumPy's BLAS,
 GUARD_FAILED = 5  # a replayed guard saw another outcome than the recorded one
 HIT_RARE = 6      # backward_sweep met an op outside its common set: backward_sweep_all goes on
 SMALL_MATMUL = {small_matmul}
+# flags and counts one kernel passes another: a literal (True, 0) would make Numba compile the
+# callee again for that literal; these are the bool / int64 every other caller passes
+TRUE, FALSE, ZERO, ONE = np.bool_(True), np.bool_(False), np.int64(0), np.int64(1)
 
 
 class RetraceRequired(RuntimeError):

@@ -21,10 +21,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "88e8794f51bdfaf1"
+FINGERPRINT = "4488af48d1a7da78"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 616579272833490863
+KERNELS_ID = 308649357418855847
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'LINREC', 'CUMSUM', 'CUMPROD', 'LOGCUMSUMEXP')
 
 # sweep results: (status, row)
@@ -36,6 +36,9 @@ HIT_MATMUL = 4    # a large matmul: Python does it with NumPy's BLAS, then resum
 GUARD_FAILED = 5  # a replayed guard saw another outcome than the recorded one
 HIT_RARE = 6      # backward_sweep met an op outside its common set: backward_sweep_all goes on
 SMALL_MATMUL = 65536
+# flags and counts one kernel passes another: a literal (True, 0) would make Numba compile the
+# callee again for that literal; these are the bool / int64 every other caller passes
+TRUE, FALSE, ZERO, ONE = np.bool_(True), np.bool_(False), np.int64(0), np.int64(1)
 
 
 class RetraceRequired(RuntimeError):
@@ -456,21 +459,21 @@ def view_offsets(ipool, p):
 @_kernel
 def view_scatter(S, s0, D, d0, ipool, p):
     nd = ipool[p]
-    strided_move(S, s0, D, d0, ipool, p + 1, nd, ipool[p + 1 + 2 * nd], False, True)
+    strided_move(S, s0, D, d0, ipool, p + 1, nd, ipool[p + 1 + 2 * nd], FALSE, TRUE)
 
 
 @_kernel
 def view_take(S, s0, D, d0, ipool, p, add):
     nd = ipool[p]
-    strided_move(S, s0, D, d0, ipool, p + 1, nd, ipool[p + 1 + 2 * nd], True, add)
+    strided_move(S, s0, D, d0, ipool, p + 1, nd, ipool[p + 1 + 2 * nd], TRUE, add)
 
 
 @_kernel
 def view_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
     if acc:
-        view_take(A, pa, D, lo, ipool, p, True)
+        view_take(A, pa, D, lo, ipool, p, TRUE)
     else:
-        view_take(A, pa, D, lo, ipool, p, False)
+        view_take(A, pa, D, lo, ipool, p, FALSE)
 
 
 @_kernel
@@ -528,17 +531,17 @@ def reshape_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, 
 
 @_kernel
 def reduce_offsets(ipool, p):
-    return strided_offsets(ipool, p + 1, ipool[p], 0)
+    return strided_offsets(ipool, p + 1, ipool[p], ZERO)
 
 
 @_kernel
 def sum_scatter(S, s0, D, d0, ipool, p):
-    strided_move(S, s0, D, d0, ipool, p + 1, ipool[p], 0, False, True)
+    strided_move(S, s0, D, d0, ipool, p + 1, ipool[p], ZERO, FALSE, TRUE)
 
 
 @_kernel
 def sum_take(S, s0, D, d0, ipool, p, add):
-    strided_move(S, s0, D, d0, ipool, p + 1, ipool[p], 0, True, add)
+    strided_move(S, s0, D, d0, ipool, p + 1, ipool[p], ZERO, TRUE, add)
 
 
 @_kernel
@@ -552,7 +555,7 @@ def sum_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
 @_kernel
 def sum_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, kind):
     state[ra] |= 1
-    sum_take(G, lo, D, pa, ipool, p, True)
+    sum_take(G, lo, D, pa, ipool, p, TRUE)
     return 0
 
 
@@ -720,7 +723,7 @@ def extreme_into(A, D, lo, n, pa, p, ipool, larger):
 
 @_kernel
 def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    extreme_into(A, D, lo, n, pa, p, ipool, True)
+    extreme_into(A, D, lo, n, pa, p, ipool, TRUE)
 
 
 @_kernel
@@ -774,7 +777,7 @@ def extreme_backward_tangent_lanes(
 
 @_kernel
 def amin_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    extreme_into(A, D, lo, n, pa, p, ipool, False)
+    extreme_into(A, D, lo, n, pa, p, ipool, FALSE)
 
 
 @_kernel
@@ -908,9 +911,9 @@ def matmul_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool
         b0 = pb + t * kk * nn
         c0 = lo + t * mm * nn
         if flag[ra] != 0:
-            lane_matmul(val, b0, tq, tv, tvals, a0, su, sq, tvals, c0, nn, 1, mm, kk, nn, True)
+            lane_matmul(val, b0, tq, tv, tvals, a0, su, sq, tvals, c0, nn, ONE, mm, kk, nn, TRUE)
         if flag[rb] != 0:
-            lane_matmul(val, a0, su, sq, tvals, b0, tq, tv, tvals, c0, nn, 1, mm, kk, nn, False)
+            lane_matmul(val, a0, su, sq, tvals, b0, tq, tv, tvals, c0, nn, ONE, mm, kk, nn, FALSE)
 
 
 @_kernel
@@ -925,13 +928,17 @@ def matmul_backward_tangent_lanes(
         b0 = pb + t * kk * nn
         g0 = lo + t * mm * nn
         if rg[ra] != 0:
-            lane_matmul(val, b0, tv, tq, tadjs, g0, nn, 1, tadjs, a0, su, sq, mm, nn, kk, True)
+            lane_matmul(val, b0, tv, tq, tadjs, g0, nn, ONE, tadjs, a0, su, sq, mm, nn, kk, TRUE)
             if flag[rb] != 0:
-                lane_matmul(adj, g0, nn, 1, tvals, b0, tv, tq, tadjs, a0, su, sq, mm, nn, kk, False)
+                lane_matmul(
+                    adj, g0, nn, ONE, tvals, b0, tv, tq, tadjs, a0, su, sq, mm, nn, kk, FALSE
+                )
         if rg[rb] != 0:
-            lane_matmul(val, a0, sq, su, tadjs, g0, nn, 1, tadjs, b0, tq, tv, kk, mm, nn, False)
+            lane_matmul(val, a0, sq, su, tadjs, g0, nn, ONE, tadjs, b0, tq, tv, kk, mm, nn, FALSE)
             if flag[ra] != 0:
-                lane_matmul(adj, g0, nn, 1, tvals, a0, sq, su, tadjs, b0, tq, tv, kk, mm, nn, True)
+                lane_matmul(
+                    adj, g0, nn, ONE, tvals, a0, sq, su, tadjs, b0, tq, tv, kk, mm, nn, TRUE
+                )
 
 
 @_kernel
@@ -2504,37 +2511,37 @@ def forward_sweep(code, ip, fp, voff, ipool, fpool, val, start, stop):
             pa = voff[ra] if ra >= 0 else 0
             pb = voff[rb] if rb >= 0 else 0
             if o == 65:  # WHERE
-                where_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                where_forward(val, val, val, val, FALSE, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 66:  # VIEW
-                view_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                view_forward(val, val, val, val, FALSE, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 67:  # RESHAPE
-                reshape_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                reshape_forward(val, val, val, val, FALSE, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 68:  # SUM
-                sum_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                sum_forward(val, val, val, val, FALSE, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 69:  # PROD
-                prod_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                prod_forward(val, val, val, val, FALSE, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 70:  # AMAX
-                amax_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                amax_forward(val, val, val, val, FALSE, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 71:  # AMIN
-                amin_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                amin_forward(val, val, val, val, FALSE, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 72:  # MATMUL
-                matmul_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                matmul_forward(val, val, val, val, FALSE, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 73:  # CONCAT
-                concat_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                concat_forward(val, val, val, val, FALSE, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 74:  # GATHER
-                gather_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                gather_forward(val, val, val, val, FALSE, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 75:  # SETITEM
-                setitem_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                setitem_forward(val, val, val, val, FALSE, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 76:  # SCATTER
-                scatter_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                scatter_forward(val, val, val, val, FALSE, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 77:  # LINREC
-                linrec_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                linrec_forward(val, val, val, val, FALSE, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 78:  # CUMSUM
-                cumsum_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                cumsum_forward(val, val, val, val, FALSE, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 79:  # CUMPROD
-                cumprod_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                cumprod_forward(val, val, val, val, FALSE, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 80:  # LOGCUMSUMEXP
-                logcumsumexp_forward(val, val, val, val, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                logcumsumexp_forward(val, val, val, val, FALSE, lo, n, pa, pb, p, voff, ipool, fpool)
             else:
                 return BAD_OP, i
     return DONE, -1
@@ -2612,7 +2619,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                             zero_lanes(tvals, voff, r)
                 for ln in range(nl):
                     tval = tvals[ln]
-                    where_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                    where_forward(tval, tval, val, tval, FALSE, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 66:  # VIEW
                 view_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool)
             elif o == 67:  # RESHAPE
@@ -2639,7 +2646,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                         zero_lanes(tvals, voff, r)
                 for ln in range(nl):
                     tval = tvals[ln]
-                    concat_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                    concat_forward(tval, tval, val, tval, FALSE, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 74:  # GATHER
                 gather_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool)
             elif o == 75:  # SETITEM
@@ -2649,7 +2656,7 @@ def tangent_sweep(code, ip, fp, voff, ipool, fpool, val, tvals, flag, start, sto
                             zero_lanes(tvals, voff, r)
                 for ln in range(nl):
                     tval = tvals[ln]
-                    setitem_forward(tval, tval, val, tval, False, lo, n, pa, pb, p, voff, ipool, fpool)
+                    setitem_forward(tval, tval, val, tval, FALSE, lo, n, pa, pb, p, voff, ipool, fpool)
             elif o == 76:  # SCATTER
                 scatter_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool, fpool)
             elif o == 77:  # LINREC
@@ -2789,11 +2796,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                             for zj in range(voff[r], voff[r + 1]):
                                 adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
-                status = where_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                status = where_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, ONE)
                 for ln in range(nl):
                     tval = tvals[ln]
                     tadj = tadjs[ln]
-                    where_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                    where_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, ONE)
             elif o == 66:  # VIEW
                 for r in (ra, rb):
                     if r >= 0:
@@ -2801,7 +2808,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                             for zj in range(voff[r], voff[r + 1]):
                                 adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
-                status = view_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                status = view_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, ONE)
                 view_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             elif o == 67:  # RESHAPE
                 for r in (ra, rb):
@@ -2810,7 +2817,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                             for zj in range(voff[r], voff[r + 1]):
                                 adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
-                status = reshape_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                status = reshape_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, ONE)
                 reshape_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             elif o == 68:  # SUM
                 for r in (ra, rb):
@@ -2819,7 +2826,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                             for zj in range(voff[r], voff[r + 1]):
                                 adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
-                status = sum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                status = sum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, ONE)
                 sum_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             elif o == 69:  # PROD
                 for r in (ra, rb):
@@ -2828,7 +2835,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                             for zj in range(voff[r], voff[r + 1]):
                                 adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
-                status = prod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                status = prod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, ONE)
                 for r in (ra, rb):
                     if r >= 0:
                         if flag[r] == 0:
@@ -2844,7 +2851,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                             for zj in range(voff[r], voff[r + 1]):
                                 adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
-                status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, ONE)
                 extreme_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             elif o == 71:  # AMIN
                 for r in (ra, rb):
@@ -2853,7 +2860,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                             for zj in range(voff[r], voff[r + 1]):
                                 adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
-                status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                status = extreme_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, ONE)
                 extreme_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             elif o == 72:  # MATMUL
                 for r in (ra, rb):
@@ -2862,7 +2869,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                             for zj in range(voff[r], voff[r + 1]):
                                 adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
-                status = matmul_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                status = matmul_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, ONE)
                 matmul_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             elif o == 73:  # CONCAT
                 for r in concat_operands(ipool, p):
@@ -2870,11 +2877,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                         for zj in range(voff[r], voff[r + 1]):
                             adj[zj] = 0.0
                         zero_lanes(tadjs, voff, r)
-                status = concat_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                status = concat_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, ONE)
                 for ln in range(nl):
                     tval = tvals[ln]
                     tadj = tadjs[ln]
-                    concat_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                    concat_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, ONE)
             elif o == 74:  # GATHER
                 for r in (ra, rb):
                     if r >= 0:
@@ -2882,7 +2889,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                             for zj in range(voff[r], voff[r + 1]):
                                 adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
-                status = gather_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                status = gather_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, ONE)
                 gather_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             elif o == 75:  # SETITEM
                 for r in (ra, rb):
@@ -2891,11 +2898,11 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                             for zj in range(voff[r], voff[r + 1]):
                                 adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
-                status = setitem_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                status = setitem_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, ONE)
                 for ln in range(nl):
                     tval = tvals[ln]
                     tadj = tadjs[ln]
-                    setitem_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                    setitem_backward(tadj, val, val, val, tadj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, ONE)
             elif o == 76:  # SCATTER
                 for r in (ra, rb):
                     if r >= 0:
@@ -2903,7 +2910,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                             for zj in range(voff[r], voff[r + 1]):
                                 adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
-                status = scatter_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                status = scatter_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, ONE)
                 scatter_backward_tangent_lanes(adj, tadjs, val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool)
             elif o == 77:  # LINREC
                 for r in (ra, rb):
@@ -2912,7 +2919,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                             for zj in range(voff[r], voff[r + 1]):
                                 adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
-                status = linrec_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                status = linrec_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, ONE)
                 for r in (ra, rb):
                     if r >= 0:
                         if flag[r] == 0:
@@ -2928,7 +2935,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                             for zj in range(voff[r], voff[r + 1]):
                                 adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
-                status = cumsum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                status = cumsum_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, ONE)
                 for r in (ra, rb):
                     if r >= 0:
                         if flag[r] == 0:
@@ -2944,7 +2951,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                             for zj in range(voff[r], voff[r + 1]):
                                 adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
-                status = cumprod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                status = cumprod_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, ONE)
                 for r in (ra, rb):
                     if r >= 0:
                         if flag[r] == 0:
@@ -2960,7 +2967,7 @@ def hvp_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj
                             for zj in range(voff[r], voff[r + 1]):
                                 adj[zj] = 0.0
                             zero_lanes(tadjs, voff, r)
-                status = logcumsumexp_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, 1)
+                status = logcumsumexp_backward(adj, val, val, val, adj, lo, n, pa, pb, ra, rb, p, voff, rg, state, ipool, fpool, ONE)
                 for r in (ra, rb):
                     if r >= 0:
                         if flag[r] == 0:
@@ -4598,7 +4605,7 @@ def jacobian_sweeps(
                 k += 1
             state[ro] |= 1
         status, row = backward_sweep_all(
-            code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, 0, 1
+            code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, ZERO, ONE
         )
         if status != DONE:
             return status, row
@@ -4693,7 +4700,7 @@ def hessian_sweeps(
     zero_lanes(tadjs, voff, out_row)
     state[out_row] |= 1
     status, row = hvp_sweep(
-        code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj, tadjs, top, 0
+        code, ip, fp, voff, rg, state, ipool, fpool, val, tvals, flag, adj, tadjs, top, ZERO
     )
     if status != DONE:
         return status, row
@@ -4707,7 +4714,7 @@ def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_
     the scalar ``out_row``; the gradient of the first g.size input values goes to g."""
     for j in range(x.shape[0]):
         val[j] = x[j]
-    status, row = forward_sweep(code, ip, fp, voff, ipool, fpool, val, 0, nrows)
+    status, row = forward_sweep(code, ip, fp, voff, ipool, fpool, val, ZERO, nrows)
     if status != DONE:
         return status, row
     end = max(voff[out_row + 1], g.shape[0])
@@ -4718,7 +4725,7 @@ def grad_into(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, nrows, out_
     adj[voff[out_row]] = 1.0
     state[out_row] = 1
     status, row = backward_sweep_all(
-        code, ip, fp, voff, rg, state, ipool, fpool, val, adj, out_row, 0, 1
+        code, ip, fp, voff, rg, state, ipool, fpool, val, adj, out_row, ZERO, ONE
     )
     if status != DONE:
         return status, row

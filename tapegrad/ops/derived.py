@@ -2,7 +2,7 @@
 """The facts derived from the op declarations (see memo.py), read at import when the
 ops sources hash to ``SOURCES``."""
 
-SOURCES = '47fddb1888db4759'
+SOURCES = '00cbcd0ff023a7d1'
 TABLE = {
     ('partial', '-a'): '-1.0',
     ('partial', 'exp(a)'): 'out',
@@ -206,5 +206,5 @@ TABLE = {
     ('saves', 'CUMSUM'): (0, 0, 0),
     ('saves', 'CUMPROD'): (1, 0, 1),
     ('saves', 'LOGCUMSUMEXP'): (1, 0, 1),
-    ('fingerprint', ''): '7aa8890a587bf778',
+    ('fingerprint', ''): 'b552c6a872f40000',
 }

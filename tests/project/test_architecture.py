@@ -116,6 +116,30 @@ def test_compiled_code_lives_in_the_generated_module_only():
     assert len(list(_jit_decorated(sweeps, kernels))) > 50
 
 
+def test_kernels_pass_each_other_no_literal_int_or_bool():
+    """A literal int or bool in a call from one kernel to another (``f(x, 0, True)``) makes
+    Numba compile the callee again for those literal types, beside the plain int64 / bool
+    that calls from Python compile: a second copy of a whole sweep.  Kernels pass the typed
+    constants ZERO, ONE, TRUE, FALSE instead."""
+    sweeps = ast.parse((PKG / "kernels" / "sweeps.py").read_text())
+    names = set(_jit_decorated(sweeps, ("_kernel", "_kernel_parallel")))
+    kernels = [n for n in ast.walk(sweeps) if isinstance(n, ast.FunctionDef) and n.name in names]
+
+    def is_literal(arg):
+        if isinstance(arg, ast.UnaryOp):  # -1
+            arg = arg.operand
+        return isinstance(arg, ast.Constant) and type(arg.value) in (int, bool)
+
+    calls = [
+        f"{fn.name}: {ast.unparse(call)}"
+        for fn in kernels
+        for call in ast.walk(fn)
+        if isinstance(call, ast.Call) and getattr(call.func, "id", None) in names
+        if any(is_literal(arg) for arg in call.args)
+    ]
+    assert not calls, "\n".join(calls[:10])
+
+
 def test_import_linter_contracts_hold():
     import importlinter.cli as cli  # in the dev extra; a missing tool fails, never skips
 

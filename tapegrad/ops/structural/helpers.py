@@ -4,6 +4,10 @@ import numpy as np
 
 HIT_MATMUL = 4  # status: a large matmul for NumPy's BLAS (kept equal in the sweeps)
 SMALL_MATMUL = 1 << 16
+# The flags and counts one kernel passes another (the same in the sweeps): a literal True or 0
+# in a call from compiled code makes Numba compile the callee again for that literal (a second
+# copy of a whole sweep), where these are the plain bool / int64 every other caller passes.
+TRUE, FALSE, ZERO, ONE = np.bool_(True), np.bool_(False), np.int64(0), np.int64(1)
 
 
 # ---- helpers the kernels call ----------------------------------------------------------------------

@@ -33,7 +33,7 @@ import re
 import numpy as np
 
 from ..decl import Linear
-from .helpers import kernel_from_source, pairwise_sum
+from .helpers import FALSE, TRUE, kernel_from_source, pairwise_sum
 
 # ---- maps ---------------------------------------------------------------------------------------
 
@@ -161,7 +161,8 @@ class _Map:
         if to_output_by_offs and self.scatter is not None:
             return [f"{self.scatter.__name__}({src}, {s0}, {dst}, {d0}, ipool, p)"]
         if not to_output_by_offs and self.take is not None and not lanes:
-            return [f"{self.take.__name__}({src}, {s0}, {dst}, {d0}, ipool, p, {not assign})"]
+            add = "FALSE" if assign else "TRUE"  # typed constants (see helpers.py)
+            return [f"{self.take.__name__}({src}, {s0}, {dst}, {d0}, ipool, p, {add})"]
         dst_at, src_at = (self.out_at, self.opd_at) if forward else (self.opd_at, self.out_at)
         op = "=" if assign else "+="
         step = f"{_at(dst, f'{d0} + {dst_at}')} {op} {_at(src, f'{s0} + {src_at}')}"
@@ -293,7 +294,7 @@ def linear(
     if (scatter is not None or take is not None) and offsets is None:
         raise ValueError(f"linear {name}: a scatter or take helper moves along a map; give it")
     m = _Map(gather, offsets, scatter, take)
-    namespace = {"np": np}
+    namespace = {"np": np, "TRUE": TRUE, "FALSE": FALSE}
     used = [h for h in (offsets, scatter, take) if h is not None]
     if m.scatters() and pairwise_sum not in helpers:  # the lane kernels' full sum
         used.append(pairwise_sum)

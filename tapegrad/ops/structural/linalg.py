@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .helpers import HIT_MATMUL, SMALL_MATMUL
+from .helpers import FALSE, HIT_MATMUL, ONE, SMALL_MATMUL, TRUE
 
 # ---- linear algebra ---------------------------------------------------------------------------------
 # MATMUL: batch, m, k, n, ta, tb: out (batch, m, n) = a @ b, where a is stored (batch, m, k), or
@@ -136,9 +136,9 @@ def matmul_tangent_lanes(val, tvals, flag, lo, n, pa, pb, ra, rb, p, voff, ipool
         b0 = pb + t * kk * nn
         c0 = lo + t * mm * nn
         if flag[ra] != 0:
-            lane_matmul(val, b0, tq, tv, tvals, a0, su, sq, tvals, c0, nn, 1, mm, kk, nn, True)
+            lane_matmul(val, b0, tq, tv, tvals, a0, su, sq, tvals, c0, nn, ONE, mm, kk, nn, TRUE)
         if flag[rb] != 0:
-            lane_matmul(val, a0, su, sq, tvals, b0, tq, tv, tvals, c0, nn, 1, mm, kk, nn, False)
+            lane_matmul(val, a0, su, sq, tvals, b0, tq, tv, tvals, c0, nn, ONE, mm, kk, nn, FALSE)
 
 
 def matmul_backward_tangent_lanes(
@@ -152,13 +152,17 @@ def matmul_backward_tangent_lanes(
         b0 = pb + t * kk * nn
         g0 = lo + t * mm * nn
         if rg[ra] != 0:
-            lane_matmul(val, b0, tv, tq, tadjs, g0, nn, 1, tadjs, a0, su, sq, mm, nn, kk, True)
+            lane_matmul(val, b0, tv, tq, tadjs, g0, nn, ONE, tadjs, a0, su, sq, mm, nn, kk, TRUE)
             if flag[rb] != 0:
-                lane_matmul(adj, g0, nn, 1, tvals, b0, tv, tq, tadjs, a0, su, sq, mm, nn, kk, False)
+                lane_matmul(
+                    adj, g0, nn, ONE, tvals, b0, tv, tq, tadjs, a0, su, sq, mm, nn, kk, FALSE
+                )
         if rg[rb] != 0:
-            lane_matmul(val, a0, sq, su, tadjs, g0, nn, 1, tadjs, b0, tq, tv, kk, mm, nn, False)
+            lane_matmul(val, a0, sq, su, tadjs, g0, nn, ONE, tadjs, b0, tq, tv, kk, mm, nn, FALSE)
             if flag[ra] != 0:
-                lane_matmul(adj, g0, nn, 1, tvals, a0, sq, su, tadjs, b0, tq, tv, kk, mm, nn, True)
+                lane_matmul(
+                    adj, g0, nn, ONE, tvals, a0, sq, su, tadjs, b0, tq, tv, kk, mm, nn, TRUE
+                )
 
 
 def _matmul_operands(rows, r, a, b):

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .helpers import reduce_groups, strided_offsets
+from .helpers import FALSE, TRUE, ZERO, reduce_groups, strided_offsets
 from .index_maps import strided_index, strided_move
 
 # ---- reductions: ndim, in_shape[ndim], out_strides[ndim] (0 on reduced axes) -----------------------
@@ -14,7 +14,7 @@ from .index_maps import strided_index, strided_move
 
 
 def reduce_offsets(ipool, p):
-    return strided_offsets(ipool, p + 1, ipool[p], 0)
+    return strided_offsets(ipool, p + 1, ipool[p], ZERO)
 
 
 def reduce_index(ipool, p):
@@ -22,11 +22,11 @@ def reduce_index(ipool, p):
 
 
 def sum_scatter(S, s0, D, d0, ipool, p):
-    strided_move(S, s0, D, d0, ipool, p + 1, ipool[p], 0, False, True)
+    strided_move(S, s0, D, d0, ipool, p + 1, ipool[p], ZERO, FALSE, TRUE)
 
 
 def sum_take(S, s0, D, d0, ipool, p, add):
-    strided_move(S, s0, D, d0, ipool, p + 1, ipool[p], 0, True, add)
+    strided_move(S, s0, D, d0, ipool, p + 1, ipool[p], ZERO, TRUE, add)
 
 
 def prod_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
@@ -161,11 +161,11 @@ def extreme_into(A, D, lo, n, pa, p, ipool, larger):
 
 
 def amax_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    extreme_into(A, D, lo, n, pa, p, ipool, True)
+    extreme_into(A, D, lo, n, pa, p, ipool, TRUE)
 
 
 def amin_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
-    extreme_into(A, D, lo, n, pa, p, ipool, False)
+    extreme_into(A, D, lo, n, pa, p, ipool, FALSE)
 
 
 def extreme_weights(V, pa, lo, n, offs):

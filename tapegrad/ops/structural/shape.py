@@ -1,6 +1,6 @@
 """Shape ops: strided views (broadcast, transpose, basic indexing), reshapes and concatenation."""
 
-from .helpers import strided_offsets
+from .helpers import FALSE, TRUE, strided_offsets
 from .index_maps import strided_index, strided_move
 
 # ---- shape -----------------------------------------------------------------------------------------
@@ -21,12 +21,12 @@ def view_index(ipool, p):
 
 def view_scatter(S, s0, D, d0, ipool, p):
     nd = ipool[p]
-    strided_move(S, s0, D, d0, ipool, p + 1, nd, ipool[p + 1 + 2 * nd], False, True)
+    strided_move(S, s0, D, d0, ipool, p + 1, nd, ipool[p + 1 + 2 * nd], FALSE, TRUE)
 
 
 def view_take(S, s0, D, d0, ipool, p, add):
     nd = ipool[p]
-    strided_move(S, s0, D, d0, ipool, p + 1, nd, ipool[p + 1 + 2 * nd], True, add)
+    strided_move(S, s0, D, d0, ipool, p + 1, nd, ipool[p + 1 + 2 * nd], TRUE, add)
 
 
 # CONCAT: outer, inner, k, rows[k], lens[k] (operands are listed in ipool; a = b = -1)
