@@ -135,6 +135,89 @@ def mk_relu(L):
     return R
 
 
+def mk_ctx_attr_sq(L):
+    """A Function of a * a that keeps its input as a ctx attribute, not saved."""
+
+    class Sq(L.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.a = a
+            return a * a
+
+        @staticmethod
+        def backward(ctx, g):
+            return 2 * ctx.a * g
+
+    return Sq
+
+
+def mk_identity(L):
+    """A Function that returns its input itself (backward: g * 5)."""
+
+    class F(L.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 5
+
+    return F
+
+
+def mk_dirty_double(L):
+    """A Function that doubles its input in place (mark_dirty)."""
+
+    class Dbl(L.Function):
+        @staticmethod
+        def forward(ctx, a):
+            a.mul_(2)
+            ctx.mark_dirty(a)
+            return a
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    return Dbl
+
+
+def mk_saved_intermediate(L):
+    """A Function of 2 exp(a) that saves the intermediate exp(a)."""
+
+    class F(L.Function):
+        @staticmethod
+        def forward(ctx, a):
+            t = a.exp()
+            ctx.save_for_backward(t)
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (t,) = ctx.saved_tensors
+            return g * 2 * t
+
+    return F
+
+
+def mk_lin(L):
+    """A Function of 3 a that saves a, though its gradient does not need it."""
+
+    class Lin(L.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            return g * 3
+
+    return Lin
+
+
 def ip_slice_add_nonleaf(L):
     x = L.T([1.0, 2, 3, 4], True)
     y = x * 2
@@ -695,17 +778,7 @@ def ip_retain_grad_view_then_inplace_base(L):
 
 
 def ip_function_output_inplace(L):
-    class Sq(L.Function):
-        @staticmethod
-        def forward(ctx, a):
-            ctx.save_for_backward(a)
-            return a * a
-
-        @staticmethod
-        def backward(ctx, g):
-            (a,) = ctx.saved_tensors
-            return 2 * a * g
-
+    Sq = mk_sq(L)
     x = L.T([1.0, 2], True)
     y = Sq.apply(x)
     y.mul_(3)
@@ -714,17 +787,7 @@ def ip_function_output_inplace(L):
 
 
 def ip_function_saved_input_modified(L):
-    class Sq(L.Function):
-        @staticmethod
-        def forward(ctx, a):
-            ctx.save_for_backward(a)
-            return a * a
-
-        @staticmethod
-        def backward(ctx, g):
-            (a,) = ctx.saved_tensors
-            return 2 * a * g
-
+    Sq = mk_sq(L)
     x = L.T([1.0, 2], True)
     h = x * 1
     y = Sq.apply(h)
@@ -734,18 +797,7 @@ def ip_function_saved_input_modified(L):
 
 
 def ip_function_saved_output_modified(L):
-    class Ex(L.Function):
-        @staticmethod
-        def forward(ctx, a):
-            r = a.exp()
-            ctx.save_for_backward(r)
-            return r
-
-        @staticmethod
-        def backward(ctx, g):
-            (r,) = ctx.saved_tensors
-            return r * g
-
+    Ex = mk_exp(L)
     x = L.T([1.0, 2], True)
     y = Ex.apply(x)
     y.mul_(3)
@@ -1304,16 +1356,7 @@ def fn_triple_backward(L):
 
 
 def fn_ctx_attr_tensor_double_backward(L):
-    class Sq(L.Function):
-        @staticmethod
-        def forward(ctx, a):
-            ctx.a = a
-            return a * a
-
-        @staticmethod
-        def backward(ctx, g):
-            return 2 * ctx.a * g
-
+    Sq = mk_ctx_attr_sq(L)
     x = L.T([1.0, 2, 3], True)
     y = Sq.apply(x)
     (g,) = L.grad(y.sum(), x, create_graph=True)
@@ -1326,16 +1369,7 @@ def fn_ctx_attr_tensor_double_backward(L):
 
 
 def fn_ctx_attr_tensor_first_order(L):
-    class Sq(L.Function):
-        @staticmethod
-        def forward(ctx, a):
-            ctx.a = a
-            return a * a
-
-        @staticmethod
-        def backward(ctx, g):
-            return 2 * ctx.a * g
-
+    Sq = mk_ctx_attr_sq(L)
     x = L.T([1.0, 2, 3], True)
     h = x * 1
     y = Sq.apply(h)
@@ -1345,16 +1379,7 @@ def fn_ctx_attr_tensor_first_order(L):
 
 def fn_ctx_attr_input_modified(L):
     # torch: no version check on ctx attributes -> uses new value silently
-    class Sq(L.Function):
-        @staticmethod
-        def forward(ctx, a):
-            ctx.a = a
-            return a * a
-
-        @staticmethod
-        def backward(ctx, g):
-            return 2 * ctx.a * g
-
+    Sq = mk_ctx_attr_sq(L)
     x = L.T([1.0, 2, 3], True)
     h = x * 1
     y = Sq.apply(h)
@@ -1671,15 +1696,7 @@ def fn_grad_for_nontensor_err(L):
 
 
 def fn_identity_return_input(L):
-    class F(L.Function):
-        @staticmethod
-        def forward(ctx, a):
-            return a
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 5
-
+    F = mk_identity(L)
     x = L.T([1.0, 2], True)
     y = F.apply(x)
     r = [y is x, y.is_leaf]
@@ -1688,15 +1705,7 @@ def fn_identity_return_input(L):
 
 
 def fn_identity_return_input_nonleaf(L):
-    class F(L.Function):
-        @staticmethod
-        def forward(ctx, a):
-            return a
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 5
-
+    F = mk_identity(L)
     x = L.T([1.0, 2], True)
     h = x * 1
     y = F.apply(h)
@@ -1744,17 +1753,7 @@ def fn_return_view_then_inplace_input(L):
 
 
 def fn_mark_dirty(L):
-    class Dbl(L.Function):
-        @staticmethod
-        def forward(ctx, a):
-            a.mul_(2)
-            ctx.mark_dirty(a)
-            return a
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
+    Dbl = mk_dirty_double(L)
     x = L.T([1.0, 2], True)
     h = x * 1
     y = Dbl.apply(h)
@@ -1764,17 +1763,7 @@ def fn_mark_dirty(L):
 
 
 def fn_mark_dirty_view(L):
-    class Dbl(L.Function):
-        @staticmethod
-        def forward(ctx, a):
-            a.mul_(2)
-            ctx.mark_dirty(a)
-            return a
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
+    Dbl = mk_dirty_double(L)
     x = L.T([1.0, 2, 3], True)
     h = x * 1
     Dbl.apply(h[1:])
@@ -1791,36 +1780,14 @@ def fn_under_no_grad(L):
 
 
 def fn_save_intermediate(L):
-    class F(L.Function):
-        @staticmethod
-        def forward(ctx, a):
-            t = a.exp()
-            ctx.save_for_backward(t)
-            return t * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            (t,) = ctx.saved_tensors
-            return g * 2 * t
-
+    F = mk_saved_intermediate(L)
     x = L.T([0.1, 0.2], True)
     F.apply(x).sum().backward()
     return [x.grad]
 
 
 def fn_save_intermediate_double(L):
-    class F(L.Function):
-        @staticmethod
-        def forward(ctx, a):
-            t = a.exp()
-            ctx.save_for_backward(t)
-            return t * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            (t,) = ctx.saved_tensors
-            return g * 2 * t
-
+    F = mk_saved_intermediate(L)
     x = L.T([0.1, 0.2], True)
     (g,) = L.grad(F.apply(x).sum(), x, create_graph=True)
     r = [g, g.requires_grad]
@@ -1979,17 +1946,7 @@ def fn_relu_double_backward(L):
 
 
 def fn_linear_saved_double_backward(L):
-    class Lin(L.Function):
-        @staticmethod
-        def forward(ctx, a):
-            ctx.save_for_backward(a)
-            return a * 3
-
-        @staticmethod
-        def backward(ctx, g):
-            (a,) = ctx.saved_tensors
-            return g * 3
-
+    Lin = mk_lin(L)
     x = L.T([1.0, 2], True)
     y = Lin.apply(x.sin())
     (g,) = L.grad(y.sum(), x, create_graph=True)
@@ -1998,17 +1955,7 @@ def fn_linear_saved_double_backward(L):
 
 
 def fn_linear_saved_backward_create_graph_api(L):
-    class Lin(L.Function):
-        @staticmethod
-        def forward(ctx, a):
-            ctx.save_for_backward(a)
-            return a * 3
-
-        @staticmethod
-        def backward(ctx, g):
-            (a,) = ctx.saved_tensors
-            return g * 3
-
+    Lin = mk_lin(L)
     x = L.T([1.0, 2], True)
     y = Lin.apply(x.sin())
     (y.sum()).backward(create_graph=True)
