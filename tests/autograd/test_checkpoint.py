@@ -170,6 +170,17 @@ def test_state_changed_inside_f_raises_in_forward_mode(nested):
             tg.jvp(f, (x,), (v,))
 
 
+@pytest.mark.parametrize("how", [_backward, _grad_create_graph], ids=lambda f: f.__name__[1:])
+def test_recomputed_output_of_another_shape_raises(how):
+    # the same values in another shape (the flat values alone would match)
+    cfg = {"shape": (2, 3)}
+    x = tg.tensor(np.arange(6.0), requires_grad=True)
+    y = tg.checkpoint(lambda a: a.reshape(cfg["shape"]) * 2.0, x)
+    cfg["shape"] = (3, 2)
+    with pytest.raises(RuntimeError, match=r"checkpoint: .*shape \(3, 2\), not \(2, 3\)"):
+        how(y, x)
+
+
 def test_random_draws_not_repeated_raise():
     x = tg.tensor(np.ones(5), requires_grad=True)
     y = tg.checkpoint(lambda v: v * tg.rand(5), x, preserve_rng_state=False)
