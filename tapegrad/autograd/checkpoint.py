@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core import creation as _creation
 from ..core import tape as T
-from ..core.tensor import STATE, new_handle, row_of
+from ..core.tensor import STATE, holds_tensor, new_handle, row_of
 from ..core.tensor import TensorBase as Tensor
 from .engine import partial_grads, sweep
 from .forward import tangent_graph, tangent_values
@@ -303,22 +303,34 @@ def checkpoint(
         inputs = arg_inputs + _captured(main, s, known)
     finally:
         s.alive = False
-    values = []
-    for o in outs:
-        if not isinstance(o, Tensor):
+    # outputs other than Tensors (a count, a flag, None) pass through as PyTorch's do; a
+    # container of Tensors would hand out the scratch tape's handles, whose graph is gone
+    tensor_pos = []
+    for k, o in enumerate(outs):
+        if isinstance(o, Tensor):
+            tensor_pos.append(k)
+        elif holds_tensor(o):
             raise TypeError(
                 f"checkpoint: {getattr(fn, '__name__', 'fn')} returned a "
-                f"{type(o).__name__}; it must return a Tensor or a tuple of them"
+                f"{type(o).__name__} holding Tensors; return the Tensors themselves (a "
+                "Tensor or a tuple of Tensors and other values)"
             )
-        values.append(o._v)
-    differentiable = [r is not None for r in out_rows]
+    values = [outs[k]._v for k in tensor_pos]
+    differentiable = [out_rows[k] is not None for k in tensor_pos]
     if not any(differentiable):
-        res = [Tensor._const(v) for v in values]
+        handles = [Tensor._const(v) for v in values]
     else:
         node = CheckpointNode(fn, args, kwargs, rng_state)
-        res = node.record(inputs, values, differentiable)
+        handles = node.record(inputs, values, differentiable)
+        # the node's output positions index fn's whole output (the recomputation's too)
+        node.out_pos = tuple(tensor_pos[k] for k in node.out_pos)
+        node.const_outputs = tuple((tensor_pos[k], r) for k, r in node.const_outputs)
+        node.n_out = len(outs)
         node.inputs = tuple(inputs)
         twins = {id(b): a for a, b in zip(given, list(args) + list(kwargs.values()))}
         # in-place checks look at the user's own handles
         node.input_refs = tuple(weakref.ref(twins.get(id(x), x)) for x in inputs)
+    res = list(outs)
+    for k, h in zip(tensor_pos, handles):
+        res[k] = h
     return res[0] if single else tuple(res)

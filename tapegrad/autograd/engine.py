@@ -12,6 +12,7 @@ import numpy as np
 
 from ..kernels import run as R
 from ..kernels import sweeps as K
+from ..core import functions as _functions
 from ..core import tape as T
 from ..ops.decl import Elementwise
 from ..ops.spec import C, OPS
@@ -766,30 +767,116 @@ def _backward_graph(t, outputs, grads, inputs, accumulate, allow_unused, stop=Fa
 
 
 def grad(
-    outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    allow_unused=None,
+    *,
+    only_inputs=True,
+    is_grads_batched=False,
+    materialize_grads=False,
 ):
     """Gradients of ``outputs`` with respect to ``inputs``, as a tuple of Tensors.
+
+    As PyTorch's: an input the outputs do not depend on raises unless ``allow_unused``
+    (then its gradient is None, or zeros with ``materialize_grads=True``);
+    ``is_grads_batched=True`` reads the first dimension of each of ``grad_outputs`` as a batch
+    of cotangents and returns one gradient per batch item (stacked along a first dimension);
+    ``only_inputs`` is accepted and ignored, as in PyTorch.
 
     Examples:
         >>> import tapegrad as tg
         >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
         >>> tg.autograd.grad((x ** 2).sum(), x)             # x.grad is left alone
         (tensor([2., 4.]),)
+        >>> w = tg.tensor(3.0, requires_grad=True)
+        >>> tg.autograd.grad((x ** 2).sum(), [x, w], materialize_grads=True)
+        (tensor([2., 4.]), tensor(0.))
+        >>> y = x ** 2
+        >>> tg.autograd.grad(y, x, tg.eye(2), is_grads_batched=True)   # the rows of dy/dx
+        (tensor([[2., 0.],
+                [0., 4.]]),)
     """
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "autograd.grad: materialize_grads=True gives zeros for unused inputs; pass "
+            "allow_unused=True or leave it out"
+        )
+    allow_unused = bool(allow_unused or materialize_grads)
     single = isinstance(inputs, Tensor)
     ins = [inputs] if single else list(inputs)
-    res = run_backward(
-        outputs,
-        grad_outputs,
-        ins,
-        retain_graph,
-        create_graph,
-        accumulate=False,
-        allow_unused=allow_unused,
-    )
-    if create_graph:
-        return tuple(res)
-    return tuple(None if g is None else Tensor._const(result(g)) for g in res)
+    if is_grads_batched:
+        res = _batched_grads(outputs, grad_outputs, ins, retain_graph, create_graph, allow_unused)
+    else:
+        res = run_backward(
+            outputs,
+            grad_outputs,
+            ins,
+            retain_graph,
+            create_graph,
+            accumulate=False,
+            allow_unused=allow_unused,
+        )
+    if not create_graph:
+        res = [None if g is None else Tensor._const(result(g)) for g in res]
+    if materialize_grads:
+        lead = _batch_size(grad_outputs) if is_grads_batched else None
+        res = [_zeros_like(x, lead) if g is None else g for g, x in zip(res, ins)]
+    return tuple(res)
+
+
+def _batch_size(grad_outputs):
+    """The common first dimension of ``grad_outputs`` (``is_grads_batched``)."""
+    cots = _as_list(grad_outputs)
+    shapes = [np.shape(c._v if isinstance(c, Tensor) else c) for c in cots]
+    sizes = {s[0] if s else None for s in shapes}
+    if not cots or len(sizes) != 1 or None in sizes:
+        raise ValueError(
+            "autograd.grad: is_grads_batched=True needs grad_outputs that share a first "
+            f"(batch) dimension; got shapes {shapes}"
+        )
+    return sizes.pop()
+
+
+def _zeros_like(x, lead):
+    shape = x.shape if lead is None else (lead, *x.shape)
+    return Tensor._const(result(np.zeros(shape)))
+
+
+def _batched_grads(outputs, grad_outputs, ins, retain_graph, create_graph, allow_unused):
+    """``autograd.grad`` with ``is_grads_batched``: one backward per batch item of the
+    cotangents (the graph kept until the last), the gradients stacked along a new first
+    dimension (None for an input no item reaches)."""
+    nb = _batch_size(grad_outputs)
+    outs, cots = _as_list(outputs), _as_list(grad_outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    per_item = [
+        run_backward(
+            outs,
+            [c[b] for c in cots],
+            ins,
+            retain_graph or b < nb - 1,
+            create_graph,
+            accumulate=False,
+            allow_unused=allow_unused,
+        )
+        for b in range(nb)
+    ]
+    res = []
+    for k, x in enumerate(ins):
+        gs = [item[k] for item in per_item]
+        if not nb:
+            res.append(np.zeros((0, *x.shape)))
+        elif any(g is None for g in gs):
+            res.append(None)  # (the graph is the same for every item)
+        elif create_graph:
+            res.append(_functions.stack(gs))
+        else:
+            res.append(np.stack([np.asarray(g) for g in gs]))
+    return res
 
 
 class BackwardMethod:

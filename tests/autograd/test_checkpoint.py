@@ -194,3 +194,43 @@ def test_nan_and_inf_outputs_recompute_as_themselves():
         y = tg.checkpoint(lambda a: tg.log(a) * a, x)  # -inf * 0 = nan, 0, nan
         y.sum().backward()
     assert np.isnan(x.grad.numpy()[[0, 2]]).all() and x.grad.numpy()[1] == 1.0
+
+
+@pytest.mark.parametrize("order", ["first", "create_graph", "forward_mode"])
+def test_non_tensor_outputs_pass_through(order):
+    """A count or None beside the Tensors is returned as it is (as PyTorch's checkpoint does);
+    the Tensors' derivatives are those without checkpointing, at every position."""
+    xv = np.array([0.5, 1.5])
+
+    def block(a):
+        return None, tg.sin(a), 3, a * a
+
+    def f(a):
+        none, s, three, sq = tg.checkpoint(block, a)
+        assert none is None and three == 3
+        return (s * sq).sum()
+
+    # d/dx sum(sin(x) x^2) and the second derivative's diagonal
+    d1 = np.cos(xv) * xv**2 + 2 * xv * np.sin(xv)
+    d2 = -np.sin(xv) * xv**2 + 4 * xv * np.cos(xv) + 2 * np.sin(xv)
+    if order == "first":
+        x = tg.tensor(xv, requires_grad=True)
+        f(x).backward()
+        np.testing.assert_allclose(x.grad.numpy(), d1, rtol=1e-13)
+    elif order == "create_graph":
+        x = tg.tensor(xv, requires_grad=True)
+        (g,) = tg.autograd.grad(f(x), x, create_graph=True)
+        np.testing.assert_allclose(g.detach().numpy(), d1, rtol=1e-13)
+        g.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), d2, rtol=1e-12)
+    else:
+        _, t = tg.jvp(f, (xv,), (np.array([1.0, 0.0]),))
+        np.testing.assert_allclose(t, d1[0], rtol=1e-13)
+        np.testing.assert_allclose(np.diag(tg.hessian(f)(xv)), d2, rtol=1e-12)
+
+
+def test_container_of_tensors_as_output_raises():
+    """Tensors inside a list would be the scratch recording's, whose graph is gone."""
+    x = tg.tensor([0.5, 1.5], requires_grad=True)
+    with pytest.raises(TypeError, match="returned a list holding Tensors"):
+        tg.checkpoint(lambda a: [tg.sin(a)], x)

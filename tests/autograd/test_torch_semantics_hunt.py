@@ -2416,11 +2416,18 @@ def ggrad_inputs_not_requiring_grad_err(L):
 def ggrad_materialize_grads(L):
     x = L.T([0.5, 1.5], True)
     w = L.T([1.0, 1.0], True)
-    if L.name == "torch":
-        g = L.grad((x * x).sum(), [x, w], allow_unused=True, materialize_grads=True)
-    else:
-        g = L.grad((x * x).sum(), [x, w], allow_unused=True, materialize_grads=True)
+    g = L.grad((x * x).sum(), [x, w], allow_unused=True, materialize_grads=True)
     return list(g)
+
+
+def ggrad_batched_rows(L):
+    x = L.T([0.5, 1.5], True)
+    w = L.T([2.0, -1.0], True)
+    y = x**3 * w
+    eye = L.T([[1.0, 0.0], [0.0, 1.0]])
+    g = L.grad(y, [x, w], eye, create_graph=True, is_grads_batched=True)
+    (gg,) = L.grad(g[0].sum() + (g[1] ** 2).sum(), [x])
+    return [*g, gg]
 
 
 def ggrad_double_with_retain_graph_false(L):
@@ -3560,6 +3567,9 @@ AGREE = [
     hk_inplace_modify_return_none_nonleaf,
     hk_inplace_modify_shared_grad,
     hk_inplace_none_autograd_grad,
+    ggrad_materialize_grads,
+    ggrad_batched_rows,
+    ck_output_nontensor,
 ]
 
 
@@ -3704,15 +3714,6 @@ DISAGREE = [
         fn_ctx_attr_tensor_double_backward,
         "a tensor kept as a ctx attribute (ctx.a = a) instead of save_for_backward: "
         "PyTorch's double backward differentiates through it, tapegrad raises",
-    ),
-    _xf(
-        ggrad_materialize_grads,
-        "tg.autograd.grad has no materialize_grads= keyword (TypeError)",
-    ),
-    _xf(
-        ck_output_nontensor,
-        "tg.checkpoint refuses a non-Tensor output (TypeError); PyTorch's non-reentrant "
-        "checkpoint passes it through",
     ),
 ]
 

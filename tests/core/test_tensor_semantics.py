@@ -465,6 +465,41 @@ def test_autograd_grad_allow_unused():
     assert ga.item() == 3.0 and gc is None
 
 
+def test_autograd_grad_materialize_grads():
+    """Zeros of the input's shape for an unused input (PyTorch's materialize_grads), also
+    with create_graph; asking for it with allow_unused=False is a contradiction."""
+    a, c = leaf(2.0), leaf([4.0, 5.0])
+    for create_graph in (False, True):
+        ga, gc = tg.autograd.grad(a * a, [a, c], create_graph=create_graph, materialize_grads=True)
+        assert ga.item() == 4.0 and gc.tolist() == [0.0, 0.0] and not gc.requires_grad
+    with pytest.raises(ValueError, match="allow_unused=True"):
+        tg.autograd.grad(a * a, [a, c], allow_unused=False, materialize_grads=True)
+
+
+def test_autograd_grad_is_grads_batched():
+    """One gradient per row of the batched cotangents: the rows of the Jacobian for an
+    identity batch, stacked; a graph through them with create_graph."""
+    x = leaf([0.5, 2.0])
+    w = leaf(3.0)
+    y = x**2 * w
+    gx, gw = tg.autograd.grad(y, [x, w], tg.eye(2), is_grads_batched=True)
+    np.testing.assert_allclose(gx.numpy(), np.diag([3.0, 12.0]))  # 2 x w on the diagonal
+    np.testing.assert_allclose(gw.numpy(), [0.25, 4.0])  # x**2
+    y = x**3
+    (gx,) = tg.autograd.grad(
+        y, x, tg.tensor([[1.0, 1.0], [2.0, 0.0]]), is_grads_batched=True, create_graph=True
+    )
+    np.testing.assert_allclose(gx.detach().numpy(), [[0.75, 12.0], [1.5, 0.0]])  # 3 x^2 * ct
+    gx.sum().backward()  # d/dx sum over items of 3 x^2 ct = 6 x (ct summed over items)
+    np.testing.assert_allclose(x.grad.numpy(), [6 * 0.5 * 3.0, 6 * 2.0 * 1.0])
+    with pytest.raises(ValueError, match="needs grad_outputs"):
+        tg.autograd.grad((x * x).sum(), x, is_grads_batched=True)
+    with pytest.raises(ValueError, match="first \\(batch\\) dimension"):
+        tg.autograd.grad(
+            [x * 1.0, x * 2.0], x, [tg.ones((2, 2)), tg.ones((3, 2))], is_grads_batched=True
+        )
+
+
 def test_autograd_grad_of_intermediate():
     x = leaf([1.0, 2.0])
     h = x * 3.0
