@@ -626,10 +626,27 @@ def _flatten(self, start_dim=0, end_dim=-1, *, order=None):
     return O.reshape(self, shape[:s] + (merged,) + shape[e + 1 :])
 
 
+def _layout_order(x, order, name):
+    """NumPy's "A" and "K" read the array's memory layout (a transposed view's is column-major),
+    which a Tensor's value does not mirror: only where the layout cannot matter (at most one
+    axis longer than 1) do they mean "C"; elsewhere they raise rather than guess."""
+    if sum(n > 1 for n in x.shape) > 1:
+        raise ValueError(
+            f"{name}: order={order!r} follows the memory layout of NumPy's array (a transposed "
+            f"view is column-major), which tapegrad's Tensor of shape {x.shape} does not "
+            "record; pass order='C' (row-major, what 'K' and 'A' mean for a C-contiguous "
+            "array) or order='F'"
+        )
+    return "C"
+
+
 def ravel_order(x, order, name="ravel"):
     """The elements of ``x`` as one axis, read in memory order ``order`` ("C" row-major, "F"
-    column-major; "A" and "K" are "C" for a Tensor, whose value is C-contiguous)."""
-    if order in ("C", "A", "K", None):
+    column-major; "A" and "K", which follow NumPy's memory layout, only where it cannot
+    matter)."""
+    if order in ("A", "K"):
+        order = _layout_order(x, order, name)
+    if order in ("C", None):
         return O.reshape(x, (-1,))
     if order == "F":
         return O.reshape(O.transpose(x), (-1,))
@@ -638,7 +655,9 @@ def ravel_order(x, order, name="ravel"):
 
 def reshape_order(x, shape, order, name="reshape"):
     """``x`` reshaped to ``shape`` reading and writing elements in memory order ``order``."""
-    if order in ("C", "A", None):
+    if order == "A":
+        order = _layout_order(x, order, name)
+    if order in ("C", None):
         return O.reshape(x, shape)
     if order == "F":  # column-major: reverse the axes, reshape row-major, reverse back
         shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)

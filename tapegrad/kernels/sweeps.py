@@ -21,10 +21,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "4488af48d1a7da78"
+FINGERPRINT = "b9e9a89dcbb31087"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 308649357418855847
+KERNELS_ID = 837276497641943304
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'LINREC', 'CUMSUM', 'CUMPROD', 'LOGCUMSUMEXP')
 
 # sweep results: (status, row)
@@ -1397,8 +1397,8 @@ def logcumsumexp_backward(G, A, B, V, D, lo, n, pa, pb, ra, rb, p, voff, rg, sta
             s = V[lo + (offs[r, m - k] if rev else offs[r, k - 1])] if k > 0 else -np.inf
             R = G[lo + q] + carry
             if ga:
-                D[pa + q] += R * (0.5 - 0.5 * np.tanh(0.5 * (s - a)))
-            carry = R * (0.5 + 0.5 * np.tanh(0.5 * (s - a)))
+                D[pa + q] += R * (np.exp(-np.logaddexp(0.0, s - a)))
+            carry = R * (np.exp(-np.logaddexp(0.0, -(s - a))))
     return 0
 
 
@@ -1413,7 +1413,7 @@ def logcumsumexp_tangent(val, tval, lo, n, pa, pb, p, voff, ipool, fpool):
         for k in range(m):
             q = offs[r, m - 1 - k] if rev else offs[r, k]
             a = val[pa + q]
-            ts = ts * (0.5 + 0.5 * np.tanh(0.5 * (s - a))) + tval[pa + q] * (0.5 - 0.5 * np.tanh(0.5 * (s - a)))
+            ts = ts * (np.exp(-np.logaddexp(0.0, -(s - a)))) + tval[pa + q] * (np.exp(-np.logaddexp(0.0, s - a)))
             s = val[lo + q]
             tval[lo + q] = ts
 
@@ -1446,9 +1446,9 @@ def logcumsumexp_backward_tangent(
             R = adj[lo + q] + carry
             tR = tadj[lo + q] + tcarry
             if ga:
-                tadj[pa + q] += tR * (0.5 - 0.5 * np.tanh(0.5 * (s - a))) + R * ((-(0.5 * (0.5 * (1.0 - np.tanh(0.5 * (s - a)) * np.tanh(0.5 * (s - a)) if 0.5 * (s - a) * (0.5 * (s - a)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a)))) / (1.0 + np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a))))) ** 2.0)))) * ts + (-(0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (s - a)) * np.tanh(0.5 * (s - a)) if 0.5 * (s - a) * (0.5 * (s - a)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a)))) / (1.0 + np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a))))) ** 2.0)))) * ta)
-            carry = R * (0.5 + 0.5 * np.tanh(0.5 * (s - a)))
-            tcarry = tR * (0.5 + 0.5 * np.tanh(0.5 * (s - a))) + R * ((0.5 * (0.5 * (1.0 - np.tanh(0.5 * (s - a)) * np.tanh(0.5 * (s - a)) if 0.5 * (s - a) * (0.5 * (s - a)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a)))) / (1.0 + np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a))))) ** 2.0))) * ts + (0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (s - a)) * np.tanh(0.5 * (s - a)) if 0.5 * (s - a) * (0.5 * (s - a)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a)))) / (1.0 + np.exp(-2.0 * (0.5 * (s - a) if 0.5 * (s - a) > 0.0 else -(0.5 * (s - a))))) ** 2.0))) * ta)
+                tadj[pa + q] += tR * (np.exp(-np.logaddexp(0.0, s - a))) + R * ((-np.exp(-np.logaddexp(0.0, 0.0 - (s - a))) * np.exp(-np.logaddexp(0.0, s - a))) * ts + (-(-1.0 * np.exp(-np.logaddexp(0.0, 0.0 - (s - a)))) * np.exp(-np.logaddexp(0.0, s - a))) * ta)
+            carry = R * (np.exp(-np.logaddexp(0.0, -(s - a))))
+            tcarry = tR * (np.exp(-np.logaddexp(0.0, -(s - a)))) + R * ((-(-1.0 * np.exp(-np.logaddexp(0.0, 0.0 - -(s - a)))) * np.exp(-np.logaddexp(0.0, -(s - a)))) * ts + (-np.exp(-np.logaddexp(0.0, 0.0 - -(s - a))) * np.exp(-np.logaddexp(0.0, -(s - a)))) * ta)
 
 
 @_kernel
@@ -1687,9 +1687,9 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                     a = val[upa + j * sa]
                     b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j * sa] += g * (0.5 + 0.5 * np.tanh(0.5 * (a - b)))
+                        adj[upa + j * sa] += g * (np.exp(-np.logaddexp(0.0, -(a - b))))
                     if gb:
-                        adj[upb + j * sb] += g * (0.5 - 0.5 * np.tanh(0.5 * (a - b)))
+                        adj[upb + j * sb] += g * (np.exp(-np.logaddexp(0.0, a - b)))
             else:
                 return HIT_RARE, i
         else:
@@ -2118,18 +2118,18 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                     a = val[upa + j * sa]
                     b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j * sa] += g * (0.5 + 0.5 * np.tanh(0.5 * (a - b)))
+                        adj[upa + j * sa] += g * (np.exp(-np.logaddexp(0.0, -(a - b))))
                     if gb:
-                        adj[upb + j * sb] += g * (0.5 - 0.5 * np.tanh(0.5 * (a - b)))
+                        adj[upb + j * sb] += g * (np.exp(-np.logaddexp(0.0, a - b)))
             elif o == 62:  # LOGADDEXP2
                 for j in range(un):
                     g = adj[ulo + j]
                     a = val[upa + j * sa]
                     b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j * sa] += g * (0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b)))
+                        adj[upa + j * sa] += g * (np.exp(-np.logaddexp(0.0, -(0.6931471805599453 * (a - b)))))
                     if gb:
-                        adj[upb + j * sb] += g * (0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b)))
+                        adj[upb + j * sb] += g * (np.exp(-np.logaddexp(0.0, 0.6931471805599453 * (a - b))))
             elif o == 63:  # REMAINDER
                 for j in range(un):
                     g = adj[ulo + j]
@@ -3525,8 +3525,8 @@ def tangent_sweep_binary_1(o, val, tvals, ulo, un, upa, upb, sa, sb, ha, hb, nl)
         for j in range(un):
             a = val[upa + j * sa]
             b = val[upb + j * sb]
-            d0 = 0.5 + 0.5 * np.tanh(0.5 * (a - b))
-            d1 = 0.5 - 0.5 * np.tanh(0.5 * (a - b))
+            d0 = np.exp(-np.logaddexp(0.0, -(a - b)))
+            d1 = np.exp(-np.logaddexp(0.0, a - b))
             for ln in range(nl):
                 t = 0.0
                 if ha:
@@ -3538,8 +3538,8 @@ def tangent_sweep_binary_1(o, val, tvals, ulo, un, upa, upb, sa, sb, ha, hb, nl)
         for j in range(un):
             a = val[upa + j * sa]
             b = val[upb + j * sb]
-            d0 = 0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b))
-            d1 = 0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b))
+            d0 = np.exp(-np.logaddexp(0.0, -(0.6931471805599453 * (a - b))))
+            d1 = np.exp(-np.logaddexp(0.0, 0.6931471805599453 * (a - b)))
             for ln in range(nl):
                 t = 0.0
                 if ha:
@@ -3722,7 +3722,7 @@ def hvp_sweep_unary_1(o, val, adj, tvals, tadjs, ulo, un, upa, ha, hout, nl):
             out = val[ulo + j]
             d = out * np.exp(-np.logaddexp(0.0, a))
             adj[upa + j] += g * d
-            e0 = g * (out * (-(0.5 - 0.5 * np.tanh(0.5 * (0.0 - a))) * np.exp(-np.logaddexp(0.0, a)))) if g != 0.0 else 0.0
+            e0 = g * (out * (-np.exp(-np.logaddexp(0.0, 0.0 - a)) * np.exp(-np.logaddexp(0.0, a)))) if g != 0.0 else 0.0
             e1 = g * (np.exp(-np.logaddexp(0.0, a))) if g != 0.0 else 0.0
             for ln in range(nl):
                 s = tadjs[ln, ulo + j]
@@ -4406,10 +4406,10 @@ def hvp_sweep_binary_2(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga,
             a = val[upa + j * sa]
             b = val[upb + j * sb]
             if ga:
-                d = 0.5 + 0.5 * np.tanh(0.5 * (a - b))
+                d = np.exp(-np.logaddexp(0.0, -(a - b)))
                 adj[upa + j * sa] += g * d
-                e0 = g * (0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)) if 0.5 * (a - b) * (0.5 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
-                e1 = g * (0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)) if 0.5 * (a - b) * (0.5 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
+                e0 = g * (-(-1.0 * np.exp(-np.logaddexp(0.0, 0.0 - -(a - b)))) * np.exp(-np.logaddexp(0.0, -(a - b)))) if g != 0.0 else 0.0
+                e1 = g * (-np.exp(-np.logaddexp(0.0, 0.0 - -(a - b))) * np.exp(-np.logaddexp(0.0, -(a - b)))) if g != 0.0 else 0.0
                 for ln in range(nl):
                     s = tadjs[ln, ulo + j]
                     s = s * d if s != 0.0 else 0.0
@@ -4419,10 +4419,10 @@ def hvp_sweep_binary_2(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga,
                         s += tvals[ln, upb + j * sb] * e1
                     tadjs[ln, upa + j * sa] += s
             if gb:
-                d = 0.5 - 0.5 * np.tanh(0.5 * (a - b))
+                d = np.exp(-np.logaddexp(0.0, a - b))
                 adj[upb + j * sb] += g * d
-                e0 = g * (-(0.5 * (0.5 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)) if 0.5 * (a - b) * (0.5 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b))))) ** 2.0)))) if g != 0.0 else 0.0
-                e1 = g * (-(0.5 * (0.5 * -1.0 * (1.0 - np.tanh(0.5 * (a - b)) * np.tanh(0.5 * (a - b)) if 0.5 * (a - b) * (0.5 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.5 * (a - b) if 0.5 * (a - b) > 0.0 else -(0.5 * (a - b))))) ** 2.0)))) if g != 0.0 else 0.0
+                e0 = g * (-np.exp(-np.logaddexp(0.0, 0.0 - (a - b))) * np.exp(-np.logaddexp(0.0, a - b))) if g != 0.0 else 0.0
+                e1 = g * (-(-1.0 * np.exp(-np.logaddexp(0.0, 0.0 - (a - b)))) * np.exp(-np.logaddexp(0.0, a - b))) if g != 0.0 else 0.0
                 for ln in range(nl):
                     s = tadjs[ln, ulo + j]
                     s = s * d if s != 0.0 else 0.0
@@ -4437,10 +4437,10 @@ def hvp_sweep_binary_2(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga,
             a = val[upa + j * sa]
             b = val[upb + j * sb]
             if ga:
-                d = 0.5 + 0.5 * np.tanh(0.34657359027997264 * (a - b))
+                d = np.exp(-np.logaddexp(0.0, -(0.6931471805599453 * (a - b))))
                 adj[upa + j * sa] += g * d
-                e0 = g * (0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)) if 0.34657359027997264 * (a - b) * (0.34657359027997264 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
-                e1 = g * (0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)) if 0.34657359027997264 * (a - b) * (0.34657359027997264 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b))))) ** 2.0))) if g != 0.0 else 0.0
+                e0 = g * (-(-0.6931471805599453 * np.exp(-np.logaddexp(0.0, 0.0 - -(0.6931471805599453 * (a - b))))) * np.exp(-np.logaddexp(0.0, -(0.6931471805599453 * (a - b))))) if g != 0.0 else 0.0
+                e1 = g * (-(-(0.6931471805599453 * -1.0) * np.exp(-np.logaddexp(0.0, 0.0 - -(0.6931471805599453 * (a - b))))) * np.exp(-np.logaddexp(0.0, -(0.6931471805599453 * (a - b))))) if g != 0.0 else 0.0
                 for ln in range(nl):
                     s = tadjs[ln, ulo + j]
                     s = s * d if s != 0.0 else 0.0
@@ -4450,10 +4450,10 @@ def hvp_sweep_binary_2(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga,
                         s += tvals[ln, upb + j * sb] * e1
                     tadjs[ln, upa + j * sa] += s
             if gb:
-                d = 0.5 - 0.5 * np.tanh(0.34657359027997264 * (a - b))
+                d = np.exp(-np.logaddexp(0.0, 0.6931471805599453 * (a - b)))
                 adj[upb + j * sb] += g * d
-                e0 = g * (-(0.5 * (0.34657359027997264 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)) if 0.34657359027997264 * (a - b) * (0.34657359027997264 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b))))) ** 2.0)))) if g != 0.0 else 0.0
-                e1 = g * (-(0.5 * (0.34657359027997264 * -1.0 * (1.0 - np.tanh(0.34657359027997264 * (a - b)) * np.tanh(0.34657359027997264 * (a - b)) if 0.34657359027997264 * (a - b) * (0.34657359027997264 * (a - b)) < 1.0 else 4.0 * np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b)))) / (1.0 + np.exp(-2.0 * (0.34657359027997264 * (a - b) if 0.34657359027997264 * (a - b) > 0.0 else -(0.34657359027997264 * (a - b))))) ** 2.0)))) if g != 0.0 else 0.0
+                e0 = g * (-(0.6931471805599453 * np.exp(-np.logaddexp(0.0, 0.0 - 0.6931471805599453 * (a - b)))) * np.exp(-np.logaddexp(0.0, 0.6931471805599453 * (a - b)))) if g != 0.0 else 0.0
+                e1 = g * (-(0.6931471805599453 * -1.0 * np.exp(-np.logaddexp(0.0, 0.0 - 0.6931471805599453 * (a - b)))) * np.exp(-np.logaddexp(0.0, 0.6931471805599453 * (a - b)))) if g != 0.0 else 0.0
                 for ln in range(nl):
                     s = tadjs[ln, ulo + j]
                     s = s * d if s != 0.0 else 0.0

@@ -33,6 +33,14 @@ def _tensors(obj):
             yield from _tensors(v)
 
 
+def _fill_tensor(obj):
+    """np.pad's constant_values / end_values as one Tensor: a (nested) pair holding Tensors is
+    stacked, so each fill value keeps its gradient."""
+    if isinstance(obj, (list, tuple)) and any(True for _ in _tensors(obj)):
+        return O.stack([_fill_tensor(v) for v in obj])
+    return O.tensor_of(obj)
+
+
 def _plain(obj):
     if isinstance(obj, Tensor):
         return obj._v
@@ -359,7 +367,7 @@ def pad(array, pad_width, mode="constant", **kwargs) -> Tensor:
     cv = kwargs.get("constant_values", 0)
     codes = -1 - np.arange(2 * a.ndim).reshape(a.ndim, 2)  # one code per (axis, side)
     placed = np.pad(idx, _plain(pad_width), "constant", constant_values=codes)
-    cvt = O.tensor_of(cv)
+    cvt = _fill_tensor(cv)
     try:
         np.broadcast_shapes(cvt.shape, (a.ndim, 2))
     except ValueError:
@@ -399,7 +407,17 @@ def _pad_by_axis(a, pad_width, mode, kwargs):
             "Tensors (statistics over the whole axis; linear_ramp with end_values)"
         )
     widths = np.broadcast_to(np.asarray(_plain(pad_width), dtype=np.int64), (a.ndim, 2))
-    ends = np.broadcast_to(np.asarray(_plain(kwargs.get("end_values", 0.0)), float), (a.ndim, 2))
+    # end_values may be Tensors (differentiated, as constant_values are): one 0-d Tensor per
+    # (axis, side)
+    evt = _fill_tensor(kwargs.get("end_values", 0.0))
+    try:
+        np.broadcast_shapes(evt.shape, (a.ndim, 2))
+    except ValueError:
+        raise ValueError(
+            f"numpy.pad: end_values of shape {evt.shape} do not fit {a.ndim} axes"
+        ) from None
+    evt = O.broadcast_to(evt, (a.ndim, 2))
+    ends = [[O.getitem(evt, (ax, side)) for side in (0, 1)] for ax in range(a.ndim)]
     stat = {"maximum": O.amax, "minimum": O.amin, "mean": O.mean, "median": stats_.median}.get(mode)
     out = a
     for ax in range(a.ndim):
@@ -412,9 +430,9 @@ def _pad_by_axis(a, pad_width, mode, kwargs):
         n = out.shape[ax]
         first = O.getitem(out, _slice(out.ndim, ax, slice(0, 1)))
         last = O.getitem(out, _slice(out.ndim, ax, slice(n - 1, n)))
-        parts = [_pad_side(out, ax, before, first, ends[ax, 0], True, stat)] if before else []
+        parts = [_pad_side(out, ax, before, first, ends[ax][0], True, stat)] if before else []
         parts.append(out)
-        parts += [_pad_side(out, ax, after, last, ends[ax, 1], False, stat)] if after else []
+        parts += [_pad_side(out, ax, after, last, ends[ax][1], False, stat)] if after else []
         out = O.concatenate(parts, ax)
     return out
 

@@ -60,10 +60,12 @@ def arctan2_partials(x: str = "a", y: str = "b") -> tuple:
 
 def logaddexp_partials(x: str = "a", y: str = "b", scale: float = 1.0) -> tuple:
     """The partials of logaddexp (scale 1) and logaddexp2 (scale ln 2): the softmax weights
-    sigmoid(+-scale (x - y)), written with tanh so they are exactly 1/2 at a tie, exactly 0 and
-    1 far apart, and never NaN at any order (tanh' = 1 - tanh^2 stays finite)."""
-    t = f"tanh({0.5 * scale!r} * (({x}) - ({y})))"
-    return f"0.5 + 0.5 * {t}", f"0.5 - 0.5 * {t}"
+    sigmoid(+-scale (x - y)), each written as exp(-logaddexp(0, -z)) (SIGMOID's form): 1/2 at a
+    tie, 1 far above, and far below the small weight itself to full precision (0.5 - 0.5 tanh
+    cancels: it gave 0 for exp(-40)); finite at every order, as their derivatives are the
+    same form again."""
+    z = f"({x}) - ({y})" if scale == 1.0 else f"{scale!r} * (({x}) - ({y}))"
+    return f"exp(-logaddexp(0.0, -({z})))", f"exp(-logaddexp(0.0, {z}))"
 
 
 def sinc_derivative(x: str = "a", out: str = "out") -> str:
