@@ -54,7 +54,7 @@ def numpy_names():
                 and callable(vars(tnp).get(name))
                 and getattr(vars(tnp)[name], "__module__", "") == "tapegrad.numpy"
             )
-            if _hashable_in(obj, D.UFUNCS, D.FUNCTIONS) or (
+            if _hashable_in(obj, D.UFUNCS, D.KEYWORD_UFUNCS, D.FUNCTIONS) or (
                 prefix in ("numpy.linalg", "numpy.fft")
                 and getattr(getattr(tnp, prefix[6:]), name, obj) is not obj
             ):

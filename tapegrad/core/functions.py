@@ -522,9 +522,8 @@ def var(x: TensorLike, axis: Axis = None, keepdims: bool = False, ddof: float = 
     count = 1
     for a in axes:
         count *= x.shape[a]
-    return mul(
-        sum(mul(d, d), axis, keepdims), 1.0 / max(count - ddof, 0) if count > ddof else math.nan
-    )
+    # no degrees of freedom left: NumPy divides by max(n - ddof, 0) = 0 (inf; NaN for 0 / 0)
+    return mul(sum(mul(d, d), axis, keepdims), 1.0 / (count - ddof) if count > ddof else math.inf)
 
 
 def std(x: TensorLike, axis: Axis = None, keepdims: bool = False, ddof: float = 0) -> Tensor:
@@ -545,7 +544,13 @@ def std(x: TensorLike, axis: Axis = None, keepdims: bool = False, ddof: float = 
         # one element per reduction: std is identically 0, and so is its derivative (the
         # square root's derivative at the zero variance would be 0/0)
         return mul(v, 0.0)
-    return sqrt(v)
+    positive = truth(v > 0.0)
+    if positive.all():
+        return sqrt(v)
+    # a constant lane (variance 0): std is 0 and its gradient 0, the least subgradient (as
+    # abs'(0) = 0, and PyTorch's); the square root's inf slope times the zero slope of the
+    # variance gave NaN, which poisons a whole backward.  (NaN stays NaN.)
+    return where(positive, sqrt(where(positive, v, 1.0)), mul(v, 0.0))
 
 
 # ---- sorting: argsort / argpartition on the values, then one GATHER row ------------------------

@@ -21,10 +21,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "b9e9a89dcbb31087"
+FINGERPRINT = "59f2f851b220caf8"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 837276497641943304
+KERNELS_ID = 405094740219006127
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'LINREC', 'CUMSUM', 'CUMPROD', 'LOGCUMSUMEXP')
 
 # sweep results: (status, row)
@@ -690,17 +690,22 @@ def prod_backward_tangent(
 
 @_kernel
 def extreme_weights(V, pa, lo, n, offs):
-    """Each entry's share of its group's gradient: ties split it evenly."""
+    """Each entry's share of its group's gradient: ties split it evenly; a NaN extreme is the
+    group's NaN entries' (as PyTorch's max sends it to the NaN: a zero gradient would look
+    like an answer)."""
     m = offs.shape[0]
     cnt = np.zeros(n)
     for j in range(m):
-        if V[pa + j] == V[lo + offs[j]]:
+        x = V[pa + j]
+        e = V[lo + offs[j]]
+        if x == e or (x != x and e != e):
             cnt[offs[j]] += 1.0
     w = np.zeros(m)
     for j in range(m):
-        q = offs[j]
-        if V[pa + j] == V[lo + q]:
-            w[j] = 1.0 / cnt[q]
+        x = V[pa + j]
+        e = V[lo + offs[j]]
+        if x == e or (x != x and e != e):
+            w[j] = 1.0 / cnt[offs[j]]
     return w
 
 

@@ -46,6 +46,10 @@ def masked_reduction(name, a, axis, keepdims, where, initial):
             raise ValueError(
                 f"numpy.{name}: reduction of an empty selection (where=) needs initial="
             )
+        axes = range(a.ndim) if axis is None else O.normalize_axes(axis, a.ndim, name)
+        if initial is not None and any(a.shape[d] == 0 for d in axes):
+            # an empty axis: initial itself (the empty sum keeps the shape and the graph)
+            return O.add(O.mul(O.sum(x, axis, keepdims), 0.0), float(initial))
         out = (O.amax if name == "max" else O.amin)(x, axis, keepdims)
         if initial is not None:
             out = (O.maximum if name == "max" else O.minimum)(out, float(initial))

@@ -108,8 +108,16 @@ UFUNCS = {
 }
 UFUNCS.update(ufuncs.UFUNCS)  # the declared elementwise ops
 UFUNCS.update(composites.UFUNCS)
-if hasattr(np, "vecdot"):
-    UFUNCS[np.vecdot] = lambda a, b: O.sum(O.mul(a, b), -1)
+
+
+def _vecdot(x1, x2, /, *, axis=-1, **kwargs):
+    """np.vecdot, a ufunc with a keyword of its own: the products summed along ``axis``."""
+    _no_extras("vecdot", **kwargs)
+    return O.sum(O.mul(x1, x2), axis)
+
+
+# ufuncs that take keywords of their own (others refuse every keyword but harmless ones)
+KEYWORD_UFUNCS = {np.vecdot: _vecdot} if hasattr(np, "vecdot") else {}
 
 COMPARE = {
     np.less: ("__lt__", "__gt__"),
@@ -156,6 +164,8 @@ def array_ufunc(ufunc, method, inputs, kwargs):
             ufunc if method == "__call__" else getattr(ufunc, method), *inputs, **kwargs
         )
     if method == "__call__":
+        if ufunc in KEYWORD_UFUNCS:
+            return KEYWORD_UFUNCS[ufunc](*inputs, **kwargs)
         if kwargs:
             _no_extras(name, **kwargs)
         fn = UFUNCS.get(ufunc)

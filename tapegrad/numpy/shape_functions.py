@@ -20,6 +20,7 @@ from ..core.methods import link_view
 from ..core.tensor import TensorBase as Tensor
 from ..core.tensor import needs_grad, result
 from . import contractions as contract
+from . import linalg_ops
 from . import statistics as stats_
 from .registry import FUNCTIONS, implements
 
@@ -1289,7 +1290,7 @@ def _vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 - Num
 
 
 def _matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002 - NumPy's name
-    return contract.norm(x, ord, (-2, -1), keepdims)
+    return linalg_ops.norm(x, ord, (-2, -1), keepdims)  # (2, -2, 'nuc' too, through the SVD)
 
 
 LINALG = {

@@ -45,7 +45,12 @@ def ptp(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
         >>> y.backward(); x.grad
         tensor([-1.,  1.,  0.])
     """
-    return sub(amax(x, axis, keepdims), amin(x, axis, keepdims))
+    top = amax(x, axis, keepdims)
+    out = sub(top, amin(x, axis, keepdims))
+    nan = truth(out != out)  # noqa: PLR0124 - (guarded in a trace, as every mask)
+    if nan.any():  # a lane holding NaN: max's NaN entry itself, so its gradient is not 0 - 0
+        out = where(nan, top, out)
+    return out
 
 
 def average(a: TensorLike, axis: Axis = None, weights=None, returned=False, keepdims: bool = False):
@@ -206,14 +211,18 @@ def _to_last(x, axis, name):
 
 
 def _nan_lanes(s, out):
-    """NaN where a lane holds a NaN (sorted last), as NumPy's median and quantile give; read
-    through a guarded comparison, so a trace replay with NaN in other lanes retraces."""
+    """NaN where a lane holds a NaN (sorted last), as NumPy's median and quantile give: that
+    NaN entry itself, so the gradient goes to it (as PyTorch's median sends it; a constant NaN
+    left every gradient 0, which looks like an answer).  Read through a guarded comparison,
+    so a trace replay with NaN in other lanes retraces."""
     last = getitem(s, (Ellipsis, -1))
     nan = truth(last != last)  # noqa: PLR0124
     if not nan.any():
         return out
     mask = np.broadcast_to(nan, np.shape(out._v))
-    return where(mask, math.nan, out)
+    if out.shape != last.shape:  # quantiles, (..., nq): the NaN as a column (..., 1)
+        last = getitem(s, (Ellipsis, slice(-1, None)))
+    return where(mask, last, out)
 
 
 def _sorted_lanes(a, axis, name):

@@ -210,3 +210,38 @@ def test_piecewise_partials_select_at_infinite_adjoints():
     with np.errstate(over="ignore"):
         g = tg.grad(lambda v: np.sum(np.maximum(v, 0.0) * 1e308 * 10.0))(xs)  # adjoint inf
     assert g.tolist() == [np.inf, 0.0, np.inf]
+
+
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_std_of_a_constant_lane_has_gradient_zero(ddof):
+    """std is 0 on a constant lane, where its least subgradient is 0 (as abs'(0) = 0, and
+    PyTorch's): sqrt's infinite slope times the variance's zero slope gave NaN, which poisons
+    the whole backward (the other lane's gradient too).  The other lane is exact; the second
+    order stays finite."""
+    x = np.array([[2.0, 2.0, 2.0], [1.0, 2.0, 4.0]])
+
+    def f(a):
+        return np.std(a, axis=1, ddof=ddof).sum()
+
+    g = tg.grad(f)(x)
+    row = x[1]
+    s = np.std(row, ddof=ddof)
+    np.testing.assert_array_equal(g[0], 0.0)
+    np.testing.assert_allclose(g[1], (row - row.mean()) / ((row.size - ddof) * s), rtol=1e-13)
+    assert np.isfinite(tg.hessian(f)(x)).all()
+    t = tg.tensor(x, requires_grad=True)
+    t.std(1).sum().backward()  # PyTorch's std (ddof 1)
+    np.testing.assert_array_equal(t.grad.numpy()[0], 0.0)
+    assert np.isnan(tg.grad(f)(np.array([[np.nan, 1.0, 2.0], [1.0, 2.0, 4.0]]))[0]).all()
+
+
+def test_var_without_degrees_of_freedom_is_inf_as_numpy():
+    """ddof >= n: NumPy divides by max(n - ddof, 0) = 0 (inf, or NaN for 0 / 0)."""
+    x = np.array([[1.0, 2.0], [3.0, 3.0]])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = np.var(x, axis=1, ddof=2)
+        got = tg.value_and_grad(lambda a: np.var(a, axis=1, ddof=2).sum())(x)[0]
+    assert np.isinf(want[0]) and np.isnan(want[1])
+    assert np.isnan(got)  # inf + nan
+    got0 = tg.value_and_grad(lambda a: np.var(a, axis=1, ddof=2)[0])(x)[0]
+    assert got0 == np.inf

@@ -1131,14 +1131,10 @@ def test_pad_linear_ramp_differentiates_traced_end_values(name):
         np.testing.assert_allclose(tg.grad(f)(x), want, rtol=1e-6)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="np.var / np.std with ddof >= the number of elements: NumPy divides by "
-    "max(n - ddof, 0) = 0 and returns inf, tapegrad returns nan",
-)
 @pytest.mark.parametrize("fn", ["var", "std"])
 @pytest.mark.parametrize("ddof", [4, 5])
 def test_var_with_ddof_at_least_n_is_inf_as_numpy(fn, ddof):
+    """No degrees of freedom left: NumPy divides by max(n - ddof, 0) = 0, giving inf."""
     x = X34
     want = getattr(np, fn)(x, axis=1, ddof=ddof)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -1158,15 +1154,10 @@ NAN_REDUCTIONS = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a NaN input of max/min/median/quantile/ptp gives the NaN value but an all-zero "
-    "gradient (and tangent): torch.max and torch.median send the gradient to the NaN element, "
-    "torch.amax gives NaN, and tapegrad's own np.sort(a)[-1] (also NaN) sends 1 to it; a zero "
-    "gradient is the one answer that looks valid",
-)
 @pytest.mark.parametrize("name", sorted(NAN_REDUCTIONS))
 def test_reduction_of_a_nan_does_not_give_a_zero_gradient(name):
+    """A NaN extreme, median or quantile sends the gradient to the NaN entry (as PyTorch's
+    max and median do); an all-zero gradient would look like an answer."""
     f = NAN_REDUCTIONS[name]
     x = np.array([1.0, np.nan, 3.0])
     with np.errstate(invalid="ignore"):
@@ -1174,33 +1165,20 @@ def test_reduction_of_a_nan_does_not_give_a_zero_gradient(name):
     assert np.isnan(g[1]) or g[1] != 0.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="np.linalg.matrix_norm(x, ord='nuc' / 2 / -2) raises TypeError ('needs the SVD: use "
-    "np.linalg.norm') though docs/COVERAGE.md lists numpy.linalg.matrix_norm as gradient and "
-    "np.linalg.norm(x, ord) differentiates the same orders",
-)
 @pytest.mark.parametrize("ord_", ["nuc", 2, -2])
 def test_matrix_norm_spectral_and_nuclear_orders(ord_):
+    """matrix_norm's 2, -2 and 'nuc' orders, through the singular values, as np.linalg.norm."""
     check_value_and_grad(lambda a: np.linalg.matrix_norm(a, ord=ord_), A43)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="np.vecdot(x, y, axis=k) raises TypeError ('axis=... is not supported') even for the "
-    "default axis=-1, while np.linalg.vecdot(x, y, axis=k) differentiates",
-)
 @pytest.mark.parametrize("axis", [-1, -2])
 def test_np_vecdot_with_axis(axis):
+    """np.vecdot (a ufunc) with its own axis= keyword."""
     c = _u(2, 3, 4, seed=24)
     check_value_and_grad(lambda a: np.vecdot(c, a, axis=axis), X34)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="np.max / np.min of a zero-size axis with initial= raises ValueError ('has no "
-    "identity'); NumPy returns initial (np.max(np.zeros((2, 0)), axis=1, initial=1.0) == [1, 1])",
-)
 @pytest.mark.parametrize("fn", ["max", "min"])
 def test_empty_extremum_with_initial(fn):
+    """max / min over an empty axis with initial= give initial, as NumPy."""
     check_value_and_grad(lambda a: getattr(np, fn)(a[:, :0], axis=1, initial=1.0) + a[:, 0], X34)

@@ -169,17 +169,22 @@ def amin_forward(A, B, V, D, acc, lo, n, pa, pb, p, voff, ipool, fpool):
 
 
 def extreme_weights(V, pa, lo, n, offs):
-    """Each entry's share of its group's gradient: ties split it evenly."""
+    """Each entry's share of its group's gradient: ties split it evenly; a NaN extreme is the
+    group's NaN entries' (as PyTorch's max sends it to the NaN: a zero gradient would look
+    like an answer)."""
     m = offs.shape[0]
     cnt = np.zeros(n)
     for j in range(m):
-        if V[pa + j] == V[lo + offs[j]]:
+        x = V[pa + j]
+        e = V[lo + offs[j]]
+        if x == e or (x != x and e != e):
             cnt[offs[j]] += 1.0
     w = np.zeros(m)
     for j in range(m):
-        q = offs[j]
-        if V[pa + j] == V[lo + q]:
-            w[j] = 1.0 / cnt[q]
+        x = V[pa + j]
+        e = V[lo + offs[j]]
+        if x == e or (x != x and e != e):
+            w[j] = 1.0 / cnt[offs[j]]
     return w
 
 
@@ -233,7 +238,7 @@ def _extreme_weights(rows, r):
     in_shape, offs = rows.reduce_offsets(r)
     av = rows.value(ra)
     ov = rows.value(r)
-    hit = (av == ov[offs]).astype(np.float64)
+    hit = ((av == ov[offs]) | (np.isnan(av) & np.isnan(ov[offs]))).astype(np.float64)
     count = np.zeros(ov.size)
     np.add.at(count, offs, hit)
     w = hit / np.where(count[offs] > 0, count[offs], 1.0)
