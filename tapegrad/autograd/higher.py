@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core import functions as O
 from ..core import tape as T
-from ..core.tape_inspect import row_shape
+from ..core.tape_inspect import operand_rows, row_shape
 from ..core.tensor import TensorBase as Tensor
 from ..core.tensor import handle_of, new_handle, result
 from ..ops import formula
@@ -361,10 +361,15 @@ def backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused, freed_ms
     else:
         bottom = 0
     reached = {}
+    # rows reached only through symbolic zeros (a constant derivative's operands): an input
+    # among them gets a zero gradient, as the compiled sweep gives it, not "unused"
+    zero_reached = set()
     hooks = t.side.hooks
     for r in range(top, bottom - 1, -1):
         g = adj.pop(r, None)
         if g is None:
+            if r in zero_reached and t.op(r) > T.CONST and r not in stops:
+                zero_reached.update(a for a in operand_rows(t, r) if a >= 0 and t.rg[a])
             continue
         if hooks and hooks.get(r):  # the row's gradient is complete: its hooks see it
             g = tensor_hooks(hooks[r], g)
@@ -378,6 +383,7 @@ def backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused, freed_ms
             contributions = _custom(t, r, g, adj, reached)
         else:
             contributions = vjp(t, r, g)
+        zero_reached.update(a for a in operand_rows(t, r) if a >= 0 and t.rg[a])
         for ra, ga in contributions:
             if ra < 0 or not t.rg[ra] or ga is None:
                 continue
@@ -402,6 +408,8 @@ def backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused, freed_ms
     out = []
     for k, (x, r) in enumerate(zip(inputs, in_rows)):
         g = reached.get(r) if r is not None else None
+        if g is None and r in zero_reached:  # (kept on x's graph, to differentiate again)
+            g = O.where(np.zeros(x.shape, bool), x, 0.0)
         if g is None:
             if not allow_unused:
                 raise RuntimeError(

@@ -12,6 +12,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from .. import pytree as _pytree
 from ..autograd import forward as _forward
 from ..autograd.forward import push_custom_tangents
 from ..core import tape as T
@@ -174,6 +175,18 @@ def _python_ops(t, rows):
     return ops
 
 
+def _non_float(out):
+    """How an output leaf of ``f`` is not a float ("dtype bool", "int 3"...), or None: its
+    derivative is not defined, as tg.grad refuses it."""
+    for leaf in _pytree.leaves(out) if isinstance(out, (list, tuple, dict)) else [out]:
+        if isinstance(leaf, (bool, int, np.bool_, np.integer)):
+            return f"{type(leaf).__name__} {leaf}"
+        dt = getattr(leaf, "dtype", None)
+        if dt is not None and np.dtype(dt).kind in "biu":
+            return f"dtype {np.dtype(dt)}"
+    return None
+
+
 class Trace:
     """A recorded tape plus what is needed to replay it.  Create with ``tg.trace``."""
 
@@ -234,6 +247,7 @@ class Trace:
             ]
             out = self.f(*targs)
             out_spec = _out_spec(out, t)
+            self.non_float = _non_float(out)
         except Exception as e:
             raise_unwrapped(e)
         finally:
@@ -504,7 +518,7 @@ class Trace:
 
     def value_and_grad(self, *args):
         """(f(*args), gradient in the structure of the ``argnums`` arguments)."""
-        if self.out_size != 1:
+        if self.out_size != 1 or self.non_float is not None:
             self._need_scalar("grad")
         return self._value_and_grad_at(self._prepared(args), args)
 
@@ -539,6 +553,11 @@ class Trace:
         return (v if self.out_spec[2] else np.array(v).reshape(self.out_spec[1]), self._grads(g))
 
     def _need_scalar(self, what):
+        if self.non_float is not None:
+            raise TypeError(
+                f"trace.{what}: f returned {self.non_float} (a comparison or a count), whose "
+                "derivative is not defined (a zero would look like an answer); return a float"
+            )
         if self.out_size != 1:
             o = self.out_spec
             got = f"shape {tuple(o[1])}" if o[0] == "f" else "a pytree of outputs"
@@ -789,6 +808,7 @@ class Trace:
             "m": self.m,
             "ng": self.ng,
             "sites": [[r, *s] for r, s in sorted(self.sites.items())],
+            "non_float": self.non_float,
         }
 
     def __getstate__(self):
@@ -830,6 +850,8 @@ class Trace:
         self.argnums, self.single = tuple(meta["argnums"]), meta["single"]
         self.m, self.ng = meta["m"], meta["ng"]
         self.sites = {int(s[0]): list(s[1:]) for s in meta["sites"]}
+        non_float = meta.get("non_float")  # (absent from files saved before it was kept)
+        self.non_float = non_float if isinstance(non_float, str) else None
         self._closure = []  # a loaded trace keeps the closure values it was saved with
         self._watched = []
         self._py = []

@@ -288,9 +288,9 @@ def _check_float(out, what="grad"):
     )
     if dt is not None and dt.kind not in "f":
         fix = (
-            "return it outside f (a jacobian has no has_aux)"
-            if what == "jacobian"
-            else "use has_aux=True to return it alongside the value to differentiate"
+            "use has_aux=True to return it alongside the value to differentiate"
+            if what in ("grad", "vjp")
+            else f"return it outside f ({what} has no has_aux)"
         )
         raise TypeError(
             f"{what} requires real-valued (float) outputs, but f returned dtype "
@@ -298,19 +298,21 @@ def _check_float(out, what="grad"):
         )
 
 
-def _check_scalar(out):
-    _check_float(out)
+def _check_scalar(out, what="grad"):
+    """Refuse what is not one float (a count, a comparison, None, a vector): its derivative
+    is not the transform's (a zero would look like an answer)."""
+    _check_float(out, what)
     if isinstance(out, Tensor):
         shape = out.shape
     elif isinstance(out, (float, int, np.number, np.ndarray)):
         shape = np.shape(out)
     else:
         raise TypeError(
-            f"grad needs f to return a scalar (a float or a 0-d Tensor), got {_describe(out)}"
+            f"{what} needs f to return a scalar (a float or a 0-d Tensor), got {_describe(out)}"
         )
     if math.prod(shape) != 1:  # (np.prod of a short tuple costs ~5 us)
         raise TypeError(
-            f"grad needs f to return a scalar, but it returned shape {shape}; use "
+            f"{what} needs f to return a scalar, but it returned shape {shape}; use "
             "tg.jacobian(f) for the full Jacobian or tg.vjp(f, x) for "
             "vector-Jacobian products"
         )

@@ -28,6 +28,7 @@ from .functional import (
     _DEPTH,
     _Call,
     _check_real,
+    _check_scalar,
     _leaves,
     _like,
     _unflatten,
@@ -225,8 +226,7 @@ def _compiled_hessian(f, args, kwargs, argnums, directions):
     Python-side rule (custom ops)."""
     c = _Call(f, args, kwargs, argnums)
     out = c.out
-    if not (isinstance(out, Tensor) or np.ndim(_value(out)) == 0) or np.size(_value(out)) != 1:
-        raise TypeError(f"hessian/hvp need f to return a scalar, got shape {np.shape(_value(out))}")
+    _check_scalar(out, "hessian" if directions is None else "hvp")
     ins = c.inputs
     sizes = [x.size for x in ins]
     n = sum(sizes)
