@@ -182,6 +182,12 @@ _FADDEEV_MAX = 8  # nested derivatives at singular A: the characteristic-polynom
 def _adjugate_T_svd(av):
     """adj(A)^T = det(U) det(V) U diag(prod of the other singular values) V^T, exact at
     singular A too (a rank n-1 matrix has a rank-one adjugate, lower ranks a zero one)."""
+    finite = np.isfinite(av).all(axis=(-2, -1))
+    if not finite.all():  # LAPACK's SVD may never return on inf: those adjugates are NaN
+        out = np.full(av.shape, np.nan)
+        if finite.any():
+            out[finite] = _adjugate_T_svd(av[finite])
+        return out
     u, sv, vh = np.linalg.svd(av)
     left = np.concatenate([np.ones(sv.shape[:-1] + (1,)), np.cumprod(sv, -1)[..., :-1]], -1)
     right = np.flip(

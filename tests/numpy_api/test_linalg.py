@@ -662,3 +662,16 @@ def test_qr_and_svd_refuse_numerically_rank_deficient_matrices():
         tg.jvp(lambda m: np.linalg.qr(m)[0], (a,), (np.ones_like(a),))
     with pytest.raises(np.linalg.LinAlgError, match="zero singular value"):
         tg.grad(lambda m: np.sum(np.linalg.svd(m, full_matrices=False)[0]))(a)
+
+
+def test_det_gradient_of_a_matrix_holding_inf_is_nan_not_a_hang():
+    """The adjugate's SVD never returns on some matrices holding inf (LAPACK's loop): those
+    gradients are NaN, the others in the batch exact."""
+    x = np.array([800.0, -800.0, 1e300])
+    with np.errstate(all="ignore"):
+        g = tg.grad(lambda v: np.linalg.det(np.outer(v, v[::-1])))(x)
+        a = np.stack([np.array([[2.0, 1.0], [1.0, 3.0]]), np.array([[np.inf, 1.0], [1.0, 1.0]])])
+        ga = tg.grad(lambda m: np.linalg.det(m).sum())(a)
+    assert np.isnan(g).all()
+    np.testing.assert_allclose(ga[0], [[3.0, -1.0], [-1.0, 2.0]], rtol=1e-12)  # the cofactors
+    assert np.isnan(ga[1]).all()
