@@ -25,12 +25,10 @@ from .core.creation import (
 )
 from .core.functions import (
     abs_ as abs,
-    add,
     amax,
     amin,
     broadcast_to,
     concatenate,
-    div,
     dot,
     expand_dims,
     leaky_relu,
@@ -44,7 +42,6 @@ from .core.functions import (
     reshape,
     softmax,
     stack,
-    sub,
     sum,
     where,
 )
@@ -62,6 +59,7 @@ from .testing import gradcheck
 # PyTorch's names and meanings (as the Tensor methods'); dim= / keepdim= wherever NumPy's
 # axis= / keepdims= are taken
 from .core.torch_functions import (  # noqa: E402
+    add,
     addbmm,
     addcdiv,
     addcmul,
@@ -89,6 +87,7 @@ from .core.torch_functions import (  # noqa: E402
     diag,
     diag_embed,
     diagflat,
+    div,
     divide,
     double,
     dsplit,
@@ -183,6 +182,7 @@ from .core.torch_functions import (  # noqa: E402
     squeeze,
     std,
     std_mean,
+    sub,
     subtract,
     swapaxes,
     swapdims,
@@ -200,6 +200,11 @@ from .core.torch_functions import (  # noqa: E402
     var_mean,
     vsplit,
     xlogy,
+    dims_keyword as _dims_keyword,
+    nonzero_alone as _nonzero_alone,
+    operand_list as _operand_list,
+    recorder as _recorder,
+    torch_quantile as _torch_quantile,
     with_dim as _with_dim,
 )
 
@@ -250,6 +255,10 @@ from .numpy.statistics import (  # noqa: E402
 )
 
 round = around  # noqa: A001 - NumPy's name
+where = _nonzero_alone(where)  # tg.where(condition): its nonzero indices
+einsum = _operand_list(einsum)  # PyTorch's tg.einsum(eq, [a, b]) too
+tensordot = _dims_keyword(tensordot)  # PyTorch's dims= too
+quantile = _torch_quantile(quantile)  # PyTorch's signature on Tensors outside NumPy code
 
 # dim= / keepdim= as on the methods
 sum, mean, prod, amax, amin = (_with_dim(f) for f in (sum, mean, prod, amax, amin))  # noqa: A001
@@ -271,6 +280,8 @@ from .transforms.second_order import hessian, hvp, jacfwd, jacrev, jvp  # noqa: 
 
 # ---- record once, replay many ----
 from .trace import RetraceRequired, Traced, load_trace, trace, traced  # noqa: E402
+
+trace = _recorder(trace)  # a matrix in the place of f: a TypeError naming x.trace()
 
 # ---- functional toolkit: pytrees, custom rules, implicit fixed points, optimizers ----
 from . import optimizers, tree  # noqa: E402

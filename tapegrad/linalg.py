@@ -31,6 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import numpy as tnp
+from .core import functions as O
 from .core.creation import tensor
 from .numpy.linalg_ops import _QRResult
 from .numpy.tensor_methods import symmetric_gradient
@@ -43,7 +44,6 @@ inv = _la.inv
 det = _la.det
 slogdet = _la.slogdet
 svd = _la.svd
-matrix_power = _la.matrix_power
 multi_dot = _la.multi_dot
 matmul = _la.matmul
 
@@ -143,6 +143,27 @@ def solve(A, B, *, left: bool = True):
     return _la.solve(A, B)
 
 
+def matrix_power(A, n: int):
+    """``A`` to the integer power ``n`` (``n < 0``: of the inverse), as
+    ``torch.linalg.matrix_power``: ``n == 0`` gives the identity, which requires grad (its
+    gradient zero) when ``A`` does, so a later backward runs.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> A = tg.tensor([[2.0, 0.0], [0.0, 3.0]], requires_grad=True)
+        >>> tg.linalg.matrix_power(A, 2)
+        tensor([[4., 0.],
+                [0., 9.]], grad_fn=<MmBackward0>)
+        >>> tg.linalg.matrix_power(A, 0).sum().backward(); A.grad
+        tensor([[0., 0.],
+                [0., 0.]])
+    """
+    out = _la.matrix_power(A, n)
+    if n == 0 and isinstance(A, Tensor) and A.requires_grad and not out.requires_grad:
+        return O.where(np.zeros(out.shape, bool), A, out)  # the identity, in A's graph
+    return out
+
+
 def svdvals(A):
     """The singular values of ``A`` (descending), as ``torch.linalg.svdvals``.
 
@@ -174,7 +195,9 @@ def qr(A, mode: str = "reduced"):
 
 def pinv(A, *, atol=None, rtol=None, hermitian: bool = False):
     """The pseudo-inverse of ``A``, as ``torch.linalg.pinv`` (``rtol`` defaults to
-    ``max(m, n) * eps`` of the largest singular value).
+    ``max(m, n) * eps`` of the largest singular value); ``hermitian=True`` reads the lower
+    triangle, and the gradient is PyTorch's: the pseudo-inverse's of the whole symmetric
+    matrix, each entry its own.
 
     Examples:
         >>> import tapegrad as tg
@@ -186,9 +209,12 @@ def pinv(A, *, atol=None, rtol=None, hermitian: bool = False):
             "tg.linalg.pinv: atol= is not supported; give the cut-off relative to the "
             "largest singular value with rtol="
         )
+    if hermitian:  # the lower triangle mirrored, each entry of A getting its own gradient
+        A = _tensor(A)
+        A = O.add(A, O.sub(symmetric_gradient(A, True), A).detach())
     if rtol is None:
-        return _la.pinv(A, hermitian=hermitian)
-    return _la.pinv(A, rtol=rtol, hermitian=hermitian)
+        return _la.pinv(A)
+    return _la.pinv(A, rtol=rtol)
 
 
 def norm(A, ord=None, dim=None, keepdim: bool = False):  # noqa: A002 - PyTorch's name

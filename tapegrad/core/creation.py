@@ -59,8 +59,18 @@ def tensor(data: ArrayLike, requires_grad: bool = False, dtype=None) -> Tensor:
     return new_tensor(data, requires_grad=requires_grad, dtype=dtype)
 
 
-def _make(arr, requires_grad):
-    return new_tensor(np.asarray(arr, dtype=np.float64), requires_grad=requires_grad)
+def _make(arr, requires_grad, dtype=None):
+    """``arr`` as a new Tensor of ``dtype`` (float64 by default)."""
+    return new_tensor(np.asarray(arr, dtype=dtype or np.float64), requires_grad=requires_grad)
+
+
+def _dtype_of(x, requires_grad):
+    """PyTorch's default dtype of a ``*_like`` result: an integer or bool Tensor's or array's
+    own, else float64 (tapegrad's float, and that of a result that requires grad)."""
+    v = x._v if isinstance(x, Tensor) else x
+    if requires_grad or not isinstance(v, np.ndarray) or v.dtype.kind not in "iub":
+        return np.float64
+    return v.dtype
 
 
 def _shape(shape):
@@ -69,8 +79,9 @@ def _shape(shape):
     return tuple(shape)
 
 
-def zeros(*shape: int, requires_grad: bool = False) -> Tensor:
-    """A float64 tensor of zeros; ``shape`` as separate integers or one tuple.
+def zeros(*shape: int, requires_grad: bool = False, dtype=None) -> Tensor:
+    """A tensor of zeros (float64 unless ``dtype``); ``shape`` as separate integers or one
+    tuple.
 
     Examples:
         >>> import tapegrad as tg
@@ -80,56 +91,75 @@ def zeros(*shape: int, requires_grad: bool = False) -> Tensor:
         >>> tg.zeros((2,), requires_grad=True)
         tensor([0., 0.], requires_grad=True)
     """
-    return _make(np.zeros(_shape(shape)), requires_grad)
+    return _make(np.zeros(_shape(shape)), requires_grad, dtype)
 
 
-def ones(*shape: int, requires_grad: bool = False) -> Tensor:
-    """A float64 tensor of ones; ``shape`` as separate integers or one tuple.
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> tg.ones(3)
-        tensor([1., 1., 1.])
-    """
-    return _make(np.ones(_shape(shape)), requires_grad)
-
-
-def full(shape: int | tuple[int, ...], fill_value: float, requires_grad: bool = False) -> Tensor:
-    """A float64 tensor of ``shape`` filled with ``fill_value``.
+def ones(*shape: int, requires_grad: bool = False, dtype=None) -> Tensor:
+    """A tensor of ones (float64 unless ``dtype``); ``shape`` as separate integers or one
+    tuple.
 
     Examples:
         >>> import tapegrad as tg
-        >>> tg.full((2,), 7.0)
-        tensor([7., 7.])
+        >>> tg.ones(3), tg.ones(2, dtype=tg.int64)
+        (tensor([1., 1., 1.]), tensor([1, 1]))
     """
-    return _make(np.full(shape, fill_value, dtype=np.float64), requires_grad)
+    return _make(np.ones(_shape(shape)), requires_grad, dtype)
 
 
-def zeros_like(x: ArrayLike, requires_grad: bool = False) -> Tensor:
-    """A float64 tensor of zeros shaped like ``x`` (a Tensor, array or nested list).
+def full(
+    shape: int | tuple[int, ...], fill_value: float, requires_grad: bool = False, *, dtype=None
+) -> Tensor:
+    """A tensor of ``shape`` filled with ``fill_value``: float64 for a float value, and, as
+    PyTorch infers it, int64 for an int and bool for a bool (unless ``dtype`` or
+    ``requires_grad``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.full((2,), 7.0), tg.full((2,), 7)
+        (tensor([7., 7.]), tensor([7, 7]))
+    """
+    if dtype is None and not requires_grad:
+        value = np.asarray(fill_value._v if isinstance(fill_value, Tensor) else fill_value)
+        dtype = {"i": np.int64, "u": np.int64, "b": bool}.get(value.dtype.kind)
+    return _make(np.full(shape, fill_value), requires_grad, dtype)
+
+
+def zeros_like(x: ArrayLike, requires_grad: bool = False, *, dtype=None) -> Tensor:
+    """A tensor of zeros shaped like ``x`` (a Tensor, array or nested list): float64, or
+    integer or bool as an integer or bool Tensor or array ``x`` (as PyTorch's), or ``dtype``.
 
     Examples:
         >>> import tapegrad as tg
         >>> tg.zeros_like(tg.ones(2, 2))
         tensor([[0., 0.],
                 [0., 0.]])
+        >>> tg.zeros_like(tg.tensor([1, 2]))
+        tensor([0, 0])
     """
-    return _make(np.zeros(np.shape(x._v if isinstance(x, Tensor) else x)), requires_grad)
+    dtype = dtype or _dtype_of(x, requires_grad)
+    return _make(np.zeros(np.shape(x._v if isinstance(x, Tensor) else x)), requires_grad, dtype)
 
 
-def ones_like(x: ArrayLike, requires_grad: bool = False) -> Tensor:
-    """A float64 tensor of ones shaped like ``x`` (a Tensor, array or nested list).
+def ones_like(x: ArrayLike, requires_grad: bool = False, *, dtype=None) -> Tensor:
+    """A tensor of ones shaped like ``x`` (a Tensor, array or nested list): float64, or
+    integer or bool as an integer or bool Tensor or array ``x`` (as PyTorch's), or ``dtype``.
 
     Examples:
         >>> import tapegrad as tg
         >>> tg.ones_like([[1, 2, 3]])
         tensor([[1., 1., 1.]])
     """
-    return _make(np.ones(np.shape(x._v if isinstance(x, Tensor) else x)), requires_grad)
+    dtype = dtype or _dtype_of(x, requires_grad)
+    return _make(np.ones(np.shape(x._v if isinstance(x, Tensor) else x)), requires_grad, dtype)
 
 
 def arange(
-    start: float, stop: float | None = None, step: float = 1, requires_grad: bool = False
+    start: float,
+    stop: float | None = None,
+    step: float = 1,
+    requires_grad: bool = False,
+    *,
+    dtype=None,
 ) -> Tensor:
     """Evenly spaced values in ``[start, stop)`` like ``numpy.arange``.
 
@@ -143,20 +173,47 @@ def arange(
         tensor([1.0000, 1.2500, 1.5000, 1.7500])
     """
     a = np.arange(start, stop, step) if stop is not None else np.arange(start)
-    if requires_grad or a.dtype.kind == "f":
+    if dtype is not None:
+        a = a.astype(dtype)
+    elif requires_grad or a.dtype.kind == "f":
         a = a.astype(np.float64)
     return new_tensor(a, requires_grad=requires_grad)
 
 
-def linspace(start: float, stop: float, num: int = 50, requires_grad: bool = False) -> Tensor:
-    """``num`` evenly spaced float64 values from ``start`` to ``stop`` inclusive.
+def linspace(
+    start: float,
+    stop: float | None = None,
+    num: int | None = None,
+    requires_grad: bool = False,
+    *,
+    end: float | None = None,
+    steps: int | None = None,
+    dtype=None,
+) -> Tensor:
+    """``num`` evenly spaced float64 values from ``start`` to ``stop`` inclusive (PyTorch's
+    names ``end=`` and ``steps=`` too; 50 values unless told).
 
     Examples:
         >>> import tapegrad as tg
         >>> tg.linspace(0, 1, 5)
         tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
+        >>> tg.linspace(0, 10, steps=3)
+        tensor([ 0.,  5., 10.])
     """
-    return _make(np.linspace(start, stop, num), requires_grad)
+    stop = _one_of("stop", stop, "end", end)
+    num = _one_of("num", num, "steps", steps)
+    if stop is None:
+        raise TypeError("linspace: give the end value, e.g. tg.linspace(0, 1, steps=5)")
+    return _make(np.linspace(start, stop, 50 if num is None else num), requires_grad, dtype)
+
+
+def _one_of(name, value, torch_name, torch_value):
+    """NumPy's argument ``name`` or PyTorch's ``torch_name`` (one of them)."""
+    if torch_value is None:
+        return value
+    if value is not None:
+        raise TypeError(f"linspace: give {name} or {torch_name}=, not both")
+    return torch_value
 
 
 def eye(n: int, m: int | None = None, requires_grad: bool = False) -> Tensor:

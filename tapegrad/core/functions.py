@@ -1204,6 +1204,8 @@ def around(x: TensorLike, decimals: int = 0) -> Tensor:
         tensor([0., 0., 0.])
     """
     decimals = int(decimals)
+    if exact_operands(x):  # integers stay integers, as NumPy's and PyTorch's
+        return numpy_exact(np.round, x, decimals)
     if decimals == 0:
         return rint(x)
     if decimals > 0:  # a true division (a DIV row), as NumPy divides, not a MULS by 1/f

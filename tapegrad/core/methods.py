@@ -76,7 +76,7 @@ def _reduction(fn):
             keepdims = keepdim
         if dtype is not None:  # PyTorch's dtype=: the input cast first
             self = P.convert(self, dtype)
-        return fn(self, _axis(axis, dim), keepdims)
+        return fn(self, P.reduction_dims(_axis(axis, dim)), keepdims)
 
     method.__name__ = fn.__name__
     usage = f"``x.{fn.__name__}(dim)`` is ``tg.{fn.__name__}(x, dim)``."
@@ -84,9 +84,9 @@ def _reduction(fn):
     return method
 
 
-def _transpose(self, *axes):
+def _transpose(self, *axes, dim0=None, dim1=None):
     """``x.transpose(*axes)``: the axes permuted (reversed when none are given); two axes of a
-    tensor swap them, as in PyTorch.
+    tensor swap them, as in PyTorch (``x.transpose(dim0=0, dim1=2)`` too).
 
     Examples:
         >>> import tapegrad as tg
@@ -94,6 +94,10 @@ def _transpose(self, *axes):
         >>> x.transpose().shape, x.transpose(0, 2).shape, tg.zeros(2, 3).T.shape
         ((4, 3, 2), (4, 3, 2), (3, 2))
     """
+    if dim0 is not None or dim1 is not None:  # PyTorch's keywords: the two dims swapped
+        axes = (*axes, *(d for d in (dim0, dim1) if d is not None))
+        if len(axes) != 2:
+            raise TypeError(f"Tensor.transpose: give two dims, dim0 and dim1 (got {axes})")
     if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
         axes = tuple(axes[0])
     if not axes:
@@ -1001,8 +1005,17 @@ def _rpow(self, other):
     return O.power(other, self)
 
 
-def _softmax(self, axis=None, *, dim=None):
-    """``x.softmax(dim)``: softmax along ``dim`` (default the last axis).
+def _normalized(fn, x, axis, dtype):
+    """``fn`` (softmax or log_softmax) along ``axis`` of x cast to ``dtype`` (PyTorch's
+    ``dtype=``); a 0-d x is one element along dim 0 or -1, as PyTorch's (softmax 1)."""
+    x = O.tensor_of(x) if dtype is None else P.convert(O.tensor_of(x), dtype)
+    if x.ndim == 0 and axis in (0, -1):
+        return O.reshape(fn(O.reshape(x, (1,)), 0), ())
+    return fn(x, axis)
+
+
+def _softmax(self, axis=None, *, dim=None, dtype=None):
+    """``x.softmax(dim, dtype=None)``: softmax along ``dim`` (default the last axis).
 
     Examples:
         >>> import tapegrad as tg
@@ -1011,11 +1024,11 @@ def _softmax(self, axis=None, *, dim=None):
         tensor([-0.2500, 0.2500])
     """
     axis = _axis(axis, dim)
-    return O.softmax(self, -1 if axis is None else axis)
+    return _normalized(O.softmax, self, -1 if axis is None else axis, dtype)
 
 
-def _log_softmax(self, axis=None, *, dim=None):
-    """``x.log_softmax(dim)``: log-softmax along ``dim`` (default the last axis).
+def _log_softmax(self, axis=None, *, dim=None, dtype=None):
+    """``x.log_softmax(dim, dtype=None)``: log-softmax along ``dim`` (default the last axis).
 
     Examples:
         >>> import tapegrad as tg
@@ -1026,7 +1039,7 @@ def _log_softmax(self, axis=None, *, dim=None):
         tensor([-0.5000, 0.5000])
     """
     axis = _axis(axis, dim)
-    return O.log_softmax(self, -1 if axis is None else axis)
+    return _normalized(O.log_softmax, self, -1 if axis is None else axis, dtype)
 
 
 def _logsumexp(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
@@ -1109,9 +1122,9 @@ def _permute(self, *dims):
     return O.transpose(self, dims)
 
 
-def _clip(self, min=None, max=None):  # noqa: A002 - PyTorch's names
-    """``x.clamp(min, max)`` / ``x.clip``: limit values to [min, max]; gradient 1 inside, 0 where a
-    bound holds.
+def _clip(self, min=None, max=None):  # noqa: A002 - NumPy's names
+    """NumPy's ``a.clip(min, max)`` (np.clip) inside NumPy code: limit values to [min, max];
+    gradient 1 inside, 0 where a bound holds.
 
     Examples:
         >>> import tapegrad as tg
@@ -1131,7 +1144,7 @@ def _clamp_(self, min=None, max=None):  # noqa: A002
         >>> x.clamp_(min=0.0)
         tensor([0.0000, 0.5000, 3.0000])
     """
-    return _inplace(lambda s, _: O.clip(s, min, max), "clamp_")(self, None)
+    return _inplace(lambda s, _: P.clamp(s, min, max), "clamp_")(self, None)
 
 
 def _pos(self):
@@ -1331,6 +1344,29 @@ def _alpha_inplace(inplace):
         >>> w = tg.tensor([1.0, 2.0])
         >>> w.{inplace.__name__}(tg.tensor([10.0, 10.0]), alpha=0.5)
         tensor([{"6., 7." if inplace.__name__ == "add_" else "-4., -3."}])
+    """
+    )
+    return method
+
+
+def _rounding_inplace(inplace):
+    """``x.div_(other, rounding_mode=None)``: the in-place division, its quotient rounded as
+    PyTorch's ``rounding_mode=`` says (``"trunc"`` or ``"floor"``)."""
+    rounded = _inplace_of(P._div, "div")
+
+    def method(self, other, *, rounding_mode=None):
+        if rounding_mode is None:
+            return inplace(self, other)
+        return rounded(self, other, rounding_mode=rounding_mode)
+
+    method.__name__ = inplace.__name__
+    method.__doc__ = (
+        inplace.__doc__
+        + """
+        ``rounding_mode=`` rounds the quotient, as PyTorch's:
+
+        >>> tg.tensor([7, -7]).div_(2, rounding_mode="trunc")
+        tensor([ 3, -3])
     """
     )
     return method
@@ -1768,7 +1804,8 @@ class TensorMethods(ElementwiseMethods):
     add_ = _alpha_inplace(__iadd__)
     sub_ = _alpha_inplace(__isub__)
     __imul__ = mul_ = _inplace_method(O.mul, "mul_")
-    __itruediv__ = div_ = _inplace_method(O.div, "div_")
+    __itruediv__ = _inplace_method(O.div, "div_")
+    div_ = _rounding_inplace(__itruediv__)
     clamp_ = _clamp_
     clamp_min_ = _inplace_of(P._clamp_min, "clamp_min")
     clamp_max_ = _inplace_of(P._clamp_max, "clamp_max")
@@ -1937,6 +1974,8 @@ class TensorMethods(ElementwiseMethods):
     vsplit = P._vsplit
     dsplit = P._dsplit
     nansum = P._nansum
+    cumsum = P.numpy_or_torch(P._cumsum, O.cumsum, ("dim",))
+    cumprod = P.numpy_or_torch(P._cumprod, O.cumprod, ("dim",))
     nanmean = P._nanmean
     nanmedian = P._nanmedian
     quantile = P._quantile
@@ -1968,8 +2007,9 @@ class TensorMethods(ElementwiseMethods):
     logical_xor = P._logical_xor
 
     # binary functions with x first
-    clip = clamp = _clip
-    pow = _calls("pow", O.power, lambda s, o: O.power(s, o))
+    clamp = P.clamp
+    clip = P.numpy_or_torch(P.clamp, _clip, ())
+    pow = _calls("pow", O.power, lambda s, exponent: O.power(s, exponent))  # PyTorch's name
     matmul = _calls("matmul", O.matmul, lambda s, o: O.matmul(s, o))
     dot = _calls("dot", O.dot, lambda s, o: O.dot(s, o))
     maximum = _calls("maximum", O.maximum, lambda s, o: O.maximum(s, o))

@@ -14,7 +14,7 @@ import numpy as np
 from . import functions as O
 from . import torch_methods as P
 from .creation import _rng
-from .methods import TensorMethods
+from .methods import TensorMethods, _numpy_code
 from .tensor import TensorBase as Tensor
 from .tensor import new_tensor, shares_memory
 
@@ -25,21 +25,39 @@ int64 = long = np.dtype(np.int64)
 int32 = np.dtype(np.int32)
 
 
+_REDUCTIONS = frozenset(("sum", "mean", "prod", "amax", "amin"))
+
+
 def with_dim(fn):
     """``fn`` (NumPy's ``axis=`` / ``keepdims=``) also taking PyTorch's ``dim=`` /
-    ``keepdim=``."""
+    ``keepdim=``, and a reduction PyTorch's ``dtype=`` (the input cast first).  A reduction
+    over no dims (``dim=()`` or ``[]``) is over every dim, as in PyTorch, except inside NumPy
+    code without ``dim=`` (NumPy's ``axis=()`` reduces over none), as the methods read it."""
+    reduction = fn.__name__ in _REDUCTIONS
 
     @functools.wraps(fn)
     def call(*args, dim=None, keepdim=None, **kwargs):
+        dtype = kwargs.pop("dtype", None) if reduction else None
+        if dtype is not None:  # the input cast first, as PyTorch's
+            args = (P.convert(_as_tensor_arg(args[0]), dtype), *args[1:])
         if dim is not None:
             if "axis" in kwargs:
                 raise TypeError(f"{fn.__name__}: give dim= or axis=, not both")
-            kwargs["axis"] = tuple(dim) if isinstance(dim, list) else dim
+            kwargs["axis"] = P.reduction_dims(dim) if reduction else _listed(dim)
+        elif reduction and not _numpy_code():
+            if len(args) > 1:
+                args = (args[0], P.reduction_dims(args[1]), *args[2:])
+            elif "axis" in kwargs:
+                kwargs["axis"] = P.reduction_dims(kwargs["axis"])
         if keepdim is not None:
             kwargs["keepdims"] = keepdim
         return fn(*args, **kwargs)
 
     return call
+
+
+def _listed(dim):
+    return tuple(dim) if isinstance(dim, list) else dim
 
 
 def _as_tensor_arg(x):
@@ -164,16 +182,139 @@ def cat(tensors, dim=0, *, axis=None):
 
 
 def clamp(input, min=None, max=None):  # noqa: A002 - PyTorch's names
-    """``tg.clamp(x, min=None, max=None)`` (also ``tg.clip``): values limited to
-    [min, max]; gradient 1 inside, 0 beyond a bound.
+    """``tg.clamp(x, min=None, max=None)`` (also ``tg.clip``): ``x.clamp(min, max)``,
+    PyTorch's; np.clip's rules inside NumPy code.
 
     >>> import tapegrad as tg
     >>> tg.clamp(tg.tensor([-2.0, 0.5, 3.0]), min=0.0)
     tensor([0.0000, 0.5000, 3.0000])
     """
-    if min is None and max is None:
-        raise ValueError("clamp: at least one of min= and max= must be given")
-    return O.clip(input, min, max)
+    if _numpy_code():  # np.clip's rules, as NumPy code computes on arrays
+        if min is None and max is None:
+            raise ValueError("clamp: at least one of min= and max= must be given")
+        return O.clip(input, min, max)
+    return P.clamp(_as_tensor_arg(input), min, max)
+
+
+def add(input, other, *, alpha=1):
+    """``tg.add(x, y, alpha=1)``: x + alpha * y (PyTorch's ``alpha=``), NumPy broadcasting.
+
+    >>> import tapegrad as tg
+    >>> tg.add(tg.tensor([1.0, 2.0]), tg.tensor([1.0, 1.0]), alpha=10)
+    tensor([11., 12.])
+    """
+    return O.add(input, other if alpha == 1 else O.mul(other, alpha))
+
+
+def sub(input, other, *, alpha=1):
+    """``tg.sub(x, y, alpha=1)``: x - alpha * y (PyTorch's ``alpha=``), NumPy broadcasting.
+
+    >>> import tapegrad as tg
+    >>> tg.sub(tg.tensor([1.0, 2.0]), 1.0, alpha=2)
+    tensor([-1.,  0.])
+    """
+    return O.sub(input, other if alpha == 1 else O.mul(other, alpha))
+
+
+def div(input, other, *, rounding_mode=None):
+    """``tg.div(x, y, rounding_mode=None)``: x / y; ``"trunc"`` or ``"floor"`` rounds the
+    quotient (exact for integers), as ``x.div(y, rounding_mode=...)``.
+
+    >>> import tapegrad as tg
+    >>> tg.div(tg.tensor([7.0, -7.0]), 2.0, rounding_mode="trunc")
+    tensor([ 3., -3.])
+    """
+    if rounding_mode is None:
+        return O.div(input, other)
+    return P._div(_as_tensor_arg(input), other, rounding_mode=rounding_mode)
+
+
+_MISSING = object()
+
+
+def nonzero_alone(where):
+    """``where`` (``(condition, x, y)``, an elementwise choice) also taking the condition
+    alone, as PyTorch's and NumPy's do: the indices of its nonzero elements, one int64 Tensor
+    per dim (``x.nonzero(as_tuple=True)``)."""
+
+    @functools.wraps(where)
+    def call(condition, x=_MISSING, y=_MISSING):
+        if x is _MISSING and y is _MISSING:
+            return P._nonzero(_as_tensor_arg(condition), as_tuple=True)
+        if x is _MISSING or y is _MISSING:
+            raise TypeError(
+                "where: give both x and y, or the condition alone (its nonzero indices)"
+            )
+        return where(condition, x, y)
+
+    return call
+
+
+def operand_list(einsum):
+    """``einsum`` also taking PyTorch's operands as one list (``tg.einsum("ij,jk", [a, b])``)
+    outside NumPy code (where a list is one array operand, as NumPy reads it)."""
+
+    @functools.wraps(einsum)
+    def call(*args, **kwargs):
+        if len(args) == 2 and isinstance(args[0], str) and not _numpy_code():
+            ops = args[1]
+            if isinstance(ops, (list, tuple)) and ops and all(isinstance(o, Tensor) for o in ops):
+                args = (args[0], *ops)
+        return einsum(*args, **kwargs)
+
+    return call
+
+
+def dims_keyword(tensordot):
+    """``tensordot`` also taking PyTorch's ``dims=`` for NumPy's ``axes=``."""
+
+    @functools.wraps(tensordot)
+    def call(a, b, *args, dims=None, **kwargs):
+        if dims is not None:
+            if args or "axes" in kwargs:
+                raise TypeError("tensordot: give dims= or axes=, not both")
+            kwargs["axes"] = dims
+        return tensordot(a, b, *args, **kwargs)
+
+    return call
+
+
+_NUMPY_QUANTILE_KEYWORDS = frozenset(
+    ("axis", "out", "overwrite_input", "method", "keepdims", "weights")
+)
+
+
+def torch_quantile(numpy_quantile):
+    """``tg.quantile``: PyTorch's ``(input, q, dim=None, keepdim=False, *,
+    interpolation="linear")`` on a Tensor (``x.quantile``); NumPy's ``numpy_quantile`` inside
+    NumPy code, on arrays, and when called with NumPy's keywords (``axis=``, ``method=`` ...)."""
+
+    @functools.wraps(numpy_quantile)
+    def call(a, q, *args, **kwargs):
+        torch_form = "dim" in kwargs or "keepdim" in kwargs
+        numpy_form = not _NUMPY_QUANTILE_KEYWORDS.isdisjoint(kwargs)
+        if numpy_form or not isinstance(a, Tensor) or (_numpy_code() and not torch_form):
+            return numpy_quantile(a, q, *args, **kwargs)
+        return P._quantile(a, q, *args, **kwargs)
+
+    return call
+
+
+def recorder(trace):
+    """``tg.trace(f, *example_args)``, tapegrad's recorder, refusing a Tensor or an array in
+    the place of ``f`` with a message naming the matrix trace (PyTorch's ``torch.trace``)."""
+
+    @functools.wraps(trace)
+    def call(f, *args, **kwargs):
+        if isinstance(f, (Tensor, np.ndarray)):
+            raise TypeError(
+                "tg.trace(f, *example_args) records the function f for replay; it is not "
+                "PyTorch's torch.trace. For the trace of a matrix use x.trace(), np.trace(x) "
+                "or tnp.linalg.trace(x)"
+            )
+        return trace(f, *args, **kwargs)
+
+    return call
 
 
 def from_numpy(array: np.ndarray) -> Tensor:

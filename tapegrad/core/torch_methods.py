@@ -46,6 +46,15 @@ def _keep(keepdim, keepdims):
     return bool(keepdim if keepdims is None else keepdims)
 
 
+def reduction_dims(dim):
+    """PyTorch's dims of a reduction: a list as a tuple, and no dims (``dim=()`` or ``[]``)
+    as None, every dim, as PyTorch reads it (NumPy's ``axis=()`` reduces over none: NumPy
+    code keeps that meaning, through NumPy's methods)."""
+    if isinstance(dim, (tuple, list)):
+        return tuple(dim) or None
+    return dim
+
+
 def _int_tensor(a):
     return new_tensor(np.asarray(a, dtype=np.int64))
 
@@ -171,9 +180,7 @@ def _spread(name, fn):
     ):
         if isinstance(dim, bool):  # PyTorch's x.std(unbiased) overload
             dim, unbiased = None, dim if unbiased is None else unbiased
-        dim = _dim(dim, axis, name)
-        if isinstance(dim, list):
-            dim = tuple(dim)
+        dim = reduction_dims(_dim(dim, axis, name))
         c = _correction(name, unbiased, correction, ddof)
         return fn(self, dim, _keep(keepdim, keepdims), c)
 
@@ -401,13 +408,14 @@ def _sort(self, dim=None, descending=False, stable=False, *, axis=None):
 def _median(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """``x.median()``: PyTorch's median, the lower of the two middle values for an even count
     (NumPy's ``np.median`` averages them: ``tnp.median``); with ``dim``, the named tuple
-    ``(values, indices)``.  The gradient goes to the element the median is.
+    ``(values, indices)``.  The gradient goes to the element the median is (with ``dim``: the
+    one indexed; without: shared evenly by the elements equal to it, as PyTorch's).
 
     Examples:
         >>> import tapegrad as tg
         >>> x = tg.tensor([3.0, 1.0, 2.0, 4.0], requires_grad=True)
         >>> m = x.median(); m
-        tensor(2., grad_fn=<ViewBackward0>)
+        tensor(2., grad_fn=<AddBackward0>)
         >>> m.backward(); x.grad
         tensor([0., 0., 1., 0.])
         >>> tg.tensor([[1.0, 5.0, 3.0], [4.0, 0.0, 2.0]]).median(dim=1)
@@ -417,10 +425,44 @@ def _median(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
     if dim is None and axis is None:
         if self.numel() == 0:
             raise RuntimeError("median() of an empty tensor: it has no value")
-        values = _sort(O.reshape(self, (-1,))).values
-        return O.getitem(values, (values.shape[0] - 1) // 2)
+        flat = O.reshape(self, (-1,))
+        nan = O.truth(flat != flat)  # noqa: PLR0124
+        if nan.any():  # NaN, its gradient shared by the NaN elements (as PyTorch's)
+            return O.mean(O.getitem(flat, np.flatnonzero(nan)))
+        values = _sort(flat).values
+        return _shared_by_ties(flat, O.getitem(values, (values.shape[0] - 1) // 2))
     d = _dim(dim, axis, "median")
+    if self.ndim and self.numel():
+        nan = O.truth(self != self)  # noqa: PLR0124
+        if nan.any():
+            return _median_of_nan_lanes(self, _dims_of(self, d, "median")[0], nan, keepdim)
     return _sorted_pick(self, d, lambda n: (n - 1) // 2, keepdim, MedianResult, "median")
+
+
+def _median_of_nan_lanes(self, d, nan, keepdim):
+    """``median(dim)`` where lanes hold NaN: their first NaN (value NaN, its index and its
+    gradient, as PyTorch's), the lower middle value elsewhere (NaN sorts last)."""
+    n = self.shape[d]
+    values, idx = _sort(self, d)
+    count = np.sum(~nan, axis=d, keepdims=True)  # the numbers in each lane
+    k = np.where(count < n, count, (n - 1) // 2)
+    v = O.gather_along(values, k, d)
+    i = np.take_along_axis(np.asarray(idx.numpy()), k, d)
+    if not keepdim:
+        v, i = O.reshape(v, v.shape[:d] + v.shape[d + 1 :]), np.squeeze(i, d)
+    return MedianResult(v, _int_tensor(i))
+
+
+def _shared_by_ties(flat, picked):
+    """``picked`` (the median of ``flat``) with its gradient split evenly among the elements
+    of ``flat`` equal to it, as PyTorch's ``median()`` without dim shares it (as ``max()``
+    does); a NaN or infinite median keeps its one element's gradient (inf - inf would make
+    the value NaN)."""
+    if not flat._rg or not O.truth(abs(picked) < np.inf):
+        return picked
+    ties = O.getitem(flat, np.flatnonzero(O.truth(flat == picked.detach())))
+    share = O.mean(ties)
+    return O.add(O.sub(share, share.detach()), picked.detach())  # the value stays picked's
 
 
 def _sorted_pick(self, dim, position, keepdim, result_type, name):
@@ -461,8 +503,7 @@ def _norm(self, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None, keep
     keepdim = keepdim if keepdims is None else keepdims
     if dtype is not None:
         self = self.to(dtype)
-    dims = _dim(dim, axis, "norm")
-    dims = tuple(dims) if isinstance(dims, list) else dims
+    dims = reduction_dims(_dim(dim, axis, "norm"))
     if isinstance(p, str):
         if p != "fro":
             raise ValueError(
@@ -752,16 +793,30 @@ def _div(self, other, *, rounding_mode=None):
     >>> tg.tensor([7.0, -7.0]).div(2.0, rounding_mode="floor")
     tensor([ 3., -4.])
     """
+    if rounding_mode not in (None, "trunc", "floor"):
+        raise ValueError(
+            f"Tensor.div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
+        )
+    if rounding_mode is not None and O.exact_operands(self, other):
+        return O.numpy_exact(_rounded_quotient, self, other, rounding_mode)
     q = O.div(self, other)
     if rounding_mode is None:
         return q
-    if rounding_mode == "trunc":
-        return O.trunc(q)
-    if rounding_mode == "floor":
-        return O.floor(q)
-    raise ValueError(
-        f"Tensor.div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
-    )
+    return O.trunc(q) if rounding_mode == "trunc" else O.floor(q)
+
+
+def _rounded_quotient(a, b, mode):
+    """``a / b`` rounded toward zero or down, NumPy's values: exact for integers (as
+    PyTorch's, which raises where an integer is divided by 0)."""
+    if np.result_type(a, b).kind not in "iub":
+        q = np.true_divide(a, b)
+        return np.trunc(q) if mode == "trunc" else np.floor(q)
+    if np.any(np.asarray(b) == 0):
+        raise ZeroDivisionError(f"Tensor.div(rounding_mode={mode!r}): integer division by zero")
+    q = np.floor_divide(a, b)
+    if mode == "trunc":  # floor rounds a negative inexact quotient one below trunc
+        q = q + ((np.remainder(a, b) != 0) & ((np.asarray(a) < 0) != (np.asarray(b) < 0)))
+    return q
 
 
 def _nan_to_num(self, nan=0.0, posinf=None, neginf=None):
@@ -776,26 +831,39 @@ def _nan_to_num(self, nan=0.0, posinf=None, neginf=None):
 
 
 def _diagonal(self, offset=0, dim1=None, dim2=None, *, axis1=None, axis2=None):
-    """``x.diagonal(offset=0, dim1=0, dim2=1)``: the diagonal of a 2-D tensor (``offset``
-    above the main one); NumPy's ``axis1=``/``axis2=`` are accepted too.
+    """``x.diagonal(offset=0, dim1=0, dim2=1)``: the diagonal in the plane of ``dim1`` and
+    ``dim2`` (``offset`` above the main one), as PyTorch's: those dims dropped and the
+    diagonal the last dim; NumPy's ``axis1=``/``axis2=`` are accepted too.  Returns the
+    result and its index key.
 
     Examples:
         >>> import tapegrad as tg
         >>> x = tg.tensor([[1.0, 2.0], [3.0, 4.0]])
         >>> x.diagonal(), x.diagonal(1)
         (tensor([1., 4.]), tensor([2.]))
+        >>> tg.zeros(2, 3, 4).diagonal(0, 0, 2).shape
+        (3, 2)
     """
     d1 = _dim(dim1, axis1, "diagonal")
     d2 = _dim(dim2, axis2, "diagonal")
-    d1, d2 = 0 if d1 is None else d1, 1 if d2 is None else d2
-    if self.ndim != 2 or (d1 % 2, d2 % 2) not in ((0, 1), (1, 0)):
-        raise TypeError(
-            f"Tensor.diagonal: only 2-D tensors with their two dims (got shape {self.shape}, "
-            f"dims {d1}, {d2}); use tnp.diagonal or tnp.einsum for batches"
-        )
-    n, m = self.shape if (d1 % 2, d2 % 2) == (0, 1) else self.shape[::-1]
-    i = np.arange(max(0, -offset), min(n, m - offset))
-    key = (i, i + offset) if (d1 % 2, d2 % 2) == (0, 1) else (i + offset, i)
+    if self.ndim < 2:
+        raise RuntimeError(f"Tensor.diagonal: needs at least 2 dims, got shape {self.shape}")
+    d1, d2 = _dims_of(self, (0 if d1 is None else d1, 1 if d2 is None else d2), "diagonal")
+    if d1 == d2:
+        raise RuntimeError(f"Tensor.diagonal: dim1 and dim2 are both {d1}; give two dims")
+    offset = int(offset)
+    start = max(0, -offset)
+    i = np.arange(start, max(start, min(self.shape[d1], self.shape[d2] - offset)))
+    # one index array per dim, broadcast to (the other dims..., the diagonal)
+    rest = [d for d in range(self.ndim) if d not in (d1, d2)]
+    key = [None] * self.ndim
+    for p, d in enumerate(rest):
+        shape = [1] * (len(rest) + 1)
+        shape[p] = self.shape[d]
+        key[d] = np.arange(self.shape[d]).reshape(shape)
+    key[d1] = i.reshape([1] * len(rest) + [-1])
+    key[d2] = key[d1] + offset
+    key = tuple(key)
     return O.getitem(self, key), key
 
 
@@ -1017,15 +1085,19 @@ def _dims_of(self, dims, name):
     return tuple(d % self.ndim for d in dims)
 
 
-def _flip(self, *dims):
-    """``x.flip(dims)``: the elements in reverse order along ``dims`` (a copy, as PyTorch's).
+def _flip(self, *args, dims=None):
+    """``x.flip(dims)``: the elements in reverse order along ``dims`` (a copy, as PyTorch's;
+    ``dims=`` as a keyword too).
 
     >>> import tapegrad as tg
     >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).flip(1)
     tensor([[2., 1.],
             [4., 3.]])
     """
-    dims = _dims_of(self, dims[0] if len(dims) == 1 else dims, "flip")
+    if dims is not None and args:
+        raise TypeError("Tensor.flip: give the dims positionally or as dims=, not both")
+    dims = dims if dims is not None else args[0] if len(args) == 1 else args
+    dims = _dims_of(self, dims, "flip")
     key = tuple(slice(None, None, -1) if d in dims else slice(None) for d in range(self.ndim))
     return O.getitem(self, key)
 
@@ -1639,6 +1711,50 @@ _cummin.__doc__ = """``x.cummin(dim)``: the named tuple ``(values, indices)`` of
     """
 
 
+def _scan(name, scan, accumulate):
+    def method(self, dim=None, *, dtype=None, axis=None):
+        dim = _dim(dim, axis, name)
+        x = self if dtype is None else convert(self, dtype)
+        if x.ndim == 0 and dim is not None:  # PyTorch's 0-d result (NumPy's is 1-d)
+            if dim not in (0, -1):
+                raise IndexError(f"Tensor.{name}: dim {dim} is out of range for a 0-d tensor")
+            return O.reshape(method(O.reshape(x, (1,)), 0), ())
+        if O.exact_operands(x):  # integer and bool: exact, in int64 as PyTorch's
+            return O.numpy_exact(lambda v: accumulate(v, axis=dim, dtype=_scan_dtype(v)), x)
+        return scan(x, dim)
+
+    method.__name__ = name
+    return method
+
+
+def _scan_dtype(v):
+    return np.int64 if v.dtype.kind in "ib" else None
+
+
+_cumsum = _scan("cumsum", O.cumsum, np.cumsum)
+_cumsum.__doc__ = """``x.cumsum(dim, *, dtype=None)``: the running sum along ``dim``; integer
+    and bool Tensors give exact int64 sums, as PyTorch's (``dim=None`` sums the flattened
+    values, as NumPy's).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        >>> x.cumsum(0)
+        tensor([1., 3., 6.], grad_fn=<CumsumBackward0>)
+        >>> tg.tensor([True, False, True]).cumsum(0)
+        tensor([1, 1, 2])
+    """
+_cumprod = _scan("cumprod", O.cumprod, np.cumprod)
+_cumprod.__doc__ = """``x.cumprod(dim, *, dtype=None)``: the running product along ``dim``
+    (exact int64 products for integer and bool Tensors, as PyTorch's).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.tensor([2, 3, 4]).cumprod(0)
+        tensor([ 2,  6, 24])
+    """
+
+
 def _aminmax(self, *, dim=None, keepdim=False):
     """``x.aminmax(*, dim=None, keepdim=False)``: the named tuple ``(min, max)`` (of all
     elements, or along ``dim``); tied extremes share the gradient, as ``amin`` / ``amax``.
@@ -1880,6 +1996,56 @@ def _xlogy(self, other):
         return O.where(zero, at_zero, elsewhere)
 
 
+def clamp(self, min=None, max=None):  # noqa: A002 - PyTorch's names
+    """``x.clamp(min=None, max=None)``: PyTorch's clamp, ``min(max(x, min), max)``: ``max``
+    everywhere when min > max; integer Tensors and bounds stay integer (exact).  The gradient
+    is PyTorch's: all of it to x where min <= x <= max (at a bound too), to a Tensor bound
+    where it is the value (to ``max`` where min > max), none to a NaN bound.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([-2.0, 0.5, 1.0], requires_grad=True)
+        >>> x.clamp(-1.0, 1.0).sum().backward(); x.grad
+        tensor([0., 1., 1.])
+        >>> tg.tensor([1, 5, -3]).clamp(0, 2), x.clamp(0.5, -0.5)
+        (tensor([1, 2, 0]), tensor([-0.5000, -0.5000, -0.5000], grad_fn=<WhereBackward0>))
+    """
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of min= and max= must be given")
+    if O.exact_operands(self, min, max):
+        return O.numpy_exact(np.clip, self, min, max)
+    if isinstance(min, Tensor) or isinstance(max, Tensor) or np.ndim(min) or np.ndim(max):
+        return _clamp_tensors(self, min, max)
+    if min is not None and max is not None and float(min) > float(max):
+        return O.where(np.ones(self.shape, bool), float(max), self)  # max, no gradient to x
+    return O.clip(self, min, max)
+
+
+def _clamp_tensors(x, lo, hi):
+    """``clamp`` with a Tensor bound, with PyTorch's gradient masks (ties go to x; a bound
+    gets the gradient only where it is the value; NaN compares false)."""
+    value = x.detach()
+    with np.errstate(invalid="ignore"):
+        if lo is not None:
+            value = O.maximum(value, _detached(lo))
+        if hi is not None:
+            value = O.minimum(value, _detached(hi))
+        to_x = O.truth(x >= lo) if lo is not None else True
+        to_x = to_x & O.truth(x <= hi) if hi is not None else to_x
+        out = value
+        if hi is not None:
+            to_hi = O.truth(x > hi) | (O.truth(hi < lo) if lo is not None else False)
+            out = O.where(to_hi, hi, out)
+        if lo is not None:
+            to_lo = O.truth(x < lo) & (O.truth(lo < hi) if hi is not None else True)
+            out = O.where(to_lo, lo, out)
+        return O.where(to_x, x, out)
+
+
+def _detached(v):
+    return v.detach() if isinstance(v, Tensor) else v
+
+
 def _clamp_min(self, min):  # noqa: A002 - PyTorch's name
     """``x.clamp_min(min)``: ``x.clamp(min=min)``.
 
@@ -1887,7 +2053,7 @@ def _clamp_min(self, min):  # noqa: A002 - PyTorch's name
     >>> tg.tensor([-1.0, 2.0]).clamp_min(0.0)
     tensor([0., 2.])
     """
-    return O.clip(self, min, None)
+    return clamp(self, min, None)
 
 
 def _clamp_max(self, max):  # noqa: A002 - PyTorch's name
@@ -1897,7 +2063,7 @@ def _clamp_max(self, max):  # noqa: A002 - PyTorch's name
     >>> tg.tensor([-1.0, 2.0]).clamp_max(0.0)
     tensor([-1.,  0.])
     """
-    return O.clip(self, None, max)
+    return clamp(self, None, max)
 
 
 def _diff(self, n=1, dim=-1, prepend=None, append=None):
@@ -1989,8 +2155,7 @@ def _count_nonzero(self, dim=None):
     tensor([1, 2])
     """
     _guard_hook(self, "count_nonzero")
-    dims = tuple(dim) if isinstance(dim, list) else dim
-    return _int_tensor(np.count_nonzero(np.asarray(self._v), axis=dims))
+    return _int_tensor(np.count_nonzero(np.asarray(self._v), axis=reduction_dims(dim)))
 
 
 def _close(self, other, rtol, atol, equal_nan):
@@ -2233,10 +2398,6 @@ def _nan_mask(self, name):
     return np.isnan(v) if v.dtype.kind == "f" else np.zeros(v.shape, bool)
 
 
-def _reduce_dim(dim):
-    return tuple(dim) if isinstance(dim, list) else dim
-
-
 def _nansum(self, dim=None, keepdim=False, *, dtype=None):
     """``x.nansum(dim=None, keepdim=False)``: the sum with NaN counted as 0 (their gradient 0).
 
@@ -2246,7 +2407,7 @@ def _nansum(self, dim=None, keepdim=False, *, dtype=None):
     """
     x = self if dtype is None else convert(self, dtype)
     nan = _nan_mask(x, "nansum")
-    return O.sum(O.where(nan, 0.0, x) if nan.any() else x, _reduce_dim(dim), keepdim)
+    return O.sum(O.where(nan, 0.0, x) if nan.any() else x, reduction_dims(dim), keepdim)
 
 
 def _nanmean(self, dim=None, keepdim=False, *, dtype=None):
@@ -2259,7 +2420,7 @@ def _nanmean(self, dim=None, keepdim=False, *, dtype=None):
     """
     x = self if dtype is None else convert(self, dtype)
     nan = _nan_mask(x, "nanmean")
-    count = np.sum(~nan, axis=_reduce_dim(dim), keepdims=keepdim).astype(np.float64)
+    count = np.sum(~nan, axis=reduction_dims(dim), keepdims=keepdim).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):  # all NaN: 0 / 0, NaN as PyTorch's
         return O.div(_nansum(x, dim, keepdim), count)
 
@@ -2270,13 +2431,13 @@ NanmedianResult = namedtuple("nanmedian", ("values", "indices"))
 def _nanmedian(self, dim=None, keepdim=False):
     """``x.nanmedian()``: PyTorch's lower median of the values that are not NaN (NaN where all
     are); with ``dim``, the named tuple ``(values, indices)``.  The gradient goes to the
-    element the median is.
+    element the median is (shared by equal ones without ``dim``, as ``median()``).
 
     Examples:
         >>> import tapegrad as tg
         >>> x = tg.tensor([3.0, float("nan"), 1.0, 2.0, 4.0], requires_grad=True)
         >>> m = x.nanmedian(); m
-        tensor(2., grad_fn=<ViewBackward0>)
+        tensor(2., grad_fn=<AddBackward0>)
         >>> m.backward(); x.grad
         tensor([0., 0., 0., 1., 0.])
         >>> tg.tensor([[1.0, float("nan"), 0.0]]).nanmedian(dim=1)
@@ -2286,8 +2447,9 @@ def _nanmedian(self, dim=None, keepdim=False):
     if dim is None:
         if self.numel() == 0:
             raise RuntimeError("nanmedian() of an empty tensor: it has no value")
-        values = _sort(O.reshape(self, (-1,))).values  # NaN sorted last
-        return O.getitem(values, max((int((~nan).sum()) - 1) // 2, 0))
+        flat = O.reshape(self, (-1,))
+        values = _sort(flat).values  # NaN sorted last
+        return _shared_by_ties(flat, O.getitem(values, max((int((~nan).sum()) - 1) // 2, 0)))
     if self.ndim == 0:
         return NanmedianResult(O.reshape(self, ()), _int_tensor(0))
     (d,) = _dims_of(self, dim, "nanmedian")

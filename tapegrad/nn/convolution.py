@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..core import creation as _creation
 from ..core import functions as _ops
 
 
@@ -223,14 +224,16 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def _no_ceil(name, ceil_mode):
     if ceil_mode:
+        also = f" (F.max_pool{name[-2:]} takes it)" if name.startswith("MaxPool") else ""
         raise ValueError(
-            f"{name}: ceil_mode=True is not supported; pad the input (F.pad) so the windows "
-            f"cover it, or use ceil_mode=False"
+            f"{name}: ceil_mode=True is not supported{also}; pad the input (F.pad) so the "
+            f"windows cover it, or use ceil_mode=False"
         )
 
 
 def _pool_args(name, n, x, kernel_size, stride, padding, dilation, ceil_mode):
-    _no_ceil(name, ceil_mode)
+    if not name.startswith("max"):
+        _no_ceil(name, ceil_mode)
     kernel = _tuple(name, "kernel_size", kernel_size, n)
     stride = kernel if stride is None or stride == [] else _tuple(name, "stride", stride, n)
     pads = _tuple(name, "padding", padding, n)
@@ -243,35 +246,50 @@ def _pool_args(name, n, x, kernel_size, stride, padding, dilation, ceil_mode):
                 f"{name}: pad should be at most half of effective kernel size, but got "
                 f"pad={p}, kernel_size={k} and dilation={d}"
             )
+    ends = tuple(
+        _ceil_end(size, k, s, p, d) if ceil_mode else p
+        for size, k, s, p, d in zip(x.shape[2:], kernel, stride, pads, dilation, strict=True)
+    )
     return _windows(
         x.shape[0], x.shape[1], tuple(x.shape[2:]), kernel, stride,
-        tuple((p, p) for p in pads), dilation,
+        tuple(zip(pads, ends, strict=True)), dilation,
     )  # fmt: skip
 
 
-def _no_indices(name, return_indices):
-    if return_indices:
-        raise ValueError(
-            f"{name}: return_indices=True is not supported (the indices of the maxima are not "
-            f"computed); use return_indices=False"
-        )
+def _ceil_end(size, k, s, p, d):
+    """The padding after a dim that gives PyTorch's ``ceil_mode=True`` windows: one more
+    window covers the rest of the input, unless it would start in the padding after it."""
+    span = d * (k - 1) + 1
+    out = -(-(size + 2 * p - span) // s) + 1
+    if (out - 1) * s >= size + p:
+        out -= 1
+    return (out - 1) * s + span - size - p
 
 
 def _max_pool(name, n, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
-    _no_indices(name, return_indices)
     x, unbatched = _batched(name, input, n)
     idx, out, _ = _pool_args(name, n, x, kernel_size, stride, padding, dilation, ceil_mode)
-    y = _ops.amax(_gather_windows(x, idx, -np.inf), axis=-1)
+    # the first maximum of each window (its gradient all of it), as PyTorch's
+    y, k = _gather_windows(x, idx, -np.inf).max(dim=-1)
     y = _ops.reshape(y, x.shape[:2] + out)
-    return _ops.reshape(y, y.shape[1:]) if unbatched else y
+    y = _ops.reshape(y, y.shape[1:]) if unbatched else y
+    if not return_indices:
+        return y
+    # PyTorch's indices: of the flattened spatial dims of each (N, C) plane
+    size = math.prod(x.shape[2:])
+    at = np.take_along_axis(idx, k.numpy()[..., None], axis=-1)[..., 0] % (x.shape[1] * size + 1)
+    at = (at % size).reshape(x.shape[:2] + out)
+    return y, _creation.tensor(at[0] if unbatched else at)
 
 
 def max_pool1d(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
 ):
     """Maximum over windows of ``kernel_size`` along the last axis of (N, C, L) or (C, L);
-    ``stride`` defaults to ``kernel_size``; padding reads as -inf.  The gradient goes to the
-    maximum (tied maxima share it evenly, where PyTorch gives it to one of them).
+    ``stride`` defaults to ``kernel_size``; padding reads as -inf; ``ceil_mode=True`` adds a
+    last window over the rest of the input, as PyTorch's.  The gradient goes to the first
+    maximum of each window (PyTorch's), whose flat index in its (N, C) plane
+    ``return_indices=True`` returns too.
 
     Examples:
         >>> import tapegrad as tg
@@ -426,10 +444,22 @@ def adaptive_avg_pool2d(input, output_size):
 # ---- padding ------------------------------------------------------------------------------------
 
 
+def _source(c, n, mode):
+    """The element of an axis of size ``n`` each padded position ``c`` (-lo .. n + hi - 1)
+    reads in PyTorch's non-constant modes."""
+    if mode == "reflect":  # mirrored about the end elements, which are not repeated
+        c = np.abs(c)
+        return np.where(c >= n, 2 * (n - 1) - c, c)
+    if mode == "replicate":
+        return np.clip(c, 0, n - 1)
+    return c % n  # circular
+
+
 @functools.lru_cache(maxsize=64)
-def _pad_index(shape, pads):
+def _pad_index(shape, pads, mode="constant"):
     """Flat indices into x.ravel() followed by one fill element (index x.size), giving the
-    padded (or, for negative pads, cropped) shape."""
+    padded (or, for negative pads, cropped) shape; a non-constant ``mode`` reads x's own
+    elements instead of the fill."""
     idx = np.zeros((1,) * len(shape), dtype=np.int64)
     valid = np.ones((1,) * len(shape), dtype=bool)
     step = math.prod(shape)
@@ -443,6 +473,8 @@ def _pad_index(shape, pads):
             )
         out.append(size)
         c = np.arange(size) - lo
+        if mode != "constant" and (lo or hi):
+            c = _source(c, n, mode)
         c = c.reshape([-1 if i == d else 1 for i in range(len(shape))])
         idx = idx + c * step
         valid = valid & (c >= 0) & (c < n)
@@ -452,10 +484,35 @@ def _pad_index(shape, pads):
     return idx
 
 
+def _check_repeating_pad(mode, value, shape, pairs, k):
+    """PyTorch's limits of the modes that repeat x's elements (each a ValueError here)."""
+    if value is not None:
+        raise ValueError(f"pad: mode={mode!r} takes no value= (only mode='constant' fills)")
+    if not 1 <= k <= 3 or len(shape) not in (k + 1, k + 2):
+        raise ValueError(
+            f"pad: mode={mode!r} pads the last 1, 2 or 3 dims of an input with 1 or 2 more "
+            f"(got {2 * k} amounts for shape {shape}); use mode='constant' otherwise"
+        )
+    for n, (lo, hi) in zip(shape, pairs, strict=True):
+        if lo < 0 or hi < 0:
+            raise ValueError(
+                f"pad: negative amounts are not supported with mode={mode!r}; crop with "
+                "slicing first"
+            )
+        if (mode == "reflect" and max(lo, hi) >= n) or (mode == "circular" and max(lo, hi) > n):
+            limit = "less than" if mode == "reflect" else "at most"
+            raise ValueError(
+                f"pad: mode={mode!r} needs each amount {limit} the size of its dim; got "
+                f"({lo}, {hi}) for a dim of size {n}"
+            )
+
+
 def pad(input, pad, mode="constant", value=None):
     """Pads the last ``len(pad) // 2`` axes, as PyTorch's ``F.pad``: ``pad`` lists (before,
     after) amounts starting from the LAST axis, e.g. (left, right, top, bottom); negative
-    amounts crop.  Only ``mode='constant'`` (fill ``value``, default 0) is supported.
+    amounts crop.  ``mode='constant'`` fills ``value`` (default 0); PyTorch's ``'reflect'``,
+    ``'replicate'`` and ``'circular'`` repeat x's own elements (their gradients add up), for
+    the last 1 to 3 axes of an input with one or two more.
 
     Examples:
         >>> import tapegrad as tg
@@ -466,11 +523,12 @@ def pad(input, pad, mode="constant", value=None):
                 [9., 9., 9.]], grad_fn=<IndexBackward0>)
         >>> y.sum().backward(); x.grad
         tensor([[1., 1.]])
+        >>> F.pad(tg.tensor([[0.0, 1.0, 2.0]]), (2, 1), mode="reflect")
+        tensor([[2., 1., 0., 1., 2., 1.]])
     """
-    if mode != "constant":
+    if mode not in ("constant", "reflect", "replicate", "circular"):
         raise ValueError(
-            f"pad: mode={mode!r} is not supported; only mode='constant' (reflect, replicate "
-            f"and circular padding are not implemented)"
+            f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}"
         )
     x = _ops.tensor_of(input)
     amounts = [int(p) for p in pad]
@@ -482,9 +540,11 @@ def pad(input, pad, mode="constant", value=None):
     pairs = [(0, 0)] * x.ndim
     for i in range(len(amounts) // 2):
         pairs[x.ndim - 1 - i] = (amounts[2 * i], amounts[2 * i + 1])
+    if mode != "constant":
+        _check_repeating_pad(mode, value, x.shape, pairs, len(amounts) // 2)
     if all(p == (0, 0) for p in pairs):
         return x
-    idx = _pad_index(tuple(x.shape), tuple(pairs))
+    idx = _pad_index(tuple(x.shape), tuple(pairs), mode)
     fill = 0.0 if value is None else float(value)
     flat = _ops.concatenate([_ops.reshape(x, (-1,)), np.array([fill])])
     return _ops.gather_flat(flat, idx, idx.shape)

@@ -126,9 +126,10 @@ def _softmax_dim(input, dim, axis, name):
     return d
 
 
-def softmax(input, dim=None, *, axis=None):
+def softmax(input, dim=None, *, axis=None, dtype=None):
     """Softmax along ``dim`` (default: the last axis of an input of up to 2 dimensions; give
-    ``dim`` for more, as PyTorch's implicit choice is another axis there).
+    ``dim`` for more, as PyTorch's implicit choice is another axis there), of the input cast
+    to ``dtype`` when given.
 
     Examples:
         >>> import tapegrad as tg
@@ -139,10 +140,10 @@ def softmax(input, dim=None, *, axis=None):
         >>> y[0].backward(); x.grad             # s0 (1 - s0), -s0 sj
         tensor([0.1875, -0.0625, -0.0625, -0.0625])
     """
-    return _ops.softmax(input, _softmax_dim(input, dim, axis, "softmax"))
+    return _methods._softmax(input, _softmax_dim(input, dim, axis, "softmax"), dtype=dtype)
 
 
-def log_softmax(input, dim=None, *, axis=None):
+def log_softmax(input, dim=None, *, axis=None, dtype=None):
     """Log-softmax along ``dim`` (default as for ``softmax``), computed as x - logsumexp(x).
 
     Examples:
@@ -154,7 +155,7 @@ def log_softmax(input, dim=None, *, axis=None):
         >>> y[0].backward(); x.grad             # 1 - s0, -sj
         tensor([0.7500, -0.2500, -0.2500, -0.2500])
     """
-    return _ops.log_softmax(input, _softmax_dim(input, dim, axis, "log_softmax"))
+    return _methods._log_softmax(input, _softmax_dim(input, dim, axis, "log_softmax"), dtype=dtype)
 
 
 def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
@@ -308,9 +309,26 @@ def mish(input, inplace=False):
     return _ops.mul(x, _ops.tanh(_ops.logaddexp(0.0, x)))
 
 
+def _no_slope_at(x, b):
+    """Exactly 0, with slope -1 where x == b and 0 elsewhere (relu's slope at 0 is 0): added
+    to a clamp, whose slope at its bound b is 1, it makes that slope 0.  Op kernels, not a
+    mask read in Python, so a trace replays it for any x."""
+    a = _ops.clip(_ops.sub(x, b), -1.0, 1.0)  # finite; 0 exactly where x == b
+    return _ops.sub(_ops.sub(_ops.relu(a), _ops.relu(_ops.neg(a))), a)
+
+
+def _kinked_clamp(x, lo, hi):
+    """``min(max(x, lo), hi)`` with the gradient of PyTorch's hardtanh, relu6 and
+    hardsigmoid: 1 strictly between the bounds, 0 at them (where ``clamp``'s is 1) and
+    beyond."""
+    x = _ops.tensor_of(x)
+    out = _ops.add(_ops.clip(x, lo, hi), _no_slope_at(x, lo))
+    return out if hi == lo else _ops.add(out, _no_slope_at(x, hi))
+
+
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    """x clamped to [min_val, max_val] (the gradient is 1 inside; at the bounds themselves it
-    is 1 as for ``clamp``, where PyTorch's hardtanh gives 0).
+    """x clamped to [min_val, max_val]; the gradient is 1 strictly inside, 0 at the bounds
+    themselves (as PyTorch's, where ``clamp``'s is 1).
 
     Examples:
         >>> import tapegrad as tg
@@ -321,11 +339,11 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     _no_inplace("hardtanh", inplace)
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val {min_val} is above max_val {max_val}")
-    return _ops.clip(input, min_val, max_val)
+    return _kinked_clamp(input, min_val, max_val)
 
 
 def relu6(input, inplace=False):
-    """min(max(x, 0), 6).
+    """min(max(x, 0), 6); the gradient is 0 at 0 and 6, as PyTorch's.
 
     Examples:
         >>> import tapegrad as tg
@@ -334,11 +352,12 @@ def relu6(input, inplace=False):
         tensor([0., 3., 6.])
     """
     _no_inplace("relu6", inplace)
-    return _ops.clip(_ops.relu(input), None, 6.0)
+    return _kinked_clamp(input, 0.0, 6.0)
 
 
 def hardsigmoid(input, inplace=False):
-    """min(max(x + 3, 0), 6) / 6: a piecewise-linear sigmoid.
+    """min(max(x + 3, 0), 6) / 6: a piecewise-linear sigmoid (gradient 0 at -3 and 3, as
+    PyTorch's).
 
     Examples:
         >>> import tapegrad as tg
@@ -347,11 +366,11 @@ def hardsigmoid(input, inplace=False):
         tensor([0.0000, 0.5000, 0.7500])
     """
     _no_inplace("hardsigmoid", inplace)
-    return _ops.div(_ops.clip(_ops.add(input, 3.0), 0.0, 6.0), 6.0)
+    return _ops.div(_kinked_clamp(_ops.add(input, 3.0), 0.0, 6.0), 6.0)
 
 
 def hardswish(input, inplace=False):
-    """x min(max(x + 3, 0), 6) / 6.
+    """x min(max(x + 3, 0), 6) / 6 (gradient 0 at -3 and 1 at 3, as PyTorch's).
 
     Examples:
         >>> import tapegrad as tg
@@ -361,7 +380,7 @@ def hardswish(input, inplace=False):
     """
     _no_inplace("hardswish", inplace)
     x = _ops.tensor_of(input)
-    return _ops.div(_ops.mul(x, _ops.clip(_ops.add(x, 3.0), 0.0, 6.0)), 6.0)
+    return _ops.div(_ops.mul(x, _kinked_clamp(_ops.add(x, 3.0), 0.0, 6.0)), 6.0)
 
 
 def softsign(input):

@@ -139,15 +139,15 @@ def _given(args):
 
 class _Pool(Module):
     """A layer applying ``fn(input, **hyper)`` with the hyper-parameters given at construction
-    (refusing ceil_mode=True and return_indices=True there, as the functions do)."""
+    (an average pool refuses ceil_mode=True there, as its function does)."""
 
     fn = None
 
     def __init__(self, **hyper):
         super().__init__()
         name = type(self).__name__
-        _conv._no_ceil(name, hyper.get("ceil_mode", False))
-        _conv._no_indices(name, hyper.get("return_indices", False))
+        if not name.startswith("MaxPool"):  # (max pools take ceil_mode and return_indices)
+            _conv._no_ceil(name, hyper.get("ceil_mode", False))
         if "stride" in hyper and hyper["stride"] is None:
             hyper["stride"] = hyper["kernel_size"]
         for key, value in hyper.items():

@@ -86,7 +86,7 @@ def test_tensor_dtypes_and_copy():
         (lambda **k: tg.ones(4, **k), (4,), 1.0),
         (lambda **k: tg.ones((2, 2), **k), (2, 2), 1.0),
         (lambda **k: tg.full((3,), 2.5, **k), (3,), 2.5),
-        (lambda **k: tg.full((2, 1), -1, **k), (2, 1), -1.0),
+        (lambda **k: tg.full((2, 1), -1.0, **k), (2, 1), -1.0),  # (an int fill: int64)
     ],
 )
 @pytest.mark.parametrize("rg", [False, True])

@@ -328,3 +328,22 @@ def test_small_cnn_and_lstm_train_like_torch():
         close(loss, loss_t, rtol=1e-11)
     for k, v in theirs.state_dict().items():
         close(ours.state_dict()[k], v, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dims", [1, 2])
+def test_max_pool_layers_with_ceil_mode_and_indices_agree_with_torch(dims):
+    """The layers pass ceil_mode and return_indices to their function: PyTorch's windows,
+    values, indices (of the flattened spatial dims) and the gradient to each window's first
+    maximum (ties included: the input is rounded to one decimal)."""
+    shape = (2, 3, 7) if dims == 1 else (2, 3, 5, 7)
+    a = np.round(RNG.standard_normal(shape), 1)
+    mine = getattr(nn, f"MaxPool{dims}d")(3, stride=2, ceil_mode=True, return_indices=True)
+    theirs = getattr(torch.nn, f"MaxPool{dims}d")(3, stride=2, ceil_mode=True, return_indices=True)
+    x, xt = tg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    (y, i), (yt, it) = mine(x), theirs(xt)
+    close(y, yt)
+    np.testing.assert_array_equal(i.numpy(), it.numpy())
+    w = RNG.standard_normal(yt.shape)
+    (y * tg.tensor(w)).sum().backward()
+    (yt * torch.tensor(w)).sum().backward()
+    close(x.grad, xt.grad)

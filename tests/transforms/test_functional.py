@@ -373,7 +373,5 @@ def test_scipy_minimize_example_converges_to_ones():
 def test_integer_outputs_are_refused_with_a_fix_that_exists():
     with pytest.raises(TypeError, match="or use has_aux=True"):
         tg.grad(lambda x: (x > 0).sum())(np.ones(2))
-    with pytest.raises(
-        TypeError, match=r"jacobian requires real-valued .*jacobian has no has_aux"
-    ):
+    with pytest.raises(TypeError, match=r"jacobian requires real-valued .*jacobian has no has_aux"):
         tg.jacobian(lambda x: (x * 2.0, x > 1.0))(np.ones(2))
