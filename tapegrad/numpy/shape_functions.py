@@ -34,11 +34,20 @@ def _tensors(obj):
             yield from _tensors(v)
 
 
-def _fill_tensor(obj):
-    """np.pad's constant_values / end_values as one Tensor: a (nested) pair holding Tensors is
-    stacked, so each fill value keeps its gradient."""
+def _fill_values(obj, name, ndim):
+    """np.pad's ``constant_values`` / ``end_values`` as one (ndim, 2) Tensor, a value per
+    (axis, side): a (nested) pair holding Tensors is stacked, so each keeps its gradient."""
+    t = _stacked_fill(obj)
+    try:
+        np.broadcast_shapes(t.shape, (ndim, 2))
+    except ValueError:
+        raise ValueError(f"numpy.pad: {name} of shape {t.shape} do not fit {ndim} axes") from None
+    return O.broadcast_to(t, (ndim, 2))
+
+
+def _stacked_fill(obj):
     if isinstance(obj, (list, tuple)) and any(True for _ in _tensors(obj)):
-        return O.stack([_fill_tensor(v) for v in obj])
+        return O.stack([_stacked_fill(v) for v in obj])
     return O.tensor_of(obj)
 
 
@@ -368,14 +377,7 @@ def pad(array, pad_width, mode="constant", **kwargs) -> Tensor:
     cv = kwargs.get("constant_values", 0)
     codes = -1 - np.arange(2 * a.ndim).reshape(a.ndim, 2)  # one code per (axis, side)
     placed = np.pad(idx, _plain(pad_width), "constant", constant_values=codes)
-    cvt = _fill_tensor(cv)
-    try:
-        np.broadcast_shapes(cvt.shape, (a.ndim, 2))
-    except ValueError:
-        raise ValueError(
-            f"numpy.pad: constant_values of shape {cvt.shape} do not fit {a.ndim} axes"
-        ) from None
-    consts = O.ravel(O.broadcast_to(cvt, (a.ndim, 2)))
+    consts = O.ravel(_fill_values(cv, "constant_values", a.ndim))
     both = O.concatenate([O.ravel(a), consts], 0)
     placed = np.where(placed < 0, a.size - 1 - placed, placed)
     return O.gather_flat(both, placed, placed.shape)
@@ -408,16 +410,8 @@ def _pad_by_axis(a, pad_width, mode, kwargs):
             "Tensors (statistics over the whole axis; linear_ramp with end_values)"
         )
     widths = np.broadcast_to(np.asarray(_plain(pad_width), dtype=np.int64), (a.ndim, 2))
-    # end_values may be Tensors (differentiated, as constant_values are): one 0-d Tensor per
-    # (axis, side)
-    evt = _fill_tensor(kwargs.get("end_values", 0.0))
-    try:
-        np.broadcast_shapes(evt.shape, (a.ndim, 2))
-    except ValueError:
-        raise ValueError(
-            f"numpy.pad: end_values of shape {evt.shape} do not fit {a.ndim} axes"
-        ) from None
-    evt = O.broadcast_to(evt, (a.ndim, 2))
+    # end_values may be Tensors (differentiated, as constant_values are)
+    evt = _fill_values(kwargs.get("end_values", 0.0), "end_values", a.ndim)
     ends = [[O.getitem(evt, (ax, side)) for side in (0, 1)] for ax in range(a.ndim)]
     stat = {"maximum": O.amax, "minimum": O.amin, "mean": O.mean, "median": stats_.median}.get(mode)
     out = a
