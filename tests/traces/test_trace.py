@@ -496,3 +496,19 @@ def test_a_recording_guards_only_its_own_thread():
     with pytest.raises(tg.RetraceRequired):
         tr(-4.0)
     assert STATE.guard is None
+
+
+@pytest.mark.parametrize("f", [lambda x: np.sum(x > 0), lambda x: np.sum(x) > 0.0])
+def test_a_count_or_a_comparison_is_not_differentiated_after_save_and_load(f, tmp_path):
+    """A trace of f returning a count or a comparison replays its value, and refuses the
+    derivatives (zeros would look like an answer), also once saved and loaded."""
+    x = np.array([0.5, -1.0, 2.0])
+    tr = tg.trace(f, x)
+    tr.save(tmp_path / "t.npz")
+    for t in (tr, tg.load_trace(tmp_path / "t.npz")):
+        x2 = np.array([1.0, -2.0, 3.0])  # (the recorded branch: the same mask)
+        assert t(x2) == f(x2)
+        with pytest.raises(TypeError, match="a comparison or a count"):
+            t.grad(x)
+        with pytest.raises(TypeError, match="a comparison or a count"):
+            t.hvp(x, np.ones(3))
