@@ -443,14 +443,21 @@ def _median_of_nan_lanes(self, d, nan, keepdim):
     """``median(dim)`` where lanes hold NaN: their first NaN (value NaN, its index and its
     gradient, as PyTorch's), the lower middle value elsewhere (NaN sorts last)."""
     n = self.shape[d]
-    values, idx = _sort(self, d)
     count = np.sum(~nan, axis=d, keepdims=True)  # the numbers in each lane
-    k = np.where(count < n, count, (n - 1) // 2)
-    v = O.gather_along(values, k, d)
-    i = np.take_along_axis(np.asarray(idx.numpy()), k, d)
+    return _sorted_lanes_pick(
+        self, d, np.where(count < n, count, (n - 1) // 2), keepdim, MedianResult
+    )
+
+
+def _sorted_lanes_pick(self, d, k, keepdim, result_type):
+    """``(values, indices)`` of each lane's element at its own position ``k`` of the lane
+    sorted ascending along ``d`` (``k`` keeps ``d`` as a dim of size 1); the gradient goes to
+    the element picked."""
+    values, idx = _sort(self, d)
+    v, i = O.gather_along(values, k, d), np.take_along_axis(np.asarray(idx.numpy()), k, d)
     if not keepdim:
-        v, i = O.reshape(v, v.shape[:d] + v.shape[d + 1 :]), np.squeeze(i, d)
-    return MedianResult(v, _int_tensor(i))
+        v, i = O.squeeze(v, d), np.squeeze(i, d)
+    return result_type(v, _int_tensor(i))
 
 
 def _shared_by_ties(flat, picked):
@@ -2455,12 +2462,8 @@ def _nanmedian(self, dim=None, keepdim=False):
     (d,) = _dims_of(self, dim, "nanmedian")
     if self.shape[d] == 0:
         raise IndexError(f"nanmedian(): dim {d} of shape {self.shape} is empty")
-    values, idx = _sort(self, d)
     k = np.maximum((np.sum(~nan, axis=d, keepdims=True) - 1) // 2, 0)
-    v, i = O.gather_along(values, k, d), np.take_along_axis(np.asarray(idx.numpy()), k, d)
-    if not keepdim:
-        v, i = O.squeeze(v, d), np.squeeze(i, d)
-    return NanmedianResult(v, _int_tensor(i))
+    return _sorted_lanes_pick(self, d, k, keepdim, NanmedianResult)
 
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")

@@ -223,11 +223,11 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 def _no_ceil(name, ceil_mode):
+    """The average pools' refusal (the max pools take ceil_mode)."""
     if ceil_mode:
-        also = f" (F.max_pool{name[-2:]} takes it)" if name.startswith("MaxPool") else ""
         raise ValueError(
-            f"{name}: ceil_mode=True is not supported{also}; pad the input (F.pad) so the "
-            f"windows cover it, or use ceil_mode=False"
+            f"{name}: ceil_mode=True is not supported; pad the input (F.pad) so the windows "
+            f"cover it, or use ceil_mode=False"
         )
 
 

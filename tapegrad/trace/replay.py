@@ -32,6 +32,7 @@ from ..kernels import run
 from ..kernels import sweeps as R
 from ..kernels.sweeps import RetraceRequired
 from ..ops.spec import NAMES
+from ..transforms.functional import output_dtype
 from ..transforms.functional import value_and_grad as _value_and_grad
 from .fileformat import (
     _ARRAYS,
@@ -176,14 +177,12 @@ def _python_ops(t, rows):
 
 
 def _non_float(out):
-    """How an output leaf of ``f`` is not a float ("dtype bool", "int 3"...), or None: its
-    derivative is not defined, as tg.grad refuses it."""
+    """How an output leaf of ``f`` is not a float ("dtype bool"...), or None: its derivative
+    is not defined, as tg.grad refuses it."""
     for leaf in _pytree.leaves(out) if isinstance(out, (list, tuple, dict)) else [out]:
-        if isinstance(leaf, (bool, int, np.bool_, np.integer)):
-            return f"{type(leaf).__name__} {leaf}"
-        dt = getattr(leaf, "dtype", None)
-        if dt is not None and np.dtype(dt).kind in "biu":
-            return f"dtype {np.dtype(dt)}"
+        dt = output_dtype(leaf)
+        if dt is not None and dt.kind in "biu":
+            return f"dtype {dt}"
     return None
 
 

@@ -276,16 +276,20 @@ def _split_aux(out, has_aux):
     return out[0], out[1]
 
 
+def output_dtype(out):
+    """The dtype of an output of ``f`` (a Tensor, an array, a NumPy or Python number), or None
+    for anything else."""
+    if isinstance(out, (Tensor, np.ndarray, np.generic)):
+        return out.dtype
+    if isinstance(out, (bool, int, float)):
+        return np.dtype(type(out))
+    return None
+
+
 def _check_float(out, what="grad"):
     """Refuse integer / boolean outputs (as JAX does): their derivative is not defined, and a
     zero would look like an answer."""
-    dt = (
-        out.dtype
-        if isinstance(out, Tensor) or isinstance(out, (np.ndarray, np.generic))
-        else np.dtype(type(out))
-        if isinstance(out, (bool, int, float))
-        else None
-    )
+    dt = output_dtype(out)
     if dt is not None and dt.kind not in "f":
         fix = (
             "use has_aux=True to return it alongside the value to differentiate"
