@@ -4,10 +4,12 @@ import gc
 
 import numpy as np
 import pytest
+from fresh_tape import on_fresh_tape
 
 import tapegrad as tg
 
 
+@on_fresh_tape
 def test_held_graph_does_not_pin_later_training_rows():
     x = tg.tensor([1.0, 2.0], requires_grad=True)
     kept = (x * 3.0).sum()  # a graph the user keeps, never backwarded
@@ -38,6 +40,7 @@ def test_values_and_freed_errors_survive_truncation():
     assert x.grad.item() == pytest.approx(np.exp(2.0) + 5.0)
 
 
+@on_fresh_tape
 def test_parameter_pools_are_cut_with_their_rows():
     x = tg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
     held = x.sum(axis=0)  # uses ipool
