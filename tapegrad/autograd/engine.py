@@ -868,8 +868,8 @@ def _batched_grads(outputs, grad_outputs, ins, retain_graph, create_graph, allow
     res = []
     for k, x in enumerate(ins):
         gs = [item[k] for item in per_item]
-        if not nb:
-            res.append(np.zeros((0, *x.shape)))
+        if not nb:  # (a Tensor under create_graph, as every gradient it returns)
+            res.append(_zeros_like(x, 0) if create_graph else np.zeros((0, *x.shape)))
         elif any(g is None for g in gs):
             res.append(None)  # (the graph is the same for every item)
         elif create_graph:

@@ -492,6 +492,11 @@ def test_autograd_grad_is_grads_batched():
     np.testing.assert_allclose(gx.detach().numpy(), [[0.75, 12.0], [1.5, 0.0]])  # 3 x^2 * ct
     gx.sum().backward()  # d/dx sum over items of 3 x^2 ct = 6 x (ct summed over items)
     np.testing.assert_allclose(x.grad.numpy(), [6 * 0.5 * 3.0, 6 * 2.0 * 1.0])
+    for create_graph in (False, True):  # an empty batch: (0, *x.shape), a Tensor either way
+        (g0,) = tg.autograd.grad(
+            x * 2.0, x, tg.zeros(0, 2), is_grads_batched=True, create_graph=create_graph
+        )
+        assert isinstance(g0, tg.Tensor) and g0.shape == (0, 2)
     with pytest.raises(ValueError, match="needs grad_outputs"):
         tg.autograd.grad((x * x).sum(), x, is_grads_batched=True)
     with pytest.raises(ValueError, match="first \\(batch\\) dimension"):
