@@ -18,7 +18,8 @@ from ..ops.decl import Elementwise
 from ..ops.spec import C, OPS
 from . import checks as _checks
 from . import higher as _higher
-from ..core.tensor import STATE, TensorBase as Tensor, result, row_of, tape_of
+from ..core.tensor import STATE, refuse_complex, refuse_unsupported, result, row_of, tape_of
+from ..core.tensor import TensorBase as Tensor
 
 # ---- grad mode ----------------------------------------------------------------------------------
 
@@ -225,6 +226,10 @@ def _seed_value(y, g, i):
                 f"(output {i} has shape {shape}); pass gradient= / grad_outputs="
             )
         return np.ones(shape)
+    if not isinstance(g, Tensor):  # (a cast would drop a mask or an imaginary part)
+        refuse_unsupported(g, f"grad_output[{i}]")
+        if np.iscomplexobj(g):
+            refuse_complex(f"grad_output[{i}]")
     gv = np.asarray(g._v if isinstance(g, Tensor) else g, dtype=np.float64)
     if gv.shape != tuple(shape):
         if gv.size == 1 and y.size == 1:

@@ -171,6 +171,8 @@ def _is_scalar(y):
         return True
     if isinstance(y, (Tensor, np.ndarray)):  # before the ABC check below, which is slow
         return False
+    if isinstance(y, np.floating) and y.dtype.itemsize > 8:
+        return False  # extended precision: value_of refuses it (float() would round it)
     return isinstance(y, (numbers.Real, np.floating, np.integer)) and not isinstance(y, bool)
 
 

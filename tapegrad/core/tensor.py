@@ -276,6 +276,16 @@ class TensorBase:
             a = a.astype(dtype)
         return a
 
+    def __reduce_ex__(self, protocol):
+        """Pickled as PyTorch pickles a tensor: its value and ``requires_grad`` (a leaf after
+        loading; no graph, no ``.grad``).  A value being differentiated inside a transform
+        refuses: its unpickled copy would be a constant, silently cutting the gradient."""
+        if self._rg and STATE.transforms and not _replayed_constant(self):
+            raise ConversionError(_conversion_error(self, "__reduce_ex__"))
+        _guard_hook(self, "numpy")  # (a read of the value, pinned in a trace)
+        v = self._v
+        return _unpickled, (v if v.__class__ is float else np.array(v), bool(self._rg))
+
     def item(self, *index):
         """The value of a one-element Tensor as a Python number (no gradient); NumPy's
         ``a.item(i)`` / ``a.item(i, j)`` read one element of a larger one.
@@ -461,6 +471,11 @@ def new_handle():
     return _new(_cls)
 
 
+def _unpickled(value, requires_grad):
+    """A Tensor loaded by pickle (see ``TensorBase.__reduce_ex__``)."""
+    return _cls(value, requires_grad=requires_grad)
+
+
 def new_tensor(data, requires_grad=False, dtype=None):
     """``tapegrad.Tensor(data, requires_grad, dtype)``, for the layers below that class."""
     return _cls(data, requires_grad=requires_grad, dtype=dtype)
@@ -514,6 +529,8 @@ _VIA = {
     "__float__": "float() (or math.*, or a store into a NumPy array such as out[i] = x, "
     "y.fill(x), which convert through float())",
     "__int__": "int()",
+    "__reduce_ex__": "pickling (pickle.dumps, or a library that pickles its arguments: "
+    "multiprocessing, joblib)",
 }
 
 
@@ -617,12 +634,7 @@ def _as_value(data, dtype):
     if isinstance(data, TensorBase):
         _guard_hook(data, "tensor")
         data = data._v
-    if isinstance(data, np.ma.MaskedArray):
-        raise TypeError(
-            "cannot make a tensor from a masked array: its masked values would be "
-            "used as data. Pass x.filled(fill_value) or x.compressed(), or the data "
-            "and the mask separately"
-        )
+    refuse_unsupported(data, "cannot make a tensor: the data")
     if dtype is not None:
         dtype = np.dtype(dtype)
     arr = np.array(data, dtype=dtype, copy=True)
@@ -648,6 +660,53 @@ def refuse_complex(what):
     )
 
 
+def unsupported_array(x):
+    """Why array-like ``x`` cannot become a float64 value without changing its meaning (the
+    problem as a phrase to follow its name), or None.  A masked array would lose its mask, an
+    ``np.matrix`` its matrix product (``*``), an extended-precision float its extra digits,
+    a complex value its imaginary part: each silently."""
+    problem = unsupported_type(x.__class__)
+    if problem is not None:
+        return problem
+    dtype = getattr(x, "dtype", None)
+    if isinstance(dtype, np.dtype):
+        if dtype.kind == "f" and dtype.itemsize > 8:
+            return (
+                f"has dtype {dtype} (extended precision): tapegrad computes in float64 and "
+                "would round it. Convert it with .astype(np.float64) if float64 is enough"
+            )
+        if dtype.kind == "c":
+            return (
+                f"is complex (dtype {dtype}): tapegrad does not support complex numbers. "
+                "Compute with the real and imaginary parts as separate real arrays "
+                "(z.real, z.imag)"
+            )
+    return None
+
+
+def unsupported_type(cls):
+    """``unsupported_array``'s answer for the array subclasses it refuses, by type."""
+    if issubclass(cls, np.ma.MaskedArray):
+        return (
+            "is a masked array: tapegrad would use its masked (hidden) values as data. Pass "
+            "x.filled(fill_value) or x.compressed(), or the data and the mask separately "
+            "(tnp.where(mask, ...))"
+        )
+    if issubclass(cls, np.matrix):
+        return (
+            "is an np.matrix: its * and ** are matrix products, which tapegrad would compute "
+            "elementwise. Pass np.asarray(m) and write matrix products with @"
+        )
+    return None
+
+
+def refuse_unsupported(x, what):
+    """Raise a TypeError naming ``what`` when ``unsupported_array(x)`` finds a problem."""
+    problem = unsupported_array(x)
+    if problem is not None:
+        raise TypeError(f"{what} {problem}")
+
+
 def value_of(x):
     """The float64 value of an operand (Tensor, number or array-like)."""
     if x.__class__ is _cls:
@@ -664,8 +723,11 @@ def value_of(x):
     elif isinstance(x, numbers.Number):
         if isinstance(x, (complex, np.complexfloating)):
             refuse_complex(f"the operand {x!r}")
+        if isinstance(x, np.floating) and x.dtype.itemsize > 8:
+            refuse_unsupported(x, f"the operand {x!r}")
         return float(x)
     else:
+        refuse_unsupported(x, "an operand")
         a = np.asarray(x)
         if a.dtype.kind == "c":
             refuse_complex(f"an operand (an array of dtype {a.dtype})")

@@ -16,7 +16,7 @@ from . import torch_methods as P
 from .creation import _rng
 from .methods import TensorMethods, _numpy_code
 from .tensor import TensorBase as Tensor
-from .tensor import new_tensor, shares_memory
+from .tensor import new_tensor, refuse_unsupported, shares_memory
 
 # dtypes under PyTorch's names (NumPy dtypes: tg.tensor(x, dtype=tg.float64), x.to(tg.int64))
 float64 = double = np.dtype(np.float64)
@@ -329,6 +329,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     """
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
+    refuse_unsupported(array, "from_numpy: the array")
     if array.dtype.kind not in "fiub":
         raise TypeError(
             f"from_numpy: arrays of dtype {array.dtype} are not supported (float, integer or "
@@ -355,6 +356,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, Tensor):
         return data if dtype is None else P.convert(data, dtype)
     if isinstance(data, np.ndarray) and data.ndim and (dtype is None or data.dtype == dtype):
+        refuse_unsupported(data, "as_tensor: the data")
         if data.dtype.kind in "fiub":
             return from_numpy(
                 data if data.dtype.kind != "f" else data.astype(np.float64, copy=False)

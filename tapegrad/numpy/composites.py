@@ -225,7 +225,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 @implements(np.polyval)
 def polyval(p, x):
     """Horner's rule: p[0] x^(n-1) + ... + p[n-1], differentiable in p and x."""
-    p = _tensor(p) if isinstance(p, Tensor) else np.asarray(p, dtype=np.float64)
+    p = _tensor(p) if isinstance(p, Tensor) else np.asarray(value_of(p), dtype=np.float64)
     y = O.mul(O.add(O.mul(x, 0.0), 1.0), p[0])
     for k in range(1, p.shape[0]):
         y = O.add(O.mul(y, x), p[k])

@@ -16,7 +16,7 @@ import numpy as np
 from ..core import functions as O
 from ..core import ufuncs
 from ..core.methods import broadcasting, viewing
-from ..core.tensor import STATE
+from ..core.tensor import STATE, unsupported_type
 from ..core.tensor import TensorBase as Tensor
 from ..core.tensor import _stands_in as stands_for_value
 from ..core.torch_methods import ravel_order, reshape_order
@@ -521,7 +521,20 @@ def _shape_only(x):
     return _plain(x)
 
 
+def _numpy_name(func):
+    """NumPy's public name of ``func`` (``numpy.linalg.eig``)."""
+    mod = getattr(func, "__module__", "numpy") or "numpy"
+    subs = {"linalg": "linalg", "fft": "fft", "scimath": "emath"}  # module -> public name
+    parts = mod.split(".")  # (NumPy 2.1: numpy.lib._scimath_impl; 2.4: numpy.lib.scimath)
+    sub = next((p for m, p in subs.items() if any(m in part for part in parts)), "")
+    return f"numpy.{sub + '.' if sub else ''}{func.__name__}"
+
+
 def _array_function(self, func, types, args, kwargs):
+    for t in types:  # a masked array or np.matrix among the arguments (lists included)
+        problem = None if t is np.ndarray else unsupported_type(t)
+        if problem is not None:
+            raise TypeError(f"{_numpy_name(func)}: an argument {problem}")
     impl = FUNCTIONS.get(func)
     if impl is not None:
         if O.exact_operands(*args, *kwargs.values()):  # integer / boolean Tensors
@@ -531,13 +544,8 @@ def _array_function(self, func, types, args, kwargs):
         return func(*map(_shape_only, args), **{k: _shape_only(v) for k, v in kwargs.items()})
     if func in VALUE_FUNCTIONS:
         return func(*_plain(args), **_plain(kwargs))
-    mod = getattr(func, "__module__", "numpy") or "numpy"
-    subs = {"linalg": "linalg", "fft": "fft", "scimath": "emath"}  # module -> public name
-    parts = mod.split(".")  # (NumPy 2.1: numpy.lib._scimath_impl; 2.4: numpy.lib.scimath)
-    sub = next((p for m, p in subs.items() if any(m in part for part in parts)), "")
-    name = f"numpy.{sub + '.' if sub else ''}{func.__name__}"
     raise TypeError(
-        f"{name} is not supported on tapegrad Tensors (it would drop the "
+        f"{_numpy_name(func)} is not supported on tapegrad Tensors (it would drop the "
         "gradient); use tapegrad ops, or call it on t.detach().numpy() if no "
         "gradient is needed (docs/COVERAGE.md lists what is supported)"
     )
@@ -552,7 +560,7 @@ def _copied(x, memo):
     if x._rg and STATE.transforms and stands_for_value(x):
         out = x.clone()
     else:
-        out = copy._reconstruct(x, memo, *x.__reduce_ex__(4))
+        out = copy._reconstruct(x, memo, *object.__reduce_ex__(x, 4))  # (not pickle's)
     if memo is not None:
         memo[id(x)] = out
     return out

@@ -18,6 +18,7 @@ from ..core.functions import as_shape
 from ..core.tensor import (
     STATE,
     refuse_complex,
+    refuse_unsupported,
     row_of,
     value_of,
 )
@@ -261,12 +262,7 @@ def _end(prev):
 def _spec(obj, diff, leaves):
     if isinstance(obj, Tensor):
         obj = obj._v
-    if isinstance(obj, np.ma.MaskedArray):
-        raise TypeError(
-            "tg.trace: an argument is a masked array; its masked values would be "
-            "traced as data. Pass x.filled(fill_value) or x.compressed(), or the "
-            "data and the mask separately"
-        )
+    refuse_unsupported(obj, "tg.trace: an argument")  # masked, np.matrix, longdouble, complex
     if isinstance(obj, dict):
         keys = list(obj)
         return ["d", keys, [_spec(obj[k], diff, leaves) for k in keys]]
@@ -332,6 +328,7 @@ def _collect(spec, obj, out, path):
             return
         a = None
         if not isinstance(obj, (dict, list, tuple)):
+            refuse_unsupported(obj, f"trace: argument {path}")
             a = np.asarray(obj)
             if a.dtype.kind == "c":
                 refuse_complex(f"trace: argument {path} (dtype {a.dtype})")

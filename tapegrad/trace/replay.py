@@ -22,6 +22,7 @@ from ..core.tensor import (
     new_tensor,
     raise_unwrapped,
     refuse_complex,
+    refuse_unsupported,
     row_of,
     stand_in,
 )
@@ -586,9 +587,9 @@ class Trace:
         targs = list(args)
         for i, tv in zip(self.argnums, tangents):
             targs[i] = tv
-        try:
+        try:  # (a TypeError refuses a value, e.g. a masked or complex tangent: it stays one)
             return self._flat(targs)[: self.ng]
-        except (RetraceRequired, ValueError, TypeError) as e:
+        except (RetraceRequired, ValueError) as e:
             raise ValueError(
                 "trace: tangents must have the structure and shapes of the "
                 f"differentiated arguments ({e})"
@@ -699,6 +700,7 @@ class Trace:
                 "trace.grad_many: the differentiated argument must be a float "
                 "or an array (stack pytrees yourself)"
             )
+        refuse_unsupported(X, "trace.grad_many: X")  # masked, np.matrix, longdouble
         X = np.asarray(X)
         if X.dtype.kind == "c":
             refuse_complex(f"trace.grad_many: X (dtype {X.dtype})")

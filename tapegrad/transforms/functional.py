@@ -24,7 +24,15 @@ from ..autograd import engine as autograd
 from ..autograd import forward
 from .. import pytree as _pytree
 from ..core.tape import holding_rows
-from ..core.tensor import STATE, TensorBase as Tensor, holds_tensor, raise_unwrapped, stand_in
+from ..core.tensor import (
+    STATE,
+    holds_tensor,
+    raise_unwrapped,
+    refuse_unsupported,
+    stand_in,
+    unsupported_array,
+)
+from ..core.tensor import TensorBase as Tensor
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacobian"]
 
@@ -77,21 +85,11 @@ def _input(leaf, inputs):
             raise _BadLeaf(f"is an integer/boolean Tensor (dtype {leaf.dtype})")
         # a clone, not the Tensor itself: the inner gradient must not see the outer variable
         x = leaf.clone() if leaf._rg else Tensor._const(leaf._v)
-    elif isinstance(leaf, np.ma.MaskedArray):
-        raise _BadLeaf(
-            "is a masked array; tapegrad would differentiate its hidden values "
-            "too. Pass x.filled(fill_value) or x.compressed(), or pass the data "
-            "and the mask separately and use tnp.where(mask, ..., ...)"
-        )
     elif isinstance(leaf, np.ndarray) or isinstance(leaf, np.floating):
-        kind = leaf.dtype.kind
-        if kind == "c":
-            raise _BadLeaf(
-                f"is complex (dtype {leaf.dtype}): tapegrad does not support complex numbers; "
-                "differentiate with respect to the real and imaginary parts as two real "
-                "arrays (z.real, z.imag)"
-            )
-        if kind != "f":
+        problem = unsupported_array(leaf)  # masked, np.matrix, extended precision, complex
+        if problem is not None:
+            raise _BadLeaf(problem)
+        if leaf.dtype.kind != "f":
             raise _BadLeaf(
                 f"is an array of dtype {leaf.dtype}; only float arrays can be "
                 "differentiated (pass it through a non-differentiated argument, "
@@ -256,12 +254,10 @@ def _check_real(v, what):
     drop its imaginary part silently."""
     if v is None or isinstance(v, Tensor):
         return
+    refuse_unsupported(v, what)  # masked, np.matrix, extended precision, complex
     kind = np.asarray(v).dtype.kind
     if kind == "c":
-        raise TypeError(
-            f"{what} is complex: tapegrad does not support complex numbers; pass its real "
-            "and imaginary parts as separate real directions"
-        )
+        refuse_unsupported(np.asarray(v), what)  # (a list of complex numbers)
     if kind not in "biuf":
         raise TypeError(f"{what} has dtype {np.asarray(v).dtype}; pass a float array")
 

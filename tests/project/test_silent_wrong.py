@@ -205,6 +205,13 @@ def test_masked_array_arguments_are_refused():
         tg.trace(lambda x: np.sum(x**2), m)
     # the documented fix
     np.testing.assert_allclose(tg.grad(lambda x: np.sum(x**2))(m.compressed()), [2, 6])
+    # as constants and directions too (tests/core/test_array_kinds_and_pickling.py has more)
+    with pytest.raises(TypeError, match="masked array"):
+        tg.grad(lambda x: np.sum(x * m))(np.ones(3))
+    with pytest.raises(TypeError, match="np.matrix"):
+        tg.grad(lambda x: np.sum(x * np.matrix([[1.0, 2.0, 3.0]])))(np.ones(3))
+    with pytest.raises(TypeError, match="pickling"):
+        tg.grad(lambda x: np.sum(pickle.loads(pickle.dumps(x))))(np.ones(3))
 
 
 def test_tensor_api_outside_transforms_follows_pytorch():
@@ -1143,6 +1150,9 @@ def test_refusals_are_documented_and_linked():
         "only floats can be differentiated",
         "real-valued",
         "masked array",
+        "np.matrix",
+        "extended precision",
+        "pickling",
         "x = x.copy()",
         "drew random numbers",
         "op table",
