@@ -227,7 +227,17 @@ def norm(A, ord=None, dim=None, keepdim: bool = False):  # noqa: A002 - PyTorch'
         tensor(5.)
     """
     A = _tensor(A)
+    if ord is not None and dim is None and A.ndim not in (1, 2):
+        raise ValueError(
+            "tg.linalg.norm: with ord= and no dim=, A must be 1-D or 2-D (as torch.linalg.norm), "
+            f"got shape {tuple(A.shape)}; give dim=, or use vector_norm / matrix_norm"
+        )
     matrix = isinstance(dim, Sequence) and len(dim) == 2 or dim is None and A.ndim == 2
+    if isinstance(ord, str) and not matrix:
+        raise ValueError(
+            f"tg.linalg.norm: ord={ord!r} is a matrix norm and needs a 2-D A or a pair of "
+            f"dims (as torch.linalg.norm), got shape {tuple(A.shape)} and dim={dim!r}"
+        )
     if ord is None or not matrix:  # a vector 2-norm (of the elements), or a vector ord-norm
         return vector_norm(A, 2 if ord is None else ord, dim, keepdim)
     return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim)

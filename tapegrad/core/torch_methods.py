@@ -531,6 +531,12 @@ def _norm(self, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None, keep
     if 0.0 < p < 1.0:  # |x| ** p has an infinite slope at 0: there, 0 (PyTorch's gradient)
         az = O.truth(a == 0.0)
         terms = O.where(az, 0.0, O.power(O.where(az, 1.0, a), p)) if az.any() else O.power(a, p)
+    elif p < 0.0 and np.any(az := O.truth(a == 0.0)):
+        # a zero entry makes its lane's norm 0 (|0| ** p = inf); the chain rule's inf * 0
+        # would be NaN there: its gradient is 0, a subgradient (PyTorch's), as at 0 above
+        hit = np.any(az, axis=dims, keepdims=keepdim)
+        s = O.sum(O.power(O.where(az, 1.0, a), p), dims, keepdim)
+        return O.where(hit, 0.0, O.power(s, 1.0 / p))
     else:
         terms = O.mul(self, self) if p == 2.0 else O.power(a, p)
     s = O.sum(terms, dims, keepdim)

@@ -88,7 +88,7 @@ def _check_gaps(w, name, what, squared=False):
     v = w * w if squared else w
     d = np.abs(v[..., :, None] - v[..., None, :])
     n = w.shape[-1]
-    scale = np.max(np.abs(v), axis=-1, keepdims=True)[..., None]
+    scale = np.max(np.abs(v), axis=-1, keepdims=True, initial=0.0)[..., None]
     bad = (d <= 1e-12 * scale) & ~np.eye(n, dtype=bool)
     if np.any(bad):
         raise LinAlgError(
@@ -177,6 +177,7 @@ def solve(a, b) -> Tensor:
 # past this condition number det(A) A^-1 loses every digit: the adjugate comes from the SVD
 _DET_COND = 1e8
 _FADDEEV_MAX = 8  # nested derivatives at singular A: the characteristic-polynomial adjugate
+_FADDEEV_RTOL = 1e-8  # ... used where its value is this accurate (its derivatives more so)
 
 
 def _adjugate_T_svd(av):
@@ -219,8 +220,11 @@ def _det_grad(a):
     """d det / dA = adj(A)^T, as a Tensor: det(A) A^-T where A is well conditioned; at
     (numerically) singular A the adjugate itself, as JAX does."""
     av = _val(a)
-    cond = np.linalg.cond(av) if av.size else 1.0
-    if np.all(cond < _DET_COND):
+    finite = np.isfinite(av).all(axis=(-2, -1))
+    cond = np.ones(finite.shape)
+    if av.size and finite.any():  # (LAPACK's SVD fails on NaN: those adjugates are NaN)
+        cond[finite] = np.linalg.cond(av[finite])
+    if np.all(finite) and np.all(cond < _DET_COND):
         return O.mul(_scalar_to_matrix(det(a)), _mT(inv(a)))
     if not a._rg:  # a plain backward or tangent: the value alone
         return Tensor._const(_adjugate_T_svd(av))
@@ -231,7 +235,36 @@ def _det_grad(a):
             f"{_FADDEEV_MAX}x{_FADDEEV_MAX} (the adjugate as a polynomial in A); "
             "differentiate once, or perturb the matrix"
         )
-    return _mT(_adjugate_faddeev(a))
+    f = _mT(_adjugate_faddeev(a))
+    exact = _adjugate_T_svd(av)
+    _check_faddeev(_val(f), exact, av)
+    return O.add(f, exact - _val(f))  # the SVD's exact value, the polynomial's derivatives
+
+
+def _check_faddeev(f, exact, av):
+    """Refuse the polynomial adjugate where its rounding shows: it is unstable for matrices
+    whose singular values spread widely (an 8x8 one spread over 1e-3 .. 1e3 loses every digit,
+    its derivatives with it).  Its error in the value, against the SVD's adjugate, is measured
+    on the scale of the entries of adj(A) and of its derivative (products of the n-1 and n-2
+    largest singular values); the derivatives lose fewer digits than the value."""
+    n = av.shape[-1]
+    finite = np.isfinite(av).all(axis=(-2, -1))
+    if n < 2 or not finite.any():
+        return
+    s = np.linalg.svd(av[finite], compute_uv=False)
+    eps = np.finfo(np.float64).eps
+    scale = np.maximum(
+        np.maximum(np.prod(s[..., :-1], -1), np.prod(s[..., :-2], -1)),
+        n * eps * s[..., 0] ** (n - 1),
+    )
+    err = np.max(np.abs(f[finite] - exact[finite]), axis=(-2, -1))
+    if np.any(err > _FADDEEV_RTOL * scale):
+        raise LinAlgError(
+            f"numpy.linalg.det: a derivative of the gradient of det at this ill-conditioned "
+            f"{n}x{n} matrix cannot be computed accurately (the adjugate as a polynomial in A "
+            "loses its digits when the singular values spread widely); differentiate once, "
+            "or rescale or perturb the matrix"
+        )
 
 
 def _det_vjp(x, y, g):
@@ -259,11 +292,32 @@ def det(a) -> Tensor:
     return apply("LinalgDetBackward", [a], lambda av: [np.linalg.det(av)], _det_vjp, _det_jvp)[0]
 
 
+def _slogdet_check(y):
+    """log|det A| is -inf at a singular A (sign 0): its derivative A^-T does not exist."""
+    if np.any(_val(y[0]) == 0.0):
+        raise LinAlgError(
+            "numpy.linalg.slogdet: the derivative of logabsdet is undefined at a singular "
+            "matrix (logabsdet = -inf, sign = 0); differentiate det instead (its derivative, "
+            "the adjugate, exists there) or regularize the matrix"
+        )
+
+
+def _nan_where_nan(t, ld):
+    """``t`` with the matrices whose logabsdet is NaN (a NaN entry) all NaN, as IEEE
+    arithmetic would make A^-T there (LAPACK's pivoting leaves some entries finite)."""
+    bad = np.isnan(_val(ld))
+    if not np.any(bad):
+        return t
+    return O.mul(t, np.where(bad, np.nan, 1.0)[..., None, None])
+
+
 def _slogdet_vjp(x, y, g):
-    return [O.mul(_scalar_to_matrix(g[1]), _mT(inv(x[0])))]
+    _slogdet_check(y)
+    return [_nan_where_nan(O.mul(_scalar_to_matrix(g[1]), _mT(inv(x[0]))), y[1])]
 
 
 def _slogdet_jvp(x, y, dx):
+    _slogdet_check(y)
     return [None, _trace(_solve(x[0], dx[0]))]
 
 
@@ -847,7 +901,7 @@ def lstsq(a, b, rcond=None):
 
     def forward(av, bv):
         x, _, rank, _ = np.linalg.lstsq(av, bv, rcond=rcond)
-        return [x.reshape(n, -1), np.asarray(rank)]
+        return [x.reshape(n, bv.shape[-1]), np.asarray(rank)]
 
     rc = max(m, n) * np.finfo(np.float64).eps if rcond is None else rcond
     vjp, jvp = _lstsq_rules(rc)
@@ -875,14 +929,25 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy'
            [ 0., -1.]])
     """
     x = O.tensor_of(x)
+    if axis is not None and not isinstance(axis, tuple):
+        axis = operator.index(axis)  # NumPy's: None, an integer or a tuple of integers
+    if isinstance(axis, tuple) and len(axis) not in (1, 2):
+        raise ValueError("Improper number of dimensions to norm.")  # NumPy's refusal
     matrix = (axis is None and ord is not None and x.ndim == 2) or (
         axis is not None and not isinstance(axis, int) and len(axis) == 2
     )
     if matrix and ord not in (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf):
         raise ValueError("Invalid norm order for matrices.")
+    if isinstance(ord, str) and not matrix and (axis is not None or x.ndim == 1):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors")
+    axes = (0, 1) if axis is None or not matrix else _norm_axes(axis, x.ndim)
+    if matrix and x.size == 0 and ord in (1, -1, 2, -2, np.inf, -np.inf):
+        # NumPy's value (zeros; or its error, for a minimum over nothing); the gradient is
+        # empty as the matrices are
+        np.linalg.norm(np.zeros(x.shape), ord, axis, keepdims)
+        return O.sum(x, axes, keepdims)
     if not (matrix and ord in (2, -2, "nuc")):
         return contract.norm(x, ord, axis, keepdims)
-    axes = (0, 1) if axis is None else tuple(operator.index(v) % x.ndim for v in axis)
     if axes[0] == axes[1]:
         raise ValueError("Duplicate axes given.")
     rest = [d for d in range(x.ndim) if d not in axes]
@@ -894,6 +959,16 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy'
             shape[d] = 1
         r = O.reshape(r, tuple(shape))
     return r
+
+
+def _norm_axes(axis, ndim):
+    """A matrix norm's pair of axes, checked as NumPy does (a wrapped-around axis would
+    silently take the norm of another pair)."""
+    axes = tuple(operator.index(v) for v in axis)
+    for v in axes:
+        if not -ndim <= v < ndim:
+            raise np.exceptions.AxisError(v, ndim)
+    return tuple(v % ndim for v in axes)
 
 
 def matrix_power(a, n: int) -> Tensor:

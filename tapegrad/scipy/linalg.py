@@ -242,14 +242,35 @@ def _sylvester(a, b, q):
     )[0]
 
 
+def _check_separated(a, b, name, why, what="input"):
+    """The derivative of the solution of ``a x + x b = q`` solves the same equation again: it
+    exists only where the operator is nonsingular, every eigenvalue of a apart from minus every
+    eigenvalue of b.  At a singular one LAPACK returns huge or arbitrary numbers: refuse."""
+    av, bv = _L._val(a), _L._val(b)
+    if not (np.all(np.isfinite(av)) and np.all(np.isfinite(bv))):
+        raise LinAlgError(
+            f"scipy.linalg.{name}: the derivative is undefined (the {what} is not finite)"
+        )
+    la, lb = np.linalg.eigvals(av), np.linalg.eigvals(bv)
+    gap = np.min(np.abs(la[:, None] + lb[None, :]), initial=np.inf)
+    scale = max(np.max(np.abs(la), initial=0.0), np.max(np.abs(lb), initial=0.0))
+    if gap <= 8 * max(av.shape[0], bv.shape[0]) * np.finfo(np.float64).eps * scale:
+        raise LinAlgError(
+            f"scipy.linalg.{name}: the derivative is undefined (infinite) here: {why} "
+            "(the Sylvester operator a x + x b is singular); perturb or regularize the input"
+        )
+
+
 def _sylvester_vjp(x, y, g):
     a, b, _ = x
+    _check_separated(a, b, "solve_sylvester", "an eigenvalue of a is minus one of b")
     gq = _sylvester(_L._mT(a), _L._mT(b), g[0])
     return [O.neg(O.matmul(gq, _L._mT(y[0]))), O.neg(O.matmul(_L._mT(y[0]), gq)), gq]
 
 
 def _sylvester_jvp(x, y, dx):
     a, b, _ = x
+    _check_separated(a, b, "solve_sylvester", "an eigenvalue of a is minus one of b")
     da, db, dq = dx
     rhs = [] if dq is None else [dq]
     if da is not None:
@@ -278,12 +299,17 @@ def solve_sylvester(a, b, q):
     return _sylvester(a, b, q)
 
 
+_SQRTM_SINGULAR = "the square root has a zero eigenvalue (a singular input)"
+
+
 def _sqrtm_vjp(x, y, g):
+    _check_separated(y[0], y[0], "sqrtm", _SQRTM_SINGULAR, "square root")
     s = _L._mT(y[0])
     return [_sylvester(s, s, g[0])]
 
 
 def _sqrtm_jvp(x, y, dx):
+    _check_separated(y[0], y[0], "sqrtm", _SQRTM_SINGULAR, "square root")
     return [_sylvester(y[0], y[0], dx[0])]
 
 
