@@ -292,14 +292,24 @@ def det(a) -> Tensor:
     return apply("LinalgDetBackward", [a], lambda av: [np.linalg.det(av)], _det_vjp, _det_jvp)[0]
 
 
-def _slogdet_check(y):
-    """log|det A| is -inf at a singular A (sign 0): its derivative A^-T does not exist."""
-    if np.any(_val(y[0]) == 0.0):
+def _slogdet_check(a, y, d):
+    """log|det A| is -inf at a singular A (sign 0): its derivative A^-T does not exist.  Only
+    the matrices ``d`` (logabsdet's cotangent, or A's tangent) reaches are refused: the rest
+    of a batch, or a sign alone, differentiates.  Returns ``a`` with the singular matrices
+    (which ``d`` does not reach) replaced by the identity, so their inverse exists."""
+    singular = _val(y[0]) == 0.0
+    if not np.any(singular) or d is None:
+        return a
+    reached = _val(d) != 0.0
+    if reached.ndim > singular.ndim:  # a tangent of the matrices: reached where any entry is
+        reached = reached.any(axis=(-2, -1))
+    if np.any(singular & reached):
         raise LinAlgError(
             "numpy.linalg.slogdet: the derivative of logabsdet is undefined at a singular "
             "matrix (logabsdet = -inf, sign = 0); differentiate det instead (its derivative, "
             "the adjugate, exists there) or regularize the matrix"
         )
+    return O.where(singular[..., None, None], np.eye(_val(a).shape[-1]), a)
 
 
 def _nan_where_nan(t, ld):
@@ -312,13 +322,13 @@ def _nan_where_nan(t, ld):
 
 
 def _slogdet_vjp(x, y, g):
-    _slogdet_check(y)
-    return [_nan_where_nan(O.mul(_scalar_to_matrix(g[1]), _mT(inv(x[0]))), y[1])]
+    a = _slogdet_check(x[0], y, g[1])
+    return [_nan_where_nan(O.mul(_scalar_to_matrix(g[1]), _mT(inv(a))), y[1])]
 
 
 def _slogdet_jvp(x, y, dx):
-    _slogdet_check(y)
-    return [None, _trace(_solve(x[0], dx[0]))]
+    a = _slogdet_check(x[0], y, dx[0])
+    return [None, _trace(_solve(a, dx[0]))]
 
 
 def slogdet(a):

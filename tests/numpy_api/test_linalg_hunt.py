@@ -1703,3 +1703,24 @@ def test_sqrtm_near_a_singular_matrix_has_the_large_true_derivative():
     # d sqrt(x) / dx = 1 / (2 sqrt(x)): 5e9 at 1e-20
     g = tg.grad(lambda a: tsl.sqrtm(a).sum())(np.diag([4.0, 1e-20]))
     _rel(g, [[0.25, 1 / 2.00000000001], [1 / 2.00000000001, 5e9]], rtol=1e-9)
+
+
+def test_slogdet_refuses_only_the_singular_matrices_its_derivative_reaches():
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    batch = np.stack([singular, 2.0 * np.eye(2)])
+    # the second matrix alone: log det(2 I) has the gradient (2 I)^-T, the singular one 0
+    g = tg.grad(lambda a: np.sum(np.linalg.slogdet(a)[1][1:]))(batch)
+    np.testing.assert_allclose(g, [np.zeros((2, 2)), 0.5 * np.eye(2)], rtol=1e-15)
+    h = tg.hessian(lambda a: np.sum(np.linalg.slogdet(a)[1][1:]))(batch)[1, :, :, 1]
+    np.testing.assert_allclose(h, -0.25 * np.einsum("li,jk->ijkl", np.eye(2), np.eye(2)))
+    tangent = np.zeros_like(batch)
+    tangent[1] = 1.0
+    np.testing.assert_allclose(
+        tg.jvp(lambda a: np.linalg.slogdet(a)[1], (batch,), (tangent,))[1], [0.0, 1.0]
+    )
+    # the sign alone is piecewise constant: gradient 0, at the singular matrix too
+    np.testing.assert_array_equal(tg.grad(lambda a: np.linalg.slogdet(a)[0] * 1.0)(singular), 0)
+    with pytest.raises(LinAlgError, match="slogdet"):
+        tg.grad(lambda a: np.sum(np.linalg.slogdet(a)[1]))(batch)
+    with pytest.raises(LinAlgError, match="slogdet"):
+        tg.jvp(lambda a: np.linalg.slogdet(a)[1], (batch,), (np.ones_like(batch),))
