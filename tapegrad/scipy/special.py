@@ -324,8 +324,13 @@ def _gammaln_diff(x, y):
     difference elsewhere.  Each branch sees only the points it is taken at."""
     x, y = _broadcast(x, y)
     s = O.add(x, y)
-    series = (x >= _STIRLING_FROM) & (s >= _STIRLING_FROM)
+    small = O.truth((x > 0.0) & (O.abs_(y) <= _TAYLOR_BELOW * x))  # (a guard in a trace)
+    series = (x >= _STIRLING_FROM) & (s >= _STIRLING_FROM) & ~small
     plain = O.gammaln(x) - O.gammaln(s)
+    if small.any():
+        plain = O.where(
+            small, _gammaln_taylor(O.where(small, x, 1.0), O.where(small, y, 0.0)), plain
+        )
     if not np.asarray(value_of(series)).any():  # (a guard in a trace)
         return plain
     xs, ys = O.where(series, x, _STIRLING_FROM), O.where(series, y, 1.0)
@@ -338,6 +343,24 @@ def _gammaln_diff(x, y):
         - _stirling_tail(ss)
     )
     return O.where(series, stirling, plain)
+
+
+# |y| / x below which gammaln(x) - gammaln(x + y) is its Taylor series in y (five terms: the
+# sixth is below 1e-20 of the first)
+_TAYLOR_BELOW, _TAYLOR_TERMS = 1e-4, 5
+
+
+def _gammaln_taylor(x, y):
+    """gammaln(x) - gammaln(x + y) = -sum_k y^k psi^(k-1)(x) / k! for |y| small beside x > 0:
+    the difference itself loses the digits of its derivatives (d/dx is psi(x) - psi(x + y),
+    7e-7 off for x = 0.5, y = 1e-10), and Stirling's series at huge x divides y by x^2,
+    which underflows (d/dx at x = 1e300, y = 2.5 came out twice the right -2.5e-300)."""
+    out, power = None, y
+    for k in range(1, _TAYLOR_TERMS + 1):
+        term = power * O.polygamma(k - 1, x) * (-1.0 / math.factorial(k))
+        out = term if out is None else out + term
+        power = power * y
+    return out
 
 
 def _betaln(a, b):
@@ -360,9 +383,24 @@ def beta(a, b):
     """
     if not _tensor_in(a, b):
         return _sp.beta(a, b)
+    a, b = _broadcast(a, b)
     s = O.add(a, b)
-    sign = _gammasgn(O.tensor_of(a)) * _gammasgn(O.tensor_of(b)) * _gammasgn(s)
-    return sign * O.exp(_betaln(a, b))
+
+    def pole(z):  # a nonpositive integer: a pole of Gamma (a comparison: a guard in a trace)
+        return O.truth((O.floor(z) == z) & (z <= 0.0))
+
+    # a zero of B: a + b a pole of Gamma, a and b not (B(-0.5, -1.5) = 0, d/da -16.76).  The
+    # sign and log |B| are NaN and -inf there (and their product's derivatives NaN), so B is
+    # Gamma(a) Gamma(b) rgamma(a + b), whose last factor is exact at and near its zeros
+    zero = pole(s) & ~pole(a) & ~pole(b)
+    if zero.any():
+        az, bz = O.where(zero, a, 1.0), O.where(zero, b, 1.0)
+        at_zero = O.gamma(az) * O.gamma(bz) * _rgamma(az + bz)
+        a, b = O.where(zero, 1.0, a), O.where(zero, 1.0, b)  # the other branch: no NaN
+        s = O.add(a, b)
+    sign = _gammasgn(a) * _gammasgn(b) * _gammasgn(s)
+    out = sign * O.exp(_betaln(a, b))
+    return O.where(zero, at_zero, out) if zero.any() else out
 
 
 # ---- xlogy, xlog1py ---------------------------------------------------------------------------
@@ -476,13 +514,30 @@ def _rel_entr_partials(x, y, kl: bool):
     xv, yv = np.asarray(value_of(x)), np.asarray(value_of(y))
     inside = ((xv >= 0.0) & (yv > 0.0)) | (xv != xv) | (yv != yv)
     corner = (xv == 0.0) & (yv == 0.0)
-    r = O.div(O.where(inside, x, 1.0), O.where(inside, y, 1.0))
+    xi, yi = O.where(inside, x, 1.0), O.where(inside, y, 1.0)
+    r = O.div(xi, yi)
+    # far from 1 the ratio's square under- or overflows in the derivatives of log(r) (the
+    # third in x of rel_entr(x, 1e-300) at x = 1 came out 0, not -1): there it is
+    # log x - log y, which has no cancellation when |log r| is that large (each branch
+    # evaluated only where it is taken)
+    far = O.truth((r > _RATIO_FAR) | (r < 1.0 / _RATIO_FAR))  # (a guard in a trace)
     with np.errstate(divide="ignore"):  # log(0) = -inf at x == 0
-        dx = O.log(r) if kl else O.add(O.log(r), 1.0)
+        if far.any():
+            log_r = O.where(
+                far,
+                O.sub(O.log(O.where(far, xi, 1.0)), O.log(O.where(far, yi, 1.0))),
+                O.log(O.div(O.where(far, 1.0, xi), O.where(far, 1.0, yi))),
+            )
+        else:
+            log_r = O.log(r)
+        dx = log_r if kl else O.add(log_r, 1.0)
     dy = O.sub(1.0, r) if kl else O.neg(r)
     fill_x = np.where(corner, np.inf, 0.0)
     fill_y = np.where(corner, 1.0 if kl else 0.0, 0.0)
     return O.where(inside, dx, fill_x), O.where(inside, dy, fill_y)
+
+
+_RATIO_FAR = 1e100  # x / y beyond which rel_entr's log(x / y) is differentiated as log x - log y
 
 
 class _Entr(Function):

@@ -281,11 +281,28 @@ class _LocScale(_Distribution):
         sv = [v.data if isinstance(v, Tensor) else v for v in shapes]
         fn = getattr(self._scipy, method)
         log_pdf = lambda z: self._logpdf_z(z, sv)  # noqa: E731
+
+        def hazard(z):
+            """exp(logpdf - log-probability), refused where SciPy's log-probability has
+            underflowed to -inf beside a finite log-density (the gamma logsf at x = 1000,
+            a = 2): the quotient would be inf, the derivative is finite (-0.999 there)."""
+            lp, lc = log_pdf(z), op(z)
+            lost = (np.asarray(value_of(lc)) == -np.inf) & np.isfinite(np.asarray(value_of(lp)))
+            if np.any(lost):
+                raise ValueError(
+                    f"tapegrad.scipy.stats.{self.name}.{method}: SciPy's value is -inf at "
+                    f"{np.asarray(value_of(z))[lost].ravel()[:3]} (standardized; the "
+                    "probability underflows) where the density is not 0, so its derivative, "
+                    f"exp(logpdf - {method}), cannot be computed from it; use points less far "
+                    "in the tail"
+                )
+            return O.exp(lp - lc)
+
         derivative = {
             "cdf": lambda z: O.exp(log_pdf(z)),
             "sf": lambda z: -O.exp(log_pdf(z)),
-            "logcdf": lambda z: O.exp(log_pdf(z) - op(z)),
-            "logsf": lambda z: -O.exp(log_pdf(z) - op(z)),
+            "logcdf": hazard,
+            "logsf": lambda z: -hazard(z),
         }[method]
 
         def op(z):
@@ -341,11 +358,24 @@ class _T(_LocScale):
         out = (  # gammaln(half) - gammaln(df / 2) without their cancellation at large df
             O.neg(S._gammaln_diff(O.mul(df, 0.5), 0.5))
             - 0.5 * O.log(O.mul(df, math.pi))
-            - half * O.log1p(z * z / df)
+            - half * _log1p_square_ratio(z, df)
         )
         if not infinite.any():
             return out
         return O.where(np.broadcast_to(infinite, out.shape), -0.5 * z * z - 0.5 * _LOG_2PI, out)
+
+
+def _log1p_square_ratio(z, df):
+    """log(1 + z^2 / df), as 2 log|z| - log(df) + log1p(df / z^2) where z^2 > df: the
+    derivatives of log1p(w) hold 1 / (1 + w)^2, which underflows for huge w (the second
+    derivative of t.logpdf at x = 1e150 came out -4e-300, not 4e-300).  Each form is
+    evaluated only where it is taken."""
+    big = O.truth(z * z > df)  # (a guard in a trace)
+    if not big.any():
+        return O.log1p(z * z / df)
+    zb, zs = O.where(big, z, 1.0), O.where(big, 0.0, z)
+    far = 2.0 * O.log(O.abs_(zb)) - O.log(df) + O.log1p(df / (zb * zb))
+    return O.where(big, far, O.log1p(zs * zs / df))
 
 
 def _gamma_cdf(a, z, upper):
