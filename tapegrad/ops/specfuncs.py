@@ -51,8 +51,10 @@ def sf_digamma(x):
     if x == -math.inf or (x < 0.0 and x == math.floor(x)):
         return math.nan
     r = 0.0
-    if x < 0.0:  # psi(x) = psi(1 - x) - pi / tan(pi x), the angle reduced first
-        r = -math.pi / math.tan(math.pi * (x - math.floor(x)))
+    if x < 0.0:  # psi(x) = psi(1 - x) - pi / tan(pi x), the angle reduced first: to x less
+        # its nearest integer, which is exact (x less the integer below it rounds near 0:
+        # psi(-1e-300) came out 2.6e16 for 1e300)
+        r = -math.pi / math.tan(math.pi * (x - math.floor(x + 0.5)))
         x = 1.0 - x
     while x < 10.0:
         r -= 1.0 / x

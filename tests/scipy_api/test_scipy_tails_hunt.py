@@ -172,12 +172,6 @@ def _bessel_ref(fn, v):
     return tuple(lambda x, n=n: fn(v, x, derivative=n) for n in range(4))
 
 
-DIGAMMA_NEAR_POLE = (
-    "digamma reduces a negative x by x - floor(x), which rounds near 1 (x = -1e-10 gives "
-    "1 - 1e-10 with an absolute error 1e-16, a relative one 1e-6 of the angle's distance to "
-    "the pole); gammaln's derivative and gamma's share it"
-)
-
 POLYGAMMA_NEGATIVE = (
     "polygamma(n >= 1) at negative x shifts x up by the recurrence, adding x^-(n+1) terms "
     "(the one at -0.5 alone is 2^(n+1)) to zeta(n+1, x + k): they cancel to psi^(n)(x), "
@@ -206,7 +200,7 @@ CASES = [
         orders=(3,),
         bad={3: POLYGAMMA_NEGATIVE},
     ),
-    Case("gammaln -1e-10", tsp.gammaln, LOGABSGAMMA, -1e-10, bad={1: DIGAMMA_NEAR_POLE}),
+    Case("gammaln -1e-10", tsp.gammaln, LOGABSGAMMA, -1e-10),
     *[
         Case(f"digamma {x}", tsp.digamma, DIGAMMA, x)
         for x in (1e-300, 1e-10, 1e15, 1e300, -0.5, -0.9999999, -1e-5)
@@ -216,7 +210,7 @@ CASES = [
     # value is -9999999.58247896)
     Case("digamma root", tsp.digamma, DIGAMMA, 1.4616321449683622, orders=(1, 2, 3)),
     *[
-        Case(f"digamma {x}", tsp.digamma, DIGAMMA, x, bad={0: DIGAMMA_NEAR_POLE})
+        Case(f"digamma {x}", tsp.digamma, DIGAMMA, x)
         for x in (-1e-10, -1e-300, -1.00001, -100.00001)
     ],
     *[
@@ -251,9 +245,7 @@ CASES = [
         bad={0: POLYGAMMA_NEGATIVE},
     ),
     *[Case(f"gamma {x}", tsp.gamma, mp.gamma, x) for x in (1e-10, 0.5, 170.5, -0.5, -170.5)],
-    Case(
-        "gamma -1e-10", tsp.gamma, mp.gamma, -1e-10, bad=dict.fromkeys((1, 2, 3), DIGAMMA_NEAR_POLE)
-    ),
+    Case("gamma -1e-10", tsp.gamma, mp.gamma, -1e-10),
     *[
         Case(f"rgamma {x}", tsp.rgamma, mp.rgamma, x)
         for x in (-3.0, -19.0, -0.0, 1e-300, 30.0, -20.5, 2.5)
