@@ -285,6 +285,10 @@ def test_functions_and_methods_replay_at_zeros_nan_inf_and_signs_as_eager():
                     got = tr.value_and_grad(x)
                 except tg.RetraceRequired:
                     continue
+                except (ValueError, np.linalg.LinAlgError) as e:  # a refusal: eager's too
+                    with pytest.raises(type(e)):
+                        tg.value_and_grad(f)(x)
+                    continue
                 try:
                     want = tg.value_and_grad(f)(x)
                 except (ValueError, ZeroDivisionError, np.linalg.LinAlgError):
