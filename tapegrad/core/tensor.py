@@ -284,7 +284,8 @@ class TensorBase:
             raise ConversionError(_conversion_error(self, "__reduce_ex__"))
         _guard_hook(self, "numpy")  # (a read of the value, pinned in a trace)
         v = self._v
-        return _unpickled, (v if v.__class__ is float else np.array(v), bool(self._rg))
+        state = getattr(self, "__dict__", None) or None  # (an nn.Parameter's mark)
+        return _unpickled, (v if v.__class__ is float else np.array(v), bool(self._rg)), state
 
     def item(self, *index):
         """The value of a one-element Tensor as a Python number (no gradient); NumPy's

@@ -93,8 +93,8 @@ def _windows(batch, channels, spatial, kernel, stride, pads, dilation):
 def _gather_windows(x, idx, fill):
     """The windows of x (N, C, *spatial) read at ``idx`` (from ``_windows``): x's rows with
     the fill element appended, gathered in one op into idx's shape."""
-    n, c = x.shape[:2]
-    rows = _ops.reshape(x, (n, -1))
+    n = x.shape[0]
+    rows = _ops.reshape(x, (n, math.prod(x.shape[1:])))  # (not -1: a batch of 0 is ambiguous)
     rows = _ops.concatenate([rows, np.full((n, 1), fill)], axis=1)
     return _ops.gather_flat(rows, idx, idx.shape)
 

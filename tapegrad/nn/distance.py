@@ -46,14 +46,34 @@ def _pnorm(d, p, axis, keepdim=False, inf_ties="share"):
             return m
         mask = _ops.truth(absd == _ops.amax(absd, axis, True))
         return _straight(m, _ops.sum(_ops.mul(absd, mask.astype(np.float64)), axis, keepdim))
+    # ||d|| = c ||d / c|| with c a power of two at the largest |d| of each slice: exact, a
+    # constant (the norm is homogeneous, so its derivative is unchanged), and the squares (or
+    # p-th powers) of huge or tiny entries neither overflow to inf nor underflow to 0
+    c, c_out = _pow2_scale(d, axis, keepdim)
+    d = _ops.div(d, c)
     if p == 2:
         s = _ops.sum(_ops.mul(d, d), axis, keepdim)
     else:
+        absd = _ops.abs_(d)
         nz = _ops.truth(d != 0.0)
         s = _ops.sum(_ops.where(nz, _ops.power(_ops.where(nz, absd, 1.0), p), 0.0), axis, keepdim)
     pos = _ops.truth(s > 0.0)
     root = _ops.sqrt if p == 2 else (lambda v: _ops.power(v, 1.0 / p))
-    return _ops.where(pos, root(_ops.where(pos, s, 1.0)), 0.0)
+    return _ops.mul(_ops.where(pos, root(_ops.where(pos, s, 1.0)), 0.0), c_out)
+
+
+def _pow2_scale(d, axis, keepdim):
+    """(c, c without the reduced axes unless keepdim): per slice along ``axis`` the power of
+    two 2**e with max |d| in [2**(e-1), 2**e), 1 for a slice of zeros or non-finite values."""
+    v = np.abs(np.asarray(d._v, dtype=np.float64))
+    if v.ndim == 0:  # a 0-d input reduces to itself (axis 0, as PyTorch's dim=0 / -1)
+        m = v
+    else:
+        with np.errstate(invalid="ignore"):
+            m = np.max(v, axis=axis, keepdims=True, initial=0.0)
+    m = np.where(np.isfinite(m) & (m > 0), m, 1.0)
+    c = np.ldexp(1.0, np.frexp(m)[1])
+    return c, (c if keepdim or v.ndim == 0 else np.squeeze(c, axis=axis))
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:

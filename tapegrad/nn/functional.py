@@ -27,7 +27,7 @@ from .convolution import (
     max_pool2d,
     pad,
 )
-from .distance import cosine_similarity, pairwise_distance
+from .distance import _pnorm, cosine_similarity, pairwise_distance
 
 __all__ = [
     "relu",
@@ -449,8 +449,8 @@ def glu(input, dim=-1):
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """x / max(||x||_p, eps) along ``dim`` (PyTorch's ``F.normalize``).
 
-    For p = 2 the clamp is applied to the sum of squares (at eps**2), so an all-zero slice
-    gets PyTorch's gradient (1 / eps) rather than 0 * inf.
+    An all-zero slice gets PyTorch's gradient (1 / eps: the clamped norm is a constant), a
+    zero entry of a p < 1 norm the derivative 0, as PyTorch.
 
     Examples:
         >>> import tapegrad as tg
@@ -464,21 +464,18 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     x = _ops.tensor_of(input)
     axis = _ops.normalize_axes(dim, max(x.ndim, 1), "normalize")
     p = float(p)
-    if p == 2.0:
-        denom = _ops.sqrt(_ops.clip(_ops.sum(_ops.mul(x, x), axis, True), eps * eps))
-    elif p == 1.0:
+    if p == 1.0:
         denom = _ops.clip(_ops.sum(_ops.abs_(x), axis, True), eps)
     elif math.isinf(p) and p > 0:
         denom = _ops.clip(_ops.amax(_ops.abs_(x), axis, True), eps)
-    elif p > 0:
-        s = _ops.sum(_ops.power(_ops.abs_(x), p), axis, True)
-        floor = eps**p
-        if floor > 0:
-            denom = _ops.power(_ops.clip(s, floor), 1.0 / p)
-        else:
-            denom = _ops.clip(_ops.power(s, 1.0 / p), eps)
+    elif p >= 0 or p == -math.inf:
+        # PyTorch's norm (0 for p = 0 counts the nonzero entries, -inf takes the least |x|),
+        # with its derivative conventions: a zero entry of a p < 1 norm, or a zero norm, gets 0
+        # (x**p's infinite slope at 0 times the clamp's zero was nan); the norm is computed
+        # scaled, so huge entries do not overflow (PyTorch's squares do: it returns 0 there)
+        denom = _ops.clip(_pnorm(x, p, axis, keepdim=True), eps)
     else:
-        raise ValueError(f"normalize: p must be positive, got {p}")
+        raise ValueError(f"normalize: p must be non-negative (or -inf), got {p}")
     return _ops.div(x, denom)
 
 
@@ -593,7 +590,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             raise RuntimeError(
                 f"group_norm: expected {name} of shape ({c},), got {tuple(np.shape(value_of(p)))}"
             )
-    grouped = _ops.reshape(x, (n, g, -1))
+    grouped = _ops.reshape(x, (n, g, x.size // max(n * g, 1)))  # (-1 is ambiguous for n = 0)
     d = _ops.sub(grouped, _ops.mean(grouped, 2, True))
     var = _ops.mean(_ops.mul(d, d), 2, True)
     y = _ops.reshape(_ops.div(d, _ops.sqrt(_ops.add(var, eps))), tuple(x.shape))
@@ -618,9 +615,12 @@ def one_hot(tensor, num_classes=-1):
             f"one_hot is only applicable to index tensor (an integer dtype), got {v.dtype}"
         )
     num_classes = int(num_classes)
+    if v.size == 0 and num_classes <= 0:  # PyTorch refuses 0 classes too
+        raise RuntimeError(
+            "one_hot: can not infer the number of classes from an empty tensor; give "
+            "num_classes > 0"
+        )
     if num_classes == -1:
-        if v.size == 0:
-            raise RuntimeError("Can not infer total number of classes from empty tensor.")
         num_classes = int(v.max()) + 1
     elif num_classes < -1:
         raise RuntimeError(f"one_hot: num_classes should be -1 or non-negative, got {num_classes}")

@@ -1,8 +1,9 @@
 """``Module`` and the layers built on it (PyTorch-style attribute registration).
 
 A parameter is a leaf Tensor with ``requires_grad=True`` assigned as a module attribute (make one
-with ``nn.Parameter(data)``); a Module attribute is a submodule.  Tensors that do not require
-grad can be kept in the state dict with ``register_buffer``.
+with ``nn.Parameter(data)``; one made with ``requires_grad=False`` is a frozen parameter, as in
+PyTorch); a Module attribute is a submodule.  Tensors that do not require grad can be kept in
+the state dict with ``register_buffer`` (``persistent=False`` keeps them out of it).
 
 ``Linear`` follows PyTorch: its weight has shape ``(out_features, in_features)`` and it computes
 ``x @ weight.T + bias``, so weights and state dicts port between the two as they are.  (Until the
@@ -36,11 +37,19 @@ def Parameter(data, requires_grad=True):
     """
     if isinstance(data, Tensor):
         data = data._v
-    return Tensor(np.array(data, dtype=np.float64), requires_grad=requires_grad)
+    t = Tensor(np.array(data, dtype=np.float64), requires_grad=requires_grad)
+    t._nn_parameter = True  # a parameter even while frozen (requires_grad=False), as PyTorch's
+    return t
 
 
 def _is_param(value):
-    return isinstance(value, Tensor) and value._leaf and value._rg
+    """A leaf that requires grad, or one made by ``Parameter`` (frozen ones too: they stay
+    parameters, in ``parameters()`` and the state dict, as PyTorch's)."""
+    return (
+        isinstance(value, Tensor)
+        and value._leaf
+        and (value._rg or getattr(value, "_nn_parameter", False))
+    )
 
 
 class Module:
@@ -81,15 +90,29 @@ class Module:
         ):
             self._buffers[name] = value
             return
-        for table in (self._parameters, self._buffers, self._modules):
-            table.pop(name, None)
         if isinstance(value, Module):
-            self._modules[name] = value
-        elif _is_param(value):
-            self._parameters[name] = value
+            table = self._modules
+        elif _is_param(value) or (value is None and name in self._parameters):
+            table = self._parameters
+        elif name in self._parameters:
+            # PyTorch's refusal: a plain or non-leaf Tensor would silently leave the
+            # parameters (and the state dict and every optimizer)
+            raise TypeError(
+                f"cannot assign {type(value).__name__} (requires_grad="
+                f"{getattr(value, 'requires_grad', None)}) as parameter '{name}' (a leaf "
+                f"Tensor with requires_grad=True, nn.Parameter(...) or None expected)"
+            )
+        elif value is None and name in self._modules:
+            table = self._modules
         else:
+            for other in (self._parameters, self._buffers, self._modules):
+                other.pop(name, None)
             object.__setattr__(self, name, value)
             return
+        for other in (self._parameters, self._buffers, self._modules):
+            if other is not table:
+                other.pop(name, None)
+        table[name] = value  # an existing name keeps its place (state-dict order), as PyTorch
         self.__dict__.pop(name, None)
 
     def __getattr__(self, name):
@@ -117,11 +140,17 @@ class Module:
         self._parameters[name] = param
         self.__dict__.pop(name, None)
 
-    def register_buffer(self, name, tensor):
-        """Keep ``tensor`` (no gradient) in the module's state dict under ``name``."""
+    def register_buffer(self, name, tensor, persistent=True):
+        """Keep ``tensor`` (no gradient) as buffer ``name``: in ``buffers()`` and, unless
+        ``persistent`` is False, in the module's state dict."""
         if tensor is not None and not isinstance(tensor, Tensor):
             tensor = Tensor(np.asarray(tensor))
         self._buffers[name] = tensor
+        non_persistent = self.__dict__.setdefault("_non_persistent", set())
+        if persistent:
+            non_persistent.discard(name)
+        else:
+            non_persistent.add(name)
         self.__dict__.pop(name, None)
 
     def add_module(self, name, module):
@@ -198,14 +227,23 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
+    def apply(self, fn):
+        """Call ``fn`` on every submodule (children first, depth first) and then on this
+        module, as PyTorch's (e.g. to initialise weights); returns this module."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
     # ---- state ---------------------------------------------------------------------------------------
     def _named_state(self):
         """(dotted name, owning module, attribute name, Tensor) for every parameter and buffer
         that is not None, in state-dict order (a tensor shared by two modules under each name)."""
         for mod_name, m in self.named_modules():
+            skip = m.__dict__.get("_non_persistent", ())
             for table in (m._parameters, m._buffers):
                 for name, t in table.items():
-                    if t is not None:
+                    if t is not None and not (table is m._buffers and name in skip):
                         yield (f"{mod_name}.{name}" if mod_name else name), m, name, t
 
     def state_dict(self):
@@ -1368,6 +1406,37 @@ class Embedding(Module):
             if w.shape != shape:
                 raise ValueError(f"Embedding: _weight has shape {w.shape}, expected {shape}")
         self.weight = Parameter(w)
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings,
+        freeze=True,
+        padding_idx=None,
+        max_norm=None,
+        norm_type=2.0,
+        scale_grad_by_freq=False,
+        sparse=False,
+    ):
+        """An Embedding whose weight is a copy of the 2-D ``embeddings`` (its ``padding_idx``
+        row kept as given), frozen unless ``freeze`` is False, as PyTorch's."""
+        w = np.array(embeddings._v if isinstance(embeddings, Tensor) else embeddings)
+        if w.ndim != 2:
+            raise ValueError(
+                f"Embedding.from_pretrained: embeddings must be 2-dimensional, got shape {w.shape}"
+            )
+        emb = cls(
+            w.shape[0],
+            w.shape[1],
+            padding_idx,
+            max_norm,
+            norm_type,
+            scale_grad_by_freq,
+            sparse,
+            _weight=w,
+        )
+        emb.weight.requires_grad_(not freeze)
+        return emb
 
     def _options(self):
         return self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse

@@ -4,8 +4,11 @@ rules (and its argument names, ``maximize=`` included).
 Updates are computed in NumPy on the parameters' own arrays, in place, and each updated
 parameter is marked changed (version bump, tape row forgotten) exactly as ``with tg.no_grad():
 p -= ...`` would, so a graph that saved the old value refuses to backward.
-Parameters whose ``.grad`` is None are skipped.  ``params`` is an iterable of tensors or of
-dicts (parameter groups) with a ``"params"`` entry and per-group overrides, as in PyTorch.
+Parameters whose ``.grad`` is None are skipped (frozen ``nn.Parameter``s may be given, as in
+PyTorch's ``model.parameters()`` after ``requires_grad_(False)``).  PyTorch's ``foreach=`` is
+accepted and has no effect (its kernels compute the same update rule).  ``params`` is an
+iterable of tensors or of dicts (parameter groups) with a ``"params"`` entry and per-group
+overrides, as in PyTorch.
 
 ``state_dict()`` / ``load_state_dict()`` follow PyTorch's structure: ``{"state": {index: {...}},
 "param_groups": [{hyper-parameters..., "params": [index, ...]}]}``, where a parameter's index
@@ -87,30 +90,51 @@ class Optimizer:
         groups = params if isinstance(params[0], dict) else [{"params": params}]
         self.param_groups = []
         self.state = {}
-        seen = set()
         for g in groups:
-            group = dict(self.defaults)
-            group.update(g)
-            for k, v in group.items():  # a one-element Tensor lr (PyTorch takes one) as its number
-                if k != "params" and isinstance(v, Tensor):
-                    if v.requires_grad or v.numel() != 1:
-                        raise TypeError(
-                            f"optimizer: {k} must be a number or a one-element Tensor without "
-                            f"gradient, got shape {v.shape} (requires_grad={v.requires_grad})"
-                        )
-                    group[k] = float(v.item())
-            ps = group["params"]
-            group["params"] = [ps] if isinstance(ps, Tensor) else list(ps)
-            for p in group["params"]:
-                if not isinstance(p, Tensor) or not p.requires_grad or not p.is_leaf:
-                    raise ValueError(
-                        f"can't optimize {p!r}: parameters must be leaf Tensors "
-                        "with requires_grad=True"
+            self.add_param_group(g)
+
+    def add_param_group(self, param_group):
+        """Add a parameter group (a dict with "params"; missing hyper-parameters take the
+        optimizer's defaults), as PyTorch's.  A parameter that is not a leaf, or is already in
+        a group, raises ValueError.  Frozen ``nn.Parameter``s (requires_grad False) are kept, as
+        PyTorch keeps them: they have no ``.grad``, so steps skip them."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, got {type(param_group).__name__}")
+        group = dict(self.defaults)
+        group.update(param_group)
+        for k, v in group.items():  # a one-element Tensor lr (PyTorch takes one) as its number
+            if k != "params" and isinstance(v, Tensor):
+                if v.requires_grad or v.numel() != 1:
+                    raise TypeError(
+                        f"optimizer: {k} must be a number or a one-element Tensor without "
+                        f"gradient, got shape {v.shape} (requires_grad={v.requires_grad})"
                     )
-                if id(p) in seen:
-                    raise ValueError("some parameters appear in more than one parameter group")
-                seen.add(id(p))
-            self.param_groups.append(group)
+                group[k] = float(v.item())
+        ps = group["params"]
+        if isinstance(ps, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the "
+                "ordering of tensors in sets will change between runs. Please use a list instead."
+            )
+        group["params"] = [ps] if isinstance(ps, Tensor) else list(ps)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        for p in group["params"]:
+            # a frozen module parameter (nn.Parameter with requires_grad False) is kept and
+            # skipped, as PyTorch; a plain tensor that does not require grad is refused, the
+            # usual slip (requires_grad=True forgotten) that would never train
+            if (
+                not isinstance(p, Tensor)
+                or not p.is_leaf
+                or not (p.requires_grad or getattr(p, "_nn_parameter", False))
+            ):
+                raise ValueError(
+                    f"can't optimize {p!r}: parameters must be leaf Tensors with "
+                    "requires_grad=True (or frozen nn.Parameters)"
+                )
+            if id(p) in seen:
+                raise ValueError("some parameters appear in more than one parameter group")
+            seen.add(id(p))
+        self.param_groups.append(group)
 
     def zero_grad(self, set_to_none=True):
         """Clear the gradients of every parameter (to None by default, like PyTorch).
@@ -200,7 +224,7 @@ class Optimizer:
         new_state = {}
         for k, entry in saved_state.items():
             p = index[k]
-            entry = copy.deepcopy(dict(entry))
+            entry = {name: _state_value(name, v) for name, v in dict(entry).items()}
             for name, v in entry.items():
                 if isinstance(v, np.ndarray) and v.shape != tuple(p.shape):
                     raise ValueError(
@@ -218,6 +242,18 @@ class Optimizer:
         return hyper
 
 
+def _state_value(name, v):
+    """A copy of one per-parameter state entry as the update rules use it: arrays as float64
+    NumPy arrays and ``step`` as an int, so a PyTorch optimizer's state dict (Tensors, a
+    float Tensor step) loads too."""
+    if isinstance(v, (bool, int, float, np.ndarray)) or not hasattr(v, "__array__"):
+        return copy.deepcopy(v)
+    a = np.array(v.detach() if hasattr(v, "detach") else v, dtype=np.float64)
+    if a.ndim == 0 and name == "step":
+        return int(a)
+    return a
+
+
 _CHECKED = {
     "lr": "learning rate",
     "eps": "epsilon",
@@ -232,7 +268,8 @@ _CHECKED = {
 def _hyper(args):
     """An optimizer's hyper-parameters from its ``__init__``'s ``locals()``, the ones that
     must not be negative checked (PyTorch's messages)."""
-    hyper = {k: v for k, v in args.items() if k not in ("self", "params", "__class__")}
+    skip = ("self", "params", "__class__", "foreach")  # foreach changes no number: not kept
+    hyper = {k: v for k, v in args.items() if k not in skip}
     for k, name in _CHECKED.items():
         if k in hyper and not hyper[k] >= 0.0:
             raise ValueError(f"Invalid {name} value: {hyper[k]}")
@@ -272,6 +309,7 @@ class SGD(Optimizer):
         dampening=0.0,
         nesterov=False,
         maximize=False,
+        foreach=None,
     ):
         hyper = _hyper(locals())
         if nesterov and (momentum <= 0 or dampening != 0):
@@ -337,6 +375,7 @@ class Adam(Optimizer):
         *,
         maximize=False,
         decoupled_weight_decay=False,
+        foreach=None,
     ):
         hyper = _hyper(locals())
         for i, b in enumerate(betas):
@@ -408,6 +447,7 @@ class AdamW(Adam):
         amsgrad=False,
         *,
         maximize=False,
+        foreach=None,
     ):
         super().__init__(
             params,
@@ -418,6 +458,7 @@ class AdamW(Adam):
             amsgrad,
             maximize=maximize,
             decoupled_weight_decay=True,
+            foreach=foreach,
         )
 
 
@@ -446,6 +487,7 @@ class RMSprop(Optimizer):
         centered=False,
         *,
         maximize=False,
+        foreach=None,
     ):
         super().__init__(params, _hyper(locals()))
 
@@ -505,6 +547,7 @@ class Adagrad(Optimizer):
         eps=1e-10,
         *,
         maximize=False,
+        foreach=None,
     ):
         super().__init__(params, _hyper(locals()))
 

@@ -120,11 +120,14 @@ def test_a_tensor_pickles_as_pytorch_pickles_it():
 
 def test_a_module_pickles_and_deep_copies():
     model = tg.nn.Sequential(tg.nn.Linear(3, 4), tg.nn.ReLU(), tg.nn.Linear(4, 1))
+    model[0].bias = tg.nn.Parameter(np.zeros(4), requires_grad=False)  # a frozen parameter
     x = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
     for other in (pickle.loads(pickle.dumps(model)), copy.deepcopy(model)):
         np.testing.assert_array_equal(other(tg.tensor(x)).numpy(), model(tg.tensor(x)).numpy())
-        assert all(p.requires_grad and p.is_leaf for p in other.parameters())
-        assert all(p is not q for p, q in zip(other.parameters(), model.parameters()))
+        assert [p.requires_grad for p in other.parameters()] == [True, False, True, True]
+        assert all(p is not q for p, q in zip(other.parameters(), model.parameters(), strict=True))
+        assert list(other.state_dict()) == list(model.state_dict())
+        other[0].bias = tg.nn.Parameter(np.ones(4), requires_grad=False)  # still a parameter
 
 
 @pytest.mark.parametrize(
