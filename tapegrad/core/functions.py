@@ -167,7 +167,7 @@ def tensor_of(x):
 
 def _is_scalar(y):
     c = y.__class__
-    if c is float or c is int:
+    if c is float or c is int or c is np.float64:
         return True
     if isinstance(y, (Tensor, np.ndarray)):  # before the ABC check below, which is slow
         return False
