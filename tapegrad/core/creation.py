@@ -56,7 +56,31 @@ def tensor(data: ArrayLike, requires_grad: bool = False, dtype=None) -> Tensor:
                 f"(dtype {arr.dtype}). Use float data, e.g. tg.tensor({arr.tolist()!r}, "
                 "dtype=float), to differentiate with respect to it."
             )
+    if dtype is None and isinstance(data, (int, list, tuple)) and not isinstance(data, bool):
+        _refuse_big_ints(data)
     return new_tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+def _refuse_big_ints(data):
+    """A Python int outside int64 (PyTorch's "Overflow when unpacking long long"): NumPy
+    would make the data uint64, or float64 beside other ints, rounding it silently."""
+    kind = np.asarray(data).dtype if isinstance(data, (list, tuple)) else None
+    if kind is not None and kind != np.uint64 and kind.kind != "f":
+        return
+    stack, big = [data], None
+    while stack:
+        d = stack.pop()
+        if isinstance(d, (list, tuple)):
+            stack.extend(d)
+        elif isinstance(d, (float, np.floating)):
+            return  # float data: the ints become floats, as PyTorch's
+        elif big is None and isinstance(d, int) and not -(2**63) <= d < 2**63:
+            big = d
+    if big is not None:
+        raise OverflowError(
+            f"tg.tensor: the Python int {big} does not fit in int64 (PyTorch raises too); "
+            "pass it as a float (float(n)) or give dtype= explicitly"
+        )
 
 
 def _make(arr, requires_grad, dtype=None):

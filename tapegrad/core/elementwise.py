@@ -84,9 +84,31 @@ def _exact_result(out):
 
 def numpy_exact(fn, *args, **kwargs):
     """``fn`` (a NumPy function) on the operands' values, its result as Tensors of NumPy's
-    dtype: the arithmetic of integer and boolean Tensors (NumPy's own warnings apply)."""
+    dtype: the arithmetic of integer and boolean Tensors (NumPy's own warnings apply).  A
+    float result of integer and boolean operands alone is computed in float64, as PyTorch's
+    default dtype: NumPy computes exp of a bool or int8 in float16 (2.71875 for e)."""
     args = [_exact_value(a) for a in args]
-    return _exact_result(fn(*args, **{k: _exact_value(v) for k, v in kwargs.items()}))
+    kwargs = {k: _exact_value(v) for k, v in kwargs.items()}
+    out = fn(*args, **kwargs)
+    if _narrow_float(out) and not any(map(_narrow_float, (*args, *kwargs.values()))):
+        out = fn(*map(_widened, args), **{k: _widened(v) for k, v in kwargs.items()})
+    return _exact_result(out)
+
+
+def _narrow_float(v):
+    """Is ``v`` (or an entry of a result tuple) a float16 / float32 array or scalar?"""
+    if isinstance(v, tuple):
+        return any(map(_narrow_float, v))
+    dtype = getattr(v, "dtype", None)
+    return isinstance(dtype, np.dtype) and dtype.kind == "f" and dtype.itemsize < 8
+
+
+def _widened(v):
+    """An integer or boolean array as float64 (other values as they are)."""
+    dtype = getattr(v, "dtype", None)
+    if isinstance(dtype, np.dtype) and dtype.kind in "iub":
+        return np.asarray(v, dtype=np.float64)
+    return v
 
 
 # ---- broadcasting and the two-operand functions ------------------------------------------
@@ -171,9 +193,25 @@ _BINARY_FWD = {
 }
 
 
+_INTEGER_DIVISIONS = frozenset((C.REMAINDER, C.FMOD))
+
+
+def _refuse_integer_zero(name, x, y):
+    """An integer remainder by an integer 0 raises ZeroDivisionError, as PyTorch's: NumPy's
+    0 (with a warning) would be a wrong number."""
+    xv, yv = np.asarray(_exact_value(x)), np.asarray(_exact_value(y))
+    if xv.dtype.kind in "iub" and yv.dtype.kind in "iub" and not np.all(yv):
+        raise ZeroDivisionError(
+            f"{name}: integer division by zero (NumPy would give 0); divide by a float "
+            "(x.double()) for nan there"
+        )
+
+
 def _binary(name, code, x, y):
     tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
     if not tracked and exact_operands(x, y):
+        if code in _INTEGER_DIVISIONS:
+            _refuse_integer_zero(name, x, y)
         return numpy_exact(_BINARY_FWD[code], x, y)
     xv = value_of(x)
     yv = value_of(y)

@@ -330,7 +330,25 @@ def floor_divide(x1, x2):
     divmod computes it (composite); derivative 0 at every order."""
     if exact_operands(x1, x2):
         return numpy_exact(np.floor_divide, x1, x2)
-    return rint(div(sub(x1, remainder(x1, x2)), x2))
+    zero = truth(x2 == 0.0) if isinstance(x2, Tensor) else np.asarray(x2) == 0  # (guarded)
+    if not zero.any():
+        return rint(div(sub(x1, remainder(x1, x2)), x2))
+    # x // 0 is NumPy's +-inf by the signs of x and of the zero (nan for 0 // 0 and NaN),
+    # derivative 0: read from guarded comparisons (a replay with other signs retraces), not
+    # divided, so no 0 / 0 reaches a derivative; the rest divides by a safe 1 there
+    safe = where(zero, 1.0, x2)
+
+    def sign_masks(v):  # (v > 0, v < 0), a -0.0 divisor negative by its sign bit
+        if isinstance(v, Tensor):
+            return truth(v > 0.0), truth(v < 0.0)
+        a = np.asarray(v, dtype=np.float64)
+        return a > 0, np.signbit(a) & (a == a)
+
+    pos, neg = sign_masks(x1)
+    with np.errstate(divide="ignore"):
+        _, below = sign_masks(div(1.0, x2) if isinstance(x2, Tensor) else np.divide(1.0, x2))
+    at_zero = np.where(pos | neg, np.where(pos ^ below, np.inf, -np.inf), np.nan)
+    return where(zero, at_zero, rint(div(sub(x1, remainder(x1, safe)), safe)))
 
 
 def divmod_(x1, x2):

@@ -76,7 +76,10 @@ def _reduction(fn):
             keepdims = keepdim
         if dtype is not None:  # PyTorch's dtype=: the input cast first
             self = P.convert(self, dtype)
-        return fn(self, P.reduction_dims(_axis(axis, dim)), keepdims)
+        out = fn(self, P.reduction_dims(_axis(axis, dim)), keepdims)
+        if dtype is not None and not out._rg and out.dtype != P._np_dtype(dtype):
+            out = P.convert(out, dtype)  # NumPy sums int32 as int64; PyTorch gives dtype
+        return out
 
     method.__name__ = fn.__name__
     usage = f"``x.{fn.__name__}(dim)`` is ``tg.{fn.__name__}(x, dim)``."
@@ -642,7 +645,7 @@ def _inplace(fn, opname):
             if ufunc is None or not _update_leaf_in_place(self, ufunc, other):
                 new = fn(self.detach(), other.detach() if isinstance(other, Tensor) else other)
                 _same_kind(self, new._v, opname)
-                _untracked_update(self, new._v)
+                _untracked_update(self, _keep_dtype(self, new._v))
         else:
             _swap_in(self, fn(self, other))
         if self._meta is not None and _linked(self):
@@ -672,6 +675,18 @@ def _same_kind(self, v, opname):
             f"of dtype {old.dtype} in place (NumPy's same_kind rule; PyTorch refuses it too); "
             "write x = x.double() first, or use the out-of-place op"
         )
+
+
+def _keep_dtype(self, v):
+    """``v``, the new value of an in-place op on ``self``, in ``self``'s dtype: an int32
+    Tensor plus an int64 one stays int32 (wrapping, as PyTorch's and NumPy's ``a += b``),
+    a float32 Tensor stays float32."""
+    old = self._v
+    if old.__class__ is float or old.dtype == np.float64:
+        return v
+    if np.result_type(v) != old.dtype:
+        return np.asarray(v).astype(old.dtype)
+    return v
 
 
 # the value of ``y.op_(2.0)`` for y = [1, 2], and its gradient, worked out by hand
@@ -875,8 +890,12 @@ def _swap_in(self, new):
 
 def _setitem(self, key, value, opname="__setitem__"):
     _check_inplace(self, opname)
-    key, value = _dedupe_last(self, key, value)
     v = self._v
+    if _assign_exactly(self, key, value, opname):
+        if self._meta is not None and _linked(self):
+            _after_write(self)
+        return
+    key, value = _dedupe_last(self, key, value)
     exact = v.__class__ is not float and v.dtype.kind != "f"
     if exact and isinstance(value, Tensor) and value._rg and STATE.enabled:
         raise TypeError(
@@ -892,6 +911,54 @@ def _setitem(self, key, value, opname="__setitem__"):
         _swap_in(self, O.setitem(self, key, value))
     if self._meta is not None and _linked(self):
         _after_write(self)
+
+
+def _assign_exactly(self, key, value, opname):
+    """``x[key] = value`` for an integer, boolean or float32 ``x`` and a value without grad:
+    NumPy's own assignment into a copy of x's values, in x's dtype (exact for int64 beyond
+    2**53, an int64 value cast into int32 as PyTorch casts it); False when it does not apply."""
+    v = self._v
+    if v.__class__ is float or v.dtype == np.float64:
+        return False
+    if isinstance(value, Tensor) and value._rg and STATE.enabled:
+        return False
+    P.check_fits(value, v.dtype, opname)
+    new = O.numpy_exact(lambda a, val: _assigned(a, O.index_key(key)[0], val), self, value)
+    _untracked_update(self, new._v)
+    return True
+
+
+def _assigned(a, key, value):
+    out = np.array(a, copy=True)
+    with np.errstate(invalid="ignore", over="ignore"):  # a float Tensor cast as PyTorch's
+        out[key] = np.asarray(value).astype(out.dtype)
+    return out
+
+
+def _int_division(fn, name, reflected=False):
+    """``x // y``, ``x % y``, ``x.fmod(y)`` ... that raise ZeroDivisionError for an integer
+    division by an integer 0, as PyTorch's (NumPy's 0 would be a wrong number)."""
+
+    def method(self, other):
+        a, b = (other, self) if reflected else (self, other)
+        P.refuse_int_zero_divisor(a, b, name)
+        return fn(a, b)
+
+    method.__name__ = name
+    method.__doc__ = fn.__doc__
+    return method
+
+
+def _square(self):
+    """``x.square()``: ``x * x``; a boolean x squares as int64 (PyTorch's ``x ** 2``).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([True, False]).square()
+    tensor([1, 0])
+    """
+    if not self._rg and self._v.__class__ is not float and self._v.dtype == np.bool_:
+        self = P.convert(self, np.int64)
+    return O.square(self)
 
 
 def _fill_(self, value):
@@ -1840,14 +1907,16 @@ class TensorMethods(ElementwiseMethods):
 
     # elementwise functions of x alone beyond the declared ones (ElementwiseMethods)
     leaky_relu = O.leaky_relu
-    reciprocal, square, deg2rad, rad2deg = O.reciprocal, O.square, O.deg2rad, O.rad2deg
+    reciprocal, deg2rad, rad2deg = O.reciprocal, O.deg2rad, O.rad2deg
+    square = _square
     nan_to_num = P._nan_to_num
     negative, sgn, fix = O.neg, O.sign, O.trunc  # PyTorch's other names
     polygamma = _polygamma
-    __mod__ = O.remainder
-    __rmod__ = lambda s, o: O.remainder(o, s)  # noqa: E731
-    __floordiv__ = O.floor_divide
-    __rfloordiv__ = lambda s, o: O.floor_divide(o, s)  # noqa: E731
+    __mod__ = remainder = _int_division(O.remainder, "remainder")
+    __rmod__ = _int_division(O.remainder, "__rmod__", reflected=True)
+    __floordiv__ = _int_division(O.floor_divide, "__floordiv__")
+    __rfloordiv__ = _int_division(O.floor_divide, "__rfloordiv__", reflected=True)
+    fmod = _int_division(ElementwiseMethods.fmod, "fmod")
     __and__ = _bitwise(np.bitwise_and, "&")
     __rand__ = _bitwise(np.bitwise_and, "&", reflected=True)
     __or__ = _bitwise(np.bitwise_or, "|")
@@ -1862,15 +1931,15 @@ class TensorMethods(ElementwiseMethods):
     # ``x op= y`` changes x in place, as NumPy's and PyTorch's (without these Python would
     # rebind x to a new Tensor, and a view's base, or a base's views, would keep old values)
     __ipow__ = _pow_
-    __imod__ = _inplace(O.remainder, "remainder_")
-    __ifloordiv__ = _inplace(O.floor_divide, "floor_divide_")
+    __imod__ = _inplace(_int_division(O.remainder, "remainder_"), "remainder_")
+    __ifloordiv__ = _inplace(_int_division(O.floor_divide, "floor_divide_"), "floor_divide_")
     __iand__ = _inplace(__and__, "bitwise_and_")
     __ior__ = _inplace(__or__, "bitwise_or_")
     __ixor__ = _inplace(__xor__, "bitwise_xor_")
     __ilshift__ = _inplace(__lshift__, "bitwise_left_shift_")
     __irshift__ = _inplace(__rshift__, "bitwise_right_shift_")
-    __divmod__ = O.divmod_
-    __rdivmod__ = lambda s, o: O.divmod_(o, s)  # noqa: E731
+    __divmod__ = _int_division(O.divmod_, "__divmod__")
+    __rdivmod__ = _int_division(O.divmod_, "__rdivmod__", reflected=True)
 
     # reductions (axis= or PyTorch's dim=, keepdims= or keepdim=)
     sum = P.numpy_or_torch(_reduction(O.sum), _numpy_reduction(O.sum, np.sum, "sum"), _TK)

@@ -245,7 +245,7 @@ def nonzero_alone(where):
             raise TypeError(
                 "where: give both x and y, or the condition alone (its nonzero indices)"
             )
-        return where(condition, x, y)
+        return P.where_keeping_dtype(where, condition, x, y)
 
     return call
 

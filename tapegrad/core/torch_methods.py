@@ -1218,6 +1218,21 @@ def _masked_fill(self, mask, value):
     m = np.asarray(mask.numpy() if isinstance(mask, Tensor) else mask)
     if m.dtype != bool:
         raise TypeError(f"Tensor.masked_fill: the mask must be boolean, got dtype {m.dtype}")
+    v = self._v
+    if v.__class__ is not float and v.dtype != np.float64 and not self._rg:
+        # an integer, boolean or float32 x keeps its dtype, the value cast to it (PyTorch's)
+        if isinstance(value, Tensor) and value._rg:
+            raise TypeError(
+                f"Tensor.masked_fill: a value that requires grad cannot fill a Tensor of "
+                f"dtype {v.dtype} (it has no gradient); fill x.double()"
+            )
+        check_fits(value, v.dtype, "Tensor.masked_fill")
+
+        def fill(x, val):
+            with np.errstate(invalid="ignore", over="ignore"):
+                return np.where(m, np.asarray(val).astype(x.dtype), x)
+
+        return O.numpy_exact(fill, self, value)
     return O.where(m, value, self)
 
 
@@ -1281,6 +1296,8 @@ def _rsqrt(self):
     >>> tg.tensor([4.0, 0.25]).rsqrt()
     tensor([0.5000, 2.0000])
     """
+    if self._v.__class__ is not float and self._v.dtype.kind in "iub":
+        self = convert(self, np.float64)  # (NumPy's sqrt of uint8 / int16 is float16 / 32)
     return O.reciprocal(O.sqrt(self))
 
 
@@ -2113,7 +2130,26 @@ def _where(self, condition, y):
         >>> x.where(x > 0, 0.0)
         tensor([1., 0., 3.])
     """
-    return O.where(condition, self, y)
+    return where_keeping_dtype(O.where, condition, self, y)
+
+
+def where_keeping_dtype(where, condition, x, y):
+    """``where(condition, x, y)``; integer and boolean branches (and float32 ones) without
+    grad give NumPy's own ``np.where`` dtype and exact values, as PyTorch's (``where`` of
+    int64 values is int64, not float64 rounded above 2**53)."""
+    if not (isinstance(x, Tensor) and x._rg) and not (isinstance(y, Tensor) and y._rg):
+        if np.result_type(_operand(x), _operand(y)) != np.float64:
+            return O.numpy_exact(
+                lambda c, a, b: np.where(np.asarray(c).astype(bool), a, b), condition, x, y
+            )
+    return where(condition, x, y)
+
+
+def _operand(v):
+    """A value as ``np.result_type`` reads it (a Python number stays weak, as in NumPy 2)."""
+    if isinstance(v, Tensor):
+        return np.asarray(v._v)
+    return v if isinstance(v, (int, float)) else np.asarray(v)
 
 
 def _type_as(self, other):
@@ -2324,6 +2360,41 @@ def _true_divide(self, other):
     return O.div(self, other)
 
 
+def check_fits(value, dtype, opname):
+    """A Python number written into a Tensor of integer ``dtype`` must fit, as PyTorch
+    requires: NaN, inf or a value outside the dtype's range raises (NumPy would wrap or
+    give INT64_MIN without a word).  A Tensor's values are cast, as PyTorch casts them."""
+    if dtype.kind not in "iu" or isinstance(value, Tensor):
+        return
+    if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
+        return
+    info = np.iinfo(dtype)
+    if value != value or not info.min <= value <= info.max:
+        raise RuntimeError(
+            f"{opname}: the value {value!r} cannot be converted to {dtype} without overflow "
+            f"(as in PyTorch); the dtype holds [{info.min}, {info.max}]"
+        )
+
+
+def refuse_int_zero_divisor(a, b, name):
+    """PyTorch raises ZeroDivisionError for an integer division (``//``, ``%``, ``fmod``,
+    ``remainder``) by an integer 0; NumPy gives 0 with a warning, a wrong number."""
+    if isinstance(a, Tensor):
+        if a._rg or a._v.__class__ is float or a._v.dtype.kind not in "iub":
+            return
+    elif np.asarray(a).dtype.kind not in "iub":
+        return
+    bv = b._v if isinstance(b, Tensor) else b
+    if bv.__class__ is float:
+        return
+    bv = np.asarray(bv)
+    if bv.dtype.kind in "iub" and not np.all(bv):
+        raise ZeroDivisionError(
+            f"{name}: integer division by zero (PyTorch raises ZeroDivisionError; NumPy "
+            "would give 0); divide by a float (x.double()) for inf or nan there"
+        )
+
+
 def _floor_divide(self, other):
     """``x.floor_divide(other)``: the quotient rounded down (PyTorch's since 1.13, NumPy's
     ``//``); piecewise constant, so its derivative is 0.
@@ -2332,6 +2403,7 @@ def _floor_divide(self, other):
     >>> tg.tensor([7.0, -7.0]).floor_divide(2.0)
     tensor([ 3., -4.])
     """
+    refuse_int_zero_divisor(self, other, "Tensor.floor_divide")
     return O.floor_divide(self, other)
 
 

@@ -1177,3 +1177,20 @@ def test_np_vecdot_with_axis(axis):
 def test_empty_extremum_with_initial(fn):
     """max / min over an empty axis with initial= give initial, as NumPy."""
     check_value_and_grad(lambda a: getattr(np, fn)(a[:, :0], axis=1, initial=1.0) + a[:, 0], X34)
+
+
+def test_floor_division_by_zero_is_numpys_infinity():
+    """x // 0 is NumPy's +-inf (nan for 0 // 0) with derivative 0 in every mode; the
+    composite (x - x % y) / y gave nan there, and its derivative 0 / 0."""
+    x, y = np.array([5.0, -7.0, 0.0, 3.0]), np.array([0.0, 0.0, 0.0, 2.0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = x // y
+        value, grad = tg.value_and_grad(lambda v: np.sum((v // y) * 1.0))(x)
+        np.testing.assert_array_equal(tg.jvp(lambda v: v // y, (x,), (np.ones(4),))[0], want)
+        np.testing.assert_array_equal(grad, 0.0)
+        f = lambda v: np.sum(v // y * v)  # noqa: E731
+        tr = tg.trace(f, x)
+        np.testing.assert_array_equal(tr.grad(2.0 * x), tg.grad(f)(2.0 * x))  # same signs
+        with pytest.raises(tg.RetraceRequired):  # 0 // 0 becomes 1 // 0: another branch
+            tr.grad(x + 1.0)
+    assert np.isnan(value)  # inf + -inf + nan
