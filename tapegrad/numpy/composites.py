@@ -69,6 +69,21 @@ def masked_reduction(name, a, axis, keepdims, where, initial):
 # ---- NaN-aware reductions -------------------------------------------------------------------
 
 
+def _no_out(name, out=None, dtype=None):
+    """Refuse out= (a Tensor result cannot be written into an array: ignoring it left the
+    array as it was) and a dtype other than float64 (ignoring it changed the values)."""
+    if out is not None:
+        what = "out="
+    elif dtype is not None and np.dtype(dtype) != np.float64:
+        what = f"dtype={dtype!r}"
+    else:
+        return
+    raise TypeError(
+        f"numpy.{name}: {what} is not supported on tapegrad Tensors "
+        "(it would drop the gradient; docs/COVERAGE.md lists what is)"
+    )
+
+
 def _without_nan(a, fill):
     a = _tensor(a)
     nan = is_nan(a)
@@ -77,43 +92,72 @@ def _without_nan(a, fill):
 
 @implements(np.nansum)
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out("nansum", out, dtype)
     x, _ = _without_nan(a, 0.0)
     return masked_reduction("sum", x, axis, keepdims, where, initial)
 
 
 @implements(np.nanprod)
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out("nanprod", out, dtype)
     x, _ = _without_nan(a, 1.0)
     return masked_reduction("prod", x, axis, keepdims, where, initial)
 
 
 @implements(np.nanmean)
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    _no_out("nanmean", out, dtype)
     x, nan = _without_nan(a, 0.0)
     keep = ~nan if where is None else (~nan & np.broadcast_to(where, nan.shape))
     return masked_reduction("mean", x, axis, keepdims, keep, None)
 
 
+def _correction(name, ddof, kw):
+    """NumPy's ``correction=`` (another name for ddof); ``mean=`` and anything else is refused
+    (ignoring them gave the variance about the actual mean, or with ddof unchanged)."""
+    correction = kw.pop("correction", None)
+    for k, v in kw.items():
+        if v is not None:
+            raise TypeError(
+                f"numpy.{name}: {k}= is not supported on tapegrad Tensors "
+                "(it would drop the gradient; docs/COVERAGE.md lists what is)"
+            )
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError(f"{name}: ddof and correction can't be provided simultaneously.")
+    return correction
+
+
 @implements(np.nanvar)
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, **kw):
+    _no_out("nanvar", out, dtype)
+    ddof = _correction("nanvar", ddof, kw)
     x, nan = _without_nan(a, 0.0)
     keep = ~nan if where is None else (~nan & np.broadcast_to(where, nan.shape))
     mean = masked_reduction("mean", x, axis, True, keep, None)
     dev = O.where(keep, O.sub(x, mean), 0.0)
-    count = np.sum(keep, axis=axis, keepdims=keepdims).astype(np.float64)
-    return O.div(O.sum(O.mul(dev, dev), axis, keepdims), np.maximum(count - ddof, 0.0))
+    dof = np.sum(keep, axis=axis, keepdims=keepdims).astype(np.float64) - ddof
+    # NaN where no degree of freedom is left (NumPy's nanvar; np.var gives inf there): a
+    # division by NaN, so the gradient there is NaN too, never a silent 0
+    return O.div(O.sum(O.mul(dev, dev), axis, keepdims), np.where(dof > 0, dof, np.nan))
 
 
 @implements(np.nanstd)
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, **kw):
+    _no_out("nanstd", out, dtype)
+    ddof = _correction("nanstd", ddof, kw)
     return O.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where))
 
 
 def _nan_extreme(name):
     def impl(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+        _no_out(f"nan{name}", out)
         fill = -np.inf if name == "max" else np.inf
         x, nan = _without_nan(a, fill)
         res = masked_reduction(name, x, axis, keepdims, where, initial)
+        if initial is not None:  # NumPy's fmax.reduce: NaNs skipped, initial takes part
+            return res
         every = np.all(nan, axis=axis, keepdims=keepdims)  # an all-NaN slice: NaN, as NumPy
         if not np.any(every):
             return res
@@ -125,6 +169,7 @@ def _nan_extreme(name):
 
 def _nan_scan(fn, fill):
     def impl(a, axis=None, dtype=None, out=None):
+        _no_out(f"nan{fn.__name__}", out, dtype)
         x, _ = _without_nan(a, fill)
         return fn(x, axis)
 

@@ -63,8 +63,8 @@ def _const(v):
     """NumPy's result as constant Tensors (lists and tuples of them kept as they are)."""
     if isinstance(v, (list, tuple)):
         return type(v)(_const(x) for x in v)
-    if isinstance(v, np.ndarray) and v.dtype != np.float64:
-        return Tensor._const(v)
+    if isinstance(v, (np.ndarray, np.generic)) and v.dtype != np.float64:
+        return Tensor._const(np.asarray(v))  # (a NumPy int scalar stays an int: np.trace)
     return Tensor._const(result(np.asarray(v, dtype=np.float64)))
 
 

@@ -219,9 +219,10 @@ def _nan_lanes(s, out):
     nan = truth(last != last)  # noqa: PLR0124
     if not nan.any():
         return out
-    mask = np.broadcast_to(nan, np.shape(out._v))
     if out.shape != last.shape:  # quantiles, (..., nq): the NaN as a column (..., 1)
         last = getitem(s, (Ellipsis, slice(-1, None)))
+        nan = nan[..., None]
+    mask = np.broadcast_to(nan, np.shape(out._v))
     return where(mask, last, out)
 
 
