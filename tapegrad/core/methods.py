@@ -961,6 +961,17 @@ def _square(self):
     return O.square(self)
 
 
+def _numpy_scan(fn):
+    """NumPy's ``a.cumsum(axis=None, dtype=None, out=None)`` inside NumPy code: ``fn``
+    (np.cumsum) as dispatched, so an integer Tensor's scan is NumPy's exact integer one."""
+
+    def method(self, axis=None, dtype=None, out=None):
+        return fn(self, axis=axis, dtype=dtype, out=out)
+
+    method.__name__ = fn.__name__
+    return method
+
+
 def _fill_(self, value):
     _setitem(self, Ellipsis, value, "fill_")
     return self
@@ -2043,8 +2054,8 @@ class TensorMethods(ElementwiseMethods):
     vsplit = P._vsplit
     dsplit = P._dsplit
     nansum = P._nansum
-    cumsum = P.numpy_or_torch(P._cumsum, O.cumsum, ("dim",))
-    cumprod = P.numpy_or_torch(P._cumprod, O.cumprod, ("dim",))
+    cumsum = P.numpy_or_torch(P._cumsum, _numpy_scan(np.cumsum), ("dim",))
+    cumprod = P.numpy_or_torch(P._cumprod, _numpy_scan(np.cumprod), ("dim",))
     nanmean = P._nanmean
     nanmedian = P._nanmedian
     quantile = P._quantile

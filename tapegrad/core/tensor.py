@@ -421,16 +421,16 @@ class ElementCount(int):
 
     def __new__(cls, n, shape):
         count = super().__new__(cls, n)
-        count.shape = shape
+        count._dims = shape  # (not ``shape``: np.shape(x.size) reads that, and must be ())
         return count
 
     def __call__(self, dim=None):
         if dim is None:
-            return Size(self.shape)
-        nd = len(self.shape)
+            return Size(self._dims)
+        nd = len(self._dims)
         if not -nd <= dim < nd:
             raise IndexError(f"size({dim}): dim out of range for a tensor of {nd} dims")
-        return self.shape[dim]
+        return self._dims[dim]
 
     def __reduce__(self):
         return int, (int(self),)

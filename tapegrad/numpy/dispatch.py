@@ -216,9 +216,20 @@ def _special_hint(name: str) -> str:
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method == "__call__" and not kwargs:  # hot path: np.sin(t), arr * t
         fn = UFUNCS.get(ufunc)
-        if fn is not None:
+        if fn is not None and not _integer_tensor_in(inputs):
             return fn(*inputs)
     return array_ufunc(ufunc, method, inputs, kwargs)
+
+
+def _integer_tensor_in(inputs):
+    """Is an input an integer or boolean Tensor?  NumPy's own arithmetic then applies
+    (``array_ufunc``): np.reciprocal of ints is an int, np.positive of int64 exact."""
+    for x in inputs:
+        if isinstance(x, Tensor):
+            v = x._v
+            if v.__class__ is not float and v.dtype.kind in "iub":
+                return True
+    return False
 
 
 # ---- functions --------------------------------------------------------------------------------

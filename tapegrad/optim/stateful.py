@@ -248,7 +248,10 @@ def _state_value(name, v):
     float Tensor step) loads too."""
     if isinstance(v, (bool, int, float, np.ndarray)) or not hasattr(v, "__array__"):
         return copy.deepcopy(v)
-    a = np.array(v.detach() if hasattr(v, "detach") else v, dtype=np.float64)
+    if hasattr(v, "detach"):  # a Tensor (tapegrad's or PyTorch's): its values, read explicitly
+        v = v.detach()
+        v = v.numpy() if hasattr(v, "numpy") else v
+    a = np.array(v, dtype=np.float64)
     if a.ndim == 0 and name == "step":
         return int(a)
     return a

@@ -87,7 +87,12 @@ def _graph_carrying(tree):
 
 
 def _fix(a):
-    return float(a) if np.ndim(a) == 0 and not isinstance(a, Tensor) else a
+    """A 0-d output as a Python number: a float, or NumPy's integer / boolean scalar (an
+    argmax stays an integer)."""
+    if np.ndim(a) == 0 and not isinstance(a, Tensor):
+        a = np.asarray(a)
+        return float(a) if a.dtype.kind == "f" else a[()]
+    return a
 
 
 @holding_rows

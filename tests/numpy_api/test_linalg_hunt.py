@@ -18,10 +18,11 @@ import pytest
 from finite_differences import central_gradient
 
 import tapegrad as tg
-import tapegrad.scipy.linalg as tsl
 
 torch = pytest.importorskip("torch")
 scipy_linalg = pytest.importorskip("scipy.linalg")
+
+import tapegrad.scipy.linalg as tsl  # noqa: E402 (needs SciPy)
 
 LinAlgError = np.linalg.LinAlgError
 T = torch.linalg

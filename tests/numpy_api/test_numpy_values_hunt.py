@@ -970,11 +970,6 @@ for _name, _f in METHODS.items():
 
 
 # ---- the disagreements (strict xfails asserting NumPy's value) ----------------------------------
-_HOT_PATH = (
-    "np.ufunc(t) on an integer or boolean Tensor runs tapegrad's float rule instead of NumPy's "
-    "own ufunc: the hot path of Tensor.__array_ufunc__ (numpy/dispatch.py _array_ufunc) skips "
-    "the exact_operands check array_ufunc makes"
-)
 _FLOOR_DIVIDE = (
     "core.functions.floor_divide is rint((x1 - x1 % x2) / x2): NaN where NumPy gives -1 or 0 "
     "(a finite x over +-inf), and -0.0 where NumPy's zero quotient is +0.0"
@@ -999,41 +994,7 @@ KNOWN = {  # (base name, input index or None for all, modes): reason
         "tnp.array(tensor, ndmin=4) ignores ndmin (and any other keyword) for a Tensor "
         "(numpy/__init__.py array)"
     ),
-    ("np.shape(x.size)", None, ("traced",)): (
-        "x.size is an int subclass with a .shape attribute (core/tensor.py ElementCount), "
-        "so np.shape(x.size) is the Tensor's shape instead of ()"
-    ),
-    ("x.cumsum() int", None, ("traced",)): (
-        "inside transforms x.cumsum() / x.cumprod() of an integer Tensor is O.cumsum in "
-        "float64 (core/methods.py: numpy_or_torch(P._cumsum, O.cumsum, ...)), not NumPy's "
-        "exact int64"
-    ),
 }
-for _n, _i in (
-    ("fabs", (5, 6, 8)),
-    ("positive", (5, 6, 8)),
-    ("reciprocal", (5, 6, 8)),
-    ("square", (6,)),
-    ("conj", (6,)),
-    ("conjugate", (6,)),
-    ("float_power", (4,)),
-    ("float_power int", (0,)),
-):
-    for _k in _i:
-        KNOWN[(_n, _k, ("tensor",))] = _HOT_PATH
-_JVP_SCALAR = (
-    "tg.jvp returns a 0-d output as a Python float whatever its dtype (transforms/"
-    "second_order.py _fix): an integer or boolean 0-d result (np.argmax, np.all, np.shape ...) "
-    "comes back as float"
-)
-
-
-def _scalar_not_float(v):
-    if isinstance(v, (tuple, list)):
-        return any(_scalar_not_float(u) for u in v)
-    if isinstance(v, (bool, int, np.integer, np.bool_)):
-        return True
-    return isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "biu"
 
 
 def _reason(name, mode):
@@ -1043,23 +1004,6 @@ def _reason(name, mode):
     for (b, i, modes), reason in KNOWN.items():
         if b == base and i in (None, int(index)) and mode in (modes or MODES[1:]):
             return reason
-    if mode == "jvp":
-        f, a = CASES[name]
-        if a.dtype.kind != "f":
-            return None
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            try:
-                want = f(np, a.copy())
-            except Exception:
-                return None
-            if not _scalar_not_float(want):
-                return None
-            try:  # (what tapegrad refuses on a traced value is refused by jvp too)
-                _run(f, a, "traced")
-            except REFUSALS:
-                return None
-        return _JVP_SCALAR
     return None
 
 
