@@ -554,7 +554,17 @@ UNSUPPORTED = {
 @pytest.mark.parametrize("name", sorted(UNSUPPORTED))
 def test_unsupported_function_raises_naming_it(name):
     f, fragment = UNSUPPORTED[name]
+    if fragment.startswith("numpy.") and not _in_numpy(fragment):
+        pytest.skip(f"{fragment} is not in NumPy {np.__version__}")
     assert_refused(lambda: tg.grad(f)(X), fragment)
+
+
+def _in_numpy(dotted):
+    """Does this NumPy have the function ``dotted`` ("numpy.linalg.eig") names?"""
+    obj = np
+    for part in dotted.split(".")[1:]:
+        obj = getattr(obj, part, None)
+    return obj is not None
 
 
 # ---- 4. programs tapegrad differentiates: against central differences ---------------------------
