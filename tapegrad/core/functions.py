@@ -330,25 +330,31 @@ def floor_divide(x1, x2):
     divmod computes it (composite); derivative 0 at every order."""
     if exact_operands(x1, x2):
         return numpy_exact(np.floor_divide, x1, x2)
-    zero = truth(x2 == 0.0) if isinstance(x2, Tensor) else np.asarray(x2) == 0  # (guarded)
-    if not zero.any():
-        return rint(div(sub(x1, remainder(x1, x2)), x2))
-    # x // 0 is NumPy's +-inf by the signs of x and of the zero (nan for 0 // 0 and NaN),
-    # derivative 0: read from guarded comparisons (a replay with other signs retraces), not
-    # divided, so no 0 / 0 reaches a derivative; the rest divides by a safe 1 there
-    safe = where(zero, 1.0, x2)
 
-    def sign_masks(v):  # (v > 0, v < 0), a -0.0 divisor negative by its sign bit
+    def masks(v, test):  # a comparison of v, guarded in a trace when v is a Tensor
         if isinstance(v, Tensor):
-            return truth(v > 0.0), truth(v < 0.0)
-        a = np.asarray(v, dtype=np.float64)
-        return a > 0, np.signbit(a) & (a == a)
+            return truth(test(v))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.asarray(test(np.asarray(v, dtype=np.float64)))
 
-    pos, neg = sign_masks(x1)
-    with np.errstate(divide="ignore"):
-        _, below = sign_masks(div(1.0, x2) if isinstance(x2, Tensor) else np.divide(1.0, x2))
+    zero = masks(x2, lambda v: v == 0.0)
+    infinite = masks(x2, lambda v: abs(v) == np.inf)
+    if not (zero.any() or infinite.any()):
+        return rint(div(sub(x1, remainder(x1, x2)), x2))
+    # by 0 or +-inf, NumPy's quotient follows from the signs alone: x // 0 is +-inf (nan for
+    # 0 // 0 and NaN), a finite x // +-inf is -1 where their signs differ, else 0 (nan for
+    # an infinite or NaN x); derivative 0.  Read from guarded comparisons (a replay with
+    # other signs retraces), not divided, so no 0 / 0 or inf / inf reaches a derivative;
+    # the rest divides by a safe 1 there
+    pos, neg = masks(x1, lambda v: v > 0.0), masks(x1, lambda v: v < 0.0)
+    finite = masks(x1, lambda v: abs(v) < np.inf)
+    below = masks(x2, lambda v: v < 0.0) | masks(x2, lambda v: 1.0 / v < 0.0)  # -0.0 too
     at_zero = np.where(pos | neg, np.where(pos ^ below, np.inf, -np.inf), np.nan)
-    return where(zero, at_zero, rint(div(sub(x1, remainder(x1, safe)), safe)))
+    opposite = (pos & below) | (neg & ~below)
+    at_inf = np.where(finite, np.where(opposite, -1.0, np.where(neg ^ below, -0.0, 0.0)), np.nan)
+    safe = where(zero | infinite, 1.0, x2)
+    rest = rint(div(sub(x1, remainder(x1, safe)), safe))
+    return where(zero, at_zero, where(infinite, at_inf, rest))
 
 
 def divmod_(x1, x2):

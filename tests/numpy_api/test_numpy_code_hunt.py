@@ -1194,3 +1194,17 @@ def test_floor_division_by_zero_is_numpys_infinity():
         with pytest.raises(tg.RetraceRequired):  # 0 // 0 becomes 1 // 0: another branch
             tr.grad(x + 1.0)
     assert np.isnan(value)  # inf + -inf + nan
+
+
+def test_floor_division_by_infinity_is_numpys():
+    """A finite x // +-inf is -1 where the signs differ, else 0 (an infinite or NaN x: nan),
+    as NumPy's; the composite gave nan.  Derivative 0, no nan in it."""
+    x = np.array([-1.0, 1.0, 0.0, 2.0, -3.0, 4.0])
+    y = np.array([np.inf, np.inf, np.inf, -np.inf, -np.inf, np.inf])
+    for ys in (y, tg.tensor(y)):
+        out = tg.jvp(lambda v, ys=ys: v // ys, (x,), (np.ones(6),))[0]
+        np.testing.assert_array_equal(out, x // y)
+    np.testing.assert_array_equal(tg.grad(lambda v: np.sum((v // y) * v))(x), x // y)
+    with np.errstate(invalid="ignore"):
+        special = np.array([np.inf, np.nan])
+        np.testing.assert_array_equal(tg.tensor(special) // np.inf, special // np.inf)
