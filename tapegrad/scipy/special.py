@@ -651,30 +651,17 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
         shape = np.broadcast_shapes(a.shape, np.shape(b))
         a = O.broadcast_to(a, shape)
     axes = O.normalize_axes(axis, a.ndim, "logsumexp")
-    unseen = None
-    if b is not None and not (isinstance(b, Tensor) and b.requires_grad):
-        return _logsumexp_weighted(a, b, axes, keepdims, return_sign)
     if b is None:
         m = O.stable_shift(a, axes)
+        s = O.sum(O.exp(O.sub(a, m)), axes, keepdims=True)
     else:  # entries with b == 0 add nothing: they do not set the shift (as in SciPy)
         # (a comparison of a Tensor b: a guard in a trace, whose replays see their own zeros)
         kept = O.truth(b != 0) if isinstance(b, Tensor) else np.asarray(b) != 0
         kept = np.broadcast_to(kept, a.shape)
-        if not kept.all():
-            masked = O.where(kept, a, -np.inf)
-            m = O.stable_shift(masked, axes)
-            if isinstance(b, Tensor) and b.requires_grad:
-                a, unseen = _zero_weights(a, m, kept)
-            else:  # exp(a - m) may overflow there, and 0 * inf is nan
-                a = masked
+        if isinstance(b, Tensor) and b.requires_grad:
+            s, m = _weights_with_grad(a, b, kept, axes)
         else:
-            m = O.stable_shift(a, axes)
-    e = O.exp(O.sub(a, m))
-    if b is not None:
-        e = O.mul(e, b)
-        if unseen is not None:  # value 0; d/db = exp(a - m) where that is not finite
-            e = O.add(e, _Unseen.apply(O.broadcast_to(b, a.shape), *unseen))
-    s = O.sum(e, axes, keepdims=True)
+            s, m = _constant_weights(a, b, kept, axes)
     out = O.add(O.log(O.abs_(s) if return_sign else s), m)
     if not keepdims:
         out = O.reshape(out, np.squeeze(np.empty(out.shape), axes).shape)
@@ -685,27 +672,32 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
     return out, sign if sign.ndim else sign[()]
 
 
-def _logsumexp_weighted(a, b, axes, keepdims, return_sign):
-    """logsumexp with constant weights b: sum of sign(b) exp(a + log|b| - m), shifted by the
-    maximum of a + log|b| (a shift by the maximum of a alone underflowed the terms a tiny b
-    weights: d/da_1 of logsumexp([800, 1], b=[1e-300, 1]) came out 0 for 1e-47).  Entries with
-    b == 0 add nothing and get the gradient 0 (their a may be inf or NaN, as in SciPy)."""
-    # (a comparison of a Tensor b: a guard in a trace, whose replays see their own zeros)
-    kept = O.truth(b != 0) if isinstance(b, Tensor) else np.asarray(b) != 0
-    kept = np.broadcast_to(kept, a.shape)
+def _constant_weights(a, b, kept, axes):
+    """(sum of b exp(a - m), m) for constant weights b: the terms are sign(b) exp(a + log|b|
+    - m), shifted by the maximum of a + log|b| (a shift by the maximum of a alone underflowed
+    the terms a tiny b weights: d/da_1 of logsumexp([800, 1], b=[1e-300, 1]) came out 0 for
+    1e-47).  Entries with b == 0 add nothing and get the gradient 0 (their a may be inf or
+    NaN, as in SciPy)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         log_b = O.log(O.abs_(O.where(kept, b, 1.0)))  # (Tensor ops: a replay reads b again)
         shifted = O.where(kept, O.add(O.where(kept, a, 0.0), log_b), -np.inf)
     m = O.stable_shift(shifted, axes)
-    s = O.sum(O.mul(O.exp(O.sub(shifted, m)), O.sign(b)), axes, keepdims=True)
-    out = O.add(O.log(O.abs_(s) if return_sign else s), m)
-    if not keepdims:
-        out = O.reshape(out, np.squeeze(np.empty(out.shape), axes).shape)
-    if not return_sign:
-        return out
-    sign = np.sign(np.asarray(s.data))  # a plain array (pinned in a trace)
-    sign = sign if keepdims else np.squeeze(sign, axes)
-    return out, sign if sign.ndim else sign[()]
+    return O.sum(O.mul(O.exp(O.sub(shifted, m)), O.sign(b)), axes, keepdims=True), m
+
+
+def _weights_with_grad(a, b, kept, axes):
+    """(sum of b exp(a - m), m) for weights b that require grad, shifted by the maximum of
+    a where b != 0; entries with b == 0 keep d/db (see ``_zero_weights``)."""
+    unseen = None
+    if kept.all():
+        m = O.stable_shift(a, axes)
+    else:
+        m = O.stable_shift(O.where(kept, a, -np.inf), axes)
+        a, unseen = _zero_weights(a, m, kept)
+    e = O.mul(O.exp(O.sub(a, m)), b)
+    if unseen is not None:  # value 0; d/db = exp(a - m) where that is not finite
+        e = O.add(e, _Unseen.apply(O.broadcast_to(b, a.shape), *unseen))
+    return O.sum(e, axes, keepdims=True), m
 
 
 _EXP_FINITE = math.log(np.finfo(np.float64).max)  # exp(d) is finite for d below this
