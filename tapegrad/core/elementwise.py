@@ -196,22 +196,27 @@ _BINARY_FWD = {
 _INTEGER_DIVISIONS = frozenset((C.REMAINDER, C.FMOD))
 
 
-def _refuse_integer_zero(name, x, y):
-    """An integer remainder by an integer 0 raises ZeroDivisionError, as PyTorch's: NumPy's
-    0 (with a warning) would be a wrong number."""
-    xv, yv = np.asarray(_exact_value(x)), np.asarray(_exact_value(y))
-    if xv.dtype.kind in "iub" and yv.dtype.kind in "iub" and not np.all(yv):
+def refuse_integer_zero(name, x, y):
+    """An integer division (``//``, ``%``, ``fmod``, ``remainder``) by an integer 0 raises
+    ZeroDivisionError, as PyTorch's: NumPy's 0 (with a warning) would be a wrong number."""
+    if _kind(x) in "iub" and _kind(y) in "iub" and not np.all(_exact_value(y)):
         raise ZeroDivisionError(
-            f"{name}: integer division by zero (NumPy would give 0); divide by a float "
-            "(x.double()) for nan there"
+            f"{name}: integer division by zero (PyTorch raises ZeroDivisionError; NumPy "
+            "would give 0); divide by a float (x.double()) for inf or nan there"
         )
+
+
+def _kind(v):
+    """The dtype kind of an operand's value ("f" for a float, without converting a Tensor's)."""
+    v = v._v if isinstance(v, Tensor) else v
+    return "f" if v.__class__ is float else np.asarray(v).dtype.kind
 
 
 def _binary(name, code, x, y):
     tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
     if not tracked and exact_operands(x, y):
         if code in _INTEGER_DIVISIONS:
-            _refuse_integer_zero(name, x, y)
+            refuse_integer_zero(name, x, y)
         return numpy_exact(_BINARY_FWD[code], x, y)
     xv = value_of(x)
     yv = value_of(y)

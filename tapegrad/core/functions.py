@@ -48,6 +48,7 @@ from .elementwise import (  # noqa: E402, F401
     contiguous_strides,
     exact_operands,
     numpy_exact,
+    refuse_integer_zero,
     same_or_scalar,
 )
 from .ufuncs import *  # noqa: E402, F403 (the elementwise functions and scans, generated from the spec)

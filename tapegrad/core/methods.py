@@ -941,7 +941,7 @@ def _int_division(fn, name, reflected=False):
 
     def method(self, other):
         a, b = (other, self) if reflected else (self, other)
-        P.refuse_int_zero_divisor(a, b, name)
+        O.refuse_integer_zero(name, a, b)
         return fn(a, b)
 
     method.__name__ = name

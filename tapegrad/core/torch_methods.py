@@ -2376,25 +2376,6 @@ def check_fits(value, dtype, opname):
         )
 
 
-def refuse_int_zero_divisor(a, b, name):
-    """PyTorch raises ZeroDivisionError for an integer division (``//``, ``%``, ``fmod``,
-    ``remainder``) by an integer 0; NumPy gives 0 with a warning, a wrong number."""
-    if isinstance(a, Tensor):
-        if a._rg or a._v.__class__ is float or a._v.dtype.kind not in "iub":
-            return
-    elif np.asarray(a).dtype.kind not in "iub":
-        return
-    bv = b._v if isinstance(b, Tensor) else b
-    if bv.__class__ is float:
-        return
-    bv = np.asarray(bv)
-    if bv.dtype.kind in "iub" and not np.all(bv):
-        raise ZeroDivisionError(
-            f"{name}: integer division by zero (PyTorch raises ZeroDivisionError; NumPy "
-            "would give 0); divide by a float (x.double()) for inf or nan there"
-        )
-
-
 def _floor_divide(self, other):
     """``x.floor_divide(other)``: the quotient rounded down (PyTorch's since 1.13, NumPy's
     ``//``); piecewise constant, so its derivative is 0.
@@ -2403,7 +2384,7 @@ def _floor_divide(self, other):
     >>> tg.tensor([7.0, -7.0]).floor_divide(2.0)
     tensor([ 3., -4.])
     """
-    refuse_int_zero_divisor(self, other, "Tensor.floor_divide")
+    O.refuse_integer_zero("Tensor.floor_divide", self, other)
     return O.floor_divide(self, other)
 
 
