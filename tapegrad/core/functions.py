@@ -330,6 +330,7 @@ def floor_divide(x1, x2):
     """NumPy's ``x1 // x2``: (x1 - x1 % x2) / x2 rounded to the integer it is, as NumPy's
     divmod computes it (composite); derivative 0 at every order."""
     if exact_operands(x1, x2):
+        refuse_integer_zero("floor_divide", x1, x2)
         return numpy_exact(np.floor_divide, x1, x2)
 
     def masks(v, test):  # a comparison of v, guarded in a trace when v is a Tensor

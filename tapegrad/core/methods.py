@@ -935,20 +935,6 @@ def _assigned(a, key, value):
     return out
 
 
-def _int_division(fn, name, reflected=False):
-    """``x // y``, ``x % y``, ``x.fmod(y)`` ... that raise ZeroDivisionError for an integer
-    division by an integer 0, as PyTorch's (NumPy's 0 would be a wrong number)."""
-
-    def method(self, other):
-        a, b = (other, self) if reflected else (self, other)
-        O.refuse_integer_zero(name, a, b)
-        return fn(a, b)
-
-    method.__name__ = name
-    method.__doc__ = fn.__doc__
-    return method
-
-
 def _square(self):
     """``x.square()``: ``x * x``; a boolean x squares as int64 (PyTorch's ``x ** 2``).
 
@@ -1923,11 +1909,10 @@ class TensorMethods(ElementwiseMethods):
     nan_to_num = P._nan_to_num
     negative, sgn, fix = O.neg, O.sign, O.trunc  # PyTorch's other names
     polygamma = _polygamma
-    __mod__ = remainder = _int_division(O.remainder, "remainder")
-    __rmod__ = _int_division(O.remainder, "__rmod__", reflected=True)
-    __floordiv__ = _int_division(O.floor_divide, "__floordiv__")
-    __rfloordiv__ = _int_division(O.floor_divide, "__rfloordiv__", reflected=True)
-    fmod = _int_division(ElementwiseMethods.fmod, "fmod")
+    __mod__ = O.remainder
+    __rmod__ = lambda s, o: O.remainder(o, s)  # noqa: E731
+    __floordiv__ = O.floor_divide
+    __rfloordiv__ = lambda s, o: O.floor_divide(o, s)  # noqa: E731
     __and__ = _bitwise(np.bitwise_and, "&")
     __rand__ = _bitwise(np.bitwise_and, "&", reflected=True)
     __or__ = _bitwise(np.bitwise_or, "|")
@@ -1942,15 +1927,15 @@ class TensorMethods(ElementwiseMethods):
     # ``x op= y`` changes x in place, as NumPy's and PyTorch's (without these Python would
     # rebind x to a new Tensor, and a view's base, or a base's views, would keep old values)
     __ipow__ = _pow_
-    __imod__ = _inplace(_int_division(O.remainder, "remainder_"), "remainder_")
-    __ifloordiv__ = _inplace(_int_division(O.floor_divide, "floor_divide_"), "floor_divide_")
+    __imod__ = _inplace(O.remainder, "remainder_")
+    __ifloordiv__ = _inplace(O.floor_divide, "floor_divide_")
     __iand__ = _inplace(__and__, "bitwise_and_")
     __ior__ = _inplace(__or__, "bitwise_or_")
     __ixor__ = _inplace(__xor__, "bitwise_xor_")
     __ilshift__ = _inplace(__lshift__, "bitwise_left_shift_")
     __irshift__ = _inplace(__rshift__, "bitwise_right_shift_")
-    __divmod__ = _int_division(O.divmod_, "__divmod__")
-    __rdivmod__ = _int_division(O.divmod_, "__rdivmod__", reflected=True)
+    __divmod__ = O.divmod_
+    __rdivmod__ = lambda s, o: O.divmod_(o, s)  # noqa: E731
 
     # reductions (axis= or PyTorch's dim=, keepdims= or keepdim=)
     sum = P.numpy_or_torch(_reduction(O.sum), _numpy_reduction(O.sum, np.sum, "sum"), _TK)
