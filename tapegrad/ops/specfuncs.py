@@ -125,10 +125,49 @@ def sf_hurwitz_zeta(s, q):
     return total
 
 
+def sf_pi_cot_derivative(n, r):
+    """d^n/dx^n [pi cot(pi x)] at x = k + r (k whole, |r| <= 1/2, r exact).
+
+    The n-th derivative of cot is P_n(cot), P_0(c) = c, P_(m+1)(c) = -(1 + c^2) P_m'(c):
+    its terms all have one sign for a given c (one parity of powers), so the sum does not
+    cancel.  Where |cot| > 1 the sum is taken in powers of 1/cot and scaled after, so it
+    overflows only where the derivative does."""
+    if abs(r) < 0.25:
+        c = 1.0 / math.tan(math.pi * r)
+    else:  # cot(pi r) = tan(pi (1/2 - |r|)), exact argument here: 0 at r = +-1/2 exactly
+        c = math.copysign(math.tan(math.pi * (0.5 - abs(r))), r)
+    m = int(n)
+    a = np.zeros(m + 3)  # a[k]: coefficient of c^k in P_j, updated in place for j = 1 .. n
+    a[1] = 1.0
+    for j in range(m):
+        prev = 0.0  # a[k - 1] of P_j (a[k - 1] is overwritten before a[k] is computed)
+        for k in range(j + 3):
+            cur = a[k]
+            a[k] = -((k + 1.0) * a[k + 1] + (k - 1.0) * prev)
+            prev = cur
+    if abs(c) <= 1.0:
+        total = 0.0
+        for k in range(m + 1, -1, -1):
+            total = total * c + a[k]
+        return math.pi ** (m + 1.0) * total
+    inv = 1.0 / c
+    total = 0.0  # P_n(c) / c^(n + 1) = sum_k a[k] inv^(n + 1 - k)
+    for k in range(m + 2):
+        total = total * inv + a[k]
+    if total == 0.0:
+        return 0.0
+    size = (m + 1.0) * math.log(math.pi * abs(c)) + math.log(abs(total))
+    sign = math.copysign(1.0, total) * (math.copysign(1.0, c) if m % 2 == 0 else 1.0)
+    if size > 709.78:
+        return sign * math.inf
+    return sign * (math.pi * abs(c)) ** (m + 1.0) * abs(total)
+
+
 def sf_polygamma(n, x):
     """The n-th derivative of digamma (n a whole number >= 0): (-1)^(n+1) n! zeta(n+1, x),
-    shifted up by the recurrence for x <= 0; signed infinity at the poles, as SciPy, and NaN
-    below x = -10^4 for n >= 1 (where SciPy reflects; not implemented here)."""
+    by the reflection psi^(n)(x) = (-1)^n psi^(n)(1 - x) - d^n/dx^n [pi cot(pi x)] below 0
+    (SciPy's way: the recurrence up from x adds terms far larger than the result, which
+    cancel); signed infinity at the poles, as SciPy."""
     if n == 0.0:
         return sf_digamma(x)
     if n < 0.0 or n != math.floor(n) or x != x:
@@ -140,15 +179,11 @@ def sf_polygamma(n, x):
         return sign * math.inf
     if x <= 0.0 and x == math.floor(x):
         return sign * math.inf
-    if x < -1e4:  # the upward recurrence would take too long: NaN
-        return math.nan
-    extra = 0.0
-    while x <= 0.0:
-        if -(n + 1.0) * math.log(-x) > 709.0:  # x ** -(n + 1) overflows: its signed inf
-            return sign * (math.inf if n % 2.0 == 1.0 else -math.inf)
-        extra += x ** -(n + 1.0)
-        x += 1.0
-    return sign * math.exp(math.lgamma(n + 1.0)) * (sf_hurwitz_zeta(n + 1.0, x) + extra)
+    if x < 0.0:
+        cot = sf_pi_cot_derivative(n, x - math.floor(x + 0.5))
+        mirrored = sign * math.exp(math.lgamma(n + 1.0)) * sf_hurwitz_zeta(n + 1.0, 1.0 - x)
+        return (-mirrored if n % 2.0 == 1.0 else mirrored) - cot
+    return sign * math.exp(math.lgamma(n + 1.0)) * sf_hurwitz_zeta(n + 1.0, x)
 
 
 def sf_erf_newton(x, y):
@@ -226,6 +261,7 @@ HELPERS = (
     sf_gammaln,
     sf_digamma,
     sf_hurwitz_zeta,
+    sf_pi_cot_derivative,
     sf_polygamma,
     sf_erf_newton,
     sf_erfcinv_small,

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from test_numpy_coverage import _check_derivatives as check_derivatives
+from finite_differences import check_derivatives
 
 import tapegrad as tg
 from tapegrad.scipy import signal
