@@ -194,7 +194,9 @@ def add(x: TensorLike, y: TensorLike) -> Tensor:
     tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
     if not tracked and exact_operands(x, y):
         return numpy_exact(np.add, x, y)
-    if isinstance(x, Tensor) and _is_scalar(y):
+    if isinstance(x, Tensor) and _is_scalar(y) and not 0.0 < abs(float(y)) < _TINY:
+        # recorded as x * (1 / c), which replays to a few ulp of x / c; not for a subnormal c,
+        # whose reciprocal overflows (1e-300 / -1e-320 would replay as -inf, not -1e20)
         c = float(y)
         v = x._v
         return record_unary(x, C.ADDS, v + c, c)
@@ -254,6 +256,9 @@ def mul(x: TensorLike, y: TensorLike) -> Tensor:
     return _binary("mul", C.MUL, x, y)
 
 
+_TINY = float(np.finfo(np.float64).tiny)  # the smallest normal float64
+
+
 def div(x: TensorLike, y: TensorLike) -> Tensor:
     """x / y with NumPy broadcasting; d/dy = -x / y**2.
 
@@ -277,7 +282,9 @@ def div(x: TensorLike, y: TensorLike) -> Tensor:
     tracked = isinstance(x, Tensor) and x._rg or isinstance(y, Tensor) and y._rg
     if not tracked and exact_operands(x, y):
         return numpy_exact(np.true_divide, x, y)
-    if isinstance(x, Tensor) and _is_scalar(y):
+    if isinstance(x, Tensor) and _is_scalar(y) and not 0.0 < abs(float(y)) < _TINY:
+        # recorded as x * (1 / c), which replays to a few ulp of x / c; not for a subnormal c,
+        # whose reciprocal overflows (1e-300 / -1e-320 would replay as -inf, not -1e20)
         c = float(y)
         v = x._v
         if v.__class__ is float:
@@ -342,7 +349,7 @@ def floor_divide(x1, x2):
     zero = masks(x2, lambda v: v == 0.0)
     infinite = masks(x2, lambda v: abs(v) == np.inf)
     if not (zero.any() or infinite.any()):
-        return rint(div(sub(x1, remainder(x1, x2)), x2))
+        return _quotient(x1, x2)
     # by 0 or +-inf, NumPy's quotient follows from the signs alone: x // 0 is +-inf (nan for
     # 0 // 0 and NaN), a finite x // +-inf is -1 where their signs differ, else 0 (nan for
     # an infinite or NaN x); derivative 0.  Read from guarded comparisons (a replay with
@@ -353,10 +360,18 @@ def floor_divide(x1, x2):
     below = masks(x2, lambda v: v < 0.0) | masks(x2, lambda v: 1.0 / v < 0.0)  # -0.0 too
     at_zero = np.where(pos | neg, np.where(pos ^ below, np.inf, -np.inf), np.nan)
     opposite = (pos & below) | (neg & ~below)
-    at_inf = np.where(finite, np.where(opposite, -1.0, np.where(neg ^ below, -0.0, 0.0)), np.nan)
+    signed = neg | masks(x1, lambda v: 1.0 / v < 0.0)  # -0.0 too: NumPy's -0.0 // inf is -0.0
+    at_inf = np.where(finite, np.where(opposite, -1.0, np.where(signed ^ below, -0.0, 0.0)), np.nan)
     safe = where(zero | infinite, 1.0, x2)
-    rest = rint(div(sub(x1, remainder(x1, safe)), safe))
-    return where(zero, at_zero, where(infinite, at_inf, rest))
+    return where(zero, at_zero, where(infinite, at_inf, _quotient(x1, safe)))
+
+
+def _quotient(x1, x2):
+    """floor(x1 / x2) for a finite non-zero x2, as NumPy's divmod: (x1 - x1 % x2) / x2 rounded
+    to the integer it is, plus (x1 * 0) / x2, the zero with the sign of x1 / x2, which NumPy
+    gives a zero quotient (the difference alone has a sign of its own: -0.5 // -0.75 gave
+    -0.0); it changes no other value."""
+    return add(rint(div(sub(x1, remainder(x1, x2)), x2)), div(mul(x1, 0.0), x2))
 
 
 def divmod_(x1, x2):

@@ -245,3 +245,29 @@ def test_var_without_degrees_of_freedom_is_inf_as_numpy():
     assert np.isnan(got)  # inf + nan
     got0 = tg.value_and_grad(lambda a: np.var(a, axis=1, ddof=2)[0])(x)[0]
     assert got0 == np.inf
+
+
+_SIGNED = [-0.0, 0.0, 0.5, -0.5, 0.75, -0.75, 3.0, -3.0, 1e300, -1e300, 1e-300, -1e-320]
+_SIGNED += [np.inf, -np.inf, np.nan]
+
+
+@pytest.mark.parametrize("b", _SIGNED)
+def test_floor_divide_and_divmod_as_numpy_with_the_sign_of_a_zero(b):
+    """x // y and divmod as NumPy's, the sign of a zero quotient included (the copysign of 0
+    and x / y: -0.5 // -0.75 is +0.0, -0.0 // 3 is -0.0), by 0 and by +-inf; in a trace and
+    through np.floor_divide on a traced value too (whose replay divides by a subnormal y:
+    its reciprocal overflows)."""
+    a = np.array(_SIGNED)
+    with np.errstate(all="ignore"):
+        want_q, want_r = np.divmod(a, b)
+        results = [
+            (tg.tensor(a) // b).numpy(),
+            tg.floor_divide(tg.tensor(a), tg.tensor(b)).numpy(),
+            tg.trace(lambda x: np.floor_divide(x, b), a)(a),
+        ]
+        quotient, remainder = divmod(tg.tensor(a), b)
+    for got in [*results, quotient.numpy()]:
+        np.testing.assert_allclose(got, want_q, rtol=4e-16, atol=0)  # a replay: a few ulp
+        numbers = ~np.isnan(want_q)
+        np.testing.assert_array_equal(np.signbit(got[numbers]), np.signbit(want_q[numbers]))
+    np.testing.assert_array_equal(remainder.numpy(), want_r)

@@ -970,19 +970,11 @@ for _name, _f in METHODS.items():
 
 
 # ---- the disagreements (strict xfails asserting NumPy's value) ----------------------------------
-_FLOOR_DIVIDE = (
-    "core.functions.floor_divide is rint((x1 - x1 % x2) / x2): -0.0 where NumPy's zero "
-    "quotient is +0.0 (the sign of a zero; the values by 0 and by +-inf are NumPy's)"
-)
 KNOWN = {  # (base name, input index or None for all, modes): reason
     ("i0", 0, ("tensor", "tnp-tensor", "traced", "jvp")): (
         "np.i0(+-inf) is nan in NumPy (its Chebyshev series), inf (the limit) in "
         "tapegrad's composites.i0: NumPy's value is the odd one"
     ),
-    ("floor_divide", 1, None): _FLOOR_DIVIDE,
-    ("divmod", 1, None): _FLOOR_DIVIDE,
-    ("divmod negative", 0, None): _FLOOR_DIVIDE,
-    ("floor_divide negative divisor", 0, None): _FLOOR_DIVIDE,
     ("nanmedian special", 1, None): (
         "np.nanmedian is nanquantile(0.5)'s lerp hi - (hi - lo) / 2 (numpy/dispatch.py), "
         "NumPy's the mean (lo + hi) / 2: the two round differently at subnormals (0.0 and "
