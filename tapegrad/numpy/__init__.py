@@ -156,11 +156,26 @@ def array(obj, dtype=None, copy=True, **kwargs):
         >>> tnp.array([1, 2])                   # no Tensor: NumPy's own result
         array([1, 2])
     """
-    if isinstance(obj, _Tensor):
-        return _cast(obj.clone() if copy else obj, dtype, "array")
-    if isinstance(obj, (list, tuple)) and _contains_tensor(obj):
-        return _cast(_stacked(obj), dtype, "array")
+    if isinstance(obj, _Tensor) or isinstance(obj, (list, tuple)) and _contains_tensor(obj):
+        ndmin = _layout_only("array", kwargs, ("order", "subok", "ndmin", "like"))
+        if isinstance(obj, _Tensor):
+            out = _cast(obj.clone() if copy else obj, dtype, "array")
+        else:
+            out = _cast(_stacked(obj), dtype, "array")
+        if out.ndim < ndmin:  # NumPy's ndmin: ones prepended to the shape
+            out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)
+        return out
     return _np.array(obj, dtype=dtype, copy=copy, **kwargs)
+
+
+def _layout_only(name, kwargs, allowed):
+    """``ndmin`` of np.array / np.asarray's keywords for a Tensor (0 if absent).  The others
+    (``order``, ``subok``, ``like``, ``device``, ``copy``) change no value of a Tensor; an
+    unknown keyword raises as NumPy's does."""
+    unknown = sorted(set(kwargs) - set(allowed))
+    if unknown:
+        raise TypeError(f"{name}() got an unexpected keyword argument {unknown[0]!r}")
+    return int(kwargs.get("ndmin", 0))
 
 
 def asarray(obj, dtype=None, **kwargs):
@@ -174,8 +189,10 @@ def asarray(obj, dtype=None, **kwargs):
         (True, array([1., 2.]))
     """
     if isinstance(obj, _Tensor):
-        return _cast(obj, dtype, "asarray")
+        _layout_only("asarray", kwargs, ("order", "device", "copy", "like"))
+        return _cast(obj.clone() if kwargs.get("copy") else obj, dtype, "asarray")
     if isinstance(obj, (list, tuple)) and _contains_tensor(obj):
+        _layout_only("asarray", kwargs, ("order", "device", "copy", "like"))
         return _cast(_stacked(obj), dtype, "asarray")
     return _np.asarray(obj, dtype=dtype, **kwargs)
 

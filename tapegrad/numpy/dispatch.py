@@ -378,6 +378,14 @@ def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     return stats_.median(a, axis, keepdims)
 
 
+def _nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    _no_extras("nanmedian", out)
+    res = stats_.nanmedian(a, axis, keepdims)
+    if np.any(np.all(composites.is_nan(O.tensor_of(a)), axis=axis)):
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
+    return res
+
+
 def _quantile(fn, name, skip_nan=False):
     """np.quantile / percentile (``skip_nan``: nanquantile / nanpercentile, the NaN entries
     of each lane left out; a lane of NaN only gives NaN and NumPy's warning)."""
@@ -478,9 +486,7 @@ FUNCTIONS = {
     np.percentile: _quantile(stats_.percentile, "percentile"),
     np.nanquantile: _quantile(stats_.quantile, "nanquantile", skip_nan=True),
     np.nanpercentile: _quantile(stats_.percentile, "nanpercentile", skip_nan=True),
-    np.nanmedian: lambda a, axis=None, out=None, overwrite_input=False, keepdims=False: FUNCTIONS[
-        np.nanquantile
-    ](a, 0.5, axis, out, keepdims=keepdims),
+    np.nanmedian: _nanmedian,
     np.ptp: _ptp,
     np.average: _average,
     np.real: viewing(parts.real),

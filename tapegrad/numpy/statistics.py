@@ -259,6 +259,15 @@ def median(a: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
 _QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 
 
+def nanmedian(a: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """np.nanmedian: the median of each lane's numbers, NaN entries left out (the mean of
+    the two middle numbers, (lo + hi) / 2 as NumPy rounds it, not the quantile's lerp); NaN
+    for a lane of NaN only."""
+    s, kept, n = _sorted_lanes(a, axis, "nanmedian")
+    out = reshape(_nan_skipping_quantile(s, n, np.array([0.5]), "median"), s.shape[:-1])
+    return reshape(out, kept) if keepdims else out
+
+
 def _nan_skipping_quantile(s, n, q, method):
     """np.nanquantile on lanes sorted with NaN last: each lane's own count k of numbers
     (whether an entry is NaN is read through a guarded comparison), its quantiles among the
@@ -281,6 +290,8 @@ def _nan_skipping_quantile(s, n, q, method):
         lo, hi = getitem(flat, (rows, prev)), getitem(flat, (rows, nxt))
         d = sub(hi, lo)
         out = where(t >= 0.5, sub(hi, mul(d, result(1.0 - t))), add(lo, mul(d, result(t))))
+        if method == "median":  # np.nanmedian's mean of the two middle numbers, as it rounds
+            out = where(t == 0.0, lo, mul(add(lo, hi), 0.5))
     if np.any(k == 0):
         out = where(np.broadcast_to(k == 0, virtual.shape), math.nan, out)
     return reshape(out, s.shape[:-1] + (q.shape[0],))

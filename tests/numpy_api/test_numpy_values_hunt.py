@@ -975,15 +975,6 @@ KNOWN = {  # (base name, input index or None for all, modes): reason
         "np.i0(+-inf) is nan in NumPy (its Chebyshev series), inf (the limit) in "
         "tapegrad's composites.i0: NumPy's value is the odd one"
     ),
-    ("nanmedian special", 1, None): (
-        "np.nanmedian is nanquantile(0.5)'s lerp hi - (hi - lo) / 2 (numpy/dispatch.py), "
-        "NumPy's the mean (lo + hi) / 2: the two round differently at subnormals (0.0 and "
-        "5e-324 give 5e-324, NumPy 0.0)"
-    ),
-    ("array ndmin", None, ("tnp-tensor",)): (
-        "tnp.array(tensor, ndmin=4) ignores ndmin (and any other keyword) for a Tensor "
-        "(numpy/__init__.py array)"
-    ),
 }
 
 
