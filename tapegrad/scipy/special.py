@@ -686,13 +686,19 @@ def _constant_weights(a, b, kept, axes):
 
 
 def _weights_with_grad(a, b, kept, axes):
-    """(sum of b exp(a - m), m) for weights b that require grad, shifted by the maximum of
-    a where b != 0; entries with b == 0 keep d/db (see ``_zero_weights``)."""
+    """(sum of b exp(a - m), m) for weights b that require grad.  The shift m is the maximum
+    of a + log|b| where b != 0 (log|b| kept above -700, so exp(a - m) stays finite), as for
+    constant weights: by the maximum of a alone, a term with a tiny weight underflowed (d/da
+    came out 0 for 1e-47) and huge weights overflowed the sum.  The terms stay b exp(a - m),
+    so d/db = exp(a - m) is not lost where b exp(a - m) underflows.  Entries with b == 0 keep
+    d/db (see ``_zero_weights``)."""
     unseen = None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_b = O.maximum(O.log(O.abs_(O.where(kept, b, 1.0))), -700.0)
     if kept.all():
-        m = O.stable_shift(a, axes)
+        m = O.stable_shift(O.add(a, log_b), axes)
     else:
-        m = O.stable_shift(O.where(kept, a, -np.inf), axes)
+        m = O.stable_shift(O.where(kept, O.add(O.where(kept, a, 0.0), log_b), -np.inf), axes)
         a, unseen = _zero_weights(a, m, kept)
     e = O.mul(O.exp(O.sub(a, m)), b)
     if unseen is not None:  # value 0; d/db = exp(a - m) where that is not finite

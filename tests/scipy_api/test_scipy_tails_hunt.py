@@ -981,6 +981,9 @@ def _lse_ref(a, b=None):
         ([1.0, 2.0, 3.0], [0.0, 1.0, 2.0]),
         ([800.0, 1.0], [1e-300, 1.0]),  # shifted by max(a + log|b|): d/da_1 = 1e-47
         ([-np.inf, 5.0], [3.0, 0.5]),
+        ([0.0, 0.0], [1.5e308, 1.5e308]),  # the sum of b exp(a - max(a)) overflowed
+        ([800.0, 1.0], [1e-320, 1.0]),
+        ([1.0, 2.0, 3.0], [-0.5, 2.0, 1.0]),
     ],
 )
 def test_logsumexp_value_and_gradient(a, b):
@@ -990,6 +993,16 @@ def test_logsumexp_value_and_gradient(a, b):
     want_v, want_g = _lse_ref(a, b)
     assert value == pytest.approx(want_v, rel=1e-15, abs=0)
     np.testing.assert_allclose(grad, want_g, rtol=1e-13, atol=1e-300)
+    if b is not None:  # b requiring grad too: the same value and d/da, d/db = exp(a) / sum
+        value_w, (grad_a, grad_b) = tg.value_and_grad(
+            lambda x, w: tsp.logsumexp(x, b=w), argnums=(0, 1)
+        )(a, bb)
+        with mp.workdps(50):
+            total = mp.fsum(mp.mpf(w) * mp.exp(mp.mpf(v)) for v, w in zip(a, b, strict=True))
+            want_b = [float(mp.exp(mp.mpf(v)) / total) for v in a]
+        assert value_w == pytest.approx(want_v, rel=1e-15, abs=0)
+        np.testing.assert_allclose(grad_a, want_g, rtol=1e-13, atol=1e-300)
+        np.testing.assert_allclose(grad_b, want_b, rtol=1e-13, atol=1e-300)
     # forward mode agrees with reverse, direction by direction
     for e in np.eye(a.size):
         _, t = tg.jvp(lambda x: tsp.logsumexp(x, b=bb), (a,), (e,))
