@@ -926,9 +926,29 @@ def betainc(a, b, x, **kwargs):
     log_b = _sp.betaln(a, b)
 
     def density(z):
-        return O.exp(xlogy(a - 1.0, z) + xlog1py(b - 1.0, O.neg(z)) - log_b)
+        return _at_edges(
+            z,
+            (0.0, 1.0),
+            lambda z: O.exp(xlogy(a - 1.0, z) + xlog1py(b - 1.0, O.neg(z)) - log_b),
+            lambda z: O.power(z, a - 1.0) * O.power(1.0 - z, b - 1.0) * np.exp(-log_b),
+        )
 
     return _scipy_op(x, lambda z: _sp.betainc(a, b, z), density)
+
+
+def _at_edges(z, edges, inside, edge):
+    """A density ``inside(z)`` written as exp(log density) (which neither underflows nor
+    overflows for large parameters), but ``edge(z)``, its product of powers, where z is one
+    of ``edges``: there the log density is -inf and its derivative infinite, so exp(L) L'
+    is 0 * inf = NaN where the density's derivative is a number (betainc(1, 2, x)'' = -2
+    at x = 1).  Each form sees only its own points (the other's are 1/2), so neither puts a
+    NaN into the other's derivatives; whether z is at an edge is a guard in a trace."""
+    at = np.zeros(np.shape(z), dtype=bool)
+    for e in edges:
+        at = at | O.truth(z == e)
+    if not at.any():
+        return inside(z)
+    return O.where(at, edge(O.where(at, z, 0.5)), inside(O.where(at, 0.5, z)))
 
 
 def _dgammainc_da(a: float, x: float) -> float:
@@ -992,7 +1012,12 @@ def _gammainc(name: str, a, x, kwargs, sign: float):
         log_g = _sp.gammaln(a)
 
         def density(z):
-            return sign * O.exp(xlogy(a - 1.0, z) - z - log_g)
+            return sign * _at_edges(
+                z,
+                (0.0,),
+                lambda z: O.exp(xlogy(a - 1.0, z) - z - log_g),
+                lambda z: O.power(z, a - 1.0) * O.exp(O.neg(z) - log_g),
+            )
 
         return _scipy_op(x, lambda z: sp_fn(a, z), density)
     return _GammaincOp.apply(a, O.tensor_of(x), sign)
@@ -1012,7 +1037,12 @@ class _GammaincOp(Function):
     @staticmethod
     def _partials(ctx):
         a, x = ctx.saved_tensors
-        density = O.exp(xlogy(a - 1.0, x) - x - gammaln(a))
+        density = _at_edges(
+            x,
+            (0.0,),
+            lambda x: O.exp(xlogy(a - 1.0, x) - x - gammaln(a)),
+            lambda x: O.power(x, a - 1.0) * O.exp(O.neg(x) - gammaln(a)),
+        )
         return ctx.sign * _GammaincDa.apply(a, x), ctx.sign * density
 
     @staticmethod

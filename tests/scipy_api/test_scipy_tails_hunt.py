@@ -1070,27 +1070,12 @@ def _d(f, n, x):
         (lambda x: tsp.gammainc(1.0, x), 0.0, (0.0, 1.0, -1.0)),
         (lambda x: tsp.gammaincc(1.0, x), 0.0, (1.0, -1.0, 1.0)),
         (lambda x: tsp.betainc(1.0, 2.0, x), 0.0, (0.0, 2.0, -2.0)),
-        pytest.param(
-            lambda x: tsp.betainc(1.0, 2.0, x),
-            1.0,
-            (1.0, 0.0, -2.0),
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="betainc's derivative is the density as exp(log density), whose own "
-                "derivative exp(L) L' is 0 * inf = NaN where the density has a zero "
-                "((1 - x)^(b - 1) at x = 1): the second derivative is NaN, not -2",
-            ),
-        ),
-        pytest.param(
-            lambda x: tsp.gammainc(2.0, x),
-            0.0,
-            (0.0, 0.0, 1.0),
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="gammainc's derivative is exp((a - 1) log x - x - gammaln(a)), whose "
-                "own derivative at x = 0 (a = 2) is exp(-inf) * inf = NaN, not 1",
-            ),
-        ),
+        # (the derivatives of the densities at their zeros: exp(log density) gave 0 * inf)
+        (lambda x: tsp.betainc(1.0, 2.0, x), 1.0, (1.0, 0.0, -2.0)),
+        (lambda x: tsp.gammainc(2.0, x), 0.0, (0.0, 0.0, 1.0)),
+        (lambda x: tsp.betainc(2.0, 3.0, x), 0.0, (0.0, 0.0, 12.0)),
+        (lambda x: tsp.betainc(2.0, 3.0, x), 1.0, (1.0, 0.0, 0.0)),
+        (lambda x: tsp.gammaincc(3.0, x), 0.0, (1.0, 0.0, 0.0)),
         (tsp.i0, 0.0, (1.0, 0.0, 0.5)),
         (tsp.j0, 0.0, (1.0, 0.0, -0.5)),
         (lambda x: tsp.ive(0, x), 0.0, (1.0,)),  # |x| has a kink at 0: no derivative asserted
@@ -1109,6 +1094,22 @@ def test_exact_values_and_limits_at_edges(f, x, want):
                 assert got == w, (n, got, w)
             else:
                 assert got == pytest.approx(w, rel=1e-13), (n, got, w)
+
+
+def test_incomplete_beta_and_gamma_densities_at_their_zeros_in_every_mode():
+    """The second derivatives at the support's ends where the density is 0 (not NaN), in
+    forward mode, a Hessian beside a point inside the support, and gammainc with a that
+    requires grad."""
+    f = lambda x: tsp.betainc(1.0, 2.0, x)  # noqa: E731  2x - x^2: f'' = -2
+    _, t = tg.jvp(lambda x: tg.grad(f)(x), (1.0,), (1.0,))
+    assert float(t) == -2.0
+    # betainc(2, 2, x) = 3x^2 - 2x^3: f'' = 6 - 12x
+    h = tg.hessian(lambda x: np.sum(tsp.betainc(2.0, 2.0, x)))(np.array([0.0, 0.25, 1.0]))
+    np.testing.assert_allclose(np.diag(h), [6.0, 3.0, -6.0], rtol=1e-13)
+    a, x = tg.tensor(2.0, requires_grad=True), tg.tensor(0.0, requires_grad=True)
+    (dx,) = tg.autograd.grad(tsp.gammainc(a, x), [x], create_graph=True)
+    (dxx,) = tg.autograd.grad(dx, [x])
+    assert dx.item() == 0.0 and dxx.item() == 1.0
 
 
 # ---- refusals: an error naming the function, never a silent number -------------------------------
