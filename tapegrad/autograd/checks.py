@@ -10,6 +10,8 @@
 - anomaly mode: the tape's checker (``t.anomaly``) scans the adjoints of reached rows.
 """
 
+import threading
+
 import numpy as np
 
 from ..ops.spec import SAVES
@@ -23,6 +25,80 @@ from ..core.tensor import TensorBase as Tensor, result
 _NEED = np.array(SAVES, np.int8)
 
 
+# ---- user code run by a sweep ------------------------------------------------------------------
+
+
+class _Reentry(threading.local):
+    """The backward sweeps running on this thread (``spans``: (tape, bottom, top), innermost
+    last) and the user code they are running (``calls``: ``user_code`` frames)."""
+
+    def __init__(self):
+        self.spans = []
+        self.calls = []
+
+
+REENTRY = _Reentry()
+
+
+class user_code:
+    """``with user_code():`` around user code that a backward sweep runs (a hook, a custom
+    Function's backward).  That code may start a backward of its own on the same tape (a hook
+    calling ``backward``, ``autograd.grad``, ``tg.grad``, ``tg.jacobian``): it would clear the
+    reached marks and overwrite the adjoints of the rows the running sweep has yet to finish,
+    which would then hand out wrong or missing gradients.  So the first such backward saves
+    them (``save_running_sweeps``) and they are put back here when the user code returns; the
+    rows that backward freed stay freed (a graph both share was freed by it, as in PyTorch).
+    Without a backward inside, it costs nothing more."""
+
+    __slots__ = ("t", "bottom", "top", "saved")
+
+    def __enter__(self):
+        spans = REENTRY.spans
+        self.t, self.bottom, self.top = spans[-1] if spans else (None, 0, -1)
+        self.saved = None
+        REENTRY.calls.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        calls = REENTRY.calls
+        if calls and calls[-1] is self:
+            calls.pop()
+        elif self in calls:  # (a frame an interrupt left behind)
+            del calls[calls.index(self) :]
+        if self.saved is not None:
+            self._restore()
+        return False
+
+    def save(self):
+        t, b, top = self.t, self.bottom, self.top
+        voff = t.voff
+        state = t.state
+        self.saved = (state[b : top + 1].copy(), t.adj[voff[b] : voff[top + 1]].copy())
+        state[b : top + 1] &= 2  # the new backward starts from a clean slate
+
+    def _restore(self):
+        t, b, top = self.t, self.bottom, self.top
+        states, adjs = self.saved
+        self.saved = None
+        if not t.alive:
+            raise RuntimeError(
+                "backward: the tape of the running backward was released while a hook or a "
+                "Function's backward started another backward on it; keep the outputs of "
+                "that backward alive, or call it after the running backward returns"
+            )
+        voff, state = t.voff, t.state
+        state[b : top + 1] = states | (state[b : top + 1] & 2)
+        t.adj[voff[b] : voff[top + 1]] = adjs
+
+
+def save_running_sweeps(t):
+    """A backward starts on tape ``t`` inside user code a sweep of ``t`` runs: save that
+    sweep's reached marks and adjoints (once per frame) before they are overwritten."""
+    for frame in REENTRY.calls:
+        if frame.t is t and frame.saved is None and frame.top >= frame.bottom:
+            frame.save()
+
+
 def run_hooks(t, r, fns):
     """Run ``fns`` on row r's adjoint (registration order); write back what they return, or
     their argument when they return None: a hook that changes its argument in place
@@ -32,7 +108,8 @@ def run_hooks(t, r, fns):
     g = result(t.adj[lo:hi].reshape(shape).copy())
     for fn in list(fns):
         arg = Tensor._const(g)
-        out = fn(arg)
+        with user_code():  # (a backward it starts leaves this sweep's rows as they were)
+            out = fn(arg)
         if out is None:
             out = arg  # as the hook left it
         ov = np.asarray(out._v if isinstance(out, Tensor) else out, dtype=np.float64)

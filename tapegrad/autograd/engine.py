@@ -17,6 +17,7 @@ from ..core import tape as T
 from ..ops.decl import Elementwise
 from ..ops.spec import C, OPS
 from . import checks as _checks
+from .checks import REENTRY, save_running_sweeps, user_code
 from . import higher as _higher
 from ..core.tensor import STATE, refuse_complex, refuse_unsupported, result, row_of, tape_of
 from ..core.tensor import TensorBase as Tensor
@@ -199,7 +200,11 @@ def _as_list(x):
 
 
 def check_root(t, y, i):
-    """Refuse output ``y`` (position ``i``) of a backward unless it is a Tensor with a graph."""
+    """Refuse output ``y`` (position ``i``) of a backward unless it is a Tensor with a graph.
+    Every backward on a tape starts here: one started by user code that a sweep of the same
+    tape is running (a hook, a Function's backward) first saves that sweep's state."""
+    if REENTRY.calls:
+        save_running_sweeps(t)
     if not isinstance(y, Tensor):
         raise TypeError(f"outputs[{i}] is a {type(y).__name__}, not a Tensor")
     if not y._rg:
@@ -283,6 +288,21 @@ def run_backward(
     adj = t.adj
     for r, s in roots:
         T.add_adjoint(adj, state, voff, r, s if s.__class__ is float else s.ravel())
+    spans = REENTRY.spans
+    spans.append((t, bottom, top))  # the rows the hooks it runs must not disturb
+    try:
+        return _sweep_roots(
+            t, outputs, roots, top, bottom, inputs, in_rows, retain_graph, accumulate, allow_unused
+        )
+    finally:
+        spans.pop()
+
+
+def _sweep_roots(
+    t, outputs, roots, top, bottom, inputs, in_rows, retain_graph, accumulate, allow_unused
+):
+    """The sweep of ``run_backward`` from its seeded ``roots``, and what it hands out."""
+    voff = t.voff
     handoff = None
     if accumulate and inputs is None and voff[top + 1] - voff[bottom] >= _HANDOFF_MIN:
         handoff = _handoff(t, top, [r for r, _ in roots])
@@ -589,33 +609,44 @@ class ReverseSweep:
 
     def accumulate_leaves(self, top):
         """Add the gradients of the reached leaves (rows up to ``top``) into their ``.grad``
-        (threads sharing a leaf take turns)."""
-        with _GRAD_LOCK:
-            self._accumulate(top)
-
-    def _accumulate(self, top):
+        (threads sharing a leaf take turns).  The leaves' hooks run first, outside the lock:
+        a hook may run a backward of its own, or wait for another thread's."""
         t = self.t
         own = self.handoff or {}
         self.handoff = None
-        state, voff, adj = t.state, t.voff, t.adj
+        state = t.state
+        reached, hooked = [], {}
         for r in t.leaf_rows:
             if r > top or not (state[r] & 1):
                 continue
             leaf = t.entered(r)
             if leaf is None or not leaf._rg:
                 continue
-            g = own.get(r)  # an array of its own, or None: then read from the adjoint buffer
-            fresh = g is not None
-            if fresh:
-                g = g.reshape(leaf.shape)
-            elif leaf._v.__class__ is float:  # a scalar parameter's gradient is a float
-                g = float(adj[voff[r]])
-            else:
-                g = adj[voff[r] : voff[r + 1]].reshape(leaf.shape)
+            reached.append((r, leaf))
             hooks = _higher.hook_fns(leaf)
             if hooks:  # (what a hook returns may be kept by it: copied below)
-                g = _apply_hooks(hooks, result(np.array(g)))
-                fresh = False
+                hooked[r] = _apply_hooks(hooks, result(np.array(self._leaf_grad(r, leaf, own))))
+        with _GRAD_LOCK:
+            self._accumulate(reached, own, hooked)
+
+    def _leaf_grad(self, r, leaf, own):
+        """Leaf row ``r``'s gradient: the array of its own the sweep made, or a view of the
+        adjoint buffer (a float for a scalar parameter)."""
+        g = own.get(r)
+        if g is not None:
+            return g.reshape(leaf.shape)
+        t = self.t
+        voff = t.voff
+        if leaf._v.__class__ is float:  # a scalar parameter's gradient is a float
+            return float(t.adj[voff[r]])
+        return t.adj[voff[r] : voff[r + 1]].reshape(leaf.shape)
+
+    def _accumulate(self, reached, own, hooked):
+        for r, leaf in reached:
+            if r in hooked:
+                g, fresh = hooked[r], False
+            else:
+                g, fresh = self._leaf_grad(r, leaf, own), own.get(r) is not None
             old = leaf.grad
             if old is None:  # a view of the buffer is copied (the next backward reuses it)
                 leaf.grad = Tensor._const(g if g.__class__ is float or fresh else result(g.copy()))
@@ -645,7 +676,8 @@ def _apply_hooks(hooks, g):
     """A leaf's gradient ``g`` after its hooks (registration order); a hook returning another
     shape raises, as for the hooks of other tensors."""
     for h in hooks:
-        r = h(Tensor._const(g))
+        with user_code():
+            r = h(Tensor._const(g))
         if r is not None:
             r = result(np.asarray(r._v if isinstance(r, Tensor) else r, dtype=np.float64))
             if np.shape(r) != np.shape(g):
@@ -685,8 +717,10 @@ def release_swept(t, top, bottom=0, chunk=1 << 16):
     reclaims what nothing can reach any more.  A sweep that stopped at ``bottom`` frees rows
     from there up (the state bits below it are an earlier sweep's)."""
     code, state = t.code, t.state
+    nested = REENTRY.calls and any(f.t is t for f in REENTRY.calls)
     if (
-        t.RECLAIMS
+        not nested  # (a hook's backward: the sweep that runs the hook still reads this tape)
+        and t.RECLAIMS
         and bottom == 0
         and top + 1 == t.n
         and _every_op_row_swept(code, state, top + 1, chunk)
@@ -696,7 +730,7 @@ def release_swept(t, top, bottom=0, chunk=1 << 16):
         hi = min(lo + chunk, top + 1)
         st = state[lo:hi]
         st |= ((st & 1) & ((code[lo:hi] & 255) > T.CONST)) << 1  # freed bit of reached op rows
-    return t.maybe_reset()
+    return t if nested else t.maybe_reset()
 
 
 def _every_op_row_swept(code, state, n, chunk):

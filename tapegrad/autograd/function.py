@@ -32,7 +32,7 @@ from ..core.tensor import (
 )
 from ..core import functions as O
 from ..core import methods as M
-from .checks import version_error
+from .checks import user_code, version_error
 from .engine import FREED_MSG, enable_grad, no_grad, recording_paused
 from .higher import row_tensor
 from ..errors import ForwardModeError
@@ -204,7 +204,9 @@ class CustomNode:
         return out
 
     def run_backward(self, t, row):
-        grads = self.backward_values(t, self.output_grads(t, row))
+        grads = self.output_grads(t, row)
+        with user_code():  # (a backward it starts leaves this sweep's rows as they were)
+            grads = self.backward_values(t, grads)
         self.add_input_grads(grads, t.adj, t.state, t.voff, t.rg)
         return self.output_rows[0] - 1
 

@@ -187,10 +187,28 @@ def _non_float(out):
     return None
 
 
+def _in_turn(method):
+    """A public replay method of ``Trace``.  A trace created with ``retrace=True`` may record
+    itself again at any call, replacing the columns and sizes that a replay on another thread
+    is reading (mixed, they crash the compiled replay or hand out values of the other
+    recording): its calls take turns.  Other traces never change after recording, so their
+    calls run in parallel, each thread in buffers of its own."""
+
+    @functools.wraps(method)
+    def run(self, *args):
+        if not self.retrace:
+            return method(self, *args)
+        with self._turn:
+            return method(self, *args)
+
+    return run
+
+
 class Trace:
     """A recorded tape plus what is needed to replay it.  Create with ``tg.trace``."""
 
     def __init__(self, f, args, argnums=0, retrace=False):
+        self._turn = threading.RLock()  # (see _in_turn)
         self.f = f
         self.single = isinstance(argnums, int)
         self.argnums = (argnums,) if self.single else tuple(int(a) for a in argnums)
@@ -507,6 +525,7 @@ class Trace:
                 f"replay, which {what} cannot do; {instead}"
             )
 
+    @_in_turn
     def __call__(self, *args):
         x = self._prepared(args)
         w = self._work()
@@ -516,6 +535,7 @@ class Trace:
             return self._failed(status, row, args, lambda: self(*args))
         return _out_value(self.out_spec, w.val, self.voff)
 
+    @_in_turn
     def value_and_grad(self, *args):
         """(f(*args), gradient in the structure of the ``argnums`` arguments)."""
         if self.out_size != 1 or self.non_float is not None:
@@ -621,6 +641,7 @@ class Trace:
             return status, row
         return tvals, flag
 
+    @_in_turn
     def jvp(self, *args_and_tangents):
         """``tr.jvp(*args, tangents)`` -> ``(f(*args), J @ tangents)``, replayed: one forward
         sweep and one tangent sweep, both compiled.  ``tangents`` has the structure of the
@@ -635,6 +656,7 @@ class Trace:
             _out_value(self.out_spec, tvals[0], self.voff),
         )
 
+    @_in_turn
     def hvp(self, *args_and_v):
         """``tr.hvp(*args, v)`` -> Hessian-vector product of the scalar f, replayed: forward,
         tangent and forward-over-reverse sweeps, all compiled.  In the structure of the
@@ -657,6 +679,7 @@ class Trace:
             return self._failed(status, row, tuple(args), lambda: self.hvp(*args_and_v))
         return self._grads(tadjs[0, : self.ng].copy())
 
+    @_in_turn
     def hessian(self, *args):
         """The Hessian of the scalar f at ``args`` (for one array argument of shape S: an array
         of shape S + S): one forward replay, then one tangent sweep and one forward-over-reverse
@@ -685,6 +708,7 @@ class Trace:
         H = H.reshape(shape + shape)
         return float(H) if spec[2] else H
 
+    @_in_turn
     def grad_many(self, X, *rest):
         """Gradients at each X[b] (the ``argnums`` argument, an array or float) in parallel.
 
@@ -842,6 +866,7 @@ class Trace:
         self._restore(arrays, meta)
 
     def _restore(self, arrays, meta):
+        self._turn = threading.RLock()
         for k in _ARRAYS:
             setattr(self, k, np.ascontiguousarray(arrays[k]))
         self.f = None
@@ -1041,6 +1066,9 @@ def _shape_key(obj, diff, leaves):
     return ("s", type(obj), obj)
 
 
+_TRACED_LOCK = T.SectionLock()  # the caches of ``Traced`` functions, shared by threads
+
+
 class Traced:
     """``f`` with a cache of its traces: ``tg.traced(f)``.
 
@@ -1084,15 +1112,9 @@ class Traced:
     def _run(self, method, args):
         leaves = [[] for _ in args]
         key = tuple([_shape_key(a, i in self._nums, leaves[i]) for i, a in enumerate(args)])
-        cache = self._cache
-        traces = cache.pop(key, None)
-        if traces is None:
-            traces = []
-            while len(cache) >= self.max_structures:
-                del cache[next(iter(cache))]
-        cache[key] = traces  # most recently used structure last
-        for k in range(len(traces) - 1, -1, -1):
-            tr = traces[k]
+        with _TRACED_LOCK:  # (threads share the cache: the bookkeeping takes turns)
+            traces = list(self._traces(key))
+        for tr in reversed(traces):  # most recently used first
             try:
                 if method == "value_and_grad" and tr.out_size == 1:  # the key checked args
                     tr._read_closure()
@@ -1101,24 +1123,48 @@ class Traced:
                     out = getattr(tr, method)(*args)
             except RetraceRequired:
                 continue  # another branch: the next trace, or a new recording
-            traces.append(traces.pop(k))
-            self.replays += 1
+            with _TRACED_LOCK:
+                self._keep(key, tr)
+                self.replays += 1
             return out
         tr = Trace(self.f, args, self.argnums)
-        self.records += 1
         try:
             out = getattr(tr, method)(*args)
         except RetraceRequired:
             # the fresh trace refuses its own inputs (a value Python read while recording is
             # replayed in other last bits than NumPy computed it): this call is answered by
             # evaluating f, and the trace is not kept
-            self.evaluations += 1
+            with _TRACED_LOCK:
+                self.records += 1
+                self.evaluations += 1
             return self._evaluate(method, args)
+        with _TRACED_LOCK:
+            self.records += 1
+            self._keep(key, tr)
+            self.replays += 1
+        return out
+
+    def _traces(self, key):
+        """The traces of structure ``key`` (least recently used first), now the most recently
+        used structure; a new structure may drop the least recently used one."""
+        cache = self._cache
+        traces = cache.pop(key, None)
+        if traces is None:
+            traces = []
+            while len(cache) >= self.max_structures:
+                del cache[next(iter(cache))]
+        cache[key] = traces  # most recently used structure last
+        return traces
+
+    def _keep(self, key, tr):
+        """Make ``tr`` the most recently used trace of structure ``key`` (at most
+        ``max_branches`` are kept)."""
+        traces = self._traces(key)
+        if tr in traces:
+            traces.remove(tr)
         traces.append(tr)
         if len(traces) > self.max_branches:
             del traces[0]
-        self.replays += 1
-        return out
 
     def _evaluate(self, method, args):
         """``f`` run on ``args`` (its value, or tg.value_and_grad), not replayed."""
