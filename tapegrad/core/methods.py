@@ -105,10 +105,18 @@ def _transpose(self, *axes, dim0=None, dim1=None):
         axes = tuple(axes[0])
     if not axes:
         return O.transpose(self)
-    if len(axes) == 2 and self.ndim != 2:
+    if len(axes) == 2 and self.ndim >= 1:
+        # PyTorch's two dims (checked first: ``a % 2`` made dim 5 of a matrix its dim 1);
+        # the same dim twice is the tensor itself, as a view
+        for a in axes:
+            if not -self.ndim <= a < self.ndim:
+                raise IndexError(
+                    f"Tensor.transpose: dim {a} is out of range for a {self.ndim}-D tensor "
+                    f"(dims go from {-self.ndim} to {self.ndim - 1})"
+                )
+        if self.ndim == 2 and axes[0] % 2 != axes[1] % 2:
+            return O.transpose(self)
         return O.swapaxes(self, *axes)
-    if len(axes) == 2 and self.ndim == 2 and sorted(a % 2 for a in axes) == [0, 1]:
-        return O.transpose(self, (1, 0)) if axes[0] % 2 != axes[1] % 2 else O.transpose(self)
     return O.transpose(self, axes)
 
 
@@ -160,7 +168,32 @@ def _basic_key(key):
     return True
 
 
+def _index_ints(key):
+    """PyTorch's ``y[i]`` with a 0-d integer Tensor (or array) ``i`` is ``y[int(i)]``, a view
+    (``y[i].mul_(2)`` changes y); NumPy's, inside transforms, is a fancy index and a copy."""
+    if key.__class__ is tuple:
+        for k in key:
+            if isinstance(k, _ARRAYS):
+                return tuple([_int_index(k) for k in key])
+        return key
+    return _int_index(key)
+
+
+_ARRAYS = (Tensor, np.ndarray)
+
+
+def _int_index(k):
+    """``k`` as an int when it is a 0-d integer Tensor or array, else ``k``."""
+    if isinstance(k, _ARRAYS):
+        a = np.asarray(k._v if isinstance(k, Tensor) else k)
+        if a.ndim == 0 and a.dtype.kind in "iu":
+            return int(a)
+    return k
+
+
 def _getitem(self, key):
+    if not STATE.transforms and key.__class__ is not int and key.__class__ is not slice:
+        key = _index_ints(key)
     out = O.getitem(self, key)
     if _basic_key(key) and _aliases(self, out, key):  # NumPy returns a view
         _note_view(self, out, key)
@@ -522,6 +555,9 @@ def _note_view(base, view, key):
     if vm is None:
         vm = view._meta = {}
     vm["base"] = (weakref.ref(base), key, base.shape)
+    if base._meta and "detached_from" in base._meta:  # a view of ``y.detach()``, which
+        vm["alias"] = base  # may be a temporary (``y.detach().T[0].zero_()``): kept alive,
+        # so that a write through the view reaches y
     if layout is not None:
         vm["layout"] = layout
     elif "layout" in vm:
@@ -888,8 +924,29 @@ def _swap_in(self, new):
     self._leaf = new._leaf
 
 
+def _drop_leading_ones(self, key, value):
+    """``x[1:3, :2] = v`` with v of shape (1, 1, 2): NumPy and PyTorch drop a value's leading
+    size-1 dims beyond those of ``x[key]`` (broadcasting alone cannot take them)."""
+    if not isinstance(value, (Tensor, np.ndarray)):
+        return value
+    shape = np.shape(value._v if isinstance(value, Tensor) else value)
+    if not shape or shape[0] != 1:
+        return value
+    try:  # the indexed shape, from a broadcast view (no memory of x's size)
+        target = np.broadcast_to(np.False_, self.shape)[O.index_key(key)[0]]
+    except (IndexError, TypeError, ValueError):
+        return value  # (the assignment raises its own error)
+    extra = len(shape) - np.ndim(target)
+    if extra <= 0 or any(d != 1 for d in shape[:extra]):
+        return value
+    if isinstance(value, Tensor):
+        return O.reshape(value, shape[extra:])
+    return value.reshape(shape[extra:])
+
+
 def _setitem(self, key, value, opname="__setitem__"):
     _check_inplace(self, opname)
+    value = _drop_leading_ones(self, key, value)
     v = self._v
     if _assign_exactly(self, key, value, opname):
         if self._meta is not None and _linked(self):
@@ -1167,9 +1224,14 @@ def _expand(self, *shape):
     """
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    shape = tuple(
-        self.shape[i - (len(shape) - self.ndim)] if s == -1 else s for i, s in enumerate(shape)
-    )
+    lead = len(shape) - self.ndim
+    for i, s in enumerate(shape[:lead]):  # (``self.shape[i - lead]`` would wrap around and
+        if s == -1:  # silently take the size of another dim)
+            raise RuntimeError(
+                f"Tensor.expand{tuple(shape)}: the size -1 is not allowed in a new leading "
+                f"dim ({i}) of a tensor of shape {self.shape}; give its size, as in PyTorch"
+            )
+    shape = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
     return O.broadcast_to(self, shape)
 
 

@@ -1218,6 +1218,13 @@ def _masked_fill(self, mask, value):
     m = np.asarray(mask.numpy() if isinstance(mask, Tensor) else mask)
     if m.dtype != bool:
         raise TypeError(f"Tensor.masked_fill: the mask must be boolean, got dtype {m.dtype}")
+    if np.ndim(value._v if isinstance(value, Tensor) else value) != 0:
+        # PyTorch refuses it too; a value per element is a where
+        raise RuntimeError(
+            f"Tensor.masked_fill: the value must be a number or a 0-d Tensor, got shape "
+            f"{np.shape(value._v if isinstance(value, Tensor) else value)} (as in PyTorch); "
+            "for a value per element use tg.where(mask, value, x)"
+        )
     v = self._v
     if v.__class__ is not float and v.dtype != np.float64 and not self._rg:
         # an integer, boolean or float32 x keeps its dtype, the value cast to it (PyTorch's)
