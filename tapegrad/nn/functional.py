@@ -1061,13 +1061,17 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 
 def _huber(name, input, target, delta):
-    """0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta), as 0.5 m**2 + delta (|d| - m)
-    with m = min(|d|, delta): no branch on values, so traces replay it for any input."""
+    """0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta), as 0.5 m**2 + delta (|d| - |m|)
+    with m = d clamped to [-delta, delta]: no branch on values, so traces replay it for any
+    input.  The clamp is of d, not of |d|: m * m is then smooth at d = 0, so the second
+    derivative there is 1 (m = min(|d|, delta) made it 0, |d|'s slope at 0 being 0); its slope
+    at +-delta is 0, as PyTorch's second derivative there (the first is delta either way)."""
     if not delta > 0:
         raise ValueError(f"{name}: {'beta' if 'l1' in name else 'delta'} must be positive")
-    a = _ops.abs_(_ops.sub(input, _same_shape(name, input, target)))
-    m = _ops.clip(a, None, delta)
-    return _ops.add(_ops.mul(0.5, _ops.mul(m, m)), _ops.mul(delta, _ops.sub(a, m)))
+    d = _ops.sub(input, _same_shape(name, input, target))
+    m = _kinked_clamp(d, -delta, delta)
+    excess = _ops.sub(_ops.abs_(d), _ops.abs_(m))
+    return _ops.add(_ops.mul(0.5, _ops.mul(m, m)), _ops.mul(delta, excess))
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -1167,6 +1171,11 @@ def binary_cross_entropy(
     if np.any(~positive & (pv != 0.0)) or np.any(~below_one & (pv != 1.0)):
         raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
     tv = _same_shape("binary_cross_entropy", p, target)
+    # as PyTorch: a target outside [0, 1] (or NaN) is refused, not turned into a loss that
+    # rewards p -> 0 or 1 without bound (guarded comparisons, as for p above)
+    t = _ops.tensor_of(tv)
+    if not (_ops.truth(t >= 0.0) & _ops.truth(t <= 1.0)).all():
+        raise RuntimeError("binary_cross_entropy: all elements of target should be between 0 and 1")
     log_p = _clamped_log(p, positive)
     log_q = _clamped_log(_ops.sub(1.0, p), below_one)
     # -(t log p + (1 - t) log q) = -(log q + t (log p - log q))

@@ -109,7 +109,18 @@ class _CellBase(Module):
             parts = tuple(hx) if self.kind == "LSTM" else (hx,)
             if self.kind == "LSTM" and len(parts) != 2:
                 raise ValueError(f"{name}: hx must be a pair (h, c)")
-            parts = tuple(_ops.reshape(_ops.tensor_of(p), shape) for p in parts)
+            parts = tuple(_ops.tensor_of(p) for p in parts)
+            # as PyTorch: hx is (hidden_size,) for an unbatched input, (batch, hidden_size)
+            # otherwise; a reshape would silently pair other numbers with the batch rows
+            expect = (self.hidden_size,) if unbatched else shape
+            for q in parts:
+                if q.shape != expect:
+                    given = "an unbatched input" if unbatched else f"a batch of {shape[0]}"
+                    raise ValueError(
+                        f"{name}: expected hidden state of shape {expect} for {given}, "
+                        f"got {q.shape}"
+                    )
+            parts = tuple(_ops.reshape(q, shape) for q in parts)
             state = parts if self.kind == "LSTM" else parts[0]
         p = self._parameters
         gi = F.linear(x, p["weight_ih"], p["bias_ih"])
@@ -193,11 +204,16 @@ class _RNNBase(Module):
         device=None,
         dtype=None,
         *,
-        nonlinearity="tanh",
+        nonlinearity=None,
     ):
         super().__init__()
         name = type(self).__name__
         _no_device(name, device, dtype)
+        if nonlinearity is not None and self.kind != "RNN":
+            # GRU and LSTM have fixed gates (PyTorch refuses the argument); ignoring it would
+            # silently compute with tanh
+            raise TypeError(f"{name}: unexpected keyword argument 'nonlinearity' (only RNN has it)")
+        nonlinearity = "tanh" if nonlinearity is None else nonlinearity
         _check_nonlinearity(name, self.kind, nonlinearity)
         if proj_size:
             raise ValueError(f"{name}: proj_size={proj_size} is not supported; use proj_size=0")
