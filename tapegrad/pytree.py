@@ -8,6 +8,7 @@ function that returns a namedtuple gets a namedtuple from ``tg.grad``, ``tg.jaco
 it is found again through a registry of the types seen in this process, or by import.
 """
 
+import copy
 import importlib
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "type_ref",
     "namedtuple_of",
     "BadLeaf",
+    "dict_like",
 ]
 
 
@@ -59,10 +61,29 @@ def map_leaves(tree, fn):
     if cls is tuple:
         return tuple(vals)
     if is_dict:
-        return cls(zip(keys, vals, strict=True))
+        return dict(zip(keys, vals, strict=True)) if cls is dict else dict_like(tree, keys, vals)
     if is_namedtuple(tree):
         return cls(*vals)
     return vals  # a list (another list or tuple type comes back as a list)
+
+
+def dict_like(tree, keys, vals):
+    """A dict of ``tree``'s type and attributes holding ``keys`` -> ``vals``.  A subclass
+    is not rebuilt by calling it on the items: ``defaultdict``'s first argument is its
+    factory, ``Counter`` would count the (key, value) pairs, and a user's subclass would lose
+    its attributes (a ``d.scale`` read inside ``f`` would silently be the class default).  A
+    shallow copy of ``tree``, emptied and refilled through its own methods, keeps them."""
+    try:
+        new = copy.copy(tree)
+        new.clear()
+        for k, v in zip(keys, vals, strict=True):
+            new[k] = v
+    except Exception as e:
+        raise TypeError(
+            f"a pytree dict of type {type(tree).__name__} could not be rebuilt with new "
+            f"values ({type(e).__name__}: {e}); pass a plain dict"
+        ) from None
+    return new
 
 
 def leaves(tree):

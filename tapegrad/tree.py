@@ -126,7 +126,7 @@ def _aligned(other, like):
     """``other`` with each dict's keys in the order of the matching dict of ``like``: tree_map
     pairs dict entries by key, as JAX (which sorts the keys) does."""
     if isinstance(other, dict) and isinstance(like, dict) and other.keys() == like.keys():
-        return type(other)((k, _aligned(other[k], like[k])) for k in like)
+        return _pytree.dict_like(other, list(like), [_aligned(other[k], like[k]) for k in like])
     if type(other) in (list, tuple) and type(like) is type(other) and len(other) == len(like):
         return type(other)(_aligned(o, x) for o, x in zip(other, like, strict=True))
     return other

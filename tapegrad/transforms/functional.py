@@ -179,9 +179,11 @@ class _Call:
             STATE.transforms = transforms + 1
             STATE.torch_code = new_torch_code
             self.out = f(*args, **kwargs)
-        except Exception as e:
+        except BaseException as e:  # (KeyboardInterrupt too: its rows are as unreachable)
             if STATE.tape is tape:  # f's rows can only be reached through its traceback
                 tape.discard_from(start)
+            if not isinstance(e, Exception):
+                raise
             raise_unwrapped(e)
         finally:
             STATE.torch_code = torch_code
@@ -246,7 +248,36 @@ def _cotangent_leaves(ct, like):
         ) from None
     for k, c in enumerate(cts):
         _check_real(c, f"vjp_fn: cotangent leaf {k}")
+    path = _none_at_one_element(like, ct, "")
+    if path is not None:
+        raise ValueError(
+            f"vjp_fn: the cotangent is None at {path or 'the top'}, an output of one "
+            "element; torch.func.vjp and torch.autograd.grad read None there as 1 (the "
+            "implicit gradient of a scalar), while None elsewhere stands for zeros; pass "
+            "1.0 or 0.0"
+        )
     return cts
+
+
+def _none_at_one_element(like, ct, path):
+    """The path of a ``None`` cotangent standing for one output leaf of one element (the
+    trees already matched), or None.  ``None`` for a subtree or a larger output means zeros,
+    unambiguously; for a scalar PyTorch means 1, so a zero there would differ silently."""
+    if ct is None:
+        if like is None or isinstance(like, (list, tuple, dict)):
+            return None
+        return path if np.size(_value(like)) == 1 else None
+    if isinstance(like, dict):
+        items = ((f"[{k!r}]", like[k], ct[k]) for k in like)
+    elif isinstance(like, (list, tuple)):
+        items = ((f"[{k}]", a, b) for k, (a, b) in enumerate(zip(like, ct)))
+    else:
+        return None
+    for key, a, b in items:
+        found = _none_at_one_element(a, b, path + key)
+        if found is not None:
+            return found
+    return None
 
 
 def _check_real(v, what):
@@ -411,10 +442,18 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         cts = [np.zeros(np.shape(_value(y))) if ct is None else ct for y, ct in zip(ys, cts)]
         return c.grads_tree(c.backward(ys, cts, True))
 
-    value = out if c.nested else _map(out, _value)
+    value = out if c.nested else _map(out, _own_value)
     if has_aux:
-        return value, vjp_fn, aux if c.nested else _map(aux, _value)
+        return value, vjp_fn, aux if c.nested else _map(aux, _own_value)
     return value, vjp_fn
+
+
+def _own_value(y):
+    """``_value`` as an array of the caller's own: vjp_fn's backward reads the recorded
+    values (``exp``'s output, a product's operands), which may be the very arrays of f's
+    outputs; a write into a returned output or aux would change its gradient silently."""
+    v = _value(y)
+    return v.copy() if isinstance(y, Tensor) and isinstance(v, np.ndarray) else v
 
 
 def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "auto") -> Callable:
