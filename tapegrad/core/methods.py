@@ -882,7 +882,36 @@ def bump_version(self, at=None):
         bump_version(src)  # a detached Tensor shares its source's array and version
         _written_through_alias(src)
         if src._meta is not None and _linked(src):
-            _after_write(src)  # and the memory of its base, or of its views
+            with _untracked():  # and the memory of its base, or of its views: a change
+                _after_write(src)  # autograd does not see, allowed into a leaf (x.data)
+    elif src is None and "detached_view" in meta:
+        with _untracked():
+            _written_through_detached_view(self, *meta["detached_view"])
+
+
+class _untracked:
+    """``with _untracked():`` grad mode off (the write of a detached alias into its source's
+    base is a change of storage, not an op: the base's gradient passes straight through)."""
+
+    def __enter__(self):
+        self.prev = STATE.enabled
+        STATE.enabled = False
+
+    def __exit__(self, *exc):
+        STATE.enabled = self.prev
+
+
+def _written_through_detached_view(self, base_ref, key):
+    """A write into ``v.detach()`` where the view ``v`` is gone (``y[1].detach().mul_(2)``):
+    the view is read from its base again, takes the written values, and is written back
+    (grad mode off), so the base changes as PyTorch's shared storage makes it, its gradient
+    passing straight through the update."""
+    base = base_ref()
+    if base is None:
+        return
+    view = read_view(key, base)
+    _untracked_update(view, np.array(self._v, dtype=np.float64))
+    write_view(key, base, view)
 
 
 def _written_through_alias(src):
@@ -917,11 +946,47 @@ def _swap_in(self, new):
     k = getattr(new, "_k", None)
     if k is not None:
         self._k = k  # the new row's range is held by this handle now
+    old = self._v
     self._v = new._v
     self._tape = new._tape
     self._row = new._row
     self._rg = new._rg
     self._leaf = new._leaf
+    m = self._meta
+    if m is not None and m.get("aliases"):
+        _refresh_aliases(self, old, m["aliases"])
+
+
+def _refresh_aliases(self, old, aliases):
+    """Show ``self``'s new values in its detached aliases (``d = y.detach()`` shares y's old
+    array, ``d = y[1].detach()`` holds y[1]'s values), as PyTorch's shared storage does: the
+    new values are written into their memory, and y takes the old array back (holding the
+    new values), so a later write into d reaches y again.  The old row's value may change
+    with it; its version was bumped, so a backward that needs it raises, as PyTorch's."""
+    live = []
+    for ref, key in aliases:
+        d = ref()
+        if d is None:
+            continue
+        live.append((ref, key))
+        dv = d._v
+        if dv.__class__ is float or not dv.flags.writeable:
+            continue
+        if key is None:
+            if dv is not old or old is self._v or old.shape != np.shape(self._v):
+                continue
+            old[...] = self._v
+            self._v = old
+        else:
+            with _untracked():
+                vals = read_view(key, self)._v
+            if np.shape(vals) != dv.shape:
+                continue
+            dv[...] = vals
+        if _linked(d):  # d's own views (``y.detach().T``) hold copies: derived again
+            with _untracked():
+                _refresh_views(d)
+    aliases[:] = live
 
 
 def _drop_leading_ones(self, key, value):

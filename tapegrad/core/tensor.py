@@ -363,6 +363,19 @@ class TensorBase:
         d = TensorBase._const(v)
         if v.__class__ is not float:  # the same array, as PyTorch's shared storage: a write
             d._m = {"detached_from": weakref.ref(self)}  # into d is a change of self too
+            m = self._meta
+            if m:  # the source may be a temporary (``y[1].detach().mul_(2)``), held weakly:
+                if "detached_from" in m:  # detached again: d aliases the first source
+                    d._m["detached_from"] = m["detached_from"]
+                    if "detached_view" in m:
+                        d._m["detached_view"] = m["detached_view"]
+                elif "base" in m:  # a view: d notes where it lies in the view's base, so
+                    d._m["detached_view"] = m["base"][:2]  # a write still reaches the base
+            view = d._m.get("detached_view")
+            if view is not None:
+                _note_alias(view[0](), d, view[1])
+            elif self._rg and not self._leaf:
+                _note_alias(self, d, None)
         return d
 
     def _invalidate(self):
@@ -834,6 +847,24 @@ def row_of(t, x):
         return r
     v = value_of(x)
     return t.enter(T.CONST, v, None, 0)
+
+
+def _note_alias(src, d, key):
+    """Note detached ``d`` (``src[key]``'s values; ``key`` None: ``src``'s array itself) in
+    graph tensor ``src``: a tracked in-place change gives ``src`` a new array, and d, which
+    shares the old one as PyTorch's storage, is kept showing it (``methods._swap_in``).
+    Leaves are changed in their own array, which d shares already."""
+    if src is None or not src._rg or src._leaf:
+        return
+    m = src._meta
+    if m is None:
+        m = src._m = {}
+    aliases = m.get("aliases")
+    if aliases is None:
+        aliases = m["aliases"] = []
+    elif len(aliases) >= 8:  # (the dead ones dropped, as a base's list of views)
+        aliases[:] = [a for a in aliases if a[0]() is not None]
+    aliases.append((weakref.ref(d), key))
 
 
 def record(t, code, ra, rb, v, fp=0.0, ip=0, own=None):
