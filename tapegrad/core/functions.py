@@ -613,15 +613,18 @@ def order_guard(out, axis, pairs):
     ``before <= after or after is NaN`` (NumPy sorts NaN last).  Both comparisons are
     guarded: with the first alone, a pair recorded false because ``after`` was NaN accepted
     a replay whose values are in the wrong order there (a sort recorded at [1, 2, nan, 3]
-    replayed [1, 2, 3, 4] as [1, 2, 4, 3])."""
+    replayed [1, 2, 3, 4] as [1, 2, 4, 3]).  Which pairs are ties is guarded too: the sorts
+    are stable, so the pattern of ties fixes the permutation (a replay at a tie the
+    recording did not have sent the gradient to the other tied element)."""
     if STATE.guard is None or not out._rg:
         return
     for before, after in pairs:
         lo = [slice(None)] * out.ndim
         hi = [slice(None)] * out.ndim
         lo[axis], hi[axis] = before, after
-        b = getitem(out, tuple(hi))
-        getitem(out, tuple(lo)) <= b  # noqa: B015 - records the guard
+        a, b = getitem(out, tuple(lo)), getitem(out, tuple(hi))
+        a <= b  # noqa: B015 - records the guard
+        a == b  # noqa: B015 - records the guard: the ties
         b != b  # noqa: B015, PLR0124 - records the guard: where NaN sorted last
 
 

@@ -30,8 +30,8 @@ from ..core.functions import (
     truth,
     where,
 )
+from ..core.tensor import STATE, result, value_of
 from ..core.tensor import TensorBase as Tensor
-from ..core.tensor import result, value_of
 
 
 def ptp(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
@@ -165,8 +165,10 @@ def sort(x: TensorLike, axis: Axis = -1, kind=None, order=None) -> Tensor:
         >>> (y * tg.tensor([1.0, 2.0, 3.0])).sum().backward(); x.grad
         tensor([3., 1., 2.])
     """
+    # stable whatever ``kind`` says (the values are NumPy's for every kind): ties then go
+    # in index order, which the guard's pattern of ties makes a replay repeat
     out, ax, _ = _arranged(
-        "sort", x, axis, order, lambda v, axis: np.argsort(v, axis=axis, kind=kind)
+        "sort", x, axis, order, lambda v, axis: np.argsort(v, axis=axis, kind="stable")
     )
     order_guard(out, ax, [(slice(0, -1), slice(1, None))])
     return out
@@ -184,15 +186,14 @@ def partition(x: TensorLike, kth, axis: Axis = -1, kind="introselect", order=Non
         >>> y.backward(); x.grad
         tensor([0., 1., 0.])
     """
-    out, ax, shape = _arranged(
+    out, _, _ = _arranged(
         "partition", x, axis, order, lambda v, axis: np.argpartition(v, kth, axis=axis, kind=kind)
     )
-    n = shape[ax]
-    pairs = []
-    for k in np.atleast_1d(kth):
-        k = int(k) % n
-        pairs += [(slice(0, k), slice(k, k + 1)), (slice(k, k + 1), slice(k + 1, None))]
-    order_guard(out, ax, pairs)
+    # NumPy's arrangement of the entries away from ``kth`` follows from every comparison
+    # its introselect made: a replay repeats it only where the whole order of x (ties
+    # included) is the recorded one, which a stable sort's guards pin while a trace records
+    if STATE.guard is not None:
+        sort(x, axis)
     return out
 
 
