@@ -204,7 +204,9 @@ from .core.torch_functions import (  # noqa: E402
     nonzero_alone as _nonzero_alone,
     operand_list as _operand_list,
     recorder as _recorder,
+    torch_nan_to_num as _torch_nan_to_num,
     torch_quantile as _torch_quantile,
+    torch_vectors as _torch_vectors,
     with_dim as _with_dim,
 )
 
@@ -259,6 +261,8 @@ where = _nonzero_alone(where)  # tg.where(condition): its nonzero indices
 einsum = _operand_list(einsum)  # PyTorch's tg.einsum(eq, [a, b]) too
 tensordot = _dims_keyword(tensordot)  # PyTorch's dims= too
 quantile = _torch_quantile(quantile)  # PyTorch's signature on Tensors outside NumPy code
+nan_to_num = _torch_nan_to_num(nan_to_num)  # (the same)
+dot, outer = _torch_vectors(dot), _torch_vectors(outer)  # 1-D Tensors outside NumPy code
 
 # dim= / keepdim= as on the methods
 sum, mean, prod, amax, amin = (_with_dim(f) for f in (sum, mean, prod, amax, amin))  # noqa: A001

@@ -1502,6 +1502,17 @@ def _trace_method(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     return O.sum(P._diagonal(self, offset, axis1, axis2)[0])
 
 
+def _dot(self, other):
+    """``x.dot(y)``: PyTorch's, of two 1-D Tensors; NumPy's ndarray.dot (a matrix product of
+    2-D operands) inside NumPy code, which a number where PyTorch raises would be outside."""
+    if not _numpy_code() and (self.ndim != 1 or np.ndim(other) != 1):
+        raise RuntimeError(
+            f"Tensor.dot: 1-D tensors expected, got shapes {self.shape} and {np.shape(other)} "
+            "(as PyTorch's); for a matrix product use x @ y or x.mv(v)"
+        )
+    return O.dot(self, other)
+
+
 def _calls(name, f, method):
     """``method`` documented as ``tg.f`` with x first (showing that function's example)."""
     method.__name__ = name
@@ -2203,7 +2214,7 @@ class TensorMethods(ElementwiseMethods):
     clip = P.numpy_or_torch(P.clamp, _clip, ())
     pow = _calls("pow", O.power, lambda s, exponent: O.power(s, exponent))  # PyTorch's name
     matmul = _calls("matmul", O.matmul, lambda s, o: O.matmul(s, o))
-    dot = _calls("dot", O.dot, lambda s, o: O.dot(s, o))
+    dot = _calls("dot", O.dot, lambda s, o: _dot(s, o))
     maximum = _calls("maximum", O.maximum, lambda s, o: O.maximum(s, o))
     minimum = _calls("minimum", O.minimum, lambda s, o: O.minimum(s, o))
     add = P._add

@@ -256,6 +256,8 @@ def operand_list(einsum):
 
     @functools.wraps(einsum)
     def call(*args, **kwargs):
+        if args and not isinstance(args[0], str):
+            args = _sublist_equation(args)
         if len(args) == 2 and isinstance(args[0], str) and not _numpy_code():
             ops = args[1]
             if isinstance(ops, (list, tuple)) and ops and all(isinstance(o, Tensor) for o in ops):
@@ -263,6 +265,33 @@ def operand_list(einsum):
         return einsum(*args, **kwargs)
 
     return call
+
+
+def _sublist_equation(args):
+    """PyTorch's and NumPy's sublist form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` as the
+    equation form ``("ab,bc->ac", a, b)`` (integers name subscripts, ``...`` an ellipsis)."""
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def subscripts(sub):
+        if isinstance(sub, Tensor) or not isinstance(sub, (list, tuple)):
+            raise TypeError(
+                "einsum: the sublist form takes operands each followed by a list of integer "
+                f"subscripts, got {type(sub).__name__} in a subscript's place"
+            )
+        out = []
+        for s in sub:
+            if s is Ellipsis:
+                out.append("...")
+            elif isinstance(s, (int, np.integer)) and 0 <= s < len(letters):
+                out.append(letters[s])
+            else:
+                raise ValueError(f"einsum: a subscript must be an integer in [0, 52), got {s!r}")
+        return "".join(out)
+
+    operands = args[0::2][: len(args) // 2]
+    inputs = ",".join(subscripts(sub) for sub in args[1::2][: len(args) // 2])
+    equation = inputs + ("->" + subscripts(args[-1]) if len(args) % 2 else "")
+    return (equation, *operands)
 
 
 def dims_keyword(tensordot):
@@ -296,6 +325,48 @@ def torch_quantile(numpy_quantile):
         if numpy_form or not isinstance(a, Tensor) or (_numpy_code() and not torch_form):
             return numpy_quantile(a, q, *args, **kwargs)
         return P._quantile(a, q, *args, **kwargs)
+
+    return call
+
+
+def torch_vectors(function):
+    """``tg.dot`` / ``tg.outer``: PyTorch's, of two 1-D Tensors, outside NumPy code (NumPy's
+    ``function``, which reads a matrix as a matrix product or flattens it, a number where
+    torch.dot / torch.outer raise); NumPy's inside NumPy code and on arrays."""
+    name = function.__name__
+
+    @functools.wraps(function)
+    def call(x, y, *args, **kwargs):
+        if (isinstance(x, Tensor) or isinstance(y, Tensor)) and not _numpy_code():
+            if np.ndim(x) != 1 or np.ndim(y) != 1:
+                raise RuntimeError(
+                    f"tg.{name}: 1-D tensors expected, got shapes {np.shape(x)} and "
+                    f"{np.shape(y)} (as torch.{name}); for NumPy's meaning call np.{name}, "
+                    "for a matrix product x @ y"
+                )
+        return function(x, y, *args, **kwargs)
+
+    return call
+
+
+def torch_nan_to_num(numpy_nan_to_num):
+    """``tg.nan_to_num(x, nan, posinf, neginf)``: PyTorch's positional order on a Tensor
+    outside NumPy code (NumPy's second positional argument is ``copy``: tg.nan_to_num(x,
+    1.0, 9.0) put 9 for NaN); NumPy's signature inside NumPy code and on arrays."""
+
+    @functools.wraps(numpy_nan_to_num)
+    def call(x, *args, **kwargs):
+        if args and isinstance(x, Tensor) and not _numpy_code():
+            if len(args) > 3:
+                raise TypeError("nan_to_num(input, nan=0.0, posinf=None, neginf=None)")
+            for key, value in zip(("nan", "posinf", "neginf"), args, strict=False):
+                if key in kwargs:
+                    raise TypeError(f"nan_to_num: {key} given twice")
+                kwargs[key] = value
+            args = ()
+            if kwargs["nan"] is None:  # (PyTorch's nan=None: its default, 0)
+                kwargs["nan"] = 0.0
+        return numpy_nan_to_num(x, *args, **kwargs)
 
     return call
 
@@ -547,6 +618,28 @@ numel = _method_function("numel")
 permute = _method_function("permute")
 positive = _method_function("positive")
 repeat_interleave = _method_function("repeat_interleave")
+
+
+def _repeats_alone(function):
+    """``tg.repeat_interleave(repeats)`` (PyTorch's form without the input): each index
+    ``i`` repeated ``repeats[i]`` times, ``arange(len(repeats)).repeat_interleave(repeats)``."""
+
+    @functools.wraps(function)
+    def call(input, *args, **kwargs):
+        if not args and "repeats" not in kwargs:
+            repeats = _as_tensor_arg(input)
+            if repeats.ndim != 1 or repeats.dtype.kind not in "iu":
+                raise RuntimeError(
+                    "repeat_interleave: repeats alone must be a 1-D integer tensor, got "
+                    f"shape {repeats.shape} of dtype {repeats.dtype}"
+                )
+            return new_tensor(np.arange(len(repeats))).repeat_interleave(repeats)
+        return function(input, *args, **kwargs)
+
+    return call
+
+
+repeat_interleave = _repeats_alone(repeat_interleave)
 roll = _method_function("roll")
 rot90 = _method_function("rot90")
 rsqrt = _method_function("rsqrt")

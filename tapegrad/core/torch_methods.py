@@ -347,11 +347,28 @@ def _repeat_interleave(self, repeats, dim=None, *, output_size=None):
         tensor([2., 2.])
     """
     reps = np.asarray(repeats._v if isinstance(repeats, Tensor) else repeats)
+    if reps.ndim > 1:
+        raise RuntimeError(
+            f"Tensor.repeat_interleave: repeats must be 0-d or 1-D, got shape {reps.shape}"
+        )
     if dim is None:
-        return O.getitem(O.reshape(self, (-1,)), np.repeat(np.arange(self.numel()), reps))
+        idx = np.repeat(np.arange(self.numel()), reps)
+        _check_output_size(idx, output_size)
+        return O.getitem(O.reshape(self, (-1,)), idx)
     dim = dim % self.ndim
     idx = np.repeat(np.arange(self.shape[dim]), reps)
+    _check_output_size(idx, output_size)
     return O.getitem(self, (slice(None),) * dim + (idx,))
+
+
+def _check_output_size(idx, output_size):
+    """PyTorch's ``output_size=`` is the promised length of the result: a wrong one raises
+    (it is not a length to cut or pad to)."""
+    if output_size is not None and output_size != len(idx):
+        raise RuntimeError(
+            f"Tensor.repeat_interleave: output_size={output_size}, but the repeats give "
+            f"{len(idx)} elements"
+        )
 
 
 def _order(self, dim, descending, stable, name, pin):
@@ -1109,6 +1126,11 @@ def _flip(self, *args, dims=None):
     """
     if dims is not None and args:
         raise TypeError("Tensor.flip: give the dims positionally or as dims=, not both")
+    if dims is None and not args:  # no dims is no flip here, every axis in NumPy's np.flip
+        raise TypeError(
+            "Tensor.flip: give the dims to flip (x.flip(0), x.flip((0, 1)), as PyTorch's); "
+            "every dim is x.flip(tuple(range(x.ndim))) or np.flip(x)"
+        )
     dims = dims if dims is not None else args[0] if len(args) == 1 else args
     dims = _dims_of(self, dims, "flip")
     key = tuple(slice(None, None, -1) if d in dims else slice(None) for d in range(self.ndim))
@@ -1202,7 +1224,13 @@ def _index_select(self, dim, index):
             [3., 4.]])
     """
     (d,) = _dims_of(self, dim, "index_select")
-    idx = np.asarray(index.numpy() if isinstance(index, Tensor) else index).reshape(-1)
+    idx = np.asarray(index.numpy() if isinstance(index, Tensor) else index)
+    if idx.ndim > 1:  # PyTorch's index is a vector (or 0-d): a matrix is not read flat
+        raise IndexError(
+            f"Tensor.index_select: index must be 0-d or 1-D, got shape {idx.shape} (as in "
+            "PyTorch); for a block of indices use x[index] or x.take_along_dim"
+        )
+    idx = idx.reshape(-1)
     return O.getitem(self, (slice(None),) * d + (idx,))
 
 
@@ -1293,6 +1321,11 @@ def _bmm(self, mat2):
     """
     if self.ndim != 3 or np.ndim(mat2) != 3:
         raise RuntimeError(f"Tensor.bmm: two 3-D tensors, got {self.shape} and {np.shape(mat2)}")
+    if self.shape[0] != np.shape(mat2)[0]:  # PyTorch's bmm does not broadcast the batch
+        raise RuntimeError(
+            f"Tensor.bmm: batch sizes differ, {self.shape} and {np.shape(mat2)} (bmm does not "
+            "broadcast, as in PyTorch); x @ mat2 broadcasts"
+        )
     return O.matmul(self, mat2)
 
 
