@@ -55,9 +55,9 @@ def _refuse(dist: str, method: str, name: str, a) -> None:
 
 
 def _nan_unless_positive(scale):
-    """0 where scale > 0, NaN elsewhere (SciPy's value for an invalid scale); adds nothing
-    to any derivative."""
-    return 0.0 * O.log(O.tensor_of(scale))
+    """0 where scale > 0 (+inf included: SciPy's norm.cdf(0.5, 0, inf) is 0.5), NaN
+    elsewhere (SciPy's value for an invalid scale); adds nothing to any derivative."""
+    return 0.0 * O.log(O.minimum(O.tensor_of(scale), 1.0))
 
 
 def _nan_unless_valid_shape(v):
@@ -296,7 +296,19 @@ class _LocScale(_Distribution):
                     f"exp(logpdf - {method}), cannot be computed from it; use points less far "
                     "in the tail"
                 )
+            if outside is not None:  # log P is the constant -inf there: derivative 0
+                out = outside(z)
+                if O.truth(out).any():
+                    lc = O.where(out, 0.0, lc)  # exp(-inf - 0), not exp(-inf + inf) = NaN
             return O.exp(lp - lc)
+
+        # beyond the support's end where the log-probability is -inf (below it for logcdf,
+        # above it for logsf)
+        outside = None
+        if method == "logcdf" and self.lower > -math.inf:
+            outside = lambda z: z < self.lower  # noqa: E731
+        elif method == "logsf" and self.upper < math.inf:
+            outside = lambda z: z > self.upper  # noqa: E731
 
         derivative = {
             "cdf": lambda z: O.exp(log_pdf(z)),
@@ -537,6 +549,8 @@ class _Poisson(_Distribution):
         kk = np.where(ok, kv, 0.0)
         inside = S.xlogy(kk, mu) - mu - S.gammaln(kk + 1.0)
         out = O.where(np.broadcast_to(ok, inside.shape), inside, -np.inf)
+        if np.isnan(kv).any():  # a NaN k: NaN, as SciPy (not the -inf of a non-integer k)
+            out = O.where(np.broadcast_to(np.isnan(kv), inside.shape), np.nan, out)
         return O.where(O.tensor_of(mu) >= 0.0, out, np.nan)  # a negative mean: NaN, as SciPy
 
     def pmf(self, k, mu, loc=0):
@@ -595,6 +609,11 @@ class _Dirichlet(_Distribution):
             )
         if np.any(xv < 0) or np.any(xv > 1):
             raise ValueError("Each entry in 'x' must be greater than zero and smaller than one.")
+        if np.any((xv == 0) & (av.reshape((av.size,) + (1,) * (xv.ndim - 1)) < 1)):
+            # the density is infinite there (x^(alpha - 1) with alpha < 1): SciPy raises
+            raise ValueError(
+                "Each entry in 'x' must be greater than zero if its alpha is less than one."
+            )
         if np.any(np.abs(xv.sum(axis=0) - 1.0) > 10e-10):
             raise ValueError(
                 "The input vector 'x' must lie within the normal simplex. but "
@@ -681,7 +700,8 @@ class _MultivariateNormal(_Distribution):
     or one variance, as SciPy).  A singular cov with ``allow_singular=True`` (and in
     ``entropy``) gives SciPy's values, differentiable in x and mean; its derivative in cov
     is refused.  The derivative in cov is symmetric: the density is read
-    as a function of (cov + cov.T) / 2.
+    as a function of (cov + cov.T) / 2, and a cov that is not symmetric is refused (SciPy
+    reads its lower triangle).
 
     >>> import numpy as np
     >>> import tapegrad as tg
@@ -694,32 +714,64 @@ class _MultivariateNormal(_Distribution):
     name = "multivariate_normal"
 
     @staticmethod
-    def _cov(cov, dim):
+    def _cov(cov, dim, method):
+        """The (dim, dim) covariance SciPy reads from cov.  SciPy reads only the lower
+        triangle of a matrix; here it is read as (cov + cov.T) / 2 (a symmetric derivative),
+        so a matrix that is not symmetric is refused (the two readings' values differ)."""
         c = O.tensor_of(cov)
         if c.ndim == 0:
             return O.mul(np.eye(dim), c)
         if c.ndim == 1:
             return O.mul(np.eye(dim), O.reshape(c, (1, dim)))
+        if dim == 1:
+            c = O.reshape(c, (1, 1))
+        # decided by comparing Tensors: a trace keeps the decision as a guard
+        asymmetry = O.amax(O.abs_(O.sub(c, O.transpose(c))))
+        if bool(asymmetry > O.mul(1e-10, O.amax(O.abs_(c)))):
+            raise ValueError(
+                f"tapegrad.scipy.stats.multivariate_normal.{method}: cov is not symmetric "
+                "(SciPy reads only its lower triangle, tapegrad the symmetric part, so the "
+                "values would differ); pass a symmetric matrix, e.g. (cov + cov.T) / 2"
+            )
         return 0.5 * (c + O.transpose(c))
 
     @staticmethod
-    def _dim(mean, cov):
-        """SciPy's dimension: from mean, else from cov, else 1."""
-        if mean is not None and np.ndim(mean):  # (shapes only: no value is read)
-            return np.shape(mean)[-1]
-        if np.ndim(cov):
-            return np.shape(cov)[0]
-        return 1
+    def _dim(mean, cov, method):
+        """SciPy's dimension (from mean's size, else from a matrix cov, else 1), with
+        SciPy's checks of the shapes of mean and cov (no value is read)."""
+        ms, cs = np.shape(mean) if mean is not None else None, np.shape(cov)
+        if ms is not None:
+            dim = int(np.prod(ms))
+        else:
+            dim = cs[0] if len(cs) >= 2 else 1
+        where = f"tapegrad.scipy.stats.multivariate_normal.{method}: "
+        if dim == 1:
+            if int(np.prod(cs)) != 1:
+                raise ValueError(
+                    f"{where}a cov of shape {cs} for a variable of dimension 1 (mean "
+                    f"{'None' if ms is None else ms}), as SciPy refuses"
+                )
+            return 1
+        if ms is not None and len(ms) != 1:
+            raise ValueError(f"{where}Array 'mean' must be a vector of length {dim}.")
+        if len(cs) > 2 or (len(cs) == 2 and cs != (dim, dim)) or (len(cs) == 1 and cs[0] != dim):
+            raise ValueError(
+                f"{where}Dimension mismatch: array 'cov' is of shape {cs}, but the variable "
+                f"has dimension {dim}."
+            )
+        return dim
 
-    def _parts(self, x, mean, cov):
+    def _parts(self, x, mean, cov, method):
         x = O.tensor_of(x)
-        dim = self._dim(mean, cov)
+        dim = self._dim(mean, cov, method)
+        if mean is not None and np.shape(mean) != (dim,):
+            mean = O.reshape(mean, (dim,))  # (a mean of one element, for dimension 1)
         if x.ndim == 0:
             x = O.reshape(x, (1, 1))
         elif x.ndim == 1:  # SciPy: one point of dim coordinates, or points of dim 1
             x = O.reshape(x, (-1, 1) if dim == 1 else (1, -1))
         r = x if mean is None else O.sub(x, mean)
-        return r, self._cov(cov, dim), dim
+        return r, self._cov(cov, dim, method), dim
 
     @staticmethod
     def _squeeze(out):
@@ -777,7 +829,7 @@ class _MultivariateNormal(_Distribution):
         off it), differentiable in x and mean along the support."""
         if not _tensor_in(x, mean, cov):
             return self._scipy.logpdf(x, mean, cov, allow_singular)
-        r, c, dim = self._parts(x, mean, cov)
+        r, c, dim = self._parts(x, mean, cov, "logpdf")
         singular = self._singular_parts(c, cov, "logpdf", allow_singular)
         if singular is not None:
             white, null, rank, log_pdet, tol = singular
@@ -798,8 +850,8 @@ class _MultivariateNormal(_Distribution):
         """differential entropy, 0.5 log det(2 pi e cov)."""
         if not _tensor_in(mean, cov):
             return self._scipy.entropy(mean, cov)  # SciPy's entropy allows singular cov
-        dim = self._dim(mean, cov)
-        c = self._cov(cov, dim)
+        dim = self._dim(mean, cov, "entropy")
+        c = self._cov(cov, dim, "entropy")
         singular = self._singular_parts(c, cov, "entropy", True)
         if singular is not None:  # SciPy's: the rank and the pseudo-determinant
             _, _, rank, log_pdet, _ = singular
