@@ -1,10 +1,12 @@
 """Tensor constructors (``tg.tensor``, ``tg.zeros`` ...) and the global random seed."""
 
+import copy
+
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .tensor import STATE, _stands_in, new_tensor
 from .tensor import TensorBase as Tensor
-from .tensor import new_tensor
 
 _rng = [np.random.default_rng()]
 
@@ -274,3 +276,22 @@ def rand(*shape: int, requires_grad: bool = False) -> Tensor:
         True
     """
     return _make(rng().random(_shape(shape)), requires_grad)
+
+
+def leaf_copy(t, memo):
+    """``copy.deepcopy(t, memo)`` for a module's or optimizer's tensor: a new leaf with a copy
+    of the value, the same ``requires_grad`` and attributes (the parameter mark), as pickling
+    makes it.  A tensor that is not a leaf, or that stands for a value being differentiated
+    by a transform, is copied as ``copy.deepcopy`` copies any tensor (a differentiable copy
+    there)."""
+    if id(t) in memo:
+        return memo[id(t)]
+    if not t.is_leaf or (t._rg and STATE.transforms and _stands_in(t)):
+        return copy.deepcopy(t, memo)
+    v = t._v
+    out = type(t)(v if v.__class__ is float else np.array(v), requires_grad=bool(t._rg))
+    state = getattr(t, "__dict__", None)
+    if state:
+        out.__dict__.update(copy.deepcopy(state, memo))
+    memo[id(t)] = out
+    return out

@@ -15,8 +15,9 @@ scatter in the backward pass on every step.)  Its initialisation matches PyTorch
 copies of the parameters and buffers; ``load_state_dict`` copies values back in place.
 """
 
+import copy
 import math
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 
 import numpy as np
 
@@ -130,8 +131,22 @@ class Module:
                 return
         object.__delattr__(self, name)
 
+    def _check_new_name(self, kind, name, table):
+        """PyTorch's checks of a name given to ``register_parameter`` / ``register_buffer`` /
+        ``add_module``: a name already used by another kind of attribute would make the state
+        dict hold two entries under one key (one value silently lost)."""
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if name not in table and hasattr(self, name):
+            raise KeyError(f"attribute '{name}' already exists")
+
     def register_parameter(self, name, param):
         """Register ``param`` (a leaf tensor that requires grad, or None for an absent one)."""
+        self._check_new_name("parameter", name, self._parameters)
         if param is not None and not _is_param(param):
             raise TypeError(
                 f"parameter '{name}' must be a leaf Tensor with requires_grad=True "
@@ -143,6 +158,7 @@ class Module:
     def register_buffer(self, name, tensor, persistent=True):
         """Keep ``tensor`` (no gradient) as buffer ``name``: in ``buffers()`` and, unless
         ``persistent`` is False, in the module's state dict."""
+        self._check_new_name("buffer", name, self._buffers)
         if tensor is not None and not isinstance(tensor, Tensor):
             tensor = Tensor(np.asarray(tensor))
         self._buffers[name] = tensor
@@ -156,12 +172,14 @@ class Module:
     def add_module(self, name, module):
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._check_new_name("module", name, self._modules)
         self._modules[name] = module
         self.__dict__.pop(name, None)
 
     # ---- traversal -------------------------------------------------------------------------------
-    def named_modules(self, prefix="", _seen=None):
-        """(dotted name, module) for this module and its descendants, depth first."""
+    def named_modules(self, prefix="", _seen=None, remove_duplicate=True):
+        """(dotted name, module) for this module and its descendants, depth first; a module
+        reached twice is given once unless ``remove_duplicate`` is False (as PyTorch's)."""
         seen = set() if _seen is None else _seen
         if id(self) in seen:
             return
@@ -169,7 +187,12 @@ class Module:
         yield prefix, self
         for name, child in self._modules.items():
             if child is not None:
-                yield from child.named_modules(f"{prefix}.{name}" if prefix else name, seen)
+                yield from child.named_modules(
+                    f"{prefix}.{name}" if prefix else name, seen, remove_duplicate
+                )
+        if not remove_duplicate:
+            # only the modules on the current path stay seen (a cycle would never end)
+            seen.discard(id(self))
 
     def modules(self):
         for _, m in self.named_modules():
@@ -184,26 +207,30 @@ class Module:
         for _, m in self.named_children():
             yield m
 
-    def _named_tensors(self, table, prefix, recurse):
+    def _named_tensors(self, table, prefix, recurse, remove_duplicate=True):
         seen = set()
-        mods = self.named_modules(prefix) if recurse else [(prefix, self)]
+        if recurse:
+            mods = self.named_modules(prefix, remove_duplicate=remove_duplicate)
+        else:
+            mods = [(prefix, self)]
         for mod_name, m in mods:
             for name, t in getattr(m, table).items():
-                if t is None or id(t) in seen:
+                if t is None or (remove_duplicate and id(t) in seen):
                     continue
                 seen.add(id(t))
                 yield (f"{mod_name}.{name}" if mod_name else name), t
 
-    def named_parameters(self, prefix="", recurse=True):
-        """(dotted name, parameter) pairs; a parameter shared by two modules appears once."""
-        return self._named_tensors("_parameters", prefix, recurse)
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """(dotted name, parameter) pairs; a parameter shared by two modules appears once
+        (under every name with ``remove_duplicate=False``, as PyTorch's)."""
+        return self._named_tensors("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse=True):
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix="", recurse=True):
-        return self._named_tensors("_buffers", prefix, recurse)
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        return self._named_tensors("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse=True):
         for _, b in self.named_buffers(recurse=recurse):
@@ -215,6 +242,10 @@ class Module:
         _zero_grads(self.parameters(), set_to_none)
 
     def train(self, mode=True):
+        """Set training mode (``mode`` a bool: a string such as ``"False"`` would be true)
+        on this module and every submodule; returns the module."""
+        if not isinstance(mode, bool):
+            raise ValueError(f"train: training mode is expected to be boolean, got {mode!r}")
         for m in self.modules():
             object.__setattr__(m, "training", bool(mode))
         return self
@@ -238,8 +269,9 @@ class Module:
     # ---- state ---------------------------------------------------------------------------------------
     def _named_state(self):
         """(dotted name, owning module, attribute name, Tensor) for every parameter and buffer
-        that is not None, in state-dict order (a tensor shared by two modules under each name)."""
-        for mod_name, m in self.named_modules():
+        that is not None, in state-dict order (a tensor shared by two modules under each name,
+        and a submodule reached by two paths under both, as PyTorch's state dict)."""
+        for mod_name, m in self.named_modules(remove_duplicate=False):
             skip = m.__dict__.get("_non_persistent", ())
             for table in (m._parameters, m._buffers):
                 for name, t in table.items():
@@ -264,7 +296,7 @@ class Module:
         place: their Tensors stay the same objects, so optimizers keep working.  With
         ``strict`` (the default), missing or unexpected keys raise RuntimeError naming them; a
         shape mismatch always raises.  Nothing is copied when anything raises.  Returns
-        (missing_keys, unexpected_keys)."""
+        ``(missing_keys, unexpected_keys)``, a named tuple with those fields as PyTorch's."""
         own = OrderedDict((key, (m, name, t)) for key, m, name, t in self._named_state())
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
@@ -289,7 +321,23 @@ class Module:
             )
         for k, v in values.items():
             _methods._set_value(own[k][2], float(v) if v.ndim == 0 else v)
-        return missing, unexpected
+        return _IncompatibleKeys(missing, unexpected)
+
+    # ---- copying ------------------------------------------------------------------------------------
+    def __deepcopy__(self, memo):
+        """A copy whose parameters and buffers are fresh leaves holding copies of the values
+        (``requires_grad`` and the parameter mark kept, no graph and no ``.grad``, as PyTorch's
+        ``Parameter.__deepcopy__``); a tensor or module shared inside stays shared in the copy.
+        (Copying a tensor's handle would copy the tape it was recorded on.)"""
+        for m in self.modules():
+            for table in (m._parameters, m._buffers):
+                for t in table.values():
+                    if t is not None:
+                        _creation.leaf_copy(t, memo)
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return new
 
     # ---- calling --------------------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
@@ -310,6 +358,9 @@ class Module:
             body = repr(m).replace("\n", "\n  ")
             lines.append(f"  ({name}): {body}")
         return "\n".join(lines) + "\n)"
+
+
+_IncompatibleKeys = namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
 def _zero_grads(params, set_to_none=True):
@@ -402,10 +453,55 @@ class Sequential(Module):
         return iter(self._modules.values())
 
     def __getitem__(self, i):
+        if isinstance(i, slice):
+            # the slice keeps the modules' names, so its state dict keys are the original's
+            # ("1.weight" in seq[1:]), as PyTorch's
+            return Sequential(OrderedDict(list(self._modules.items())[i]))
+        return list(self._modules.values())[_index(i, len(self), "Sequential")]
+
+    def __setitem__(self, i, module):
+        """Replace the module at position ``i`` (keeping its name)."""
+        key = list(self._modules)[_index(i, len(self), "Sequential")]
+        self.add_module(key, module)
+
+    def _renumber(self, mods):
+        """Register ``mods`` as ``"0"``, ``"1"``, ... (PyTorch renumbers after a deletion or
+        an insertion, so names stay positions)."""
+        self._modules.clear()
+        for j, m in enumerate(mods):
+            self.add_module(str(j), m)
+
+    def __delitem__(self, i):
         mods = list(self._modules.values())
         if isinstance(i, slice):
-            return Sequential(*mods[i])
-        return mods[i]
+            del mods[i]
+        else:
+            del mods[_index(i, len(mods), "Sequential")]
+        self._renumber(mods)
+
+    def insert(self, index, module):
+        """Insert ``module`` before position ``index``; returns the Sequential."""
+        if not isinstance(module, Module):
+            raise TypeError(f"Sequential.insert: {type(module).__name__} is not a Module")
+        n = len(self)
+        if not -n <= int(index) <= n:
+            raise IndexError(f"Sequential.insert: index {index} is out of range for length {n}")
+        mods = list(self._modules.values())
+        mods.insert(int(index), module)
+        self._renumber(mods)
+        return self
+
+    def extend(self, modules):
+        """Append every module of the iterable ``modules``; returns the Sequential."""
+        for m in modules:
+            self.append(m)
+        return self
+
+    def pop(self, i):
+        """Remove and return the module at position ``i``."""
+        m = self[i]
+        del self[i]
+        return m
 
 
 def _index(i, n, what):
@@ -694,8 +790,15 @@ class ParameterDict(Module):
         return self._parameters.values()
 
     def update(self, parameters):
-        """Add the (key, value) pairs of a mapping or an iterable of pairs."""
-        pairs = parameters.items() if hasattr(parameters, "items") else parameters
+        """Add the (key, value) pairs of a mapping or an iterable of pairs.  As PyTorch's, a
+        plain dict is added in sorted key order (an OrderedDict, ParameterDict or sequence of
+        pairs in its own order), so ``parameters()`` and the optimizer's numbering agree."""
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            pairs = parameters.items()
+        elif hasattr(parameters, "items"):
+            pairs = sorted(parameters.items())
+        else:
+            pairs = parameters
         for j, pair in enumerate(pairs):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise ValueError(

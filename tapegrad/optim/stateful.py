@@ -31,6 +31,8 @@ import math
 
 import numpy as np
 
+from ..autograd.engine import enable_grad
+from ..core import creation as _creation
 from ..core import methods as _methods
 from ..tensor_class import Tensor
 
@@ -162,12 +164,20 @@ class Optimizer:
             g = p.grad
             if g is None:
                 continue
-            yield p, _array(p), np.asarray(g._v, dtype=np.float64)
+            v = _array(p)
+            if not v.flags.writeable:  # (else the state would move and the parameter not)
+                raise ValueError(
+                    f"{type(self).__name__}.step: a parameter of shape {tuple(p.shape)} holds a "
+                    "read-only array (tg.from_numpy of a read-only or broadcast NumPy array?) "
+                    "and cannot be updated in place; make it with tg.tensor(array), a copy"
+                )
+            yield p, v, np.asarray(g._v, dtype=np.float64)
 
-    def step(self):
+    def step(self, closure=None):
         raise NotImplementedError
 
     # ---- state ---------------------------------------------------------------------------------
+
     def _indexed_params(self):
         """(index, group number, parameter) in PyTorch's state-dict numbering."""
         i = 0
@@ -240,6 +250,30 @@ class Optimizer:
     def _normalize_group(self, hyper):
         """Hyper-parameters read back from a state dict, in this optimizer's types."""
         return hyper
+
+    # ``state`` is keyed by ``id(p)``, which a copy's parameters do not share: copying or
+    # pickling an optimizer keys its state by position instead, so the copy (with its copied
+    # parameters, e.g. ``copy.deepcopy((model, opt))``) continues with the original's state
+    # rather than silently restarting from none.
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d["state"] = [self.state.get(id(p)) for _, _, p in self._indexed_params()]
+        return d
+
+    def __deepcopy__(self, memo):
+        for _, _, p in self._indexed_params():  # fresh leaves, not copies of their tapes
+            _creation.leaf_copy(p, memo)
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
+        return new
+
+    def __setstate__(self, d):
+        d = dict(d)
+        positional = d.pop("state")
+        self.__dict__.update(d)
+        params = [p for _, _, p in self._indexed_params()]
+        self.state = {id(p): st for p, st in zip(params, positional) if st is not None}
 
 
 def _state_value(name, v):
@@ -319,7 +353,10 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, hyper)
 
-    def step(self):
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; ``closure`` (optional, as
+        PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             lr, mu, wd = group["lr"], group["momentum"], group["weight_decay"]
             damp, nesterov = group["dampening"], group["nesterov"]
@@ -336,6 +373,16 @@ class SGD(Optimizer):
                     g = g + mu * buf if nesterov else buf
                 v -= lr * g
                 _commit(p, v)
+        return loss
+
+
+def _closure_loss(closure):
+    """The loss from an optimizer's ``closure`` (None without one), evaluated with gradient
+    recording on, as PyTorch's ``step(closure)``."""
+    if closure is None:
+        return None
+    with enable_grad():
+        return closure()
 
 
 def _decayed(g, v, wd, group):
@@ -391,7 +438,10 @@ class Adam(Optimizer):
             hyper["betas"] = tuple(hyper["betas"])
         return hyper
 
-    def step(self):
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; ``closure`` (optional, as
+        PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
             decoupled = group.get("decoupled_weight_decay", False)
@@ -425,6 +475,7 @@ class Adam(Optimizer):
                 denom += eps
                 v -= (lr / (1.0 - b1**t)) * (m / denom)
                 _commit(p, v)
+        return loss
 
 
 class AdamW(Adam):
@@ -494,7 +545,10 @@ class RMSprop(Optimizer):
     ):
         super().__init__(params, _hyper(locals()))
 
-    def step(self):
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; ``closure`` (optional, as
+        PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             lr, alpha, eps, mu = group["lr"], group["alpha"], group["eps"], group["momentum"]
             for p, v, g in self._with_grads(group):
@@ -526,6 +580,7 @@ class RMSprop(Optimizer):
                 else:
                     v -= lr * (g / avg)
                 _commit(p, v)
+        return loss
 
 
 class Adagrad(Optimizer):
@@ -554,7 +609,10 @@ class Adagrad(Optimizer):
     ):
         super().__init__(params, _hyper(locals()))
 
-    def step(self):
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; ``closure`` (optional, as
+        PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             for p, v, g in self._with_grads(group):
                 g = _decayed(g, v, group["weight_decay"], group)
@@ -568,3 +626,4 @@ class Adagrad(Optimizer):
                 s += g * g
                 v -= clr * (g / (np.sqrt(s) + group["eps"]))
                 _commit(p, v)
+        return loss
