@@ -13,8 +13,8 @@ import warnings
 
 import numpy as np
 
+from ..core import creation, ufuncs
 from ..core import functions as O
-from ..core import ufuncs
 from ..core.methods import broadcasting, viewing
 from ..core.tensor import STATE, unsupported_type
 from ..core.tensor import TensorBase as Tensor
@@ -573,11 +573,24 @@ def _copied(x, memo):
     value being differentiated stands for NumPy code's array, so its copy is a differentiable
     copy (``np.copy``), as under JAX: copying the handle made a second leaf there (tg.grad
     dropped the derivative through the copy) or a trace constant (a replay returned the
-    recorded value).  Any other Tensor is copied as before, handle and state."""
+    recorded value).  Elsewhere ``deepcopy`` is PyTorch's: a leaf becomes a new leaf with a
+    copy of the value (and of ``.grad``, but for a parameter), and a result that requires
+    grad is refused (deep-copying the handle copied the whole tape it was recorded on, or
+    crashed); ``copy.copy`` copies the handle and its state."""
     if x._rg and STATE.transforms and stands_for_value(x):
         out = x.clone()
-    else:
+    elif memo is None:
         out = copy._reconstruct(x, memo, *object.__reduce_ex__(x, 4))  # (not pickle's)
+    elif x._rg and not x._leaf:
+        raise RuntimeError(
+            "copy.deepcopy: only leaf Tensors (made by the user, or results that do not "
+            "require grad) support deepcopy, as in PyTorch; copy x.detach().clone() for the "
+            "value, or deep-copy the leaves and compute the result again"
+        )
+    else:
+        out = creation.leaf_copy(x, memo)
+        if x.grad is not None and not getattr(x, "_nn_parameter", False):
+            out.grad = copy.deepcopy(x.grad, memo)
     if memo is not None:
         memo[id(x)] = out
     return out

@@ -145,3 +145,27 @@ def test_pickling_a_value_being_differentiated_is_refused(run):
 
     with pytest.raises(TypeError, match="pickling"):
         run(f)
+
+
+def test_deepcopy_of_tensors_is_pytorchs():
+    """A leaf is copied as a new leaf (value and .grad copied, not shared; a parameter's
+    .grad not copied); a result that requires grad is refused (deep-copying the handle
+    copied the tape it was recorded on, and crashed after a backward)."""
+    w = tg.tensor([1.0, 2.0], requires_grad=True)
+    (w * w).sum().backward()
+    w2 = copy.deepcopy(w)
+    assert w2.is_leaf and w2.requires_grad and w2 is not w
+    np.testing.assert_array_equal(w2.numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(w2.grad.numpy(), [2.0, 4.0])
+    w2.grad.numpy()[0] = 7.0
+    assert w.grad.numpy()[0] == 2.0
+    with pytest.raises(RuntimeError, match="only leaf Tensors"):
+        copy.deepcopy(w * 2)
+    with tg.no_grad():
+        np.testing.assert_array_equal(copy.deepcopy(w * 3).numpy(), [3.0, 6.0])
+    shared = copy.deepcopy({"a": w, "b": w})
+    assert shared["a"] is shared["b"]
+    p = tg.nn.Parameter([1.0, 2.0])
+    (p * p).sum().backward()
+    assert copy.deepcopy(p).grad is None
+    assert copy.deepcopy(tg.tensor([1, 2])).dtype == tg.tensor([1, 2]).dtype
