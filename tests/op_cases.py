@@ -816,7 +816,7 @@ for _sa, _sb in (((4,), (4,)), ((3,), (3, 2)), ((2, 3), (3,)), ((2, 3), (3, 4)))
     case(
         "MATMUL",
         f"dot {_sa}.{_sb}",
-        tg.dot,
+        O.dot,  # NumPy's (tg.dot is PyTorch's: 1-D only outside NumPy code)
         sample("MATMUL", _sa),
         sample("MATMUL", _sb),
         ref=np.dot,
