@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..core import creation as _creation
+from ..core import methods as M
 from ..core import tape as T
 from ..core.tensor import STATE, holds_tensor, new_handle, row_of
 from ..core.tensor import TensorBase as Tensor
@@ -333,4 +334,30 @@ def checkpoint(
     res = list(outs)
     for k, h in zip(tensor_pos, handles):
         res[k] = h
+    _keep_aliases(res, outs, tensor_pos, given, args, kwargs, s)
     return res[0] if single else tuple(res)
+
+
+def _keep_aliases(res, outs, tensor_pos, given, args, kwargs, s):
+    """An output of ``fn`` that is one of its arguments, or a view of one (``t[1:]``,
+    ``t.reshape(...)``, ``t.T``), shares the argument's memory in the plain call: an in-place
+    change of either shows in the other.  The output is therefore the argument itself, or
+    that view of it taken again on the caller's tape (nothing to recompute), instead of a
+    value of its own that a later in-place change would silently keep apart from the
+    argument."""
+    twins = {id(b): a for a, b in zip(given, list(args) + list(kwargs.values()))}
+    for k in tensor_pos:
+        o = outs[k]
+        if id(o) in twins and isinstance(twins[id(o)], Tensor):
+            res[k] = twins[id(o)]  # fn returned an argument as is
+            continue
+        base = M._base_of(o)
+        if base is None:
+            continue
+        base = twins.get(id(base), base)
+        if base._tape is s:  # a view of one of fn's own intermediates
+            continue
+        key = o._meta["base"][1]
+        view = M.read_view(key, base)  # derived from the argument on the caller's tape
+        M._note_view(base, view, key)
+        res[k] = view

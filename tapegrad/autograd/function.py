@@ -497,9 +497,14 @@ def _version_error(t, row, handle, expected, reader):
 
 def _call_forward(cls, ctx, args):
     """``cls.forward(ctx, *args)`` with recording off: (whether it returned one output, the
-    outputs)."""
+    outputs).  A class that defines ``setup_context`` (PyTorch's functional form) has a
+    ``forward(*args)`` without ctx, and ``setup_context(ctx, inputs, output)`` fills ctx."""
     with recording_paused():
-        raw = cls.forward(ctx, *args)
+        if getattr(cls, "setup_context", None) is not None:
+            raw = cls.forward(*args)
+            cls.setup_context(ctx, tuple(args), raw)
+        else:
+            raw = cls.forward(ctx, *args)
     single = not isinstance(raw, tuple)
     return single, (raw,) if single else raw
 

@@ -216,12 +216,16 @@ class Args:
 
 
 def _bind(fun, who, args, kwargs):
-    """Positional arguments for a call with keywords (the rules take positional ones)."""
-    if not kwargs:
-        return args
+    """Positional arguments for a call (the rules take positional ones), with the defaults
+    of parameters the call leaves out filled in, as JAX does: the rules see every argument
+    of the function's signature, whether or not the call spelled it out."""
     try:
         bound = inspect.signature(fun).bind(*args, **kwargs)
-    except (TypeError, ValueError) as e:
+    except ValueError:  # no signature (a builtin): the call's own arguments
+        if not kwargs:
+            return args
+        raise TypeError(f"{who}: cannot bind keyword arguments to {_name(fun)}") from None
+    except TypeError as e:
         raise TypeError(f"{who}: {e}") from None
     bound.apply_defaults()
     if bound.kwargs:
