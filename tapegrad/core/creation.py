@@ -5,7 +5,7 @@ import copy
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .tensor import STATE, _stands_in, new_tensor
+from .tensor import STATE, _stands_in, new_tensor, value_of
 from .tensor import TensorBase as Tensor
 
 _rng = [np.random.default_rng()]
@@ -144,8 +144,10 @@ def full(
         >>> tg.full((2,), 7.0), tg.full((2,), 7)
         (tensor([7., 7.]), tensor([7, 7]))
     """
+    value = np.asarray(fill_value._v if isinstance(fill_value, Tensor) else fill_value)
+    if value.dtype.kind not in "fiub":  # (a complex 1j came out as 0 in a float64 tensor)
+        value_of(value)  # raises, naming what it is
     if dtype is None and not requires_grad:
-        value = np.asarray(fill_value._v if isinstance(fill_value, Tensor) else fill_value)
         dtype = {"i": np.int64, "u": np.int64, "b": bool}.get(value.dtype.kind)
     return _make(np.full(shape, fill_value), requires_grad, dtype)
 

@@ -22,6 +22,7 @@ from .tensor import (
     record,
     record_binary,
     record_unary,
+    refuse_complex,
     result,
     row_of,
     tape_for,
@@ -92,6 +93,16 @@ def numpy_exact(fn, *args, **kwargs):
     out = fn(*args, **kwargs)
     if _narrow_float(out) and not any(map(_narrow_float, (*args, *kwargs.values()))):
         out = fn(*map(_widened, args), **{k: _widened(v) for k, v in kwargs.items()})
+    for o in out if isinstance(out, tuple) else (out,):
+        kind = getattr(getattr(o, "dtype", None), "kind", "f")
+        if kind == "c":  # (i * 1j: a complex Tensor, whose float ops would drop the
+            name = getattr(fn, "__name__", "this operation")  # imaginary part later)
+            refuse_complex(f"the result of {name} on integer or boolean Tensors (dtype {o.dtype})")
+        if kind not in "fiub":
+            raise TypeError(
+                f"{getattr(fn, '__name__', 'this operation')} on integer or boolean Tensors: "
+                f"the result has dtype {o.dtype}, not numbers tapegrad computes with"
+            )
     return _exact_result(out)
 
 

@@ -656,11 +656,29 @@ def _as_value(data, dtype):
         refuse_complex(f"the data of this tensor (dtype {arr.dtype})")
     if arr.dtype.kind == "f" and dtype is None:
         arr = arr.astype(np.float64, copy=False)
-    elif arr.dtype == object:
-        raise TypeError(f"cannot make a tensor from {type(data).__name__} data")
+    elif arr.dtype.kind not in "fiub":
+        refuse_not_numbers(data, arr.dtype, "cannot make a tensor:")
     if arr.ndim == 0 and arr.dtype == np.float64:
         return float(arr)
     return arr
+
+
+def refuse_not_numbers(x, dtype, what):
+    """Refuse an operand or data that NumPy reads as something other than numbers: None, a
+    datetime64 / timedelta64, strings, a structured or object array.  As float64 each would
+    be a silent number (x + None was NaN, x + datetime64('2020-01-01') 18263, the days since
+    1970), where NumPy and PyTorch raise."""
+    if x is None:
+        shown = "None"
+    elif np.ndim(x) == 0:
+        shown = f"{x!r} (dtype {dtype})"
+    else:
+        shown = f"an array of dtype {dtype}"
+    raise TypeError(
+        f"{what.rstrip(':')}: {shown} is not a number or an array of numbers; tapegrad "
+        "computes with floats, integers and booleans (NumPy and PyTorch raise here too): "
+        "convert it first, e.g. a.astype(np.float64) for numbers kept as objects"
+    )
 
 
 def refuse_complex(what):
@@ -745,6 +763,8 @@ def value_of(x):
         a = np.asarray(x)
         if a.dtype.kind == "c":
             refuse_complex(f"an operand (an array of dtype {a.dtype})")
+        if a.dtype.kind not in "fiub":
+            refuse_not_numbers(x, a.dtype, "an operand")
         a = a.astype(np.float64, copy=False)
         if a.ndim == 0:
             return float(a)

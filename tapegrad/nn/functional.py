@@ -826,7 +826,8 @@ def _same_shape(name, input, target):
             f"{_shape_of(input)}; reshape one of them (broadcasting would pair the wrong "
             f"elements)"
         )
-    return target if isinstance(target, Tensor) else np.asarray(target, dtype=np.float64)
+    # (value_of refuses complex and other non-number targets: a cast dropped the imaginary part)
+    return target if isinstance(target, Tensor) else np.asarray(value_of(target), np.float64)
 
 
 def _no_weight(name, weight):

@@ -38,7 +38,7 @@ def Parameter(data, requires_grad=True):
     """
     if isinstance(data, Tensor):
         data = data._v
-    t = Tensor(np.array(data, dtype=np.float64), requires_grad=requires_grad)
+    t = Tensor(np.array(_ops.value_of(data), dtype=np.float64), requires_grad=requires_grad)
     t._nn_parameter = True  # a parameter even while frozen (requires_grad=False), as PyTorch's
     return t
 

@@ -71,6 +71,7 @@ def _wrap_function(fn, impl):
     @functools.wraps(fn)
     def f(*args, **kwargs):
         if _has_tensor(args) or _has_tensor(kwargs.values()):
+            _D._refuse_complex_operands(fn, args, kwargs)  # (as np.<name> on Tensors)
             if _O.exact_operands(*args, *kwargs.values()):  # integer / boolean Tensors
                 return _O.numpy_exact(fn, *args, **kwargs)
             if not sequence:

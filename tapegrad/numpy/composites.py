@@ -419,8 +419,16 @@ class _Concatenator:
                 )
             if isinstance(it, slice):
                 it = np.r_[it]
-            t = it if isinstance(it, Tensor) else np.asarray(it, dtype=np.float64)
-            t = O.reshape(O.tensor_of(t), (-1,)) if np.ndim(t) == 0 else O.tensor_of(t)
+            if not isinstance(it, Tensor):
+                it = np.asarray(it)
+                if it.dtype.kind == "c":  # (np.asarray(z, float64) dropped the imaginary part)
+                    raise TypeError(
+                        f"tapegrad.numpy.r_ / c_: an item (dtype {it.dtype}) is complex: "
+                        "tapegrad does not support complex numbers. Compute with the real and "
+                        "imaginary parts as separate real arrays (z.real, z.imag)"
+                    )
+                it = it.astype(np.float64)
+            t = O.reshape(O.tensor_of(it), (-1,)) if np.ndim(it) == 0 else O.tensor_of(it)
             if self.columns and t.ndim == 1:
                 t = O.reshape(t, (-1, 1))
             parts.append(t)

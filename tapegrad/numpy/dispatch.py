@@ -37,6 +37,64 @@ def _plain(x):
     return x
 
 
+def _is_complex(x):
+    """Is ``x`` a complex number, a complex array or a complex (integer-born) Tensor?"""
+    c = x.__class__
+    if c is float or c is int or c is bool:  # (the common operands first: a hot path)
+        return False
+    if isinstance(x, Tensor):
+        v = x._v
+        return v.__class__ is not float and v.dtype.kind == "c"
+    if isinstance(x, (complex, np.complexfloating)):
+        return True
+    return isinstance(x, np.ndarray) and x.dtype.kind == "c"
+
+
+def _refuse_complex_operands(name, args, kwargs):
+    """Refuse a complex operand of a NumPy function on Tensors, naming the function.
+
+    Without this a complex fill value, bound or operand reached a float64 conversion and
+    NumPy dropped its imaginary part with only a ComplexWarning (``np.full_like(x, 1j)``,
+    ``np.fmax(x, z)``, a complex Tensor made by integer arithmetic in ``np.abs``,
+    ``np.sort``...), or failed with a bare ``float()`` error.  Operands inside a list or
+    tuple (``np.concatenate([x, z])``) are looked at too."""
+    for x in args:
+        if x.__class__ is not float and _complex_in(x):
+            _refuse_complex(name, _operand(x))
+    if kwargs:
+        for x in kwargs.values():
+            if _complex_in(x):
+                _refuse_complex(name, _operand(x))
+
+
+def _complex_in(x):
+    """Is ``x``, or an item of a list or tuple ``x``, complex?"""
+    if x.__class__ is list or x.__class__ is tuple:
+        for e in x:
+            if _is_complex(e):
+                return True
+        return False
+    return _is_complex(x)
+
+
+def _operand(x):
+    """How a refusal names the complex operand ``x`` (or the complex item of ``x``)."""
+    if x.__class__ is list or x.__class__ is tuple:
+        x = next(e for e in x if _is_complex(e))
+    return f"an operand ({f'dtype {x.dtype}' if hasattr(x, 'shape') else repr(x)})"
+
+
+def _refuse_complex(name, what):
+    if callable(name):  # a NumPy function: its public name (looked up only to refuse)
+        name = _numpy_name(name).removeprefix("numpy.")
+    raise TypeError(
+        f"numpy.{name}: {what} is complex: tapegrad does not support complex numbers (a "
+        "complex value meeting a Tensor would lose its imaginary part). Compute with the "
+        "real and imaginary parts as separate real arrays (z.real, z.imag), or keep the "
+        "complex arithmetic outside the function you differentiate"
+    )
+
+
 def _refuse(name, what):
     raise TypeError(
         f"numpy.{name}: {what} is not supported on tapegrad Tensors "
@@ -159,6 +217,7 @@ def _ufunc_outer(fn, a, b):
 def array_ufunc(ufunc, method, inputs, kwargs):
     """Run ``ufunc.method(*inputs, **kwargs)`` with tapegrad ops (also used by tapegrad.numpy)."""
     name = ufunc.__name__
+    _refuse_complex_operands(name, inputs, kwargs)
     if O.exact_operands(*inputs):  # integer / boolean Tensors: NumPy's own arithmetic
         return O.numpy_exact(
             ufunc if method == "__call__" else getattr(ufunc, method), *inputs, **kwargs
@@ -223,12 +282,15 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 
 def _integer_tensor_in(inputs):
     """Is an input an integer or boolean Tensor?  NumPy's own arithmetic then applies
-    (``array_ufunc``): np.reciprocal of ints is an int, np.positive of int64 exact."""
+    (``array_ufunc``): np.reciprocal of ints is an int, np.positive of int64 exact.  Also
+    True for a complex input, which ``array_ufunc`` refuses naming the ufunc."""
     for x in inputs:
         if isinstance(x, Tensor):
             v = x._v
-            if v.__class__ is not float and v.dtype.kind in "iub":
+            if v.__class__ is not float and v.dtype.kind in "iubc":
                 return True
+        elif x.__class__ is not float and _is_complex(x):
+            return True
     return False
 
 
@@ -554,6 +616,7 @@ def _array_function(self, func, types, args, kwargs):
             raise TypeError(f"{_numpy_name(func)}: an argument {problem}")
     impl = FUNCTIONS.get(func)
     if impl is not None:
+        _refuse_complex_operands(func, args, kwargs)
         if O.exact_operands(*args, *kwargs.values()):  # integer / boolean Tensors
             return O.numpy_exact(func, *args, **kwargs)
         return impl(*args, **kwargs)
