@@ -21,10 +21,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "b15ac95adc5de00b"
+FINGERPRINT = "20f3041b27f3a711"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 798734267793661440
+KERNELS_ID = 148390371452205681
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'LINREC', 'CUMSUM', 'CUMPROD', 'LOGCUMSUMEXP')
 
 # sweep results: (status, row)
@@ -66,6 +66,13 @@ def _kernel_parallel(fn):
 
 
 @_kernel
+def sf_whole(x):
+    """Is x a whole number?  Every float of magnitude 2^52 or more is; ``math.floor`` of one
+    beyond 2^63 would overflow the integer Numba makes of it (no overflow in Python)."""
+    return abs(x) >= 4503599627370496.0 or x == math.floor(x)
+
+
+@_kernel
 def sf_pow(x, y):
     """``x ** y`` as NumPy's power computes it for arrays: the exponents 2, 1 and 0.5 are a
     multiply, the identity and a square root (so ``(-inf) ** 0.5`` is NaN and ``(-0.0) **
@@ -89,7 +96,7 @@ def sf_gamma(x):
         return math.nan
     if x == 0.0:
         return math.copysign(math.inf, x)
-    if x < 0.0 and x == math.floor(x):
+    if x < 0.0 and sf_whole(x):
         return math.nan
     if x > 171.62437695630272:  # Gamma overflows the largest double
         return math.inf
@@ -105,7 +112,7 @@ def sf_gammaln(x):
     """log |Gamma(x)|: +inf at the poles, as SciPy (and -inf at -inf)."""
     if x != x or x == math.inf or x == -math.inf:
         return x
-    if x <= 0.0 and x == math.floor(x):
+    if x <= 0.0 and sf_whole(x):
         return math.inf
     if x > 1e305:  # Stirling's leading terms; overflow to inf as IEEE
         return x * (math.log(x) - 1.0)
@@ -120,7 +127,7 @@ def sf_digamma(x):
         return x
     if x == 0.0:
         return -math.copysign(math.inf, x)
-    if x == -math.inf or (x < 0.0 and x == math.floor(x)):
+    if x == -math.inf or (x < 0.0 and sf_whole(x)):
         return math.nan
     r = 0.0
     if x < 0.0:  # psi(x) = psi(1 - x) - pi / tan(pi x), the angle reduced first: to x less
@@ -245,14 +252,14 @@ def sf_polygamma(n, x):
     cancel); signed infinity at the poles, as SciPy."""
     if n == 0.0:
         return sf_digamma(x)
-    if n < 0.0 or n != math.floor(n) or x != x:
+    if n < 0.0 or not sf_whole(n) or x != x:
         return math.nan
     sign = 1.0 if n % 2.0 == 1.0 else -1.0
     if x == math.inf:
         return sign * 0.0
     if x == -math.inf:  # SciPy's signed infinity (math.floor(-inf) would raise in Python)
         return sign * math.inf
-    if x <= 0.0 and x == math.floor(x):
+    if x <= 0.0 and sf_whole(x):
         return sign * math.inf
     if x < 0.0:
         cot = sf_pi_cot_derivative(n, x - math.floor(x + 0.5))

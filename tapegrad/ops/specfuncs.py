@@ -11,6 +11,12 @@ import math
 import numpy as np
 
 
+def sf_whole(x):
+    """Is x a whole number?  Every float of magnitude 2^52 or more is; ``math.floor`` of one
+    beyond 2^63 would overflow the integer Numba makes of it (no overflow in Python)."""
+    return abs(x) >= 4503599627370496.0 or x == math.floor(x)
+
+
 def sf_gamma(x):
     """Gamma; poles: +-inf at zero (by its sign), NaN at the negative integers (SciPy)."""
     if x != x or x == math.inf:
@@ -19,7 +25,7 @@ def sf_gamma(x):
         return math.nan
     if x == 0.0:
         return math.copysign(math.inf, x)
-    if x < 0.0 and x == math.floor(x):
+    if x < 0.0 and sf_whole(x):
         return math.nan
     if x > 171.62437695630272:  # Gamma overflows the largest double
         return math.inf
@@ -34,7 +40,7 @@ def sf_gammaln(x):
     """log |Gamma(x)|: +inf at the poles, as SciPy (and -inf at -inf)."""
     if x != x or x == math.inf or x == -math.inf:
         return x
-    if x <= 0.0 and x == math.floor(x):
+    if x <= 0.0 and sf_whole(x):
         return math.inf
     if x > 1e305:  # Stirling's leading terms; overflow to inf as IEEE
         return x * (math.log(x) - 1.0)
@@ -48,7 +54,7 @@ def sf_digamma(x):
         return x
     if x == 0.0:
         return -math.copysign(math.inf, x)
-    if x == -math.inf or (x < 0.0 and x == math.floor(x)):
+    if x == -math.inf or (x < 0.0 and sf_whole(x)):
         return math.nan
     r = 0.0
     if x < 0.0:  # psi(x) = psi(1 - x) - pi / tan(pi x), the angle reduced first: to x less
@@ -170,14 +176,14 @@ def sf_polygamma(n, x):
     cancel); signed infinity at the poles, as SciPy."""
     if n == 0.0:
         return sf_digamma(x)
-    if n < 0.0 or n != math.floor(n) or x != x:
+    if n < 0.0 or not sf_whole(n) or x != x:
         return math.nan
     sign = 1.0 if n % 2.0 == 1.0 else -1.0
     if x == math.inf:
         return sign * 0.0
     if x == -math.inf:  # SciPy's signed infinity (math.floor(-inf) would raise in Python)
         return sign * math.inf
-    if x <= 0.0 and x == math.floor(x):
+    if x <= 0.0 and sf_whole(x):
         return sign * math.inf
     if x < 0.0:
         cot = sf_pi_cot_derivative(n, x - math.floor(x + 0.5))
@@ -256,6 +262,7 @@ def sf_pow(x, y):
 
 
 HELPERS = (
+    sf_whole,
     sf_pow,
     sf_gamma,
     sf_gammaln,
