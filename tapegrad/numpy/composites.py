@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core import functions as O
 from ..core.tensor import TensorBase as Tensor
-from ..core.tensor import value_of
+from ..core.tensor import refuse_complex, value_of
 from .registry import FUNCTIONS, implements
 from .shape_functions import _rearrange
 
@@ -422,11 +422,7 @@ class _Concatenator:
             if not isinstance(it, Tensor):
                 it = np.asarray(it)
                 if it.dtype.kind == "c":  # (np.asarray(z, float64) dropped the imaginary part)
-                    raise TypeError(
-                        f"tapegrad.numpy.r_ / c_: an item (dtype {it.dtype}) is complex: "
-                        "tapegrad does not support complex numbers. Compute with the real and "
-                        "imaginary parts as separate real arrays (z.real, z.imag)"
-                    )
+                    refuse_complex(f"tapegrad.numpy.r_ / c_: an item (dtype {it.dtype})")
                 it = it.astype(np.float64)
             t = O.reshape(O.tensor_of(it), (-1,)) if np.ndim(it) == 0 else O.tensor_of(it)
             if self.columns and t.ndim == 1:

@@ -16,7 +16,7 @@ import numpy as np
 from ..core import creation, ufuncs
 from ..core import functions as O
 from ..core.methods import broadcasting, viewing
-from ..core.tensor import STATE, unsupported_type
+from ..core.tensor import STATE, refuse_complex, unsupported_type
 from ..core.tensor import TensorBase as Tensor
 from ..core.tensor import _stands_in as stands_for_value
 from ..core.torch_methods import ravel_order, reshape_order
@@ -87,12 +87,7 @@ def _operand(x):
 def _refuse_complex(name, what):
     if callable(name):  # a NumPy function: its public name (looked up only to refuse)
         name = _numpy_name(name).removeprefix("numpy.")
-    raise TypeError(
-        f"numpy.{name}: {what} is complex: tapegrad does not support complex numbers (a "
-        "complex value meeting a Tensor would lose its imaginary part). Compute with the "
-        "real and imaginary parts as separate real arrays (z.real, z.imag), or keep the "
-        "complex arithmetic outside the function you differentiate"
-    )
+    refuse_complex(f"numpy.{name}: {what}")
 
 
 def _refuse(name, what):
