@@ -21,14 +21,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from nn_programs import _flat, _is_tensor, _Lib, _np, _rng  # noqa: E402
+
 import tapegrad as tg  # noqa: E402
 import tapegrad.nn.functional as tgF  # noqa: E402
 
 RTOL, ATOL = 1e-10, 1e-12
-
-
-def _rng(seed=0):
-    return np.random.default_rng(seed)
 
 
 X23 = _rng(1).standard_normal((2, 3))
@@ -36,67 +34,6 @@ X54 = _rng(2).standard_normal((5, 4))
 X4D = _rng(3).standard_normal((2, 3, 4, 5))
 X3D = _rng(4).standard_normal((3, 4, 6))
 P54 = _rng(5).dirichlet(np.ones(4), size=5)
-
-
-class _Lib:
-    """The names a program needs, for one library."""
-
-    def __init__(self, name, states=None):
-        self.name = name
-        self.is_tg = name == "tg"
-        self.m = tg if self.is_tg else torch
-        self.nn = self.m.nn
-        self.F = tgF if self.is_tg else torch.nn.functional
-        self.optim = self.m.optim
-        self.leaves = []
-        self.mods = []
-        self.states = states if states is not None else []
-
-    def T(self, data, rg=True):
-        """A float64 leaf (requiring grad unless rg is False)."""
-        a = np.array(data, dtype=float)
-        t = tg.tensor(a, requires_grad=rg) if self.is_tg else torch.tensor(a, requires_grad=rg)
-        if rg:
-            self.leaves.append(t)
-        return t
-
-    def I(self, data):  # noqa: E743 - an integer tensor
-        a = np.array(data, dtype=np.int64)
-        return tg.tensor(a) if self.is_tg else torch.tensor(a)
-
-    def M(self, mod):
-        """Register a module; tapegrad's gets the weights PyTorch's got at the same place."""
-        if self.is_tg:
-            k = len(self.mods)
-            if k < len(self.states):
-                mod.load_state_dict(self.states[k])
-        else:
-            mod.double()
-            self.states.append({k: v.detach().numpy().copy() for k, v in mod.state_dict().items()})
-        self.mods.append(mod)
-        return mod
-
-
-def _is_tensor(r):
-    return isinstance(r, (tg.Tensor, torch.Tensor))
-
-
-def _flat(r):
-    if _is_tensor(r):
-        return [r]
-    if isinstance(r, (tuple, list)):
-        return [x for part in r for x in _flat(part)]
-    if isinstance(r, dict):
-        return [x for k in sorted(r) for x in _flat(r[k])]
-    return [r]
-
-
-def _np(x):
-    if isinstance(x, torch.Tensor):
-        return x.detach().numpy()
-    if isinstance(x, tg.Tensor):
-        return np.asarray(x.detach().numpy())
-    return x
 
 
 def _close(a, b, what):

@@ -30,6 +30,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from nn_programs import _flat, _is_tensor, _Lib, _np, _rng  # noqa: E402
+
 import tapegrad as tg  # noqa: E402
 import tapegrad.nn.functional as tgF  # noqa: E402
 
@@ -37,73 +39,6 @@ RTOL, ATOL = 1e-10, 1e-12
 RTOL2 = 1e-8  # second derivatives: PyTorch's double-backward formulas lose up to ~3e-10
 INF = math.inf
 NAN = math.nan
-
-
-def _rng(seed=0):
-    return np.random.default_rng(seed)
-
-
-class _Lib:
-    """The names a program needs, for one library."""
-
-    def __init__(self, name, states=None):
-        self.is_tg = name == "tg"
-        self.m = tg if self.is_tg else torch
-        self.nn = self.m.nn
-        self.F = tgF if self.is_tg else torch.nn.functional
-        self.leaves = []
-        self.mods = []
-        self.states = states if states is not None else []
-
-    def T(self, data, rg=True):
-        """A float64 leaf (requiring grad unless rg is False)."""
-        a = np.array(data, dtype=float)
-        t = tg.tensor(a, requires_grad=rg) if self.is_tg else torch.tensor(a, requires_grad=rg)
-        if rg:
-            self.leaves.append(t)
-        return t
-
-    def I(self, data):  # noqa: E743 - an integer tensor
-        a = np.array(data, dtype=np.int64)
-        return tg.tensor(a) if self.is_tg else torch.tensor(a)
-
-    def M(self, mod):
-        """Register a module; tapegrad's gets the weights PyTorch's got at the same place."""
-        if self.is_tg:
-            k = len(self.mods)
-            if k < len(self.states):
-                mod.load_state_dict(self.states[k])
-        else:
-            mod.double()
-            self.states.append({k: v.detach().numpy().copy() for k, v in mod.state_dict().items()})
-        self.mods.append(mod)
-        return mod
-
-    def params(self):
-        return [p for m in self.mods for _, p in m.named_parameters()]
-
-    def wrap(self, a):
-        return tg.tensor(a) if self.is_tg else torch.tensor(a)
-
-
-def _is_tensor(r):
-    return isinstance(r, (tg.Tensor, torch.Tensor))
-
-
-def _flat(r):
-    if _is_tensor(r):
-        return [r]
-    if isinstance(r, (tuple, list)):
-        return [x for part in r for x in _flat(part)]
-    return [r]
-
-
-def _np(x):
-    if isinstance(x, torch.Tensor):
-        return x.detach().numpy(force=True)  # force: PyTorch's ZeroTensor gradients
-    if isinstance(x, tg.Tensor):
-        return np.asarray(x.detach().numpy())
-    return x
 
 
 def _close(a, b, what, rtol=RTOL):
