@@ -215,16 +215,25 @@ class Args:
         return [None if per_arg[k] is None else per_arg[k][j] for k, j in self.slots]
 
 
-def _bind(fun, who, args, kwargs):
+def _signature(fun):
+    """``fun``'s signature, or None for a callable without one (a builtin)."""
+    try:
+        return inspect.signature(fun)
+    except ValueError:
+        return None
+
+
+def _bind(signature, fun, who, args, kwargs):
     """Positional arguments for a call (the rules take positional ones), with the defaults
     of parameters the call leaves out filled in, as JAX does: the rules see every argument
-    of the function's signature, whether or not the call spelled it out."""
-    try:
-        bound = inspect.signature(fun).bind(*args, **kwargs)
-    except ValueError:  # no signature (a builtin): the call's own arguments
+    of the function's signature, whether or not the call spelled it out.  ``signature`` is
+    ``_signature(fun)``, read once per custom function (not at every call)."""
+    if signature is None:  # (a builtin): the call's own arguments
         if not kwargs:
             return args
-        raise TypeError(f"{who}: cannot bind keyword arguments to {_name(fun)}") from None
+        raise TypeError(f"{who}: cannot bind keyword arguments to {_name(fun)}")
+    try:
+        bound = signature.bind(*args, **kwargs)
     except TypeError as e:
         raise TypeError(f"{who}: {e}") from None
     bound.apply_defaults()
@@ -248,6 +257,7 @@ class _Custom:
     def __init__(self, fun, nondiff_argnums):
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self.signature = _signature(fun)
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.who = f"{self.kind} function {_name(fun)}"
 
@@ -276,7 +286,7 @@ class _Custom:
 
     def __call__(self, *args, **kwargs):
         self._check_defined()
-        args = _bind(self.fun, self.who, args, kwargs)
+        args = _bind(self.signature, self.fun, self.who, args, kwargs)
         a = Args(self.who, args, self.nondiff_argnums)
         if not a.inputs:
             return self.fun(*args)
