@@ -27,6 +27,7 @@ from .tensor import (
     record_unary,
     result,
     row_of,
+    scalar_argument,
     tape_for,
     value_of,
 )
@@ -115,7 +116,7 @@ def leaky_relu(x: TensorLike, negative_slope: float = 0.01) -> Tensor:
         tensor([0.1000, 1.0000])
     """
     x = tensor_of(x)
-    c = float(negative_slope)
+    c = scalar_argument(negative_slope, "leaky_relu: negative_slope")
     return _scalar_op(
         x,
         C.LEAKY_RELU,
@@ -146,8 +147,8 @@ def clip(
         if hi is not None:
             out = minimum(out, hi)
         return out
-    lo = -math.inf if lo is None else float(lo)
-    hi = math.inf if hi is None else float(hi)
+    lo = -math.inf if lo is None else scalar_argument(lo, "clip: the lower bound")
+    hi = math.inf if hi is None else scalar_argument(hi, "clip: the upper bound")
     if lo > hi:
         raise ValueError(f"clip: lower bound {lo} is above upper bound {hi}")
     v = x._v
@@ -1280,11 +1281,11 @@ def nan_to_num(x: TensorLike, copy=True, nan=0.0, posinf=None, neginf=None) -> T
     big = np.finfo(np.float64).max
     repl = np.where(
         isnan,
-        float(nan),
+        scalar_argument(nan, "nan_to_num: nan="),
         np.where(
             ispos,
-            big if posinf is None else float(posinf),
-            -big if neginf is None else float(neginf),
+            big if posinf is None else scalar_argument(posinf, "nan_to_num: posinf="),
+            -big if neginf is None else scalar_argument(neginf, "nan_to_num: neginf="),
         ),
     )
     finite = ~(isnan | ispos | isneg)

@@ -650,17 +650,35 @@ def _as_value(data, dtype):
         data = data._v
     refuse_unsupported(data, "cannot make a tensor: the data")
     if dtype is not None:
+        # the data is checked before the cast, which reads "2" as 2.0, None as NaN and a
+        # datetime64 as days since 1970 (and fails on 1j without naming tapegrad)
         dtype = np.dtype(dtype)
+        _numbers_only(data, np.asarray(data), dtype)
+        _numbers_only(data, np.empty(0, dtype), None)  # and the dtype asked for
     arr = np.array(data, dtype=dtype, copy=True)
-    if arr.dtype.kind == "c":
-        refuse_complex(f"the data of this tensor (dtype {arr.dtype})")
-    if arr.dtype.kind == "f" and dtype is None:
-        arr = arr.astype(np.float64, copy=False)
-    elif arr.dtype.kind not in "fiub":
-        refuse_not_numbers(data, arr.dtype, "cannot make a tensor:")
+    if dtype is None:
+        _numbers_only(data, arr, dtype)
+        if arr.dtype.kind == "f":
+            arr = arr.astype(np.float64, copy=False)
     if arr.ndim == 0 and arr.dtype == np.float64:
         return float(arr)
     return arr
+
+
+def _numbers_only(data, arr, cast_to):
+    """Refuse tensor data (as array ``arr``) that is complex or not numbers; an object
+    array of real numbers passes when it is cast to a dtype (huge Python ints, say)."""
+    kind = arr.dtype.kind
+    if kind == "c":
+        refuse_complex(f"the data of this tensor (dtype {arr.dtype})")
+    if kind in "fiub":
+        return
+    if kind == "O" and cast_to is not None:
+        if all(isinstance(e, numbers.Real) for e in arr.flat):
+            return
+        if any(isinstance(e, (complex, np.complexfloating)) for e in arr.flat):
+            refuse_complex("the data of this tensor (an element)")
+    refuse_not_numbers(data, arr.dtype, "cannot make a tensor:")
 
 
 def refuse_not_numbers(x, dtype, what):
@@ -679,6 +697,22 @@ def refuse_not_numbers(x, dtype, what):
         "computes with floats, integers and booleans (NumPy and PyTorch raise here too): "
         "convert it first, e.g. a.astype(np.float64) for numbers kept as objects"
     )
+
+
+def scalar_argument(x, what):
+    """The float of a number argument (a bound, a slope, a fill value, a norm's p).
+
+    ``float()`` reads the string "2" as 2.0 (``x.clamp(min="2")`` clamped at 2 where PyTorch
+    raises) and fails on 1j or None with a message that names neither the op nor the fix, so
+    each kind gets tapegrad's refusal naming ``what``.
+    """
+    if isinstance(x, (complex, np.complexfloating)):
+        refuse_complex(f"{what} {x!r}")
+    if isinstance(x, (numbers.Real, np.bool_, TensorBase)) or (
+        isinstance(x, np.ndarray) and x.size == 1 and x.dtype.kind in "fiub"
+    ):
+        return float(x)
+    refuse_not_numbers(x, getattr(x, "dtype", type(x).__name__), what)
 
 
 def refuse_complex(what):

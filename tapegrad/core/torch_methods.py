@@ -23,7 +23,7 @@ from itertools import pairwise
 import numpy as np
 
 from . import functions as O
-from .tensor import STATE, _guard_hook, new_tensor
+from .tensor import STATE, _guard_hook, new_tensor, scalar_argument
 from .tensor import TensorBase as Tensor
 
 # PyTorch's named tuples (``torch.return_types.max`` ...): unpack, index or read by name
@@ -535,7 +535,7 @@ def _norm(self, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None, keep
                 'number, or "fro"): use tnp.linalg.norm(x, ord="nuc") for the nuclear norm'
             )
         p = 2.0
-    p = float(p)
+    p = scalar_argument(p, "norm: p")
     a = O.abs_(self)
     if p == math.inf:
         return O.amax(a, dims, keepdim)
@@ -1375,7 +1375,9 @@ def _new_full(self, size, fill_value, *, dtype=None, requires_grad=False):
     """
     size = tuple(size) if isinstance(size, (tuple, list)) else (size,)
     dt = dtype if dtype is not None else self.dtype
-    return new_tensor(np.full(size, fill_value, dtype=dt), requires_grad=requires_grad)
+    # the fill value is checked before the cast (np.full casts 1j to 0 and "2" to 2.0)
+    fill = scalar_argument(fill_value, "new_full: the fill value")
+    return new_tensor(np.full(size, fill, dtype=dt), requires_grad=requires_grad)
 
 
 def _new_zeros(self, *size, dtype=None, requires_grad=False):
@@ -2211,8 +2213,7 @@ def _new_tensor(self, data, *, dtype=None, requires_grad=False):
     tensor([2., 3.])
     """
     v = data.detach().numpy() if isinstance(data, Tensor) else data
-    v = np.array(v, dtype=_np_dtype(dtype) if dtype is not None else self.dtype)
-    return new_tensor(v, requires_grad=requires_grad)
+    return new_tensor(v, requires_grad, _np_dtype(dtype) if dtype is not None else self.dtype)
 
 
 def _element_size(self):

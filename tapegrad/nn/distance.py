@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ..core import functions as _ops
+from ..core.tensor import scalar_argument
 from ..tensor_class import Tensor
 
 __all__ = ["cdist", "cosine_similarity", "pairwise_distance"]
@@ -103,7 +104,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 
 
 def _check_p(name, p):
-    p = float(p)
+    p = scalar_argument(p, f"{name}: p")
     if p < 0 or math.isnan(p):
         raise ValueError(
             f"{name}: p must be non-negative (PyTorch's p < 0 is not supported), got {p}"

@@ -15,7 +15,7 @@ import numpy as np
 from ..core import creation as _creation
 from ..core import functions as _ops
 from ..core import methods as _methods
-from ..core.tensor import STATE, value_of
+from ..core.tensor import STATE, scalar_argument, value_of
 from ..tensor_class import Tensor
 from .convolution import (
     adaptive_avg_pool2d,
@@ -337,6 +337,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         tensor([-1.0000, 0.5000, 1.0000])
     """
     _no_inplace("hardtanh", inplace)
+    min_val = scalar_argument(min_val, "hardtanh: min_val")
+    max_val = scalar_argument(max_val, "hardtanh: max_val")
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val {min_val} is above max_val {max_val}")
     return _kinked_clamp(input, min_val, max_val)
@@ -463,7 +465,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
         raise TypeError("normalize: out= is not supported; use the returned Tensor")
     x = _ops.tensor_of(input)
     axis = _ops.normalize_axes(dim, max(x.ndim, 1), "normalize")
-    p = float(p)
+    p = scalar_argument(p, "normalize: p")
     if p == 1.0:
         denom = _ops.clip(_ops.sum(_ops.abs_(x), axis, True), eps)
     elif math.isinf(p) and p > 0:
@@ -483,6 +485,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 def _check_p(name, p):
+    p = scalar_argument(p, f"{name}: p")
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"{name}: dropout probability has to be between 0 and 1, but got {p}")
 
@@ -859,7 +862,8 @@ def _class_weight(name, weight, classes):
             f"{name}: weight={weight!r}: the third argument is the class weight (as in "
             f"PyTorch); pass reduction={weight!r} by keyword"
         )
-    w = weight if isinstance(weight, Tensor) else np.asarray(weight, dtype=np.float64)
+    # (value_of refuses complex and other non-number weights, which a cast would misread)
+    w = weight if isinstance(weight, Tensor) else np.asarray(value_of(weight), np.float64)
     if _shape_of(w) != (classes,):
         raise ValueError(
             f"{name}: weight must have one entry per class ({classes},), got {_shape_of(w)}"

@@ -24,6 +24,7 @@ import numpy as np
 from ..core import creation as _creation
 from ..core import functions as _ops
 from ..core import methods as _methods
+from ..core.tensor import refuse_complex, refuse_not_numbers
 from ..tensor_class import Tensor
 from . import functional as F
 
@@ -309,8 +310,12 @@ class Module:
         for k, (m, name, t) in own.items():
             if k not in state_dict:
                 continue
-            v = state_dict[k]
-            v = np.array(v._v if isinstance(v, Tensor) else v, dtype=t.dtype)
+            v = np.asarray(state_dict[k]._v if isinstance(state_dict[k], Tensor) else state_dict[k])
+            if v.dtype.kind == "c":  # (the cast would drop the imaginary part)
+                refuse_complex(f"load_state_dict: state_dict[{k!r}]")
+            if v.dtype.kind not in "fiub":
+                refuse_not_numbers(state_dict[k], v.dtype, f"load_state_dict: state_dict[{k!r}]")
+            v = np.array(v, dtype=t.dtype)
             if v.shape != t.shape:
                 errors.append(m._shape_mismatch(k, name, v.shape, t.shape))
             values[k] = v

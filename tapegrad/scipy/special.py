@@ -26,7 +26,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..core import functions as O
-from ..core.tensor import value_of
+from ..core.tensor import refuse_complex, refuse_not_numbers, value_of
 from ..tensor_class import Tensor
 from . import require_scipy
 
@@ -84,6 +84,18 @@ def _value(a):
     return a.data if isinstance(a, Tensor) else a
 
 
+def _constant(fn: str, name: str, a):
+    """The value of argument ``name`` of ``fn`` taken as a constant; a complex or non-number
+    one is refused (a float64 cast would drop the imaginary part, read None as NaN)."""
+    v = _value(a)
+    dtype = np.asarray(v).dtype
+    if dtype.kind == "c":
+        refuse_complex(f"tapegrad.scipy.special.{fn}: {name}")
+    if dtype.kind not in "fiub":
+        refuse_not_numbers(v, dtype, f"tapegrad.scipy.special.{fn}: {name}")
+    return v
+
+
 def _no_grad_arg(fn: str, name: str, a, hint: str = "") -> Any:
     """The value of an argument ``fn`` cannot differentiate in; NotImplementedError when it is
     a Tensor that requires grad (dropping that gradient would be silently wrong)."""
@@ -95,7 +107,7 @@ def _no_grad_arg(fn: str, name: str, a, hint: str = "") -> Any:
                 f"{hint}"
             )
         return a.data
-    return a
+    return _constant(fn, name, a)
 
 
 def _no_kwargs(fn: str, kwargs: dict) -> None:
@@ -448,7 +460,7 @@ def _xlogy_impl(x, y, shift: float):
     if isinstance(x, Tensor) and x.requires_grad:
         shape = np.broadcast_shapes(x.shape, np.shape(y))
         return _XLogY.apply(O.broadcast_to(x, shape), O.broadcast_to(y, shape), shift)
-    xv = np.asarray(_value(x), dtype=np.float64)
+    xv = np.asarray(_constant("xlogy", "x", x), dtype=np.float64)
     y = O.tensor_of(y)
     # x is a constant here: x log(y + shift) with y replaced where x == 0 (the value and
     # both derivatives are 0 there; the log itself may be -inf or NaN)
@@ -1008,7 +1020,7 @@ def _gammainc(name: str, a, x, kwargs, sign: float):
         return sp_fn(a, x, **kwargs)
     _no_kwargs(name, kwargs)
     if not (isinstance(a, Tensor) and a.requires_grad):
-        a = np.asarray(_value(a), dtype=np.float64)
+        a = np.asarray(_constant(name, "a", a), dtype=np.float64)
         log_g = _sp.gammaln(a)
 
         def density(z):

@@ -12,8 +12,8 @@ Where it would be complex, tapegrad must raise a TypeError naming the function o
 conversion (``REFUSED``: the message fragment is asserted), with ``ComplexWarning`` turned
 into an error so that a warn-and-truncate cast fails the test.  Disagreements that cannot be
 fixed in ``tapegrad/numpy`` (they live in ``tapegrad/core``, ``tapegrad/nn``,
-``tapegrad/scipy``) are kept as ``xfail(strict=True)`` cases that assert the correct
-behaviour (the refusal), each with a reason naming the place to fix.
+``tapegrad/scipy``) were kept as strict xfails until fixed there; the list ``XFAIL`` still
+names where each was wrong.
 """
 
 import decimal
@@ -603,10 +603,10 @@ def test_refused_with_a_named_error(name):
         assert fragment in str(info.value), str(info.value)
 
 
-# ---- strict xfails: silent wrong numbers outside tapegrad/numpy --------------------------------
+# ---- silent wrong numbers outside tapegrad/numpy, refused now --------------------------------
 # Each asserts the correct behaviour: a TypeError (for a complex value, with tapegrad's
 # message); ComplexWarning is ignored so that what is tested is the returned number.
-# name: (program, reason)
+# name: (program, where it was wrong)
 
 CORE = "tapegrad/core"
 XFAIL = {
@@ -723,31 +723,10 @@ XFAIL = {
 }
 
 
-# the ones still wrong (the others were fixed where the value is made: core's value_of and
-# integer arithmetic, tg.full, nn's targets and Parameter)
-STILL_WRONG = {
-    "x.clamp(min=1j): bare float() error",
-    "x.nan_to_num(nan=1j): bare float() error",
-    "x.new_tensor([1j]): bare float() error",
-    "x.new_full((2,), 1j) is [0, 0]",
-    "Linear.load_state_dict(complex weight)",
-    "backward(gradient=datetime64 array) gives 36524",
-    "backward(gradient=str array) is read as numbers",
-    "cross_entropy complex weight",
-    "trace replay at None gives NaN",
-    "trace replay at a datetime64 array",
-}
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=XFAIL[n][1]))
-        if n in STILL_WRONG
-        else n
-        for n in XFAIL
-    ],
-)
+# each fixed where the value is made: core's value_of and tensor data, integer arithmetic,
+# scalar arguments, tg.full, backward's seeds, nn's targets, weights, Parameter and state dicts,
+# and a trace's replay arguments
+@pytest.mark.parametrize("name", list(XFAIL))
 def test_should_refuse(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
@@ -756,18 +735,6 @@ def test_should_refuse(name):
     msg = str(info.value)
     if "complex" in name or "1j" in name:
         assert MSG in msg, msg
-
-
-def test_wrong_values_of_the_xfails_are_what_the_report_says():
-    """The silent numbers themselves (so that the report's reproducers stay checked): if
-    one of these changes, the corresponding xfail above may have been fixed."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            c = tg.tensor([1, 2]) * 1j
-        except TypeError:
-            return  # fixed: integer arithmetic refuses complex results
-        assert np.abs(c.numpy()).tolist() == [1.0, 2.0]  # NumPy's |z|
 
 
 # ---- scipy.special with complex arguments (needs scipy) ---------------------------------------
@@ -788,6 +755,12 @@ SCIPY_REFUSED = {
     "gamma(x) * (1+0j)": lambda tsp: _g(lambda v: tsp.gamma(v) * (1 + 0j), XP),
     "erf at a complex argument": lambda tsp: _g(tsp.erf, XP + 1j),
     "jv(1j, x)": lambda tsp: _g(lambda v: tsp.jv(1j, v), XP),
+    # a constant shape or order was cast to float64 (gammainc(1j, x) was gammainc(0, x))
+    "gammainc(complex a, x)": lambda tsp: _g(lambda v: tsp.gammainc(Z3, v), XP),
+    "gammaincc(complex a, x)": lambda tsp: _g(lambda v: tsp.gammaincc(Z3, v), XP),
+    "betainc(complex a, b, x)": lambda tsp: _g(lambda v: tsp.betainc(Z3, 2.0, v / 4), XP),
+    "betainc(a, complex b, x)": lambda tsp: _g(lambda v: tsp.betainc(2.0, Z3, v / 4), XP),
+    "polygamma(complex n, x)": lambda tsp: _g(lambda v: tsp.polygamma(Z3, v), XP),
 }
 
 
@@ -800,18 +773,6 @@ def test_scipy_special_complex_refused(name):
             SCIPY_REFUSED[name](tsp)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tapegrad/scipy gammainc casts a complex a to float64 (SciPy refuses complex a)",
-)
-def test_scipy_gammainc_complex_a_refused():
-    tsp = _tsp()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
-        with pytest.raises(TypeError):
-            _g(lambda v: tsp.gammainc(Z3, v), XP)
-
-
 def test_scipy_logsumexp_negative_b_is_real_and_right():
     """A negative weight keeps logsumexp real where the weighted sum is positive."""
     tsp = _tsp()
@@ -820,3 +781,48 @@ def test_scipy_logsumexp_negative_b_is_real_and_right():
     np.testing.assert_allclose(
         tg.grad(lambda v: tsp.logsumexp(v, b=b))(XP), w / w.sum(), rtol=1e-12
     )
+
+
+# ---- number arguments that float() or a dtype= cast would misread ------------------------------
+_DATE = np.datetime64("2020-01-01")
+NOT_NUMBERS = {  # each gave a number: the string "2" read as 2.0, None as NaN, a date as 18262
+    'x.clamp(min="2")': lambda: _t().clamp(min="2"),
+    'x.clamp(max="2")': lambda: _t().clamp(max="2"),
+    'tg.leaky_relu(x, "2")': lambda: tg.leaky_relu(_t(), "2"),
+    'F.normalize(x, p="2")': lambda: tg.nn.functional.normalize(_t(), p="2", dim=0),
+    'F.pairwise_distance(p="2")': lambda: tg.nn.functional.pairwise_distance(_t(), _t(), p="2"),
+    'F.hardtanh(x, "0", 1)': lambda: tg.nn.functional.hardtanh(_t(), "0", 1.0),
+    'F.dropout(x, p="0.5")': lambda: tg.nn.functional.dropout(_t(), p="0.5"),
+    'x.nan_to_num(nan="1")': lambda: _t().nan_to_num(nan="1"),
+    'x.new_full((2,), "2")': lambda: _t().new_full((2,), "2"),
+    "x.new_full((2,), None)": lambda: _t().new_full((2,), None),
+    "x.new_full((2,), datetime64)": lambda: _t().new_full((2,), _DATE),
+    'x.new_tensor(["2"])': lambda: _t().new_tensor(["2"]),
+    "x.new_tensor([None])": lambda: _t().new_tensor([None]),
+    'tg.tensor(["2"], dtype=float64)': lambda: tg.tensor(["2"], dtype=np.float64),
+    "tg.tensor([None], dtype=float64)": lambda: tg.tensor([None], dtype=np.float64),
+    "tg.tensor([datetime64], dtype=float64)": lambda: tg.tensor([_DATE], dtype=np.float64),
+    'tg.tensor([1.0], dtype="U1")': lambda: tg.tensor([1.0], dtype="U1"),
+    "backward(gradient=[None, ...])": lambda: (_t() * 2).backward(gradient=[None] * 3),
+    "cross_entropy(weight=[None, 1])": lambda: tg.nn.functional.cross_entropy(
+        tg.tensor([[0.5, 0.5]], requires_grad=True), np.array([0]), weight=[None, 1]
+    ),
+    "load_state_dict(str weight)": lambda: tg.nn.Linear(1, 1).load_state_dict(
+        {"weight": np.array([["1"]]), "bias": np.zeros(1)}
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_NUMBERS))
+def test_non_number_arguments_are_refused_by_name(name):
+    with pytest.raises(TypeError, match="is not a number"):
+        NOT_NUMBERS[name]()
+
+
+def test_number_arguments_of_every_kind_still_work():
+    x = tg.tensor([1.0, -2.0, 3.0])
+    for lo in (0, 0.5, True, np.float32(0.5), np.int64(0), np.array(0.5), tg.tensor(0.5)):
+        np.testing.assert_array_equal(x.clamp(min=lo).numpy(), np.maximum(x.numpy(), float(lo)))
+    assert x.new_full((2,), np.True_).tolist() == [1.0, 1.0]
+    assert tg.tensor([2**70], dtype=np.float64).item() == float(2**70)  # an object array of ints
+    assert tg.tensor([1]).new_tensor([1.7]).tolist() == [1]  # x's dtype, as PyTorch
