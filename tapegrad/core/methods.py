@@ -183,17 +183,59 @@ _ARRAYS = (Tensor, np.ndarray)
 
 
 def _int_index(k):
-    """``k`` as an int when it is a 0-d integer Tensor or array, else ``k``."""
+    """``k`` as an int when it is a 0-d integer Tensor or array, else ``k`` (a uint8 array,
+    whose meaning PyTorch and NumPy disagree on, is refused)."""
     if isinstance(k, _ARRAYS):
         a = np.asarray(k._v if isinstance(k, Tensor) else k)
+        if a.dtype == np.uint8:  # PyTorch reads it as a (deprecated) mask, NumPy as indices
+            raise IndexError(
+                "indexing a Tensor with a uint8 index: PyTorch reads it as a mask, NumPy as "
+                "integer indices; say which with index.bool() (a mask) or index.long()"
+            )
         if a.ndim == 0 and a.dtype.kind in "iu":
             return int(a)
     return k
 
 
+def _torch_split(key):
+    """PyTorch's reading of a key that mixes integers with index arrays: the integers select
+    first (``x[1, :, [0, 1]]`` is ``x[1][:, [0, 1]]``), and NumPy's rule for where the
+    indexed dimensions go applies to the rest only (NumPy counts an integer as an index
+    array: ``x[1, :, [0, 1]]`` of a (2, 2, 2) array is the transpose of PyTorch's).  Returns
+    (basic key, advanced key) to apply in turn, or None when the two readings agree."""
+    if key.__class__ is not tuple:
+        return None
+    ints = arrays = False
+    for k in key:
+        if isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+            ints = True
+        elif isinstance(k, (bool, np.bool_)):
+            return None
+        elif isinstance(k, (list, *_ARRAYS)):
+            arrays = True
+    if not (ints and arrays):
+        return None
+    first, rest = [], []
+    for k in key:
+        if isinstance(k, (int, np.integer)):
+            first.append(k)
+        elif isinstance(k, (list, *_ARRAYS)):
+            a = k._v if isinstance(k, Tensor) else np.asarray(k)
+            mask = getattr(a, "dtype", None) == np.bool_
+            first.extend([slice(None)] * (np.ndim(a) if mask else 1))
+            rest.append(k)
+        else:  # a slice, None (a new dimension, which exists in the selected view) or Ellipsis
+            first.append(k)
+            rest.append(slice(None) if k is None or isinstance(k, slice) else k)
+    return tuple(first), tuple(rest)
+
+
 def _getitem(self, key):
     if not STATE.transforms and key.__class__ is not int and key.__class__ is not slice:
         key = _index_ints(key)
+        split = _torch_split(key)
+        if split is not None:
+            return _getitem(_getitem(self, split[0]), split[1])
     out = O.getitem(self, key)
     if _basic_key(key) and _aliases(self, out, key):  # NumPy returns a view
         _note_view(self, out, key)
@@ -1010,6 +1052,11 @@ def _drop_leading_ones(self, key, value):
 
 
 def _setitem(self, key, value, opname="__setitem__"):
+    if not STATE.transforms and key.__class__ is not int and key.__class__ is not slice:
+        key = _index_ints(key)
+        split = _torch_split(key)
+        if split is not None:  # PyTorch's reading (see _torch_split): a write through a view
+            return _setitem(_getitem(self, split[0]), split[1], value, opname)
     _check_inplace(self, opname)
     value = _drop_leading_ones(self, key, value)
     v = self._v

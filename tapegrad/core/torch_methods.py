@@ -1231,6 +1231,7 @@ def _index_select(self, dim, index):
             "PyTorch); for a block of indices use x[index] or x.take_along_dim"
         )
     idx = idx.reshape(-1)
+    _no_negative(idx, "index_select", d, self.shape[d])
     return O.getitem(self, (slice(None),) * d + (idx,))
 
 
@@ -1449,6 +1450,17 @@ def _index_of(index, name):
     return idx
 
 
+def _no_negative(idx, name, d, n):
+    """PyTorch's gather, scatter and index_* raise on a negative index (x[-1]-style counting
+    from the end would give a number where PyTorch code expects an error)."""
+    if idx.size and idx.min() < 0:
+        raise IndexError(
+            f"Tensor.{name}: index {int(idx.min())} is out of bounds for dim {d} of size {n} "
+            f"(as in PyTorch, {name} does not count negative indices from the end; add {n} "
+            "to them first)"
+        )
+
+
 def _along(self, dim, index, name):
     """Flat positions in ``self`` of ``index`` read along ``dim`` (gather's and scatter's
     rule: ``index[i][j]`` names row ``index[i][j]``, column ``j`` for dim 0), and the dim."""
@@ -1460,7 +1472,8 @@ def _along(self, dim, index, name):
             f"shape {idx.shape}"
         )
     n = self.shape[d]
-    if idx.size and (idx.min() < -n or idx.max() >= n):
+    _no_negative(idx, name, d, n)
+    if idx.size and idx.max() >= n:
         raise IndexError(f"Tensor.{name}: an index is out of range for dim {d} of size {n}")
     for k in range(self.ndim):
         if k != d and idx.shape[k] > self.shape[k]:
@@ -1559,9 +1572,10 @@ def _scatter(self, dim, index, src=None, value=None, *, reduce=None):
     return _write(self, flat, _source_part(src, flat.shape, "scatter"), add=False)
 
 
-def _slices_at(self, dim, index, name):
+def _slices_at(self, dim, index, name, negatives=False):
     """Flat positions of the slices of ``self`` at ``index`` (a 1-D index) along ``dim``,
-    shaped as those slices are (``self.index_select(dim, index)``'s shape), and the dim."""
+    shaped as those slices are (``self.index_select(dim, index)``'s shape), and the dim;
+    a negative index counts from the end only with ``negatives`` (PyTorch's index_fill)."""
     idx = _index_of(index, name)
     if idx.ndim > 1:
         raise IndexError(f"Tensor.{name}: index must be 0-D or 1-D, got shape {idx.shape}")
@@ -1570,6 +1584,8 @@ def _slices_at(self, dim, index, name):
     (d,) = _dims_of(self, dim, name)
     n = self.shape[d]
     idx = idx.reshape(-1)
+    if not negatives:
+        _no_negative(idx, name, d, n)
     if idx.size and (idx.min() < -n or idx.max() >= n):
         raise IndexError(f"Tensor.{name}: an index is out of range for dim {d} of size {n}")
     pos = np.arange(self.numel()).reshape(self.shape)
@@ -1635,7 +1651,7 @@ def _index_fill(self, dim, index, value):
             f"Tensor.index_fill: value must be a number or a 0-d tensor, got shape "
             f"{np.shape(value)} (x.index_copy writes a tensor of slices)"
         )
-    pos, _ = _slices_at(self, dim, index, "index_fill")
+    pos, _ = _slices_at(self, dim, index, "index_fill", negatives=True)
     return _write(self, pos, value, add=False)
 
 

@@ -609,7 +609,6 @@ ACCEPTS = {
     "cross_bcast": lambda: np.cross(A[:, :3], V3),  # broadcasts the batch dims
     "arange_empty": lambda: np.arange(3, 1),
     "arange_wrong_sign_raises": lambda: np.arange(0, 3, -1),
-    "gather_neg_idx_raises": lambda: A[:1, [3, 0]],  # a negative index counts from the end
     "numpy_rg_raises": lambda: A,  # the value, without gradient
     "fn_cumsum_no_dim_2d_raises": lambda: np.cumsum(A),  # dim=None: flattened, as NumPy's
     "fn_cumprod_no_dim_2d_raises": lambda: np.cumprod(A),
