@@ -1,11 +1,19 @@
 """Tensor constructors (``tg.tensor``, ``tg.zeros`` ...) and the global random seed."""
 
 import copy
+import numbers
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .tensor import STATE, _stands_in, new_tensor, value_of
+from .tensor import (
+    STATE,
+    _stands_in,
+    new_tensor,
+    refuse_complex,
+    refuse_not_numbers,
+    refuse_unsupported,
+)
 from .tensor import TensorBase as Tensor
 
 _rng = [np.random.default_rng()]
@@ -85,8 +93,14 @@ def _refuse_big_ints(data):
         )
 
 
-def _make(arr, requires_grad, dtype=None):
-    """``arr`` as a new Tensor of ``dtype`` (float64 by default)."""
+def _make(arr, requires_grad, dtype=None, what="cannot make a tensor: the data"):
+    """``arr`` as a new Tensor of ``dtype`` (float64 by default); complex or extended
+    precision values are refused (a cast to float64 would drop the imaginary part or round,
+    with at most a warning)."""
+    arr = np.asarray(arr)
+    if arr.dtype.kind == "c":
+        refuse_complex(f"{what} (dtype {arr.dtype})")
+    refuse_unsupported(arr, what)
     return new_tensor(np.asarray(arr, dtype=dtype or np.float64), requires_grad=requires_grad)
 
 
@@ -145,11 +159,30 @@ def full(
         (tensor([7., 7.]), tensor([7, 7]))
     """
     value = np.asarray(fill_value._v if isinstance(fill_value, Tensor) else fill_value)
-    if value.dtype.kind not in "fiub":  # (a complex 1j came out as 0 in a float64 tensor)
-        value_of(value)  # raises, naming what it is
-    if dtype is None and not requires_grad:
+    infer = dtype is None and not requires_grad
+    if value.dtype.kind == "O" and isinstance(fill_value, numbers.Number):
+        if infer and isinstance(fill_value, numbers.Integral):  # an int beyond 64 bits
+            _refuse_big_fill(fill_value)
+        fill_value = value = np.asarray(float(fill_value))  # a Fraction, a Decimal
+    what = "tg.full: fill_value"
+    if value.dtype.kind == "c":  # (a complex 1j came out as 0 in a float64 tensor)
+        refuse_complex(f"{what} {fill_value!r}")
+    if value.dtype.kind not in "fiub":
+        refuse_not_numbers(fill_value, value.dtype, what)
+    refuse_unsupported(value, what)  # extended precision
+    if infer:
+        if value.dtype.kind == "u" and (value > np.iinfo(np.int64).max).any():
+            _refuse_big_fill(int(value.max()))
         dtype = {"i": np.int64, "u": np.int64, "b": bool}.get(value.dtype.kind)
-    return _make(np.full(shape, fill_value), requires_grad, dtype)
+    return _make(np.full(shape, fill_value), requires_grad, dtype, what)
+
+
+def _refuse_big_fill(n):
+    raise OverflowError(
+        f"tg.full: the integer fill_value {n} does not fit in int64, the dtype inferred for "
+        "an integer (PyTorch raises too; NumPy's cast would wrap it around); pass it as a "
+        "float (float(n)) or give dtype= explicitly"
+    )
 
 
 def zeros_like(x: ArrayLike, requires_grad: bool = False, *, dtype=None) -> Tensor:
@@ -165,7 +198,7 @@ def zeros_like(x: ArrayLike, requires_grad: bool = False, *, dtype=None) -> Tens
         tensor([0, 0])
     """
     dtype = dtype or _dtype_of(x, requires_grad)
-    return _make(np.zeros(np.shape(x._v if isinstance(x, Tensor) else x)), requires_grad, dtype)
+    return _make(np.zeros(_like_shape(x, "zeros_like")), requires_grad, dtype)
 
 
 def ones_like(x: ArrayLike, requires_grad: bool = False, *, dtype=None) -> Tensor:
@@ -178,7 +211,23 @@ def ones_like(x: ArrayLike, requires_grad: bool = False, *, dtype=None) -> Tenso
         tensor([[1., 1., 1.]])
     """
     dtype = dtype or _dtype_of(x, requires_grad)
-    return _make(np.ones(np.shape(x._v if isinstance(x, Tensor) else x)), requires_grad, dtype)
+    return _make(np.ones(_like_shape(x, "ones_like")), requires_grad, dtype)
+
+
+def _like_shape(x, name):
+    """The shape of ``x`` for ``tg.zeros_like`` / ``tg.ones_like``; None, a string or an
+    array of strings, dates or complex numbers is refused, as PyTorch refuses what is not a
+    tensor (their shape would have given a float tensor silently)."""
+    if isinstance(x, Tensor):
+        return np.shape(x._v)
+    if x is None or isinstance(x, (str, bytes)):
+        refuse_not_numbers(x, np.asarray(x).dtype, f"tg.{name}")
+    kind = getattr(getattr(x, "dtype", None), "kind", "f")
+    if kind == "c" or isinstance(x, complex):
+        refuse_complex(f"tg.{name}: the argument")
+    if kind in "USMmV":
+        refuse_not_numbers(x, x.dtype, f"tg.{name}")
+    return np.shape(x)
 
 
 def arange(
@@ -200,6 +249,8 @@ def arange(
         >>> tg.arange(1, 2, 0.25)
         tensor([1.0000, 1.2500, 1.5000, 1.7500])
     """
+    if not isinstance(step, np.ndarray) and step == 0:  # (NumPy: a bare division by zero)
+        raise ValueError("tg.arange: step must be nonzero (PyTorch raises too)")
     a = np.arange(start, stop, step) if stop is not None else np.arange(start)
     if dtype is not None:
         a = a.astype(dtype)
@@ -232,7 +283,8 @@ def linspace(
     num = _one_of("num", num, "steps", steps)
     if stop is None:
         raise TypeError("linspace: give the end value, e.g. tg.linspace(0, 1, steps=5)")
-    return _make(np.linspace(start, stop, 50 if num is None else num), requires_grad, dtype)
+    values = np.linspace(start, stop, 50 if num is None else num)
+    return _make(values, requires_grad, dtype, "tg.linspace: the values")
 
 
 def _one_of(name, value, torch_name, torch_value):

@@ -10,6 +10,7 @@ concatenate, indexing) prepare the integer parameters their kernels read.
 import functools
 import math
 import numbers
+import warnings
 
 from collections.abc import Sequence
 
@@ -542,6 +543,8 @@ def mean(x: TensorLike, axis: Axis = None, keepdims: bool = False) -> Tensor:
         count = 1
         for a in normalize_axes(axis, len(shape), "mean"):
             count *= shape[a]
+    if not count and STATE.transforms:  # NumPy's warning (PyTorch's mean gives NaN quietly)
+        warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=2)
     # (the sum times a number: one row, as x.sum() * c records)
     return sum(x, axis, keepdims) * (1.0 / count if count else math.nan)
 
@@ -665,7 +668,7 @@ def _view(x, idx_view, out):
     t = tape_for(x)
     ra = row_of(t, x)
     nd = idx_view.ndim
-    base = int(idx_view.flat[0]) if idx_view.size else 0
+    base = int(idx_view[(0,) * nd]) if idx_view.size else 0  # (.flat stops at 32 dims)
     strides = [s // idx_view.itemsize for s in idx_view.strides]
     return record(t, C.VIEW, ra, -1, out, ip=t.add_ints([nd, *idx_view.shape, *strides, base]))
 

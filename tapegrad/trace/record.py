@@ -4,6 +4,7 @@ the specs of the arguments and outputs (pytrees of float leaves and static value
 import functools
 import linecache
 import math
+import numbers
 import os
 import random
 import sys
@@ -18,6 +19,7 @@ from ..core.functions import as_shape
 from ..core.tensor import (
     STATE,
     refuse_complex,
+    refuse_not_numbers,
     refuse_unsupported,
     row_of,
     value_of,
@@ -263,6 +265,8 @@ def _spec(obj, diff, leaves):
     if isinstance(obj, Tensor):
         obj = obj._v
     refuse_unsupported(obj, "tg.trace: an argument")  # masked, np.matrix, longdouble, complex
+    if diff:
+        _refuse_not_differentiable(obj)
     if isinstance(obj, dict):
         keys = list(obj)
         return ["d", keys, [_spec(obj[k], diff, leaves) for k in keys]]
@@ -285,6 +289,26 @@ def _spec(obj, diff, leaves):
     if isinstance(obj, np.generic):
         obj = obj.item()
     return ["s", obj]
+
+
+def _refuse_not_differentiable(obj):
+    """Refuse, in an argument of ``argnums``, a leaf that tg.grad refuses too: a bool, a
+    complex or non-float number (Fraction, Decimal), an array of booleans, objects, strings
+    or dates.  Recorded as a constant, its gradient would be a silent None."""
+    if isinstance(obj, (complex, np.complexfloating)):
+        refuse_complex(f"tg.trace: an argument in argnums ({obj!r})")
+    if isinstance(obj, (bool, np.bool_)):
+        why = f"is bool {obj!r}; only floats can be differentiated (write {float(obj)!r}"
+    elif isinstance(obj, np.ndarray) and obj.dtype.kind not in "fiu":
+        why = f"is an array of dtype {obj.dtype}; only float arrays can be differentiated (use "
+        why += ".astype(float)"
+    elif isinstance(obj, numbers.Number) and not isinstance(obj, (int, float, np.number)):
+        why = f"is {type(obj).__name__} {obj!r}; only floats can be differentiated (use float(x)"
+    else:
+        return
+    raise TypeError(
+        f"tg.trace: an argument in argnums {why}, or pass it in an argument that is not in argnums)"
+    )
 
 
 def _tuple_type(obj):
@@ -330,8 +354,12 @@ def _collect(spec, obj, out, path):
         if not isinstance(obj, (dict, list, tuple)):
             refuse_unsupported(obj, f"trace: argument {path}")
             a = np.asarray(obj)
+            if a.dtype.kind == "O" and isinstance(obj, numbers.Number):  # Fraction, 2**70
+                a = np.asarray(float(obj))
             if a.dtype.kind == "c":
                 refuse_complex(f"trace: argument {path} (dtype {a.dtype})")
+            if a.dtype.kind not in "fiub":  # None, datetime64, strings: the recording refuses
+                refuse_not_numbers(obj, a.dtype, f"trace: argument {path}")
             a = a.astype(np.float64, copy=False)
         if a is None or list(a.shape) != spec[1]:
             got = f"shape {a.shape}" if a is not None else type(obj).__name__

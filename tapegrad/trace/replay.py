@@ -22,6 +22,7 @@ from ..core.tensor import (
     new_tensor,
     raise_unwrapped,
     refuse_complex,
+    refuse_not_numbers,
     refuse_unsupported,
     row_of,
     stand_in,
@@ -210,8 +211,8 @@ class Trace:
     def __init__(self, f, args, argnums=0, retrace=False):
         self._turn = threading.RLock()  # (see _in_turn)
         self.f = f
-        self.single = isinstance(argnums, int)
-        self.argnums = (argnums,) if self.single else tuple(int(a) for a in argnums)
+        self.single = isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool)
+        self.argnums = (int(argnums),) if self.single else _argnums_tuple(argnums, "trace")
         for a in self.argnums:
             if not -len(args) <= a < len(args):
                 raise ValueError(
@@ -728,6 +729,10 @@ class Trace:
         X = np.asarray(X)
         if X.dtype.kind == "c":
             refuse_complex(f"trace.grad_many: X (dtype {X.dtype})")
+        if X.dtype.kind not in "fiub":  # None, strings, dates: not read as numbers
+            refuse_not_numbers(
+                None if X.ndim == 0 and X.item() is None else X, X.dtype, "trace.grad_many: X"
+            )
         X = np.ascontiguousarray(X, dtype=np.float64)
         if not X.size and X.ndim == 1 and X.shape[0] == 0 and spec[1]:
             X = X.reshape((0, *spec[1]))  # an empty batch: no gradients, shaped as asked
@@ -1029,6 +1034,17 @@ def load_trace(path: str | os.PathLike) -> "Trace":
     return tr
 
 
+def _argnums_tuple(argnums, what):
+    """``argnums`` given as a sequence, checked: ints only (a bool, a float or a string is
+    refused, as tg.grad refuses them)."""
+    ok = isinstance(argnums, (tuple, list)) and all(
+        isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) for i in argnums
+    )
+    if isinstance(argnums, (bool, np.bool_)) or not ok:
+        raise TypeError(f"tg.{what}: argnums must be an int or a tuple of ints, got {argnums!r}")
+    return tuple(int(i) for i in argnums)
+
+
 def _shape_key(obj, diff, leaves):
     """A hashable key of an argument's structure: float leaves by shape (appended to
     ``leaves`` in ``_collect``'s order), anything else by value (a trace takes non-float
@@ -1037,7 +1053,7 @@ def _shape_key(obj, diff, leaves):
     if cls is float:
         leaves.append(obj)
         return "f"
-    if cls is np.ndarray and obj.dtype.kind == "f":
+    if cls is np.ndarray and obj.dtype.kind == "f" and obj.dtype.itemsize <= 8:
         leaves.append(obj)
         return ("f", obj.shape)
     if isinstance(obj, (list, tuple)):  # (a list comprehension: a generator costs ~1 us more)
@@ -1047,6 +1063,8 @@ def _shape_key(obj, diff, leaves):
         obj = obj._v
     if isinstance(obj, dict):
         return ("d", tuple((k, _shape_key(v, diff, leaves)) for k, v in obj.items()))
+    # a masked array, an np.matrix, extended precision, complex: refused as tg.trace does
+    refuse_unsupported(obj, "tg.traced: an argument")
     if isinstance(obj, (float, np.floating)) or (
         diff and isinstance(obj, (int, np.integer)) and not isinstance(obj, (bool, np.bool_))
     ):
@@ -1100,7 +1118,8 @@ class Traced:
     def __init__(self, f, argnums=0, max_branches=8, max_structures=16):
         self.f = f
         self.argnums = argnums
-        self._nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+        single = isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool)
+        self._nums = (int(argnums),) if single else _argnums_tuple(argnums, "traced")
         self.max_branches = max_branches
         self.max_structures = max_structures
         self._cache = {}  # key -> traces, least recently used first
@@ -1111,7 +1130,10 @@ class Traced:
 
     def _run(self, method, args):
         leaves = [[] for _ in args]
-        key = tuple([_shape_key(a, i in self._nums, leaves[i]) for i, a in enumerate(args)])
+        nums, n = self._nums, len(args)
+        key = tuple(
+            [_shape_key(a, i in nums or i - n in nums, leaves[i]) for i, a in enumerate(args)]
+        )
         with _TRACED_LOCK:  # (threads share the cache: the bookkeeping takes turns)
             traces = list(self._traces(key))
         for tr in reversed(traces):  # most recently used first
