@@ -248,7 +248,7 @@ def _seed_value(y, g, i):
             refuse_not_numbers(g, np.asarray(g).dtype, f"grad_output[{i}]")
     gv = np.asarray(g._v if isinstance(g, Tensor) else g, dtype=np.float64)
     if gv.shape != tuple(shape):
-        if gv.size == 1 and y.size == 1:
+        if gv.size == 1 and y.size == 1:  # (a documented extension: PyTorch raises)
             return gv.reshape(shape)
         raise RuntimeError(
             f"Mismatch in shape: grad_output[{i}] has a shape of {gv.shape} and "

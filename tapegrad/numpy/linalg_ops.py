@@ -74,11 +74,13 @@ def _square(a, name):
 
 
 def _from_triangle(a, lower):
-    """The symmetric matrix LAPACK sees when it reads one triangle of ``a``."""
+    """The symmetric matrix LAPACK sees when it reads one triangle of ``a``.  The other
+    triangle is dropped by ``where``, not multiplied by zero: a NaN or inf there, which
+    LAPACK never reads, would otherwise make the value and the gradient NaN."""
     n = a.shape[-1]
-    keep = np.tril(np.ones((n, n))) if lower else np.triu(np.ones((n, n)))
-    mirror = keep - np.eye(n)
-    return O.add(O.mul(a, keep), _mT(O.mul(a, mirror)))
+    ones = np.ones((n, n), bool)
+    strict = O.where(np.tril(ones, -1) if lower else np.triu(ones, 1), a, 0.0)
+    return O.add(O.add(strict, _mT(strict)), O.where(np.eye(n, dtype=bool), a, 0.0))
 
 
 def _check_gaps(w, name, what, squared=False):

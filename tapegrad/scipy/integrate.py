@@ -79,8 +79,11 @@ def odeint(
     (or positionally after t, one tuple being SciPy's args), ``tfirst=True`` for
     func(t, y, ...).
 
-    rtol, atol: per-step error tolerances (SciPy's defaults, 1.49012e-8), the local error
-    estimate of each step kept below atol + rtol * |y| (root mean square over components).
+    t: finite and monotone (repeated times allowed, as SciPy; at a repeated time the state
+    still moves with it, so its derivative in that time is func there).
+    rtol, atol: per-step error tolerances (SciPy's defaults, 1.49012e-8; a number or one per
+    component of y), the local error estimate of each step kept below atol + rtol * |y| (root
+    mean square over components).  func must return one derivative per component of y.
     mxstep: the most steps between two output times (default 500 as SciPy); more raises
     RuntimeError instead of returning an inaccurate solution.  hmax: the largest step
     (0: no limit).  SciPy's other options apply to LSODA only and are refused with Tensors.
@@ -122,25 +125,39 @@ def odeint(
             "SciPy's LSODA and are not supported with Tensors (rtol, atol, "
             "mxstep, hmax and tfirst are)"
         )
-    rtol = 1.49012e-8 if rtol is None else float(rtol)
-    atol = 1.49012e-8 if atol is None else float(atol)
+    if int(mxstep) < 0 or not float(hmax) >= 0.0:
+        raise ValueError(
+            "tapegrad.scipy.integrate.odeint: mxstep and hmax must be >= 0 (0: the default), "
+            f"got mxstep={mxstep!r}, hmax={hmax!r}"
+        )
     mxstep = int(mxstep) or 500
     hmax = float(hmax) or np.inf
 
     def f(y, s):
         out = func(s, y, *args) if tfirst else func(y, s, *args)
-        out = out if isinstance(out, Tensor) else tnp.asarray(out)
-        if out.shape != y.shape:
-            out = O.broadcast_to(out, y.shape)
-        return out
+        return _as_state(out, y.shape)
 
     y = O.tensor_of(tnp.asarray(y0) if isinstance(y0, (list, tuple)) else y0)
     if y.ndim == 0:
         y = O.reshape(y, (1,))  # SciPy's states are (1,) for a scalar y0
+    rtol = _tolerance(rtol, "rtol", y.shape)
+    atol = _tolerance(atol, "atol", y.shape)
+    if np.any(np.asarray(rtol) + np.asarray(atol) <= 0.0):
+        raise ValueError(
+            "tapegrad.scipy.integrate.odeint: rtol and atol must not both be zero (for any "
+            "component): give a positive tolerance"
+        )
     tt = t if isinstance(t, Tensor) else O.tensor_of(np.asarray(t, dtype=np.float64))
     tv = _value(tt)
     if tv.ndim != 1 or tv.size < 1:
         raise ValueError("odeint: t must be a one-dimensional sequence of times")
+    steps_t = np.diff(tv)
+    if not np.all(np.isfinite(tv)) or not (np.all(steps_t >= 0) or np.all(steps_t <= 0)):
+        raise ValueError(
+            "tapegrad.scipy.integrate.odeint: the values in t must be finite and "
+            "monotonically increasing or monotonically decreasing (repeated values are "
+            f"allowed), got {tv.tolist()}; integrate each monotone run separately"
+        )
     outs = [y]
     k1 = f(y, tt[0])
     slope, v = _probe(func, args, tfirst, _value(y))
@@ -148,8 +165,13 @@ def odeint(
     for i in range(tv.size - 1):
         span = tt[i + 1] - tt[i]
         length = abs(tv[i + 1] - tv[i])
+        if length == 0.0:  # a repeated time: one step of length zero (value y, and the
+            # derivatives in the two times of a step of span t[i+1] - t[i], as elsewhere)
+            y, k1 = _dp_step(f, y, tt[i], span, k1, 0.0)[:2]
+            outs.append(y)
+            continue
         theta, steps = 0.0, 0
-        while length > 0.0 and theta < 1.0:
+        while theta < 1.0:
             dtheta = min(h_abs, hmax) / length
             if theta + dtheta >= 1.0 - 1e-12:
                 dtheta = 1.0 - theta
@@ -180,6 +202,40 @@ def odeint(
     return O.stack(outs, 0)
 
 
+def _as_state(out, shape):
+    """func's value as a Tensor of the state's shape (SciPy ravels it; a size that differs from
+    the state's is an error, as in SciPy, never a silent broadcast)."""
+    out = out if isinstance(out, Tensor) else tnp.asarray(out)
+    if out.shape != shape:
+        if out.size != int(np.prod(shape)):
+            raise RuntimeError(
+                f"tapegrad.scipy.integrate.odeint: func returned shape {out.shape} (size "
+                f"{out.size}), but the state y has shape {shape}; return one derivative per "
+                "component of y"
+            )
+        out = O.reshape(out, shape)
+    return out
+
+
+def _tolerance(value, name, shape):
+    """rtol / atol: SciPy's default, a number, or one value per component of y."""
+    if value is None:
+        return 1.49012e-8
+    v = np.asarray(_value(value), dtype=np.float64)
+    if not np.all(v >= 0.0):
+        raise ValueError(
+            f"tapegrad.scipy.integrate.odeint: {name} must be >= 0 (finite), got {value!r}"
+        )
+    if v.ndim == 0:
+        return float(v)
+    if v.size != int(np.prod(shape)):
+        raise ValueError(
+            f"tapegrad.scipy.integrate.odeint: {name} must be a number or have one value per "
+            f"component of y (shape {shape}), got shape {v.shape}"
+        )
+    return v.reshape(shape)
+
+
 def _probe(func, args, tfirst, y0):
     """The right-hand side of the variational equation v' = J(y(t)) v along one fixed
     direction of the state, by forward mode on values, and the probe's initial tangent.  The
@@ -193,7 +249,7 @@ def _probe(func, args, tfirst, y0):
     def slope(y, s, v):
         def rhs(yy):
             out = func(s, yy, *values) if tfirst else func(yy, s, *values)
-            return O.broadcast_to(O.tensor_of(out), yy.shape)
+            return _as_state(out, yy.shape)
 
         return np.asarray(_value(_jvp(rhs, (y,), (v,))[1]), dtype=np.float64)
 

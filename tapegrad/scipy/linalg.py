@@ -11,6 +11,8 @@ On Tensors the matrix arguments are 2-D (``expm``: batched too); SciPy's batchin
 others is refused with a clear error.
 """
 
+import operator
+
 import numpy as np
 
 from ..core import functions as O
@@ -76,14 +78,21 @@ def _finite(name, *arrays):
 # ---- triangular, Cholesky and banded solves -----------------------------------------------------
 
 
+def _keep(a, mask):
+    """``a`` where ``mask``, zero elsewhere: the entries SciPy does not read are dropped, not
+    multiplied by zero (a NaN or inf there, allowed with check_finite=False, would otherwise
+    turn the value or the gradient into NaN)."""
+    return O.where(mask, a, 0.0)
+
+
 def _triangle(a, lower, unit_diagonal):
     n = a.shape[-1]
     mask = (
-        np.tril(np.ones((n, n)), -1 if unit_diagonal else 0)
+        np.tril(np.ones((n, n), bool), -1 if unit_diagonal else 0)
         if lower
-        else np.triu(np.ones((n, n)), 1 if unit_diagonal else 0)
+        else np.triu(np.ones((n, n), bool), 1 if unit_diagonal else 0)
     )
-    t = O.mul(a, mask)
+    t = _keep(a, mask)
     return O.add(t, np.eye(n)) if unit_diagonal else t
 
 
@@ -140,13 +149,12 @@ def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: 
         return _sl.cho_factor(a, lower, overwrite_a, check_finite)
     a = _matrix(a, "cho_factor")
     c, lower = _sl.cho_factor(_L._val(a), lower, check_finite=check_finite)
-    n = a.shape[0]
+    ones = np.ones((a.shape[0],) * 2, bool)
+    f = _L._cholesky_sym(_L._from_triangle(a, lower))
     if lower:
-        f = _L._cholesky_sym(_L._from_triangle(a, True))
-        rest = O.mul(a, np.triu(np.ones((n, n)), 1))
+        rest = _keep(a, np.triu(ones, 1))  # the other triangle, passed through
     else:
-        f = _L._mT(_L._cholesky_sym(_L._from_triangle(a, False)))
-        rest = O.mul(a, np.tril(np.ones((n, n)), -1))
+        f, rest = _L._mT(f), _keep(a, np.tril(ones, -1))
     return O.add(f, rest), lower
 
 
@@ -172,13 +180,22 @@ def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = Tr
     def gram(f):
         return O.matmul(f, _L._mT(f)) if lower else O.matmul(_L._mT(f), f)
 
+    def nonsingular(f):
+        if np.any(np.diagonal(_L._val(f)) == 0):
+            raise LinAlgError(
+                "scipy.linalg.cho_solve: the derivative is undefined: the Cholesky factor has "
+                "a zero on its diagonal (the matrix is singular; its solution is inf or NaN)"
+            )
+
     def vjp(x, y, g):
+        nonsingular(x[0])
         ga, gb = _L._solve_vjp([gram(x[0]), x[1]], y, g)
         sym = O.add(ga, _L._mT(ga))
         return [O.matmul(sym, x[0]) if lower else O.matmul(x[0], sym), gb]
 
     def jvp(x, y, dx):
         f, df = x[0], dx[0]
+        nonsingular(f)
         da = None
         if df is not None:
             half = O.matmul(df, _L._mT(f)) if lower else O.matmul(_L._mT(df), f)
@@ -189,6 +206,19 @@ def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = Tr
         return _sl.cho_solve((fv, lower), bv, check_finite=False)
 
     return _solved(f, b, "cho_solve", routine, vjp, jvp)
+
+
+def _band_widths(l_and_u):
+    try:
+        nl, nu = (operator.index(v) for v in l_and_u)
+    except (TypeError, ValueError):
+        nl = nu = -1
+    if nl < 0 or nu < 0:
+        raise ValueError(
+            "scipy.linalg.solve_banded: (l, u) must be two non-negative integers, the numbers "
+            f"of lower and upper diagonals, got {l_and_u!r}"
+        )
+    return nl, nu
 
 
 def solve_banded(
@@ -205,7 +235,7 @@ def solve_banded(
     """
     if not _has_tensor(ab, b):
         return _sl.solve_banded(l_and_u, ab, b, overwrite_ab, overwrite_b, check_finite)
-    nl, nu = (int(v) for v in l_and_u)
+    nl, nu = _band_widths(l_and_u)
     ab = _matrix(ab, "solve_banded", square=False)
     m = ab.shape[1]
     if ab.shape[0] != nl + nu + 1:
@@ -219,7 +249,7 @@ def solve_banded(
     i, j = np.indices((m, m))
     k = nu + i - j
     band = (k >= 0) & (k <= nl + nu)
-    dense = O.mul(O.getitem(ab, (np.where(band, k, 0), j)), band.astype(np.float64))
+    dense = _keep(O.getitem(ab, (np.where(band, k, nu), j)), band)
 
     def routine(dv, bv):  # the band read back from the dense matrix: ab[u + i - j, j]
         packed = np.zeros((nl + nu + 1, m))
@@ -296,6 +326,11 @@ def solve_sylvester(a, b, q):
         return _sl.solve_sylvester(a, b, q)
     a, b = _matrix(a, "solve_sylvester"), _matrix(b, "solve_sylvester")
     q = _matrix(q, "solve_sylvester", square=False)
+    if q.shape != (a.shape[0], b.shape[0]):
+        raise ValueError(
+            f"scipy.linalg.solve_sylvester: q must have shape (M, N) = {(a.shape[0], b.shape[0])}"
+            f" for a of shape {a.shape} and b of shape {b.shape}, got {q.shape}"
+        )
     return _sylvester(a, b, q)
 
 
@@ -316,6 +351,8 @@ def _sqrtm_jvp(x, y, dx):
 def sqrtm(A, **kwargs):  # noqa: N803 - SciPy's name
     """Principal matrix square root ``X`` (``X @ X == A``); its derivative solves
     ``X dX + dX X = dA``.  A complex root (negative eigenvalues) is refused on Tensors.
+    With SciPy's (deprecated) ``disp=False`` it returns ``(X, errest)`` as SciPy, the error
+    estimate a plain number.
 
     >>> import numpy as np, tapegrad as tg
     >>> import tapegrad.scipy.linalg as tsl
@@ -328,7 +365,7 @@ def sqrtm(A, **kwargs):  # noqa: N803 - SciPy's name
 
     def forward(av):
         value = _sl.sqrtm(av, **kwargs)
-        if isinstance(value, tuple):
+        if isinstance(value, tuple):  # disp=False: (root, error estimate)
             value = value[0]
         if np.iscomplexobj(value):
             if np.any(np.imag(value) != 0):
@@ -339,7 +376,15 @@ def sqrtm(A, **kwargs):  # noqa: N803 - SciPy's name
             value = np.real(value)
         return [value]
 
-    return apply("ScipySqrtmBackward", [a], forward, _sqrtm_vjp, _sqrtm_jvp)[0]
+    root = apply("ScipySqrtmBackward", [a], forward, _sqrtm_vjp, _sqrtm_jvp)[0]
+    if kwargs.get("disp", True) is False and a.shape[0] > 1:  # SciPy's (deprecated) error
+        # estimate, a plain float (SciPy returns 0x0 and 1x1 roots alone)
+        rv, av = _L._val(root), _L._val(a)
+        if not (np.all(np.isfinite(rv)) and np.all(np.isfinite(av))):
+            return root, np.inf
+        with np.errstate(all="ignore"):
+            return root, np.linalg.norm(rv @ rv - av, "fro") ** 2 / np.linalg.norm(av, "fro")
+    return root
 
 
 def _frechet(a, e):

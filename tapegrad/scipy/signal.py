@@ -9,6 +9,7 @@ then, so SciPy stays an optional extra).
 
 import numpy as np
 
+from ..core import functions as O
 from ..numpy.shape_functions import convolve_nd
 from ..tensor_class import Tensor
 
@@ -39,7 +40,12 @@ def convolve(
     if method not in _METHODS:
         raise ValueError(f"convolve: method must be one of {_METHODS}, got {method!r}")
     if isinstance(in1, Tensor) or isinstance(in2, Tensor):
-        return convolve_nd(in1, in2, axes, dot_axes, mode)
+        a, b = O.tensor_of(in1), O.tensor_of(in2)
+        if axes is None and a.ndim == b.ndim == 0 and not any(len(d) for d in dot_axes):
+            if mode not in ("full", "same", "valid"):
+                raise ValueError(f"convolve: mode must be 'full', 'same' or 'valid', got {mode!r}")
+            return O.mul(a, b)  # SciPy: two scalars convolve to their product, in any mode
+        return convolve_nd(a, b, axes, dot_axes, mode)
     if axes is None and not any(len(d) for d in dot_axes):
         import scipy.signal  # optional extra, needed for plain arrays only
 
