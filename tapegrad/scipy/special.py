@@ -853,7 +853,8 @@ def _ive_far(v, z, near):
     far = (O.abs_(z) >= np.maximum(_IVE_FAR, vv * vv)) & ((z > 0.0) | whole)
     if not np.asarray(value_of(far)).any():  # (a guard in a trace)
         return near
-    r = O.reciprocal(O.where(far, O.abs_(z), np.maximum(_IVE_FAR, vv * vv)))
+    t = O.where(far, O.abs_(z), np.maximum(_IVE_FAR, vv * vv))
+    r = O.reciprocal(t)
     coef, a = [], np.ones_like(vv)
     for k in range(_IVE_TERMS):  # d/dt of t^(-k - 1/2): -(k + 1/2) t^(-k - 3/2)
         if k:
@@ -862,7 +863,8 @@ def _ive_far(v, z, near):
     acc = coef[-1]
     for c in coef[-2::-1]:
         acc = c + r * acc
-    slope = -acc * r * O.sqrt(r) / math.sqrt(2.0 * math.pi)
+    # t^(-3/2), not r sqrt(r): sqrt's slope at r = 1 / inf = 0 is infinite (0 * inf = NaN)
+    slope = -acc * O.power(t, -1.5) / math.sqrt(2.0 * math.pi)
     # d/dz of (-1)^v ive_v(-z) for z < 0: (-1)^(v + 1) times the slope at |z|
     odd = np.where(whole, np.remainder(vv, 2.0), 0.0)
     flip = O.where(z < 0.0, 2.0 * odd - 1.0, 1.0)
