@@ -73,6 +73,8 @@ __all__ = [
     "i1",
     "iv",
     "ive",
+    "i0e",
+    "i1e",
 ]
 
 
@@ -917,6 +919,8 @@ yv = _bessel_fn(
 )
 iv = _bessel_fn("iv", "i", None, "    >>> tg.grad(lambda x: tsp.iv(1, x))(0.0)\n    0.5\n")
 ive = _bessel_fn("ive", "ive", None, "    >>> tg.grad(lambda x: tsp.ive(1, x))(0.0)\n    0.5\n")
+i0e = _bessel_fn("i0e", "ive", 0.0, "    >>> tg.grad(tsp.i0e)(0.0)   # its kink\n    0.0\n")
+i1e = _bessel_fn("i1e", "ive", 1.0, "    >>> tg.grad(tsp.i1e)(0.0)\n    0.5\n")
 
 
 # ---- incomplete beta and gamma: differentiable in x ----------------------------------------------

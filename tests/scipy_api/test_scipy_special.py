@@ -410,3 +410,20 @@ def test_ive_third_derivative_at_large_x_matches_mpmath():
     for x in (1e5, -1e6):  # ive_1(-x) = -ive_1(x)
         want = float(mp.diff(lambda t: mp.besseli(1, t) * mp.exp(-abs(t)), x, 3))
         assert d3(x) == pytest.approx(want, rel=1e-9, abs=0)
+
+
+@pytest.mark.parametrize("name, v", [("i0e", 0), ("i1e", 1)])
+def test_i0e_i1e_are_ive_of_order_0_and_1_under_scipys_names(name, v):
+    """SciPy's i0e / i1e (PyTorch's torch.special.i0e / i1e): values as SciPy, every
+    derivative as ive(v, x)'s, which the Bessel tests check."""
+    f = getattr(tsp, name)
+    x = np.array([-30.0, -3.0, -0.5, 0.7, 5.0, 150.0, 1e6])
+    np.testing.assert_array_equal(f(x), getattr(sp, name)(x))  # plain arrays: SciPy's own
+    np.testing.assert_allclose(f(tg.tensor(x)).numpy(), getattr(sp, name)(x), rtol=1e-15)
+    for order in (tg.grad, lambda g: tg.grad(tg.grad(g))):
+        got = [order(f)(a) for a in x]
+        want = [order(lambda z: tsp.ive(v, z))(a) for a in x]
+        np.testing.assert_array_equal(got, want)
+    h = 1e-6
+    fd = (getattr(sp, name)(x[:5] + h) - getattr(sp, name)(x[:5] - h)) / (2 * h)
+    np.testing.assert_allclose(tg.grad(lambda a: np.sum(f(a)))(x[:5]), fd, rtol=1e-7)
