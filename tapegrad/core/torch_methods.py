@@ -471,7 +471,8 @@ def _sorted_lanes_pick(self, d, k, keepdim, result_type):
     sorted ascending along ``d`` (``k`` keeps ``d`` as a dim of size 1); the gradient goes to
     the element picked."""
     values, idx = _sort(self, d)
-    v, i = O.gather_along(values, k, d), np.take_along_axis(np.asarray(idx.numpy()), k, d)
+    # (_gather: an integer tensor's values stay integers, as PyTorch's)
+    v, i = _gather(values, None, k, d), np.take_along_axis(np.asarray(idx.numpy()), k, d)
     if not keepdim:
         v, i = O.squeeze(v, d), np.squeeze(i, d)
     return result_type(v, _int_tensor(i))
@@ -2594,6 +2595,11 @@ def _quantile_of(self, q, dim, keepdim, interpolation, name):
         raise RuntimeError(f"Tensor.{name}: q must be a number or a 1-D tensor, got {qs.shape}")
     if np.any((qs < 0) | (qs > 1)) or np.any(np.isnan(qs)):
         raise RuntimeError(f"Tensor.{name}: q values must be in the range [0, 1], got {qs}")
+    if 0 in self.shape:  # PyTorch refuses any empty input, whichever dim is reduced
+        raise RuntimeError(
+            f"Tensor.{name}: the input of shape {self.shape} is empty; a quantile needs at "
+            "least one value (select a non-empty part first)"
+        )
     x = O.reshape(self, (-1,)) if dim is None else self
     if x.ndim == 0:
         x = O.reshape(x, (1,))
@@ -2618,7 +2624,17 @@ def _quantile_of(self, q, dim, keepdim, interpolation, name):
         weight = np.full(rank.shape, 0.5) if interpolation == "midpoint" else rank - below
         lo = O.gather_along(values, below, d)
         hi = O.gather_along(values, np.ceil(rank).astype(np.int64), d)
-        out.append(O.add(lo, O.mul(weight, O.sub(hi, lo))))
+        # PyTorch's lerp, from the nearer end: lo + w (hi - lo) below w = 0.5, hi - (1 - w)
+        # (hi - lo) from there (so [-inf, 1] at w = 0.75 is -inf and [1, inf] at 0.5 is NaN)
+        span = O.sub(hi, lo)
+        near = weight >= 0.5
+        out.append(
+            O.where(
+                near,
+                O.sub(hi, O.mul(np.where(near, 1.0 - weight, 0.0), span)),
+                O.add(lo, O.mul(np.where(near, 0.0, weight), span)),
+            )
+        )
     if keepdim:
         shape = (1,) * self.ndim if dim is None else out[0].shape
         out = [O.reshape(o, shape) for o in out]

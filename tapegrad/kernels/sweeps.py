@@ -21,10 +21,10 @@ _PLAIN = globals().get("PLAIN_PYTHON")  # set when kernels/loader.py runs this a
 if _PLAIN is not None:
     njit, prange, math = _PLAIN.njit, _PLAIN.prange, _PLAIN.math
 
-FINGERPRINT = "20f3041b27f3a711"
+FINGERPRINT = "059cc035a1815601"
 # compiled into every function that reads it: code cached by a user's own @njit(cache=True)
 # function from an older tapegrad carries the old number, and replay_grad refuses to run
-KERNELS_ID = 148390371452205681
+KERNELS_ID = 25275587695744352
 OP_NAMES = ('LEAF', 'CONST', 'FREED', 'CUSTOM', 'GUARD', 'NEG', 'EXP', 'LOG', 'LOG1P', 'EXPM1', 'SQRT', 'SIN', 'COS', 'TAN', 'TANH', 'SIGMOID', 'RELU', 'ABS', 'ARCSIN', 'ARCCOS', 'ARCTAN', 'ARCSINH', 'ARCCOSH', 'ARCTANH', 'SINH', 'COSH', 'LOG2', 'LOG10', 'EXP2', 'CBRT', 'SINC', 'SIGN', 'FLOOR', 'CEIL', 'RINT', 'TRUNC', 'LEAKY_RELU', 'ADDS', 'MULS', 'RSUBS', 'RDIVS', 'POWS', 'RPOWS', 'CLIP', 'GAMMA', 'GAMMALN', 'DIGAMMA', 'POLYGAMMA', 'ERF', 'ERFC', 'ERFINV', 'ERFCINV', 'ADD', 'SUB', 'MUL', 'DIV', 'POW', 'MAXIMUM', 'MINIMUM', 'ARCTAN2', 'HYPOT', 'LOGADDEXP', 'LOGADDEXP2', 'REMAINDER', 'FMOD', 'WHERE', 'VIEW', 'RESHAPE', 'SUM', 'PROD', 'AMAX', 'AMIN', 'MATMUL', 'CONCAT', 'GATHER', 'SETITEM', 'SCATTER', 'LINREC', 'CUMSUM', 'CUMPROD', 'LOGCUMSUMEXP')
 
 # sweep results: (status, row)
@@ -1719,7 +1719,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                     a = val[upa + j * sa]
                     b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j * sa] += (g * 0.5 if a == b else g if a > b else 0.0)
+                        adj[upa + j * sa] += (g * 0.5 if a == b else 0.0 if b > a else g)
                     if gb:
                         adj[upb + j * sb] += (g * 0.5 if a == b else 0.0 if a > b else g)
             elif o == 58:  # MINIMUM
@@ -1728,7 +1728,7 @@ def backward_sweep(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, top, b
                     a = val[upa + j * sa]
                     b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j * sa] += (g * 0.5 if a == b else g if a < b else 0.0)
+                        adj[upa + j * sa] += (g * 0.5 if a == b else 0.0 if b < a else g)
                     if gb:
                         adj[upb + j * sb] += (g * 0.5 if a == b else 0.0 if a < b else g)
             elif o == 61:  # LOGADDEXP
@@ -2131,7 +2131,7 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                     a = val[upa + j * sa]
                     b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j * sa] += (g * 0.5 if a == b else g if a > b else 0.0)
+                        adj[upa + j * sa] += (g * 0.5 if a == b else 0.0 if b > a else g)
                     if gb:
                         adj[upb + j * sb] += (g * 0.5 if a == b else 0.0 if a > b else g)
             elif o == 58:  # MINIMUM
@@ -2140,7 +2140,7 @@ def backward_sweep_all(code, ip, fp, voff, rg, state, ipool, fpool, val, adj, to
                     a = val[upa + j * sa]
                     b = val[upb + j * sb]
                     if ga:
-                        adj[upa + j * sa] += (g * 0.5 if a == b else g if a < b else 0.0)
+                        adj[upa + j * sa] += (g * 0.5 if a == b else 0.0 if b < a else g)
                     if gb:
                         adj[upb + j * sb] += (g * 0.5 if a == b else 0.0 if a < b else g)
             elif o == 59:  # ARCTAN2
@@ -3524,7 +3524,7 @@ def tangent_sweep_binary_0(o, val, tvals, ulo, un, upa, upb, sa, sb, ha, hb, nl)
             for ln in range(nl):
                 t = 0.0
                 if ha:
-                    t += (tvals[ln, upa + j * sa] * 0.5 if a == b else tvals[ln, upa + j * sa] if a > b else 0.0) if tvals[ln, upa + j * sa] != 0.0 else 0.0
+                    t += (tvals[ln, upa + j * sa] * 0.5 if a == b else 0.0 if b > a else tvals[ln, upa + j * sa]) if tvals[ln, upa + j * sa] != 0.0 else 0.0
                 if hb:
                     t += (tvals[ln, upb + j * sb] * 0.5 if a == b else 0.0 if a > b else tvals[ln, upb + j * sb]) if tvals[ln, upb + j * sb] != 0.0 else 0.0
                 tvals[ln, ulo + j] = t
@@ -3535,7 +3535,7 @@ def tangent_sweep_binary_0(o, val, tvals, ulo, un, upa, upb, sa, sb, ha, hb, nl)
             for ln in range(nl):
                 t = 0.0
                 if ha:
-                    t += (tvals[ln, upa + j * sa] * 0.5 if a == b else tvals[ln, upa + j * sa] if a < b else 0.0) if tvals[ln, upa + j * sa] != 0.0 else 0.0
+                    t += (tvals[ln, upa + j * sa] * 0.5 if a == b else 0.0 if b < a else tvals[ln, upa + j * sa]) if tvals[ln, upa + j * sa] != 0.0 else 0.0
                 if hb:
                     t += (tvals[ln, upb + j * sb] * 0.5 if a == b else 0.0 if a < b else tvals[ln, upb + j * sb]) if tvals[ln, upb + j * sb] != 0.0 else 0.0
                 tvals[ln, ulo + j] = t
@@ -4354,10 +4354,10 @@ def hvp_sweep_binary_1(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga,
             a = val[upa + j * sa]
             b = val[upb + j * sb]
             if ga:
-                adj[upa + j * sa] += (g * 0.5 if a == b else g if a > b else 0.0)
+                adj[upa + j * sa] += (g * 0.5 if a == b else 0.0 if b > a else g)
                 for ln in range(nl):
                     s = tadjs[ln, ulo + j]
-                    s = (s * 0.5 if a == b else s if a > b else 0.0) if s != 0.0 else 0.0
+                    s = (s * 0.5 if a == b else 0.0 if b > a else s) if s != 0.0 else 0.0
                     tadjs[ln, upa + j * sa] += s
             if gb:
                 adj[upb + j * sb] += (g * 0.5 if a == b else 0.0 if a > b else g)
@@ -4371,10 +4371,10 @@ def hvp_sweep_binary_1(o, val, adj, tvals, tadjs, ulo, un, upa, upb, sa, sb, ga,
             a = val[upa + j * sa]
             b = val[upb + j * sb]
             if ga:
-                adj[upa + j * sa] += (g * 0.5 if a == b else g if a < b else 0.0)
+                adj[upa + j * sa] += (g * 0.5 if a == b else 0.0 if b < a else g)
                 for ln in range(nl):
                     s = tadjs[ln, ulo + j]
-                    s = (s * 0.5 if a == b else s if a < b else 0.0) if s != 0.0 else 0.0
+                    s = (s * 0.5 if a == b else 0.0 if b < a else s) if s != 0.0 else 0.0
                     tadjs[ln, upa + j * sa] += s
             if gb:
                 adj[upb + j * sb] += (g * 0.5 if a == b else 0.0 if a < b else g)

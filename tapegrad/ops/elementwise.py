@@ -336,24 +336,26 @@ OPS = (
         "MAXIMUM",
         "maximum(a, b)",
         (
-            "where(a == b, 0.5, where(a > b, 1.0, 0.0))",
+            # "did not lose" rather than "won": at a NaN, which wins neither comparison, the
+            # gradient goes to both operands, whichever order they come in (as PyTorch's)
+            "where(a == b, 0.5, where(b > a, 0.0, 1.0))",
             "where(a == b, 0.5, where(a > b, 0.0, 1.0))",
         ),
         numpy=("maximum",),
         doc="Elementwise larger of x1 and x2; the gradient goes to the operand that won "
-        "(half to each at a tie).",
+        "(half to each at a tie, all to both where one is NaN).",
         example=("[1.0, 4.0]", "[3.0, 2.0]", "[3., 4.]", "[0., 1.]", "[1., 0.]"),
     ),
     E(
         "MINIMUM",
         "minimum(a, b)",
         (
-            "where(a == b, 0.5, where(a < b, 1.0, 0.0))",
+            "where(a == b, 0.5, where(b < a, 0.0, 1.0))",
             "where(a == b, 0.5, where(a < b, 0.0, 1.0))",
         ),
         numpy=("minimum",),
         doc="Elementwise smaller of x1 and x2; the gradient goes to the operand that won "
-        "(half to each at a tie).",
+        "(half to each at a tie, all to both where one is NaN).",
         example=("[1.0, 4.0]", "[3.0, 2.0]", "[1., 2.]", "[1., 0.]", "[0., 1.]"),
     ),
     # angle of (b, a): the partials are 0 at the origin, where arctan2 jumps
