@@ -53,7 +53,7 @@ from .tensor_class import Tensor
 from . import autograd
 from .autograd.engine import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import inference_mode
-from .testing import gradcheck
+from .testing import gradcheck, gradgradcheck
 
 
 # PyTorch's names and meanings (as the Tensor methods'); dim= / keepdim= wherever NumPy's

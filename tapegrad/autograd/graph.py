@@ -9,7 +9,9 @@ from ..core.tensor import tape_of
 
 
 class Node:
-    """``grad_fn`` of a non-leaf tensor: a view of one tape row."""
+    """``grad_fn`` of a non-leaf tensor: a view of one tape row.  The outputs of one custom
+    op (a ``tg.Function``, ``custom_vjp``, ``checkpoint``) are one node, as in PyTorch: their
+    nodes compare equal and ``next_functions`` gives each its output index."""
 
     __slots__ = ("tape", "row")
 
@@ -20,6 +22,10 @@ class Node:
     def _check(self):
         if not self.tape.alive:
             raise RuntimeError("this grad_fn belongs to a graph that was freed by backward()")
+
+    def _payload(self):
+        t = self.tape
+        return t.side.payloads.get(self.row) if t.op(self.row) == T.CUSTOM else None
 
     def name(self):
         self._check()
@@ -36,15 +42,69 @@ class Node:
                 out.append((AccumulateGrad(t.entered(r)), 0))
             elif code == T.CONST or not t.rg[r]:
                 out.append((None, 0))
+            elif code == T.CUSTOM:
+                p = t.side.payloads.get(r)
+                rows = tuple(getattr(p, "output_rows", ()))
+                k = p.out_pos[rows.index(r)] if r in rows else 0
+                out.append((Node(t, r), int(k)))
             else:
                 out.append((Node(t, r), 0))
         return tuple(out)
 
+    def register_prehook(self, hook):
+        """``hook(grad_outputs) -> tuple or None``, called with this node's output gradient
+        (a 1-tuple) before the node's backward runs; what it returns replaces it.  It runs
+        among the output tensor's own hooks, in registration order.
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+            >>> y = x * x
+            >>> h = y.grad_fn.register_prehook(lambda g: (g[0] * 10.0,))
+            >>> y.sum().backward(); x.grad
+            tensor([20., 40.])
+        """
+        self._check()
+        p = self._payload()
+        if p is not None and len(getattr(p, "output_rows", ())) > 1:
+            raise NotImplementedError(
+                f"{self.name()}.register_prehook(): a pre-hook on a node with "
+                f"{len(p.output_rows)} outputs is not supported; register a hook on each "
+                "output tensor instead (tensor.register_hook)"
+            )
+        name = self.name()
+
+        def prehook(g):
+            res = hook((g,))
+            if res is None:
+                return None
+            if not isinstance(res, (tuple, list)) or len(res) != 1:
+                raise TypeError(
+                    f"a pre-hook of {name} must return None or a tuple of 1 gradient, "
+                    f"got {type(res).__name__}"
+                )
+            return res[0]
+
+        hooks = self.tape.side.hooks.setdefault(self.row, [])
+        hooks.append(prehook)
+        return RemovableHandle(hooks, prehook)
+
+    def register_hook(self, hook):
+        raise NotImplementedError(
+            f"{self.name()}.register_hook(): post-hooks on graph nodes (hook(grad_inputs, "
+            "grad_outputs)) are not supported; register hooks on the node's input tensors "
+            "(tensor.register_hook) or a pre-hook (grad_fn.register_prehook)"
+        )
+
     def __eq__(self, other):
-        return isinstance(other, Node) and other.tape is self.tape and other.row == self.row
+        if not isinstance(other, Node) or other.tape is not self.tape:
+            return False
+        p = self._payload()
+        return other.row == self.row or (p is not None and other._payload() is p)
 
     def __hash__(self):
-        return hash((id(self.tape), self.row))
+        p = self._payload()
+        return hash((id(self.tape), self.row if p is None else id(p)))
 
     def __repr__(self):
         return f"<{self.name()} object (tape row {self.row})>"
