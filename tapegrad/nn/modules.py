@@ -27,6 +27,7 @@ from ..core import methods as _methods
 from ..core.tensor import refuse_complex, refuse_not_numbers
 from ..tensor_class import Tensor
 from . import functional as F
+from . import hooks as _hooks
 
 
 def Parameter(data, requires_grad=True):
@@ -77,6 +78,8 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "training", True)
+        for name in _hooks.HOOK_DICTS:
+            object.__setattr__(self, name, OrderedDict())
 
     # ---- attribute registration ----------------------------------------------------------------
     def __setattr__(self, name, value):
@@ -349,7 +352,142 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward() method")
 
     def __call__(self, *args, **kwargs):
+        d = self.__dict__
+        if (
+            d.get("_forward_pre_hooks")
+            or d.get("_forward_hooks")
+            or d.get("_backward_hooks")
+            or d.get("_backward_pre_hooks")
+        ):
+            return _hooks.call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
+
+    # ---- hooks -----------------------------------------------------------------------------------
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """Call ``hook(module, args)`` before every ``forward``, as PyTorch's.
+
+        ``args`` is the tuple of positional arguments (keywords go to ``forward`` unseen).
+        The hook may return new arguments: a tuple, or a single value (wrapped in a tuple).
+        With ``with_kwargs=True`` it is called as ``hook(module, args, kwargs)`` and may
+        return a pair ``(new_args, new_kwargs)``.  Hooks run in registration order
+        (``prepend=True`` puts this one first).  Returns a ``RemovableHandle``:
+        ``handle.remove()`` unregisters the hook, and ``with handle:`` does on exit.
+
+        Hooks are Python run when the module is called: inside ``tg.trace`` they run once, at
+        recording (a replay does not call them again; what they change in the computation is
+        recorded, their side effects are not repeated).  ``copy.deepcopy`` copies them with
+        the module (a handle removes the hook from the module it came from only); pickling
+        pickles them (a lambda cannot be pickled), as PyTorch's.
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> relu = tg.nn.ReLU()
+            >>> h = relu.register_forward_pre_hook(lambda m, args: args[0] - 1.0)
+            >>> relu(tg.tensor([0.5, 3.0]))
+            tensor([0., 2.])
+            >>> h.remove(); relu(tg.tensor([0.5, 3.0]))
+            tensor([0.5000, 3.0000])
+        """
+        extra = ("_forward_pre_hooks_with_kwargs",)
+        return _hooks.register(
+            self,
+            "register_forward_pre_hook",
+            "_forward_pre_hooks",
+            hook,
+            prepend,
+            extra,
+            extra if with_kwargs else (),
+        )
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """Call ``hook(module, args, output)`` after every ``forward``, as PyTorch's.
+
+        ``args`` are the positional arguments ``forward`` received (after the forward
+        pre-hooks); a hook returning a value other than None replaces the output (the next
+        hook and the caller see it).  With ``with_kwargs=True`` it is called as
+        ``hook(module, args, kwargs, output)``.  With ``always_call=True`` it also runs when
+        ``forward`` (or an earlier hook) raised, with ``output`` None: an error it raises then
+        becomes a warning and the first error propagates.  ``prepend=True`` puts it before the
+        hooks registered earlier.  Returns a ``RemovableHandle``.
+
+        Typical uses are feature extraction and activation statistics; in a ``Sequential``,
+        the hooks of a child run inside the parent's call.  Inside ``tg.trace`` a hook runs at
+        recording only (see ``register_forward_pre_hook``).
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> net = tg.nn.Sequential(tg.nn.Linear(3, 4), tg.nn.ReLU(), tg.nn.Linear(4, 1))
+            >>> features = {}
+            >>> h = net[1].register_forward_hook(
+            ...     lambda m, args, out: features.__setitem__("relu", out.detach()))
+            >>> _ = net(tg.ones((2, 3))); features["relu"].shape
+            (2, 4)
+            >>> h.remove()
+        """
+        extra = ("_forward_hooks_with_kwargs", "_forward_hooks_always_called")
+        flags = extra[:1] * bool(with_kwargs) + extra[1:] * bool(always_call)
+        return _hooks.register(
+            self, "register_forward_hook", "_forward_hooks", hook, prepend, extra, flags
+        )
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """Call ``hook(module, grad_output)`` when the gradients of the module's outputs are
+        complete in a backward pass, before they flow into the module, as PyTorch's.
+
+        ``grad_output`` has one entry per output (a Tensor output counts as one): the
+        gradient, or None for an output that is not a Tensor, does not require grad or
+        received no gradient.  The hook may return a replacement: a tuple of the same length
+        ; it flows into the module.  Under
+        ``create_graph=True`` the gradients are graph-carrying Tensors and a replacement
+        computed from them is differentiated further.  Returns a ``RemovableHandle``.
+
+        Only the outputs the module returns, a Tensor or a tuple of Tensors, are watched (a
+        warning says so for other outputs, as PyTorch's).  With backward hooks, the module's
+        ``forward`` receives a new Tensor (same value) for each input that requires grad, and
+        the caller one for each output, as PyTorch's views; modifying an input in place inside
+        ``forward`` raises.  Refused inside ``tg.trace`` (as tensor hooks are: Python in
+        backward cannot be replayed).
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> lin = tg.nn.Linear(2, 1)
+            >>> h = lin.register_full_backward_pre_hook(lambda m, go: (go[0] * 0.0,))
+            >>> lin(tg.ones((1, 2))).sum().backward(); lin.weight.grad
+            tensor([[0., 0.]])
+        """
+        return _hooks.register(
+            self, "register_full_backward_pre_hook", "_backward_pre_hooks", hook, prepend
+        )
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients of the module's
+        inputs have been computed in a backward pass, as PyTorch's.
+
+        ``grad_input`` has one entry per positional argument of the call (keywords are
+        ignored): the gradient of a Tensor argument (zeros for one that does not require grad
+        or received none), None for other arguments; ``grad_output`` is as in
+        ``register_full_backward_pre_hook``.  The hook may return a tuple of the same length
+        that replaces ``grad_input``: what flows on to the inputs (a None entry stops the
+        gradient there).  When no input requires grad (a first layer called on data), the
+        hook fires as soon as the outputs' gradients are known, with ``grad_input`` all None,
+        and must return None (with a warning, as PyTorch's).  Under ``create_graph=True`` it
+        receives graph-carrying Tensors.  Returns a ``RemovableHandle``.
+
+        See ``register_full_backward_pre_hook`` for the outputs watched, the inputs passed to
+        ``forward`` and ``tg.trace``.
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> tanh = tg.nn.Tanh()
+            >>> h = tanh.register_full_backward_hook(
+            ...     lambda m, gi, go: tuple(g.clamp(-0.1, 0.1) for g in gi))  # clip per layer
+            >>> x = tg.tensor([0.0, 3.0], requires_grad=True)
+            >>> tanh(x).sum().backward(); x.grad
+            tensor([0.1000, 0.0099])
+        """
+        return _hooks.register(
+            self, "register_full_backward_hook", "_backward_hooks", hook, prepend
+        )
 
     def extra_repr(self):
         return ""
@@ -373,6 +511,8 @@ def _zero_grads(params, set_to_none=True):
         if set_to_none:
             p.grad = None
         elif p.grad is not None:
+            if p.grad.requires_grad:  # (a backward with create_graph: cut from its graph
+                p.grad.detach_()  # first, as PyTorch's, not zeroed on it)
             p.grad.zero_()
 
 

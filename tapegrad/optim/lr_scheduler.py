@@ -22,10 +22,11 @@ Examples:
 """
 
 import math
+import warnings
 from bisect import bisect_right
 from collections import Counter
 
-from .stateful import Optimizer
+from .stateful import Optimizer, _number
 
 __all__ = [
     "LRScheduler",
@@ -48,7 +49,7 @@ class LRScheduler:
         ...         return base_lr / 2**epoch
         >>> opt = tg.optim.SGD([tg.tensor([1.0], requires_grad=True)], lr=1.0)
         >>> sched = Halving(opt)
-        >>> sched.step(); sched.step(); sched.get_last_lr()
+        >>> opt.step(); sched.step(); opt.step(); sched.step(); sched.get_last_lr()
         [0.25]
     """
 
@@ -57,15 +58,16 @@ class LRScheduler:
             raise TypeError(f"{type(optimizer).__name__} is not a tg.optim Optimizer")
         self.optimizer = optimizer
         for i, group in enumerate(optimizer.param_groups):
-            if last_epoch == -1:
-                group.setdefault("initial_lr", group["lr"])
+            if last_epoch == -1:  # (a copy of a Tensor lr, as PyTorch's clone)
+                group.setdefault("initial_lr", _lr(group, "lr"))
             elif "initial_lr" not in group:
                 raise KeyError(
                     f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
                     "an optimizer (last_epoch != -1)"
                 )
-        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.base_lrs = [_lr(group, "initial_lr") for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        self._step_count = 0
         self._advance(initial=True)
 
     def lr_at(self, base_lr, epoch):
@@ -87,14 +89,23 @@ class LRScheduler:
                 f"{type(self).__name__}.step: the epoch argument (deprecated in PyTorch) is not "
                 "supported; call step() once per epoch"
             )
+        if self._step_count == 1 and not getattr(self.optimizer, "_step_called", False):
+            warnings.warn(
+                "Detected call of `lr_scheduler.step()` before `optimizer.step()`: call "
+                "optimizer.step() first, then scheduler.step() (else the first value of the "
+                "learning rate schedule is skipped), as in PyTorch",
+                UserWarning,
+                stacklevel=2,
+            )
         self._advance(initial=False)
 
     def _advance(self, initial):
+        self._step_count = getattr(self, "_step_count", 0) + 1
         self.last_epoch += 1
         groups = self.optimizer.param_groups
         for i, (group, base) in enumerate(zip(groups, self.base_lrs, strict=True)):
-            group["lr"] = self._next_lr(i, group["lr"], base, self.last_epoch, initial)
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+            _set_lr(group, self._next_lr(i, _lr(group, "lr"), base, self.last_epoch, initial))
+        self._last_lr = [_lr(group, "lr") for group in self.optimizer.param_groups]
 
     def get_last_lr(self):
         """The learning rates set by the last ``step()``, one per parameter group."""
@@ -108,6 +119,21 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
 
+def _lr(group, key):
+    """A group's ``key`` ("lr", "initial_lr") as a number (a one-element Tensor lr read)."""
+    return _number(group[key], f"param_groups[...][{key!r}]")
+
+
+def _set_lr(group, lr):
+    """Set a group's lr: a Tensor lr is filled in place (the Tensor the user gave stays the
+    group's, as PyTorch's schedulers keep it), a number replaced."""
+    old = group["lr"]
+    if not isinstance(old, (int, float)) and hasattr(old, "fill_"):
+        old.fill_(lr)
+    else:
+        group["lr"] = lr
+
+
 class StepLR(LRScheduler):
     """lr = initial_lr * gamma ** (epoch // step_size).
 
@@ -115,14 +141,16 @@ class StepLR(LRScheduler):
         >>> import tapegrad as tg
         >>> opt = tg.optim.SGD([tg.tensor([1.0], requires_grad=True)], lr=0.1)
         >>> sched = tg.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.1)
-        >>> sched.step(); sched.get_last_lr()
+        >>> opt.step(); sched.step(); sched.get_last_lr()
         [0.010000000000000002]
     """
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
-        self.step_size = int(step_size)
-        if self.step_size < 1:
+        # (a fractional step_size is refused, not truncated: PyTorch's decays where the epoch
+        # is a multiple of it, 2.5 at epochs 5, 10, ...)
+        if isinstance(step_size, bool) or not float(step_size).is_integer() or step_size < 1:
             raise ValueError(f"StepLR: step_size must be a positive integer, got {step_size}")
+        self.step_size = int(step_size)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
@@ -141,7 +169,7 @@ class ExponentialLR(LRScheduler):
         >>> import tapegrad as tg
         >>> opt = tg.optim.SGD([tg.tensor([1.0], requires_grad=True)], lr=1.0)
         >>> sched = tg.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
-        >>> sched.step(); sched.step(); sched.get_last_lr()
+        >>> opt.step(); sched.step(); opt.step(); sched.step(); sched.get_last_lr()
         [0.25]
     """
 
@@ -164,11 +192,16 @@ class CosineAnnealingLR(LRScheduler):
         >>> import tapegrad as tg
         >>> opt = tg.optim.SGD([tg.tensor([1.0], requires_grad=True)], lr=1.0)
         >>> sched = tg.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=2)
-        >>> sched.step(); sched.get_last_lr()
+        >>> opt.step(); sched.step(); sched.get_last_lr()
         [0.5]
     """
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):  # noqa: N803 - PyTorch's name
+        if T_max == 0:  # (PyTorch's fails in its first step with a bare ZeroDivisionError)
+            raise ValueError(
+                "CosineAnnealingLR: T_max must be nonzero (the number of epochs of a half "
+                "cosine period), got 0"
+            )
         self.T_max = T_max
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch)
@@ -199,7 +232,7 @@ class LambdaLR(LRScheduler):
         >>> import tapegrad as tg
         >>> opt = tg.optim.SGD([tg.tensor([1.0], requires_grad=True)], lr=1.0)
         >>> sched = tg.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 1 / (epoch + 1))
-        >>> sched.step(); sched.step(); sched.get_last_lr()
+        >>> opt.step(); sched.step(); opt.step(); sched.step(); sched.get_last_lr()
         [0.3333333333333333]
     """
 
@@ -232,6 +265,7 @@ class MultiStepLR(LRScheduler):
         >>> rates = []
         >>> for epoch in range(4):
         ...     rates.append(sched.get_last_lr()[0])
+        ...     opt.step()
         ...     sched.step()
         >>> rates
         [1.0, 0.5, 0.5, 0.25]
@@ -300,7 +334,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.min_lrs = list(min_lr) if per_group else [min_lr] * n
         self._one_min_lr = None if per_group else min_lr  # (for groups added later)
         self.last_epoch = 0
-        self._last_lr = [g["lr"] for g in optimizer.param_groups]
+        self._last_lr = [_lr(g, "lr") for g in optimizer.param_groups]
         self.best = math.inf if mode == "min" else -math.inf  # the worst metric there is
         self.cooldown_counter = self.num_bad_epochs = 0
 
@@ -322,7 +356,13 @@ class ReduceLROnPlateau(LRScheduler):
                 "ReduceLROnPlateau.step: the epoch argument (deprecated in PyTorch) is not "
                 "supported; call step(metric) once per epoch"
             )
-        metric = float(metrics)
+        try:
+            metric = float(metrics)
+        except (TypeError, ValueError) as err:
+            raise type(err)(
+                "ReduceLROnPlateau.step: the metric must be a number or a one-element Tensor "
+                f"(the epoch's validation loss, say), got {metrics!r}: {err}"
+            ) from None
         self.last_epoch += 1
         if self._improves(metric):
             self.best, self.num_bad_epochs = metric, 0
@@ -334,7 +374,7 @@ class ReduceLROnPlateau(LRScheduler):
         if self.num_bad_epochs > self.patience:
             self._lower_lrs()
             self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
-        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+        self._last_lr = [_lr(g, "lr") for g in self.optimizer.param_groups]
 
     def _lower_lrs(self):
         groups = self.optimizer.param_groups
@@ -347,7 +387,7 @@ class ReduceLROnPlateau(LRScheduler):
                 )
             self.min_lrs = [self._one_min_lr] * len(groups)
         for group, floor in zip(groups, self.min_lrs, strict=True):
-            lr = float(group["lr"])
+            lr = _lr(group, "lr")
             lowered = max(lr * self.factor, floor)
             if lr - lowered > self.eps:  # (changes below eps are skipped)
-                group["lr"] = lowered
+                _set_lr(group, lowered)

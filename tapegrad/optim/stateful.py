@@ -6,7 +6,10 @@ parameter is marked changed (version bump, tape row forgotten) exactly as ``with
 p -= ...`` would, so a graph that saved the old value refuses to backward.
 Parameters whose ``.grad`` is None are skipped (frozen ``nn.Parameter``s may be given, as in
 PyTorch's ``model.parameters()`` after ``requires_grad_(False)``).  PyTorch's ``foreach=`` is
-accepted and has no effect (its kernels compute the same update rule).  ``params`` is an
+accepted and has no effect (its kernels compute the same update rule); ``fused=``,
+``capturable=`` and ``differentiable=`` are not taken (TypeError).  A hyper-parameter may be a
+one-element Tensor (an lr, betas), kept in the group as PyTorch keeps it and read at every step,
+so changing it in place (or a scheduler filling it) changes the next steps.  ``params`` is an
 iterable of tensors or of dicts (parameter groups) with a ``"params"`` entry and per-group
 overrides, as in PyTorch.
 
@@ -27,6 +30,7 @@ Examples:
 """
 
 import copy
+import functools
 import math
 
 import numpy as np
@@ -79,6 +83,21 @@ class Optimizer:
         tensor([0.5000, -1.0000], requires_grad=True)
     """
 
+    def __init_subclass__(cls, **kwargs):
+        """Every optimizer's ``step`` notes that it ran (``_step_called``), so a scheduler
+        stepped before its optimizer warns as PyTorch's does."""
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_notes_call", False):
+
+            @functools.wraps(step)
+            def noted_step(self, *args, **kwargs):
+                self._step_called = True
+                return step(self, *args, **kwargs)
+
+            noted_step._notes_call = True
+            cls.step = noted_step
+
     def __init__(self, params, defaults):
         self.defaults = dict(defaults)
         if isinstance(params, Tensor):
@@ -104,14 +123,9 @@ class Optimizer:
             raise TypeError(f"param_group must be a dict, got {type(param_group).__name__}")
         group = dict(self.defaults)
         group.update(param_group)
-        for k, v in group.items():  # a one-element Tensor lr (PyTorch takes one) as its number
-            if k != "params" and isinstance(v, Tensor):
-                if v.requires_grad or v.numel() != 1:
-                    raise TypeError(
-                        f"optimizer: {k} must be a number or a one-element Tensor without "
-                        f"gradient, got shape {v.shape} (requires_grad={v.requires_grad})"
-                    )
-                group[k] = float(v.item())
+        for k, v in group.items():  # a one-element Tensor lr (PyTorch takes one): kept, read
+            if k != "params" and isinstance(v, Tensor):  # at every step, as PyTorch's
+                _number(v, f"{type(self).__name__}: {k}")
         ps = group["params"]
         if isinstance(ps, set):
             raise TypeError(
@@ -119,6 +133,28 @@ class Optimizer:
                 "ordering of tensors in sets will change between runs. Please use a list instead."
             )
         group["params"] = [ps] if isinstance(ps, Tensor) else list(ps)
+        # (name, Tensor) pairs, as model.named_parameters() gives: the names kept in
+        # "param_names", as PyTorch's
+        names = [
+            p[0]
+            for p in group["params"]
+            if isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str)
+        ]
+        if names:
+            if len(names) != len(group["params"]):
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param names are "
+                    "missing"
+                )
+            group["param_names"] = names
+            group["params"] = [p[1] for p in group["params"]]
+        for other in self.param_groups:
+            if ("param_names" in group) != ("param_names" in other):
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. cannot add param "
+                    f"group {'with' if 'param_names' in group else 'without'} names to the "
+                    "optimizer"
+                )
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         for p in group["params"]:
             # a frozen module parameter (nn.Parameter with requires_grad False) is kept and
@@ -134,7 +170,12 @@ class Optimizer:
                     "requires_grad=True (or frozen nn.Parameters)"
                 )
             if id(p) in seen:
-                raise ValueError("some parameters appear in more than one parameter group")
+                if any(q is p for g in self.param_groups for q in g["params"]):
+                    raise ValueError("some parameters appear in more than one parameter group")
+                raise ValueError(  # (PyTorch warns, then steps the parameter twice)
+                    f"optimizer: a parameter of shape {tuple(p.shape)} appears twice in one "
+                    "parameter group (it would be stepped twice); give each parameter once"
+                )
             seen.add(id(p))
         self.param_groups.append(group)
 
@@ -155,6 +196,8 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                 elif p.grad is not None:
+                    if p.grad.requires_grad:  # (a backward with create_graph: cut from its
+                        p.grad.detach_()  # graph first, as PyTorch's, not zeroed on it)
                     p.grad.zero_()
 
     def _with_grads(self, group):
@@ -276,6 +319,54 @@ class Optimizer:
         self.state = {id(p): st for p, st in zip(params, positional) if st is not None}
 
 
+def _number(v, what):
+    """A hyper-parameter's value now, as a Python number: a one-element Tensor (tapegrad's or
+    PyTorch's, kept in the group as PyTorch keeps it, so changing it in place changes the
+    next steps) or NumPy value is read; anything else is refused naming ``what``."""
+    if isinstance(v, (bool, int, float)):
+        return v
+    if isinstance(v, Tensor):
+        if v.requires_grad or v.numel() != 1:
+            raise TypeError(
+                f"{what} must be a number or a one-element Tensor without gradient, got shape "
+                f"{tuple(v.shape)} (requires_grad={v.requires_grad})"
+            )
+        return float(v.item())
+    try:
+        a = np.asarray(v.detach() if hasattr(v, "detach") else v, dtype=np.float64)
+    except (TypeError, ValueError):
+        a = None
+    if a is None or a.size != 1:
+        raise TypeError(f"{what} must be a number or a one-element Tensor, got {v!r}")
+    return float(a.reshape(()))
+
+
+def _values(opt, group):
+    """The group's hyper-parameters as numbers (``betas`` a pair of numbers); other entries
+    (flags, None, names a user added) as they are."""
+    out = {}
+    for k, v in group.items():
+        if k == "params" or v is None or isinstance(v, (bool, str)):
+            out[k] = v
+        elif k == "betas":
+            out[k] = tuple(_number(b, f"{type(opt).__name__}: betas") for b in v)
+        elif isinstance(v, (int, float, Tensor)) or hasattr(v, "__array__"):
+            out[k] = _number(v, f"{type(opt).__name__}: {k}")
+        else:
+            out[k] = v
+    return out
+
+
+def _missing(opt, option, buffer):
+    """The error for a state buffer an option needs that earlier steps did not make."""
+    return ValueError(
+        f"{type(opt).__name__}.step: {option} was turned on in a parameter group whose "
+        f"parameters were already stepped without it, so their state has no {buffer!r} "
+        f"(PyTorch raises KeyError); set {option} when making the optimizer or the group "
+        "(add_param_group), or clear the state of those parameters"
+    )
+
+
 def _state_value(name, v):
     """A copy of one per-parameter state entry as the update rules use it: arrays as float64
     NumPy arrays and ``step`` as an int, so a PyTorch optimizer's state dict (Tensors, a
@@ -357,10 +448,11 @@ class SGD(Optimizer):
         """One update of every parameter that has a gradient; ``closure`` (optional, as
         PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
         loss = _closure_loss(closure)
-        for group in self.param_groups:
+        for params in self.param_groups:
+            group = _values(self, params)
             lr, mu, wd = group["lr"], group["momentum"], group["weight_decay"]
             damp, nesterov = group["dampening"], group["nesterov"]
-            for p, v, g in self._with_grads(group):
+            for p, v, g in self._with_grads(params):
                 g = _decayed(g, v, wd, group)
                 if mu:
                     state = self.state.setdefault(id(p), {})
@@ -428,10 +520,15 @@ class Adam(Optimizer):
         foreach=None,
     ):
         hyper = _hyper(locals())
+        betas = tuple(betas)
+        if len(betas) != 2:
+            raise ValueError(
+                f"{type(self).__name__}: betas must be a pair (beta1, beta2), got {betas}"
+            )
         for i, b in enumerate(betas):
             if not 0.0 <= b < 1.0:
                 raise ValueError(f"Invalid beta parameter at index {i}: {b}")
-        super().__init__(params, dict(hyper, betas=tuple(betas)))
+        super().__init__(params, dict(hyper, betas=betas))
 
     def _normalize_group(self, hyper):
         if "betas" in hyper:  # a list after a round trip through JSON
@@ -442,11 +539,12 @@ class Adam(Optimizer):
         """One update of every parameter that has a gradient; ``closure`` (optional, as
         PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
         loss = _closure_loss(closure)
-        for group in self.param_groups:
+        for params in self.param_groups:
+            group = _values(self, params)
             lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
             decoupled = group.get("decoupled_weight_decay", False)
             amsgrad = group.get("amsgrad", False)
-            for p, v, g in self._with_grads(group):
+            for p, v, g in self._with_grads(params):
                 if decoupled:
                     g = _decayed(g, v, 0.0, group)
                     if wd:
@@ -468,6 +566,8 @@ class Adam(Optimizer):
                 s *= b2
                 s += (1.0 - b2) * (g * g)
                 if amsgrad:
+                    if "max_exp_avg_sq" not in state:
+                        raise _missing(self, "amsgrad", "max_exp_avg_sq")
                     np.maximum(state["max_exp_avg_sq"], s, out=state["max_exp_avg_sq"])
                     s = state["max_exp_avg_sq"]
                 denom = np.sqrt(s)
@@ -549,9 +649,10 @@ class RMSprop(Optimizer):
         """One update of every parameter that has a gradient; ``closure`` (optional, as
         PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
         loss = _closure_loss(closure)
-        for group in self.param_groups:
+        for params in self.param_groups:
+            group = _values(self, params)
             lr, alpha, eps, mu = group["lr"], group["alpha"], group["eps"], group["momentum"]
-            for p, v, g in self._with_grads(group):
+            for p, v, g in self._with_grads(params):
                 g = _decayed(g, v, group["weight_decay"], group)
                 state = self.state.setdefault(id(p), {})
                 if not state:
@@ -561,6 +662,10 @@ class RMSprop(Optimizer):
                         state["momentum_buffer"] = np.zeros_like(v)
                     if group["centered"]:
                         state["grad_avg"] = np.zeros_like(v)
+                if mu > 0 and "momentum_buffer" not in state:
+                    raise _missing(self, "momentum", "momentum_buffer")
+                if group["centered"] and "grad_avg" not in state:
+                    raise _missing(self, "centered", "grad_avg")
                 state["step"] += 1
                 s = state["square_avg"]
                 s *= alpha
@@ -609,17 +714,35 @@ class Adagrad(Optimizer):
     ):
         super().__init__(params, _hyper(locals()))
 
+    def add_param_group(self, param_group):
+        """As ``Optimizer.add_param_group``; ``initial_accumulator_value`` is one value for the
+        whole optimizer (PyTorch's Adagrad starts every sum at the value given to
+        ``Adagrad(...)`` and ignores a group's), so a group giving another raises."""
+        value = None
+        if isinstance(param_group, dict):
+            value = param_group.get("initial_accumulator_value")
+        if value is not None and value != self.defaults["initial_accumulator_value"]:
+            raise ValueError(
+                f"Adagrad: a parameter group's initial_accumulator_value ({value}) differs from "
+                f"the optimizer's ({self.defaults['initial_accumulator_value']}): PyTorch's "
+                "Adagrad starts every parameter's sum at the value given to Adagrad(...) and "
+                "ignores the group's; give it to Adagrad(...) (or make another optimizer)"
+            )
+        super().add_param_group(param_group)
+
     def step(self, closure=None):
         """One update of every parameter that has a gradient; ``closure`` (optional, as
         PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
         loss = _closure_loss(closure)
-        for group in self.param_groups:
-            for p, v, g in self._with_grads(group):
+        init = _number(self.defaults["initial_accumulator_value"], "initial_accumulator_value")
+        for params in self.param_groups:
+            group = _values(self, params)
+            for p, v, g in self._with_grads(params):
                 g = _decayed(g, v, group["weight_decay"], group)
                 state = self.state.setdefault(id(p), {})
-                if not state:
+                if not state:  # (PyTorch's starts every sum at the optimizer's value)
                     state["step"] = 0
-                    state["sum"] = np.full_like(v, group["initial_accumulator_value"])
+                    state["sum"] = np.full_like(v, init)
                 state["step"] += 1
                 clr = group["lr"] / (1.0 + (state["step"] - 1) * group["lr_decay"])
                 s = state["sum"]

@@ -759,21 +759,6 @@ def _module_call(attr, *args):
 
 
 REFUSED = [
-    (
-        "forward hook",
-        _module_call("register_forward_hook", lambda m, i, o: o),
-        "register_forward_hook",
-    ),
-    (
-        "forward pre-hook",
-        _module_call("register_forward_pre_hook", lambda m, i: i),
-        "register_forward_pre_hook",
-    ),
-    (
-        "full backward hook",
-        _module_call("register_full_backward_hook", lambda m, gi, go: gi),
-        "register_full_backward_hook",
-    ),
     ("Module.to", _module_call("to", np.float64), "'to'"),
     ("Module.double", _module_call("double"), "double"),
     *[
