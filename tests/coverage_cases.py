@@ -375,6 +375,8 @@ for _name, _x in [
     ("y1", P),
     ("i0", S),
     ("i1", S),
+    ("i0e", S),
+    ("i1e", S),
 ]:
     CASES[f"scipy.special.{_name}"] = (_sp(_name), [_x])
 CASES.update(

@@ -1135,9 +1135,13 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     else:
         # xlogy(t, t): 0 where t is 0 (nan for t < 0), as PyTorch; the unselected branch
         # t log t makes the gradient with respect to a zero target nan, as PyTorch's (the
-        # derivative there is -inf: no finite number is right)
+        # derivative there is -inf: no finite number is right).  The value 0 there is
+        # sqrt(t) * sqrt(t), whose derivative is 0 * inf = nan in forward mode and in every
+        # derivative of the gradient too (a constant 0 would give a finite tangent, as if
+        # t log t were flat at 0; PyTorch's forward mode gives nan there as well)
         with np.errstate(divide="ignore", invalid="ignore"):
-            tlogt = _ops.where(t == 0, 0.0, _ops.mul(t, _ops.log(t)))
+            root = _ops.sqrt(t)
+            tlogt = _ops.where(t == 0, _ops.mul(root, root), _ops.mul(t, _ops.log(t)))
         losses = _ops.sub(tlogt, _ops.mul(t, input))
     if reduction == "batchmean":
         total = _ops.sum(losses)

@@ -6,6 +6,10 @@ and sweep the tape once; nothing is kept per op, so a transform costs one forwar
 backward plus a constant.  Inside another transform (an argument is already a Tensor that
 requires grad, or ``f`` runs under an outer transform) gradients are taken with
 ``create_graph=True`` and returned as Tensors, so the outer transform can differentiate them.
+So are they when ``f`` reads a Tensor that requires grad from outside (a parameter in its
+closure), as torch.func's: ``tg.grad(lambda x: model(x).sum())(X)`` is a Tensor connected to
+the model's parameters (a gradient penalty on it reaches them); under ``tg.no_grad()`` it is
+an array.
 """
 
 from collections.abc import Callable, Sequence
@@ -18,15 +22,18 @@ import threading
 import numpy as np
 
 from ..kernels import run as R
+from ..ops.spec import C
 from ..kernels import sweeps as K
 from ..core import functions as _ops
 from ..autograd import engine as autograd
 from ..autograd import forward
 from .. import pytree as _pytree
 from ..core.tape import holding_rows
+from ..core.tape_inspect import operand_rows
 from ..core.tensor import (
     STATE,
     holds_tensor,
+    _stands_in,
     raise_unwrapped,
     refuse_unsupported,
     stand_in,
@@ -190,6 +197,35 @@ class _Call:
             STATE.transforms = transforms
             _DEPTH.n = depth
             STATE.enabled = prev
+        if not self.nested and prev and self._reads_outer():  # (under no_grad: arrays)
+            self.nested = True
+
+    def _reads_outer(self):
+        """Whether f read a Tensor that requires grad from outside the transform (a parameter
+        in its closure, or a result computed from one).  The results depend on it, so with
+        gradient recording on they are taken as in a nested call (Tensors, differentiable in
+        it), as torch.func's are: as arrays they would carry no derivative in it (a gradient
+        penalty built from ``tg.grad`` would add 0 to the parameter's gradient).  Under
+        ``tg.no_grad()`` they are arrays, as torch.func's results then need no grad."""
+        t, start = self.tape, self.start
+        if STATE.tape is not t or t.n <= start:
+            return False
+        for r in reversed(t.leaf_rows):  # leaves first used inside f (ascending rows)
+            if r < start:
+                break
+            h = t.entered(r)
+            if h is not None and not _stands_in(h):
+                return True
+        w = t.code[start : t.n]  # operands recorded before f: the two fields of each row
+        rows = np.concatenate((((w >> 8) & 0xFFFFFFF) - 1, (w >> 36) - 1))
+        rows = rows[(rows >= 0) & (rows < start)]
+        if rows.size and t.rg[rows].any():
+            return True
+        ops = w & 255  # (custom ops and concatenations keep their operand rows elsewhere)
+        for k in np.flatnonzero((ops == C.CUSTOM) | (ops == C.CONCAT)).tolist():
+            if any(0 <= r < start and t.rg[r] for r in operand_rows(t, start + k)):
+                return True
+        return False
 
     def backward(self, ys, cts, retain):
         """Gradients (arrays, or Tensors when nested; None if unreached) of the inputs."""

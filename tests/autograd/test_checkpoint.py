@@ -89,11 +89,12 @@ def test_forward_mode_through_checkpoint_recomputes():
         return (block(x) ** 2).sum()
 
     x, v = np.array([0.3, -0.8]), np.array([1.0, 0.5])
-    assert tg.jvp(f, (x,), (v,))[1] == pytest.approx(tg.jvp(g, (x,), (v,))[1], rel=1e-12)
-    np.testing.assert_allclose(tg.hvp(f, (x,), (v,)), tg.hvp(g, (x,), (v,)), rtol=1e-12)
-    jj = tg.jvp(lambda y: tg.jvp(f, (y,), (v,))[1], (x,), (v,))[1]  # nested: Tensor rules
-    assert jj == pytest.approx(tg.jvp(lambda y: tg.jvp(g, (y,), (v,))[1], (x,), (v,))[1])
-    np.testing.assert_allclose(tg.hessian(f)(x), tg.hessian(g)(x), rtol=1e-12)
+    with tg.no_grad():  # (arrays: with recording on, results reading W are Tensors of it)
+        assert tg.jvp(f, (x,), (v,))[1] == pytest.approx(tg.jvp(g, (x,), (v,))[1], rel=1e-12)
+        np.testing.assert_allclose(tg.hvp(f, (x,), (v,)), tg.hvp(g, (x,), (v,)), rtol=1e-12)
+        jj = tg.jvp(lambda y: tg.jvp(f, (y,), (v,))[1], (x,), (v,))[1]  # nested: Tensor rules
+        assert jj == pytest.approx(tg.jvp(lambda y: tg.jvp(g, (y,), (v,))[1], (x,), (v,))[1])
+        np.testing.assert_allclose(tg.hessian(f)(x), tg.hessian(g)(x), rtol=1e-12)
 
 
 _DEPENDENT_INPUTS = {

@@ -10,6 +10,7 @@ import pytest
 from custom_functions import Cube
 
 import tapegrad as tg
+import tapegrad.numpy as tnp
 
 RNG = np.random.default_rng(0)
 
@@ -375,3 +376,48 @@ def test_integer_outputs_are_refused_with_a_fix_that_exists():
         tg.grad(lambda x: (x > 0).sum())(np.ones(2))
     with pytest.raises(TypeError, match=r"jacobian requires real-valued .*jacobian has no has_aux"):
         tg.jacobian(lambda x: (x * 2.0, x > 1.0))(np.ones(2))
+
+
+# ---- f reading a Tensor that requires grad from outside (a parameter in its closure) ----------
+
+
+def _penalty_grads(read):
+    """d/dw of tanh(X w).sum() + |d/dX tanh(X w).sum()|^2, the inner gradient by tg.grad with
+    f reading w as ``read(w)`` (the parameter itself, a result computed from it, a
+    concatenation of it), against the closed form."""
+    rng = np.random.default_rng(5)
+    X, w0 = rng.standard_normal((4, 3)), rng.standard_normal(3)
+    w = tg.tensor(w0, requires_grad=True)
+    gx = tg.grad(lambda x: np.sum(np.tanh(x @ read(w))))(X)
+    assert isinstance(gx, tg.Tensor) and gx.requires_grad
+    (np.sum(np.tanh(tg.tensor(X) @ read(w))) + (gx**2).sum()).backward()
+    # closed form: gx = (1 - t^2) w^T with t = tanh(X w); d/dw of sum(gx^2)
+    t = np.tanh(X @ w0)
+    s = 1 - t**2
+    want = X.T @ s + 2 * (s**2).sum() * w0 + X.T @ (-4 * t * s**2) * (w0 @ w0)
+    return w.grad.numpy(), want
+
+
+@pytest.mark.parametrize(
+    "read",
+    [lambda w: w, lambda w: (w * 2.0) * 0.5, lambda w: tnp.concatenate([w[:1], w[1:]])],
+    ids=["leaf", "computed before", "concatenated"],
+)
+def test_a_closure_parameter_makes_the_results_tensors_of_it(read):
+    got, want = _penalty_grads(read)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_a_closure_parameter_under_no_grad_gives_arrays_and_value_and_grad_tensors():
+    w = tg.tensor(np.array([0.5, -1.0]), requires_grad=True)
+    x = np.array([0.3, 0.7])
+    v, g = tg.value_and_grad(lambda x: np.sum(np.sin(x * w)))(x)
+    assert isinstance(v, tg.Tensor) and isinstance(g, tg.Tensor)  # both depend on w
+    v.backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.cos(x * w.numpy()) * x, rtol=1e-14)
+    with tg.no_grad():
+        v, g = tg.value_and_grad(lambda x: np.sum(np.sin(x * w)))(x)
+    assert isinstance(g, np.ndarray) and not isinstance(v, tg.Tensor)
+    np.testing.assert_allclose(g, np.cos(x * w.numpy()) * w.numpy(), rtol=1e-14)
+    c = tg.tensor(np.array([0.5, -1.0]))  # no grad: plain arrays, as before
+    assert isinstance(tg.grad(lambda x: np.sum(np.sin(x * c)))(x), np.ndarray)
