@@ -31,9 +31,10 @@ def fd_hessian(f, x, h=1e-6):
 
 
 def check(f, x, atol=1e-6):
-    H = tg.hessian(f)(x)
-    np.testing.assert_allclose(H, fd_hessian(f, x), rtol=1e-6, atol=atol)
-    np.testing.assert_allclose(H, tg.jacobian(tg.grad(f))(x), rtol=1e-10, atol=1e-10)
+    with tg.no_grad():  # (arrays: with recording on, a Hessian reading W is a Tensor of it)
+        H = tg.hessian(f)(x)
+        np.testing.assert_allclose(H, fd_hessian(f, x), rtol=1e-6, atol=atol)
+        np.testing.assert_allclose(H, tg.jacobian(tg.grad(f))(x), rtol=1e-10, atol=1e-10)
     return H
 
 
