@@ -41,10 +41,10 @@ import warnings
 import numpy as np
 import pytest
 
-import tapegrad as tg
-import tapegrad.scipy.special as tsp
+ssp = pytest.importorskip("scipy.special")  # (the programs use tapegrad.scipy.special)
 
-ssp = pytest.importorskip("scipy.special")
+import tapegrad as tg  # noqa: E402
+import tapegrad.scipy.special as tsp  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
