@@ -20,12 +20,11 @@ from . import checks as _checks
 from .checks import REENTRY, save_running_sweeps, user_code
 from . import higher as _higher
 from ..core.tensor import (
-    STATE,
-    refuse_complex,
-    refuse_not_numbers,
+    refuse_non_real,
     refuse_unsupported,
     result,
     row_of,
+    STATE,
     tape_of,
 )
 from ..core.tensor import TensorBase as Tensor
@@ -241,11 +240,8 @@ def _seed_value(y, g, i):
         return np.ones(shape)
     if not isinstance(g, Tensor):  # (a cast would drop a mask or an imaginary part)
         refuse_unsupported(g, f"grad_output[{i}]")
-        kind = np.asarray(g).dtype.kind
-        if kind == "c":
-            refuse_complex(f"grad_output[{i}]")
-        if kind not in "fiub":  # as float64, a date or the string "1" would be a number
-            refuse_not_numbers(g, np.asarray(g).dtype, f"grad_output[{i}]")
+        # (as float64, a date or the string "1" would be a number)
+        refuse_non_real(g, np.asarray(g).dtype, f"grad_output[{i}]")
     gv = np.asarray(g._v if isinstance(g, Tensor) else g, dtype=np.float64)
     if gv.shape != tuple(shape):
         if gv.size == 1 and y.size == 1:  # (a documented extension: PyTorch raises)

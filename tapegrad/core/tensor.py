@@ -715,6 +715,16 @@ def scalar_argument(x, what):
     refuse_not_numbers(x, getattr(x, "dtype", type(x).__name__), what)
 
 
+def refuse_non_real(x, dtype, what):
+    """Refuse ``x`` (read as NumPy dtype ``dtype``) unless it holds real numbers (floats,
+    integers, booleans): a complex one, or one NumPy reads as something else (None, dates,
+    strings), is refused naming ``what``."""
+    if dtype.kind == "c":
+        refuse_complex(f"{what} (dtype {dtype})")
+    if dtype.kind not in "fiub":
+        refuse_not_numbers(x, dtype, what)
+
+
 def refuse_complex(what):
     """Complex values are not supported: converting one to float64 would drop its imaginary
     part without a word, so every conversion of an operand or result refuses them."""

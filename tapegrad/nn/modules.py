@@ -24,7 +24,7 @@ import numpy as np
 from ..core import creation as _creation
 from ..core import functions as _ops
 from ..core import methods as _methods
-from ..core.tensor import refuse_complex, refuse_not_numbers
+from ..core.tensor import refuse_non_real
 from ..tensor_class import Tensor
 from . import functional as F
 from . import hooks as _hooks
@@ -314,10 +314,8 @@ class Module:
             if k not in state_dict:
                 continue
             v = np.asarray(state_dict[k]._v if isinstance(state_dict[k], Tensor) else state_dict[k])
-            if v.dtype.kind == "c":  # (the cast would drop the imaginary part)
-                refuse_complex(f"load_state_dict: state_dict[{k!r}]")
-            if v.dtype.kind not in "fiub":
-                refuse_not_numbers(state_dict[k], v.dtype, f"load_state_dict: state_dict[{k!r}]")
+            # (the cast would drop an imaginary part, read a date or a string as a number)
+            refuse_non_real(state_dict[k], v.dtype, f"load_state_dict: state_dict[{k!r}]")
             v = np.array(v, dtype=t.dtype)
             if v.shape != t.shape:
                 errors.append(m._shape_mismatch(k, name, v.shape, t.shape))

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..core import functions as O
-from ..core.tensor import refuse_complex, refuse_not_numbers, value_of
+from ..core.tensor import refuse_non_real, value_of
 from ..tensor_class import Tensor
 from . import require_scipy
 
@@ -90,11 +90,7 @@ def _constant(fn: str, name: str, a):
     """The value of argument ``name`` of ``fn`` taken as a constant; a complex or non-number
     one is refused (a float64 cast would drop the imaginary part, read None as NaN)."""
     v = _value(a)
-    dtype = np.asarray(v).dtype
-    if dtype.kind == "c":
-        refuse_complex(f"tapegrad.scipy.special.{fn}: {name}")
-    if dtype.kind not in "fiub":
-        refuse_not_numbers(v, dtype, f"tapegrad.scipy.special.{fn}: {name}")
+    refuse_non_real(v, np.asarray(v).dtype, f"tapegrad.scipy.special.{fn}: {name}")
     return v
 
 

@@ -17,11 +17,11 @@ from ..core import creation as _creation
 from ..core import tape as T
 from ..core.functions import as_shape
 from ..core.tensor import (
-    STATE,
     refuse_complex,
-    refuse_not_numbers,
+    refuse_non_real,
     refuse_unsupported,
     row_of,
+    STATE,
     value_of,
 )
 from ..core.tensor import (
@@ -356,10 +356,8 @@ def _collect(spec, obj, out, path):
             a = np.asarray(obj)
             if a.dtype.kind == "O" and isinstance(obj, numbers.Number):  # Fraction, 2**70
                 a = np.asarray(float(obj))
-            if a.dtype.kind == "c":
-                refuse_complex(f"trace: argument {path} (dtype {a.dtype})")
-            if a.dtype.kind not in "fiub":  # None, datetime64, strings: the recording refuses
-                refuse_not_numbers(obj, a.dtype, f"trace: argument {path}")
+            # (None, datetime64, strings: the recording refuses them too)
+            refuse_non_real(obj, a.dtype, f"trace: argument {path}")
             a = a.astype(np.float64, copy=False)
         if a is None or list(a.shape) != spec[1]:
             got = f"shape {a.shape}" if a is not None else type(obj).__name__

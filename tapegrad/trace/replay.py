@@ -17,15 +17,15 @@ from ..autograd import forward as _forward
 from ..autograd.forward import push_custom_tangents
 from ..core import tape as T
 from ..core.tensor import (
-    STATE,
     holds_tensor,
     new_tensor,
     raise_unwrapped,
     refuse_complex,
-    refuse_not_numbers,
+    refuse_non_real,
     refuse_unsupported,
     row_of,
     stand_in,
+    STATE,
 )
 from ..core.tensor import (
     TensorBase as Tensor,
@@ -727,10 +727,8 @@ class Trace:
             )
         refuse_unsupported(X, "trace.grad_many: X")  # masked, np.matrix, longdouble
         X = np.asarray(X)
-        if X.dtype.kind == "c":
-            refuse_complex(f"trace.grad_many: X (dtype {X.dtype})")
-        if X.dtype.kind not in "fiub":  # None, strings, dates: not read as numbers
-            refuse_not_numbers(
+        if X.dtype.kind not in "fiub":  # complex, None, strings, dates: not read as numbers
+            refuse_non_real(
                 None if X.ndim == 0 and X.item() is None else X, X.dtype, "trace.grad_many: X"
             )
         X = np.ascontiguousarray(X, dtype=np.float64)
