@@ -216,6 +216,8 @@ class _Call:
             h = t.entered(r)
             if h is not None and not _stands_in(h):
                 return True
+        if not start or not t.rg[:start].any():  # (a loop's calls start on an empty tape)
+            return False
         w = t.code[start : t.n]  # operands recorded before f: the two fields of each row
         rows = np.concatenate((((w >> 8) & 0xFFFFFFF) - 1, (w >> 36) - 1))
         rows = rows[(rows >= 0) & (rows < start)]
