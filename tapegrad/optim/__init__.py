@@ -1,9 +1,11 @@
 """Optimizers, in one package with two faces.
 
-- ``tg.optim.SGD`` / ``Adam`` / ``AdamW`` / ``RMSprop`` / ``Adagrad`` (``stateful.py``):
-  PyTorch's optimizer objects, stepping Tensors in place from their ``.grad`` (parameter
-  groups, ``state_dict``), and ``tg.optim.lr_scheduler`` (StepLR, ExponentialLR,
-  CosineAnnealingLR, LambdaLR, MultiStepLR, ReduceLROnPlateau).
+- ``tg.optim.SGD`` / ``Adam`` / ``AdamW`` / ``RMSprop`` / ``Adagrad`` / ``Adamax`` / ``NAdam``
+  / ``RAdam`` / ``Adadelta`` / ``ASGD`` (``stateful.py``): PyTorch's optimizer objects,
+  stepping Tensors in place from their ``.grad`` (parameter groups, ``state_dict``), and
+  ``tg.optim.lr_scheduler`` (StepLR, ExponentialLR, CosineAnnealingLR, LambdaLR, MultiStepLR,
+  ReduceLROnPlateau, ConstantLR, LinearLR, PolynomialLR, CosineAnnealingWarmRestarts,
+  CyclicLR, OneCycleLR, SequentialLR, ChainedScheduler).
 - ``tapegrad.optimizers.sgd`` / ``adam`` / ``rmsprop`` (``functional.py``, also importable as
   ``tapegrad.optim.sgd`` ...): HIPS autograd's optimizer functions, ``x = adam(grad_fn, x0)``
   over any pytree of arrays.
@@ -19,7 +21,19 @@ Examples:
 
 from . import lr_scheduler
 from .functional import adam, rmsprop, sgd
-from .stateful import SGD, Adagrad, Adam, AdamW, Optimizer, RMSprop
+from .stateful import (
+    ASGD,
+    SGD,
+    Adadelta,
+    Adagrad,
+    Adam,
+    Adamax,
+    AdamW,
+    NAdam,
+    Optimizer,
+    RAdam,
+    RMSprop,
+)
 
 __all__ = [
     "Optimizer",
@@ -28,6 +42,11 @@ __all__ = [
     "AdamW",
     "RMSprop",
     "Adagrad",
+    "Adamax",
+    "NAdam",
+    "RAdam",
+    "Adadelta",
+    "ASGD",
     "adam",
     "lr_scheduler",
     "rmsprop",

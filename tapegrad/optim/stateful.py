@@ -1,5 +1,6 @@
-"""Optimizers (``tg.optim``): SGD, Adam, AdamW, RMSprop and Adagrad with PyTorch's update
-rules (and its argument names, ``maximize=`` included).
+"""Optimizers (``tg.optim``): SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam,
+Adadelta and ASGD with PyTorch's update rules (and its argument names, ``maximize=``
+included).
 
 Updates are computed in NumPy on the parameters' own arrays, in place, and each updated
 parameter is marked changed (version bump, tape row forgotten) exactly as ``with tg.no_grad():
@@ -18,7 +19,10 @@ overrides, as in PyTorch.
 is its position counting through the groups in order, and the per-parameter state holds NumPy
 copies of the buffers (SGD's ``momentum_buffer``; Adam's ``step``, ``exp_avg``,
 ``exp_avg_sq`` and with amsgrad ``max_exp_avg_sq``; RMSprop's ``step``, ``square_avg``,
-``momentum_buffer``, ``grad_avg``; Adagrad's ``step``, ``sum``).
+``momentum_buffer``, ``grad_avg``; Adagrad's ``step``, ``sum``; Adamax's ``step``,
+``exp_avg``, ``exp_inf``; NAdam's ``step``, ``mu_product``, ``exp_avg``, ``exp_avg_sq``;
+RAdam's ``step``, ``exp_avg``, ``exp_avg_sq``; Adadelta's ``step``, ``square_avg``,
+``acc_delta``; ASGD's ``step``, ``eta``, ``mu``, ``ax``), scalars as Python numbers.
 
 Examples:
     >>> import tapegrad as tg
@@ -40,7 +44,19 @@ from ..core import creation as _creation
 from ..core import methods as _methods
 from ..tensor_class import Tensor
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad"]
+__all__ = [
+    "Optimizer",
+    "SGD",
+    "Adam",
+    "AdamW",
+    "RMSprop",
+    "Adagrad",
+    "Adamax",
+    "NAdam",
+    "RAdam",
+    "Adadelta",
+    "ASGD",
+]
 
 
 def _commit(p, arr):
@@ -284,14 +300,27 @@ class Optimizer:
                         f"loaded state for parameter {k}: {name!r} has shape "
                         f"{v.shape}, the parameter has shape {tuple(p.shape)}"
                     )
+            missing = [name for name in self._state_keys if entry and name not in entry]
+            if missing:  # (PyTorch's fails in the next step with a bare KeyError)
+                raise ValueError(
+                    f"{type(self).__name__}.load_state_dict: the state of parameter {k} has no "
+                    f"{missing} (it holds {sorted(entry)}: the state of another optimizer?); "
+                    f"load a state dict saved by {type(self).__name__}.state_dict()"
+                )
             new_state[id(p)] = entry
         for saved, group in zip(saved_groups, self.param_groups):
             hyper = {k: copy.deepcopy(v) for k, v in saved.items() if k != "params"}
             group.update(self._normalize_group(hyper))
         self.state = new_state
 
+    # the per-parameter state entries every step needs (checked when a state dict is loaded)
+    _state_keys = ()
+
     def _normalize_group(self, hyper):
-        """Hyper-parameters read back from a state dict, in this optimizer's types."""
+        """Hyper-parameters read back from a state dict, in this optimizer's types (``betas``
+        a tuple, as a list after a round trip through JSON)."""
+        if isinstance(hyper.get("betas"), list):
+            hyper["betas"] = tuple(hyper["betas"])
         return hyper
 
     # ``state`` is keyed by ``id(p)``, which a copy's parameters do not share: copying or
@@ -379,7 +408,13 @@ def _state_value(name, v):
     a = np.array(v, dtype=np.float64)
     if a.ndim == 0 and name == "step":
         return int(a)
+    if a.ndim == 0 and name in _SCALAR_STATE:  # (NAdam's and ASGD's 0-d Tensors in PyTorch)
+        return float(a)
     return a
+
+
+# per-parameter state entries that are one number, not an array shaped as the parameter
+_SCALAR_STATE = ("mu_product", "eta", "mu")
 
 
 _CHECKED = {
@@ -390,18 +425,42 @@ _CHECKED = {
     "alpha": "alpha",
     "lr_decay": "lr_decay",
     "initial_accumulator_value": "initial_accumulator_value",
+    "momentum_decay": "momentum_decay",
 }
 
 
-def _hyper(args):
+def _hyper(args, unchecked=()):
     """An optimizer's hyper-parameters from its ``__init__``'s ``locals()``, the ones that
-    must not be negative checked (PyTorch's messages)."""
+    must not be negative checked (PyTorch's messages), but for the names in ``unchecked``."""
     skip = ("self", "params", "__class__", "foreach")  # foreach changes no number: not kept
     hyper = {k: v for k, v in args.items() if k not in skip}
     for k, name in _CHECKED.items():
-        if k in hyper and not hyper[k] >= 0.0:
+        if k in hyper and k not in unchecked and not hyper[k] >= 0.0:
+            if k == "lr":  # (PyTorch's words)
+                raise ValueError(f"Invalid learning rate: {hyper[k]}")
             raise ValueError(f"Invalid {name} value: {hyper[k]}")
     return hyper
+
+
+def _checked_betas(opt, betas):
+    """``betas`` as a pair, each in [0, 1) (PyTorch's checks and messages)."""
+    betas = tuple(betas)
+    if len(betas) != 2:
+        raise ValueError(f"{type(opt).__name__}: betas must be a pair (beta1, beta2), got {betas}")
+    for i, b in enumerate(betas):
+        if not 0.0 <= b < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {b}")
+    return betas
+
+
+def _lerp_(a, b, w):
+    """``a`` moved in place a fraction ``w`` of the way to ``b``, as PyTorch's ``lerp_``
+    computes it (from the nearer end)."""
+    if w < 0.5:
+        a += w * (b - a)
+    else:
+        a[...] = b - (b - a) * (1.0 - w)
+    return a
 
 
 class SGD(Optimizer):
@@ -748,5 +807,334 @@ class Adagrad(Optimizer):
                 s = state["sum"]
                 s += g * g
                 v -= clr * (g / (np.sqrt(s) + group["eps"]))
+                _commit(p, v)
+        return loss
+
+
+def _decoupled(v, g, lr, wd, decoupled, group):
+    """The gradient with ``maximize`` applied and the weight decay: added to it (``wd * p``),
+    or with ``decoupled`` applied to the parameter (``p *= 1 - lr * wd``) instead."""
+    if decoupled:
+        if wd:
+            v *= 1.0 - lr * wd
+        return _decayed(g, v, 0.0, group)
+    return _decayed(g, v, wd, group)
+
+
+class Adamax(Optimizer):
+    """Adamax, Adam with the infinity norm (PyTorch's ``torch.optim.Adamax`` rule).
+
+    g = ±grad + weight_decay * p;  m = b1 m + (1 - b1) g;  u = max(b2 u, |g| + eps);
+    p -= lr / (1 - b1^t) * m / u.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w = tg.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = tg.optim.Adamax([w], lr=0.1)
+        >>> (w ** 2).sum().backward(); opt.step(); w   # first step: lr * sign(grad)
+        tensor([0.9000, -1.9000], requires_grad=True)
+    """
+
+    _state_keys = ("step", "exp_avg", "exp_inf")
+
+    def __init__(
+        self,
+        params,
+        lr: float = 2e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        foreach: bool | None = None,
+        *,
+        maximize: bool = False,
+    ):
+        hyper = _hyper(locals())
+        super().__init__(params, dict(hyper, betas=_checked_betas(self, betas)))
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; ``closure`` (optional, as
+        PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
+        loss = _closure_loss(closure)
+        for params in self.param_groups:
+            group = _values(self, params)
+            lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
+            for p, v, g in self._with_grads(params):
+                g = _decayed(g, v, group["weight_decay"], group)
+                state = self.state.setdefault(id(p), {})
+                if not state:
+                    state["step"] = 0
+                    state["exp_avg"] = np.zeros_like(v)
+                    state["exp_inf"] = np.zeros_like(v)
+                state["step"] += 1
+                m, u = state["exp_avg"], state["exp_inf"]
+                _lerp_(m, g, 1.0 - b1)
+                u *= b2
+                np.maximum(u, np.abs(g) + eps, out=u)
+                v -= (lr / (1.0 - b1 ** state["step"])) * (m / u)
+                _commit(p, v)
+        return loss
+
+
+class NAdam(Optimizer):
+    """NAdam, Adam with Nesterov momentum (PyTorch's ``torch.optim.NAdam`` rule).
+
+    g = ±grad + weight_decay * p (or, with ``decoupled_weight_decay``, p *= 1 - lr *
+    weight_decay);  mu_t = b1 (1 - 0.96^(t momentum_decay) / 2), P_t = mu_1 ... mu_t;
+    m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  d = sqrt(v / (1 - b2^t)) + eps;
+    p -= lr (1 - mu_t) / (1 - P_t) g / d + lr mu_{t+1} / (1 - P_t mu_{t+1}) m / d.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w = tg.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = tg.optim.NAdam([w], lr=0.1)
+        >>> (w ** 2).sum().backward(); opt.step(); w
+        tensor([0.8944, -1.8944], requires_grad=True)
+    """
+
+    _state_keys = ("step", "mu_product", "exp_avg", "exp_avg_sq")
+
+    def __init__(
+        self,
+        params,
+        lr: float = 2e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        momentum_decay: float = 4e-3,
+        decoupled_weight_decay: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+    ):
+        hyper = _hyper(locals())
+        super().__init__(params, dict(hyper, betas=_checked_betas(self, betas)))
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; ``closure`` (optional, as
+        PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
+        loss = _closure_loss(closure)
+        for params in self.param_groups:
+            group = _values(self, params)
+            lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
+            decay = group["momentum_decay"]
+            for p, v, g in self._with_grads(params):
+                g = _decoupled(
+                    v, g, lr, group["weight_decay"], group["decoupled_weight_decay"], group
+                )
+                state = self.state.setdefault(id(p), {})
+                if not state:
+                    state["step"] = 0
+                    state["mu_product"] = 1.0
+                    state["exp_avg"] = np.zeros_like(v)
+                    state["exp_avg_sq"] = np.zeros_like(v)
+                state["step"] += 1
+                t = state["step"]
+                mu = b1 * (1.0 - 0.5 * 0.96 ** (t * decay))
+                mu_next = b1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * decay))
+                state["mu_product"] *= mu
+                product = state["mu_product"]
+                m, s = state["exp_avg"], state["exp_avg_sq"]
+                _lerp_(m, g, 1.0 - b1)
+                s *= b2
+                s += (1.0 - b2) * (g * g)
+                denom = np.sqrt(s / (1.0 - b2**t))
+                denom += eps
+                v += (-lr * (1.0 - mu) / (1.0 - product)) * (g / denom)
+                v += (-lr * mu_next / (1.0 - product * mu_next)) * (m / denom)
+                _commit(p, v)
+        return loss
+
+
+class RAdam(Optimizer):
+    """RAdam, rectified Adam (PyTorch's ``torch.optim.RAdam`` rule).
+
+    g = ±grad + weight_decay * p (or, with ``decoupled_weight_decay``, p *= 1 - lr *
+    weight_decay);  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  with
+    rho_inf = 2 / (1 - b2) - 1 and rho_t = rho_inf - 2 t b2^t / (1 - b2^t):
+    if rho_t > 5, p -= lr m / (1 - b1^t) * sqrt(1 - b2^t) / (sqrt(v) + eps) * r_t with
+    r_t = sqrt((rho_t - 4)(rho_t - 2) rho_inf / ((rho_inf - 4)(rho_inf - 2) rho_t)),
+    else p -= lr m / (1 - b1^t).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w = tg.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = tg.optim.RAdam([w], lr=0.1)
+        >>> (w ** 2).sum().backward(); opt.step(); w   # first step: lr * grad
+        tensor([0.8000, -1.6000], requires_grad=True)
+    """
+
+    _state_keys = ("step", "exp_avg", "exp_avg_sq")
+
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        decoupled_weight_decay: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+    ):
+        hyper = _hyper(locals())
+        super().__init__(params, dict(hyper, betas=_checked_betas(self, betas)))
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; ``closure`` (optional, as
+        PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
+        loss = _closure_loss(closure)
+        for params in self.param_groups:
+            group = _values(self, params)
+            lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
+            rho_inf = 2.0 / (1.0 - b2) - 1.0
+            for p, v, g in self._with_grads(params):
+                g = _decoupled(
+                    v, g, lr, group["weight_decay"], group["decoupled_weight_decay"], group
+                )
+                state = self.state.setdefault(id(p), {})
+                if not state:
+                    state["step"] = 0
+                    state["exp_avg"] = np.zeros_like(v)
+                    state["exp_avg_sq"] = np.zeros_like(v)
+                state["step"] += 1
+                t = state["step"]
+                m, s = state["exp_avg"], state["exp_avg_sq"]
+                _lerp_(m, g, 1.0 - b1)
+                s *= b2
+                s += (1.0 - b2) * (g * g)
+                bias2 = 1.0 - b2**t
+                corrected = m / (1.0 - b1**t)
+                rho_t = rho_inf - 2.0 * t * (b2**t) / bias2
+                if rho_t > 5.0:
+                    rect = (
+                        (rho_t - 4.0)
+                        * (rho_t - 2.0)
+                        * rho_inf
+                        / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t)
+                    ) ** 0.5
+                    adaptive = bias2**0.5 / (np.sqrt(s) + eps)
+                    v -= corrected * lr * adaptive * rect
+                else:
+                    v -= corrected * lr
+                _commit(p, v)
+        return loss
+
+
+class Adadelta(Optimizer):
+    """Adadelta (PyTorch's ``torch.optim.Adadelta`` rule).
+
+    g = ±grad + weight_decay * p;  s = rho s + (1 - rho) g^2;
+    d = sqrt(a + eps) / sqrt(s + eps) * g;  a = rho a + (1 - rho) d^2;  p -= lr d.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w = tg.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = tg.optim.Adadelta([w], lr=1.0, eps=0.01)
+        >>> (w ** 2).sum().backward(); opt.step(); w
+        tensor([0.6877, -1.6848], requires_grad=True)
+    """
+
+    _state_keys = ("step", "square_avg", "acc_delta")
+
+    def __init__(
+        self,
+        params,
+        lr: float = 1.0,
+        rho: float = 0.9,
+        eps: float = 1e-6,
+        weight_decay: float = 0.0,
+        foreach: bool | None = None,
+        *,
+        maximize: bool = False,
+    ):
+        hyper = _hyper(locals())
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        super().__init__(params, hyper)
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; ``closure`` (optional, as
+        PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
+        loss = _closure_loss(closure)
+        for params in self.param_groups:
+            group = _values(self, params)
+            lr, rho, eps = group["lr"], group["rho"], group["eps"]
+            for p, v, g in self._with_grads(params):
+                g = _decayed(g, v, group["weight_decay"], group)
+                state = self.state.setdefault(id(p), {})
+                if not state:
+                    state["step"] = 0
+                    state["square_avg"] = np.zeros_like(v)
+                    state["acc_delta"] = np.zeros_like(v)
+                state["step"] += 1
+                s, a = state["square_avg"], state["acc_delta"]
+                s *= rho
+                s += (1.0 - rho) * (g * g)
+                delta = np.sqrt(a + eps) / np.sqrt(s + eps) * g
+                a *= rho
+                a += (1.0 - rho) * (delta * delta)
+                v -= lr * delta
+                _commit(p, v)
+        return loss
+
+
+class ASGD(Optimizer):
+    """Averaged stochastic gradient descent (PyTorch's ``torch.optim.ASGD`` rule).
+
+    g = ±grad + weight_decay * p;  p *= 1 - lambd eta;  p -= eta g;  the average ``ax``
+    (in the state) moves to p by mu (ax = p while mu is 1);  then, with t the step,
+    eta = lr / (1 + lambd lr t)^alpha and mu = 1 / max(1, t - t0).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w = tg.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = tg.optim.ASGD([w], lr=0.1, lambd=0.0)
+        >>> (w ** 2).sum().backward(); opt.step(); w   # the first step is SGD's
+        tensor([0.8000, -1.6000], requires_grad=True)
+    """
+
+    _state_keys = ("step", "eta", "mu", "ax")
+
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-2,
+        lambd: float = 1e-4,
+        alpha: float = 0.75,
+        t0: float = 1e6,
+        weight_decay: float = 0.0,
+        foreach: bool | None = None,
+        maximize: bool = False,
+    ):
+        # (PyTorch checks only lr and weight_decay here; its alpha is the eta decay's power)
+        super().__init__(params, _hyper(locals(), unchecked=("alpha",)))
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; ``closure`` (optional, as
+        PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
+        loss = _closure_loss(closure)
+        for params in self.param_groups:
+            group = _values(self, params)
+            lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+            for p, v, g in self._with_grads(params):
+                g = _decayed(g, v, group["weight_decay"], group)
+                state = self.state.setdefault(id(p), {})
+                if not state:
+                    state["step"] = 0
+                    state["eta"] = float(lr)
+                    state["mu"] = 1.0
+                    state["ax"] = np.zeros_like(v)
+                state["step"] += 1
+                eta, ax = state["eta"], state["ax"]
+                v *= 1.0 - lambd * eta
+                v -= eta * g
+                if state["mu"] != 1:
+                    ax += (v - ax) * state["mu"]
+                else:
+                    ax[...] = v
+                t = state["step"]
+                state["eta"] = lr / ((1.0 + lambd * lr * t) ** alpha)
+                state["mu"] = 1.0 / max(1.0, t - t0)
                 _commit(p, v)
         return loss

@@ -762,23 +762,7 @@ def _module_call(attr, *args):
 REFUSED = [
     ("Module.to", _module_call("to", np.float64), "'to'"),
     ("Module.double", _module_call("double"), "double"),
-    *[
-        (n, (lambda n=n: getattr(tg.optim, n)), n)
-        for n in ("Adamax", "NAdam", "RAdam", "Adadelta", "Rprop", "LBFGS", "SparseAdam", "ASGD")
-    ],
-    *[
-        (n, (lambda n=n: getattr(tg.optim.lr_scheduler, n)), n)
-        for n in (
-            "OneCycleLR",
-            "SequentialLR",
-            "ChainedScheduler",
-            "CosineAnnealingWarmRestarts",
-            "LinearLR",
-            "ConstantLR",
-            "CyclicLR",
-            "PolynomialLR",
-        )
-    ],
+    *[(n, (lambda n=n: getattr(tg.optim, n)), n) for n in ("Rprop", "LBFGS", "SparseAdam")],
 ]
 
 
