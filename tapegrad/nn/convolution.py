@@ -548,3 +548,309 @@ def pad(input, pad, mode="constant", value=None):
     fill = 0.0 if value is None else float(value)
     flat = _ops.concatenate([_ops.reshape(x, (-1,)), np.array([fill])])
     return _ops.gather_flat(flat, idx, idx.shape)
+
+
+# ---- transposed convolution ---------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=64)
+def _spread_index(shape, stride, pads):
+    """Flat indices into x.ravel() followed by one fill element (index x.size) that spread the
+    spatial axes of x (N, C, *spatial) ``stride`` apart (stride - 1 zeros between neighbours)
+    and pad them by ``pads`` (lo, hi) per axis (negative amounts crop)."""
+    nd = len(stride)
+    idx = np.zeros((1,) * len(shape), dtype=np.int64)
+    valid = np.ones((1,) * len(shape), dtype=bool)
+    out = []
+    for d, n in enumerate(shape):
+        step = math.prod(shape[d + 1 :])
+        if d < len(shape) - nd:
+            c = np.arange(n)
+            size = n
+        else:
+            s, (lo, hi) = stride[d - len(shape) + nd], pads[d - len(shape) + nd]
+            size = (n - 1) * s + 1 + lo + hi
+            c = np.arange(size) - lo
+            on = (c >= 0) & (c % s == 0) & (c // s < n)
+            c = np.where(on, c // s, -1)
+        out.append(size)
+        c = c.reshape([-1 if i == d else 1 for i in range(len(shape))])
+        idx = idx + c * step
+        valid = valid & (c >= 0)
+    idx = np.where(valid, idx, math.prod(shape))
+    idx = np.ascontiguousarray(np.broadcast_to(idx, tuple(out)))
+    idx.setflags(write=False)
+    return idx
+
+
+def _conv_transpose(
+    name, n, input, weight, bias, stride, padding, output_padding, groups, dilation
+):
+    """The adjoint of ``_conv``: x spread ``stride`` apart and padded by
+    dilation * (k - 1) - padding (+ output_padding after), convolved (stride 1) with the
+    flipped kernel whose in / out channel axes are swapped within each group."""
+    x, unbatched = _batched(name, input, n)
+    w = _ops.tensor_of(weight)
+    if w.ndim != n + 2:
+        raise ValueError(
+            f"{name}: weight must be {n + 2}D (in_channels, out_channels / groups, *kernel), "
+            f"got shape {w.shape}"
+        )
+    if isinstance(padding, str):
+        raise ValueError(
+            f"{name}: padding={padding!r}: a transposed convolution takes numeric padding only"
+        )
+    groups = int(groups)
+    batch, channels = x.shape[:2]
+    in_ch, og = w.shape[:2]
+    kernel = tuple(w.shape[2:])
+    if groups < 1 or in_ch % groups:
+        raise ValueError(
+            f"{name}: groups={groups} must be positive and divide in_channels ({in_ch}, the "
+            f"weight's first dimension)"
+        )
+    if channels != in_ch:
+        raise ValueError(
+            f"{name}: input of shape {x.shape} has {channels} channels, but the weight of shape "
+            f"{w.shape} expects {in_ch} (weight is (in_channels, out_channels / groups, *kernel))"
+        )
+    stride = _tuple(name, "stride", stride, n)
+    dilation = _tuple(name, "dilation", dilation, n)
+    pads = _tuple(name, "padding", padding, n)
+    extra = _tuple(name, "output_padding", output_padding, n)
+    if any(s < 1 for s in stride) or any(d < 1 for d in dilation):
+        raise ValueError(f"{name}: stride and dilation must be positive")
+    if any(p < 0 for p in pads) or any(e < 0 for e in extra):
+        raise ValueError(f"{name}: padding and output_padding must not be negative")
+    for e, s, d in zip(extra, stride, dilation, strict=True):
+        if e >= s and e >= d:
+            raise ValueError(
+                f"{name}: output_padding {extra} must be smaller than either stride {stride} "
+                f"or dilation {dilation}"
+            )
+    out_ch = og * groups
+    sizes = tuple(
+        (size - 1) * s - 2 * p + d * (k - 1) + e + 1
+        for size, s, p, d, k, e in zip(
+            x.shape[2:], stride, pads, dilation, kernel, extra, strict=True
+        )
+    )
+    if any(size < 1 for size in sizes) or 0 in x.shape[2:]:
+        raise ValueError(
+            f"{name}: input of shape {x.shape} with weight {w.shape}, stride {stride}, padding "
+            f"{pads}, dilation {dilation} and output_padding {extra} gives the empty output size "
+            f"{sizes}; reduce the padding"
+        )
+    if bias is not None and tuple(np.shape(_ops.value_of(bias))) != (out_ch,):
+        raise ValueError(
+            f"{name}: bias must have shape ({out_ch},), got {tuple(np.shape(_ops.value_of(bias)))}"
+        )
+    margins = tuple(
+        (d * (k - 1) - p, d * (k - 1) - p + e)
+        for d, k, p, e in zip(dilation, kernel, pads, extra, strict=True)
+    )
+    idx = _spread_index(tuple(x.shape), stride, margins)
+    flat = _ops.concatenate([_ops.reshape(x, (-1,)), np.zeros(1)])
+    spread = _ops.gather_flat(flat, idx, idx.shape)
+    # (in, out / g, *k) -> (g, out / g, in / g, *k) -> (out, in / g, *k), kernel flipped
+    wg = _ops.reshape(w, (groups, in_ch // groups, og) + kernel)
+    wg = _ops.transpose(wg, (0, 2, 1, *range(3, n + 3)))
+    wg = _ops.reshape(wg, (out_ch, in_ch // groups) + kernel)
+    wg = _ops.getitem(wg, (slice(None), slice(None)) + (slice(None, None, -1),) * n)
+    y = _conv(name, n, spread, wg, bias, 1, 0, dilation, groups)
+    return _ops.reshape(y, y.shape[1:]) if unbatched else y
+
+
+def conv_transpose1d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
+    """1-D transposed convolution (PyTorch's ``F.conv_transpose1d``, the adjoint of
+    ``conv1d``; sometimes called a deconvolution) of ``input`` (N, C_in, L) or (C_in, L) with
+    ``weight`` (C_in, C_out / groups, k) and optional ``bias`` (C_out,).  The output length is
+    (L - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.conv_transpose1d(tg.tensor([[[1.0, 2.0]]]), tg.tensor([[[1.0, 10.0]]]), stride=2)
+        tensor([[[ 1., 10.,  2., 20.]]])
+    """
+    return _conv_transpose(
+        "conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+        dilation,
+    )  # fmt: skip
+
+
+def conv_transpose2d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
+    """2-D transposed convolution (PyTorch's ``F.conv_transpose2d``, the adjoint of
+    ``conv2d``) of ``input`` (N, C_in, H, W) or (C_in, H, W) with ``weight``
+    (C_in, C_out / groups, kH, kW) and optional ``bias`` (C_out,); ``stride``, ``padding``,
+    ``output_padding`` and ``dilation`` are ints or pairs.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.conv_transpose2d(tg.ones(1, 1, 2, 2), tg.ones(1, 1, 2, 2))[0, 0]
+        tensor([[1., 2., 1.],
+                [2., 4., 2.],
+                [1., 2., 1.]])
+    """
+    return _conv_transpose(
+        "conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+        dilation,
+    )  # fmt: skip
+
+
+# ---- interpolation ------------------------------------------------------------------------------
+
+_INTERPOLATE_DIMS = {"nearest": (3, 4, 5), "linear": (3,), "bilinear": (4,)}
+
+
+def _nearest_source(n, out, scale, shortcut):
+    """PyTorch's nearest source index of each output position (its float32 scale).  With
+    ``shortcut`` (PyTorch's 2-D kernel), an output as long as the input, or twice as long,
+    copies or repeats it whatever the scale factor (its 1-D and 3-D kernels scale)."""
+    if shortcut and out == n:
+        return np.arange(out)
+    if shortcut and out == 2 * n:
+        return np.arange(out) >> 1
+    if scale is not None and scale > 0:
+        s = np.float32(1.0 / scale)
+    else:
+        s = np.float32(n) / np.float32(out)
+    src = np.floor(np.arange(out, dtype=np.float32) * s).astype(np.int64)
+    return np.minimum(src, n - 1)
+
+
+def _linear_source(n, out, scale, align_corners):
+    """PyTorch's two source indices and weights of each output position of a linear
+    interpolation (float64)."""
+    dst = np.arange(out, dtype=np.float64)
+    if out == n:
+        i = np.arange(out)
+        return i, i, np.ones(out), np.zeros(out)
+    if align_corners:
+        ratio = (n - 1) / (out - 1) if out > 1 else 0.0
+        src = ratio * dst
+    else:
+        ratio = 1.0 / scale if scale is not None and scale > 0 else n / out
+        src = np.maximum(ratio * (dst + 0.5) - 0.5, 0.0)
+    i0 = np.minimum(np.floor(src).astype(np.int64), n - 1)
+    lam1 = np.clip(src - i0, 0.0, 1.0)
+    i1 = i0 + (i0 < n - 1)
+    return i0, i1, 1.0 - lam1, lam1
+
+
+def _interpolate_sizes(name, x, size, scale_factor, recompute_scale_factor):
+    """The output's spatial sizes and the scales PyTorch's kernels read (None: from sizes)."""
+    dim = x.ndim - 2
+    spatial = list(x.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError(f"{name}: only one of size or scale_factor should be defined")
+    if size is not None:
+        if recompute_scale_factor:
+            raise ValueError(
+                f"{name}: recompute_scale_factor is not meaningful with an explicit size"
+            )
+        sizes = list(size) if isinstance(size, (list, tuple)) else [size] * dim
+        if len(sizes) != dim:
+            raise ValueError(
+                f"{name}: input and output must have the same number of spatial dimensions, "
+                f"but got input with spatial dimensions of {spatial} and output size of {size}"
+            )
+        if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in sizes):
+            raise TypeError(f"{name}: size must be an int or a tuple of ints, got {size!r}")
+        out, scales = [int(s) for s in sizes], [None] * dim
+    elif scale_factor is not None:
+        scales = (
+            list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [scale_factor] * dim
+        )
+        if len(scales) != dim:
+            raise ValueError(
+                f"{name}: input and scale_factor must have the same number of spatial "
+                f"dimensions, but got input with spatial dimensions of {spatial} and "
+                f"scale_factor {scale_factor}"
+            )
+        scales = [float(s) for s in scales]
+        out = [math.floor(n * s) for n, s in zip(spatial, scales, strict=True)]
+        if recompute_scale_factor:
+            scales = [None] * dim
+    else:
+        raise ValueError(f"{name}: either size or scale_factor should be defined")
+    if any(n < 1 for n in spatial) or any(o < 1 for o in out):
+        raise ValueError(
+            f"{name}: input and output sizes should be greater than 0, but got input "
+            f"{spatial} and output {out}"
+        )
+    return out, scales
+
+
+def interpolate(
+    input,
+    size=None,
+    scale_factor=None,
+    mode="nearest",
+    align_corners=None,
+    recompute_scale_factor=None,
+    antialias=False,
+):
+    """Resamples the spatial axes of ``input`` (N, C, *spatial) to ``size`` (an int or one per
+    spatial axis) or by ``scale_factor`` (output size floor(size * scale_factor)), as
+    PyTorch's ``F.interpolate``.  Modes: 'nearest' (3-D, 4-D or 5-D input; source index
+    floor(i * in / out)), 'linear' (3-D) and 'bilinear' (4-D), with ``align_corners`` (the
+    corner samples of input and output aligned) or not (half-pixel centres, PyTorch's
+    default).  A given scale_factor sets the sampling step 1 / scale_factor, as PyTorch's,
+    unless ``recompute_scale_factor=True``.  Other modes and ``antialias`` are refused.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.tensor([[[1.0, 2.0, 4.0]]])
+        >>> F.interpolate(x, scale_factor=2)
+        tensor([[[1., 1., 2., 2., 4., 4.]]])
+        >>> F.interpolate(x, size=5, mode="linear", align_corners=True)
+        tensor([[[1.0000, 1.5000, 2.0000, 3.0000, 4.0000]]])
+    """
+    name = "interpolate"
+    if mode not in _INTERPOLATE_DIMS:
+        raise NotImplementedError(
+            f"{name}: mode={mode!r} is not supported; tapegrad has 'nearest', 'linear' (3-D "
+            f"input) and 'bilinear' (4-D input) (for 'area' use adaptive_avg_pool2d)"
+        )
+    if mode == "nearest":
+        if align_corners is not None:
+            raise ValueError(
+                f"{name}: align_corners option can only be set with the interpolating modes: "
+                f"linear | bilinear"
+            )
+    elif align_corners is None:
+        align_corners = False
+    if antialias:
+        raise NotImplementedError(f"{name}: antialias=True is not supported; leave it False")
+    x = _ops.tensor_of(input)
+    if x.ndim not in _INTERPOLATE_DIMS[mode]:
+        need = " or ".join(f"{d}D" for d in _INTERPOLATE_DIMS[mode])
+        raise ValueError(
+            f"{name}: got {x.ndim}D input, but {mode} mode needs {need} input (N, C, *spatial)"
+        )
+    out, scales = _interpolate_sizes(name, x, size, scale_factor, recompute_scale_factor)
+    y = x
+    for d, (n, o, s) in enumerate(zip(x.shape[2:], out, scales, strict=True)):
+        axis = 2 + d
+        tail = (slice(None),) * (x.ndim - axis - 1)
+        if mode == "nearest":
+            src = _nearest_source(n, o, s, x.ndim == 4)
+            if o != n or np.any(src != np.arange(n)):
+                y = _ops.getitem(y, (Ellipsis, src) + tail)
+            continue
+        if o == n:
+            continue
+        i0, i1, lam0, lam1 = _linear_source(n, o, s, align_corners)
+        shape = (o,) + (1,) * len(tail)
+        y = _ops.add(
+            _ops.mul(_ops.getitem(y, (Ellipsis, i0) + tail), lam0.reshape(shape)),
+            _ops.mul(_ops.getitem(y, (Ellipsis, i1) + tail), lam1.reshape(shape)),
+        )
+    return y

@@ -23,6 +23,9 @@ from .convolution import (
     avg_pool2d,
     conv1d,
     conv2d,
+    conv_transpose1d,
+    conv_transpose2d,
+    interpolate,
     max_pool1d,
     max_pool2d,
     pad,
@@ -79,6 +82,17 @@ __all__ = [
     "avg_pool2d",
     "adaptive_avg_pool2d",
     "pad",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "interpolate",
+    "instance_norm",
+    "bilinear",
+    "margin_ranking_loss",
+    "hinge_embedding_loss",
+    "soft_margin_loss",
+    "cosine_embedding_loss",
+    "multi_margin_loss",
+    "triplet_margin_loss",
 ]
 
 relu = _ops.relu
@@ -720,6 +734,129 @@ def batch_norm(
     return _affine(_ops.div(d, _ops.sqrt(_ops.add(var, eps))), weight, bias, shape)
 
 
+def instance_norm(
+    input,
+    running_mean=None,
+    running_var=None,
+    weight=None,
+    bias=None,
+    use_input_stats=True,
+    momentum=0.1,
+    eps=1e-5,
+):
+    """Instance normalisation (PyTorch's ``F.instance_norm``) of ``input`` (N, C, ...): each
+    (sample, channel) slice is normalised over its spatial axes with its own mean and biased
+    variance, then ``* weight + bias`` per channel (shape (C,)).
+
+    With ``use_input_stats`` (the default) the given ``running_mean`` / ``running_var`` are
+    updated in place, as PyTorch: running = (1 - momentum) running + momentum * the batch
+    average of the per-instance mean (unbiased variance).  Otherwise the running statistics
+    normalise.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.instance_norm(tg.tensor([[[1.0, 3.0], [0.0, 4.0]]]))
+        tensor([[[-1.0000,  1.0000],
+                 [-1.0000,  1.0000]]])
+    """
+    x = _ops.tensor_of(input)
+    if x.ndim < 2:
+        raise ValueError(f"instance_norm: expected input of shape (N, C, ...), got {x.shape}")
+    c = x.shape[1]
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    for name, t in (
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+        ("weight", weight),
+        ("bias", bias),
+    ):
+        if t is not None and tuple(np.shape(value_of(t))) != (c,):
+            raise ValueError(
+                f"instance_norm: {name} has shape {tuple(np.shape(value_of(t)))}, expected "
+                f"({c},) for input of shape {tuple(x.shape)}"
+            )
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise ValueError(
+                "instance_norm: running_mean and running_var must be given when "
+                "use_input_stats=False"
+            )
+        mean = _ops.reshape(running_mean, shape)
+        var = _ops.reshape(running_var, shape)
+        y = _ops.div(_ops.sub(x, mean), _ops.sqrt(_ops.add(var, eps)))
+        return _affine(y, weight, bias, shape)
+    n = math.prod(x.shape[2:])
+    if n <= 1:
+        raise ValueError(
+            f"instance_norm: expected more than 1 spatial element when training, got input "
+            f"of shape {tuple(x.shape)}"
+        )
+    track = running_mean is not None or running_var is not None
+    if track and STATE.guard is not None:
+        raise RuntimeError(
+            "instance_norm: a tg.trace recording cannot update running_mean/running_var (a "
+            "replay would not update them). Call model.eval() (or use_input_stats=False) "
+            "inside the trace, or differentiate the training step with tg.grad / backward"
+        )
+    axes = tuple(range(2, x.ndim))
+    mean = _ops.mean(x, axes, True)
+    d = _ops.sub(x, mean)
+    var = _ops.mean(_ops.mul(d, d), axes, True)
+    if track:
+        inst_mean = np.asarray(value_of(mean)).reshape(-1, c).mean(axis=0)
+        inst_var = np.asarray(value_of(var)).reshape(-1, c).mean(axis=0) * (n / (n - 1))
+        for t, stat in ((running_mean, inst_mean), (running_var, inst_var)):
+            if t is not None:
+                _assign(t, momentum * stat + (1.0 - momentum) * np.asarray(value_of(t)))
+    return _affine(_ops.div(d, _ops.sqrt(_ops.add(var, eps))), weight, bias, shape)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y[..., k] = input1 @ weight[k] @ input2 + bias[k] (PyTorch's ``F.bilinear``):
+    ``input1`` (*, in1), ``input2`` (*, in2) with the same leading shape, ``weight``
+    (out, in1, in2), ``bias`` (out,).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> w = tg.tensor([[[1.0, 0.0], [0.0, 2.0]]])
+        >>> F.bilinear(tg.tensor([[1.0, 1.0]]), tg.tensor([[3.0, 4.0]]), w, tg.tensor([0.5]))
+        tensor([[11.5000]])
+    """
+    x1, x2, w = _ops.tensor_of(input1), _ops.tensor_of(input2), _ops.tensor_of(weight)
+    if w.ndim != 3:
+        raise ValueError(
+            f"bilinear: weight must be 3D (out_features, in1_features, in2_features), got "
+            f"shape {w.shape}"
+        )
+    if x1.ndim < 1 or x1.shape[:-1] != x2.shape[:-1] or x2.ndim != x1.ndim:
+        raise ValueError(
+            f"bilinear: input1 {x1.shape} and input2 {x2.shape} must have the same shape but "
+            f"for the last dimension"
+        )
+    out, in1, in2 = w.shape
+    if x1.shape[-1] != in1 or x2.shape[-1] != in2:
+        raise ValueError(
+            f"bilinear: the last dimensions of input1 {x1.shape} and input2 {x2.shape} must be "
+            f"the weight's in1_features {in1} and in2_features {in2} (weight {w.shape})"
+        )
+    if bias is not None and tuple(np.shape(value_of(bias))) != (out,):
+        raise ValueError(
+            f"bilinear: bias must have shape ({out},), got {tuple(np.shape(value_of(bias)))}"
+        )
+    lead = x1.shape[:-1]
+    a = _ops.reshape(x1, (-1, in1)) if x1.ndim != 2 else x1
+    # (M, in1) @ (in1, out * in2) -> (M, out, in2), times input2 and summed over in2
+    wt = _ops.reshape(_ops.transpose(w, (1, 0, 2)), (in1, out * in2))
+    t = _ops.reshape(_ops.matmul(a, wt), (-1, out, in2))
+    b = _ops.reshape(x2, (-1, 1, in2))
+    y = _ops.sum(_ops.mul(t, b), -1)
+    if bias is not None:
+        y = _ops.add(y, bias)
+    return _ops.reshape(y, lead + (out,))
+
+
 def _embedding_options(name, max_norm, scale_grad_by_freq, sparse):
     for option, value, default in (
         ("max_norm", max_norm, None),
@@ -1232,4 +1369,221 @@ def binary_cross_entropy_with_logits(
         )
     if weight is not None:
         losses = _ops.mul(losses, weight)
+    return _reduce(losses, reduction)
+
+
+# ---- margin losses -------------------------------------------------------------------------------
+
+
+def _same_ndim(name, *tensors):
+    """PyTorch's check of the margin losses: every input has the same number of dims."""
+    shapes = [_shape_of(t) for t in tensors]
+    if len({len(sh) for sh in shapes}) != 1:
+        raise ValueError(
+            f"{name}: all input tensors should have the same number of dimensions, got shapes "
+            + ", ".join(str(sh) for sh in shapes)
+        )
+
+
+def margin_ranking_loss(
+    input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"
+):
+    """max(0, -target (input1 - input2) + margin) (PyTorch's ``F.margin_ranking_loss``;
+    target is 1 where input1 should rank higher, -1 where input2 should).  At the kink the
+    gradient is the one of the linear side, as PyTorch's ``clamp_min``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.margin_ranking_loss(tg.tensor([1.0, 0.0]), tg.tensor([0.0, 0.5]),
+        ...                       tg.tensor([1.0, 1.0]), margin=0.5, reduction="none")
+        tensor([0., 1.])
+    """
+    _check_reduction("margin_ranking_loss", reduction, size_average, reduce)
+    _same_ndim("margin_ranking_loss", input1, input2, target)
+    margin = scalar_argument(margin, "margin_ranking_loss: margin")
+    d = _ops.sub(input1, input2)
+    losses = _ops.clip(_ops.add(_ops.mul(_ops.neg(target), d), margin), 0.0)
+    return _reduce(losses, reduction)
+
+
+def hinge_embedding_loss(
+    input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"
+):
+    """x where target is 1, max(0, margin - x) where target is -1 (PyTorch's
+    ``F.hinge_embedding_loss``, with its sum of both terms for other target values).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.hinge_embedding_loss(tg.tensor([0.3, 0.3, 2.0]), tg.tensor([1.0, -1.0, -1.0]),
+        ...                        reduction="none")
+        tensor([0.3000, 0.7000, 0.0000])
+    """
+    _check_reduction("hinge_embedding_loss", reduction, size_average, reduce)
+    margin = scalar_argument(margin, "hinge_embedding_loss: margin")
+    x = _ops.tensor_of(input)
+    t = _ops.tensor_of(_same_shape("hinge_embedding_loss", x, target))
+    hinge = _ops.clip(_ops.sub(margin, x), 0.0)
+    losses = _ops.add(_ops.where(t != 1, hinge, 0.0), _ops.where(t != -1, x, 0.0))
+    return _reduce(losses, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-target * input)) (PyTorch's ``F.soft_margin_loss``, the two-class
+    logistic loss for targets +-1), computed as logaddexp(0, -target * input).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.soft_margin_loss(tg.tensor([0.0, 2.0]), tg.tensor([1.0, -1.0]), reduction="none")
+        tensor([0.6931, 2.1269])
+    """
+    _check_reduction("soft_margin_loss", reduction, size_average, reduce)
+    x = _ops.tensor_of(input)
+    t = _same_shape("soft_margin_loss", x, target)
+    return _reduce(_ops.logaddexp(0.0, _ops.neg(_ops.mul(x, t))), reduction)
+
+
+def cosine_embedding_loss(
+    input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"
+):
+    """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1
+    (PyTorch's ``F.cosine_embedding_loss``; 0 for other targets): inputs (N, D) with target
+    (N,), or (D,) with a 0-D target.  cos = x1.x2 / sqrt((|x1|^2 + 1e-12)(|x2|^2 + 1e-12)),
+    as PyTorch's.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x1, x2 = tg.tensor([[1.0, 0.0], [1.0, 1.0]]), tg.tensor([[0.0, 1.0], [1.0, 1.0]])
+        >>> F.cosine_embedding_loss(x1, x2, tg.tensor([1.0, -1.0]), reduction="none")
+        tensor([1.0000, 1.0000])
+    """
+    name = "cosine_embedding_loss"
+    _check_reduction(name, reduction, size_average, reduce)
+    margin = scalar_argument(margin, f"{name}: margin")
+    x1, x2 = _ops.tensor_of(input1), _ops.tensor_of(input2)
+    t = _ops.tensor_of(target)
+    if x1.shape != x2.shape or x1.ndim not in (1, 2):
+        raise ValueError(
+            f"{name}: expected input1 and input2 of the same shape (N, D) or (D,), got "
+            f"{x1.shape} and {x2.shape}"
+        )
+    if t.ndim != x1.ndim - 1 or (t.ndim and t.shape[0] != x1.shape[0]):
+        raise ValueError(
+            f"{name}: expected a target of shape {x1.shape[:1]} for inputs of shape "
+            f"{x1.shape}, got {t.shape}"
+        )
+    axis = x1.ndim - 1
+    prod = _ops.sum(_ops.mul(x1, x2), axis)
+    m1 = _ops.add(_ops.sum(_ops.mul(x1, x1), axis), 1e-12)
+    m2 = _ops.add(_ops.sum(_ops.mul(x2, x2), axis), 1e-12)
+    cos = _ops.div(prod, _ops.sqrt(_ops.mul(m1, m2)))
+    pos = _ops.where(t == 1, _ops.sub(1.0, cos), 0.0)
+    neg = _ops.where(t == -1, _ops.clip(_ops.sub(cos, margin), 0.0), 0.0)
+    return _reduce(_ops.add(pos, neg), reduction)
+
+
+def multi_margin_loss(
+    input,
+    target,
+    p=1,
+    margin=1.0,
+    weight=None,
+    size_average=None,
+    reduce=None,
+    reduction="mean",
+):
+    """Multi-class hinge loss (PyTorch's ``F.multi_margin_loss``): for scores ``input``
+    (N, C) or (C,) and integer classes ``target`` (N,) or (), the sum over the classes
+    i != y of max(0, margin - x[y] + x[i]) ** p, divided by C and times weight[y].  ``p`` is
+    1 or 2; at the kink (a zero hinge) the gradient is 0, as PyTorch's.
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.multi_margin_loss(tg.tensor([[0.1, 0.2, 0.4, 0.8]]), np.array([3]))
+        tensor(0.3250)
+    """
+    name = "multi_margin_loss"
+    _check_reduction(name, reduction, size_average, reduce)
+    if p not in (1, 2) or isinstance(p, bool):
+        raise ValueError(f"{name}: only p == 1 and p == 2 are supported, got p={p!r}")
+    margin = scalar_argument(margin, f"{name}: margin")
+    x = _ops.tensor_of(input)
+    if x.ndim not in (1, 2) or x.shape[-1] == 0:
+        raise ValueError(
+            f"{name}: expected a non-empty input of shape (C,) or (N, C), got {x.shape}"
+        )
+    x2 = _ops.reshape(x, (1, x.shape[0])) if x.ndim == 1 else x
+    rows, classes = x2.shape
+    tv = np.asarray(target._v if isinstance(target, Tensor) else target)
+    if tv.dtype.kind not in "iu":
+        raise TypeError(f"{name}: target must hold integer class indices, got dtype {tv.dtype}")
+    if tv.shape != x.shape[:-1] and not (x.ndim == 1 and tv.shape == (1,)):
+        raise ValueError(
+            f"{name}: inconsistent target size: expected {x.shape[:-1]} for input of shape "
+            f"{x.shape}, got {tv.shape}"
+        )
+    t = tv.reshape(rows).astype(np.int64)
+    if t.size and (t.min() < 0 or t.max() >= classes):
+        raise IndexError(f"{name}: target {t.tolist()} is out of range for {classes} classes")
+    picked = _ops.getitem(x2, (np.arange(rows), t))
+    z = _ops.add(_ops.sub(x2, _ops.reshape(picked, (rows, 1))), margin)
+    h = _ops.relu(z)  # relu's slope at 0 is 0, as PyTorch's (it adds only where z > 0)
+    if p == 2:
+        h = _ops.mul(h, h)
+    others = np.arange(classes)[None, :] != t[:, None]
+    h = _ops.where(others, h, 0.0)
+    if weight is not None:
+        w = _ops.tensor_of(weight)
+        if w.shape != (classes,):
+            raise ValueError(f"{name}: weight must have shape ({classes},), got {w.shape}")
+        h = _ops.mul(h, _ops.reshape(_ops.getitem(w, t), (rows, 1)))
+    losses = _ops.div(_ops.sum(h, 1), float(classes))
+    if x.ndim == 1:
+        losses = _ops.reshape(losses, tv.shape)
+    return _reduce(losses, reduction)
+
+
+def triplet_margin_loss(
+    anchor,
+    positive,
+    negative,
+    margin=1.0,
+    p=2,
+    eps=1e-6,
+    swap=False,
+    size_average=None,
+    reduce=None,
+    reduction="mean",
+):
+    """max(0, d(a, p) - d(a, n) + margin) with d the ``pairwise_distance`` of norm ``p``
+    (PyTorch's ``F.triplet_margin_loss``); ``swap`` uses min(d(a, n), d(p, n)) for the
+    negative distance.  Inputs (N, D) or (D,).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> a, pos, neg = tg.tensor([[0.0, 0.0]]), tg.tensor([[3.0, 4.0]]), tg.tensor([[1.0, 0.0]])
+        >>> F.triplet_margin_loss(a, pos, neg, eps=0.0)
+        tensor(5.)
+    """
+    name = "triplet_margin_loss"
+    _check_reduction(name, reduction, size_average, reduce)
+    a, pos, neg = (_ops.tensor_of(t) for t in (anchor, positive, negative))
+    if not a.ndim == pos.ndim == neg.ndim:
+        raise ValueError(
+            f"{name}: the anchor, positive, and negative tensors are expected to have the same "
+            f"number of dimensions, but got: anchor {a.ndim}D, positive {pos.ndim}D, and "
+            f"negative {neg.ndim}D inputs"
+        )
+    margin = scalar_argument(margin, f"{name}: margin")
+    d_pos = pairwise_distance(a, pos, p, eps)
+    d_neg = pairwise_distance(a, neg, p, eps)
+    if swap:
+        d_neg = _ops.minimum(d_neg, pairwise_distance(pos, neg, p, eps))
+    losses = _ops.clip(_ops.add(_ops.sub(d_pos, d_neg), margin), 0.0)
     return _reduce(losses, reduction)

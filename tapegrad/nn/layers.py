@@ -132,6 +132,159 @@ class Conv2d(_ConvNd):
     fn = staticmethod(_conv.conv2d)
 
 
+class _ConvTransposeNd(Module):
+    n = 0
+    fn = None
+
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups=1,
+        bias=True,
+        dilation=1,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        name = type(self).__name__
+        if padding_mode != "zeros":
+            raise ValueError(
+                f"{name}: padding_mode={padding_mode!r} is not supported; only 'zeros' (as "
+                f"PyTorch's transposed convolutions)"
+            )
+        _no_device(name, device, dtype)
+        self.in_channels, self.out_channels, self.groups = (
+            int(in_channels),
+            int(out_channels),
+            int(groups),
+        )
+        if self.groups < 1 or self.in_channels % self.groups or self.out_channels % self.groups:
+            raise ValueError(f"{name}: groups must divide in_channels and out_channels")
+        self.kernel_size = _conv._tuple(name, "kernel_size", kernel_size, self.n)
+        self.stride = _conv._tuple(name, "stride", stride, self.n)
+        self.dilation = _conv._tuple(name, "dilation", dilation, self.n)
+        if isinstance(padding, str):
+            raise ValueError(
+                f"{name}: padding={padding!r}: a transposed convolution takes numeric padding only"
+            )
+        self.padding = _conv._tuple(name, "padding", padding, self.n)
+        self.output_padding = _conv._tuple(name, "output_padding", output_padding, self.n)
+        self.padding_mode = padding_mode
+        shape = (self.in_channels, self.out_channels // self.groups) + self.kernel_size
+        # PyTorch's kaiming_uniform_(a=sqrt(5)) and bias init, whose fan_in is the weight's
+        # size(1) * prod(kernel): U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+        fan_in = math.prod(shape[1:])
+        bound = 1.0 / math.sqrt(fan_in) if fan_in else 0.0
+        rng = _creation.rng()
+        self.weight = Parameter(rng.uniform(-bound, bound, shape))
+        if bias:
+            self.bias = Parameter(rng.uniform(-bound, bound, self.out_channels))
+        else:
+            self.register_parameter("bias", None)
+
+    def _output_padding(self, x, output_size):
+        """PyTorch's output_padding for a requested ``output_size`` (with or without the
+        batch and channel sizes)."""
+        if output_size is None:
+            return self.output_padding
+        name, n = type(self).__name__, self.n
+        lead = 2 if x.ndim == n + 2 else 1
+        size = [int(s) for s in output_size]
+        if len(size) == lead + n:
+            size = size[lead:]
+        if len(size) != n:
+            raise ValueError(
+                f"{name}: for {x.ndim}D input, output_size must have {n} or {lead + n} "
+                f"elements (got {len(size)})"
+            )
+        lows = [
+            (x.shape[lead + d] - 1) * self.stride[d]
+            - 2 * self.padding[d]
+            + self.dilation[d] * (self.kernel_size[d] - 1)
+            + 1
+            for d in range(n)
+        ]
+        highs = [lo + s - 1 for lo, s in zip(lows, self.stride, strict=True)]
+        if any(not lo <= s <= hi for s, lo, hi in zip(size, lows, highs, strict=True)):
+            raise ValueError(
+                f"{name}: requested an output size of {size}, but valid sizes range from "
+                f"{lows} to {highs} (for an input of {list(x.shape[lead:])})"
+            )
+        return tuple(s - lo for s, lo in zip(size, lows, strict=True))
+
+    def forward(self, input, output_size=None):
+        params = self._parameters
+        x = _ops.tensor_of(input)
+        return type(self).fn(
+            x,
+            params["weight"],
+            params["bias"],
+            self.stride,
+            self.padding,
+            self._output_padding(x, output_size),
+            self.groups,
+            self.dilation,
+        )
+
+    def extra_repr(self):
+        s = (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}"
+        )
+        if self.padding != (0,) * self.n:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * self.n:
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * self.n:
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self._parameters["bias"] is None:
+            s += ", bias=False"
+        return s
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution layer (PyTorch's ``nn.ConvTranspose1d``; see
+    ``F.conv_transpose1d``): weight (in_channels, out_channels / groups, kernel_size) and bias
+    (out_channels,), both U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with fan_in = out_channels /
+    groups * kernel_size, as PyTorch.  ``forward(input, output_size=None)``: an
+    ``output_size`` picks the output_padding that gives it.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> up = tg.nn.ConvTranspose1d(4, 2, 3, stride=2, padding=1, output_padding=1)
+        >>> up.weight.shape, up(tg.zeros(5, 4, 10)).shape
+        ((4, 2, 3), (5, 2, 20))
+    """
+
+    n = 1
+    fn = staticmethod(_conv.conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution layer (PyTorch's ``nn.ConvTranspose2d``; see
+    ``F.conv_transpose2d``): weight (in_channels, out_channels / groups, kH, kW) and bias
+    (out_channels,), initialised as PyTorch's.  Only ``padding_mode='zeros'``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> up = tg.nn.ConvTranspose2d(8, 3, 3, stride=2, padding=1)
+        >>> x = tg.zeros(1, 8, 16, 16)
+        >>> up(x).shape, up(x, output_size=(32, 32)).shape
+        ((1, 3, 31, 31), (1, 3, 32, 32))
+    """
+
+    n = 2
+    fn = staticmethod(_conv.conv_transpose2d)
+
+
 def _given(args):
     """A constructor's arguments (its ``locals()``) as keyword arguments."""
     return {k: v for k, v in args.items() if k not in ("self", "__class__")}
@@ -303,3 +456,80 @@ class Unflatten(Module):
 
     def extra_repr(self):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class Upsample(Module):
+    """Resampling layer (PyTorch's ``nn.Upsample``; see ``F.interpolate``): to ``size`` or by
+    ``scale_factor``, ``mode`` 'nearest', 'linear' or 'bilinear', with ``align_corners`` for
+    the linear modes.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Upsample(scale_factor=2)(tg.tensor([[[1.0, 2.0]]]))
+        tensor([[[1., 1., 2., 2.]]])
+    """
+
+    def __init__(
+        self,
+        size=None,
+        scale_factor=None,
+        mode="nearest",
+        align_corners=None,
+        recompute_scale_factor=None,
+    ):
+        super().__init__()
+        self.name = type(self).__name__
+        self.size = size
+        if isinstance(scale_factor, tuple):
+            self.scale_factor = tuple(float(f) for f in scale_factor)
+        else:
+            self.scale_factor = float(scale_factor) if scale_factor is not None else None
+        self.mode = mode
+        self.align_corners = align_corners
+        self.recompute_scale_factor = recompute_scale_factor
+
+    def forward(self, input):
+        return _conv.interpolate(
+            input,
+            self.size,
+            self.scale_factor,
+            self.mode,
+            self.align_corners,
+            recompute_scale_factor=self.recompute_scale_factor,
+        )
+
+    def extra_repr(self):
+        if self.scale_factor is not None:
+            info = f"scale_factor={self.scale_factor!r}"
+        else:
+            info = f"size={self.size!r}"
+        return info + f", mode={self.mode!r}"
+
+
+class UpsamplingNearest2d(Upsample):
+    """Nearest-neighbour upsampling of (N, C, H, W) inputs (PyTorch's
+    ``nn.UpsamplingNearest2d``, ``Upsample(mode='nearest')``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.UpsamplingNearest2d(scale_factor=2)(tg.zeros(1, 3, 4, 5)).shape
+        (1, 3, 8, 10)
+    """
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Bilinear upsampling of (N, C, H, W) inputs with ``align_corners=True`` (PyTorch's
+    ``nn.UpsamplingBilinear2d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.UpsamplingBilinear2d(size=(2, 3))(tg.tensor([[[[0.0, 2.0]]]]))
+        tensor([[[[0., 1., 2.],
+                  [0., 1., 2.]]]])
+    """
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)

@@ -17,6 +17,7 @@ copies of the parameters and buffers; ``load_state_dict`` copies values back in 
 
 import copy
 import math
+import warnings
 from collections import OrderedDict, namedtuple
 
 import numpy as np
@@ -1598,6 +1599,145 @@ class BatchNorm2d(_BatchNorm):
     dims = (4,)
 
 
+class _InstanceNorm(_BatchNorm):
+    dims = ()
+
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.1,
+        affine=False,
+        track_running_stats=False,
+        device=None,
+        dtype=None,
+        *,
+        bias=True,
+    ):
+        name = type(self).__name__
+        if device not in (None, "cpu") or dtype not in (None, "float64", np.float64):
+            raise TypeError(
+                f"{name}: only device=None/'cpu' and dtype=None/float64 are supported, got "
+                f"device={device!r}, dtype={dtype!r}"
+            )
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, bias=bias)
+
+    def forward(self, input):
+        x = _ops.tensor_of(input)
+        name = type(self).__name__
+        if x.ndim not in self.dims:
+            raise ValueError(
+                f"{name}: expected {self.dims[0]}D (unbatched) or {self.dims[1]}D (batched) "
+                f"input, got {x.ndim}D input of shape {x.shape}"
+            )
+        unbatched = x.ndim == self.dims[0]
+        channels = x.shape[0 if unbatched else 1]
+        if channels != self.num_features:
+            if self.affine or self.track_running_stats:
+                raise ValueError(
+                    f"{name}: expected input's size at dim={0 if unbatched else 1} to match "
+                    f"num_features ({self.num_features}), but got: {channels}."
+                )
+            warnings.warn(
+                f"{name}: input's size at dim={0 if unbatched else 1} ({channels}) does not "
+                f"match num_features ({self.num_features}); the layer has no parameters or "
+                f"statistics of that size, so it normalises anyway (as PyTorch)",
+                stacklevel=2,
+            )
+        if unbatched:
+            x = _ops.reshape(x, (1,) + x.shape)
+        buffers, params = self._buffers, self._parameters
+        out = F.instance_norm(
+            x,
+            buffers["running_mean"],
+            buffers["running_var"],
+            params["weight"],
+            params["bias"],
+            self.training or not self.track_running_stats,
+            0.0 if self.momentum is None else self.momentum,
+            self.eps,
+        )
+        return _ops.reshape(out, out.shape[1:]) if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalisation of (N, C, L) or (C, L) inputs (PyTorch's
+    ``nn.InstanceNorm1d``; see ``F.instance_norm``): each sample's channel is normalised over
+    L.  ``affine=True`` adds a per-channel ``weight`` (ones) and ``bias`` (zeros);
+    ``track_running_stats=True`` keeps ``running_mean`` / ``running_var`` buffers, updated
+    while training and used after ``eval()``.  Both default to False, as PyTorch.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.InstanceNorm1d(2)(tg.tensor([[[1.0, 3.0], [0.0, 4.0]]]))
+        tensor([[[-1.0000,  1.0000],
+                 [-1.0000,  1.0000]]])
+        >>> list(tg.nn.InstanceNorm1d(2, affine=True, track_running_stats=True).state_dict())
+        ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked']
+    """
+
+    dims = (2, 3)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalisation of (N, C, H, W) or (C, H, W) inputs (PyTorch's
+    ``nn.InstanceNorm2d``; see ``InstanceNorm1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.InstanceNorm2d(1)(tg.tensor([[[[1.0, 3.0]]]]))
+        tensor([[[[-1.0000,  1.0000]]]])
+    """
+
+    dims = (3, 4)
+
+
+class Bilinear(Module):
+    """``y = x1 @ weight[k] @ x2 + bias[k]`` (PyTorch's ``nn.Bilinear``; see
+    ``F.bilinear``): weight (out_features, in1_features, in2_features) and bias
+    (out_features,), both U(-1/sqrt(in1_features), 1/sqrt(in1_features)) as PyTorch.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> bl = tg.nn.Bilinear(3, 4, 2)
+        >>> bl.weight.shape, bl(tg.zeros(5, 3), tg.zeros(5, 4)).shape
+        ((2, 3, 4), (5, 2))
+    """
+
+    def __init__(
+        self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None
+    ):
+        super().__init__()
+        if device not in (None, "cpu") or dtype not in (None, "float64", np.float64):
+            raise TypeError(
+                "Bilinear: only device=None/'cpu' and dtype=None/float64 are supported, got "
+                f"device={device!r}, dtype={dtype!r}"
+            )
+        self.in1_features = int(in1_features)
+        self.in2_features = int(in2_features)
+        self.out_features = int(out_features)
+        if self.in1_features <= 0:
+            raise ValueError(f"Bilinear: in1_features must be > 0, but got {self.in1_features}")
+        bound = 1.0 / math.sqrt(self.in1_features)
+        rng = _creation.rng()
+        shape = (self.out_features, self.in1_features, self.in2_features)
+        self.weight = Parameter(rng.uniform(-bound, bound, shape))
+        if bias:
+            self.bias = Parameter(rng.uniform(-bound, bound, self.out_features))
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, input1, input2):
+        params = self._parameters
+        return F.bilinear(input1, input2, params["weight"], params["bias"])
+
+    def extra_repr(self):
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self._parameters['bias'] is not None}"
+        )
+
+
 class Embedding(Module):
     """A lookup table of ``num_embeddings`` vectors of size ``embedding_dim`` (drawn from
     N(0, 1), as PyTorch; the ``padding_idx`` row zero, and it gets no gradient).
@@ -1911,4 +2051,155 @@ class BCEWithLogitsLoss(_WeightedLoss):
             self._buffers["weight"],
             reduction=self.reduction,
             pos_weight=self._buffers["pos_weight"],
+        )
+
+
+class MarginRankingLoss(_Loss):
+    """max(0, -target (x1 - x2) + margin), as a loss module (PyTorch's
+    ``nn.MarginRankingLoss``; see ``F.margin_ranking_loss``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.MarginRankingLoss(margin=0.5)(tg.tensor([1.0, 0.0]), tg.tensor([0.0, 0.5]),
+        ...                                     tg.tensor([1.0, 1.0]))
+        tensor(0.5000)
+    """
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.margin_ranking_loss(
+            input1, input2, target, margin=self.margin, reduction=self.reduction
+        )
+
+
+class HingeEmbeddingLoss(_Loss):
+    """x for target 1, max(0, margin - x) for target -1, as a loss module (PyTorch's
+    ``nn.HingeEmbeddingLoss``; see ``F.hinge_embedding_loss``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.HingeEmbeddingLoss()(tg.tensor([0.3, 0.3]), tg.tensor([1.0, -1.0]))
+        tensor(0.5000)
+    """
+
+    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """log(1 + exp(-target * input)), as a loss module (PyTorch's ``nn.SoftMarginLoss``; see
+    ``F.soft_margin_loss``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.SoftMarginLoss()(tg.tensor([0.0]), tg.tensor([1.0]))
+        tensor(0.6931)
+    """
+
+    def forward(self, input, target):
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1, as a loss
+    module (PyTorch's ``nn.CosineEmbeddingLoss``; see ``F.cosine_embedding_loss``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.CosineEmbeddingLoss()(tg.tensor([[1.0, 0.0]]), tg.tensor([[0.0, 1.0]]),
+        ...                             tg.tensor([1.0]))
+        tensor(1.)
+    """
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.cosine_embedding_loss(
+            input1, input2, target, margin=self.margin, reduction=self.reduction
+        )
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss, as a loss module (PyTorch's ``nn.MultiMarginLoss``: ``p`` 1 or
+    2, ``margin``, per-class ``weight``; see ``F.multi_margin_loss``).
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> tg.nn.MultiMarginLoss()(tg.tensor([[0.1, 0.2, 0.4, 0.8]]), np.array([3]))
+        tensor(0.3250)
+    """
+
+    def __init__(
+        self, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"
+    ):
+        if p not in (1, 2) or isinstance(p, bool):
+            raise ValueError(f"MultiMarginLoss: only p == 1 and p == 2 are supported, got {p!r}")
+        if weight is not None and np.ndim(_ops.value_of(weight)) != 1:
+            raise ValueError("MultiMarginLoss: weight must be a 1D tensor (one per class)")
+        super().__init__(weight, size_average, reduce, reduction)
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(
+            input,
+            target,
+            p=self.p,
+            margin=self.margin,
+            weight=self._buffers["weight"],
+            reduction=self.reduction,
+        )
+
+
+class TripletMarginLoss(_Loss):
+    """max(0, d(a, p) - d(a, n) + margin) with the p-norm distance, as a loss module
+    (PyTorch's ``nn.TripletMarginLoss``; see ``F.triplet_margin_loss``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> loss = tg.nn.TripletMarginLoss(eps=0.0)
+        >>> loss(tg.tensor([[0.0, 0.0]]), tg.tensor([[3.0, 4.0]]), tg.tensor([[1.0, 0.0]]))
+        tensor(5.)
+    """
+
+    def __init__(
+        self,
+        margin=1.0,
+        p=2.0,
+        eps=1e-6,
+        swap=False,
+        size_average=None,
+        reduce=None,
+        reduction="mean",
+    ):
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(
+                f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead"
+            )
+        self.margin = margin
+        self.p = p
+        self.eps = eps
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(
+            anchor,
+            positive,
+            negative,
+            margin=self.margin,
+            p=self.p,
+            eps=self.eps,
+            swap=self.swap,
+            reduction=self.reduction,
         )
