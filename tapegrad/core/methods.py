@@ -514,10 +514,35 @@ def broadcasting(fn, read_only=False):
     return method
 
 
+class Windows:
+    """The key of ``x.unfold(dimension, size, step)`` when its windows overlap (``step <
+    size``) or x is 0-d: a view that reads x's elements (a write into x shows in it), into
+    which no write is allowed (an element would be written through several windows; the
+    write is refused before it happens, by ``_refuse_overlapping_write``).  Windows that do
+    not overlap are a plain key of distinct places, written back as any view."""
+
+    __slots__ = ("key", "zero_d")
+
+    def __init__(self, key, zero_d):
+        self.key, self.zero_d = key, zero_d
+
+    def read(self, base):
+        return O.getitem(O.reshape(base, (1,)) if self.zero_d else base, self.key)
+
+    def write(self, base, view):  # (refused before any write: _refuse_overlapping_write)
+        raise RuntimeError("Tensor.unfold: a write into overlapping windows")
+
+
 def _has_broadcast(key):
     if isinstance(key, Composed):
         return _has_broadcast(key.outer) or _has_broadcast(key.inner)
     return isinstance(key, Broadcast)
+
+
+def _has_windows(key):
+    if isinstance(key, Composed):
+        return _has_windows(key.outer) or _has_windows(key.inner)
+    return isinstance(key, Windows)
 
 
 def _refuse_overlapping_write(self, opname):
@@ -526,6 +551,13 @@ def _refuse_overlapping_write(self, opname):
     (``zero_``, ``fill_``), which PyTorch allows, writes the value into the base."""
     m = self._meta
     b = m.get("base") if m else None
+    if b is not None and _has_windows(b[1]):
+        raise RuntimeError(
+            f"unsupported operation: more than one element of the written-to tensor refers to "
+            f"a single memory location ({opname} on a view made by x.unfold with overlapping "
+            f"windows, step < size, or of a 0-d x; shape {self.shape}); clone() the windows "
+            "before changing them, or write into x itself"
+        )
     if b is None or not _has_broadcast(b[1]):
         return
     key = b[1]
@@ -570,14 +602,14 @@ class Composed:
 def read_view(key, base):
     """The view ``key`` makes of ``base`` (a basic index, or a Rearranged/Broadcast/Composed
     key)."""
-    if isinstance(key, (Rearranged, Composed, Broadcast)):
+    if isinstance(key, (Rearranged, Composed, Broadcast, Windows)):
         return key.read(base)
     return O.getitem(base, key)
 
 
 def write_view(key, base, view):
     """Write the view's values back into ``base`` (a recorded setitem)."""
-    if isinstance(key, (Rearranged, Composed, Broadcast)):
+    if isinstance(key, (Rearranged, Composed, Broadcast, Windows)):
         key.write(base, view)
     else:
         _setitem(base, key, view)
@@ -1882,6 +1914,44 @@ def _put(self, ind, v, mode="raise"):
     _inplace(lambda s, args: _put_values(s, *args), "put")(self, (ind, v, mode))
 
 
+def _put_either(self, *args, **kwargs):
+    """PyTorch's ``x.put(index, source, accumulate=False)``: a copy of x with ``source``
+    written at the flat positions ``index`` (``tg.put``).  Inside NumPy code
+    (``tg.grad(f)(array)``, without ``accumulate=``) NumPy's ``a.put(ind, v, mode='raise')``:
+    in place (the gradient goes to ``v`` there, to ``a`` elsewhere), returning None.
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> tg.zeros(2, 2).put(tg.tensor([3, 0]), tg.tensor([1.0, 2.0]))
+        tensor([[2., 0.],
+                [0., 1.]])
+        >>> def f(a):
+        ...     b = a * 1.0
+        ...     b.put([0], [5.0])
+        ...     return (b * b).sum()
+        >>> tg.grad(f)(np.array([1.0, 2.0]))
+        array([0., 4.])
+    """
+    if _numpy_code() and "accumulate" not in kwargs:
+        return _put(self, *args, **kwargs)
+    return P._torch_put(self, *args, **kwargs)
+
+
+def _unfold(self, dimension, size, step):
+    out = P._unfold(self, dimension, size, step)
+    key, zero_d, overlap = P._unfold_key(self, dimension, size, step)
+    if isinstance(out, Tensor) and out is not self and out.numel():
+        if overlap or self.ndim == 0:
+            _note_view(self, out, Windows(zero_d if self.ndim == 0 else key, self.ndim == 0))
+        else:
+            link_view(self, out, key)
+    return out
+
+
+_unfold.__doc__ = P._unfold.__doc__
+
+
 class FlatIter:
     """``a.flat``: NumPy's flat iterator over a Tensor (C order); reading gives the
     elements (with their gradient), ``a.flat[i] = v`` writes into ``a``.
@@ -1959,17 +2029,6 @@ def _array_namespace(self, *, api_version=None):
 
 
 _NUMPY_CODE_EXAMPLES = {
-    "put": """NumPy's ``a.put(ind, v)`` inside NumPy code (in place; PyTorch's ``put`` differs).
-
-    >>> import numpy as np
-    >>> import tapegrad as tg
-    >>> def f(a):
-    ...     b = a * 1.0
-    ...     b.put([0], [5.0])
-    ...     return (b * b).sum()
-    >>> tg.grad(f)(np.array([1.0, 2.0]))
-    array([0., 4.])
-    """,
     "device": """NumPy's ``a.device`` (``"cpu"``) inside NumPy code.
 
     >>> import numpy as np
@@ -1979,8 +2038,8 @@ _NUMPY_CODE_EXAMPLES = {
     """,
 }
 
-# NumPy's, inside NumPy code only (PyTorch's put and device have other meanings)
-_NUMPY_CODE_ONLY = {"put": lambda self: functools.partial(_put, self), "device": lambda self: "cpu"}
+# NumPy's, inside NumPy code only (PyTorch's device has another meaning)
+_NUMPY_CODE_ONLY = {"device": lambda self: "cpu"}
 
 
 def _ndarray_only(name, fix):
@@ -2062,6 +2121,9 @@ class TensorMethods(ElementwiseMethods):
     masked_scatter_ = _inplace_of(P._masked_scatter, "masked_scatter")
     scatter_ = _inplace_of(P._scatter, "scatter")
     scatter_add_ = _inplace_of(P._scatter_add, "scatter_add")
+    scatter_reduce_ = _inplace_of(P._scatter_reduce, "scatter_reduce")
+    index_put_ = _inplace_of(P._index_put, "index_put")
+    put_ = _inplace_of(P._torch_put, "put")
     index_add_ = _inplace_of(P._index_add, "index_add")
     index_copy_ = _inplace_of(P._index_copy, "index_copy")
     index_fill_ = _inplace_of(P._index_fill, "index_fill")
@@ -2183,6 +2245,13 @@ class TensorMethods(ElementwiseMethods):
     reshape_as = P._reshape_as
     trace = _trace_method
     scatter_add = P._scatter_add
+    scatter_reduce = P._scatter_reduce
+    index_put = P._index_put
+    unfold = _unfold
+    unique = P._unique
+    unique_consecutive = P._unique_consecutive
+    histc = P._histc
+    mode = P._mode
     scatter = P._scatter
     index_add = P._index_add
     index_copy = P._index_copy
@@ -2314,7 +2383,8 @@ class TensorMethods(ElementwiseMethods):
     flat = property(FlatIter)
     to_device = _to_device
     __array_namespace__ = _array_namespace
-    # ndarray attributes a Tensor cannot have, and NumPy's put / device in NumPy code
+    # ndarray attributes a Tensor cannot have, NumPy's device in NumPy code, and put (NumPy's in
+    # NumPy code, PyTorch's elsewhere)
     strides = _ndarray_only("strides", _NDARRAY_ONLY["strides"])
     base = _ndarray_only("base", _NDARRAY_ONLY["base"])
     flags = _ndarray_only("flags", _NDARRAY_ONLY["flags"])
@@ -2329,7 +2399,7 @@ class TensorMethods(ElementwiseMethods):
     setfield = _ndarray_only("setfield", _NDARRAY_ONLY["setfield"])
     setflags = _ndarray_only("setflags", _NDARRAY_ONLY["setflags"])
     itemset = _ndarray_only("itemset", _NDARRAY_ONLY["itemset"])
-    put = _numpy_code_only("put", _NUMPY_CODE_ONLY["put"])
+    put = _put_either
     device = _numpy_code_only("device", _NUMPY_CODE_ONLY["device"])
     __contains__ = _contains
     nonzero = P.numpy_or_torch(P._nonzero, P._numpy_nonzero, ("as_tuple",))

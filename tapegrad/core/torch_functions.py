@@ -516,6 +516,13 @@ def squeeze(input, dim=None, *, axis=None):
     return _as_tensor_arg(input).squeeze(dim=P._dim(dim, axis, "squeeze"))
 
 
+def bucketize(input, boundaries, *, out_int32: bool = False, right: bool = False) -> Tensor:  # noqa: A002
+    return P._bucketize(input, boundaries, out_int32=out_int32, right=right)
+
+
+bucketize.__doc__ = P._bucketize.__doc__
+
+
 def _method_function(name, method=None):
     """``tg.<name>(input, ...)``: ``input.<name>(...)`` (PyTorch's functions of the Tensor
     methods), documented with the method's example (``method``: one defined above this
@@ -572,10 +579,12 @@ ger = _method_function("ger")
 greater = _method_function("greater")
 greater_equal = _method_function("greater_equal")
 gt = _method_function("gt")
+histc = _method_function("histc")
 hsplit = _method_function("hsplit")
 index_add = _method_function("index_add")
 index_copy = _method_function("index_copy")
 index_fill = _method_function("index_fill")
+index_put = _method_function("index_put")
 index_select = _method_function("index_select")
 inner = _method_function("inner")
 is_floating_point = _method_function("is_floating_point")
@@ -600,6 +609,7 @@ lt = _method_function("lt")
 masked_fill = _method_function("masked_fill")
 masked_scatter = _method_function("masked_scatter")
 masked_select = _method_function("masked_select")
+mode = _method_function("mode")
 mm = _method_function("mm")
 moveaxis = _method_function("moveaxis")
 movedim = _method_function("movedim")
@@ -617,6 +627,17 @@ not_equal = _method_function("not_equal")
 numel = _method_function("numel")
 permute = _method_function("permute")
 positive = _method_function("positive")
+
+
+def put(input, index, source, accumulate: bool = False) -> Tensor:  # noqa: A002
+    return P._torch_put(_as_tensor_arg(input), index, source, accumulate)
+
+
+put.__doc__ = (
+    f"``tg.put(input, ...)`` is ``input.put(...)``.\n\n{inspect.cleandoc(P._torch_put.__doc__)}"
+)
+
+
 repeat_interleave = _method_function("repeat_interleave")
 
 
@@ -645,6 +666,7 @@ rot90 = _method_function("rot90")
 rsqrt = _method_function("rsqrt")
 scatter = _method_function("scatter")
 scatter_add = _method_function("scatter_add")
+scatter_reduce = _method_function("scatter_reduce")
 searchsorted = _method_function("searchsorted")
 select = _method_function("select")
 sgn = _method_function("sgn")
@@ -663,6 +685,8 @@ triu = _method_function("triu")
 true_divide = _method_function("true_divide")
 unbind = _method_function("unbind")
 unflatten = _method_function("unflatten")
+unique = _method_function("unique")
+unique_consecutive = _method_function("unique_consecutive")
 var_mean = _method_function("var_mean")
 vsplit = _method_function("vsplit")
 xlogy = _method_function("xlogy")

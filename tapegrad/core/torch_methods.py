@@ -1465,8 +1465,15 @@ def _no_negative(idx, name, d, n):
 def _along(self, dim, index, name):
     """Flat positions in ``self`` of ``index`` read along ``dim`` (gather's and scatter's
     rule: ``index[i][j]`` names row ``index[i][j]``, column ``j`` for dim 0), and the dim."""
-    (d,) = _dims_of(self, dim, name)
     idx = _index_of(index, name)
+    if self.ndim == 0:  # PyTorch reads a 0-d tensor as one of a single element
+        if dim not in (0, -1):
+            raise IndexError(f"Tensor.{name}: dim {dim} is out of range for a 0-d tensor")
+        _no_negative(idx, name, 0, 1)
+        if idx.size and idx.max() >= 1:
+            raise IndexError(f"Tensor.{name}: an index is out of range for a 0-d tensor")
+        return np.zeros(idx.shape, np.int64), 0
+    (d,) = _dims_of(self, dim, name)
     if idx.ndim != self.ndim:
         raise RuntimeError(
             f"Tensor.{name}: index must have as many dims as the tensor ({self.ndim}), got "
@@ -2942,7 +2949,18 @@ def _searchsorted(self, values, *, out_int32=False, right=False, side=None, sort
     seq = np.asarray(self._v)
     vals = np.asarray(values._v if isinstance(values, Tensor) else values)
     if sorter is not None:
-        seq = np.take_along_axis(seq, _index_of(sorter, "searchsorted"), -1)
+        order = _index_of(sorter, "searchsorted")
+        if order.shape != seq.shape:
+            raise RuntimeError(
+                f"Tensor.searchsorted: sorter of shape {order.shape} must have the sorted "
+                f"sequence's shape {seq.shape} (as in PyTorch)"
+            )
+        if order.size and (order.min() < 0 or order.max() >= seq.shape[-1]):
+            raise RuntimeError(
+                f"Tensor.searchsorted: sorter index out of range: its values must be in "
+                f"[0, {seq.shape[-1]}) (as in PyTorch; negative ones do not count from the end)"
+            )
+        seq = np.take_along_axis(seq, order, -1)
     if seq.ndim == 0:
         raise RuntimeError("Tensor.searchsorted: the sorted sequence must have at least 1 dim")
     if seq.ndim == 1:
@@ -3181,3 +3199,596 @@ _char.__doc__ = """``x.char()``: the values as int8, truncated toward zero (no d
     >>> tg.tensor([2.7, -2.7]).char()
     tensor([ 2, -2], dtype=int8)
     """
+
+
+# ---- reductions into index positions, index writes, windows, counting -----------------------
+
+_SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+_ROW_REDUCTION = {"sum": O.sum, "prod": O.prod, "mean": O.mean, "amax": O.amax, "amin": O.amin}
+
+
+def _dtype_matches(self, other, name, what):
+    """PyTorch's refusal of a source of another dtype; floats that take part in a gradient
+    are all float64 once recorded (float32 ``x * 2`` of a float32 x that requires grad), so
+    float sources are accepted there."""
+    if not isinstance(other, Tensor) or other.dtype == self.dtype:
+        return
+    if (self._rg or other._rg) and self.dtype.kind == other.dtype.kind == "f":
+        return
+    raise RuntimeError(
+        f"Tensor.{name}: {what} of dtype {other.dtype} into a tensor of dtype "
+        f"{self.dtype}; the dtypes must match, as in PyTorch (cast with {what}.to(x.dtype))"
+    )
+
+
+def _scatter_reduce_values(v, flat, s, reduce, include_self):
+    """NumPy's scatter_reduce of the flat positions ``flat`` (integer and float32 tensors,
+    which carry no gradient): PyTorch's values, a floor division for an integer mean."""
+    out = np.array(v).reshape(-1)
+    s = np.asarray(s).reshape(-1)
+    count = np.bincount(flat, minlength=out.size) if flat.size else np.zeros(out.size, int)
+    hit = count > 0
+    if not include_self:
+        kind = out.dtype.kind
+        if reduce in ("sum", "mean"):
+            start = 0
+        elif reduce == "prod":
+            start = 1
+        elif kind == "f":
+            start = -np.inf if reduce == "amax" else np.inf
+        elif kind == "b":
+            start = reduce == "amin"
+        else:
+            info = np.iinfo(out.dtype)
+            start = info.min if reduce == "amax" else info.max
+        out[hit] = start
+    ufunc = {"sum": np.add, "mean": np.add, "prod": np.multiply}
+    ufunc = ufunc.get(reduce, np.maximum if reduce == "amax" else np.minimum)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ufunc.at(out, flat, s.astype(out.dtype, copy=False))
+        if reduce == "mean":
+            n = (count + include_self)[hit]
+            if out.dtype.kind in "iu":
+                out[hit] = np.floor_divide(out[hit], n)
+            else:
+                out[hit] = out[hit] / n
+    return out.reshape(np.shape(v))
+
+
+def _scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+    """``x.scatter_reduce(dim, index, src, reduce, *, include_self=True)``: x with the
+    elements ``src[i][j]`` reduced into row ``index[i][j]`` (dim 0) by ``reduce``: ``"sum"``,
+    ``"prod"``, ``"mean"``, ``"amax"`` or ``"amin"``; x's own element takes part where
+    ``include_self`` (else the positions written get the reduction of src alone, the others
+    keep x).  PyTorch's ``Tensor.scatter_reduce``.  Gradients flow to x and src as each
+    reduction's: tied maxima (minima) share the gradient evenly, a product's with zeros is
+    the product of the other factors.  (With ``include_self=False``, PyTorch also counts an
+    untouched-by-src x element equal to the maximum among the ties, which gives src less
+    than the whole gradient; tapegrad shares it among src's tied elements alone.)  An
+    integer mean rounds down, as PyTorch's.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([1.0, 5.0, 3.0])
+        >>> src = tg.tensor([4.0, 2.0, 6.0, 0.5], requires_grad=True)
+        >>> y = x.scatter_reduce(0, tg.tensor([1, 0, 1, 2]), src, "amax"); y
+        tensor([2., 6., 3.], grad_fn=<ReshapeBackward0>)
+        >>> y.sum().backward(); src.grad
+        tensor([0., 1., 1., 0.])
+        >>> x.scatter_reduce(0, tg.tensor([0, 0]), tg.tensor([2.0, 4.0]), "mean",
+        ...                  include_self=False)
+        tensor([3., 5., 3.])
+    """
+    if reduce not in _SCATTER_REDUCTIONS:
+        raise RuntimeError(
+            f"Tensor.scatter_reduce: reduce must be 'sum', 'prod', 'mean', 'amax' or 'amin', "
+            f"got {reduce!r} (PyTorch's names; 'max' is 'amax')"
+        )
+    if not isinstance(src, Tensor):
+        src = O.tensor_of(src)
+    _dtype_matches(self, src, "scatter_reduce", "src")
+    flat, _ = _along(self, dim, index, "scatter_reduce")
+    flat = np.asarray(flat, np.int64).reshape(-1)
+    ishape = np.shape(_index_of(index, "scatter_reduce"))
+    s = _source_part(src, ishape, "scatter_reduce")
+    inc = bool(include_self)
+    if self.dtype != np.float64 and not (self._rg or src._rg):
+        # integers, float32 without a gradient: NumPy's, in x's dtype (a float32 x or src
+        # that requires grad is recorded in float64, as every recorded op)
+        _guard_hook(self, "scatter_reduce")
+        _guard_hook(src, "scatter_reduce")
+        part = np.asarray(src._v)[tuple(slice(0, n) for n in ishape)]
+        out = _scatter_reduce_values(self._v, flat, part, reduce, inc)
+        return new_tensor(out, dtype=out.dtype)
+    x = O.reshape(self, (-1,))
+    if flat.size == 0:  # nothing written (src still in the graph, its gradient empty)
+        return _write(self, flat, s, add=True)
+    uniq, inv, count = np.unique(flat, return_inverse=True, return_counts=True)
+    order = np.argsort(inv, kind="stable")  # src's elements, grouped by the position
+    start = np.concatenate(([0], np.cumsum(count)[:-1]))
+    reduce_rows = _ROW_REDUCTION[reduce]
+    rows, values = [], []
+    for c in np.unique(count):  # one block per group size: no padding value to mix in
+        r = np.flatnonzero(count == c)
+        block = O.getitem(s, order[start[r][:, None] + np.arange(c)])
+        if inc:
+            block = O.concatenate([O.reshape(O.getitem(x, uniq[r]), (-1, 1)), block], axis=1)
+        rows.append(r)
+        values.append(reduce_rows(block, 1))
+    r = np.concatenate(rows)
+    v = values[0] if len(values) == 1 else O.concatenate(values)
+    return O.reshape(O.setitem(x, uniq[r], v), self.shape)
+
+
+def _refuse_ambiguous_writes(flat, values, name):
+    """Positions written twice by a plain write (no accumulate): PyTorch keeps one of the
+    writes, which one unspecified, and sends the gradient to every one of them.  Refused
+    unless every write of a repeated position carries the same value (then the write is
+    done once per position); returns the positions and values to write."""
+    uniq, first = np.unique(flat, return_index=True)
+    if uniq.size == flat.size:
+        return flat, values
+    if isinstance(values, Tensor) and values._rg:
+        raise RuntimeError(
+            f"Tensor.{name}: a position is written more than once with accumulate=False and "
+            "values that require grad: which write PyTorch keeps is unspecified (and its "
+            "gradient goes to every one of them); write each position once, or pass "
+            "accumulate=True to add them"
+        )
+    if isinstance(values, Tensor):
+        _guard_hook(values, name)
+    vals = np.broadcast_to(
+        np.asarray(values._v if isinstance(values, Tensor) else values), (flat.size,)
+    )
+    order = np.argsort(flat, kind="stable")
+    fs, vs = flat[order], vals[order]
+    same = fs[1:] == fs[:-1]
+    with np.errstate(invalid="ignore"):
+        clash = same & (vs[1:] != vs[:-1]) & ~(np.isnan(vs[1:]) & np.isnan(vs[:-1]))
+    if np.any(clash):
+        pos = int(fs[1:][clash][0])
+        raise RuntimeError(
+            f"Tensor.{name}: flat position {pos} is written more than once, with different "
+            "values, and accumulate=False: PyTorch's result there is unspecified; write each "
+            "position once, or pass accumulate=True to add them"
+        )
+    if isinstance(values, Tensor) and values.ndim:
+        return uniq, O.getitem(values, first)
+    return uniq, values
+
+
+def _written_values(self, values, shape, name):
+    """``values`` broadcast to ``shape`` (the positions written), flattened: a Tensor keeps
+    its gradient; a number is checked to fit an integer tensor."""
+    if isinstance(values, Tensor):
+        _dtype_matches(self, values, name, "values")
+        if values.shape != tuple(shape):
+            try:
+                np.broadcast_shapes(values.shape, shape)
+                ok = np.broadcast_shapes(values.shape, shape) == tuple(shape)
+            except ValueError:
+                ok = False
+            if not ok:
+                raise RuntimeError(
+                    f"Tensor.{name}: shape mismatch: values of shape {values.shape} cannot "
+                    f"be broadcast to the indexing result of shape {tuple(shape)}"
+                )
+            values = O.broadcast_to(values, shape)
+        return O.reshape(values, (-1,))
+    arr = np.asarray(values)
+    if arr.ndim == 0:
+        check_fits(values, self.dtype, f"Tensor.{name}")
+        return values
+    return _written_values(self, new_tensor(arr.astype(self.dtype)), shape, name)
+
+
+def _index_put(self, indices, values, accumulate=False):
+    """``x.index_put(indices, values, accumulate=False)``: a copy of x with ``values``
+    (broadcast) written at ``x[indices]`` (``indices`` a tuple of integer or boolean index
+    tensors, as NumPy's and PyTorch's advanced indexing; negative indices count from the
+    end), or added there with ``accumulate=True`` (repeated positions add up).  PyTorch's
+    ``Tensor.index_put``.  A position written twice without ``accumulate`` is refused unless
+    the writes agree and carry no gradient (PyTorch's result there is unspecified).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.zeros(2, 3)
+        >>> x.index_put((tg.tensor([0, 1]), tg.tensor([2, 0])), tg.tensor([5.0, 6.0]))
+        tensor([[0., 0., 5.],
+                [6., 0., 0.]])
+        >>> x.index_put((tg.tensor([1, 1]),), tg.tensor(1.0), accumulate=True)
+        tensor([[0., 0., 0.],
+                [2., 2., 2.]])
+    """
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(
+            "Tensor.index_put: indices must be a tuple of index tensors, as in PyTorch "
+            "(x.index_put((rows,), values), x.index_put((rows, cols), values))"
+        )
+    keys = []
+    for k in indices:
+        if k is None:
+            raise TypeError(
+                "Tensor.index_put: an index of None is not supported (as in PyTorch's "
+                "index_put); index the whole dim with torch-style x[:, rows] = values instead"
+            )
+        a = np.asarray(k.numpy() if isinstance(k, Tensor) else k)
+        if a.dtype == np.uint8:  # PyTorch reads a byte tensor as a mask
+            a = a.astype(bool)
+        if a.dtype.kind not in "iub":
+            raise IndexError(
+                f"Tensor.index_put: tensors used as indices must be long, int, byte or bool "
+                f"tensors, got dtype {a.dtype}"
+            )
+        keys.append(a)
+    used = sum(a.ndim if a.dtype == bool else 1 for a in keys)
+    if used > self.ndim:
+        raise IndexError(
+            f"Tensor.index_put: too many indices for a tensor of dimension {self.ndim} (got {used})"
+        )
+    grid = np.arange(self.numel()).reshape(self.shape)
+    try:
+        pos = grid[tuple(keys)]
+    except IndexError as e:
+        raise IndexError(f"Tensor.index_put: {e} (shape {self.shape})") from None
+    vals = _written_values(self, values, pos.shape, "index_put")
+    flat = pos.reshape(-1)
+    if not accumulate:
+        flat, vals = _refuse_ambiguous_writes(flat, vals, "index_put")
+    return _write(self, flat, vals, add=bool(accumulate))
+
+
+def _torch_put(self, index, source, accumulate=False):
+    """``x.put(index, source, accumulate=False)``: a copy of x with ``source``'s elements
+    written at the flat (row-major) positions ``index`` (negative ones count from the end),
+    or added there with ``accumulate=True``; ``source`` has as many elements as ``index``.
+    PyTorch's ``Tensor.put``.  A position written twice without ``accumulate`` is refused
+    unless the writes agree and carry no gradient (PyTorch's result there is unspecified).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.zeros(2, 3).put(tg.tensor([0, -1]), tg.tensor([1.0, 2.0]))
+        tensor([[1., 0., 0.],
+                [0., 0., 2.]])
+        >>> tg.zeros(2).put(tg.tensor([1, 1]), tg.tensor([1.0, 2.0]), accumulate=True)
+        tensor([0., 3.])
+    """
+    idx = _index_of(index, "put").reshape(-1)
+    n = self.numel()
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        bad = int(idx.max() if idx.max() >= n else idx.min())
+        raise IndexError(f"Tensor.put: index {bad} is out of range for a tensor of {n} elements")
+    if not isinstance(source, Tensor):
+        source = O.tensor_of(np.asarray(source, dtype=self.dtype))
+    if source.numel() != idx.size:
+        raise IndexError(
+            f"Tensor.put: source and index must have the same number of elements, got "
+            f"{source.numel()} and {idx.size} (as in PyTorch)"
+        )
+    _dtype_matches(self, source, "put", "source")
+    vals = O.reshape(source, (-1,))
+    flat = idx % n if n else idx
+    if not accumulate:
+        flat, vals = _refuse_ambiguous_writes(flat, vals, "put")
+    return _write(self, flat, vals, add=bool(accumulate))
+
+
+def _unfold_key(self, dimension, size, step):
+    """The advanced-indexing key of ``x.unfold(dimension, size, step)`` (one integer array
+    per dim of x, broadcasting to the result's shape), and whether windows overlap."""
+    if self.ndim == 0:
+        if dimension not in (0, -1):
+            raise IndexError(f"Tensor.unfold: dim {dimension} is out of range for a 0-d tensor")
+        shape, d = (1,), 0
+    else:
+        (d,) = _dims_of(self, dimension, "unfold")
+        shape = self.shape
+    for name, value in (("size", size), ("step", step)):
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+            raise TypeError(f"Tensor.unfold: {name} must be an int, got {value!r}")
+    n = shape[d]
+    if step <= 0:
+        raise RuntimeError(f"Tensor.unfold: step is {step} but must be > 0")
+    if not 0 <= size <= n:
+        raise RuntimeError(
+            f"Tensor.unfold: maximum size for tensor at dimension {d} is {n} but size is {size}"
+        )
+    count = (n - size) // step + 1
+    nd = len(shape) + 1
+    key = []
+    for k, m in enumerate(shape):
+        if k == d:
+            win = np.arange(count)[:, None] * step + np.arange(size)
+            key.append(win.reshape((1,) * d + (count,) + (1,) * (nd - d - 2) + (size,)))
+        else:
+            key.append(np.arange(m).reshape((1,) * k + (m,) + (1,) * (nd - k - 1)))
+    if self.ndim == 0:  # PyTorch's: x itself as a 1-D tensor of ``size`` (0 or 1) elements
+        return (), np.zeros(size, np.int64), True
+    return tuple(key), None, step < size and count > 1
+
+
+def _unfold(self, dimension, size, step):
+    """``x.unfold(dimension, size, step)``: the windows of ``size`` elements along
+    ``dimension``, ``step`` apart, as a new last dim (PyTorch's ``Tensor.unfold``); the
+    gradient of an element is the sum over the windows holding it.  A view of x: a write
+    into x shows in it, and a write into it reaches x where the windows do not overlap
+    (``step >= size``); with overlapping windows it is refused (clone() it first).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.arange(5.0, requires_grad=True)
+        >>> w = x.unfold(0, 3, 1); w
+        tensor([[0., 1., 2.],
+                [1., 2., 3.],
+                [2., 3., 4.]], grad_fn=<IndexBackward0>)
+        >>> w.sum().backward(); x.grad
+        tensor([1., 2., 3., 2., 1.])
+    """
+    key, zero_d, _ = _unfold_key(self, dimension, size, step)
+    if self.ndim == 0:
+        return O.getitem(O.reshape(self, (1,)), zero_d)
+    return O.getitem(self, key)
+
+
+def _bucketize(input, boundaries, *, out_int32=False, right=False):  # noqa: A002
+    """``tg.bucketize(input, boundaries, *, out_int32=False, right=False)``: the index of
+    the bucket of each element of ``input`` among the sorted 1-D ``boundaries``:
+    ``boundaries[i-1] < x <= boundaries[i]`` (``right=True``: ``boundaries[i-1] <= x <
+    boundaries[i]``), an integer Tensor with no gradient.  PyTorch's ``torch.bucketize``.
+
+    >>> import tapegrad as tg
+    >>> tg.bucketize(tg.tensor([0.5, 3.0, 9.0]), tg.tensor([1.0, 3.0, 5.0]))
+    tensor([0, 1, 3])
+    >>> tg.bucketize(tg.tensor([3.0]), tg.tensor([1.0, 3.0, 5.0]), right=True)
+    tensor([2])
+    """
+    b = boundaries if isinstance(boundaries, Tensor) else O.tensor_of(boundaries)
+    if b.ndim != 1:
+        raise RuntimeError(
+            f"bucketize: boundaries must be a 1-D tensor, got shape {b.shape} (as in "
+            "PyTorch); for one sorted sequence per row use tg.searchsorted"
+        )
+    return _searchsorted(b, input, out_int32=out_int32, right=right)
+
+
+UniqueResult = namedtuple("unique", ("values", "inverse", "counts"))
+
+
+def _no_gradient_through(self, out, name):
+    """``out`` (values read from ``self``) with a gradient that raises, as PyTorch's: the
+    values of unique / unique_consecutive require grad when x does, and a backward through
+    them fails ("the derivative ... is not implemented"), rather than giving x nothing."""
+    if not (out._rg and hasattr(out, "register_hook")):
+        return out
+
+    def refuse(grad):
+        raise RuntimeError(
+            f"Tensor.{name}: the derivative of {name} is not implemented (nor in PyTorch): "
+            f"its values have no gradient; compute them from x.detach(), or gather the "
+            f"elements you need from x (x[indices]) to differentiate them"
+        )
+
+    out.register_hook(refuse)
+    return out
+
+
+def _unique_result(
+    self, values_idx, out_shape, inverse, counts, return_inverse, return_counts, name, d
+):
+    if d is None:
+        values = (
+            O.getitem(O.reshape(self, (-1,)), values_idx) if self.numel() else O.reshape(self, (0,))
+        )
+    else:
+        values = O.getitem(self, (slice(None),) * d + (values_idx,))
+    if self._rg:  # (float32 too: its recorded values are float64)
+        if STATE.transforms:  # a transform's derivative would run through the values
+            raise RuntimeError(
+                f"Tensor.{name}: the derivative of {name} is not implemented (nor in "
+                "PyTorch); inside tg.grad & co. compute it from x.detach()"
+            )
+        values = _no_gradient_through(self, values, name)
+    elif isinstance(values, Tensor) and values._rg:
+        values = values.detach()
+    out = [values]
+    if return_inverse:
+        out.append(_int_tensor(inverse.reshape(out_shape)))
+    if return_counts:
+        out.append(_int_tensor(counts))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _lanes(self, dim, name):
+    """x's slices along ``dim`` as rows of a 2-D array (for unique over slices)."""
+    (d,) = _dims_of(self, dim, name)
+    v = np.moveaxis(np.asarray(self._v), d, 0)
+    return d, v.reshape(v.shape[0], int(np.prod(v.shape[1:], dtype=np.int64)))
+
+
+def _unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    """``x.unique(sorted=True, return_inverse=False, return_counts=False, dim=None)``: the
+    distinct elements of x, ascending (``dim``: the distinct slices along ``dim``, in
+    lexicographic order), with the index of each element's value in them
+    (``return_inverse``, x's shape) and how often each occurs (``return_counts``), as
+    PyTorch's ``Tensor.unique``.  NaNs are each distinct.  Not differentiable, as in PyTorch:
+    a backward through the values raises.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([3, 1, 3, 2]).unique(return_inverse=True, return_counts=True)
+    (tensor([1, 2, 3]), tensor([2, 0, 2, 1]), tensor([1, 1, 2]))
+    """
+    _guard_hook(self, "unique")
+    if dim is None:
+        v = np.asarray(self._v).reshape(-1)
+        _, first, inverse, counts = np.unique(
+            v, return_index=True, return_inverse=True, return_counts=True, equal_nan=False
+        )
+        shape = self.shape
+        return _unique_result(
+            self, first, shape, inverse, counts, return_inverse, return_counts, "unique", None
+        )
+    if self.ndim == 0:
+        raise IndexError(
+            f"Tensor.unique: dim {dim} is given but the tensor has no dimensions (as in "
+            "PyTorch); leave dim out"
+        )
+    d, rows = _lanes(self, dim, "unique")
+    if rows.shape[0] and not rows.shape[1]:
+        raise RuntimeError(
+            f"Tensor.unique(dim={dim}): the tensor of shape {self.shape} has an empty dim other "
+            "than dim, so its slices cannot be compared (as in PyTorch)"
+        )
+    if rows.shape[0] == 0:
+        first = inverse = counts = np.zeros(0, np.int64)
+    else:
+        order = np.lexsort(rows.T[::-1])  # lexicographic, the first slice first among equals
+        srt = rows[order]
+        new = np.ones(len(order), bool)
+        new[1:] = np.any(srt[1:] != srt[:-1], axis=1)
+        group = np.cumsum(new) - 1
+        first = order[new]
+        inverse = np.empty(len(order), np.int64)
+        inverse[order] = group
+        counts = np.bincount(group)
+    return _unique_result(
+        self,
+        first,
+        (rows.shape[0],),
+        inverse,
+        counts,
+        return_inverse,
+        return_counts,
+        "unique",
+        d,
+    )
+
+
+def _unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+    """``x.unique_consecutive(return_inverse=False, return_counts=False, dim=None)``: x with
+    each run of equal consecutive elements (``dim``: slices along ``dim``) kept once, with
+    each element's run (``return_inverse``) and the run lengths (``return_counts``), as
+    PyTorch's.  Not differentiable, as in PyTorch: a backward through the values raises.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1, 1, 2, 2, 3, 1]).unique_consecutive(return_counts=True)
+    (tensor([1, 2, 3, 1]), tensor([2, 2, 1, 1]))
+    """
+    _guard_hook(self, "unique_consecutive")
+    if dim is None:
+        rows, d, shape = np.asarray(self._v).reshape(-1, 1), None, self.shape
+    elif self.ndim == 0:
+        raise IndexError(
+            f"Tensor.unique_consecutive: dim {dim} is given but the tensor has no "
+            "dimensions (as in PyTorch); leave dim out"
+        )
+    else:
+        d, rows = _lanes(self, dim, "unique_consecutive")
+        shape = (rows.shape[0],)
+    n = rows.shape[0]
+    new = np.ones(n, bool)
+    if n > 1:
+        new[1:] = np.any(rows[1:] != rows[:-1], axis=1) if rows.shape[1] else False
+    group = np.cumsum(new) - 1
+    first = np.flatnonzero(new)
+    counts = np.diff(np.append(first, n))
+    return _unique_result(
+        self,
+        first,
+        shape,
+        group,
+        counts,
+        return_inverse,
+        return_counts,
+        "unique_consecutive",
+        d,
+    )
+
+
+def _histc(self, bins=100, min=0, max=0):  # noqa: A002 - PyTorch's names
+    """``x.histc(bins=100, min=0, max=0)``: the counts of x's elements in ``bins`` equal
+    bins over ``[min, max]`` (x's own smallest and largest element when min and max are
+    equal; elements outside are left out, the last bin holds ``max``), of x's float dtype
+    and with no gradient, as PyTorch's ``Tensor.histc``.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0, 1.0, 4.0]).histc(bins=3, min=1, max=4)
+    tensor([2., 1., 1.])
+    """
+    v = np.asarray(self._v)
+    if v.dtype.kind != "f":
+        raise RuntimeError(
+            f"Tensor.histc: not implemented for dtype {v.dtype} (as in PyTorch); count a "
+            "float tensor: x.double().histc(...)"
+        )
+    if not isinstance(bins, (int, np.integer)) or isinstance(bins, bool) or bins <= 0:
+        raise RuntimeError(f"Tensor.histc: bins must be an int > 0, got {bins!r}")
+    _guard_hook(self, "histc")
+    lo, hi = float(min), float(max)
+    if lo == hi and v.size:
+        lo, hi = float(np.min(v)), float(np.max(v))
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(
+            f"Tensor.histc: range of [{lo}, {hi}] is not finite (as in PyTorch; x holds NaN or "
+            "inf?): give min= and max="
+        )
+    if not lo < hi:
+        raise RuntimeError(f"Tensor.histc: max must be larger than min, got [{lo}, {hi}]")
+    x = v.reshape(-1)
+    with np.errstate(invalid="ignore"):
+        x = x[(x >= lo) & (x <= hi)]
+    # PyTorch's arithmetic (in x's dtype): the bin of e is int((e - lo) * bins / (hi - lo))
+    lo_t, hi_t = v.dtype.type(lo), v.dtype.type(hi)
+    pos = ((x - lo_t) * bins / (hi_t - lo_t)).astype(np.int64)
+    pos = np.minimum(pos, bins - 1)
+    return new_tensor(np.bincount(pos, minlength=bins).astype(v.dtype), dtype=v.dtype)
+
+
+ModeResult = namedtuple("mode", ("values", "indices"))
+
+
+def _mode(self, dim=-1, keepdim=False):
+    """``x.mode(dim=-1, keepdim=False)``: the named tuple ``(values, indices)`` of the most
+    frequent value along ``dim`` (the smallest of equally frequent ones) and an index of it
+    (its last occurrence, as PyTorch's on the CPU for short lanes); the gradient goes to
+    the element indexed, as PyTorch's.  A NaN counts as distinct from every value.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[2.0, 1.0, 2.0], [3.0, 1.0, 1.0]], requires_grad=True)
+        >>> x.mode(1)
+        mode(values=tensor([2., 1.], grad_fn=<ReshapeBackward0>), indices=tensor([2, 2]))
+    """
+    v = np.asarray(self._v)
+    if v.ndim == 0:
+        if dim not in (0, -1):
+            raise IndexError(f"Tensor.mode: dim {dim} is out of range for a 0-d tensor")
+        return ModeResult(O.reshape(self, ()), _int_tensor(0))
+    (d,) = _dims_of(self, dim, "mode")
+    if v.shape[d] == 0:
+        raise IndexError(
+            f"Tensor.mode(dim={dim}): the dimension is empty (shape {v.shape}); there is no "
+            "element to pick"
+        )
+    _guard_hook(self, "mode")
+    lanes = np.moveaxis(v, d, -1)
+    n = lanes.shape[-1]
+    order = np.argsort(lanes, axis=-1, kind="stable")
+    srt = np.take_along_axis(lanes, order, -1)
+    with np.errstate(invalid="ignore"):
+        end = np.ones(srt.shape, bool)  # the last element of each run of equal values
+        end[..., :-1] = srt[..., 1:] != srt[..., :-1]
+    pos = np.arange(n)
+    run_start = np.maximum.accumulate(
+        np.where(np.concatenate([np.ones(srt.shape[:-1] + (1,), bool), end[..., :-1]], -1), pos, 0),
+        axis=-1,
+    )
+    length = np.where(end, pos - run_start + 1, 0)
+    best = np.argmax(length, axis=-1)[..., None]  # the first longest run: smallest value
+    idx = np.take_along_axis(order, best, -1)  # its last element (a stable sort): the last
+    idx = np.moveaxis(idx, -1, d)  # occurrence
+    values = _gather(self, v, idx, d)
+    if keepdim:
+        return ModeResult(values, _int_tensor(idx))
+    return ModeResult(O.squeeze(values, d), _int_tensor(np.squeeze(idx, d)))

@@ -184,11 +184,14 @@ def test_numpy_methods_a_tensor_cannot_have_say_what_to_use():
     with pytest.raises(TypeError, match="take: out= is not supported"):
         tg.grad(lambda a: a.take([0], out=np.zeros(1)).sum())(A)
     assert not hasattr(tg.tensor(A), "strides")  # (AttributeError: hasattr stays False)
-    for name in ("put", "device"):  # NumPy's inside NumPy code only (PyTorch's differ)
+    for name in ("device",):  # NumPy's inside NumPy code only (PyTorch's differs)
         with pytest.raises(AttributeError, match=f"PyTorch's Tensor.{name} is not supported"):
             getattr(tg.tensor(A), name)
         with pytest.raises(AttributeError, match=f"PyTorch's Tensor.{name} is not supported"):
             tg.grad(lambda x, name=name: getattr(x, name) and x.sum())(tg.tensor(A))
+    # put: NumPy's (in place, None) in NumPy code, PyTorch's (a new Tensor) elsewhere
+    t = tg.tensor(A).put(tg.tensor([0]), tg.tensor([9.0]))
+    assert t.numpy().flat[0] == 9.0 and tg.tensor(A).numpy().flat[0] == A.flat[0]
 
 
 def test_the_new_numpy_methods_keep_pytorch_s_meaning_in_pytorch_code():
