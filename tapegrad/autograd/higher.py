@@ -75,6 +75,19 @@ class Rows:
     def rg(self, r):
         return bool(self.t.rg[r])
 
+    def guard_extremes(self, ra, r, offs, in_shape):
+        """While a trace is recorded: guards on which entries of row ``ra`` equal their
+        group's extreme (row ``r``, entry ``offs``) and which are NaN, the choice the
+        derivative of a max / min reads from the values; a replay where another entry wins
+        then re-records (or refuses) instead of reusing the recorded weights."""
+        guard = T.STATE.guard
+        if guard is None:
+            return
+        x = self.tensor(ra, in_shape)
+        e = O.gather_flat(self.tensor(r), offs, in_shape)
+        guard(x, "__eq__", e, np.asarray(x._v == e._v))
+        guard(x, "__ne__", x, np.asarray(x._v != x._v))
+
     def ints(self, r, start, count):
         p = int(self.t.ip[r]) + start
         return [int(v) for v in self.t.ipool[p : p + count]]
@@ -99,7 +112,12 @@ class Rows:
 
 
 def _value(x):
-    return x._v if isinstance(x, Tensor) else x
+    """A ``where`` condition's operand: its value, but the Tensor itself while a trace is
+    recorded, so the comparison is one (a guard row): a replay at inputs on the other side of
+    a kink then re-records (or refuses) instead of reusing the recorded choice."""
+    if isinstance(x, Tensor):
+        return x if T.STATE.guard is not None else x._v
+    return x
 
 
 # the functions of the formula language as the differentiable tapegrad functions of those names

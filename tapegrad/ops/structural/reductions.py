@@ -236,6 +236,7 @@ def extreme_backward_tangent_lanes(
 def _extreme_weights(rows, r):
     ra, _ = rows.operands(r)
     in_shape, offs = rows.reduce_offsets(r)
+    rows.guard_extremes(ra, r, offs, in_shape)
     av = rows.value(ra)
     ov = rows.value(r)
     hit = ((av == ov[offs]) | (np.isnan(av) & np.isnan(ov[offs]))).astype(np.float64)
