@@ -10,11 +10,13 @@ Padded positions point at one extra element holding the fill value (0, or -inf f
 
 import functools
 import math
+import warnings
 
 import numpy as np
 
 from ..core import creation as _creation
 from ..core import functions as _ops
+from ..core.tensor import STATE, TensorBase, scalar_argument
 
 
 def _tuple(name, arg, value, n):
@@ -49,11 +51,10 @@ def _batched(name, x, n):
 
 
 @functools.lru_cache(maxsize=64)
-def _windows(batch, channels, spatial, kernel, stride, pads, dilation):
+def _windows(batch, channels, spatial, kernel, stride, pads, dilation, name="convolution"):
     """Flat indices (N, C, P, K) of every window into the (N, C * S + 1) array of the input
     rows, each followed by one fill element (index C * S of its row), where a window reads
     padding; the output's spatial shape; and the (P, K) mask of real (unpadded) elements."""
-    size = math.prod(spatial)
     out = []
     coords = []
     for d, (n, k, s, (lo, hi), dil) in enumerate(
@@ -62,11 +63,19 @@ def _windows(batch, channels, spatial, kernel, stride, pads, dilation):
         o = (n + lo + hi - dil * (k - 1) - 1) // s + 1
         if o < 1:
             raise ValueError(
-                f"spatial size {n} (dimension {d}) padded by {lo + hi} is smaller than the "
-                f"kernel size {k} with dilation {dil}: the output would be empty"
+                f"{name}: spatial size {n} (dimension {d}) padded by {lo + hi} is smaller than "
+                f"the kernel size {k} with dilation {dil}: the output would be empty"
             )
         out.append(o)
         coords.append(np.arange(o)[:, None] * s - lo + np.arange(k)[None, :] * dil)
+    return _window_index(batch, channels, spatial, tuple(out), coords)
+
+
+def _window_index(batch, channels, spatial, out, coords):
+    """``_windows``' arrays from the coordinates (o, k) along each spatial dim of the k
+    elements each of the o windows reads (outside 0 .. size - 1: the fill element)."""
+    size = math.prod(spatial)
+    kernel = tuple(c.shape[1] for c in coords)
     nd = len(spatial)
     flat = np.zeros((1,) * (2 * nd), dtype=np.int64)
     valid = np.ones((1,) * (2 * nd), dtype=bool)
@@ -120,9 +129,9 @@ def _conv_padding(name, padding, kernel, dilation, stride):
 
 
 @functools.lru_cache(maxsize=64)
-def _conv_index(batch, channels, spatial, kernel, stride, pads, dilation, groups):
+def _conv_index(batch, channels, spatial, kernel, stride, pads, dilation, groups, name):
     """The window indices in the order the product reads them: (groups, N * P, C/groups * K)."""
-    idx, out, _ = _windows(batch, channels, spatial, kernel, stride, pads, dilation)
+    idx, out, _ = _windows(batch, channels, spatial, kernel, stride, pads, dilation, name)
     p, k = idx.shape[2:]
     cg = channels // groups
     idx = idx.reshape(batch, groups, cg, p, k).transpose(1, 0, 3, 2, 4)
@@ -159,7 +168,7 @@ def _conv(name, n, input, weight, bias, stride, padding, dilation, groups):
         raise ValueError(f"{name}: stride and dilation must be positive")
     pads = _conv_padding(name, padding, kernel, dilation, stride)
     idx, out = _conv_index(
-        batch, channels, tuple(x.shape[2:]), kernel, stride, pads, dilation, groups
+        batch, channels, tuple(x.shape[2:]), kernel, stride, pads, dilation, groups, name
     )
     cols = _gather_windows(x, idx, 0.0)  # (groups, N * P, C/groups * K)
     p = math.prod(out)
@@ -219,6 +228,23 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution (PyTorch's ``F.conv3d``; cross-correlation) of ``input``
+    (N, C_in, D, H, W) or (C_in, D, H, W) with ``weight`` (C_out, C_in / groups, kD, kH, kW)
+    and optional ``bias`` (C_out,); ``stride``, ``padding`` and ``dilation`` are ints or
+    triples, ``padding`` also 'valid' or 'same' (see ``conv2d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.conv3d(tg.ones(1, 1, 3, 3, 3), tg.ones(2, 1, 2, 2, 2)).shape
+        (1, 2, 2, 2, 2)
+        >>> F.conv3d(tg.ones(1, 2, 2, 2), tg.ones(1, 1, 2, 2, 2))
+        tensor([[[[8.]]]])
+    """
+    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
 # ---- pooling ------------------------------------------------------------------------------------
 
 
@@ -250,10 +276,24 @@ def _pool_args(name, n, x, kernel_size, stride, padding, dilation, ceil_mode):
         _ceil_end(size, k, s, p, d) if ceil_mode else p
         for size, k, s, p, d in zip(x.shape[2:], kernel, stride, pads, dilation, strict=True)
     )
-    return _windows(
+    return (_fill_last if name.startswith("max") else _windows)(
         x.shape[0], x.shape[1], tuple(x.shape[2:]), kernel, stride,
-        tuple(zip(pads, ends, strict=True)), dilation,
+        tuple(zip(pads, ends, strict=True)), dilation, name,
     )  # fmt: skip
+
+
+@functools.lru_cache(maxsize=64)
+def _fill_last(batch, channels, spatial, kernel, stride, pads, dilation, name):
+    """``_windows`` with each window's padding moved after its real elements (their order
+    kept): a max-pool's first maximum is then a real element even where every real element
+    is -inf, as PyTorch's (the index and gradient go to it, not to the padding)."""
+    idx, out, valid = _windows(batch, channels, spatial, kernel, stride, pads, dilation, name)
+    if valid.all():
+        return idx, out, valid
+    order = np.argsort(~valid, axis=-1, kind="stable")
+    idx = np.ascontiguousarray(np.take_along_axis(idx, order[None, None], axis=-1))
+    idx.setflags(write=False)
+    return idx, out, np.take_along_axis(valid, order, axis=-1)
 
 
 def _ceil_end(size, k, s, p, d):
@@ -269,6 +309,12 @@ def _ceil_end(size, k, s, p, d):
 def _max_pool(name, n, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     x, unbatched = _batched(name, input, n)
     idx, out, _ = _pool_args(name, n, x, kernel_size, stride, padding, dilation, ceil_mode)
+    return _window_max(x, idx, out, unbatched, return_indices)
+
+
+def _window_max(x, idx, out, unbatched, return_indices):
+    """The maximum of each window of x read at ``idx`` (from ``_windows``), of output spatial
+    shape ``out``, and with ``return_indices`` PyTorch's indices (int64) of the maxima."""
     # the first maximum of each window (its gradient all of it), as PyTorch's
     y, k = _gather_windows(x, idx, -np.inf).max(dim=-1)
     y = _ops.reshape(y, x.shape[:2] + out)
@@ -395,6 +441,98 @@ def avg_pool2d(
     )
 
 
+def max_pool3d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """Maximum over ``kernel_size`` windows of the last three axes of (N, C, D, H, W) or
+    (C, D, H, W) (PyTorch's ``F.max_pool3d``; see ``max_pool1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.max_pool3d(tg.arange(8.0).reshape(1, 1, 2, 2, 2), 2)
+        tensor([[[[[7.]]]]])
+    """
+    return _max_pool(
+        "max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
+
+
+def max_pool1d_with_indices(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """``max_pool1d`` returning (values, indices) (PyTorch's name; its ``return_indices`` is
+    ignor
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.max_pool1d_with_indices(tg.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)
+        (tensor([[[3., 2.]]]), tensor([[[1, 2]]]))
+    """
+    return _max_pool(
+        "max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, True
+    )
+
+
+def max_pool2d_with_indices(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """``max_pool2d`` returning (values, indices) (PyTorch's name; its ``return_indices`` is
+    ignor
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.max_pool2d_with_indices(tg.arange(4.0).reshape(1, 1, 2, 2), 2)
+        (tensor([[[[3.]]]]), tensor([[[[3]]]]))
+    """
+    return _max_pool(
+        "max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, True
+    )
+
+
+def max_pool3d_with_indices(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """``max_pool3d`` returning (values, indices) (PyTorch's name; its ``return_indices`` is
+    ignor
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.max_pool3d_with_indices(tg.arange(8.0).reshape(1, 1, 2, 2, 2), 2)[1]
+        tensor([[[[[7]]]]])
+    """
+    return _max_pool(
+        "max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, True
+    )
+
+
+def avg_pool3d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
+    """Mean over ``kernel_size`` windows of the last three axes of (N, C, D, H, W) or
+    (C, D, H, W) (PyTorch's ``F.avg_pool3d``; see ``avg_pool2d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.avg_pool3d(tg.arange(8.0).reshape(1, 1, 2, 2, 2), 2)
+        tensor([[[[[3.5000]]]]])
+    """
+    return _avg_pool(
+        "avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
+    )  # fmt: skip
+
+
 @functools.lru_cache(maxsize=64)
 def _adaptive_matrix(size, out):
     """(out, size): row i averages PyTorch's adaptive window floor(i size / out) ..
@@ -405,6 +543,68 @@ def _adaptive_matrix(size, out):
         m[i, lo:hi] = 1.0 / (hi - lo)
     m.setflags(write=False)
     return m
+
+
+def _adaptive_sizes(name, n, x, output_size):
+    """``output_size`` (an int, or n ints or Nones: None keeps that size) as n ints."""
+    spatial = tuple(x.shape[2:])
+    if isinstance(output_size, (int, np.integer)) or output_size is None:
+        output_size = (output_size,) * n
+    try:
+        sizes = tuple(output_size)
+    except TypeError:
+        raise TypeError(
+            f"{name}: output_size must be an int or a tuple of {n} ints, got {output_size!r}"
+        ) from None
+    if len(sizes) == 1 and n > 1:
+        sizes = sizes * n
+    if len(sizes) != n or any(
+        o is not None and (isinstance(o, bool) or not isinstance(o, (int, np.integer)))
+        for o in sizes
+    ):
+        raise ValueError(
+            f"{name}: output_size must be an int or a tuple of {n} ints, got {output_size!r}"
+        )
+    out = tuple(s if o is None else int(o) for o, s in zip(sizes, spatial, strict=True))
+    if any(o < 1 for o in out) or any(s < 1 for s in spatial):
+        raise ValueError(
+            f"{name}: output_size {output_size!r} for input of shape {x.shape} is empty; "
+            f"every input and output size must be positive"
+        )
+    return out
+
+
+def _adaptive_avg(name, n, input, output_size):
+    x, unbatched = _batched(name, input, n)
+    out = _adaptive_sizes(name, n, x, output_size)
+    y = x
+    for d in reversed(range(n)):
+        size, o = x.shape[2 + d], out[d]
+        if o == size:
+            continue
+        m = _adaptive_matrix(size, o)
+        if d == n - 1:
+            y = _ops.matmul(y, m.T)
+        else:  # (pre, size, post) -> (pre, o, post)
+            shape = y.shape
+            post = math.prod(shape[3 + d :])
+            y = _ops.matmul(m, _ops.reshape(y, (math.prod(shape[: 2 + d]), size, post)))
+            y = _ops.reshape(y, shape[: 2 + d] + (o,) + shape[3 + d :])
+    return _ops.reshape(y, y.shape[1:]) if unbatched else y
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Mean over the windows that split the last axis of (N, C, L) or (C, L) into
+    ``output_size`` windows (PyTorch's ``F.adaptive_avg_pool1d``): output i averages
+    floor(i L / oL) .. ceil((i + 1) L / oL) (see ``adaptive_avg_pool2d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.adaptive_avg_pool1d(tg.tensor([[[1.0, 2.0, 3.0, 4.0, 5.0]]]), 2)
+        tensor([[[2.0000, 4.0000]]])
+    """
+    return _adaptive_avg("adaptive_avg_pool1d", 1, input, output_size)
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -423,21 +623,400 @@ def adaptive_avg_pool2d(input, output_size):
         >>> F.adaptive_avg_pool2d(x, 1).shape
         (1, 1, 1, 1)
     """
-    name = "adaptive_avg_pool2d"
-    x, unbatched = _batched(name, input, 2)
-    h, w = x.shape[2:]
-    if isinstance(output_size, (int, np.integer)) or output_size is None:
-        output_size = (output_size, output_size)
-    if len(tuple(output_size)) != 2:
-        raise ValueError(f"{name}: output_size must be an int or a pair, got {output_size!r}")
-    oh, ow = (s if o is None else int(o) for o, s in zip(output_size, (h, w), strict=True))
-    if oh < 1 or ow < 1 or h < 1 or w < 1:
-        raise ValueError(f"{name}: output_size {output_size!r} for input {x.shape} is empty")
-    y = x
-    if ow != w:
-        y = _ops.matmul(y, _adaptive_matrix(w, ow).T)
-    if oh != h:
-        y = _ops.matmul(_adaptive_matrix(h, oh), y)
+    return _adaptive_avg("adaptive_avg_pool2d", 2, input, output_size)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Mean over the windows that split (N, C, D, H, W) or (C, D, H, W) into ``output_size``
+    (an int, or a triple whose Nones keep that size), as PyTorch's ``F.adaptive_avg_pool3d``
+    (see ``adaptive_avg_pool2d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.adaptive_avg_pool3d(tg.ones(2, 3, 4, 5, 6), (1, None, 2)).shape
+        (2, 3, 1, 5, 2)
+    """
+    return _adaptive_avg("adaptive_avg_pool3d", 3, input, output_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _adaptive_index(batch, channels, spatial, out):
+    """``_windows``' arrays for PyTorch's adaptive windows floor(i n / o) .. ceil((i+1) n / o)
+    along each dim, each padded with the fill element to the longest window."""
+    coords = []
+    for n, o in zip(spatial, out, strict=True):
+        lo = np.arange(o) * n // o
+        hi = -(-(np.arange(1, o + 1) * n) // o)
+        k = int((hi - lo).max())
+        c = lo[:, None] + np.arange(k)[None, :]
+        coords.append(np.where(c < hi[:, None], c, -1))
+    return _window_index(batch, channels, spatial, out, coords)
+
+
+def _adaptive_max(name, n, input, output_size, return_indices):
+    x, unbatched = _batched(name, input, n)
+    out = _adaptive_sizes(name, n, x, output_size)
+    idx, out, _ = _adaptive_index(x.shape[0], x.shape[1], tuple(x.shape[2:]), out)
+    return _window_max(x, idx, out, unbatched, return_indices)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Maximum over the windows that split the last axis of (N, C, L) or (C, L) into
+    ``output_size`` windows floor(i L / oL) .. ceil((i + 1) L / oL) (PyTorch's
+    ``F.adaptive_max_pool1d``); the gradient goes to the first maximum of each window, whose
+    index ``return_indices=True`` returns too.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.adaptive_max_pool1d(tg.tensor([[[1.0, 5.0, 3.0, 4.0, 2.0]]]), 2)
+        tensor([[[5., 4.]]])
+    """
+    return _adaptive_max("adaptive_max_pool1d", 1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Maximum over PyTorch's adaptive windows of (N, C, H, W) or (C, H, W) (an int or a
+    pair ``output_size``, None keeping that size; see ``adaptive_max_pool1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.adaptive_max_pool2d(tg.arange(16.0).reshape(1, 1, 4, 4), 2)
+        tensor([[[[ 5.,  7.],
+                  [13., 15.]]]])
+    """
+    return _adaptive_max("adaptive_max_pool2d", 2, input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Maximum over PyTorch's adaptive windows of (N, C, D, H, W) or (C, D, H, W) (see
+    ``adaptive_max_pool1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.adaptive_max_pool3d(tg.ones(1, 2, 3, 4, 5), 1).shape
+        (1, 2, 1, 1, 1)
+    """
+    return _adaptive_max("adaptive_max_pool3d", 3, input, output_size, return_indices)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    """``adaptive_max_pool1d`` returning (values, indices) (PyTorch's name; its
+    ``return_indices`` is ignor
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.adaptive_max_pool1d_with_indices(tg.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)
+        (tensor([[[3., 2.]]]), tensor([[[1, 2]]]))
+    """
+    return _adaptive_max("adaptive_max_pool1d", 1, input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    """``adaptive_max_pool2d`` returning (values, indices) (PyTorch's name; its
+    ``return_indices`` is ignor
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.adaptive_max_pool2d_with_indices(tg.arange(4.0).reshape(1, 1, 2, 2), 1)
+        (tensor([[[[3.]]]]), tensor([[[[3]]]]))
+    """
+    return _adaptive_max("adaptive_max_pool2d", 2, input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    """``adaptive_max_pool3d`` returning (values, indices) (PyTorch's name; its
+    ``return_indices`` is ignor
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.adaptive_max_pool3d_with_indices(tg.arange(8.0).reshape(1, 1, 2, 2, 2), 1)[1]
+        tensor([[[[[7]]]]])
+    """
+    return _adaptive_max("adaptive_max_pool3d", 3, input, output_size, True)
+
+
+def _lp_pool(name, n, input, norm_type, kernel_size, stride, ceil_mode):
+    """PyTorch's composition: (sign(a) relu(|a|) * K) ** (1 / p) of the mean a of x ** p over
+    each window (so an all-zero window has value 0 and gradient 0); p = inf: the max of |x|."""
+    _no_ceil(name, ceil_mode)
+    p = float(norm_type)
+    x = _ops.tensor_of(input)
+    if p == math.inf:
+        return _max_pool(name, n, x.abs(), kernel_size, stride, 0, 1, False, False)
+    if p == -math.inf:
+        return -_max_pool(name, n, -x.abs(), kernel_size, stride, 0, 1, False, False)
+    a = _avg_pool(name, n, _ops.power(x, p), kernel_size, stride, 0, False, True, None)
+    k = math.prod(_tuple(name, "kernel_size", kernel_size, n))
+    a = _ops.mul(_ops.mul(a.sign(), _ops.relu(a.abs())), float(k))
+    return _ops.power(a, 1.0 / p)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling (PyTorch's ``F.lp_pool1d``): (sum of x ** p over each window of
+    the last axis) ** (1 / p), p = ``norm_type`` (inf: the max of |x|); ``stride`` defaults
+    to ``kernel_size``.  As PyTorch's, an all-zero window has gradient 0.
+    ``ceil_mode=True`` is refused.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.lp_pool1d(tg.tensor([[[3.0, 4.0, 1.0, 0.0]]]), 2, 2)
+        tensor([[[5., 1.]]])
+    """
+    return _lp_pool("lp_pool1d", 1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling over windows of the last two axes (PyTorch's ``F.lp_pool2d``;
+    see ``lp_pool1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.lp_pool2d(tg.ones(1, 1, 2, 2), 1, 2)
+        tensor([[[[4.]]]])
+    """
+    return _lp_pool("lp_pool2d", 2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling over windows of the last three axes (PyTorch's
+    ``F.lp_pool3d``; see ``lp_pool1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.lp_pool3d(tg.ones(1, 1, 2, 2, 2), 2, 2)
+        tensor([[[[[2.8284]]]]])
+    """
+    return _lp_pool("lp_pool3d", 3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def _unpool_index(at, out_spatial):
+    """Flat indices into x.ravel() followed by one fill element (index x.size) giving the
+    (N, C, *out_spatial) unpooled array: each position reads the last input element whose
+    index names it."""
+    in_shape = at.shape
+    planes = math.prod(in_shape[:2])
+    size, per = math.prod(out_spatial), math.prod(in_shape[2:])
+    src = np.full(planes * size, planes * per, dtype=np.int64)
+    dest = (np.arange(planes)[:, None] * size + at.reshape(planes, per)).ravel()
+    src[dest] = np.arange(planes * per)  # (the last of repeated indices is written)
+    return src.reshape(in_shape[:2] + tuple(out_spatial))
+
+
+def _max_unpool(name, n, input, indices, kernel_size, stride, padding, output_size):
+    x, unbatched = _batched(name, input, n)
+    at = np.asarray(indices._v if isinstance(indices, TensorBase) else indices)
+    if at.dtype.kind not in "iu":
+        raise TypeError(f"{name}: indices must be an integer tensor, got dtype {at.dtype}")
+    at = at.astype(np.int64).reshape((1,) + at.shape if unbatched else at.shape)
+    if at.shape != x.shape:
+        raise ValueError(
+            f"{name}: Expected shape of indices to be same as that of the input tensor "
+            f"({x.shape}) but got indices tensor with shape: {at.shape}"
+        )
+    kernel = _tuple(name, "kernel_size", kernel_size, n)
+    stride = kernel if stride is None else _tuple(name, "stride", stride, n)
+    pads = _tuple(name, "padding", padding, n)
+    default = [
+        (size - 1) * s + k - 2 * p
+        for size, s, k, p in zip(x.shape[2:], stride, kernel, pads, strict=True)
+    ]
+    if output_size is None:
+        out = default
+    else:
+        out = [int(v) for v in output_size]
+        if len(out) == n + 2:
+            out = out[2:]
+        if len(out) != n:
+            raise ValueError(
+                f"{name}: output_size should be a sequence containing {n} or {n + 2} elements, "
+                f"but it has a length of '{len(out)}'"
+            )
+        for d, (o, size, s) in enumerate(zip(out, default, stride, strict=True)):
+            if not size - s < o < size + s:
+                raise ValueError(
+                    f'{name}: invalid output_size "{output_size}" (dim {d} must be between '
+                    f"{size - s} and {size + s})"
+                )
+    if any(o < 1 for o in out):
+        raise ValueError(f"{name}: the output size {out} is empty; check kernel_size and padding")
+    size = math.prod(out)
+    bad = (at < 0) | (at >= size)
+    if bad.any():
+        raise ValueError(
+            f"{name}: Found an invalid max index: {at[bad][0]} (output volumes are of size "
+            f"{' x '.join(map(str, out))}); indices must come from the matching max pool"
+        )
+    src = _unpool_index(at, tuple(out))
+    flat = _ops.concatenate([_ops.reshape(x, (-1,)), np.zeros(1)])
+    y = _ops.gather_flat(flat, src, src.shape)
+    return _ops.reshape(y, y.shape[1:]) if unbatched else y
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of ``max_pool1d`` (PyTorch's ``F.max_unpool1d``): zeros of length
+    (L - 1) stride - 2 padding + kernel_size (or ``output_size``) with each input value put
+    at its index (``max_pool1d(..., return_indices=True)``'s).  Where indices repeat
+    (overlapping windows, whose repeats hold the same value) the last is written and only
+    it gets a gradient: the derivative of the values written (PyTorch's backward gives
+    every repeat the gradient, so its pool-then-unpool gradient counts a twice-chosen
+    element twice).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> y, i = F.max_pool1d(tg.tensor([[[1.0, 3.0, 4.0, 2.0]]]), 2, return_indices=True)
+        >>> F.max_unpool1d(y, i, 2)
+        tensor([[[0., 3., 4., 0.]]])
+    """
+    return _max_unpool("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of ``max_pool2d`` (PyTorch's ``F.max_unpool2d``; see
+    ``max_unpool1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.tensor([[[[1.0, 2.0], [4.0, 3.0]]]])
+        >>> y, i = F.max_pool2d(x, 2, return_indices=True)
+        >>> F.max_unpool2d(y, i, 2)
+        tensor([[[[0., 0.],
+                  [4., 0.]]]])
+    """
+    return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of ``max_pool3d`` (PyTorch's ``F.max_unpool3d``; see
+    ``max_unpool1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> y, i = F.max_pool3d(tg.ones(1, 1, 2, 2, 2), 2, return_indices=True)
+        >>> F.max_unpool3d(y, i, 2).sum()
+        tensor(1.)
+    """
+    return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)
+
+
+# ---- im2col / col2im ----------------------------------------------------------------------------
+
+
+def _fold_args(name, kernel_size, dilation, padding, stride):
+    kernel = _tuple(name, "kernel_size", kernel_size, 2)
+    dilation = _tuple(name, "dilation", dilation, 2)
+    pads = _tuple(name, "padding", padding, 2)
+    stride = _tuple(name, "stride", stride, 2)
+    if any(v < 1 for v in kernel + dilation + stride) or any(p < 0 for p in pads):
+        raise ValueError(
+            f"{name}: kernel_size, dilation and stride must be positive and padding not "
+            f"negative, got kernel_size={kernel}, dilation={dilation}, padding={pads}, "
+            f"stride={stride}"
+        )
+    return kernel, dilation, tuple((p, p) for p in pads), stride
+
+
+@functools.lru_cache(maxsize=64)
+def _columns_index(batch, channels, spatial, kernel, stride, pads, dilation, name):
+    """``_windows``' indices in im2col's order: (N, C * K, P)."""
+    idx, out, _ = _windows(batch, channels, spatial, kernel, stride, pads, dilation, name)
+    k = math.prod(kernel)
+    idx = np.ascontiguousarray(idx.transpose(0, 1, 3, 2))
+    idx = idx.reshape(batch, channels * k, math.prod(out))
+    idx.setflags(write=False)
+    return idx, out
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Extracts sliding blocks (im2col; PyTorch's ``F.unfold``): (N, C, H, W) or (C, H, W)
+    -> (N, C * kH * kW, L) (or (C * kH * kW, L)), column l holding the block of output
+    position l (row-major), rows ordered channel, then kernel row, then kernel column.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.unfold(tg.arange(6.0).reshape(1, 1, 2, 3), 2)
+        tensor([[[0., 1.],
+                 [1., 2.],
+                 [3., 4.],
+                 [4., 5.]]])
+    """
+    name = "unfold"
+    x = _ops.tensor_of(input)
+    if x.ndim not in (3, 4):
+        raise ValueError(
+            f"{name}: Input Error: Only 3D or 4D input Tensors are supported (got {x.ndim}D)"
+        )
+    x, unbatched = _batched(name, x, 2)
+    kernel, dilation, pads, stride = _fold_args(name, kernel_size, dilation, padding, stride)
+    idx, _ = _columns_index(
+        x.shape[0], x.shape[1], tuple(x.shape[2:]), kernel, stride, pads, dilation, name
+    )
+    y = _gather_windows(x, idx, 0.0)
+    return _ops.reshape(y, y.shape[1:]) if unbatched else y
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Combines sliding blocks into an image (col2im; PyTorch's ``F.fold``), the adjoint of
+    ``unfold``: (N, C * kH * kW, L) or (C * kH * kW, L) -> (N, C, *output_size) (or
+    (C, *output_size)), overlapping values added up.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.fold(tg.ones(1, 4, 2), (2, 3), 2)
+        tensor([[[[1., 2., 1.],
+                  [1., 2., 1.]]]])
+    """
+    name = "fold"
+    x = _ops.tensor_of(input)
+    if x.ndim not in (2, 3):
+        raise ValueError(
+            f"{name}: Input Error: Only unbatched (2D) or batched (3D) input Tensors are "
+            f"supported (got {x.ndim}D)"
+        )
+    unbatched = x.ndim == 2
+    if unbatched:
+        x = _ops.reshape(x, (1,) + x.shape)
+    spatial = _tuple(name, "output_size", output_size, 2)
+    kernel, dilation, pads, stride = _fold_args(name, kernel_size, dilation, padding, stride)
+    k = math.prod(kernel)
+    batch, rows, blocks = x.shape
+    if rows % k:
+        raise ValueError(
+            f"{name}: Expected size of input's dimension 1 to be divisible by the product of "
+            f"kernel_size, but got input.size(1)={rows} and kernel_size={kernel}"
+        )
+    counts = [
+        (o + 2 * p - d * (kk - 1) - 1) // s + 1
+        for o, (p, _), d, kk, s in zip(spatial, pads, dilation, kernel, stride, strict=True)
+    ]
+    if any(c < 1 for c in counts) or blocks != math.prod(counts):
+        raise ValueError(
+            f"{name}: Given output_size={spatial}, kernel_size={kernel}, dilation={dilation}, "
+            f"padding={tuple(p for p, _ in pads)}, stride={stride}, expected size of input's "
+            f"dimension 2 to match the calculated number of sliding blocks "
+            f"{' * '.join(map(str, counts))} = {math.prod(counts)}, but got "
+            f"input.size(2)={blocks}"
+        )
+    channels = rows // k
+    idx, _ = _columns_index(batch, channels, spatial, kernel, stride, pads, dilation, name)
+    row = channels * math.prod(spatial) + 1
+    y = _ops.scatter_add(x, idx, (batch, row))
+    y = _ops.getitem(y, (slice(None), slice(0, row - 1)))
+    y = _ops.reshape(y, (batch, channels) + spatial)
     return _ops.reshape(y, y.shape[1:]) if unbatched else y
 
 
@@ -473,7 +1052,10 @@ def _pad_index(shape, pads, mode="constant"):
             )
         out.append(size)
         c = np.arange(size) - lo
-        if mode != "constant" and (lo or hi):
+        if mode == "circular" and min(lo, hi) < 0:  # PyTorch's: crop, then wrap around that
+            off = max(-lo, 0)
+            c = (np.arange(size) - max(lo, 0)) % (n - off - max(-hi, 0)) + off
+        elif mode != "constant" and (lo or hi):
             c = _source(c, n, mode)
         c = c.reshape([-1 if i == d else 1 for i in range(len(shape))])
         idx = idx + c * step
@@ -494,10 +1076,17 @@ def _check_repeating_pad(mode, value, shape, pairs, k):
             f"(got {2 * k} amounts for shape {shape}); use mode='constant' otherwise"
         )
     for n, (lo, hi) in zip(shape, pairs, strict=True):
-        if lo < 0 or hi < 0:
+        # (negative amounts crop, as PyTorch's: after reflecting or replicating, before
+        # wrapping around)
+        if n + lo + hi < 1:
             raise ValueError(
-                f"pad: negative amounts are not supported with mode={mode!r}; crop with "
-                "slicing first"
+                f"pad: mode={mode!r}: padding ({lo}, {hi}) of a dim of size {n} leaves "
+                f"{n + lo + hi} elements; the input is too small"
+            )
+        if mode == "circular" and max(lo, hi) > n + min(lo, 0) + min(hi, 0):
+            raise ValueError(
+                f"pad: mode='circular': padding ({lo}, {hi}) of a dim of size {n} wraps around "
+                f"more than once (each amount at most the size left after cropping)"
             )
         if (mode == "reflect" and max(lo, hi) >= n) or (mode == "circular" and max(lo, hi) > n):
             limit = "less than" if mode == "reflect" else "at most"
@@ -701,6 +1290,134 @@ def conv_transpose2d(
         "conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
         dilation,
     )  # fmt: skip
+
+
+def conv_transpose3d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
+    """3-D transposed convolution (PyTorch's ``F.conv_transpose3d``, the adjoint of
+    ``conv3d``) of ``input`` (N, C_in, D, H, W) or (C_in, D, H, W) with ``weight``
+    (C_in, C_out / groups, kD, kH, kW) and optional ``bias`` (C_out,); ``stride``,
+    ``padding``, ``output_padding`` and ``dilation`` are ints or triples.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.conv_transpose3d(tg.ones(1, 1, 2, 2, 2), tg.ones(1, 3, 2, 2, 2), stride=2).shape
+        (1, 3, 4, 4, 4)
+    """
+    return _conv_transpose(
+        "conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
+        dilation,
+    )  # fmt: skip
+
+
+# ---- channel-wise dropout -----------------------------------------------------------------------
+
+
+def _feature_dropout(name, input, p, training, inplace, dims):
+    """PyTorch's ``feature_dropout`` of dropout1d/2d/3d: one keep / drop draw per (N, C)
+    channel of an input with ``dims[1]`` dims (``dims[0]``: unbatched, (C, ...))."""
+    p = scalar_argument(p, f"{name}: p")
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{name}: dropout probability has to be between 0 and 1, but got {p}")
+    if inplace:
+        raise TypeError(
+            f"{name}: inplace=True is not supported (tapegrad records a new value instead of "
+            f"overwriting the input); write x = F.{name}(x)"
+        )
+    x = _ops.tensor_of(input)
+    n = dims[1] - 2
+    if name == "dropout1d":
+        if x.ndim not in dims:
+            raise RuntimeError(
+                f"dropout1d: Expected 2D or 3D input, but received a {x.ndim}D input. Note "
+                f"that dropout1d exists to provide channel-wise dropout on inputs with 1 "
+                f"spatial dimension, a channel dimension, and an optional batch dimension "
+                f"(i.e. 2D or 3D inputs)."
+            )
+    elif x.ndim not in dims:
+        warnings.warn(
+            f"{name}: Received a {x.ndim}-D input to {name}, which is deprecated and will "
+            f"result in an error in a future release. To retain the behavior and silence this "
+            f"warning, please use dropout instead. Note that {name} exists to provide "
+            f"channel-wise dropout on inputs with {n} spatial dimensions, a channel dimension, "
+            f"and an optional batch dimension (i.e. {dims[0]}D or {dims[1]}D inputs).",
+            stacklevel=3,
+        )
+    if name == "dropout2d" and x.ndim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=3,
+        )
+    if not training or p == 0:
+        return x
+    # unbatched: dropout1d and dropout3d add a batch axis; dropout2d (PyTorch's) does not
+    unbatched = name != "dropout2d" and x.ndim != dims[1]
+    shape = ((1,) if unbatched else ()) + tuple(x.shape)
+    if len(shape) < 2:
+        raise RuntimeError(
+            f"{name}: Feature dropout requires at least 2 dimensions in the input, got shape "
+            f"{x.shape}"
+        )
+    if STATE.guard is not None:
+        raise RuntimeError(
+            f"{name}: a tg.trace recording cannot draw the dropout mask (every replay would "
+            f"reuse the recorded one). Call model.eval() (or training=False) inside the trace, "
+            f"or differentiate the training step with tg.grad / backward, which draw at each call"
+        )
+    keep = _creation.rng().random(shape[:2]) < 1.0 - p
+    scale = np.zeros(keep.shape) if p == 1 else keep / (1.0 - p)
+    scale = scale.reshape(shape[:2] + (1,) * (len(shape) - 2))
+    return _ops.mul(x, scale[0] if unbatched else scale)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout (PyTorch's ``F.dropout1d``) of (N, C, L) or (C, L): each channel
+    is zeroed whole with probability ``p`` and the others scaled by 1 / (1 - p) (training);
+    the input itself when ``training`` is False.  The mask is drawn from tapegrad's
+    generator (``tg.manual_seed``); a ``tg.trace`` recording refuses it.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> _ = tg.manual_seed(0)
+        >>> F.dropout1d(tg.ones(3, 2), p=0.5)
+        tensor([[0., 0.],
+                [2., 2.],
+                [2., 2.]])
+    """
+    return _feature_dropout("dropout1d", input, p, training, inplace, (2, 3))
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout (PyTorch's ``F.dropout2d``) of (N, C, H, W) or (C, H, W) (see
+    ``dropout1d``).  As PyTorch's (with its warning), a 3-D input is read as (N, C, L).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.dropout2d(tg.ones(1, 4, 2, 2), p=0.5).sum(dim=(2, 3)).shape
+        (1, 4)
+    """
+    return _feature_dropout("dropout2d", input, p, training, inplace, (3, 4))
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout (PyTorch's ``F.dropout3d``) of (N, C, D, H, W) or (C, D, H, W)
+    (see ``dropout1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.dropout3d(tg.ones(2, 3, 1, 2, 2), p=0.5, training=False).sum()
+        tensor(24.)
+    """
+    return _feature_dropout("dropout3d", input, p, training, inplace, (4, 5))
 
 
 # ---- interpolation ------------------------------------------------------------------------------

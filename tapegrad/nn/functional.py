@@ -9,26 +9,54 @@ gradient is zero).
 """
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
 from ..core import creation as _creation
 from ..core import functions as _ops
 from ..core import methods as _methods
+from ..core.functions import TensorLike
 from ..core.tensor import STATE, scalar_argument, value_of
 from ..tensor_class import Tensor
 from .convolution import (
+    adaptive_avg_pool1d,
     adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
     avg_pool1d,
     avg_pool2d,
+    avg_pool3d,
     conv1d,
     conv2d,
+    conv3d,
     conv_transpose1d,
     conv_transpose2d,
+    conv_transpose3d,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    fold,
     interpolate,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
     max_pool1d,
+    max_pool1d_with_indices,
     max_pool2d,
+    max_pool2d_with_indices,
+    max_pool3d,
+    max_pool3d_with_indices,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
     pad,
+    unfold,
 )
 from .distance import _pnorm, cosine_similarity, pairwise_distance
 
@@ -93,6 +121,44 @@ __all__ = [
     "cosine_embedding_loss",
     "multi_margin_loss",
     "triplet_margin_loss",
+    "softmin",
+    "softshrink",
+    "hardshrink",
+    "threshold",
+    "rrelu",
+    "prelu",
+    "rms_norm",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "gumbel_softmax",
+    "scaled_dot_product_attention",
+    "multi_head_attention_forward",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d_with_indices",
+    "avg_pool3d",
+    "conv3d",
+    "conv_transpose3d",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "fold",
+    "unfold",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
+    "max_pool3d",
+    "max_pool1d_with_indices",
+    "max_pool2d_with_indices",
+    "max_pool3d_with_indices",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
 ]
 
 relu = _ops.relu
@@ -1587,3 +1653,643 @@ def triplet_margin_loss(
         d_neg = _ops.minimum(d_neg, pairwise_distance(pos, neg, p, eps))
     losses = _ops.clip(_ops.add(_ops.sub(d_pos, d_neg), margin), 0.0)
     return _reduce(losses, reduction)
+
+
+# ---- more activations ----------------------------------------------------------------------------
+
+
+def softmin(input: TensorLike, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """Softmin along ``dim``: softmax(-x) (PyTorch's ``F.softmin``); ``dim`` defaults as for
+    ``softmax``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.softmin(tg.tensor([0.0, 1.0]), dim=0)
+        tensor([0.7311, 0.2689])
+    """
+    d = _softmax_dim(input, dim, None, "softmin")
+    return _methods._softmax(_ops.neg(_ops.tensor_of(input)), d, dtype=dtype)
+
+
+def softshrink(input: TensorLike, lambd: float = 0.5) -> Tensor:
+    """x - lambd above ``lambd``, x + lambd below -``lambd``, 0 between (PyTorch's
+    ``F.softshrink``; the gradient is 0 at +-lambd, as PyTorch's).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.softshrink(tg.tensor([-2.0, 0.3, 1.0]))
+        tensor([-1.5000, 0.0000, 0.5000])
+    """
+    lambd = scalar_argument(lambd, "softshrink: lambd")
+    if not lambd >= 0:
+        raise RuntimeError(f"softshrink: lambd must be >= 0, but found {lambd}")
+    x = _ops.tensor_of(input)
+    return _ops.sub(_ops.relu(_ops.sub(x, lambd)), _ops.relu(_ops.sub(_ops.neg(x), lambd)))
+
+
+def hardshrink(input: TensorLike, lambd: float = 0.5) -> Tensor:
+    """x where |x| > ``lambd``, else 0 (PyTorch's ``F.hardshrink``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.hardshrink(tg.tensor([-2.0, 0.3, 1.0]))
+        tensor([-2.,  0.,  1.])
+    """
+    lambd = scalar_argument(lambd, "hardshrink: lambd")
+    x = _ops.tensor_of(input)
+    return _ops.mul(x, _step_above(_ops.abs_(x), lambd))
+
+
+def _step_above(x, b):
+    """Exactly 1 where x > b, 0 where x <= b, with slope 0 (sign(relu(x - b))): op kernels,
+    not a comparison read in Python, so a trace replays it for any x."""
+    return _ops.sign(_ops.relu(_ops.sub(x, b)))
+
+
+def threshold(input: TensorLike, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > ``threshold``, else ``value`` (PyTorch's ``F.threshold``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.threshold(tg.tensor([-1.0, 0.5, 2.0]), 0.5, -9.0)
+        tensor([-9., -9.,  2.])
+    """
+    _no_inplace("threshold", inplace)
+    th = scalar_argument(threshold, "threshold: threshold")
+    value = scalar_argument(value, "threshold: value")
+    x = _ops.tensor_of(input)
+    if not (math.isfinite(th) and math.isfinite(value)):
+        return _ops.where(x > th, x, value)
+    keep = _step_above(x, th)
+    # clip: -inf times 0 would be nan; where x > th it is x itself, with slope 1
+    return _ops.add(_ops.mul(_ops.clip(x, th, None), keep), _ops.mul(value, _ops.sub(1.0, keep)))
+
+
+def rrelu(
+    input: TensorLike,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
+    """Randomized leaky ReLU (PyTorch's ``F.rrelu``): x for x >= 0, else a x with the slope
+    a drawn from U(lower, upper) for each element while ``training`` (from ``tg.manual_seed``'s
+    generator; refused inside a ``tg.trace`` recording), and (lower + upper) / 2 otherwise.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.rrelu(tg.tensor([-3.0, 2.0]), 0.1, 0.3)
+        tensor([-0.6000, 2.0000])
+    """
+    _no_inplace("rrelu", inplace)
+    lower = scalar_argument(lower, "rrelu: lower")
+    upper = scalar_argument(upper, "rrelu: upper")
+    if lower > upper:
+        raise RuntimeError(
+            f"rrelu: lower bound {lower} should be less than or equal to the upper bound {upper}"
+        )
+    x = _ops.tensor_of(input)
+    if not training:
+        return _ops.leaky_relu(x, (lower + upper) / 2.0)
+    if STATE.guard is not None:
+        raise RuntimeError(
+            "rrelu: a tg.trace recording cannot draw the random slopes (every replay would reuse "
+            "the recorded ones). Use training=False (model.eval()) inside the trace, or "
+            "differentiate the training step with tg.grad / backward, which draw at each call"
+        )
+    slopes = _creation.rng().uniform(lower, upper, np.shape(x._v))
+    return _ops.add(_ops.relu(x), _ops.mul(_neg_part(x), slopes))
+
+
+def prelu(input: TensorLike, weight: TensorLike) -> Tensor:
+    """x for x > 0, else ``weight`` * x with a learnable slope per channel (dim 1) or one shared
+    slope (PyTorch's ``F.prelu``; ``weight`` is a scalar or 1-D of 1 or C elements).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.prelu(tg.tensor([[-1.0, -1.0], [2.0, -4.0]]), tg.tensor([0.1, 0.5]))
+        tensor([[-0.1000, -0.5000],
+                [2.0000, -2.0000]])
+    """
+    x = _ops.tensor_of(input)
+    w = _ops.tensor_of(weight)
+    if w.ndim > 1:
+        raise RuntimeError(
+            f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {w.ndim}"
+        )
+    channels = int(x.shape[1]) if x.ndim >= 2 else 1
+    if w.size != 1 and w.size != channels:
+        raise RuntimeError(
+            "prelu: Mismatch of parameter numbers and input channel size. Found parameter "
+            f"numbers = {w.size} and channel size = {channels}."
+        )
+    if w.size == 1 or x.ndim < 2:
+        w = _ops.reshape(w, ())
+    else:
+        w = _ops.reshape(w, (channels,) + (1,) * (x.ndim - 2))
+    return _ops.add(_ops.relu(x), _ops.mul(w, _neg_part(x)))
+
+
+def rms_norm(
+    input: TensorLike,
+    normalized_shape: int | Sequence[int],
+    weight: TensorLike | None = None,
+    eps: float | None = None,
+) -> Tensor:
+    """Root-mean-square normalisation over the trailing ``normalized_shape`` axes:
+    x / sqrt(mean(x**2) + eps) * weight (PyTorch's ``F.rms_norm``; ``eps=None`` is the float64
+    machine epsilon, as PyTorch's for a float64 input).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.rms_norm(tg.tensor([[3.0, 4.0]]), (2,), eps=0.0)
+        tensor([[0.8485, 1.1314]])
+    """
+    x = _ops.tensor_of(input)
+    shape = (
+        (int(normalized_shape),)
+        if isinstance(normalized_shape, (int, np.integer))
+        else tuple(int(s) for s in normalized_shape)
+    )
+    k = len(shape)
+    if not k or x.ndim < k or tuple(x.shape[x.ndim - k :]) != shape:
+        raise RuntimeError(
+            f"rms_norm: Given normalized_shape={list(shape)}, expected input with shape "
+            f"[*, {', '.join(map(str, shape))}], but got input of size {list(x.shape)}"
+        )
+    if weight is not None and tuple(np.shape(value_of(weight))) != shape:
+        raise RuntimeError(
+            "rms_norm: Expected weight to be of same shape as normalized_shape, but got weight "
+            f"of shape {list(np.shape(value_of(weight)))} and normalized_shape = {list(shape)}"
+        )
+    eps = float(np.finfo(np.float64).eps) if eps is None else scalar_argument(eps, "rms_norm: eps")
+    axes = tuple(range(x.ndim - k, x.ndim))
+    ms = _ops.mean(_ops.mul(x, x), axes, True)
+    return _affine(_ops.div(x, _ops.sqrt(_ops.add(ms, eps))), weight, None)
+
+
+def _check_factor(name, factor, what):
+    f = int(factor)
+    if f != factor or f <= 0:
+        raise RuntimeError(f"{name} expects a positive {what}, but got {factor}")
+    return f
+
+
+def pixel_shuffle(input: TensorLike, upscale_factor: int) -> Tensor:
+    """(*, C r**2, H, W) -> (*, C, H r, W r): each group of r**2 channels becomes an r x r
+    block of pixels (PyTorch's ``F.pixel_shuffle``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.pixel_shuffle(tg.arange(4.0).reshape(4, 1, 1), 2)
+        tensor([[[0., 1.],
+                 [2., 3.]]])
+    """
+    x = _ops.tensor_of(input)
+    r = _check_factor("pixel_shuffle", upscale_factor, "upscale_factor")
+    if x.ndim < 3:
+        raise RuntimeError(
+            "pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+            f"{x.ndim} dimension(s)"
+        )
+    *batch, c, h, w = (int(s) for s in x.shape)
+    if c % (r * r):
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square "
+            f"of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
+        )
+    nb = len(batch)
+    y = _ops.reshape(x, (*batch, c // (r * r), r, r, h, w))
+    y = _ops.transpose(y, (*range(nb), nb, nb + 3, nb + 1, nb + 4, nb + 2))
+    return _ops.reshape(y, (*batch, c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input: TensorLike, downscale_factor: int) -> Tensor:
+    """(*, C, H r, W r) -> (*, C r**2, H, W), the inverse of ``pixel_shuffle`` (PyTorch's
+    ``F.pixel_unshuffle``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> F.pixel_unshuffle(tg.arange(4.0).reshape(1, 2, 2), 2).flatten()
+        tensor([0., 1., 2., 3.])
+    """
+    x = _ops.tensor_of(input)
+    r = _check_factor("pixel_unshuffle", downscale_factor, "downscale_factor")
+    if x.ndim < 3:
+        raise RuntimeError(
+            "pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+            f"{x.ndim} dimension(s)"
+        )
+    *batch, c, h, w = (int(s) for s in x.shape)
+    for what, n, d in (("height", h, -2), ("width", w, -1)):
+        if n % r:
+            raise RuntimeError(
+                f"pixel_unshuffle expects {what} to be divisible by downscale_factor, but "
+                f"input.size({d})={n} is not divisible by {r}"
+            )
+    nb = len(batch)
+    y = _ops.reshape(x, (*batch, c, h // r, r, w // r, r))
+    y = _ops.transpose(y, (*range(nb), nb, nb + 2, nb + 4, nb + 1, nb + 3))
+    return _ops.reshape(y, (*batch, c * r * r, h // r, w // r))
+
+
+def gumbel_softmax(
+    logits: TensorLike, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1
+) -> Tensor:
+    """A sample of the Gumbel-softmax (concrete) distribution: softmax((logits + g) / tau)
+    along ``dim`` with g standard Gumbel noise from ``tg.manual_seed``'s generator (PyTorch's
+    ``F.gumbel_softmax``).  ``hard=True`` returns the one-hot of the sample's argmax with the
+    soft sample's gradient (straight-through).  A ``tg.trace`` recording refuses the draw.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> _ = tg.manual_seed(0)
+        >>> y = F.gumbel_softmax(tg.zeros(2, 3), hard=True)
+        >>> y.sum(dim=-1)
+        tensor([1., 1.])
+    """
+    tau = scalar_argument(tau, "gumbel_softmax: tau")
+    if not tau > 0:
+        raise ValueError(f"gumbel_softmax: tau must be positive, got {tau}")
+    if STATE.guard is not None:
+        raise RuntimeError(
+            "gumbel_softmax: a tg.trace recording cannot draw the Gumbel noise (every replay "
+            "would reuse the recorded draw). Draw outside the trace, or differentiate with "
+            "tg.grad / backward, which draw at each call"
+        )
+    x = _ops.tensor_of(logits)
+    d = _ops.normalize_axes(dim, x.ndim, "gumbel_softmax")[0] if x.ndim else 0
+    gumbels = -np.log(_creation.rng().exponential(1.0, np.shape(x._v)))
+    y = _ops.softmax(_ops.div(_ops.add(x, gumbels), tau), d)
+    if not hard:
+        return y
+    yv = np.asarray(y._v)
+    one_hot = np.zeros(yv.shape)
+    np.put_along_axis(one_hot, np.expand_dims(np.argmax(yv, d), d), 1.0, d)
+    return _ops.add(_ops.sub(one_hot, y.detach()), y)
+
+
+# ---- attention -----------------------------------------------------------------------------------
+
+
+def _float_mask(name, mask, masked_when):
+    """``mask`` as an additive bias: a bool mask gives -inf where it equals ``masked_when`` (and
+    0 elsewhere), a float mask is added as it is (a Tensor keeps its gradient)."""
+    if mask is None:
+        return None
+    raw = np.asarray(mask._v if isinstance(mask, Tensor) else mask)
+    dt = raw.dtype
+    if dt == np.bool_:
+        return np.where(raw == masked_when, -np.inf, 0.0)
+    if dt.kind != "f":
+        raise RuntimeError(
+            f"{name}: only bool and floating masks are supported, got dtype {dt}; pass a bool "
+            "mask or an additive float mask"
+        )
+    return mask
+
+
+def _attend(q, k, v, bias, dropout_p, safe, name):
+    """softmax(q k^T + bias) v over the last two axes (``q`` already scaled) and the weights.
+    ``safe``: a row whose scores are all -inf gives zero weights (PyTorch's scaled dot-product
+    attention) instead of NaN (its ``need_weights`` path of multi-head attention)."""
+    scores = _ops.matmul(q, _ops.swapaxes(k, -1, -2))
+    if bias is not None:
+        bshape = np.shape(value_of(bias))
+        try:
+            ok = np.broadcast_shapes(bshape, scores.shape) == tuple(scores.shape)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(
+                f"{name}: the attention mask of shape {tuple(bshape)} does not broadcast to the "
+                f"attention scores' shape {tuple(scores.shape)} (..., L, S)"
+            )
+        scores = _ops.add(scores, bias)
+    if safe and bias is not None:
+        dead = (scores == -np.inf).all(dim=-1, keepdim=True)
+        weights = _ops.where(dead, 0.0, _ops.softmax(_ops.where(dead, 0.0, scores), -1))
+    else:
+        weights = _ops.softmax(scores, -1)
+    if dropout_p > 0:
+        if STATE.guard is not None:
+            raise RuntimeError(
+                f"{name}: a tg.trace recording cannot draw the attention dropout mask (every "
+                "replay would reuse the recorded one). Use dropout_p=0 (or model.eval()) inside "
+                "the trace, or differentiate with tg.grad / backward, which draw at each call"
+            )
+        weights = dropout(weights, dropout_p)
+    return _ops.matmul(weights, v), weights
+
+
+def scaled_dot_product_attention(
+    query: TensorLike,
+    key: TensorLike,
+    value: TensorLike,
+    attn_mask: TensorLike | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """softmax(query key^T * scale + mask) value (PyTorch's ``F.scaled_dot_product_attention``):
+    query (..., L, E), key (..., S, E), value (..., S, Ev) -> (..., L, Ev); ``scale`` defaults
+    to 1 / sqrt(E).  A bool ``attn_mask`` marks with True the positions that take part, a float
+    one is added to the scores; ``is_causal`` masks the upper triangle; a query whose positions
+    are all masked gets zeros, as PyTorch's.  ``dropout_p`` > 0 drops attention weights at random
+    (always: there is no training flag), which a ``tg.trace`` recording refuses.
+    ``enable_gqa`` repeats each key / value head (dim -3) for its group of query heads.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> q = tg.tensor([[1.0, 0.0], [0.0, 1.0]])
+        >>> v = tg.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> F.scaled_dot_product_attention(q, q, v, is_causal=True)
+        tensor([[1.0000, 2.0000],
+                [2.3395, 3.3395]])
+    """
+    name = "scaled_dot_product_attention"
+    q, k, v = (_ops.tensor_of(t) for t in (query, key, value))
+    if min(q.ndim, k.ndim, v.ndim) < 2:
+        raise RuntimeError(
+            f"{name}: expected query, key, and value to all be at least 2 dimensional, but got "
+            f"query.dim: {q.ndim} key.dim: {k.ndim} and value.dim: {v.ndim} instead"
+        )
+    L, E = (int(s) for s in q.shape[-2:])
+    S = int(k.shape[-2])
+    if int(k.shape[-1]) != E or int(v.shape[-2]) != S:
+        raise RuntimeError(
+            f"{name}: expected query (..., L, E), key (..., S, E) and value (..., S, Ev), got "
+            f"shapes {tuple(q.shape)}, {tuple(k.shape)} and {tuple(v.shape)}"
+        )
+    _check_p(name, dropout_p)
+    if is_causal and attn_mask is not None:
+        raise ValueError(
+            f"{name}: give either attn_mask or is_causal=True, not both (fold the causal mask "
+            "into attn_mask)"
+        )
+    if enable_gqa:
+        if min(q.ndim, k.ndim, v.ndim) < 3:
+            raise RuntimeError(f"{name}: enable_gqa needs a heads axis (dim -3) in q, k and v")
+        hq = int(q.shape[-3])
+        kv = []
+        for t in (k, v):
+            hk = int(t.shape[-3])
+            if hk == 0 or hq % hk:
+                raise RuntimeError(
+                    f"{name}: the number of heads in key and value ({hk}) must divide the "
+                    f"number of heads in query ({hq}) with enable_gqa=True"
+                )
+            g = hq // hk
+            if g > 1:
+                lead, tail = tuple(t.shape[:-3]), tuple(t.shape[-2:])
+                t = _ops.reshape(t, (*lead, hk, 1, *tail))
+                t = _ops.reshape(_ops.broadcast_to(t, (*lead, hk, g, *tail)), (*lead, hq, *tail))
+            kv.append(t)
+        k, v = kv
+    scale = 1.0 / math.sqrt(E) if scale is None else scalar_argument(scale, f"{name}: scale")
+    bias = _float_mask(name, attn_mask, False)
+    if is_causal:
+        bias = np.where(np.tril(np.ones((L, S), dtype=bool)), 0.0, -np.inf)
+    out, _ = _attend(_ops.mul(q, scale), k, v, bias, dropout_p, True, name)
+    return out
+
+
+def _mha_check(name, query, key, value, key_padding_mask, attn_mask, num_heads):
+    nd = lambda t: np.ndim(value_of(t))  # noqa: E731
+    if nd(query) == 3:
+        if nd(key) != 3 or nd(value) != 3:
+            raise RuntimeError(
+                f"{name}: for batched (3-D) `query`, expected `key` and `value` to be 3-D but "
+                f"found {nd(key)}-D and {nd(value)}-D tensors respectively"
+            )
+        if key_padding_mask is not None and nd(key_padding_mask) != 2:
+            raise RuntimeError(
+                f"{name}: for batched (3-D) `query`, expected `key_padding_mask` to be `None` "
+                f"or 2-D but found {nd(key_padding_mask)}-D tensor instead"
+            )
+        batched = True
+    elif nd(query) == 2:
+        if nd(key) != 2 or nd(value) != 2:
+            raise RuntimeError(
+                f"{name}: for unbatched (2-D) `query`, expected `key` and `value` to be 2-D but "
+                f"found {nd(key)}-D and {nd(value)}-D tensors respectively"
+            )
+        if key_padding_mask is not None and nd(key_padding_mask) != 1:
+            raise RuntimeError(
+                f"{name}: for unbatched (2-D) `query`, expected `key_padding_mask` to be `None` "
+                f"or 1-D but found {nd(key_padding_mask)}-D tensor instead"
+            )
+        batched = False
+    else:
+        raise RuntimeError(
+            f"{name}: query should be unbatched 2D or batched 3D tensor but received "
+            f"{nd(query)}-D query tensor"
+        )
+    if attn_mask is not None and nd(attn_mask) not in (2, 3):
+        raise RuntimeError(
+            f"{name}: expected `attn_mask` to be `None`, 2-D or 3-D but found "
+            f"{nd(attn_mask)}-D tensor instead"
+        )
+    return batched
+
+
+def multi_head_attention_forward(
+    query: TensorLike,
+    key: TensorLike,
+    value: TensorLike,
+    embed_dim_to_check: int,
+    num_heads: int,
+    in_proj_weight: TensorLike | None,
+    in_proj_bias: TensorLike | None,
+    bias_k: TensorLike | None,
+    bias_v: TensorLike | None,
+    add_zero_attn: bool,
+    dropout_p: float,
+    out_proj_weight: TensorLike,
+    out_proj_bias: TensorLike | None,
+    training: bool = True,
+    key_padding_mask: TensorLike | None = None,
+    need_weights: bool = True,
+    attn_mask: TensorLike | None = None,
+    use_separate_proj_weight: bool = False,
+    q_proj_weight: TensorLike | None = None,
+    k_proj_weight: TensorLike | None = None,
+    v_proj_weight: TensorLike | None = None,
+    static_k: TensorLike | None = None,
+    static_v: TensorLike | None = None,
+    average_attn_weights: bool = True,
+    is_causal: bool = False,
+) -> tuple[Tensor, Tensor | None]:
+    """Multi-head attention with explicit weights (PyTorch's ``F.multi_head_attention_forward``,
+    which ``nn.MultiheadAttention`` calls): sequence-first inputs query (L, N, E), key / value
+    (S, N, Ek / Ev) or unbatched (L, E); returns ``(output, weights)`` with the weights averaged
+    over heads (N, L, S), per head (N, num_heads, L, S), or None when ``need_weights`` is False.
+    Bool masks mark with True the positions that are masked out; float masks are added.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> x = tg.tensor([[1.0, 0.0], [0.0, 1.0]])
+        >>> eye3 = tg.tensor([[1.0, 0.0], [0.0, 1.0]] * 3)
+        >>> out, w = F.multi_head_attention_forward(
+        ...     x, x, x, 2, 1, eye3, None, None, None, False, 0.0, tg.eye(2), None)
+        >>> w
+        tensor([[0.6698, 0.3302],
+                [0.3302, 0.6698]])
+    """
+    name = "multi_head_attention_forward"
+    batched = _mha_check(name, query, key, value, key_padding_mask, attn_mask, num_heads)
+    query, key, value = (_ops.tensor_of(t) for t in (query, key, value))
+    if not batched:
+        query, key, value = (_ops.expand_dims(t, 1) for t in (query, key, value))
+        if key_padding_mask is not None:
+            key_padding_mask = _ops.expand_dims(_ops.tensor_of(key_padding_mask), 0)
+    tgt_len, bsz, embed_dim = (int(s) for s in query.shape)
+    key_padding_mask = _float_mask(name, key_padding_mask, True)
+    if is_causal and attn_mask is None:
+        raise RuntimeError(
+            f"{name}: need attn_mask if specifying the is_causal hint; you may use "
+            "nn.Transformer.generate_square_subsequent_mask to create this mask"
+        )
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None
+    else:
+        attn_mask = _float_mask(name, attn_mask, True)
+        if key_padding_mask is not None:
+            is_causal = False
+    if embed_dim != embed_dim_to_check:
+        raise RuntimeError(
+            f"{name}: was expecting embedding dimension of {embed_dim_to_check}, but got "
+            f"{embed_dim}"
+        )
+    head_dim = embed_dim // num_heads if num_heads > 0 else 0
+    if num_heads <= 0 or head_dim * num_heads != embed_dim:
+        raise RuntimeError(f"{name}: embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+            raise RuntimeError(
+                f"{name}: key's sequence and batch dims {tuple(key.shape[:2])} do not match "
+                f"value's {tuple(value.shape[:2])}"
+            )
+        ws = (q_proj_weight, k_proj_weight, v_proj_weight)
+        for wn, w in zip(("q_proj_weight", "k_proj_weight", "v_proj_weight"), ws, strict=True):
+            if w is None:
+                raise RuntimeError(f"{name}: use_separate_proj_weight is True but {wn} is None")
+    else:
+        if tuple(key.shape) != tuple(value.shape):
+            raise RuntimeError(
+                f"{name}: key shape {tuple(key.shape)} does not match value shape "
+                f"{tuple(value.shape)}"
+            )
+        if in_proj_weight is None:
+            raise RuntimeError(
+                f"{name}: use_separate_proj_weight is False but in_proj_weight is None"
+            )
+        w = _ops.tensor_of(in_proj_weight)
+        ws = (w[:embed_dim], w[embed_dim : 2 * embed_dim], w[2 * embed_dim :])
+    if in_proj_bias is None:
+        bs = (None, None, None)
+    else:
+        b = _ops.tensor_of(in_proj_bias)
+        bs = (b[:embed_dim], b[embed_dim : 2 * embed_dim], b[2 * embed_dim :])
+    try:
+        q, k, v = (
+            _ops.linear(t, w, bb) for t, w, bb in zip((query, key, value), ws, bs, strict=True)
+        )
+    except (ValueError, RuntimeError) as e:
+        raise RuntimeError(
+            f"{name}: the input projections do not fit query {tuple(query.shape)}, key "
+            f"{tuple(key.shape)}, value {tuple(value.shape)}: {e}"
+        ) from e
+    src_len = int(key.shape[0])
+    if attn_mask is not None:
+        ashape = tuple(np.shape(value_of(attn_mask)))
+        want = (tgt_len, src_len) if len(ashape) == 2 else (bsz * num_heads, tgt_len, src_len)
+        if ashape != want:
+            raise RuntimeError(
+                f"{name}: the shape of the {len(ashape)}D attn_mask is {ashape}, but should be "
+                f"{want}"
+            )
+        if len(ashape) == 2:
+            attn_mask = _ops.expand_dims(_ops.tensor_of(attn_mask), 0)
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None or static_v is not None:
+            raise RuntimeError(f"{name}: bias cannot be added to static key or value")
+        k = _ops.concatenate([k, _ops.broadcast_to(bias_k, (1, bsz, embed_dim))], 0)
+        v = _ops.concatenate([v, _ops.broadcast_to(bias_v, (1, bsz, embed_dim))], 0)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    elif bias_k is not None or bias_v is not None:
+        raise RuntimeError(f"{name}: give both bias_k and bias_v, or neither")
+    q = _ops.swapaxes(_ops.reshape(q, (tgt_len, bsz * num_heads, head_dim)), 0, 1)
+    kv = []
+    for t, static, sname in ((k, static_k, "static_k"), (v, static_v, "static_v")):
+        if static is None:
+            t = _ops.swapaxes(_ops.reshape(t, (int(t.shape[0]), bsz * num_heads, head_dim)), 0, 1)
+        else:
+            t = _ops.tensor_of(static)
+            if t.ndim != 3 or int(t.shape[0]) != bsz * num_heads or int(t.shape[2]) != head_dim:
+                raise RuntimeError(
+                    f"{name}: expecting {sname} of shape ({bsz * num_heads}, S, {head_dim}), "
+                    f"got {tuple(t.shape)}"
+                )
+        kv.append(t)
+    k, v = kv
+    if add_zero_attn:
+        zeros = np.zeros((bsz * num_heads, 1, head_dim))
+        k = _ops.concatenate([k, zeros], 1)
+        v = _ops.concatenate([v, zeros], 1)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    src_len = int(k.shape[1])
+    if key_padding_mask is not None:
+        kshape = tuple(np.shape(value_of(key_padding_mask)))
+        if kshape != (bsz, src_len):
+            raise RuntimeError(
+                f"{name}: expected key_padding_mask of shape {(bsz, src_len)}, got {kshape}"
+            )
+        kpm = _ops.reshape(_ops.tensor_of(key_padding_mask), (bsz, 1, 1, src_len))
+        kpm = _ops.reshape(
+            _ops.broadcast_to(kpm, (bsz, num_heads, 1, src_len)), (bsz * num_heads, 1, src_len)
+        )
+        attn_mask = kpm if attn_mask is None else _ops.add(attn_mask, kpm)
+    if not training:
+        dropout_p = 0.0
+    _check_p(name, dropout_p)
+    if need_weights:
+        q = _ops.mul(q, math.sqrt(1.0 / head_dim))
+        out, weights = _attend(q, k, v, attn_mask, dropout_p, False, name)
+    else:
+        if is_causal:
+            attn_mask = np.where(np.tril(np.ones((tgt_len, src_len), dtype=bool)), 0.0, -np.inf)
+        q = _ops.mul(q, 1.0 / math.sqrt(head_dim))
+        out, weights = _attend(q, k, v, attn_mask, dropout_p, True, name)
+    out = _ops.reshape(_ops.swapaxes(out, 0, 1), (tgt_len * bsz, embed_dim))
+    out = _ops.reshape(_ops.linear(out, out_proj_weight, out_proj_bias), (tgt_len, bsz, -1))
+    if need_weights:
+        weights = _ops.reshape(weights, (bsz, num_heads, tgt_len, src_len))
+        if average_attn_weights:
+            weights = _ops.mean(weights, 1)
+        if not batched:
+            weights = _ops.squeeze(weights, 0)
+    else:
+        weights = None
+    if not batched:
+        out = _ops.squeeze(out, 1)
+    return out, weights

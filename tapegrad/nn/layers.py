@@ -8,6 +8,7 @@ import numpy as np
 
 from ..core import creation as _creation
 from ..core import functions as _ops
+from ..core.tensor import scalar_argument
 from . import convolution as _conv
 from .modules import Module, Parameter
 
@@ -91,7 +92,7 @@ class _ConvNd(Module):
             f"stride={self.stride}"
         )
         if self.padding != (0,) * self.n:
-            s += f", padding={self.padding!r}"
+            s += f", padding={self.padding}"
         if self.dilation != (1,) * self.n:
             s += f", dilation={self.dilation}"
         if self.groups != 1:
@@ -130,6 +131,22 @@ class Conv2d(_ConvNd):
 
     n = 2
     fn = staticmethod(_conv.conv2d)
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution layer (PyTorch's ``nn.Conv3d``; see ``F.conv3d``): weight
+    (out_channels, in_channels / groups, kD, kH, kW) and bias (out_channels,), both
+    U(-1/sqrt(fan_in), 1/sqrt(fan_in)) as PyTorch.  Only ``padding_mode='zeros'``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> conv = tg.nn.Conv3d(2, 4, 3, padding=1)
+        >>> conv.weight.shape, conv(tg.zeros(1, 2, 5, 6, 7)).shape
+        ((4, 2, 3, 3, 3), (1, 4, 5, 6, 7))
+    """
+
+    n = 3
+    fn = staticmethod(_conv.conv3d)
 
 
 class _ConvTransposeNd(Module):
@@ -285,6 +302,22 @@ class ConvTranspose2d(_ConvTransposeNd):
     fn = staticmethod(_conv.conv_transpose2d)
 
 
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution layer (PyTorch's ``nn.ConvTranspose3d``; see
+    ``F.conv_transpose3d``): weight (in_channels, out_channels / groups, kD, kH, kW) and bias
+    (out_channels,), initialised as PyTorch's.  ``forward(input, output_size=None)``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> up = tg.nn.ConvTranspose3d(4, 2, 2, stride=2)
+        >>> up.weight.shape, up(tg.zeros(1, 4, 3, 3, 3)).shape
+        ((4, 2, 2, 2, 2), (1, 2, 6, 6, 6))
+    """
+
+    n = 3
+    fn = staticmethod(_conv.conv_transpose3d)
+
+
 def _given(args):
     """A constructor's arguments (its ``locals()``) as keyword arguments."""
     return {k: v for k, v in args.items() if k not in ("self", "__class__")}
@@ -402,7 +435,349 @@ class AdaptiveAvgPool2d(_Pool):
         super().__init__(output_size=output_size)
 
 
-class ZeroPad2d(Module):
+class MaxPool3d(_MaxPoolNd):
+    """Max-pooling layer over the last three axes (PyTorch's ``nn.MaxPool3d``; see
+    ``F.max_pool3d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.MaxPool3d(2)(tg.zeros(1, 3, 4, 6, 8)).shape
+        (1, 3, 2, 3, 4)
+    """
+
+    fn = staticmethod(_conv.max_pool3d)
+
+
+class AvgPool3d(_Pool):
+    """Average-pooling layer over the last three axes (PyTorch's ``nn.AvgPool3d``; see
+    ``F.avg_pool3d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.AvgPool3d(2)(tg.ones(1, 1, 2, 2, 2))
+        tensor([[[[[1.]]]]])
+    """
+
+    fn = staticmethod(_conv.avg_pool3d)
+
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode=False,
+        count_include_pad=True,
+        divisor_override=None,
+    ):
+        super().__init__(**_given(locals()))
+
+
+class AdaptiveAvgPool1d(_Pool):
+    """Average pooling to a fixed ``output_size`` along the last axis (PyTorch's
+    ``nn.AdaptiveAvgPool1d``; see ``F.adaptive_avg_pool1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.AdaptiveAvgPool1d(2)(tg.tensor([[[1.0, 2.0, 3.0, 4.0]]]))
+        tensor([[[1.5000, 3.5000]]])
+    """
+
+    fn = staticmethod(_conv.adaptive_avg_pool1d)
+
+    def __init__(self, output_size):
+        super().__init__(output_size=output_size)
+
+
+class AdaptiveAvgPool3d(_Pool):
+    """Average pooling to a fixed ``output_size`` (PyTorch's ``nn.AdaptiveAvgPool3d``; see
+    ``F.adaptive_avg_pool3d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.AdaptiveAvgPool3d(1)(tg.ones(2, 5, 3, 4, 5)).shape
+        (2, 5, 1, 1, 1)
+    """
+
+    fn = staticmethod(_conv.adaptive_avg_pool3d)
+
+    def __init__(self, output_size):
+        super().__init__(output_size=output_size)
+
+
+class _AdaptiveMaxPoolNd(_Pool):
+    def __init__(self, output_size, return_indices=False):
+        super().__init__(output_size=output_size, return_indices=return_indices)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size!r}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """Max pooling to a fixed ``output_size`` along the last axis (PyTorch's
+    ``nn.AdaptiveMaxPool1d``; see ``F.adaptive_max_pool1d``); ``return_indices=True`` also
+    returns the indices of the maxima.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.AdaptiveMaxPool1d(2)(tg.tensor([[[1.0, 5.0, 3.0, 4.0]]]))
+        tensor([[[5., 4.]]])
+    """
+
+    fn = staticmethod(_conv.adaptive_max_pool1d)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """Max pooling to a fixed ``output_size`` (PyTorch's ``nn.AdaptiveMaxPool2d``; see
+    ``F.adaptive_max_pool2d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.AdaptiveMaxPool2d((1, None))(tg.zeros(2, 3, 5, 7)).shape
+        (2, 3, 1, 7)
+    """
+
+    fn = staticmethod(_conv.adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Max pooling to a fixed ``output_size`` (PyTorch's ``nn.AdaptiveMaxPool3d``; see
+    ``F.adaptive_max_pool3d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.AdaptiveMaxPool3d(1)(tg.zeros(2, 3, 4, 5, 6)).shape
+        (2, 3, 1, 1, 1)
+    """
+
+    fn = staticmethod(_conv.adaptive_max_pool3d)
+
+
+class _LPPoolNd(_Pool):
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__(**_given(locals()))
+        self.stride = stride  # (PyTorch's attribute: None means kernel_size)
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling layer (PyTorch's ``nn.LPPool1d``; see ``F.lp_pool1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.LPPool1d(2, 2)(tg.tensor([[[3.0, 4.0, 1.0, 0.0]]]))
+        tensor([[[5., 1.]]])
+    """
+
+    fn = staticmethod(_conv.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling layer over the last two axes (PyTorch's ``nn.LPPool2d``; see
+    ``F.lp_pool2d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.LPPool2d(1, 2)(tg.ones(1, 1, 4, 4)).shape
+        (1, 1, 2, 2)
+    """
+
+    fn = staticmethod(_conv.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling layer over the last three axes (PyTorch's ``nn.LPPool3d``; see
+    ``F.lp_pool3d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.LPPool3d(2, 2)(tg.ones(1, 1, 2, 4, 4)).shape
+        (1, 1, 1, 2, 2)
+    """
+
+    fn = staticmethod(_conv.lp_pool3d)
+
+
+class _MaxUnpoolNd(Module):
+    n = 0
+    fn = None
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        name, n = type(self).__name__, self.n
+        self.kernel_size = _conv._tuple(name, "kernel_size", kernel_size, n)
+        self.stride = _conv._tuple(name, "stride", kernel_size if stride is None else stride, n)
+        self.padding = _conv._tuple(name, "padding", padding, n)
+
+    def forward(self, input, indices, output_size=None):
+        return type(self).fn(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The partial inverse of ``MaxPool1d`` (PyTorch's ``nn.MaxUnpool1d``; see
+    ``F.max_unpool1d``): ``forward(input, indices, output_size=None)``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> y, i = tg.nn.MaxPool1d(2, return_indices=True)(tg.tensor([[[1.0, 3.0, 4.0, 2.0]]]))
+        >>> tg.nn.MaxUnpool1d(2)(y, i)
+        tensor([[[0., 3., 4., 0.]]])
+    """
+
+    n = 1
+    fn = staticmethod(_conv.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The partial inverse of ``MaxPool2d`` (PyTorch's ``nn.MaxUnpool2d``; see
+    ``F.max_unpool2d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> y, i = tg.nn.MaxPool2d(2, return_indices=True)(tg.ones(1, 1, 4, 4))
+        >>> tg.nn.MaxUnpool2d(2)(y, i).shape
+        (1, 1, 4, 4)
+    """
+
+    n = 2
+    fn = staticmethod(_conv.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The partial inverse of ``MaxPool3d`` (PyTorch's ``nn.MaxUnpool3d``; see
+    ``F.max_unpool3d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> y, i = tg.nn.MaxPool3d(2, return_indices=True)(tg.ones(1, 1, 2, 4, 4))
+        >>> tg.nn.MaxUnpool3d(2)(y, i).shape
+        (1, 1, 2, 4, 4)
+    """
+
+    n = 3
+    fn = staticmethod(_conv.max_unpool3d)
+
+
+# ---- padding layers -----------------------------------------------------------------------------
+
+
+class _PadNd(Module):
+    """``F.pad(input, padding, mode)`` with ``padding`` an int (every side of the last n
+    axes) or a sequence of (before, after) amounts from the last axis, as PyTorch's."""
+
+    n = 0
+    mode = "constant"
+
+    def __init__(self, padding):
+        super().__init__()
+        name = type(self).__name__
+        if isinstance(padding, (int, np.integer)) and not isinstance(padding, bool):
+            self.padding = (int(padding),) * (2 * self.n)
+        else:
+            try:
+                self.padding = tuple(int(p) for p in padding)
+            except TypeError:
+                raise TypeError(
+                    f"{name}: padding must be an int or a tuple of {2 * self.n} ints, got "
+                    f"{padding!r}"
+                ) from None
+
+    def _check(self, x):
+        pass
+
+    def forward(self, input):
+        x = _ops.tensor_of(input)
+        self._check(x)
+        return _conv.pad(x, self.padding, self.mode)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+class _CircularPadNd(_PadNd):
+    mode = "circular"
+
+    def _check(self, x):  # (PyTorch's circular padding layers check the input's dims)
+        n, name = self.n, type(self).__name__
+        if x.ndim not in (n + 1, n + 2):
+            raise ValueError(
+                f"{name}: expected {n + 1}D or {n + 2}D input, got {x.ndim}D input of shape "
+                f"{x.shape}"
+            )
+
+
+class _ConstantPadNd(_PadNd):
+    def __init__(self, padding, value):
+        super().__init__(padding)
+        self.value = float(value)
+
+    def forward(self, input):
+        return _conv.pad(input, self.padding, "constant", self.value)
+
+    def extra_repr(self):
+        return f"padding={self.padding}, value={self.value}"
+
+
+class ConstantPad1d(_ConstantPadNd):
+    """Pads the last axis with ``value`` (PyTorch's ``nn.ConstantPad1d``): ``padding`` an
+    int or (left, right); negative amounts crop (see ``F.pad``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.ConstantPad1d((1, 2), 3.5)(tg.ones(1, 2))
+        tensor([[3.5000, 1.0000, 1.0000, 3.5000, 3.5000]])
+    """
+
+    n = 1
+
+
+class ConstantPad2d(_ConstantPadNd):
+    """Pads the last two axes with ``value`` (PyTorch's ``nn.ConstantPad2d``): ``padding`` an
+    int or (left, right, top, bottom).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.ConstantPad2d(1, -1.0)(tg.ones(1, 1, 1)).shape
+        (1, 3, 3)
+    """
+
+    n = 2
+
+
+class ConstantPad3d(_ConstantPadNd):
+    """Pads the last three axes with ``value`` (PyTorch's ``nn.ConstantPad3d``): ``padding``
+    an int or (left, right, top, bottom, front, back).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.ConstantPad3d((1, 0, 0, 1, 2, 0), 0.0)(tg.ones(1, 1, 1, 1)).shape
+        (1, 3, 2, 2)
+    """
+
+    n = 3
+
+
+class ZeroPad1d(ConstantPad1d):
+    """Pads the last axis with zeros (PyTorch's ``nn.ZeroPad1d``): ``padding`` an int or
+    (left, right); negative amounts crop.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.ZeroPad1d((1, 0))(tg.ones(1, 2))
+        tensor([[0., 1., 1.]])
+    """
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+class ZeroPad2d(ConstantPad2d):
     """Pads the last two axes with zeros: ``padding`` an int (all four sides) or (left, right,
     top, bottom); negative amounts crop (see ``F.pad``).
 
@@ -414,14 +789,269 @@ class ZeroPad2d(Module):
     """
 
     def __init__(self, padding):
-        super().__init__()
-        self.padding = _conv._tuple("ZeroPad2d", "padding", padding, 4)
-
-    def forward(self, input):
-        return _conv.pad(input, self.padding, "constant", 0.0)
+        super().__init__(padding, 0.0)
 
     def extra_repr(self):
         return f"{self.padding}"
+
+
+class ZeroPad3d(ConstantPad3d):
+    """Pads the last three axes with zeros (PyTorch's ``nn.ZeroPad3d``): ``padding`` an int
+    or (left, right, top, bottom, front, back).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.ZeroPad3d(1)(tg.ones(1, 1, 1, 1)).shape
+        (1, 3, 3, 3)
+    """
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+class ReflectionPad1d(_PadNd):
+    """Pads the last axis of (C, W) or (N, C, W) with its reflection about the end elements
+    (PyTorch's ``nn.ReflectionPad1d``; ``F.pad(mode='reflect')``); each amount less than the
+    size.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.ReflectionPad1d(2)(tg.tensor([[0.0, 1.0, 2.0]]))
+        tensor([[2., 1., 0., 1., 2., 1., 0.]])
+    """
+
+    n = 1
+    mode = "reflect"
+
+
+class ReflectionPad2d(_PadNd):
+    """Reflection padding of the last two axes of (C, H, W) or (N, C, H, W) (PyTorch's
+    ``nn.ReflectionPad2d``; see ``ReflectionPad1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.ReflectionPad2d((1, 1, 2, 0))(tg.zeros(1, 3, 3)).shape
+        (1, 5, 5)
+    """
+
+    n = 2
+    mode = "reflect"
+
+
+class ReflectionPad3d(_PadNd):
+    """Reflection padding of the last three axes of (C, D, H, W) or (N, C, D, H, W)
+    (PyTorch's ``nn.ReflectionPad3d``; see ``ReflectionPad1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.ReflectionPad3d(1)(tg.zeros(1, 2, 2, 2)).shape
+        (1, 4, 4, 4)
+    """
+
+    n = 3
+    mode = "reflect"
+
+
+class ReplicationPad1d(_PadNd):
+    """Pads the last axis of (C, W) or (N, C, W) by repeating its end elements (PyTorch's
+    ``nn.ReplicationPad1d``; ``F.pad(mode='replicate')``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.ReplicationPad1d((2, 1))(tg.tensor([[0.0, 1.0]]))
+        tensor([[0., 0., 0., 1., 1.]])
+    """
+
+    n = 1
+    mode = "replicate"
+
+
+class ReplicationPad2d(_PadNd):
+    """Replication padding of the last two axes of (C, H, W) or (N, C, H, W) (PyTorch's
+    ``nn.ReplicationPad2d``; see ``ReplicationPad1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.ReplicationPad2d(1)(tg.zeros(1, 1, 2, 2)).shape
+        (1, 1, 4, 4)
+    """
+
+    n = 2
+    mode = "replicate"
+
+
+class ReplicationPad3d(_PadNd):
+    """Replication padding of the last three axes of (C, D, H, W) or (N, C, D, H, W)
+    (PyTorch's ``nn.ReplicationPad3d``; see ``ReplicationPad1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.ReplicationPad3d(1)(tg.zeros(1, 1, 2, 2, 2)).shape
+        (1, 1, 4, 4, 4)
+    """
+
+    n = 3
+    mode = "replicate"
+
+
+class CircularPad1d(_CircularPadNd):
+    """Pads the last axis of (C, W) or (N, C, W) circularly (wrapping around; PyTorch's
+    ``nn.CircularPad1d``; ``F.pad(mode='circular')``); each amount at most the size.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.CircularPad1d((2, 1))(tg.tensor([[0.0, 1.0, 2.0]]))
+        tensor([[1., 2., 0., 1., 2., 0.]])
+    """
+
+    n = 1
+
+
+class CircularPad2d(_CircularPadNd):
+    """Circular padding of the last two axes of (C, H, W) or (N, C, H, W) (PyTorch's
+    ``nn.CircularPad2d``; see ``CircularPad1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.CircularPad2d(1)(tg.zeros(1, 2, 2)).shape
+        (1, 4, 4)
+    """
+
+    n = 2
+
+
+class CircularPad3d(_CircularPadNd):
+    """Circular padding of the last three axes of (C, D, H, W) or (N, C, D, H, W) (PyTorch's
+    ``nn.CircularPad3d``; see ``CircularPad1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.CircularPad3d(1)(tg.zeros(1, 2, 2, 2)).shape
+        (1, 4, 4, 4)
+    """
+
+    n = 3
+
+
+# ---- im2col, channel dropout --------------------------------------------------------------------
+
+
+class Unfold(Module):
+    """Extracts sliding blocks (im2col; PyTorch's ``nn.Unfold``; see ``F.unfold``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Unfold(kernel_size=(2, 3))(tg.zeros(2, 5, 3, 4)).shape
+        (2, 30, 4)
+    """
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size, self.dilation = kernel_size, dilation
+        self.padding, self.stride = padding, stride
+
+    def forward(self, input):
+        return _conv.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self):
+        return (
+            f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
+            f"padding={self.padding}, stride={self.stride}"
+        )
+
+
+class Fold(Module):
+    """Combines sliding blocks into an image, adding overlaps (col2im; PyTorch's
+    ``nn.Fold``; see ``F.fold``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Fold(output_size=(4, 5), kernel_size=(2, 2))(tg.zeros(1, 3 * 2 * 2, 12)).shape
+        (1, 3, 4, 5)
+    """
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.output_size, self.kernel_size, self.dilation = output_size, kernel_size, dilation
+        self.padding, self.stride = padding, stride
+
+    def forward(self, input):
+        return _conv.fold(
+            input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride
+        )
+
+    def extra_repr(self):
+        return (
+            f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
+            f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}"
+        )
+
+
+class _DropoutNd(Module):
+    fn = None
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        name = type(self).__name__
+        p = scalar_argument(p, f"{name}: p")
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"{name}: dropout probability has to be between 0 and 1, but got {p}")
+        if inplace:
+            raise TypeError(
+                f"{name}: inplace=True is not supported (tapegrad records a new value instead "
+                f"of overwriting the input); leave it False"
+            )
+        self.p, self.inplace = p, False
+
+    def forward(self, input):
+        return type(self).fn(input, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(_DropoutNd):
+    """Channel-wise dropout layer (PyTorch's ``nn.Dropout1d``; see ``F.dropout1d``): each
+    channel of (N, C, L) or (C, L) is zeroed whole with probability ``p`` while training,
+    the others scaled by 1 / (1 - p); the identity after ``eval()``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Dropout1d(0.5).eval()(tg.ones(2, 3))
+        tensor([[1., 1., 1.],
+                [1., 1., 1.]])
+    """
+
+    fn = staticmethod(_conv.dropout1d)
+
+
+class Dropout2d(_DropoutNd):
+    """Channel-wise dropout layer for (N, C, H, W) or (C, H, W) (PyTorch's
+    ``nn.Dropout2d``; see ``F.dropout2d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Dropout2d(0.2)(tg.ones(1, 3, 2, 2)).shape
+        (1, 3, 2, 2)
+    """
+
+    fn = staticmethod(_conv.dropout2d)
+
+
+class Dropout3d(_DropoutNd):
+    """Channel-wise dropout layer for (N, C, D, H, W) or (C, D, H, W) (PyTorch's
+    ``nn.Dropout3d``; see ``F.dropout3d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Dropout3d(0.2)(tg.ones(1, 3, 1, 2, 2)).shape
+        (1, 3, 1, 2, 2)
+    """
+
+    fn = staticmethod(_conv.dropout3d)
 
 
 class Unflatten(Module):

@@ -19,6 +19,7 @@ import copy
 import math
 import warnings
 from collections import OrderedDict, namedtuple
+from collections.abc import Callable
 
 import numpy as np
 
@@ -29,6 +30,7 @@ from ..core.tensor import refuse_non_real
 from ..tensor_class import Tensor
 from . import functional as F
 from . import hooks as _hooks
+from . import init as _init
 
 
 def Parameter(data, requires_grad=True):
@@ -2203,3 +2205,791 @@ class TripletMarginLoss(_Loss):
             swap=self.swap,
             reduction=self.reduction,
         )
+
+
+# ---- more activations ----------------------------------------------------------------------------
+
+
+class Softmin(Module):
+    """Softmin along ``dim`` (softmax of -x), as a layer (PyTorch's ``nn.Softmin``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Softmin(dim=-1)(tg.tensor([[0.0, 1.0]]))
+        tensor([[0.7311, 0.2689]])
+    """
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmin(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Softshrink(_Activation):
+    """x -+ lambd outside [-lambd, lambd], 0 inside, as a layer (PyTorch's ``nn.Softshrink``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Softshrink(1.0)(tg.tensor([-2.0, 0.5, 3.0]))
+        tensor([-1.,  0.,  2.])
+    """
+
+    fn = staticmethod(F.softshrink)
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__(lambd=lambd)
+
+
+class Hardshrink(_Activation):
+    """x where |x| > lambd, else 0, as a layer (PyTorch's ``nn.Hardshrink``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Hardshrink(1.0)(tg.tensor([-2.0, 0.5, 3.0]))
+        tensor([-2.,  0.,  3.])
+    """
+
+    fn = staticmethod(F.hardshrink)
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__(lambd=lambd)
+
+
+class Threshold(_Activation):
+    """x where x > threshold, else value, as a layer (PyTorch's ``nn.Threshold``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.Threshold(0.0, -1.0)(tg.tensor([-2.0, 3.0]))
+        tensor([-1.,  3.])
+    """
+
+    fn = staticmethod(F.threshold)
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__(threshold=threshold, value=value, inplace=inplace)
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU (PyTorch's ``nn.RReLU``): random slopes in U(lower, upper) on the
+    negative side while training, the mean slope (lower + upper) / 2 after ``eval()``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.RReLU(0.1, 0.3).eval()(tg.tensor([-3.0, 2.0]))
+        tensor([-0.6000, 2.0000])
+    """
+
+    def __init__(
+        self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False
+    ) -> None:
+        super().__init__()
+        F._no_inplace("rrelu", inplace)
+        self.lower = lower
+        self.upper = upper
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}"
+
+
+class PReLU(Module):
+    """Leaky ReLU with a learnable negative slope (PyTorch's ``nn.PReLU``): ``num_parameters``
+    slopes (1, or one per channel of dim 1), initialised to ``init``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> m = tg.nn.PReLU()
+        >>> m(tg.tensor([-2.0, 3.0]))
+        tensor([-0.5000, 3.0000], grad_fn=<AddBackward0>)
+        >>> list(m.state_dict())
+        ['weight']
+    """
+
+    def __init__(
+        self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None
+    ) -> None:
+        super().__init__()
+        _check_device_dtype("PReLU", device, dtype)
+        self.num_parameters = int(num_parameters)
+        self.init = init
+        self.weight = Parameter(np.full(self.num_parameters, float(init)))
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.prelu(input, self._parameters["weight"])
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalisation over the trailing ``normalized_shape`` axes with a
+    learnable ``weight`` (ones) when ``elementwise_affine`` (PyTorch's ``nn.RMSNorm``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.RMSNorm(2, eps=0.0)(tg.tensor([[3.0, 4.0]]))
+        tensor([[0.8485, 1.1314]], grad_fn=<MulBackward0>)
+    """
+
+    def __init__(
+        self,
+        normalized_shape: int | tuple[int, ...],
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        _check_device_dtype("RMSNorm", device, dtype)
+        if isinstance(normalized_shape, (int, np.integer)):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(int(s) for s in normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(np.ones(self.normalized_shape))
+        else:
+            self.register_parameter("weight", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.rms_norm(x, self.normalized_shape, self._parameters["weight"], self.eps)
+
+    def extra_repr(self):
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
+
+
+class PixelShuffle(Module):
+    """(*, C r**2, H, W) -> (*, C, H r, W r), as a layer (PyTorch's ``nn.PixelShuffle``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.PixelShuffle(2)(tg.zeros(1, 8, 3, 3)).shape
+        (1, 2, 6, 6)
+    """
+
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self):
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """(*, C, H r, W r) -> (*, C r**2, H, W), as a layer (PyTorch's ``nn.PixelUnshuffle``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.PixelUnshuffle(2)(tg.zeros(1, 2, 6, 6)).shape
+        (1, 8, 3, 3)
+    """
+
+    def __init__(self, downscale_factor: int) -> None:
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self):
+        return f"downscale_factor={self.downscale_factor}"
+
+
+def _check_device_dtype(name, device, dtype):
+    if device not in (None, "cpu") or dtype not in (None, "float64", np.float64):
+        raise TypeError(
+            f"{name}: only device=None/'cpu' and dtype=None/float64 are supported, got "
+            f"device={device!r}, dtype={dtype!r}"
+        )
+
+
+# ---- attention and transformers ------------------------------------------------------------------
+
+
+class MultiheadAttention(Module):
+    """Multi-head attention (PyTorch's ``nn.MultiheadAttention``): ``forward(query, key, value)``
+    projects the inputs, attends with ``num_heads`` heads of ``embed_dim // num_heads`` features
+    and projects back, returning ``(output, weights)``.  Parameters and state-dict keys are
+    PyTorch's (``in_proj_weight`` (3E, E), or ``q/k/v_proj_weight`` when ``kdim`` / ``vdim``
+    differ from ``embed_dim``; ``in_proj_bias``; ``bias_k`` / ``bias_v`` with ``add_bias_kv``;
+    ``out_proj``), initialised as PyTorch's (Glorot-uniform projections, zero biases).
+    Inputs are (L, N, E), or (N, L, E) with ``batch_first``, or unbatched (L, E).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> mha = tg.nn.MultiheadAttention(4, 2, batch_first=True)
+        >>> out, w = mha(tg.ones(3, 5, 4), tg.ones(3, 6, 4), tg.ones(3, 6, 4))
+        >>> out.shape, w.shape
+        ((3, 5, 4), (3, 5, 6))
+        >>> [k for k in mha.state_dict()]
+        ['in_proj_weight', 'in_proj_bias', 'out_proj.weight', 'out_proj.bias']
+    """
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        add_bias_kv: bool = False,
+        add_zero_attn: bool = False,
+        kdim: int | None = None,
+        vdim: int | None = None,
+        batch_first: bool = False,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        _check_device_dtype("MultiheadAttention", device, dtype)
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(
+                f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} "
+                f"and num_heads={num_heads} instead"
+            )
+        F._check_p("MultiheadAttention", dropout)
+        self.embed_dim = int(embed_dim)
+        self.kdim = int(kdim) if kdim is not None else self.embed_dim
+        self.vdim = int(vdim) if vdim is not None else self.embed_dim
+        self._qkv_same_embed_dim = self.kdim == self.embed_dim and self.vdim == self.embed_dim
+        self.num_heads = int(num_heads)
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = self.embed_dim // self.num_heads
+        if self.head_dim * self.num_heads != self.embed_dim:
+            raise ValueError(
+                f"MultiheadAttention: embed_dim must be divisible by num_heads, got "
+                f"embed_dim={embed_dim} and num_heads={num_heads}"
+            )
+        e = self.embed_dim
+        if not self._qkv_same_embed_dim:
+            self.q_proj_weight = Parameter(np.zeros((e, e)))
+            self.k_proj_weight = Parameter(np.zeros((e, self.kdim)))
+            self.v_proj_weight = Parameter(np.zeros((e, self.vdim)))
+            self.register_parameter("in_proj_weight", None)
+        else:
+            self.in_proj_weight = Parameter(np.zeros((3 * e, e)))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(np.zeros(3 * e))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = Linear(e, e, bias=bias)
+        if add_bias_kv:
+            self.bias_k = Parameter(np.zeros((1, 1, e)))
+            self.bias_v = Parameter(np.zeros((1, 1, e)))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        p = self._parameters
+        if self._qkv_same_embed_dim:
+            _init.xavier_uniform_(p["in_proj_weight"])
+        else:
+            for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
+                _init.xavier_uniform_(p[name])
+        if p["in_proj_bias"] is not None:
+            _init.zeros_(p["in_proj_bias"])
+            _init.zeros_(self.out_proj.bias)
+        if self.bias_k is not None:
+            _init.xavier_normal_(self.bias_k)
+            _init.xavier_normal_(self.bias_v)
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        key_padding_mask: Tensor | None = None,
+        need_weights: bool = True,
+        attn_mask: Tensor | None = None,
+        average_attn_weights: bool = True,
+        is_causal: bool = False,
+    ) -> tuple[Tensor, Tensor | None]:
+        batched = np.ndim(_ops.value_of(query)) == 3
+        if self.batch_first and batched:
+            query, key, value = (
+                _ops.swapaxes(_ops.tensor_of(t), 0, 1) for t in (query, key, value)
+            )
+        p = self._parameters
+        out, weights = F.multi_head_attention_forward(
+            query,
+            key,
+            value,
+            self.embed_dim,
+            self.num_heads,
+            p["in_proj_weight"],
+            p["in_proj_bias"],
+            self.bias_k,
+            self.bias_v,
+            self.add_zero_attn,
+            self.dropout,
+            self.out_proj.weight,
+            self.out_proj.bias,
+            training=self.training,
+            key_padding_mask=key_padding_mask,
+            need_weights=need_weights,
+            attn_mask=attn_mask,
+            use_separate_proj_weight=not self._qkv_same_embed_dim,
+            q_proj_weight=p["q_proj_weight"],
+            k_proj_weight=p["k_proj_weight"],
+            v_proj_weight=p["v_proj_weight"],
+            average_attn_weights=average_attn_weights,
+            is_causal=is_causal,
+        )
+        if self.batch_first and batched:
+            out = _ops.swapaxes(out, 0, 1)
+        return out, weights
+
+
+def _activation_fn(name, activation):
+    if isinstance(activation, str):
+        if activation == "relu":
+            return F.relu
+        if activation == "gelu":
+            return F.gelu
+        raise RuntimeError(f"{name}: activation should be relu/gelu, not {activation}")
+    if not callable(activation):
+        raise TypeError(f"{name}: activation should be 'relu', 'gelu' or a callable")
+    return activation
+
+
+def _square_subsequent_mask(sz):
+    return Tensor(np.triu(np.full((int(sz), int(sz)), -np.inf), 1))
+
+
+class TransformerEncoderLayer(Module):
+    """Self-attention then a feed-forward block, each with a residual connection and a layer
+    norm (after, or before with ``norm_first``), as PyTorch's ``nn.TransformerEncoderLayer``
+    (same submodules and state-dict keys: ``self_attn``, ``linear1``, ``linear2``, ``norm1``,
+    ``norm2``; dropouts ``dropout``, ``dropout1``, ``dropout2``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> layer = tg.nn.TransformerEncoderLayer(d_model=4, nhead=2, dim_feedforward=8)
+        >>> layer.eval()(tg.ones(5, 3, 4)).shape
+        (5, 3, 4)
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[[Tensor], Tensor] = F.relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        _check_device_dtype("TransformerEncoderLayer", device, dtype)
+        self.self_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first
+        )
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.activation = _activation_fn("TransformerEncoderLayer", activation)
+
+    def forward(
+        self,
+        src: Tensor,
+        src_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        is_causal: bool = False,
+    ) -> Tensor:
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            x = x + self._ff_block(self.norm2(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+            x = self.norm2(x + self._ff_block(x))
+        return x
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
+        x = self.self_attn(
+            x,
+            x,
+            x,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            need_weights=False,
+            is_causal=is_causal,
+        )[0]
+        return self.dropout1(x)
+
+    def _ff_block(self, x):
+        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return self.dropout2(x)
+
+
+class TransformerDecoderLayer(Module):
+    """Self-attention, attention over the encoder's ``memory`` and a feed-forward block, each
+    with a residual connection and a layer norm (after, or before with ``norm_first``), as
+    PyTorch's ``nn.TransformerDecoderLayer`` (submodules ``self_attn``, ``multihead_attn``,
+    ``linear1``, ``linear2``, ``norm1``-``norm3``, ``dropout``, ``dropout1``-``dropout3``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> layer = tg.nn.TransformerDecoderLayer(d_model=4, nhead=2, dim_feedforward=8)
+        >>> layer.eval()(tg.ones(5, 3, 4), tg.ones(7, 3, 4)).shape
+        (5, 3, 4)
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[[Tensor], Tensor] = F.relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        _check_device_dtype("TransformerDecoderLayer", device, dtype)
+        self.self_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first
+        )
+        self.multihead_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first
+        )
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = _activation_fn("TransformerDecoderLayer", activation)
+
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool | None = False,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            x = x + self._mha_block(
+                self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal
+            )
+            x = x + self._ff_block(self.norm3(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+            x = self.norm2(
+                x
+                + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+            )
+            x = self.norm3(x + self._ff_block(x))
+        return x
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
+        x = self.self_attn(
+            x,
+            x,
+            x,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            is_causal=is_causal,
+            need_weights=False,
+        )[0]
+        return self.dropout1(x)
+
+    def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal):
+        x = self.multihead_attn(
+            x,
+            mem,
+            mem,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            is_causal=is_causal,
+            need_weights=False,
+        )[0]
+        return self.dropout2(x)
+
+    def _ff_block(self, x):
+        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return self.dropout3(x)
+
+
+def _clones(module, n):
+    return ModuleList([copy.deepcopy(module) for _ in range(int(n))])
+
+
+class TransformerEncoder(Module):
+    """``num_layers`` copies of ``encoder_layer`` applied in turn, then ``norm`` if given
+    (PyTorch's ``nn.TransformerEncoder``; state-dict keys ``layers.0. ...``, ``norm. ...``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> layer = tg.nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, batch_first=True)
+        >>> enc = tg.nn.TransformerEncoder(layer, num_layers=2).eval()
+        >>> enc(tg.ones(3, 5, 4)).shape
+        (3, 5, 4)
+    """
+
+    def __init__(
+        self,
+        encoder_layer: TransformerEncoderLayer,
+        num_layers: int,
+        norm: Module | None = None,
+        enable_nested_tensor: bool = True,
+        mask_check: bool = True,
+    ) -> None:
+        super().__init__()
+        self.layers = _clones(encoder_layer, num_layers)
+        self.num_layers = int(num_layers)
+        self.norm = norm
+        self.enable_nested_tensor = enable_nested_tensor
+        self.mask_check = mask_check
+
+    def forward(
+        self,
+        src: Tensor,
+        mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        is_causal: bool | None = None,
+    ) -> Tensor:
+        out = src
+        for mod in self.layers:
+            out = mod(
+                out,
+                src_mask=mask,
+                is_causal=bool(is_causal),
+                src_key_padding_mask=src_key_padding_mask,
+            )
+        if self.norm is not None:
+            out = self.norm(out)
+        return out
+
+
+class TransformerDecoder(Module):
+    """``num_layers`` copies of ``decoder_layer`` applied in turn to the target, each attending
+    over ``memory``, then ``norm`` if given (PyTorch's ``nn.TransformerDecoder``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> layer = tg.nn.TransformerDecoderLayer(4, 2, dim_feedforward=8)
+        >>> dec = tg.nn.TransformerDecoder(layer, num_layers=2).eval()
+        >>> dec(tg.ones(5, 3, 4), tg.ones(7, 3, 4)).shape
+        (5, 3, 4)
+    """
+
+    def __init__(
+        self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Module | None = None
+    ) -> None:
+        super().__init__()
+        self.layers = _clones(decoder_layer, num_layers)
+        self.num_layers = int(num_layers)
+        self.norm = norm
+
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        out = tgt
+        for mod in self.layers:
+            out = mod(
+                out,
+                memory,
+                tgt_mask=tgt_mask,
+                memory_mask=memory_mask,
+                tgt_key_padding_mask=tgt_key_padding_mask,
+                memory_key_padding_mask=memory_key_padding_mask,
+                tgt_is_causal=bool(tgt_is_causal),
+                memory_is_causal=memory_is_causal,
+            )
+        if self.norm is not None:
+            out = self.norm(out)
+        return out
+
+
+class Transformer(Module):
+    """An encoder-decoder transformer (PyTorch's ``nn.Transformer``): ``num_encoder_layers``
+    encoder layers and ``num_decoder_layers`` decoder layers, each stack followed by a layer
+    norm; every parameter of more than one dimension is Glorot-uniform initialised, as
+    PyTorch's.  ``forward(src, tgt)`` returns the decoder's output, of ``tgt``'s shape.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> model = tg.nn.Transformer(d_model=4, nhead=2, num_encoder_layers=1,
+        ...                           num_decoder_layers=1, dim_feedforward=8).eval()
+        >>> model(tg.ones(6, 2, 4), tg.ones(5, 2, 4)).shape
+        (5, 2, 4)
+        >>> tg.nn.Transformer.generate_square_subsequent_mask(3)
+        tensor([[  0., -inf, -inf],
+                [  0.,   0., -inf],
+                [  0.,   0.,   0.]])
+    """
+
+    def __init__(
+        self,
+        d_model: int = 512,
+        nhead: int = 8,
+        num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[[Tensor], Tensor] = F.relu,
+        custom_encoder: Module | None = None,
+        custom_decoder: Module | None = None,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        _check_device_dtype("Transformer", device, dtype)
+        layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps)
+        flags = dict(batch_first=batch_first, norm_first=norm_first, bias=bias)
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            self.encoder = TransformerEncoder(
+                TransformerEncoderLayer(*layer_args, **flags),
+                num_encoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias),
+            )
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            self.decoder = TransformerDecoder(
+                TransformerDecoderLayer(*layer_args, **flags),
+                num_decoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias),
+            )
+        for p in self.parameters():
+            if p.ndim > 1:
+                _init.xavier_uniform_(p)
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def forward(
+        self,
+        src: Tensor,
+        tgt: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        src_is_causal: bool | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        s, t = np.shape(_ops.value_of(src)), np.shape(_ops.value_of(tgt))
+        b = 0 if self.batch_first else 1
+        if len(s) == 3 and (len(t) != 3 or s[b] != t[b]):
+            raise RuntimeError(
+                f"Transformer: the batch number of src and tgt must be equal, got shapes {s} "
+                f"and {t} (batch_first={self.batch_first})"
+            )
+        if s[-1:] != (self.d_model,) or t[-1:] != (self.d_model,):
+            raise RuntimeError(
+                f"Transformer: the feature number of src and tgt must be equal to d_model "
+                f"{self.d_model}, got shapes {s} and {t}"
+            )
+        memory = self.encoder(
+            src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal
+        )
+        return self.decoder(
+            tgt,
+            memory,
+            tgt_mask=tgt_mask,
+            memory_mask=memory_mask,
+            tgt_key_padding_mask=tgt_key_padding_mask,
+            memory_key_padding_mask=memory_key_padding_mask,
+            tgt_is_causal=tgt_is_causal,
+            memory_is_causal=memory_is_causal,
+        )
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
+        """The float (sz, sz) causal mask: -inf above the diagonal, 0 on and below it.
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> tg.nn.Transformer.generate_square_subsequent_mask(2)
+            tensor([[  0., -inf],
+                    [  0.,   0.]])
+        """
+        _check_device_dtype("generate_square_subsequent_mask", device, dtype)
+        return _square_subsequent_mask(sz)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation of (N, C, D, H, W) inputs per channel C (PyTorch's
+    ``nn.BatchNorm3d``; see ``BatchNorm1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> bn = tg.nn.BatchNorm3d(1)
+        >>> bn(tg.tensor([[[[[1.0, 3.0]]]]])).detach()
+        tensor([[[[[-1.0000,  1.0000]]]]])
+    """
+
+    dims = (5,)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation of (N, C, D, H, W) or (C, D, H, W) inputs (PyTorch's
+    ``nn.InstanceNorm3d``; see ``InstanceNorm1d``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.InstanceNorm3d(1)(tg.tensor([[[[[1.0, 3.0]]]]]))
+        tensor([[[[[-1.0000,  1.0000]]]]])
+    """
+
+    dims = (4, 5)
