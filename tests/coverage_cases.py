@@ -454,8 +454,45 @@ def _loc_scale_case(name, shapes):
             x, *shapes, loc=loc, scale=scale
         )
 
+    def quantile(method):  # at q = expit(x) in (0, 1); the shapes constant (t, beta refuse)
+        return lambda x, loc, scale, *shape_args: getattr(getattr(_stats(), name), method)(
+            _special().expit(x), *shapes, loc=loc, scale=scale
+        )
+
     calls = {m: density(m) for m in ("logpdf", "pdf")}
     calls.update({m: cdf_like(m) for m in ("cdf", "sf", "logcdf", "logsf")})
+    calls.update({m: quantile(m) for m in ("ppf", "isf")})
+    return Methods(calls)
+
+
+def _special():
+    return importlib.import_module("tapegrad.scipy.special")
+
+
+def _closed_form_case(name, moments=True):
+    """Every method of a distribution whose cdfs and quantiles are closed forms (or, for
+    truncnorm's quantiles, the implicit function theorem): differentiable in x, loc, scale
+    and the shape parameters; the moments too."""
+
+    def at_x(method):
+        return lambda x, loc, scale, *shape_args: getattr(getattr(_stats(), name), method)(
+            x, *shape_args, loc=loc, scale=scale
+        )
+
+    def at_q(method):
+        return lambda x, loc, scale, *shape_args: getattr(getattr(_stats(), name), method)(
+            _special().expit(x), *shape_args, loc=loc, scale=scale
+        )
+
+    def moment(method):
+        return lambda x, loc, scale, *shape_args: getattr(getattr(_stats(), name), method)(
+            *shape_args, loc=loc, scale=scale
+        )
+
+    calls = {m: at_x(m) for m in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf")}
+    calls.update({m: at_q(m) for m in ("ppf", "isf")})
+    if moments:
+        calls.update({m: moment(m) for m in ("mean", "var", "std", "entropy")})
     return Methods(calls)
 
 
@@ -473,6 +510,60 @@ for _name, _xs, _shapes in [
         _loc_scale_case(_name, _shapes),
         [*_xs, *(np.array(a) for a in _shapes)],
     )
+
+for _name, _xs, _shapes, _moments in [
+    ("uniform", (_P01, np.array(-0.05), np.array(1.1)), (), True),
+    ("lognorm", _POSITIVE, (0.8,), True),
+    ("cauchy", _REAL, (), False),  # (its mean and variance are NaN)
+    ("logistic", _REAL, (), True),
+    ("weibull_min", _POSITIVE, (1.7,), True),
+    ("halfnorm", (P, np.array(-0.1), np.array(1.3)), (), True),
+    ("truncnorm", _REAL, (-2.0, 2.0), True),
+]:
+    CASES[f"scipy.stats.{_name}"] = (
+        _closed_form_case(_name, _moments),
+        [*_xs, *(np.array(a) for a in _shapes)],
+    )
+
+
+def _discrete_case(name, k, fixed, smooth_n=False):
+    """pmf, logpmf, cdf, sf, mean and var of a discrete distribution at counts k,
+    differentiable in p (and in nbinom's n for its pmf, logpmf and moments)."""
+
+    def call(method):
+        def f(*params):
+            d = getattr(_stats(), name)
+            if method in ("mean", "var"):
+                return getattr(d, method)(*fixed, *params)
+            if smooth_n and method in ("cdf", "sf"):  # (no derivative in n there)
+                return getattr(d, method)(k, 2.5, params[-1])
+            return getattr(d, method)(k, *fixed, *params)
+
+        return f
+
+    return Methods({m: call(m) for m in ("pmf", "logpmf", "cdf", "sf", "mean", "var")})
+
+
+CASES.update(
+    {
+        "scipy.stats.binom": (
+            _discrete_case("binom", np.array([[0, 1, 3], [2, 5, 6]]), (6,)),
+            [np.array([[0.3, 0.55, 0.4], [0.62, 0.8, 0.25]])],
+        ),
+        "scipy.stats.nbinom": (
+            _discrete_case("nbinom", np.array([[0, 1, 3], [2, 5, 6]]), (), smooth_n=True),
+            [np.array(2.5), np.array([[0.3, 0.55, 0.4], [0.62, 0.8, 0.25]])],
+        ),
+        "scipy.stats.geom": (
+            _discrete_case("geom", np.array([[1, 2, 3], [4, 1, 6]]), ()),
+            [np.array([[0.3, 0.55, 0.4], [0.62, 0.8, 0.25]])],
+        ),
+        "scipy.stats.bernoulli": (
+            _discrete_case("bernoulli", np.array([[0, 1, 1], [0, 0, 1]]), ()),
+            [np.array([[0.3, 0.55, 0.4], [0.62, 0.8, 0.25]])],
+        ),
+    }
+)
 
 _K = np.array([[0, 1, 3], [2, 5, 1]])  # Poisson counts: discrete, differentiable in mu only
 _SIMPLEX = np.array([0.2, 0.5, 0.3])  # a Dirichlet sample: differentiable in alpha

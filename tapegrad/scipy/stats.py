@@ -25,6 +25,7 @@ from . import require_scipy
 from . import special as S
 
 _st = require_scipy("scipy.stats")
+_sc = require_scipy("scipy.special")
 
 __all__ = [
     "norm",
@@ -37,6 +38,17 @@ __all__ = [
     "dirichlet",
     "expon",
     "laplace",
+    "uniform",
+    "lognorm",
+    "cauchy",
+    "logistic",
+    "weibull_min",
+    "halfnorm",
+    "truncnorm",
+    "binom",
+    "nbinom",
+    "geom",
+    "bernoulli",
 ]
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -187,6 +199,43 @@ class _Norm(_Distribution):
             return self._scipy.logsf(x, loc, scale)
         return _log_ndtr(-_standardize(x, loc, scale)) + _nan_unless_positive(scale)
 
+    def ppf(self, q, loc=0.0, scale=1.0):
+        """The quantile: the x with P(X <= x) = q (SciPy's ``norm.ppf``, -sqrt 2 erfcinv(2 q)
+        standardized); accurate in both tails, -inf / inf at q = 0 / 1, NaN outside [0, 1]."""
+        if not _tensor_in(q, loc, scale):
+            return self._scipy.ppf(q, loc, scale)
+        return _from_std(_ndtri(q), loc, scale)
+
+    def isf(self, q, loc=0.0, scale=1.0):
+        """The inverse survival function: the x with P(X > x) = q (SciPy's ``norm.isf``)."""
+        if not _tensor_in(q, loc, scale):
+            return self._scipy.isf(q, loc, scale)
+        return _from_std(O.neg(_ndtri(q)), loc, scale)
+
+
+def _ndtri(q):
+    """The standard normal quantile, -sqrt 2 erfcinv(2 q): accurate to a few ulp from q =
+    1e-300 to 1 - 1e-16 (erfcinv of the tiny 2 q, not erfinv of 2 q - 1, which loses q's
+    digits), NaN outside [0, 1]; every derivative a native op."""
+    return _nan_outside_unit(q, -math.sqrt(2.0) * O.erfcinv(2.0 * O.tensor_of(q)))
+
+
+def _nan_outside_unit(q, out):
+    """``out`` where 0 <= q <= 1, NaN elsewhere (SciPy's quantile of a probability that is
+    not one); a NaN q stays NaN."""
+    q = O.tensor_of(q)
+    bad = O.truth(~((q >= 0.0) & (q <= 1.0)))  # (a guard in a trace)
+    if not bad.any():
+        return out
+    # times NaN, not replaced by it: the derivatives there are NaN too, not 0
+    return O.mul(out, O.where(bad, np.nan, 1.0))
+
+
+def _from_std(z, loc, scale):
+    """loc + scale z: a standardized quantile moved and scaled, NaN for a scale that is
+    not positive (as SciPy)."""
+    return O.add(loc, O.mul(scale, z)) + _nan_unless_positive(scale)
+
 
 norm = _Norm()
 
@@ -202,6 +251,7 @@ class _LocScale(_Distribution):
 
     shapes: tuple = ()
     lower, upper = -math.inf, math.inf  # support of z
+    lower_open = False  # the density is 0 at z = lower (lognorm)
 
     def _logpdf_std(self, z, *shapes):
         raise NotImplementedError
@@ -224,7 +274,8 @@ class _LocScale(_Distribution):
 
     def _logpdf_z(self, z, shapes):
         """The standardized log-density, -inf outside the support (derivative 0 there)."""
-        conds = ([z >= self.lower] if self.lower > -math.inf else []) + (
+        above = (z > self.lower) if self.lower_open else (z >= self.lower)
+        conds = ([above] if self.lower > -math.inf else []) + (
             [z <= self.upper] if self.upper < math.inf else []
         )
         mid = 0.5 if self.upper < math.inf else self.lower + 1.0
@@ -338,6 +389,112 @@ class _LocScale(_Distribution):
         """log P(X > x); differentiable in x, loc, scale."""
         return self._cdf_like("logsf", x, args, kwds)
 
+    def ppf(self, q, *args, **kwds):
+        """The quantile, the x with P(X <= x) = q (SciPy's ``ppf``): the support's ends at
+        q = 0 and 1, NaN outside [0, 1]; d/dq = 1 / pdf(x), and in a shape parameter
+        -(d cdf / d shape) / pdf at x (where the cdf has that derivative here)."""
+        return self._quantile("ppf", q, args, kwds)
+
+    def isf(self, q, *args, **kwds):
+        """The inverse survival function, the x with P(X > x) = q (SciPy's ``isf``):
+        accurate for tiny q (the upper tail); d/dq = -1 / pdf(x)."""
+        return self._quantile("isf", q, args, kwds)
+
+    def _quantile(self, method, q, args, kwds):
+        shapes, loc, scale = self._parse(args, kwds, method)
+        if not _tensor_in(q, loc, scale, *shapes):
+            return getattr(self._scipy, method)(q, *args, **kwds)
+        z = self._quantile_std(method == "isf", O.tensor_of(q), shapes, method)
+        return _from_std(z, loc, scale) + self._shape_nan(shapes)
+
+    def _quantile_std(self, upper, q, shapes, method):
+        """The standardized quantile (``upper``: of the survival function): SciPy's value,
+        differentiable through ``_Quantile``; a family with a closed form overrides it."""
+        for i, (name, v) in enumerate(zip(self.shapes, shapes, strict=True)):
+            if isinstance(v, Tensor) and v.requires_grad and not self._has_dcdf(i):
+                _refuse(self.name, method, name, v)
+        parts = [q, *(O.tensor_of(v) for v in shapes)]
+        shape = np.broadcast_shapes(*(p.shape for p in parts))
+        parts = [p if p.shape == shape else O.broadcast_to(p, shape) for p in parts]
+        return _Quantile.apply(parts[0], (self, upper), *parts[1:])
+
+    def _closed_quantile(self, upper, q, shapes, formula, ends):
+        """``formula(q)``, a closed-form standardized quantile, except at the q in ``ends``
+        (0 or 1), where its slopes would be 0 * inf = NaN: there SciPy's value through
+        ``_Quantile`` with the shapes held fixed (the quantile is the support's end for
+        every shape: slope 0 in them, 1 / pdf in q).  The formula never sees those q."""
+        end = np.zeros(q.shape, dtype=bool)
+        for e in ends:
+            end = end | O.truth(q == e)  # (a guard in a trace)
+        if not end.any():
+            return formula(q)
+        out = formula(O.where(end, 0.5, q))
+        fixed = [O.tensor_of(v.detach() if isinstance(v, Tensor) else v) for v in shapes]
+        parts = [O.where(end, q, 0.5), *fixed]
+        shape = np.broadcast_shapes(*(v.shape for v in parts))
+        parts = [O.broadcast_to(v, shape) for v in parts]
+        return O.where(end, _Quantile.apply(parts[0], (self, upper), *parts[1:]), out)
+
+    def _has_dcdf(self, i):
+        """Whether ``_dcdf`` gives the derivative of the cdf in shape parameter i."""
+        return False
+
+    def _dcdf(self, z, shapes, i):
+        """d cdf(z; shapes) / d shapes[i] as a Tensor expression (where ``_has_dcdf``)."""
+        raise NotImplementedError
+
+
+class _Quantile(Function):
+    """z = ppf(q; shapes) (or isf) of a standardized distribution, SciPy's value.  By the
+    implicit function theorem applied to cdf(z; shapes) = q: dz/dq = 1 / pdf(z) (-1 / pdf(z)
+    for isf) and dz/d shape = -(d cdf / d shape) / pdf(z), both Tensor expressions of this op
+    again, so every order and forward mode work (as far as d cdf / d shape does)."""
+
+    @staticmethod
+    def forward(ctx, q, spec, *shapes):
+        dist, upper = spec
+        ctx.spec = spec
+        ctx.save_for_backward(q, *shapes)
+        fn = dist._scipy.isf if upper else dist._scipy.ppf
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(q.data, *(v.data for v in shapes)), dtype=np.float64)
+
+    @staticmethod
+    def _partials(ctx, needs):
+        dist, upper = ctx.spec
+        q, *shapes = ctx.saved_tensors
+        z = _Quantile.apply(q, ctx.spec, *shapes)
+        far = O.truth(O.abs_(z) == np.inf)  # an infinite end (q = 0 or 1): the density is 0
+        if far.any():  # there (as log(inf) - inf = NaN could come from logpdf); at the median
+            mid = dist._scipy.ppf(0.5, *(v.data for v in shapes))  # elsewhere, no NaN
+            inv_pdf = O.where(
+                far, np.inf, O.exp(O.neg(dist._logpdf_z(O.where(far, mid, z), shapes)))
+            )
+        else:
+            inv_pdf = O.exp(O.neg(dist._logpdf_z(z, shapes)))  # 1 / pdf: inf where pdf is 0
+        dq = (O.neg(inv_pdf) if upper else inv_pdf) if needs[0] else None
+        return [dq] + [
+            O.neg(dist._dcdf(z, shapes, i) * inv_pdf) if need else None
+            for i, need in enumerate(needs[1:])
+        ]
+
+    @staticmethod
+    def backward(ctx, g):
+        needs = (ctx.needs_input_grad[0],) + tuple(ctx.needs_input_grad[2:])
+        parts = _Quantile._partials(ctx, needs)
+        grads = [None if d is None else g * d for d in parts]
+        return (grads[0], None, *grads[1:])
+
+    @staticmethod
+    def jvp(ctx, tq, _spec, *tshapes):
+        tangents = (tq, *tshapes)
+        parts = _Quantile._partials(ctx, [t is not None for t in tangents])
+        out = None
+        for t, d in zip(tangents, parts, strict=True):
+            if t is not None:
+                out = t * d if out is None else out + t * d
+        return out
+
 
 def _log_probability(p, complement):
     """log p for a probability p, as log1p(-(1 - p)) where p > 1/2 (``complement()`` gives
@@ -399,6 +556,13 @@ def _gamma_cdf(a, z, upper):
     return _select(inside, fn(a, O.where(inside, z, 1.0)), 1.0 if upper else 0.0)
 
 
+def _dgamma_cdf(a, z):
+    """dP(a, z)/da (0 for z <= 0): first order only (a second derivative in a raises
+    NotImplementedError, as ``special.gammainc``'s does)."""
+    inside = z > 0.0
+    return _select(inside, S._GammaincDa.apply(O.tensor_of(a), O.where(inside, z, 1.0)), 0.0)
+
+
 class _Gamma(_LocScale):
     """The gamma distribution, ``scipy.stats.gamma(a)``.
 
@@ -416,6 +580,12 @@ class _Gamma(_LocScale):
 
     def _cdf_in_shapes(self, z, shapes, upper):
         return _gamma_cdf(shapes[0], z, upper)
+
+    def _has_dcdf(self, i):
+        return True
+
+    def _dcdf(self, z, shapes, i):
+        return _dgamma_cdf(shapes[0], z)
 
 
 class _Chi2(_LocScale):
@@ -436,6 +606,12 @@ class _Chi2(_LocScale):
 
     def _cdf_in_shapes(self, z, shapes, upper):
         return _gamma_cdf(O.mul(shapes[0], 0.5), O.mul(z, 0.5), upper)
+
+    def _has_dcdf(self, i):
+        return True
+
+    def _dcdf(self, z, shapes, i):
+        return 0.5 * _dgamma_cdf(O.mul(shapes[0], 0.5), O.mul(z, 0.5))
 
 
 class _Beta(_LocScale):
@@ -468,6 +644,10 @@ class _Expon(_LocScale):
     def _logpdf_std(self, z):
         return -z
 
+    def _quantile_std(self, upper, q, shapes, method):
+        """-log1p(-q) (isf: -log q): accurate in both tails."""
+        return _nan_outside_unit(q, O.neg(O.log(q) if upper else O.log1p(O.neg(q))))
+
 
 class _Laplace(_LocScale):
     """The Laplace distribution, ``scipy.stats.laplace``; logcdf and logsf in closed form
@@ -494,6 +674,14 @@ class _Laplace(_LocScale):
         upper = O.log1p(-0.5 * O.exp(O.neg(O.where(neg, 0.0, z))))
         return _keep_nan(z, O.where(neg, lower, upper))
 
+    def _quantile_std(self, upper, q, shapes, method):
+        """log(2 q) below 1/2, -log(2 - 2 q) above (isf: the negative): both tails accurate."""
+        low = q <= 0.5
+        out = O.where(
+            low, O.log(2.0 * O.where(low, q, 0.25)), O.neg(O.log(2.0 - 2.0 * O.where(low, 0.75, q)))
+        )
+        return _nan_outside_unit(q, O.neg(out) if upper else out)
+
     def _closed(self, method, x, args, kwds, sign):
         _, loc, scale = self._parse(args, kwds, method)
         if not _tensor_in(x, loc, scale):
@@ -516,6 +704,408 @@ chi2 = _Chi2()
 beta = _Beta()
 expon = _Expon()
 laplace = _Laplace()
+
+
+# ---- closed-form families: cdf, sf, their logs and the quantiles are Tensor expressions -------
+
+
+def _log1mexp(d):
+    """log(1 - exp(d)) for d <= 0, accurate at both ends (log(-expm1(d)) near 0, log1p(-exp(d))
+    far below); each form sees only its own points."""
+    near = d > -math.log(2.0)
+    return O.where(
+        near,
+        O.log(O.neg(O.expm1(O.where(near, d, -1.0)))),
+        O.log1p(O.neg(O.exp(O.where(near, -1.0, d)))),
+    )
+
+
+class _ClosedForm(_LocScale):
+    """A family whose standardized log-cdf and log-sf (``_logcdf_std``) and cdf and sf
+    (``_cdf_std``) are Tensor expressions of z and the shape parameters: differentiable in
+    every argument at any order.  Moments (``_moments_std``: mean, variance and entropy of
+    the standardized variable) give mean, var, std and entropy."""
+
+    def _logcdf_std(self, z, shapes, upper):
+        raise NotImplementedError
+
+    def _cdf_std(self, z, shapes, upper):
+        return O.exp(self._logcdf_std(z, shapes, upper))
+
+    def _cdf_like(self, method, x, args, kwds):
+        shapes, loc, scale = self._parse(args, kwds, method)
+        if not _tensor_in(x, loc, scale, *shapes):
+            return getattr(self._scipy, method)(x, *args, **kwds)
+        z = _standardize(x, loc, scale)
+        upper = method.endswith("sf")
+        fn = self._logcdf_std if method.startswith("log") else self._cdf_std
+        out = _keep_nan(z, fn(z, [O.tensor_of(v) for v in shapes], upper))
+        return out + _nan_unless_positive(scale) + self._shape_nan(shapes)
+
+    def _moments_std(self, shapes):
+        raise NotImplementedError
+
+    def _moment(self, which, args, kwds):
+        shapes, loc, scale = self._parse(args, kwds, which)
+        if not _tensor_in(loc, scale, *shapes):
+            return getattr(self._scipy, which)(*args, **kwds)
+        mean, var, entropy = self._moments_std([O.tensor_of(v) for v in shapes])
+        bad = _nan_unless_positive(scale) + self._shape_nan(shapes)
+        if which == "mean":
+            return O.add(loc, O.mul(scale, mean)) + bad
+        if which == "entropy":
+            return entropy + O.log(O.tensor_of(scale)) + bad
+        var = O.mul(O.square(O.tensor_of(scale)), var)
+        return (var if which == "var" else O.sqrt(var)) + bad
+
+    def mean(self, *args, **kwds):
+        """The mean (SciPy's signature: shape parameters, loc, scale)."""
+        return self._moment("mean", args, kwds)
+
+    def var(self, *args, **kwds):
+        """The variance."""
+        return self._moment("var", args, kwds)
+
+    def std(self, *args, **kwds):
+        """The standard deviation."""
+        return self._moment("std", args, kwds)
+
+    def entropy(self, *args, **kwds):
+        """The differential entropy (nats)."""
+        return self._moment("entropy", args, kwds)
+
+
+def _outside(z, inside, fill):
+    """``fill`` where not ``inside``; the expressions are evaluated at 1/2 there (no NaN)."""
+    return O.where(inside, z, 0.5), lambda out: O.where(inside, out, fill)
+
+
+class _Uniform(_ClosedForm):
+    """The uniform distribution on [loc, loc + scale], ``scipy.stats.uniform``.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> tg.grad(lambda s: stats.uniform.cdf(1.0, 0.0, s))(2.0)      # d/ds 1 / s
+    -0.25
+    """
+
+    name, lower, upper = "uniform", 0.0, 1.0
+
+    def _logpdf_std(self, z):
+        return O.mul(z, 0.0)
+
+    def _cdf_std(self, z, shapes, upper):
+        return O.clip(O.sub(1.0, z) if upper else z, 0.0, 1.0)
+
+    def _logcdf_std(self, z, shapes, upper):
+        p = O.sub(1.0, z) if upper else z
+        zs, fill = _outside(p, p > 0.0, -np.inf)
+        return fill(O.log(O.minimum(zs, 1.0)))
+
+    def _quantile_std(self, upper, q, shapes, method):
+        return _nan_outside_unit(q, O.sub(1.0, q) if upper else O.mul(q, 1.0))
+
+    def _moments_std(self, shapes):
+        return O.tensor_of(0.5), O.tensor_of(1.0 / 12.0), O.tensor_of(0.0)
+
+
+class _Lognorm(_ClosedForm):
+    """The log-normal distribution, ``scipy.stats.lognorm(s)``: log((x - loc) / scale) is
+    normal with standard deviation s.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> round(float(stats.lognorm.cdf(tg.tensor(1.0), 0.5)), 12)
+    0.5
+    """
+
+    name, shapes, lower, lower_open = "lognorm", ("s",), 0.0, True
+    positive = ("s",)
+
+    def _logpdf_std(self, z, s):
+        w = O.log(z)
+        return -0.5 * O.square(w / s) - w - O.log(O.tensor_of(s)) - 0.5 * _LOG_2PI
+
+    def _logcdf_std(self, z, shapes, upper):
+        zs, fill = _outside(z, z > 0.0, 0.0 if upper else -np.inf)
+        w = O.log(zs) / shapes[0]
+        return fill(_log_ndtr(O.neg(w) if upper else w))
+
+    def _cdf_std(self, z, shapes, upper):
+        zs, fill = _outside(z, z > 0.0, 1.0 if upper else 0.0)
+        w = O.log(zs) / (shapes[0] * math.sqrt(2.0))
+        return fill(0.5 * O.erfc(w if upper else O.neg(w)))
+
+    def _quantile_std(self, upper, q, shapes, method):
+        s = shapes[0]
+
+        def formula(q):
+            n = _ndtri(q)
+            return O.exp(O.mul(s, O.neg(n) if upper else n))
+
+        # at q = 0 (isf: 1), exp(s n) has the slope 0 * inf = NaN; 1 / pdf(0) is inf
+        return self._closed_quantile(upper, q, shapes, formula, (1.0 if upper else 0.0,))
+
+    def _moments_std(self, shapes):
+        s2 = O.square(shapes[0])
+        return (
+            O.exp(0.5 * s2),
+            O.exp(s2) * O.expm1(s2),
+            0.5 * (1.0 + _LOG_2PI) + O.log(shapes[0]),
+        )
+
+
+class _Cauchy(_ClosedForm):
+    """The Cauchy distribution, ``scipy.stats.cauchy``; its quantiles accurate in both tails
+    (-1 / tan(pi q) below 1/4: SciPy's tan(pi (q - 1/2)) loses q's digits there).
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> tg.grad(lambda x: stats.cauchy.logpdf(x))(1.0)      # -2 x / (1 + x^2)
+    -1.0
+    """
+
+    name = "cauchy"
+
+    def _logpdf_std(self, z):
+        return O.neg(_log1p_square_ratio(z, O.tensor_of(1.0))) - math.log(math.pi)
+
+    def _cdf_std(self, z, shapes, upper):
+        return O.arctan2(1.0, z if upper else O.neg(z)) / math.pi
+
+    def _logcdf_std(self, z, shapes, upper):
+        return O.log(O.arctan2(1.0, z if upper else O.neg(z))) - math.log(math.pi)
+
+    def _quantile_std(self, upper, q, shapes, method):
+        lo, hi = q < 0.25, q > 0.75
+        mid = O.tan(math.pi * (O.where(lo | hi, 0.5, q) - 0.5))
+        low = O.neg(O.reciprocal(O.tan(math.pi * O.where(lo, q, 0.5))))
+        high = O.reciprocal(O.tan(math.pi * (1.0 - O.where(hi, q, 0.5))))
+        out = O.where(lo, low, O.where(hi, high, mid))
+        return _nan_outside_unit(q, O.neg(out) if upper else out)
+
+    def _moments_std(self, shapes):
+        return O.tensor_of(np.nan), O.tensor_of(np.nan), O.tensor_of(math.log(4.0 * math.pi))
+
+
+class _Logistic(_ClosedForm):
+    """The logistic distribution, ``scipy.stats.logistic``.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> tg.grad(lambda x: stats.logistic.cdf(x))(0.0)
+    0.25
+    """
+
+    name = "logistic"
+
+    def _logpdf_std(self, z):
+        return O.neg(z) - 2.0 * O.logaddexp(0.0, O.neg(z))
+
+    def _cdf_std(self, z, shapes, upper):
+        return O.sigmoid(O.neg(z) if upper else z)
+
+    def _logcdf_std(self, z, shapes, upper):
+        return O.neg(O.logaddexp(0.0, z if upper else O.neg(z)))
+
+    def _quantile_std(self, upper, q, shapes, method):
+        out = O.sub(O.log(q), O.log1p(O.neg(q)))
+        return _nan_outside_unit(q, O.neg(out) if upper else out)
+
+    def _moments_std(self, shapes):
+        return O.tensor_of(0.0), O.tensor_of(math.pi**2 / 3.0), O.tensor_of(2.0)
+
+
+class _WeibullMin(_ClosedForm):
+    """The Weibull minimum distribution, ``scipy.stats.weibull_min(c)``.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> tg.grad(lambda x: stats.weibull_min.logsf(x, 2.0))(1.5)    # -c x^(c - 1)
+    -3.0
+    """
+
+    name, shapes, lower = "weibull_min", ("c",), 0.0
+    positive = ("c",)
+
+    def _logpdf_std(self, z, c):
+        return S.xlogy(O.sub(c, 1.0), z) - O.power(z, c) + O.log(O.tensor_of(c))
+
+    def _logcdf_std(self, z, shapes, upper):
+        zs, fill = _outside(z, z >= 0.0, 0.0 if upper else -np.inf)
+        t = O.neg(O.power(zs, shapes[0]))
+        return fill(t if upper else _log1mexp(t))
+
+    def _cdf_std(self, z, shapes, upper):
+        zs, fill = _outside(z, z >= 0.0, 1.0 if upper else 0.0)
+        t = O.neg(O.power(zs, shapes[0]))
+        return fill(O.exp(t) if upper else O.neg(O.expm1(t)))
+
+    def _quantile_std(self, upper, q, shapes, method):
+        def formula(q):
+            t = O.neg(O.log(q) if upper else O.log1p(O.neg(q)))  # the exponential quantile
+            return O.power(t, O.reciprocal(shapes[0]))
+
+        # at q = 0 and 1 t^(1/c) has the slopes 0 * inf = NaN (in q at the infinite end, in
+        # c at 0): there 1 / pdf (0, 1 or inf by c at 0; inf at inf) and 0 in c
+        return _nan_outside_unit(q, self._closed_quantile(upper, q, shapes, formula, (0.0, 1.0)))
+
+    def _moments_std(self, shapes):
+        c = shapes[0]
+        g1, g2 = O.gamma(1.0 + O.reciprocal(c)), O.gamma(1.0 + 2.0 / c)
+        return g1, g2 - O.square(g1), 1.0 - O.log(c) + np.euler_gamma * (1.0 - O.reciprocal(c))
+
+
+class _Halfnorm(_ClosedForm):
+    """The half-normal distribution, ``scipy.stats.halfnorm``: |Z| for a standard normal Z.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> tg.grad(lambda x: stats.halfnorm.logpdf(x))(1.5)     # -x
+    -1.5
+    """
+
+    name, lower = "halfnorm", 0.0
+
+    def _logpdf_std(self, z):
+        return -0.5 * z * z + 0.5 * math.log(2.0 / math.pi)
+
+    def _cdf_std(self, z, shapes, upper):
+        zs, fill = _outside(z, z >= 0.0, 1.0 if upper else 0.0)
+        w = zs / math.sqrt(2.0)
+        return fill(O.erfc(w) if upper else O.erf(w))
+
+    def _logcdf_std(self, z, shapes, upper):
+        zs, fill = _outside(z, z >= 0.0, 0.0 if upper else -np.inf)
+        if upper:
+            return fill(math.log(2.0) + _log_ndtr(O.neg(zs)))
+        small = zs < 1.0  # log erf near 0; log1p(-erfc) in the upper tail
+        w = zs / math.sqrt(2.0)
+        out = O.where(
+            small,
+            O.log(O.erf(O.where(small, w, 0.5))),
+            O.log1p(O.neg(O.erfc(O.where(small, 1.0, w)))),
+        )
+        return fill(out)
+
+    def _quantile_std(self, upper, q, shapes, method):
+        q = O.tensor_of(q)
+        return _nan_outside_unit(q, math.sqrt(2.0) * (O.erfcinv(q) if upper else O.erfinv(q)))
+
+    def _moments_std(self, shapes):
+        return (
+            O.tensor_of(math.sqrt(2.0 / math.pi)),
+            O.tensor_of(1.0 - 2.0 / math.pi),
+            O.tensor_of(0.5 * math.log(math.pi / 2.0) + 0.5),
+        )
+
+
+def _log_gauss_mass(a, b):
+    """log(Phi(b) - Phi(a)) for a <= b, accurate in both tails and in between (as SciPy's
+    truncnorm): from the log-cdfs below 0, the log-sfs above, 1 - Phi(a) - Phi(-b) across."""
+    left, right = b <= 0.0, a > 0.0
+    mid = ~(left | right)
+    la, lb = _log_ndtr(O.where(left, a, -1.0)), _log_ndtr(O.where(left, b, 0.0))
+    out_left = lb + _log1mexp(O.minimum(la - lb, 0.0))
+    ra, rb = _log_ndtr(O.neg(O.where(right, a, 0.0))), _log_ndtr(O.neg(O.where(right, b, 1.0)))
+    out_right = ra + _log1mexp(O.minimum(rb - ra, 0.0))
+    am, bm = O.where(mid, a, -1.0), O.where(mid, b, 1.0)
+    tails = 0.5 * O.erfc(O.neg(am) / math.sqrt(2.0)) + 0.5 * O.erfc(bm / math.sqrt(2.0))
+    # a short interval about 0: 1 - tails cancels (log Z of [-1e-9, 1e-9] lost 8 digits);
+    # (erf(b) - erf(a)) / 2 adds two numbers of opposite signs instead
+    short = tails > 0.5
+    erf_diff = O.erf(O.where(short, bm, 1.0) / math.sqrt(2.0)) - O.erf(
+        O.where(short, am, -1.0) / math.sqrt(2.0)
+    )
+    out_mid = O.where(short, O.log(0.5 * erf_diff), O.log1p(O.neg(O.where(short, 0.0, tails))))
+    return O.where(left, out_left, O.where(right, out_right, out_mid))
+
+
+_TRUNC_FAR = 40.0  # an infinite end is read as this many units beyond the other (Phi ~ 1e-350)
+
+
+def _finite_ends(a, b):
+    """a and b with an infinite end replaced by a finite one far enough that its normal mass
+    is 0 in floating point (so no inf * 0 reaches the derivatives)."""
+    a, b = O.tensor_of(a), O.tensor_of(b)
+    a_inf, b_inf = a == -np.inf, b == np.inf
+    af = O.where(a_inf, O.minimum(O.where(b_inf, 0.0, b), 0.0) - _TRUNC_FAR, a)
+    bf = O.where(b_inf, O.maximum(O.where(a_inf, 0.0, a), 0.0) + _TRUNC_FAR, b)
+    return af, bf
+
+
+def _norm_logpdf(z):
+    return -0.5 * z * z - 0.5 * _LOG_2PI
+
+
+class _Truncnorm(_ClosedForm):
+    """The normal distribution truncated to [a, b] (standardized units),
+    ``scipy.stats.truncnorm(a, b)``: differentiable in x, a, b, loc and scale (the
+    quantiles in a and b through the implicit function theorem).
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> round(float(stats.truncnorm.cdf(tg.tensor(0.0), -1.0, 1.0)), 12)
+    0.5
+    """
+
+    name, shapes = "truncnorm", ("a", "b")
+
+    def _shape_nan(self, shapes):
+        a, b = (O.tensor_of(v) for v in shapes)
+        return O.where(a < b, 0.0, np.nan)  # SciPy: NaN unless a < b
+
+    def _logpdf_z(self, z, shapes):
+        a, b = _finite_ends(*shapes)
+        inside = (z >= O.tensor_of(shapes[0])) & (z <= O.tensor_of(shapes[1]))
+        zs = O.where(inside, z, 0.5 * (a + b))
+        out = O.where(inside, _norm_logpdf(zs) - _log_gauss_mass(a, b), -np.inf)
+        return _keep_nan(z, out)
+
+    def _logcdf_std(self, z, shapes, upper):
+        a, b = _finite_ends(*shapes)
+        below, above = z <= O.tensor_of(shapes[0]), z >= O.tensor_of(shapes[1])
+        inside = ~(below | above)
+        zs = O.where(inside, z, 0.5 * (a + b))
+        log_z = _log_gauss_mass(a, b)
+        out = (_log_gauss_mass(zs, b) if upper else _log_gauss_mass(a, zs)) - log_z
+        # near 0 (a probability near 1) the difference of two logs cancels (the logsf of
+        # [-30, -29] at -29.5 lost 8 digits): log1p(-the other probability) there
+        other = (_log_gauss_mass(a, zs) if upper else _log_gauss_mass(zs, b)) - log_z
+        near_one = out > -math.log(2.0)
+        out = O.where(near_one, _log1mexp(O.where(near_one, other, -1.0)), out)
+        lo, hi = (0.0, -np.inf) if upper else (-np.inf, 0.0)
+        return O.where(below, lo, O.where(above, hi, out))
+
+    def _has_dcdf(self, i):
+        return True
+
+    def _dcdf(self, z, shapes, i):
+        """d cdf / da = -phi(a) sf(z) / Z, d cdf / db = -phi(b) cdf(z) / Z."""
+        a, b = _finite_ends(*shapes)
+        end = a if i == 0 else b
+        log_p = self._logcdf_std(z, shapes, upper=(i == 0))
+        return O.neg(O.exp(_norm_logpdf(end) + log_p - _log_gauss_mass(a, b)))
+
+    def _quantile_std(self, upper, q, shapes, method):
+        return super()._quantile_std(upper, q, [O.tensor_of(v) for v in shapes], method)
+
+    def _moments_std(self, shapes):
+        a, b = _finite_ends(*shapes)
+        log_z = _log_gauss_mass(a, b)
+        pa, pb = O.exp(_norm_logpdf(a) - log_z), O.exp(_norm_logpdf(b) - log_z)
+        mean = pa - pb
+        skew = a * pa - b * pb
+        return mean, 1.0 + skew - O.square(mean), 0.5 * (1.0 + _LOG_2PI) + log_z + 0.5 * skew
+
+
+uniform = _Uniform()
+lognorm = _Lognorm()
+cauchy = _Cauchy()
+logistic = _Logistic()
+weibull_min = _WeibullMin()
+halfnorm = _Halfnorm()
+truncnorm = _Truncnorm()
 
 
 # ---- Poisson -------------------------------------------------------------------------------------
@@ -570,6 +1160,367 @@ class _Poisson(_Distribution):
 
 
 poisson = _Poisson()
+
+
+# ---- binomial family ---------------------------------------------------------------------------
+
+
+class _Discrete(_Distribution):
+    """A discrete distribution with SciPy's ``method(k, *shapes, loc=0)``: pmf, logpmf, cdf
+    and sf differentiable in the probability p (and in what ``smooth`` names); k, loc and the
+    whole-number shapes are not differentiated (NotImplementedError when they require grad)."""
+
+    shapes: tuple = ()
+    smooth: tuple = ("p",)  # the shapes with derivatives
+
+    def _parse(self, method, k, args, kwds):
+        names = self.shapes + ("loc",)
+        if len(args) > len(names):
+            raise TypeError(f"{self.name}.{method}() takes at most {len(names) + 1} arguments")
+        values = dict(zip(names, args, strict=False))
+        for key, v in kwds.items():
+            if key not in names or key in values:
+                raise TypeError(
+                    f"{self.name}.{method}() got an unexpected or repeated argument {key!r}"
+                )
+            values[key] = v
+        missing = [n for n in self.shapes if n not in values]
+        if missing:
+            raise TypeError(f"{self.name}.{method}() missing shape argument(s) {missing}")
+        loc = values.get("loc", 0)
+        _refuse_discrete(self.name, method, "k", k, "k is a count")
+        _refuse_discrete(self.name, method, "loc", loc, "loc shifts the integer support")
+        shapes = [values[n] for n in self.shapes]
+        for n, v in zip(self.shapes, shapes, strict=True):
+            if n not in self.smooth:
+                _refuse_discrete(self.name, method, n, v, f"{n} is a whole number")
+        kv = np.asarray(S._value(k), dtype=np.float64) - np.asarray(S._value(loc))
+        kept = zip(self.shapes, shapes, strict=True)
+        return kv, [v if n in self.smooth else S._value(v) for n, v in kept]
+
+    def _valid(self, shapes):
+        """NaN where SciPy's argument check fails, else 0 (adds nothing to a derivative)."""
+        raise NotImplementedError
+
+    def _pmf(self, kv, shapes):
+        return O.exp(self._logpmf(kv, shapes))
+
+    def _call(self, method, k, args, kwds):
+        if not _tensor_in(k, *args, *kwds.values()):
+            return getattr(self._scipy, method)(k, *args, **kwds)
+        kv, shapes = self._parse(method, k, args, kwds)
+        if method == "pmf":
+            out = self._pmf(kv, shapes)
+        else:
+            out = getattr(self, "_" + method)(kv, shapes)
+        return out + self._valid(shapes)
+
+    def logpmf(self, k, *args, **kwds):
+        """log P(K = k) (-inf off the support); differentiable in p."""
+        return self._call("logpmf", k, args, kwds)
+
+    def pmf(self, k, *args, **kwds):
+        """P(K = k); differentiable in p."""
+        return self._call("pmf", k, args, kwds)
+
+    def cdf(self, k, *args, **kwds):
+        """P(K <= k); differentiable in p."""
+        return self._call("cdf", k, args, kwds)
+
+    def sf(self, k, *args, **kwds):
+        """P(K > k); differentiable in p."""
+        return self._call("sf", k, args, kwds)
+
+    def mean(self, *args, **kwds):
+        """The mean."""
+        return self._moment("mean", args, kwds)
+
+    def var(self, *args, **kwds):
+        """The variance."""
+        return self._moment("var", args, kwds)
+
+    def std(self, *args, **kwds):
+        """The standard deviation."""
+        return self._moment("std", args, kwds)
+
+    def _moment(self, which, args, kwds):
+        if not _tensor_in(*args, *kwds.values()):
+            return getattr(self._scipy, which)(*args, **kwds)
+        _, shapes = self._parse(which, 0, args, kwds)
+        loc = kwds.get("loc", args[len(self.shapes)] if len(args) > len(self.shapes) else 0)
+        mean, var = self._moments(shapes)
+        bad = self._valid(shapes)
+        if which == "mean":
+            return O.add(mean, S._value(loc)) + bad
+        return (var if which == "var" else O.sqrt(var)) + bad
+
+
+def _refuse_discrete(dist, method, name, a, why):
+    if isinstance(a, Tensor) and a.requires_grad:
+        raise NotImplementedError(
+            f"tapegrad.scipy.stats.{dist}.{method}: no derivative in {name} ({why}); "
+            f"pass {name} as a number, an array or a Tensor that does not require grad"
+        )
+
+
+def _on_support(kv, lo, hi=None):
+    """Whole numbers in [lo, hi]: a NumPy mask (k is never differentiated)."""
+    ok = (kv == np.floor(kv)) & (kv >= lo)
+    return ok if hi is None else ok & (kv <= hi)
+
+
+def _masked_logpmf(ok, kv, inside):
+    """``inside`` where k is on the support, -inf off it, NaN at a NaN k."""
+    shape = np.shape(value_of(inside))
+    out = O.where(np.broadcast_to(ok, shape), inside, -np.inf)
+    if np.isnan(kv).any():  # times NaN: the derivatives there are NaN too, as SciPy's
+        out = O.mul(out, np.where(np.broadcast_to(np.isnan(kv), shape), np.nan, 1.0))
+    return out
+
+
+def _unit_p(p):
+    """0 where 0 <= p <= 1, NaN elsewhere (SciPy's check of a probability)."""
+    p = O.tensor_of(p)
+    return O.where((p >= 0.0) & (p <= 1.0), 0.0, np.nan)
+
+
+def _whole_n(n, lo=0.0):
+    """0 where n is a whole number >= lo, NaN elsewhere (SciPy's check of binom's n)."""
+    n = np.asarray(n, dtype=np.float64)
+    return np.where((n >= lo) & (n == np.floor(n)), 0.0, np.nan)
+
+
+class _Binom(_Discrete):
+    """The binomial distribution, ``scipy.stats.binom(n, p)``: differentiable in p (d cdf / dp
+    = -n pmf(k; n - 1, p)); n is a whole number, never differentiated.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> round(tg.grad(lambda p: stats.binom.logpmf(3, 10, p))(0.5), 12)   # k/p - (n-k)/(1-p)
+    -8.0
+    """
+
+    name, shapes = "binom", ("n", "p")
+
+    def _valid(self, shapes):
+        return _unit_p(shapes[1]) + _whole_n(shapes[0])
+
+    @staticmethod
+    def _logpmf_of(kv, n, p):
+        ok = _on_support(kv, 0.0, n)
+        kk = np.where(ok, kv, 0.0)
+        nn = np.broadcast_to(np.asarray(n, dtype=np.float64), np.shape(kk))
+        inside = (
+            S.xlogy(kk, p)
+            + S.xlog1py(nn - kk, O.neg(O.tensor_of(p)))
+            + (_sc_gammaln(nn + 1.0) - _sc_gammaln(kk + 1.0) - _sc_gammaln(nn - kk + 1.0))
+        )
+        return _masked_logpmf(ok, kv, inside)
+
+    def _logpmf(self, kv, shapes):
+        return self._logpmf_of(kv, *shapes)
+
+    def _pmf(self, kv, shapes):
+        n, p = self._n_p(shapes)
+        ok = _on_support(kv, 0.0, n)
+        kk = np.where(ok, kv, 0.0)
+        log_c = _sc.gammaln(n + 1.0) - _sc.gammaln(kk + 1.0) - _sc.gammaln(n - kk + 1.0)
+
+        def edge(pv):  # C p^k (1 - p)^(n - k): exact slopes at p = 0 and 1 (exp(log) is NaN)
+            out = np.exp(log_c) * O.power(pv, kk) * O.power(O.sub(1.0, pv), n - kk)
+            return O.mul(out, np.where(ok, 1.0, 0.0))
+
+        return S._at_edges(
+            O.tensor_of(p), (0.0, 1.0), lambda pv: O.exp(self._logpmf_of(kv, n, pv)), edge
+        )
+
+    def _n_p(self, shapes):
+        return np.asarray(shapes[0], dtype=np.float64), shapes[1]
+
+    def _cdf_or_sf(self, kv, shapes, upper):
+        n, p = shapes
+        kf = np.floor(kv)
+        fn = _st.binom.sf if upper else _st.binom.cdf  # (bernoulli's take no n)
+        sign = 1.0 if upper else -1.0
+        return S._scipy_op(
+            p,
+            lambda pv: fn(kf, n, pv),
+            lambda pv: (
+                sign * np.asarray(n, dtype=np.float64) * O.exp(self._logpmf_of(kf, n - 1.0, pv))
+            ),
+        )
+
+    def _cdf(self, kv, shapes):
+        return self._cdf_or_sf(kv, shapes, False)
+
+    def _sf(self, kv, shapes):
+        return self._cdf_or_sf(kv, shapes, True)
+
+    def _moments(self, shapes):
+        n, p = shapes
+        mean = O.mul(O.tensor_of(p), np.asarray(n, dtype=np.float64))
+        return mean, mean * O.sub(1.0, p)
+
+
+def _sc_gammaln(v):
+    return _sc.gammaln(v)
+
+
+class _Bernoulli(_Binom):
+    """The Bernoulli distribution, ``scipy.stats.bernoulli(p)``: binom with n = 1.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> tg.grad(lambda p: stats.bernoulli.pmf(1, p))(0.3)
+    1.0
+    """
+
+    name, shapes = "bernoulli", ("p",)
+
+    def _valid(self, shapes):
+        return _unit_p(shapes[0])
+
+    def _logpmf(self, kv, shapes):
+        return self._logpmf_of(kv, 1.0, shapes[0])
+
+    def _n_p(self, shapes):
+        return np.float64(1.0), shapes[0]
+
+    def _cdf_or_sf(self, kv, shapes, upper):
+        return super()._cdf_or_sf(kv, [1.0, shapes[0]], upper)
+
+    def _moments(self, shapes):
+        return super()._moments([1.0, shapes[0]])
+
+    def entropy(self, p, loc=0):
+        """The entropy -p log p - (1 - p) log(1 - p) (nats)."""
+        if not _tensor_in(p, loc):
+            return self._scipy.entropy(p, loc)
+        _refuse_discrete(self.name, "entropy", "loc", loc, "loc shifts the integer support")
+        p = O.tensor_of(p)
+        return O.neg(S.xlogy(p, p) + S.xlog1py(O.sub(1.0, p), O.neg(p))) + _unit_p(p)
+
+
+class _Nbinom(_Discrete):
+    """The negative binomial distribution, ``scipy.stats.nbinom(n, p)``: failures before the
+    n-th success; pmf and logpmf differentiable in n and p, cdf and sf in p (d cdf / dp is
+    the beta(n, k + 1) density at p); their derivative in n is refused.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> round(tg.grad(lambda p: stats.nbinom.logpmf(2, 3, p))(0.5), 12)   # n/p - k/(1-p)
+    2.0
+    """
+
+    name, shapes, smooth = "nbinom", ("n", "p"), ("n", "p")
+
+    def _valid(self, shapes):
+        n, p = (O.tensor_of(v) for v in shapes)
+        return O.where((n > 0.0) & (p > 0.0) & (p <= 1.0), 0.0, np.nan)
+
+    def _logpmf(self, kv, shapes):
+        n, p = shapes
+        ok = _on_support(kv, 0.0)
+        kk = np.where(ok, kv, 0.0)
+        inside = (  # gammaln(n + k) - gammaln(n) without their cancellation at large n
+            O.neg(S._gammaln_diff(n, kk))
+            - _sc_gammaln(kk + 1.0)
+            + S.xlogy(n, p)
+            + S.xlog1py(kk, O.neg(O.tensor_of(p)))
+        )
+        return _masked_logpmf(ok, kv, inside)
+
+    def _cdf_or_sf(self, method, kv, shapes, upper):
+        n, p = shapes
+        _refuse_discrete(self.name, method, "n", n, "no closed form here")
+        nv = np.asarray(S._value(n), dtype=np.float64)
+        kf = np.floor(kv)
+        fn = self._scipy.sf if upper else self._scipy.cdf
+        sign = -1.0 if upper else 1.0
+        ok = kf >= 0.0
+        kk = np.where(ok, kf, 0.0)
+        log_b = _sc.betaln(nv, kk + 1.0)
+
+        def density(pv):  # the beta(n, k + 1) density at p, 0 where k < 0
+            d = O.exp(S.xlogy(nv - 1.0, pv) + S.xlog1py(kk, O.neg(pv)) - log_b)
+            return sign * O.where(np.broadcast_to(ok, np.shape(value_of(d))), d, 0.0)
+
+        return S._scipy_op(p, lambda pv: fn(kf, nv, pv), density)
+
+    def _cdf(self, kv, shapes):
+        return self._cdf_or_sf("cdf", kv, shapes, False)
+
+    def _sf(self, kv, shapes):
+        return self._cdf_or_sf("sf", kv, shapes, True)
+
+    def _moments(self, shapes):
+        n, p = (O.tensor_of(v) for v in shapes)
+        mean = n * O.sub(1.0, p) / p
+        return mean, mean / p
+
+
+class _Geom(_Discrete):
+    """The geometric distribution, ``scipy.stats.geom(p)``: the trial of the first success
+    (k >= 1); every method a closed form in p.
+
+    >>> import tapegrad as tg
+    >>> from tapegrad.scipy import stats
+    >>> tg.grad(lambda p: stats.geom.sf(2, p))(0.5)     # d/dp (1 - p)^2
+    -1.0
+    """
+
+    name, shapes = "geom", ("p",)
+
+    def _valid(self, shapes):
+        p = O.tensor_of(shapes[0])
+        return O.where((p > 0.0) & (p <= 1.0), 0.0, np.nan)
+
+    def _logpmf(self, kv, shapes):
+        p = O.tensor_of(shapes[0])
+        ok = _on_support(kv, 1.0)
+        kk = np.where(ok, kv, 1.0)
+        return _masked_logpmf(ok, kv, S.xlog1py(kk - 1.0, O.neg(p)) + O.log(p))
+
+    def _log_sf(self, kv, p):
+        kf = np.maximum(np.floor(kv), 0.0)  # sf is 1 below the support
+        return S.xlog1py(kf, O.neg(O.tensor_of(p)))
+
+    def _sf(self, kv, shapes):
+        kf = np.maximum(np.floor(kv), 0.0)
+        # (1 - p)^k at p = 1, where exp(k log1p(-p)) has the slope NaN (exact: -k 0^(k-1))
+        return S._at_edges(
+            O.tensor_of(shapes[0]),
+            (1.0,),
+            lambda p: O.exp(self._log_sf(kv, p)),
+            lambda p: O.power(O.sub(1.0, p), kf),
+        )
+
+    def _cdf(self, kv, shapes):
+        p = O.tensor_of(shapes[0])
+        at_one = O.truth(p == 1.0)
+        if not at_one.any():
+            return O.neg(O.expm1(self._log_sf(kv, p)))
+        return O.sub(1.0, self._sf(kv, shapes))
+
+    def _pmf(self, kv, shapes):
+        ok = _on_support(kv, 1.0)
+        kk = np.where(ok, kv, 1.0)
+        return S._at_edges(
+            O.tensor_of(shapes[0]),
+            (0.0, 1.0),
+            lambda p: O.exp(self._logpmf(kv, [p])),
+            lambda p: O.mul(O.power(O.sub(1.0, p), kk - 1.0) * p, np.where(ok, 1.0, 0.0)),
+        )
+
+    def _moments(self, shapes):
+        p = O.tensor_of(shapes[0])
+        return O.reciprocal(p), O.sub(1.0, p) / O.square(p)
+
+
+binom = _Binom()
+bernoulli = _Bernoulli()
+nbinom = _Nbinom()
+geom = _Geom()
 
 
 # ---- Dirichlet -----------------------------------------------------------------------------------
