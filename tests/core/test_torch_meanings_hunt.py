@@ -618,7 +618,6 @@ ACCEPTS = {
 
 # (d) PyTorch computes, tapegrad refuses with an error naming the function or the fix
 REFUSED = {
-    "mode_1d": "no attribute 'mode'",
     "fn_cumsum_dtype": "dtype",
     "copysign": "copysign",
     "copysign_zero": "copysign",
