@@ -1143,5 +1143,7 @@ def test_third_derivatives_of_numpy_code_agree_with_torch_func(name):
     scale = max(1.0, np.max(np.abs(ref)))
     fwd = np.asarray(tg.jacfwd(tg.hessian(f))(HX)).reshape(12, 144)
     np.testing.assert_allclose(fwd, ref, rtol=RTOL3, atol=1e-11 * scale)
+    if FNAMES.index(name) % 2:  # reverse three times (the costly way) for every other one
+        return
     rev = np.asarray(tg.jacrev(tg.jacrev(tg.jacrev(f)))(HX)).reshape(12, 144)
     np.testing.assert_allclose(rev, ref, rtol=RTOL3, atol=1e-11 * scale)
