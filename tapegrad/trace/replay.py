@@ -935,6 +935,11 @@ def trace(
     - NumPy arrays and Python numbers from the closure are constants of the trace (as in
       ``jax.jit``): pass values that change as arguments.
 
+    When ``f`` itself differentiates (``tg.trace(tg.grad(g), x)``, ``tg.hessian`` inside),
+    the choices its derivative rules make from values (the side of relu's or clip's kink,
+    which entry is a max's) are guards too: an input across a kink raises RetraceRequired
+    (or retraces), never a replay of the recorded side's derivative.
+
     Refused: ``f`` drawing random numbers (``np.random.*``, Python's ``random.*``, a NumPy
     ``Generator`` / ``RandomState`` or a ``random.Random`` it reaches from its closure,
     ``tg.randn``/``tg.rand``) while recorded raises RuntimeError, since a replay cannot draw
