@@ -240,8 +240,12 @@ class Trace:
         prev_tape = STATE.tape
         prev, depth, torch_code = STATE.guard, STATE.transforms, STATE.torch_code
         # called with Tensors, f is PyTorch code; with NumPy values, NumPy code (the Tensor
-        # methods whose meanings differ follow NumPy's: core.torch_methods)
-        new_torch_code = torch_code if depth else holds_tensor(args)
+        # methods whose meanings differ follow NumPy's: core.torch_methods).  Decided at the
+        # first recording: a retrace at NumPy arguments of a trace made with Tensors records
+        # the same program (x.std() stays PyTorch's, not NumPy's biased one)
+        if not hasattr(self, "torch_code"):
+            self.torch_code = torch_code if depth else holds_tensor(args)
+        new_torch_code = self.torch_code
         # Tensors f reaches from its closure that do not require grad: what f computes from
         # them alone (np.sort(w), w.sum() > 0) is not recorded but frozen into the trace, so
         # a replay checks that each still holds the value it had (see _read_closure); and
@@ -1134,7 +1138,9 @@ class Traced:
     def _run(self, method, args):
         leaves = [[] for _ in args]
         nums, n = self._nums, len(args)
-        key = tuple(
+        # (called with Tensors f is PyTorch code, with NumPy values NumPy code: not one trace)
+        torch_code = STATE.torch_code if STATE.transforms else holds_tensor(args)
+        key = (torch_code,) + tuple(
             [_shape_key(a, i in nums or i - n in nums, leaves[i]) for i, a in enumerate(args)]
         )
         with _TRACED_LOCK:  # (threads share the cache: the bookkeeping takes turns)
