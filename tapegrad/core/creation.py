@@ -1,6 +1,7 @@
 """Tensor constructors (``tg.tensor``, ``tg.zeros`` ...) and the global random seed."""
 
 import copy
+import math
 import numbers
 
 import numpy as np
@@ -13,6 +14,7 @@ from .tensor import (
     refuse_complex,
     refuse_not_numbers,
     refuse_unsupported,
+    scalar_argument,
 )
 from .tensor import TensorBase as Tensor
 
@@ -349,3 +351,260 @@ def leaf_copy(t, memo):
         out.__dict__.update(copy.deepcopy(state, memo))
     memo[id(t)] = out
     return out
+
+
+# ---- more of PyTorch's constructors and random draws -------------------------------------------
+
+
+def logspace(
+    start: float,
+    end: float,
+    steps: int,
+    base: float = 10.0,
+    *,
+    dtype=None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """PyTorch's ``torch.logspace``: ``steps`` values ``base ** linspace(start, end, steps)``,
+    float64 unless ``dtype``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.logspace(0, 2, 3), tg.logspace(0, 2, 3, base=2)
+        (tensor([  1.,  10., 100.]), tensor([1., 2., 4.]))
+    """
+    if isinstance(steps, bool) or not isinstance(steps, (numbers.Integral, np.integer)):
+        raise TypeError(f"logspace: steps must be an int, got {type(steps).__name__}")
+    if steps < 0:
+        raise RuntimeError(f"logspace: number of steps must be non-negative, got {steps}")
+    with np.errstate(over="ignore"):
+        values = np.power(float(base), np.linspace(float(start), float(end), int(steps)))
+    if dtype is not None and np.dtype(dtype).kind in "iub":
+        if not np.all(np.isfinite(values)) or (np.abs(values) >= 2.0**63).any():
+            raise RuntimeError(
+                f"logspace: the values do not fit in {np.dtype(dtype)} (up to {values.max()})"
+            )
+    return _make(values, requires_grad, dtype, "tg.logspace: the values")
+
+
+def _like(x, name, dtype, requires_grad):
+    """The shape and dtype of a ``*_like`` result (``x``'s, tapegrad's float64 for a float
+    one, or ``dtype``)."""
+    shape = _like_shape(x, name)
+    dt = np.dtype(dtype) if dtype is not None else np.dtype(_dtype_of(x, False))
+    if requires_grad and dt.kind != "f":
+        raise RuntimeError(
+            f"tg.{name}: only Tensors of floating point dtype can require gradients; got "
+            f"{dt}; give dtype=tg.float64"
+        )
+    return shape, dt
+
+
+def full_like(x: ArrayLike, fill_value: float, *, dtype=None, requires_grad: bool = False):
+    """PyTorch's ``torch.full_like``: a Tensor shaped like ``x`` filled with ``fill_value``,
+    of ``x``'s dtype (float64 for a float one) unless ``dtype``: a float value in an integer
+    Tensor is truncated toward zero, as PyTorch's.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.full_like(tg.zeros(2), 7.0), tg.full_like(tg.tensor([1, 2]), 2.7)
+        (tensor([7., 7.]), tensor([2, 2]))
+    """
+    shape, dt = _like(x, "full_like", dtype, requires_grad)
+    value = (
+        scalar_argument(fill_value, "tg.full_like: fill_value")
+        if not isinstance(fill_value, (bool, np.bool_, numbers.Integral))
+        else fill_value
+    )
+    if dt.kind in "iu" and isinstance(value, float):
+        info = np.iinfo(dt)
+        if not (math.isfinite(value) and info.min <= math.trunc(value) <= info.max):
+            raise RuntimeError(
+                f"tg.full_like: the value {value} cannot be converted to {dt} without "
+                "overflow (PyTorch raises too); give dtype=tg.float64"
+            )
+        value = math.trunc(value)
+    if (
+        dt.kind in "iu"
+        and not isinstance(value, float)
+        and not (np.iinfo(dt).min <= int(value) <= np.iinfo(dt).max)
+    ):
+        raise RuntimeError(
+            f"tg.full_like: the value {value} cannot be converted to {dt} without overflow"
+        )
+    return new_tensor(np.full(shape, value, dtype=dt), requires_grad=requires_grad)
+
+
+def empty_like(x: ArrayLike, *, dtype=None, requires_grad: bool = False) -> Tensor:
+    """PyTorch's ``torch.empty_like``: a Tensor shaped like ``x`` of its dtype (float64 for a
+    float one) or ``dtype``, filled with zeros (tapegrad never hands out uninitialised
+    memory).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.empty_like(tg.ones(2, 3)).shape
+        (2, 3)
+    """
+    shape, dt = _like(x, "empty_like", dtype, requires_grad)
+    return new_tensor(np.zeros(shape, dtype=dt), requires_grad=requires_grad)
+
+
+def _random_like(x, name, dtype, requires_grad):
+    shape, dt = _like(x, name, dtype, requires_grad)
+    if dt.kind != "f":
+        raise NotImplementedError(
+            f"tg.{name}: draws floats, but the result dtype is {dt} (PyTorch refuses it too); "
+            "give dtype=tg.float64"
+        )
+    return shape, dt
+
+
+def rand_like(x: ArrayLike, *, dtype=None, requires_grad: bool = False) -> Tensor:
+    """PyTorch's ``torch.rand_like``: uniform draws in [0, 1) shaped like ``x`` (float64;
+    tapegrad's generator, see ``manual_seed``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.rand_like(tg.zeros(2, 3)).shape
+        (2, 3)
+    """
+    shape, dt = _random_like(x, "rand_like", dtype, requires_grad)
+    return new_tensor(rng().random(shape).astype(dt), requires_grad=requires_grad)
+
+
+def randn_like(x: ArrayLike, *, dtype=None, requires_grad: bool = False) -> Tensor:
+    """PyTorch's ``torch.randn_like``: standard normal draws shaped like ``x`` (float64;
+    tapegrad's generator, see ``manual_seed``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.randn_like(tg.zeros(4)).shape
+        (4,)
+    """
+    shape, dt = _random_like(x, "randn_like", dtype, requires_grad)
+    return new_tensor(rng().standard_normal(shape).astype(dt), requires_grad=requires_grad)
+
+
+def randint_like(
+    x: ArrayLike, low: int = 0, high: int | None = None, *, dtype=None, requires_grad=False
+) -> Tensor:
+    """PyTorch's ``torch.randint_like``: random integers in [low, high) shaped like ``x``
+    (``randint_like(x, high)`` from 0), of ``x``'s dtype (float64 for a float one: integer
+    values) unless ``dtype``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> v = tg.randint_like(tg.tensor([0, 0, 0]), 3, 5)
+        >>> v.dtype, bool(((v >= 3) & (v < 5)).all())
+        (dtype('int64'), True)
+    """
+    if high is None:
+        low, high = 0, low
+    for name, v in (("low", low), ("high", high)):
+        if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer)):
+            raise TypeError(f"tg.randint_like: {name} must be an int, got {v!r}")
+    if low >= high:
+        raise RuntimeError(
+            f"tg.randint_like: expects low to be less than high, but got low={low} >= high={high}"
+        )
+    shape, dt = _like(x, "randint_like", dtype, requires_grad)
+    values = rng().integers(int(low), int(high), size=shape, dtype=np.int64)
+    return new_tensor(values.astype(dt), requires_grad=requires_grad)
+
+
+def _tri_indices(name, pick, row, col, offset, dtype):
+    for what, v in (("row", row), ("col", col), ("offset", offset)):
+        if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer)):
+            raise TypeError(f"tg.{name}: {what} must be an int, got {v!r}")
+    if row < 0 or col < 0:
+        raise RuntimeError(f"tg.{name}: {'row' if row < 0 else 'col'} must be non-negative")
+    dt = np.dtype(np.int64 if dtype is None else dtype)
+    if dt.kind not in "iu":
+        raise RuntimeError(f"tg.{name}: dtype must be an integer dtype, got {dt}")
+    i, j = pick(int(row), int(offset), int(col))
+    return new_tensor(np.stack([i, j]).astype(dt).reshape(2, -1))
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None) -> Tensor:
+    """PyTorch's ``torch.tril_indices``: the (2, N) int64 row and column indices of the lower
+    triangle of a ``row`` x ``col`` matrix (and ``offset`` diagonals above it), row by row.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.tril_indices(2, 2)
+        tensor([[0, 1, 1],
+                [0, 0, 1]])
+    """
+    return _tri_indices("tril_indices", np.tril_indices, row, col, offset, dtype)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None) -> Tensor:
+    """PyTorch's ``torch.triu_indices``: the (2, N) int64 row and column indices of the upper
+    triangle of a ``row`` x ``col`` matrix (from ``offset`` diagonals above the main one).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.triu_indices(2, 2)
+        tensor([[0, 0, 1],
+                [0, 1, 1]])
+    """
+    return _tri_indices("triu_indices", np.triu_indices, row, col, offset, dtype)
+
+
+def multinomial(
+    input: Tensor,  # noqa: A002
+    num_samples: int,
+    replacement: bool = False,
+    *,
+    generator=None,
+) -> Tensor:
+    """PyTorch's ``torch.multinomial``: ``num_samples`` category indices drawn with the
+    (unnormalised, non-negative) weights ``input`` of each row of a 1-d or 2-d Tensor, with
+    or without replacement; an int64 Tensor (tapegrad's generator, see ``manual_seed``).
+    Without replacement, categories of weight 0 come only after all the others.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.multinomial(tg.tensor([0.0, 1.0]), 1)
+        tensor([1])
+    """
+    if generator is not None:
+        raise TypeError("tg.multinomial: generator= is not supported; seed with tg.manual_seed")
+    w = np.asarray(input._v if isinstance(input, Tensor) else input)
+    if w.dtype.kind != "f":
+        raise RuntimeError(
+            f"tg.multinomial only supports floating-point dtypes for input, got {w.dtype}"
+        )
+    if w.ndim not in (1, 2):
+        raise RuntimeError(f"tg.multinomial: prob_dist must be 1 or 2 dim, got {w.ndim}")
+    if isinstance(num_samples, bool) or not isinstance(num_samples, (numbers.Integral,)):
+        raise TypeError(f"tg.multinomial: num_samples must be an int, got {num_samples!r}")
+    if num_samples <= 0:
+        raise RuntimeError(
+            f"tg.multinomial: cannot sample n_sample <= 0 samples (got {num_samples})"
+        )
+    k = w.shape[-1]
+    if not replacement and num_samples > k:
+        raise RuntimeError(
+            f"tg.multinomial: cannot sample n_sample > prob_dist.size(-1) samples without "
+            f"replacement ({num_samples} > {k})"
+        )
+    rows = np.atleast_2d(w).astype(np.float64)
+    if not np.all(np.isfinite(rows)) or (rows < 0).any():
+        raise RuntimeError(
+            "tg.multinomial: probability tensor contains either `inf`, `nan` or element < 0"
+        )
+    totals = rows.sum(axis=1)
+    if (totals <= 0).any():
+        raise RuntimeError(
+            "tg.multinomial: invalid multinomial distribution (sum of probabilities <= 0)"
+        )
+    g = rng()
+    out = np.empty((rows.shape[0], int(num_samples)), dtype=np.int64)
+    for r, (row, total) in enumerate(zip(rows, totals, strict=True)):
+        if replacement:
+            out[r] = g.choice(k, size=int(num_samples), p=row / total)
+        else:  # the largest weight / Exp(1) keys: a draw without replacement, zeros last
+            keys = row / g.exponential(size=k)
+            out[r] = np.argsort(-keys, kind="stable")[: int(num_samples)]
+    return new_tensor(out if w.ndim == 2 else out[0])

@@ -757,7 +757,9 @@ def _inplace(fn, opname):
                 _same_kind(self, new._v, opname)
                 _untracked_update(self, _keep_dtype(self, new._v))
         else:
-            _swap_in(self, fn(self, other))
+            t = tape_of(self)
+            start = None if t is None else t.n  # the rows fn records read x's old value
+            _swap_in(self, fn(self, other), start)  # (a composite's first ones too)
         if self._meta is not None and _linked(self):
             _after_write(self)
         return self
@@ -1004,14 +1006,15 @@ def _version(self):
     return meta.get("version", 0) if meta else 0
 
 
-def _swap_in(self, new):
-    """Make ``self`` the handle of ``new``'s row (in-place op on a graph tensor)."""
+def _swap_in(self, new, at=None):
+    """Make ``self`` the handle of ``new``'s row (in-place op on a graph tensor); the rows
+    from ``at`` on (``new``'s row by default) were computed from the old value."""
     if new.shape != self.shape:
         raise RuntimeError(
             f"in-place update changes shape {self.shape} to {new.shape}; "
             "in-place ops cannot broadcast the destination"
         )
-    bump_version(self, new._row)
+    bump_version(self, new._row if at is None or new._tape is not tape_of(self) else at)
     t = self._tape
     if t is not None and t.alive and self._row >= 0 and not self._leaf:
         retained = t.side.retain
@@ -2075,6 +2078,233 @@ def _numpy_code_only(name, value):
     return property(get)
 
 
+# PyTorch's in-place variants ``x.NAME_(...)`` of the methods ``x.NAME(...)``, made from this
+# one table: NAME -> (the example's x, the example's arguments)
+_INPLACE_VARIANTS = {
+    **dict.fromkeys(
+        "acos arccos asin arcsin atan arctan atanh arctanh erf erfinv tan".split(),
+        ("[0.5, -0.25]", ""),
+    ),
+    **dict.fromkeys("acosh arccosh".split(), ("[1.5, 2.0]", "")),
+    **dict.fromkeys(
+        "asinh arcsinh cosh sinh ceil floor round trunc fix frac sign sgn exp2 expm1 erfc sinc "
+        "deg2rad rad2deg absolute nan_to_num".split(),
+        ("[1.5, -2.25]", ""),
+    ),
+    **dict.fromkeys("log1p log2 log10 rsqrt digamma lgamma i0 logit".split(), ("[0.5, 0.25]", "")),
+    "polygamma": ("[0.5, 2.0]", "1"),
+    "mvlgamma": ("[1.5, 2.0]", "2"),
+    "clip": ("[1.5, -2.25]", "-1.0, 1.0"),
+    "cumsum": ("[1.5, -2.25]", "0"),
+    "cumprod": ("[1.5, -2.25]", "0"),
+    "tril": ("[[1.0, 2.0], [3.0, 4.0]]", ""),
+    "triu": ("[[1.0, 2.0], [3.0, 4.0]]", ""),
+    **dict.fromkeys(
+        "eq ne not_equal lt less le less_equal gt greater ge greater_equal logical_and "
+        "logical_or logical_xor fmod remainder hypot atan2 arctan2 float_power floor_divide "
+        "true_divide divide multiply subtract xlogy copysign ldexp nextafter".split(),
+        ("[1.5, -2.25]", "tg.tensor([1.0, 2.0])"),
+    ),
+    "heaviside": ("[1.5, 0.0]", "tg.tensor([0.5, 0.5])"),
+    "logical_not": ("[1.5, 0.0]", ""),
+    **dict.fromkeys("gcd lcm".split(), ("[6, 4]", "tg.tensor([4, 10])")),
+    **dict.fromkeys(
+        "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift".split(),
+        ("[12, 10]", "tg.tensor([2, 1])"),
+    ),
+    "bitwise_not": ("[12, 10]", ""),
+    "renorm": ("[[3.0, 4.0], [0.3, 0.4]]", "2, 0, 1.0"),
+    "addmm": ("[[1.0, 2.0], [3.0, 4.0]]", "tg.eye(2), tg.ones(2, 2)"),
+    "addmv": ("[1.0, 2.0]", "tg.eye(2), tg.ones(2)"),
+    "addr": ("[[1.0, 2.0], [3.0, 4.0]]", "tg.ones(2), tg.ones(2)"),
+    "baddbmm": ("[[[1.0, 2.0], [3.0, 4.0]]]", "tg.ones(1, 2, 2), tg.ones(1, 2, 2)"),
+    "addbmm": ("[[1.0, 2.0], [3.0, 4.0]]", "tg.ones(1, 2, 2), tg.ones(1, 2, 2)"),
+    "index_reduce": ("[1.0, 2.0]", '0, tg.tensor([0, 0]), tg.tensor([3.0, 4.0]), "prod"'),
+}
+
+
+def _written_as(self, new, opname):
+    """``new`` (the out-of-place result) in ``self``'s dtype, as an in-place op writes it
+    (a comparison's booleans into a float x are 1.0 and 0.0; a float result into an integer
+    x is refused)."""
+    if not isinstance(new, Tensor):
+        new = O.tensor_of(new)
+    if new.dtype != self.dtype:
+        _same_kind(self, new._v, opname)
+        new = P.convert(new, self.dtype)
+    return new
+
+
+def _inplace_variant(name, example):
+    """``x.<name>_(...)``: PyTorch's in-place variant of ``x.<name>(...)`` (looked up when
+    called), written into x; returns x.  A Tensor argument that requires grad keeps its
+    gradient; a leaf that requires grad is refused (outside no_grad), versions bump and the
+    views of x see the change, as for every in-place op."""
+    opname = f"{name}_"
+
+    def compute(s, *args, **kwargs):
+        return _written_as(s, getattr(s, name)(*args, **kwargs), opname)
+
+    compute.__doc__ = f"``x.{name}(...)`` in x's dtype."
+    method = _inplace_of(compute, name)
+    value, args = example
+    method.__doc__ = f"""``x.{opname}(...)``: PyTorch's ``Tensor.{opname}``, ``x.{name}(...)``
+    written into x in place (in x's dtype); returns x.  Under autograd it is a step of the
+    graph (gradients flow through it as through ``x.{name}``); on a leaf that requires grad
+    it is refused outside ``tg.no_grad()``, as in PyTorch.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor({value})
+        >>> y = x.{name}({args})
+        >>> x.{opname}({args}) is x, x.tolist() == y.tolist(), x.dtype == tg.tensor({value}).dtype
+        (True, True, True)
+    """
+    return method
+
+
+def _same_shape_inplace(name, doc_example, result):
+    """``x.<name>_(...)`` of a view method (squeeze, unsqueeze, transpose, swapaxes): a
+    tapegrad Tensor's shape does not change in place, so it is done when the shape stays
+    (a square transpose, a squeeze of no dim of length 1) and refused otherwise."""
+    opname = f"{name}_"
+
+    def method(self, *args, **kwargs):
+        new_shape = getattr(self.detach(), name)(*args, **kwargs).shape
+        if new_shape != self.shape:
+            raise RuntimeError(
+                f"Tensor.{opname}: a tensor's shape does not change in place in tapegrad "
+                f"(shape {self.shape} would become {new_shape}); write x = x.{name}(...)"
+            )
+        return _inplace(lambda s, _: getattr(s, name)(*args, **kwargs), opname)(self, None)
+
+    method.__name__ = opname
+    method.__doc__ = f"""``x.{opname}(...)``: PyTorch's ``Tensor.{opname}``, ``x.{name}(...)``
+    in place; returns x.  A tapegrad Tensor's shape does not change in place: where it
+    would, this raises (write ``x = x.{name}(...)``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> x = tg.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> x.{opname}({doc_example}) is x, x.tolist()
+        {result}
+    """
+    return method
+
+
+# PyTorch's random fills: name -> (signature, distribution, example arguments, a check of
+# the example's draws)
+_RANDOM_FILLS = {
+    "normal_": ("mean=0, std=1", "normal", "2.0, 0.5", "abs(x.mean().item() - 2.0) < 0.1"),
+    "uniform_": ("from_=0, to=1", "uniform on [from, to)", "-1.0, 3.0", "-1.0 <= x.min().item()"),
+    "exponential_": ("lambd=1", "exponential", "2.0", "abs(x.mean().item() - 0.5) < 0.1"),
+    "geometric_": ("p", "geometric (1, 2, ...)", "0.5", "x.min().item() >= 1.0"),
+    "log_normal_": ("mean=1, std=2", "log-normal", "0.0, 0.25", "x.min().item() > 0.0"),
+    "cauchy_": ("median=0, sigma=1", "Cauchy", "0.0, 1.0", "abs(x.median().item()) < 0.2"),
+}
+
+
+def _random_fill(name, draws):
+    """``x.<name>(...)``: x filled in place with draws from tapegrad's generator
+    (``tg.manual_seed``); no gradient history (the draws replace x's value)."""
+    signature, what, args, check = _RANDOM_FILLS[name]
+
+    def method(self, *args, generator=None, **kwargs):
+        if generator is not None:
+            raise TypeError(f"Tensor.{name}: generator= is not supported (use tg.manual_seed)")
+        if self.dtype.kind != "f":
+            raise RuntimeError(
+                f"Tensor.{name}: expects a floating-point tensor (as in PyTorch), got {self.dtype}"
+            )
+        _check_inplace(self, name)
+        v = np.asarray(draws(self.shape, *args, **kwargs), dtype=self.dtype)
+        return _inplace(lambda s, _: new_tensor(v, dtype=self.dtype), name)(self, None)
+
+    method.__name__ = name
+    method.__doc__ = f"""``x.{name}({signature})``: PyTorch's ``Tensor.{name}``, x filled in
+    place with {what} draws from tapegrad's generator (``tg.manual_seed``); returns x.  The
+    draws have no gradient history; on a leaf that requires grad it is refused outside
+    ``tg.no_grad()``, as in PyTorch.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> _ = tg.manual_seed(0)
+        >>> x = tg.zeros(2000)
+        >>> x.{name}({args}) is x, {check}
+        (True, True)
+    """
+    return method
+
+
+def _random_(self, from_=0, to=None, *, generator=None):
+    """``x.random_(from=0, to=None)``: PyTorch's ``Tensor.random_``, x filled in place with
+    integers drawn uniformly from ``[from, to)`` (``random_(to)``: ``[0, to)``; no bound: up
+    to ``2 ** 53`` for float64, the dtype's range for integers), from tapegrad's generator
+    (``tg.manual_seed``); no gradient history.
+
+    >>> import tapegrad as tg
+    >>> x = tg.zeros(3).random_(2, 5)
+    >>> bool(((x >= 2) & (x < 5) & (x == x.round())).all())
+    True
+    """
+    if generator is not None:
+        raise TypeError("Tensor.random_: generator= is not supported (use tg.manual_seed)")
+    _check_inplace(self, "random_")
+    v = P.random_draws(self.shape, self.dtype, from_, to)
+    return _inplace(lambda s, _: new_tensor(v, dtype=self.dtype), "random_")(self, None)
+
+
+def _bernoulli_(self, p=0.5, *, generator=None):
+    """``x.bernoulli_(p=0.5)``: PyTorch's ``Tensor.bernoulli_``, x filled in place with 0/1
+    draws of probability ``p`` (a number, or a tensor of probabilities broadcast to x), from
+    tapegrad's generator (``tg.manual_seed``); no gradient history.
+
+    >>> import tapegrad as tg
+    >>> tg.zeros(3).bernoulli_(tg.tensor([0.0, 1.0, 1.0]))
+    tensor([0., 1., 1.])
+    """
+    if generator is not None:
+        raise TypeError("Tensor.bernoulli_: generator= is not supported (use tg.manual_seed)")
+    _check_inplace(self, "bernoulli_")
+    prob = np.broadcast_to(np.asarray(p._v if isinstance(p, Tensor) else p), self.shape)
+    v = P._draw_bernoulli(prob, self.shape, self.dtype)
+    return _inplace(lambda s, _: new_tensor(v, dtype=self.dtype), "bernoulli_")(self, None)
+
+
+def _fill_diagonal_(self, fill_value, wrap=False):
+    """``x.fill_diagonal_(fill_value, wrap=False)``: PyTorch's ``Tensor.fill_diagonal_``,
+    the main diagonal of x (2-D, or all dims of one length) set to ``fill_value`` in place
+    (a tall matrix's diagonal restarting after every ``ncols + 1`` rows when ``wrap``);
+    returns x.  The gradient of x's other elements passes through.
+
+    >>> import tapegrad as tg
+    >>> tg.zeros(3, 2).fill_diagonal_(5.0, wrap=True)
+    tensor([[5., 0.],
+            [0., 5.],
+            [0., 0.]])
+    """
+    return _inplace(lambda s, _: P.fill_diagonal_values(s, fill_value, wrap), "fill_diagonal_")(
+        self, None
+    )
+
+
+def _retains_grad(self):
+    """``y.retains_grad``: PyTorch's ``Tensor.retains_grad``: whether ``y.retain_grad()``
+    was called on this non-leaf (a leaf keeps its gradient anyway: False).
+
+    >>> import tapegrad as tg
+    >>> x = tg.tensor([1.0], requires_grad=True)
+    >>> y = x * 2.0
+    >>> y.retains_grad, (y.retain_grad(), y.retains_grad)[1], x.retains_grad
+    (False, True, False)
+    """
+    if self._leaf:
+        return False
+    t = tape_of(self)
+    ref = None if t is None else t.side.retain.get(self._row)
+    return ref is not None and ref() is self
+
+
 _TK = ("dim", "keepdim")  # PyTorch-only keywords of sum, mean, prod
 
 
@@ -2146,6 +2376,26 @@ class TensorMethods(ElementwiseMethods):
     reciprocal_ = _unary_inplace("reciprocal", O.reciprocal)
     pow_ = _pow_
     t_ = _t_
+    squeeze_ = _same_shape_inplace("squeeze", "", "(True, [[1.0, 2.0], [3.0, 4.0]])")
+    unsqueeze_ = _same_shape_inplace(
+        "unsqueeze",
+        "0",
+        "Traceback (most recent call last):\n        ...\n        RuntimeError: "
+        "Tensor.unsqueeze_: a tensor's shape does not change in place in tapegrad ...",
+    )
+    transpose_ = _same_shape_inplace("transpose", "0, 1", "(True, [[1.0, 3.0], [2.0, 4.0]])")
+    swapaxes_ = _same_shape_inplace("swapaxes", "0, 1", "(True, [[1.0, 3.0], [2.0, 4.0]])")
+    swapdims_ = _same_shape_inplace("swapdims", "0, 1", "(True, [[1.0, 3.0], [2.0, 4.0]])")
+    normal_ = _random_fill("normal_", P._normal_draws)
+    uniform_ = _random_fill("uniform_", P._uniform_draws)
+    exponential_ = _random_fill("exponential_", P._exponential_draws)
+    geometric_ = _random_fill("geometric_", P._geometric_draws)
+    log_normal_ = _random_fill("log_normal_", P._log_normal_draws)
+    cauchy_ = _random_fill("cauchy_", P._cauchy_draws)
+    random_ = _random_
+    bernoulli_ = _bernoulli_
+    fill_diagonal_ = _fill_diagonal_
+    retains_grad = property(_retains_grad)
     copy_ = _copy_
     detach_ = _detach_
 
@@ -2363,6 +2613,45 @@ class TensorMethods(ElementwiseMethods):
     logit = P._logit
     frac = P._frac
     positive = P._positive
+    absolute = P._absolute
+    adjoint = viewing(P._adjoint)
+    copysign = P._copysign
+    heaviside = P._heaviside
+    frexp = P._frexp
+    ldexp = P._ldexp
+    nextafter = P._nextafter
+    gcd = P._gcd
+    lcm = P._lcm
+    bitwise_and = P._bitwise_and
+    bitwise_or = P._bitwise_or
+    bitwise_xor = P._bitwise_xor
+    bitwise_not = P._bitwise_not
+    bitwise_left_shift = P._bitwise_left_shift
+    bitwise_right_shift = P._bitwise_right_shift
+    matrix_power = P._matrix_power
+    matrix_exp = P._matrix_exp
+    renorm = P._renorm
+    vdot = P._vdot
+    dist = P._dist
+    cov = P._cov
+    corrcoef = P._corrcoef
+    bincount = P._bincount
+    histogram = P._histogram
+    mvlgamma = P._mvlgamma
+    multinomial = P._multinomial
+    bernoulli = P._bernoulli
+    sum_to_size = P._sum_to_size
+    split_with_sizes = P._split_with_sizes
+    slice_scatter = P._slice_scatter
+    select_scatter = P._select_scatter
+    diagonal_scatter = P._diagonal_scatter
+    index_reduce = P._index_reduce
+    is_complex = P._is_complex
+    is_signed = P._is_signed
+    is_cpu = property(P._is_cpu)
+    is_same_size = P._is_same_size
+    is_nonzero = P._is_nonzero
+    isreal = P._isreal
 
     # values, dtype, complex parts
     copy = _copy
@@ -2428,3 +2717,6 @@ class TensorMethods(ElementwiseMethods):
     ndimension = P._ndimension
     nbytes = property(P._nbytes)
     itemsize = property(P._itemsize)
+
+    # PyTorch's in-place variants x.NAME_(...) of the methods above (one table)
+    vars().update({f"{n}_": _inplace_variant(n, e) for n, e in _INPLACE_VARIANTS.items()})

@@ -23,6 +23,7 @@ from itertools import pairwise
 import numpy as np
 
 from . import functions as O
+from .creation import _rng
 from .tensor import STATE, _guard_hook, new_tensor, scalar_argument
 from .tensor import TensorBase as Tensor
 
@@ -3792,3 +3793,959 @@ def _mode(self, dim=-1, keepdim=False):
     if keepdim:
         return ModeResult(values, _int_tensor(idx))
     return ModeResult(O.squeeze(values, d), _int_tensor(np.squeeze(idx, d)))
+
+
+# ---- PyTorch's Tensor methods composed of the differentiable ops above ----------------------
+
+
+def _value(a):
+    return np.asarray(a._v if isinstance(a, Tensor) else a)
+
+
+def _absolute(self):
+    """``x.absolute()``: PyTorch's other name of ``x.abs()`` (``Tensor.absolute``).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([-1.5, 2.0]).absolute()
+    tensor([1.5000, 2.0000])
+    """
+    return O.abs_(self)
+
+
+def _adjoint(self):
+    """``x.adjoint()``: PyTorch's ``Tensor.adjoint``, the conjugate transpose of the last two
+    dims (a real Tensor's: its transpose ``x.mT``, a view); 0-D and 1-D tensors are refused.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).adjoint()
+    tensor([[1., 3.],
+            [2., 4.]])
+    """
+    if self.ndim < 2:
+        raise RuntimeError(
+            f"Tensor.adjoint: only supported on matrices or batches of matrices (as in "
+            f"PyTorch), got a {self.ndim}-D tensor; use x.unsqueeze(0) or x.conj() instead"
+        )
+    return O.swapaxes(self, -1, -2)
+
+
+def _copysign(self, other):
+    """``x.copysign(other)``: PyTorch's ``Tensor.copysign``, ``|x|`` with the sign of
+    ``other`` (its sign bit: -0.0 is negative); a float result.  The gradient reaches x
+    (``copysign(1, x) * copysign(1, other)``, 0 where x is 0, as PyTorch's); ``other`` gets
+    a zero gradient, as in PyTorch.
+
+    >>> import tapegrad as tg
+    >>> x = tg.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    >>> y = x.copysign(tg.tensor([-1.0, 1.0, -0.0])); y
+    tensor([-1.,  2., -3.], grad_fn=<MulBackward0>)
+    >>> y.sum().backward(); x.grad
+    tensor([-1., -1., -1.])
+    """
+    o = other if isinstance(other, Tensor) else new_tensor(np.asarray(other, np.float64))
+    # the sign read through comparisons, which a trace guards (a replay where other's signs
+    # differ records again); a zero or NaN's sign bit only a pin of other's value guards
+    negative = _value(o < 0.0).astype(bool)
+    v = _value(o)
+    odd = _value(o == 0.0).astype(bool) | (v != v)
+    if odd.any():
+        _guard_hook(o, "copysign")
+        negative = negative | (odd & np.signbit(v))
+    a = O.abs_(self)
+    if a.dtype.kind != "f":
+        a = convert(a, np.float64)
+    out = O.mul(a, np.where(negative, -1.0, 1.0))
+    if o._rg:  # other gets a zero gradient, as PyTorch's (the value is out's, -0.0 kept)
+        out = O.where(np.zeros(np.shape(_value(out)), bool), o, out)
+    return out
+
+
+def _heaviside(self, values):
+    """``x.heaviside(values)``: PyTorch's ``Tensor.heaviside``, the step function: 0 where
+    x < 0, 1 where x > 0, ``values`` where x is 0 (x and ``values`` of one dtype, as
+    PyTorch requires).  Piecewise constant: no gradient.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([-1.5, 0.0, 2.0]).heaviside(tg.tensor([0.5]))
+    tensor([0.0000, 0.5000, 1.0000])
+    """
+    if not isinstance(values, Tensor):
+        raise TypeError(
+            "Tensor.heaviside: values must be a Tensor (as in PyTorch), got "
+            f"{type(values).__name__}; write x.heaviside(tg.tensor(v))"
+        )
+    if values.dtype != self.dtype:
+        raise RuntimeError(
+            f"Tensor.heaviside: x and values must have the same dtype (as in PyTorch), got "
+            f"{self.dtype} and {values.dtype}; convert one, e.g. values.to(x.dtype)"
+        )
+    _guard_hook(self, "heaviside")  # (a constant of x's values: a trace pins them)
+    _guard_hook(values, "heaviside")
+    v, w = _value(self), _value(values)
+    out = np.where(v == 0, w, (v > 0).astype(v.dtype))
+    out = np.where(np.isnan(v), v, out) if v.dtype.kind == "f" else out
+    return new_tensor(np.asarray(out, dtype=v.dtype), dtype=v.dtype)
+
+
+FrexpResult = namedtuple("frexp", ("mantissa", "exponent"))
+
+
+def _frexp(self):
+    """``x.frexp()``: PyTorch's ``Tensor.frexp``, the named tuple ``(mantissa, exponent)``
+    with ``x = mantissa * 2 ** exponent``, ``0.5 <= |mantissa| < 1`` (int32 exponents); the
+    gradient reaches x through the mantissa (``2 ** -exponent``).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([8.0, -0.75]).frexp()
+    frexp(mantissa=tensor([0.5000, -0.7500]), exponent=tensor([4, 0], dtype=int32))
+    """
+    if self.dtype.kind != "f":
+        raise RuntimeError(
+            f"Tensor.frexp: only floating-point dtypes are supported (as in PyTorch), got "
+            f"{self.dtype}; write x.double().frexp()"
+        )
+    _guard_hook(self, "frexp")
+    _, e = np.frexp(_value(self))
+    e = np.asarray(e, dtype=np.int32)
+    return FrexpResult(O.mul(self, np.ldexp(1.0, -e)), new_tensor(e, dtype=np.int32))
+
+
+def _ldexp(self, other):
+    """``x.ldexp(other)``: PyTorch's ``Tensor.ldexp``, ``x * 2 ** other`` (a float result);
+    gradients reach x and a float ``other`` that requires grad.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 3.0]).ldexp(tg.tensor([2, -1]))
+    tensor([4.0000, 1.5000])
+    """
+    if not isinstance(other, Tensor):
+        raise TypeError(
+            "Tensor.ldexp: other must be a Tensor (as in PyTorch), got "
+            f"{type(other).__name__}; write x.ldexp(tg.tensor(e))"
+        )
+    if other.dtype.kind != "f":
+        other = convert(other, np.float64)
+    x = self if self.dtype.kind == "f" else convert(self, np.float64)
+    return O.mul(x, O.power(2.0, other))
+
+
+def _nextafter(self, other):
+    """``x.nextafter(other)``: PyTorch's ``Tensor.nextafter``, the next float after x in the
+    direction of ``other`` (x and ``other`` floats of one dtype).  No gradient.
+
+    >>> import tapegrad as tg
+    >>> (tg.tensor([1.0]).nextafter(tg.tensor([2.0])) - 1.0).item() == 2.0 ** -52
+    True
+    """
+    _guard_hook(self, "nextafter")  # (a constant of the values: a trace pins them)
+    if isinstance(other, Tensor):
+        _guard_hook(other, "nextafter")
+    w = _value(other)
+    if self.dtype.kind != "f" or (isinstance(other, Tensor) and other.dtype != self.dtype):
+        raise RuntimeError(
+            f"Tensor.nextafter: x and other must be floats of one dtype (as in PyTorch), got "
+            f"{self.dtype} and {w.dtype}; convert them with .double()"
+        )
+    out = np.nextafter(_value(self), w.astype(self.dtype))
+    return new_tensor(np.asarray(out, dtype=self.dtype), dtype=self.dtype)
+
+
+def _integer_op(name, ufunc, bools=True):
+    """``x.<name>(other)`` of integer (or boolean) Tensors: NumPy's ``ufunc``, no gradient;
+    a float Tensor is refused, as PyTorch refuses it."""
+
+    def method(self, other):
+        for a in (self, other):
+            kind = _value(a).dtype.kind
+            if kind not in ("iub" if bools else "iu") and not (
+                not isinstance(a, Tensor) and isinstance(a, (int, np.integer, bool))
+            ):
+                raise RuntimeError(
+                    f"Tensor.{name}: takes integer{' or boolean' if bools else ''} tensors "
+                    f"(as in PyTorch), got dtype {_value(a).dtype}; convert with x.long()"
+                )
+        v = _value(self)
+        out = np.asarray(ufunc(v, np.asarray(_value(other)).astype(v.dtype, copy=False)))
+        return new_tensor(out.astype(v.dtype, copy=False), dtype=v.dtype)
+
+    method.__name__ = name
+    return method
+
+
+_gcd = _integer_op("gcd", np.gcd, bools=False)
+_gcd.__doc__ = """``x.gcd(other)``: PyTorch's ``Tensor.gcd``, the elementwise greatest common
+    divisor of integer tensors (non-negative).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([6, 4, -3]).gcd(tg.tensor([4, 6, 2]))
+    tensor([2, 2, 1])
+    """
+_lcm = _integer_op("lcm", np.lcm, bools=False)
+_lcm.__doc__ = """``x.lcm(other)``: PyTorch's ``Tensor.lcm``, the elementwise least common
+    multiple of integer tensors (non-negative).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([6, 4, -3]).lcm(tg.tensor([4, 6, 2]))
+    tensor([12, 12,  6])
+    """
+_bitwise_and = _integer_op("bitwise_and", np.bitwise_and)
+_bitwise_and.__doc__ = """``x.bitwise_and(other)``: PyTorch's ``Tensor.bitwise_and``, ``x & other``
+    of integer or boolean tensors.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([12, 10]).bitwise_and(tg.tensor([10, 6]))
+    tensor([8, 2])
+    """
+_bitwise_or = _integer_op("bitwise_or", np.bitwise_or)
+_bitwise_or.__doc__ = """``x.bitwise_or(other)``: PyTorch's ``Tensor.bitwise_or``, ``x | other``
+    of integer or boolean tensors.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([12, 10]).bitwise_or(tg.tensor([10, 6]))
+    tensor([14, 14])
+    """
+_bitwise_xor = _integer_op("bitwise_xor", np.bitwise_xor)
+_bitwise_xor.__doc__ = """``x.bitwise_xor(other)``: PyTorch's ``Tensor.bitwise_xor``, ``x ^ other``
+    of integer or boolean tensors.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([12, 10]).bitwise_xor(tg.tensor([10, 6]))
+    tensor([ 6, 12])
+    """
+_bitwise_left_shift = _integer_op("bitwise_left_shift", np.left_shift, bools=False)
+_bitwise_left_shift.__doc__ = """``x.bitwise_left_shift(other)``: PyTorch's
+    ``Tensor.bitwise_left_shift``, ``x << other`` of integer tensors.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([3, -4]).bitwise_left_shift(tg.tensor([2, 1]))
+    tensor([12, -8])
+    """
+_bitwise_right_shift = _integer_op("bitwise_right_shift", np.right_shift, bools=False)
+_bitwise_right_shift.__doc__ = """``x.bitwise_right_shift(other)``: PyTorch's
+    ``Tensor.bitwise_right_shift``, ``x >> other`` of integer tensors (arithmetic shift).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([12, -8]).bitwise_right_shift(tg.tensor([2, 1]))
+    tensor([ 3, -4])
+    """
+
+
+def _bitwise_not(self):
+    """``x.bitwise_not()``: PyTorch's ``Tensor.bitwise_not``, ``~x`` of an integer tensor
+    (logical not of a boolean one); a float tensor is refused.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([0, 5]).bitwise_not(), tg.tensor([True, False]).bitwise_not()
+    (tensor([-1, -6]), tensor([False,  True]))
+    """
+    v = _value(self)
+    if v.dtype.kind not in "iub":
+        raise RuntimeError(
+            f"Tensor.bitwise_not: takes integer or boolean tensors (as in PyTorch), got dtype "
+            f"{v.dtype}; convert with x.long()"
+        )
+    return new_tensor(np.asarray(np.invert(v)), dtype=v.dtype)
+
+
+def _square_matrices(self, name):
+    if self.ndim < 2 or self.shape[-1] != self.shape[-2]:
+        raise RuntimeError(
+            f"Tensor.{name}: expects a batch of square matrices (as in PyTorch), got shape "
+            f"{self.shape}"
+        )
+    if self.dtype.kind != "f":
+        raise RuntimeError(
+            f"Tensor.{name}: expects a floating-point tensor, got dtype {self.dtype}; write "
+            f"x.double().{name}(...)"
+        )
+
+
+def _matrix_power(self, n):
+    """``x.matrix_power(n)``: PyTorch's ``Tensor.matrix_power``, the ``n``-th power of a
+    square matrix (or of each of a batch) by repeated squaring; ``n = 0`` gives identities,
+    a negative ``n`` the power of the inverse.
+
+    >>> import tapegrad as tg
+    >>> x = tg.tensor([[1.0, 1.0], [0.0, 2.0]], requires_grad=True)
+    >>> y = x.matrix_power(3); y
+    tensor([[1., 7.],
+            [0., 8.]], grad_fn=<MmBackward0>)
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"Tensor.matrix_power: n must be an int, got {n!r}")
+    if self.ndim < 2 or self.shape[-1] != self.shape[-2]:
+        raise RuntimeError(
+            f"Tensor.matrix_power: expects a batch of square matrices (as in PyTorch), got "
+            f"shape {self.shape}"
+        )
+    n = int(n)
+    if n == 0:  # identities (in the graph when x is, with gradient 0, as PyTorch's)
+        eye = np.broadcast_to(np.eye(self.shape[-1], dtype=self.dtype), self.shape)
+        if not self._rg:
+            return new_tensor(np.array(eye), dtype=self.dtype)
+        return O.where(np.ones(self.shape, dtype=bool), eye, self)
+    if n < 0:
+        self = np.linalg.inv(self)
+        n = -n
+    result, base = None, self
+    while True:
+        if n & 1:
+            result = base if result is None else O.matmul(result, base)
+        n >>= 1
+        if not n:
+            return result
+        base = O.matmul(base, base)
+
+
+def _matrix_exp(self):
+    """``x.matrix_exp()``: PyTorch's ``Tensor.matrix_exp``, the matrix exponential of a
+    square matrix (or of each of a batch), by scaling and squaring a degree-18 Taylor
+    polynomial, all of differentiable matrix products (derivatives of every order).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[0.0, 1.0], [0.0, 0.0]]).matrix_exp()
+    tensor([[1., 1.],
+            [0., 1.]])
+    """
+    _square_matrices(self, "matrix_exp")
+    n = self.shape[-1]
+    v = np.asarray(self._v)
+    if v.size == 0:
+        return O.reshape(self, self.shape)
+    norm = float(np.max(np.sum(np.abs(v), axis=-2))) if np.all(np.isfinite(v)) else 0.0
+    _guard_hook(self, "matrix_exp")  # (the number of squarings is read from the value)
+    s = max(0, math.ceil(math.log2(norm / 0.5))) if norm > 0.5 else 0
+    a = O.mul(self, 2.0**-s) if s else self
+    eye = np.broadcast_to(np.eye(n), self.shape)
+    term, total = a, O.add(a, eye)
+    for k in range(2, 19):
+        term = O.mul(O.matmul(term, a), 1.0 / k)
+        total = O.add(total, term)
+    for _ in range(s):
+        total = O.matmul(total, total)
+    return total
+
+
+def _renorm(self, p, dim, maxnorm):
+    """``x.renorm(p, dim, maxnorm)``: PyTorch's ``Tensor.renorm``: each slice of x along
+    ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled to norm ``maxnorm`` (by
+    ``maxnorm / (norm + 1e-7)``, as PyTorch's), the others kept.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[3.0, 4.0], [0.3, 0.4]]).renorm(2, 0, 1.0)
+    tensor([[0.6000, 0.8000],
+            [0.3000, 0.4000]])
+    """
+    if self.dtype.kind != "f":
+        raise RuntimeError(f"Tensor.renorm: expects a floating-point tensor, got {self.dtype}")
+    p = scalar_argument(p, "renorm: p")
+    if p <= 0:
+        raise RuntimeError(f"Tensor.renorm: non-positive norm p={p} not supported (PyTorch's)")
+    maxnorm = scalar_argument(maxnorm, "renorm: maxnorm")
+    if maxnorm < 0:
+        raise RuntimeError(f"Tensor.renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if self.ndim <= 1:
+        raise RuntimeError(
+            f"Tensor.renorm: needs at least 2 dimensions (as in PyTorch), got {self.ndim}"
+        )
+    (d,) = _dims_of(self, dim, "renorm")
+    others = tuple(i for i in range(self.ndim) if i != d)
+    norm = _norm(self, p, others, True)
+    big = O.truth(norm > maxnorm)
+    factor = O.where(big, O.div(maxnorm, O.add(norm, 1e-7)), 1.0)
+    return O.mul(self, factor)
+
+
+def _vdot(self, other):
+    """``x.vdot(y)``: PyTorch's ``Tensor.vdot``, the dot product of two 1-D tensors of one
+    dtype (the conjugate of x's, which a real tensor is).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0]).vdot(tg.tensor([3.0, 4.0]))
+    tensor(11.)
+    """
+    w = _value(other)
+    if self.ndim != 1 or w.ndim != 1:
+        raise RuntimeError(
+            f"Tensor.vdot: 1D tensors expected (as in PyTorch), got {self.ndim}D and {w.ndim}D "
+            "tensors; flatten them first (x.flatten().vdot(y.flatten()))"
+        )
+    if self.shape != w.shape:
+        raise RuntimeError(
+            f"Tensor.vdot: inconsistent tensor size, x has {self.shape[0]} elements and y "
+            f"has {w.shape[0]}"
+        )
+    if w.dtype != self.dtype:
+        raise RuntimeError(
+            f"Tensor.vdot: expected both vectors to have the same dtype, got {self.dtype} and "
+            f"{w.dtype}"
+        )
+    return O.dot(self, other)
+
+
+def _dist(self, other, p=2):
+    """``x.dist(y, p=2)``: PyTorch's ``Tensor.dist``, the ``p``-norm of ``x - y`` (broadcast),
+    gradient 0 where they are equal (as PyTorch's).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0]).dist(tg.tensor([4.0, 6.0]))
+    tensor(5.)
+    """
+    return _norm(O.sub(self, other), p)
+
+
+def _cov(self, *, correction=1, fweights=None, aweights=None):
+    """``x.cov(correction=1, fweights=None, aweights=None)``: PyTorch's ``Tensor.cov``, the
+    covariance matrix of the variables in the rows of x (observations in columns; a 1-D x is
+    one variable, a 0-D result), as ``np.cov(x, ddof=correction, ...)``.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]).cov()
+    tensor([[ 1., -1.],
+            [-1.,  1.]])
+    """
+    if self.ndim > 2:
+        raise RuntimeError(f"Tensor.cov: expected a tensor of at most 2 dims, got {self.ndim}")
+    if isinstance(correction, bool) or not isinstance(correction, (int, np.integer)):
+        raise TypeError(f"Tensor.cov: correction must be an int, got {correction!r}")
+    if fweights is not None:
+        fw = _value(fweights)
+        if fw.dtype.kind not in "iu":
+            raise RuntimeError(f"Tensor.cov: fweights must be integers, got {fw.dtype}")
+        if np.any(fw < 0):
+            raise RuntimeError("Tensor.cov: fweights cannot be negative")
+    if aweights is not None and np.any(_value(aweights) < 0):
+        raise RuntimeError("Tensor.cov: aweights cannot be negative")
+    x = self if self.dtype.kind == "f" else convert(self, np.float64)
+    x = O.reshape(x, (1, -1)) if x.ndim < 2 else x
+    n = x.shape[1]
+    if fweights is None and aweights is None:
+        w, w_sum = None, float(n)
+        avg = O.mean(x, 1, True)
+    else:
+        w = 1.0
+        for given in (fweights, aweights):
+            if given is not None:
+                if _value(given).shape != (n,):
+                    raise RuntimeError(
+                        f"Tensor.cov: weights must be 1-D with {n} elements (the observations), "
+                        f"got shape {_value(given).shape}"
+                    )
+                g = given if isinstance(given, Tensor) else O.tensor_of(given)
+                w = O.mul(w, g if g.dtype.kind == "f" else convert(g, np.float64))
+        w_sum = O.sum(w)
+        avg = O.div(O.sum(O.mul(x, w), 1, True), w_sum)
+    if w is None:
+        norm = w_sum - correction
+    elif correction == 0:
+        norm = w_sum
+    elif aweights is None:
+        norm = O.sub(w_sum, correction)
+    else:
+        norm = O.sub(w_sum, O.div(O.mul(O.sum(O.mul(w, aweights)), correction), w_sum))
+    xm = O.sub(x, avg)
+    c = O.matmul(xm, O.swapaxes(xm if w is None else O.mul(xm, w), 0, 1))
+    c = O.div(c, O.maximum(norm, 0.0) if isinstance(norm, Tensor) else max(norm, 0.0))
+    return O.reshape(c, ()) if self.ndim < 2 else c
+
+
+def _corrcoef(self):
+    """``x.corrcoef()``: PyTorch's ``Tensor.corrcoef``, the Pearson correlation matrix of
+    the variables in the rows of x (values clipped to [-1, 1], as PyTorch's and NumPy's).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]).corrcoef()
+    tensor([[ 1., -1.],
+            [-1.,  1.]])
+    """
+    if self.ndim > 2:
+        raise RuntimeError(f"Tensor.corrcoef: expected a tensor of at most 2 dims, got {self.ndim}")
+    x = self if self.dtype.kind == "f" else convert(self, np.float64)
+    return np.corrcoef(x)
+
+
+def _bincount(self, weights=None, minlength=0):
+    """``x.bincount(weights=None, minlength=0)``: PyTorch's ``Tensor.bincount``, the count of
+    each non-negative integer of the 1-D x (the sum of ``weights`` there, with their
+    gradient, when given).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([0, 1, 1, 3]).bincount()
+    tensor([1, 2, 0, 1])
+    """
+    v = _value(self)
+    if v.ndim != 1 or v.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"Tensor.bincount: only 1-D non-negative integer tensors are supported (as in "
+            f"PyTorch), got shape {v.shape} of dtype {v.dtype}"
+        )
+    if v.size and v.min() < 0:
+        raise RuntimeError("Tensor.bincount: the input must contain non-negative integers")
+    if isinstance(minlength, bool) or int(minlength) < 0:
+        raise RuntimeError(f"Tensor.bincount: minlength must be >= 0, got {minlength}")
+    if weights is not None and _value(weights).shape != v.shape:
+        raise RuntimeError(
+            f"Tensor.bincount: weights should be 1-D and have the same length as input "
+            f"({v.shape[0]}), got shape {_value(weights).shape}"
+        )
+    if weights is None:
+        return new_tensor(np.bincount(v, minlength=int(minlength)).astype(np.int64))
+    return np.bincount(self, weights=weights, minlength=int(minlength))
+
+
+HistogramResult = namedtuple("histogram", ("hist", "bin_edges"))
+
+
+def _histogram(self, bins=100, *, range=None, weight=None, density=False):  # noqa: A002
+    """``x.histogram(bins=100, *, range=None, weight=None, density=False)``: PyTorch's
+    ``Tensor.histogram``, the named tuple ``(hist, bin_edges)`` of x's values (``bins`` a
+    number of equal bins, or a 1-D tensor of edges).  Counts have no gradient.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0, 1.0]).histogram(bins=3, range=(0.0, 3.0))
+    histogram(hist=tensor([0., 2., 1.]), bin_edges=tensor([0., 1., 2., 3.]))
+    """
+    v = _value(self)
+    if v.dtype.kind != "f":
+        raise RuntimeError(
+            f"Tensor.histogram: expects a floating-point tensor (as in PyTorch), got "
+            f"{v.dtype}; write x.double().histogram(...)"
+        )
+    edges = _value(bins) if isinstance(bins, Tensor) else int(bins)
+    if isinstance(edges, int) and edges <= 0:
+        raise RuntimeError(f"Tensor.histogram: bins must be > 0, got {edges}")
+    if range is not None and not range[0] <= range[1]:
+        raise RuntimeError(f"Tensor.histogram: min should not exceed max, got range {tuple(range)}")
+    w = None if weight is None else _value(weight)
+    hist, out_edges = np.histogram(v, bins=edges, range=range, weights=w, density=density)
+    return HistogramResult(
+        new_tensor(hist.astype(v.dtype), dtype=v.dtype),
+        new_tensor(out_edges.astype(v.dtype), dtype=v.dtype),
+    )
+
+
+def _mvlgamma(self, p):
+    """``x.mvlgamma(p)``: PyTorch's ``Tensor.mvlgamma``, the log of the multivariate gamma
+    function of dimension ``p``: ``p (p - 1) / 4 log(pi) + sum_i lgamma(x - i / 2)``
+    (its domain is x > (p - 1) / 2; like PyTorch's, other x are not refused).
+
+    >>> import tapegrad as tg
+    >>> round(tg.tensor([2.5]).mvlgamma(2).item(), 6)
+    0.857048
+    """
+    if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 1:
+        raise RuntimeError(f"Tensor.mvlgamma: p has to be greater than or equal to 1, got {p}")
+    p = int(p)
+    v = _value(self)
+    if v.dtype.kind != "f":
+        raise RuntimeError(f"Tensor.mvlgamma: expects a floating-point tensor, got {v.dtype}")
+    total = O.gammaln(self)
+    for i in range(1, p):
+        total = O.add(total, O.gammaln(O.sub(self, i / 2)))
+    return O.add(total, p * (p - 1) / 4 * math.log(math.pi))
+
+
+def _probabilities(self, name):
+    v = _value(self)
+    if v.dtype.kind != "f":
+        raise RuntimeError(f"Tensor.{name}: expects floating-point probabilities, got {v.dtype}")
+    return v
+
+
+def _multinomial(self, num_samples, replacement=False, *, generator=None):
+    """``x.multinomial(num_samples, replacement=False)``: PyTorch's ``Tensor.multinomial``,
+    indices drawn (tapegrad's generator, ``tg.manual_seed``) from the categories of each row
+    of x with probabilities proportional to its non-negative weights; int64, no gradient.
+
+    >>> import tapegrad as tg
+    >>> _ = tg.manual_seed(0)
+    >>> tg.tensor([0.0, 1.0, 0.0]).multinomial(2, replacement=True)
+    tensor([1, 1])
+    """
+    if generator is not None:
+        raise TypeError("Tensor.multinomial: generator= is not supported (use tg.manual_seed)")
+    w = _probabilities(self, "multinomial")
+    if w.ndim not in (1, 2):
+        raise RuntimeError(f"Tensor.multinomial: prob_dist must be 1 or 2 dim, got {w.ndim}")
+    n = int(num_samples)
+    if n <= 0:
+        raise RuntimeError(f"Tensor.multinomial: cannot sample n_sample <= 0 samples, got {n}")
+    rows = w.reshape(-1, w.shape[-1])
+    if not replacement and n > rows.shape[-1]:
+        raise RuntimeError(
+            f"Tensor.multinomial: cannot sample n_sample > prob_dist.size(-1) samples without "
+            f"replacement ({n} > {rows.shape[-1]})"
+        )
+    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+        raise RuntimeError("Tensor.multinomial: probability tensor contains inf, nan or < 0")
+    sums = rows.sum(-1)
+    if np.any(sums <= 0):
+        raise RuntimeError(
+            "Tensor.multinomial: invalid multinomial distribution (sum of probabilities <= 0)"
+        )
+    if not replacement and np.any(np.count_nonzero(rows, -1) < n):
+        raise RuntimeError(
+            "Tensor.multinomial: invalid multinomial distribution (with replacement=False, "
+            "not enough non-negative category to sample)"
+        )
+    g = _rng[0]
+    out = np.stack(
+        [g.choice(rows.shape[-1], n, replace=bool(replacement), p=r / r.sum()) for r in rows]
+    ).astype(np.int64)
+    return new_tensor(out.reshape(w.shape[:-1] + (n,)))
+
+
+def _draw_bernoulli(p, shape, dtype):
+    pv = np.asarray(p, dtype=np.float64)
+    if np.any(~((pv >= 0) & (pv <= 1))):
+        raise RuntimeError("bernoulli: expects 0 <= p <= 1 (as in PyTorch)")
+    return (_rng[0].random(shape) < pv).astype(dtype)
+
+
+def _bernoulli(self, p=None, *, generator=None):
+    """``x.bernoulli()``: PyTorch's ``Tensor.bernoulli``, 0/1 draws (tapegrad's generator,
+    ``tg.manual_seed``) with the probabilities in x (or ``p``, a number), in x's dtype; no
+    gradient.
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([0.0, 1.0, 1.0]).bernoulli()
+    tensor([0., 1., 1.])
+    """
+    if generator is not None:
+        raise TypeError("Tensor.bernoulli: generator= is not supported (use tg.manual_seed)")
+    v = _probabilities(self, "bernoulli")
+    prob = v if p is None else scalar_argument(p, "bernoulli: p")
+    return new_tensor(_draw_bernoulli(prob, v.shape, v.dtype), dtype=v.dtype)
+
+
+def _sum_to_size(self, *size):
+    """``x.sum_to_size(*size)``: PyTorch's ``Tensor.sum_to_size``, x summed to ``size`` (a
+    shape x broadcasts from: the leading dims and those of size 1 in ``size`` are summed).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).sum_to_size(1, 2)
+    tensor([[4., 6.]])
+    """
+    size = tuple(int(s) for s in _sizes(size))
+    shape = self.shape
+    if len(size) > len(shape) or any(
+        s not in (1, n) for s, n in zip(size[::-1], shape[::-1], strict=False)
+    ):
+        raise RuntimeError(
+            f"Tensor.sum_to_size: size {list(size)} is not expandable to size {list(shape)}"
+        )
+    lead = len(shape) - len(size)
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1
+    )
+    out = O.sum(self, dims, True) if dims else self
+    return O.reshape(out, size)
+
+
+def _split_with_sizes(self, split_sizes, dim=0):
+    """``x.split_with_sizes(split_sizes, dim=0)``: PyTorch's ``Tensor.split_with_sizes``,
+    views of those sizes along ``dim`` (they must add up to its length).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0, 3.0]).split_with_sizes([1, 2])
+    (tensor([1.]), tensor([2., 3.]))
+    """
+    if isinstance(split_sizes, (int, np.integer)):
+        raise TypeError(
+            "Tensor.split_with_sizes: split_sizes must be a list of ints; for equal parts "
+            "use x.split(size)"
+        )
+    (d,) = _dims_of(self, dim, "split_with_sizes")
+    sizes = [int(s) for s in split_sizes]
+    if sum(sizes) != self.shape[d] or any(s < 0 for s in sizes):
+        raise RuntimeError(
+            f"Tensor.split_with_sizes: expects split_sizes to sum exactly to {self.shape[d]} "
+            f"(input tensor's size at dimension {d}), but got split_sizes={sizes}"
+        )
+    return _split(self, sizes, d)
+
+
+def _scattered(self, key, src, view_shape, name):
+    """A copy of ``self`` with ``src`` written at ``key`` (the gradient goes to ``src``
+    there, to ``self`` elsewhere); ``src`` must have the shape of that part, as PyTorch's."""
+    if tuple(_value(src).shape) != tuple(view_shape):
+        raise RuntimeError(
+            f"Tensor.{name}: expected src to have a size equal to the slice of self. src size "
+            f"= {list(_value(src).shape)}, slice size = {list(view_shape)}"
+        )
+    out = O.reshape(self, self.shape) if self._rg else new_tensor(np.array(self._v))
+    return O.setitem(out, key, src)
+
+
+def _slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+    """``x.slice_scatter(src, dim=0, start=None, end=None, step=1)``: PyTorch's
+    ``Tensor.slice_scatter``, a copy of x with ``src`` in the slice ``start:end:step`` of
+    ``dim``.
+
+    >>> import tapegrad as tg
+    >>> tg.zeros(4).slice_scatter(tg.tensor([1.0, 2.0]), start=1, step=2)
+    tensor([0., 1., 0., 2.])
+    """
+    (d,) = _dims_of(self, dim, "slice_scatter")
+    if int(step) <= 0:
+        raise RuntimeError(f"Tensor.slice_scatter: slice step must be positive, got {step}")
+    key = (slice(None),) * d + (slice(start, end, int(step)),)
+    shape = np.empty(self.shape, dtype=np.bool_)[key].shape
+    return _scattered(self, key, src, shape, "slice_scatter")
+
+
+def _select_scatter(self, src, dim, index):
+    """``x.select_scatter(src, dim, index)``: PyTorch's ``Tensor.select_scatter``, a copy of
+    x with ``src`` at position ``index`` of ``dim``.
+
+    >>> import tapegrad as tg
+    >>> tg.zeros(2, 2).select_scatter(tg.tensor([1.0, 2.0]), 0, 1)
+    tensor([[0., 0.],
+            [1., 2.]])
+    """
+    (d,) = _dims_of(self, dim, "select_scatter")
+    n = self.shape[d]
+    if not -n <= int(index) < n:
+        raise IndexError(
+            f"Tensor.select_scatter: index {index} out of range for dimension {d} of size {n}"
+        )
+    key = (slice(None),) * d + (int(index) % n,)
+    return _scattered(self, key, src, self.shape[:d] + self.shape[d + 1 :], "select_scatter")
+
+
+def _diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+    """``x.diagonal_scatter(src, offset=0, dim1=0, dim2=1)``: PyTorch's
+    ``Tensor.diagonal_scatter``, a copy of x with ``src`` on the diagonal that
+    ``x.diagonal(offset, dim1, dim2)`` reads.
+
+    >>> import tapegrad as tg
+    >>> tg.zeros(2, 3).diagonal_scatter(tg.tensor([1.0, 2.0]), 1)
+    tensor([[0., 1., 0.],
+            [0., 0., 2.]])
+    """
+    d1, d2 = _dims_of(self, (dim1, dim2), "diagonal_scatter")
+    if d1 == d2:
+        raise RuntimeError(
+            f"Tensor.diagonal_scatter: diagonal dimensions cannot be identical {dim1}, {dim2}"
+        )
+    offset = int(offset)
+    n1, n2 = self.shape[d1], self.shape[d2]
+    length = max(0, min(n1 + min(offset, 0), n2 - max(offset, 0)))
+    rows = np.arange(length) - min(offset, 0)
+    cols = np.arange(length) + max(offset, 0)
+    # the diagonal's own shape: the other dims, then its length (as x.diagonal's)
+    rest = [self.shape[i] for i in range(self.ndim) if i not in (d1, d2)]
+    if tuple(_value(src).shape) != (*rest, length):
+        raise RuntimeError(
+            f"Tensor.diagonal_scatter: expected src to have a size equal to the diagonal of "
+            f"self. src size = {list(_value(src).shape)}, diagonal size = {[*rest, length]}"
+        )
+    moved = O.transpose(self, (*(i for i in range(self.ndim) if i not in (d1, d2)), d1, d2))
+    out = O.reshape(moved, moved.shape) if moved._rg else new_tensor(np.array(moved._v))
+    out = O.setitem(out, (Ellipsis, rows, cols), src)
+    back = np.argsort([*(i for i in range(self.ndim) if i not in (d1, d2)), d1, d2])
+    return O.transpose(out, tuple(int(i) for i in back))
+
+
+def _index_reduce(self, dim, index, source, reduce, *, include_self=True):
+    """``x.index_reduce(dim, index, source, reduce, *, include_self=True)``: PyTorch's
+    ``Tensor.index_reduce``: the slices of ``source`` along ``dim`` reduced (``"prod"``,
+    ``"mean"``, ``"amax"``, ``"amin"``) into the slices of x that the 1-D ``index`` names
+    (x's own values taking part unless ``include_self=False``), as ``x.scatter_reduce``.
+
+    >>> import tapegrad as tg
+    >>> x = tg.tensor([1.0, 2.0, 3.0])
+    >>> x.index_reduce(0, tg.tensor([0, 0, 2]), tg.tensor([4.0, 5.0, 6.0]), "prod")
+    tensor([20.,  2., 18.])
+    """
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(
+            f"Tensor.index_reduce: reduce argument must be one of prod, mean, amax or amin "
+            f"(as in PyTorch), got {reduce!r}"
+        )
+    (d,) = _dims_of(self, dim, "index_reduce")
+    idx = _value(index)
+    if idx.ndim > 1 or idx.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"Tensor.index_reduce: index must be a 1-D integer tensor, got shape {idx.shape} "
+            f"of dtype {idx.dtype}"
+        )
+    src = source if isinstance(source, Tensor) else O.tensor_of(source)
+    idx = idx.reshape(-1)
+    want = self.shape[:d] + (idx.size,) + self.shape[d + 1 :]
+    if src.ndim != self.ndim or src.shape != (want if self.ndim else ()):
+        raise RuntimeError(
+            f"Tensor.index_reduce: source of shape {src.shape} must have x's shape "
+            f"{self.shape} with dim {d} of the index's length {idx.size}"
+        )
+    n = self.shape[d] if self.ndim else 1
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"Tensor.index_reduce: index out of range for dim {d} of size {n}")
+    idx = idx % n
+    full = np.broadcast_to(idx.reshape((-1,) + (1,) * (self.ndim - d - 1)), src.shape)
+    return _scatter_reduce(
+        self, d, new_tensor(np.array(full, dtype=np.int64)), src, reduce, include_self=include_self
+    )
+
+
+def _is_complex(self):
+    """``x.is_complex()``: PyTorch's ``Tensor.is_complex``: False (tapegrad's values are
+    real).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0]).is_complex()
+    False
+    """
+    return False
+
+
+def _is_signed(self):
+    """``x.is_signed()``: PyTorch's ``Tensor.is_signed``: whether x's dtype holds negative
+    values (floats and signed integers; not bool or uint8).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0]).is_signed(), tg.tensor([True]).is_signed()
+    (True, False)
+    """
+    return self.dtype.kind in "fic"
+
+
+def _is_cpu(self):
+    """``x.is_cpu``: PyTorch's ``Tensor.is_cpu``: True (tapegrad computes on the CPU).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0]).is_cpu
+    True
+    """
+    return True
+
+
+def _is_same_size(self, other):
+    """``x.is_same_size(other)``: PyTorch's ``Tensor.is_same_size``: whether the shapes are
+    equal.
+
+    >>> import tapegrad as tg
+    >>> tg.zeros(2, 3).is_same_size(tg.ones(2, 3)), tg.zeros(2).is_same_size(tg.zeros(3))
+    (True, False)
+    """
+    if not isinstance(other, Tensor):
+        raise TypeError(f"Tensor.is_same_size: other must be a Tensor, got {type(other).__name__}")
+    return self.shape == other.shape
+
+
+def _is_nonzero(self):
+    """``x.is_nonzero()``: PyTorch's ``Tensor.is_nonzero``: whether the one element of x is
+    not zero (a tensor of another size is refused, as in PyTorch).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([0.0]).is_nonzero(), tg.tensor(2).is_nonzero()
+    (False, True)
+    """
+    n = self.numel()
+    if n != 1:
+        raise RuntimeError(
+            f"Tensor.is_nonzero: Boolean value of Tensor with "
+            f"{'no values' if n == 0 else 'more than one value'} is ambiguous"
+        )
+    _guard_hook(self, "is_nonzero")
+    return bool(np.asarray(self._v).reshape(-1)[0] != 0)
+
+
+def _isreal(self):
+    """``x.isreal()``: PyTorch's ``Tensor.isreal``: a boolean tensor, True where the element
+    has no imaginary part (everywhere, for tapegrad's real values).
+
+    >>> import tapegrad as tg
+    >>> tg.tensor([1.0, 2.0]).isreal()
+    tensor([ True,  True])
+    """
+    return new_tensor(np.ones(self.shape, dtype=bool))
+
+
+# PyTorch's random in-place fills: name -> (the draws, from tapegrad's generator, of a given
+# shape; the checks of the parameters), each as PyTorch's
+def _normal_draws(shape, mean=0.0, std=1.0):
+    if std < 0:
+        raise RuntimeError(f"normal_: expects std >= 0.0, but found std {std}")
+    return _rng[0].normal(mean, std, shape)
+
+
+def _uniform_draws(shape, from_=0.0, to=1.0):
+    if from_ > to:
+        raise RuntimeError(
+            f"uniform_: expects to return a [from, to) range, but found from={from_} > to={to}"
+        )
+    return _rng[0].uniform(from_, to, shape)
+
+
+def _exponential_draws(shape, lambd=1.0):
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_: expects lambda > 0.0, but found lambda={lambd}")
+    return _rng[0].exponential(1.0 / lambd, shape)
+
+
+def _geometric_draws(shape, p):
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_: expects p to be in (0, 1), but got p={p}")
+    return _rng[0].geometric(p, shape).astype(np.float64)
+
+
+def _log_normal_draws(shape, mean=1.0, std=2.0):
+    if not std > 0:
+        raise RuntimeError(f"log_normal_: expects std > 0.0, but found std={std}")
+    return _rng[0].lognormal(mean, std, shape)
+
+
+def _cauchy_draws(shape, median=0.0, sigma=1.0):
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_: expects sigma > 0.0, but found sigma={sigma}")
+    return median + sigma * _rng[0].standard_cauchy(shape)
+
+
+def random_draws(shape, dtype, from_=0, to=None):
+    """``x.random_(from, to)``'s integers: ``[from, to)``, ``random_(to)``: ``[0, to)``,
+    ``random_()``: ``[0, 2 ** mantissa]`` for floats (PyTorch's), the dtype's range for
+    integers."""
+    if to is None and from_ != 0:  # random_(to): the one argument is the end
+        from_, to = 0, from_
+    if to is None:
+        if dtype.kind == "f":
+            to = 2 ** (np.finfo(dtype).nmant + 1) + 1
+        elif dtype.kind == "b":
+            to = 2
+        else:
+            to = int(np.iinfo(dtype).max) + 1
+    if from_ >= to:
+        raise RuntimeError(
+            f"random_: expects 'from' to be less than 'to', but got from={from_} >= to={to}"
+        )
+    return _rng[0].integers(int(from_), int(to), shape).astype(dtype)
+
+
+def fill_diagonal_values(self, fill_value, wrap):
+    """A copy of ``self`` with ``fill_value`` on its main diagonal (PyTorch's
+    ``fill_diagonal_``: all dims of one length, or a 2-D tall matrix, wrapped after every
+    ``ncols + 1`` rows when ``wrap``)."""
+    if self.ndim < 2:
+        raise RuntimeError(f"fill_diagonal_: dimensions must larger than 1, got {self.ndim}")
+    if self.ndim > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError(
+            f"fill_diagonal_: all dimensions of input must be of equal length, got {self.shape}"
+        )
+    if isinstance(fill_value, Tensor) or not isinstance(fill_value, (int, float, bool, np.number)):
+        raise TypeError(
+            f"fill_diagonal_: fill_value must be a number (as in PyTorch), got "
+            f"{type(fill_value).__name__}"
+        )
+    n = self.numel()
+    if self.ndim == 2:
+        rows, cols = self.shape
+        step = cols + 1
+        end = n if wrap or rows <= cols else cols * cols
+    else:
+        step = sum(self.shape[-1] ** k for k in range(self.ndim))
+        end = n
+    pos = np.arange(0, end, step, dtype=np.int64)
+    if self.ndim == 2 and not wrap and rows > cols:
+        pos = pos[: min(rows, cols)]
+    return _torch_put(self, new_tensor(pos), new_tensor(np.full(pos.size, fill_value)))

@@ -804,8 +804,6 @@ DISAGREE = {
     "to_f32_of_rg": "x.to(float32) of a Tensor that requires grad: a documented refusal "
     "(docs/REFUSALS.md: tapegrad differentiates float64)",
     "half_of_rg": "x.half() of a Tensor that requires grad: a documented refusal",
-    "bincount_i": "tg.bincount does not exist (AttributeError)",
-    "bincount_weights": "Tensor.bincount does not exist (AttributeError)",
     "type_dtype": "Tensor.type does not exist (AttributeError); x.to(dtype) does it",
 }
 

@@ -619,12 +619,6 @@ ACCEPTS = {
 # (d) PyTorch computes, tapegrad refuses with an error naming the function or the fix
 REFUSED = {
     "fn_cumsum_dtype": "dtype",
-    "copysign": "copysign",
-    "copysign_zero": "copysign",
-    "copysign_method": "copysign",
-    "nextafter": "nextafter",
-    "vdot": "vdot",
-    "full_like_pos": "full_like",
     "eye_n": "dtype",
     "eye_nm": "dtype",
     "eye_int": "dtype",

@@ -488,6 +488,20 @@ OTHER.update(  # compared with torch in tests/core/test_torch_ops_added.py
         "test_torch_ops_added",
     )
 )
+OTHER.update(  # compared with torch in tests/core/test_torch_methods_added.py
+    dict.fromkeys(
+        [f"{n}_" for n in tg.core.methods._INPLACE_VARIANTS]
+        + "squeeze_ unsqueeze_ transpose_ swapaxes_ swapdims_ normal_ uniform_ exponential_ "
+        "geometric_ log_normal_ cauchy_ random_ bernoulli_ fill_diagonal_ retains_grad "
+        "absolute adjoint copysign heaviside frexp ldexp nextafter gcd lcm bitwise_and "
+        "bitwise_or bitwise_xor bitwise_not bitwise_left_shift bitwise_right_shift "
+        "matrix_power matrix_exp renorm vdot dist cov corrcoef bincount histogram mvlgamma "
+        "multinomial bernoulli sum_to_size split_with_sizes slice_scatter select_scatter "
+        "diagonal_scatter index_reduce is_complex is_signed is_cpu is_same_size is_nonzero "
+        "isreal".split(),
+        "test_torch_methods_added",
+    )
+)
 
 
 NAMED = (
