@@ -1041,10 +1041,9 @@ def _pad_index(shape, pads, mode="constant"):
     elements instead of the fill."""
     idx = np.zeros((1,) * len(shape), dtype=np.int64)
     valid = np.ones((1,) * len(shape), dtype=bool)
-    step = math.prod(shape)
     out = []
     for d, (n, (lo, hi)) in enumerate(zip(shape, pads, strict=True)):
-        step //= n
+        step = math.prod(shape[d + 1 :])  # (not a running quotient: a dim may be 0)
         size = n + lo + hi
         if size < 0:
             raise ValueError(
@@ -1076,6 +1075,13 @@ def _check_repeating_pad(mode, value, shape, pairs, k):
             f"(got {2 * k} amounts for shape {shape}); use mode='constant' otherwise"
         )
     for n, (lo, hi) in zip(shape, pairs, strict=True):
+        if lo == hi == 0:  # an axis left alone may be empty (a batch of 0)
+            continue
+        if n == 0:
+            raise ValueError(
+                f"pad: mode={mode!r} cannot pad a dim of size 0 (there is no element to "
+                f"repeat); use mode='constant'"
+            )
         # (negative amounts crop, as PyTorch's: after reflecting or replicating, before
         # wrapping around)
         if n + lo + hi < 1:

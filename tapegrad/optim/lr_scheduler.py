@@ -938,6 +938,17 @@ class OneCycleLR(LRScheduler):
             _momentum_groups(self, optimizer, base_momentum, max_momentum, last_epoch == -1)
         super().__init__(optimizer, last_epoch)
 
+    def load_state_dict(self, state_dict):
+        """Restores a state dict of this class, or of PyTorch's ``OneCycleLR`` (whose phases
+        are dicts: read into this class's tuples; stepping after loading one failed with a
+        bare TypeError)."""
+        state = dict(state_dict)
+        phases = state.get("_schedule_phases")
+        if phases and isinstance(phases[0], dict):
+            keys = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
+            state["_schedule_phases"] = [tuple(p[k] for k in keys) for p in phases]
+        super().load_state_dict(state)
+
     def _anneal(self, start, end, pct):
         if self._anneal_func_type == "cos":
             return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)

@@ -435,6 +435,13 @@ class _LocScale(_Distribution):
         parts = [O.broadcast_to(v, shape) for v in parts]
         return O.where(end, _Quantile.apply(parts[0], (self, upper), *parts[1:]), out)
 
+    _fixed_ends = True  # the support's ends do not move with the shape parameters
+
+    def _into_support(self, z, *shapes):
+        """SciPy's standardized quantile ``z`` moved into the support where it rounded out
+        of it (a family whose support depends on its shapes overrides it)."""
+        return z
+
     def _has_dcdf(self, i):
         """Whether ``_dcdf`` gives the derivative of the cdf in shape parameter i."""
         return False
@@ -457,7 +464,8 @@ class _Quantile(Function):
         ctx.save_for_backward(q, *shapes)
         fn = dist._scipy.isf if upper else dist._scipy.ppf
         with np.errstate(all="ignore"):
-            return np.asarray(fn(q.data, *(v.data for v in shapes)), dtype=np.float64)
+            out = np.asarray(fn(q.data, *(v.data for v in shapes)), dtype=np.float64)
+            return dist._into_support(out, *(v.data for v in shapes))
 
     @staticmethod
     def _partials(ctx, needs):
@@ -473,8 +481,17 @@ class _Quantile(Function):
         else:
             inv_pdf = O.exp(O.neg(dist._logpdf_z(z, shapes)))  # 1 / pdf: inf where pdf is 0
         dq = (O.neg(inv_pdf) if upper else inv_pdf) if needs[0] else None
+        if not any(needs[1:]):
+            return [dq] + [None] * len(shapes)
+        zs = z
+        if dist._fixed_ends:  # q = 0 or 1: the support's end whatever the shapes, slope 0
+            end = O.truth((q == 0.0) | (q == 1.0))  # (d cdf / d a times 1 / pdf(0) was
+            if end.any():  # 0 * inf = NaN: gamma.ppf(0, a)'s derivative in a)
+                mid = dist._scipy.ppf(0.5, *(v.data for v in shapes))
+                zs = O.where(end, mid, z)
+                inv_pdf = O.where(end, 0.0, O.exp(O.neg(dist._logpdf_z(zs, shapes))))
         return [dq] + [
-            O.neg(dist._dcdf(z, shapes, i) * inv_pdf) if need else None
+            O.neg(dist._dcdf(zs, shapes, i) * inv_pdf) if need else None
             for i, need in enumerate(needs[1:])
         ]
 
@@ -798,9 +815,15 @@ class _Uniform(_ClosedForm):
         return O.clip(O.sub(1.0, z) if upper else z, 0.0, 1.0)
 
     def _logcdf_std(self, z, shapes, upper):
-        p = O.sub(1.0, z) if upper else z
-        zs, fill = _outside(p, p > 0.0, -np.inf)
-        return fill(O.log(O.minimum(zs, 1.0)))
+        # log z (logcdf) or log1p(-z) (logsf: log(1 - z) rounded 1 - 1e-20 to 1 and the tie
+        # of minimum(1, 1) halved the slope) inside; 0 beyond the far end, -inf past the near
+        if upper:
+            inside, full = z < 1.0, z < 0.0
+            zs = O.where(inside & ~full, z, 0.5)
+            return O.where(full, 0.0, O.where(inside, O.log1p(O.neg(zs)), -np.inf))
+        inside, full = z > 0.0, z > 1.0
+        zs = O.where(inside & ~full, z, 0.5)
+        return O.where(full, 0.0, O.where(inside, O.log(zs), -np.inf))
 
     def _quantile_std(self, upper, q, shapes, method):
         return _nan_outside_unit(q, O.sub(1.0, q) if upper else O.mul(q, 1.0))
@@ -874,7 +897,13 @@ class _Cauchy(_ClosedForm):
         return O.arctan2(1.0, z if upper else O.neg(z)) / math.pi
 
     def _logcdf_std(self, z, shapes, upper):
-        return O.log(O.arctan2(1.0, z if upper else O.neg(z))) - math.log(math.pi)
+        # P = arctan2(1, w) / pi; above 1/2 (w < 0) it rounds near 1 and log P lost its
+        # digits (logcdf(1e10) was off by 2e-7, logcdf(1e17) gave 0): log1p(-(1 - P)) there
+        w = z if upper else O.neg(z)
+        near_one = w < 0.0
+        far = O.log(O.arctan2(1.0, O.where(near_one, 1.0, w))) - math.log(math.pi)
+        near = O.log1p(O.arctan2(1.0, O.neg(O.where(near_one, w, -1.0))) / -math.pi)
+        return O.where(near_one, near, far)
 
     def _quantile_std(self, upper, q, shapes, method):
         lo, hi = q < 0.25, q > 0.75
@@ -977,8 +1006,15 @@ class _Halfnorm(_ClosedForm):
 
     def _logcdf_std(self, z, shapes, upper):
         zs, fill = _outside(z, z >= 0.0, 0.0 if upper else -np.inf)
-        if upper:
-            return fill(math.log(2.0) + _log_ndtr(O.neg(zs)))
+        if upper:  # log1p(-erf) near 0 (log 2 + log Phi(-z) rounds: logsf(1e-300) gave 0)
+            small = zs < 1.0
+            return fill(
+                O.where(
+                    small,
+                    O.log1p(O.neg(O.erf(O.where(small, zs, 0.5) / math.sqrt(2.0)))),
+                    math.log(2.0) + _log_ndtr(O.neg(O.where(small, 1.0, zs))),
+                )
+            )
         small = zs < 1.0  # log erf near 0; log1p(-erfc) in the upper tail
         w = zs / math.sqrt(2.0)
         out = O.where(
@@ -1068,14 +1104,26 @@ class _Truncnorm(_ClosedForm):
         inside = ~(below | above)
         zs = O.where(inside, z, 0.5 * (a + b))
         log_z = _log_gauss_mass(a, b)
-        out = (_log_gauss_mass(zs, b) if upper else _log_gauss_mass(a, zs)) - log_z
+        # an infinite end stands in _TRUNC_FAR beyond z too: the logsf of [0, inf) at 45
+        # was the log mass of [45, 40], -inf
+        a_inf, b_inf = O.tensor_of(shapes[0]) == -np.inf, O.tensor_of(shapes[1]) == np.inf
+        az = O.where(a_inf, O.minimum(a, zs - _TRUNC_FAR), a)
+        bz = O.where(b_inf, O.maximum(b, zs + _TRUNC_FAR), b)
+        out = (_log_gauss_mass(zs, bz) if upper else _log_gauss_mass(az, zs)) - log_z
         # near 0 (a probability near 1) the difference of two logs cancels (the logsf of
         # [-30, -29] at -29.5 lost 8 digits): log1p(-the other probability) there
-        other = (_log_gauss_mass(a, zs) if upper else _log_gauss_mass(zs, b)) - log_z
+        other = (_log_gauss_mass(az, zs) if upper else _log_gauss_mass(zs, bz)) - log_z
         near_one = out > -math.log(2.0)
         out = O.where(near_one, _log1mexp(O.where(near_one, other, -1.0)), out)
         lo, hi = (0.0, -np.inf) if upper else (-np.inf, 0.0)
         return O.where(below, lo, O.where(above, hi, out))
+
+    _fixed_ends = False  # the support is [a, b]: ppf(0) = a moves with a
+
+    def _into_support(self, z, a, b):
+        # SciPy's ppf(1e-300, -2, 1) is -2.0000000000000004, outside [a, b], where the
+        # density and so d/dq = 1 / pdf are 0 and inf
+        return np.where(np.isnan(z), z, np.clip(z, a, np.maximum(a, b)))
 
     def _has_dcdf(self, i):
         return True
@@ -1088,7 +1136,11 @@ class _Truncnorm(_ClosedForm):
         return O.neg(O.exp(_norm_logpdf(end) + log_p - _log_gauss_mass(a, b)))
 
     def _quantile_std(self, upper, q, shapes, method):
-        return super()._quantile_std(upper, q, [O.tensor_of(v) for v in shapes], method)
+        a, b = (O.tensor_of(v) for v in shapes)
+        if upper:  # the mirror's ppf: SciPy's isf loses the upper tail (isf(1e-20, 0, inf)
+            # gave 8.28, not 9.34; isf(1e-8, 29, 30) was off by 1e-7)
+            return O.neg(super()._quantile_std(False, q, [O.neg(b), O.neg(a)], method))
+        return super()._quantile_std(False, q, [a, b], method)
 
     def _moments_std(self, shapes):
         a, b = _finite_ends(*shapes)
@@ -1310,11 +1362,7 @@ class _Binom(_Discrete):
         ok = _on_support(kv, 0.0, n)
         kk = np.where(ok, kv, 0.0)
         nn = np.broadcast_to(np.asarray(n, dtype=np.float64), np.shape(kk))
-        inside = (
-            S.xlogy(kk, p)
-            + S.xlog1py(nn - kk, O.neg(O.tensor_of(p)))
-            + (_sc_gammaln(nn + 1.0) - _sc_gammaln(kk + 1.0) - _sc_gammaln(nn - kk + 1.0))
-        )
+        inside = S.xlogy(kk, p) + S.xlog1py(nn - kk, O.neg(O.tensor_of(p))) + _log_binomial(nn, kk)
         return _masked_logpmf(ok, kv, inside)
 
     def _logpmf(self, kv, shapes):
@@ -1324,7 +1372,7 @@ class _Binom(_Discrete):
         n, p = self._n_p(shapes)
         ok = _on_support(kv, 0.0, n)
         kk = np.where(ok, kv, 0.0)
-        log_c = _sc.gammaln(n + 1.0) - _sc.gammaln(kk + 1.0) - _sc.gammaln(n - kk + 1.0)
+        log_c = _log_binomial(n, kk)
 
         def edge(pv):  # C p^k (1 - p)^(n - k): exact slopes at p = 0 and 1 (exp(log) is NaN)
             out = np.exp(log_c) * O.power(pv, kk) * O.power(O.sub(1.0, pv), n - kk)
@@ -1364,6 +1412,14 @@ class _Binom(_Discrete):
 
 def _sc_gammaln(v):
     return _sc.gammaln(v)
+
+
+def _log_binomial(n, k):
+    """log C(n, k) for whole 0 <= k <= n (arrays): -log(n + 1) - betaln(n - k + 1, k + 1),
+    without the cancellation of gammaln(n + 1) - gammaln(n - k + 1) (at n = 1e12, k = 3 it
+    made binom's pmf 2.6e-4 too large)."""
+    n, k = np.asarray(n, dtype=np.float64), np.asarray(k, dtype=np.float64)
+    return -np.log1p(n) - _sc.betaln(n - k + 1.0, k + 1.0)
 
 
 class _Bernoulli(_Binom):
@@ -1422,12 +1478,18 @@ class _Nbinom(_Discrete):
         n, p = shapes
         ok = _on_support(kv, 0.0)
         kk = np.where(ok, kv, 0.0)
-        inside = (  # gammaln(n + k) - gammaln(n) without their cancellation at large n
-            O.neg(S._gammaln_diff(n, kk))
-            - _sc_gammaln(kk + 1.0)
-            + S.xlogy(n, p)
-            + S.xlog1py(kk, O.neg(O.tensor_of(p)))
+        # log C(n + k - 1, k) without the cancellation of the two large log-gammas: as
+        # gammaln(n + k) - gammaln(n) for n >= k, as gammaln(n + k) - gammaln(k + 1) for k > n
+        # (the logpmf at k = 1e9, n = 3 was off by 3e-6)
+        nt = O.tensor_of(n)
+        big_k = nt < kk
+        log_c = O.where(
+            big_k,
+            O.neg(S._gammaln_diff(kk + 1.0, O.where(big_k, nt, 1.0) - 1.0))
+            - O.gammaln(O.where(big_k, nt, 1.0)),
+            O.neg(S._gammaln_diff(O.where(big_k, 1.0, nt), kk)) - _sc_gammaln(kk + 1.0),
         )
+        inside = log_c + S.xlogy(n, p) + S.xlog1py(kk, O.neg(O.tensor_of(p)))
         return _masked_logpmf(ok, kv, inside)
 
     def _cdf_or_sf(self, method, kv, shapes, upper):

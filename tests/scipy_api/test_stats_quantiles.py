@@ -90,6 +90,8 @@ def test_quantile_derivative_in_q_is_one_over_the_density(name, method):
     got = tg.grad(lambda q: getattr(dist, method)(q, *shapes, LOC, SCALE).sum())(QS)
     # standardized: loc + scale z would round z's digits away near the lower end
     z = getattr(ref, method)(QS, *shapes)
+    if name == "truncnorm":  # (SciPy's quantile can land an ulp outside [a, b])
+        z = np.clip(z, *shapes)
     want = (SCALE if method == "ppf" else -SCALE) / ref.pdf(z, *shapes)
     if name == "uniform":  # the density is 1/scale up to and at the ends
         want = np.where(np.isnan(z), np.nan, want)
