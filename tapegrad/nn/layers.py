@@ -21,6 +21,24 @@ def _no_device(name, device, dtype):
         )
 
 
+def _conv_geometry(
+    layer, name, in_channels, out_channels, kernel_size, stride, dilation, groups, device, dtype
+):
+    """A convolution layer's (plain or transposed) channels, groups, kernel size, stride and
+    dilation, read and checked as PyTorch's."""
+    _no_device(name, device, dtype)
+    layer.in_channels, layer.out_channels, layer.groups = (
+        int(in_channels),
+        int(out_channels),
+        int(groups),
+    )
+    if layer.groups < 1 or layer.in_channels % layer.groups or layer.out_channels % layer.groups:
+        raise ValueError(f"{name}: groups must divide in_channels and out_channels")
+    layer.kernel_size = _conv._tuple(name, "kernel_size", kernel_size, layer.n)
+    layer.stride = _conv._tuple(name, "stride", stride, layer.n)
+    layer.dilation = _conv._tuple(name, "dilation", dilation, layer.n)
+
+
 class _ConvNd(Module):
     n = 0
     fn = None
@@ -46,17 +64,10 @@ class _ConvNd(Module):
                 f"{name}: padding_mode={padding_mode!r} is not supported; only 'zeros' (pad "
                 f"the input with F.pad beforehand for other fills)"
             )
-        _no_device(name, device, dtype)
-        self.in_channels, self.out_channels, self.groups = (
-            int(in_channels),
-            int(out_channels),
-            int(groups),
-        )
-        if self.groups < 1 or self.in_channels % self.groups or self.out_channels % self.groups:
-            raise ValueError(f"{name}: groups must divide in_channels and out_channels")
-        self.kernel_size = _conv._tuple(name, "kernel_size", kernel_size, self.n)
-        self.stride = _conv._tuple(name, "stride", stride, self.n)
-        self.dilation = _conv._tuple(name, "dilation", dilation, self.n)
+        _conv_geometry(
+            self, name, in_channels, out_channels, kernel_size, stride, dilation, groups,
+            device, dtype,
+        )  # fmt: skip
         if isinstance(padding, str):
             _conv._conv_padding(name, padding, self.kernel_size, self.dilation, self.stride)
             self.padding = padding
@@ -175,17 +186,10 @@ class _ConvTransposeNd(Module):
                 f"{name}: padding_mode={padding_mode!r} is not supported; only 'zeros' (as "
                 f"PyTorch's transposed convolutions)"
             )
-        _no_device(name, device, dtype)
-        self.in_channels, self.out_channels, self.groups = (
-            int(in_channels),
-            int(out_channels),
-            int(groups),
-        )
-        if self.groups < 1 or self.in_channels % self.groups or self.out_channels % self.groups:
-            raise ValueError(f"{name}: groups must divide in_channels and out_channels")
-        self.kernel_size = _conv._tuple(name, "kernel_size", kernel_size, self.n)
-        self.stride = _conv._tuple(name, "stride", stride, self.n)
-        self.dilation = _conv._tuple(name, "dilation", dilation, self.n)
+        _conv_geometry(
+            self, name, in_channels, out_channels, kernel_size, stride, dilation, groups,
+            device, dtype,
+        )  # fmt: skip
         if isinstance(padding, str):
             raise ValueError(
                 f"{name}: padding={padding!r}: a transposed convolution takes numeric padding only"
