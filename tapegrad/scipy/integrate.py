@@ -298,3 +298,8 @@ def _probe_step(slope, stages, v, h_value):
     err = h_value * sum(e * w for e, w in zip(_E, ws, strict=True) if e)
     v_new = v + h_value * sum(a * w for a, w in zip(_A[6], ws, strict=False) if a)
     return v_new, err
+
+
+def __dir__():
+    """The public names only (what SciPy's module of the same name offers, differentiable)."""
+    return list(__all__)

@@ -430,3 +430,8 @@ __all__ = [
     "sqrtm",
     "LinAlgError",
 ]
+
+
+def __dir__():
+    """The public names only (what SciPy's module of the same name offers, differentiable)."""
+    return list(__all__)

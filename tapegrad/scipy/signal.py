@@ -59,3 +59,8 @@ def convolve(
             mode,
         )._v
     )
+
+
+def __dir__():
+    """The public names only (what SciPy's module of the same name offers, differentiable)."""
+    return list(__all__)

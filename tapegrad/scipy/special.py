@@ -1096,3 +1096,8 @@ def gammaincc(a, x, **kwargs):
     -1.0
     """
     return _gammainc("gammaincc", a, x, kwargs, -1.0)
+
+
+def __dir__():
+    """The public names only (what SciPy's module of the same name offers, differentiable)."""
+    return list(__all__)

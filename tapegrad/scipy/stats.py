@@ -1873,3 +1873,8 @@ class _MultivariateNormal(_Distribution):
 
 
 multivariate_normal = _MultivariateNormal()
+
+
+def __dir__():
+    """The public names only (what SciPy's module of the same name offers, differentiable)."""
+    return list(__all__)

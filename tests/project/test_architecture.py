@@ -2,6 +2,7 @@
 functions to dodge one, and the generated kernel module is the only compiled code."""
 
 import ast
+import importlib
 import pathlib
 
 import pytest
@@ -209,3 +210,12 @@ def test_dir_of_the_package_is_the_public_api():
     assert sorted(dir(tg)) == sorted(tg.__all__)
     assert not [n for n in dir(tg) if n.startswith("_")]
     assert "core" not in dir(tg) and tg.core is not None  # internals stay importable
+
+
+@pytest.mark.parametrize("name", ["stats", "special", "linalg", "signal", "integrate"])
+def test_dir_of_a_scipy_module_is_its_public_names(name):
+    # not the helpers it imports (np, math, Tensor, ...), which tab completion would offer
+    pytest.importorskip("scipy")
+    mod = importlib.import_module(f"tapegrad.scipy.{name}")
+    assert sorted(dir(mod)) == sorted(mod.__all__)
+    assert not [n for n in mod.__all__ if type(getattr(mod, n)).__name__ == "module"]
