@@ -1,7 +1,7 @@
 """Optimizers, in one package with two faces.
 
 - ``tg.optim.SGD`` / ``Adam`` / ``AdamW`` / ``RMSprop`` / ``Adagrad`` / ``Adamax`` / ``NAdam``
-  / ``RAdam`` / ``Adadelta`` / ``ASGD`` (``stateful.py``): PyTorch's optimizer objects,
+  / ``RAdam`` / ``Adadelta`` / ``ASGD`` / ``LBFGS`` (``stateful.py``): PyTorch's optimizer objects,
   stepping Tensors in place from their ``.grad`` (parameter groups, ``state_dict``), and
   ``tg.optim.lr_scheduler`` (StepLR, ExponentialLR, CosineAnnealingLR, LambdaLR, MultiStepLR,
   ReduceLROnPlateau, ConstantLR, LinearLR, PolynomialLR, CosineAnnealingWarmRestarts,
@@ -23,6 +23,7 @@ from . import lr_scheduler
 from .functional import adam, rmsprop, sgd
 from .stateful import (
     ASGD,
+    LBFGS,
     SGD,
     Adadelta,
     Adagrad,
@@ -47,6 +48,7 @@ __all__ = [
     "RAdam",
     "Adadelta",
     "ASGD",
+    "LBFGS",
     "adam",
     "lr_scheduler",
     "rmsprop",

@@ -1,6 +1,13 @@
 """Optimizers (``tg.optim``): SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam,
-Adadelta and ASGD with PyTorch's update rules (and its argument names, ``maximize=``
-included).
+Adadelta, ASGD and LBFGS with PyTorch's update rules (and its argument names, ``maximize=``
+included), and PyTorch's ``Optimizer`` API around them: ``state`` keyed by parameter,
+``add_param_group``, ``zero_grad``, step and state-dict hooks, ``step(closure)``.
+
+Each optimizer declares one parameter's update (``_update``); the shared ``Optimizer.step``
+evaluates the closure, reads every group's hyper-parameters as numbers (so edits of
+``param_groups`` take effect at the next step), applies ``maximize`` and the weight decay, runs
+the update on every parameter that has a gradient, and marks it changed; ``_state_of`` makes a
+parameter's state on its first step.
 
 Updates are computed in NumPy on the parameters' own arrays, in place, and each updated
 parameter is marked changed (version bump, tape row forgotten) exactly as ``with tg.no_grad():
@@ -8,7 +15,9 @@ p -= ...`` would, so a graph that saved the old value refuses to backward.
 Parameters whose ``.grad`` is None are skipped (frozen ``nn.Parameter``s may be given, as in
 PyTorch's ``model.parameters()`` after ``requires_grad_(False)``).  PyTorch's ``foreach=`` is
 accepted and has no effect (its kernels compute the same update rule); ``fused=``,
-``capturable=`` and ``differentiable=`` are not taken (TypeError).  A hyper-parameter may be a
+``capturable=`` and ``differentiable=`` (where PyTorch takes them) are accepted as False or
+None and refused as True (TypeError naming the option): tapegrad has no fused kernels, no CUDA
+graphs, and its steps are not recorded by autograd.  A hyper-parameter may be a
 one-element Tensor (an lr, betas), kept in the group as PyTorch keeps it and read at every step,
 so changing it in place (or a scheduler filling it) changes the next steps.  ``params`` is an
 iterable of tensors or of dicts (parameter groups) with a ``"params"`` entry and per-group
@@ -35,7 +44,11 @@ Examples:
 
 import copy
 import functools
+import itertools
 import math
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 
@@ -56,6 +69,7 @@ __all__ = [
     "RAdam",
     "Adadelta",
     "ASGD",
+    "LBFGS",
 ]
 
 
@@ -75,9 +89,167 @@ def _array(p):
     return np.array(v) if v.__class__ is float else v
 
 
+class _ParamState(dict):
+    """``Optimizer.state``: each parameter's state (a dict of buffers), keyed by the parameter
+    as PyTorch's (``opt.state[p]["exp_avg"]``, ``for p, s in opt.state.items()``), and, like
+    PyTorch's ``defaultdict(dict)``, ``opt.state[p]`` of a parameter without state is a new
+    empty dict.  The entries are stored by ``id(p)``, which is taken as a key too."""
+
+    def __init__(self, items=()):
+        super().__init__()
+        self._params = {}
+        for k, v in items:
+            self[k] = v
+
+    def _id(self, k):
+        if isinstance(k, Tensor):
+            self._params[id(k)] = k
+            return id(k)
+        return k
+
+    def __getitem__(self, k):
+        i = id(k) if isinstance(k, Tensor) else k
+        if dict.__contains__(self, i):
+            return dict.__getitem__(self, i)
+        if not isinstance(k, Tensor):
+            raise KeyError(k)
+        entry = self[k] = {}
+        return entry
+
+    def __setitem__(self, k, v):
+        dict.__setitem__(self, self._id(k), v)
+
+    def __delitem__(self, k):
+        dict.__delitem__(self, id(k) if isinstance(k, Tensor) else k)
+
+    def __contains__(self, k):
+        return dict.__contains__(self, id(k) if isinstance(k, Tensor) else k)
+
+    def get(self, k, default=None):
+        return dict.get(self, id(k) if isinstance(k, Tensor) else k, default)
+
+    def setdefault(self, k, default=None):
+        return dict.setdefault(self, self._id(k), default)
+
+    def pop(self, k, *default):
+        return dict.pop(self, id(k) if isinstance(k, Tensor) else k, *default)
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def keys(self):
+        return [self._params.get(i, i) for i in dict.keys(self)]
+
+    def items(self):
+        return [(self._params.get(i, i), v) for i, v in dict.items(self)]
+
+    def __repr__(self):
+        return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in self.items()) + "}"
+
+    def __reduce__(self):  # (copy / pickle as a plain mapping, parameters as keys)
+        return (type(self), (self.items(),))
+
+
+def _accelerators(args):
+    """Check PyTorch's implementation switches of an optimizer's ``__init__`` (its
+    ``locals()``): ``foreach`` (any value) only chooses PyTorch's kernels for the same update
+    rule, so it is accepted and changes nothing; ``fused``, ``capturable`` (CUDA-graph
+    capture) and ``differentiable`` (a step recorded by autograd) are accepted as False or
+    None and refused when True."""
+    name = type(args["self"]).__name__
+    if args.get("differentiable"):
+        raise TypeError(
+            f"{name}(differentiable=True): tapegrad's optimizers update the parameters in place "
+            "outside the autograd graph, so a step cannot be differentiated; pass "
+            "differentiable=False, or write the update with Tensor operations (new = p - lr * "
+            "g, with g from tg.autograd.grad(..., create_graph=True)) to differentiate through it"
+        )
+    if args.get("capturable"):
+        raise TypeError(
+            f"{name}(capturable=True) is for CUDA-graph capture (PyTorch refuses it for CPU "
+            "parameters too); tapegrad runs on the CPU: pass capturable=False"
+        )
+    if args.get("fused"):
+        raise TypeError(
+            f"{name}(fused=True) asks for PyTorch's fused device kernels, which tapegrad does "
+            "not have (its update runs in NumPy on the CPU); pass fused=None (the default)"
+        )
+
+
+def _hooked(step):
+    """``step`` running the step pre- and post-hooks around it (once, not again in a
+    ``super().step()``), and noting that it ran (``_step_called``), so a scheduler stepped
+    before its optimizer warns as PyTorch's does."""
+
+    @functools.wraps(step)
+    def hooked_step(self, *args, **kwargs):
+        self._step_called = True
+        if self.__dict__.get("_in_step"):
+            return step(self, *args, **kwargs)
+        args = (self, *args)  # (PyTorch's hooks see the optimizer as args[0])
+        for hook in list(self._hooks("_step_pre_hooks").values()):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(
+                        f"{type(self).__name__}.step: a step pre-hook must return None or a "
+                        f"tuple of (new_args, new_kwargs), but got {result!r}"
+                    )
+                args, kwargs = result
+        self._in_step = True
+        try:
+            out = step(*args, **kwargs)
+        finally:
+            self._in_step = False
+        for hook in list(self._hooks("_step_post_hooks").values()):
+            hook(self, args, kwargs)
+        return out
+
+    hooked_step._notes_call = True
+    return hooked_step
+
+
+_HOOK_IDS = itertools.count()
+
+
+class RemovableHandle:
+    """What the optimizer's ``register_*_hook`` methods return (PyTorch's
+    ``RemovableHandle``): ``remove()`` unregisters the hook (twice does nothing); as a context
+    manager it removes the hook on exit."""
+
+    def __init__(self, hooks: dict):
+        self.hooks_dict_ref = weakref.ref(hooks)
+        self.id = next(_HOOK_IDS)
+
+    def remove(self) -> None:
+        """Unregister the hook."""
+        hooks = self.hooks_dict_ref()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+_HOOKS = (
+    "_step_pre_hooks",
+    "_step_post_hooks",
+    "_state_dict_pre_hooks",
+    "_state_dict_post_hooks",
+    "_load_state_dict_pre_hooks",
+    "_load_state_dict_post_hooks",
+)
+
+
 class Optimizer:
     """Base class: holds ``param_groups`` (dicts with "params" and hyper-parameters) and the
-    per-parameter ``state``.  Subclasses implement ``step()``.
+    per-parameter ``state`` (keyed by parameter, as PyTorch's).  Subclasses implement
+    ``step()`` (or, as tapegrad's own optimizers, ``_update(p, value, grad, group)``, one
+    parameter's update in place, which the base ``step`` runs for every parameter with a
+    gradient after applying ``maximize`` and the weight decay).
 
     Examples:
         >>> import tapegrad as tg
@@ -100,19 +272,11 @@ class Optimizer:
     """
 
     def __init_subclass__(cls, **kwargs):
-        """Every optimizer's ``step`` notes that it ran (``_step_called``), so a scheduler
-        stepped before its optimizer warns as PyTorch's does."""
+        """Every optimizer's ``step`` runs the step hooks and notes that it ran."""
         super().__init_subclass__(**kwargs)
         step = cls.__dict__.get("step")
         if step is not None and not getattr(step, "_notes_call", False):
-
-            @functools.wraps(step)
-            def noted_step(self, *args, **kwargs):
-                self._step_called = True
-                return step(self, *args, **kwargs)
-
-            noted_step._notes_call = True
-            cls.step = noted_step
+            cls.step = _hooked(step)
 
     def __init__(self, params, defaults):
         self.defaults = dict(defaults)
@@ -126,17 +290,24 @@ class Optimizer:
             raise ValueError("optimizer got an empty parameter list")
         groups = params if isinstance(params[0], dict) else [{"params": params}]
         self.param_groups = []
-        self.state = {}
+        self.state = _ParamState()
+        for name in _HOOKS:
+            setattr(self, name, OrderedDict())
         for g in groups:
             self.add_param_group(g)
 
-    def add_param_group(self, param_group):
+    def add_param_group(self, param_group: dict) -> None:
         """Add a parameter group (a dict with "params"; missing hyper-parameters take the
         optimizer's defaults), as PyTorch's.  A parameter that is not a leaf, or is already in
         a group, raises ValueError.  Frozen ``nn.Parameter``s (requires_grad False) are kept, as
         PyTorch keeps them: they have no ``.grad``, so steps skip them."""
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, got {type(param_group).__name__}")
+        if "params" not in param_group:
+            raise KeyError(
+                f"{type(self).__name__}.add_param_group: the parameter group has no 'params' "
+                "entry; give {'params': [tensors...], <hyper-parameters>...}"
+            )
         group = dict(self.defaults)
         group.update(param_group)
         for k, v in group.items():  # a one-element Tensor lr (PyTorch takes one): kept, read
@@ -195,7 +366,15 @@ class Optimizer:
             seen.add(id(p))
         self.param_groups.append(group)
 
-    def zero_grad(self, set_to_none=True):
+    def __repr__(self):
+        """PyTorch's: the class, then each parameter group's hyper-parameters, sorted."""
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines += [""] * (i > 0) + [f"Parameter Group {i}"]
+            lines += [f"    {k}: {group[k]}" for k in sorted(group) if k != "params"]
+        return "\n".join(lines) + "\n)"
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear the gradients of every parameter (to None by default, like PyTorch).
 
         Examples:
@@ -223,19 +402,119 @@ class Optimizer:
             g = p.grad
             if g is None:
                 continue
-            v = _array(p)
-            if not v.flags.writeable:  # (else the state would move and the parameter not)
-                raise ValueError(
-                    f"{type(self).__name__}.step: a parameter of shape {tuple(p.shape)} holds a "
-                    "read-only array (tg.from_numpy of a read-only or broadcast NumPy array?) "
-                    "and cannot be updated in place; make it with tg.tensor(array), a copy"
-                )
-            yield p, v, np.asarray(g._v, dtype=np.float64)
+            yield p, self._writable(p), np.asarray(g._v, dtype=np.float64)
+
+    def _writable(self, p):
+        """The parameter's value as an array updated in place (``_array``), refused if
+        read-only (else the state would move and the parameter not)."""
+        v = _array(p)
+        if not v.flags.writeable:
+            raise ValueError(
+                f"{type(self).__name__}.step: a parameter of shape {tuple(p.shape)} holds a "
+                "read-only array (tg.from_numpy of a read-only or broadcast NumPy array?) "
+                "and cannot be updated in place; make it with tg.tensor(array), a copy"
+            )
+        return v
 
     def step(self, closure=None):
+        """One update of every parameter that has a gradient; ``closure`` (optional, as
+        PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
+        if type(self)._update is Optimizer._update:
+            raise NotImplementedError(
+                f"{type(self).__name__}: an Optimizer subclass must define step() (or "
+                "_update(p, value, grad, group), one parameter's update)"
+            )
+        loss = _closure_loss(closure)
+        for params in self.param_groups:
+            group = _values(self, params)
+            for p, v, g in self._with_grads(params):
+                self._update(p, v, _decayed(v, g, group), group)
+                _commit(p, v)
+        return loss
+
+    step = _hooked(step)
+
+    def _update(self, p, v, g, group):
+        """Update parameter ``p``'s value array ``v`` in place from its gradient ``g`` (with
+        ``maximize`` and the weight decay applied) and the ``group``'s hyper-parameters as
+        numbers."""
         raise NotImplementedError
 
+    def _state_of(self, p, v, buffers=(), fill=0.0, **initial):
+        """Parameter ``p``'s state, made on its first step: the ``initial`` entries (``step``
+        first, as PyTorch's), then the ``buffers`` named, arrays shaped as ``v`` full of
+        ``fill``."""
+        state = self.state[p]
+        if not state:
+            state.update(initial)
+            for name in buffers:
+                state[name] = np.full_like(v, fill)
+        return state
+
+    # ---- hooks ---------------------------------------------------------------------------------
+
+    def _hooks(self, name):
+        return self.__dict__.setdefault(name, OrderedDict())
+
+    def _register(self, name, hook, prepend=False):
+        hooks = self._hooks(name)
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Run ``hook(optimizer, args, kwargs)`` before every ``step``, as PyTorch's (``args``
+        starts with the optimizer); it may return ``(new_args, new_kwargs)`` for the step.
+        Returns a handle whose ``remove()`` unregisters it."""
+        return self._register("_step_pre_hooks", hook)
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Run ``hook(optimizer, args, kwargs)`` after every ``step``, as PyTorch's.  Returns
+        a handle whose ``remove()`` unregisters it."""
+        return self._register("_step_post_hooks", hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False):
+        """Run ``hook(optimizer)`` before ``state_dict()`` builds the state dict, as
+        PyTorch's (``prepend=True``: before the hooks registered earlier)."""
+        return self._register("_state_dict_pre_hooks", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False):
+        """Run ``hook(optimizer, state_dict)`` on the state dict ``state_dict()`` built, as
+        PyTorch's; a dict it returns replaces the state dict."""
+        return self._register("_state_dict_post_hooks", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False):
+        """Run ``hook(optimizer, state_dict)`` before ``load_state_dict`` loads (a shallow
+        copy of) the state dict, as PyTorch's; a dict it returns is loaded instead."""
+        return self._register("_load_state_dict_pre_hooks", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False):
+        """Run ``hook(optimizer)`` after ``load_state_dict`` loaded a state dict, as
+        PyTorch's."""
+        return self._register("_load_state_dict_post_hooks", hook, prepend)
+
     # ---- state ---------------------------------------------------------------------------------
+
+    @property
+    def state(self):
+        """Each parameter's state (a dict of buffers), keyed by the parameter as PyTorch's
+        ``defaultdict(dict)``: ``opt.state[p]["exp_avg"]``; a mapping assigned to it (e.g.
+        ``opt.state = collections.defaultdict(dict)`` to forget every buffer) is taken so."""
+        return self._state
+
+    @state.setter
+    def state(self, value):
+        if not isinstance(value, _ParamState):
+            try:
+                value = _ParamState(value.items())
+            except AttributeError:
+                raise TypeError(
+                    f"{type(self).__name__}.state must be a mapping from parameters to their "
+                    f"state dicts, got {type(value).__name__}"
+                ) from None
+        self._state = value
 
     def _indexed_params(self):
         """(index, group number, parameter) in PyTorch's state-dict numbering."""
@@ -247,7 +526,10 @@ class Optimizer:
 
     def state_dict(self):
         """``{"state": {index: {name: copy}}, "param_groups": [{..., "params": [index...]}]}``:
-        a copy, so training on does not change it (and it pickles)."""
+        a copy, so training on does not change it (and it pickles).  The state dict hooks run
+        around it, as PyTorch's."""
+        for hook in list(self._hooks("_state_dict_pre_hooks").values()):
+            hook(self)
         state, groups, start = {}, [], 0
         for group in self.param_groups:
             packed = {k: copy.deepcopy(v) for k, v in group.items() if k != "params"}
@@ -255,14 +537,24 @@ class Optimizer:
             start += len(group["params"])
             groups.append(packed)
         for i, _, p in self._indexed_params():
-            if self.state.get(id(p)):
-                state[i] = copy.deepcopy(self.state[id(p)])
-        return {"state": state, "param_groups": groups}
+            if self.state.get(p):
+                state[i] = copy.deepcopy(self.state[p])
+        out = {"state": state, "param_groups": groups}
+        for hook in list(self._hooks("_state_dict_post_hooks").values()):
+            result = hook(self, out)
+            out = out if result is None else result
+        return out
 
     def load_state_dict(self, state_dict):
         """Load hyper-parameters and per-parameter state saved by ``state_dict()`` of an
         optimizer over parameters of the same shapes, grouped the same way (values are copied).
-        Raises ValueError, naming what differs, and then changes nothing."""
+        Raises ValueError, naming what differs, and then changes nothing.  The load state dict
+        hooks run around it, as PyTorch's."""
+        if isinstance(state_dict, dict):
+            state_dict = dict(state_dict)
+        for hook in list(self._hooks("_load_state_dict_pre_hooks").values()):
+            result = hook(self, state_dict)
+            state_dict = state_dict if result is None else result
         try:
             saved_groups, saved_state = state_dict["param_groups"], state_dict["state"]
         except (TypeError, KeyError):
@@ -290,12 +582,19 @@ class Optimizer:
                 f"loaded state dict has state for parameter(s) {unknown} that no "
                 "parameter group lists"
             )
-        new_state = {}
+        new_state = _ParamState()
         for k, entry in saved_state.items():
             p = index[k]
-            entry = {name: _state_value(name, v) for name, v in dict(entry).items()}
+            if type(self).step.__module__ != __name__:  # a user's step: its own state types
+                entry = {name: _tensor_kept(v) for name, v in dict(entry).items()}
+            else:
+                entry = {name: _state_value(name, v) for name, v in dict(entry).items()}
             for name, v in entry.items():
-                if isinstance(v, np.ndarray) and v.shape != tuple(p.shape):
+                if (
+                    isinstance(v, np.ndarray)
+                    and v.shape != tuple(p.shape)
+                    and name not in self._unshaped_state
+                ):
                     raise ValueError(
                         f"loaded state for parameter {k}: {name!r} has shape "
                         f"{v.shape}, the parameter has shape {tuple(p.shape)}"
@@ -307,14 +606,18 @@ class Optimizer:
                     f"{missing} (it holds {sorted(entry)}: the state of another optimizer?); "
                     f"load a state dict saved by {type(self).__name__}.state_dict()"
                 )
-            new_state[id(p)] = entry
+            new_state[p] = entry
         for saved, group in zip(saved_groups, self.param_groups):
             hyper = {k: copy.deepcopy(v) for k, v in saved.items() if k != "params"}
             group.update(self._normalize_group(hyper))
         self.state = new_state
+        for hook in list(self._hooks("_load_state_dict_post_hooks").values()):
+            hook(self)
 
     # the per-parameter state entries every step needs (checked when a state dict is loaded)
     _state_keys = ()
+    # state entries not shaped as their parameter (not checked when a state dict is loaded)
+    _unshaped_state = ()
 
     def _normalize_group(self, hyper):
         """Hyper-parameters read back from a state dict, in this optimizer's types (``betas``
@@ -323,13 +626,13 @@ class Optimizer:
             hyper["betas"] = tuple(hyper["betas"])
         return hyper
 
-    # ``state`` is keyed by ``id(p)``, which a copy's parameters do not share: copying or
-    # pickling an optimizer keys its state by position instead, so the copy (with its copied
+    # copying or pickling an optimizer keys its state by position, so the copy (with its copied
     # parameters, e.g. ``copy.deepcopy((model, opt))``) continues with the original's state
-    # rather than silently restarting from none.
+    # rather than silently restarting from none; the hooks are not copied (PyTorch's neither)
     def __getstate__(self):
-        d = dict(self.__dict__)
-        d["state"] = [self.state.get(id(p)) for _, _, p in self._indexed_params()]
+        skip = (*_HOOKS, "_in_step", "_state")
+        d = {k: v for k, v in self.__dict__.items() if k not in skip}
+        d["state"] = [self.state.get(p) for _, _, p in self._indexed_params()]
         return d
 
     def __deepcopy__(self, memo):
@@ -345,7 +648,7 @@ class Optimizer:
         positional = d.pop("state")
         self.__dict__.update(d)
         params = [p for _, _, p in self._indexed_params()]
-        self.state = {id(p): st for p, st in zip(params, positional) if st is not None}
+        self.state = _ParamState((p, st) for p, st in zip(params, positional) if st is not None)
 
 
 def _number(v, what):
@@ -400,6 +703,8 @@ def _state_value(name, v):
     """A copy of one per-parameter state entry as the update rules use it: arrays as float64
     NumPy arrays and ``step`` as an int, so a PyTorch optimizer's state dict (Tensors, a
     float Tensor step) loads too."""
+    if isinstance(v, list):  # (LBFGS's histories)
+        return [None if x is None else _state_value(name, x) for x in v]
     if isinstance(v, (bool, int, float, np.ndarray)) or not hasattr(v, "__array__"):
         return copy.deepcopy(v)
     if hasattr(v, "detach"):  # a Tensor (tapegrad's or PyTorch's): its values, read explicitly
@@ -413,8 +718,18 @@ def _state_value(name, v):
     return a
 
 
+def _tensor_kept(v):
+    """A copy of a state entry of an optimizer written by the user (its own ``step``, as
+    PyTorch's ``Optimizer`` subclasses): tapegrad Tensors stay Tensors (detached copies), as
+    PyTorch's ``load_state_dict`` keeps them, so ``state["buf"].mul_(...)`` works after a
+    load."""
+    if isinstance(v, Tensor):
+        return v.detach().clone()
+    return copy.deepcopy(v)
+
+
 # per-parameter state entries that are one number, not an array shaped as the parameter
-_SCALAR_STATE = ("mu_product", "eta", "mu")
+_SCALAR_STATE = ("mu_product", "eta", "mu", "t", "H_diag", "prev_loss", "ro", "al")
 
 
 _CHECKED = {
@@ -430,15 +745,20 @@ _CHECKED = {
 
 
 def _hyper(args, unchecked=()):
-    """An optimizer's hyper-parameters from its ``__init__``'s ``locals()``, the ones that
-    must not be negative checked (PyTorch's messages), but for the names in ``unchecked``."""
-    skip = ("self", "params", "__class__", "foreach")  # foreach changes no number: not kept
+    """An optimizer's hyper-parameters from its ``__init__``'s ``locals()``: the ones that
+    must not be negative checked (PyTorch's messages), but for the names in ``unchecked``;
+    ``betas`` checked (a pair in [0, 1)); PyTorch's implementation switches checked
+    (``_accelerators``) and not kept, as they change no number."""
+    _accelerators(args)
+    skip = ("self", "params", "__class__", "foreach", "fused", "capturable", "differentiable")
     hyper = {k: v for k, v in args.items() if k not in skip}
     for k, name in _CHECKED.items():
         if k in hyper and k not in unchecked and not hyper[k] >= 0.0:
             if k == "lr":  # (PyTorch's words)
                 raise ValueError(f"Invalid learning rate: {hyper[k]}")
             raise ValueError(f"Invalid {name} value: {hyper[k]}")
+    if "betas" in hyper:
+        hyper["betas"] = _checked_betas(args["self"], hyper["betas"])
     return hyper
 
 
@@ -461,6 +781,29 @@ def _lerp_(a, b, w):
     else:
         a[...] = b - (b - a) * (1.0 - w)
     return a
+
+
+def _closure_loss(closure):
+    """The loss from an optimizer's ``closure`` (None without one), evaluated with gradient
+    recording on, as PyTorch's ``step(closure)``."""
+    if closure is None:
+        return None
+    with enable_grad():
+        return closure()
+
+
+def _decayed(v, g, group):
+    """The gradient as the update rules use it: negated with ``maximize``, plus the weight
+    decay ``weight_decay * p``, or with ``decoupled_weight_decay`` (AdamW's) the decay applied
+    to the parameter instead (``p *= 1 - lr * weight_decay``)."""
+    wd = group.get("weight_decay", 0.0)
+    if group.get("decoupled_weight_decay"):
+        if wd:
+            v *= 1.0 - group["lr"] * wd
+        wd = 0.0
+    if group.get("maximize"):
+        g = -g
+    return g + wd * v if wd else g
 
 
 class SGD(Optimizer):
@@ -489,59 +832,34 @@ class SGD(Optimizer):
     def __init__(
         self,
         params,
-        lr=1e-3,
-        momentum=0.0,
-        weight_decay=0.0,
+        lr: float = 1e-3,
+        momentum: float = 0.0,
+        weight_decay: float = 0.0,
         *,  # PyTorch's fourth and fifth are dampening, weight_decay: by keyword only
-        dampening=0.0,
-        nesterov=False,
-        maximize=False,
-        foreach=None,
+        dampening: float = 0.0,
+        nesterov: bool = False,
+        maximize: bool = False,
+        foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ):
         hyper = _hyper(locals())
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, hyper)
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; ``closure`` (optional, as
-        PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
-        loss = _closure_loss(closure)
-        for params in self.param_groups:
-            group = _values(self, params)
-            lr, mu, wd = group["lr"], group["momentum"], group["weight_decay"]
-            damp, nesterov = group["dampening"], group["nesterov"]
-            for p, v, g in self._with_grads(params):
-                g = _decayed(g, v, wd, group)
-                if mu:
-                    state = self.state.setdefault(id(p), {})
-                    buf = state.get("momentum_buffer")
-                    if buf is None:
-                        buf = state["momentum_buffer"] = np.array(g, dtype=np.float64)
-                    else:
-                        buf *= mu
-                        buf += (1.0 - damp) * g
-                    g = g + mu * buf if nesterov else buf
-                v -= lr * g
-                _commit(p, v)
-        return loss
-
-
-def _closure_loss(closure):
-    """The loss from an optimizer's ``closure`` (None without one), evaluated with gradient
-    recording on, as PyTorch's ``step(closure)``."""
-    if closure is None:
-        return None
-    with enable_grad():
-        return closure()
-
-
-def _decayed(g, v, wd, group):
-    """The gradient as the update rules use it: negated with ``maximize``, plus the (coupled)
-    weight decay ``wd * p``."""
-    if group.get("maximize"):
-        g = -g
-    return g + wd * v if wd else g
+    def _update(self, p, v, g, group):
+        mu = group["momentum"]
+        if mu:
+            state = self.state[p]
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = np.array(g, dtype=np.float64)
+            else:
+                buf *= mu
+                buf += (1.0 - group["dampening"]) * g
+            g = g + mu * buf if group["nesterov"] else buf
+        v -= group["lr"] * g
 
 
 class Adam(Optimizer):
@@ -568,73 +886,42 @@ class Adam(Optimizer):
     def __init__(
         self,
         params,
-        lr=1e-3,
-        betas=(0.9, 0.999),
-        eps=1e-8,
-        weight_decay=0.0,
-        amsgrad=False,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        amsgrad: bool = False,
         *,
-        maximize=False,
-        decoupled_weight_decay=False,
-        foreach=None,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+        decoupled_weight_decay: bool = False,
     ):
-        hyper = _hyper(locals())
-        betas = tuple(betas)
-        if len(betas) != 2:
-            raise ValueError(
-                f"{type(self).__name__}: betas must be a pair (beta1, beta2), got {betas}"
-            )
-        for i, b in enumerate(betas):
-            if not 0.0 <= b < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {b}")
-        super().__init__(params, dict(hyper, betas=betas))
+        super().__init__(params, _hyper(locals()))
 
-    def _normalize_group(self, hyper):
-        if "betas" in hyper:  # a list after a round trip through JSON
-            hyper["betas"] = tuple(hyper["betas"])
-        return hyper
-
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; ``closure`` (optional, as
-        PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
-        loss = _closure_loss(closure)
-        for params in self.param_groups:
-            group = _values(self, params)
-            lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-            decoupled = group.get("decoupled_weight_decay", False)
-            amsgrad = group.get("amsgrad", False)
-            for p, v, g in self._with_grads(params):
-                if decoupled:
-                    g = _decayed(g, v, 0.0, group)
-                    if wd:
-                        v *= 1.0 - lr * wd
-                else:
-                    g = _decayed(g, v, wd, group)
-                state = self.state.setdefault(id(p), {})
-                if not state:
-                    state["step"] = 0
-                    state["exp_avg"] = np.zeros_like(v)
-                    state["exp_avg_sq"] = np.zeros_like(v)
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = np.zeros_like(v)
-                state["step"] += 1
-                t = state["step"]
-                m, s = state["exp_avg"], state["exp_avg_sq"]
-                m *= b1
-                m += (1.0 - b1) * g
-                s *= b2
-                s += (1.0 - b2) * (g * g)
-                if amsgrad:
-                    if "max_exp_avg_sq" not in state:
-                        raise _missing(self, "amsgrad", "max_exp_avg_sq")
-                    np.maximum(state["max_exp_avg_sq"], s, out=state["max_exp_avg_sq"])
-                    s = state["max_exp_avg_sq"]
-                denom = np.sqrt(s)
-                denom /= math.sqrt(1.0 - b2**t)
-                denom += eps
-                v -= (lr / (1.0 - b1**t)) * (m / denom)
-                _commit(p, v)
-        return loss
+    def _update(self, p, v, g, group):
+        lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
+        amsgrad = group.get("amsgrad", False)
+        extra = ("max_exp_avg_sq",) if amsgrad else ()
+        state = self._state_of(p, v, ("exp_avg", "exp_avg_sq") + extra, step=0)
+        state["step"] += 1
+        t = state["step"]
+        m, s = state["exp_avg"], state["exp_avg_sq"]
+        m *= b1
+        m += (1.0 - b1) * g
+        s *= b2
+        s += (1.0 - b2) * (g * g)
+        if amsgrad:
+            if "max_exp_avg_sq" not in state:
+                raise _missing(self, "amsgrad", "max_exp_avg_sq")
+            np.maximum(state["max_exp_avg_sq"], s, out=state["max_exp_avg_sq"])
+            s = state["max_exp_avg_sq"]
+        denom = np.sqrt(s)
+        denom /= math.sqrt(1.0 - b2**t)
+        denom += eps
+        v -= (lr / (1.0 - b1**t)) * (m / denom)
 
 
 class AdamW(Adam):
@@ -653,14 +940,17 @@ class AdamW(Adam):
     def __init__(
         self,
         params,
-        lr=1e-3,
-        betas=(0.9, 0.999),
-        eps=1e-8,
-        weight_decay=1e-2,
-        amsgrad=False,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
         *,
-        maximize=False,
-        foreach=None,
+        maximize: bool = False,
+        foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ):
         super().__init__(
             params,
@@ -669,9 +959,12 @@ class AdamW(Adam):
             eps,
             weight_decay,
             amsgrad,
-            maximize=maximize,
-            decoupled_weight_decay=True,
             foreach=foreach,
+            maximize=maximize,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
+            decoupled_weight_decay=True,
         )
 
 
@@ -692,59 +985,47 @@ class RMSprop(Optimizer):
     def __init__(
         self,
         params,
-        lr=1e-2,
-        alpha=0.99,
-        eps=1e-8,
-        weight_decay=0.0,
-        momentum=0.0,
-        centered=False,
+        lr: float = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        momentum: float = 0.0,
+        centered: bool = False,
         *,
-        maximize=False,
-        foreach=None,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
     ):
         super().__init__(params, _hyper(locals()))
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; ``closure`` (optional, as
-        PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
-        loss = _closure_loss(closure)
-        for params in self.param_groups:
-            group = _values(self, params)
-            lr, alpha, eps, mu = group["lr"], group["alpha"], group["eps"], group["momentum"]
-            for p, v, g in self._with_grads(params):
-                g = _decayed(g, v, group["weight_decay"], group)
-                state = self.state.setdefault(id(p), {})
-                if not state:
-                    state["step"] = 0
-                    state["square_avg"] = np.zeros_like(v)
-                    if mu > 0:
-                        state["momentum_buffer"] = np.zeros_like(v)
-                    if group["centered"]:
-                        state["grad_avg"] = np.zeros_like(v)
-                if mu > 0 and "momentum_buffer" not in state:
-                    raise _missing(self, "momentum", "momentum_buffer")
-                if group["centered"] and "grad_avg" not in state:
-                    raise _missing(self, "centered", "grad_avg")
-                state["step"] += 1
-                s = state["square_avg"]
-                s *= alpha
-                s += (1.0 - alpha) * (g * g)
-                if group["centered"]:
-                    a = state["grad_avg"]
-                    a += (1.0 - alpha) * (g - a)  # torch's lerp for weights below 0.5
-                    avg = np.sqrt(s - a * a)
-                else:
-                    avg = np.sqrt(s)
-                avg += eps
-                if mu > 0:
-                    buf = state["momentum_buffer"]
-                    buf *= mu
-                    buf += g / avg
-                    v -= lr * buf
-                else:
-                    v -= lr * (g / avg)
-                _commit(p, v)
-        return loss
+    def _update(self, p, v, g, group):
+        lr, alpha, eps, mu = group["lr"], group["alpha"], group["eps"], group["momentum"]
+        centered = group["centered"]
+        buffers = ("square_avg",) + ("momentum_buffer",) * (mu > 0) + ("grad_avg",) * centered
+        state = self._state_of(p, v, buffers, step=0)
+        if mu > 0 and "momentum_buffer" not in state:
+            raise _missing(self, "momentum", "momentum_buffer")
+        if centered and "grad_avg" not in state:
+            raise _missing(self, "centered", "grad_avg")
+        state["step"] += 1
+        s = state["square_avg"]
+        s *= alpha
+        s += (1.0 - alpha) * (g * g)
+        if centered:
+            a = state["grad_avg"]
+            a += (1.0 - alpha) * (g - a)  # torch's lerp for weights below 0.5
+            avg = np.sqrt(s - a * a)
+        else:
+            avg = np.sqrt(s)
+        avg += eps
+        if mu > 0:
+            buf = state["momentum_buffer"]
+            buf *= mu
+            buf += g / avg
+            v -= lr * buf
+        else:
+            v -= lr * (g / avg)
 
 
 class Adagrad(Optimizer):
@@ -762,14 +1043,16 @@ class Adagrad(Optimizer):
     def __init__(
         self,
         params,
-        lr=1e-2,
-        lr_decay=0.0,
-        weight_decay=0.0,
-        initial_accumulator_value=0.0,
-        eps=1e-10,
+        lr: float = 1e-2,
+        lr_decay: float = 0.0,
+        weight_decay: float = 0.0,
+        initial_accumulator_value: float = 0.0,
+        eps: float = 1e-10,
+        foreach: bool | None = None,
         *,
-        maximize=False,
-        foreach=None,
+        maximize: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ):
         super().__init__(params, _hyper(locals()))
 
@@ -789,36 +1072,14 @@ class Adagrad(Optimizer):
             )
         super().add_param_group(param_group)
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; ``closure`` (optional, as
-        PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
-        loss = _closure_loss(closure)
+    def _update(self, p, v, g, group):
         init = _number(self.defaults["initial_accumulator_value"], "initial_accumulator_value")
-        for params in self.param_groups:
-            group = _values(self, params)
-            for p, v, g in self._with_grads(params):
-                g = _decayed(g, v, group["weight_decay"], group)
-                state = self.state.setdefault(id(p), {})
-                if not state:  # (PyTorch's starts every sum at the optimizer's value)
-                    state["step"] = 0
-                    state["sum"] = np.full_like(v, init)
-                state["step"] += 1
-                clr = group["lr"] / (1.0 + (state["step"] - 1) * group["lr_decay"])
-                s = state["sum"]
-                s += g * g
-                v -= clr * (g / (np.sqrt(s) + group["eps"]))
-                _commit(p, v)
-        return loss
-
-
-def _decoupled(v, g, lr, wd, decoupled, group):
-    """The gradient with ``maximize`` applied and the weight decay: added to it (``wd * p``),
-    or with ``decoupled`` applied to the parameter (``p *= 1 - lr * wd``) instead."""
-    if decoupled:
-        if wd:
-            v *= 1.0 - lr * wd
-        return _decayed(g, v, 0.0, group)
-    return _decayed(g, v, wd, group)
+        state = self._state_of(p, v, ("sum",), fill=init, step=0)
+        state["step"] += 1
+        clr = group["lr"] / (1.0 + (state["step"] - 1) * group["lr_decay"])
+        s = state["sum"]
+        s += g * g
+        v -= clr * (g / (np.sqrt(s) + group["eps"]))
 
 
 class Adamax(Optimizer):
@@ -847,32 +1108,20 @@ class Adamax(Optimizer):
         foreach: bool | None = None,
         *,
         maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
     ):
-        hyper = _hyper(locals())
-        super().__init__(params, dict(hyper, betas=_checked_betas(self, betas)))
+        super().__init__(params, _hyper(locals()))
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; ``closure`` (optional, as
-        PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
-        loss = _closure_loss(closure)
-        for params in self.param_groups:
-            group = _values(self, params)
-            lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
-            for p, v, g in self._with_grads(params):
-                g = _decayed(g, v, group["weight_decay"], group)
-                state = self.state.setdefault(id(p), {})
-                if not state:
-                    state["step"] = 0
-                    state["exp_avg"] = np.zeros_like(v)
-                    state["exp_inf"] = np.zeros_like(v)
-                state["step"] += 1
-                m, u = state["exp_avg"], state["exp_inf"]
-                _lerp_(m, g, 1.0 - b1)
-                u *= b2
-                np.maximum(u, np.abs(g) + eps, out=u)
-                v -= (lr / (1.0 - b1 ** state["step"])) * (m / u)
-                _commit(p, v)
-        return loss
+    def _update(self, p, v, g, group):
+        lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
+        state = self._state_of(p, v, ("exp_avg", "exp_inf"), step=0)
+        state["step"] += 1
+        m, u = state["exp_avg"], state["exp_inf"]
+        _lerp_(m, g, 1.0 - b1)
+        u *= b2
+        np.maximum(u, np.abs(g) + eps, out=u)
+        v -= (lr / (1.0 - b1 ** state["step"])) * (m / u)
 
 
 class NAdam(Optimizer):
@@ -905,44 +1154,29 @@ class NAdam(Optimizer):
         *,
         foreach: bool | None = None,
         maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
     ):
-        hyper = _hyper(locals())
-        super().__init__(params, dict(hyper, betas=_checked_betas(self, betas)))
+        super().__init__(params, _hyper(locals()))
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; ``closure`` (optional, as
-        PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
-        loss = _closure_loss(closure)
-        for params in self.param_groups:
-            group = _values(self, params)
-            lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
-            decay = group["momentum_decay"]
-            for p, v, g in self._with_grads(params):
-                g = _decoupled(
-                    v, g, lr, group["weight_decay"], group["decoupled_weight_decay"], group
-                )
-                state = self.state.setdefault(id(p), {})
-                if not state:
-                    state["step"] = 0
-                    state["mu_product"] = 1.0
-                    state["exp_avg"] = np.zeros_like(v)
-                    state["exp_avg_sq"] = np.zeros_like(v)
-                state["step"] += 1
-                t = state["step"]
-                mu = b1 * (1.0 - 0.5 * 0.96 ** (t * decay))
-                mu_next = b1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * decay))
-                state["mu_product"] *= mu
-                product = state["mu_product"]
-                m, s = state["exp_avg"], state["exp_avg_sq"]
-                _lerp_(m, g, 1.0 - b1)
-                s *= b2
-                s += (1.0 - b2) * (g * g)
-                denom = np.sqrt(s / (1.0 - b2**t))
-                denom += eps
-                v += (-lr * (1.0 - mu) / (1.0 - product)) * (g / denom)
-                v += (-lr * mu_next / (1.0 - product * mu_next)) * (m / denom)
-                _commit(p, v)
-        return loss
+    def _update(self, p, v, g, group):
+        lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
+        decay = group["momentum_decay"]
+        state = self._state_of(p, v, ("exp_avg", "exp_avg_sq"), step=0, mu_product=1.0)
+        state["step"] += 1
+        t = state["step"]
+        mu = b1 * (1.0 - 0.5 * 0.96 ** (t * decay))
+        mu_next = b1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * decay))
+        state["mu_product"] *= mu
+        product = state["mu_product"]
+        m, s = state["exp_avg"], state["exp_avg_sq"]
+        _lerp_(m, g, 1.0 - b1)
+        s *= b2
+        s += (1.0 - b2) * (g * g)
+        denom = np.sqrt(s / (1.0 - b2**t))
+        denom += eps
+        v += (-lr * (1.0 - mu) / (1.0 - product)) * (g / denom)
+        v += (-lr * mu_next / (1.0 - product * mu_next)) * (m / denom)
 
 
 class RAdam(Optimizer):
@@ -976,49 +1210,35 @@ class RAdam(Optimizer):
         *,
         foreach: bool | None = None,
         maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
     ):
-        hyper = _hyper(locals())
-        super().__init__(params, dict(hyper, betas=_checked_betas(self, betas)))
+        super().__init__(params, _hyper(locals()))
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; ``closure`` (optional, as
-        PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
-        loss = _closure_loss(closure)
-        for params in self.param_groups:
-            group = _values(self, params)
-            lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
-            rho_inf = 2.0 / (1.0 - b2) - 1.0
-            for p, v, g in self._with_grads(params):
-                g = _decoupled(
-                    v, g, lr, group["weight_decay"], group["decoupled_weight_decay"], group
-                )
-                state = self.state.setdefault(id(p), {})
-                if not state:
-                    state["step"] = 0
-                    state["exp_avg"] = np.zeros_like(v)
-                    state["exp_avg_sq"] = np.zeros_like(v)
-                state["step"] += 1
-                t = state["step"]
-                m, s = state["exp_avg"], state["exp_avg_sq"]
-                _lerp_(m, g, 1.0 - b1)
-                s *= b2
-                s += (1.0 - b2) * (g * g)
-                bias2 = 1.0 - b2**t
-                corrected = m / (1.0 - b1**t)
-                rho_t = rho_inf - 2.0 * t * (b2**t) / bias2
-                if rho_t > 5.0:
-                    rect = (
-                        (rho_t - 4.0)
-                        * (rho_t - 2.0)
-                        * rho_inf
-                        / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t)
-                    ) ** 0.5
-                    adaptive = bias2**0.5 / (np.sqrt(s) + eps)
-                    v -= corrected * lr * adaptive * rect
-                else:
-                    v -= corrected * lr
-                _commit(p, v)
-        return loss
+    def _update(self, p, v, g, group):
+        lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
+        rho_inf = 2.0 / (1.0 - b2) - 1.0
+        state = self._state_of(p, v, ("exp_avg", "exp_avg_sq"), step=0)
+        state["step"] += 1
+        t = state["step"]
+        m, s = state["exp_avg"], state["exp_avg_sq"]
+        _lerp_(m, g, 1.0 - b1)
+        s *= b2
+        s += (1.0 - b2) * (g * g)
+        bias2 = 1.0 - b2**t
+        corrected = m / (1.0 - b1**t)
+        rho_t = rho_inf - 2.0 * t * (b2**t) / bias2
+        if rho_t > 5.0:
+            rect = (
+                (rho_t - 4.0)
+                * (rho_t - 2.0)
+                * rho_inf
+                / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t)
+            ) ** 0.5
+            adaptive = bias2**0.5 / (np.sqrt(s) + eps)
+            v -= corrected * lr * adaptive * rect
+        else:
+            v -= corrected * lr
 
 
 class Adadelta(Optimizer):
@@ -1046,37 +1266,26 @@ class Adadelta(Optimizer):
         weight_decay: float = 0.0,
         foreach: bool | None = None,
         *,
+        capturable: bool = False,
         maximize: bool = False,
+        differentiable: bool = False,
     ):
         hyper = _hyper(locals())
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
         super().__init__(params, hyper)
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; ``closure`` (optional, as
-        PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
-        loss = _closure_loss(closure)
-        for params in self.param_groups:
-            group = _values(self, params)
-            lr, rho, eps = group["lr"], group["rho"], group["eps"]
-            for p, v, g in self._with_grads(params):
-                g = _decayed(g, v, group["weight_decay"], group)
-                state = self.state.setdefault(id(p), {})
-                if not state:
-                    state["step"] = 0
-                    state["square_avg"] = np.zeros_like(v)
-                    state["acc_delta"] = np.zeros_like(v)
-                state["step"] += 1
-                s, a = state["square_avg"], state["acc_delta"]
-                s *= rho
-                s += (1.0 - rho) * (g * g)
-                delta = np.sqrt(a + eps) / np.sqrt(s + eps) * g
-                a *= rho
-                a += (1.0 - rho) * (delta * delta)
-                v -= lr * delta
-                _commit(p, v)
-        return loss
+    def _update(self, p, v, g, group):
+        lr, rho, eps = group["lr"], group["rho"], group["eps"]
+        state = self._state_of(p, v, ("square_avg", "acc_delta"), step=0)
+        state["step"] += 1
+        s, a = state["square_avg"], state["acc_delta"]
+        s *= rho
+        s += (1.0 - rho) * (g * g)
+        delta = np.sqrt(a + eps) / np.sqrt(s + eps) * g
+        a *= rho
+        a += (1.0 - rho) * (delta * delta)
+        v -= lr * delta
 
 
 class ASGD(Optimizer):
@@ -1106,35 +1315,349 @@ class ASGD(Optimizer):
         weight_decay: float = 0.0,
         foreach: bool | None = None,
         maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
     ):
         # (PyTorch checks only lr and weight_decay here; its alpha is the eta decay's power)
         super().__init__(params, _hyper(locals(), unchecked=("alpha",)))
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; ``closure`` (optional, as
-        PyTorch's) re-evaluates the model and returns the loss, which ``step`` returns."""
-        loss = _closure_loss(closure)
-        for params in self.param_groups:
-            group = _values(self, params)
-            lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
-            for p, v, g in self._with_grads(params):
-                g = _decayed(g, v, group["weight_decay"], group)
-                state = self.state.setdefault(id(p), {})
-                if not state:
-                    state["step"] = 0
-                    state["eta"] = float(lr)
-                    state["mu"] = 1.0
-                    state["ax"] = np.zeros_like(v)
-                state["step"] += 1
-                eta, ax = state["eta"], state["ax"]
-                v *= 1.0 - lambd * eta
-                v -= eta * g
-                if state["mu"] != 1:
-                    ax += (v - ax) * state["mu"]
+    def _update(self, p, v, g, group):
+        lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+        state = self._state_of(p, v, ("ax",), step=0, eta=float(lr), mu=1.0)
+        state["step"] += 1
+        eta, ax = state["eta"], state["ax"]
+        v *= 1.0 - lambd * eta
+        v -= eta * g
+        if state["mu"] != 1:
+            ax += (v - ax) * state["mu"]
+        else:
+            ax[...] = v
+        t = state["step"]
+        state["eta"] = lr / ((1.0 + lambd * lr * t) ** alpha)
+        state["mu"] = 1.0 / max(1.0, t - t0)
+
+
+def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
+    """The minimiser of the cubic through two points with values and slopes, clamped to
+    ``bounds`` (PyTorch's LBFGS helper, after minFunc's polyinterp)."""
+    if bounds is not None:
+        xmin_bound, xmax_bound = bounds
+    else:
+        xmin_bound, xmax_bound = (x1, x2) if x1 <= x2 else (x2, x1)
+    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
+    d2_square = d1**2 - g1 * g2
+    if d2_square >= 0:
+        d2 = math.sqrt(d2_square)
+        if x1 <= x2:
+            min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
+        else:
+            min_pos = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
+        return min(max(min_pos, xmin_bound), xmax_bound)
+    return (xmin_bound + xmax_bound) / 2.0
+
+
+def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
+    """A step length ``t`` along ``d`` meeting the strong Wolfe conditions: bracketing, then
+    zooming by cubic interpolation (PyTorch's LBFGS line search, after minFunc's lswolfe).
+    Returns (loss, flat gradient, t, evaluations)."""
+    d_norm = float(np.max(np.abs(d)))
+    g = g.copy()
+    f_new, g_new = obj_func(x, t, d)
+    ls_func_evals = 1
+    gtd_new = float(g_new @ d)
+    t_prev, f_prev, g_prev, gtd_prev = 0, f, g, gtd
+    done = False
+    ls_iter = 0
+    while ls_iter < max_ls:  # bracket an interval holding a point meeting the conditions
+        if f_new > (f + c1 * t * gtd) or (ls_iter > 1 and f_new >= f_prev):
+            bracket, bracket_f = [t_prev, t], [f_prev, f_new]
+            bracket_g, bracket_gtd = [g_prev, g_new.copy()], [gtd_prev, gtd_new]
+            break
+        if abs(gtd_new) <= -c2 * gtd:
+            bracket, bracket_f, bracket_g = [t], [f_new], [g_new]
+            done = True
+            break
+        if gtd_new >= 0:
+            bracket, bracket_f = [t_prev, t], [f_prev, f_new]
+            bracket_g, bracket_gtd = [g_prev, g_new.copy()], [gtd_prev, gtd_new]
+            break
+        min_step = t + 0.01 * (t - t_prev)
+        max_step = t * 10
+        tmp = t
+        t = _cubic_interpolate(
+            t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(min_step, max_step)
+        )
+        t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new.copy(), gtd_new
+        f_new, g_new = obj_func(x, t, d)
+        ls_func_evals += 1
+        gtd_new = float(g_new @ d)
+        ls_iter += 1
+    if ls_iter == max_ls:
+        bracket, bracket_f, bracket_g = [0, t], [f, f_new], [g, g_new]
+    # zoom: refine the bracket to a point meeting the conditions
+    insuf_progress = False
+    low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[-1] else (1, 0)
+    while not done and ls_iter < max_ls:
+        if abs(bracket[1] - bracket[0]) * d_norm < tolerance_change:
+            break
+        t = _cubic_interpolate(
+            bracket[0], bracket_f[0], bracket_gtd[0], bracket[1], bracket_f[1], bracket_gtd[1]
+        )
+        eps = 0.1 * (max(bracket) - min(bracket))
+        if min(max(bracket) - t, t - min(bracket)) < eps:
+            if insuf_progress or t >= max(bracket) or t <= min(bracket):
+                if abs(t - max(bracket)) < abs(t - min(bracket)):
+                    t = max(bracket) - eps
                 else:
-                    ax[...] = v
-                t = state["step"]
-                state["eta"] = lr / ((1.0 + lambd * lr * t) ** alpha)
-                state["mu"] = 1.0 / max(1.0, t - t0)
-                _commit(p, v)
-        return loss
+                    t = min(bracket) + eps
+                insuf_progress = False
+            else:
+                insuf_progress = True
+        else:
+            insuf_progress = False
+        f_new, g_new = obj_func(x, t, d)
+        ls_func_evals += 1
+        gtd_new = float(g_new @ d)
+        ls_iter += 1
+        if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low_pos]:
+            bracket[high_pos], bracket_f[high_pos] = t, f_new
+            bracket_g[high_pos], bracket_gtd[high_pos] = g_new.copy(), gtd_new
+            low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[1] else (1, 0)
+        else:
+            if abs(gtd_new) <= -c2 * gtd:
+                done = True
+            elif gtd_new * (bracket[high_pos] - bracket[low_pos]) >= 0:
+                bracket[high_pos], bracket_f[high_pos] = bracket[low_pos], bracket_f[low_pos]
+                bracket_g[high_pos] = bracket_g[low_pos]
+                bracket_gtd[high_pos] = bracket_gtd[low_pos]
+            bracket[low_pos], bracket_f[low_pos] = t, f_new
+            bracket_g[low_pos], bracket_gtd[low_pos] = g_new.copy(), gtd_new
+    return bracket_f[low_pos], bracket_g[low_pos], bracket[low_pos], ls_func_evals
+
+
+class LBFGS(Optimizer):
+    """L-BFGS (PyTorch's ``torch.optim.LBFGS``, after minFunc): each ``step(closure)`` runs up
+    to ``max_iter`` quasi-Newton iterations, calling ``closure`` (which must clear the
+    gradients, compute the loss, call ``backward`` and return the loss) as often as needed,
+    and returns the first loss.  The search direction comes from the last ``history_size``
+    steps and gradient changes (the two-loop recursion); the step length is ``lr`` (the
+    first iteration ``min(1, 1 / |g|_1) lr``), or, with ``line_search_fn="strong_wolfe"``, a
+    line search meeting the strong Wolfe conditions.  Stops early when the largest gradient
+    entry is at most ``tolerance_grad`` or the loss or step changes less than
+    ``tolerance_change``.  One parameter group only; the state (PyTorch's entries: ``d``,
+    ``t``, ``old_dirs``, ``old_stps``, ``ro``, ``H_diag``, ``prev_flat_grad``, ``prev_loss``,
+    ``func_evals``, ``n_iter``, with flat NumPy arrays) is kept under the first parameter.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w = tg.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = tg.optim.LBFGS([w], line_search_fn="strong_wolfe")
+        >>> def closure():
+        ...     opt.zero_grad()
+        ...     loss = ((w - tg.tensor([3.0, 0.5])) ** 2).sum()
+        ...     loss.backward()
+        ...     return loss
+        >>> float(opt.step(closure))                  # the loss before the step
+        10.25
+        >>> w
+        tensor([3.0000, 0.5000], requires_grad=True)
+    """
+
+    # flat or list entries, not shaped as the first parameter (the state dict shape check)
+    _unshaped_state = ("d", "old_dirs", "old_stps", "ro", "al", "prev_flat_grad")
+
+    def __init__(
+        self,
+        params,
+        lr: float = 1,
+        max_iter: int = 20,
+        max_eval: int | None = None,
+        tolerance_grad: float = 1e-7,
+        tolerance_change: float = 1e-9,
+        history_size: int = 100,
+        line_search_fn: str | None = None,
+    ):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if line_search_fn not in (None, "strong_wolfe"):
+            raise ValueError(  # (PyTorch raises RuntimeError at the first step)
+                f"LBFGS: line_search_fn must be None or 'strong_wolfe', got {line_search_fn!r}"
+            )
+        if max_eval is None:
+            max_eval = max_iter * 5 // 4
+        defaults = dict(
+            lr=lr,
+            max_iter=max_iter,
+            max_eval=max_eval,
+            tolerance_grad=tolerance_grad,
+            tolerance_change=tolerance_change,
+            history_size=history_size,
+            line_search_fn=line_search_fn,
+        )
+        super().__init__(params, defaults)
+        if len(self.param_groups) != 1:
+            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
+
+    def add_param_group(self, param_group: dict) -> None:
+        """As ``Optimizer.add_param_group``, but LBFGS has one group only (as PyTorch's)."""
+        if self.param_groups:
+            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
+        super().add_param_group(param_group)
+        for p in self.param_groups[0]["params"]:
+            if np.iscomplexobj(p._v):
+                raise TypeError(
+                    "LBFGS: complex parameters are not supported; optimize the real and "
+                    "imaginary parts as two real parameters"
+                )
+
+    def _flat_grad(self):
+        return np.concatenate(
+            [
+                np.zeros(p.numel()) if p.grad is None else np.ravel(p.grad._v).astype(np.float64)
+                for p in self.param_groups[0]["params"]
+            ]
+        )
+
+    def _add_grad(self, step_size, update):
+        offset = 0
+        for p in self.param_groups[0]["params"]:
+            v, n = _array(p), p.numel()
+            v += (step_size * update[offset : offset + n]).reshape(v.shape)
+            _commit(p, v)
+            offset += n
+
+    def _set_param(self, values):
+        for p, x in zip(self.param_groups[0]["params"], values):
+            v = _array(p)
+            v[...] = x
+            _commit(p, v)
+
+    def _directional_evaluate(self, closure, x, t, d):
+        self._add_grad(t, d)
+        loss = float(closure())
+        flat_grad = self._flat_grad()
+        self._set_param(x)
+        return loss, flat_grad
+
+    def step(self, closure):
+        """Run up to ``max_iter`` iterations, evaluating ``closure`` (required: it clears the
+        gradients, computes the loss, backwards it and returns it); returns its first loss."""
+        if closure is None:
+            raise TypeError(
+                "LBFGS.step needs a closure that clears the gradients, computes the loss, calls "
+                "loss.backward() and returns the loss: opt.step(closure)"
+            )
+
+        def evaluate():
+            with enable_grad():
+                return closure()
+
+        params = self.param_groups[0]["params"]
+        for p in params:  # (a read-only parameter is refused before any evaluation)
+            self._writable(p)
+        group = _values(self, self.param_groups[0])
+        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
+        line_search_fn, history_size = group["line_search_fn"], group["history_size"]
+        state = self.state[params[0]]  # (PyTorch keeps LBFGS's state under the first one)
+        state.setdefault("func_evals", 0)
+        state.setdefault("n_iter", 0)
+        orig_loss = evaluate()
+        loss = float(orig_loss)
+        current_evals = 1
+        state["func_evals"] += 1
+        flat_grad = self._flat_grad()
+        if np.max(np.abs(flat_grad)) <= tolerance_grad:
+            return orig_loss
+        d, t = state.get("d"), state.get("t")
+        old_dirs, old_stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
+        H_diag = state.get("H_diag")
+        prev_flat_grad, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
+        n_iter = 0
+        while n_iter < max_iter:
+            n_iter += 1
+            state["n_iter"] += 1
+            # the descent direction
+            if state["n_iter"] == 1:
+                d = -flat_grad
+                old_dirs, old_stps, ro = [], [], []
+                H_diag = 1
+            else:
+                y = flat_grad - prev_flat_grad
+                s = d * t
+                ys = float(y @ s)
+                if ys > 1e-10:  # update the memory
+                    if len(old_dirs) == history_size:
+                        old_dirs.pop(0)
+                        old_stps.pop(0)
+                        ro.pop(0)
+                    old_dirs.append(y)
+                    old_stps.append(s)
+                    ro.append(1.0 / ys)
+                    H_diag = ys / float(y @ y)
+                num_old = len(old_dirs)
+                if "al" not in state:
+                    state["al"] = [None] * history_size
+                al = state["al"]
+                q = -flat_grad
+                for i in range(num_old - 1, -1, -1):
+                    al[i] = float(old_stps[i] @ q) * ro[i]
+                    q -= al[i] * old_dirs[i]
+                d = r = q * H_diag
+                for i in range(num_old):
+                    be_i = float(old_dirs[i] @ r) * ro[i]
+                    r += (al[i] - be_i) * old_stps[i]
+            prev_flat_grad = flat_grad.copy()
+            prev_loss = loss
+            # the step length
+            if state["n_iter"] == 1:
+                t = min(1.0, 1.0 / float(np.sum(np.abs(flat_grad)))) * lr
+            else:
+                t = lr
+            gtd = float(flat_grad @ d)
+            if gtd > -tolerance_change:
+                break
+            ls_func_evals = 0
+            if line_search_fn is not None:
+                x_init = [_array(p).copy() for p in params]
+                loss, flat_grad, t, ls_func_evals = _strong_wolfe(
+                    lambda x, t, d: self._directional_evaluate(evaluate, x, t, d),
+                    x_init,
+                    t,
+                    d,
+                    loss,
+                    flat_grad,
+                    gtd,
+                    max_ls=max_eval - current_evals,
+                )
+                self._add_grad(t, d)
+                opt_cond = np.max(np.abs(flat_grad)) <= tolerance_grad
+            else:
+                self._add_grad(t, d)
+                if n_iter != max_iter:  # (not after the last iteration, as PyTorch's)
+                    loss = float(evaluate())
+                    flat_grad = self._flat_grad()
+                    opt_cond = np.max(np.abs(flat_grad)) <= tolerance_grad
+                    ls_func_evals = 1
+            current_evals += ls_func_evals
+            state["func_evals"] += ls_func_evals
+            if n_iter == max_iter or current_evals >= max_eval or opt_cond:
+                break
+            if (
+                np.max(np.abs(d * t)) <= tolerance_change
+                or abs(loss - prev_loss) < tolerance_change
+            ):
+                break
+        state.update(
+            d=d,
+            t=t,
+            old_dirs=old_dirs,
+            old_stps=old_stps,
+            ro=ro,
+            H_diag=H_diag,
+            prev_flat_grad=prev_flat_grad,
+            prev_loss=prev_loss,
+        )
+        return orig_loss

@@ -762,7 +762,7 @@ def _module_call(attr, *args):
 REFUSED = [
     ("Module.to", _module_call("to", np.float64), "'to'"),
     ("Module.double", _module_call("double"), "double"),
-    *[(n, (lambda n=n: getattr(tg.optim, n)), n) for n in ("Rprop", "LBFGS", "SparseAdam")],
+    *[(n, (lambda n=n: getattr(tg.optim, n)), n) for n in ("Rprop", "SparseAdam")],
 ]
 
 
