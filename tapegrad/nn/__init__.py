@@ -6,6 +6,9 @@ composition of tapegrad ops, so gradients, higher derivatives and trace replay c
 
 from . import functional, init, utils
 from .layers import (
+    AdaptiveLogSoftmaxWithLoss,
+    CTCLoss,
+    EmbeddingBag,
     AdaptiveAvgPool1d,
     AdaptiveAvgPool3d,
     AdaptiveMaxPool1d,
@@ -264,4 +267,7 @@ __all__ = [
     "ZeroPad3d",
     "BatchNorm3d",
     "InstanceNorm3d",
+    "AdaptiveLogSoftmaxWithLoss",
+    "CTCLoss",
+    "EmbeddingBag",
 ]

@@ -248,18 +248,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 # ---- pooling ------------------------------------------------------------------------------------
 
 
-def _no_ceil(name, ceil_mode):
-    """The average pools' refusal (the max pools take ceil_mode)."""
-    if ceil_mode:
-        raise ValueError(
-            f"{name}: ceil_mode=True is not supported; pad the input (F.pad) so the windows "
-            f"cover it, or use ceil_mode=False"
-        )
-
-
 def _pool_args(name, n, x, kernel_size, stride, padding, dilation, ceil_mode):
-    if not name.startswith("max"):
-        _no_ceil(name, ceil_mode)
     kernel = _tuple(name, "kernel_size", kernel_size, n)
     stride = kernel if stride is None or stride == [] else _tuple(name, "stride", stride, n)
     pads = _tuple(name, "padding", padding, n)
@@ -315,15 +304,26 @@ def _max_pool(name, n, input, kernel_size, stride, padding, dilation, ceil_mode,
 def _window_max(x, idx, out, unbatched, return_indices):
     """The maximum of each window of x read at ``idx`` (from ``_windows``), of output spatial
     shape ``out``, and with ``return_indices`` PyTorch's indices (int64) of the maxima."""
-    # the first maximum of each window (its gradient all of it), as PyTorch's
-    y, k = _gather_windows(x, idx, -np.inf).max(dim=-1)
+    # PyTorch's CPU pick (its gradient all of it): the first maximum of each window, or where
+    # a window holds NaNs, its last NaN
+    g = _gather_windows(x, idx, -np.inf)
+    v = np.asarray(g._v)
+    nan = np.isnan(v)
+    k = np.argmax(v, axis=-1)
+    if nan.any():
+        last = v.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+        k = np.where(nan.any(axis=-1), last, k)
+    y = _ops.gather_along(g, k[..., None], -1)
+    if STATE.guard is not None and g._rg:  # a replay whose maxima move must record again
+        g <= y  # noqa: B015 - records the guard
+    y = _ops.reshape(y, y.shape[:-1])
     y = _ops.reshape(y, x.shape[:2] + out)
     y = _ops.reshape(y, y.shape[1:]) if unbatched else y
     if not return_indices:
         return y
     # PyTorch's indices: of the flattened spatial dims of each (N, C) plane
     size = math.prod(x.shape[2:])
-    at = np.take_along_axis(idx, k.numpy()[..., None], axis=-1)[..., 0] % (x.shape[1] * size + 1)
+    at = np.take_along_axis(idx, k[..., None], axis=-1)[..., 0] % (x.shape[1] * size + 1)
     at = (at % size).reshape(x.shape[:2] + out)
     return y, _creation.tensor(at[0] if unbatched else at)
 
@@ -373,6 +373,14 @@ def _avg_pool(
     name, n, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
 ):
     x, unbatched = _batched(name, input, n)
+    kernel = _tuple(name, "kernel_size", kernel_size, n)
+    # (PyTorch's avg_pool3d checks the unpadded input, its 1-D/2-D do not)
+    if n == 3 and any(size < k for size, k in zip(x.shape[2:], kernel, strict=True)):
+        raise ValueError(
+            f"{name}: input image of spatial shape {tuple(x.shape[2:])} is smaller than the "
+            f"kernel size {kernel_size!r} (padding does not count here, as in PyTorch); use a "
+            f"smaller kernel or pad the input with F.pad"
+        )
     idx, out, valid = _pool_args(name, n, x, kernel_size, stride, padding, 1, ceil_mode)
     total = _ops.sum(_gather_windows(x, idx, 0.0), axis=-1)  # (N, C, P)
     if divisor_override is not None:
@@ -380,17 +388,33 @@ def _avg_pool(
             raise ValueError(f"{name}: divisor_override must be a nonzero int")
         y = _ops.div(total, float(divisor_override))
     elif count_include_pad:
-        y = _ops.div(total, float(valid.shape[1]))
+        y = _ops.div(total, _include_pad_divisor(name, n, x, kernel_size, stride, padding, out))
     else:
         y = _ops.div(total, valid.sum(axis=1).astype(np.float64))
     y = _ops.reshape(y, x.shape[:2] + out)
     return _ops.reshape(y, y.shape[1:]) if unbatched else y
 
 
+def _include_pad_divisor(name, n, x, kernel_size, stride, padding, out):
+    """PyTorch's divisor of each window with count_include_pad: its size clipped to the input
+    padded on both sides by ``padding`` (the kernel size, but for a ``ceil_mode`` window
+    running past that padding), as a (P,) array."""
+    kernel = _tuple(name, "kernel_size", kernel_size, n)
+    stride = kernel if stride is None or stride == [] else _tuple(name, "stride", stride, n)
+    pads = _tuple(name, "padding", padding, n)
+    div = np.ones((), dtype=np.float64)
+    for size, k, s, p, o in zip(x.shape[2:], kernel, stride, pads, out, strict=True):
+        start = np.arange(o) * s - p
+        div = np.multiply.outer(div, np.minimum(start + k, size + p) - start)
+    return div.reshape(-1).astype(np.float64)
+
+
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """Mean over windows of ``kernel_size`` along the last axis of (N, C, L) or (C, L);
     ``stride`` defaults to ``kernel_size``; padding counts as zeros in the mean unless
-    ``count_include_pad=False`` (as PyTorch).
+    ``count_include_pad=False`` (as PyTorch).  ``ceil_mode=True`` adds a last window over the
+    rest of the input; its divisor counts the input and ``padding`` it covers, not the rest of
+    the kernel (PyTorch's).
 
     Examples:
         >>> import tapegrad as tg
@@ -745,14 +769,13 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
 def _lp_pool(name, n, input, norm_type, kernel_size, stride, ceil_mode):
     """PyTorch's composition: (sign(a) relu(|a|) * K) ** (1 / p) of the mean a of x ** p over
     each window (so an all-zero window has value 0 and gradient 0); p = inf: the max of |x|."""
-    _no_ceil(name, ceil_mode)
     p = float(norm_type)
     x = _ops.tensor_of(input)
     if p == math.inf:
-        return _max_pool(name, n, x.abs(), kernel_size, stride, 0, 1, False, False)
+        return _max_pool(name, n, x.abs(), kernel_size, stride, 0, 1, ceil_mode, False)
     if p == -math.inf:
-        return -_max_pool(name, n, -x.abs(), kernel_size, stride, 0, 1, False, False)
-    a = _avg_pool(name, n, _ops.power(x, p), kernel_size, stride, 0, False, True, None)
+        return -_max_pool(name, n, -x.abs(), kernel_size, stride, 0, 1, ceil_mode, False)
+    a = _avg_pool(name, n, _ops.power(x, p), kernel_size, stride, 0, ceil_mode, True, None)
     k = math.prod(_tuple(name, "kernel_size", kernel_size, n))
     a = _ops.mul(_ops.mul(a.sign(), _ops.relu(a.abs())), float(k))
     return _ops.power(a, 1.0 / p)
@@ -761,8 +784,8 @@ def _lp_pool(name, n, input, norm_type, kernel_size, stride, ceil_mode):
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """Power-average pooling (PyTorch's ``F.lp_pool1d``): (sum of x ** p over each window of
     the last axis) ** (1 / p), p = ``norm_type`` (inf: the max of |x|); ``stride`` defaults
-    to ``kernel_size``.  As PyTorch's, an all-zero window has gradient 0.
-    ``ceil_mode=True`` is refused.
+    to ``kernel_size``.  As PyTorch's, an all-zero window has gradient 0; ``ceil_mode=True``
+    adds a last window over the rest of the input (its mean scaled by the full kernel size).
 
     Examples:
         >>> import tapegrad as tg

@@ -93,6 +93,8 @@ __all__ = [
     "pairwise_distance",
     "batch_norm",
     "embedding",
+    "embedding_bag",
+    "ctc_loss",
     "cross_entropy",
     "nll_loss",
     "mse_loss",
@@ -986,6 +988,160 @@ def embedding(
     return _ops.where(mask[..., None], _ops.getitem(w, pad).detach(), out)
 
 
+def _int_indices(name, what, value):
+    """``value`` (a Tensor or array of integers) as an int64 NumPy array."""
+    v = np.asarray(value._v if isinstance(value, Tensor) else value)
+    if v.dtype.kind not in "iu":
+        raise TypeError(f"{name}: {what} must hold integer indices, got dtype {v.dtype}")
+    return v.astype(np.int64)
+
+
+def _bags(name, idx, offsets, include_last_offset):
+    """The (B, L) matrix of positions into the flat indices of each bag's elements (padded
+    with -1) for PyTorch's 2-D input (fixed-length bags) or 1-D input with ``offsets``."""
+    if idx.ndim == 2:
+        if offsets is not None:
+            raise ValueError(
+                f"{name}: if input is 2D, then offsets has to be None, as input is treated as "
+                f"a mini-batch of fixed length sequences; pass a 1-D input with offsets"
+            )
+        b, n = idx.shape
+        if n == 0 and b:
+            raise ValueError(
+                f"{name}: a 2-D input of shape {idx.shape} holds bags of no index (PyTorch "
+                f"raises too); pass a 1-D input with offsets for empty bags"
+            )
+        return np.arange(b * n).reshape(b, n)
+    if idx.ndim != 1:
+        raise ValueError(f"{name}: input has to be 1D or 2D, but got shape {idx.shape}")
+    if offsets is None:
+        raise ValueError(f"{name}: offsets has to be a 1D Tensor but got None (a 1-D input)")
+    off = _int_indices(name, "offsets", offsets)
+    if off.ndim != 1:
+        raise ValueError(f"{name}: offsets has to be a 1D Tensor, got shape {off.shape}")
+    n = idx.shape[0]
+    if off.size and off[0] != 0:
+        raise ValueError(
+            f"{name}: offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
+            f"start from position 0. However, got {off[0]}"
+        )
+    if off.size and off[-1] > n:
+        raise ValueError(
+            f"{name}: offsets[-1] can not be greater than input's length {n} but got "
+            f"offsets[-1] of {off[-1]}"
+        )
+    if np.any(np.diff(off) < 0):
+        raise ValueError(f"{name}: offsets must be non-decreasing, got {off.tolist()}")
+    if include_last_offset:
+        if off.size == 0 or off[-1] != n:
+            raise ValueError(
+                f"{name}: with include_last_offset=True the last offset must be the input's "
+                f"length {n} (PyTorch's result is undefined otherwise), got offsets "
+                f"{off.tolist()}"
+            )
+        starts, ends = off[:-1], off[1:]
+    else:
+        starts, ends = off, np.append(off[1:], n)
+    count = ends - starts
+    width = int(count.max()) if count.size else 0
+    pos = starts[:, None] + np.arange(width)[None, :]
+    return np.where(np.arange(width)[None, :] < count[:, None], pos, -1)
+
+
+def embedding_bag(
+    input: TensorLike,
+    weight: TensorLike,
+    offsets: TensorLike | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: TensorLike | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
+    """Sums, means or maxima of bags of rows of ``weight`` (PyTorch's ``F.embedding_bag``),
+    without building the intermediate embeddings' tensor in the user's code.
+
+    ``input`` is a 2-D (B, N) integer tensor of B bags of N indices, or a 1-D tensor cut into
+    bags at ``offsets`` (bag i is ``input[offsets[i]:offsets[i + 1]]``; with
+    ``include_last_offset=True`` offsets has B + 1 entries, its last the input's length).
+    ``mode`` is ``"sum"``, ``"mean"`` or ``"max"`` (per feature; its gradient goes to the first
+    maximum); ``per_sample_weights`` (the input's shape, ``mode="sum"`` only) scale each row
+    before the sum.  Indices equal to ``padding_idx`` are left out of their bag (a mean divides
+    by the other indices' count); an empty bag gives zeros.  Returns (B, embedding_dim).
+    ``max_norm``, ``scale_grad_by_freq`` and ``sparse`` are refused.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> w = tg.tensor([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]], requires_grad=True)
+        >>> F.embedding_bag(tg.tensor([0, 2, 1, 1]), w, tg.tensor([0, 2]), mode="sum")
+        tensor([[4., 6.],
+                [4., 6.]], grad_fn=<SumBackward0>)
+    """
+    name = "embedding_bag"
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"{name}: mode has to be one of sum, mean or max, got {mode!r}")
+    if scale_grad_by_freq and mode == "max":
+        raise ValueError(f"{name}: max mode does not support scaling the gradient by the frequency")
+    _embedding_options(name, max_norm, scale_grad_by_freq, sparse)
+    w = _ops.tensor_of(weight)
+    if w.ndim != 2:
+        raise ValueError(f"{name}: weight has to be a 2D Tensor, but got shape {w.shape}")
+    idx = _int_indices(name, "input", input)
+    bags = _bags(name, idx, offsets, include_last_offset)
+    flat = idx.reshape(-1)
+    num, dim = w.shape
+    if flat.size and (flat.min() < 0 or flat.max() >= num):
+        bad = flat[(flat < 0) | (flat >= num)][0]
+        raise IndexError(f"{name}: index {bad} is out of range for {num} embeddings")
+    keep = bags >= 0
+    if padding_idx is not None:
+        pad = int(padding_idx)
+        if not -num <= pad < num:
+            raise ValueError(
+                f"{name}: padding_idx must be within the number of embeddings, {-num} through "
+                f"{num - 1}, but got {pad}"
+            )
+    looked = flat[np.maximum(bags, 0)] if flat.size else np.zeros(bags.shape, np.int64)
+    if padding_idx is not None:
+        keep &= looked != pad % num
+    rows = np.where(keep, looked, num)  # num: the fill row
+    fill = -np.inf if mode == "max" else 0.0
+    table = _ops.concatenate([w, np.full((1, dim), fill)], axis=0)
+    picked = _ops.getitem(table, rows)  # (B, L, D)
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise NotImplementedError(
+                f"{name}: per_sample_weights is only supported for mode='sum' (got "
+                f"mode={mode!r}); scale the rows yourself with F.embedding and sum"
+            )
+        psw = _ops.tensor_of(per_sample_weights)
+        if psw.shape != idx.shape:
+            raise ValueError(
+                f"{name}: per_sample_weights (shape {psw.shape}) must have the same shape as "
+                f"the input ({idx.shape})"
+            )
+        psw = _ops.concatenate([_ops.reshape(psw, (idx.size,)), np.zeros(1)])
+        scale = _ops.gather_flat(psw, np.where(keep, bags, idx.size), bags.shape)
+        picked = _ops.mul(picked, _ops.reshape(scale, bags.shape + (1,)))
+    count = keep.sum(axis=1)
+    if mode == "max" and bags.shape[1]:
+        v = np.asarray(picked._v)
+        k = np.argmax(v, axis=1)[:, None, :]  # the first maximum of each feature
+        kept = _ops.gather_along(picked, k, 1)
+        if STATE.guard is not None and picked._rg:  # a replay whose maxima move records again
+            picked <= kept  # noqa: B015 - records the guard
+        out = _ops.reshape(kept, (bags.shape[0], dim))
+        return _ops.where((count == 0)[:, None], 0.0, out) if (count == 0).any() else out
+    out = _ops.sum(picked, axis=1)
+    if mode == "mean":
+        out = _ops.div(out, np.maximum(count, 1).astype(np.float64)[:, None])
+    return out
+
+
 # ---- losses --------------------------------------------------------------------------------------
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -1013,7 +1169,7 @@ def _check_reduction(name, reduction, size_average=None, reduce=None, allowed=_R
         )
     if reduction not in allowed:
         raise ValueError(
-            f"{reduction!r} is not a valid value for reduction: use "
+            f"{name}: {reduction!r} is not a valid value for reduction: use "
             + ", ".join(repr(r) for r in allowed[:-1])
             + f" or {allowed[-1]!r}"
         )
@@ -1439,6 +1595,164 @@ def binary_cross_entropy_with_logits(
 
 
 # ---- margin losses -------------------------------------------------------------------------------
+
+
+_CTC_NONE = -1e300  # log(0) inside the recursion: finite, so every gradient stays finite
+
+
+def _lengths(name, what, value, n):
+    """``value`` (an int, a sequence or an integer Tensor) as n int64 lengths."""
+    v = np.asarray(value._v if isinstance(value, Tensor) else value)
+    if v.dtype.kind not in "iu":
+        raise TypeError(f"{name}: {what} must hold integers, got dtype {v.dtype}")
+    v = v.astype(np.int64).reshape(-1)
+    if v.shape != (n,):
+        raise ValueError(f"{name}: {what} must be of size batch_size ({n}), got {v.size} values")
+    if (v < 0).any():
+        raise ValueError(f"{name}: {what} must be non-negative, got {v.tolist()}")
+    return v
+
+
+def _ctc_targets(name, targets, lengths, n, classes, blank):
+    """The (N, S) label matrix from PyTorch's padded (N, S) or concatenated 1-D targets."""
+    t = np.asarray(targets._v if isinstance(targets, Tensor) else targets)
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"{name}: targets must hold integer class indices, got dtype {t.dtype}")
+    t = t.astype(np.int64)
+    width = int(lengths.max()) if n else 0
+    if t.ndim == 2 and n == t.shape[0]:
+        if t.shape[1] < width:
+            raise ValueError(
+                f"{name}: targets of shape {t.shape} are shorter than the longest target "
+                f"length {width}"
+            )
+        labels = t[:, :width]
+    elif t.ndim == 1:
+        if t.size != lengths.sum():
+            raise ValueError(
+                f"{name}: concatenated 1-D targets must hold sum(target_lengths) = "
+                f"{lengths.sum()} labels, got {t.size}"
+            )
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        pos = starts[:, None] + np.arange(width)[None, :]
+        labels = t[np.minimum(pos, max(t.size - 1, 0))] if t.size else np.zeros((n, width), int)
+    else:
+        raise ValueError(
+            f"{name}: targets must be (N, S) padded or 1-D concatenated for a batch of {n}, "
+            f"got shape {t.shape}"
+        )
+    used = np.arange(width)[None, :] < lengths[:, None]
+    real = labels[used]
+    if real.size and ((real < 0).any() or (real >= classes).any() or (real == blank).any()):
+        bad = real[(real < 0) | (real >= classes) | (real == blank)][0]
+        raise ValueError(
+            f"{name}: target label {bad} is not a class other than the blank ({blank}) among "
+            f"the {classes} classes of log_probs"
+        )
+    return np.where(used, labels, blank)
+
+
+def ctc_loss(
+    log_probs: TensorLike,
+    targets: TensorLike,
+    input_lengths,
+    target_lengths,
+    blank: int = 0,
+    reduction: str = "mean",
+    zero_infinity: bool = False,
+) -> Tensor:
+    """Connectionist Temporal Classification loss (PyTorch's ``F.ctc_loss``): minus the log of
+    the total probability of every alignment of each target to its input.
+
+    ``log_probs`` is (T, N, C) (or (T, C) unbatched) log-probabilities (``log_softmax`` of the
+    logits over C), ``targets`` the (N, S) padded or 1-D concatenated labels (never the
+    ``blank``), ``input_lengths`` and ``target_lengths`` the N lengths.  ``reduction="mean"``
+    divides each loss by its target length (at least 1) and averages over the batch;
+    an input too short for its target has an infinite loss with a non-finite gradient (NaN
+    in PyTorch); ``zero_infinity=True`` zeroes both.  Computed as the log-space forward
+    recursion over time in tapegrad ops (``logsumexp`` of the three predecessors), so higher
+    derivatives and forward mode come with it.  The gradient with respect to ``log_probs`` is
+    the derivative itself; PyTorch's kernel returns it plus ``exp(log_probs)``, which the
+    backward of ``log_softmax`` cancels, so gradients with respect to the logits agree with
+    PyTorch's.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> import tapegrad.nn.functional as F
+        >>> lp = tg.full((2, 1, 2), 0.5).log()  # two steps, a blank and one class
+        >>> F.ctc_loss(lp, tg.tensor([[1]]), [2], [1], reduction="sum")  # -log(3 / 4)
+        tensor(0.2877)
+    """
+    name = "ctc_loss"
+    _check_reduction(name, reduction)
+    lp = _ops.tensor_of(log_probs)
+    unbatched = lp.ndim == 2
+    if unbatched:
+        lp = _ops.reshape(lp, (lp.shape[0], 1, lp.shape[1]))
+        targets = np.asarray(targets._v if isinstance(targets, Tensor) else targets)[None]
+    if lp.ndim != 3:
+        raise ValueError(f"{name}: log_probs must be (T, N, C) or (T, C), got shape {lp.shape}")
+    steps, n, classes = lp.shape
+    if not isinstance(blank, (int, np.integer)) or not 0 <= blank < classes:
+        raise ValueError(f"{name}: blank must be in label range 0 .. {classes - 1}, got {blank}")
+    in_len = _lengths(name, "input_lengths", input_lengths, n)
+    tgt_len = _lengths(name, "target_lengths", target_lengths, n)
+    if (in_len > steps).any():
+        raise ValueError(
+            f"{name}: input_lengths must be at most T = {steps}, got {in_len.tolist()}"
+        )
+    labels = _ctc_targets(name, targets, tgt_len, n, classes, blank)
+    width = 2 * labels.shape[1] + 1  # the targets with blanks around and between their labels
+    ext = np.full((n, width), blank, dtype=np.int64)
+    ext[:, 1::2] = labels
+    live = np.arange(width)[None, :] < 2 * tgt_len[:, None] + 1
+    skip = np.zeros((n, width), dtype=bool)  # s - 2 -> s: a label other than the one before
+    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+    # emissions e[t, b, s] = log_probs[t, b, ext[b, s]], dead states log 0
+    at = (np.arange(steps)[:, None, None] * n + np.arange(n)[None, :, None]) * classes + ext
+    e = _ops.gather_flat(lp, at, at.shape)
+    e = _ops.where(live[None], _ops.maximum(e, _CTC_NONE), _CTC_NONE)
+    none1 = np.full((n, 1), _CTC_NONE)
+
+    def shifted(a, k):  # a[:, s - k] at s (log 0 where s < k)
+        k = min(k, width)
+        return _ops.concatenate(
+            [np.full((n, k), _CTC_NONE), _ops.getitem(a, (slice(None), slice(0, width - k)))], 1
+        )
+
+    start = np.arange(width)[None, :] < 2
+    alpha = _ops.where(start, _ops.getitem(e, 0), _CTC_NONE) if steps else None
+    for t in range(1, int(in_len.max()) if n else 0):
+        prev2 = _ops.where(skip, shifted(alpha, 2), _CTC_NONE)
+        new = _ops.logsumexp(_ops.stack([alpha, shifted(alpha, 1), prev2]), axis=0)
+        new = _ops.add(new, _ops.getitem(e, t))
+        alpha = _ops.where((t < in_len)[:, None], new, alpha)  # a finished input keeps its end
+    if alpha is None:  # T = 0
+        alpha = _ops.tensor_of(np.full((n, width), _CTC_NONE))
+    # the path ends on the last label or the blank after it; an empty input reads nothing
+    ends = np.stack([2 * tgt_len, 2 * tgt_len - 1], axis=1)
+    ends = np.where((ends >= 0) & (in_len > 0)[:, None], ends, width)  # width: log 0
+    pick = np.arange(n)[:, None] * (width + 1) + ends
+    ends = _ops.gather_flat(_ops.concatenate([alpha, none1], 1), pick, pick.shape)
+    total = _ops.logsumexp(ends, axis=1)
+    empty = (in_len == 0) & (tgt_len == 0)  # the empty alignment, probability 1
+    total = _ops.where(empty, 0.0, total)
+    impossible = np.asarray(value_of(total < _CTC_NONE / 2))  # (a guard while tracing)
+    loss = _ops.neg(total)
+    if impossible.any() and zero_infinity:
+        loss = _ops.where(impossible, 0.0, loss)
+    elif impossible.any():  # an infinite loss, whose gradient is NaN (as PyTorch's): inf * the
+        # soft loss plus 0 * its emissions (so that every emission read gets inf * 0)
+        read = (np.arange(steps)[:, None] < in_len[None, :])[..., None] & live[None]
+        zero = _ops.mul(_ops.sum(_ops.where(read, e, 0.0), axis=(0, 2)), 0.0)
+        lost = _ops.where(impossible, _ops.add(loss, zero), 1.0)
+        loss = _ops.where(impossible, _ops.mul(lost, np.inf), loss)
+    if unbatched:
+        loss = _ops.reshape(loss, ())
+    if reduction == "mean":
+        per = np.maximum(tgt_len, 1).astype(np.float64).reshape(loss.shape)
+        return _ops.mean(_ops.div(loss, per))
+    return _reduce(loss, reduction)
 
 
 def _same_ndim(name, *tensors):

@@ -25,19 +25,34 @@ import numpy as np
 
 from ..core import creation as _creation
 from ..core import methods as _methods
+from ..core import ufuncs as _ufuncs
 from ..tensor_class import Tensor
 
 __all__ = [
     "calculate_gain",
+    "constant",
     "constant_",
+    "dirac",
+    "dirac_",
+    "eye",
     "eye_",
+    "kaiming_normal",
     "kaiming_normal_",
+    "kaiming_uniform",
     "kaiming_uniform_",
+    "normal",
     "normal_",
     "ones_",
+    "orthogonal",
     "orthogonal_",
+    "sparse",
+    "sparse_",
+    "trunc_normal_",
+    "uniform",
     "uniform_",
+    "xavier_normal",
     "xavier_normal_",
+    "xavier_uniform",
     "xavier_uniform_",
     "zeros_",
 ]
@@ -318,3 +333,127 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     if rows < cols:
         q = q.T
     return _fill(tensor, (q * gain).reshape(tuple(tensor.shape)))
+
+
+def trunc_normal_(
+    tensor: Tensor,
+    mean: float = 0.0,
+    std: float = 1.0,
+    a: float = -2.0,
+    b: float = 2.0,
+    generator=None,
+) -> Tensor:
+    """Fill ``tensor`` with draws from N(mean, std**2) truncated to [a, b], PyTorch's
+    ``torch.nn.init.trunc_normal_`` (the same method: a uniform draw between the normal CDF's
+    values at a and b mapped through the inverse CDF, then clamped to [a, b]; it warns when
+    ``mean`` is more than 2 std outside [a, b]).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w = tg.nn.init.trunc_normal_(tg.zeros(1000), mean=0.5, std=1.0, a=0.0, b=1.0)
+        >>> bool(w.min() >= 0.0), bool(w.max() <= 1.0)
+        (True, True)
+    """
+    _check("trunc_normal_", tensor)
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn(
+            "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of "
+            "values may be incorrect.",
+            stacklevel=2,
+        )
+
+    def norm_cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    lo = norm_cdf((a - mean) / std)
+    hi = norm_cdf((b - mean) / std)
+    u = _rng("trunc_normal_", generator).uniform(2 * lo - 1, 2 * hi - 1, tuple(tensor.shape))
+    x = np.asarray(_ufuncs.erfinv(Tensor(np.asarray(u, dtype=np.float64)))._v)
+    x = np.clip(x * (std * math.sqrt(2.0)) + mean, a, b)
+    return _fill(tensor, x)
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill the 3-, 4- or 5-dimensional ``tensor`` (a convolution's weight) with the Dirac
+    delta: each of the first min(out // groups, in) channels of every group passes its input
+    channel through unchanged (a one at the kernel's centre), PyTorch's
+    ``torch.nn.init.dirac_``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.nn.init.dirac_(tg.zeros(2, 2, 3))
+        tensor([[[0., 1., 0.],
+                 [0., 0., 0.]],
+        <BLANKLINE>
+                [[0., 0., 0.],
+                 [0., 1., 0.]]])
+    """
+    _check("dirac_", tensor)
+    dimensions = len(tensor.shape)
+    if dimensions not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tuple(tensor.shape)
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_chans_per_grp = sizes[0] // groups
+    min_dim = min(out_chans_per_grp, sizes[1])
+    values = np.zeros(sizes, dtype=tensor.dtype)
+    centre = tuple(n // 2 for n in sizes[2:])
+    for g in range(groups):
+        for d in range(min_dim):
+            values[(g * out_chans_per_grp + d, d, *centre)] = 1
+    return _fill(tensor, values)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """Fill the 2-D ``tensor`` with draws from N(0, std**2), then zero ``ceil(sparsity *
+    rows)`` entries, chosen at random, of every column: PyTorch's ``torch.nn.init.sparse_``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w = tg.nn.init.sparse_(tg.zeros(4, 3), sparsity=0.5)
+        >>> (w == 0).sum(0)
+        tensor([2, 2, 2])
+    """
+    _check("sparse_", tensor)
+    if len(tensor.shape) != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tuple(tensor.shape)
+    num_zeros = int(math.ceil(sparsity * rows))
+    rng = _rng("sparse_", generator)
+    values = rng.normal(0.0, std, (rows, cols))
+    for col_idx in range(cols):
+        values[rng.permutation(rows)[:num_zeros], col_idx] = 0
+    return _fill(tensor, values)
+
+
+def _make_deprecate(meth):
+    new_name = meth.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(
+            f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return meth(*args, **kwargs)
+
+    deprecated_init.__doc__ = (
+        f"PyTorch's deprecated ``torch.nn.init.{old_name}``: ``{new_name}`` with a FutureWarning."
+    )
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    return deprecated_init
+
+
+uniform = _make_deprecate(uniform_)
+normal = _make_deprecate(normal_)
+constant = _make_deprecate(constant_)
+eye = _make_deprecate(eye_)
+dirac = _make_deprecate(dirac_)
+xavier_uniform = _make_deprecate(xavier_uniform_)
+xavier_normal = _make_deprecate(xavier_normal_)
+kaiming_uniform = _make_deprecate(kaiming_uniform_)
+kaiming_normal = _make_deprecate(kaiming_normal_)
+orthogonal = _make_deprecate(orthogonal_)
+sparse = _make_deprecate(sparse_)

@@ -3,14 +3,17 @@ names, shapes and initialisation (a torch ``state_dict`` converted with ``{k: v.
 loads as it is)."""
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
 from ..core import creation as _creation
 from ..core import functions as _ops
 from ..core.tensor import scalar_argument
+from ..tensor_class import Tensor
 from . import convolution as _conv
-from .modules import Module, Parameter
+from . import functional as _F
+from .modules import Linear, Module, ModuleList, Parameter, Sequential
 
 
 def _no_device(name, device, dtype):
@@ -328,16 +331,12 @@ def _given(args):
 
 
 class _Pool(Module):
-    """A layer applying ``fn(input, **hyper)`` with the hyper-parameters given at construction
-    (an average pool refuses ceil_mode=True there, as its function does)."""
+    """A layer applying ``fn(input, **hyper)`` with the hyper-parameters given at construction."""
 
     fn = None
 
     def __init__(self, **hyper):
         super().__init__()
-        name = type(self).__name__
-        if not name.startswith("MaxPool"):  # (max pools take ceil_mode and return_indices)
-            _conv._no_ceil(name, hyper.get("ceil_mode", False))
         if "stride" in hyper and hyper["stride"] is None:
             hyper["stride"] = hyper["kernel_size"]
         for key, value in hyper.items():
@@ -1167,3 +1166,315 @@ class UpsamplingBilinear2d(Upsample):
 
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ---- bags of embeddings, CTC and the adaptive softmax --------------------------------------------
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxima of bags of embeddings (PyTorch's ``nn.EmbeddingBag``; see
+    ``F.embedding_bag``): a table of ``num_embeddings`` vectors of size ``embedding_dim``
+    drawn from N(0, 1), its ``padding_idx`` row zero (and left out of every bag).
+    ``forward(input, offsets=None, per_sample_weights=None)`` returns (B, embedding_dim).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> bag = tg.nn.EmbeddingBag.from_pretrained(tg.eye(3), mode="sum")
+        >>> bag(tg.tensor([0, 2, 2, 1]), tg.tensor([0, 3]))
+        tensor([[1., 0., 2.],
+                [0., 1., 0.]])
+    """
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        _weight=None,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        _no_device("EmbeddingBag", device, dtype)
+        self.num_embeddings = int(num_embeddings)
+        self.embedding_dim = int(embedding_dim)
+        if mode not in ("sum", "mean", "max"):
+            raise ValueError(f"EmbeddingBag: mode has to be one of sum, mean or max, got {mode!r}")
+        if padding_idx is not None:
+            if not -self.num_embeddings <= padding_idx < self.num_embeddings:
+                raise ValueError(
+                    f"EmbeddingBag: padding_idx must be within num_embeddings "
+                    f"({self.num_embeddings}), got {padding_idx}"
+                )
+            padding_idx %= self.num_embeddings
+        _F._embedding_options("EmbeddingBag", max_norm, scale_grad_by_freq, sparse)
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.mode = mode
+        self.sparse = sparse
+        self.include_last_offset = include_last_offset
+        self.padding_idx = padding_idx
+        shape = (self.num_embeddings, self.embedding_dim)
+        if _weight is None:
+            w = _creation.rng().standard_normal(shape)
+            if padding_idx is not None:
+                w[padding_idx] = 0.0
+        else:
+            w = np.array(getattr(_weight, "_v", _weight), dtype=np.float64)
+            if w.shape != shape:
+                raise ValueError(f"EmbeddingBag: _weight has shape {w.shape}, expected {shape}")
+        self.weight = Parameter(w)
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings,
+        freeze: bool = True,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+    ) -> "EmbeddingBag":
+        """An EmbeddingBag whose table is a copy of the 2-D ``embeddings``, frozen unless
+        ``freeze`` is False (PyTorch's ``nn.EmbeddingBag.from_pretrained``)."""
+        w = np.array(getattr(embeddings, "_v", embeddings), dtype=np.float64)
+        if w.ndim != 2:
+            raise ValueError(
+                f"EmbeddingBag.from_pretrained: embeddings must be 2-dimensional, got shape "
+                f"{w.shape}"
+            )
+        bag = cls(
+            w.shape[0], w.shape[1], max_norm, norm_type, scale_grad_by_freq, mode, sparse,
+            w, include_last_offset, padding_idx,
+        )  # fmt: skip
+        bag.weight.requires_grad_(not freeze)
+        return bag
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return _F.embedding_bag(
+            input,
+            self._parameters["weight"],
+            offsets,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.mode,
+            self.sparse,
+            per_sample_weights,
+            self.include_last_offset,
+            self.padding_idx,
+        )
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        s += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s
+
+
+class CTCLoss(Module):
+    """The Connectionist Temporal Classification loss (PyTorch's ``nn.CTCLoss``; see
+    ``F.ctc_loss``): ``forward(log_probs, targets, input_lengths, target_lengths)``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> lp = tg.full((2, 1, 2), 0.5).log()
+        >>> tg.nn.CTCLoss(reduction="sum")(lp, tg.tensor([[1]]), [2], [1])
+        tensor(0.2877)
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__()
+        _F._check_reduction("CTCLoss", reduction)
+        self.blank = blank
+        self.reduction = reduction
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return _F.ctc_loss(
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            self.blank,
+            self.reduction,
+            self.zero_infinity,
+        )
+
+
+_ASMoutput = namedtuple("_ASMoutput", ["output", "loss"])
+
+
+class AdaptiveLogSoftmaxWithLoss(Module):
+    """Efficient softmax over many classes (PyTorch's ``nn.AdaptiveLogSoftmaxWithLoss``,
+    Grave et al.): the classes below ``cutoffs[0]`` and one entry per cluster form the head
+    (``head``: a Linear to ``cutoffs[0] + len(cutoffs)`` outputs); each cluster i has a tail
+    ``Sequential(Linear(in_features, in_features // div_value ** (i + 1), bias=False),
+    Linear(..., cluster size, bias=False))``.  PyTorch's parameter names and shapes.
+
+    ``forward(input, target)`` returns the named tuple ``(output, loss)``: each row's
+    log-probability of its target and the mean of their negatives; ``log_prob(input)`` the
+    (N, n_classes) log-probabilities; ``predict(input)`` the most likely classes.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> _ = tg.manual_seed(0)
+        >>> asm = tg.nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[4, 7])
+        >>> out, loss = asm(tg.randn(3, 8), tg.tensor([0, 5, 9]))
+        >>> out.shape, asm.log_prob(tg.randn(3, 8)).exp().sum(1).detach().round(decimals=6)
+        ((3,), tensor([1., 1., 1.]))
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        n_classes: int,
+        cutoffs,
+        div_value: float = 4.0,
+        head_bias: bool = False,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        _no_device("AdaptiveLogSoftmaxWithLoss", device, dtype)
+        cutoffs = list(cutoffs)
+        if len(cutoffs) == 0:
+            raise ValueError(
+                "AdaptiveLogSoftmaxWithLoss: cutoffs should be a sequence of length larger than 0"
+            )
+        if (
+            cutoffs != sorted(cutoffs)
+            or min(cutoffs) <= 0
+            or max(cutoffs) > (n_classes - 1)
+            or len(set(cutoffs)) != len(cutoffs)
+            or any(int(c) != c for c in cutoffs)
+        ):
+            raise ValueError(
+                "AdaptiveLogSoftmaxWithLoss: cutoffs should be a sequence of unique, positive "
+                "integers sorted in an increasing order, where each value is between 1 and "
+                f"n_classes-1 ({n_classes - 1}), got {cutoffs}"
+            )
+        self.in_features = in_features
+        self.n_classes = n_classes
+        self.cutoffs = [int(c) for c in cutoffs] + [n_classes]
+        self.div_value = div_value
+        self.head_bias = head_bias
+        self.shortlist_size = self.cutoffs[0]
+        self.n_clusters = len(self.cutoffs) - 1
+        self.head_size = self.shortlist_size + self.n_clusters
+        self.head = Linear(self.in_features, self.head_size, bias=self.head_bias)
+        self.tail = ModuleList()
+        for i in range(self.n_clusters):
+            hsz = int(self.in_features // (self.div_value ** (i + 1)))
+            osz = self.cutoffs[i + 1] - self.cutoffs[i]
+            self.tail.append(
+                Sequential(Linear(self.in_features, hsz, bias=False), Linear(hsz, osz, bias=False))
+            )
+
+    def _batched(self, name, input, unbatched_too=False):
+        x = _ops.tensor_of(input)
+        if x.ndim not in ((1, 2) if unbatched_too else (2,)) or x.shape[-1] != self.in_features:
+            also = f" or ({self.in_features},)" if unbatched_too else " (a minibatch, as PyTorch)"
+            raise ValueError(
+                f"AdaptiveLogSoftmaxWithLoss.{name}: input must be (N, {self.in_features})"
+                f"{also}, got shape {x.shape}"
+            )
+        return (x, True) if x.ndim == 2 else (_ops.reshape(x, (1,) + x.shape), False)
+
+    def forward(self, input_, target_):
+        x = _ops.tensor_of(input_)
+        t = np.asarray(getattr(target_, "_v", target_))
+        if t.dtype.kind not in "iu":
+            raise TypeError(
+                f"AdaptiveLogSoftmaxWithLoss: target must hold integer classes, got dtype {t.dtype}"
+            )
+        if t.ndim == 1:
+            if x.ndim != 2:
+                raise ValueError(
+                    f"AdaptiveLogSoftmaxWithLoss: 1D target tensor expects 2D input tensors, but "
+                    f"found inputs with size {x.shape}"
+                )
+            if x.shape[0] != t.shape[0]:
+                raise ValueError(
+                    f"AdaptiveLogSoftmaxWithLoss: Input and target should have the same size in "
+                    f"the batch dimension ({x.shape[0]} and {t.shape[0]})"
+                )
+        elif t.ndim == 0:
+            if x.ndim != 1:
+                raise ValueError(
+                    f"AdaptiveLogSoftmaxWithLoss: 0D target tensor expects 1D input tensors, but "
+                    f"found inputs with size {x.shape}"
+                )
+        else:
+            raise ValueError(
+                "AdaptiveLogSoftmaxWithLoss: 0D or 1D target tensor expected, multi-target not "
+                f"supported (got shape {t.shape})"
+            )
+        x, batched = self._batched("forward", x, unbatched_too=True)
+        t = t.reshape(-1).astype(np.int64)
+        n = t.shape[0]
+        if n and (t.min() < 0 or t.max() >= self.n_classes):
+            raise ValueError(
+                f"AdaptiveLogSoftmaxWithLoss: Target values should be in [0, "
+                f"{self.n_classes - 1}], but values in range [{t.min()}, {t.max()}] were found"
+            )
+        gather = np.where(t < self.shortlist_size, t, 0)
+        pieces, rows = [np.zeros(0)], [np.zeros(0, dtype=np.int64)]
+        for i in range(self.n_clusters):
+            lo, hi = self.cutoffs[i], self.cutoffs[i + 1]
+            at = np.flatnonzero((t >= lo) & (t < hi))
+            if at.size == 0:
+                continue
+            gather[at] = self.shortlist_size + i
+            lp = _F.log_softmax(self.tail[i](_ops.getitem(x, at)), dim=1)
+            pieces.append(_ops.getitem(lp, (np.arange(at.size), t[at] - lo)))
+            rows.append(at)
+        short = np.flatnonzero(t < self.shortlist_size)
+        pieces.append(np.zeros(short.size))
+        rows.append(short)
+        tail = _ops.getitem(_ops.concatenate(pieces), np.argsort(np.concatenate(rows)))
+        head = _F.log_softmax(self.head(x), dim=1)
+        output = _ops.add(_ops.getitem(head, (np.arange(n), gather)), tail)
+        loss = _ops.mean(_ops.neg(output))
+        return _ASMoutput(output if batched else _ops.reshape(output, ()), loss)
+
+    def _get_full_log_prob(self, input, head_output):
+        head = _F.log_softmax(head_output, dim=1)
+        parts = [_ops.getitem(head, (slice(None), slice(0, self.shortlist_size)))]
+        for i in range(self.n_clusters):
+            lp = _F.log_softmax(self.tail[i](input), dim=1)
+            k = self.shortlist_size + i
+            parts.append(_ops.add(lp, _ops.getitem(head, (slice(None), slice(k, k + 1)))))
+        return _ops.concatenate(parts, axis=1)
+
+    def log_prob(self, input) -> Tensor:
+        """The (N, n_classes) log-probabilities of every class of an (N, in_features) input."""
+        x, _ = self._batched("log_prob", input)
+        return self._get_full_log_prob(x, self.head(x))
+
+    def predict(self, input) -> Tensor:
+        """The most likely class of each row (as PyTorch's: the head's argmax when it is a
+        shortlist class, else the argmax of the full log-probabilities)."""
+        x, _ = self._batched("predict", input)
+        head = self.head(x)
+        out = np.array(head.argmax(dim=1).numpy(), dtype=np.int64)  # (.numpy(): a trace's pin)
+        tail = np.flatnonzero(out >= self.shortlist_size)
+        if tail.size:
+            full = self._get_full_log_prob(_ops.getitem(x, tail), _ops.getitem(head, tail))
+            out[tail] = full.argmax(dim=1).numpy()
+        return _creation.tensor(out)

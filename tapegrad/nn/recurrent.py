@@ -11,11 +11,14 @@ mode come from the ops.
 
 import math
 
+import numpy as np
+
 from ..core import creation as _creation
 from ..core import functions as _ops
 from . import functional as F
 from .layers import _no_device
 from .modules import Module, Parameter
+from .utils.rnn import PackedSequence
 
 _GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 
@@ -253,7 +256,76 @@ class _RNNBase(Module):
         parts = tuple(_ops.reshape(p, shape) for p in parts)
         return parts if self.kind == "LSTM" else parts[0]
 
+    def _forward_packed(self, packed, hx):
+        """PyTorch's forward over a ``PackedSequence``: at step t only the first
+        ``batch_sizes[t]`` sequences (sorted by decreasing length) advance, so each keeps the
+        state of its last real step; the reverse direction starts each sequence from ``h_0`` at
+        its own last step.  ``hx`` and the returned state are in the batch's original order."""
+        name = type(self).__name__
+        data = _ops.tensor_of(packed.data)
+        if data.ndim != 2 or data.shape[-1] != self.input_size:
+            raise ValueError(
+                f"{name}: expected a PackedSequence whose data has shape (steps, "
+                f"{self.input_size}), got {data.shape}"
+            )
+        sizes = [int(n) for n in np.asarray(_ops.tensor_of(packed.batch_sizes)._v).reshape(-1)]
+        batch = sizes[0] if sizes else 0
+        state = self._initial_state(hx, batch, False)
+        sorted_idx = packed.sorted_indices
+        if sorted_idx is not None and hx is not None:
+            order = np.asarray(_ops.tensor_of(sorted_idx)._v)
+            pick = lambda t: _ops.getitem(t, (slice(None), order))  # noqa: E731
+            state = tuple(map(pick, state)) if self.kind == "LSTM" else pick(state)
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+        lstm = self.kind == "LSTM"
+        directions = 2 if self.bidirectional else 1
+        p = self._parameters
+        finals = []
+        x = data
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(directions):
+                suffix = f"_l{layer}" + ("_reverse" if d else "")
+                k = layer * directions + d
+                s = (state[0][k], state[1][k]) if lstm else state[k]
+                gi = F.linear(x, p["weight_ih" + suffix], p["bias_ih" + suffix])
+                seq = [None] * len(sizes)
+                for t in reversed(range(len(sizes))) if d else range(len(sizes)):
+                    n, a = sizes[t], int(starts[t])
+                    head = lambda u, n=n: _ops.getitem(u, slice(0, n))  # noqa: E731
+                    new = _rnn_step(
+                        self.kind,
+                        self.nonlinearity,
+                        _ops.getitem(gi, slice(a, a + n)),
+                        tuple(map(head, s)) if lstm else head(s),
+                        p["weight_hh" + suffix],
+                        p["bias_hh" + suffix],
+                    )
+                    seq[t] = new[0] if lstm else new
+                    if n < batch:
+                        keep = lambda u, v, n=n: _ops.concatenate(  # noqa: E731
+                            [u, _ops.getitem(v, slice(n, None))], 0
+                        )
+                        new = tuple(map(keep, new, s)) if lstm else keep(new, s)
+                    s = new
+                outs.append(_ops.concatenate(seq, 0))
+                finals.append(s)
+            x = outs[0] if directions == 1 else _ops.concatenate(outs, axis=1)
+            if self.dropout and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, self.training)
+        unsorted = packed.unsorted_indices
+        back = None if unsorted is None else np.asarray(_ops.tensor_of(unsorted)._v)
+
+        def final(i):
+            h = _ops.stack([f[i] if lstm else f for f in finals])
+            return h if back is None else _ops.getitem(h, (slice(None), back))
+
+        out = PackedSequence(x, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+        return out, ((final(0), final(1)) if lstm else final(0))
+
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         name = type(self).__name__
         size = self.input_size
         x = _input(

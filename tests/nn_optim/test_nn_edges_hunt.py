@@ -773,12 +773,7 @@ POOL = [
 ]
 for _i, (_f, _x, _kw) in enumerate(POOL):
     _tag = "-".join(f"{k}={v}" for k, v in _kw.items())
-    _refused = "ceil_mode" if _f.startswith("avg") and _kw.get("ceil_mode") else None
-    _add(
-        f"{_f}-{_i}-{_tag}",
-        lambda L, f=_f, x=_x, k=_kw: getattr(L.F, f)(L.T(x), **k),
-        refused=_refused,
-    )
+    _add(f"{_f}-{_i}-{_tag}", lambda L, f=_f, x=_x, k=_kw: getattr(L.F, f)(L.T(x), **k))
 _add("max_pool2d-indices", lambda L: L.F.max_pool2d(L.T(XT), 2, stride=1, return_indices=True))
 _add(
     "max_pool1d-indices-padding",
@@ -1345,7 +1340,7 @@ for _fn, _args, _shape in (
         r = getattr(L.nn.init, fn)(t, *args)
         return r is t, t
 
-    _add(f"init-{_fn}-{_shape}", _init, refused="dirac_" if _fn == "dirac_" else None)
+    _add(f"init-{_fn}-{_shape}", _init)
 _add("init-eye-3d", lambda L: L.nn.init.eye_(L.T(np.zeros((2, 2, 2)), rg=False)))
 for _nl, _param in (
     ("linear", None),

@@ -1,8 +1,12 @@
-"""Gradient clipping and parameter flattening (``tg.nn.utils``), PyTorch's names and meanings.
+"""Gradient clipping, parameter flattening, sequences, parametrizations and functional calls
+(``tg.nn.utils``), PyTorch's names and meanings.
 
 ``clip_grad_norm_`` and ``clip_grad_value_`` rescale or clamp the ``.grad`` of parameters in
 place (the gradient Tensors stay the same objects); ``parameters_to_vector`` /
-``vector_to_parameters`` flatten parameters into one vector and copy one back.
+``vector_to_parameters`` flatten parameters into one vector and copy one back.  The
+submodules ``rnn`` (padding and packing sequences), ``parametrize`` and ``parametrizations``
+(weight and spectral norms as parametrizations) and ``stateless`` (``functional_call``) have
+PyTorch's names; ``weight_norm`` / ``spectral_norm`` are PyTorch's older hook-based versions.
 
 Examples:
     >>> import tapegrad as tg
@@ -19,17 +23,25 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..autograd.engine import no_grad
-from ..core import functions as _ops
-from ..core import methods as _methods
-from ..tensor_class import Tensor
+from ...autograd.engine import no_grad
+from ...core import functions as _ops
+from ...core import methods as _methods
+from ...tensor_class import Tensor
 
 __all__ = [
     "clip_grad_norm_",
     "clip_grad_value_",
     "get_total_norm",
     "parameters_to_vector",
+    "parametrizations",
+    "parametrize",
+    "remove_spectral_norm",
+    "remove_weight_norm",
+    "rnn",
+    "spectral_norm",
+    "stateless",
     "vector_to_parameters",
+    "weight_norm",
 ]
 
 
@@ -188,3 +200,12 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
         piece = np.array(flat[start : start + n], dtype=p.dtype).reshape(p.shape)
         _methods._set_value(p, float(piece) if piece.ndim == 0 else piece)
         start += n
+
+
+from . import parametrizations, parametrize, rnn, stateless  # noqa: E402
+from .norm_hooks import (  # noqa: E402
+    remove_spectral_norm,
+    remove_weight_norm,
+    spectral_norm,
+    weight_norm,  # noqa: E402
+)
