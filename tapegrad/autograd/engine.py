@@ -20,6 +20,7 @@ from . import checks as _checks
 from .checks import REENTRY, save_running_sweeps, user_code
 from . import higher as _higher
 from ..core.tensor import (
+    FUNCTION_STATE,
     refuse_non_real,
     refuse_unsupported,
     result,
@@ -30,6 +31,14 @@ from ..core.tensor import (
 from ..core.tensor import TensorBase as Tensor
 
 # ---- grad mode ----------------------------------------------------------------------------------
+
+
+def _off(mode):
+    """Note recording switched off inside a custom Function's create_graph backward: what it
+    computes there carries no graph, so a higher derivative would miss its terms (see
+    ``FUNCTION_STATE``)."""
+    if not mode and FUNCTION_STATE.escapes is not None:
+        FUNCTION_STATE.escapes.append((None, "no_grad"))
 
 
 class set_grad_enabled:
@@ -48,6 +57,7 @@ class set_grad_enabled:
         self.mode = bool(mode)
         self.prev = STATE.enabled
         STATE.enabled = self.mode  # like PyTorch, calling it as a function takes effect at once
+        _off(self.mode)
 
     def __enter__(self):
         return self
@@ -97,6 +107,7 @@ def _with_mode(fn, mode):
 def _call_with_mode(fn, mode, args, kwargs):
     prev = STATE.enabled
     STATE.enabled = mode
+    _off(mode)
     try:
         return fn(*args, **kwargs)
     finally:
@@ -117,6 +128,7 @@ class _GradMode:
     def __enter__(self):
         self.prev = STATE.enabled
         STATE.enabled = self.mode
+        _off(self.mode)
         return self
 
     def __exit__(self, *exc):

@@ -1,6 +1,7 @@
 """Custom differentiable operations: ``tg.Function`` (PyTorch's ``torch.autograd.Function``).
 
-``MyFn.apply(*args)`` runs ``MyFn.forward(ctx, ...)`` under no_grad on detached inputs and
+``MyFn.apply(*args)`` runs ``MyFn.forward(ctx, ...)`` with recording off, on aliases of the
+inputs (their values, requiring grad where the inputs do, as PyTorch's forward sees them), and
 records one CUSTOM row per differentiable output.  The rows are pushed consecutively and share
 one payload, a ``CustomNode`` stored at ``t.side.payloads[row]`` for each of them.  The compiled
 sweep stops at the highest reached CUSTOM row (every output adjoint is complete then) and calls
@@ -9,7 +10,16 @@ slices and returns the row below the outputs where the compiled sweep resumes.
 
 ``CustomNode`` is also the base of ``tg.checkpoint``'s payload (checkpoint.py).  Payload protocol:
 ``name``, ``input_rows``, ``output_rows``, ``run_backward(t, row)``, ``vjp_graph(grads)`` (for
-``create_graph=True``: gradients of the inputs as graph-carrying Tensors, see _higher.py).
+``create_graph=True``: gradients of the inputs as graph-carrying Tensors, see higher.py).
+
+Under create_graph a Function's backward runs on graph handles: its saved tensors and the
+Tensors it keeps as ctx attributes resolve to the rows of the inputs and outputs they stand
+for, so a backward written with tapegrad ops is differentiated like any code.  What it takes
+off the graph is noted (``FUNCTION_STATE.escapes``: ``.numpy()``, ``.detach()``, ``.item()``,
+``.data``, ``.tolist()`` of a Tensor that requires grad, and reads of float Tensors forward
+computed and kept, which carry no graph); only then are its gradients rows that raise when
+differentiated again, since the next derivative would miss the terms through those values.
+
 The payload keeps no strong reference to the handles of its rows (the tape keeps none either):
 it holds weakrefs to them, for the in-place checks, and makes a handle of a row when it needs one
 whose handle is gone (``row_tensor``).
@@ -21,6 +31,7 @@ import numpy as np
 
 from ..core import tape as T
 from ..core.tensor import (
+    FUNCTION_STATE,
     STATE,
     TensorBase as Tensor,
     new_handle,
@@ -57,6 +68,11 @@ def sum_to_shape(g, shape, who):
     g = g.sum(axis=tuple(range(lead))) if lead else g
     axes = tuple(d for d, n in enumerate(shape) if n == 1 and g.shape[d] != 1)
     return g.sum(axis=axes, keepdims=True) if axes else g
+
+
+class OffGraphDerivativeError(RuntimeError):
+    """A higher derivative reached the gradient of a custom backward that took values off
+    the graph: the terms through those values would be missing, so it is refused."""
 
 
 class CustomNode:
@@ -255,8 +271,23 @@ class FunctionCtx:
         self._node = None
         self._non_diff = ()
         self._dirty = ()
+        self._inputs = frozenset()  # ids of the Tensors forward got
+        self._derived = ()  # names of attributes forward computed off the graph (see apply)
+        self._watched = None  # during vjp_graph: those attributes, read through __getattr__
         self.needs_input_grad = ()
         self.materialize_grads = True
+
+    def __getattr__(self, name):
+        # (called only for an attribute not found: during a create_graph backward, a value
+        # forward computed off the graph, whose read is noted; see FunctionNode.vjp_graph)
+        watched = self.__dict__.get("_watched")
+        if watched is not None and name in watched:
+            value = watched[name]
+            escapes = FUNCTION_STATE.escapes
+            if escapes is not None:
+                escapes.append((value, f"ctx.{name}, computed by forward off the graph"))
+            return value
+        raise AttributeError(f"'FunctionCtx' object has no attribute '{name}'")
 
     def save_for_backward(self, *tensors):
         """Keep Tensors (or None) for backward, read back through ``saved_tensors``; an
@@ -276,7 +307,15 @@ class FunctionCtx:
         if node is not None:
             node.check_saved(self._saved)
         if self._graph is not None:
-            return tuple(None if x is None else self._graph.get(id(x), x) for x in self._saved)
+            graph = self._graph
+            escapes = FUNCTION_STATE.escapes
+            if escapes is not None:
+                escapes.extend(
+                    (x, "a saved tensor forward computed")
+                    for x in self._saved
+                    if _derived(x) and id(x) not in graph and id(x) not in self._inputs
+                )
+            return tuple(None if x is None else graph.get(id(x), x) for x in self._saved)
         return tuple(self._saved)
 
     saved_variables = saved_tensors
@@ -355,8 +394,12 @@ class FunctionNode(CustomNode):
 
     def backward_values(self, t, grads, ctx=None):
         grads = [None if g is None else Tensor._const(result(g)) for g in grads]
-        with no_grad():
-            res = self._call_backward(self._grads_in(grads, self._zeros, ctx), ctx)
+        FUNCTION_STATE.off_graph += 1  # (its tensors convert freely, as without grad mode)
+        try:
+            with no_grad():
+                res = self._call_backward(self._grads_in(grads, self._zeros, ctx), ctx)
+        finally:
+            FUNCTION_STATE.off_graph -= 1
         return [
             None if g is None else (g._v if isinstance(g, Tensor) else value_of(g)) for g in res
         ]
@@ -371,8 +414,12 @@ class FunctionNode(CustomNode):
             full[self.arg_index[k]] = Tensor._const(
                 result(np.zeros(shape) if v is None else np.asarray(v).reshape(shape))
             )
-        with no_grad():
-            res = self.cls.jvp(ctx or self.ctx, *full)
+        FUNCTION_STATE.off_graph += 1  # (its tensors convert freely, as without grad mode)
+        try:
+            with no_grad():
+                res = self.cls.jvp(ctx or self.ctx, *full)
+        finally:
+            FUNCTION_STATE.off_graph -= 1
         res = self._jvp_outputs(res)
         return [None if res[k] is None else np.ravel(value_of(res[k])) for k in self.out_pos]
 
@@ -396,11 +443,13 @@ class FunctionNode(CustomNode):
         full = [None] * self.n_args
         for k, (v, shape) in enumerate(zip(tangents, self.in_shapes)):
             full[self.arg_index[k]] = v if v is not None else self._zeros_like(shape)
-        self.ctx._graph = self._graph_handles()
+        graph = self.ctx._graph = self._graph_handles()
+        kept = _swap_attributes(self.ctx, graph)
         try:
             with enable_grad():
                 res = self.cls.jvp(self.ctx, *full)
         finally:
+            _restore_attributes(self.ctx, kept)
             self.ctx._graph = None
         res = self._jvp_outputs(res)
         out = []
@@ -458,16 +507,47 @@ class FunctionNode(CustomNode):
             else (g if isinstance(g, Tensor) else Tensor._const(result(np.asarray(g, float))))
             for g in grads
         ]
-        self.ctx._graph = self._graph_handles()
+        ctx = self.ctx
+        graph = ctx._graph = self._graph_handles()
+        kept = _swap_attributes(ctx, graph)
+        ctx._watched = {k: ctx.__dict__.pop(k) for k in ctx._derived if k in ctx.__dict__}
+        escapes, FUNCTION_STATE.escapes = FUNCTION_STATE.escapes, []
+        off_graph, FUNCTION_STATE.off_graph = FUNCTION_STATE.off_graph, 0
         try:
             with enable_grad():
                 res = self._call_backward(self._grads_in(grads, self._zeros))
         finally:
-            self.ctx._graph = None
+            self.escapes, FUNCTION_STATE.escapes = FUNCTION_STATE.escapes, escapes
+            FUNCTION_STATE.off_graph = off_graph
+            for k, v in ctx._watched.items():  # (unless backward set the attribute anew)
+                ctx.__dict__.setdefault(k, v)
+            ctx._watched = None
+            _restore_attributes(ctx, kept)
+            ctx._graph = None
         return [
             fit_graph_grad(g, shape, self.name, k)
             for k, (g, shape) in enumerate(zip(res, self.in_shapes))
         ]
+
+    def checked_vjp_graph(self, t, grads):
+        """``vjp_graph``, trusted unless the user's backward took a value off the graph (a
+        Tensor that requires grad read by ``.numpy()``, ``.detach()``, ``.item()``, ``.data``,
+        ``.tolist()``, or a value forward computed without the graph): then each gradient
+        is a row that raises if differentiated again, since the next derivative would
+        silently miss the term through that value."""
+        self.refuse_in_trace(t, "a backward with create_graph, or tg.grad inside f")
+        results = self.vjp_graph(grads)
+        escapes, self.escapes = self.escapes, None
+        if not escapes:
+            return results
+        deps = {id(x): x for x in grads if x is not None and x._rg}
+        deps.update((id(h), h) for h in self._graph_handles().values() if h._rg)
+        deps.update((id(x), x) for x, _ in escapes if isinstance(x, Tensor) and x._rg)
+        if not deps:  # (a value forward computed, with constant incoming gradients: the
+            # gradients still depend on the inputs, through that value)
+            deps.update((id(h), h) for h in self.input_handles(t) if h._rg)
+        how = sorted({_ESCAPE_TEXT.get(kind, kind) for _, kind in escapes})
+        return [_escaped(g, list(deps.values()), self.name, how) for g in results]
 
 
 def fit_graph_grad(g, shape, name, k):
@@ -491,6 +571,78 @@ def fit_graph_grad(g, shape, name, k):
     return O.reshape(g, target.shape)
 
 
+_ESCAPE_TEXT = {
+    "numpy": ".numpy()",
+    "detach": ".detach()",
+    "item": ".item() or float()",
+    "data": ".data",
+    "tolist": ".tolist()",
+    "tensor": "tg.tensor(x)",
+    "no_grad": "tg.no_grad()",
+    "a saved tensor forward computed": "a saved tensor forward computed off the graph",
+}
+_CTX_OWN = frozenset(FunctionCtx().__dict__)  # FunctionCtx's own attributes
+
+
+def _user_attributes(ctx):
+    """The user's ctx attributes: ``(name, value)``."""
+    return [(k, v) for k, v in ctx.__dict__.items() if k not in _CTX_OWN]
+
+
+def _attribute_tensors(v):
+    """The Tensors an attribute holds: itself, or those of a tuple or list."""
+    if isinstance(v, Tensor):
+        return (v,)
+    if v.__class__ in (tuple, list):
+        return tuple(x for x in v if isinstance(x, Tensor))
+    return ()
+
+
+def _held(v):
+    """The values an attribute holds: those of a tuple or list, else itself."""
+    return v if v.__class__ in (tuple, list) else (v,)
+
+
+def _derived(x):
+    """A float Tensor that carries no graph: made by forward off the graph when it is neither
+    an argument nor an output (an intermediate).  (NumPy values kept on ctx are left alone:
+    they serve as masks and decisions, as ``x == 0``, more often than as values.)"""
+    return isinstance(x, Tensor) and not x._rg and x.dtype.kind == "f"
+
+
+def _swap_attributes(ctx, graph):
+    """Put the graph handles of ``graph`` (id of a forward-side Tensor -> handle of its row)
+    in place of the forward-side Tensors the user's ctx attributes hold (directly or in a
+    tuple or list), as ``saved_tensors`` does; returns ``{name: (original, replacement)}``."""
+    kept = {}
+    for name, v in _user_attributes(ctx):
+        if isinstance(v, Tensor):
+            new = graph.get(id(v), v)
+        elif v.__class__ in (tuple, list) and any(id(x) in graph for x in _attribute_tensors(v)):
+            new = v.__class__(graph.get(id(x), x) if isinstance(x, Tensor) else x for x in v)
+        else:
+            continue
+        if new is not v:
+            kept[name] = (v, new)
+            ctx.__dict__[name] = new
+    return kept
+
+
+def _restore_attributes(ctx, kept):
+    for name, (v, new) in kept.items():
+        if ctx.__dict__.get(name) is new:  # (unless backward set the attribute anew)
+            ctx.__dict__[name] = v
+
+
+def _forward_arg(a, traced):
+    """What forward gets for Tensor argument ``a``: an alias of its value, requiring grad if
+    ``a`` does (a constant in a trace recording)."""
+    h = Tensor._const(a._v)
+    if a._rg and not traced:
+        h._rg = True
+    return h
+
+
 def _version_error(t, row, handle, expected, reader):
     return version_error(t, row, handle, expected, reader)
 
@@ -499,12 +651,18 @@ def _call_forward(cls, ctx, args):
     """``cls.forward(ctx, *args)`` with recording off: (whether it returned one output, the
     outputs).  A class that defines ``setup_context`` (PyTorch's functional form) has a
     ``forward(*args)`` without ctx, and ``setup_context(ctx, inputs, output)`` fills ctx."""
-    with recording_paused():
-        if getattr(cls, "setup_context", None) is not None:
-            raw = cls.forward(*args)
-            cls.setup_context(ctx, tuple(args), raw)
-        else:
-            raw = cls.forward(ctx, *args)
+    escapes, FUNCTION_STATE.escapes = FUNCTION_STATE.escapes, None
+    FUNCTION_STATE.off_graph += 1  # inputs that require grad convert freely, as in PyTorch
+    try:
+        with recording_paused():
+            if getattr(cls, "setup_context", None) is not None:
+                raw = cls.forward(*args)
+                cls.setup_context(ctx, tuple(args), raw)
+            else:
+                raw = cls.forward(ctx, *args)
+    finally:
+        FUNCTION_STATE.off_graph -= 1
+        FUNCTION_STATE.escapes = escapes
     single = not isinstance(raw, tuple)
     return single, (raw,) if single else raw
 
@@ -578,7 +736,7 @@ def _once_differentiable(g, deps, name):
 
         @staticmethod
         def backward(ctx, grad):
-            raise RuntimeError(
+            raise OffGraphDerivativeError(
                 f"the backward of {name} returned a gradient without a graph although it "
                 "read graph-carrying values (its saved tensors or incoming gradients): "
                 "computed with non-differentiable operations (e.g. NumPy on .data), it "
@@ -591,11 +749,23 @@ def _once_differentiable(g, deps, name):
     return NonDifferentiableBackward.apply(g._v, *deps)
 
 
+def _escaped(g, deps, name, how):
+    """Gradient ``g`` of a backward that took values off the graph (``how``: what it read),
+    as a row of the same value that raises when a higher derivative reaches it (PyTorch's
+    ``once_differentiable``, applied only where it is needed): its derivative would miss
+    the terms through those values.  ``deps``: graph-carrying values the backward saw."""
+    if g is None:
+        return None
+    inputs = deps if not g._rg or any(x is g for x in deps) else [g, *deps]
+    return _OffGraphBackward.apply(g._v, name, tuple(how), *inputs)
+
+
 class Function:
     """Base class of custom differentiable operations, like PyTorch's ``torch.autograd.Function``.
 
     Subclasses define ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)`` as static
-    methods and are called through ``apply``.  forward runs under no_grad on detached inputs;
+    methods and are called through ``apply``.  forward runs with grad mode off on the inputs'
+    values (an input that requires grad reports it, and converts to NumPy freely there);
     backward gets one gradient per output (zeros for outputs that got none, unless
     ``ctx.set_materialize_grads(False)``) and returns one per ``apply`` argument (None for
     non-Tensor arguments and inputs that need no gradient).
@@ -640,7 +810,11 @@ class Function:
         grad_on = STATE.enabled
         needs = tuple(bool(grad_on and isinstance(a, Tensor) and a._rg) for a in args)
         ctx.needs_input_grad = needs
-        fwd_args = tuple(Tensor._const(a._v) if isinstance(a, Tensor) else a for a in args)
+        # forward gets an alias of each Tensor argument (the same value, off the graph) that
+        # requires grad if the argument does, as PyTorch's forward gets the input itself with
+        # grad mode off (in a trace recording, a constant: replays run forward on constants)
+        traced = STATE.guard is not None
+        fwd_args = tuple(_forward_arg(a, traced) if isinstance(a, Tensor) else a for a in args)
         single, outs = _call_forward(cls, ctx, fwd_args)
         dirty = _dirty_outputs(cls, ctx, args, fwd_args, outs)
         values = [_as_output(o, cls.__name__) for o in outs]
@@ -673,13 +847,53 @@ class Function:
         if node.tape().REPLAYS:  # a trace runs forward and backward again at every replay
             node.fwd_args = fwd_args
             node.replayable = True
-        # saved tensors resolve to tape rows: detached inputs -> input rows, outputs -> theirs
-        saved = {id(x) for x in ctx._saved if x is not None}
+        # saved tensors, and Tensors kept as ctx attributes, resolve to tape rows: the inputs'
+        # aliases -> input rows, outputs -> theirs (so a create_graph backward differentiates
+        # through them, and reads the values forward saw)
+        rows = {}
         for i, r in zip(arg_index, node.input_rows):
-            if id(fwd_args[i]) in saved and i not in dirty.values():  # (a dirty one: output)
-                ctx._owner[id(fwd_args[i])] = (r, args[i]._version, weakref.ref(args[i]))
+            if i not in dirty.values():  # (a dirty one: an output)
+                rows[id(fwd_args[i])] = (r, args[i]._version, weakref.ref(args[i]))
         for k, r in zip(node.out_pos, node.output_rows):
-            if id(outs[k]) in saved and id(outs[k]) not in ctx._owner:
+            if id(outs[k]) not in rows:
                 h = handles[k]
-                ctx._owner[id(outs[k])] = (r, h._version, weakref.ref(h))
+                rows[id(outs[k])] = (r, h._version, weakref.ref(h))
+        kept = [x for x in ctx._saved if x is not None]
+        attributes = _user_attributes(ctx)
+        for _, v in attributes:
+            kept.extend(_attribute_tensors(v))
+        for x in kept:
+            if id(x) in rows:
+                ctx._owner[id(x)] = rows[id(x)]
+        # what forward computed off the graph and kept (an intermediate Tensor): a
+        # create_graph backward that reads it gives gradients that refuse to be
+        # differentiated again (FunctionNode.checked_vjp_graph)
+        ctx._inputs = frozenset(map(id, args)) | frozenset(map(id, fwd_args))
+        ctx._derived = tuple(
+            name
+            for name, v in attributes
+            if id(v) not in ctx._inputs and any(_derived(x) and id(x) not in rows for x in _held(v))
+        )
         return handles[0] if single else tuple(handles)
+
+
+class _OffGraphBackward(Function):
+    """The identity on a gradient's value whose backward raises (see ``_escaped``)."""
+
+    @staticmethod
+    def forward(ctx, value, name, how, *inputs):
+        ctx.name, ctx.how = name, how
+        return Tensor._const(value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise OffGraphDerivativeError(
+            f"the backward of {ctx.name} ran with create_graph=True and took values off the "
+            f"graph ({', '.join(ctx.how)}), so the gradient it returned cannot be "
+            "differentiated again: the derivative through those values would be silently "
+            "missing. To take higher derivatives, write that backward with tapegrad ops on "
+            "ctx.saved_tensors and the incoming gradients (no .numpy(), .detach(), .item(), "
+            ".data, .tolist(); a mask may be kept: ctx.mask = x > 0), and save the inputs or "
+            "outputs it needs (ctx.save_for_backward(x)) rather than values forward computed "
+            "from them, or recompute those in backward"
+        )

@@ -269,7 +269,7 @@ class TensorBase:
         return self.data
 
     def __array__(self, dtype=None, copy=None):
-        if self._rg:
+        if self._rg and not FUNCTION_STATE.off_graph:
             raise ConversionError(_conversion_error(self, "__array__"))
         a = np.array(self._v) if self._v.__class__ is float else self._v
         if dtype is not None:
@@ -311,6 +311,8 @@ class TensorBase:
 
     def __float__(self):
         if self._rg and STATE.transforms and not _replayed_constant(self):
+            if FUNCTION_STATE.off_graph:  # a custom Function's forward or backward
+                return float(self.item())
             raise ConversionError(_conversion_error(self, "__float__"))
         if self.numel() != 1:
             raise TypeError(
@@ -320,6 +322,8 @@ class TensorBase:
 
     def __int__(self):
         if self._rg and STATE.transforms and not _replayed_constant(self):
+            if FUNCTION_STATE.off_graph:  # a custom Function's forward or backward
+                return int(self.item())
             raise ConversionError(_conversion_error(self, "__int__"))
         return int(self.item())
 
@@ -1117,9 +1121,31 @@ def needs_grad(*xs):
     return False
 
 
+class _FunctionState(threading.local):
+    """What a custom Function (``tapegrad.autograd.function``) tells the conversions, per
+    thread.  ``off_graph``: the depth of custom-Function code running without recording (a
+    forward, a first-order backward), where Tensors that require grad convert to NumPy and
+    floats freely, as PyTorch's do without grad mode.  ``escapes``: None, or a list while a
+    Function's backward runs with create_graph: each read of a Tensor that requires grad off
+    the graph (``.numpy()``, ``.detach()``, ``.item()``, ``.data``, ``.tolist()``) is noted
+    there, since a derivative of that backward would miss the term through it."""
+
+    off_graph = 0
+    escapes = None
+
+
+FUNCTION_STATE = _FunctionState()
+# the reads that take a value off the graph (not printing, a branch, an index or an order)
+_ESCAPES = frozenset(("numpy", "data", "item", "tolist", "detach", "tensor"))
+
+
 def _guard_hook(x, kind):
     """Note, for a trace recording on this thread, a read of a value a replay may change (a
     traced value, or a Tensor f reads from its closure, which a replay reads again)."""
     guard = STATE.guard
     if guard is not None:
         guard(x, kind)
+    if x._rg:
+        escapes = FUNCTION_STATE.escapes
+        if escapes is not None and kind in _ESCAPES:
+            escapes.append((x, kind))

@@ -311,8 +311,13 @@ def test_gradgradcheck_verdict_matches_torch(name, passes):
     if passes:
         assert gradgradcheck(_detached_second("tg", detach), np.array(X3)) is True
     else:
-        with pytest.raises(AssertionError, match=r"gradgradcheck failed for input 0"):
+        # tapegrad refuses the second derivative of a backward that left the graph
+        with pytest.raises(AssertionError, match=r"gradgradcheck failed: .* \(.detach\(\)\)"):
             gradgradcheck(_detached_second("tg", detach), np.array(X3))
+        assert (
+            gradgradcheck(_detached_second("tg", detach), np.array(X3), raise_exception=False)
+            is False
+        )
 
 
 @pytest.mark.parametrize(
@@ -345,7 +350,7 @@ def test_gradgradcheck_wrong_second_derivative_in_a_function():
             return g * 3.0 * tg.tensor(x.numpy() ** 2)
 
     assert tg.gradcheck(Cube.apply, np.array(X3))
-    with pytest.raises(AssertionError, match="gradgradcheck failed for input 0"):
+    with pytest.raises(AssertionError, match=r"gradgradcheck failed: .*\(.numpy\(\)\)"):
         gradgradcheck(Cube.apply, np.array(X3))
 
 

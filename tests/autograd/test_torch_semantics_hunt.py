@@ -3457,7 +3457,6 @@ AGREE = [
     fn_mark_dirty_view,
     fn_under_no_grad,
     fn_save_intermediate,
-    fn_save_intermediate_double,
     fn_saved_none,
     fn_same_input_twice,
     fn_same_input_twice_double,
@@ -3465,7 +3464,6 @@ AGREE = [
     fn_output_int_nondiff,
     fn_grad_fn_chain_hook_on_output,
     fn_relu_double_backward_graph_gradout,
-    fn_backward_numpy_graph_gradout,
     acc_retain_graph_twice,
     acc_across_calls_different_graphs,
     acc_zero_then,
@@ -3570,6 +3568,13 @@ AGREE = [
     ggrad_materialize_grads,
     ggrad_batched_rows,
     ck_output_nontensor,
+    # custom Functions under double backward (their backward stays on the graph)
+    fn_requires_grad_in_forward,
+    fn_relu_double_backward,
+    fn_linear_saved_double_backward,
+    fn_linear_saved_backward_create_graph_api,
+    fn_needs_input_grad_under_double,
+    fn_ctx_attr_tensor_double_backward,
 ]
 
 
@@ -3680,40 +3685,15 @@ DISAGREE = [
         "(v's new grad_fn is not on the loss's path), tapegrad fills it with [16, 36]",
     ),
     _xf(
-        fn_requires_grad_in_forward,
-        "inside Function.forward an input that requires grad reports requires_grad=True in "
-        "PyTorch, False in tapegrad (forward gets detached copies)",
-    ),
-    _xf(
         fn_backward_numpy_double_err,
         "a custom backward computed on NumPy: with create_graph=True PyTorch's gradient has "
         "requires_grad=False, tapegrad's True (a guard row that raises if differentiated)",
     ),
-    # (b) tapegrad raises where PyTorch works
     _xf(
-        fn_relu_double_backward,
-        "double backward through a custom Function whose backward does not depend "
-        "differentiably on its saved input (g * (a > 0)) raises 'computed with "
-        "non-differentiable operations'; PyTorch gives the right answer (0 contribution)",
-    ),
-    _xf(
-        fn_linear_saved_double_backward,
-        "custom linear Function (saves its input, backward g * 3): autograd.grad of its "
-        "gradient raises in tapegrad; PyTorch works",
-    ),
-    _xf(
-        fn_linear_saved_backward_create_graph_api,
-        "same false 'non-differentiable backward' guard via backward(create_graph=True)",
-    ),
-    _xf(
-        fn_needs_input_grad_under_double,
-        "Function whose backward returns g * b (b needs no grad) for input a: double "
-        "backward raises the non-differentiable guard in tapegrad; PyTorch works",
-    ),
-    _xf(
-        fn_ctx_attr_tensor_double_backward,
-        "a tensor kept as a ctx attribute (ctx.a = a) instead of save_for_backward: "
-        "PyTorch's double backward differentiates through it, tapegrad raises",
+        fn_save_intermediate_double,
+        "a saved intermediate (not an input or output) read by a create_graph backward: "
+        "PyTorch's gradient has requires_grad=False, tapegrad's True (a guard row that "
+        "raises if differentiated); both refuse the second derivative",
     ),
 ]
 
@@ -3793,6 +3773,17 @@ def test_checkpoint_state_changed_after_forward_raises(case):
 
 # Where PyTorch's own number is wrong (it reads a value changed after the forward without a
 # version check), tapegrad differs on purpose: these pin its behaviour and PyTorch's.
+
+
+def test_divergence_numpy_backward_under_a_graph_carrying_gradient_raises():
+    """A backward computed on NumPy (g * 2a with a taken off the graph) under a loss whose
+    incoming gradient carries a graph: PyTorch's second derivative drops the d/da term
+    ([8, 32], where the truth is 12 x^2 = [12, 48]); tapegrad refuses it, naming the Function
+    and what left the graph."""
+    got = _run(fn_backward_numpy_graph_gradout, TO)
+    assert not np.allclose(got[1], [12.0, 48.0])
+    e = _raises(fn_backward_numpy_graph_gradout, TG)
+    assert isinstance(e, RuntimeError) and "off the graph" in str(e), e
 
 
 def test_divergence_data_write_after_forward():
