@@ -92,7 +92,6 @@ from .core.torch_functions import (  # noqa: E402
     divide,
     double,
     dsplit,
-    empty,
     eq,
     equal,
     fix,
@@ -170,8 +169,6 @@ from .core.torch_functions import (  # noqa: E402
     permute,
     positive,
     put,
-    randint,
-    randperm,
     repeat_interleave,
     roll,
     rot90,
@@ -266,13 +263,17 @@ from .core.torch_functions import (  # noqa: E402  (the functions of more Tensor
 )
 from .nn.distance import cosine_similarity, pairwise_distance  # noqa: E402  (PyTorch's too)
 from .core.creation import (  # noqa: E402  (more of PyTorch's constructors and draws)
+    Generator,
+    empty,
     empty_like,
     full_like,
     logspace,
     multinomial,
     rand_like,
+    randint,
     randint_like,
     randn_like,
+    randperm,
     tril_indices,
     triu_indices,
 )
@@ -318,12 +319,17 @@ from . import numpy  # noqa: E402  (`import tapegrad.numpy as tnp`)
 from . import linalg  # noqa: E402  (PyTorch's torch.linalg, on tapegrad.numpy's)
 from .numpy.tensor_methods import (  # noqa: E402  (PyTorch's, as the methods)
     cholesky,
+    cholesky_inverse,
+    cholesky_solve,
     det,
     i0,
     inverse,
     logdet,
     pinverse,
+    qr,
     slogdet,
+    svd,
+    triangular_solve,
 )
 from .core.functions import square  # noqa: E402
 from .core.functions import (  # noqa: E402

@@ -34,7 +34,7 @@ from . import numpy as tnp
 from .core import functions as O
 from .core.creation import tensor
 from .numpy.linalg_ops import _QRResult
-from .numpy.tensor_methods import symmetric_gradient
+from .numpy.tensor_methods import symmetric_gradient, triangle
 from .tensor_class import Tensor
 
 _la = tnp.linalg
@@ -57,16 +57,22 @@ __all__ = [
     "eigvalsh",
     "inv",
     "matmul",
+    "cond",
+    "matrix_exp",
     "matrix_norm",
     "matrix_power",
+    "matrix_rank",
     "multi_dot",
     "norm",
     "pinv",
     "qr",
     "slogdet",
     "solve",
+    "solve_triangular",
     "svd",
     "svdvals",
+    "tensorinv",
+    "tensorsolve",
     "vecdot",
     "vector_norm",
 ]
@@ -301,3 +307,169 @@ def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1):
         tensor([1., 4.])
     """
     return tnp.diagonal(A, offset=offset, axis1=dim1, axis2=dim2)
+
+
+def solve_triangular(
+    A, B, *, upper: bool, left: bool = True, unitriangular: bool = False, out=None
+) -> Tensor:
+    """``X`` with ``A @ X = B`` (``X @ A = B`` with ``left=False``) for triangular ``A``, as
+    ``torch.linalg.solve_triangular``: only the upper (or lower) triangle of ``A`` is read
+    (the other gets no gradient), its diagonal taken as ones with ``unitriangular``; batch
+    dims broadcast.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> A = tg.tensor([[2.0, 1.0], [0.0, 4.0]])
+        >>> tg.linalg.solve_triangular(A, tg.tensor([[4.0], [8.0]]), upper=True)
+        tensor([[1.],
+                [2.]])
+    """
+    if out is not None:
+        raise TypeError("tg.linalg.solve_triangular: out= is not supported; assign the result")
+    A, B = _tensor(A), _tensor(B)
+    for what, M in (("A", A), ("B", B)):
+        if M.ndim < 2:
+            raise RuntimeError(
+                f"tg.linalg.solve_triangular: {what} must have at least 2 dimensions, got "
+                f"shape {tuple(M.shape)}"
+            )
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            f"tg.linalg.solve_triangular: A must be batches of square matrices, but they are "
+            f"{A.shape[-2]} by {A.shape[-1]} matrices"
+        )
+    k = B.shape[-2] if left else B.shape[-1]
+    if k != A.shape[-1]:
+        raise RuntimeError(
+            f"tg.linalg.solve_triangular: incompatible shapes of A {tuple(A.shape)} and B "
+            f"{tuple(B.shape)} (left={left})"
+        )
+    T = triangle(A, not upper)
+    if unitriangular:
+        T = O.where(np.eye(A.shape[-1], dtype=bool), 1.0, T)
+    if left:
+        return _la.solve(T, B)
+    return O.swapaxes(_la.solve(O.swapaxes(T, -1, -2), O.swapaxes(B, -1, -2)), -1, -2)
+
+
+def matrix_exp(A) -> Tensor:
+    """The matrix exponential of ``A`` (a square matrix or a batch), as
+    ``torch.linalg.matrix_exp`` (``x.matrix_exp()``).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.linalg.matrix_exp(tg.zeros(2, 2))
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
+    return _tensor(A).matrix_exp()
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
+    """The numerical rank of ``A`` (of each matrix of a batch), an int64 Tensor, as
+    ``torch.linalg.matrix_rank``: the number of singular values above
+    ``max(atol, rtol * largest)`` (``rtol`` defaults to ``eps * max(m, n)`` when neither is
+    given, to 0 when only ``atol`` is); ``hermitian=True`` reads the lower triangle.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.linalg.matrix_rank(tg.tensor([[1.0, 2.0], [2.0, 4.0]]))
+        tensor(1)
+    """
+    if out is not None:
+        raise TypeError("tg.linalg.matrix_rank: out= is not supported; assign the result")
+    a = _tensor(A).detach().numpy()
+    if a.ndim < 2:
+        raise RuntimeError(
+            f"tg.linalg.matrix_rank: A must have at least 2 dimensions, got shape {a.shape}"
+        )
+    if hermitian:
+        n = a.shape[-1]
+        low = np.tril(np.ones((n, n), dtype=bool))
+        a = np.where(low, a, np.swapaxes(a, -1, -2))
+        s = np.abs(np.linalg.eigvalsh(a))
+    else:
+        s = np.linalg.svd(a, compute_uv=False)
+    if rtol is None:
+        rtol = (
+            0.0 if atol is not None and atol > 0 else np.finfo(np.float64).eps * max(a.shape[-2:])
+        )
+    smax = s.max(axis=-1, initial=0.0)
+    tol = np.maximum(0.0 if atol is None else atol, rtol * smax)
+    return tensor((s > tol[..., None]).sum(axis=-1).astype(np.int64))
+
+
+def cond(A, p=None, *, out=None) -> Tensor:
+    """The condition number of ``A`` in the matrix norm ``p`` (None or 2: the ratio of the
+    largest to the smallest singular value; -2, "fro", "nuc", inf, -inf, 1, -1:
+    ``norm(A, p) * norm(inv(A), p)``), as ``torch.linalg.cond``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.linalg.cond(tg.tensor([[2.0, 0.0], [0.0, 0.5]]))
+        tensor(4.)
+    """
+    if out is not None:
+        raise TypeError("tg.linalg.cond: out= is not supported; assign the result")
+    A = _tensor(A)
+    if A.ndim < 2:
+        raise RuntimeError(f"tg.linalg.cond: A must have at least 2 dimensions, got {A.shape}")
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        big, small = s[..., 0], s[..., -1]
+        return O.div(big, small) if p != -2 else O.div(small, big)
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            f"tg.linalg.cond: the norm {p!r} needs square matrices, got shape {tuple(A.shape)}"
+        )
+    return O.mul(matrix_norm(A, p), matrix_norm(inv(A), p))
+
+
+def tensorinv(A, ind: int = 2, *, out=None) -> Tensor:
+    """The inverse of ``A`` for ``tensordot`` over its first ``ind`` dims, as
+    ``torch.linalg.tensorinv``.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.linalg.tensorinv(tg.eye(4).reshape(4, 2, 2), ind=1).shape
+        (2, 2, 4)
+    """
+    if out is not None:
+        raise TypeError("tg.linalg.tensorinv: out= is not supported; assign the result")
+    A = _tensor(A)
+    if isinstance(ind, bool) or not isinstance(ind, (int, np.integer)) or ind <= 0:
+        raise ValueError(f"tg.linalg.tensorinv: ind must be a positive int, got {ind!r}")
+    front, back = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    rows, cols = int(np.prod(front)), int(np.prod(back))
+    if rows != cols:
+        raise RuntimeError(
+            f"tg.linalg.tensorinv: the product of the first ind={ind} dims of A {tuple(A.shape)}"
+            f" ({rows}) must equal that of the rest ({cols})"
+        )
+    return O.reshape(inv(O.reshape(A, (rows, cols))), back + front)
+
+
+def tensorsolve(A, B, dims=None, *, out=None) -> Tensor:
+    """``X`` with ``tensordot(A, X, X.ndim) = B``, as ``torch.linalg.tensorsolve`` (``dims``:
+    the dims of ``A`` moved to the end first).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> tg.linalg.tensorsolve(tg.eye(4).reshape(2, 2, 4), tg.ones(2, 2)).shape
+        (4,)
+    """
+    if out is not None:
+        raise TypeError("tg.linalg.tensorsolve: out= is not supported; assign the result")
+    A, B = _tensor(A), _tensor(B)
+    if dims is not None:
+        dims = [d % A.ndim for d in ((dims,) if isinstance(dims, int) else dims)]
+        A = O.transpose(A, [d for d in range(A.ndim) if d not in dims] + dims)
+    rest = tuple(A.shape[B.ndim :])
+    rows, cols = int(np.prod(B.shape)), int(np.prod(rest))
+    if tuple(A.shape[: B.ndim]) != tuple(B.shape) or rows != cols:
+        raise RuntimeError(
+            f"tg.linalg.tensorsolve: A {tuple(A.shape)} must start with B's shape "
+            f"{tuple(B.shape)} and the product of the rest must equal its size"
+        )
+    X = _la.solve(O.reshape(A, (rows, cols)), O.reshape(B, (rows, 1)))
+    return O.reshape(X, rest)

@@ -71,12 +71,17 @@ def _axis(axis, dim):
 
 
 def _reduction(fn):
+    name = fn.__name__
+
     def method(self, axis=None, keepdims=False, *, dim=None, keepdim=None, dtype=None):
         if keepdim is not None:
             keepdims = keepdim
         if dtype is not None:  # PyTorch's dtype=: the input cast first
             self = P.convert(self, dtype)
-        out = fn(self, P.reduction_dims(_axis(axis, dim)), keepdims)
+        axes = P.torch_axes(_axis(axis, dim), self.shape, f"Tensor.{name}")
+        if name in ("amax", "amin"):
+            P.nonempty_lanes(self, axes, f"Tensor.{name}")
+        out = fn(self, axes, keepdims)
         if dtype is not None and not out._rg and out.dtype != P._np_dtype(dtype):
             out = P.convert(out, dtype)  # NumPy sums int32 as int64; PyTorch gives dtype
         return out
@@ -105,15 +110,15 @@ def _transpose(self, *axes, dim0=None, dim1=None):
         axes = tuple(axes[0])
     if not axes:
         return O.transpose(self)
+    if len(axes) == 2 and self.ndim == 0:  # PyTorch's dims 0 / -1 of a 0-d tensor: itself
+        for a in axes:
+            P.wrap_dim(a, (), "Tensor.transpose")
+        return O.transpose(self)
     if len(axes) == 2 and self.ndim >= 1:
         # PyTorch's two dims (checked first: ``a % 2`` made dim 5 of a matrix its dim 1);
         # the same dim twice is the tensor itself, as a view
         for a in axes:
-            if not -self.ndim <= a < self.ndim:
-                raise IndexError(
-                    f"Tensor.transpose: dim {a} is out of range for a {self.ndim}-D tensor "
-                    f"(dims go from {-self.ndim} to {self.ndim - 1})"
-                )
+            P.wrap_dim(a, self.shape, "Tensor.transpose")
         if self.ndim == 2 and axes[0] % 2 != axes[1] % 2:
             return O.transpose(self)
         return O.swapaxes(self, *axes)
@@ -1277,7 +1282,8 @@ def _normalized(fn, x, axis, dtype):
     """``fn`` (softmax or log_softmax) along ``axis`` of x cast to ``dtype`` (PyTorch's
     ``dtype=``); a 0-d x is one element along dim 0 or -1, as PyTorch's (softmax 1)."""
     x = O.tensor_of(x) if dtype is None else P.convert(O.tensor_of(x), dtype)
-    if x.ndim == 0 and axis in (0, -1):
+    axis = P.wrap_dim(axis, x.shape, fn.__name__)
+    if x.ndim == 0:
         return O.reshape(fn(O.reshape(x, (1,)), 0), ())
     return fn(x, axis)
 
@@ -1323,7 +1329,8 @@ def _logsumexp(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
     """
     if keepdim is not None:
         keepdims = keepdim
-    return O.logsumexp(self, _axis(axis, dim), keepdims)
+    axes = P.torch_axes(_axis(axis, dim), self.shape, "Tensor.logsumexp")
+    return O.logsumexp(self, axes, keepdims)
 
 
 def _unsqueeze(self, dim):
@@ -1334,6 +1341,8 @@ def _unsqueeze(self, dim):
         >>> tg.tensor([1.0, 2.0]).unsqueeze(1).shape
         (2, 1)
     """
+    if isinstance(dim, (int, np.integer)):  # PyTorch's range: -ndim - 1 .. ndim
+        dim = P.wrap_dim(dim, self.shape, "Tensor.unsqueeze", new=1)
     return O.expand_dims(self, dim)
 
 
@@ -1350,11 +1359,9 @@ def _squeeze(self, axis=None, *, dim=None):
     axis = _axis(axis, dim)
     if axis is not None:  # PyTorch: a named dim that is not of size one is left alone
         shape = self.shape
-        axis = tuple(
-            a
-            for a in O.normalize_axes(axis, len(shape), "squeeze")
-            if a < len(shape) and shape[a] == 1
-        )
+        dims = axis if isinstance(axis, (tuple, list)) else (axis,)
+        axes = [P.wrap_dim(a, shape, "Tensor.squeeze") for a in dims]
+        axis = tuple(a for a in sorted(set(axes)) if a < len(shape) and shape[a] == 1)
     return O.squeeze(self, axis)
 
 
@@ -1537,6 +1544,10 @@ def _swapaxes(self, axis1, axis2):
     >>> tg.zeros(2, 3).swapaxes(0, 1).shape
     (3, 2)
     """
+    for a in (axis1, axis2):
+        P.wrap_dim(a, self.shape, "Tensor.swapaxes")
+    if self.ndim == 0:  # PyTorch's swapdims of a 0-d tensor's dims 0 / -1: itself
+        return O.transpose(self)
     return O.swapaxes(self, axis1, axis2)
 
 

@@ -62,17 +62,26 @@ def scan(name: str, operands: tuple, lanes: tuple, reverse: int = 0, shape=None)
     return record(t, C.__dict__[name], rows[0], rows[1], out, ip=ip)
 
 
-def _lanes(x: Tensor, axis, name):
+def _lanes(x: Tensor, axis, name, torch_dim=False):
     """(outer, m, inner) of a scan of x along ``axis`` and the result's shape; ``axis=None``
-    scans the flattened array (NumPy's rule), as does any axis of a 0-d value."""
+    scans the flattened array (NumPy's rule), as does any axis of a 0-d value.  A PyTorch
+    ``torch_dim`` is checked as PyTorch's (a 0-d value's dim 0 or -1 keeps its shape ())."""
     shape = np.shape(x._v)
     n = int(np.prod(shape, dtype=np.int64))
-    if axis is None or not shape:
+    if axis is None or (not shape and not torch_dim):
         return (1, n, 1), (n,)
     try:
         ax = operator.index(axis)
     except TypeError:
         raise TypeError(f"{name}: axis must be an integer or None, not {axis!r}") from None
+    if torch_dim and not -max(len(shape), 1) <= ax < max(len(shape), 1):
+        k = max(len(shape), 1)
+        raise np.exceptions.AxisError(
+            f"{name}: Dimension out of range (expected to be in range of [{-k}, {k - 1}], but "
+            f"got {ax}): a tensor of shape {shape} has no dim (axis) {ax}"
+        )
+    if not shape:
+        return (1, 1, 1), ()
     if not -len(shape) <= ax < len(shape):
         raise np.exceptions.AxisError(ax, len(shape), name)
     ax %= len(shape)
@@ -88,12 +97,13 @@ def make_scan(name: str):
     fname = spec.function or name.lower()
 
     def f(x: TensorLike, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+        torch_dim = dim is not None or fname == "logcumsumexp"  # (NumPy has no logcumsumexp)
         if dim is not None:
             if axis is not None:
                 raise TypeError(f"{fname}: give axis= or dim=, not both")
             axis = dim
         x = x if isinstance(x, Tensor) else Tensor._const(value_of(x))
-        lanes, shape = _lanes(x, axis, fname)
+        lanes, shape = _lanes(x, axis, fname, torch_dim)
         return scan(name, (x,), lanes, 0, shape)
 
     f.__name__ = f.__qualname__ = fname

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import functions as O
 from . import torch_methods as P
-from .creation import rng
+from .creation import Generator, _generator
 from .tensor import TensorBase as Tensor
 from .tensor import new_tensor, scalar_argument
 
@@ -1054,13 +1054,20 @@ def _float_param(x, name, what):
     return np.asarray(x.numpy(), dtype=np.float64)
 
 
-def normal(mean, std=1.0, size=None, *, generator=None, requires_grad: bool = False) -> Tensor:
+def normal(
+    mean,
+    std=1.0,
+    size=None,
+    *,
+    generator: Generator | np.random.Generator | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """PyTorch's ``torch.normal``, four ways: ``normal(mean_tensor, std_tensor)`` (broadcast),
     ``normal(mean_tensor, std=1.0)``, ``normal(mean, std_tensor)`` and
     ``normal(mean, std, size)`` with two numbers; drawn from tapegrad's generator
-    (``tg.manual_seed``).  As in PyTorch, the draw depends on Tensors ``mean`` and ``std``
-    with derivative 0 (it is not reparameterized: write ``mean + std * tg.randn(...)`` for
-    that).
+    (``tg.manual_seed``) or ``generator``.  As in PyTorch, the draw depends on Tensors
+    ``mean`` and ``std`` with derivative 0 (it is not reparameterized: write
+    ``mean + std * tg.randn(...)`` for that).
 
     Examples:
         >>> import tapegrad as tg
@@ -1068,8 +1075,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, requires_grad: bool = Fa
         >>> tg.normal(2.0, 3.0, (2, 3)).shape, tg.normal(tg.zeros(4), 1.0).shape
         ((2, 3), (4,))
     """
-    if generator is not None:
-        raise TypeError("normal: generator= is not supported; seed with tg.manual_seed")
+    gen = _generator("normal", generator)
     m_t, s_t = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not m_t and not s_t:
         if size is None:
@@ -1082,7 +1088,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, requires_grad: bool = Fa
         if not s >= 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {s}")
         shape = P._sizes((size,)) if not isinstance(size, (int, np.integer)) else (int(size),)
-        return new_tensor(rng().normal(m, s, shape), requires_grad=requires_grad)
+        return new_tensor(gen.normal(m, s, shape), requires_grad=requires_grad)
     if size is not None:
         raise TypeError("normal(): size= is taken only with a number mean and std")
     m = _float_param(mean, "normal", "mean") if m_t else scalar_argument(mean, "normal: mean")
@@ -1095,11 +1101,16 @@ def normal(mean, std=1.0, size=None, *, generator=None, requires_grad: bool = Fa
         raise RuntimeError(
             f"normal: the shapes of mean {np.shape(m)} and std {np.shape(s)} do not broadcast"
         ) from None
-    sample = m + s * rng().standard_normal(shape)
+    sample = m + s * gen.standard_normal(shape)
     return _zero_gradient(np.asarray(sample, dtype=np.float64), mean, std)
 
 
-def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:  # noqa: A002
+def bernoulli(
+    input: Tensor,  # noqa: A002
+    p: float | None = None,
+    *,
+    generator: Generator | np.random.Generator | None = None,
+) -> Tensor:
     """PyTorch's ``torch.bernoulli``: 0 / 1 draws with the probabilities ``input`` (in
     [0, 1]), or with the one probability ``p`` in ``input``'s shape; float64 (tapegrad's
     generator).  The draw depends on ``input`` with derivative 0, as PyTorch's.
@@ -1109,8 +1120,7 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tenso
         >>> tg.bernoulli(tg.tensor([0.0, 1.0]))
         tensor([0., 1.])
     """
-    if generator is not None:
-        raise TypeError("bernoulli: generator= is not supported; seed with tg.manual_seed")
+    gen = _generator("bernoulli", generator)
     x = _t(input)
     if p is None:
         probs = _float_param(x, "bernoulli", "input (the probabilities)")
@@ -1120,12 +1130,15 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tenso
         params = ()
     if not np.all((np.asarray(probs) >= 0) & (np.asarray(probs) <= 1)):
         raise RuntimeError("bernoulli: the probabilities must be in [0, 1] (and not nan)")
-    sample = (rng().random(tuple(x.shape)) < probs).astype(np.float64)
+    sample = (gen.random(tuple(x.shape)) < probs).astype(np.float64)
     out = _zero_gradient(sample, *params)
     return out if x.dtype == np.float64 or p is None else P.convert(out, x.dtype)
 
 
-def poisson(input: Tensor, generator=None) -> Tensor:  # noqa: A002
+def poisson(
+    input: Tensor,  # noqa: A002
+    generator: Generator | np.random.Generator | None = None,
+) -> Tensor:
     """PyTorch's ``torch.poisson``: Poisson draws with the rates ``input`` (non-negative),
     float64 (tapegrad's generator); the draw depends on ``input`` with derivative 0, as
     PyTorch's.
@@ -1135,12 +1148,11 @@ def poisson(input: Tensor, generator=None) -> Tensor:  # noqa: A002
         >>> tg.poisson(tg.zeros(3))
         tensor([0., 0., 0.])
     """
-    if generator is not None:
-        raise TypeError("poisson: generator= is not supported; seed with tg.manual_seed")
+    gen = _generator("poisson", generator)
     x = _t(input)
     rates = _float_param(x, "poisson", "input (the rates)")
     if not np.all(rates >= 0):
         raise RuntimeError("poisson: invalid Poisson rate, expected rate to be non-negative")
     if not np.all(np.isfinite(rates)):
         raise RuntimeError("poisson: the rates must be finite")
-    return _zero_gradient(rng().poisson(rates).astype(np.float64), x)
+    return _zero_gradient(gen.poisson(rates).astype(np.float64), x)

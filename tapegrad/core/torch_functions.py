@@ -14,7 +14,7 @@ import numpy as np
 from . import functions as O
 from . import torch_methods as P
 from .creation import _rng
-from .methods import TensorMethods, _numpy_code
+from .methods import TensorMethods, _normalized, _numpy_code
 from .tensor import TensorBase as Tensor
 from .tensor import new_tensor, refuse_unsupported, shares_memory
 
@@ -26,29 +26,53 @@ int32 = np.dtype(np.int32)
 
 
 _REDUCTIONS = frozenset(("sum", "mean", "prod", "amax", "amin"))
+_TORCH_DIMS = _REDUCTIONS | {"logsumexp"}  # dims checked and wrapped as PyTorch's
+_NORMALIZED = frozenset(("softmax", "log_softmax"))
 
 
 def with_dim(fn):
     """``fn`` (NumPy's ``axis=`` / ``keepdims=``) also taking PyTorch's ``dim=`` /
     ``keepdim=``, and a reduction PyTorch's ``dtype=`` (the input cast first).  A reduction
     over no dims (``dim=()`` or ``[]``) is over every dim, as in PyTorch, except inside NumPy
-    code without ``dim=`` (NumPy's ``axis=()`` reduces over none), as the methods read it."""
+    code without ``dim=`` (NumPy's ``axis=()`` reduces over none), as the methods read it.
+    PyTorch's dims are checked and wrapped as PyTorch's (``P.wrap_dim``: a 0-d tensor has dim
+    0 / -1; out of range an IndexError naming the op, the dim and the shape), for the
+    reductions, softmax / log_softmax and unsqueeze."""
     reduction = fn.__name__ in _REDUCTIONS
+    torch_dims = fn.__name__ in _TORCH_DIMS
+
+    def axes(args, dim):  # PyTorch's dims of the reduction of args[0], as an axis
+        x = args[0] if args else None
+        shape = np.shape(x._v if isinstance(x, Tensor) else x)
+        out = P.torch_axes(dim, shape, fn.__name__)
+        if fn.__name__ in ("amax", "amin") and isinstance(x, Tensor):
+            P.nonempty_lanes(x, out, fn.__name__)
+        return out
 
     @functools.wraps(fn)
     def call(*args, dim=None, keepdim=None, **kwargs):
+        if fn.__name__ in _NORMALIZED and (dim is not None or not _numpy_code()):
+            # PyTorch's softmax (a 0-d input's dim 0 / -1 too, dims checked as PyTorch's)
+            if dim is not None and (len(args) > 1 or "axis" in kwargs):
+                raise TypeError(f"{fn.__name__}: give dim= or axis=, not both")
+            axis = dim if dim is not None else args[1] if len(args) > 1 else kwargs.get("axis", -1)
+            if isinstance(axis, (int, np.integer)):  # (SciPy's tuple of axes: fn's own)
+                return _normalized(fn, args[0], axis, kwargs.get("dtype"))
+        if fn.__name__ == "expand_dims" and isinstance(dim, (int, np.integer)):
+            x = args[0]  # PyTorch's unsqueeze range, -ndim - 1 .. ndim
+            dim = P.wrap_dim(dim, np.shape(x._v if isinstance(x, Tensor) else x), "unsqueeze", 1)
         dtype = kwargs.pop("dtype", None) if reduction else None
         if dtype is not None:  # the input cast first, as PyTorch's
             args = (P.convert(_as_tensor_arg(args[0]), dtype), *args[1:])
         if dim is not None:
             if "axis" in kwargs:
                 raise TypeError(f"{fn.__name__}: give dim= or axis=, not both")
-            kwargs["axis"] = P.reduction_dims(dim) if reduction else _listed(dim)
-        elif reduction and not _numpy_code():
+            kwargs["axis"] = axes(args, dim) if torch_dims else _listed(dim)
+        elif torch_dims and not _numpy_code():
             if len(args) > 1:
-                args = (args[0], P.reduction_dims(args[1]), *args[2:])
+                args = (args[0], axes(args, args[1]), *args[2:])
             elif "axis" in kwargs:
-                kwargs["axis"] = P.reduction_dims(kwargs["axis"])
+                kwargs["axis"] = axes(args, kwargs["axis"])
         if keepdim is not None:
             kwargs["keepdims"] = keepdim
         return fn(*args, **kwargs)

@@ -56,6 +56,53 @@ def reduction_dims(dim):
     return dim
 
 
+def wrap_dim(dim, shape, name, new=0):
+    """PyTorch's ``dim`` of a tensor of ``shape`` as a NumPy axis, ``dim % ndim`` (a 0-d
+    tensor takes dim 0 or -1, as PyTorch's, given as 0; ``new`` dims the op adds widen the
+    range, as unsqueeze's); out of range an IndexError naming ``name``, the dim and the
+    shape, as PyTorch raises (NumPy's AxisError, an IndexError and a ValueError)."""
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{name}: dim must be an int, got {type(dim).__name__} {dim!r}")
+    n = max(len(shape) + new, 1)
+    if not -n <= dim < n:  # (NumPy's AxisError: an IndexError as PyTorch's, a ValueError too)
+        raise np.exceptions.AxisError(
+            f"{name}: Dimension out of range (expected to be in range of [{-n}, {n - 1}], but "
+            f"got {dim}): a tensor of shape {tuple(shape)} has no dim (axis) {dim}"
+        )
+    return int(dim) % n
+
+
+def torch_axes(dim, shape, name):
+    """PyTorch's dims of a reduction as NumPy's ``axis``: None for every dim (no dims given,
+    ``()`` or ``[]``, or a 0-d tensor's dim 0 / -1, its one element), else the int or tuple
+    of wrapped dims, each checked (``wrap_dim``) and none repeated, as PyTorch's."""
+    dim = reduction_dims(dim)
+    if dim is None:
+        return None
+    dims = dim if isinstance(dim, tuple) else (dim,)
+    axes = tuple(wrap_dim(d, shape, name) for d in dims)
+    if len(set(axes)) != len(axes):
+        raise RuntimeError(f"{name}: dim {dim} repeats a dim of shape {tuple(shape)}")
+    if not shape:
+        return None
+    return axes if isinstance(dim, tuple) else axes[0]
+
+
+def nonempty_lanes(self, axes, name):
+    """PyTorch's IndexError for a reduction without identity (max, min, argmax ...) along an
+    empty dim of ``self`` (``axes`` from ``torch_axes``; None, every dim, is left to the
+    reduction, which raises its own error for an empty tensor)."""
+    if axes is None or not self.ndim:
+        return
+    for a in axes if isinstance(axes, tuple) else (axes,):
+        if self.shape[a] == 0:
+            raise IndexError(
+                f"{name}(): Expected reduction dim {a} to have non-zero size (shape "
+                f"{self.shape}): the reduction has no identity, an empty dim no value; "
+                "reduce over a non-empty dim"
+            )
+
+
 def _int_tensor(a):
     return new_tensor(np.asarray(a, dtype=np.int64))
 
@@ -80,13 +127,9 @@ def _gather(self, v, idx, d):
 
 def _lane_pick(self, dim, keepdim, op):
     v = np.asarray(self._v)
+    d = wrap_dim(dim, v.shape, f"Tensor.{op}")
     if v.ndim == 0:
-        if dim not in (0, -1):
-            raise IndexError(f"Tensor.{op}: dim {dim} is out of range for a 0-d tensor")
         return O.reshape(self, ()), _int_tensor(0)
-    d = dim % v.ndim if -v.ndim <= dim < v.ndim else None
-    if d is None:
-        raise IndexError(f"Tensor.{op}: dim {dim} is out of range for {v.ndim} dims")
     if v.shape[d] == 0:
         raise IndexError(
             f"Tensor.{op}(dim={dim}): the dimension is empty (shape {v.shape}); "
@@ -181,7 +224,7 @@ def _spread(name, fn):
     ):
         if isinstance(dim, bool):  # PyTorch's x.std(unbiased) overload
             dim, unbiased = None, dim if unbiased is None else unbiased
-        dim = reduction_dims(_dim(dim, axis, name))
+        dim = torch_axes(_dim(dim, axis, name), self.shape, f"Tensor.{name}")
         c = _correction(name, unbiased, correction, ddof)
         return fn(self, dim, _keep(keepdim, keepdims), c)
 
@@ -356,7 +399,12 @@ def _repeat_interleave(self, repeats, dim=None, *, output_size=None):
         idx = np.repeat(np.arange(self.numel()), reps)
         _check_output_size(idx, output_size)
         return O.getitem(O.reshape(self, (-1,)), idx)
-    dim = dim % self.ndim
+    dim = wrap_dim(dim, self.shape, "Tensor.repeat_interleave")
+    if self.ndim == 0:
+        raise IndexError(
+            f"Tensor.repeat_interleave: dim {dim} of a 0-d tensor (as PyTorch refuses); leave "
+            "dim out (x.repeat_interleave(repeats)) for a 1-D result"
+        )
     idx = np.repeat(np.arange(self.shape[dim]), reps)
     _check_output_size(idx, output_size)
     return O.getitem(self, (slice(None),) * dim + (idx,))
@@ -377,11 +425,9 @@ def _order(self, dim, descending, stable, name, pin):
     descending sort keeps tied elements in their order).  ``pin``: a trace pins the values
     read (when no order guard is recorded instead)."""
     v = np.asarray(self._v)
+    d = wrap_dim(dim, v.shape, f"Tensor.{name}")
     if v.ndim == 0:
         return np.zeros((), np.int64), 0
-    d = dim % v.ndim if -v.ndim <= dim < v.ndim else None
-    if d is None:
-        raise IndexError(f"Tensor.{name}: dim {dim} is out of range for {v.ndim} dims")
     if pin:
         _guard_hook(self, name)
     if not descending:
@@ -494,11 +540,13 @@ def _shared_by_ties(flat, picked):
 def _sorted_pick(self, dim, position, keepdim, result_type, name):
     """``(values, indices)`` of the element at ``position(n)`` of each lane along ``dim``
     sorted ascending (n the lane's length); the gradient goes to the element picked."""
+    (d,) = _dims_of(self, dim, name)
     if self.ndim == 0:
         if position(1) != 0:
-            raise IndexError(f"{name}(): position {position(1)} of a 0-d tensor's one element")
+            raise RuntimeError(
+                f"{name}(): k = {position(1) + 1} is out of range for a 0-d tensor's one element"
+            )
         return result_type(O.reshape(self, ()), _int_tensor(0))
-    (d,) = _dims_of(self, dim, name)
     n = self.shape[d]
     if n == 0:
         raise IndexError(f"{name}(): dim {d} of shape {self.shape} is empty")
@@ -529,7 +577,7 @@ def _norm(self, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None, keep
     keepdim = keepdim if keepdims is None else keepdims
     if dtype is not None:
         self = self.to(dtype)
-    dims = reduction_dims(_dim(dim, axis, "norm"))
+    dims = torch_axes(_dim(dim, axis, "norm"), self.shape, "Tensor.norm")
     if isinstance(p, str):
         if p != "fro":
             raise ValueError(
@@ -590,9 +638,18 @@ def _arg_extreme(op):
 
     def method(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         dim = _dim(dim, axis, op)
+        if isinstance(dim, (tuple, list)):
+            raise TypeError(f"Tensor.{op}: dim must be one int, got {dim!r} (as PyTorch's)")
+        dim = None if dim is None else torch_axes(dim, self.shape, f"Tensor.{op}")
+        nonempty_lanes(self, dim, f"Tensor.{op}")
         _guard_hook(self, op)
         v = np.asarray(self._v)
         keep = _keep(keepdim, keepdims)
+        if dim is None and v.size == 0:
+            raise IndexError(
+                f"Tensor.{op}(): Expected reduction dim to be specified for an empty tensor "
+                f"(shape {v.shape}): it has no {op}; give dim= over a non-empty dim"
+            )
         if dim is None:
             i = fn(v)
             return _int_tensor(np.reshape(i, (1,) * v.ndim) if keep else i)
@@ -629,6 +686,10 @@ def _truth(op):
     def method(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         _guard_hook(self, op)
         dim = _dim(dim, axis, op)
+        if isinstance(dim, (tuple, list)) and not dim:
+            dim = ()  # PyTorch's all / any over no dims: each element's truth, not one
+        else:
+            dim = torch_axes(dim, self.shape, f"Tensor.{op}")
         out = fn(np.asarray(self._v), axis=dim, keepdims=_keep(keepdim, keepdims))
         return new_tensor(np.asarray(out))
 
@@ -689,10 +750,10 @@ def _flatten(self, start_dim=0, end_dim=-1, *, order=None):
             raise TypeError("Tensor.flatten: give order= or start_dim/end_dim, not both")
         return ravel_order(self, order, "flatten")
     shape = self.shape
+    s = wrap_dim(start_dim, shape, "Tensor.flatten")
+    e = wrap_dim(end_dim, shape, "Tensor.flatten")
     if not shape:
         return O.reshape(self, (1,))
-    n = len(shape)
-    s, e = start_dim % n, end_dim % n
     if s > e:
         raise IndexError(f"Tensor.flatten: start_dim {start_dim} comes after end_dim {end_dim}")
     merged = int(np.prod(shape[s : e + 1], dtype=np.int64))
@@ -1109,12 +1170,22 @@ def _fill(self, value):
 # ---- more of PyTorch's methods, composed of the ops above -----------------------------------
 
 
+def _dim_of_nd(self, dim, name):
+    """The dim ``dim`` of a tensor of at least one dim (PyTorch's ``narrow``, ``split``,
+    ``chunk`` ... refuse a 0-d tensor: a RuntimeError naming the op and the fix)."""
+    if self.ndim == 0:
+        raise RuntimeError(
+            f"Tensor.{name}: expects a tensor of at least 1 dim, got a 0-d tensor (as "
+            "PyTorch); reshape it first (x.reshape(1))"
+        )
+    return wrap_dim(dim, self.shape, f"Tensor.{name}")
+
+
 def _dims_of(self, dims, name):
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    for d in dims:
-        if not -self.ndim <= d < max(self.ndim, 1):
-            raise IndexError(f"Tensor.{name}: dim {d} is out of range for shape {self.shape}")
-    return tuple(d % self.ndim for d in dims)
+    """The dims ``dims`` (an int or a sequence) of ``self`` wrapped as PyTorch's (a 0-d
+    tensor's dim 0 or -1 is 0: ``wrap_dim``)."""
+    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    return tuple(wrap_dim(d, self.shape, f"Tensor.{name}") for d in dims)
 
 
 def _flip(self, *args, dims=None):
@@ -1135,6 +1206,8 @@ def _flip(self, *args, dims=None):
         )
     dims = dims if dims is not None else args[0] if len(args) == 1 else args
     dims = _dims_of(self, dims, "flip")
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"Tensor.flip: dims {dims} repeat a dim (as PyTorch refuses)")
     key = tuple(slice(None, None, -1) if d in dims else slice(None) for d in range(self.ndim))
     return O.getitem(self, key)
 
@@ -1150,6 +1223,11 @@ def _roll(self, shifts, dims=None):
     if dims is None:
         return O.reshape(_roll(O.reshape(self, (-1,)), shifts, 0), self.shape)
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    if self.ndim == 0:
+        raise IndexError(
+            f"Tensor.roll: dims {dims} of a 0-d tensor: it has no dim to roll along (as "
+            "PyTorch); roll without dims (x.roll(shifts)) or reshape it first"
+        )
     dims = _dims_of(self, dims, "roll")
     if len(shifts) != len(dims):
         raise RuntimeError(f"Tensor.roll: {len(shifts)} shifts for {len(dims)} dims")
@@ -1198,7 +1276,7 @@ def _narrow(self, dim, start, length):
     >>> tg.tensor([[1.0, 2.0, 3.0]]).narrow(1, 1, 2)
     tensor([[2., 3.]])
     """
-    (d,) = _dims_of(self, dim, "narrow")
+    d = _dim_of_nd(self, dim, "narrow")
     start = start % self.shape[d] if start < 0 else start
     if start + length > self.shape[d] or length < 0:
         raise IndexError(f"Tensor.narrow: {start} + {length} exceeds dim {d} of shape {self.shape}")
@@ -1212,6 +1290,11 @@ def _select(self, dim, index):
     >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).select(1, 0)
     tensor([1., 3.])
     """
+    if self.ndim == 0:
+        raise IndexError(
+            "Tensor.select: cannot be applied to a 0-d tensor (as PyTorch); it has no dim "
+            "to select from: use x itself, or x.reshape(1)"
+        )
     (d,) = _dims_of(self, dim, "select")
     return self[(slice(None),) * d + (index,)]
 
@@ -1227,6 +1310,14 @@ def _index_select(self, dim, index):
     """
     (d,) = _dims_of(self, dim, "index_select")
     idx = np.asarray(index.numpy() if isinstance(index, Tensor) else index)
+    if self.ndim == 0:  # PyTorch's: one index, 0, of the one element
+        if idx.size != 1:
+            raise RuntimeError(
+                f"Tensor.index_select: the index of a 0-d tensor must hold one value, got "
+                f"{idx.size} (as PyTorch)"
+            )
+        _no_negative(idx.reshape(-1), "index_select", d, 1)
+        return O.reshape(O.getitem(O.reshape(self, (1,)), idx.reshape(-1)), ())
     if idx.ndim > 1:  # PyTorch's index is a vector (or 0-d): a matrix is not read flat
         raise IndexError(
             f"Tensor.index_select: index must be 0-d or 1-D, got shape {idx.shape} (as in "
@@ -1351,6 +1442,11 @@ def _unbind(self, dim=0):
     >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).unbind(1)
     (tensor([1., 3.]), tensor([2., 4.]))
     """
+    if self.ndim == 0:
+        raise IndexError(
+            f"Tensor.unbind: dim {dim} of a 0-d tensor: it has no dim to unbind (as "
+            "PyTorch); use x.reshape(1).unbind()"
+        )
     (d,) = _dims_of(self, dim, "unbind")
     return tuple(_select(self, d, i) for i in range(self.shape[d]))
 
@@ -1363,9 +1459,13 @@ def _chunk(self, chunks, dim=0):
     >>> tg.tensor([1.0, 2.0, 3.0, 4.0, 5.0]).chunk(2)
     (tensor([1., 2., 3.]), tensor([4., 5.]))
     """
-    (d,) = _dims_of(self, dim, "chunk")
+    d = _dim_of_nd(self, dim, "chunk")
     n = self.shape[d]
-    step = max(1, -(-n // chunks))
+    if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks < 1:
+        raise RuntimeError(f"Tensor.chunk: chunks must be a positive int, got {chunks!r}")
+    if n == 0:  # PyTorch's: ``chunks`` empty views
+        return tuple(_narrow(self, d, 0, 0) for _ in range(chunks))
+    step = -(-n // chunks)
     return tuple(_narrow(self, d, s, min(step, n - s)) for s in range(0, n, step))
 
 
@@ -1735,13 +1835,13 @@ def _topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's
         >>> x.topk(1, largest=False).indices
         tensor([0])
     """
-    n = self.shape[dim % self.ndim] if self.ndim else 1
+    (d,) = _dims_of(self, dim, "topk")
+    n = self.shape[d] if self.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError(f"Tensor.topk: k = {k} is out of range for a dim of size {n}")
     values, idx = _sort(self, dim, descending=bool(largest))
     if self.ndim == 0:
         return TopkResult(values, idx)
-    (d,) = _dims_of(self, dim, "topk")
     key = (slice(None),) * d + (slice(0, k),)
     return TopkResult(O.getitem(values, key), _int_tensor(np.asarray(idx.numpy())[key]))
 
@@ -1765,6 +1865,7 @@ def _running(op, result_type):
 
     def method(self, dim):
         if self.ndim == 0:
+            wrap_dim(dim, self.shape, f"Tensor.{op}")
             return result_type(O.reshape(self, ()), _int_tensor(0))
         (d,) = _dims_of(self, dim, op)
         _guard_hook(self, op)  # a trace pins the values the indices come from
@@ -1812,9 +1913,9 @@ def _scan(name, scan, accumulate):
     def method(self, dim=None, *, dtype=None, axis=None):
         dim = _dim(dim, axis, name)
         x = self if dtype is None else convert(self, dtype)
+        if dim is not None:
+            dim = wrap_dim(dim, x.shape, f"Tensor.{name}")
         if x.ndim == 0 and dim is not None:  # PyTorch's 0-d result (NumPy's is 1-d)
-            if dim not in (0, -1):
-                raise IndexError(f"Tensor.{name}: dim {dim} is out of range for a 0-d tensor")
             return O.reshape(method(O.reshape(x, (1,)), 0), ())
         if O.exact_operands(x):  # integer and bool: exact, in int64 as PyTorch's
             return O.numpy_exact(lambda v: accumulate(v, axis=dim, dtype=_scan_dtype(v)), x)
@@ -1861,6 +1962,10 @@ def _aminmax(self, *, dim=None, keepdim=False):
         >>> tg.tensor([[1.0, 5.0], [3.0, -2.0]]).aminmax(dim=1)
         aminmax(min=tensor([ 1., -2.]), max=tensor([5., 3.]))
     """
+    if dim is not None:
+        dim = wrap_dim(dim, self.shape, "Tensor.aminmax")
+        dim = dim if self.ndim else None
+    nonempty_lanes(self, dim, "Tensor.aminmax")
     return AminmaxResult(O.amin(self, dim, keepdim), O.amax(self, dim, keepdim))
 
 
@@ -1883,6 +1988,8 @@ def _movedim(self, source, destination):
             f"Tensor.movedim: source {source} and destination {destination} must be as many "
             "distinct dims"
         )
+    if self.ndim == 0:  # dims 0 / -1 of a 0-d tensor moved: itself, as PyTorch's
+        return O.transpose(self)
     order = [None] * self.ndim
     for s, t in zip(src, dst, strict=True):
         order[t] = s
@@ -1903,7 +2010,7 @@ def _split(self, split_size_or_sections, dim=0):
         >>> x.split([1, 4])
         (tensor([1.]), tensor([2., 3., 4., 5.]))
     """
-    (d,) = _dims_of(self, dim, "split")
+    d = _dim_of_nd(self, dim, "split")
     n = self.shape[d]
     if isinstance(split_size_or_sections, (int, np.integer)):
         step = int(split_size_or_sections)
@@ -1934,7 +2041,7 @@ def _tensor_split(self, indices_or_sections, dim=0):
         >>> tg.zeros(2, 5).tensor_split([1, 4], dim=1)[1].shape
         (2, 3)
     """
-    (d,) = _dims_of(self, dim, "tensor_split")
+    d = _dim_of_nd(self, dim, "tensor_split")
     n = self.shape[d]
     arg = indices_or_sections
     arg = np.asarray(arg.numpy()) if isinstance(arg, Tensor) else arg
@@ -1971,7 +2078,7 @@ def _unflatten(self, dim, sizes):
         >>> tg.zeros(2, 6).unflatten(1, (3, -1)).shape
         (2, 3, 2)
     """
-    (d,) = _dims_of(self, dim, "unflatten")
+    d = _dim_of_nd(self, dim, "unflatten")
     sizes = tuple(int(s) for s in sizes)
     n = self.shape[d]
     if sizes.count(-1) == 1:
@@ -2172,7 +2279,7 @@ def _diff(self, n=1, dim=-1, prepend=None, append=None):
         >>> tg.tensor([[1.0, 4.0, 9.0]]).diff()
         tensor([[3., 5.]])
     """
-    (d,) = _dims_of(self, dim, "diff")
+    d = _dim_of_nd(self, dim, "diff")
     parts = []
     for part in (prepend, self, append):
         if part is not None:
@@ -2270,7 +2377,8 @@ def _count_nonzero(self, dim=None):
     tensor([1, 2])
     """
     _guard_hook(self, "count_nonzero")
-    return _int_tensor(np.count_nonzero(np.asarray(self._v), axis=reduction_dims(dim)))
+    axes = torch_axes(dim, self.shape, "Tensor.count_nonzero")
+    return _int_tensor(np.count_nonzero(np.asarray(self._v), axis=axes))
 
 
 def _close(self, other, rtol, atol, equal_nan):
@@ -2538,7 +2646,8 @@ def _nansum(self, dim=None, keepdim=False, *, dtype=None):
     """
     x = self if dtype is None else convert(self, dtype)
     nan = _nan_mask(x, "nansum")
-    return O.sum(O.where(nan, 0.0, x) if nan.any() else x, reduction_dims(dim), keepdim)
+    dim = torch_axes(dim, x.shape, "Tensor.nansum")
+    return O.sum(O.where(nan, 0.0, x) if nan.any() else x, dim, keepdim)
 
 
 def _nanmean(self, dim=None, keepdim=False, *, dtype=None):
@@ -2551,7 +2660,8 @@ def _nanmean(self, dim=None, keepdim=False, *, dtype=None):
     """
     x = self if dtype is None else convert(self, dtype)
     nan = _nan_mask(x, "nanmean")
-    count = np.sum(~nan, axis=reduction_dims(dim), keepdims=keepdim).astype(np.float64)
+    dim = torch_axes(dim, x.shape, "Tensor.nanmean")
+    count = np.sum(~nan, axis=dim, keepdims=keepdim).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):  # all NaN: 0 / 0, NaN as PyTorch's
         return O.div(_nansum(x, dim, keepdim), count)
 
@@ -2581,9 +2691,9 @@ def _nanmedian(self, dim=None, keepdim=False):
         flat = O.reshape(self, (-1,))
         values = _sort(flat).values  # NaN sorted last
         return _shared_by_ties(flat, O.getitem(values, max((int((~nan).sum()) - 1) // 2, 0)))
+    (d,) = _dims_of(self, dim, "nanmedian")
     if self.ndim == 0:
         return NanmedianResult(O.reshape(self, ()), _int_tensor(0))
-    (d,) = _dims_of(self, dim, "nanmedian")
     if self.shape[d] == 0:
         raise IndexError(f"nanmedian(): dim {d} of shape {self.shape} is empty")
     k = np.maximum((np.sum(~nan, axis=d, keepdims=True) - 1) // 2, 0)
@@ -2603,6 +2713,8 @@ def _quantile_of(self, q, dim, keepdim, interpolation, name):
         raise RuntimeError(f"Tensor.{name}: q must be a number or a 1-D tensor, got {qs.shape}")
     if np.any((qs < 0) | (qs > 1)) or np.any(np.isnan(qs)):
         raise RuntimeError(f"Tensor.{name}: q values must be in the range [0, 1], got {qs}")
+    if dim is not None:
+        _dims_of(self, dim, name)  # checked on the input (a 0-d one takes dim 0 or -1)
     if 0 in self.shape:  # PyTorch refuses any empty input, whichever dim is reduced
         raise RuntimeError(
             f"Tensor.{name}: the input of shape {self.shape} is empty; a quantile needs at "
@@ -2644,7 +2756,7 @@ def _quantile_of(self, q, dim, keepdim, interpolation, name):
             )
         )
     if keepdim:
-        shape = (1,) * self.ndim if dim is None else out[0].shape
+        shape = (1,) * self.ndim if dim is None or self.ndim == 0 else out[0].shape
         out = [O.reshape(o, shape) for o in out]
     else:
         out = [O.squeeze(o, d) for o in out]
@@ -2728,8 +2840,12 @@ def _diag_embed(self, offset=0, dim1=-2, dim2=-1):
                 [[3., 0.],
                  [0., 4.]]])
     """
-    x = O.reshape(self, (1,)) if self.ndim == 0 else self
-    out = _embedded(x, int(offset))
+    if self.ndim == 0:
+        raise IndexError(
+            f"Tensor.diag_embed: dim1 {dim1} and dim2 {dim2} are out of range for the 1-D "
+            "result of a 0-d tensor (as PyTorch); reshape it to (1,) first"
+        )
+    out = _embedded(self, int(offset))
     d1, d2 = (d % out.ndim for d in (dim1, dim2))
     if not (-out.ndim <= dim1 < out.ndim and -out.ndim <= dim2 < out.ndim) or d1 == d2:
         raise IndexError(
@@ -2993,6 +3109,11 @@ def _take_along_dim(self, indices, dim=None):
         n = self.numel()
         return O.getitem(O.reshape(self, (-1,)), idx.reshape(-1) % n if n else idx.reshape(-1))
     (d,) = _dims_of(self, dim, "take_along_dim")
+    if self.ndim == 0:
+        raise IndexError(
+            f"Tensor.take_along_dim: dim {dim} of a 0-d tensor: it has no dim to take along "
+            "(as PyTorch); leave dim out (x.take_along_dim(indices)) or reshape it first"
+        )
     if idx.ndim != self.ndim:
         raise RuntimeError(
             f"Tensor.take_along_dim: indices of {idx.ndim} dims for a tensor of {self.ndim}"
@@ -3762,9 +3883,8 @@ def _mode(self, dim=-1, keepdim=False):
         mode(values=tensor([2., 1.], grad_fn=<ReshapeBackward0>), indices=tensor([2, 2]))
     """
     v = np.asarray(self._v)
+    wrap_dim(dim, v.shape, "Tensor.mode")
     if v.ndim == 0:
-        if dim not in (0, -1):
-            raise IndexError(f"Tensor.mode: dim {dim} is out of range for a 0-d tensor")
         return ModeResult(O.reshape(self, ()), _int_tensor(0))
     (d,) = _dims_of(self, dim, "mode")
     if v.shape[d] == 0:
@@ -4455,7 +4575,7 @@ def _split_with_sizes(self, split_sizes, dim=0):
             "Tensor.split_with_sizes: split_sizes must be a list of ints; for equal parts "
             "use x.split(size)"
         )
-    (d,) = _dims_of(self, dim, "split_with_sizes")
+    d = _dim_of_nd(self, dim, "split_with_sizes")
     sizes = [int(s) for s in split_sizes]
     if sum(sizes) != self.shape[d] or any(s < 0 for s in sizes):
         raise RuntimeError(

@@ -619,9 +619,6 @@ ACCEPTS = {
 # (d) PyTorch computes, tapegrad refuses with an error naming the function or the fix
 REFUSED = {
     "fn_cumsum_dtype": "dtype",
-    "eye_n": "dtype",
-    "eye_nm": "dtype",
-    "eye_int": "dtype",
     "numpy_rg_force": "force",
     "to_float32_rg": "float64 values only",
     "scatter_reduce_mul": "reduce='multiply'",

@@ -78,6 +78,16 @@ CASES = {
     "vecdot dim": (lambda L, a, b: L.vecdot(a, b, dim=0), [A3, B3]),
     "diagonal": (lambda L, a: L.diagonal(a, offset=1), [BSQ]),
     "diagonal dims": (lambda L, a: L.diagonal(a, dim1=0, dim2=2), [BSQ]),
+    "solve_triangular": (lambda L, a, b: L.solve_triangular(a, b, upper=True), [SQ, M32]),
+    "solve_triangular lower left=False": (
+        lambda L, a, b: L.solve_triangular(a, b, upper=False, left=False),
+        [SQ, M32.T],
+    ),
+    "matrix_exp": (lambda L, a: L.matrix_exp(0.3 * a), [BSQ]),
+    "matrix_rank": (lambda L, a: a * L.matrix_rank(a), [RECT]),  # (an int64 rank)
+    "cond": (lambda L, a: L.cond(a), [RECT]),
+    "tensorinv": (lambda L, a: L.tensorinv(a.reshape(3, 3, 3, 3)), [np.kron(SQ, SQ)]),
+    "tensorsolve": (lambda L, a, b: L.tensorsolve(a.reshape(3, 3, 9), b), [np.kron(SQ, SQ), SQ]),
 }
 
 
