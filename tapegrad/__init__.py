@@ -379,6 +379,8 @@ from .autograd.function import Function, FunctionCtx  # noqa: E402
 # ---- forward mode and second order ----
 from .errors import ForwardModeError  # noqa: E402
 from .transforms.second_order import hessian, hvp, jacfwd, jacrev, jvp  # noqa: E402
+from .transforms.vmap import vmap_jax as vmap  # noqa: E402  (JAX's names; tg.func.vmap: PyTorch's)
+from . import func  # noqa: E402  (PyTorch's torch.func)
 
 # ---- record once, replay many ----
 from .trace import RetraceRequired, Traced, load_trace, trace, traced  # noqa: E402
@@ -399,7 +401,7 @@ __all__ = sorted(
         for _n, _v in list(globals().items())
         if not _n.startswith("_") and not isinstance(_v, _types.ModuleType)
     ]
-    + ["autograd", "linalg", "nn", "numpy", "optim", "optimizers", "testing", "tree"]
+    + ["autograd", "func", "linalg", "nn", "numpy", "optim", "optimizers", "testing", "tree"]
 )
 del _types
 
