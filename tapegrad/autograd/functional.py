@@ -3,18 +3,34 @@
 
 The functions follow PyTorch's: ``inputs`` is a Tensor or a tuple of Tensors, and so is what
 ``func`` returns; each result is a Tensor or a tuple as the inputs / outputs were given
-(``jacobian`` nests a tuple of outputs over a tuple of inputs).  Every derivative is an
-``autograd.grad`` call (with ``create_graph=True`` where a derivative is differentiated
-again, as ``jvp``'s double-backward trick and ``hessian``'s Jacobian of a Jacobian), so
-``create_graph=True`` results can be differentiated to any order.  ``strict=True`` raises
-PyTorch's RuntimeError where an output does not depend on an input; without it those blocks
-are zeros.  ``vectorize=True`` gives the same values (tapegrad sweeps every row in one
-batched backward); ``strategy="forward-mode"`` (which PyTorch allows only with
-``vectorize=True``) takes the Jacobian by tapegrad's forward mode on the tape.
+(``jacobian`` nests a tuple of outputs over a tuple of inputs).
+
+How it is built.  ``func`` runs once, under grad mode, on *stand-ins* for the inputs: a
+fresh leaf cut from the input's history, or, with ``create_graph=True`` and an input that
+requires grad, a differentiable alias of it (so the results stay connected to the caller's
+graph).  Every derivative is then one pull-back through tapegrad's engine
+(``autograd.grad``):
+
+* ``vjp``: one pull-back of the outputs with cotangent ``v``;
+* ``jacobian`` (reverse mode): one pull-back per output element, seeded with that element's
+  one-hot cotangent, the rows stacked;
+* ``jvp`` and ``hvp``: the pull-back ``u -> J^T u`` is linear in a placeholder cotangent
+  ``u``; pulling *that* back with ``v`` gives ``J v`` (the double-backward trick PyTorch
+  documents), and likewise ``H v`` from the gradient;
+* ``vhp``: the gradient taken with a graph, pulled back with ``v``;
+* ``hessian``: the Jacobian of the gradient (taken with a graph).
+
+``create_graph=True`` keeps each pull-back on the tape, so its results can be differentiated
+to any order; otherwise results are detached.  ``strict=True`` raises PyTorch's
+RuntimeError where an output does not depend on an input (without it those blocks are
+zeros).  ``vectorize=True`` gives the same values.  ``strategy="forward-mode"`` (which
+PyTorch allows only with ``vectorize=True``) takes the Jacobian by tapegrad's forward mode:
+the tangent sweeps of ``autograd.forward`` over the recorded tape, all input directions in
+one compiled call.
 """
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -22,199 +38,203 @@ from ..core import functions as _ops
 from ..core.tensor import STATE
 from ..core.tensor import TensorBase as Tensor
 from . import forward as _forward
-from .engine import enable_grad, is_grad_enabled, row_for, set_grad_enabled
+from .engine import enable_grad, row_for
 from .engine import grad as _grad
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 
 TensorOrTensors = Any  # a Tensor or a tuple of Tensors
 
+_RESULTS = "outputs of the user-provided function"
+_MODES = ("forward-mode", "reverse-mode")
 
-# ---- helpers (PyTorch's, step for step) ----------------------------------------------------------
+# ---- what strict mode says (PyTorch's wording: users match on it) -------------------------------
+
+_NO_PATH = (
+    "The output of the user-provided function is independent of input {k}. This is not "
+    "allowed in strict mode."
+)
+# a Tensor that exists but carries no graph, by what it is
+_NO_GRAPH = {
+    "outputs": "Output {k} of the user-provided function does not require gradients. The "
+    "outputs must be computed in a differentiable manner from the input when running in "
+    "strict mode.",
+    "grad_inputs": "The gradient with respect to input {k} is independent of the inputs of "
+    "the user-provided function. This is not allowed in strict mode.",
+    "jacobian": "While computing the hessian, found that the jacobian of the user-provided "
+    "function with respect to input {k} is independent of the input. This is not allowed in "
+    "strict mode. You should ensure that your function is twice differentiable and that the "
+    "jacobian depends on the inputs (this would be violated by a linear function for "
+    "example).",
+}
+# a derivative that came out None, by the function that took it
+_UNREACHED = {
+    "vjp": _NO_PATH,
+    "jvp": "The gradient with respect to the input is independent of entry {k} in the "
+    "grad_outputs when using the double backward trick to compute forward mode gradients. "
+    "This is not allowed in strict mode.",
+    "vhp": "The jacobian of the user-provided function is independent of input {k}. This is "
+    "not allowed in strict mode.",
+    "hvp": "The hessian of the user-provided function is independent of entry {k} in the "
+    "grad_jacobian. This is not allowed in strict mode as it prevents from using the double "
+    "backward trick to replace forward mode AD.",
+}
+_CONSTANT_WITH_GRAPH = (
+    "The {what} of the user-provided function is independent of input {k}. This is not "
+    "allowed in strict mode when create_graph=True."
+)
 
 
-def _as_tuple(inp, arg_name, fn_name):
-    """(whether ``inp`` was a tuple, ``inp`` as a tuple of Tensors); raise as PyTorch does."""
-    is_tuple = True
-    if not isinstance(inp, tuple):
-        inp = (inp,)
-        is_tuple = False
-    for i, el in enumerate(inp):
-        if not isinstance(el, Tensor):
-            where = f"the value at index {i}" if is_tuple else f"the given {arg_name}"
-            raise TypeError(
-                f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
-                f"Tensors but {where} has type {type(el)}."
-            )
-    return is_tuple, inp
+def _demand_graph(tensors, kind):
+    """strict mode: every one of ``tensors`` exists and requires grad."""
+    for k, t in enumerate(tensors):
+        if t is None:
+            raise RuntimeError(_NO_PATH.format(k=k))
+        if not t.requires_grad:
+            raise RuntimeError(_NO_GRAPH[kind].format(k=k))
 
 
-def _tuple_postprocess(res, to_unpack):
-    if isinstance(to_unpack, tuple):
-        if not to_unpack[1]:
-            res = tuple(el[0] for el in res)
-        if not to_unpack[0]:
-            res = res[0]
-    elif not to_unpack:
-        res = res[0]
-    return res
+# ---- arguments: a Tensor or a tuple of Tensors ---------------------------------------------------
 
 
-def _check_float_inputs(inputs, fn_name):
-    for i, x in enumerate(inputs):
+class _Group(NamedTuple):
+    """Tensors given as one Tensor or as a tuple of them, remembering which."""
+
+    items: tuple
+    tupled: bool
+
+    def give_back(self, values):
+        """``values`` (one per item) in the form the group came in."""
+        return tuple(values) if self.tupled else values[0]
+
+
+def _group(value, what, fn):
+    tupled = isinstance(value, tuple)
+    items = value if tupled else (value,)
+    bad = next((k for k, t in enumerate(items) if not isinstance(t, Tensor)), None)
+    if bad is not None:
+        where = f"the value at index {bad}" if tupled else f"the given {what}"
+        raise TypeError(
+            f"The {what} given to {fn} must be either a Tensor or a tuple of Tensors but "
+            f"{where} has type {type(items[bad])}."
+        )
+    return _Group(items, tupled)
+
+
+def _inputs(inputs, fn):
+    ins = _group(inputs, "inputs", fn)
+    for k, x in enumerate(ins.items):
         if x.dtype.kind != "f":
             raise RuntimeError(
-                f"{fn_name}: input {i} has dtype {x.dtype}; only floating point Tensors can "
+                f"{fn}: input {k} has dtype {x.dtype}; only floating point Tensors can "
                 "be differentiated (as PyTorch: an integer Tensor cannot require grad); "
                 "pass x.double() or x.float()"
             )
+    return ins
 
 
-def _grad_preprocess(inputs, create_graph, need_graph):
-    """Fresh Tensor objects for the inputs: a differentiable alias (``view_as``) of those that
-    require grad when ``create_graph``, else detached copies requiring grad if ``need_graph``."""
-    res = []
-    for inp in inputs:
-        if create_graph and inp.requires_grad:
-            res.append(inp.view_as(inp))
-        else:
-            res.append(inp.detach().requires_grad_(need_graph))
-    return tuple(res)
-
-
-def _grad_postprocess(inputs, create_graph):
-    if isinstance(inputs[0], Tensor):
-        return inputs if create_graph else tuple(inp.detach() for inp in inputs)
-    return tuple(_grad_postprocess(inp, create_graph) for inp in inputs)
-
-
-def _validate_v(v, other, is_other_tuple):
-    if len(other) != len(v):
-        if is_other_tuple:
-            raise RuntimeError(
-                f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}."
-            )
-        raise RuntimeError("The given v should contain a single Tensor.")
-    for idx, (el_v, el_other) in enumerate(zip(v, other, strict=True)):
-        if tuple(el_v.shape) != tuple(el_other.shape):
-            prepend = f"Entry {idx} in " if is_other_tuple else ""
-            raise RuntimeError(
-                f"{prepend}v has invalid size: should be {el_other.size()} but got {el_v.size()}."
-            )
-
-
-def _check_requires_grad(inputs, input_type, strict):
-    if not strict:
-        return
-    for i, inp in enumerate(inputs):
-        if inp is None:
-            raise RuntimeError(
-                f"The output of the user-provided function is independent of input {i}."
-                " This is not allowed in strict mode."
-            )
-        if not inp.requires_grad:
-            if input_type == "hessian":
-                raise RuntimeError(
-                    f"The hessian of the user-provided function with respect to input {i}"
-                    " is independent of the input. This is not allowed in strict mode."
-                    " You should ensure that your function is thrice differentiable and that"
-                    " the hessian depends on the inputs."
-                )
-            if input_type == "jacobian":
-                raise RuntimeError(
-                    "While computing the hessian, found that the jacobian of the user-provided"
-                    f" function with respect to input {i} is independent of the input. This is"
-                    " not allowed in strict mode. You should ensure that your function is twice"
-                    " differentiable and that the jacobian depends on the inputs (this would be"
-                    " violated by a linear function for example)."
-                )
-            if input_type == "grad_inputs":
-                raise RuntimeError(
-                    f"The gradient with respect to input {i} is independent of the inputs of "
-                    "the user-provided function. This is not allowed in strict mode."
-                )
-            raise RuntimeError(
-                f"Output {i} of the user-provided function does not require gradients."
-                " The outputs must be computed in a differentiable manner from the input"
-                " when running in strict mode."
-            )
-
-
-def _autograd_grad(
-    outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None, batched=False
-):
-    """``autograd.grad`` over the outputs that require grad (None for every input if none)."""
-    if grad_outputs is None:
-        grad_outputs = (None,) * len(outputs)
-    new_outputs, new_grad_outputs = [], []
-    for out, grad_out in zip(outputs, grad_outputs, strict=True):
-        if out is not None and out.requires_grad:
-            new_outputs.append(out)
-            new_grad_outputs.append(grad_out)
-    if not new_outputs:
-        return (None,) * len(inputs)
-    if all(g is None for g in new_grad_outputs):
-        new_grad_outputs = None
-    elif any(g is None for g in new_grad_outputs):
-        new_grad_outputs = [
-            Tensor._const(np.ones(o.shape, dtype=o.dtype)[()]) if g is None else g
-            for o, g in zip(new_outputs, new_grad_outputs, strict=True)
-        ]
-    return _grad(
-        new_outputs,
-        list(inputs),
-        new_grad_outputs,
-        allow_unused=True,
-        create_graph=create_graph,
-        retain_graph=retain_graph,
-        is_grads_batched=batched,
+def _stand_ins(xs, keep_graph):
+    """What ``func`` is called on: an alias of an input that requires grad when the caller's
+    graph is kept (``create_graph``), otherwise a fresh leaf that requires grad."""
+    return tuple(
+        x.view_as(x) if keep_graph and x.requires_grad else x.detach().requires_grad_() for x in xs
     )
 
 
-_STRICT_NONE = {
-    "back": "The output of the user-provided function is independent of input {i}. This is "
-    "not allowed in strict mode.",
-    "back_trick": "The gradient with respect to the input is independent of entry {i} in the "
-    "grad_outputs when using the double backward trick to compute forward mode gradients. "
-    "This is not allowed in strict mode.",
-    "double_back": "The jacobian of the user-provided function is independent of input {i}. "
-    "This is not allowed in strict mode.",
-    "double_back_trick": "The hessian of the user-provided function is independent of entry "
-    "{i} in the grad_jacobian. This is not allowed in strict mode as it prevents from using "
-    "the double backward trick to replace forward mode AD.",
-}
-
-
-def _zeros_like(x):
-    z = np.zeros(x.shape, dtype=x.dtype)
-    return Tensor._const(z[()] if z.ndim == 0 else z)
-
-
-def _fill_in_zeros(grads, refs, strict, create_graph, stage):
-    res = []
-    for i, grads_i in enumerate(grads):
-        if grads_i is None:
-            if strict:
-                raise RuntimeError(_STRICT_NONE[stage].format(i=i))
-            grads_i = _zeros_like(refs[i])
-        elif strict and create_graph and not grads_i.requires_grad:
-            what = "hessian" if "double" in stage else "jacobian"
+def _cotangents(v, refs, fn, create_graph, who):
+    """``v`` checked against ``refs`` (a _Group): a tuple of cotangents, one per item, or
+    (None,) for a left-out ``v`` (allowed for one single-element item: ones)."""
+    if v is None:
+        if len(refs.items) != 1 or refs.items[0].numel() != 1:
             raise RuntimeError(
-                f"The {what} of the user-provided function is independent of input {i}. "
-                "This is not allowed in strict mode when create_graph=True."
+                f"The vector v can only be None if the {who} a single Tensor with a single element."
             )
-        res.append(grads_i)
-    return tuple(res)
+        return (None,)
+    vs = _group(v, "v", fn).items
+    want = len(refs.items)
+    if len(vs) != want:
+        if refs.tupled:
+            raise RuntimeError(
+                f"v is a tuple of invalid length: should be {want} but got {len(vs)}."
+            )
+        raise RuntimeError("The given v should contain a single Tensor.")
+    for k, (a, ref) in enumerate(zip(vs, refs.items, strict=True)):
+        if tuple(a.shape) != tuple(ref.shape):
+            entry = f"Entry {k} in " if refs.tupled else ""
+            raise RuntimeError(
+                f"{entry}v has invalid size: should be {ref.size()} but got {a.size()}."
+            )
+    return vs if create_graph else tuple(a.detach() for a in vs)
 
 
-def _need_one_element(inputs, what):
-    if len(inputs) != 1 or inputs[0].numel() != 1:
+def _single_scalar(out, fn, strict):
+    """The one-element Tensor ``func`` returned for ``fn`` (hessian, hvp, vhp)."""
+    outs = _group(out, _RESULTS, fn)
+    if strict:
+        _demand_graph(outs.items, "outputs")
+    if outs.tupled:
+        raise RuntimeError(f"The function given to {fn} should return a single Tensor")
+    if out.numel() != 1:
         raise RuntimeError(
-            f"The vector v can only be None if the {what} a single Tensor with a single element."
+            f"The Tensor returned by the function given to {fn} should contain a single element"
         )
+    return out
 
 
-# ---- the functions -------------------------------------------------------------------------------
+# ---- constants and the engine --------------------------------------------------------------------
+
+
+def _constant(a, dtype):
+    """Array ``a`` as a constant Tensor of float ``dtype`` (float64 for any other dtype)."""
+    a = np.asarray(a, dtype=dtype if np.dtype(dtype).kind == "f" else np.float64)
+    return Tensor._const(a[()] if a.ndim == 0 else a)
+
+
+def _filled(shape, dtype, value=0.0):
+    return _constant(np.full(tuple(shape), value), dtype)
+
+
+def _zeros(t):
+    return _filled(t.shape, t.dtype)
+
+
+def _pullback(outs, xs, cots, create_graph, keep=None):
+    """The cotangent-weighted gradient of ``outs`` with respect to ``xs``: a tuple over
+    ``xs``, None where nothing reaches an input.  Outputs that are None or carry no graph
+    add nothing; a None cotangent stands for ones (one-element outputs)."""
+    live = [(y, c) for y, c in zip(outs, cots, strict=True) if y is not None and y.requires_grad]
+    if not live:
+        return (None,) * len(xs)
+    return _grad(
+        [y for y, _ in live],
+        list(xs),
+        [_filled(y.shape, y.dtype, 1.0) if c is None else c for y, c in live],
+        retain_graph=keep,
+        create_graph=create_graph,
+        allow_unused=True,
+    )
+
+
+def _settle(grads, refs, strict, create_graph, fn, what):
+    """``grads`` with zeros (shaped as ``refs``) for None; strict mode raises for None, and
+    with create_graph for a derivative that carries no graph."""
+    out = []
+    for k, (g, ref) in enumerate(zip(grads, refs, strict=True)):
+        if g is None:
+            if strict:
+                raise RuntimeError(_UNREACHED[fn].format(k=k))
+            g = _zeros(ref)
+        elif strict and create_graph and not g.requires_grad:
+            raise RuntimeError(_CONSTANT_WITH_GRAPH.format(what=what, k=k))
+        out.append(g)
+    return tuple(out)
+
+
+def _handed_out(ts, create_graph):
+    return tuple(ts) if create_graph else tuple(t.detach() for t in ts)
+
+
+# ---- vjp, jvp ------------------------------------------------------------------------------------
 
 
 def vjp(
@@ -238,26 +258,18 @@ def vjp(
         (tensor([1., 4.]), tensor([2., 4.]))
     """
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        _check_float_inputs(inputs, "vjp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "vjp"
-        )
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "vjp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, outputs, is_outputs_tuple)
-        else:
-            _need_one_element(outputs, "user-provided function returns")
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-        res = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(res, is_inputs_tuple)
+        ins = _inputs(inputs, "vjp")
+        xs = _stand_ins(ins.items, create_graph)
+        outs = _group(func(*xs), _RESULTS, "vjp")
+        if strict:
+            _demand_graph(outs.items, "outputs")
+        cots = _cotangents(v, outs, "vjp", create_graph, "user-provided function returns")
+        pulled = _pullback(outs.items, xs, cots, create_graph)
+        vj = _settle(pulled, xs, strict, create_graph, "vjp", "jacobian")
+    return (
+        outs.give_back(_handed_out(outs.items, create_graph)),
+        ins.give_back(_handed_out(vj, create_graph)),
+    )
 
 
 def jvp(
@@ -280,90 +292,120 @@ def jvp(
         (tensor([1., 4.]), tensor([2., 0.]))
     """
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        _check_float_inputs(inputs, "jvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "jvp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        else:
-            _need_one_element(inputs, "input to the user-provided function is")
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "jvp"
+        ins = _inputs(inputs, "jvp")
+        xs = _stand_ins(ins.items, create_graph)
+        cots = _cotangents(v, ins, "jvp", create_graph, "input to the user-provided function is")
+        outs = _group(func(*xs), _RESULTS, "jvp")
+        if strict:
+            _demand_graph(outs.items, "outputs")
+        for k, y in enumerate(outs.items):
+            if y.dtype.kind != "f":
+                raise RuntimeError(
+                    f"jvp: output {k} of the user-provided function has dtype {y.dtype}; the "
+                    "double-backward trick needs floating point outputs (PyTorch raises too): "
+                    "return float outputs only, or use tg.func.jvp"
+                )
+        # u -> J^T u, recorded for a placeholder u (its value is irrelevant: the map is linear)
+        us = tuple(_zeros(y).requires_grad_() for y in outs.items)
+        jt_u = _pullback(outs.items, xs, us, create_graph=True)
+        if strict:
+            _demand_graph(jt_u, "grad_inputs")
+        # d<J^T u, v>/du = J v
+        jv = _settle(
+            _pullback(jt_u, us, cots, create_graph),
+            outs.items,
+            strict,
+            create_graph,
+            "jvp",
+            "jacobian",
         )
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        # the backward is linear in grad_outputs: their value does not matter
-        grad_outputs = tuple(_zeros_like(out).requires_grad_(True) for out in outputs)
-        grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
-        _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-        res = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(res, is_outputs_tuple)
-
-
-def _jacfwd(func, inputs, strict, vectorize):
-    if strict:
-        raise RuntimeError(
-            "torch.autograd.functional.jacobian: `strict=True` "
-            'and `strategy="forward-mode"` are not supported together (yet). '
-            "Please either set `strict=False` or "
-            '`strategy="reverse-mode"`.'
-        )
-    if not vectorize:
-        raise NotImplementedError(
-            "Computing Jacobian using forward-AD or forward-over-reverse Hessian is "
-            "only implemented for `vectorize=True`."
-        )
-    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-    _check_float_inputs(inputs, "jacobian")
-    with enable_grad():
-        # a differentiable alias when the input requires grad (an outer jacobian of
-        # hessian(outer_jacobian_strategy="forward-mode") runs through the inner graph)
-        ins = tuple(
-            x.view_as(x) if x.requires_grad else x.detach().requires_grad_() for x in inputs
-        )
-        is_outputs_tuple, outputs = _as_tuple(func(*ins), "outputs", "jacobian")
-    t = STATE.tape
-    in_sizes = [x.numel() for x in ins]
-    out_sizes = [y.numel() for y in outputs]
-    # an output that is an input itself (func returned its argument) enters the tape here
-    keep = [
-        k
-        for k, y in enumerate(outputs)
-        if y.requires_grad and (y._tape is t or any(y is x for x in ins))
-    ]
-    J = np.zeros((sum(out_sizes), sum(in_sizes)))
-    if keep:
-        starts = np.concatenate([[0], np.cumsum(out_sizes)]).astype(int)
-        sel = np.concatenate([np.arange(starts[k], starts[k + 1]) for k in keep])
-        out_rows = [row_for(t, outputs[k]) for k in keep]  # first: it enters such an input
-        J[sel] = _forward.jacobian_forward(
-            t,
-            [x._row if x._tape is t else -1 for x in ins],
-            in_sizes,
-            out_rows,
-            [out_sizes[k] for k in keep],
-        )
-    rows = np.cumsum([0, *out_sizes])
-    cols = np.cumsum([0, *in_sizes])
-    # lists, as PyTorch's forward-mode jacobian returns for tuples of inputs
-    jac = list(
-        list(
-            Tensor._const(
-                J[rows[i] : rows[i + 1], cols[j] : cols[j + 1]]
-                .reshape(tuple(y.shape) + tuple(x.shape))
-                .astype(y.dtype)
-            )
-            for j, x in enumerate(ins)
-        )
-        for i, y in enumerate(outputs)
+    return (
+        outs.give_back(_handed_out(outs.items, create_graph)),
+        outs.give_back(_handed_out(jv, create_graph)),
     )
-    return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
+
+
+# ---- jacobian ------------------------------------------------------------------------------------
+
+
+def _jacobian_blocks(i, y, xs, create_graph, strict):
+    """dy/dx for every x in ``xs``, each of shape ``y.shape + x.shape``: one pull-back per
+    element of ``y`` (``i``: y's place among the outputs, for strict mode's message)."""
+    n = y.numel()
+    rows = [[] for _ in xs]
+    for e in range(n):
+        onehot = np.zeros(n)
+        onehot[e] = 1.0
+        seed = _constant(onehot.reshape(tuple(y.shape)), y.dtype)
+        row = _pullback((y,), xs, (seed,), create_graph, keep=True)
+        for k, (g, x) in enumerate(zip(row, xs, strict=True)):
+            if g is None:
+                if strict:
+                    raise RuntimeError(
+                        f"Output {i} of the user-provided function is independent of input "
+                        f"{k}. This is not allowed in strict mode."
+                    )
+                g = _zeros(x)
+            elif strict and create_graph and not g.requires_grad:
+                raise RuntimeError(_CONSTANT_WITH_GRAPH.format(what="jacobian", k=k))
+            rows[k].append(g)
+    blocks = []
+    for got, x in zip(rows, xs, strict=True):
+        shape = tuple(y.shape) + tuple(x.shape)
+        blocks.append(_ops.reshape(_ops.stack(got), shape) if got else _filled(shape, x.dtype))
+    return tuple(blocks)
+
+
+def _forward_jacobian(func, inputs):
+    """The Jacobian by forward mode on the tape: all input directions in one compiled tangent
+    sweep.  Nested as PyTorch's forward-mode jacobian: lists for a tuple of inputs."""
+    ins = _inputs(inputs, "jacobian")
+    with enable_grad():
+        # an input that requires grad is aliased, so that an outer derivative (the outer
+        # Jacobian of hessian(outer_jacobian_strategy="forward-mode")) runs through it
+        xs = _stand_ins(ins.items, True)
+        outs = _group(func(*xs), "outputs", "jacobian")
+    ys = outs.items
+    tape = STATE.tape
+    in_sizes = [x.numel() for x in xs]
+    out_sizes = [y.numel() for y in ys]
+    row_at = np.cumsum([0, *out_sizes])
+    col_at = np.cumsum([0, *in_sizes])
+    J = np.zeros((row_at[-1], col_at[-1]))
+    # outputs on this tape, or an input handed back as is (it enters the tape here)
+    on_tape = [
+        i
+        for i, y in enumerate(ys)
+        if y.requires_grad and (y._tape is tape or any(y is x for x in xs))
+    ]
+    if on_tape:
+        out_rows = [row_for(tape, ys[i]) for i in on_tape]  # before reading the inputs' rows
+        in_rows = [x._row if x._tape is tape else -1 for x in xs]
+        J[np.concatenate([np.arange(row_at[i], row_at[i + 1]) for i in on_tape])] = (
+            _forward.jacobian_forward(
+                tape, in_rows, in_sizes, out_rows, [out_sizes[i] for i in on_tape]
+            )
+        )
+
+    def block(i, k):
+        y, x = ys[i], xs[k]
+        part = J[row_at[i] : row_at[i + 1], col_at[k] : col_at[k + 1]]
+        return Tensor._const(part.reshape(tuple(y.shape) + tuple(x.shape)).astype(y.dtype))
+
+    per_output = [[block(i, k) for k in range(len(xs))] for i in range(len(ys))]
+    if not ins.tupled:
+        per_output = tuple(blocks[0] for blocks in per_output)
+    return per_output if outs.tupled else per_output[0]
+
+
+def _as_forward_layout(blocks, inputs):
+    """A reverse-mode Jacobian's nesting (tuples) as forward mode's: a list over a tuple of
+    inputs (per output)."""
+    if not isinstance(inputs, tuple):
+        return blocks
+    if blocks and isinstance(blocks[0], tuple):  # several outputs: J[i][j]
+        return [list(row) for row in blocks]
+    return list(blocks)
 
 
 def jacobian(
@@ -387,7 +429,7 @@ def jacobian(
         tensor([[2., 0.],
                 [0., 4.]])
     """
-    if strategy not in ("forward-mode", "reverse-mode"):
+    if strategy not in _MODES:
         raise AssertionError(
             'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
             'function has more outputs than inputs, "forward-mode" tends to be more performant. '
@@ -396,69 +438,52 @@ def jacobian(
     if strategy == "forward-mode":
         if create_graph:
             raise NotImplementedError(
-                "torch.autograd.functional.jacobian: `create_graph=True` "
-                'and `strategy="forward-mode"` are not supported together (yet). '
-                "Please either set `create_graph=False` or "
-                '`strategy="reverse-mode"`.'
+                "torch.autograd.functional.jacobian: `create_graph=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either '
+                'set `create_graph=False` or `strategy="reverse-mode"`.'
             )
-        return _jacfwd(func, inputs, strict, vectorize)
-    with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        _check_float_inputs(inputs, "jacobian")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "jacobian"
-        )
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        if vectorize and strict:
+        if strict:
             raise RuntimeError(
-                "torch.autograd.functional.jacobian: `strict=True` "
-                "and `vectorized=True` are not supported together. "
-                "Please either set `strict=False` or "
-                "`vectorize=False`."
+                "torch.autograd.functional.jacobian: `strict=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either '
+                'set `strict=False` or `strategy="reverse-mode"`.'
             )
-        jac = []
-        for i, out in enumerate(outputs):
-            jac_i = tuple([] for _ in inputs)
-            flat = out.reshape(-1)
-            for j in range(out.numel()):
-                vj = _autograd_grad(
-                    (flat[j],), inputs, retain_graph=True, create_graph=create_graph
-                )
-                for el_idx, (jac_i_el, vj_el, inp_el) in enumerate(
-                    zip(jac_i, vj, inputs, strict=True)
-                ):
-                    if vj_el is not None:
-                        if strict and create_graph and not vj_el.requires_grad:
-                            raise RuntimeError(
-                                "The jacobian of the user-provided function is independent "
-                                f"of input {i}. This is not allowed in strict mode when "
-                                "create_graph=True."
-                            )
-                        jac_i_el.append(vj_el)
-                    else:
-                        if strict:
-                            raise RuntimeError(
-                                f"Output {i} of the user-provided function is independent of "
-                                f"input {el_idx}. This is not allowed in strict mode."
-                            )
-                        jac_i_el.append(_zeros_like(inp_el))
-            jac.append(
-                tuple(
-                    _stacked(jac_i_el, tuple(out.shape) + tuple(inputs[el_idx].shape), out)
-                    for el_idx, jac_i_el in enumerate(jac_i)
-                )
+        if not vectorize:
+            raise NotImplementedError(
+                "Computing Jacobian using forward-AD or forward-over-reverse Hessian is only "
+                "implemented for `vectorize=True`."
             )
-        jac = _grad_postprocess(tuple(jac), create_graph)
-        return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
+        if STATE.enabled and any(
+            isinstance(x, Tensor) and x.requires_grad
+            for x in (inputs if isinstance(inputs, tuple) else (inputs,))
+        ):
+            # the compiled tangent sweep gives numbers without a graph; an outer derivative
+            # needs one, as PyTorch's forward-mode Jacobian has: the same values by reverse
+            # mode with a graph, laid out as forward mode's (lists for a tuple of inputs)
+            return _as_forward_layout(jacobian(func, inputs, create_graph=True), inputs)
+        return _forward_jacobian(func, inputs)
+    with enable_grad():
+        ins = _inputs(inputs, "jacobian")
+        xs = _stand_ins(ins.items, create_graph)
+        outs = _group(func(*xs), _RESULTS, "jacobian")
+        if strict:
+            _demand_graph(outs.items, "outputs")
+            if vectorize:
+                raise RuntimeError(
+                    "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` "
+                    "are not supported together. Please either set `strict=False` or "
+                    "`vectorize=False`."
+                )
+        per_output = [
+            ins.give_back(
+                _handed_out(_jacobian_blocks(i, y, xs, create_graph, strict), create_graph)
+            )
+            for i, y in enumerate(outs.items)
+        ]
+    return outs.give_back(per_output)
 
 
-def _stacked(rows, shape, out):
-    """The rows of one Jacobian block stacked and shaped ``shape`` (zeros for an empty output)."""
-    if not rows:
-        return Tensor._const(np.zeros(shape, dtype=out.dtype))
-    return _ops.reshape(_ops.stack(rows), shape)
+# ---- second order --------------------------------------------------------------------------------
 
 
 def hessian(
@@ -481,68 +506,34 @@ def hessian(
         tensor([[ 6.,  0.],
                 [ 0., 12.]])
     """
-    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
-    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+    ins = _group(inputs, "inputs", "hessian")
+    if outer_jacobian_strategy not in _MODES:
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
-    def ensure_single_output_function(*inp):
-        out = func(*inp)
-        is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", "hessian")
-        _check_requires_grad(t_out, "outputs", strict=strict)
-        if is_out_tuple or not isinstance(out, Tensor):
-            raise RuntimeError("The function given to hessian should return a single Tensor")
-        if out.numel() != 1:
-            raise RuntimeError(
-                "The Tensor returned by the function given to hessian should contain a single "
-                "element"
-            )
-        return out.squeeze()
+    def gradient(*xs):
+        # the inner derivative, kept on the tape for the outer Jacobian (zeros where unused)
+        out = _single_scalar(func(*xs), "hessian", strict).reshape(())
+        g = _pullback((out,), xs, (None,), create_graph=True)
+        g = tuple(_zeros(x) if gk is None else gk for gk, x in zip(g, xs, strict=True))
+        if strict:
+            _demand_graph(g, "jacobian")
+        return g
 
-    def jac_func(*inp):
-        if outer_jacobian_strategy == "forward-mode":
-            inp = tuple(t.requires_grad_(True) for t in inp)
-        jac = jacobian(ensure_single_output_function, inp, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
-        return jac
-
-    res = jacobian(
-        jac_func,
-        inputs,
-        create_graph=create_graph,
-        strict=strict,
-        vectorize=vectorize,
-        strategy=outer_jacobian_strategy,
-    )
-    return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
+    H = jacobian(gradient, ins.items, create_graph, strict, vectorize, outer_jacobian_strategy)
+    return H if ins.tupled else H[0][0]
 
 
-def _scalar_output(func, inputs, name, strict):
-    outputs = func(*inputs)
-    is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", name)
-    _check_requires_grad(outputs, "outputs", strict=strict)
-    if is_outputs_tuple or not isinstance(outputs[0], Tensor):
-        raise RuntimeError(f"The function given to {name} should return a single Tensor")
-    if outputs[0].numel() != 1:
-        raise RuntimeError(
-            f"The Tensor returned by the function given to {name} should contain a single element"
-        )
-    return is_outputs_tuple, outputs
-
-
-def _hessian_setup(func, inputs, v, create_graph, strict, name):
-    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
-    _check_float_inputs(inputs, name)
-    inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-    if v is not None:
-        _, v = _as_tuple(v, "v", name)
-        v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-        _validate_v(v, inputs, is_inputs_tuple)
-    else:
-        _need_one_element(inputs, "input to the user-provided function is")
-    is_outputs_tuple, outputs = _scalar_output(func, inputs, name, strict)
-    jac = _autograd_grad(outputs, inputs, create_graph=True)
-    _check_requires_grad(jac, "jacobian", strict=strict)
-    return is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac
+def _value_and_gradient(func, inputs, v, create_graph, strict, fn):
+    """The common start of vhp and hvp: (inputs, stand-ins, cotangents, output, gradient
+    taken with a graph)."""
+    ins = _inputs(inputs, fn)
+    xs = _stand_ins(ins.items, create_graph)
+    cots = _cotangents(v, ins, fn, create_graph, "input to the user-provided function is")
+    out = _single_scalar(func(*xs), fn, strict)
+    g = _pullback((out,), xs, (None,), create_graph=True)
+    if strict:
+        _demand_graph(g, "jacobian")
+    return ins, xs, cots, out, g
 
 
 def vhp(
@@ -562,15 +553,11 @@ def vhp(
         (tensor(9.), tensor([ 6., 12.]))
     """
     with enable_grad():
-        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _hessian_setup(
-            func, inputs, v, create_graph, strict, "vhp"
+        ins, xs, cots, out, g = _value_and_gradient(func, inputs, v, create_graph, strict, "vhp")
+        vh = _settle(
+            _pullback(g, xs, cots, create_graph), xs, strict, create_graph, "vhp", "hessian"
         )
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        res = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(res, is_inputs_tuple)
+    return _handed_out((out,), create_graph)[0], ins.give_back(_handed_out(vh, create_graph))
 
 
 def hvp(
@@ -591,15 +578,10 @@ def hvp(
         (tensor(2.), tensor([4., 2.]))
     """
     with enable_grad():
-        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _hessian_setup(
-            func, inputs, v, create_graph, strict, "hvp"
-        )
-        grad_jac = tuple(_zeros_like(inp).requires_grad_(True) for inp in inputs)
-        double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
-        _check_requires_grad(jac, "hessian", strict=strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
-        res = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(res, is_inputs_tuple)
+        ins, xs, cots, out, g = _value_and_gradient(func, inputs, v, create_graph, strict, "hvp")
+        # u -> H^T u recorded for a placeholder u; pulled back with v it gives H v
+        us = tuple(_zeros(x).requires_grad_() for x in xs)
+        ht_u = _pullback(g, xs, us, create_graph=True)
+        hv = _pullback(ht_u, us, cots, create_graph)
+        hv = _settle(hv, xs, strict, create_graph, "hvp", "hessian")
+    return _handed_out((out,), create_graph)[0], ins.give_back(_handed_out(hv, create_graph))

@@ -355,22 +355,19 @@ def trunc_normal_(
         (True, True)
     """
     _check("trunc_normal_", tensor)
-    if (mean < a - 2 * std) or (mean > b + 2 * std):
+    if mean + 2 * std < a or mean - 2 * std > b:
         warnings.warn(
             "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of "
             "values may be incorrect.",
             stacklevel=2,
         )
-
-    def norm_cdf(x):
-        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
-
-    lo = norm_cdf((a - mean) / std)
-    hi = norm_cdf((b - mean) / std)
-    u = _rng("trunc_normal_", generator).uniform(2 * lo - 1, 2 * hi - 1, tuple(tensor.shape))
-    x = np.asarray(_ufuncs.erfinv(Tensor(np.asarray(u, dtype=np.float64)))._v)
-    x = np.clip(x * (std * math.sqrt(2.0)) + mean, a, b)
-    return _fill(tensor, x)
+    # inverse-CDF sampling: a uniform probability between Phi(alpha) and Phi(beta), mapped
+    # back through Phi^-1(p) = sqrt(2) erfinv(2p - 1); the clip guards the ends' rounding
+    root2 = math.sqrt(2.0)
+    p_lo, p_hi = (0.5 * math.erfc((mean - edge) / (std * root2)) for edge in (a, b))
+    p = _rng("trunc_normal_", generator).uniform(p_lo, p_hi, tuple(tensor.shape))
+    z = np.asarray(_ufuncs.erfinv(Tensor(np.asarray(2.0 * p - 1.0, dtype=np.float64)))._v)
+    return _fill(tensor, np.clip(mean + std * root2 * z, a, b))
 
 
 def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
@@ -389,19 +386,17 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
                  [0., 1., 0.]]])
     """
     _check("dirac_", tensor)
-    dimensions = len(tensor.shape)
-    if dimensions not in (3, 4, 5):
+    shape = tuple(tensor.shape)
+    if len(shape) not in (3, 4, 5):
         raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
-    sizes = tuple(tensor.shape)
-    if sizes[0] % groups != 0:
+    if shape[0] % groups:
         raise ValueError("dim 0 must be divisible by groups")
-    out_chans_per_grp = sizes[0] // groups
-    min_dim = min(out_chans_per_grp, sizes[1])
-    values = np.zeros(sizes, dtype=tensor.dtype)
-    centre = tuple(n // 2 for n in sizes[2:])
-    for g in range(groups):
-        for d in range(min_dim):
-            values[(g * out_chans_per_grp + d, d, *centre)] = 1
+    per_group = shape[0] // groups
+    passed = np.arange(min(per_group, shape[1]))  # input channels kept, in every group
+    outputs = (per_group * np.arange(groups)[:, None] + passed).ravel()
+    inputs = np.tile(passed, groups)
+    values = np.zeros(shape, dtype=tensor.dtype)
+    values[(outputs, inputs, *(size // 2 for size in shape[2:]))] = 1
     return _fill(tensor, values)
 
 
@@ -416,44 +411,41 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
         tensor([2, 2, 2])
     """
     _check("sparse_", tensor)
-    if len(tensor.shape) != 2:
+    if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tuple(tensor.shape)
-    num_zeros = int(math.ceil(sparsity * rows))
     rng = _rng("sparse_", generator)
     values = rng.normal(0.0, std, (rows, cols))
-    for col_idx in range(cols):
-        values[rng.permutation(rows)[:num_zeros], col_idx] = 0
+    # in each column, the rows ranked first by an independent random key are zeroed
+    zeroed = np.argsort(rng.random((rows, cols)), axis=0)[: math.ceil(sparsity * rows)]
+    values[zeroed, np.arange(cols)] = 0.0
     return _fill(tensor, values)
 
 
-def _make_deprecate(meth):
-    new_name = meth.__name__
-    old_name = new_name[:-1]
+def _old_name_for(replacement):
+    """The name without the trailing underscore, as PyTorch still has it: ``replacement``
+    after a FutureWarning."""
+    new = replacement.__name__
+    old = new.rstrip("_")
+    message = f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new}`."
 
-    def deprecated_init(*args, **kwargs):
-        warnings.warn(
-            f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        return meth(*args, **kwargs)
+    def alias(*args, **kwargs):
+        warnings.warn(message, FutureWarning, stacklevel=2)
+        return replacement(*args, **kwargs)
 
-    deprecated_init.__doc__ = (
-        f"PyTorch's deprecated ``torch.nn.init.{old_name}``: ``{new_name}`` with a FutureWarning."
-    )
-    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
-    return deprecated_init
+    alias.__name__ = alias.__qualname__ = old
+    alias.__doc__ = f"PyTorch's deprecated ``torch.nn.init.{old}``: ``{new}`` with a FutureWarning."
+    return alias
 
 
-uniform = _make_deprecate(uniform_)
-normal = _make_deprecate(normal_)
-constant = _make_deprecate(constant_)
-eye = _make_deprecate(eye_)
-dirac = _make_deprecate(dirac_)
-xavier_uniform = _make_deprecate(xavier_uniform_)
-xavier_normal = _make_deprecate(xavier_normal_)
-kaiming_uniform = _make_deprecate(kaiming_uniform_)
-kaiming_normal = _make_deprecate(kaiming_normal_)
-orthogonal = _make_deprecate(orthogonal_)
-sparse = _make_deprecate(sparse_)
+uniform = _old_name_for(uniform_)
+normal = _old_name_for(normal_)
+constant = _old_name_for(constant_)
+eye = _old_name_for(eye_)
+dirac = _old_name_for(dirac_)
+xavier_uniform = _old_name_for(xavier_uniform_)
+xavier_normal = _old_name_for(xavier_normal_)
+kaiming_uniform = _old_name_for(kaiming_uniform_)
+kaiming_normal = _old_name_for(kaiming_normal_)
+orthogonal = _old_name_for(orthogonal_)
+sparse = _old_name_for(sparse_)

@@ -1317,7 +1317,8 @@ class CTCLoss(Module):
         )
 
 
-_ASMoutput = namedtuple("_ASMoutput", ["output", "loss"])
+# the (output, loss) pair; the type keeps PyTorch's name, which reprs and checks show
+_OutputAndLoss = namedtuple("_ASMoutput", ["output", "loss"])
 
 
 class AdaptiveLogSoftmaxWithLoss(Module):
@@ -1352,129 +1353,125 @@ class AdaptiveLogSoftmaxWithLoss(Module):
     ):
         super().__init__()
         _no_device("AdaptiveLogSoftmaxWithLoss", device, dtype)
-        cutoffs = list(cutoffs)
-        if len(cutoffs) == 0:
+        bounds = list(cutoffs)
+        if not bounds:
             raise ValueError(
                 "AdaptiveLogSoftmaxWithLoss: cutoffs should be a sequence of length larger than 0"
             )
-        if (
-            cutoffs != sorted(cutoffs)
-            or min(cutoffs) <= 0
-            or max(cutoffs) > (n_classes - 1)
-            or len(set(cutoffs)) != len(cutoffs)
-            or any(int(c) != c for c in cutoffs)
-        ):
+        increasing = all(lo < hi for lo, hi in zip(bounds[:-1], bounds[1:], strict=True))
+        inside = all(0 < c < n_classes for c in bounds)
+        if not (increasing and inside and all(c == int(c) for c in bounds)):
             raise ValueError(
                 "AdaptiveLogSoftmaxWithLoss: cutoffs should be a sequence of unique, positive "
                 "integers sorted in an increasing order, where each value is between 1 and "
-                f"n_classes-1 ({n_classes - 1}), got {cutoffs}"
+                f"n_classes-1 ({n_classes - 1}), got {bounds}"
             )
-        self.in_features = in_features
-        self.n_classes = n_classes
-        self.cutoffs = [int(c) for c in cutoffs] + [n_classes]
-        self.div_value = div_value
-        self.head_bias = head_bias
-        self.shortlist_size = self.cutoffs[0]
-        self.n_clusters = len(self.cutoffs) - 1
-        self.head_size = self.shortlist_size + self.n_clusters
-        self.head = Linear(self.in_features, self.head_size, bias=self.head_bias)
-        self.tail = ModuleList()
-        for i in range(self.n_clusters):
-            hsz = int(self.in_features // (self.div_value ** (i + 1)))
-            osz = self.cutoffs[i + 1] - self.cutoffs[i]
-            self.tail.append(
-                Sequential(Linear(self.in_features, hsz, bias=False), Linear(hsz, osz, bias=False))
-            )
+        self.in_features, self.n_classes = in_features, n_classes
+        self.div_value, self.head_bias = div_value, head_bias
+        # the class boundaries: the shortlist is [0, cutoffs[0]), cluster i [cutoffs[i],
+        # cutoffs[i + 1]), the last one ending at n_classes
+        self.cutoffs = [int(c) for c in bounds] + [n_classes]
+        self.shortlist_size, self.n_clusters = self.cutoffs[0], len(bounds)
+        self.head_size = self.cutoffs[0] + self.n_clusters
+        self.head = Linear(in_features, self.head_size, bias=head_bias)
+        self.tail = ModuleList([self._cluster_projection(i) for i in range(self.n_clusters)])
+
+    def _cluster_projection(self, i):
+        """Cluster ``i``'s two bias-free Linears, through a width divided by div_value**(i+1)."""
+        width = int(self.in_features // self.div_value ** (i + 1))
+        size = self.cutoffs[i + 1] - self.cutoffs[i]
+        return Sequential(
+            Linear(self.in_features, width, bias=False), Linear(width, size, bias=False)
+        )
 
     def _batched(self, name, input, unbatched_too=False):
         x = _ops.tensor_of(input)
-        if x.ndim not in ((1, 2) if unbatched_too else (2,)) or x.shape[-1] != self.in_features:
+        ranks = (1, 2) if unbatched_too else (2,)
+        if x.ndim not in ranks or x.shape[-1] != self.in_features:
             also = f" or ({self.in_features},)" if unbatched_too else " (a minibatch, as PyTorch)"
             raise ValueError(
                 f"AdaptiveLogSoftmaxWithLoss.{name}: input must be (N, {self.in_features})"
                 f"{also}, got shape {x.shape}"
             )
-        return (x, True) if x.ndim == 2 else (_ops.reshape(x, (1,) + x.shape), False)
+        if x.ndim == 2:
+            return x, True
+        return _ops.reshape(x, (1, *x.shape)), False
+
+    def _classes(self, x, target):
+        """The target classes as a 1-D int64 array, after PyTorch's checks against ``x``."""
+        where = "AdaptiveLogSoftmaxWithLoss"
+        t = np.asarray(getattr(target, "_v", target))
+        if t.dtype.kind not in "iu":
+            raise TypeError(f"{where}: target must hold integer classes, got dtype {t.dtype}")
+        if t.ndim > 1:
+            raise ValueError(
+                f"{where}: 0D or 1D target tensor expected, multi-target not supported "
+                f"(got shape {t.shape})"
+            )
+        if x.ndim != t.ndim + 1:
+            raise ValueError(
+                f"{where}: {t.ndim}D target tensor expects {t.ndim + 1}D input tensors, but "
+                f"found inputs with size {x.shape}"
+            )
+        if t.ndim == 1 and x.shape[0] != t.shape[0]:
+            raise ValueError(
+                f"{where}: Input and target should have the same size in the batch dimension "
+                f"({x.shape[0]} and {t.shape[0]})"
+            )
+        t = t.reshape(-1).astype(np.int64)
+        if t.size and not (0 <= t.min() and t.max() < self.n_classes):
+            raise ValueError(
+                f"{where}: Target values should be in [0, {self.n_classes - 1}], but values in "
+                f"range [{t.min()}, {t.max()}] were found"
+            )
+        return t
 
     def forward(self, input_, target_):
         x = _ops.tensor_of(input_)
-        t = np.asarray(getattr(target_, "_v", target_))
-        if t.dtype.kind not in "iu":
-            raise TypeError(
-                f"AdaptiveLogSoftmaxWithLoss: target must hold integer classes, got dtype {t.dtype}"
-            )
-        if t.ndim == 1:
-            if x.ndim != 2:
-                raise ValueError(
-                    f"AdaptiveLogSoftmaxWithLoss: 1D target tensor expects 2D input tensors, but "
-                    f"found inputs with size {x.shape}"
-                )
-            if x.shape[0] != t.shape[0]:
-                raise ValueError(
-                    f"AdaptiveLogSoftmaxWithLoss: Input and target should have the same size in "
-                    f"the batch dimension ({x.shape[0]} and {t.shape[0]})"
-                )
-        elif t.ndim == 0:
-            if x.ndim != 1:
-                raise ValueError(
-                    f"AdaptiveLogSoftmaxWithLoss: 0D target tensor expects 1D input tensors, but "
-                    f"found inputs with size {x.shape}"
-                )
-        else:
-            raise ValueError(
-                "AdaptiveLogSoftmaxWithLoss: 0D or 1D target tensor expected, multi-target not "
-                f"supported (got shape {t.shape})"
-            )
+        classes = self._classes(x, target_)
         x, batched = self._batched("forward", x, unbatched_too=True)
-        t = t.reshape(-1).astype(np.int64)
-        n = t.shape[0]
-        if n and (t.min() < 0 or t.max() >= self.n_classes):
-            raise ValueError(
-                f"AdaptiveLogSoftmaxWithLoss: Target values should be in [0, "
-                f"{self.n_classes - 1}], but values in range [{t.min()}, {t.max()}] were found"
-            )
-        gather = np.where(t < self.shortlist_size, t, 0)
-        pieces, rows = [np.zeros(0)], [np.zeros(0, dtype=np.int64)]
-        for i in range(self.n_clusters):
-            lo, hi = self.cutoffs[i], self.cutoffs[i + 1]
-            at = np.flatnonzero((t >= lo) & (t < hi))
-            if at.size == 0:
-                continue
-            gather[at] = self.shortlist_size + i
-            lp = _F.log_softmax(self.tail[i](_ops.getitem(x, at)), dim=1)
-            pieces.append(_ops.getitem(lp, (np.arange(at.size), t[at] - lo)))
-            rows.append(at)
-        short = np.flatnonzero(t < self.shortlist_size)
-        pieces.append(np.zeros(short.size))
-        rows.append(short)
-        tail = _ops.getitem(_ops.concatenate(pieces), np.argsort(np.concatenate(rows)))
+        # 0 for a shortlist class, i + 1 for one of cluster i
+        group = np.searchsorted(self.cutoffs, classes, side="right")
+        head_column = np.where(group == 0, classes, self.shortlist_size + group - 1)
+        # each row's log-probability within its cluster (0 in the shortlist), gathered per
+        # cluster and put back in row order
+        rows, values = [np.flatnonzero(group == 0)], [np.zeros(int(np.sum(group == 0)))]
+        for i in np.unique(group[group > 0]) - 1:
+            members = np.flatnonzero(group == i + 1)
+            inner = _F.log_softmax(self.tail[i](_ops.getitem(x, members)), dim=1)
+            offsets = classes[members] - self.cutoffs[i]
+            values.append(_ops.getitem(inner, (np.arange(members.size), offsets)))
+            rows.append(members)
+        within = _ops.getitem(_ops.concatenate(values), np.argsort(np.concatenate(rows)))
         head = _F.log_softmax(self.head(x), dim=1)
-        output = _ops.add(_ops.getitem(head, (np.arange(n), gather)), tail)
+        output = _ops.add(_ops.getitem(head, (np.arange(classes.size), head_column)), within)
         loss = _ops.mean(_ops.neg(output))
-        return _ASMoutput(output if batched else _ops.reshape(output, ()), loss)
+        return _OutputAndLoss(output if batched else _ops.reshape(output, ()), loss)
 
-    def _get_full_log_prob(self, input, head_output):
-        head = _F.log_softmax(head_output, dim=1)
-        parts = [_ops.getitem(head, (slice(None), slice(0, self.shortlist_size)))]
-        for i in range(self.n_clusters):
-            lp = _F.log_softmax(self.tail[i](input), dim=1)
-            k = self.shortlist_size + i
-            parts.append(_ops.add(lp, _ops.getitem(head, (slice(None), slice(k, k + 1)))))
-        return _ops.concatenate(parts, axis=1)
+    def _every_class(self, x, head_logits):
+        """The (N, n_classes) log-probabilities: the head's for the shortlist, then each
+        cluster's own plus the head's log-probability of the cluster."""
+        head = _F.log_softmax(head_logits, dim=1)
+        columns = [_ops.getitem(head, (slice(None), slice(0, self.shortlist_size)))]
+        for i, projection in enumerate(self.tail):
+            column = self.shortlist_size + i
+            cluster = _ops.getitem(head, (slice(None), slice(column, column + 1)))
+            columns.append(_ops.add(_F.log_softmax(projection(x), dim=1), cluster))
+        return _ops.concatenate(columns, axis=1)
 
     def log_prob(self, input) -> Tensor:
         """The (N, n_classes) log-probabilities of every class of an (N, in_features) input."""
         x, _ = self._batched("log_prob", input)
-        return self._get_full_log_prob(x, self.head(x))
+        return self._every_class(x, self.head(x))
 
     def predict(self, input) -> Tensor:
         """The most likely class of each row (as PyTorch's: the head's argmax when it is a
         shortlist class, else the argmax of the full log-probabilities)."""
         x, _ = self._batched("predict", input)
-        head = self.head(x)
-        out = np.array(head.argmax(dim=1).numpy(), dtype=np.int64)  # (.numpy(): a trace's pin)
-        tail = np.flatnonzero(out >= self.shortlist_size)
-        if tail.size:
-            full = self._get_full_log_prob(_ops.getitem(x, tail), _ops.getitem(head, tail))
-            out[tail] = full.argmax(dim=1).numpy()
-        return _creation.tensor(out)
+        logits = self.head(x)
+        best = np.array(logits.argmax(dim=1).numpy(), dtype=np.int64)  # (.numpy(): a trace's pin)
+        clustered = np.flatnonzero(best >= self.shortlist_size)
+        if clustered.size:
+            full = self._every_class(_ops.getitem(x, clustered), _ops.getitem(logits, clustered))
+            best[clustered] = full.argmax(dim=1).numpy()
+        return _creation.tensor(best)

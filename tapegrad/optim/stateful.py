@@ -47,7 +47,7 @@ import functools
 import itertools
 import math
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 from collections.abc import Callable
 
 import numpy as np
@@ -1337,116 +1337,159 @@ class ASGD(Optimizer):
         state["mu"] = 1.0 / max(1.0, t - t0)
 
 
-def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
-    """The minimiser of the cubic through two points with values and slopes, clamped to
-    ``bounds`` (PyTorch's LBFGS helper, after minFunc's polyinterp)."""
-    if bounds is not None:
-        xmin_bound, xmax_bound = bounds
-    else:
-        xmin_bound, xmax_bound = (x1, x2) if x1 <= x2 else (x2, x1)
-    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
-    d2_square = d1**2 - g1 * g2
-    if d2_square >= 0:
-        d2 = math.sqrt(d2_square)
-        if x1 <= x2:
-            min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
-        else:
-            min_pos = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
-        return min(max(min_pos, xmin_bound), xmax_bound)
-    return (xmin_bound + xmax_bound) / 2.0
+# ---- L-BFGS ------------------------------------------------------------------------------------
+#
+# Written from Nocedal & Wright, "Numerical Optimization" (2nd ed.): the direction is the
+# inverse-Hessian estimate of the last ``history_size`` curvature pairs applied to the gradient
+# (two-loop recursion, Algorithm 7.4, first estimate H0 = gamma I with gamma = s.y / y.y, eq.
+# 7.20); the step length is fixed, or found by a line search for the strong Wolfe conditions
+# (bracketing, Algorithm 3.5, then zooming, Algorithm 3.6, with trial steps from cubic
+# interpolation, eq. 3.59).  The tuning constants (first step, extrapolation range, the zoom's
+# safeguard, the stopping tests) are the ones PyTorch documents or shows in its iterates.
 
 
-def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
-    """A step length ``t`` along ``d`` meeting the strong Wolfe conditions: bracketing, then
-    zooming by cubic interpolation (PyTorch's LBFGS line search, after minFunc's lswolfe).
-    Returns (loss, flat gradient, t, evaluations)."""
-    d_norm = float(np.max(np.abs(d)))
-    g = g.copy()
-    f_new, g_new = obj_func(x, t, d)
-    ls_func_evals = 1
-    gtd_new = float(g_new @ d)
-    t_prev, f_prev, g_prev, gtd_prev = 0, f, g, gtd
-    done = False
-    ls_iter = 0
-    while ls_iter < max_ls:  # bracket an interval holding a point meeting the conditions
-        if f_new > (f + c1 * t * gtd) or (ls_iter > 1 and f_new >= f_prev):
-            bracket, bracket_f = [t_prev, t], [f_prev, f_new]
-            bracket_g, bracket_gtd = [g_prev, g_new.copy()], [gtd_prev, gtd_new]
-            break
-        if abs(gtd_new) <= -c2 * gtd:
-            bracket, bracket_f, bracket_g = [t], [f_new], [g_new]
-            done = True
-            break
-        if gtd_new >= 0:
-            bracket, bracket_f = [t_prev, t], [f_prev, f_new]
-            bracket_g, bracket_gtd = [g_prev, g_new.copy()], [gtd_prev, gtd_new]
-            break
-        min_step = t + 0.01 * (t - t_prev)
-        max_step = t * 10
-        tmp = t
-        t = _cubic_interpolate(
-            t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(min_step, max_step)
-        )
-        t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new.copy(), gtd_new
-        f_new, g_new = obj_func(x, t, d)
-        ls_func_evals += 1
-        gtd_new = float(g_new @ d)
-        ls_iter += 1
-    if ls_iter == max_ls:
-        bracket, bracket_f, bracket_g = [0, t], [f, f_new], [g, g_new]
-    # zoom: refine the bracket to a point meeting the conditions
-    insuf_progress = False
-    low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[-1] else (1, 0)
-    while not done and ls_iter < max_ls:
-        if abs(bracket[1] - bracket[0]) * d_norm < tolerance_change:
-            break
-        t = _cubic_interpolate(
-            bracket[0], bracket_f[0], bracket_gtd[0], bracket[1], bracket_f[1], bracket_gtd[1]
-        )
-        eps = 0.1 * (max(bracket) - min(bracket))
-        if min(max(bracket) - t, t - min(bracket)) < eps:
-            if insuf_progress or t >= max(bracket) or t <= min(bracket):
-                if abs(t - max(bracket)) < abs(t - min(bracket)):
-                    t = max(bracket) - eps
-                else:
-                    t = min(bracket) + eps
-                insuf_progress = False
+# one evaluation along the search line: the step, the loss and flat gradient there, and the
+# slope (gradient . direction)
+_Trial = namedtuple("_Trial", "step loss grad slope")
+
+
+def _lower(a, b):
+    """The trial of lower loss, ``a`` on a tie."""
+    return a if a.loss <= b.loss else b
+
+
+def _cubic_step(a: _Trial, b: _Trial, lo: float | None = None, hi: float | None = None) -> float:
+    """Where the cubic with the losses and slopes of trials ``a`` and ``b`` has its minimum
+    (Nocedal & Wright eq. 3.59), clipped to ``[lo, hi]`` (by default the interval between the
+    two steps); the middle of that interval when the cubic has no local minimum."""
+    near, far = (a, b) if a.step <= b.step else (b, a)  # (the formula is symmetric; ordered)
+    if lo is None:
+        lo, hi = near.step, far.step
+    d1 = a.slope + b.slope - 3 * (a.loss - b.loss) / (a.step - b.step)
+    disc = d1 * d1 - a.slope * b.slope
+    if not disc >= 0:
+        return (lo + hi) / 2.0
+    d2 = math.sqrt(disc)
+    width = far.step - near.step
+    step = far.step - width * ((far.slope + d2 - d1) / (far.slope - near.slope + 2 * d2))
+    return min(max(step, lo), hi)
+
+
+class _WolfeSearch:
+    """A line search from the trial ``origin`` (step 0) along ``direction`` for a step with
+    sufficient decrease (constant ``c1``) and a small slope (strong Wolfe, constant ``c2``),
+    calling ``probe(step) -> (loss, flat gradient)`` at most ``max_evals`` times."""
+
+    def __init__(self, probe, origin, direction, max_evals, tolerance_change, c1=1e-4, c2=0.9):
+        self.probe, self.origin, self.direction = probe, origin, direction
+        self.max_evals, self.tolerance_change = max_evals, tolerance_change
+        self.c1, self.c2 = c1, c2
+        self.reach = float(np.max(np.abs(direction)))  # (largest parameter move per unit step)
+        self.evals = 0
+
+    def _at(self, step):
+        loss, grad = self.probe(step)
+        self.evals += 1
+        return _Trial(step, loss, grad, float(grad @ self.direction))
+
+    def _too_high(self, trial):
+        """Sufficient decrease fails (the Armijo condition, a NaN loss passes as PyTorch's)."""
+        o = self.origin
+        return trial.loss > o.loss + self.c1 * trial.step * o.slope
+
+    def _flat(self, trial):
+        """The curvature condition: |slope| <= c2 |slope at 0|."""
+        return abs(trial.slope) <= -self.c2 * self.origin.slope
+
+    def run(self, step: float) -> _Trial:
+        """The accepted trial, starting with ``step`` (evaluated even without budget)."""
+        older, newer = self.origin, self._at(step)
+        while self.evals < self.max_evals:
+            # the bracketing phase: grow the step until the minimum is passed
+            # (from the third trial on, a loss not below the previous one also brackets)
+            if self._too_high(newer) or (self.evals > 2 and newer.loss >= older.loss):
+                return self._zoom(older, newer)
+            if self._flat(newer):
+                return newer
+            if newer.slope >= 0:
+                return self._zoom(older, newer)
+            span = newer.step - older.step
+            guess = _cubic_step(older, newer, newer.step + 0.01 * span, 10 * newer.step)
+            older, newer = newer, self._at(guess)
+        return _lower(self.origin, newer)  # (out of evaluations)
+
+    def _zoom(self, older, newer):
+        """Shrink the interval between ``older`` and ``newer``, which holds an acceptable step,
+        keeping ``good`` (lowest loss so far, meeting sufficient decrease) at one end."""
+        good = _lower(older, newer)
+        other = newer if good is older else older
+        near_end = False  # (the last trial fell near an end of the interval)
+        while self.evals < self.max_evals:
+            if abs(other.step - good.step) * self.reach < self.tolerance_change:
+                break
+            left, right = min(good.step, other.step), max(good.step, other.step)
+            step = _cubic_step(good, other)
+            margin = 0.1 * (right - left)
+            if min(right - step, step - left) >= margin:
+                near_end = False
+            elif near_end or step >= right or step <= left:
+                # twice near an end, or at it: move a tenth of the width inside
+                step = right - margin if abs(step - right) < abs(step - left) else left + margin
+                near_end = False
             else:
-                insuf_progress = True
-        else:
-            insuf_progress = False
-        f_new, g_new = obj_func(x, t, d)
-        ls_func_evals += 1
-        gtd_new = float(g_new @ d)
-        ls_iter += 1
-        if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low_pos]:
-            bracket[high_pos], bracket_f[high_pos] = t, f_new
-            bracket_g[high_pos], bracket_gtd[high_pos] = g_new.copy(), gtd_new
-            low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[1] else (1, 0)
-        else:
-            if abs(gtd_new) <= -c2 * gtd:
-                done = True
-            elif gtd_new * (bracket[high_pos] - bracket[low_pos]) >= 0:
-                bracket[high_pos], bracket_f[high_pos] = bracket[low_pos], bracket_f[low_pos]
-                bracket_g[high_pos] = bracket_g[low_pos]
-                bracket_gtd[high_pos] = bracket_gtd[low_pos]
-            bracket[low_pos], bracket_f[low_pos] = t, f_new
-            bracket_g[low_pos], bracket_gtd[low_pos] = g_new.copy(), gtd_new
-    return bracket_f[low_pos], bracket_g[low_pos], bracket[low_pos], ls_func_evals
+                near_end = True
+            trial = self._at(step)
+            if self._too_high(trial) or trial.loss >= good.loss:
+                other = trial
+                if other.loss < good.loss:
+                    good, other = other, good
+                continue
+            if self._flat(trial):
+                return trial
+            if trial.slope * (other.step - good.step) >= 0:
+                other = good
+            good = trial
+        return good
+
+
+def _two_loop(grad, ys, ss, rhos, gamma, alphas):
+    """``-H g``, H the L-BFGS inverse-Hessian estimate of the pairs (s_i, y_i), rho_i =
+    1 / y_i.s_i, from ``gamma`` times the identity (Nocedal & Wright Algorithm 7.4); the
+    first-loop coefficients are written to ``alphas``."""
+    q = -grad
+    for i in reversed(range(len(ss))):
+        alphas[i] = float(ss[i] @ q) * rhos[i]
+        q -= alphas[i] * ys[i]
+    r = q * gamma
+    for i in range(len(ss)):
+        beta = float(ys[i] @ r) * rhos[i]
+        r += (alphas[i] - beta) * ss[i]
+    return r
+
+
+def _max_abs(v):
+    return float(np.max(np.abs(v)))
+
+
+_ONE_GROUP = "LBFGS doesn't support per-parameter options (parameter groups)"
 
 
 class LBFGS(Optimizer):
-    """L-BFGS (PyTorch's ``torch.optim.LBFGS``, after minFunc): each ``step(closure)`` runs up
-    to ``max_iter`` quasi-Newton iterations, calling ``closure`` (which must clear the
-    gradients, compute the loss, call ``backward`` and return the loss) as often as needed,
-    and returns the first loss.  The search direction comes from the last ``history_size``
-    steps and gradient changes (the two-loop recursion); the step length is ``lr`` (the
-    first iteration ``min(1, 1 / |g|_1) lr``), or, with ``line_search_fn="strong_wolfe"``, a
-    line search meeting the strong Wolfe conditions.  Stops early when the largest gradient
-    entry is at most ``tolerance_grad`` or the loss or step changes less than
-    ``tolerance_change``.  One parameter group only; the state (PyTorch's entries: ``d``,
-    ``t``, ``old_dirs``, ``old_stps``, ``ro``, ``H_diag``, ``prev_flat_grad``, ``prev_loss``,
-    ``func_evals``, ``n_iter``, with flat NumPy arrays) is kept under the first parameter.
+    """Limited-memory BFGS, as PyTorch's ``torch.optim.LBFGS``.  Each ``step(closure)`` makes
+    up to ``max_iter`` quasi-Newton moves and returns the loss of the first closure call; the
+    closure (required) zeroes the gradients, computes the loss, backwards it and returns it.
+
+    The direction applies the inverse-Hessian estimate of the last ``history_size`` (step,
+    gradient change) pairs to the gradient (the two-loop recursion).  The step length is
+    ``lr`` (``min(1, 1 / |g|_1) lr`` on the very first move); with
+    ``line_search_fn="strong_wolfe"`` it is instead searched for until the strong Wolfe
+    conditions hold (c1 = 1e-4, c2 = 0.9).  A step ends early when the largest gradient entry
+    is at most ``tolerance_grad``, when the loss or the largest parameter change falls below
+    ``tolerance_change``, or after ``max_eval`` closure calls (default ``max_iter * 5 // 4``).
+    Only one parameter group is allowed.  The state lives under the first parameter, with
+    PyTorch's entries (``d``, ``t``, ``old_dirs``, ``old_stps``, ``ro``, ``al``, ``H_diag``,
+    ``prev_flat_grad``, ``prev_loss``, ``func_evals``, ``n_iter``) as flat NumPy arrays,
+    lists and numbers, so state dicts move between the two libraries.
 
     Examples:
         >>> import tapegrad as tg
@@ -1478,186 +1521,162 @@ class LBFGS(Optimizer):
         line_search_fn: str | None = None,
     ):
         if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if line_search_fn not in (None, "strong_wolfe"):
-            raise ValueError(  # (PyTorch raises RuntimeError at the first step)
+            raise ValueError(f"LBFGS: a Tensor lr must hold one element, got shape {lr.shape}")
+        if not lr >= 0.0:
+            raise ValueError(f"LBFGS: invalid learning rate {lr} (it must be >= 0)")
+        if line_search_fn is not None and line_search_fn != "strong_wolfe":
+            raise ValueError(  # (PyTorch raises RuntimeError only at the first step)
                 f"LBFGS: line_search_fn must be None or 'strong_wolfe', got {line_search_fn!r}"
             )
-        if max_eval is None:
-            max_eval = max_iter * 5 // 4
-        defaults = dict(
-            lr=lr,
-            max_iter=max_iter,
-            max_eval=max_eval,
-            tolerance_grad=tolerance_grad,
-            tolerance_change=tolerance_change,
-            history_size=history_size,
-            line_search_fn=line_search_fn,
-        )
-        super().__init__(params, defaults)
-        if len(self.param_groups) != 1:
-            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
+        if not isinstance(history_size, (int, np.integer)) or not history_size >= 1:
+            raise ValueError(  # (PyTorch fails at the second iteration, popping an empty list)
+                f"LBFGS: history_size must be a positive int, got {history_size!r}"
+            )
+        hyper = dict(lr=lr, max_iter=max_iter)
+        hyper["max_eval"] = max_iter * 5 // 4 if max_eval is None else max_eval
+        hyper.update(tolerance_grad=tolerance_grad, tolerance_change=tolerance_change)
+        hyper.update(history_size=history_size, line_search_fn=line_search_fn)
+        Optimizer.__init__(self, params, hyper)
+        if len(self.param_groups) > 1:
+            raise ValueError(_ONE_GROUP)
 
     def add_param_group(self, param_group: dict) -> None:
-        """As ``Optimizer.add_param_group``, but LBFGS has one group only (as PyTorch's)."""
+        """``Optimizer.add_param_group`` for the only group: a second one is refused (as by
+        PyTorch), and so are complex parameters."""
         if self.param_groups:
-            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
-        super().add_param_group(param_group)
-        for p in self.param_groups[0]["params"]:
-            if np.iscomplexobj(p._v):
-                raise TypeError(
-                    "LBFGS: complex parameters are not supported; optimize the real and "
-                    "imaginary parts as two real parameters"
-                )
+            raise ValueError(_ONE_GROUP)
+        Optimizer.add_param_group(self, param_group)
+        if any(np.iscomplexobj(p._v) for p in self.param_groups[0]["params"]):
+            raise TypeError(
+                "LBFGS: complex parameters are not supported; optimize the real and "
+                "imaginary parts as two real parameters"
+            )
 
-    def _flat_grad(self):
-        return np.concatenate(
-            [
-                np.zeros(p.numel()) if p.grad is None else np.ravel(p.grad._v).astype(np.float64)
-                for p in self.param_groups[0]["params"]
-            ]
-        )
+    # ---- the parameters as one flat float64 vector -------------------------------------------
 
-    def _add_grad(self, step_size, update):
-        offset = 0
-        for p in self.param_groups[0]["params"]:
-            v, n = _array(p), p.numel()
-            v += (step_size * update[offset : offset + n]).reshape(v.shape)
-            _commit(p, v)
-            offset += n
+    def _params(self):
+        return self.param_groups[0]["params"]
 
-    def _set_param(self, values):
-        for p, x in zip(self.param_groups[0]["params"], values):
+    def _gradient(self):
+        """The gradients of all parameters, flattened and concatenated (zeros where None)."""
+        parts = [
+            np.zeros(p.numel()) if p.grad is None else np.asarray(p.grad._v, np.float64).ravel()
+            for p in self._params()
+        ]
+        return np.concatenate(parts)
+
+    def _move(self, step, direction):
+        """Add ``step * direction`` to the parameters, in place."""
+        start = 0
+        for p in self._params():
             v = _array(p)
-            v[...] = x
+            v += (step * direction[start : start + v.size]).reshape(v.shape)
+            start += v.size
             _commit(p, v)
 
-    def _directional_evaluate(self, closure, x, t, d):
-        self._add_grad(t, d)
-        loss = float(closure())
-        flat_grad = self._flat_grad()
-        self._set_param(x)
-        return loss, flat_grad
+    def _snapshot(self):
+        return [_array(p).copy() for p in self._params()]
+
+    def _restore(self, saved):
+        for p, a in zip(self._params(), saved, strict=True):
+            v = _array(p)
+            v[...] = a
+            _commit(p, v)
+
+    # ---- the quasi-Newton direction ----------------------------------------------------------
+
+    @staticmethod
+    def _remember(state, grad, history_size):
+        """Add the pair of the last move (s = t d, y = gradient change) to the memory (oldest
+        dropped when full) if its curvature y.s is positive enough; then gamma = y.s / y.y."""
+        y = grad - state["prev_flat_grad"]
+        s = state["d"] * state["t"]
+        ys = float(y @ s)
+        if not ys > 1e-10:
+            return
+        ys_list, ss_list, rhos = state["old_dirs"], state["old_stps"], state["ro"]
+        if len(ss_list) >= history_size:
+            drop = len(ss_list) - history_size + 1
+            del ys_list[:drop], ss_list[:drop], rhos[:drop]
+        ys_list.append(y)
+        ss_list.append(s)
+        rhos.append(1.0 / ys)
+        state["H_diag"] = ys / float(y @ y)
 
     def step(self, closure):
-        """Run up to ``max_iter`` iterations, evaluating ``closure`` (required: it clears the
-        gradients, computes the loss, backwards it and returns it); returns its first loss."""
+        """Up to ``max_iter`` L-BFGS moves, calling ``closure`` (required: it zeroes the
+        gradients, computes the loss, calls ``backward`` and returns the loss) under
+        ``enable_grad``; returns the loss of its first call."""
         if closure is None:
             raise TypeError(
                 "LBFGS.step needs a closure that clears the gradients, computes the loss, calls "
                 "loss.backward() and returns the loss: opt.step(closure)"
             )
+        for p in self._params():  # (a read-only parameter is refused before any evaluation)
+            self._writable(p)
+        hp = _values(self, self.param_groups[0])
+        tol_grad, tol_change = hp["tolerance_grad"], hp["tolerance_change"]
+        max_iter, max_eval = hp["max_iter"], hp["max_eval"]
 
         def evaluate():
             with enable_grad():
-                return closure()
+                loss = closure()
+            return loss, float(loss), self._gradient()
 
-        params = self.param_groups[0]["params"]
-        for p in params:  # (a read-only parameter is refused before any evaluation)
-            self._writable(p)
-        group = _values(self, self.param_groups[0])
-        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
-        tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
-        line_search_fn, history_size = group["line_search_fn"], group["history_size"]
-        state = self.state[params[0]]  # (PyTorch keeps LBFGS's state under the first one)
-        state.setdefault("func_evals", 0)
-        state.setdefault("n_iter", 0)
-        orig_loss = evaluate()
-        loss = float(orig_loss)
-        current_evals = 1
+        state = self.state[self._params()[0]]  # (kept under the first parameter, as PyTorch)
+        for counter in ("func_evals", "n_iter"):  # (PyTorch's running totals)
+            state.setdefault(counter, 0)
+        first, loss, grad = evaluate()
+        evals = 1
         state["func_evals"] += 1
-        flat_grad = self._flat_grad()
-        if np.max(np.abs(flat_grad)) <= tolerance_grad:
-            return orig_loss
-        d, t = state.get("d"), state.get("t")
-        old_dirs, old_stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
-        H_diag = state.get("H_diag")
-        prev_flat_grad, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
-        n_iter = 0
-        while n_iter < max_iter:
-            n_iter += 1
+        if _max_abs(grad) <= tol_grad:
+            return first
+        for move in range(1, max_iter + 1):
             state["n_iter"] += 1
-            # the descent direction
-            if state["n_iter"] == 1:
-                d = -flat_grad
-                old_dirs, old_stps, ro = [], [], []
-                H_diag = 1
+            if state["n_iter"] == 1:  # steepest descent, the memory empty
+                direction = -grad
+                state.update(old_dirs=[], old_stps=[], ro=[], H_diag=1.0)
+                step = min(1.0, 1.0 / float(np.sum(np.abs(grad)))) * hp["lr"]
             else:
-                y = flat_grad - prev_flat_grad
-                s = d * t
-                ys = float(y @ s)
-                if ys > 1e-10:  # update the memory
-                    if len(old_dirs) == history_size:
-                        old_dirs.pop(0)
-                        old_stps.pop(0)
-                        ro.pop(0)
-                    old_dirs.append(y)
-                    old_stps.append(s)
-                    ro.append(1.0 / ys)
-                    H_diag = ys / float(y @ y)
-                num_old = len(old_dirs)
-                if "al" not in state:
-                    state["al"] = [None] * history_size
-                al = state["al"]
-                q = -flat_grad
-                for i in range(num_old - 1, -1, -1):
-                    al[i] = float(old_stps[i] @ q) * ro[i]
-                    q -= al[i] * old_dirs[i]
-                d = r = q * H_diag
-                for i in range(num_old):
-                    be_i = float(old_dirs[i] @ r) * ro[i]
-                    r += (al[i] - be_i) * old_stps[i]
-            prev_flat_grad = flat_grad.copy()
-            prev_loss = loss
-            # the step length
-            if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / float(np.sum(np.abs(flat_grad)))) * lr
-            else:
-                t = lr
-            gtd = float(flat_grad @ d)
-            if gtd > -tolerance_change:
-                break
-            ls_func_evals = 0
-            if line_search_fn is not None:
-                x_init = [_array(p).copy() for p in params]
-                loss, flat_grad, t, ls_func_evals = _strong_wolfe(
-                    lambda x, t, d: self._directional_evaluate(evaluate, x, t, d),
-                    x_init,
-                    t,
-                    d,
-                    loss,
-                    flat_grad,
-                    gtd,
-                    max_ls=max_eval - current_evals,
+                self._remember(state, grad, hp["history_size"])
+                alphas = state.setdefault("al", [None] * hp["history_size"])
+                if len(alphas) < len(state["old_stps"]):  # (a larger memory loaded)
+                    alphas.extend([None] * (len(state["old_stps"]) - len(alphas)))
+                direction = _two_loop(
+                    grad, state["old_dirs"], state["old_stps"], state["ro"], state["H_diag"], alphas
                 )
-                self._add_grad(t, d)
-                opt_cond = np.max(np.abs(flat_grad)) <= tolerance_grad
+                step = hp["lr"]
+            state.update(d=direction, t=step, prev_flat_grad=grad.copy(), prev_loss=loss)
+            slope = float(grad @ direction)
+            if slope > -tol_change:  # (not a descent direction any more)
+                break
+            last_loss, used, converged = loss, 0, False
+            if hp["line_search_fn"] == "strong_wolfe":
+                saved = self._snapshot()
+
+                def probe(t, saved=saved, direction=direction):
+                    self._move(t, direction)
+                    _, value, g = evaluate()
+                    self._restore(saved)
+                    return value, g
+
+                origin = _Trial(0.0, loss, grad, slope)
+                budget = max_eval - evals + 1  # (PyTorch's search may exceed max_eval by one)
+                search = _WolfeSearch(probe, origin, direction, budget, tol_change)
+                found = search.run(step)
+                step, loss, grad, used = found.step, found.loss, found.grad, search.evals
+                state["t"] = step
+                self._move(step, direction)
+                converged = _max_abs(grad) <= tol_grad
             else:
-                self._add_grad(t, d)
-                if n_iter != max_iter:  # (not after the last iteration, as PyTorch's)
-                    loss = float(evaluate())
-                    flat_grad = self._flat_grad()
-                    opt_cond = np.max(np.abs(flat_grad)) <= tolerance_grad
-                    ls_func_evals = 1
-            current_evals += ls_func_evals
-            state["func_evals"] += ls_func_evals
-            if n_iter == max_iter or current_evals >= max_eval or opt_cond:
+                self._move(step, direction)
+                if move < max_iter:  # (no evaluation after the last move, as PyTorch)
+                    _, loss, grad = evaluate()
+                    used, converged = 1, _max_abs(grad) <= tol_grad
+            evals += used
+            state["func_evals"] += used
+            if converged or move == max_iter or evals >= max_eval:
                 break
-            if (
-                np.max(np.abs(d * t)) <= tolerance_change
-                or abs(loss - prev_loss) < tolerance_change
-            ):
+            if _max_abs(direction * step) <= tol_change or abs(loss - last_loss) < tol_change:
                 break
-        state.update(
-            d=d,
-            t=t,
-            old_dirs=old_dirs,
-            old_stps=old_stps,
-            ro=ro,
-            H_diag=H_diag,
-            prev_flat_grad=prev_flat_grad,
-            prev_loss=prev_loss,
-        )
-        return orig_loss
+        return first

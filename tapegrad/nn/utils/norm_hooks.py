@@ -21,37 +21,53 @@ from ...core import creation as _creation
 from ...core import methods as _methods
 from ...tensor_class import Tensor
 from ..modules import Module, Parameter
-from .parametrizations import _matrix, _norm_except_dim, _normalize, _transposed_conv, _weight_norm
-from .parametrize import _install_table, _uninstall_table
+from .parametrizations import (
+    _as_matrix,
+    _norms_over_others,
+    _refuse_in_trace,
+    _transposed_conv,
+    _unit,
+    _weight_norm,
+)
+from .parametrize import _unwatch_computed, _watch_computed
 
 __all__ = ["remove_spectral_norm", "remove_weight_norm", "spectral_norm", "weight_norm"]
 
 
-def _hooks_of(module, kind, name):
-    return [
-        (k, hook)
-        for k, hook in module._forward_pre_hooks.items()
-        if isinstance(hook, kind) and hook.name == name
-    ]
+class _RecomputeHook:
+    """A forward pre-hook that sets the plain attribute ``module.<name>`` from the module's
+    own parameters before each call."""
 
-
-def _remove_hook(module, key):
-    del module._forward_pre_hooks[key]
-    module.__dict__.get("_forward_pre_hooks_with_kwargs", {}).pop(key, None)
-
-
-class _WeightNormHook:
-    def __init__(self, name, dim):
+    def __init__(self, name):
         self.name = name
-        self.dim = -1 if dim is None else dim
 
-    def compute_weight(self, module):
-        g = getattr(module, self.name + "_g")
-        v = getattr(module, self.name + "_v")
-        return _weight_norm(v, g, self.dim)
+    def part(self, module, suffix):
+        return getattr(module, self.name + suffix)
 
     def __call__(self, module, inputs):
-        setattr(module, self.name, self.compute_weight(module))
+        setattr(module, self.name, self.value(module, module.training))
+
+    @classmethod
+    def find(cls, module, name):
+        """(key, hook) of the hook of this kind for ``name`` on ``module``, or None."""
+        for key, hook in module._forward_pre_hooks.items():
+            if isinstance(hook, cls) and hook.name == name:
+                return key, hook
+        return None
+
+    @staticmethod
+    def detach_from(module, key):
+        del module._forward_pre_hooks[key]
+        module.__dict__.get("_forward_pre_hooks_with_kwargs", {}).pop(key, None)
+
+
+class _WeightNormHook(_RecomputeHook):
+    def __init__(self, name, dim):
+        super().__init__(name)
+        self.dim = -1 if dim is None else dim
+
+    def value(self, module, training=True):
+        return _weight_norm(self.part(module, "_v"), self.part(module, "_g"), self.dim)
 
 
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
@@ -74,17 +90,17 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
         FutureWarning,
         stacklevel=2,
     )
-    if _hooks_of(module, _WeightNormHook, name):
+    if _WeightNormHook.find(module, name) is not None:
         raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
-    if name not in module._parameters or module._parameters[name] is None:
+    if module._parameters.get(name) is None:
         raise ValueError(f"weight_norm: module {type(module).__name__} has no parameter {name!r}")
-    fn = _WeightNormHook(name, dim)
-    weight = module._parameters.pop(name)
-    module.register_parameter(name + "_g", Parameter(_norm_except_dim(weight, fn.dim).detach()))
-    module.register_parameter(name + "_v", Parameter(weight.detach()))
-    setattr(module, name, fn.compute_weight(module))
-    module.register_forward_pre_hook(fn)
-    _install_table(module, name)
+    hook = _WeightNormHook(name, dim)
+    weight = module._parameters.pop(name).detach()
+    module.register_parameter(f"{name}_g", Parameter(_norms_over_others(weight, hook.dim)))
+    module.register_parameter(f"{name}_v", Parameter(weight))
+    setattr(module, name, hook.value(module))
+    module.register_forward_pre_hook(hook)
+    _watch_computed(module, name)
     return module
 
 
@@ -101,50 +117,49 @@ def remove_weight_norm(module: Module, name: str = "weight") -> Module:
         >>> [n for n, _ in m.named_parameters()]
         ['bias', 'weight']
     """
-    found = _hooks_of(module, _WeightNormHook, name)
-    if not found:
+    found = _WeightNormHook.find(module, name)
+    if found is None:
         raise ValueError(f"weight_norm of '{name}' not found in {module}")
-    key, fn = found[0]
-    weight = fn.compute_weight(module)
+    key, hook = found
+    final = hook.value(module).detach()
     delattr(module, name)
-    del module._parameters[name + "_g"]
-    del module._parameters[name + "_v"]
-    setattr(module, name, Parameter(weight.detach()))
-    _remove_hook(module, key)
-    _uninstall_table(module, name)
+    for suffix in ("_g", "_v"):
+        del module._parameters[name + suffix]
+    setattr(module, name, Parameter(final))
+    _RecomputeHook.detach_from(module, key)
+    _unwatch_computed(module, name)
     return module
 
 
-class _SpectralNormHook:
+class _SpectralNormHook(_RecomputeHook):
     def __init__(self, name, n_power_iterations, dim, eps):
         if n_power_iterations <= 0:
             raise ValueError(
                 "Expected n_power_iterations to be positive, but got "
                 f"n_power_iterations={n_power_iterations}"
             )
-        self.name = name
-        self.n_power_iterations = n_power_iterations
-        self.dim = dim
-        self.eps = eps
+        super().__init__(name)
+        self.n_power_iterations, self.dim, self.eps = n_power_iterations, dim, eps
 
-    def compute_weight(self, module, do_power_iteration):
-        weight = getattr(module, self.name + "_orig")
-        u = getattr(module, self.name + "_u")
-        v = getattr(module, self.name + "_v")
-        weight_mat = _matrix(weight, self.dim % weight.ndim)
-        if do_power_iteration:
-            w = np.asarray(weight_mat.detach()._v)
-            un, vn = np.asarray(u._v), np.asarray(v._v)
-            for _ in range(self.n_power_iterations):
-                vn = _normalize(w.T @ un, self.eps)
-                un = _normalize(w @ vn, self.eps)
-            _methods._set_value(u, np.array(un, dtype=u.dtype))
-            _methods._set_value(v, np.array(vn, dtype=v.dtype))
-        sigma = (u.clone() * (weight_mat @ v.clone())).sum()
+    def _iterate(self, w, u, v):
+        """The power-method rounds of PyTorch's hook version (v updated before u), writing
+        the buffers ``u`` and ``v`` in place."""
+        left, right = np.asarray(u._v), np.asarray(v._v)
+        for _ in range(self.n_power_iterations):
+            right = _unit(w.T @ left, self.eps)
+            left = _unit(w @ right, self.eps)
+        for buffer, values in ((u, left), (v, right)):
+            _methods._set_value(buffer, np.array(values, dtype=buffer.dtype))
+
+    def value(self, module, training=True):
+        weight = self.part(module, "_orig")
+        u, v = self.part(module, "_u"), self.part(module, "_v")
+        matrix = _as_matrix(weight, self.dim % weight.ndim)
+        if training:
+            _refuse_in_trace("spectral_norm")
+            self._iterate(np.asarray(matrix.detach()._v), u, v)
+        sigma = ((matrix @ v.clone()) * u.clone()).sum()  # no gradient through u and v
         return weight / sigma
-
-    def __call__(self, module, inputs):
-        setattr(module, self.name, self.compute_weight(module, module.training))
 
 
 def spectral_norm(
@@ -167,26 +182,24 @@ def spectral_norm(
         >>> [n for n, _ in m.named_parameters()], [n for n, _ in m.named_buffers()]
         (['bias', 'weight_orig'], ['weight_u', 'weight_v'])
     """
-    if _hooks_of(module, _SpectralNormHook, name):
+    if _SpectralNormHook.find(module, name) is not None:
         raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter {name}")
-    if dim is None:
-        dim = 1 if _transposed_conv(module) else 0
-    fn = _SpectralNormHook(name, n_power_iterations, dim, eps)
+    hook = _SpectralNormHook(name, n_power_iterations, int(_transposed_conv(module)), eps)
+    if dim is not None:
+        hook.dim = dim
     weight = module._parameters.get(name)
     if weight is None:
         raise ValueError(f"spectral_norm: module {type(module).__name__} has no parameter {name!r}")
-    with no_grad():
-        w = _matrix(np.asarray(weight._v), dim % weight.ndim)
-        rng = _creation.rng()
-        u = _normalize(rng.standard_normal(w.shape[0]), eps).astype(weight.dtype)
-        v = _normalize(rng.standard_normal(w.shape[1]), eps).astype(weight.dtype)
+    rows, cols = _as_matrix(np.asarray(weight._v), hook.dim % weight.ndim).shape
+    draw = _creation.rng().standard_normal
+    start = [_unit(draw(size), eps).astype(weight.dtype) for size in (rows, cols)]
     del module._parameters[name]
-    module.register_parameter(name + "_orig", weight)
-    setattr(module, name, weight.detach())
-    module.register_buffer(name + "_u", Tensor(u))
-    module.register_buffer(name + "_v", Tensor(v))
-    module.register_forward_pre_hook(fn)
-    _install_table(module, name)
+    module.register_parameter(f"{name}_orig", weight)
+    setattr(module, name, weight.detach())  # the unnormalised weight until the first call
+    for suffix, values in zip(("_u", "_v"), start, strict=True):
+        module.register_buffer(name + suffix, Tensor(values))
+    module.register_forward_pre_hook(hook)
+    _watch_computed(module, name)
     return module
 
 
@@ -201,16 +214,16 @@ def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
         >>> [n for n, _ in m.named_parameters()], list(m.named_buffers())
         (['bias', 'weight'], [])
     """
-    found = _hooks_of(module, _SpectralNormHook, name)
-    if not found:
+    found = _SpectralNormHook.find(module, name)
+    if found is None:
         raise ValueError(f"spectral_norm of '{name}' not found in {module}")
-    key, fn = found[0]
+    key, hook = found
     with no_grad():
-        weight = fn.compute_weight(module, do_power_iteration=False)
+        final = hook.value(module, training=False)
     delattr(module, name)
     for suffix in ("_u", "_v", "_orig"):
         delattr(module, name + suffix)
-    module.register_parameter(name, Parameter(weight.detach()))
-    _remove_hook(module, key)
-    _uninstall_table(module, name)
+    module.register_parameter(name, Parameter(final.detach()))
+    _RecomputeHook.detach_from(module, key)
+    _unwatch_computed(module, name)
     return module

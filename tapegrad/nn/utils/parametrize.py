@@ -42,8 +42,26 @@ __all__ = [
     "type_before_parametrizations",
 ]
 
-_cache_enabled = 0
-_cache: dict = {}
+
+class _CacheScope:
+    """How deep we are in ``with cached():`` blocks, and the values computed in them."""
+
+    def __init__(self):
+        self.depth = 0
+        self.values = {}
+
+    def enter(self):
+        self.depth += 1
+
+    def leave(self):
+        self.depth -= 1
+        if not self.depth:
+            self.values = {}
+
+
+_CACHE = _CacheScope()
+
+
 # values given to functional_call for a parametrized name: (id(module), name) -> Tensor
 _overrides: dict = {}
 
@@ -62,42 +80,44 @@ def cached() -> Iterator[None]:
         >>> same, m.weight is m.weight
         (True, False)
     """
-    global _cache_enabled, _cache
-    _cache_enabled += 1
+    _CACHE.enter()
     try:
         yield
     finally:
-        _cache_enabled -= 1
-        if not _cache_enabled:
-            _cache = {}
+        _CACHE.leave()
 
 
-def _register_parameter_or_buffer(module, name, value):
-    if _is_param(value):
-        module.register_parameter(name, value)
-    else:
-        module.register_buffer(name, value)
+def _keep(owner, name, tensor):
+    """Register ``tensor`` on ``owner`` as a parameter when it is one, else as a buffer."""
+    register = owner.register_parameter if _is_param(tensor) else owner.register_buffer
+    register(name, tensor)
 
 
-def _set_in_place(tensor, value):
-    """Overwrite ``tensor``'s values with ``value``'s (the Tensor object stays), PyTorch's
-    ``set_`` under ``no_grad``."""
-    v = np.array(value._v if isinstance(value, Tensor) else value, dtype=tensor.dtype)
-    _methods._set_value(tensor, float(v) if v.ndim == 0 else v)
+def _overwrite(target, source):
+    """Give ``target`` (same Tensor object) the values of ``source``, recording nothing."""
+    raw = source._v if isinstance(source, Tensor) else source
+    values = np.array(raw, dtype=target.dtype)
+    _methods._set_value(target, values if values.ndim else float(values))
 
 
-def _check_same(what, a, b):
-    if a.dtype != b.dtype:
-        raise ValueError(
-            f"Registering a parametrization may not change the dtype of the tensor, unless "
-            f"`unsafe` flag is enabled.\n{what[0]} dtype: {a.dtype}\n{what[1]} dtype: {b.dtype}"
-        )
-    if tuple(a.shape) != tuple(b.shape):
-        raise ValueError(
-            f"Registering a parametrization may not change the shape of the tensor, unless "
-            f"`unsafe` flag is enabled.\n{what[0]} shape: {tuple(a.shape)}\n"
-            f"{what[1]} shape: {tuple(b.shape)}"
-        )
+def _require_same_layout(before, after, labels=("unparametrized", "parametrized")):
+    """Refuse (as PyTorch) a parametrization that changes the dtype or the shape."""
+    for what, a, b in (
+        ("dtype", before.dtype, after.dtype),
+        ("shape", tuple(before.shape), tuple(after.shape)),
+    ):
+        if a != b:
+            raise ValueError(
+                f"Registering a parametrization may not change the {what} of the tensor, "
+                f"unless `unsafe` flag is enabled.\n{labels[0]} {what}: {a}\n"
+                f"{labels[1]} {what}: {b}"
+            )
+
+
+def _must_be_tensor(value, what):
+    if isinstance(value, Tensor):
+        return value
+    raise ValueError(f"{what} must return a tensor. Got {type(value).__name__}.")
 
 
 class ParametrizationList(ModuleList):
@@ -109,192 +129,217 @@ class ParametrizationList(ModuleList):
     """
 
     def __init__(self, modules, original: Tensor, unsafe: bool = False) -> None:
-        if len(modules) == 0:
+        if not len(modules):
             raise ValueError("ParametrizationList requires one or more modules.")
         super().__init__(modules)
         object.__setattr__(self, "unsafe", unsafe)
-        shape, dtype = tuple(original.shape), original.dtype
+        reference = Tensor(np.zeros(tuple(original.shape), original.dtype))
         with no_grad():
-            new = original
-            for module in reversed(list(self)):
-                if hasattr(module, "right_inverse"):
-                    try:
-                        new = module.right_inverse(new)
-                    except NotImplementedError:
-                        pass  # (as PyTorch: the original is kept as it is)
-        object.__setattr__(self, "is_tensor", isinstance(new, Tensor))
-        object.__setattr__(self, "ntensors", 1 if self.is_tensor else len(new))
-        if self.is_tensor:
-            if original.dtype != new.dtype:
+            stored = self._pull_back(original, optional=True)
+        single = isinstance(stored, Tensor)
+        object.__setattr__(self, "is_tensor", single)
+        object.__setattr__(self, "ntensors", 1 if single else len(stored))
+        if single:
+            if stored.dtype != original.dtype:
                 raise ValueError(
                     "When `right_inverse` outputs one tensor, it may not change the dtype.\n"
-                    f"original.dtype: {original.dtype}\nright_inverse(original).dtype: "
-                    f"{new.dtype}"
+                    f"original.dtype: {original.dtype}\n"
+                    f"right_inverse(original).dtype: {stored.dtype}"
                 )
-            if new is not original:
+            if stored is not original:  # the original Tensor object is kept, as PyTorch's
                 with no_grad():
-                    _set_in_place(original, new)
-            _register_parameter_or_buffer(self, "original", original)
+                    _overwrite(original, stored)
+            _keep(self, "original", original)
         else:
-            for i, originali in enumerate(new):
-                if not isinstance(originali, Tensor):
+            trainable = _is_param(original)
+            for k, piece in enumerate(stored):
+                if not isinstance(piece, Tensor):
                     raise ValueError(
                         "'right_inverse' must return a Tensor or a Sequence of tensors "
-                        f"(list, tuple...). Got element {i} of the sequence with type "
-                        f"{type(originali).__name__}."
+                        f"(list, tuple...). Got element {k} of the sequence with type "
+                        f"{type(piece).__name__}."
                     )
-                if _is_param(original):
-                    originali = Parameter(originali.detach(), original.requires_grad)
-                _register_parameter_or_buffer(self, f"original{i}", originali)
-        if not self.unsafe:
-            z = self()
-            if not isinstance(z, Tensor):
-                raise ValueError(f"A parametrization must return a tensor. Got {type(z).__name__}.")
-            _check_same(("unparametrized", "parametrized"), Tensor(np.zeros(shape, dtype)), z)
+                if trainable:
+                    piece = Parameter(piece.detach(), original.requires_grad)
+                _keep(self, f"original{k}", piece)
+        if not unsafe:
+            _require_same_layout(reference, _must_be_tensor(self(), "A parametrization"))
+
+    def _pull_back(self, value, optional=False):
+        """``value`` through every parametrization's ``right_inverse``, the last one first; one
+        without it (or raising NotImplementedError, when ``optional``) is skipped only when
+        ``optional``."""
+        for step in reversed(list(self)):
+            invert = getattr(step, "right_inverse", None)
+            if invert is None:
+                if optional:
+                    continue
+                raise RuntimeError(
+                    f"parametrization {type(step).__name__} does not implement right_inverse."
+                )
+            try:
+                value = invert(value)
+            except NotImplementedError:
+                if not optional:
+                    raise
+        return value
+
+    def _originals(self) -> list:
+        if self.is_tensor:
+            return [self.original]
+        return [getattr(self, f"original{k}") for k in range(self.ntensors)]
 
     def right_inverse(self, value: Tensor) -> None:
         """Set the originals so that the parametrization computes ``value`` (calls each
         parametrization's ``right_inverse``, last first, without recording gradients)."""
         with no_grad():
-            for module in reversed(list(self)):
-                if not hasattr(module, "right_inverse"):
-                    raise RuntimeError(
-                        f"parametrization {type(module).__name__} does not implement right_inverse."
-                    )
-                value = module.right_inverse(value)
+            value = self._pull_back(value)
+            targets = self._originals()
             if self.is_tensor:
                 if not isinstance(value, Tensor):
                     raise ValueError(f"`right_inverse` should return a tensor. Got {type(value)}")
-                if value.dtype != self.original.dtype:
+                (target,) = targets
+                if value.dtype != target.dtype:
                     raise ValueError(
                         f"The tensor returned by `right_inverse` has dtype {value.dtype} while "
-                        f"`original` has dtype {self.original.dtype}"
+                        f"`original` has dtype {target.dtype}"
                     )
-                if tuple(value.shape) != tuple(self.original.shape):
+                if tuple(value.shape) != tuple(target.shape):
                     raise ValueError(
                         f"right_inverse: the tensor has shape {tuple(value.shape)} while "
-                        f"`original` has shape {tuple(self.original.shape)}"
+                        f"`original` has shape {tuple(target.shape)}"
                     )
-                _set_in_place(self.original, value)
+                value = [value]
+            elif len(value) != len(targets):
+                raise ValueError(
+                    "'right_inverse' must return a sequence of tensors of length "
+                    f"{len(targets)}. Got a sequence of length {len(value)}."
+                )
             else:
-                if len(value) != self.ntensors:
-                    raise ValueError(
-                        "'right_inverse' must return a sequence of tensors of length "
-                        f"{self.ntensors}. Got a sequence of length {len(value)}."
-                    )
-                for i, tensor in enumerate(value):
-                    _set_in_place(getattr(self, f"original{i}"), tensor)
+                for k, (target, new) in enumerate(zip(targets, value, strict=True)):
+                    layout = (getattr(new, "dtype", None), tuple(getattr(new, "shape", ())))
+                    if layout != (target.dtype, tuple(target.shape)):
+                        raise ValueError(
+                            f"ParametrizationList.right_inverse: tensor {k} returned by "
+                            f"`right_inverse` has dtype {layout[0]} and shape {layout[1]} while "
+                            f"`original{k}` has dtype {target.dtype} and shape "
+                            f"{tuple(target.shape)} (the originals are updated in place: "
+                            "return tensors of their dtypes and shapes)"
+                        )
+            for target, new in zip(targets, value, strict=True):
+                _overwrite(target, new)
 
     def forward(self) -> Tensor:
-        mods = list(self)
-        if self.is_tensor:
-            x = mods[0](self.original)
-        else:
-            x = mods[0](*(getattr(self, f"original{i}") for i in range(self.ntensors)))
-        for module in mods[1:]:
-            x = module(x)
-        return x
+        first, *others = list(self)
+        out = first(*self._originals())
+        for step in others:
+            out = step(out)
+        return out
 
 
-class _ParametrizedTable(OrderedDict):
+# ---- the module side: its class, its attribute, its parameter table ------------------------------
+
+
+class _TableWithComputed(OrderedDict):
     """The parameter (or buffer) table of a parametrized module: a parametrized name is not in
     it (not in ``named_parameters`` or the state dict), but ``table[name]``, which the layers'
-    ``forward`` use, gives the parametrized value, as ``module.<name>`` does."""
+    ``forward`` use, gives the parametrized value, as ``module.<name>`` does.  ``owner`` is the
+    module."""
 
     def __missing__(self, key):
-        owner = self.__dict__.get("owner")
-        if owner is not None and (
-            is_parametrized(owner, key) or key in owner.__dict__.get("_computed_parameters", ())
+        module = self.__dict__.get("owner")
+        if module is not None and (
+            is_parametrized(module, key) or key in module.__dict__.get("_hook_computed", ())
         ):
-            return getattr(owner, key)
+            return getattr(module, key)
         raise KeyError(key)
 
 
-def _install_table(module, computed=None):
-    """Give ``module`` a parameter table that answers for its parametrized names (and for
-    ``computed``, a name kept as a plain attribute by a weight or spectral norm hook)."""
-    if computed is not None:
-        module.__dict__.setdefault("_computed_parameters", set()).add(computed)
-    for name in ("_parameters", "_buffers"):
-        if not isinstance(module.__dict__[name], _ParametrizedTable):
-            table = _ParametrizedTable(module.__dict__[name])
+def _watch_computed(module, hooked=None):
+    """Give ``module`` parameter and buffer tables that answer for its parametrized names (and
+    for ``hooked``, a name a weight or spectral norm hook keeps as a plain attribute)."""
+    if hooked is not None:
+        module.__dict__.setdefault("_hook_computed", set()).add(hooked)
+    for slot in ("_parameters", "_buffers"):
+        table = module.__dict__[slot]
+        if type(table) is not _TableWithComputed:
+            table = _TableWithComputed(table)
             table.owner = module
-            object.__setattr__(module, name, table)
+            object.__setattr__(module, slot, table)
 
 
-def _uninstall_table(module, computed=None):
-    """Undo ``_install_table`` once nothing computed is left."""
-    names = module.__dict__.get("_computed_parameters", set())
-    names.discard(computed)
-    if not names:
-        module.__dict__.pop("_computed_parameters", None)
-    if not names and not is_parametrized(module):
-        for name in ("_parameters", "_buffers"):
-            object.__setattr__(module, name, OrderedDict(module.__dict__[name]))
+def _unwatch_computed(module, hooked=None):
+    """Undo ``_watch_computed`` once nothing computed is left on ``module``."""
+    names = module.__dict__.get("_hook_computed", set())
+    names.discard(hooked)
+    if names:
+        return
+    module.__dict__.pop("_hook_computed", None)
+    if is_parametrized(module):
+        return
+    for slot in ("_parameters", "_buffers"):
+        object.__setattr__(module, slot, OrderedDict(module.__dict__[slot]))
 
 
-def _getstate(self):
+class _Parametrized:
+    """The class attribute standing for one parametrized name: reading computes the value (or
+    gives the cached / ``functional_call`` one), assigning calls ``right_inverse``."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __get__(self, module, owner=None):
+        if module is None:
+            return self
+        key = (id(module), self.name)
+        if key in _overrides:
+            return _overrides[key]
+        compute = module.parametrizations[self.name]
+        if not _CACHE.depth:
+            return compute()
+        if key not in _CACHE.values:
+            _CACHE.values[key] = compute()
+        return _CACHE.values[key]
+
+    def __set__(self, module, value):
+        module.parametrizations[self.name].right_inverse(value)
+
+
+def _no_pickle(self):
     raise RuntimeError(
         "Serialization of parametrized modules is only supported through state_dict() "
         "(pickle the state dict, or remove the parametrizations first)"
     )
 
 
-def _parametrized_setattr(self, name, value):
-    prop = getattr(type(self), name, None)
-    if isinstance(prop, property) and is_parametrized(self, name):
-        if _is_param(value):
+def _assign(self, name, value):
+    if is_parametrized(self, name) and isinstance(type(self).__dict__.get(name), _Parametrized):
+        if _is_param(value):  # PyTorch's refusal: it would hide the parametrization
             raise KeyError(f"attribute '{name}' already exists")
-        object.__setattr__(self, name, value)  # the property's setter: right_inverse
-        return
-    Module.__setattr__(self, name, value)
+        object.__setattr__(self, name, value)  # the descriptor: right_inverse
+    else:
+        Module.__setattr__(self, name, value)
 
 
-def _parametrized_deepcopy(self, memo):
+def _copy(self, memo):
     """A deep copy with a class of its own (PyTorch's copies share the class, so removing a
-    parametrization from one removes the property from the other)."""
-    new = Module.__deepcopy__(self, memo)
-    object.__setattr__(new, "__class__", _new_class(type(self).__bases__[0]))
-    for name in new.parametrizations:
-        _inject_property(new, name)
-    return new
+    parametrization from one removes the attribute from the other)."""
+    twin = Module.__deepcopy__(self, memo)
+    object.__setattr__(twin, "__class__", _subclass_for(type(self)._unparametrized_class))
+    for name in twin.parametrizations:
+        setattr(type(twin), name, _Parametrized(name))
+    return twin
 
 
-def _new_class(cls):
-    return type(
-        f"Parametrized{cls.__name__}",
-        (cls,),
-        {
-            "__getstate__": _getstate,
-            "__setattr__": _parametrized_setattr,
-            "__deepcopy__": _parametrized_deepcopy,
-        },
-    )
-
-
-def _inject_new_class(module):
-    object.__setattr__(module, "__class__", _new_class(module.__class__))
-    _install_table(module)
-
-
-def _inject_property(module, tensor_name):
-    def get_parametrized(self):
-        key = (id(self), tensor_name)
-        if key in _overrides:
-            return _overrides[key]
-        parametrization = self.parametrizations[tensor_name]
-        if _cache_enabled:
-            tensor = _cache.get(key)
-            if tensor is None:
-                tensor = parametrization()
-                _cache[key] = tensor
-            return tensor
-        return parametrization()
-
-    def set_original(self, value):
-        self.parametrizations[tensor_name].right_inverse(value)
-
-    setattr(module.__class__, tensor_name, property(get_parametrized, set_original))
+def _subclass_for(base):
+    """A fresh ``Parametrized<Base>`` class (one per module: the attributes go on it)."""
+    namespace = {
+        "_unparametrized_class": base,
+        "__getstate__": _no_pickle,
+        "__setattr__": _assign,
+        "__deepcopy__": _copy,
+    }
+    return type("Parametrized" + base.__name__, (base,), namespace)
 
 
 def register_parametrization(
@@ -325,37 +370,32 @@ def register_parametrization(
         )
     parametrization.train(module.training)
     if is_parametrized(module, tensor_name):
+        chain = module.parametrizations[tensor_name]
         if not unsafe:
-            y = getattr(module, tensor_name)
-            x = parametrization(y)
-            if not isinstance(x, Tensor):
-                raise ValueError(f"A parametrization must return a tensor. Got {type(x).__name__}.")
-            _check_same(("unparametrized", "parametrized"), y, x)
-            if hasattr(parametrization, "right_inverse"):
-                z = parametrization.right_inverse(x)
-                if not isinstance(z, Tensor):
-                    raise ValueError(
-                        f"parametrization.right_inverse must return a tensor. Got: "
-                        f"{type(z).__name__}"
-                    )
-                _check_same(("parametrization", "right_inverse"), y, z)
-        plist = module.parametrizations[tensor_name]
-        plist.append(parametrization)
-        object.__setattr__(plist, "unsafe", plist.unsafe or unsafe)
-    elif tensor_name in module._buffers or tensor_name in module._parameters:
-        original = getattr(module, tensor_name)
-        plist = ParametrizationList([parametrization], original, unsafe=unsafe)
-        delattr(module, tensor_name)
-        if not is_parametrized(module):
-            _inject_new_class(module)
-            module.parametrizations = ModuleDict()
-        _inject_property(module, tensor_name)
-        module.parametrizations[tensor_name] = plist
-    else:
+            current = getattr(module, tensor_name)
+            image = _must_be_tensor(parametrization(current), "A parametrization")
+            _require_same_layout(current, image)
+            invert = getattr(parametrization, "right_inverse", None)
+            if invert is not None:
+                back = invert(image)
+                _must_be_tensor(back, "parametrization.right_inverse")
+                _require_same_layout(current, back, ("parametrization", "right_inverse"))
+        chain.append(parametrization)
+        object.__setattr__(chain, "unsafe", chain.unsafe or unsafe)
+        return module
+    if tensor_name not in module._parameters and tensor_name not in module._buffers:
         raise ValueError(
             f"Module '{module}' does not have a parameter, a buffer, or a parametrized element "
             f"with name '{tensor_name}'"
         )
+    chain = ParametrizationList([parametrization], getattr(module, tensor_name), unsafe=unsafe)
+    delattr(module, tensor_name)
+    if not isinstance(module._modules.get("parametrizations"), ModuleDict):  # the first one
+        object.__setattr__(module, "__class__", _subclass_for(type(module)))
+        _watch_computed(module)
+        module.add_module("parametrizations", ModuleDict())
+    setattr(type(module), tensor_name, _Parametrized(tensor_name))
+    module.parametrizations[tensor_name] = chain
     return module
 
 
@@ -370,12 +410,10 @@ def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
         >>> P.is_parametrized(m), P.is_parametrized(m, "weight"), P.is_parametrized(m, "bias")
         (True, True, False)
     """
-    parametrizations = module._modules.get("parametrizations")
-    if parametrizations is None or not isinstance(parametrizations, ModuleDict):
+    table = module._modules.get("parametrizations")
+    if not isinstance(table, ModuleDict):
         return False
-    if tensor_name is None:
-        return len(parametrizations) > 0
-    return tensor_name in parametrizations
+    return bool(len(table)) if tensor_name is None else tensor_name in table
 
 
 def type_before_parametrizations(module: Module) -> type:
@@ -387,9 +425,8 @@ def type_before_parametrizations(module: Module) -> type:
         >>> tg.nn.utils.parametrize.type_before_parametrizations(m).__name__
         'Linear'
     """
-    if is_parametrized(module):
-        return module.__class__.__bases__[0]
-    return type(module)
+    cls = type(module)
+    return cls.__dict__.get("_unparametrized_class", cls)
 
 
 def remove_parametrizations(
@@ -410,26 +447,26 @@ def remove_parametrizations(
     """
     if not is_parametrized(module, tensor_name):
         raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
-    plist = module.parametrizations[tensor_name]
-    if plist.is_tensor:
-        original = plist.original
+    chain = module.parametrizations[tensor_name]
+    if chain.is_tensor:
+        kept = chain.original
         if leave_parametrized:
             with no_grad():
-                t = getattr(module, tensor_name)
-                _set_in_place(original, t)
+                _overwrite(kept, getattr(module, tensor_name))
+    elif leave_parametrized:
+        value = getattr(module, tensor_name)
+        kept = Parameter(value.detach(), True) if value.requires_grad else value.detach()
     else:
-        if not leave_parametrized:
-            raise ValueError(
-                "Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is "
-                "parametrized in terms of a sequence of tensors."
-            )
-        t = getattr(module, tensor_name)
-        original = Parameter(t.detach(), True) if t.requires_grad else t.detach()
-    delattr(module.__class__, tensor_name)
-    del module.parametrizations[tensor_name]
-    _register_parameter_or_buffer(module, tensor_name, original)
-    if not is_parametrized(module):
-        delattr(module, "parametrizations")
-        object.__setattr__(module, "__class__", module.__class__.__bases__[0])
-        _uninstall_table(module)
+        raise ValueError(
+            "Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is "
+            "parametrized in terms of a sequence of tensors."
+        )
+    cls, chains = type(module), module.parametrizations
+    delattr(cls, tensor_name)
+    del chains[tensor_name]
+    _keep(module, tensor_name, kept)
+    if not len(chains):  # nothing parametrized is left: the module's own class again
+        del module._modules["parametrizations"]
+        object.__setattr__(module, "__class__", cls._unparametrized_class)
+        _unwatch_computed(module)
     return module
