@@ -1346,9 +1346,12 @@ class _ThreadState(threading.local):
     recorder notes there what Python reads of a value a replay may change), and whether the
     outermost transform running was called with Tensors (``torch_code``: PyTorch-style code,
     whose Tensor methods keep PyTorch's meanings) or with NumPy values (NumPy code, where the
-    methods whose NumPy and PyTorch meanings differ follow NumPy's: see ``torch_methods``)."""
+    methods whose NumPy and PyTorch meanings differ follow NumPy's: see ``torch_methods``).
+    ``vmapping``: how many ``vmap`` calls run their function on this thread (it is called once
+    per batch item, so code that updates state, as BatchNorm's running statistics, refuses)."""
 
     transforms = 0
+    vmapping = 0
     held = 0  # code holding row numbers across recorded ops runs (see ``holding_rows``)
     guard = None
     torch_code = False

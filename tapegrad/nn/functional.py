@@ -784,6 +784,13 @@ def batch_norm(
             f"of shape {tuple(x.shape)}"
         )
     track = running_mean is not None or running_var is not None
+    if track and STATE.vmapping:
+        raise RuntimeError(
+            "batch_norm: inside vmap the function runs once per batch item, so the running "
+            "statistics (running_mean/running_var, not batched) would be updated once per item "
+            "(PyTorch's vmap refuses too). Call the module in eval mode (model.eval()), or "
+            "without running statistics (track_running_stats=False)"
+        )
     if track and STATE.guard is not None:
         raise RuntimeError(
             "batch_norm: a tg.trace recording cannot update running_mean/running_var (a "

@@ -1,8 +1,9 @@
 """``vmap``: a function mapped over a batch axis of its inputs, as a loop.
 
-``func`` is called once per batch item on the item's slices of the batched inputs (basic
-indexing: differentiable views) and each output is stacked along its out dimension (a
-differentiable ``stack``).  Nothing is vectorised: the cost is the batch size times one call,
+``func`` is called once per batch item on the item's slices of the batched inputs
+(differentiable copies of basic-index views, written back into the input when ``func``
+changes them in place) and each output is stacked along its out dimension (a differentiable
+``stack``).  Nothing is vectorised: the cost is the batch size times one call,
 and in exchange every transform composes with it (``tg.grad`` of a vmapped function, vmap of
 ``tg.grad``, nested vmap, ``create_graph``) and data-dependent Python inside ``func`` (an
 ``if`` on a value, ``.item()``) just works per item.  Two spellings share the loop:
@@ -21,6 +22,7 @@ import numpy as np
 from .. import pytree as _pytree
 from ..core import creation as _creation
 from ..core import functions as _ops
+from ..core.tensor import STATE
 from ..core.tensor import TensorBase as Tensor
 
 __all__ = ["vmap", "vmap_jax"]
@@ -226,15 +228,31 @@ def _run(func, spec, in_dims, out_dims, randomness, chunk_size, args, kwargs):
     for i in range(n) if n else [None]:
         if randomness == "same":
             g0.bit_generator.state = state0
-        item_leaves = [
-            x if d is _UNBATCHED else _item(x, d, i)
-            for x, d in zip(leaves, dim_leaves, strict=True)
-        ]
+        item_leaves, copies = [], []
+        for x, d in zip(leaves, dim_leaves, strict=True):
+            if d is _UNBATCHED:
+                item_leaves.append(x)
+            elif isinstance(x, Tensor) and i is not None:
+                # a copy of the item, written back if func changes it in place: a view would
+                # share x's version counter, so a write in a later item would invalidate what
+                # an earlier item saved for its backward (PyTorch's vmap writes once)
+                c = _item(x, d, i).clone()
+                copies.append((x, d, c, c._version))
+                item_leaves.append(c)
+            else:
+                item_leaves.append(_item(x, d, i))
         item = _pytree.unflatten(tree, item_leaves)
-        if mapped_kwargs:
-            out = func(*item[0], **item[1])
-        else:
-            out = func(*item, **kwargs)
+        STATE.vmapping += 1
+        try:
+            if mapped_kwargs:
+                out = func(*item[0], **item[1])
+            else:
+                out = func(*item, **kwargs)
+        finally:
+            STATE.vmapping -= 1
+        for x, d, c, version in copies:
+            if c._version != version:
+                _item(x, d, i).copy_(c)
         for k, x, version in fixed:
             if x._version != version:
                 raise RuntimeError(
