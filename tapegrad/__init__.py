@@ -66,8 +66,10 @@ from .core.torch_functions import (  # noqa: E402
     addmm,
     addmv,
     addr,
+    all_ as all,
     allclose,
     aminmax,
+    any_ as any,
     argmax,
     argmin,
     argsort,
@@ -210,7 +212,9 @@ from .core.torch_functions import (  # noqa: E402
     operand_list as _operand_list,
     recorder as _recorder,
     torch_nan_to_num as _torch_nan_to_num,
+    torch_keyword_names as _torch_keyword_names,
     torch_quantile as _torch_quantile,
+    torch_scan as _torch_scan,
     torch_vectors as _torch_vectors,
     with_dim as _with_dim,
 )
@@ -391,6 +395,10 @@ trace = _recorder(trace)  # a matrix in the place of f: a TypeError naming x.tra
 from . import optimizers, tree  # noqa: E402
 from .transforms.custom import custom_jvp, custom_vjp  # noqa: E402
 from .transforms.fixed_point import fixed_point  # noqa: E402
+
+# PyTorch's scans (a positional dim, dtype=) and PyTorch's keyword names (input=, other= ...)
+cumsum, cumprod = _torch_scan(cumsum), _torch_scan(cumprod)  # noqa: F405
+_torch_keyword_names(globals())
 
 import types as _types  # noqa: E402
 

@@ -446,7 +446,7 @@ def _fill_fits(name, value, dt):
         info = np.iinfo(dt)
         ok = math.isfinite(v) and info.min <= math.trunc(v) <= info.max
     elif dt.kind == "f" and isinstance(value, (float, np.floating, int, np.integer)):
-        ok = not math.isfinite(value) or abs(float(value)) <= np.finfo(dt).max
+        ok = not math.isfinite(value) or abs(float(value)) <= float(np.finfo(dt).max)
     else:
         ok = True
     if not ok:

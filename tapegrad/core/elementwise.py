@@ -266,9 +266,8 @@ def make_unary(name: str):
     math_fwd = formula.python_function(spec.fwd, ("a",), "math")
     np_ufunc = getattr(np, spec.numpy[0], None) if spec.numpy else None
 
-    def f(x: TensorLike) -> Tensor:
-        if not isinstance(x, Tensor):
-            x = x if isinstance(x, Tensor) else Tensor._const(value_of(x))
+    def f(input: TensorLike) -> Tensor:  # noqa: A002 - PyTorch's name (tg.exp(input=x))
+        x = input if isinstance(input, Tensor) else Tensor._const(value_of(input))
         v = x._v
         if np_ufunc is not None and v.__class__ is not float and v.dtype.kind in "iub":
             if not x._rg:
@@ -298,8 +297,8 @@ def make_binary(name: str):
     code = C.__dict__[name]
     fname = spec.function or name.lower()
 
-    def f(x1: TensorLike, x2: TensorLike) -> Tensor:
-        return _binary(fname, code, x1, x2)
+    def f(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002 - PyTorch's names
+        return _binary(fname, code, input, other)
 
     f.__name__ = f.__qualname__ = fname
     f.__module__ = "tapegrad.core.ufuncs"

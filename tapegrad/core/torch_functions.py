@@ -1,5 +1,5 @@
 """``tg.*`` functions with PyTorch's names and meanings: ``tg.max(m, dim=1)`` is
-``m.max(dim=1)``, ``tg.cat``, ``tg.from_numpy``, ``tg.as_tensor``, ``tg.randint`` ...
+``m.max(dim=1)``, ``tg.cat``, ``tg.from_numpy``, ``tg.as_tensor``, ``tg.all`` ...
 
 The functions of ``tapegrad.numpy`` keep NumPy's meanings; the ``tg`` namespace is PyTorch's
 (as the Tensor methods are), and takes ``dim=`` / ``keepdim=`` wherever it takes NumPy's
@@ -13,7 +13,6 @@ import numpy as np
 
 from . import functions as O
 from . import torch_methods as P
-from .creation import _rng
 from .methods import TensorMethods, _normalized, _numpy_code
 from .tensor import TensorBase as Tensor
 from .tensor import new_tensor, refuse_unsupported, shares_memory
@@ -51,6 +50,9 @@ def with_dim(fn):
 
     @functools.wraps(fn)
     def call(*args, dim=None, keepdim=None, **kwargs):
+        if not args:
+            first = "tensors" if fn.__name__ in ("stack", "concatenate") else "input"
+            raise TypeError(f"tg.{fn.__name__}: missing its first argument, {first}")
         if fn.__name__ in _NORMALIZED and (dim is not None or not _numpy_code()):
             # PyTorch's softmax (a 0-d input's dim 0 / -1 too, dims checked as PyTorch's)
             if dim is not None and (len(args) > 1 or "axis" in kwargs):
@@ -58,6 +60,12 @@ def with_dim(fn):
             axis = dim if dim is not None else args[1] if len(args) > 1 else kwargs.get("axis", -1)
             if isinstance(axis, (int, np.integer)):  # (SciPy's tuple of axes: fn's own)
                 return _normalized(fn, args[0], axis, kwargs.get("dtype"))
+        if fn.__name__ in ("stack", "concatenate") and not _numpy_code():
+            axis = dim if dim is not None else args[1] if len(args) > 1 else kwargs.get("axis", 0)
+            _check_list_dim(args[0], axis, "stack" if fn.__name__ == "stack" else "cat")
+        if fn.__name__ == "expand_dims" and dim is None and len(args) == 2:
+            if isinstance(args[1], (int, np.integer)) and not _numpy_code():
+                args, dim = args[:1], args[1]  # tg.unsqueeze(x, 2): PyTorch's dim
         if fn.__name__ == "expand_dims" and isinstance(dim, (int, np.integer)):
             x = args[0]  # PyTorch's unsqueeze range, -ndim - 1 .. ndim
             dim = P.wrap_dim(dim, np.shape(x._v if isinstance(x, Tensor) else x), "unsqueeze", 1)
@@ -78,6 +86,121 @@ def with_dim(fn):
         return fn(*args, **kwargs)
 
     return call
+
+
+def torch_scan(scan):
+    """``tg.cumsum`` / ``tg.cumprod``: PyTorch's ``(input, dim, *, dtype=None)`` outside NumPy
+    code: a positional dim is PyTorch's (a 0-d tensor's dim 0 keeps its shape (), NumPy's
+    axis 0 gives (1,)), an integer or boolean input scans exactly to int64 (the method's), and
+    ``dtype=`` casts the input first.  Inside NumPy code, and for
+    ``np.cumsum`` on a Tensor (dispatched to ``scan`` itself), NumPy's axis."""
+
+    name = scan.__name__
+
+    @functools.wraps(scan)
+    def call(*args, dim=None, dtype=None, **kwargs):
+        if not args:
+            raise TypeError(f"tg.{name}: missing its first argument, input")
+        if len(args) == 2 and dim is None and args[1] is not None and not _numpy_code():
+            args, dim = args[:1], args[1]
+        if dim is not None and len(args) == 1 and not kwargs and not _numpy_code():
+            # the method's: an integer or boolean input scans exactly, to int64 (PyTorch's)
+            return getattr(_as_tensor_arg(args[0]), name)(dim, dtype=dtype)
+        if dtype is not None:
+            args = (P.convert(_as_tensor_arg(args[0]), dtype), *args[1:])
+        return scan(*args, dim=dim, **kwargs)
+
+    return call
+
+
+def torch_keywords(fn, names, label=None):
+    """``fn`` also taking PyTorch's keyword names ``names`` for its leading positional
+    parameters: ``tg.exp(input=x)``, ``tg.pow(x, exponent=2)``, ``tg.stack(tensors=[a, b])``,
+    ``tg.where(condition=c, input=x, other=y)``, ``tg.transpose(x, dim0=0, dim1=1)``."""
+    if not names:
+        return fn
+    keys, label = frozenset(names), label or fn.__name__
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if kwargs and not keys.isdisjoint(kwargs):
+            args = list(args)
+            for i, name in enumerate(names):
+                if name not in kwargs:
+                    continue
+                if i < len(args):
+                    raise TypeError(f"tg.{label}: got multiple values for {name!r}")
+                if i > len(args):
+                    raise TypeError(
+                        f"tg.{label}: {name}= given without {names[len(args)]!r} "
+                        f"(PyTorch's order: {', '.join(names)})"
+                    )
+                args.append(kwargs.pop(name))
+        return fn(*args, **kwargs)
+
+    return call
+
+
+# the names PyTorch gives the leading arguments of tg's functions whose own names are NumPy's
+# (x, x1, x2, xs, a, cond ...); a function of one argument ``x`` takes ``input=``
+_TORCH_NAMES = {
+    **dict.fromkeys(
+        (
+            "sum mean prod amax amin logsumexp softmax log_softmax unsqueeze expand_dims diff "
+            "cumsum cumprod logcumsumexp angle round around nan_to_num quantile"
+        ).split(),
+        ("input",),
+    ),
+    **dict.fromkeys(
+        (
+            "mul matmul arctan2 atan2 fmod hypot logaddexp logaddexp2 maximum minimum remainder"
+        ).split(),
+        ("input", "other"),
+    ),
+    "pow": ("input", "exponent"),
+    "dot": ("input", "tensor"),
+    "outer": ("input", "vec2"),
+    "stack": ("tensors",),
+    "concatenate": ("tensors",),
+    "where": ("condition", "input", "other"),
+    "reshape": ("input", "shape"),
+    "broadcast_to": ("input", "size"),
+    "transpose": ("input", "dim0", "dim1"),
+    "tensordot": ("a", "b"),
+    "polygamma": ("n", "input"),
+}
+
+
+def torch_keyword_names(namespace):
+    """Rebind the functions of ``namespace`` (tapegrad's) to take PyTorch's keyword names
+    (``torch_keywords``); ``np.exp`` & co. dispatch to the functions themselves."""
+    for name, f in list(namespace.items()):
+        if name.startswith("_") or not inspect.isfunction(f):
+            continue
+        try:
+            params = tuple(inspect.signature(f).parameters)
+        except (TypeError, ValueError):
+            continue
+        names = _TORCH_NAMES.get(name)
+        if names is None:
+            names = ("input",) if params == ("x",) else None
+        # (the generated elementwise functions take PyTorch's names themselves: no wrapper
+        # call on the hot path)
+        if names and params[: len(names)] != names:
+            g = namespace[name] = torch_keywords(f, names, name)
+            g.__module__, g.__qualname__ = namespace["__name__"], name  # (pickled by name)
+
+
+def _check_list_dim(tensors, dim, name):
+    """PyTorch's range for the ``dim`` of ``tg.stack`` / ``tg.cat`` of ``tensors``: out of
+    range an IndexError (NumPy's AxisError) naming the op, the dim and the first shape."""
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        return
+    if not isinstance(tensors, (list, tuple)) or not tensors:
+        return
+    first = tensors[0]
+    shape = np.shape(first._v if isinstance(first, Tensor) else first)
+    P.wrap_dim(dim, shape, f"tg.{name}", 1 if name == "stack" else 0)
 
 
 def _listed(dim):
@@ -107,6 +230,39 @@ def min(input, *args, **kwargs):  # noqa: A001 - PyTorch's name
     tensor([0, 1])
     """
     return P._min(_as_tensor_arg(input), *args, **kwargs)
+
+
+def all_(input, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *, out=None):  # noqa: A002
+    """``tg.all(input, dim=None, keepdim=False)``: PyTorch's ``torch.all``, whether every
+    element (along ``dim``) is nonzero, a boolean Tensor (``input.all(dim, keepdim)``).
+
+    >>> import tapegrad as tg
+    >>> x = tg.tensor([[1.0, 0.0], [2.0, 3.0]])
+    >>> tg.all(x), tg.all(x, dim=1)
+    (tensor(False), tensor([False,  True]))
+    """
+    if out is not None:
+        raise TypeError("tg.all: out= is not supported; use the returned Tensor")
+    return _as_tensor_arg(input).all(dim, keepdim)
+
+
+def any_(input, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *, out=None):  # noqa: A002
+    """``tg.any(input, dim=None, keepdim=False)``: PyTorch's ``torch.any``, whether some
+    element (along ``dim``) is nonzero, a boolean Tensor (``input.any(dim, keepdim)``).
+
+    >>> import tapegrad as tg
+    >>> x = tg.tensor([[1.0, 0.0], [0.0, 0.0]])
+    >>> tg.any(x), tg.any(x, 1, keepdim=True)
+    (tensor(True), tensor([[ True],
+            [False]]))
+    """
+    if out is not None:
+        raise TypeError("tg.any: out= is not supported; use the returned Tensor")
+    return _as_tensor_arg(input).any(dim, keepdim)
+
+
+all_.__name__ = all_.__qualname__ = "all"
+any_.__name__ = any_.__qualname__ = "any"
 
 
 def std(input, *args, **kwargs):
@@ -202,7 +358,9 @@ def cat(tensors, dim=0, *, axis=None):
     >>> (y * y).sum().backward(); a.grad
     tensor([2., 4.])
     """
-    return O.concatenate(tensors, P._dim(dim, axis, "cat"))
+    dim = P._dim(dim, axis, "cat")
+    _check_list_dim(tensors, dim, "cat")
+    return O.concatenate(tensors, dim)
 
 
 def clamp(input, min=None, max=None):  # noqa: A002 - PyTorch's names
@@ -457,48 +615,6 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
                 data if data.dtype.kind != "f" else data.astype(np.float64, copy=False)
             )
     return new_tensor(data, dtype=dtype)
-
-
-def empty(*size, requires_grad: bool = False, dtype=None) -> Tensor:
-    """A new float64 Tensor of ``size`` (filled with zeros: tapegrad never hands out
-    uninitialised memory).
-
-    >>> import tapegrad as tg
-    >>> tg.empty(2, 3).shape
-    (2, 3)
-    """
-    shape = P._sizes(size)
-    return new_tensor(np.zeros(shape, dtype=dtype or np.float64), requires_grad=requires_grad)
-
-
-def randint(low, high=None, size=None, *, dtype=None) -> Tensor:
-    """Random integers in [low, high) (``tg.randint(high, size)`` from 0), an int64 Tensor
-    drawn from tapegrad's generator (``tg.manual_seed``).
-
-    >>> import tapegrad as tg
-    >>> _ = tg.manual_seed(0)
-    >>> x = tg.randint(0, 10, (3,)); x.shape, x.dtype, bool(((x >= 0) & (x < 10)).all())
-    ((3,), dtype('int64'), True)
-    """
-    if size is None:
-        if high is None or not isinstance(high, (tuple, list)):
-            raise TypeError("randint: give size, e.g. tg.randint(0, 10, (3,))")
-        low, high, size = 0, low, high
-    elif high is None:
-        low, high = 0, low
-    out = _rng[0].integers(low, high, size=tuple(size), dtype=np.int64)
-    return new_tensor(out if dtype is None else out.astype(dtype))
-
-
-def randperm(n: int, *, dtype=None) -> Tensor:
-    """A random permutation of 0..n-1, an int64 Tensor (tapegrad's generator).
-
-    >>> import tapegrad as tg
-    >>> sorted(tg.randperm(4).tolist())
-    [0, 1, 2, 3]
-    """
-    out = _rng[0].permutation(int(n)).astype(np.int64)
-    return new_tensor(out if dtype is None else out.astype(dtype))
 
 
 def transpose(input, *dims, axes=None):

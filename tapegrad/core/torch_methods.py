@@ -88,6 +88,12 @@ def torch_axes(dim, shape, name):
     return axes if isinstance(dim, tuple) else axes[0]
 
 
+class EmptyReductionError(IndexError, ValueError):
+    """A reduction without identity (max, argmax ...) of an empty tensor or along an empty
+    dim: PyTorch's IndexError, and NumPy's ValueError (``np.argmax`` of an empty array) for
+    NumPy code, which catches that."""
+
+
 def nonempty_lanes(self, axes, name):
     """PyTorch's IndexError for a reduction without identity (max, min, argmax ...) along an
     empty dim of ``self`` (``axes`` from ``torch_axes``; None, every dim, is left to the
@@ -96,7 +102,7 @@ def nonempty_lanes(self, axes, name):
         return
     for a in axes if isinstance(axes, tuple) else (axes,):
         if self.shape[a] == 0:
-            raise IndexError(
+            raise EmptyReductionError(
                 f"{name}(): Expected reduction dim {a} to have non-zero size (shape "
                 f"{self.shape}): the reduction has no identity, an empty dim no value; "
                 "reduce over a non-empty dim"
@@ -469,6 +475,18 @@ def _sort(self, dim=None, descending=False, stable=False, *, axis=None):
     return SortResult(values, _int_tensor(idx))
 
 
+def _median_of_empty(self, name):
+    """PyTorch's median of an empty float tensor: NaN (its gradient, of shape x.shape, is
+    empty); an empty integer or boolean tensor has no value to give (PyTorch's is arbitrary:
+    INT64_MIN, True), so that raises."""
+    if self.dtype.kind != "f":
+        raise RuntimeError(
+            f"{name}() of an empty {self.dtype} tensor of shape {self.shape}: it has no value "
+            "(a float tensor's is NaN, as PyTorch's); check x.numel() first, or x.double()"
+        )
+    return O.add(O.sum(self), float("nan"))
+
+
 def _median(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """``x.median()``: PyTorch's median, the lower of the two middle values for an even count
     (NumPy's ``np.median`` averages them: ``tnp.median``); with ``dim``, the named tuple
@@ -488,7 +506,7 @@ def _median(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
     keepdim = keepdim if keepdims is None else keepdims
     if dim is None and axis is None:
         if self.numel() == 0:
-            raise RuntimeError("median() of an empty tensor: it has no value")
+            return _median_of_empty(self, "median")
         flat = O.reshape(self, (-1,))
         nan = O.truth(flat != flat)  # noqa: PLR0124
         if nan.any():  # NaN, its gradient shared by the NaN elements (as PyTorch's)
@@ -646,7 +664,7 @@ def _arg_extreme(op):
         v = np.asarray(self._v)
         keep = _keep(keepdim, keepdims)
         if dim is None and v.size == 0:
-            raise IndexError(
+            raise EmptyReductionError(
                 f"Tensor.{op}(): Expected reduction dim to be specified for an empty tensor "
                 f"(shape {v.shape}): it has no {op}; give dim= over a non-empty dim"
             )
@@ -1480,7 +1498,11 @@ def _new_full(self, size, fill_value, *, dtype=None, requires_grad=False):
     dt = dtype if dtype is not None else self.dtype
     # the fill value is checked before the cast (np.full casts 1j to 0 and "2" to 2.0)
     fill = scalar_argument(fill_value, "new_full: the fill value")
-    return new_tensor(np.full(size, fill, dtype=dt), requires_grad=requires_grad)
+    dt = np.dtype(dt)
+    check_fits(fill, dt, "Tensor.new_full")
+    with np.errstate(invalid="ignore", over="ignore"):  # (a float into an int: truncated)
+        out = np.full(size, fill, dtype=dt)
+    return new_tensor(out, requires_grad=requires_grad, dtype=dt)
 
 
 def _new_zeros(self, *size, dtype=None, requires_grad=False):
@@ -1594,11 +1616,20 @@ def _along(self, dim, index, name):
     return np.ravel_multi_index(tuple(np.broadcast_arrays(*grid)), self.shape), d
 
 
+def _untracked_narrow(self, values):
+    """A float32 (or other non-float64) ``self`` written without gradients: computed as
+    NumPy's own in its dtype (PyTorch's result keeps x's dtype), the values cast to it."""
+    v = self._v
+    if v.__class__ is float or v.dtype == np.float64 or self._rg:
+        return False
+    return not (isinstance(values, Tensor) and values._rg)
+
+
 def _write(self, flat, values, add):
     """``self`` with ``values`` (one per entry of ``flat``, or one number) added at (``add``)
     or written into its flat positions ``flat``."""
     flat = np.asarray(flat, np.int64).reshape(-1)
-    if O.exact_operands(self, values):
+    if O.exact_operands(self, values) or _untracked_narrow(self, values):
 
         def put(v, vals):
             out = np.array(v).reshape(-1)
@@ -1677,7 +1708,9 @@ def _scatter(self, dim, index, src=None, value=None, *, reduce=None):
         raise TypeError("Tensor.scatter(dim, index, src) or (dim, index, value=): give one")
     flat, _ = _along(self, dim, index, "scatter")
     if value is not None or not isinstance(src, (Tensor, np.ndarray, list)):
-        return _write(self, flat, src if value is None else value, add=False)
+        value = src if value is None else value
+        check_fits(value, self.dtype, "Tensor.scatter")
+        return _write(self, flat, value, add=False)
     return _write(self, flat, _source_part(src, flat.shape, "scatter"), add=False)
 
 
@@ -1761,6 +1794,7 @@ def _index_fill(self, dim, index, value):
             f"{np.shape(value)} (x.index_copy writes a tensor of slices)"
         )
     pos, _ = _slices_at(self, dim, index, "index_fill", negatives=True)
+    check_fits(value, self.dtype, "Tensor.index_fill")
     return _write(self, pos, value, add=False)
 
 
@@ -1912,13 +1946,19 @@ _cummin.__doc__ = """``x.cummin(dim)``: the named tuple ``(values, indices)`` of
 def _scan(name, scan, accumulate):
     def method(self, dim=None, *, dtype=None, axis=None):
         dim = _dim(dim, axis, name)
+        if dtype is not None and np.dtype(dtype) == np.bool_:
+            raise NotImplementedError(
+                f"Tensor.{name}: not implemented for dtype=bool (as PyTorch); give an integer "
+                "or float dtype"
+            )
         x = self if dtype is None else convert(self, dtype)
         if dim is not None:
             dim = wrap_dim(dim, x.shape, f"Tensor.{name}")
         if x.ndim == 0 and dim is not None:  # PyTorch's 0-d result (NumPy's is 1-d)
             return O.reshape(method(O.reshape(x, (1,)), 0), ())
-        if O.exact_operands(x):  # integer and bool: exact, in int64 as PyTorch's
-            return O.numpy_exact(lambda v: accumulate(v, axis=dim, dtype=_scan_dtype(v)), x)
+        if O.exact_operands(x):  # integer and bool: exact, in int64 (or dtype) as PyTorch's
+            dt = _scan_dtype(x._v) if dtype is None else x.dtype
+            return O.numpy_exact(lambda v: accumulate(v, axis=dim, dtype=dt), x)
         return scan(x, dim)
 
     method.__name__ = name
@@ -2312,7 +2352,10 @@ def where_keeping_dtype(where, condition, x, y):
     grad give NumPy's own ``np.where`` dtype and exact values, as PyTorch's (``where`` of
     int64 values is int64, not float64 rounded above 2**53)."""
     if not (isinstance(x, Tensor) and x._rg) and not (isinstance(y, Tensor) and y._rg):
-        if np.result_type(_operand(x), _operand(y)) != np.float64:
+        dt = np.result_type(_operand(x), _operand(y))
+        if dt != np.float64:
+            for v in (x, y):  # a number the result dtype cannot hold: PyTorch raises
+                check_fits(v, dt, "where")
             return O.numpy_exact(
                 lambda c, a, b: np.where(np.asarray(c).astype(bool), a, b), condition, x, y
             )
@@ -2535,12 +2578,26 @@ def _true_divide(self, other):
 
 
 def check_fits(value, dtype, opname):
-    """A Python number written into a Tensor of integer ``dtype`` must fit, as PyTorch
-    requires: NaN, inf or a value outside the dtype's range raises (NumPy would wrap or
-    give INT64_MIN without a word).  A Tensor's values are cast, as PyTorch casts them."""
-    if dtype.kind not in "iu" or isinstance(value, Tensor):
+    """A Python number written into a Tensor of integer or float ``dtype`` must fit, as
+    PyTorch requires: into an integer dtype NaN, inf or a value outside the dtype's range
+    raises (NumPy would wrap or give INT64_MIN without a word); into a float dtype a finite
+    value beyond its largest (1e300 into float32: NumPy gives inf).  A Tensor's values are
+    cast, as PyTorch casts them."""
+    if dtype.kind not in "iuf" or isinstance(value, Tensor):
         return
     if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
+        return
+    if dtype.kind == "f":  # a finite number beyond the float's range (NaN and inf are kept)
+        big = int(np.finfo(dtype).max)
+        if isinstance(value, (int, np.integer)):
+            over = abs(int(value)) > big
+        else:
+            over = math.isfinite(value) and abs(float(value)) > big
+        if over:
+            raise RuntimeError(
+                f"{opname}: the value {value!r} cannot be converted to {dtype} without "
+                f"overflow (as in PyTorch); the dtype holds finite values up to {float(big)!r}"
+            )
         return
     info = np.iinfo(dtype)
     if value != value or not info.min <= value <= info.max:
@@ -2687,7 +2744,7 @@ def _nanmedian(self, dim=None, keepdim=False):
     nan = _nan_mask(self, "nanmedian")
     if dim is None:
         if self.numel() == 0:
-            raise RuntimeError("nanmedian() of an empty tensor: it has no value")
+            return _median_of_empty(self, "nanmedian")
         flat = O.reshape(self, (-1,))
         values = _sort(flat).values  # NaN sorted last
         return _shared_by_ties(flat, O.getitem(values, max((int((~nan).sum()) - 1) // 2, 0)))
@@ -4868,4 +4925,7 @@ def fill_diagonal_values(self, fill_value, wrap):
     pos = np.arange(0, end, step, dtype=np.int64)
     if self.ndim == 2 and not wrap and rows > cols:
         pos = pos[: min(rows, cols)]
-    return _torch_put(self, new_tensor(pos), new_tensor(np.full(pos.size, fill_value)))
+    check_fits(fill_value, self.dtype, "fill_diagonal_")
+    with np.errstate(invalid="ignore", over="ignore"):  # (a float into an int: truncated)
+        values = np.full(pos.size, fill_value).astype(self.dtype)
+    return _torch_put(self, new_tensor(pos), new_tensor(values, dtype=self.dtype))

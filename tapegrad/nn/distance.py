@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ..core import functions as _ops
+from ..core import torch_methods as _torch_methods
 from ..core.tensor import scalar_argument
 from ..tensor_class import Tensor
 
@@ -94,6 +95,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
         x1 = _ops.broadcast_to(x1, shape)
     if tuple(x2.shape) != shape:
         x2 = _ops.broadcast_to(x2, shape)
+    if isinstance(dim, (int, np.integer)):  # out of range: PyTorch's IndexError (an AxisError)
+        _torch_methods.wrap_dim(dim, shape, "cosine_similarity")
     axis = _ops.normalize_axes(dim, max(len(shape), 1), "cosine_similarity")
 
     def unit(x):

@@ -16,6 +16,7 @@ import numpy as np
 from ..core import creation as _creation
 from ..core import functions as _ops
 from ..core import methods as _methods
+from ..core import torch_methods as _torch_methods
 from ..core.functions import TensorLike
 from ..core.tensor import STATE, scalar_argument, value_of
 from ..tensor_class import Tensor
@@ -546,6 +547,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     if out is not None:
         raise TypeError("normalize: out= is not supported; use the returned Tensor")
     x = _ops.tensor_of(input)
+    if isinstance(dim, (int, np.integer)):  # out of range: PyTorch's IndexError (an AxisError)
+        _torch_methods.wrap_dim(dim, x.shape, "normalize")
     axis = _ops.normalize_axes(dim, max(x.ndim, 1), "normalize")
     p = scalar_argument(p, "normalize: p")
     if p == 1.0:

@@ -19,7 +19,18 @@ compared with PyTorch in value, first derivative (``tests/torch_programs.py``'s 
 loss) and second derivative (``create_graph``), batched too, with ``tg.gradcheck`` where
 cheap, and in their errors for non-square or 1-D input.
 
-Gaps found outside this helper's files are kept as strict xfails (``KEYWORD_GAPS``).
+PyTorch's keyword names for the leading arguments of ``tg``'s functions (``input=``,
+``other=``, ``exponent=``, ``tensors=``, ``condition=``, ``dim0=`` ...) are checked against
+torch, values and derivatives, as are the fill methods' refusals of a value the dtype cannot
+hold (``fill_``, ``__setitem__``, ``masked_fill``, ``index_fill``, ``scatter``,
+``fill_diagonal_``, ``new_full``, ``full_like``, ``where``) and the dtype the ``new_*``
+methods keep.
+Found and fixed: ``new_full`` / ``index_fill`` / ``scatter`` wrote 2**40 into int32 as
+-2**31 or 0 and NaN into int64 as -2**63; ``fill_`` / ``masked_fill`` / ``x[i] = v`` / ``tg.where``
+wrote 1e300 into float32 as inf; ``index_fill`` / ``scatter`` of a float32 tensor gave float64,
+``fill_diagonal_`` of a float32 or int32 tensor raised; ``new_ones(dtype=float32)`` and
+``new_zeros`` / ``new_full`` of a float32 tensor gave float64; ``tg.exp(input=x)`` & co. a
+TypeError, ``tg.unsqueeze(input=x, dim=0)`` a bare IndexError.
 """
 
 import inspect
@@ -422,77 +433,182 @@ def test_factory_takes_torchs_keywords(name):
         assert k in doc or (k == "size" and "*size" in doc), (k, doc)
 
 
-# ---- PyTorch names tapegrad's functions do not take as keywords (outside these files) ---------
-KEYWORD_GAPS = dict(
+# ---- PyTorch's keyword names for tg's functions (their own names are NumPy's) ----------------
+TORCH_KEYWORDS = dict(
     exp_input=lambda m, A: m.exp(input=A),
+    sigmoid_input=lambda m, A: m.sigmoid(input=A),
     sum_input=lambda m, A: m.sum(input=A, dim=0),
     mean_input=lambda m, A: m.mean(input=A, dim=1),
+    logsumexp_input=lambda m, A: m.logsumexp(input=A, dim=1, keepdim=True),
     matmul_input_other=lambda m, A: m.matmul(input=A, other=A),
     mul_input_other=lambda m, A: m.mul(input=A, other=2.0),
+    maximum_input_other=lambda m, A: m.maximum(input=A, other=A.flip(0)),
+    atan2_input_other=lambda m, A: m.atan2(input=A, other=A.T),
+    hypot_other=lambda m, A: m.hypot(A, other=A.T),
     pow_exponent=lambda m, A: m.pow(A, exponent=2),
+    pow_input_exponent=lambda m, A: m.pow(input=A, exponent=0.5),
+    polygamma_input=lambda m, A: m.polygamma(1, input=A),
     stack_tensors=lambda m, A: m.stack(tensors=[A, A], dim=1),
+    concatenate_tensors=lambda m, A: m.concatenate(tensors=[A, A], dim=1),
     unsqueeze_input=lambda m, A: m.unsqueeze(input=A, dim=0),  # (a bare IndexError)
     softmax_input=lambda m, A: m.softmax(input=A, dim=0),  # (a bare IndexError)
     where_keywords=lambda m, A: m.where(condition=A > 2, input=A, other=A * 0),
     cumsum_dtype=lambda m, A: m.cumsum(A, dim=1, dtype=D(m, "float64")),
+    cumsum_positional_dtype=lambda m, A: m.cumsum(A, 0, dtype=D(m, "float64")),
+    cumprod_input=lambda m, A: m.cumprod(input=A, dim=1),
     transpose_dim0_dim1=lambda m, A: m.transpose(A, dim0=0, dim1=1),
     reshape_input=lambda m, A: m.reshape(input=A, shape=(4,)),
+    broadcast_to_input=lambda m, A: m.broadcast_to(input=A, size=(2, 2, 2)),
+    tensordot_a_b=lambda m, A: m.tensordot(a=A, b=A, dims=1),
+    dot_input_tensor=lambda m, A: m.dot(input=A[0], tensor=A[1]),
+    outer_input_vec2=lambda m, A: m.outer(input=A[0], vec2=A[1]),
+    round_input=lambda m, A: m.round(input=A / 3, decimals=2),
+    all_input=lambda m, A: m.all(input=A > 1, dim=1),
+    any_input=lambda m, A: m.any(input=A > 3, dim=0, keepdim=True),
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tg's NumPy-named functions take x / x1 / axis, not PyTorch's keywords input= / "
-    "other= / exponent= / tensors= / dim0= (a TypeError; unsqueeze / softmax(input=x, dim=0) "
-    "a bare 'IndexError: tuple index out of range'), nor dtype= in cumsum",
-)
-@pytest.mark.parametrize("name", list(KEYWORD_GAPS))
+@pytest.mark.parametrize("name", list(TORCH_KEYWORDS))
 def test_torch_keyword_names(name):
     vals = []
     for m in (tg, torch):
         A = m.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=D(m, "float64"))
-        vals.append(np.asarray(KEYWORD_GAPS[name](m, A).detach().numpy(), dtype=float))
-    np.testing.assert_allclose(vals[0], vals[1], rtol=1e-12)
+        vals.append(np.asarray(TORCH_KEYWORDS[name](m, A).detach().numpy(), dtype=float))
+    rtol = 1e-9 if name.startswith("polygamma") else 1e-12  # (torch's trigamma: 5e-10 off)
+    np.testing.assert_allclose(vals[0], vals[1], rtol=rtol)
 
 
-# ---- the Tensor's new_* / fill methods (tapegrad/core/torch_methods.py, not fixed here) -------
-FITS_ELSEWHERE = dict(
+def test_torch_keyword_names_differentiate():
+    """A keyword call records as the positional one: first and second derivatives as torch's."""
+    out = []
+    for m in (tg, torch):
+        A = m.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=D(m, "float64"), requires_grad=True)
+        y = m.pow(input=m.softmax(input=A, dim=0), exponent=3)
+        y = m.sum(input=m.mul(input=y, other=m.cumsum(A, 1)), dim=(0, 1))
+        (g,) = m.autograd.grad(y, A, create_graph=True)
+        (h,) = m.autograd.grad((g * g).sum(), A)
+        out.append([v.detach().numpy() for v in (y, g, h)])
+    for a, b in zip(*out, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-10)
+    f = lambda A: tg.exp(input=tg.mul(input=A, other=A)).sum()  # noqa: E731
+    A = tg.tensor([[0.1, 0.2], [0.3, -0.4]], requires_grad=True)
+    assert tg.gradcheck(f, (A,)) and tg.gradgradcheck(f, (A,))
+
+
+KEYWORD_ERRORS = dict(
+    unsqueeze_no_input=lambda m, A: m.unsqueeze(dim=0),
+    softmax_no_input=lambda m, A: m.softmax(dim=0),
+    pow_twice=lambda m, A: m.pow(A, 2, exponent=3),
+    exp_input_twice=lambda m, A: m.exp(A, input=A),
+    where_other_without_input=lambda m, A: m.where(A > 2, other=A),
+)
+
+
+@pytest.mark.parametrize("name", list(KEYWORD_ERRORS))
+def test_torch_keyword_names_refuse_as_torch(name):
+    A = torch.ones(2, dtype=torch.float64)
+    with pytest.raises(TypeError):
+        KEYWORD_ERRORS[name](torch, A)
+    with pytest.raises(TypeError, match=r"tg\.\w+|missing|unexpected|multiple"):
+        KEYWORD_ERRORS[name](tg, tg.ones(2))
+
+
+# ---- the Tensor's new_* / fill methods: values that do not fit, and the dtype kept -----------
+FITS = dict(
     new_full_int32_overflow=lambda m: m.zeros(2).new_full((2,), 2**40, dtype=D(m, "int32")),
     new_full_int_nan=lambda m: m.zeros(2).new_full((2,), float("nan"), dtype=D(m, "int64")),
+    new_full_f32=lambda m: m.zeros(2).new_full((2,), 1e300, dtype=D(m, "float32")),
+    new_full_of_i32=lambda m: m.zeros(2, dtype=D(m, "int32")).new_full((2,), 2**31),
     index_fill_int_nan=lambda m: m.zeros(2, dtype=D(m, "int64")).index_fill_(
         0, m.tensor([0]), float("nan")
     ),
+    index_fill_i32_big=lambda m: m.zeros(2, dtype=D(m, "int32")).index_fill(
+        0, m.tensor([0]), 2**40
+    ),
+    index_fill_f32=lambda m: m.zeros(2, dtype=D(m, "float32")).index_fill(0, m.tensor([0]), 1e300),
     fill_f32_overflow=lambda m: m.zeros(2, dtype=D(m, "float32")).fill_(1e300),
+    fill_f32_just_over=lambda m: m.zeros(2, dtype=D(m, "float32")).fill_(-3.5e38),
+    fill_f32_huge_int=lambda m: m.zeros(2, dtype=D(m, "float32")).fill_(2**200),
+    masked_fill_f32=lambda m: m.zeros(2, dtype=D(m, "float32")).masked_fill(
+        m.tensor([True, False]), 1e300
+    ),
+    masked_fill__f32=lambda m: m.zeros(2, dtype=D(m, "float32")).masked_fill_(
+        m.tensor([True, False]), -1e39
+    ),
+    setitem_f32=lambda m: m.zeros(2, dtype=D(m, "float32")).__setitem__(0, 1e300),
+    setitem_f32_mask=lambda m: m.zeros(2, dtype=D(m, "float32")).__setitem__(
+        m.tensor([True, False]), 1e300
+    ),
+    scatter_f32=lambda m: m.zeros(2, dtype=D(m, "float32")).scatter(0, m.tensor([0]), 1e300),
+    scatter_i32=lambda m: m.zeros(2, dtype=D(m, "int32")).scatter(0, m.tensor([0]), 2**40),
+    fill_diagonal_f32=lambda m: m.zeros(2, 2, dtype=D(m, "float32")).fill_diagonal_(1e300),
+    fill_diagonal_i32=lambda m: m.zeros(2, 2, dtype=D(m, "int32")).fill_diagonal_(2**40),
+    full_like_f32=lambda m: m.full_like(m.zeros(2, dtype=D(m, "float32")), 1e300),
+    where_f32=lambda m: m.where(m.tensor([True, False]), m.zeros(2, dtype=D(m, "float32")), 1e300),
+    where_i32=lambda m: m.where(m.tensor([True, False]), 2**40, m.zeros(2, dtype=D(m, "int32"))),
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Tensor.new_full / index_fill_ / fill_ cast a value the dtype cannot hold without "
-    "a word: 2**40 -> -2**31 in int32, NaN -> -2**63 in int64, 1e300 -> inf in float32 "
-    "(PyTorch raises)",
-)
-@pytest.mark.parametrize("name", list(FITS_ELSEWHERE))
+@pytest.mark.parametrize("name", list(FITS))
 def test_fill_methods_refuse_values_that_do_not_fit(name):
-    assert _error(FITS_ELSEWHERE[name], torch) is not None
-    assert _error(FITS_ELSEWHERE[name], tg) is not None
+    assert _error(FITS[name], torch) is not None
+    e = _error(FITS[name], tg)
+    assert isinstance(e, (RuntimeError, OverflowError)), repr(e)
+    assert "without overflow" in str(e) or "too" in str(e), e
 
 
-DTYPE_ELSEWHERE = dict(
+FILLED = dict(
+    fill_f32_inf=lambda m: m.zeros(2, dtype=D(m, "float32")).fill_(float("-inf")),
+    fill_f32_nan=lambda m: m.zeros(2, dtype=D(m, "float32")).fill_(float("nan")),
+    fill_f32_tiny=lambda m: m.zeros(2, dtype=D(m, "float32")).fill_(1e-50),
+    fill_f32_max=lambda m: m.zeros(2, dtype=D(m, "float32")).fill_(3.4028234663852886e38),
+    fill_i64_float=lambda m: m.zeros(2, dtype=D(m, "int64")).fill_(-2.7),
+    fill_i32_min=lambda m: m.zeros(2, dtype=D(m, "int32")).fill_(-(2**31)),
+    index_fill_f32=lambda m: m.zeros(2, 2, dtype=D(m, "float32")).index_fill(0, m.tensor([1]), 1.5),
+    index_fill_f32_tensor=lambda m: m.zeros(2, 2, dtype=D(m, "float32")).index_fill(
+        1, m.tensor([0]), m.tensor(2.0)
+    ),
+    index_fill_i64_float=lambda m: m.zeros(3, dtype=D(m, "int64")).index_fill(
+        0, m.tensor([0, 2]), 2.7
+    ),
+    scatter_f32=lambda m: m.zeros(2, 2, dtype=D(m, "float32")).scatter(0, m.tensor([[1, 0]]), 0.1),
+    scatter_i32=lambda m: m.zeros(2, 2, dtype=D(m, "int32")).scatter(1, m.tensor([[1], [0]]), 7),
+    masked_fill_f32=lambda m: m.zeros(2, dtype=D(m, "float32")).masked_fill(
+        m.tensor([True, False]), 0.1
+    ),
+    fill_diagonal_f32=lambda m: m.zeros(2, 3, dtype=D(m, "float32")).fill_diagonal_(0.1),
+    fill_diagonal_i32=lambda m: m.zeros(3, 2, dtype=D(m, "int32")).fill_diagonal_(3, wrap=True),
+    fill_diagonal_i64_float=lambda m: m.zeros(2, 2, dtype=D(m, "int64")).fill_diagonal_(2.9),
+    new_full_i32=lambda m: m.zeros(2).new_full((2,), 2**31 - 1, dtype=D(m, "int32")),
+    new_full_float_into_int=lambda m: m.zeros(2, dtype=D(m, "int64")).new_full((2,), -2.5),
+    where_f32_inf=lambda m: m.where(
+        m.tensor([True, False]), m.zeros(2, dtype=D(m, "float32")), float("inf")
+    ),
+    where_i32=lambda m: m.where(m.tensor([True, False]), 7, m.zeros(2, dtype=D(m, "int32"))),
+)
+
+
+@pytest.mark.parametrize("name", list(FILLED))
+def test_fills_that_fit_match_torch(name):
+    got, want = _both(FILLED[name])
+    _same(got, want)
+
+
+DTYPE_KEPT = dict(
     new_ones_f32=lambda m: m.zeros(2).new_ones(3, dtype=D(m, "float32")),
     new_zeros_of_f32=lambda m: m.zeros(2, dtype=D(m, "float32")).new_zeros(2),
     new_full_of_f32=lambda m: m.zeros(2, dtype=D(m, "float32")).new_full((2,), 0.5),
+    new_empty_of_f32=lambda m: m.zeros(2, dtype=D(m, "float32")).new_empty(0),
+    new_ones_of_i32=lambda m: m.zeros(2, dtype=D(m, "int32")).new_ones((2, 1)),
+    new_zeros_f64_of_f32=lambda m: m.zeros(2, dtype=D(m, "float32")).new_zeros(
+        2, dtype=D(m, "float64")
+    ),
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Tensor.new_ones(dtype=float32) gives float64, and new_zeros / new_full of a "
-    "float32 Tensor float64 (PyTorch: float32)",
-)
-@pytest.mark.parametrize("name", list(DTYPE_ELSEWHERE))
+@pytest.mark.parametrize("name", list(DTYPE_KEPT))
 def test_new_methods_keep_float32(name):
-    got, want = _both(DTYPE_ELSEWHERE[name])
+    got, want = _both(DTYPE_KEPT[name])
     _same(got, want)
 
 

@@ -618,7 +618,6 @@ ACCEPTS = {
 
 # (d) PyTorch computes, tapegrad refuses with an error naming the function or the fix
 REFUSED = {
-    "fn_cumsum_dtype": "dtype",
     "numpy_rg_force": "force",
     "to_float32_rg": "float64 values only",
     "scatter_reduce_mul": "reduce='multiply'",

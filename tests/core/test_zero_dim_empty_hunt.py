@@ -29,9 +29,14 @@ kthvalue / topk / sort / argsort / cummax / cummin / aminmax / flatten / transpo
 diag_embed of a 0-d tensor took any dim (1, 2, -2) silently; ``repeat_interleave`` took an
 out-of-range dim silently; ``chunk`` of an empty dim returned no chunk (PyTorch: ``chunks``
 empty ones); out-of-range dims raised ValueError where PyTorch raises IndexError; a max-like
-reduction over an empty dim a ValueError (PyTorch: IndexError).  Kept as a strict xfail:
-``tg.cumsum(x, 0)`` / ``tg.cumprod(x, 0)`` with a positional dim on a 0-d tensor keep NumPy's
-shape (1,) (``np.cumsum`` is dispatched to the same function).
+reduction over an empty dim a ValueError (PyTorch: IndexError); ``tg.cumsum(x, 0)`` /
+``tg.cumprod(x, 0)`` with a positional dim on a 0-d tensor NumPy's shape (1,) (``np.cumsum``
+on a traced value keeps it, as NumPy's), and of an integer tensor float64, rounded beyond
+2**53 (PyTorch: exact int64), ``dtype=`` a TypeError; ``F.normalize`` /
+``F.cosine_similarity`` / ``tg.stack`` / ``tg.cat`` with an out-of-range dim a ValueError;
+``tg.all`` / ``tg.any`` missing; ``x.median()`` of an empty tensor raised (PyTorch: NaN);
+``x[:0].argmax()`` inside NumPy code an IndexError where NumPy raises ValueError (now an
+error that is both).
 
 Deliberate differences (asserted in ``test_stricter_than_torch``): PyTorch skips the dim check
 of ``roll`` / ``cummax`` / ``cummin`` on an empty tensor (any dim, even 5, returns it);
@@ -39,6 +44,8 @@ tapegrad checks the dim always.  Out-of-range dims raise NumPy's AxisError, an I
 PyTorch's and a ValueError as NumPy's.
 """
 
+import inspect
+import re
 import warnings
 
 import numpy as np
@@ -322,6 +329,22 @@ _refused("take_along_dim[0d]", lambda L: L.T(X0).take_along_dim(L.I(0), 0), Inde
 _refused("argmax[(0,3)]", lambda L: L.T(E["e03"]).argmax(), IndexError, "(0, 3)", "dim=")
 
 
+# F.normalize, F.cosine_similarity, tg.stack / tg.cat / tg.all / tg.any: PyTorch's IndexError
+for _shape, _d in (((), 1), ((3,), -2), ((2, 3), 2)):
+    _bad_dim("normalize", lambda x, d, L: L.F.normalize(x, dim=d), _shape, _d)
+    _bad_dim("cosine_similarity", lambda x, d, L: L.F.cosine_similarity(x, x, d), _shape, _d)
+    _bad_dim("tg.cos_sim", lambda x, d, L: L.m.cosine_similarity(x, x, dim=d), _shape, _d, "cos")
+    _bad_dim("tg.all", lambda x, d, L: L.m.all(x, d), _shape, _d, "all")
+    _bad_dim("tg.any", lambda x, d, L: L.m.any(x, dim=d, keepdim=True), _shape, _d, "any")
+    _bad_dim("tg.cumsum-pos", lambda x, d, L: L.m.cumsum(x, d), _shape, _d, "cumsum")
+    _bad_dim("tg.cumprod-pos", lambda x, d, L: L.m.cumprod(x, d), _shape, _d, "cumprod")
+    _bad_dim("tg.cat", lambda x, d, L: L.m.cat([x, x], d), _shape, _d, "cat")
+for _shape, _d in (((), 1), ((3,), -3), ((2, 3), 3)):  # (stack adds a dim)
+    _bad_dim("tg.stack", lambda x, d, L: L.m.stack([x, x], d), _shape, _d, "stack")
+    _bad_dim("tg.stack-kw", lambda x, d, L: L.m.stack([x, x], dim=d), _shape, _d, "stack")
+_bad_dim("tg.concatenate", lambda x, d, L: L.m.concatenate([x, x], dim=d), (3,), 1, "cat")
+
+
 @pytest.mark.parametrize("name", sorted(RAISES))
 def test_raises_as_torch_naming_the_op(name):
     prog, error, fragments = RAISES[name]
@@ -412,12 +435,128 @@ def test_gradcheck_at_zero_d(f):
 # ---- kept ------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tg.cumsum(x, 0) / tg.cumprod(x, 0) of a 0-d tensor give NumPy's shape (1,), "
-    "PyTorch's is () (a positional dim; tg.cumsum is np.cumsum's dispatch target, wrap it as "
-    "tg.sum is in tapegrad/__init__.py)",
-)
 @pytest.mark.parametrize("name", ["cumsum", "cumprod"])
 def test_tg_scan_of_zero_d_with_a_positional_dim(name):
     _compare(lambda L: getattr(L.m, name)(L.T(X0), 0))
+
+
+def test_np_cumsum_of_a_traced_zero_d_keeps_numpys_shape():
+    """NumPy code keeps NumPy's meaning: ``np.cumsum(x, 0)`` of a 0-d value is of shape (1,),
+    as NumPy's, inside a transform; ``tg.cumsum(x, 0)`` outside NumPy code is PyTorch's ()."""
+    shapes = []
+
+    def f(x):
+        y = np.cumsum(x, 0)
+        shapes.append(np.shape(y))
+        return (y * y).sum()
+
+    assert tg.grad(f)(np.float64(X0)) == pytest.approx(2 * X0)
+    assert shapes == [np.shape(np.cumsum(np.float64(X0), 0))] == [(1,)]
+    assert tg.cumsum(tg.tensor(X0), 0).shape == torch.cumsum(torch.tensor(X0), 0).shape == ()
+
+
+# ---- tg.all / tg.any, PyTorch's functions -------------------------------------------------------
+
+TRUTH = {}
+for _m in ("all", "any"):
+    for _data, _tag in ((X0, "0d"), ([[0.0, 1.0], [2.0, 3.0]], "2x2"), (E["e03"], "e03")):
+        TRUTH[f"{_m}[{_tag}]"] = lambda L, m=_m, a=_data: getattr(L.m, m)(L.T(a, rg=False))
+        TRUTH[f"{_m}[{_tag},0]"] = lambda L, m=_m, a=_data: getattr(L.m, m)(L.T(a, rg=False), 0)
+        TRUTH[f"{_m}[{_tag},-1,keep]"] = lambda L, m=_m, a=_data: getattr(L.m, m)(
+            L.T(a, rg=False) > 0, dim=-1, keepdim=True
+        )
+    TRUTH[f"{_m}[input=,bool]"] = lambda L, m=_m: getattr(L.m, m)(
+        input=L.B([[1, 0], [1, 1]]), dim=1
+    )
+    TRUTH[f"{_m}[int]"] = lambda L, m=_m: getattr(L.m, m)(L.I([[0, 2], [3, 1]]), 0)
+
+
+@pytest.mark.parametrize("name", sorted(TRUTH))
+def test_tg_all_any_match_torch(name):
+    _compare(TRUTH[name])
+
+
+def test_tg_all_any_refuse_out():
+    for f in (tg.all, tg.any):
+        with pytest.raises(TypeError, match="out="):
+            f(tg.ones(2), out=tg.ones(()))
+
+
+# ---- the median of an empty tensor: NaN, as PyTorch's ------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian", "tg.median", "tg.nanmedian"])
+@pytest.mark.parametrize("shape", [(0,), (0, 3)])
+def test_median_of_an_empty_tensor_is_nan(name, shape):
+    def prog(L):
+        x = L.T(np.zeros(shape))
+        return getattr(L.m, name[3:])(x) if name.startswith("tg.") else getattr(x, name)()
+
+    _compare(prog)
+
+
+def test_median_of_an_empty_integer_tensor_raises():
+    """PyTorch gives an arbitrary number (INT64_MIN for int64); an integer has no NaN."""
+    for f in (lambda x: x.median(), lambda x: x.nanmedian(), tg.median):
+        with pytest.raises(RuntimeError, match=r"median\(\) of an empty int64 tensor"):
+            f(tg.zeros(0, dtype=tg.int64))
+
+
+# ---- argmax / argmin of an empty array inside NumPy code: NumPy's ValueError -------------------
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda x: x[:0].argmax(),
+        lambda x: x[:0].argmin(),
+        lambda x: np.argmax(x[:0]),
+        lambda x: np.argmin(x[:0]),
+        lambda x: (x[:0, None] * np.ones((1, 2))).argmax(axis=0),
+    ],
+)
+def test_argmax_of_empty_in_numpy_code_raises_numpys_value_error(f):
+    with pytest.raises(ValueError):
+        f(np.ones(3))  # NumPy's own
+    with pytest.raises(ValueError):
+        tg.grad(lambda x: x.sum() + 0 * f(x).sum())(np.ones(3))
+    with pytest.raises(IndexError if "np.arg" not in inspect.getsource(f) else ValueError):
+        f(tg.ones(3, requires_grad=True))  # the method outside NumPy code: PyTorch's IndexError
+
+
+# ---- tg.cumsum / tg.cumprod of integer and boolean tensors: exact, PyTorch's dtypes -----------
+
+BIG = [[2**60, 2**60 + 1], [3, -(2**59) + 7]]  # beyond 2**53: a float64 scan rounds
+INT_SCANS = dict(
+    cumsum_big=lambda L: L.m.cumsum(L.I(BIG), 0),
+    cumsum_big_dim=lambda L: L.m.cumsum(L.I(BIG), dim=1),
+    cumsum_input=lambda L: L.m.cumsum(input=L.I(BIG), dim=-1),
+    cumprod_int=lambda L: L.m.cumprod(L.I([[3, -2], [5, 7]]), 1),
+    cumsum_bool=lambda L: L.m.cumsum(L.B([True, False, True]), 0),
+    cumsum_int32=lambda L: L.m.cumsum(L.I(BIG[1:]), 1, dtype=L.m.int32),
+    cumprod_float=lambda L: L.m.cumprod(L.I([[3, -2], [5, 7]]), 0, dtype=L.m.float64),
+    cumsum_0d_int=lambda L: L.m.cumsum(L.I(7), 0),
+)
+
+
+@pytest.mark.parametrize("name", list(INT_SCANS))
+def test_tg_scans_of_integers_match_torch(name):
+    a, b = (_run(INT_SCANS[name], lib)[0][0][1] for lib in ("tg", "torch"))
+    assert str(a.dtype) == str(b.dtype).replace("torch.", ""), (a.dtype, b.dtype)
+    assert a.tolist() == b.tolist()  # exact
+
+
+def test_tg_scan_to_bool_refused_as_torch():
+    with pytest.raises(NotImplementedError):
+        torch.cumsum(torch.tensor([1, 2]), 0, dtype=torch.bool)
+    with pytest.raises(NotImplementedError, match="cumsum.*dtype=bool"):
+        tg.cumsum(tg.tensor([1, 2]), 0, dtype=bool)
+
+
+@pytest.mark.parametrize("shape, d", [((), 1), ((), -2), ((3,), 2), ((2, 3), -4)])
+def test_tg_unsqueeze_with_a_positional_dim_out_of_range(shape, d):
+    """NumPy's bare AxisError ("axis 2 is out of bounds for array of dimension 2") before."""
+    with pytest.raises(IndexError):
+        torch.unsqueeze(torch.zeros(shape), d)
+    with pytest.raises(IndexError, match=rf"unsqueeze.*got {d}\).*{re.escape(str(shape))}"):
+        tg.unsqueeze(tg.zeros(shape), d)
