@@ -171,15 +171,35 @@ _TORCH_NAMES = {
 }
 
 
+def _parameter_names(f):
+    """The names of ``f``'s parameters, from its code object (``inspect.signature`` costs
+    ~20 us a function, at every ``import tapegrad``; a wrapper is asked for its signature)."""
+    code = getattr(f, "__code__", None)
+    if code is None or hasattr(f, "__wrapped__"):
+        try:
+            return tuple(inspect.signature(f).parameters)
+        except (TypeError, ValueError):
+            return None
+    names, pos, kw = code.co_varnames, code.co_argcount, code.co_kwonlyargcount
+    star = bool(code.co_flags & inspect.CO_VARARGS)
+    starstar = bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    # (signature's order: positional, *args, keyword-only, **kwargs)
+    return (
+        names[:pos]
+        + names[pos + kw : pos + kw + star]
+        + names[pos : pos + kw]
+        + names[pos + kw + star : pos + kw + star + starstar]
+    )
+
+
 def torch_keyword_names(namespace):
     """Rebind the functions of ``namespace`` (tapegrad's) to take PyTorch's keyword names
     (``torch_keywords``); ``np.exp`` & co. dispatch to the functions themselves."""
     for name, f in list(namespace.items()):
         if name.startswith("_") or not inspect.isfunction(f):
             continue
-        try:
-            params = tuple(inspect.signature(f).parameters)
-        except (TypeError, ValueError):
+        params = _parameter_names(f)
+        if params is None:
             continue
         names = _TORCH_NAMES.get(name)
         if names is None:
