@@ -273,6 +273,7 @@ class FunctionCtx:
         self._dirty = ()
         self._inputs = frozenset()  # ids of the Tensors forward got
         self._derived = ()  # names of attributes forward computed off the graph (see apply)
+        self._converted = False  # forward read an input that requires grad as NumPy / floats
         self._watched = None  # during vjp_graph: those attributes, read through __getattr__
         self.needs_input_grad = ()
         self.materialize_grads = True
@@ -610,6 +611,14 @@ def _derived(x):
     return isinstance(x, Tensor) and not x._rg and x.dtype.kind == "f"
 
 
+def _kept_off_graph(x, converted):
+    """An attribute value forward computed off the graph: a float Tensor without a graph
+    (``_derived``), or, when forward read an input that requires grad as NumPy or floats, a
+    float NumPy array (``ctx.t = a.numpy() * 2``: its derivative would be silently missing).
+    Boolean arrays (masks, ``x > 0``) and numbers are decisions, not values: never noted."""
+    return _derived(x) or (converted and isinstance(x, np.ndarray) and x.dtype.kind == "f")
+
+
 def _swap_attributes(ctx, graph):
     """Put the graph handles of ``graph`` (id of a forward-side Tensor -> handle of its row)
     in place of the forward-side Tensors the user's ctx attributes hold (directly or in a
@@ -651,7 +660,9 @@ def _call_forward(cls, ctx, args):
     """``cls.forward(ctx, *args)`` with recording off: (whether it returned one output, the
     outputs).  A class that defines ``setup_context`` (PyTorch's functional form) has a
     ``forward(*args)`` without ctx, and ``setup_context(ctx, inputs, output)`` fills ctx."""
-    escapes, FUNCTION_STATE.escapes = FUNCTION_STATE.escapes, None
+    # (the conversions of inputs that require grad are noted: a float NumPy value forward
+    # kept on ctx may then stand for one, see apply)
+    escapes, FUNCTION_STATE.escapes = FUNCTION_STATE.escapes, []
     FUNCTION_STATE.off_graph += 1  # inputs that require grad convert freely, as in PyTorch
     try:
         with recording_paused():
@@ -662,7 +673,8 @@ def _call_forward(cls, ctx, args):
                 raw = cls.forward(ctx, *args)
     finally:
         FUNCTION_STATE.off_graph -= 1
-        FUNCTION_STATE.escapes = escapes
+        seen, FUNCTION_STATE.escapes = FUNCTION_STATE.escapes, escapes
+    ctx._converted = any(kind != "no_grad" for _, kind in seen)
     single = not isinstance(raw, tuple)
     return single, (raw,) if single else raw
 
@@ -872,7 +884,8 @@ class Function:
         ctx._derived = tuple(
             name
             for name, v in attributes
-            if id(v) not in ctx._inputs and any(_derived(x) and id(x) not in rows for x in _held(v))
+            if id(v) not in ctx._inputs
+            and any(_kept_off_graph(x, ctx._converted) and id(x) not in rows for x in _held(v))
         )
         return handles[0] if single else tuple(handles)
 

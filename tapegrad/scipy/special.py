@@ -423,8 +423,8 @@ class _XLogY(Function):
     @staticmethod
     def forward(ctx, x, y, shift):
         ctx.shift = shift
-        # x is kept as a value when y needs no gradient: d/dx does not depend on x
-        ctx.x_value = x.data
+        # where x == 0 (a mask, not a value: d/dx does not depend on x)
+        ctx.x_zero = x.data == 0.0
         ctx.save_for_backward(x if ctx.needs_input_grad[1] else None, y)
         fn = _sp.xlogy if shift == 0.0 else _sp.xlog1py
         return fn(x.data, y.data)
@@ -439,7 +439,7 @@ class _XLogY(Function):
         # partial is 0 there): replacing it wherever x == 0 dropped its dependence on y, so
         # the mixed second derivative at x == 0 was 1 instead of 1 / (y + shift)
         shifted = y + ctx.shift if ctx.shift else y
-        zero = (ctx.x_value == 0.0) & (np.asarray(value_of(shifted)) == 0.0)
+        zero = ctx.x_zero & (np.asarray(value_of(shifted)) == 0.0)
         safe = O.where(zero, 1.0, shifted) if np.any(zero) else shifted
         return log_arg, x / safe
 

@@ -685,18 +685,38 @@ def test_a_backward_off_the_graph_refuses_a_second_derivative(kind, loss):
         tg.autograd.grad((g * g).sum() + (x * x).sum(), x)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="forward keeps ctx.t = a.numpy() * 2, a create_graph backward returns "
-    "g * tg.tensor(ctx.t): the second derivative of sum(y^2) misses the term through ctx.t "
-    "(8 x^2 = [2, 18, 32] instead of 12 x^2), as PyTorch's; NumPy values on ctx are not refused "
-    "because they usually are masks (scipy.special's xlogy keeps x.data for x == 0)",
-)
 def test_a_numpy_value_kept_by_forward_is_refused_in_a_second_derivative():
+    # forward keeps ctx.t = a.numpy() * 2 and backward returns g * tg.tensor(ctx.t): the
+    # second derivative of sum(y^2) missed the term through ctx.t (8 x^2 = [2, 18, 32] for
+    # 12 x^2, PyTorch's number too); a float array kept after forward read an input that
+    # requires grad now counts as taken off the graph
     x = tg.tensor([0.5, -1.5, 2.0], requires_grad=True)
     (g,) = tg.autograd.grad((_escaping("ctx_numpy").apply(x) ** 2).sum(), x, create_graph=True)
-    with pytest.raises(RuntimeError, match=r"the backward of EscBackward"):
+    np.testing.assert_allclose(g.numpy(), 4 * x.numpy() ** 3, rtol=1e-13)
+    with pytest.raises(RuntimeError, match=r"the backward of EscBackward .*ctx\.t, computed"):
         tg.autograd.grad(g.sum(), x)
+
+
+def test_a_mask_or_a_number_kept_by_forward_is_no_escape():
+    # a boolean array (x > 0) and a float computed from a constant argument are decisions and
+    # constants: the second derivative goes through, as PyTorch's
+    class Relu3(tg.Function):
+        @staticmethod
+        def forward(ctx, a, k):
+            ctx.mask = a.numpy() > 0
+            ctx.k = np.asarray(k) * 1.0  # a NumPy scalar from a plain argument, not from a
+            ctx.save_for_backward(a)
+            return a * a * a * tg.tensor(ctx.mask) * k
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            return g * 3 * a * a * tg.tensor(ctx.mask) * tg.tensor(ctx.k), None
+
+    x = tg.tensor([0.5, -1.5, 2.0], requires_grad=True)
+    (g,) = tg.autograd.grad(Relu3.apply(x, 2.0).sum(), x, create_graph=True)
+    (h,) = tg.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(h.numpy(), 12 * x.numpy() * (x.numpy() > 0), rtol=1e-13)
 
 
 def test_printing_and_branching_in_backward_are_no_escape():
