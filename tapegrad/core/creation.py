@@ -166,6 +166,15 @@ def _float_only(name, dt, requires_grad):
         )
 
 
+def _checked_dtype(name, dtype, requires_grad, *options, **more):
+    """A factory's prologue: its PyTorch options checked (``_options``), ``dtype`` as a NumPy
+    dtype or None (``_as_dtype``), and ``requires_grad`` refused with a non-float dtype."""
+    _options(name, *options, **more)
+    dt = _as_dtype(name, dtype)
+    _float_only(name, dt, requires_grad)
+    return dt
+
+
 def _options(name, out=None, layout=None, device=None, pin_memory=False, memory_format=None):
     """PyTorch's ``out=``, ``layout=``, ``device=``, ``pin_memory=`` and ``memory_format=`` of
     a factory: their defaults (CPU, strided, unpinned, contiguous) are accepted, anything else
@@ -407,9 +416,7 @@ def full(
         >>> tg.full((2,), 7.0), tg.full((2,), 7)
         (tensor([7., 7.]), tensor([7, 7]))
     """
-    _options("full", out, layout, device)
-    dtype = _as_dtype("full", dtype)
-    _float_only("full", dtype, requires_grad)
+    dtype = _checked_dtype("full", dtype, requires_grad, out, layout, device)
     shape = _size("full", (size,))
     value = np.asarray(fill_value._v if isinstance(fill_value, Tensor) else fill_value)
     infer = dtype is None and not requires_grad
@@ -484,9 +491,9 @@ def zeros_like(
         >>> tg.zeros_like(tg.tensor([1, 2]))
         tensor([0, 0])
     """
-    _options("zeros_like", None, layout, device, memory_format=memory_format)
-    dtype = _as_dtype("zeros_like", dtype)
-    _float_only("zeros_like", dtype, requires_grad)
+    dtype = _checked_dtype(
+        "zeros_like", dtype, requires_grad, None, layout, device, memory_format=memory_format
+    )
     dtype = dtype or _dtype_of(input, requires_grad)
     return _make(np.zeros(_like_shape(input, "zeros_like")), requires_grad, dtype)
 
@@ -508,9 +515,9 @@ def ones_like(
         >>> tg.ones_like([[1, 2, 3]])
         tensor([[1., 1., 1.]])
     """
-    _options("ones_like", None, layout, device, memory_format=memory_format)
-    dtype = _as_dtype("ones_like", dtype)
-    _float_only("ones_like", dtype, requires_grad)
+    dtype = _checked_dtype(
+        "ones_like", dtype, requires_grad, None, layout, device, memory_format=memory_format
+    )
     dtype = dtype or _dtype_of(input, requires_grad)
     return _make(np.ones(_like_shape(input, "ones_like")), requires_grad, dtype)
 
@@ -573,9 +580,7 @@ def arange(
         >>> tg.arange(1, 2, 0.25)
         tensor([1.0000, 1.2500, 1.5000, 1.7500])
     """
-    _options("arange", out, layout, device)
-    dt = _as_dtype("arange", dtype)
-    _float_only("arange", dt, requires_grad)
+    dt = _checked_dtype("arange", dtype, requires_grad, out, layout, device)
     if end is not None:
         if stop is not None:
             raise TypeError("tg.arange: give end (or NumPy's stop), not both")
@@ -627,9 +632,7 @@ def linspace(
         >>> tg.linspace(0, 10, steps=3)
         tensor([ 0.,  5., 10.])
     """
-    _options("linspace", out, layout, device)
-    dt = _as_dtype("linspace", dtype)
-    _float_only("linspace", dt, requires_grad)
+    dt = _checked_dtype("linspace", dtype, requires_grad, out, layout, device)
     end = _one_of("end", end, "stop", stop)
     steps = _one_of("steps", steps, "num", num)
     if end is None:
@@ -672,9 +675,7 @@ def eye(
         tensor([[1., 0.],
                 [0., 1.]])
     """
-    _options("eye", out, layout, device)
-    dt = _as_dtype("eye", dtype)
-    _float_only("eye", dt, requires_grad)
+    dt = _checked_dtype("eye", dtype, requires_grad, out, layout, device)
     n = _int_arg("eye", "n", n, 0)
     m = n if m is None else _int_arg("eye", "m", m, 0)
     return _make(np.eye(n, m), requires_grad, dt)
@@ -862,9 +863,7 @@ def logspace(
         >>> tg.logspace(0, 2, 3), tg.logspace(0, 2, 3, base=2)
         (tensor([  1.,  10., 100.]), tensor([1., 2., 4.]))
     """
-    _options("logspace", out, layout, device)
-    dtype = _as_dtype("logspace", dtype)
-    _float_only("logspace", dtype, requires_grad)
+    dtype = _checked_dtype("logspace", dtype, requires_grad, out, layout, device)
     if isinstance(steps, bool) or not isinstance(steps, (numbers.Integral, np.integer)):
         raise TypeError(f"logspace: steps must be an int, got {type(steps).__name__}")
     if steps < 0:

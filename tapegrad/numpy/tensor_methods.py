@@ -233,6 +233,18 @@ def _cholesky_inverse(self, upper=False):
     return O.matmul(LinvT, Linv) if not upper else O.matmul(Linv, LinvT)
 
 
+def _solve_shapes(name, b, A, label, short):
+    """The checks of a solve of ``A X = b`` by a square (batch of) ``A``: both matrices, and
+    ``b``'s rows as many as ``A``'s columns (``label`` / ``short`` name ``A`` in messages)."""
+    _matrices(name, b, "b (the input)", square=False)
+    _matrices(name, A, label)
+    if b.shape[-2] != A.shape[-1]:
+        raise RuntimeError(
+            f"{name}: incompatible shapes: b {tuple(b.shape)} has {b.shape[-2]} rows, "
+            f"{short} {tuple(A.shape)} is {A.shape[-1]} by {A.shape[-1]}"
+        )
+
+
 def _cholesky_solve(self, input2, upper=False):
     """``B.cholesky_solve(L, upper=False)``: PyTorch's ``torch.cholesky_solve``, ``X`` with
     ``A X = B`` where ``A = L L^T`` (``upper=True``: ``A = U^T U``) is given by its Cholesky
@@ -247,14 +259,7 @@ def _cholesky_solve(self, input2, upper=False):
                 [0.]])
     """
     L = O.tensor_of(input2)
-    _matrices("Tensor.cholesky_solve", self, "b (the input)", square=False)
-    _matrices("Tensor.cholesky_solve", L, "the Cholesky factor")
-    if self.shape[-2] != L.shape[-1]:
-        raise RuntimeError(
-            f"Tensor.cholesky_solve: incompatible shapes: b {tuple(self.shape)} has "
-            f"{self.shape[-2]} rows, the factor {tuple(L.shape)} is {L.shape[-1]} by "
-            f"{L.shape[-1]}"
-        )
+    _solve_shapes("Tensor.cholesky_solve", self, L, "the Cholesky factor", "the factor")
     T = triangle(L, not upper)
     TT = O.swapaxes(T, -1, -2)
     first, second = (T, TT) if not upper else (TT, T)
@@ -275,13 +280,7 @@ def _triangular_solve(self, A, upper=True, transpose=False, unitriangular=False)
                 [2.]])
     """
     A = O.tensor_of(A)
-    _matrices("Tensor.triangular_solve", self, "b (the input)", square=False)
-    _matrices("Tensor.triangular_solve", A, "A")
-    if self.shape[-2] != A.shape[-1]:
-        raise RuntimeError(
-            f"Tensor.triangular_solve: incompatible shapes: b {tuple(self.shape)} has "
-            f"{self.shape[-2]} rows, A {tuple(A.shape)} is {A.shape[-1]} by {A.shape[-1]}"
-        )
+    _solve_shapes("Tensor.triangular_solve", self, A, "A", "A")
     T = triangle(A, not upper)
     if unitriangular:
         T = O.where(np.eye(A.shape[-1], dtype=bool), 1.0, T)
