@@ -647,6 +647,7 @@ class ReverseSweep:
                 hooked[r] = _apply_hooks(hooks, result(np.array(self._leaf_grad(r, leaf, own))))
         with _GRAD_LOCK:
             self._accumulate(reached, own, hooked)
+        _higher.run_post_accumulate_hooks([leaf for _, leaf in reached])
 
     def _leaf_grad(self, r, leaf, own):
         """Leaf row ``r``'s gradient: the array of its own the sweep made, or a view of the
@@ -798,6 +799,8 @@ def _backward_into(outputs, grads, inputs, retain_graph, create_graph):
             continue
         g = result(g)  # (a leaf's hooks ran in run_backward)
         x.grad = Tensor._const(g) if x.grad is None else Tensor._const(result(x.grad._v + g))
+    reached = [x for x, g in zip(ins, res) if g is not None and x._leaf]
+    _higher.run_post_accumulate_hooks(reached, create_graph)
 
 
 @T.holding_rows

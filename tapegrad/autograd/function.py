@@ -25,6 +25,7 @@ it holds weakrefs to them, for the in-place checks, and makes a handle of a row 
 whose handle is gone (``row_tensor``).
 """
 
+import functools
 import weakref
 
 import numpy as np
@@ -580,6 +581,7 @@ _ESCAPE_TEXT = {
     "tolist": ".tolist()",
     "tensor": "tg.tensor(x)",
     "no_grad": "tg.no_grad()",
+    "once_differentiable": "it is marked @once_differentiable",
     "a saved tensor forward computed": "a saved tensor forward computed off the graph",
 }
 _CTX_OWN = frozenset(FunctionCtx().__dict__)  # FunctionCtx's own attributes
@@ -890,6 +892,45 @@ class Function:
         return handles[0] if single else tuple(handles)
 
 
+def once_differentiable(backward):
+    """Decorator of a ``Function.backward`` computed off the graph (NumPy on the values):
+    PyTorch's ``torch.autograd.function.once_differentiable``.  The backward runs with grad
+    mode off; under ``create_graph=True`` the gradients it returns are rows that raise
+    ``OffGraphDerivativeError`` when differentiated again, naming the Function, instead of
+    contributing a silent zero.
+
+    Examples:
+        >>> import numpy as np, tapegrad as tg
+        >>> from tapegrad.autograd.function import once_differentiable
+        >>> class Cube(tg.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x ** 3
+        ...
+        ...     @staticmethod
+        ...     @once_differentiable
+        ...     def backward(ctx, grad):
+        ...         x, = ctx.saved_tensors
+        ...         return tg.tensor(3.0 * x.numpy() ** 2 * grad.numpy())
+        >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> Cube.apply(x).sum().backward(); x.grad
+        tensor([ 3., 12.])
+    """
+
+    @functools.wraps(backward)
+    def off_graph_backward(ctx, *grads):
+        if FUNCTION_STATE.escapes is not None:  # (a create_graph backward: noted)
+            FUNCTION_STATE.escapes.append((None, "once_differentiable"))
+        prev, STATE.enabled = STATE.enabled, False
+        try:
+            return backward(ctx, *grads)
+        finally:
+            STATE.enabled = prev
+
+    return off_graph_backward
+
+
 class _OffGraphBackward(Function):
     """The identity on a gradient's value whose backward raises (see ``_escaped``)."""
 
@@ -900,11 +941,14 @@ class _OffGraphBackward(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        marked = any("once_differentiable" in how for how in ctx.how)
         raise OffGraphDerivativeError(
             f"the backward of {ctx.name} ran with create_graph=True and took values off the "
             f"graph ({', '.join(ctx.how)}), so the gradient it returned cannot be "
             "differentiated again: the derivative through those values would be silently "
-            "missing. To take higher derivatives, write that backward with tapegrad ops on "
+            "missing. To take higher derivatives, "
+            + ("remove @once_differentiable and " if marked else "")
+            + "write that backward with tapegrad ops on "
             "ctx.saved_tensors and the incoming gradients (no .numpy(), .detach(), .item(), "
             ".data, .tolist(); a mask may be kept: ctx.mask = x > 0), and save the inputs or "
             "outputs it needs (ctx.save_for_backward(x)) rather than values forward computed "

@@ -206,6 +206,36 @@ def register_hook(self, hook):
     return RemovableHandle(hooks, hook)
 
 
+def register_post_accumulate_grad_hook(self, hook):
+    """Call ``hook(tensor)`` after a backward has accumulated this leaf's ``.grad`` (PyTorch's
+    ``register_post_accumulate_grad_hook``): runs with grad mode off (on under
+    ``create_graph``), must return None, and
+    may update ``tensor.grad`` in place (an optimizer step per parameter, as soon as its
+    gradient is complete).  ``tg.autograd.grad`` accumulates nothing, so it calls none.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> w = tg.tensor([1.0, 2.0], requires_grad=True)
+        >>> def sgd_step(p):
+        ...     with tg.no_grad():
+        ...         p -= 0.1 * p.grad
+        ...     p.grad = None
+        >>> handle = w.register_post_accumulate_grad_hook(sgd_step)
+        >>> (w ** 2).sum().backward(); w                 # w - 0.1 * 2 w
+        tensor([0.8000, 1.6000], requires_grad=True)
+        >>> handle.remove()
+    """
+    if not self._leaf:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    if not self._rg:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self._meta is None:
+        self._meta = {}
+    hooks = self._meta.setdefault("post_accumulate_hooks", [])
+    hooks.append(hook)
+    return RemovableHandle(hooks, hook)
+
+
 class GraphMethods:
     """Tensor's graph view and hooks (a base class of the public ``Tensor``)."""
 
@@ -213,3 +243,4 @@ class GraphMethods:
     grad_fn = property(grad_fn)
     retain_grad = retain_grad
     register_hook = register_hook
+    register_post_accumulate_grad_hook = register_post_accumulate_grad_hook

@@ -18,8 +18,8 @@ import numpy as np
 from ..core import functions as O
 from ..core import tape as T
 from ..core.tape_inspect import operand_rows, row_shape
+from ..core.tensor import STATE, handle_of, new_handle, result
 from ..core.tensor import TensorBase as Tensor
-from ..core.tensor import handle_of, new_handle, result
 from ..ops import formula
 from ..ops.decl import Elementwise
 from ..ops.spec import OPS
@@ -350,6 +350,28 @@ def hook_fns(leaf):
     return meta.get("hooks") if meta else None
 
 
+def run_post_accumulate_hooks(leaves, create_graph=False):
+    """Call ``hook(leaf)`` for each hook registered with ``register_post_accumulate_grad_hook``
+    on ``leaves`` (their ``.grad`` just updated), in registration order, recording only under
+    ``create_graph``, as PyTorch does: where an optimizer step can run parameter by parameter."""
+    for leaf in leaves:
+        meta = leaf._meta
+        fns = meta.get("post_accumulate_hooks") if meta else None
+        if not fns:
+            continue
+        prev, STATE.enabled = STATE.enabled, create_graph
+        try:
+            for fn in list(fns):
+                if fn(leaf) is not None:
+                    raise RuntimeError(
+                        f"post accumulate grad hook {getattr(fn, '__name__', fn)!s} returned a "
+                        "value: Tensor post accumulate grad hooks should return None (change "
+                        "tensor.grad in place or assign it instead)"
+                    )
+        finally:
+            STATE.enabled = prev
+
+
 def leaf_hooks(leaf, g):
     """``g`` after the hooks registered on leaf Tensor ``leaf`` (none: ``g`` itself)."""
     fns = hook_fns(leaf)
@@ -408,6 +430,7 @@ def backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused, freed_ms
             adj[ra] = adj[ra] + ga if ra in adj else ga
     reached.update(adj)
     if accumulate:
+        accumulated = []
         for r in t.leaf_rows:
             g = reached.get(r)
             leaf = t.entered(r)
@@ -416,6 +439,8 @@ def backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused, freed_ms
             g = O.reshape(g, leaf.shape) if g.shape != leaf.shape else g
             g = leaf_hooks(leaf, g)
             leaf.grad = g if leaf.grad is None else leaf.grad + g
+            accumulated.append(leaf)
+        run_post_accumulate_hooks(accumulated, create_graph=True)
         for r, ref in t.side.retain.items():
             g = reached.get(r)
             h = ref()
