@@ -1,12 +1,20 @@
 """Learning-rate schedules (``tg.optim.lr_scheduler``), PyTorch's names and arguments.
 
 A scheduler sets ``group["lr"]`` of each of its optimizer's parameter groups: call
-``scheduler.step()`` after ``optimizer.step()``, once per epoch.  StepLR, MultiStepLR,
-ExponentialLR and CosineAnnealingLR update the group's current lr by PyTorch's recursive rules
-(so schedulers chained on one optimizer, or an lr changed by hand, compose as in PyTorch;
-a closed form of the epoch would override them); LambdaLR and subclasses giving ``lr_at`` set
-a closed form of the group's ``initial_lr`` (its lr when the first scheduler was made) and
-the epoch, as PyTorch's LambdaLR.
+``scheduler.step()`` after ``optimizer.step()``, once per epoch.  The schedules come in two
+kinds:
+
+- *recurrences* (StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, ConstantLR, LinearLR,
+  PolynomialLR): each step maps the group's *current* lr to the next one, as PyTorch's
+  chainable rules do, so schedulers stacked on one optimizer, or an lr changed by hand,
+  compose as in PyTorch.  Their closed form of the epoch (``lr_at``) serves where a schedule
+  starts afresh (a SequentialLR milestone) and as ``_get_closed_form_lr()``;
+- *closed forms* (LambdaLR, CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR and subclasses
+  giving ``lr_at`` or ``get_lr``): each step sets the lr a function of the epoch and the
+  group's ``base_lrs`` gives.
+
+Every group's new lr is computed before any is set (a Tensor lr shared by groups is moved
+once).  ReduceLROnPlateau follows a metric; SequentialLR and ChainedScheduler combine others.
 
 Examples:
     >>> import tapegrad as tg
@@ -22,11 +30,12 @@ Examples:
 """
 
 import math
+import numbers
 import types
 import warnings
-from bisect import bisect_right
 from collections import Counter
 
+from ..tensor_class import Tensor
 from .stateful import Optimizer, _number
 
 __all__ = [
@@ -47,9 +56,120 @@ __all__ = [
     "ChainedScheduler",
 ]
 
+_EARLY_STEP = (
+    "Detected call of `lr_scheduler.step()` before `optimizer.step()`: call optimizer.step() "
+    "first, then scheduler.step() (else the first value of the learning rate schedule is "
+    "skipped), as in PyTorch"
+)
+_GET_LR_OUTSIDE = (
+    "To get the last learning rate computed by the scheduler, please use `get_last_lr()`."
+)
+_TRANSIENT = ("optimizer", "_in_step")  # attributes a state dict never carries
+
+
+# ---- small shared pieces ---------------------------------------------------------------------
+
+
+def _read(group, key="lr"):
+    """A group's entry ``key`` as a Python number (a one-element Tensor is read)."""
+    return _number(group[key], f"lr_scheduler: the parameter group's {key!r}")
+
+
+def _write(group, value, key="lr"):
+    """Store ``value`` as the group's ``key``: a Tensor already there is filled in place (so
+    the Tensor a user gave stays the group's, as PyTorch's schedulers keep it)."""
+    held = group.get(key)
+    if isinstance(held, Tensor):
+        held.fill_(value)
+    else:
+        group[key] = value
+
+
+def _ensure_optimizer(optimizer):
+    if isinstance(optimizer, Optimizer):
+        return
+    raise TypeError(f"{type(optimizer).__name__} is not a tg.optim Optimizer")
+
+
+def _per_group(name, optimizer, value):
+    """``value`` once per parameter group: a list / tuple of exactly that many, or one value
+    repeated."""
+    count = len(optimizer.param_groups)
+    if not isinstance(value, (list, tuple)):
+        return [value] * count
+    if len(value) != count:
+        raise ValueError(
+            f"{name} must have the same length as optimizer.param_groups. {name} has "
+            f"{len(value)} values, param_groups has {count}."
+        )
+    return list(value)
+
+
+def _real(owner, name, value):
+    """A hyper-parameter that must be a real number (bool refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{owner}: {name} must be a real number, got {value!r}")
+    return value
+
+
+def _whole(owner, name, value, smallest):
+    """A count given as an int or an integral float, at least ``smallest``, as an int."""
+    ok = not isinstance(value, bool) and isinstance(value, numbers.Real)
+    if ok and value == int(value) and value >= smallest:
+        return int(value)
+    kind = "a positive integer" if smallest == 1 else f"an integer >= {smallest}"
+    raise ValueError(f"{owner}: {name} must be {kind}, got {value!r}")
+
+
+def _regrouped(scheduler, made_for):
+    """The error for an optimizer whose parameter groups changed after the scheduler was made
+    where the schedule needs each group's starting value (PyTorch's fails with a bare zip()
+    ValueError or KeyError)."""
+    return ValueError(
+        f"{type(scheduler).__name__}.step: the optimizer has "
+        f"{len(scheduler.optimizer.param_groups)} parameter groups, the scheduler was made for "
+        f"{made_for} (a group added or removed after the scheduler was made); make the "
+        "scheduler after the optimizer has all its groups"
+    )
+
+
+def _put_momentum(group, value, in_betas):
+    """Set a group's momentum, or the first of its ``betas`` (Adam-like optimizers)."""
+    if in_betas:
+        rest = tuple(group["betas"])[1:]
+        group["betas"] = (value, *rest)
+    else:
+        _write(group, value, "momentum")
+
+
+def _prepare_momentum(owner, optimizer, low, high, fresh):
+    """Momentum cycling of CyclicLR / OneCycleLR: returns whether it acts on beta1; on a
+    fresh start each group records its ``base_momentum`` / ``max_momentum`` and starts at
+    the latter."""
+    keys = optimizer.defaults
+    if "momentum" not in keys and "betas" not in keys:
+        raise ValueError(
+            "optimizer must support momentum or beta1 with `cycle_momentum` option enabled "
+            f"({owner}: {type(optimizer).__name__} has neither; pass cycle_momentum=False)"
+        )
+    in_betas = "betas" in keys
+    lows = _per_group("base_momentum", optimizer, low)
+    highs = _per_group("max_momentum", optimizer, high)
+    if fresh:
+        for group, lo, hi in zip(optimizer.param_groups, lows, highs, strict=True):
+            _put_momentum(group, hi, in_betas)
+            group["base_momentum"] = lo
+            group["max_momentum"] = hi
+    return in_betas
+
+
+# ---- the base class --------------------------------------------------------------------------
+
 
 class LRScheduler:
     """Base class: subclasses give ``lr_at(base_lr, epoch)``.
+
+    (Or, as PyTorch's, ``get_lr()``: every group's lr at ``self.last_epoch``.)
 
     Examples:
         >>> import tapegrad as tg
@@ -63,127 +183,164 @@ class LRScheduler:
     """
 
     def __init__(self, optimizer, last_epoch=-1):
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not a tg.optim Optimizer")
+        _ensure_optimizer(optimizer)
         self.optimizer = optimizer
-        for i, group in enumerate(optimizer.param_groups):
-            if last_epoch == -1:  # (a copy of a Tensor lr, as PyTorch's clone)
-                group.setdefault("initial_lr", _lr(group, "lr"))
-            elif "initial_lr" not in group:
-                raise KeyError(
-                    f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
-                    "an optimizer (last_epoch != -1)"
-                )
-        self.base_lrs = [_lr(group, "initial_lr") for group in optimizer.param_groups]
+        self.base_lrs = self._starting_lrs(last_epoch)
         self.last_epoch = last_epoch
         self._step_count = 0
-        self._advance(initial=True)
+        self._advance(None)
 
-    # does _next_lr use only the current lr (so a group added after the scheduler was made
-    # follows the rule too, as PyTorch's recursive schedulers)?
-    _base_free = False
-
+    # -- what subclasses give
     def lr_at(self, base_lr, epoch):
-        raise NotImplementedError
+        """The lr of a group that started at ``base_lr``, at ``epoch``."""
+        raise NotImplementedError(
+            f"{type(self).__name__}: a scheduler subclass must define lr_at(base_lr, epoch) "
+            "(a group's lr at an epoch) or get_lr() (every group's lr at self.last_epoch)"
+        )
 
-    def _group_lr(self, index, base_lr, epoch):
-        """The lr of parameter group ``index`` (schedules with per-group rules override it)."""
-        return self.lr_at(base_lr, epoch)
+    def _schedule(self):
+        """Every group's lr at ``self.last_epoch`` (a closed form of the epoch)."""
+        return [self.lr_at(base, self.last_epoch) for base in self._bases()]
 
-    def _next_lr(self, index, lr, base_lr, epoch, initial):
-        """Group ``index``'s lr for ``epoch`` given its current ``lr``; ``initial`` in the
-        constructor's step.  A closed form here; recursive schedules override it."""
-        return self._group_lr(index, base_lr, epoch)
+    # -- the stepping machinery
+    def _starting_lrs(self, last_epoch):
+        """Record (fresh start) or check (resuming) every group's ``initial_lr``; they are
+        the schedule's ``base_lrs``."""
+        groups = self.optimizer.param_groups
+        if last_epoch == -1:
+            for group in groups:
+                group.setdefault("initial_lr", _read(group))
+        else:
+            for index, group in enumerate(groups):
+                if "initial_lr" not in group:
+                    raise KeyError(
+                        f"param 'initial_lr' is not specified in param_groups[{index}] when "
+                        f"resuming an optimizer (last_epoch={last_epoch}): load the "
+                        "optimizer's state dict, which holds it, before making the scheduler"
+                    )
+        return [_read(group, "initial_lr") for group in groups]
 
-    def step(self, epoch=None):
-        """Advance one epoch and set every group's lr."""
+    def _bases(self):
+        """``base_lrs``, one per current group (a closed form needs every group's)."""
+        if len(self.base_lrs) != len(self.optimizer.param_groups):
+            raise _regrouped(self, len(self.base_lrs))
+        return self.base_lrs
+
+    def _move_epoch(self, epoch):
+        """Where the schedule goes: the next epoch (``None``) or ``epoch``."""
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
+
+    def _restart_values(self):
+        """The lrs a schedule started afresh (at epoch 0) sets."""
+        return self.get_lr()
+
+    def _advance(self, epoch, restart=False):
+        """One step: move the epoch, compute every group's lr, then set them all."""
+        self._step_count += 1
+        self._move_epoch(0 if restart else epoch)
+        self._in_step = True
+        try:
+            values = self._restart_values() if restart else self.get_lr()
+        finally:
+            self._in_step = False
+        groups = self.optimizer.param_groups
+        values = list(values)
+        if len(values) != len(groups):
+            raise ValueError(
+                f"{type(self).__name__}.step: get_lr() gave {len(values)} lrs for the "
+                f"optimizer's {len(groups)} parameter groups; give one lr per group"
+            )
+        for group, value in zip(groups, values, strict=True):
+            _write(group, value)
+        self._last_lr = [_read(group) for group in groups]
+        self._after_lrs_set()
+
+    def _after_lrs_set(self):
+        """Hook: what else a step sets (cycled momenta)."""
+
+    def _start_again(self):
+        """Start the schedule again at epoch 0 (a SequentialLR milestone)."""
+        self._advance(None, restart=True)
+
+    def _refuse_epoch(self, epoch):
         if epoch is not None:
             raise TypeError(
                 f"{type(self).__name__}.step: the epoch argument (deprecated in PyTorch) is not "
                 "supported; call step() once per epoch"
             )
-        self._check_order()
-        self._advance(initial=False)
 
-    def _check_order(self):
-        """Warn, as PyTorch, when the first ``step()`` comes before any optimizer step."""
+    def _warn_if_early(self):
         if self._step_count == 1 and not getattr(self.optimizer, "_step_called", False):
-            warnings.warn(
-                "Detected call of `lr_scheduler.step()` before `optimizer.step()`: call "
-                "optimizer.step() first, then scheduler.step() (else the first value of the "
-                "learning rate schedule is skipped), as in PyTorch",
-                UserWarning,
-                stacklevel=3,
-            )
+            warnings.warn(_EARLY_STEP, UserWarning, stacklevel=3)
 
-    def _advance(self, initial):
-        self._step_count = getattr(self, "_step_count", 0) + 1
-        self.last_epoch += 1
-        groups = self.optimizer.param_groups
-        bases = list(self.base_lrs)
-        if len(groups) != len(bases):
-            if len(groups) < len(bases) or not self._base_free:
-                raise _groups_changed(self)
-            bases += [None] * (len(groups) - len(bases))  # (PyTorch's recursive rules go on)
-        # every new lr computed before any is set, as PyTorch's: groups may share one Tensor
-        # lr (a Tensor given as the optimizer's default lr), which is filled in place
-        lrs = [
-            self._next_lr(i, _lr(group, "lr"), base, self.last_epoch, initial)
-            for i, (group, base) in enumerate(zip(groups, bases, strict=True))
-        ]
-        for group, lr in zip(groups, lrs, strict=True):
-            _set_lr(group, lr)
-        self._last_lr = [_lr(group, "lr") for group in self.optimizer.param_groups]
+    # -- the public surface
+    def get_lr(self):
+        """Every group's lr at ``self.last_epoch``, as the step computes it (outside a step,
+        read ``get_last_lr()`` instead: PyTorch's warning)."""
+        if not self.__dict__.get("_in_step", False):
+            warnings.warn(_GET_LR_OUTSIDE, UserWarning, stacklevel=2)
+        return self._schedule()
+
+    def step(self, epoch=None):
+        """Move to the next epoch and set every group's lr (call after ``optimizer.step()``)."""
+        self._refuse_epoch(epoch)
+        self._warn_if_early()
+        self._advance(None)
 
     def get_last_lr(self):
-        """The learning rates set by the last ``step()``, one per parameter group."""
+        """The lrs the last step set, one per parameter group."""
         return list(self._last_lr)
 
-    def _restart(self):
-        """Go back to epoch 0 and set every group's lr by the closed form there (what
-        SequentialLR does at a milestone to the scheduler that starts, as PyTorch's)."""
-        self.last_epoch = 0
-        groups = self.optimizer.param_groups
-        lrs = [self._group_lr(i, base, 0) for i, base in enumerate(self.base_lrs)]
-        for group, lr in zip(groups, lrs, strict=True):
-            _set_lr(group, lr)
-        self._last_lr = [_lr(group, "lr") for group in groups]
-
     def state_dict(self):
-        """Everything but the optimizer (which has its own state dict)."""
-        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+        """The scheduler's attributes but its optimizer (PyTorch's keys)."""
+        return {k: v for k, v in self.__dict__.items() if k not in _TRANSIENT}
 
     def load_state_dict(self, state_dict):
-        self.__dict__.update(state_dict)
+        """Take the attributes of ``state_dict`` (tapegrad's or PyTorch's)."""
+        self.__dict__.update({k: v for k, v in state_dict.items() if k not in _TRANSIENT})
 
 
-def _groups_changed(scheduler):
-    """The error for an optimizer whose parameter groups are not those the scheduler was
-    made for (PyTorch's fails with a bare zip() ValueError)."""
-    n, m = len(scheduler.optimizer.param_groups), len(scheduler.base_lrs)
-    return ValueError(
-        f"{type(scheduler).__name__}.step: the optimizer has {n} parameter groups, the "
-        f"scheduler was made for {m} (a group added or removed after the scheduler was made); "
-        "make the scheduler after the optimizer has all its groups"
-    )
+# ---- recurrences: the next lr from the current one -------------------------------------------
 
 
-def _lr(group, key):
-    """A group's ``key`` ("lr", "initial_lr") as a number (a one-element Tensor lr read)."""
-    return _number(group[key], f"param_groups[...][{key!r}]")
+class _Recurrence(LRScheduler):
+    """A schedule stepping each group's current lr: by default ``lr * _multiplier(epoch)``
+    (subclasses give ``_multiplier`` and the closed form ``lr_at``).  Those with
+    ``_resumed_as_is`` leave the lr as it is at the first step of a scheduler made with
+    ``last_epoch`` >= 0, as PyTorch's ExponentialLR, CosineAnnealingLR, LinearLR and
+    PolynomialLR do."""
+
+    _resumed_as_is = False
+
+    def _multiplier(self, epoch):
+        raise NotImplementedError
+
+    def _next(self, lr, base, epoch):
+        return lr * self._multiplier(epoch)
+
+    def _schedule(self):
+        bases, epoch = self.base_lrs, self.last_epoch
+        current = [_read(g) for g in self.optimizer.param_groups]
+        if self._resumed_as_is and epoch > 0 and self._step_count == 1:
+            return current
+        padded = bases + [None] * (len(current) - len(bases))
+        return [self._next(lr, base, epoch) for lr, base in zip(current, padded, strict=False)]
+
+    def _get_closed_form_lr(self):
+        """Every group's lr at ``last_epoch`` from its base lr (not from its current lr)."""
+        return [self.lr_at(base, self.last_epoch) for base in self._bases()]
+
+    def _restart_values(self):
+        return self._get_closed_form_lr()
+
+    def _base_of(self, base):
+        """A base lr a rule needs: missing for a group added after the scheduler was made."""
+        if base is None:
+            raise _regrouped(self, len(self.base_lrs))
+        return base
 
 
-def _set_lr(group, lr):
-    """Set a group's lr: a Tensor lr is filled in place (the Tensor the user gave stays the
-    group's, as PyTorch's schedulers keep it), a number replaced."""
-    old = group["lr"]
-    if not isinstance(old, (int, float)) and hasattr(old, "fill_"):
-        old.fill_(lr)
-    else:
-        group["lr"] = lr
-
-
-class StepLR(LRScheduler):
+class StepLR(_Recurrence):
     """lr = initial_lr * gamma ** (epoch // step_size).
 
     Examples:
@@ -194,124 +351,19 @@ class StepLR(LRScheduler):
         [0.010000000000000002]
     """
 
-    _base_free = True
-
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
-        # (a fractional step_size is refused, not truncated: PyTorch's decays where the epoch
-        # is a multiple of it, 2.5 at epochs 5, 10, ...)
-        if isinstance(step_size, bool) or not float(step_size).is_integer() or step_size < 1:
-            raise ValueError(f"StepLR: step_size must be a positive integer, got {step_size}")
-        self.step_size = int(step_size)
-        self.gamma = gamma
+        self.step_size = _whole("StepLR", "step_size", step_size, 1)
+        self.gamma = _real("StepLR", "gamma", gamma)
         super().__init__(optimizer, last_epoch)
+
+    def _multiplier(self, epoch):
+        return self.gamma if epoch > 0 and epoch % self.step_size == 0 else 1.0
 
     def lr_at(self, base_lr, epoch):
         return base_lr * self.gamma ** (epoch // self.step_size)
 
-    def _next_lr(self, index, lr, base_lr, epoch, initial):
-        """PyTorch's rule: the current lr times gamma at each nonzero multiple of step_size."""
-        return lr * self.gamma if epoch and epoch % self.step_size == 0 else lr
 
-
-class ExponentialLR(LRScheduler):
-    """lr = initial_lr * gamma ** epoch.
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> opt = tg.optim.SGD([tg.tensor([1.0], requires_grad=True)], lr=1.0)
-        >>> sched = tg.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
-        >>> opt.step(); sched.step(); opt.step(); sched.step(); sched.get_last_lr()
-        [0.25]
-    """
-
-    _base_free = True
-
-    def __init__(self, optimizer, gamma, last_epoch=-1):
-        self.gamma = gamma
-        super().__init__(optimizer, last_epoch)
-
-    def lr_at(self, base_lr, epoch):
-        return base_lr * self.gamma**epoch
-
-    def _next_lr(self, index, lr, base_lr, epoch, initial):
-        """PyTorch's rule: the current lr times gamma (kept in the constructor's step)."""
-        return lr if initial else lr * self.gamma
-
-
-class CosineAnnealingLR(LRScheduler):
-    """lr = eta_min + (initial_lr - eta_min) (1 + cos(pi epoch / T_max)) / 2.
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> opt = tg.optim.SGD([tg.tensor([1.0], requires_grad=True)], lr=1.0)
-        >>> sched = tg.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=2)
-        >>> opt.step(); sched.step(); sched.get_last_lr()
-        [0.5]
-    """
-
-    _base_free = True  # (but at the bottom of each cosine)
-
-    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):  # noqa: N803 - PyTorch's name
-        if T_max == 0:  # (PyTorch's fails in its first step with a bare ZeroDivisionError)
-            raise ValueError(
-                "CosineAnnealingLR: T_max must be nonzero (the number of epochs of a half "
-                "cosine period), got 0"
-            )
-        self.T_max = T_max
-        self.eta_min = eta_min
-        super().__init__(optimizer, last_epoch)
-
-    def lr_at(self, base_lr, epoch):
-        return (
-            self.eta_min
-            + (base_lr - self.eta_min) * (1.0 + math.cos(math.pi * epoch / self.T_max)) / 2.0
-        )
-
-    def _next_lr(self, index, lr, base_lr, epoch, initial):
-        """PyTorch's recursive rule, from the current lr (kept in the constructor's step)."""
-        if initial:
-            return lr
-        t_max, eta_min = self.T_max, self.eta_min
-        if (epoch - 1 - t_max) % (2 * t_max) == 0:
-            if base_lr is None:  # (a group added after the scheduler was made)
-                raise _groups_changed(self)
-            return lr + (base_lr - eta_min) * (1.0 - math.cos(math.pi / t_max)) / 2.0
-        return (1.0 + math.cos(math.pi * epoch / t_max)) / (
-            1.0 + math.cos(math.pi * (epoch - 1) / t_max)
-        ) * (lr - eta_min) + eta_min
-
-
-class LambdaLR(LRScheduler):
-    """lr = initial_lr * lr_lambda(epoch), with one function for every group or a list of
-    them, one per group.
-
-    Examples:
-        >>> import tapegrad as tg
-        >>> opt = tg.optim.SGD([tg.tensor([1.0], requires_grad=True)], lr=1.0)
-        >>> sched = tg.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 1 / (epoch + 1))
-        >>> opt.step(); sched.step(); opt.step(); sched.step(); sched.get_last_lr()
-        [0.3333333333333333]
-    """
-
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        groups = getattr(optimizer, "param_groups", [])
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != len(groups):
-                raise ValueError(f"Expected {len(groups)} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * len(groups)
-        super().__init__(optimizer, last_epoch)
-
-    def _group_lr(self, index, base_lr, epoch):
-        return base_lr * self.lr_lambdas[index](epoch)
-
-    def state_dict(self):
-        """Everything but the optimizer and the functions (which the caller recreates)."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-
-
-class MultiStepLR(LRScheduler):
+class MultiStepLR(_Recurrence):
     """lr = initial_lr * gamma ** (the number of milestones <= epoch); a milestone given
     twice counts twice, as in PyTorch.
 
@@ -328,131 +380,45 @@ class MultiStepLR(LRScheduler):
         [1.0, 0.5, 0.5, 0.25]
     """
 
-    _base_free = True
-
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
-        self.milestones = Counter(milestones)
-        self.gamma = gamma
+        self.milestones = Counter(list(milestones))
+        self.gamma = _real("MultiStepLR", "gamma", gamma)
         super().__init__(optimizer, last_epoch)
 
+    def _multiplier(self, epoch):
+        hits = self.milestones.get(epoch, 0)
+        return self.gamma**hits if hits else 1.0
+
     def lr_at(self, base_lr, epoch):
-        return base_lr * self.gamma ** bisect_right(sorted(self.milestones.elements()), epoch)
-
-    def _next_lr(self, index, lr, base_lr, epoch, initial):
-        """PyTorch's rule: the current lr times gamma per milestone at this epoch."""
-        count = self.milestones.get(epoch, 0)
-        return lr * self.gamma**count if count else lr
+        passed = sum(n for when, n in self.milestones.items() if when <= epoch)
+        return base_lr * self.gamma**passed
 
 
-class ReduceLROnPlateau(LRScheduler):
-    """Multiply every group's lr by ``factor`` when the metric given to ``step(metric)`` has
-    not improved for more than ``patience`` steps, as PyTorch: an improvement is a metric below
-    ``best * (1 - threshold)`` (``mode="min"``, ``threshold_mode="rel"``), below ``best -
-    threshold`` (``"abs"``), or above ``best * (1 + threshold)`` / ``best + threshold`` with
-    ``mode="max"``; after a reduction ``cooldown`` steps pass before bad steps count again; no
-    lr goes below ``min_lr`` (a number or one per group), and a reduction smaller than ``eps``
-    is skipped.
+class ExponentialLR(_Recurrence):
+    """lr = initial_lr * gamma ** epoch.
 
     Examples:
         >>> import tapegrad as tg
         >>> opt = tg.optim.SGD([tg.tensor([1.0], requires_grad=True)], lr=1.0)
-        >>> sched = tg.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=1)
-        >>> for loss in [3.0, 2.0, 2.0, 2.0, 2.0]:
-        ...     sched.step(loss)
-        >>> sched.get_last_lr()                # 2 bad steps after the best: halved once
-        [0.5]
+        >>> sched = tg.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+        >>> opt.step(); sched.step(); opt.step(); sched.step(); sched.get_last_lr()
+        [0.25]
     """
 
-    def __init__(
-        self,
-        optimizer,
-        mode="min",
-        factor=0.1,
-        patience=10,
-        threshold=1e-4,
-        threshold_mode="rel",
-        cooldown=0,
-        min_lr=0,
-        eps=1e-8,
-    ):
-        if factor >= 1.0:
-            raise ValueError("Factor should be < 1.0.")
-        if mode not in ("min", "max"):
-            raise ValueError(f"mode {mode} is unknown!")
-        if threshold_mode not in ("rel", "abs"):
-            raise ValueError(f"threshold mode {threshold_mode} is unknown!")
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not a tg.optim Optimizer")
-        self.optimizer, self.mode, self.factor = optimizer, mode, factor
-        self.threshold, self.threshold_mode = threshold, threshold_mode
-        self.patience, self.cooldown, self.eps = patience, cooldown, eps
-        n = len(optimizer.param_groups)
-        per_group = isinstance(min_lr, (list, tuple))
-        if per_group and len(min_lr) != n:
-            raise ValueError(f"expected {n} min_lrs, got {len(min_lr)}")
-        self.min_lrs = list(min_lr) if per_group else [min_lr] * n
-        self._one_min_lr = None if per_group else min_lr  # (for groups added later)
-        self.last_epoch = 0
-        self._last_lr = [_lr(g, "lr") for g in optimizer.param_groups]
-        self.best = math.inf if mode == "min" else -math.inf  # the worst metric there is
-        self.cooldown_counter = self.num_bad_epochs = 0
+    _resumed_as_is = True
 
-    def _improves(self, metric):
-        """Is ``metric`` better than the best so far by more than the threshold (relative:
-        a factor 1 -/+ threshold of the best, as PyTorch, whatever the best's sign)?"""
-        lower = self.mode == "min"
-        if self.threshold_mode == "rel":
-            target = self.best * (1.0 - self.threshold if lower else 1.0 + self.threshold)
-        else:
-            target = self.best - self.threshold if lower else self.best + self.threshold
-        return metric < target if lower else metric > target
+    def __init__(self, optimizer, gamma, last_epoch=-1):
+        self.gamma = _real("ExponentialLR", "gamma", gamma)
+        super().__init__(optimizer, last_epoch)
 
-    def step(self, metrics, epoch=None):
-        """Record this epoch's metric (a number or a one-element Tensor) and reduce the lr
-        after a plateau."""
-        if epoch is not None:
-            raise TypeError(
-                "ReduceLROnPlateau.step: the epoch argument (deprecated in PyTorch) is not "
-                "supported; call step(metric) once per epoch"
-            )
-        try:
-            metric = float(metrics)
-        except (TypeError, ValueError) as err:
-            raise type(err)(
-                "ReduceLROnPlateau.step: the metric must be a number or a one-element Tensor "
-                f"(the epoch's validation loss, say), got {metrics!r}: {err}"
-            ) from None
-        self.last_epoch += 1
-        if self._improves(metric):
-            self.best, self.num_bad_epochs = metric, 0
-        else:
-            self.num_bad_epochs += 1
-        if self.cooldown_counter > 0:  # bad epochs in a cooldown do not count
-            self.cooldown_counter -= 1
-            self.num_bad_epochs = 0
-        if self.num_bad_epochs > self.patience:
-            self._lower_lrs()
-            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
-        self._last_lr = [_lr(g, "lr") for g in self.optimizer.param_groups]
+    def _multiplier(self, epoch):
+        return self.gamma if epoch > 0 else 1.0
 
-    def _lower_lrs(self):
-        groups = self.optimizer.param_groups
-        if len(self.min_lrs) != len(groups):
-            if self._one_min_lr is None:
-                raise RuntimeError(
-                    f"ReduceLROnPlateau: the optimizer has {len(groups)} param groups, but "
-                    f"min_lr gave {len(self.min_lrs)} when the scheduler was made; set "
-                    "sched.min_lrs to one value per group"
-                )
-            self.min_lrs = [self._one_min_lr] * len(groups)
-        for group, floor in zip(groups, self.min_lrs, strict=True):
-            lr = _lr(group, "lr")
-            lowered = max(lr * self.factor, floor)
-            if lr - lowered > self.eps:  # (changes below eps are skipped)
-                _set_lr(group, lowered)
+    def lr_at(self, base_lr, epoch):
+        return base_lr * self.gamma**epoch
 
 
-class ConstantLR(LRScheduler):
+class ConstantLR(_Recurrence):
     """lr = initial_lr * factor until epoch ``total_iters``, then initial_lr (PyTorch's
     ``ConstantLR``; recursive, as PyTorch's: the current lr times ``factor`` at epoch 0 and
     divided by it at ``total_iters``).
@@ -470,8 +436,6 @@ class ConstantLR(LRScheduler):
         [0.5, 0.5, 1.0, 1.0]
     """
 
-    _base_free = True
-
     def __init__(
         self,
         optimizer: Optimizer,
@@ -479,30 +443,30 @@ class ConstantLR(LRScheduler):
         total_iters: int = 5,
         last_epoch: int = -1,
     ):
-        if factor > 1.0 or factor < 0:
+        if not 0 <= _real("ConstantLR", "factor", factor) <= 1:
             raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
         self.factor = factor
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch):
-        return base_lr * (self.factor + (epoch >= self.total_iters) * (1 - self.factor))
-
-    def _next_lr(self, index, lr, base_lr, epoch, initial):
+    def _multiplier(self, epoch):
         if epoch == 0:
-            return lr * self.factor
+            return self.factor
         if epoch != self.total_iters:
-            return lr
-        if self.factor == 0:  # (PyTorch's fails here with a bare ZeroDivisionError)
+            return 1.0
+        if self.factor == 0:
             raise ValueError(
                 f"ConstantLR: factor 0 made the lr 0, which cannot be scaled back at epoch "
-                f"total_iters={self.total_iters}; give a positive factor, or use LambdaLR("
-                "optimizer, lambda epoch: 0.0 if epoch < total_iters else 1.0)"
+                f"total_iters={self.total_iters}; give a positive factor, or use "
+                "LambdaLR(optimizer, lambda epoch: 0.0 if epoch < total_iters else 1.0)"
             )
-        return lr * (1.0 / self.factor)
+        return 1.0 / self.factor
+
+    def lr_at(self, base_lr, epoch):
+        return base_lr * (self.factor if epoch < self.total_iters else 1.0)
 
 
-class LinearLR(LRScheduler):
+class LinearLR(_Recurrence):
     """lr = initial_lr * f, f going linearly from ``start_factor`` at epoch 0 to
     ``end_factor`` at epoch ``total_iters`` and staying there (PyTorch's ``LinearLR``, with its
     recursive rule on the current lr).
@@ -520,7 +484,7 @@ class LinearLR(LRScheduler):
         [0.25, 0.5, 0.75, 1.0, 1.0]
     """
 
-    _base_free = True
+    _resumed_as_is = True
 
     def __init__(
         self,
@@ -530,36 +494,33 @@ class LinearLR(LRScheduler):
         total_iters: int = 5,
         last_epoch: int = -1,
     ):
-        if start_factor > 1.0 or start_factor <= 0:
+        if not 0 < _real("LinearLR", "start_factor", start_factor) <= 1:
             raise ValueError(
                 "Starting multiplicative factor expected to be greater than 0 and less or "
                 "equal to 1."
             )
-        if end_factor > 1.0 or end_factor < 0:
+        if not 0 <= _real("LinearLR", "end_factor", end_factor) <= 1:
             raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
-        self.start_factor = start_factor
-        self.end_factor = end_factor
+        self.start_factor, self.end_factor = start_factor, end_factor
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch):
-        return base_lr * (
-            self.start_factor
-            + (self.end_factor - self.start_factor)
-            * min(self.total_iters, epoch)
-            / self.total_iters
-        )
-
-    def _next_lr(self, index, lr, base_lr, epoch, initial):
+    def _multiplier(self, epoch):
         if epoch == 0:
-            return lr * self.start_factor
-        if initial or epoch > self.total_iters:
-            return lr
-        change = self.end_factor - self.start_factor
-        return lr * (1.0 + change / (self.total_iters * self.start_factor + (epoch - 1) * change))
+            return self.start_factor
+        if epoch > self.total_iters:
+            return 1.0
+        # f(epoch) / f(epoch - 1) with f(k) = start + slope * k, slope = (end - start) / total
+        rise = self.end_factor - self.start_factor
+        before = self.start_factor * self.total_iters + (epoch - 1) * rise
+        return 1.0 + rise / before
+
+    def lr_at(self, base_lr, epoch):
+        done = min(epoch, self.total_iters) / self.total_iters
+        return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * done)
 
 
-class PolynomialLR(LRScheduler):
+class PolynomialLR(_Recurrence):
     """lr = initial_lr * (1 - min(epoch, total_iters) / total_iters) ** power (PyTorch's
     ``PolynomialLR``, with its recursive rule on the current lr).
 
@@ -571,7 +532,7 @@ class PolynomialLR(LRScheduler):
         [0.25]
     """
 
-    _base_free = True
+    _resumed_as_is = True
 
     def __init__(
         self,
@@ -581,17 +542,127 @@ class PolynomialLR(LRScheduler):
         last_epoch: int = -1,
     ):
         self.total_iters = total_iters
-        self.power = power
+        self.power = _real("PolynomialLR", "power", power)
+        super().__init__(optimizer, last_epoch)
+
+    def _multiplier(self, epoch):
+        if epoch == 0 or epoch > self.total_iters:
+            return 1.0
+        left_now = 1.0 - epoch / self.total_iters
+        left_before = 1.0 - (epoch - 1) / self.total_iters
+        return (left_now / left_before) ** self.power
+
+    def lr_at(self, base_lr, epoch):
+        return base_lr * (1.0 - min(epoch, self.total_iters) / self.total_iters) ** self.power
+
+
+def _half_cosine(high, low, t, period):
+    """The cosine annealing from ``high`` (t = 0) to ``low`` (t = period)."""
+    return low + (high - low) * (1.0 + math.cos(math.pi * t / period)) / 2.0
+
+
+class CosineAnnealingLR(_Recurrence):
+    """lr = eta_min + (initial_lr - eta_min) (1 + cos(pi epoch / T_max)) / 2.
+
+    Stepped by PyTorch's recursive form (the ratio of consecutive cosine terms applied to
+    the current lr; at the troughs, epoch = (2k + 1) T_max + 1, the rise of one step).
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> opt = tg.optim.SGD([tg.tensor([1.0], requires_grad=True)], lr=1.0)
+        >>> sched = tg.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=2)
+        >>> opt.step(); sched.step(); sched.get_last_lr()
+        [0.5]
+    """
+
+    _resumed_as_is = True
+
+    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
+        if T_max == 0:
+            raise ValueError(
+                "CosineAnnealingLR: T_max must be nonzero (the number of epochs of a half "
+                "cosine period), got 0"
+            )
+        self.T_max = T_max
+        self.eta_min = _real("CosineAnnealingLR", "eta_min", eta_min)
         super().__init__(optimizer, last_epoch)
 
     def lr_at(self, base_lr, epoch):
-        return base_lr * (1.0 - min(self.total_iters, epoch) / self.total_iters) ** self.power
+        return _half_cosine(base_lr, self.eta_min, epoch, self.T_max)
 
-    def _next_lr(self, index, lr, base_lr, epoch, initial):
-        if initial or epoch > self.total_iters:
+    def _next(self, lr, base, epoch):
+        if epoch == 0:
             return lr
-        t = self.total_iters
-        return lr * ((1.0 - epoch / t) / (1.0 - (epoch - 1) / t)) ** self.power
+        period, low = self.T_max, self.eta_min
+        if (epoch - 1 - period) % (2 * period) == 0:  # leaving a trough: the ratio is 0 / 0
+            return lr + (self._base_of(base) - low) * (1.0 - math.cos(math.pi / period)) / 2.0
+        now = 1.0 + math.cos(math.pi * epoch / period)
+        before = 1.0 + math.cos(math.pi * (epoch - 1) / period)
+        return low + (lr - low) * now / before
+
+
+# ---- closed forms of the epoch ---------------------------------------------------------------
+
+
+class LambdaLR(LRScheduler):
+    """lr = initial_lr * lr_lambda(epoch), with one function for every group or a list of
+    them, one per group.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> opt = tg.optim.SGD([tg.tensor([1.0], requires_grad=True)], lr=1.0)
+        >>> sched = tg.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 1 / (epoch + 1))
+        >>> opt.step(); sched.step(); opt.step(); sched.step(); sched.get_last_lr()
+        [0.3333333333333333]
+    """
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        _ensure_optimizer(optimizer)
+        count = len(optimizer.param_groups)
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != count:
+                raise ValueError(f"Expected {count} lr_lambdas, but got {len(lr_lambda)}")
+            fns = list(lr_lambda)
+        else:
+            fns = [lr_lambda] * count
+        for fn in fns:
+            if not callable(fn):
+                raise TypeError(
+                    "LambdaLR: lr_lambda must be a function of the epoch (or a list of them, "
+                    f"one per parameter group), got {fn!r}"
+                )
+        self.lr_lambdas = fns
+        super().__init__(optimizer, last_epoch)
+
+    def _schedule(self):
+        epoch = self.last_epoch
+        return [base * fn(epoch) for base, fn in zip(self._bases(), self.lr_lambdas, strict=True)]
+
+    def state_dict(self):
+        """As the base's, without the functions; a callable object's attributes are kept
+        (under ``lr_lambdas``, as PyTorch keeps them)."""
+        state = super().state_dict()
+        del state["lr_lambdas"]
+        kept = [_object_attributes(fn) for fn in self.lr_lambdas]
+        if any(k is not None for k in kept):
+            state["lr_lambdas"] = kept
+        return state
+
+    def load_state_dict(self, state_dict):
+        """As the base's; the callable objects' attributes saved are given back to them."""
+        state = dict(state_dict)
+        saved = state.pop("lr_lambdas", None) or []
+        super().load_state_dict(state)
+        for fn, attrs in zip(self.lr_lambdas, saved, strict=False):
+            if attrs is not None:
+                fn.__dict__.update(attrs)
+
+
+def _object_attributes(fn):
+    """A callable object's attributes (what a state dict keeps of it); None for a function."""
+    if fn is None or isinstance(fn, types.FunctionType):
+        return None
+    return dict(getattr(fn, "__dict__", {}))
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
@@ -599,6 +670,10 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     T_cur counts the epochs since the last restart and the period T_i starts at ``T_0`` and
     is multiplied by ``T_mult`` at each restart (PyTorch's ``CosineAnnealingWarmRestarts``).
     ``step(epoch)`` with a (fractional) epoch is taken, as PyTorch's, to step within epochs.
+
+    Made with ``last_epoch=k`` it resumes where the uninterrupted schedule is at epoch
+    ``k + 1`` (PyTorch 2.13's takes T_cur = (k + 1) mod T_0 in a period of T_0 * T_mult
+    there: another lr once ``k + 1`` is past the second restart).
 
     Examples:
         >>> import tapegrad as tg
@@ -616,116 +691,67 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     def __init__(
         self,
         optimizer: Optimizer,
-        T_0: int,  # noqa: N803 - PyTorch's names
-        T_mult: int = 1,  # noqa: N803
+        T_0: int,
+        T_mult: int = 1,
         eta_min: float = 0.0,
         last_epoch: int = -1,
     ):
-        if not isinstance(T_0, int) or T_0 <= 0:
+        if not isinstance(T_0, int) or isinstance(T_0, bool) or T_0 <= 0:
             raise ValueError(f"Expected positive integer T_0, but got {T_0}")
-        if not isinstance(T_mult, int) or T_mult < 1:
+        if not isinstance(T_mult, int) or isinstance(T_mult, bool) or T_mult < 1:
             raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
-        if not isinstance(eta_min, (float, int)):
+        if not isinstance(eta_min, numbers.Real):
             raise ValueError(
                 f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}"
             )
         self.T_0 = T_0
-        self.T_i = T_0
         self.T_mult = T_mult
         self.eta_min = eta_min
-        self.T_cur = last_epoch
+        self.T_i = T_0
+        self.T_cur = None  # (no position yet: the first step finds it from last_epoch)
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch):
-        """The lr at the current ``T_cur`` and ``T_i`` (``epoch`` is not used: they are)."""
-        return (
-            self.eta_min
-            + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
-        )
+    def _cycle_at(self, epoch):
+        """(epochs since the last restart, the current period) at an absolute ``epoch``."""
+        if self.T_mult == 1:
+            return epoch % self.T_0, self.T_0
+        begun, period = 0, self.T_0
+        while epoch >= begun + period:
+            begun += period
+            period *= self.T_mult
+        return epoch - begun, period
+
+    def _move_epoch(self, epoch):
+        if epoch is None and (self.T_cur is None or self.last_epoch < 0):
+            epoch = self.last_epoch + 1  # a first step: find the position afresh
+        if epoch is None:  # one epoch on from where the schedule is (fractional T_cur kept)
+            self.last_epoch += 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur, self.T_i = self.T_cur - self.T_i, self.T_i * self.T_mult
+            return
+        if isinstance(epoch, bool) or not isinstance(epoch, numbers.Real):
+            raise TypeError(
+                f"CosineAnnealingWarmRestarts.step: epoch must be a number, got {epoch!r}"
+            )
+        if epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        (self.T_cur, self.T_i), self.last_epoch = self._cycle_at(epoch), math.floor(epoch)
+
+    def _schedule(self):
+        return [_half_cosine(b, self.eta_min, self.T_cur, self.T_i) for b in self._bases()]
 
     def step(self, epoch=None):
-        """Advance one epoch, or go to ``epoch`` (a number, fractional to step within an
-        epoch, as PyTorch's), and set every group's lr."""
-        self._check_order()
-        self._step_count += 1
-        self._to_epoch(epoch)
-
-    def _advance(self, initial):
-        self._step_count = getattr(self, "_step_count", 0) + 1
-        self._to_epoch(None)
-
-    def _to_epoch(self, epoch):
-        """PyTorch's rule for T_cur and T_i, then the lrs."""
-        if epoch is None and self.last_epoch < 0:
-            epoch = 0
-        if epoch is None:
-            epoch = self.last_epoch + 1
-            self.T_cur = self.T_cur + 1
-            if self.T_cur >= self.T_i:
-                self.T_cur = self.T_cur % self.T_i
-                self.T_i = self.T_i * self.T_mult
-        else:
-            if epoch < 0:
-                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
-            if epoch >= self.T_0:
-                if self.T_mult == 1:
-                    self.T_cur = epoch % self.T_0
-                else:
-                    n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
-                    self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
-                    self.T_i = self.T_0 * self.T_mult**n
-            else:
-                self.T_i = self.T_0
-                self.T_cur = epoch
-        self.last_epoch = math.floor(epoch)
-        groups = self.optimizer.param_groups
-        if len(groups) != len(self.base_lrs):
-            raise _groups_changed(self)
-        for group, base in zip(groups, self.base_lrs, strict=True):
-            _set_lr(group, self.lr_at(base, self.last_epoch))
-        self._last_lr = [_lr(group, "lr") for group in groups]
+        """The next epoch, or ``epoch`` (a float steps within an epoch, as PyTorch's)."""
+        self._warn_if_early()
+        self._advance(epoch)
 
 
-def _per_group(name, optimizer, value):
-    """One value per parameter group: a list or tuple of as many, or one value for all
-    (PyTorch's check and message)."""
-    n = len(optimizer.param_groups)
-    if isinstance(value, (list, tuple)):
-        if len(value) != n:
-            raise ValueError(
-                f"{name} must have the same length as optimizer.param_groups. "
-                f"{name} has {len(value)} values, param_groups has {n}."
-            )
-        return list(value)
-    return [value] * n
-
-
-def _momentum_groups(scheduler, optimizer, base_momentum, max_momentum, fresh):
-    """Set up momentum cycling (CyclicLR, OneCycleLR): the groups' momentum, or beta1 of
-    their ``betas``, starts at ``max_momentum`` (when ``fresh``); returns the two lists."""
-    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-        raise ValueError(
-            "optimizer must support momentum or beta1 with `cycle_momentum` option enabled "
-            f"({type(scheduler).__name__}: {type(optimizer).__name__} has neither; pass "
-            "cycle_momentum=False)"
-        )
-    scheduler.use_beta1 = "betas" in optimizer.defaults
-    maxes = _per_group("max_momentum", optimizer, max_momentum)
-    bases = _per_group("base_momentum", optimizer, base_momentum)
-    if fresh:
-        for top, bottom, group in zip(maxes, bases, optimizer.param_groups, strict=True):
-            _set_momentum(scheduler, group, top)
-            group["max_momentum"] = top
-            group["base_momentum"] = bottom
-    return bases, maxes
-
-
-def _set_momentum(scheduler, group, value):
-    """A group's momentum, or the first of its ``betas`` (Adam-like optimizers)."""
-    if scheduler.use_beta1:
-        group["betas"] = (value, *group["betas"][1:])
-    else:
-        group["momentum"] = value
+_CYCLIC_MODES = {  # mode: (the amplitude's scale of x, what x counts)
+    "triangular": (lambda self, x: 1.0, "cycle"),
+    "triangular2": (lambda self, x: 1 / (2.0 ** (x - 1)), "cycle"),
+    "exp_range": (lambda self, x: self.gamma**x, "iterations"),
+}
 
 
 class CyclicLR(LRScheduler):
@@ -736,6 +762,9 @@ class CyclicLR(LRScheduler):
     ``scale_fn(cycle or iteration)`` (``scale_mode``).  With ``cycle_momentum`` the groups'
     momentum (or beta1 of their ``betas``) cycles inversely between ``max_momentum`` and
     ``base_momentum``.  Step it after every batch.
+
+    Made after another scheduler of the optimizer, or resumed with ``last_epoch``, its first
+    lr is from ``base_lr`` too (PyTorch's first one is then from the groups' ``initial_lr``).
 
     Examples:
         >>> import tapegrad as tg
@@ -767,86 +796,125 @@ class CyclicLR(LRScheduler):
         max_momentum: float = 0.9,
         last_epoch: int = -1,
     ):
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not a tg.optim Optimizer")
-        # (PyTorch's fails with a bare ZeroDivisionError on step_size_up 0, and steps a
-        # negative one)
-        if not step_size_up > 0:
+        _ensure_optimizer(optimizer)
+        lows = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for group, low in zip(optimizer.param_groups, lows, strict=True):
+                _write(group, low)
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        if step_size_up <= 0:
             raise ValueError(f"CyclicLR: step_size_up must be positive, got {step_size_up}")
-        if step_size_down is not None and not step_size_down >= 0:
+        if step_size_down is not None and step_size_down < 0:
             raise ValueError(
                 f"CyclicLR: step_size_down must be nonnegative (or None), got {step_size_down}"
             )
-        self.optimizer = optimizer
-        base_lrs = _per_group("base_lr", optimizer, base_lr)
-        if last_epoch == -1:
-            for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):
-                _set_lr(group, lr)
-        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
         up = float(step_size_up)
-        down = float(step_size_down) if step_size_down is not None else up
+        down = up if step_size_down is None else float(step_size_down)
         self.total_size = up + down
         self.step_ratio = up / self.total_size
-        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+        if scale_fn is None and mode not in _CYCLIC_MODES:
             raise ValueError("mode is invalid and scale_fn is None")
         self.mode = mode
         self.gamma = gamma
         self._scale_fn_custom = scale_fn
-        self.scale_mode = scale_mode
-        if scale_fn is None:  # (the modes fix their scale_mode, as PyTorch's)
-            self.scale_mode = "iterations" if mode == "exp_range" else "cycle"
+        self.scale_mode = scale_mode if scale_fn is not None else _CYCLIC_MODES[mode][1]
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            self.base_momentums, self.max_momentums = _momentum_groups(
-                self, optimizer, base_momentum, max_momentum, last_epoch == -1
+            self.use_beta1 = _prepare_momentum(
+                "CyclicLR", optimizer, base_momentum, max_momentum, last_epoch == -1
             )
+            self.base_momentums = [g["base_momentum"] for g in optimizer.param_groups]
+            self.max_momentums = [g["max_momentum"] for g in optimizer.param_groups]
+        self.base_lrs = lows
         super().__init__(optimizer, last_epoch)
-        self.base_lrs = base_lrs
+
+    def _starting_lrs(self, last_epoch):
+        super()._starting_lrs(last_epoch)  # (initial_lr recorded or checked)
+        return self.base_lrs  # base_lr, also after another scheduler set initial_lr
 
     def scale_fn(self, x):
-        """The amplitude's scale at cycle (or iteration) ``x``."""
-        if self._scale_fn_custom is not None:
-            return self._scale_fn_custom(x)
-        if self.mode == "triangular":
-            return 1.0
-        if self.mode == "triangular2":
-            return 1 / (2.0 ** (x - 1))
-        return self.gamma**x
+        """The amplitude's scale at ``x`` (the cycle number, or the iteration)."""
+        custom = self._scale_fn_custom
+        return _CYCLIC_MODES[self.mode][0](self, x) if custom is None else custom(x)
 
-    def _scale_factor(self, epoch):
-        """(position in the cycle as a fraction of the way up or down, the scale)."""
-        cycle = math.floor(1 + epoch / self.total_size)
-        x = 1.0 + epoch / self.total_size - cycle
-        if x <= self.step_ratio:
-            factor = x / self.step_ratio
-        else:
-            factor = (x - 1) / (self.step_ratio - 1)
-        return factor, self.scale_fn(cycle if self.scale_mode == "cycle" else epoch)
+    def _wave(self):
+        """(how far up the triangle the iteration is, 0..1) * the amplitude's scale."""
+        it = self.last_epoch
+        cycle = math.floor(1 + it / self.total_size)
+        x = 1.0 + it / self.total_size - cycle  # the position in the cycle, 0..1
+        ratio = self.step_ratio
+        height = x / ratio if x <= ratio else (x - 1) / (ratio - 1)
+        return height * self.scale_fn(cycle if self.scale_mode == "cycle" else it)
 
-    def _group_lr(self, index, base_lr, epoch):
-        factor, scale = self._scale_factor(epoch)
-        if self.cycle_momentum:
-            top, bottom = self.max_momentums[index], self.base_momentums[index]
-            group = self.optimizer.param_groups[index]
-            _set_momentum(self, group, top - (top - bottom) * factor * scale)
-        return base_lr + (self.max_lrs[index] - base_lr) * factor * scale
+    def _schedule(self):
+        wave = self._wave()
+        return [
+            low + (high - low) * wave for low, high in zip(self._bases(), self.max_lrs, strict=True)
+        ]
+
+    def _after_lrs_set(self):
+        if not self.cycle_momentum:
+            return
+        wave = self._wave()
+        pairs = zip(
+            self.optimizer.param_groups, self.base_momentums, self.max_momentums, strict=True
+        )
+        for group, low, high in pairs:
+            _put_momentum(group, high - (high - low) * wave, self.use_beta1)
 
     def state_dict(self):
-        """Everything but the optimizer; a custom ``scale_fn`` is kept only as the
-        ``__dict__`` of a callable object (a function is not saved), as PyTorch's."""
+        """As the base's; a custom ``scale_fn`` is saved as None (a function) or as its
+        attributes (a callable object), as PyTorch saves it."""
         state = super().state_dict()
-        fn = state.pop("_scale_fn_custom")
-        state["_scale_fn_custom"] = None
-        if fn is not None and not isinstance(fn, types.FunctionType):
-            state["_scale_fn_custom"] = dict(fn.__dict__)
+        state["_scale_fn_custom"] = _object_attributes(self._scale_fn_custom)
         return state
 
     def load_state_dict(self, state_dict):
-        state_dict = dict(state_dict)
-        fn = state_dict.pop("_scale_fn_custom", None)
-        super().load_state_dict(state_dict)
-        if fn is not None:
-            self._scale_fn_custom.__dict__.update(fn)
+        """As the base's; saved attributes of a custom ``scale_fn`` go back to this one's."""
+        state = dict(state_dict)
+        attrs = state.pop("_scale_fn_custom", None)
+        super().load_state_dict(state)
+        if attrs is not None and self._scale_fn_custom is not None:
+            self._scale_fn_custom.__dict__.update(attrs)
+
+
+def _one_cycle_length(total_steps, epochs, steps_per_epoch):
+    def positive(name, value):
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise ValueError(f"Expected positive integer {name}, but got {value}")
+        return value
+
+    if total_steps is not None:
+        return positive("total_steps", total_steps)
+    if epochs is None or steps_per_epoch is None:
+        raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+    return positive("epochs", epochs) * positive("steps_per_epoch", steps_per_epoch)
+
+
+def _one_cycle_phases(total, pct_start, three_phase):
+    """The phases (PyTorch's state-dict entries): where each ends and the group entries its
+    lr and momentum go between."""
+    rise_end = float(pct_start * total) - 1
+    if three_phase:
+        plan = [
+            (rise_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+            (float(2 * pct_start * total) - 2, "max_lr", "initial_lr", "base_momentum",
+             "max_momentum"),
+            (total - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
+        ]  # fmt: skip
+    else:
+        plan = [
+            (rise_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+            (total - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
+        ]
+    keys = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
+    return [dict(zip(keys, row, strict=True)) for row in plan]
+
+
+_ANNEALS = {
+    "cos": lambda start, end, pct: end + (start - end) * (1.0 + math.cos(math.pi * pct)) / 2.0,
+    "linear": lambda start, end, pct: start + (end - start) * pct,
+}
 
 
 class OneCycleLR(LRScheduler):
@@ -889,167 +957,277 @@ class OneCycleLR(LRScheduler):
         three_phase: bool = False,
         last_epoch: int = -1,
     ):
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not a tg.optim Optimizer")
-        self.optimizer = optimizer
-        if total_steps is not None:
-            if not isinstance(total_steps, int) or total_steps <= 0:
-                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
-            self.total_steps = total_steps
-        elif epochs is not None and steps_per_epoch is not None:
-            if not isinstance(epochs, int) or epochs <= 0:
-                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
-            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
-                raise ValueError(
-                    f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}"
-                )
-            self.total_steps = epochs * steps_per_epoch
-        else:
-            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
-        n = self.total_steps
-        # phases: (end step, start lr, end lr, start momentum, end momentum), group keys
-        up = (float(pct_start * n) - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum")
-        if three_phase:
-            back = (float(2 * pct_start * n) - 2, "max_lr", "initial_lr")
-            self._schedule_phases = [
-                up,
-                (*back, "base_momentum", "max_momentum"),
-                (n - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
-            ]
-        else:
-            down = (n - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")
-            self._schedule_phases = [up, down]
-        if not isinstance(pct_start, float) or pct_start < 0 or pct_start > 1:
+        _ensure_optimizer(optimizer)
+        self.total_steps = _one_cycle_length(total_steps, epochs, steps_per_epoch)
+        if not isinstance(pct_start, float) or not 0 <= pct_start <= 1:
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
-        if anneal_strategy not in ("cos", "linear"):
+        if anneal_strategy not in _ANNEALS:
             raise ValueError(
                 f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
             )
+        self._schedule_phases = _one_cycle_phases(self.total_steps, pct_start, three_phase)
         self._anneal_func_type = anneal_strategy
-        self._pct_start = pct_start
-        max_lrs = _per_group("max_lr", optimizer, max_lr)
+        peaks = _per_group("max_lr", optimizer, max_lr)
         if last_epoch == -1:
-            for top, group in zip(max_lrs, optimizer.param_groups, strict=True):
-                group["initial_lr"] = top / div_factor
-                group["max_lr"] = top
-                group["min_lr"] = group["initial_lr"] / final_div_factor
+            for group, peak in zip(optimizer.param_groups, peaks, strict=True):
+                start = peak / div_factor
+                group["initial_lr"] = start
+                group["max_lr"] = peak
+                group["min_lr"] = start / final_div_factor
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            _momentum_groups(self, optimizer, base_momentum, max_momentum, last_epoch == -1)
+            self.use_beta1 = _prepare_momentum(
+                "OneCycleLR", optimizer, base_momentum, max_momentum, last_epoch == -1
+            )
         super().__init__(optimizer, last_epoch)
 
-    def load_state_dict(self, state_dict):
-        """Restores a state dict of this class, or of PyTorch's ``OneCycleLR`` (whose phases
-        are dicts: read into this class's tuples; stepping after loading one failed with a
-        bare TypeError)."""
-        state = dict(state_dict)
-        phases = state.get("_schedule_phases")
-        if phases and isinstance(phases[0], dict):
-            keys = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
-            state["_schedule_phases"] = [tuple(p[k] for k in keys) for p in phases]
-        super().load_state_dict(state)
-
     def _anneal(self, start, end, pct):
-        if self._anneal_func_type == "cos":
-            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
-        return (end - start) * pct + start
+        return _ANNEALS[self._anneal_func_type](start, end, pct)
 
-    def _group_lr(self, index, base_lr, epoch):
-        if epoch > self.total_steps:
+    def _phase(self):
+        """The phase the current step is in and how far through it (0..1)."""
+        step = self.last_epoch
+        if step > self.total_steps:
             raise ValueError(
-                f"Tried to step {epoch} times. The specified number of total steps is "
+                f"Tried to step {step} times. The specified number of total steps is "
                 f"{self.total_steps}"
             )
-        group = self.optimizer.param_groups[index]
-        start_step = 0.0
-        last = len(self._schedule_phases) - 1
-        for i, (end_step, start_lr, end_lr, start_mom, end_mom) in enumerate(self._schedule_phases):
-            if epoch <= end_step or i == last:
-                if end_step == start_step:  # (PyTorch's: a bare ZeroDivisionError)
-                    raise ValueError(
-                        f"OneCycleLR: step {epoch} falls in phase {i + 1} of the schedule, "
-                        f"which has no steps (pct_start={self._pct_start}, total_steps="
-                        f"{self.total_steps}); give a pct_start below 1, or step at most "
-                        f"{self.total_steps - 1} times"
-                    )
-                pct = (epoch - start_step) / (end_step - start_step)
-                lr = self._anneal(_lr(group, start_lr), _lr(group, end_lr), pct)
-                if self.cycle_momentum:
-                    momentum = self._anneal(group[start_mom], group[end_mom], pct)
-                    _set_momentum(self, group, momentum)
-                return lr
-            start_step = end_step
+        self._bases()  # (every group must hold the entries the phases name)
+        phases = self._schedule_phases
+        number, begun = 0, 0
+        while step > phases[number]["end_step"] and number + 1 < len(phases):
+            begun = phases[number]["end_step"]
+            number += 1
+        end = phases[number]["end_step"]
+        if end == begun:
+            raise ValueError(
+                f"OneCycleLR: step {step} falls in phase {number + 1}, which has no steps "
+                f"(it ends at step {end}, where the one before ends); make pct_start "
+                "leave every phase at least one step of total_steps"
+            )
+        return phases[number], (step - begun) / (end - begun)
+
+    def _between(self, group, phase, kind, pct):
+        start = _read(group, phase[f"start_{kind}"])
+        return self._anneal(start, _read(group, phase[f"end_{kind}"]), pct)
+
+    def _schedule(self):
+        phase, pct = self._phase()
+        return [self._between(g, phase, "lr", pct) for g in self.optimizer.param_groups]
+
+    def _after_lrs_set(self):
+        if not self.cycle_momentum:
+            return
+        phase, pct = self._phase()
+        for g in self.optimizer.param_groups:
+            _put_momentum(g, self._between(g, phase, "momentum", pct), self.use_beta1)
 
 
-def _check_schedulers(kind, optimizer, schedulers):
-    """The sub-schedulers of SequentialLR / ChainedScheduler: at least one, none a
+# ---- following a metric ----------------------------------------------------------------------
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Multiply every group's lr by ``factor`` when the metric given to ``step(metric)`` has
+    not improved for more than ``patience`` steps, as PyTorch: an improvement is a metric below
+    ``best * (1 - threshold)`` (``mode="min"``, ``threshold_mode="rel"``), below ``best -
+    threshold`` (``"abs"``), or above ``best * (1 + threshold)`` / ``best + threshold`` with
+    ``mode="max"``; after a reduction ``cooldown`` steps pass before bad steps count again; no
+    lr goes below ``min_lr`` (a number or one per group), and a reduction smaller than ``eps``
+    is skipped.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> opt = tg.optim.SGD([tg.tensor([1.0], requires_grad=True)], lr=1.0)
+        >>> sched = tg.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=1)
+        >>> for loss in [3.0, 2.0, 2.0, 2.0, 2.0]:
+        ...     sched.step(loss)
+        >>> sched.get_last_lr()                # 2 bad steps after the best: halved once
+        [0.5]
+    """
+
+    def __init__(
+        self,
+        optimizer,
+        mode="min",
+        factor=0.1,
+        patience=10,
+        threshold=1e-4,
+        threshold_mode="rel",
+        cooldown=0,
+        min_lr=0,
+        eps=1e-8,
+    ):
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        self.factor = factor
+        _ensure_optimizer(optimizer)
+        self.optimizer = optimizer
+        groups = optimizer.param_groups
+        one_each = isinstance(min_lr, (list, tuple))
+        if one_each:
+            if len(min_lr) != len(groups):
+                raise ValueError(f"expected {len(groups)} min_lrs, got {len(min_lr)}")
+            self.default_min_lr = None
+            self.min_lrs = list(min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(groups)
+        self.patience = patience
+        self.cooldown = cooldown
+        self.eps = eps
+        self.last_epoch = 0
+        self._last_lr = [_read(g) for g in groups]
+        self.mode = mode
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+        self._check_modes()
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    def _check_modes(self):
+        if self.mode not in ("min", "max"):
+            raise ValueError(f"mode {self.mode} is unknown!")
+        if self.threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"threshold mode {self.threshold_mode} is unknown!")
+        self.mode_worse = math.inf if self.mode == "min" else -math.inf
+
+    def _bar(self):
+        """The value a metric must beat to count as an improvement on ``best``."""
+        best, th = self.best, self.threshold
+        sign = 1.0 if self.mode == "max" else -1.0
+        return best * (1.0 + sign * th) if self.threshold_mode == "rel" else best + sign * th
+
+    def _improves(self, metric):
+        bar = self._bar()
+        return metric > bar if self.mode == "max" else metric < bar
+
+    def get_lr(self):
+        """ReduceLROnPlateau has no schedule of the epoch (its lr follows the metrics)."""
+        raise NotImplementedError(
+            "ReduceLROnPlateau.get_lr: the lr follows the metrics given to step(metric), not "
+            "a schedule of the epoch; read get_last_lr()"
+        )
+
+    def step(self, metrics, epoch=None):
+        """Count the epoch's ``metrics`` (a number or a one-element Tensor): lower the lrs
+        after more than ``patience`` epochs without an improvement."""
+        if epoch is not None:
+            raise TypeError(
+                "ReduceLROnPlateau.step: the epoch argument (deprecated in PyTorch) is not "
+                "supported; call step(metric) once per epoch"
+            )
+        try:
+            metric = float(metrics)
+        except (TypeError, ValueError) as err:
+            raise TypeError(
+                "ReduceLROnPlateau.step: the metric must be a number or a one-element Tensor "
+                f"(the epoch's validation loss, say), got {metrics!r}: {err}"
+            ) from err
+        self.last_epoch += 1
+        if self._improves(metric):
+            self.best, self.num_bad_epochs = metric, 0
+        else:
+            self.num_bad_epochs += 1
+        if self.cooldown_counter > 0:  # bad epochs in a cooldown do not count
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        patience_spent = self.num_bad_epochs > self.patience
+        if patience_spent:
+            self._lower()
+            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
+        self._last_lr = [_read(g) for g in self.optimizer.param_groups]
+
+    def _floors(self):
+        groups = self.optimizer.param_groups
+        if len(self.min_lrs) != len(groups):
+            one = self.default_min_lr
+            if one is None:
+                raise RuntimeError(
+                    f"ReduceLROnPlateau: the optimizer has {len(groups)} param groups, but "
+                    f"min_lr gave {len(self.min_lrs)} when the scheduler was made; set "
+                    "sched.min_lrs to one value per group"
+                )
+            self.min_lrs = [one] * len(groups)
+        return self.min_lrs
+
+    def _lower(self):
+        groups = self.optimizer.param_groups
+        now = [_read(g) for g in groups]
+        lowered = [
+            max(lr * self.factor, floor) for lr, floor in zip(now, self._floors(), strict=True)
+        ]
+        for group, lr, new in zip(groups, now, lowered, strict=True):
+            if lr - new > self.eps:
+                _write(group, new)
+
+    def load_state_dict(self, state_dict):
+        """As the base's (an older tapegrad's ``_one_min_lr`` read as ``default_min_lr``);
+        the modes are checked again."""
+        state = dict(state_dict)
+        if "_one_min_lr" in state:
+            state.setdefault("default_min_lr", state.pop("_one_min_lr"))
+        super().load_state_dict(state)
+        self._check_modes()
+
+
+# ---- schedulers made of schedulers -----------------------------------------------------------
+
+
+def _check_parts(kind, optimizer, schedulers):
+    """The schedulers of a SequentialLR / ChainedScheduler: at least one, none a
     ReduceLROnPlateau, all on ``optimizer`` (PyTorch's checks and messages)."""
-    if len(schedulers) < 1:
-        raise ValueError(f"{kind} expects at least one scheduler, but got no scheduler.")
-    for i, scheduler in enumerate(schedulers):
-        if not hasattr(scheduler, "optimizer"):
-            raise TypeError(f"{kind} at index {i} should have `optimizer` as its attribute.")
-        if isinstance(scheduler, ReduceLROnPlateau):
+    if not schedulers:
+        chained = " to be chained" if kind == "ChainedScheduler" else ""
+        raise ValueError(f"{kind} expects at least one scheduler{chained}, but got no scheduler.")
+    for index, part in enumerate(schedulers):
+        if isinstance(part, ReduceLROnPlateau):
             raise ValueError(
                 f"{kind} does not support `ReduceLROnPlateau` scheduler as it requires "
                 "additional kwargs to be specified when calling `step`, but got one at index "
-                f"{i} in the given schedulers sequence."
+                f"{index} in the given schedulers sequence."
             )
-        if scheduler.optimizer is not optimizer:
+        if part.optimizer is not optimizer:
             raise ValueError(
                 f"{kind} expects all schedulers to belong to the same optimizer, but got "
-                f"scheduler {type(scheduler).__name__} at index {i} has "
-                f"{type(scheduler.optimizer).__name__} {id(scheduler.optimizer):#x}, which is "
-                f"different from {type(optimizer).__name__} {id(optimizer):#x}."
+                f"scheduler {type(part).__name__} at index {index} has {part.optimizer}, "
+                f"which is different from {type(optimizer).__name__}."
             )
 
 
-def _no_restart(scheduler):
-    """The error for a SequentialLR / ChainedScheduler that a SequentialLR would start at one
-    of its milestones: it has no lr of its own at epoch 0 (PyTorch's raises a bare
-    NotImplementedError there)."""
-    return NotImplementedError(
-        f"SequentialLR: a {type(scheduler).__name__} cannot be started at a milestone of a "
-        "SequentialLR (it has no closed form for epoch 0 of its own, PyTorch's fails here "
-        "too); give it first in the SequentialLR, or list its schedulers in the SequentialLR "
-        "itself"
-    )
+class _Composite(LRScheduler):
+    """A scheduler made of others: its state holds theirs; it cannot start over at a
+    milestone of a SequentialLR (it has no epoch 0 of its own)."""
 
+    def _start_again(self):
+        raise NotImplementedError(
+            f"SequentialLR: a {type(self).__name__} cannot be started at a milestone of a "
+            "SequentialLR (it has no closed form for epoch 0 of its own, PyTorch's fails here "
+            "too); give it first in the SequentialLR, or list its schedulers in the "
+            "SequentialLR itself"
+        )
 
-def _nested_state(scheduler):
-    """The state dict of SequentialLR / ChainedScheduler: theirs and their schedulers'."""
-    state = {k: v for k, v in scheduler.__dict__.items() if k not in ("optimizer", "_schedulers")}
-    state["_schedulers"] = [s.state_dict() for s in scheduler._schedulers]
-    return state
-
-
-def _load_nested_state(scheduler, state_dict):
-    state_dict = dict(state_dict)
-    nested = state_dict.pop("_schedulers")
-    scheduler.__dict__.update(state_dict)
-    for s, state in zip(scheduler._schedulers, nested, strict=True):
-        s.load_state_dict(state)
-
-
-class _OfSchedulers(LRScheduler):
-    """A scheduler made of others (SequentialLR, ChainedScheduler): stepped as a whole when
-    nested in a SequentialLR, never restarted, its state holding its schedulers' states."""
-
-    def _advance(self, initial):
+    def _advance(self, epoch, restart=False):
+        if restart:
+            self._start_again()
         self.step()
 
-    def _restart(self):
-        raise _no_restart(self)
-
     def state_dict(self):
-        """Its state and its schedulers' (each's ``state_dict()``)."""
-        return _nested_state(self)
+        """Its own attributes, and its schedulers' state dicts under ``_schedulers``."""
+        state = {k: v for k, v in self.__dict__.items() if k not in (*_TRANSIENT, "_schedulers")}
+        state["_schedulers"] = [part.state_dict() for part in self._schedulers]
+        return state
 
     def load_state_dict(self, state_dict):
-        _load_nested_state(self, state_dict)
+        """Its own attributes, and each of its schedulers' from ``_schedulers``."""
+        state = dict(state_dict)
+        parts = state.pop("_schedulers")
+        self.__dict__.update({k: v for k, v in state.items() if k not in _TRANSIENT})
+        for part, part_state in zip(self._schedulers, parts, strict=False):
+            part.load_state_dict(part_state)
 
 
-class SequentialLR(_OfSchedulers):
+class SequentialLR(_Composite):
     """Run ``schedulers`` one after the other (PyTorch's ``SequentialLR``): the first until
     epoch ``milestones[0]``, where the second starts at its epoch 0, and so on.
 
@@ -1069,51 +1247,61 @@ class SequentialLR(_OfSchedulers):
         [0.5, 0.75, 1.0, 0.5, 0.25]
     """
 
-    def __init__(self, optimizer: Optimizer, schedulers, milestones, last_epoch: int = -1):
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        schedulers,
+        milestones,
+        last_epoch: int = -1,
+    ):
         schedulers = list(schedulers)
-        _check_schedulers(type(self).__name__, optimizer, schedulers)
+        _check_parts("SequentialLR", optimizer, schedulers)
         milestones = list(milestones)
-        if len(milestones) != len(schedulers) - 1:
+        if len(schedulers) != len(milestones) + 1:
             raise ValueError(
                 "Sequential Schedulers expects number of schedulers provided to be one more "
                 "than the number of milestone points, but got number of schedulers "
                 f"{len(schedulers)} and the number of milestones to be equal to "
                 f"{len(milestones)}"
             )
+        self.optimizer = optimizer
         self._schedulers = schedulers
         self._milestones = milestones
-        self.last_epoch = last_epoch + 1
-        self.optimizer = optimizer
-        for group in optimizer.param_groups:  # back to the initial lrs
-            _set_lr(group, _lr(group, "initial_lr"))
-        self.recursive_undo()  # (undo the steps the schedulers' constructors made)
-        first = self._schedulers[bisect_right(self._milestones, 0)]
-        first._step_count = 0
-        first._advance(initial=True)
+        self.last_epoch = 1 + last_epoch
+        # making the schedulers stepped each once: take the lrs and epochs back, then let the
+        # first one make its first step alone
+        for g in optimizer.param_groups:
+            _write(g, _read(g, "initial_lr"))
+        self.recursive_undo()
+        first = schedulers[0]
+        if hasattr(first, "_step_count"):
+            first._step_count = 0
+        first._advance(None)
         self._last_lr = first.get_last_lr()
 
     def recursive_undo(self, sched=None):
-        """Take back one epoch from every scheduler (nested ones too)."""
-        scheds = self if sched is None else sched
-        if hasattr(scheds, "_schedulers"):
-            for s in scheds._schedulers:
-                self.recursive_undo(s)
-        elif hasattr(scheds, "last_epoch"):
-            scheds.last_epoch -= 1
+        """Take back the first step of every scheduler inside ``sched`` (default: this one),
+        nested ones included: their ``last_epoch`` goes back by one."""
+        for part in (self if sched is None else sched)._schedulers:
+            if hasattr(part, "_schedulers"):
+                self.recursive_undo(part)
+            elif hasattr(part, "last_epoch"):
+                part.last_epoch -= 1
 
     def step(self):
-        """Advance one epoch: the scheduler of this epoch steps, or starts at a milestone."""
+        """The next epoch: the scheduler whose stretch it is steps (or, at its milestone,
+        starts at its epoch 0)."""
         self.last_epoch += 1
-        idx = bisect_right(self._milestones, self.last_epoch)
-        scheduler = self._schedulers[idx]
-        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
-            scheduler._restart()
+        index = sum(1 for m in self._milestones if m <= self.last_epoch)
+        current = self._schedulers[index]
+        if index and self._milestones[index - 1] == self.last_epoch:
+            current._start_again()
         else:
-            scheduler.step()
-        self._last_lr = scheduler.get_last_lr()
+            current.step()
+        self._last_lr = current.get_last_lr()
 
 
-class ChainedScheduler(_OfSchedulers):
+class ChainedScheduler(_Composite):
     """Step several schedulers of one optimizer together (PyTorch's ``ChainedScheduler``):
     each ``step()`` steps every one of ``schedulers`` in order, so their changes compose.
 
@@ -1135,19 +1323,15 @@ class ChainedScheduler(_OfSchedulers):
 
     def __init__(self, schedulers, optimizer: Optimizer | None = None):
         schedulers = list(schedulers)
-        if len(schedulers) < 1:
-            raise ValueError(
-                f"{type(self).__name__} expects at least one scheduler to be chained, but got "
-                "no scheduler."
-            )
-        optimizer = optimizer or schedulers[0].optimizer
-        _check_schedulers(type(self).__name__, optimizer, schedulers)
-        self._schedulers = schedulers
+        if optimizer is None and schedulers:
+            optimizer = schedulers[0].optimizer
+        _check_parts("ChainedScheduler", optimizer, schedulers)
         self.optimizer = optimizer
-        self._last_lr = [_lr(g, "lr") for g in self._schedulers[-1].optimizer.param_groups]
+        self._schedulers = schedulers
+        self._last_lr = [_read(g) for g in schedulers[-1].optimizer.param_groups]
 
     def step(self):
         """Step every scheduler, in order."""
-        for scheduler in self._schedulers:
-            scheduler.step()
-        self._last_lr = [_lr(g, "lr") for g in self._schedulers[-1].optimizer.param_groups]
+        for part in self._schedulers:
+            part.step()
+        self._last_lr = [_read(g) for g in self._schedulers[-1].optimizer.param_groups]
