@@ -106,6 +106,18 @@ class _Distribution:
     def __repr__(self) -> str:
         return f"<tapegrad.scipy.stats.{self.name}>"
 
+    def rvs(self, *args, **kwargs):
+        """Random samples, SciPy's ``rvs`` (same arguments, ``size`` and ``random_state``
+        included), on plain parameters: a draw has no derivative in the parameters here."""
+        if _tensor_in(*args, *kwargs.values()):
+            raise TypeError(
+                f"tapegrad.scipy.stats.{self.name}.rvs: sampling is not differentiable in its "
+                "parameters; pass plain numbers or arrays (p.detach().numpy()), or write the "
+                "draw as a differentiable transform of standard noise (for the normal: "
+                "loc + scale * np.random.randn(n))"
+            )
+        return self._scipy.rvs(*args, **kwargs)
+
 
 # ---- normal ------------------------------------------------------------------------------------
 

@@ -210,6 +210,12 @@ class _Call:
         t, start = self.tape, self.start
         if STATE.tape is not t or t.n <= start:
             return False
+        # a transform nested in f may have cut dead rows below ``start`` (tape.truncate), so
+        # that f's later rows, its own inputs among them, now stand below it: f's inputs are
+        # entered on first use inside f, so none of them stands below where f's rows begin
+        entered = [x._row for x in self.inputs if x._tape is t and 0 <= x._row < start]
+        if entered:
+            start = min(entered)
         for r in reversed(t.leaf_rows):  # leaves first used inside f (ascending rows)
             if r < start:
                 break
