@@ -464,6 +464,7 @@ OTHER = {
     "requires_grad_": "test_tensor_semantics",
     "backward": "every gradient check here",
     "register_hook": "test_hooks",
+    "register_post_accumulate_grad_hook": "test_post_accumulate_once_differentiable",
     "retain_grad": "test_hooks",
     "numpy": "test_tensor_semantics",
     "item": "test_scalar_protocols",
