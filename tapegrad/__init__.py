@@ -372,7 +372,13 @@ logsumexp, softmax, log_softmax = (_with_dim(f) for f in (logsumexp, softmax, lo
 concatenate, stack = (_with_dim(f) for f in (concatenate, stack))
 diff = _with_dim(diff)
 expand_dims = unsqueeze = _with_dim(expand_dims)
-from .transforms.functional import grad, jacobian, value_and_grad, vjp  # noqa: E402
+from .transforms.functional import (  # noqa: E402
+    elementwise_grad,
+    grad,
+    jacobian,
+    value_and_grad,
+    vjp,
+)
 
 
 # ---- custom Functions, checkpointing, inspection, anomaly mode ----

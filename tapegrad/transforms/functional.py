@@ -450,6 +450,26 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -
     return grad_f
 
 
+def elementwise_grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
+    """HIPS autograd's ``elementwise_grad``: the gradient of ``sum(f(x))``, that is ``f``'s
+    vector-Jacobian product with ones.  For an ``f`` acting elementwise, each element's
+    derivative in its own input; for any other ``f``, the column sums of its Jacobian.
+    Nests like ``grad`` (second derivatives of elementwise functions).
+
+    Examples:
+        >>> import numpy as np
+        >>> import tapegrad as tg
+        >>> d_tanh = tg.elementwise_grad(np.tanh)
+        >>> x = np.array([0.0, 1.0])
+        >>> np.allclose(d_tanh(x), 1 - np.tanh(x) ** 2)
+        True
+        >>> np.allclose(tg.elementwise_grad(d_tanh)(x), -2 * np.tanh(x) * (1 - np.tanh(x) ** 2))
+        True
+    """
+    g = grad(lambda *args, **kwargs: np.sum(f(*args, **kwargs)), argnums)
+    return functools.wraps(f)(lambda *args, **kwargs: g(*args, **kwargs))
+
+
 @holding_rows
 def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """``(f(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` (same structure as the output) returns
