@@ -14,6 +14,7 @@ from ..kernels import run as R
 from ..kernels import sweeps as K
 from ..core import functions as _functions
 from ..core import tape as T
+from ..core.tape_inspect import operand_rows
 from ..ops.decl import Elementwise
 from ..ops.spec import C, OPS
 from . import checks as _checks
@@ -326,6 +327,10 @@ def _sweep_roots(
     if accumulate and inputs is None and voff[top + 1] - voff[bottom] >= _HANDOFF_MIN:
         handoff = _handoff(t, top, [r for r, _ in roots])
     rs = ReverseSweep(t, handoff)
+    if in_rows is not None and not accumulate and t.side and t.side.hooks:
+        # PyTorch runs no hook of a tensor whose gradient no requested input needs
+        rs.hook_floor = min((r for rows in in_rows for r in rows), default=0)
+        rs.hook_skip = _rows_leading_nowhere(t, in_rows, t.side.hooks, rs.hook_floor, top)
     rs.run(top, bottom)
     if inputs is not None:
         out = []
@@ -350,8 +355,10 @@ def _sweep_roots(
         out = None
     if accumulate:
         rs.accumulate_leaves(top)
-    _run_retained(t, top)
+    _run_retained(t, top, None if accumulate else in_rows)
     if not retain_graph:
+        if not accumulate:
+            _spare_unneeded(t, in_rows, top)
         release_swept(t, top, max(bottom, _first_needed_row(t, in_rows)))
         _detach_roots(outputs)
     return out
@@ -369,16 +376,89 @@ def _detach_roots(outputs):
             y._k = None
 
 
+def _spare_unneeded(t, in_rows, top):
+    """Keep the rows a gradient into intermediate inputs swept without needing them.
+
+    The sweep runs every reached row down to the lowest input, so it also passes rows above
+    that lead to no input: the op that made a higher input (``fast_b = b - lr * g`` when the
+    gradient is taken in ``[fast_w, fast_b]``, as first-order MAML does) or a sibling branch
+    read beside an input.  As in PyTorch, a backward does not free what it did not need: such
+    rows lose their reached mark, so ``release_swept`` leaves them for a later backward
+    through them.  Only when an input is an intermediate result (gradients into leaves alone
+    take no Python pass over the rows); keeping a row is always safe."""
+    if in_rows is None:
+        return
+    code = t.code
+    rows = {r for rs in in_rows for r in rs}
+    if not any(code[r] & 255 > T.CONST for r in rows):
+        return
+    low = min(rows)
+    state = t.state
+    reached = np.flatnonzero(state[low + 1 : top + 1] & 1) + (low + 1)
+    w = code[reached]
+    ops, first, second = w & 255, ((w >> 8) & 0xFFFFFFF) - 1, (w >> 36) - 1
+    odd = (ops == C.CONCAT) | (ops == T.CUSTOM)  # their operands are kept elsewhere
+    # fast exit: every reached op row reads an input or a reached op row above ``low`` (so,
+    # by induction up the rows, every one leads to an input)
+    mark = np.zeros(top + 2, bool)  # by row + 1 (-1: no operand)
+    mark[reached[ops > T.CONST] + 1] = True  # (a reached leaf leads to no input)
+    mark[np.fromiter(rows, np.int64, len(rows)) + 1] = True
+    if not ((ops > T.CONST) & (odd | ~(mark[first + 1] | mark[second + 1]))).any():
+        return
+    ops, first, second = ops.tolist(), first.tolist(), second.tolist()
+    leads = set(rows)  # rows from which an input can be reached (inputs included)
+    odd = (C.CONCAT, T.CUSTOM)
+    for r, o, a, b in zip(reached.tolist(), ops, first, second, strict=True):
+        if o <= T.CONST:
+            continue
+        if o in odd:
+            found = any(x in leads for x in operand_rows(t, r))
+        else:
+            found = a in leads or b in leads
+        if found:
+            leads.add(r)
+        else:  # its backward leads to no input (an input's own too): not needed, not freed
+            state[r] &= 2
+
+
+def _rows_leading_nowhere(t, in_rows, marked, low, top):
+    """The rows of ``marked`` (a dict: row -> hooks, or a retained tensor) in (low, top] from
+    which no input (rows ``in_rows``) can be reached."""
+    hooked = [r for r, v in marked.items() if v and low < r <= top]
+    if not hooked:
+        return ()
+    hi = max(hooked)
+    code = t.code
+    w = code[low + 1 : hi + 1]
+    ops = (w & 255).tolist()
+    first, second = (((w >> 8) & 0xFFFFFFF) - 1).tolist(), ((w >> 36) - 1).tolist()
+    leads = {r for rows in in_rows for r in rows}
+    odd = (C.CONCAT, T.CUSTOM)  # their operands are kept elsewhere
+    for k, o in enumerate(ops):
+        r = low + 1 + k
+        if o <= T.CONST or r in leads:
+            continue
+        if o in odd:
+            if any(x in leads for x in operand_rows(t, r)):
+                leads.add(r)
+        elif first[k] in leads or second[k] in leads:
+            leads.add(r)
+    return {r for r in hooked if r not in leads}
+
+
 def _first_needed_row(t, in_rows):
     """The lowest row whose backward the gradients of inputs with rows ``in_rows`` need: the
     row above the lowest input when that input is an intermediate result (its own backward,
-    and those below it, lead to no input), else 0.  A backward does not free what it did not
-    need, as in PyTorch: after ``autograd.grad(out, [mid])`` a backward through ``mid`` itself
-    still works."""
+    and those below it, lead to no input), else the lowest input's row (0 without inputs).  A
+    backward does not free what it did not need, as in PyTorch: after
+    ``autograd.grad(out, [mid])`` a backward through ``mid`` itself still works, and so does
+    one through rows below the inputs that a sweep of a tape with side tables (hooks) passed."""
     if in_rows is None:
         return 0
     low = min((r for rows in in_rows for r in rows), default=-1)
-    return low + 1 if low >= 0 and t.code[low] & 255 > T.CONST else 0
+    if low < 0:
+        return 0
+    return low + 1 if t.code[low] & 255 > T.CONST else low
 
 
 def _lowest_input_row(t, in_rows):
@@ -511,6 +591,9 @@ class ReverseSweep:
     ``handoff`` (from ``_handoff``): leaf rows whose gradients large matmuls write into
     arrays of their own, which become ``.grad`` as they are."""
 
+    hook_floor = 0  # hooks of rows below it do not run (they lead to no requested input)
+    hook_skip = ()  # nor those of these rows
+
     def __init__(self, t, handoff=None):
         self.t = t
         self.handoff = handoff
@@ -543,7 +626,7 @@ class ReverseSweep:
         t = self.t
         stops = {}
         for r, fns in hooks.items():
-            if fns and bottom <= r <= top:
+            if fns and max(bottom, self.hook_floor) <= r <= top and r not in self.hook_skip:
                 b = max(t.side.payloads[r].output_rows) if t.op(r) == T.CUSTOM else r
                 stops.setdefault(min(b, top), []).append(r)
         for b in sorted(stops, reverse=True):
@@ -709,13 +792,19 @@ def _apply_hooks(hooks, g):
     return g
 
 
-def _run_retained(t, top):
-    """Give ``.grad`` to non-leaf tensors that asked for it with retain_grad()."""
+def _run_retained(t, top, in_rows=None):
+    """Give ``.grad`` to non-leaf tensors that asked for it with retain_grad(); with the rows
+    ``in_rows`` of requested inputs, only to those whose gradient an input needs (PyTorch
+    computes no other)."""
     retained = t.side.retain
     if not retained:
         return
+    floor, skip = 0, ()
+    if in_rows is not None:
+        floor = min((r for rows in in_rows for r in rows), default=0)
+        skip = _rows_leading_nowhere(t, in_rows, retained, floor, top)
     for r, ref in list(retained.items()):
-        if r > top or not (t.state[r] & 1):
+        if r > top or r < floor or r in skip or not (t.state[r] & 1):
             continue
         h = ref()
         if h is None:
@@ -794,6 +883,8 @@ def _backward_into(outputs, grads, inputs, retain_graph, create_graph):
     for x, g in zip(ins, res):
         if g is None:
             continue
+        if not x._leaf and x.retains_grad:
+            continue  # (run_backward's retained-gradient pass gave it its .grad)
         if create_graph:
             x.grad = g if x.grad is None else x.grad + g
             continue
@@ -822,8 +913,14 @@ def _backward_graph(t, outputs, grads, inputs, accumulate, allow_unused, stop=Fa
         for i, (y, g) in enumerate(zip(outputs, grads, strict=True))
     ]
     in_rows = None if inputs is None else [_input_row(t, x) for x in inputs]
+    retained = None  # the retain_grad() rows whose gradient the inputs need (as PyTorch)
+    if in_rows is not None and not accumulate and not stop and t.side.retain:
+        rows = [[r] for r in in_rows if r is not None]
+        floor, top = min((r[0] for r in rows), default=0), max(r for r, _ in roots)
+        skip = _rows_leading_nowhere(t, rows, t.side.retain, floor, top)
+        retained = [r for r in t.side.retain if floor <= r <= top and r not in skip]
     return _higher.backward_graph(
-        t, roots, inputs, in_rows, accumulate, allow_unused, FREED_MSG, stop=stop
+        t, roots, inputs, in_rows, accumulate, allow_unused, FREED_MSG, stop, retained
     )
 
 

@@ -378,7 +378,9 @@ def leaf_hooks(leaf, g):
     return tensor_hooks(fns, g) if fns else g
 
 
-def backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused, freed_msg, stop=False):
+def backward_graph(
+    t, roots, inputs, in_rows, accumulate, allow_unused, freed_msg, stop=False, retained=None
+):
     """Reverse sweep with differentiable ops; returns input gradients as Tensors.
 
     ``roots``: (row, seed) pairs, a seed being a Tensor or an array of the output's shape;
@@ -446,6 +448,10 @@ def backward_graph(t, roots, inputs, in_rows, accumulate, allow_unused, freed_ms
             h = ref()
             if g is not None and h is not None:
                 h.grad = g if h.grad is None else h.grad + g
+    for r in retained or ():  # (rows of retain_grad() tensors the inputs' gradients need)
+        g, h = reached.get(r), t.side.retain[r]()
+        if g is not None and h is not None:
+            h.grad = g if h.grad is None else h.grad + g
     if in_rows is None:
         return None
     out = []
