@@ -560,12 +560,6 @@ def _rows_by_leaf(t, inputs):
     return out
 
 
-def _input_row(t, x):
-    """The row of input ``x`` on ``t`` (a leaf's latest one), or None (used by _higher)."""
-    rows = _input_rows(t, x, _rows_by_leaf(t, [x]))
-    return rows[-1] if rows else None
-
-
 def _input_rows(t, x, leaf_rows):
     """Every row of input ``x`` on ``t``: a leaf has one per entry (its handle caches only one,
     and none for a leaf another thread's tape caches)."""
@@ -912,11 +906,16 @@ def _backward_graph(t, outputs, grads, inputs, accumulate, allow_unused, stop=Fa
         (row_for(t, y), g if isinstance(g, Tensor) else _seed_value(y, g, i))
         for i, (y, g) in enumerate(zip(outputs, grads, strict=True))
     ]
-    in_rows = None if inputs is None else [_input_row(t, x) for x in inputs]
+    if inputs is None:
+        in_rows = None
+    else:  # every row of each input (a leaf entered again after a change of value has several)
+        leaf_rows = _rows_by_leaf(t, inputs)
+        in_rows = [_input_rows(t, x, leaf_rows) for x in inputs]
     retained = None  # the retain_grad() rows whose gradient the inputs need (as PyTorch)
     if in_rows is not None and not accumulate and not stop and t.side.retain:
-        rows = [[r] for r in in_rows if r is not None]
-        floor, top = min((r[0] for r in rows), default=0), max(r for r, _ in roots)
+        rows = [rs for rs in in_rows if rs]
+        floor = min((r for rs in rows for r in rs), default=0)
+        top = max(r for r, _ in roots)
         skip = _rows_leading_nowhere(t, rows, t.side.retain, floor, top)
         retained = [r for r in t.side.retain if floor <= r <= top and r not in skip]
     return _higher.backward_graph(

@@ -384,10 +384,12 @@ def backward_graph(
     """Reverse sweep with differentiable ops; returns input gradients as Tensors.
 
     ``roots``: (row, seed) pairs, a seed being a Tensor or an array of the output's shape;
-    ``in_rows``: the rows of ``inputs`` (None for one not on this tape).  With ``stop`` the
+    ``in_rows``: the rows of each of ``inputs`` (a leaf entered again after a change of its
+    value has several; none for one not on this tape); an input's gradient is the sum over
+    its rows.  With ``stop`` the
     sweep does not go on below an input's row: each input's gradient is a partial one, as
     if the inputs were independent (one computed from another gets none of its share)."""
-    stops = {r for r in in_rows if r is not None} if stop else ()
+    stops = {r for rows in in_rows for r in rows} if stop else ()
     adj = {}
     for r, seed in roots:
         if not isinstance(seed, Tensor):
@@ -398,8 +400,7 @@ def backward_graph(
         adj[r] = adj[r] + seed if r in adj else seed
     top = max(adj)
     if inputs is not None:
-        known = [r for r in in_rows if r is not None]
-        bottom = min(known) if known else top + 1
+        bottom = min((r for rows in in_rows for r in rows), default=top + 1)
     else:
         bottom = 0
     reached = {}
@@ -455,9 +456,15 @@ def backward_graph(
     if in_rows is None:
         return None
     out = []
-    for k, (x, r) in enumerate(zip(inputs, in_rows)):
-        g = reached.get(r) if r is not None else None
-        if g is None and r in zero_reached:  # (kept on x's graph, to differentiate again)
+    for k, (x, rows) in enumerate(zip(inputs, in_rows)):
+        g = None
+        for r in rows:
+            gr = reached.get(r)
+            if gr is not None:
+                gr = O.reshape(gr, x.shape) if gr.shape != x.shape else gr
+                g = gr if g is None else g + gr
+        if g is None and any(r in zero_reached for r in rows):  # (kept on x's graph, to
+            # differentiate again)
             g = O.where(np.zeros(x.shape, bool), x, 0.0)
         if g is None:
             if not allow_unused:
