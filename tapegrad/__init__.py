@@ -257,6 +257,7 @@ from .core.torch_functions import (  # noqa: E402  (the functions of more Tensor
     ldexp,
     matrix_exp,
     matrix_power,
+    lgamma,
     mvlgamma,
     nextafter,
     renorm,
@@ -406,7 +407,12 @@ from .transforms.fixed_point import fixed_point  # noqa: E402
 cumsum, cumprod = _torch_scan(cumsum), _torch_scan(cumprod)  # noqa: F405
 _torch_keyword_names(globals())
 
+import importlib as _importlib  # noqa: E402
 import types as _types  # noqa: E402
+
+# submodules loaded on first use, like tapegrad.scipy's: PyTorch's torch.distributions and
+# torch.special, which a first gradient does not need (they would add to every import)
+_LAZY_SUBMODULES = ("distributions", "special")
 
 # the public API: every name above without a leading underscore, and the public submodules
 __all__ = sorted(
@@ -416,8 +422,15 @@ __all__ = sorted(
         if not _n.startswith("_") and not isinstance(_v, _types.ModuleType)
     ]
     + ["autograd", "func", "linalg", "nn", "numpy", "optim", "optimizers", "testing", "tree"]
+    + list(_LAZY_SUBMODULES)
 )
 del _types
+
+
+def __getattr__(name: str):
+    if name in _LAZY_SUBMODULES:
+        return _importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__():

@@ -2230,11 +2230,12 @@ def _xlogy(self, other):
         return O.mul(self, O.log(other))
     y = other if isinstance(other, Tensor) else O.tensor_of(np.asarray(other, np.float64))
     zero = zero & (y == y).numpy()  # not where other is NaN
-    bad = (y == 0.0).numpy() | (y == np.inf).numpy()
+    # (and below 0, where log is NaN: xlogy(0, -1) is 0, as PyTorch's, and so is its d/dx)
+    bad = (y == 0.0).numpy() | (y == np.inf).numpy() | (y < 0.0).numpy()
     with np.errstate(divide="ignore", invalid="ignore"):  # log(0) = -inf is a value here
-        # where x is 0: x * (log(other), 0 where other is 0 or inf), which is 0 and gives x
-        # the gradient log(other); elsewhere x * log(other), of other replaced by 1 where x
-        # is 0 (so no 0 * inf reaches a gradient)
+        # where x is 0: x * (log(other), 0 where other is 0, inf or below 0), which is 0 and
+        # gives x the gradient log(other); elsewhere x * log(other), of other replaced by 1
+        # where x is 0 (so no 0 * inf reaches a gradient)
         at_zero = O.mul(self, O.where(bad, 0.0, O.log(O.where(bad, 1.0, other))))
         elsewhere = O.mul(self, O.log(O.where(zero, 1.0, other)))
         return O.where(zero, at_zero, elsewhere)

@@ -6,12 +6,13 @@ SciPy's own call.  With a Tensor argument:
 - native tape ops (compiled sweeps; a ``tg.trace`` replays them without Python): gamma,
   gammaln, digamma/psi, polygamma, erf, erfc, erfinv, erfcinv, expit; composites of native
   ops: logit, rgamma, gammasgn, beta, betaln, multigammaln, xlogy and xlog1py (in y),
-  logsumexp, softmax, log_softmax;
+  logsumexp, softmax, log_softmax, ndtr, log_ndtr, ndtri;
 - Python-side ops (a custom ``tg.Function`` whose forward calls SciPy and whose backward is a
   Tensor expression of the next derivative, so every order and forward mode work; not
   replayable by ``tg.trace``): the Bessel functions j0, j1, jn, jv, y0, y1, yn, yv, i0, i1,
-  iv, ive (in x; the order is not differentiable), betainc (in x), gammainc and gammaincc
-  (in x), and xlogy / xlog1py when x needs a gradient.
+  iv, ive (in x; the order is not differentiable), k0, k1, k0e, k1e, erfcx, zeta (in q),
+  betainc (in x), gammainc and gammaincc (in x), and xlogy / xlog1py when x needs a
+  gradient.
 
 Arguments that cannot be differentiated (a Bessel order, the shape parameters of betainc and
 gammainc) raise NotImplementedError naming them when given a Tensor that requires grad.
@@ -75,6 +76,15 @@ __all__ = [
     "ive",
     "i0e",
     "i1e",
+    "ndtr",
+    "log_ndtr",
+    "ndtri",
+    "erfcx",
+    "k0",
+    "k1",
+    "k0e",
+    "k1e",
+    "zeta",
 ]
 
 
@@ -1101,3 +1111,182 @@ def gammaincc(a, x, **kwargs):
 def __dir__():
     """The public names only (what SciPy's module of the same name offers, differentiable)."""
     return list(__all__)
+
+
+# ---- the normal distribution function, its log and inverse; erfcx; K Bessel; Hurwitz zeta ------
+
+_SQRT_HALF = math.sqrt(0.5)
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+# below -10 log_ndtr is its asymptotic series: log Phi's second derivative at x is a
+# difference of terms x^2 times itself, which multiplied the error of log(Phi) (the second
+# at -20 was 5e-12 off); (2k - 1)!! / x^(2k) at x = -10, k = 32: 2e-20
+_LOG_NDTR_FAR, _LOG_NDTR_TERMS = -10.0, 32
+
+
+def _ndtr(x):
+    """Phi(x) = erfc(-x / sqrt 2) / 2: no cancellation in either tail (a native op, traced)."""
+    return 0.5 * O.erfc(O.mul(x, -_SQRT_HALF))
+
+
+def _log_ndtr(x):
+    """log Phi(x): log1p(-Phi(-x)) above 0, log Phi(x) down to -10, and below (Phi underflows
+    from -38) -x^2 / 2 - log(-x) - log sqrt(2 pi) + log1p(s), s the asymptotic
+    series sum_k (-1)^k (2k - 1)!! / x^(2k).  Each branch sees only its own points."""
+    x = _floating(x)
+    right = O.truth(x > 0.0)
+    far = O.truth(x < _LOG_NDTR_FAR)
+    mid = ~right & ~far
+    out = O.log(_ndtr(O.where(mid, x, 0.0)))
+    if right.any():
+        xr = O.where(right, x, 1.0)
+        out = O.where(right, O.log1p(O.neg(_ndtr(O.neg(xr)))), out)
+    if far.any():
+        xf = O.where(far, x, 2.0 * _LOG_NDTR_FAR)
+        r = O.reciprocal(O.square(xf))
+        acc, coef = 0.0, 1.0
+        coefs = []
+        for k in range(1, _LOG_NDTR_TERMS + 1):
+            coef *= -(2 * k - 1)
+            coefs.append(coef)
+        for c in coefs[::-1]:
+            acc = r * (c + acc)
+        tail = O.neg(0.5 * O.square(xf)) - O.log(O.neg(xf)) - _LOG_SQRT_2PI + O.log1p(acc)
+        out = O.where(far, tail, out)
+    return out
+
+
+def _ndtri(p):
+    """Phi^-1(p) = -sqrt 2 erfcinv(2 p): accurate near 0 (erfcinv of a tiny argument)."""
+    # (+ 0.0: 0, not -0, at p = 1/2)
+    return O.mul(O.erfcinv(O.mul(_floating(p), 2.0)), -math.sqrt(2.0)) + 0.0
+
+
+def _floating(x):
+    x = O.tensor_of(x)
+    return x if x.dtype.kind == "f" else O.mul(x, 1.0)
+
+
+ndtr = _unary(
+    "ndtr",
+    _ndtr,
+    "    >>> round(tg.grad(tsp.ndtr)(0.0), 12)  # 1 / sqrt(2 pi)\n    0.398942280401\n",
+)
+log_ndtr = _unary(
+    "log_ndtr",
+    _log_ndtr,
+    "    >>> round(float(tsp.log_ndtr(tg.tensor(-40.0))), 6)\n    -804.608442\n"
+    "    >>> round(tg.grad(tsp.log_ndtr)(-40.0), 6)  # ~ -x\n    40.024969\n",
+)
+ndtri = _unary(
+    "ndtri",
+    _ndtri,
+    "    >>> round(tg.grad(tsp.ndtri)(0.5), 12)  # sqrt(2 pi)\n    2.506628274631\n",
+)
+
+_ERFCX_FAR, _ERFCX_TERMS = 10.0, 24  # asymptotic series of erfcx' from x = 10
+
+
+def _erfcx_derivative(z):
+    """erfcx'(z) = 2 z erfcx(z) - 2 / sqrt(pi); from z = 10, where the two terms cancel to
+    1 / z^2 of themselves (and each further derivative loses that factor again), the
+    derivative of erfcx's asymptotic series (1 / sqrt(pi)) sum_k (-1)^k (2k - 1)!! / 2^k
+    z^-(2k+1)."""
+    near = 2.0 * z * _erfcx_op(z) - 2.0 / math.sqrt(math.pi)
+    far = O.truth(z >= _ERFCX_FAR)  # (a guard in a trace)
+    if not far.any():
+        return near
+    t = O.where(far, z, _ERFCX_FAR)
+    r = O.reciprocal(O.square(t))
+    coef, acc = 1.0, 0.0
+    coefs = []
+    for k in range(_ERFCX_TERMS):  # d/dt t^-(2k+1) = -(2k + 1) t^-(2k+2)
+        if k:
+            coef *= -(2 * k - 1) / 2.0
+        coefs.append(-coef * (2 * k + 1))
+    for c in coefs[::-1]:
+        acc = c + r * acc
+    return O.where(far, acc * r / math.sqrt(math.pi), near)
+
+
+def _erfcx_op(x):
+    return _scipy_op(x, _sp.erfcx, _erfcx_derivative)
+
+
+erfcx = _unary(
+    "erfcx",
+    _erfcx_op,
+    "    >>> round(tg.grad(tsp.erfcx)(0.0), 12)  # -2 / sqrt(pi)\n    -1.128379167096\n",
+)
+
+_KBESSEL = {"k": _sp.kv, "kve": _sp.kve}
+
+
+def _kbessel(kind: str, v, x, value=None):
+    """K_v(x) (kind "k") or e^x K_v(x) ("kve"), differentiable in x through
+    K_v' = -(K_{v-1} + K_{v+1}) / 2 and kve_v' = kve_v - (kve_{v-1} + kve_{v+1}) / 2."""
+    fn = _KBESSEL[kind]
+    if value is None:
+        value = lambda z: fn(v, z)  # noqa: E731
+
+    def derivative(z):
+        d = -0.5 * (_kbessel(kind, v - 1, z) + _kbessel(kind, v + 1, z))
+        return d + _kbessel(kind, v, z) if kind == "kve" else d
+
+    return _scipy_op(x, value, derivative)
+
+
+def _kbessel_fn(name: str, kind: str, order: float, example: str):
+    sp_fn = getattr(_sp, name)
+
+    def f(x, **kwargs):
+        if not isinstance(x, Tensor):
+            return sp_fn(x, **kwargs)
+        _no_kwargs(name, kwargs)
+        return _kbessel(kind, order, x, sp_fn)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (
+        f"SciPy's ``{name}``, differentiable in x at any order (by the derivative "
+        "recurrence of the modified Bessel functions of the second kind).\n\n"
+        "    >>> import tapegrad as tg\n    >>> import tapegrad.scipy.special as tsp\n"
+        f"{example}"
+    )
+    return f
+
+
+k0 = _kbessel_fn(
+    "k0", "k", 0.0, "    >>> round(tg.grad(tsp.k0)(1.0), 12)  # -k1(1)\n    -0.601907230197\n"
+)
+k1 = _kbessel_fn("k1", "k", 1.0, "    >>> round(tg.grad(tsp.k1)(1.0), 12)\n    -1.022931668438\n")
+k0e = _kbessel_fn(
+    "k0e", "kve", 0.0, "    >>> round(tg.grad(tsp.k0e)(1.0), 12)\n    -0.491690406456\n"
+)
+k1e = _kbessel_fn(
+    "k1e", "kve", 1.0, "    >>> round(tg.grad(tsp.k1e)(1.0), 12)\n    -1.144463079807\n"
+)
+
+
+def zeta(x, q=None, **kwargs):
+    """SciPy's ``zeta(x, q=None)``: the Hurwitz zeta function sum_k (k + q)^-x (Riemann's
+    for q = None); differentiable in q at any order (d/dq = -x zeta(x + 1, q)); the
+    derivative in x is not implemented (NotImplementedError when it is asked for).
+
+    >>> import tapegrad as tg
+    >>> import tapegrad.scipy.special as tsp
+    >>> round(tg.grad(lambda q: tsp.zeta(2.0, q))(1.0), 12)   # -2 zeta(3)
+    -2.404113806319
+    """
+    if not _tensor_in(x, q):
+        return _sp.zeta(x, q, **kwargs)
+    _no_kwargs("zeta", kwargs)
+    xv = np.asarray(_no_grad_arg("zeta", "x", x), dtype=np.float64)
+    if q is None:
+        return O.tensor_of(np.asarray(_sp.zeta(xv), dtype=np.float64))
+    qt = O.tensor_of(q)
+    shape = np.broadcast_shapes(xv.shape, qt.shape)
+    xv = np.broadcast_to(xv, shape)
+    return _zeta_op(xv, O.broadcast_to(qt, shape))
+
+
+def _zeta_op(xv, q):
+    return _scipy_op(q, lambda z: _sp.zeta(xv, z), lambda z: _zeta_op(xv + 1.0, z) * -xv)
