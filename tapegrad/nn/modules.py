@@ -58,6 +58,12 @@ def _is_param(value):
     )
 
 
+_NOT_FLOAT64 = (
+    "Module.{}(): tapegrad differentiates float64 values only; module.double() keeps the "
+    "parameters float64"
+)
+
+
 class Module:
     """Base class of layers and models: subclasses set attributes in ``__init__`` and define
     ``forward``; calling the module calls ``forward``.
@@ -272,6 +278,79 @@ class Module:
             child.apply(fn)
         fn(self)
         return self
+
+    # ---- dtype and device: tapegrad computes in float64 on the CPU ------------------------------
+    def double(self):
+        """PyTorch's ``module.double()``: floating parameters and buffers as float64, which
+        tapegrad's are already (a float32 buffer registered by hand is converted); returns
+        the module."""
+        for m in self.modules():
+            for name, b in list(m._buffers.items()):
+                if b is not None and b.dtype.kind == "f" and b.dtype != np.float64:
+                    m._buffers[name] = b.double()
+        return self
+
+    def float(self):
+        """``module.float()``: the same as ``double()``, as ``x.float()`` of a Tensor that
+        requires grad is float64 (tapegrad differentiates float64 values only)."""
+        return self.double()
+
+    def cpu(self):
+        """``module.cpu()``: the module itself (tapegrad computes on the CPU)."""
+        return self
+
+    def to(self, *args, device=None, dtype=None, non_blocking=False, memory_format=None):
+        """``module.to(device)``, ``.to(dtype)``, ``.to(device, dtype)``, ``.to(tensor)``, as
+        PyTorch's: returns the module.  The device must be the CPU and the dtype float64
+        (tapegrad differentiates float64 values only: float32 parameters are refused).
+
+        Examples:
+            >>> import tapegrad as tg
+            >>> m = tg.nn.Linear(2, 1)
+            >>> m.to("cpu") is m, m.to(tg.float64) is m
+            (True, True)
+        """
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype = a.dtype
+            elif isinstance(a, str) or type(a).__name__ == "device":
+                device = a
+            else:
+                dtype = a
+        if device is not None and str(getattr(device, "type", device)).split(":")[0] != "cpu":
+            raise RuntimeError(
+                f"Module.to({device!r}): tapegrad computes on the CPU only (device 'cpu')"
+            )
+        if dtype is None:
+            return self
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            raise TypeError(f"Module.to: {dtype!r} is not a dtype tapegrad knows") from None
+        if dt.kind != "f":
+            raise TypeError(
+                "nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                f"dtype={dt}"
+            )
+        if dt != np.float64:
+            raise TypeError(
+                f"Module.to({dt}): tapegrad differentiates float64 values only, so parameters "
+                "cannot become float32 or float16; module.float() and module.double() keep "
+                "them float64"
+            )
+        return self.double()
+
+    def cuda(self, device=None):
+        """Refused: tapegrad computes on the CPU."""
+        raise RuntimeError("Module.cuda(): tapegrad computes on the CPU only; use module.cpu()")
+
+    def half(self):
+        """Refused: tapegrad differentiates float64 values only."""
+        raise TypeError(_NOT_FLOAT64.format("half"))
+
+    def bfloat16(self):
+        """Refused: tapegrad differentiates float64 values only."""
+        raise TypeError(_NOT_FLOAT64.format("bfloat16"))
 
     # ---- state ---------------------------------------------------------------------------------------
     def _named_state(self):
