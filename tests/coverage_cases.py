@@ -377,6 +377,14 @@ for _name, _x in [
     ("i1", S),
     ("i0e", S),
     ("i1e", S),
+    ("erfcx", S),
+    ("ndtr", S),
+    ("log_ndtr", S),
+    ("ndtri", _P01),
+    ("k0", P),
+    ("k1", P),
+    ("k0e", P),
+    ("k1e", P),
 ]:
     CASES[f"scipy.special.{_name}"] = (_sp(_name), [_x])
 CASES.update(
@@ -402,6 +410,7 @@ CASES.update(
         "scipy.special.yv": (_sp_first("yv", 1.5), [P]),
         "scipy.special.iv": (_sp_first("iv", 1.5), [P]),
         "scipy.special.ive": (_sp_first("ive", 1.5), [P]),
+        "scipy.special.zeta": (lambda q: _special().zeta(2.5, q), [P]),
     }
 )
 

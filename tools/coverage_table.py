@@ -109,7 +109,11 @@ def methods(obj):
     """The public methods of an object that is not a function (a distribution: norm.logpdf)."""
     if callable(obj) or isinstance(obj, type) or type(obj).__module__ == "builtins":
         return []
-    return sorted(n for n in dir(type(obj)) if not n.startswith("_") and callable(getattr(obj, n)))
+    return sorted(
+        n
+        for n in dir(type(obj))
+        if not n.startswith("_") and n != "rvs" and callable(getattr(obj, n))
+    )
 
 
 def _scipy_row(mod, module, name):
@@ -220,7 +224,9 @@ def table():
         if any(methods(getattr(module, n)) for n in names):
             lines += [
                 "A distribution is listed with its methods; which arguments each method "
-                "differentiates in is in its [reference entry](reference/scipy.md#distributions).",
+                "differentiates in is in its [reference entry](reference/scipy.md#distributions). "
+                "Each also has SciPy's `rvs`: draws on plain parameters (a draw has no "
+                "derivative in them; refused on Tensors).",
                 "",
             ]
         lines += ["| name | status | tg.trace |", "|---|---|---|"]
