@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core.creation import tensor
 from ..core.functions import where
-from ..core.ufuncs import digamma, log1p
+from ..core.ufuncs import arctan2, digamma, erf, erfinv, log1p
 from ..core.ufuncs import gammaln as lgamma
 from ..tensor_class import Tensor
 from . import constraints
@@ -64,7 +64,7 @@ class Cauchy(Distribution):
 
     def cdf(self, value) -> Tensor:
         z = (self._value(value) - self.loc) / self.scale
-        return z.atan() / math.pi + 0.5
+        return arctan2(1.0, -z) / math.pi  # (= atan(z) / pi + 1/2, precise in the lower tail)
 
     def icdf(self, value) -> Tensor:
         p = as_param(value, "Cauchy.icdf", "value")
@@ -119,11 +119,11 @@ class HalfNormal(Distribution):
         return where(x.detach().numpy() >= 0, lp, -math.inf + 0 * lp)
 
     def cdf(self, value) -> Tensor:
-        return 2 * self.base_dist.cdf(self._value(value)) - 1
+        return erf(self._value(value) / (self.scale * math.sqrt(2)))
 
     def icdf(self, value) -> Tensor:
         p = as_param(value, "HalfNormal.icdf", "value")
-        return self.base_dist.icdf((p + 1) / 2)
+        return self.scale * math.sqrt(2) * erfinv(p)
 
     def entropy(self) -> Tensor:
         return self.base_dist.entropy() - math.log(2)
@@ -277,6 +277,9 @@ class Geometric(Distribution):
 
     def log_prob(self, value) -> Tensor:
         k = self._value(value)
+        if self._given == ("logits",):
+            # log p = -softplus(-l), log(1 - p) = -softplus(l): exact where sigmoid(l) rounds
+            return -k * softplus(self.logits) - softplus(-self.logits)
         p = self.probs
         # k log(1 - p) + log p, with 0 * log(0) = 0 where p is one and k zero
         certain = (np.broadcast_to(p.detach().numpy(), k.shape) == 1) & (k.detach().numpy() == 0)
@@ -284,7 +287,16 @@ class Geometric(Distribution):
         return k * log1p(-q) + p.log()
 
     def entropy(self) -> Tensor:
-        return (softplus(self.logits) - self.probs * self.logits) / self.probs
+        if self._given == ("probs",):
+            return (softplus(self.logits) - self.probs * self.logits) / self.probs
+        # -log p - (1 - p) log(1 - p) / p = softplus(-t) + e^-t softplus(t) in the logits t;
+        # for t < -20 the second term is log1p(e) / e with e = e^t below 2e-9: its series
+        t = self.logits
+        small = t < -20
+        safe = where(small, 0.0, t)
+        e = where(small, t, 0.0).exp()
+        tail = where(small, 1 - e / 2 + e * e / 3, (-safe).exp() * softplus(safe))
+        return softplus(-t) + tail
 
     @property
     def mean(self) -> Tensor:

@@ -9,14 +9,37 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import linalg
+from ..core.creation import tensor
 from ..core.functions import stack, where
 from ..core.torch_extra_functions import broadcast_shapes
-from ..core.ufuncs import digamma
+from ..core.torch_functions import xlogy
+from ..core.ufuncs import digamma, erf
 from ..core.ufuncs import gammaln as lgamma
 from ..tensor_class import Tensor
-from .distribution import Distribution, sum_rightmost
-from .multivariate import Categorical, Dirichlet, Independent, MultivariateNormal
-from .univariate import Bernoulli, Beta, Exponential, Gamma, Laplace, Normal, Uniform, softplus
+from .distribution import _LOG_2PI, Distribution, sum_rightmost
+from .extra import Cauchy, Geometric, HalfNormal
+from .multivariate import (
+    Categorical,
+    Dirichlet,
+    Independent,
+    MultivariateNormal,
+    OneHotCategorical,
+)
+from .univariate import (
+    Bernoulli,
+    Beta,
+    Binomial,
+    Exponential,
+    Gamma,
+    Laplace,
+    LogNormal,
+    Normal,
+    Poisson,
+    Uniform,
+    softplus,
+)
+
+_EULER = 0.5772156649015329
 
 __all__ = ["kl_divergence", "register_kl"]
 
@@ -58,6 +81,11 @@ def _lookup(tp: type, tq: type) -> Callable | None:
     return best
 
 
+def _categories(d: Distribution) -> tuple[int, ...]:
+    n = getattr(d, "_num_events", None)  # (a Categorical's categories are not its event)
+    return (n,) if isinstance(n, int) else ()
+
+
 def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
     """PyTorch's ``torch.distributions.kl_divergence``: ``KL(p || q)``, of the broadcast
     batch shape; NotImplementedError for a pair without a registered closed form.
@@ -74,15 +102,30 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
             f"{type(q).__name__}; register one with @register_kl({type(p).__name__}, "
             f"{type(q).__name__})"
         )
+    names = f"{type(p).__name__} and {type(q).__name__}"
+    try:
+        broadcast_shapes(p.batch_shape, q.batch_shape)
+    except (ValueError, RuntimeError):
+        raise RuntimeError(
+            f"kl_divergence: the batch shapes {p.batch_shape} and {q.batch_shape} of {names} do "
+            "not broadcast; expand one (.expand(shape)) to a shape the other broadcasts to"
+        ) from None
+    events_p, events_q = (d.event_shape + _categories(d) for d in (p, q))
+    if events_p != events_q and not isinstance(p, Independent):
+        raise ValueError(
+            f"kl_divergence: {names} with different event shapes ({events_p} and {events_q}, "
+            "the number of categories included) cannot be compared"
+        )
     return fn(p, q)
 
 
 def _infinite_where(mask, t: Tensor) -> Tensor:
-    return where(np.asarray(mask), math.inf + 0 * t, t)
+    return where(np.asarray(mask), math.inf, t)
 
 
 def _zero_where(mask, t: Tensor) -> Tensor:
-    return where(np.asarray(mask), 0 * t, t)
+    # (a constant zero: ``0 * t`` would be nan where ``t`` is already infinite)
+    return where(np.asarray(mask), 0.0, t)
 
 
 @register_kl(Normal, Normal)
@@ -94,6 +137,11 @@ def _kl_normal_normal(p: Normal, q: Normal) -> Tensor:
 
 @register_kl(Bernoulli, Bernoulli)
 def _kl_bernoulli_bernoulli(p: Bernoulli, q: Bernoulli) -> Tensor:
+    return _binary_kl(p, q)
+
+
+def _binary_kl(p, q) -> Tensor:
+    """KL of one binary trial of probability ``p.probs`` from one of ``q.probs``."""
     shape = tuple(broadcast_shapes(p.batch_shape, q.batch_shape))
     pp, qp = (
         np.broadcast_to(p.probs.detach().numpy(), shape),
@@ -109,10 +157,15 @@ def _kl_bernoulli_bernoulli(p: Bernoulli, q: Bernoulli) -> Tensor:
 
 @register_kl(Categorical, Categorical)
 def _kl_categorical_categorical(p: Categorical, q: Categorical) -> Tensor:
-    t = p.probs * (p.logits - q.logits)
+    p_zero = p.probs.detach().numpy() == 0
+    q_zero = q.probs.detach().numpy() == 0
+    # logits of impossible events (-inf) replaced by zeros before the difference, so that
+    # neither the value nor the gradient meets 0 * inf; those terms are set just below
+    gap = _zero_where(p_zero, p.logits) - _zero_where(q_zero, q.logits)
+    t = p.probs * gap
     shape = tuple(t.shape)
-    t = _infinite_where(np.broadcast_to(q.probs.detach().numpy() == 0, shape), t)
-    t = _zero_where(np.broadcast_to(p.probs.detach().numpy() == 0, shape), t)
+    t = _infinite_where(np.broadcast_to(q_zero, shape), t)
+    t = _zero_where(np.broadcast_to(p_zero, shape), t)
     return t.sum(-1)
 
 
@@ -197,3 +250,182 @@ def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
             "reinterpreted_batch_ndims are not supported"
         )
     return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+@register_kl(OneHotCategorical, OneHotCategorical)
+def _kl_onehot_onehot(p: OneHotCategorical, q: OneHotCategorical) -> Tensor:
+    return kl_divergence(p._categorical, q._categorical)  # (the same labels)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p: Poisson, q: Poisson) -> Tensor:
+    # rp log(rp / rq) - rp + rq, with 0 log 0 = 0 (and infinite where rq = 0 < rp)
+    return xlogy(p.rate, p.rate) - xlogy(p.rate, q.rate) - p.rate + q.rate
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p: Binomial, q: Binomial) -> Tensor:
+    np_, nq = p.total_count.detach().numpy(), q.total_count.detach().numpy()
+    if np.any(np_ < nq):
+        raise NotImplementedError(
+            "kl_divergence: KL between Binomials where q.total_count > p.total_count is not "
+            "implemented (no closed form)"
+        )
+    kl = p.total_count * _binary_kl(p, q)
+    return _infinite_where(np.broadcast_to(np_ > nq, tuple(kl.shape)), kl)
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p: Geometric, q: Geometric) -> Tensor:
+    # -H(p) - E_p[k log(1 - q) + log q], E_p[k] = 1 / p - 1; log q = -softplus(-logit)
+    mean = p.probs.reciprocal() - 1
+    return -p.entropy() + mean * softplus(q.logits) + softplus(-q.logits)
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p: HalfNormal, q: HalfNormal) -> Tensor:
+    ratio = (p.scale / q.scale).pow(2)
+    return 0.5 * (ratio - 1 - ratio.log())
+
+
+@register_kl(LogNormal, LogNormal)
+def _kl_lognormal_lognormal(p: LogNormal, q: LogNormal) -> Tensor:
+    return kl_divergence(p.base_dist, q.base_dist)  # (KL is invariant under exp)
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p: Cauchy, q: Cauchy) -> Tensor:
+    num = (p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)
+    return (num / (4 * p.scale * q.scale)).log()
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p: Exponential, q: Gamma) -> Tensor:
+    # -H(p) - E_p[log q(x)], with E_p[x] = 1 / rate and E_p[log x] = -gamma - log(rate)
+    a, b, r = q.concentration, q.rate, p.rate
+    e_log_q = xlogy(a, b) - lgamma(a) + (a - 1) * (-_EULER - r.log()) - b / r
+    return r.log() - 1 - e_log_q
+
+
+@register_kl(Gamma, Exponential)
+def _kl_gamma_exponential(p: Gamma, q: Exponential) -> Tensor:
+    return q.rate * p.mean - q.rate.log() - p.entropy()
+
+
+def _kl_infinite(p: Distribution, q: Distribution) -> Tensor:
+    """An infinite KL: ``p`` puts mass where ``q`` has none, whatever the parameters."""
+    return tensor(np.full(tuple(broadcast_shapes(p.batch_shape, q.batch_shape)), math.inf))
+
+
+# KL(p || q) = E_p[-log q] - H(p) for p of known moments: the cross entropy to a q of the
+# exponential families below needs E[x], Var[x], E[log x] and E[log(1 - x)] under p.
+
+
+def _xlogx(t: Tensor) -> Tensor:
+    """``t log t``, 0 at 0 with a nan derivative there (its one-sided derivative is infinite;
+    ``xlogy``'s convention would give a finite, wrong one)."""
+    return where(t == 0, 0.0, t * t.log())
+
+
+def _moments(p: Distribution) -> dict:
+    if isinstance(p, Beta):
+        a, b = p.concentration1, p.concentration0
+        dt = digamma(a + b)
+        return {"log": digamma(a) - dt, "log1m": digamma(b) - dt, "low": 0.0, "high": 1.0}
+    if isinstance(p, Uniform):
+        lo, hi = p.low, p.high
+        width = hi - lo
+        # the mean of log x (and of log(1 - x)) over [lo, hi], from x log x - x
+        e_log = (_xlogx(hi) - _xlogx(lo)) / width - 1
+        e_log1m = (_xlogx(1 - lo) - _xlogx(1 - hi)) / width - 1
+        return {"log": e_log, "log1m": e_log1m, "low": lo, "high": hi}
+    return {"low": 0.0 if isinstance(p, Exponential | Gamma) else -math.inf, "high": math.inf}
+
+
+def _cross_entropy(p: Distribution, q: Distribution) -> Tensor:
+    m = _moments(p)
+    mean = p.mean
+    if isinstance(q, Normal):
+        gap = (mean - q.loc) / q.scale
+        return 0.5 * _LOG_2PI + q.scale.log() + 0.5 * (p.variance / q.scale.pow(2) + gap * gap)
+    if isinstance(q, Exponential):
+        return q.rate * mean - q.rate.log()
+    if isinstance(q, Gamma):
+        a, b = q.concentration, q.rate
+        return lgamma(a) - xlogy(a, b) - (a - 1) * m["log"] + b * mean
+    if isinstance(q, Beta):
+        a, b = q.concentration1, q.concentration0
+        log_beta = lgamma(a) + lgamma(b) - lgamma(a + b)
+        return log_beta - (a - 1) * m["log"] - (b - 1) * m["log1m"]
+    return (q.high - q.low).log()  # Uniform
+
+
+def _numbers(v) -> np.ndarray:
+    return np.asarray(v.detach().numpy() if isinstance(v, Tensor) else v)
+
+
+def _kl_by_moments(p: Distribution, q: Distribution) -> Tensor:
+    kl = _cross_entropy(p, q) - p.entropy()
+    m = _moments(p)
+    lo, hi = (_numbers(m[k]) for k in ("low", "high"))
+    if isinstance(q, Uniform):
+        outside = (lo < q.low.detach().numpy()) | (hi > q.high.detach().numpy())
+    elif isinstance(q, Beta):
+        outside = (lo < 0) | (hi > 1)
+    elif isinstance(q, Exponential | Gamma):
+        outside = lo < 0
+    else:
+        outside = np.zeros((), dtype=bool)
+    if np.any(outside):
+        kl = _infinite_where(np.broadcast_to(outside, tuple(kl.shape)), kl)
+    return kl
+
+
+for _p, _q in (
+    (Laplace, Normal),
+    (Exponential, Normal),
+    (Gamma, Normal),
+    (Beta, Normal),
+    (Beta, Exponential),
+    (Beta, Gamma),
+    (Beta, Uniform),
+    (Uniform, Normal),
+    (Uniform, Exponential),
+    (Uniform, Gamma),
+    (Uniform, Beta),
+):
+    register_kl(_p, _q)(_kl_by_moments)
+
+
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p: Bernoulli, q: Poisson) -> Tensor:
+    # E_p[-log q(k)] = rate - p log(rate) (log k! = 0 for k in {0, 1})
+    return q.rate - xlogy(p.probs, q.rate) - p.entropy()
+
+
+@register_kl(Normal, Laplace)
+def _kl_normal_laplace(p: Normal, q: Laplace) -> Tensor:
+    # E_p|x - m| for x ~ N(mu, s): s sqrt(2/pi) exp(-d^2 / 2s^2) + d erf(d / (s sqrt 2))
+    d = p.loc - q.loc
+    z = d / p.scale
+    e_abs = p.scale * math.sqrt(2 / math.pi) * (-0.5 * z * z).exp() + d * erf(z / math.sqrt(2))
+    return (2 * q.scale).log() + e_abs / q.scale - p.entropy()
+
+
+for _p, _q in (
+    (Normal, Exponential),
+    (Normal, Gamma),
+    (Normal, Beta),
+    (Normal, Uniform),
+    (Laplace, Exponential),
+    (Laplace, Gamma),
+    (Laplace, Beta),
+    (Laplace, Uniform),
+    (Exponential, Beta),
+    (Exponential, Uniform),
+    (Gamma, Beta),
+    (Gamma, Uniform),
+    (Poisson, Bernoulli),
+    (Poisson, Binomial),
+):
+    register_kl(_p, _q)(_kl_infinite)

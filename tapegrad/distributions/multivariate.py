@@ -163,6 +163,9 @@ class OneHotCategorical(Distribution):
     def mean(self) -> Tensor:
         return self.probs
 
+    def __repr__(self) -> str:
+        return "OneHotCategorical()"  # (PyTorch's: its parameters live on the Categorical)
+
     @property
     def mode(self) -> Tensor:
         idx = np.argmax(self.probs.detach().numpy(), axis=-1)

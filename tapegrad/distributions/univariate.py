@@ -14,7 +14,7 @@ from ..core import creation as _creation
 from ..core.creation import tensor
 from ..core.functions import stack, where
 from ..core.torch_functions import xlogy
-from ..core.ufuncs import digamma, erf, erfinv, expm1, log1p, logaddexp
+from ..core.ufuncs import digamma, erfc, erfcinv, expm1, log1p, logaddexp
 from ..core.ufuncs import gammaln as lgamma
 from ..tensor_class import Tensor
 from . import constraints
@@ -42,10 +42,6 @@ def _noise(values: np.ndarray) -> Tensor:
 def softplus(x: Tensor) -> Tensor:
     """``log(1 + exp(x))``, smooth everywhere (its derivative at 0 is 1/2)."""
     return logaddexp(x.new_zeros(()), x)
-
-
-def _nan_like(t: Tensor) -> Tensor:
-    return tensor(np.full(t.shape, np.nan))
 
 
 class Normal(Distribution):
@@ -82,11 +78,12 @@ class Normal(Distribution):
 
     def cdf(self, value) -> Tensor:
         x = self._value(value)
-        return 0.5 * (1 + erf((x - self.loc) / (self.scale * math.sqrt(2))))
+        # (erfc of the negated argument: the lower tail keeps its relative precision)
+        return 0.5 * erfc((self.loc - x) / (self.scale * math.sqrt(2)))
 
     def icdf(self, value) -> Tensor:
         p = as_param(value, "Normal.icdf", "value")
-        return self.loc + self.scale * erfinv(2 * p - 1) * math.sqrt(2)
+        return self.loc - self.scale * erfcinv(2 * p) * math.sqrt(2)
 
     def entropy(self) -> Tensor:
         return 0.5 + 0.5 * _LOG_2PI + self.scale.log()
@@ -180,7 +177,7 @@ class Uniform(Distribution):
 
     @property
     def mode(self) -> Tensor:
-        return _nan_like(self.high)
+        return self.high * math.nan  # (PyTorch's: nan, attached to the parameters)
 
     @property
     def stddev(self) -> Tensor:
@@ -221,7 +218,7 @@ class Exponential(Distribution):
 
     def cdf(self, value) -> Tensor:
         x = self._value(value)
-        return 1 - (-self.rate * x).exp()
+        return -expm1(-self.rate * x)
 
     def icdf(self, value) -> Tensor:
         p = as_param(value, "Exponential.icdf", "value")
@@ -277,12 +274,19 @@ class Laplace(Distribution):
     def cdf(self, value) -> Tensor:
         x = self._value(value)
         d = x - self.loc
-        return 0.5 - 0.5 * d.sign() * expm1(-d.abs() / self.scale)
+        # one exponential per side (sign(d) would make the derivative at d = 0 zero, not the
+        # density 1 / (2 scale)); each side's argument kept finite where it is not taken
+        below = d < 0  # (a mask a trace guards: replays on the same sides run)
+        lower = 0.5 * (where(below, d, 0.0) / self.scale).exp()
+        upper = 1 - 0.5 * (-where(below, 0.0, d) / self.scale).exp()
+        return where(below, lower, upper)
 
     def icdf(self, value) -> Tensor:
         p = as_param(value, "Laplace.icdf", "value")
-        t = p - 0.5
-        return self.loc - self.scale * t.sign() * log1p(-2 * t.abs())
+        below = p < 0.5
+        lower = self.loc + self.scale * (2 * where(below, p, 0.25)).log()
+        upper = self.loc - self.scale * (2 * (1 - where(below, 0.75, p))).log()
+        return where(below, lower, upper)
 
     def entropy(self) -> Tensor:
         return 1 + (2 * self.scale).log()
@@ -682,6 +686,16 @@ class Binomial(Distribution):
         if expand:
             values = values.expand((k + 1,) + self._batch_shape)
         return values
+
+    def entropy(self) -> Tensor:
+        n = self.total_count.detach().numpy()
+        if n.size and not np.all(n == n.flat[0]):
+            raise NotImplementedError(
+                "Binomial.entropy: inhomogeneous total_count is not supported (the sum over "
+                "the support needs one total_count); compute it per total_count"
+            )
+        lp = self.log_prob(self.enumerate_support(expand=False))
+        return -(lp.exp() * lp).sum(0)
 
     @property
     def mean(self) -> Tensor:
