@@ -331,6 +331,7 @@ def _sweep_roots(
         # PyTorch runs no hook of a tensor whose gradient no requested input needs
         rs.hook_floor = min((r for rows in in_rows for r in rows), default=0)
         rs.hook_skip = _rows_leading_nowhere(t, in_rows, t.side.hooks, rs.hook_floor, top)
+        rs.node_skip = _unexecuted_inputs(t, in_rows, t.side.hooks, top)
     rs.run(top, bottom)
     if inputs is not None:
         out = []
@@ -345,9 +346,10 @@ def _sweep_roots(
                     )
                 out.append(None)
             else:  # a leaf may hold several rows (entered again after a change of value)
-                g = t.gradient(rows[0]).copy()
+                got = rs.captured or {}
+                g = got.get(rows[0], t.gradient(rows[0])).copy()
                 for r in rows[1:]:
-                    g += t.gradient(r)
+                    g += got.get(r, t.gradient(r))
                 g = g.reshape(x.shape)
                 hooks = _higher.hook_fns(x) if x._leaf else None
                 out.append(_apply_hooks(hooks, result(g)) if hooks else g)
@@ -355,7 +357,7 @@ def _sweep_roots(
         out = None
     if accumulate:
         rs.accumulate_leaves(top)
-    _run_retained(t, top, None if accumulate else in_rows)
+    _run_retained(t, top, None if accumulate else in_rows, rs.captured)
     if not retain_graph:
         if not accumulate:
             _spare_unneeded(t, in_rows, top)
@@ -444,6 +446,24 @@ def _rows_leading_nowhere(t, in_rows, marked, low, top):
         elif first[k] in leads or second[k] in leads:
             leads.add(r)
     return {r for r in hooked if r not in leads}
+
+
+def _unexecuted_inputs(t, in_rows, hooks, top):
+    """The intermediate input rows with grad_fn pre-hooks whose own backward leads to no
+    other input: ``autograd.grad`` takes their gradient and runs no pre-hook of theirs, as
+    PyTorch does not execute their node."""
+    code = t.code
+    rows = {r for rs in in_rows for r in rs}
+    out = set()
+    for r in rows:
+        if r > top or code[r] & 255 <= T.CONST:
+            continue
+        if not any(getattr(f, "node_prehook", False) for f in hooks.get(r) or ()):
+            continue
+        others = [[x for x in rows if x < r]]
+        if not others[0] or _rows_leading_nowhere(t, others, {r: True}, min(others[0]), top):
+            out.add(r)
+    return out
 
 
 def _first_needed_row(t, in_rows):
@@ -587,6 +607,8 @@ class ReverseSweep:
 
     hook_floor = 0  # hooks of rows below it do not run (they lead to no requested input)
     hook_skip = ()  # nor those of these rows
+    node_skip = ()  # nor the grad_fn pre-hooks of these (inputs whose node does not run)
+    captured = None  # row -> its gradient before its node's pre-hooks (rows that have some)
 
     def __init__(self, t, handoff=None):
         self.t = t
@@ -628,7 +650,14 @@ class ReverseSweep:
             top = b
             for r in sorted(stops[b], reverse=True):
                 if t.state[r] & 1:
-                    _checks.run_hooks(t, r, hooks[r])
+                    own, node = _higher.split_hooks(hooks[r])
+                    _checks.run_hooks(t, r, own)
+                    if node and r not in self.node_skip:  # an input or a retained tensor
+                        # gets the gradient before them
+                        if self.captured is None:
+                            self.captured = {}
+                        self.captured[r] = t.gradient(r).copy()
+                        _checks.run_hooks(t, r, node)
         self.step(top, bottom)
 
     def step(self, top, bottom=0):
@@ -712,16 +741,29 @@ class ReverseSweep:
         self.handoff = None
         state = t.state
         reached, hooked = [], {}
+        first, more = {}, {}  # a leaf entered again after a change of value has several rows
         for r in t.leaf_rows:
             if r > top or not (state[r] & 1):
                 continue
             leaf = t.entered(r)
             if leaf is None or not leaf._rg:
                 continue
+            r0 = first.setdefault(id(leaf), r)
+            if r0 != r:
+                more.setdefault(r0, []).append(r)
+                continue
             reached.append((r, leaf))
+        for r, leaf in reached:  # one gradient a leaf (the sum over its rows), hooked once
+            g = None
+            if r in more:
+                g = np.array(self._leaf_grad(r, leaf, own))
+                for r2 in more[r]:
+                    g = g + self._leaf_grad(r2, leaf, own)
+                hooked[r] = result(g)
             hooks = _higher.hook_fns(leaf)
             if hooks:  # (what a hook returns may be kept by it: copied below)
-                hooked[r] = _apply_hooks(hooks, result(np.array(self._leaf_grad(r, leaf, own))))
+                g = np.array(self._leaf_grad(r, leaf, own)) if g is None else g
+                hooked[r] = _apply_hooks(hooks, result(g))
         with _GRAD_LOCK:
             self._accumulate(reached, own, hooked)
         _higher.run_post_accumulate_hooks([leaf for _, leaf in reached])
@@ -786,10 +828,10 @@ def _apply_hooks(hooks, g):
     return g
 
 
-def _run_retained(t, top, in_rows=None):
+def _run_retained(t, top, in_rows=None, captured=None):
     """Give ``.grad`` to non-leaf tensors that asked for it with retain_grad(); with the rows
     ``in_rows`` of requested inputs, only to those whose gradient an input needs (PyTorch
-    computes no other)."""
+    computes no other).  ``captured``: row -> its gradient before its node's pre-hooks."""
     retained = t.side.retain
     if not retained:
         return
@@ -803,7 +845,8 @@ def _run_retained(t, top, in_rows=None):
         h = ref()
         if h is None:
             continue
-        g = result(t.gradient(r).reshape(h.shape).copy())
+        g = captured.get(r) if captured else None
+        g = result((t.gradient(r) if g is None else g).reshape(h.shape).copy())
         if h.grad is None:
             h.grad = Tensor._const(g)
         else:
@@ -918,8 +961,27 @@ def _backward_graph(t, outputs, grads, inputs, accumulate, allow_unused, stop=Fa
         top = max(r for r, _ in roots)
         skip = _rows_leading_nowhere(t, rows, t.side.retain, floor, top)
         retained = [r for r in t.side.retain if floor <= r <= top and r not in skip]
+    skips = None  # the hooks not run: of rows no input needs, and inputs' nodes not executed
+    if in_rows is not None and not accumulate and not stop and t.side.hooks:
+        rows = [rs for rs in in_rows if rs]
+        floor = min((r for rs in rows for r in rs), default=0)
+        top = max(r for r, _ in roots)
+        skips = (
+            _rows_leading_nowhere(t, rows, t.side.hooks, floor, top),
+            _unexecuted_inputs(t, rows, t.side.hooks, top),
+        )
     return _higher.backward_graph(
-        t, roots, inputs, in_rows, accumulate, allow_unused, FREED_MSG, stop, retained
+        t,
+        roots,
+        inputs,
+        in_rows,
+        accumulate,
+        allow_unused,
+        FREED_MSG,
+        stop,
+        retained,
+        skips,
+        _checks.check_versions,
     )
 
 

@@ -53,8 +53,11 @@ class Node:
 
     def register_prehook(self, hook):
         """``hook(grad_outputs) -> tuple or None``, called with this node's output gradient
-        (a 1-tuple) before the node's backward runs; what it returns replaces it.  It runs
-        among the output tensor's own hooks, in registration order.
+        (a 1-tuple) before the node's backward runs; what it returns replaces it.  As in
+        PyTorch, it runs after the output tensor's own hooks (``tensor.register_hook``),
+        whenever either was registered, and what it returns reaches only the rows below: the
+        gradient captured for the tensor (``autograd.grad(out, [y])``, ``y.retain_grad()``) is
+        the one before the node's pre-hooks.
 
         Examples:
             >>> import tapegrad as tg
@@ -85,6 +88,7 @@ class Node:
                 )
             return res[0]
 
+        prehook.node_prehook = True  # (run after the tensor hooks: ``split_hooks``)
         hooks = self.tape.side.hooks.setdefault(self.row, [])
         hooks.append(prehook)
         return RemovableHandle(hooks, prehook)

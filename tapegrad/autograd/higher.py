@@ -311,16 +311,20 @@ def jvp(t, r, tangent):
     return out
 
 
-def _custom(t, r, g, adj, reached):
-    """A custom Function: its user-written backward, called with graph-carrying gradients."""
+def _custom(t, r, g, adj, reached, hook_skip=()):
+    """A custom Function: its user-written backward, called with graph-carrying gradients
+    (those of its other outputs after their tensors' hooks, as row r's)."""
     payload = t.side.payloads[r]
     outs = list(payload.output_rows)
     if any(o > r and o in reached for o in outs):
         return []  # handled when the sweep met the Function's highest reached output
+    hooks = t.side.hooks
     grads = []
     for o in outs:
         go = g if o == r else adj.pop(o, None)
-        if go is not None:
+        if go is not None and o != r and hooks and hooks.get(o) and o not in hook_skip:
+            go = tensor_hooks(hooks[o], go)
+        if go is not None and o not in reached:  # (row r's: before its node's pre-hooks)
             reached[o] = go
         grads.append(go)
     return list(zip(payload.input_rows, payload.checked_vjp_graph(t, grads)))
@@ -342,6 +346,16 @@ def tensor_hooks(fns, g):
             )
         g = out
     return g
+
+
+def split_hooks(fns):
+    """A row's hooks as (tensor hooks, node pre-hooks), each in registration order: a tensor's
+    hooks run first, its gradient is captured (an input's, a retained one), then its grad_fn's
+    pre-hooks run on what goes down, as in PyTorch."""
+    node = [f for f in fns if getattr(f, "node_prehook", False)]
+    if not node:
+        return fns, ()
+    return [f for f in fns if not getattr(f, "node_prehook", False)], node
 
 
 def hook_fns(leaf):
@@ -378,8 +392,33 @@ def leaf_hooks(leaf, g):
     return tensor_hooks(fns, g) if fns else g
 
 
+def _check_versions(t, ran, check):
+    """Raise, as the first-order sweep does, if the backward of a row in ``ran`` (descending)
+    needed a value that was changed in place after it was read: the rows it ran are marked
+    reached for ``check_versions``, then the marks are put back as they were."""
+    hi = ran[0]  # (a changed value may be an operand below the lowest row run)
+    state = t.state
+    kept = state[: hi + 1].copy()
+    try:
+        state[: hi + 1] &= 2  # (bit 1: reached; bit 2: freed)
+        state[np.asarray(ran, np.int64)] |= 1
+        check(t, hi, 0)
+    finally:
+        state[: hi + 1] = kept
+
+
 def backward_graph(
-    t, roots, inputs, in_rows, accumulate, allow_unused, freed_msg, stop=False, retained=None
+    t,
+    roots,
+    inputs,
+    in_rows,
+    accumulate,
+    allow_unused,
+    freed_msg,
+    stop=False,
+    retained=None,
+    skips=None,
+    check_versions=None,
 ):
     """Reverse sweep with differentiable ops; returns input gradients as Tensors.
 
@@ -388,7 +427,11 @@ def backward_graph(
     value has several; none for one not on this tape); an input's gradient is the sum over
     its rows.  With ``stop`` the
     sweep does not go on below an input's row: each input's gradient is a partial one, as
-    if the inputs were independent (one computed from another gets none of its share)."""
+    if the inputs were independent (one computed from another gets none of its share).
+    ``skips``: (rows whose hooks do not run, rows whose grad_fn pre-hooks do not run), as the
+    first-order sweep's (hooks of tensors no input needs; inputs whose node does not run).
+    ``check_versions(t, top, bottom)``: the engine's in-place check (``checks.check_versions``,
+    a layer above this module), run over the rows whose backward ran."""
     stops = {r for rows in in_rows for r in rows} if stop else ()
     adj = {}
     for r, seed in roots:
@@ -408,22 +451,31 @@ def backward_graph(
     # among them gets a zero gradient, as the compiled sweep gives it, not "unused"
     zero_reached = set()
     hooks = t.side.hooks
+    ran = []  # the op rows whose backward ran (for the in-place version check)
+    hook_skip, node_skip = skips or ((), ())
     for r in range(top, bottom - 1, -1):
         g = adj.pop(r, None)
         if g is None:
             if r in zero_reached and t.op(r) > T.CONST and r not in stops:
                 zero_reached.update(a for a in operand_rows(t, r) if a >= 0 and t.rg[a])
             continue
-        if hooks and hooks.get(r):  # the row's gradient is complete: its hooks see it
-            g = tensor_hooks(hooks[r], g)
-        reached[r] = g
+        if hooks and hooks.get(r) and r not in hook_skip:  # its gradient is complete
+            own, node = split_hooks(hooks[r])
+            node = () if r in node_skip else node
+            g = tensor_hooks(own, g)
+            reached[r] = g  # (what an input or a retained tensor gets)
+            if node:
+                g = tensor_hooks(node, g)
+        else:
+            reached[r] = g
         code = t.op(r)
         if code <= T.CONST or code == T.GUARD or r in stops:
             continue
         if code == T.FREED or t.state[r] & 2:
             raise RuntimeError(freed_msg)
+        ran.append(r)
         if code == T.CUSTOM:
-            contributions = _custom(t, r, g, adj, reached)
+            contributions = _custom(t, r, g, adj, reached, hook_skip)
         else:
             contributions = vjp(t, r, g)
         zero_reached.update(a for a in operand_rows(t, r) if a >= 0 and t.rg[a])
@@ -431,19 +483,26 @@ def backward_graph(
             if ra < 0 or not t.rg[ra] or ga is None:
                 continue
             adj[ra] = adj[ra] + ga if ra in adj else ga
+    if check_versions is not None and t.side.dirty and ran:
+        _check_versions(t, ran, check_versions)
     reached.update(adj)
     if accumulate:
-        accumulated = []
-        for r in t.leaf_rows:
+        summed = {}  # id(leaf) -> [leaf, the sum over its rows]: a leaf entered again
+        for r in t.leaf_rows:  # (after a change of value) holds several rows
             g = reached.get(r)
             leaf = t.entered(r)
             if g is None or leaf is None or not leaf._rg:
                 continue
             g = O.reshape(g, leaf.shape) if g.shape != leaf.shape else g
+            got = summed.get(id(leaf))
+            if got is None:
+                summed[id(leaf)] = [leaf, g]
+            else:
+                got[1] = got[1] + g
+        for leaf, g in summed.values():  # its hooks run once, on the whole gradient
             g = leaf_hooks(leaf, g)
             leaf.grad = g if leaf.grad is None else leaf.grad + g
-            accumulated.append(leaf)
-        run_post_accumulate_hooks(accumulated, create_graph=True)
+        run_post_accumulate_hooks([leaf for leaf, _ in summed.values()], create_graph=True)
         for r, ref in t.side.retain.items():
             g = reached.get(r)
             h = ref()

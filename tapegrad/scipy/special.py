@@ -1218,7 +1218,19 @@ erfcx = _unary(
     "    >>> round(tg.grad(tsp.erfcx)(0.0), 12)  # -2 / sqrt(pi)\n    -1.128379167096\n",
 )
 
-_KBESSEL = {"k": _sp.kv, "kve": _sp.kve}
+
+def _kv(v, z):
+    """SciPy's kv, but kve(v, z) e^-z where kv flushes to 0 while K_v(z) is still a float
+    (z from about 697 to 745): the derivatives of k0 and k1 there (d/dx k0 at 700 gave 0.0
+    for -4.67e-306)."""
+    out = _sp.kv(v, z)
+    zero = (out == 0) & np.isfinite(z) & (np.asarray(z) > 0)
+    if np.any(zero):
+        out = np.where(zero, _sp.kve(v, z) * np.exp(-np.asarray(z, dtype=np.float64)), out)
+    return out
+
+
+_KBESSEL = {"k": _kv, "kve": _sp.kve}
 
 
 def _kbessel(kind: str, v, x, value=None):
