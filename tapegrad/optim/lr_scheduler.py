@@ -44,6 +44,7 @@ __all__ = [
     "ExponentialLR",
     "CosineAnnealingLR",
     "LambdaLR",
+    "MultiplicativeLR",
     "MultiStepLR",
     "ReduceLROnPlateau",
     "ConstantLR",
@@ -653,6 +654,81 @@ class LambdaLR(LRScheduler):
         state = dict(state_dict)
         saved = state.pop("lr_lambdas", None) or []
         super().load_state_dict(state)
+        for fn, attrs in zip(self.lr_lambdas, saved, strict=False):
+            if attrs is not None:
+                fn.__dict__.update(attrs)
+
+
+class MultiplicativeLR(_Recurrence):
+    """lr = (the group's current lr) * lr_lambda(epoch) at every step but the scheduler's first
+    (made afresh or resumed with ``last_epoch``), with one function for every group or a list
+    of them, one per group.
+
+    Examples:
+        >>> import tapegrad as tg
+        >>> opt = tg.optim.SGD([tg.tensor([1.0], requires_grad=True)], lr=1.0)
+        >>> sched = tg.optim.lr_scheduler.MultiplicativeLR(opt, lambda epoch: 0.5)
+        >>> opt.step(); sched.step(); opt.step(); sched.step(); sched.get_last_lr()
+        [0.25]
+    """
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        _ensure_optimizer(optimizer)
+        count = len(optimizer.param_groups)
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != count:
+                raise ValueError(f"Expected {count} lr_lambdas, but got {len(lr_lambda)}")
+            fns = list(lr_lambda)
+        else:
+            fns = [lr_lambda] * count
+        for fn in fns:
+            if not callable(fn):
+                raise TypeError(
+                    "MultiplicativeLR: lr_lambda must be a function of the epoch (or a list of "
+                    f"them, one per parameter group), got {fn!r}"
+                )
+        self.lr_lambdas = fns
+        super().__init__(optimizer, last_epoch)
+
+    def _schedule(self):
+        current = [_read(g) for g in self.optimizer.param_groups]
+        if self._step_count == 1:  # the scheduler's first step (fresh or resumed) keeps them
+            return current
+        return self._times(current, self.last_epoch)
+
+    def _times(self, current, epoch):
+        return [lr * fn(epoch) for lr, fn in zip(current, self.lr_lambdas, strict=True)]
+
+    def _restart_values(self):
+        """Started again (a SequentialLR milestone): the current lrs times the factors of
+        epoch 0, as PyTorch's."""
+        return self._times([_read(g) for g in self.optimizer.param_groups], 0)
+
+    def lr_at(self, base_lr, epoch, fn=None):
+        """``base_lr`` times the factors of epochs 1..epoch (by default the first group's)."""
+        fn = self.lr_lambdas[0] if fn is None else fn
+        for e in range(1, epoch + 1):
+            base_lr = base_lr * fn(e)
+        return base_lr
+
+    def _get_closed_form_lr(self):
+        bases, epoch = self._bases(), self.last_epoch
+        return [self.lr_at(b, epoch, fn) for b, fn in zip(bases, self.lr_lambdas, strict=True)]
+
+    def state_dict(self):
+        """As LambdaLR's: without the functions, a callable object's attributes kept."""
+        state = LRScheduler.state_dict(self)
+        del state["lr_lambdas"]
+        kept = [_object_attributes(fn) for fn in self.lr_lambdas]
+        if any(k is not None for k in kept):
+            state["lr_lambdas"] = kept
+        return state
+
+    def load_state_dict(self, state_dict):
+        """As LambdaLR's."""
+        state = dict(state_dict)
+        saved = state.pop("lr_lambdas", None) or []
+        LRScheduler.load_state_dict(self, state)
         for fn, attrs in zip(self.lr_lambdas, saved, strict=False):
             if attrs is not None:
                 fn.__dict__.update(attrs)

@@ -134,6 +134,13 @@ CASES = {
         _one("LambdaLR", lr_lambda=[lambda e: 1 / (e + 1), lambda e: 0.5 ** (e // 4)])
     ),
     "lambda-resumed": C(_one("LambdaLR", lr_lambda=lambda e: 0.97**e, last_epoch=8), resumed=True),
+    "multiplicative": C(_one("MultiplicativeLR", lr_lambda=lambda e: 0.9 if e % 3 else 1.1)),
+    "multiplicative-per-group": C(
+        _one("MultiplicativeLR", lr_lambda=[lambda e: 0.95, lambda e: 1.0 / (1.0 + 0.1 * e)])
+    ),
+    "multiplicative-resumed": C(
+        _one("MultiplicativeLR", lr_lambda=lambda e: 0.97, last_epoch=5), resumed=True
+    ),
     "const": C(_one("ConstantLR", factor=0.5, total_iters=4)),
     "const-default": C(_one("ConstantLR"), "Adam"),
     "const-resumed": C(_one("ConstantLR", factor=0.25, total_iters=6, last_epoch=2), resumed=True),
@@ -251,11 +258,11 @@ CASES = {
             [3, 12],
         )
     ),
-    "sequential-lambda-multistep-poly": C(
+    "sequential-multiplicative-multistep-poly": C(
         lambda S, o: S.SequentialLR(
             o,
             [
-                S.LambdaLR(o, lambda e: 0.9**e),
+                S.MultiplicativeLR(o, lambda e: 0.9),
                 S.MultiStepLR(o, milestones=[0, 2, 5], gamma=0.5),
                 S.PolynomialLR(o, total_iters=8, power=2.0),
             ],

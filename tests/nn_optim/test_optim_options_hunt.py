@@ -827,7 +827,7 @@ def test_regression_betas_not_a_pair_refused_by_name(betas):
 
 @pytest.mark.parametrize(
     "where, name",
-    [("optim", "Rprop"), ("lr_scheduler", "MultiplicativeLR")],
+    [("optim", "Rprop")],
 )
 def test_what_tapegrad_lacks_is_refused_by_name(where, name):
     mod = tg.optim if where == "optim" else tg.optim.lr_scheduler
