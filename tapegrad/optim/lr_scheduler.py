@@ -605,7 +605,49 @@ class CosineAnnealingLR(_Recurrence):
 # ---- closed forms of the epoch ---------------------------------------------------------------
 
 
-class LambdaLR(LRScheduler):
+def _lr_lambdas(name, optimizer, lr_lambda):
+    """The one function per parameter group of a LambdaLR / MultiplicativeLR (one for all, or
+    a list of them), checked."""
+    _ensure_optimizer(optimizer)
+    count = len(optimizer.param_groups)
+    if isinstance(lr_lambda, (list, tuple)):
+        if len(lr_lambda) != count:
+            raise ValueError(f"Expected {count} lr_lambdas, but got {len(lr_lambda)}")
+        fns = list(lr_lambda)
+    else:
+        fns = [lr_lambda] * count
+    for fn in fns:
+        if not callable(fn):
+            raise TypeError(
+                f"{name}: lr_lambda must be a function of the epoch (or a list of them, one "
+                f"per parameter group), got {fn!r}"
+            )
+    return fns
+
+
+class _WithLambdas:
+    """The state dict of a scheduler driven by ``lr_lambdas``: without the functions; a
+    callable object's attributes are kept (under ``lr_lambdas``, as PyTorch keeps them) and
+    given back to it on loading."""
+
+    def state_dict(self):
+        state = super().state_dict()
+        del state["lr_lambdas"]
+        kept = [_object_attributes(fn) for fn in self.lr_lambdas]
+        if any(k is not None for k in kept):
+            state["lr_lambdas"] = kept
+        return state
+
+    def load_state_dict(self, state_dict):
+        state = dict(state_dict)
+        saved = state.pop("lr_lambdas", None) or []
+        super().load_state_dict(state)
+        for fn, attrs in zip(self.lr_lambdas, saved, strict=False):
+            if attrs is not None:
+                fn.__dict__.update(attrs)
+
+
+class LambdaLR(_WithLambdas, LRScheduler):
     """lr = initial_lr * lr_lambda(epoch), with one function for every group or a list of
     them, one per group.
 
@@ -618,48 +660,15 @@ class LambdaLR(LRScheduler):
     """
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        _ensure_optimizer(optimizer)
-        count = len(optimizer.param_groups)
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != count:
-                raise ValueError(f"Expected {count} lr_lambdas, but got {len(lr_lambda)}")
-            fns = list(lr_lambda)
-        else:
-            fns = [lr_lambda] * count
-        for fn in fns:
-            if not callable(fn):
-                raise TypeError(
-                    "LambdaLR: lr_lambda must be a function of the epoch (or a list of them, "
-                    f"one per parameter group), got {fn!r}"
-                )
-        self.lr_lambdas = fns
+        self.lr_lambdas = _lr_lambdas(type(self).__name__, optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def _schedule(self):
         epoch = self.last_epoch
         return [base * fn(epoch) for base, fn in zip(self._bases(), self.lr_lambdas, strict=True)]
 
-    def state_dict(self):
-        """As the base's, without the functions; a callable object's attributes are kept
-        (under ``lr_lambdas``, as PyTorch keeps them)."""
-        state = super().state_dict()
-        del state["lr_lambdas"]
-        kept = [_object_attributes(fn) for fn in self.lr_lambdas]
-        if any(k is not None for k in kept):
-            state["lr_lambdas"] = kept
-        return state
 
-    def load_state_dict(self, state_dict):
-        """As the base's; the callable objects' attributes saved are given back to them."""
-        state = dict(state_dict)
-        saved = state.pop("lr_lambdas", None) or []
-        super().load_state_dict(state)
-        for fn, attrs in zip(self.lr_lambdas, saved, strict=False):
-            if attrs is not None:
-                fn.__dict__.update(attrs)
-
-
-class MultiplicativeLR(_Recurrence):
+class MultiplicativeLR(_WithLambdas, _Recurrence):
     """lr = (the group's current lr) * lr_lambda(epoch) at every step but the scheduler's first
     (made afresh or resumed with ``last_epoch``), with one function for every group or a list
     of them, one per group.
@@ -673,21 +682,7 @@ class MultiplicativeLR(_Recurrence):
     """
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        _ensure_optimizer(optimizer)
-        count = len(optimizer.param_groups)
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != count:
-                raise ValueError(f"Expected {count} lr_lambdas, but got {len(lr_lambda)}")
-            fns = list(lr_lambda)
-        else:
-            fns = [lr_lambda] * count
-        for fn in fns:
-            if not callable(fn):
-                raise TypeError(
-                    "MultiplicativeLR: lr_lambda must be a function of the epoch (or a list of "
-                    f"them, one per parameter group), got {fn!r}"
-                )
-        self.lr_lambdas = fns
+        self.lr_lambdas = _lr_lambdas(type(self).__name__, optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def _schedule(self):
@@ -714,24 +709,6 @@ class MultiplicativeLR(_Recurrence):
     def _get_closed_form_lr(self):
         bases, epoch = self._bases(), self.last_epoch
         return [self.lr_at(b, epoch, fn) for b, fn in zip(bases, self.lr_lambdas, strict=True)]
-
-    def state_dict(self):
-        """As LambdaLR's: without the functions, a callable object's attributes kept."""
-        state = LRScheduler.state_dict(self)
-        del state["lr_lambdas"]
-        kept = [_object_attributes(fn) for fn in self.lr_lambdas]
-        if any(k is not None for k in kept):
-            state["lr_lambdas"] = kept
-        return state
-
-    def load_state_dict(self, state_dict):
-        """As LambdaLR's."""
-        state = dict(state_dict)
-        saved = state.pop("lr_lambdas", None) or []
-        LRScheduler.load_state_dict(self, state)
-        for fn, attrs in zip(self.lr_lambdas, saved, strict=False):
-            if attrs is not None:
-                fn.__dict__.update(attrs)
 
 
 def _object_attributes(fn):
