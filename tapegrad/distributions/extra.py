@@ -18,6 +18,7 @@ from .univariate import (
     Gamma,
     Normal,
     _binary_logits,
+    _LocationScale,
     _noise,
     _rng,
     implicit_standard_gamma,
@@ -34,7 +35,7 @@ def _filled(shape, value: float) -> Tensor:
     return tensor(np.full(shape, value))
 
 
-class Cauchy(Distribution):
+class Cauchy(_LocationScale):
     """PyTorch's ``torch.distributions.Cauchy(loc, scale)``: density
     ``1 / (pi scale (1 + ((x - loc) / scale)^2))``; no mean, infinite variance.
 
@@ -45,14 +46,8 @@ class Cauchy(Distribution):
         tensor([0.7500])
     """
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-    _tensors = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all("Cauchy", loc=loc, scale=scale)
-        super().__init__(self.loc.shape, (), validate_args)
 
     def rsample(self, sample_shape=()) -> Tensor:
         c = _noise(_rng().standard_cauchy(self._extended_shape(sample_shape)))

@@ -44,7 +44,19 @@ def softplus(x: Tensor) -> Tensor:
     return logaddexp(x.new_zeros(()), x)
 
 
-class Normal(Distribution):
+class _LocationScale(Distribution):
+    """A family with a real ``loc`` and a positive ``scale``, broadcast together (Normal,
+    Laplace, LogNormal, Cauchy)."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    _tensors = ("loc", "scale")
+
+    def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
+        self.loc, self.scale = broadcast_all(type(self).__name__, loc=loc, scale=scale)
+        super().__init__(self.loc.shape, (), validate_args)
+
+
+class Normal(_LocationScale):
     """PyTorch's ``torch.distributions.Normal(loc, scale)``: the Gaussian with mean ``loc``
     and standard deviation ``scale``.
 
@@ -57,14 +69,8 @@ class Normal(Distribution):
         tensor([0.0000, -0.2500])
     """
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-    _tensors = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all("Normal", loc=loc, scale=scale)
-        super().__init__(self.loc.shape, (), validate_args)
 
     def rsample(self, sample_shape=()) -> Tensor:
         shape = self._extended_shape(sample_shape)
@@ -244,7 +250,7 @@ class Exponential(Distribution):
         return self.rate.pow(-2)
 
 
-class Laplace(Distribution):
+class Laplace(_LocationScale):
     """PyTorch's ``torch.distributions.Laplace(loc, scale)``: density
     ``exp(-|x - loc| / scale) / (2 scale)``.
 
@@ -254,14 +260,8 @@ class Laplace(Distribution):
         tensor(2.)
     """
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-    _tensors = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all("Laplace", loc=loc, scale=scale)
-        super().__init__(self.loc.shape, (), validate_args)
 
     def rsample(self, sample_shape=()) -> Tensor:
         u = _rng().uniform(_EPS - 1, 1, self._extended_shape(sample_shape))
@@ -308,7 +308,7 @@ class Laplace(Distribution):
         return 2 * self.scale.pow(2)
 
 
-class LogNormal(Distribution):
+class LogNormal(_LocationScale):
     """PyTorch's ``torch.distributions.LogNormal(loc, scale)``: ``exp`` of a
     ``Normal(loc, scale)`` variable.
 
@@ -318,14 +318,8 @@ class LogNormal(Distribution):
         tensor(0.3679)
     """
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.positive
     has_rsample = True
-    _tensors = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all("LogNormal", loc=loc, scale=scale)
-        super().__init__(self.loc.shape, (), validate_args)
 
     @property
     def base_dist(self) -> Normal:
