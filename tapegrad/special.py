@@ -26,6 +26,7 @@ import numpy as np
 
 from . import scipy as _scipy
 from .core import functions as O
+from .core import gaussian as _gaussian
 from .tensor_class import Tensor
 
 __all__ = [
@@ -234,21 +235,21 @@ def ndtr(input: Tensor, *, out: None = None) -> Tensor:  # noqa: A002
     """PyTorch's ``torch.special.ndtr(input)``: the standard normal distribution function
     Phi(x) = erfc(-x / sqrt 2) / 2; differentiable (the normal density)."""
     _no_out("ndtr", out)
-    return 0.5 * O.erfc(O.mul(_tensor("ndtr", input), -math.sqrt(0.5)))
+    return _gaussian.ndtr(_tensor("ndtr", input))
 
 
 def log_ndtr(input: Tensor, *, out: None = None) -> Tensor:  # noqa: A002
     """PyTorch's ``torch.special.log_ndtr(input)``: log Phi(x), accurate in both tails (an
     asymptotic series below -10); differentiable."""
     _no_out("log_ndtr", out)
-    return _sp()._log_ndtr(_tensor("log_ndtr", input))
+    return _gaussian.log_ndtr(_tensor("log_ndtr", input))
 
 
 def ndtri(input: Tensor, *, out: None = None) -> Tensor:  # noqa: A002
     """PyTorch's ``torch.special.ndtri(input)``: the inverse of ndtr, -sqrt 2 erfcinv(2 p);
     -inf at 0, inf at 1, NaN outside [0, 1]; differentiable."""
     _no_out("ndtri", out)
-    return _sp()._ndtri(_tensor("ndtri", input))
+    return _gaussian.ndtri(_tensor("ndtri", input))
 
 
 _J0_SERIES = 0.5  # |x| below which sin(x) / x is its Taylor series (no cancellation)

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..core import functions as O
+from ..core import gaussian as _gaussian
 from ..core.tensor import refuse_non_real, value_of
 from ..tensor_class import Tensor
 from . import require_scipy
@@ -1113,73 +1114,23 @@ def __dir__():
     return list(__all__)
 
 
-# ---- the normal distribution function, its log and inverse; erfcx; K Bessel; Hurwitz zeta ------
-
-_SQRT_HALF = math.sqrt(0.5)
-_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-# below -10 log_ndtr is its asymptotic series: log Phi's second derivative at x is a
-# difference of terms x^2 times itself, which multiplied the error of log(Phi) (the second
-# at -20 was 5e-12 off); (2k - 1)!! / x^(2k) at x = -10, k = 32: 2e-20
-_LOG_NDTR_FAR, _LOG_NDTR_TERMS = -10.0, 32
-
-
-def _ndtr(x):
-    """Phi(x) = erfc(-x / sqrt 2) / 2: no cancellation in either tail (a native op, traced)."""
-    return 0.5 * O.erfc(O.mul(x, -_SQRT_HALF))
-
-
-def _log_ndtr(x):
-    """log Phi(x): log1p(-Phi(-x)) above 0, log Phi(x) down to -10, and below (Phi underflows
-    from -38) -x^2 / 2 - log(-x) - log sqrt(2 pi) + log1p(s), s the asymptotic
-    series sum_k (-1)^k (2k - 1)!! / x^(2k).  Each branch sees only its own points."""
-    x = _floating(x)
-    right = O.truth(x > 0.0)
-    far = O.truth(x < _LOG_NDTR_FAR)
-    mid = ~right & ~far
-    out = O.log(_ndtr(O.where(mid, x, 0.0)))
-    if right.any():
-        xr = O.where(right, x, 1.0)
-        out = O.where(right, O.log1p(O.neg(_ndtr(O.neg(xr)))), out)
-    if far.any():
-        xf = O.where(far, x, 2.0 * _LOG_NDTR_FAR)
-        r = O.reciprocal(O.square(xf))
-        acc, coef = 0.0, 1.0
-        coefs = []
-        for k in range(1, _LOG_NDTR_TERMS + 1):
-            coef *= -(2 * k - 1)
-            coefs.append(coef)
-        for c in coefs[::-1]:
-            acc = r * (c + acc)
-        tail = O.neg(0.5 * O.square(xf)) - O.log(O.neg(xf)) - _LOG_SQRT_2PI + O.log1p(acc)
-        out = O.where(far, tail, out)
-    return out
-
-
-def _ndtri(p):
-    """Phi^-1(p) = -sqrt 2 erfcinv(2 p): accurate near 0 (erfcinv of a tiny argument)."""
-    # (+ 0.0: 0, not -0, at p = 1/2)
-    return O.mul(O.erfcinv(O.mul(_floating(p), 2.0)), -math.sqrt(2.0)) + 0.0
-
-
-def _floating(x):
-    x = O.tensor_of(x)
-    return x if x.dtype.kind == "f" else O.mul(x, 1.0)
-
+# ---- the normal distribution function, its log and inverse (core.gaussian); erfcx; K Bessel;
+# Hurwitz zeta --------------------------------------------------------------------------------
 
 ndtr = _unary(
     "ndtr",
-    _ndtr,
+    _gaussian.ndtr,
     "    >>> round(tg.grad(tsp.ndtr)(0.0), 12)  # 1 / sqrt(2 pi)\n    0.398942280401\n",
 )
 log_ndtr = _unary(
     "log_ndtr",
-    _log_ndtr,
+    _gaussian.log_ndtr,
     "    >>> round(float(tsp.log_ndtr(tg.tensor(-40.0))), 6)\n    -804.608442\n"
     "    >>> round(tg.grad(tsp.log_ndtr)(-40.0), 6)  # ~ -x\n    40.024969\n",
 )
 ndtri = _unary(
     "ndtri",
-    _ndtri,
+    _gaussian.ndtri,
     "    >>> round(tg.grad(tsp.ndtri)(0.5), 12)  # sqrt(2 pi)\n    2.506628274631\n",
 )
 
